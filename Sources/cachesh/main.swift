@@ -1,0 +1,1 @@
+print("cachesh: not built yet")
