@@ -1,1 +1,174 @@
-print("cachesh: not built yet")
+import ArgumentParser
+import CacheCore
+import CacheShell
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The command line of `cachesh` (SPEC §6).
+struct Cachesh: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cachesh",
+        abstract: "A scriptable shell for exploring how a client-side cache behaves.",
+        discussion: """
+            With no FILE and a terminal on stdin and stdout, cachesh is interactive. Otherwise it runs \
+            FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
+            Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
+            2 bad usage or an unreadable file.
+            """,
+        version: "cachesh 0.1.0"
+    )
+
+    @Argument(help: "A .cachesh script to run, or with --verify the transcripts to replay.")
+    var files: [String] = []
+
+    @Option(name: .customShort("c"), help: "Run these commands (separated by ; or newlines) and exit.")
+    var commands: String?
+
+    @Flag(help: "Print one JSON object per command.")
+    var json = false
+
+    @Flag(help: "Stop at the first failing command.")
+    var bail = false
+
+    @Option(help: "Load this configuration (JSON) before anything else.")
+    var config: String?
+
+    @Option(help: "Keep the whole session in this SQLite store.")
+    var store: String?
+
+    @Flag(help: "Refuse every command that would read or write a file.")
+    var safe = false
+
+    @Flag(help: "Replay each FILE as a transcript and show how it differs.")
+    var verify = false
+
+    @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
+    var update = false
+}
+
+/// Buffered standard output; error lines flush it first so the two streams keep their order.
+final class Terminal {
+    private var buffer: [UInt8] = []
+
+    init() { buffer.reserveCapacity(1 << 16) }
+
+    func write(_ text: String, isError: Bool) {
+        if isError {
+            flush()
+            writeAll(2, Array(text.utf8))
+        } else {
+            buffer.append(contentsOf: text.utf8)
+            if buffer.count >= 1 << 16 { flush() }
+        }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        writeAll(1, buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+}
+
+func fail(usage message: String) -> Never {
+    let text = "cachesh: \(message)\n"
+    _ = text.withCString { Glibc.write(2, $0, strlen($0)) }
+    exit(2)
+}
+
+func readInput(_ fd: Int32) -> String {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+func runMain() -> Int32 {
+    let command: Cachesh
+    do {
+        command = try Cachesh.parse(Array(CommandLine.arguments.dropFirst()))
+    } catch {
+        let code = Cachesh.exitCode(for: error)
+        let message = Cachesh.fullMessage(for: error)
+        if code == .success {
+            print(message)
+            return 0
+        }
+        fail(usage: message + "\n(see cachesh --help)")
+    }
+    let stdoutIsTerminal = isatty(1) == 1
+    let stdinIsTerminal = isatty(0) == 1
+    let environment = ProcessEnvironment()
+    var options = SessionOptions()
+    options.mode = command.json ? .json : .human
+    options.bail = command.bail
+    options.safe = command.safe
+    options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+
+    if command.update && !command.verify { fail(usage: "--update goes with --verify") }
+    if command.verify {
+        return Verify.run(files: command.files, update: command.update, environment: environment)
+    }
+    if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
+    if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
+
+    let terminal = Terminal()
+    let session = Session(options: options)
+    session.sink = { text, isError in terminal.write(text, isError: isError) }
+    defer { terminal.flush() }
+
+    if let config = command.config {
+        guard session.loadInitialConfiguration(path: config) else { terminal.flush(); return 2 }
+    }
+    if let file = command.files.first {
+        let text: String
+        do { text = try FileIO.read(file) } catch { fail(usage: "cannot read \(file): \(error)") }
+        let body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
+        session.run(SourceFile(name: file, text: String(body)))
+    } else if let commands = command.commands {
+        session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true)
+    } else if stdinIsTerminal && stdoutIsTerminal {
+        terminal.flush()
+        return Interactive.run(session: session, terminal: terminal, environment: environment)
+    } else {
+        session.run(SourceFile(name: "<stdin>", text: readInput(0)))
+    }
+    return session.anyFailed ? 1 : 0
+}
+
+/// The process environment as a dictionary.
+struct ProcessEnvironment {
+    private var values: [String: String] = [:]
+    init() {
+        var p = environ
+        while let entry = p.pointee {
+            let text = String(cString: entry)
+            if let eq = text.firstIndex(of: "=") {
+                values[String(text[..<eq])] = String(text[text.index(after: eq)...])
+            }
+            p += 1
+        }
+    }
+    subscript(_ name: String) -> String? { values[name] }
+}
+
+exit(runMain())

@@ -1,0 +1,225 @@
+extension CacheEngine {
+    /// Optimistic mutation of one entry (B11): applied at once, confirmed or rolled back when the
+    /// origin answers; queued while offline or behind earlier queued mutations.
+    /// - Throws: `CacheError` when the key is not cached or the patch does not apply; nothing changes.
+    /// - Returns: the keys changed.
+    @discardableResult
+    public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+        let key = KeyName.canonical(key)
+        guard let slot = index[key] else { throw CacheError("\(key) is not cached: nothing to mutate") }
+        let value: JSONValue
+        do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
+        return startMutation([(slot, value)], patch: patch, entityID: nil)
+    }
+
+    /// Optimistic mutation of every cached entry embedding entity `id` (B11, B8).
+    /// - Complexity: O(entries embedding the id · their size), through the id index.
+    @discardableResult
+    public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
+        let targets = sortedByKey(idIndex[id] ?? [])
+        guard !targets.isEmpty else { throw CacheError("no cached entry embeds \(idField) \(id): nothing to mutate") }
+        var changes: [(Int32, JSONValue)] = []
+        for slot in targets {
+            do {
+                let (value, _) = try slots[Int(slot)].value.patchingEntities(id: id, idField: idField, with: patch)
+                changes.append((slot, value))
+            } catch {
+                throw CacheError("\(error) (in \(slots[Int(slot)].key))")
+            }
+        }
+        return startMutation(changes, patch: patch, entityID: id)
+    }
+
+    private func startMutation(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) -> [String] {
+        let mutation = nextSeq()
+        var keys: [String] = []
+        for (slot, value) in changes {
+            let i = Int(slot)
+            var log = slots[i].log ?? MutationLog(base: slots[i].value, baseSeq: slots[i].storedRequest)
+            log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
+            log.pending.insert(mutation)
+            slots[i].log = log
+            setValue(slot, value)
+            touch(slot)
+            keys.append(slots[i].key)
+            emit(.mutated, slot: slot, source: .cache)
+        }
+        let queued = QueuedMutation(id: mutation, keys: keys, patch: patch, entityID: entityID)
+        if !origin.isOnline || !mutationQueue.isEmpty {
+            mutationQueue.append(queued)
+        } else {
+            sendMutation(queued)
+        }
+        return keys
+    }
+
+    @discardableResult
+    private func sendMutation(_ mutation: QueuedMutation) -> UInt64 {
+        let id = nextSeq()
+        var request = InFlight(id: id, kind: .mutate, keys: mutation.keys, startedAt: now,
+                               refresh: Array(repeating: false, count: mutation.keys.count),
+                               voided: Array(repeating: false, count: mutation.keys.count),
+                               invalidatedAfterSend: Array(repeating: false, count: mutation.keys.count))
+        request.mutation = mutation
+        let latency: Int64?
+        switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID),
+                             requestID: id, at: now) {
+        case .after(let ms, let result):
+            latency = ms
+            request.answer = .keys(result)
+        case .deferred:
+            latency = nil
+        }
+        for key in mutation.keys {
+            guard let slot = index[key], var log = slots[Int(slot)].log else { continue }
+            for j in log.items.indices where log.items[j].mutation == mutation.id { log.items[j].reachedServer = id }
+            slots[Int(slot)].log = log
+        }
+        register(&request, latency: latency)
+        return id
+    }
+
+    /// Sends the next queued mutation when the origin is reachable and none is being replayed.
+    func sendNextQueuedMutation() {
+        guard replaying == nil, origin.isOnline, let next = mutationQueue.popFirst() else { return }
+        replaying = sendMutation(next)
+    }
+
+    /// Tells the engine its origin is reachable again: queued mutations replay, one at a time, in order.
+    public func originDidComeOnline() {
+        sendNextQueuedMutation()
+    }
+
+    /// Completes a mutation request: confirm (new base, later log items re-applied) or roll back.
+    func completeMutation(_ request: InFlight) {
+        guard let mutation = request.mutation, case .keys(let result)? = request.answer else { return }
+        var anyApplied = false
+        for (i, key) in request.keys.enumerated() {
+            guard !request.voided[i], let slot = index[key], var log = slots[Int(slot)].log,
+                  log.pending.contains(mutation.id) else { continue }
+            anyApplied = true
+            log.pending.remove(mutation.id)
+            var failure: String?
+            switch result {
+            case .failure(let f): failure = f.message
+            case .success(let answers):
+                switch answers[i] {
+                case .notFound: failure = "not found"
+                case .value(let answer):
+                    if request.id < log.baseSeq {
+                        log.items.removeAll { $0.mutation == mutation.id }
+                    } else {
+                        log.base = answer
+                        log.baseSeq = request.id
+                        log.items.removeAll { ($0.reachedServer ?? .max) <= request.id }
+                    }
+                }
+            }
+            if failure != nil {
+                log.items.removeAll { $0.mutation == mutation.id }
+                count(\.rollbacks, slots[Int(slot)].namespace)
+            }
+            let value = recompute(log)
+            if log.pending.isEmpty {
+                slots[Int(slot)].storedRequest = max(slots[Int(slot)].storedRequest, log.baseSeq)
+                slots[Int(slot)].log = nil
+            } else {
+                slots[Int(slot)].log = log
+            }
+            setValue(slot, value)
+            emit(failure == nil ? .confirmed : .rolledBack, slot: slot, source: failure == nil ? .server : .cache)
+        }
+        if case .failure = result {
+            setFate(request.id, .failed)
+        } else {
+            setFate(request.id, anyApplied ? .stored : .discarded)
+        }
+        if replaying == request.id {
+            replaying = nil
+            sendNextQueuedMutation()
+        }
+    }
+
+    /// The value of an entry with a log: its base with every log item applied in arrival order.
+    /// An item that no longer applies to a new base is skipped.
+    func recompute(_ log: MutationLog) -> JSONValue {
+        var value = log.base
+        for item in log.items {
+            if let id = item.entityID {
+                if let (patched, _) = try? value.patchingEntities(id: id, idField: idField, with: item.patch) { value = patched }
+            } else if let patched = try? item.patch.apply(to: value) {
+                value = patched
+            }
+        }
+        return value
+    }
+
+    /// Drops queued mutations of keys leaving the cache (a logged-out user's likes never replay).
+    func dropQueuedMutations(where inScope: (String) -> Bool) {
+        guard !mutationQueue.isEmpty else { return }
+        var kept = Deque<QueuedMutation>()
+        for var m in mutationQueue {
+            m.keys.removeAll(where: inScope)
+            if !m.keys.isEmpty { kept.append(m) }
+        }
+        mutationQueue = kept
+    }
+}
+
+import DequeModule
+
+extension CacheEngine {
+    /// A realtime change of one key (B8): patches the cached value without a refetch.
+    /// With `own`, the event is this client's own echo: skipped, observers see `skipped`.
+    /// - Throws: `CacheError` when the patch does not apply; nothing changes.
+    /// - Returns: the keys changed.
+    @discardableResult
+    public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+        let key = KeyName.canonical(key)
+        guard let slot = index[key] else { return [] }
+        let value: JSONValue
+        do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
+        if own {
+            emit(.skipped, slot: slot, source: .server)
+            return []
+        }
+        applyEvent([(slot, value)], patch: patch, entityID: nil)
+        return [key]
+    }
+
+    /// A realtime change of entity `id` in every cached value embedding it (B8).
+    /// - Complexity: O(entries embedding the id · their size), through the id index; never a scan.
+    @discardableResult
+    public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+        let targets = sortedByKey(idIndex[id] ?? [])
+        var changes: [(Int32, JSONValue)] = []
+        for slot in targets {
+            do {
+                let (value, _) = try slots[Int(slot)].value.patchingEntities(id: id, idField: idField, with: patch)
+                changes.append((slot, value))
+            } catch {
+                throw CacheError("\(error) (in \(slots[Int(slot)].key))")
+            }
+        }
+        if own {
+            for (slot, _) in changes { emit(.skipped, slot: slot, source: .server) }
+            return []
+        }
+        applyEvent(changes, patch: patch, entityID: id)
+        return changes.map { slots[Int($0.0)].key }
+    }
+
+    private func applyEvent(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) {
+        let s = nextSeq()
+        for (slot, value) in changes {
+            let i = Int(slot)
+            if var log = slots[i].log {
+                log.items.append(.init(seq: s, patch: patch, entityID: entityID, mutation: nil, reachedServer: s))
+                slots[i].log = log
+            }
+            slots[i].lastLocalWrite = s
+            setValue(slot, value)
+            emit(.patched, slot: slot, source: .server)
+        }
+    }
+}

@@ -1,0 +1,193 @@
+extension CacheEngine {
+    /// The app's read (B3–B5): fresh → served; stale → served and refreshed in the background;
+    /// expired or absent → fetched (or joined to the request in flight), waiting for the answer.
+    ///
+    /// - Parameters:
+    ///   - force: always send a new request and wait (never joins).
+    ///   - nowait: start what the read would start and return at once with what the cache has.
+    /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
+    /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
+    public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        let key = KeyName.canonical(key)
+        _ = nextSeq()
+        let slot = index[key]
+        guard origin.isOnline else { return offlineRead(key, slot) }
+        if let slot {
+            let i = Int(slot)
+            let ns = slots[i].namespace
+            let state = slots[i].state(at: now)
+            touch(slot)
+            if !force {
+                switch state {
+                case .fresh:
+                    count(\.hits, ns)
+                    return read(slot)
+                case .stale:
+                    count(\.staleHits, ns)
+                    if fetchInFlight[key] == nil { sendFetch([key], refresh: [true]) }
+                    return read(slot)
+                case .expired, .absent:
+                    break
+                }
+            }
+        }
+        let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
+        count(\.misses, ns)
+        let id: UInt64
+        if !force, let inFlight = fetchInFlight[key] {
+            count(\.joined, ns)
+            id = inFlight
+        } else {
+            id = sendFetch([key], refresh: [false])
+        }
+        if nowait { return current(key) }
+        requests[id]?.waiters += 1
+        try run(until: id)
+        return result(for: key, outcome: keyOutcomes[id]?[key])
+    }
+
+    /// Bulk read (B7): one request for every key that `get` would fetch or refresh and that has no
+    /// request in flight; each key counts as it would for `get`. Waits only if a key is expired or absent.
+    /// - Returns: results in the order asked.
+    public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
+        let keys = keys.map(KeyName.canonical)
+        _ = nextSeq()
+        guard origin.isOnline else { return keys.map { offlineRead($0, index[$0]) } }
+        var toSend: [String] = []
+        var refresh: [Bool] = []
+        var planned = Set<String>()
+        var waitOn: [String: UInt64?] = [:]   // key -> request it waits on (nil = the bulk one)
+        var served: [String: ReadResult] = [:]  // fresh and stale keys: what get would serve now
+        for key in keys {
+            let slot = index[key]
+            var state = EntryState.absent
+            let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
+            if let slot {
+                state = slots[Int(slot)].state(at: now)
+                touch(slot)
+            }
+            switch state {
+            case .fresh:
+                count(\.hits, ns)
+                served[key] = read(slot!)
+            case .stale:
+                count(\.staleHits, ns)
+                if fetchInFlight[key] == nil && planned.insert(key).inserted {
+                    toSend.append(key); refresh.append(true)
+                }
+                served[key] = read(slot!)
+            case .expired, .absent:
+                count(\.misses, ns)
+                if let inFlight = fetchInFlight[key] {
+                    count(\.joined, ns)
+                    waitOn[key] = inFlight
+                } else if !planned.insert(key).inserted {
+                    count(\.joined, ns)
+                    if let i = toSend.firstIndex(of: key) { refresh[i] = false }
+                    waitOn[key] = .some(nil)
+                } else {
+                    toSend.append(key); refresh.append(false)
+                    waitOn[key] = .some(nil)
+                }
+            }
+        }
+        var bulk: UInt64?
+        if !toSend.isEmpty { bulk = sendFetch(toSend, refresh: refresh) }
+        var ids: [UInt64] = []
+        for key in keys {
+            if let target = waitOn[key] {
+                let id = target ?? bulk!
+                if !ids.contains(id) { ids.append(id) }
+            }
+        }
+        for id in ids { requests[id]?.waiters += 1 }
+        for id in ids { try run(until: id) }
+        return keys.map { key in
+            guard let target = waitOn[key] else {
+                var r = served[key] ?? current(key)
+                r.pending = fetchInFlight[key] != nil
+                return r
+            }
+            return result(for: key, outcome: keyOutcomes[target ?? bulk!]?[key])
+        }
+    }
+
+    /// Inspects an entry without touching recency, stats or the origin.
+    public func peek(_ key: String) -> ReadResult {
+        current(KeyName.canonical(key))
+    }
+
+    /// Entries in global recency order, least recent first, optionally filtered by a glob.
+    /// - Complexity: O(n).
+    public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
+        var out: [(key: String, state: EntryState, ageMs: Int64)] = []
+        var s = globalHead
+        while s >= 0 {
+            let e = slots[Int(s)]
+            if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
+            s = e.globalNext
+        }
+        return out
+    }
+
+    /// What the cache has for a key now.
+    func current(_ key: String) -> ReadResult {
+        if let slot = index[key] { return read(slot) }
+        return ReadResult(key: key, state: .absent, value: nil, ageMs: nil, expiresInMs: nil, tags: [],
+                          source: .cache, pending: fetchInFlight[key] != nil)
+    }
+
+    @inline(__always)
+    func read(_ slot: Int32, source: ValueSource = .cache) -> ReadResult {
+        let e = slots[Int(slot)]
+        return ReadResult(key: e.key, state: e.state(at: now), value: e.value, ageMs: now - e.storedAt,
+                          expiresInMs: e.expiresAt == .max ? .max : e.expiresAt - now, tags: e.tags, source: source,
+                          pending: fetchInFlight.isEmpty ? false : fetchInFlight[e.key] != nil)
+    }
+
+    /// Offline (B5): every cached value is served, flagged; an uncached key is an error result.
+    private func offlineRead(_ key: String, _ slot: Int32?) -> ReadResult {
+        guard let slot else {
+            count(\.misses, namespaceSlot(forKey: key))
+            var r = current(key)
+            r.offline = true
+            r.error = "offline"
+            return r
+        }
+        let ns = slots[Int(slot)].namespace
+        switch slots[Int(slot)].state(at: now) {
+        case .fresh: count(\.hits, ns)
+        case .stale: count(\.staleHits, ns)
+        case .expired, .absent: count(\.misses, ns)
+        }
+        touch(slot)
+        var r = read(slot)
+        r.offline = true
+        return r
+    }
+
+    /// The result a waiting reader gets once its request completed.
+    private func result(for key: String, outcome: KeyOutcome?) -> ReadResult {
+        switch outcome {
+        case .stored?:
+            if let slot = index[key] { return read(slot, source: .server) }
+            return current(key)
+        case .discarded?, nil:
+            return current(key)
+        case .failed(let message)?:
+            guard let slot = index[key] else {
+                var r = current(key)
+                r.error = message
+                return r
+            }
+            let e = slots[Int(slot)]
+            var r = read(slot)
+            r.error = message
+            let allowance = namespaces[Int(e.namespace)].policy.staleIfError ?? 0
+            if e.state(at: now) == .expired && now - e.expiresAt > allowance {
+                r.value = nil
+            }
+            return r
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// How long a namespace keeps its entries and how many (SPEC B1).
+public struct Policy: Sendable, Equatable {
+    /// After this an entry is expired (ms).
+    public var ttl: Int64 = 300_000
+    /// After this an entry is stale: still served, refreshed in the background (ms); nil = never stale by age.
+    public var stale: Int64?
+    /// LRU limit on entries; nil = unbounded.
+    public var max: Int?
+    /// How long past expiry a failed fetch may still serve the cached value (ms); nil = 0.
+    public var staleIfError: Int64?
+    /// The client gives up on a request after this (ms); nil = never.
+    public var timeout: Int64?
+    /// Removed by a memory warning.
+    public var purgeable = false
+
+    public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
+                timeout: Int64? = nil, purgeable: Bool = false) {
+        self.ttl = ttl; self.stale = stale; self.max = max
+        self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
+    }
+}
+
+/// A change to some options of a policy; `.some(nil)` unsets an optional one (`stale=none`).
+public struct PolicyChange: Sendable, Equatable {
+    public var ttl: Int64?
+    public var stale: Int64??
+    public var max: Int??
+    public var staleIfError: Int64??
+    public var timeout: Int64??
+    public var purgeable: Bool?
+
+    public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
+                timeout: Int64?? = nil, purgeable: Bool? = nil) {
+        self.ttl = ttl; self.stale = stale; self.max = max
+        self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
+    }
+
+    /// The policy with these changes applied.
+    public func applied(to policy: Policy) -> Policy {
+        var p = policy
+        if let ttl { p.ttl = ttl }
+        if let stale { p.stale = stale }
+        if let max { p.max = max }
+        if let staleIfError { p.staleIfError = staleIfError }
+        if let timeout { p.timeout = timeout }
+        if let purgeable { p.purgeable = purgeable }
+        return p
+    }
+}
+
+/// A push rule (B9): what a push type invalidates, refreshes and evicts.
+/// Targets are `KEY`, `NS:*` or `tag:T`, with `{name}` filled from the push's arguments.
+public struct PushRule: Sendable, Equatable {
+    public var invalidate: [String]
+    public var refresh: [String]
+    public var evict: [String]
+    public init(invalidate: [String] = [], refresh: [String] = [], evict: [String] = []) {
+        self.invalidate = invalidate; self.refresh = refresh; self.evict = evict
+    }
+
+    /// The `{name}` placeholders the rule's targets use, in first-seen order.
+    public var parameters: [String] {
+        var seen: [String] = []
+        for target in invalidate + refresh + evict {
+            var rest = Substring(target)
+            while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+                let name = String(rest[rest.index(after: open)..<close])
+                if !seen.contains(name) { seen.append(name) }
+                rest = rest[rest.index(after: close)...]
+            }
+        }
+        return seen
+    }
+}
+
+/// The configuration a `load` replaces as a whole (SPEC §5.1), less the server part.
+public struct CacheConfiguration: Sendable, Equatable {
+    public var namespaces: [String: Policy]
+    public var push: [String: PushRule]
+    public var idField: String
+    public init(namespaces: [String: Policy] = [:], push: [String: PushRule] = [:], idField: String = "id") {
+        self.namespaces = namespaces; self.push = push; self.idField = idField
+    }
+}

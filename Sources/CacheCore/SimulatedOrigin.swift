@@ -1,0 +1,142 @@
+/// A simulated server: data per key with modification times, latency (global and per key),
+/// scripted failures and an offline switch. It handles each request when it is sent — a fetch
+/// answers with the data as of that moment, a mutation changes the data then (unless the request
+/// fails) — and the engine delivers the answer after the latency (SPEC §1.1 "The server").
+///
+/// The shell drives it through `server ...` commands; apps use it to test their cache setup.
+public final class SimulatedOrigin: Origin {
+    public private(set) var data: [String: JSONValue] = [:]
+    /// When each key last changed (set, patch, delete, event, mutation, load): for validation.
+    public private(set) var modifiedAt: [String: Int64] = [:]
+    public var latency: Int64 = 100
+    public var latencies: [String: Int64] = [:]
+    public var isOnline = true
+    public var idField = "id"
+    /// Requests of any kind still to fail.
+    public private(set) var failNext = 0
+    /// Requests involving a key still to fail, by key.
+    public private(set) var failKey: [String: Int] = [:]
+
+    public init() {}
+
+    // MARK: Shaping the server
+
+    /// Makes the next `n` requests fail (of any kind, or only those involving `key`).
+    public func fail(next n: Int, key: String? = nil) {
+        if let key {
+            let key = KeyName.canonical(key)
+            if n > 0 { failKey[key] = n } else { failKey.removeValue(forKey: key) }
+        } else {
+            failNext = max(0, n)
+        }
+    }
+
+    /// Sets a key's data (without telling the client).
+    public func set(_ key: String, _ value: JSONValue, at now: Int64) {
+        let key = KeyName.canonical(key)
+        data[key] = value
+        modifiedAt[key] = now
+    }
+
+    /// Deletes a key's data. - Returns: whether it existed.
+    @discardableResult
+    public func delete(_ key: String, at now: Int64) -> Bool {
+        let key = KeyName.canonical(key)
+        guard data.removeValue(forKey: key) != nil else { return false }
+        modifiedAt[key] = now
+        return true
+    }
+
+    /// The value a key's data would have after `patch`, without changing it.
+    /// - Throws: `PatchError` when it does not apply; nil when the server does not have the key.
+    public func patched(_ key: String, _ patch: Patch) throws(PatchError) -> JSONValue? {
+        guard let value = data[KeyName.canonical(key)] else { return nil }
+        return try patch.apply(to: value)
+    }
+
+    /// Every key whose data embeds entity `id`, with its patched value; all or nothing.
+    /// - Complexity: O(size of all data): the server keeps no index (the cache's id index is the point).
+    public func patchedEntities(_ id: String, _ patch: Patch) throws(PatchError) -> [(key: String, value: JSONValue)] {
+        var out: [(key: String, value: JSONValue)] = []
+        for key in data.keys.sorted() {
+            let (value, matches) = try data[key]!.patchingEntities(id: id, idField: idField, with: patch)
+            if matches > 0 { out.append((key, value)) }
+        }
+        return out
+    }
+
+    /// Replaces all data (a configuration's `server.data`), stamping every key.
+    public func replaceData(_ newData: [String: JSONValue], at now: Int64) {
+        for key in data.keys where newData[key] == nil { modifiedAt[key] = now }
+        data = [:]
+        for (key, value) in newData { set(key, value, at: now) }
+    }
+
+    /// Restores the whole state (snapshots).
+    public func restore(data: [String: JSONValue], modifiedAt: [String: Int64], latency: Int64,
+                        latencies: [String: Int64], isOnline: Bool, failNext: Int, failKey: [String: Int]) {
+        self.data = data; self.modifiedAt = modifiedAt; self.latency = latency; self.latencies = latencies
+        self.isOnline = isOnline; self.failNext = failNext; self.failKey = failKey
+    }
+
+    // MARK: Origin
+
+    /// Decides, when a request is sent, whether it fails; consumes the failure budget it uses.
+    private func takeFailure(for keys: [String]) -> Bool {
+        if failNext > 0 {
+            failNext -= 1
+            return true
+        }
+        var failed = false
+        for key in keys {
+            if let n = failKey[key], n > 0 {
+                failed = true
+                if n == 1 { failKey.removeValue(forKey: key) } else { failKey[key] = n - 1 }
+            }
+        }
+        return failed
+    }
+
+    private func latency(for keys: [String]) -> Int64 {
+        keys.map { latencies[$0] ?? latency }.max() ?? latency
+    }
+
+    public func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        let ms = latency(for: keys)
+        if takeFailure(for: keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
+        return .after(latencyMs: ms, .success(keys.map { data[$0].map(KeyAnswer.value) ?? .notFound }))
+    }
+
+    public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        let ms = latency(for: request.keys)
+        if takeFailure(for: request.keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
+        do {
+            if let id = request.entityID {
+                for (key, value) in try patchedEntities(id, request.patch) { set(key, value, at: now) }
+            } else {
+                guard let key = request.keys.first, let value = try patched(key, request.patch) else {
+                    return .after(latencyMs: ms, .failure(OriginFailure("not found")))
+                }
+                set(key, value, at: now)
+            }
+        } catch {
+            return .after(latencyMs: ms, .failure(OriginFailure("rejected: \(error)")))
+        }
+        return .after(latencyMs: ms, .success(request.keys.map { data[$0].map(KeyAnswer.value) ?? .notFound }))
+    }
+
+    public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
+        if takeFailure(for: []) { return .after(latencyMs: latency, .failure(OriginFailure("server error"))) }
+        var verdicts: [String: NamespaceVerdict] = [:]
+        for (namespace, since) in request {
+            var changed: [String: JSONValue] = [:]
+            var invalidate = false
+            for (key, time) in modifiedAt where time >= since && KeyName.namespace(of: key) == namespace {
+                invalidate = true
+                if let value = data[key] { changed[key] = value }
+            }
+            verdicts[namespace] = NamespaceVerdict(invalidate: invalidate, items: items ? changed : nil)
+        }
+        return .after(latencyMs: latency, .success(verdicts))
+    }
+}

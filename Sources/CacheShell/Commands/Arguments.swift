@@ -1,0 +1,182 @@
+import CacheCore
+
+/// The words of one command after its name, sorted into positionals, `name=value` options and
+/// `--flags` against what the command accepts; every problem is a `ShellError` at its word.
+struct Arguments {
+    let command: RawCommand
+    let source: SourceFile
+    let name: String
+    private(set) var positional: [Word] = []
+    private(set) var options: [String: Word] = [:]
+    private(set) var flags: Set<String> = []
+
+    /// Sorts the words after `skip` leading ones (the command and any subcommand).
+    /// - Parameters:
+    ///   - options: option names the command accepts (`ttl`, `tags`); `nil` accepts any (`push`).
+    ///   - flags: flags it accepts, without the dashes.
+    ///   - leading: this many positionals are taken first whatever they look like (`put k a=b`).
+    init(_ command: RawCommand, _ source: SourceFile, skip: Int = 1, options accepted: Set<String>? = [],
+         flags acceptedFlags: Set<String> = [], leading: Int = 0) throws(ShellError) {
+        self.command = command
+        self.source = source
+        self.name = command.words.prefix(skip).map(\.text).joined(separator: " ")
+        for word in command.words.dropFirst(skip) {
+            if positional.count < leading {
+                positional.append(word)
+            } else if let flag = word.flag {
+                guard acceptedFlags.contains(String(flag)) else {
+                    throw ShellError("\(name) has no flag --\(flag)" + Self.list(acceptedFlags.map { "--" + $0 }), at: word.offset)
+                }
+                flags.insert(String(flag))
+            } else if let option = word.option, accepted == nil || accepted!.contains(String(option.name)) {
+                if options[String(option.name)] != nil {
+                    throw ShellError("\(name): option \(option.name)= given twice", at: word.offset)
+                }
+                options[String(option.name)] = word
+            } else if let option = word.option, let accepted, !accepted.isEmpty {
+                throw ShellError("\(name) has no option \(option.name)=" + Self.list(accepted.map { $0 + "=" }), at: word.offset)
+            } else {
+                positional.append(word)
+            }
+        }
+    }
+
+    private static func list(_ names: [String]) -> String {
+        names.isEmpty ? "" : " (it takes " + names.sorted().joined(separator: ", ") + ")"
+    }
+
+    var end: Int { command.end }
+
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// The value of option `name`, as text.
+    func option(_ name: String) -> (value: Substring, word: Word)? {
+        guard let word = options[name], let option = word.option else { return nil }
+        return (option.value, word)
+    }
+
+    /// Exactly `count` positionals (with `usage` in the error otherwise).
+    func expect(_ count: ClosedRange<Int>, usage: String) throws(ShellError) {
+        if positional.count < count.lowerBound {
+            throw ShellError("\(name) needs \(usage)", at: command.words.last.map { $0.end } ?? command.offset)
+        }
+        if positional.count > count.upperBound {
+            throw ShellError("\(name) takes \(usage); unexpected \"\(positional[count.upperBound].text)\"",
+                             at: positional[count.upperBound].offset)
+        }
+    }
+
+    // MARK: Typed values
+
+    /// A key (`feed:home`, `home`), canonical.
+    func key(_ i: Int) throws(ShellError) -> String {
+        try Self.key(positional[i])
+    }
+
+    static func key(_ word: Word) throws(ShellError) -> String {
+        let text = word.text
+        guard word.kind == .bare, !text.isEmpty else { throw ShellError("bad key \(describe(word)): keys are NAMESPACE:ID or ID", at: word.offset) }
+        if let colon = text.firstIndex(of: ":") {
+            let ns = text[..<colon]
+            if ns.isEmpty || text[text.index(after: colon)...].isEmpty {
+                throw ShellError("bad key \"\(text)\": keys are NAMESPACE:ID or ID", at: word.offset)
+            }
+            if ns == "tag" { throw ShellError("bad key \"\(text)\": \"tag\" is not a namespace name", at: word.offset) }
+            if !ns.allSatisfy(isNameCharacter) {
+                throw ShellError("bad key \"\(text)\": namespace \"\(ns)\" may use letters, digits, -, _ and .", at: word.offset)
+            }
+        }
+        if text.contains("*") { throw ShellError("bad key \"\(text)\": * is for patterns (keys, NS:*)", at: word.offset) }
+        return KeyName.canonical(text)
+    }
+
+    static func isNameCharacter(_ c: Character) -> Bool {
+        c.isLetter || c.isNumber || c == "-" || c == "_" || c == "."
+    }
+
+    /// A namespace name.
+    static func namespace(_ word: Word) throws(ShellError) -> String {
+        let text = word.text
+        guard word.kind == .bare, !text.isEmpty, text.allSatisfy(isNameCharacter) else {
+            throw ShellError("bad namespace name \(describe(word)): use letters, digits, -, _ and .", at: word.offset)
+        }
+        if text == "tag" { throw ShellError("\"tag\" is not a namespace name (tag:T names a tag)", at: word.offset) }
+        return text
+    }
+
+    /// A target: `KEY`, `NS:*` or `tag:T`.
+    func target(_ i: Int) throws(ShellError) -> Target {
+        let word = positional[i]
+        if word.text.hasPrefix("tag:") {
+            let tag = word.text.dropFirst(4)
+            guard !tag.isEmpty else { throw ShellError("bad target \"\(word.text)\": tag:T needs a tag name", at: word.offset) }
+            return .tag(String(tag))
+        }
+        if word.text.hasSuffix(":*") {
+            let ns = word.text.dropLast(2)
+            guard !ns.isEmpty, ns.allSatisfy(Self.isNameCharacter) else {
+                throw ShellError("bad target \"\(word.text)\": use KEY, NS:* or tag:T", at: word.offset)
+            }
+            return .namespace(String(ns))
+        }
+        return .key(try key(i))
+    }
+
+    /// A duration word (`250ms`, `1h30m`).
+    static func duration(_ text: Substring, at offset: Int) throws(ShellError) -> Int64 {
+        guard let ms = TimeText.parseDuration(text) else { throw ShellError(TimeText.durationError(text), at: offset) }
+        return ms
+    }
+
+    func duration(_ i: Int) throws(ShellError) -> Int64 {
+        try Self.duration(Substring(positional[i].text), at: positional[i].offset)
+    }
+
+    /// A JSON value: a JSON word, a quoted string, or a bare word (JSON if it parses, else a string).
+    static func value(_ word: Word) throws(ShellError) -> JSONValue {
+        switch word.kind {
+        case .quoted:
+            return .string(word.text)
+        case .json:
+            do { return try JSONValue(parsing: word.text) } catch {
+                throw ShellError("bad JSON: \(error.message)", at: word.offset + error.offset)
+            }
+        case .bare:
+            if let first = word.text.utf8.first,
+               first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+                || word.text == "true" || word.text == "false" || word.text == "null",
+               let parsed = try? JSONValue(parsing: word.text) {
+                return parsed
+            }
+            return .string(word.text)
+        }
+    }
+
+    func value(_ i: Int) throws(ShellError) -> JSONValue { try Self.value(positional[i]) }
+
+    /// A patch: a JSON object (or any JSON value, which replaces the whole value per RFC 7396).
+    func patch(_ i: Int) throws(ShellError) -> Patch {
+        let document = try value(i)
+        do { return try Patch(document) } catch { throw ShellError("bad patch: \(error)", at: positional[i].offset) }
+    }
+
+    /// A non-negative whole number.
+    func count(_ i: Int, what: String) throws(ShellError) -> Int {
+        guard let n = Int(positional[i].text), n >= 0 else {
+            throw ShellError("\(name): \(what) must be a whole number, not \"\(positional[i].text)\"", at: positional[i].offset)
+        }
+        return n
+    }
+
+    static func describe(_ word: Word) -> String {
+        word.kind == .bare ? "\"\(word.text)\"" : "(a JSON value)"
+    }
+
+    /// The source text from word `i` to the end of the command (`at D COMMAND`, `echo TEXT`).
+    func rest(from i: Int) -> (text: String, offset: Int) {
+        let words = command.words
+        guard i < words.count else { return ("", command.end) }
+        let start = words[i].offset
+        return (String(decoding: source.bytes[start..<command.end], as: UTF8.self), start)
+    }
+}

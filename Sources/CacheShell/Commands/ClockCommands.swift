@@ -1,0 +1,95 @@
+import CacheCore
+
+/// `now`, `advance`, `at`: the virtual clock (SPEC §2).
+enum ClockCommands {
+    /// Commands `at` cannot schedule.
+    static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
+
+    static func nowFields(_ engine: CacheEngine) -> [String: JSONValue] {
+        ["now": .string(TimeText.iso8601(ms: engine.now)), "now_ms": .int(engine.now - engine.clockStart)]
+    }
+
+    static func now(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...0, usage: "no arguments")
+        return Reply(nowFields(session.engine), order: ["now", "now_ms"])
+    }
+
+    static func advance(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(1...1, usage: "D (a duration: 250ms, 30s, 5m, 1h30m, 2d)")
+        let duration = try args.duration(0)
+        do { try session.engine.advance(by: duration) } catch { throw ShellError(error.message, at: command.offset) }
+        return Reply(nowFields(session.engine), order: ["now", "now_ms"])
+    }
+
+    static func at(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, skip: 1, options: nil, flags: [], leading: Int.max)
+        try args.expect(2...Int.max, usage: "D COMMAND")
+        let delay = try args.duration(0)
+        let (text, offset) = args.rest(from: 2)
+        let name = args.positional[1].text
+        if unschedulable.contains(name) {
+            throw ShellError("\(name) cannot be scheduled with at", at: args.positional[1].offset)
+        }
+        guard Session.handlers[name] != nil else {
+            throw ShellError("unknown command \"\(name)\" (try help)", at: args.positional[1].offset)
+        }
+        let token = session.nextToken
+        session.nextToken += 1
+        session.scheduled[token] = Session.ScheduledEntry(text: text, source: source, offset: offset)
+        let id = session.engine.schedule(after: delay, token: token)
+        let due = session.engine.now + delay
+        return .ok(["id": .int(Int64(id)), "due": .string(TimeText.iso8601(ms: due)), "scheduled": .string(text)],
+                   human: ["scheduled at \(TimeText.iso8601(ms: due)): \(text)"])
+    }
+}
+
+extension Session {
+    /// Runs a command `at` scheduled, from the scheduler: reads never block; its result prints as
+    /// an `"event": "at"` line; its error fails the command that ran the scheduler.
+    func runScheduledCommand(_ entry: ScheduledEntry) {
+        let local = SourceFile(name: nil, text: entry.text)
+        var lexer = Lexer(local, semicolonSeparates: false)
+        let wasScheduled = inScheduled
+        inScheduled = true
+        defer { inScheduled = wasScheduled }
+        let time = TimeText.iso8601(ms: engine.now)
+        while let next = lexer.next() {
+            var name: String?
+            do {
+                let command = try next.get()
+                name = command.words.first?.text
+                guard let name, !ClockCommands.unschedulable.contains(name) else {
+                    throw ShellError("\(name ?? "") cannot be scheduled with at", at: command.offset)
+                }
+                depth += 1
+                defer { depth -= 1 }
+                let reply = try dispatch(name, command, local)
+                if options.mode == .json {
+                    var fields = reply.fields
+                    fields["event"] = .string("at")
+                    fields["command"] = .string(name)
+                    fields["at"] = .string(time)
+                    write(JSONValue.object(fields).compactText)
+                } else {
+                    write("at \(time): \(entry.text)")
+                    var lines = reply.human ?? Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order,
+                                                                 colour: options.colour)
+                    if lines.isEmpty { lines = ["ok"] }
+                    for line in lines { write("  " + line) }
+                }
+            } catch {
+                let shellError: ShellError
+                if let e = error as? ShellError { shellError = e } else if let d = error as? Diagnostic {
+                    shellError = ShellError(d.message, at: d.offset)
+                } else {
+                    shellError = ShellError("\(error)", at: 0)
+                }
+                // Point at the scheduled text's place in its original source.
+                fail(ShellError("(at \(time)) " + shellError.message, at: entry.offset + shellError.offset),
+                     in: entry.source, command: name)
+            }
+        }
+    }
+}

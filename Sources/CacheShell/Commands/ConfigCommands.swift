@@ -1,0 +1,270 @@
+import CacheCore
+
+/// `load`, `ns`, `config`: namespaces, push rules and the server's settings (SPEC §5.1).
+enum ConfigCommands {
+    static let nsOptions: Set<String> = ["ttl", "stale", "max", "stale-if-error", "timeout"]
+
+    static func ns(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, options: nsOptions, flags: ["purgeable", "no-purgeable"])
+        try args.expect(0...1, usage: "NAME [ttl=D] [stale=D] [max=N] [stale-if-error=D] [timeout=D] [--purgeable]")
+        guard let nameWord = args.positional.first else {
+            if !args.options.isEmpty || !args.flags.isEmpty {
+                throw ShellError("ns needs a NAME before its options", at: command.words[1].offset)
+            }
+            return list(session)
+        }
+        let name = try Arguments.namespace(nameWord)
+        var change = PolicyChange()
+        for (option, word) in args.options {
+            let value = word.option!.value
+            let at = word.offset + option.count + 1
+            let unset = value == "none"
+            switch option {
+            case "ttl":
+                if unset { throw ShellError("ttl cannot be none: every entry expires", at: at) }
+                change.ttl = try Arguments.duration(value, at: at)
+            case "stale": change.stale = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "stale-if-error": change.staleIfError = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "timeout": change.timeout = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "max":
+                if unset { change.max = .some(nil) } else {
+                    guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
+                    change.max = .some(n)
+                }
+            default: break
+            }
+        }
+        if args.flag("purgeable") { change.purgeable = true }
+        if args.flag("no-purgeable") { change.purgeable = false }
+        let changed: [String]
+        do { changed = try session.engine.defineNamespace(name, change) } catch {
+            throw ShellError(error.message, at: nameWord.offset)
+        }
+        var fields = policyFields(session.engine.policy(of: name))
+        fields["name"] = .string(name)
+        fields["keys"] = .array(changed.map(JSONValue.string))
+        return Reply(fields, human: [describe(name, session.engine.policy(of: name))]
+                     + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
+    }
+
+    static func policyFields(_ p: Policy) -> [String: JSONValue] {
+        [
+            "ttl_ms": .int(p.ttl),
+            "stale_ms": p.stale.map(JSONValue.int) ?? .null,
+            "max": p.max.map { .int(Int64($0)) } ?? .null,
+            "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
+            "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
+            "purgeable": .bool(p.purgeable),
+        ]
+    }
+
+    /// `feed  ttl=45m stale=5m max=100 --purgeable`, the way `ns` would define it.
+    static func describe(_ name: String, _ p: Policy) -> String {
+        var parts = ["ns \(name)", "ttl=\(TimeText.formatDuration(p.ttl))"]
+        if let s = p.stale { parts.append("stale=\(TimeText.formatDuration(s))") }
+        if let m = p.max { parts.append("max=\(m)") }
+        if let s = p.staleIfError { parts.append("stale-if-error=\(TimeText.formatDuration(s))") }
+        if let t = p.timeout { parts.append("timeout=\(TimeText.formatDuration(t))") }
+        if p.purgeable { parts.append("--purgeable") }
+        return parts.joined(separator: " ")
+    }
+
+    static func list(_ session: Session) -> Reply {
+        let all = session.engine.namespacePolicies()
+        var out: [String: JSONValue] = [:]
+        for ns in all {
+            var f = policyFields(ns.policy)
+            f["entries"] = .int(Int64(ns.count))
+            f["defined"] = .bool(ns.defined)
+            out[ns.name] = .object(f)
+        }
+        let rows = all.map { ns -> [String] in
+            [ns.name, TimeText.formatDuration(ns.policy.ttl), ns.policy.stale.map(TimeText.formatDuration) ?? "-",
+             ns.policy.max.map(String.init) ?? "-", ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
+             ns.policy.timeout.map(TimeText.formatDuration) ?? "-", ns.policy.purgeable ? "yes" : "no", String(ns.count)]
+        }
+        return Reply(["namespaces": .object(out)],
+                     human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"], rows))
+    }
+
+    static func config(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...0, usage: "no arguments")
+        let engine = session.engine
+        var namespaces: [String: JSONValue] = [:]
+        var human: [String] = []
+        for ns in engine.namespacePolicies() where ns.defined {
+            namespaces[ns.name] = .object(policyFields(ns.policy))
+            human.append(describe(ns.name, ns.policy))
+        }
+        var push: [String: JSONValue] = [:]
+        for (type, rule) in engine.pushRules.sorted(by: { $0.key < $1.key }) {
+            var r: [String: JSONValue] = [:]
+            if !rule.invalidate.isEmpty { r["invalidate"] = .array(rule.invalidate.map(JSONValue.string)) }
+            if !rule.refresh.isEmpty { r["refresh"] = .array(rule.refresh.map(JSONValue.string)) }
+            if !rule.evict.isEmpty { r["evict"] = .array(rule.evict.map(JSONValue.string)) }
+            push[type] = .object(r)
+            human.append("push \(type) -> " + (r.isEmpty ? "(notify only)" : JSONValue.object(r).compactText))
+        }
+        human.append("id-field: \(engine.idField)")
+        human.append("server latency: \(TimeText.formatDuration(session.origin.latency))"
+                     + session.origin.latencies.sorted(by: { $0.key < $1.key }).map { ", \($0.key) \(TimeText.formatDuration($0.value))" }.joined())
+        return Reply([
+            "namespaces": .object(namespaces), "push": .object(push), "id-field": .string(engine.idField),
+            "server": .object(["latency_ms": .int(session.origin.latency),
+                               "latencies_ms": .object(session.origin.latencies.mapValues { .int($0) })]),
+        ], human: human)
+    }
+
+    static func load(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(1...1, usage: "FILE")
+        let word = args.positional[0]
+        let path = session.resolvePath(word.text, relativeTo: source)
+        let text = try session.readFile(path, at: word.offset)
+        let changed = try session.applyConfiguration(text: text, from: path, at: word.offset)
+        return .ok(["file": .string(word.text), "keys": .array(changed.map(JSONValue.string))],
+                   human: ["loaded \(word.text)" + (changed.isEmpty ? "" : "; keys: " + changed.joined(separator: " "))])
+    }
+}
+
+extension Session {
+    /// Reads a file for a command, refusing under `--safe`.
+    func readFile(_ path: String, at offset: Int) throws(ShellError) -> String {
+        if options.safe { throw ShellError("--safe: commands may not read files (\(path))", at: offset) }
+        do { return try FileIO.read(path) } catch { throw ShellError("cannot read \(path): \(error)", at: offset) }
+    }
+
+    /// Parses and applies a configuration document; nothing is applied unless all of it is valid.
+    /// - Returns: the keys changed by recomputed times.
+    func applyConfiguration(text: String, from path: String, at offset: Int) throws(ShellError) -> [String] {
+        let parsed: ParsedConfiguration
+        do { parsed = try ParsedConfiguration(text: text) } catch {
+            throw ShellError("\(path): \(error.message)", at: offset)
+        }
+        let changed: [String]
+        do { changed = try engine.configure(parsed.cache) } catch {
+            throw ShellError("\(path): \(error.message)", at: offset)
+        }
+        origin.idField = parsed.cache.idField
+        if let latency = parsed.latency { origin.latency = latency }
+        if let latencies = parsed.latencies { origin.latencies = latencies }
+        if let data = parsed.data { origin.replaceData(data, at: engine.now) }
+        return changed
+    }
+}
+
+/// A configuration file (SPEC §5.1), checked whole: an unknown field, a bad duration or a wrong
+/// type is refused with its JSON path.
+struct ParsedConfiguration {
+    struct Problem: Error { var message: String }
+    var cache = CacheConfiguration()
+    var latency: Int64?
+    var latencies: [String: Int64]?
+    var data: [String: JSONValue]?
+
+    init(text: String) throws(Problem) {
+        let root: JSONValue
+        do { root = try JSONValue(parsing: text) } catch {
+            throw Problem(message: "not valid JSON: \(error.message) (byte \(error.offset))")
+        }
+        let top = try Self.object(root, "$")
+        try Self.only(top, ["namespaces", "push", "id-field", "server"], "$")
+        if let namespaces = top["namespaces"] {
+            for (name, value) in try Self.object(namespaces, "$.namespaces").sorted(by: { $0.key < $1.key }) {
+                let path = "$.namespaces.\(name)"
+                if name.isEmpty || name == "tag" || !name.allSatisfy(Arguments.isNameCharacter) {
+                    throw Problem(message: "\(path): bad namespace name")
+                }
+                let o = try Self.object(value, path)
+                try Self.only(o, ["ttl", "stale", "max", "stale-if-error", "timeout", "purgeable"], path)
+                var p = Policy()
+                if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
+                if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
+                if let v = o["stale-if-error"], v != .null { p.staleIfError = try Self.duration(v, "\(path).stale-if-error") }
+                if let v = o["timeout"], v != .null { p.timeout = try Self.duration(v, "\(path).timeout") }
+                if let v = o["max"], v != .null {
+                    guard case .int(let n) = v, n >= 0 else { throw Problem(message: "\(path).max: expected a whole number") }
+                    p.max = Int(n)
+                }
+                if let v = o["purgeable"] {
+                    guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }
+                    p.purgeable = b
+                }
+                cache.namespaces[name] = p
+            }
+        }
+        if let push = top["push"] {
+            for (type, value) in try Self.object(push, "$.push").sorted(by: { $0.key < $1.key }) {
+                let path = "$.push.\(type)"
+                let o = try Self.object(value, path)
+                try Self.only(o, ["invalidate", "refresh", "evict"], path)
+                var rule = PushRule()
+                rule.invalidate = try Self.targets(o["invalidate"], "\(path).invalidate")
+                rule.refresh = try Self.targets(o["refresh"], "\(path).refresh")
+                rule.evict = try Self.targets(o["evict"], "\(path).evict")
+                cache.push[type] = rule
+            }
+        }
+        if let idField = top["id-field"] {
+            guard case .string(let s) = idField, !s.isEmpty else { throw Problem(message: "$.id-field: expected a non-empty string") }
+            cache.idField = s
+        }
+        if let server = top["server"] {
+            let o = try Self.object(server, "$.server")
+            try Self.only(o, ["latency", "latencies", "data"], "$.server")
+            if let v = o["latency"] { latency = try Self.duration(v, "$.server.latency") }
+            if let v = o["latencies"] {
+                var out: [String: Int64] = [:]
+                for (key, d) in try Self.object(v, "$.server.latencies") {
+                    out[KeyName.canonical(key)] = try Self.duration(d, "$.server.latencies.\(key)")
+                }
+                latencies = out
+            }
+            if let v = o["data"] {
+                var out: [String: JSONValue] = [:]
+                for (key, value) in try Self.object(v, "$.server.data") {
+                    try Self.checkKey(key, "$.server.data")
+                    out[KeyName.canonical(key)] = value
+                }
+                data = out
+            }
+        }
+    }
+
+    private static func object(_ v: JSONValue, _ path: String) throws(Problem) -> [String: JSONValue] {
+        guard case .object(let o) = v else { throw Problem(message: "\(path): expected an object") }
+        return o
+    }
+
+    private static func only(_ o: [String: JSONValue], _ allowed: Set<String>, _ path: String) throws(Problem) {
+        for key in o.keys.sorted() where !allowed.contains(key) {
+            throw Problem(message: "\(path).\(key): unknown field (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    private static func duration(_ v: JSONValue, _ path: String) throws(Problem) -> Int64 {
+        guard case .string(let s) = v else { throw Problem(message: "\(path): expected a duration string like \"5m\"") }
+        guard let ms = TimeText.parseDuration(Substring(s)) else { throw Problem(message: "\(path): \(TimeText.durationError(Substring(s)))") }
+        return ms
+    }
+
+    private static func targets(_ v: JSONValue?, _ path: String) throws(Problem) -> [String] {
+        guard let v else { return [] }
+        guard case .array(let items) = v else { throw Problem(message: "\(path): expected an array of targets") }
+        var out: [String] = []
+        for (i, item) in items.enumerated() {
+            guard case .string(let s) = item, !s.isEmpty, !s.contains(" ") else {
+                throw Problem(message: "\(path)[\(i)]: expected a target string (KEY, NS:* or tag:T)")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    private static func checkKey(_ key: String, _ path: String) throws(Problem) {
+        if key.isEmpty || key.contains(" ") || key.contains("*") || key.hasPrefix(":") || key.hasSuffix(":") || key.hasPrefix("tag:") {
+            throw Problem(message: "\(path).\(key): bad key")
+        }
+    }
+}

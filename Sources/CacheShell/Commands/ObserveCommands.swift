@@ -1,0 +1,121 @@
+import CacheCore
+
+/// `watch`, `unwatch`, `stats`, `pending`: observers (B15), statistics (B14), work in flight.
+enum ObserveCommands {
+    static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
+        let word = args.positional[i]
+        if word.text == "*" { return .all }
+        switch try args.target(i) {
+        case .key(let key): return .key(key)
+        case .namespace(let ns): return .namespace(ns)
+        case .tag: throw ShellError("watch takes KEY, NS:* or *", at: word.offset)
+        }
+    }
+
+    static func describe(_ scope: WatchScope) -> String {
+        switch scope {
+        case .all: return "*"
+        case .key(let key): return key
+        case .namespace(let ns): return ns + ":*"
+        }
+    }
+
+    static func watch(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...1, usage: "KEY|NS:*|*")
+        if args.positional.isEmpty {
+            let scopes = session.engine.watchedScopes.map(describe)
+            return Reply(["watching": .array(scopes.map(JSONValue.string))],
+                         human: [scopes.isEmpty ? "watching: (nothing)" : "watching: " + scopes.joined(separator: " ")])
+        }
+        let scope = try scope(args, 0)
+        session.engine.watch(scope)
+        return .ok(["watching": .string(describe(scope))], human: ["watching \(describe(scope))"])
+    }
+
+    static func unwatch(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...1, usage: "[KEY|NS:*|*]")
+        if args.positional.isEmpty {
+            session.engine.unwatch(nil)
+            return .ok(["unwatched": .string("all")], human: ["watching nothing"])
+        }
+        let scope = try scope(args, 0)
+        let was = session.engine.unwatch(scope)
+        return .ok(["unwatched": .string(describe(scope)), "was_watching": .bool(was)],
+                   human: [was ? "stopped watching \(describe(scope))" : "was not watching \(describe(scope))"])
+    }
+
+    static func statsFields(_ s: Stats) -> [String: JSONValue] {
+        var f: [String: JSONValue] = [:]
+        for (name, value) in s.fields { f[name] = .int(Int64(value)) }
+        f["hit_ratio"] = .double(s.hitRatio)
+        return f
+    }
+
+    static func ratio(_ s: Stats) -> String {
+        let r = s.hitRatio
+        let thousandths = Int((r * 1000).rounded())
+        return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - String(thousandths % 1000).count))\(thousandths % 1000)"
+    }
+
+    static func stats(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...1, usage: "[NS] or reset")
+        let engine = session.engine
+        if let word = args.positional.first {
+            if word.text == "reset" {
+                engine.resetStats()
+                return .ok(human: ["stats reset"])
+            }
+            let ns = try Arguments.namespace(word)
+            let s = engine.stats(namespace: ns)
+            var fields = statsFields(s)
+            fields["namespace"] = .string(ns)
+            return Reply(fields, human: Render.fieldLines(statsFields(s).merging(["hit_ratio": .string(ratio(s))]) { $1 },
+                                                          order: s.fields.map(\.name) + ["hit_ratio"], colour: false))
+        }
+        let total = engine.stats()
+        let perNamespace = engine.statsByNamespace()
+        var fields = statsFields(total)
+        var namespaces: [String: JSONValue] = [:]
+        for (name, s) in perNamespace { namespaces[name] = .object(statsFields(s)) }
+        fields["namespaces"] = .object(namespaces)
+        let columns = ["namespace"] + total.fields.map(\.name) + ["hit_ratio"]
+        var rows = perNamespace.map { [$0.name] + $0.stats.fields.map { String($0.value) } + [ratio($0.stats)] }
+        rows.append(["total"] + total.fields.map { String($0.value) } + [ratio(total)])
+        return Reply(fields, human: Render.table(columns, rows))
+    }
+
+    static func pending(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...0, usage: "no arguments")
+        let engine = session.engine
+        var items: [JSONValue] = []
+        var rows: [[String]] = []
+        for item in engine.pendingWork() {
+            var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
+            f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
+            f["due_in_ms"] = item.dueAt.map { .int($0 - engine.now) } ?? .null
+            let what: String
+            let detail: String
+            switch item.kind {
+            case .request(let kind, let keys):
+                f["type"] = .string("request"); f["kind"] = .string(kind.rawValue); f["keys"] = .array(keys.map(JSONValue.string))
+                what = kind.rawValue; detail = keys.joined(separator: " ")
+            case .queuedMutation(let keys):
+                f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
+                what = "queued mutate"; detail = keys.joined(separator: " ")
+            case .scheduled(let token):
+                let text = session.scheduled[token]?.text ?? ""
+                f["type"] = .string("at"); f["command"] = .string(text)
+                what = "at"; detail = text
+            }
+            items.append(.object(f))
+            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
+                         item.dueAt.map { "+" + TimeText.formatDuration($0 - engine.now) } ?? "-", what, detail])
+        }
+        return Reply(["pending": .array(items)],
+                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
+    }
+}

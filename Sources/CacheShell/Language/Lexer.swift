@@ -1,0 +1,437 @@
+/// One word of a command, with where it came from.
+public struct Word: Sendable, Equatable {
+    /// How a word was written, which decides what ``Word/text`` holds.
+    public enum Kind: Sendable, Equatable {
+        /// Plain text up to whitespace; `text` is that text.
+        case bare
+        /// A JSON string such as `"two words"`; `text` is its decoded content.
+        case quoted
+        /// A JSON object or array; `text` is its raw source, brackets included.
+        case json
+    }
+
+    public var text: String
+    public var kind: Kind
+    /// Byte offset of the word's first byte in the source.
+    public var offset: Int
+    /// Byte offset just past the word's last byte (closing quote or bracket included).
+    public var end: Int
+
+    public init(text: String, kind: Kind, offset: Int, end: Int) {
+        self.text = text
+        self.kind = kind
+        self.offset = offset
+        self.end = end
+    }
+
+    /// Name and value of a bare `name=value` word whose name matches `[a-z][a-z0-9-]*`.
+    ///
+    /// The value may be empty (`ttl=`), so the command can say what is missing.
+    /// - Complexity: O(n) in the length of the name.
+    public var option: (name: Substring, value: Substring)? {
+        guard kind == .bare, let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+        let name = text[..<equals]
+        guard Self.isName(name) else { return nil }
+        return (name, text[text.utf8.index(after: equals)...])
+    }
+
+    /// The name of a bare `--name` flag (without the dashes), where the name matches `[a-z][a-z0-9-]*`.
+    ///
+    /// - Complexity: O(n) in the length of the word.
+    public var flag: Substring? {
+        guard kind == .bare, text.hasPrefix("--") else { return nil }
+        let name = text.dropFirst(2)
+        return Self.isName(name) ? name : nil
+    }
+
+    private static func isName(_ name: Substring) -> Bool {
+        guard let first = name.utf8.first, isLowercaseLetter(first) else { return false }
+        return name.utf8.allSatisfy { byte in
+            isLowercaseLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+        }
+    }
+
+    private static func isLowercaseLetter(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+    }
+}
+
+/// The words of one command, before any command parser has looked at them.
+public struct RawCommand: Sendable, Equatable {
+    /// At least one word.
+    public var words: [Word]
+    /// Byte offset of the first word.
+    public var offset: Int
+    /// Byte offset just past the last word, so `offset..<end` is the command's
+    /// source without trailing blanks, line end or comment.
+    public var end: Int
+
+    public init(words: [Word], offset: Int, end: Int) {
+        self.words = words
+        self.offset = offset
+        self.end = end
+    }
+}
+
+/// Splits cachesh source into commands and words.
+///
+/// A command ends at a newline, or also at `;` when `semicolonSeparates` is
+/// set (as for `cachesh -c`). Blank lines are skipped; a `#` at the start of a
+/// word begins a comment that runs to the end of the line (past any `;`).
+/// Words are separated by spaces and tabs, and are one of:
+/// - a JSON object or array, from `{` or `[` until its brackets balance. It
+///   may span lines: newlines and `;` inside it do not end the command.
+/// - a JSON string, from `"` to the closing quote on the same line, escapes
+///   decoded. Unescaped tabs and other control characters are kept as typed.
+/// - a bare word: anything else, up to whitespace.
+///
+/// A JSON value or string must be followed by whitespace or the end of the
+/// command. CRLF line ends are accepted. After an error, the lexer skips the
+/// rest of that command (still honouring quotes and brackets in its later
+/// words) so a caller can report the error and go on.
+///
+/// The lexer works on UTF-8 bytes, never recurses, and bounds JSON nesting at
+/// ``maxJSONDepth`` levels.
+public struct Lexer: IteratorProtocol, Sequence {
+    /// The deepest JSON nesting a word may have (SPEC §7).
+    public static let maxJSONDepth = 512
+
+    private let bytes: [UInt8]
+    private let semicolonSeparates: Bool
+    /// The next byte to look at.
+    private var position = 0
+    /// Closing brackets the JSON word being scanned still expects, innermost last.
+    /// Kept between words so scanning a JSON word does not allocate.
+    private var expectedClosers: [UInt8] = []
+    /// Set once the text has ended inside an open JSON value.
+    private var endedInsideJSON = false
+
+    /// Prepares to lex `source`.
+    ///
+    /// - Complexity: O(1).
+    public init(_ source: SourceFile, semicolonSeparates: Bool) {
+        self.bytes = source.bytes
+        self.semicolonSeparates = semicolonSeparates
+    }
+
+    /// The next command, a diagnostic for the next command that could not be
+    /// lexed, or nil at the end of the source.
+    ///
+    /// - Complexity: O(n) in the length of the command's source.
+    public mutating func next() -> Result<RawCommand, Diagnostic>? {
+        while true {
+            let start = position
+            skipSeparators()
+            guard position < bytes.count else { return nil }
+
+            var words: [Word] = []
+            words.reserveCapacity(8)
+            var failure: Diagnostic?
+            while position < bytes.count {
+                let byte = bytes[position]
+                if byte == .lineFeed || (byte == .semicolon && semicolonSeparates) { break }
+                if byte == .space || byte == .tab || byte == .carriageReturn {
+                    position += 1
+                    continue
+                }
+                if byte == .hash {
+                    skipToEndOfLine()
+                    break
+                }
+                let wordStart = position
+                switch lexWord() {
+                case .success(let word):
+                    words.append(word)
+                case .failure(let diagnostic):
+                    if failure == nil { failure = diagnostic }
+                }
+                assert(position > wordStart, "lexer made no progress in a word")
+            }
+            assert(position > start, "lexer made no progress in a command")
+
+            if let failure { return .failure(failure) }
+            if let first = words.first, let last = words.last {
+                return .success(RawCommand(words: words, offset: first.offset, end: last.end))
+            }
+            // A comment-only line: look for the next command.
+        }
+    }
+
+    /// True when `text` ends inside an open JSON value, so an interactive
+    /// shell should read another line (with the `...> ` prompt) before running it.
+    ///
+    /// - Complexity: O(n) in the length of `text`.
+    public static func needsContinuation(_ text: String) -> Bool {
+        var lexer = Lexer(SourceFile(name: nil, text: text), semicolonSeparates: false)
+        while lexer.next() != nil {}
+        return lexer.endedInsideJSON
+    }
+
+    // MARK: Scanning
+
+    private mutating func skipSeparators() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case .space, .tab, .carriageReturn, .lineFeed: position += 1
+            case .semicolon where semicolonSeparates: position += 1
+            default: return
+            }
+        }
+    }
+
+    /// Moves to the line feed ending the current line, or to the end of the text.
+    private mutating func skipToEndOfLine() {
+        while position < bytes.count && bytes[position] != .lineFeed { position += 1 }
+    }
+
+    private func isWordEnd(_ byte: UInt8) -> Bool {
+        switch byte {
+        case .space, .tab, .carriageReturn, .lineFeed: true
+        case .semicolon: semicolonSeparates
+        default: false
+        }
+    }
+
+    /// Lexes the word at `position`, which is not blank, a separator or `#`.
+    private mutating func lexWord() -> Result<Word, Diagnostic> {
+        let result: Result<Word, Diagnostic>
+        let what: String
+        switch bytes[position] {
+        case .quote:
+            result = lexQuoted()
+            what = "a quoted string"
+        case .openBrace, .openBracket:
+            result = lexJSON()
+            what = "a JSON value"
+        default:
+            return .success(lexBare())
+        }
+        if case .success = result, position < bytes.count, !isWordEnd(bytes[position]) {
+            // Leave the stray text to be lexed (and dropped) as the next word.
+            let stray = character(at: position)
+            return .failure(Diagnostic(
+                message: "unexpected \"\(stray)\" right after \(what); separate words with a space",
+                offset: position))
+        }
+        return result
+    }
+
+    private mutating func lexBare() -> Word {
+        let start = position
+        while position < bytes.count && !isWordEnd(bytes[position]) { position += 1 }
+        return Word(text: string(start..<position), kind: .bare, offset: start, end: position)
+    }
+
+    /// Lexes a JSON string that must close on its line, decoding its escapes.
+    private mutating func lexQuoted() -> Result<Word, Diagnostic> {
+        let open = position
+        var index = open + 1
+        var hasEscape = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == .quote || byte == .lineFeed { break }
+            if byte == .backslash {
+                hasEscape = true
+                // An escape never swallows the line end, so `"a\` is unterminated.
+                if index + 1 < bytes.count && bytes[index + 1] != .lineFeed { index += 1 }
+            }
+            index += 1
+        }
+        guard index < bytes.count, bytes[index] == .quote else {
+            position = index
+            return .failure(Diagnostic(
+                message: "unterminated quoted string: the \" opened here has no closing \" on its line",
+                offset: open))
+        }
+        position = index + 1
+        let content = open + 1..<index
+        let text: String
+        if hasEscape {
+            switch decodeEscapes(content) {
+            case .success(let decoded): text = decoded
+            case .failure(let diagnostic): return .failure(diagnostic)
+            }
+        } else {
+            text = string(content)
+        }
+        return .success(Word(text: text, kind: .quoted, offset: open, end: position))
+    }
+
+    /// Decodes the JSON escapes of a quoted string's content.
+    private func decodeEscapes(_ range: Range<Int>) -> Result<String, Diagnostic> {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = bytes[index]
+            guard byte == .backslash else {
+                decoded.append(byte)
+                index += 1
+                continue
+            }
+            let escape = index
+            guard index + 1 < range.upperBound else {
+                return .failure(Diagnostic(message: "quoted string ends with a lone \\", offset: escape))
+            }
+            let letter = bytes[index + 1]
+            index += 2
+            switch letter {
+            case .quote, .backslash, .slash: decoded.append(letter)
+            case UInt8(ascii: "b"): decoded.append(0x08)
+            case UInt8(ascii: "f"): decoded.append(0x0C)
+            case UInt8(ascii: "n"): decoded.append(.lineFeed)
+            case UInt8(ascii: "r"): decoded.append(.carriageReturn)
+            case UInt8(ascii: "t"): decoded.append(.tab)
+            case UInt8(ascii: "u"):
+                guard let unit = hexQuad(at: index, before: range.upperBound) else {
+                    return .failure(Diagnostic(
+                        message: "invalid escape in quoted string: \\u needs four hex digits", offset: escape))
+                }
+                index += 4
+                var scalarValue = UInt32(unit)
+                if (0xD800...0xDBFF).contains(unit) {
+                    // A high surrogate must be followed by an escaped low one.
+                    guard index + 1 < range.upperBound, bytes[index] == .backslash,
+                        bytes[index + 1] == UInt8(ascii: "u"),
+                        let low = hexQuad(at: index + 2, before: range.upperBound), (0xDC00...0xDFFF).contains(low)
+                    else {
+                        return .failure(surrogateError(unit, at: escape))
+                    }
+                    index += 6
+                    scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(unit) {
+                    return .failure(surrogateError(unit, at: escape))
+                }
+                // Not a surrogate here, so always a valid scalar.
+                UTF8.encode(Unicode.Scalar(scalarValue) ?? "\u{FFFD}") { decoded.append($0) }
+            default:
+                return .failure(Diagnostic(
+                    message: "invalid escape \"\\\(character(at: escape + 1))\" in quoted string "
+                        + "(use \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)",
+                    offset: escape))
+            }
+        }
+        return .success(String(decoding: decoded, as: UTF8.self))
+    }
+
+    private func surrogateError(_ unit: UInt16, at offset: Int) -> Diagnostic {
+        let hex = String(unit, radix: 16, uppercase: true)
+        return Diagnostic(
+            message: "invalid escape \"\\u\(hex)\" in quoted string: a surrogate must be part of a pair",
+            offset: offset)
+    }
+
+    /// The value of four hex digits starting at `index`, if they all come before `limit`.
+    private func hexQuad(at index: Int, before limit: Int) -> UInt16? {
+        guard index + 4 <= limit else { return nil }
+        var value: UInt16 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    /// Lexes a JSON object or array up to its balancing bracket, across lines.
+    ///
+    /// Only brackets and strings are looked at; the JSON parser checks the rest.
+    /// Nesting is tracked in ``expectedClosers`` (no recursion); past
+    /// ``maxJSONDepth`` levels only a count is kept, to find where the value
+    /// ends before reporting it as too deep.
+    private mutating func lexJSON() -> Result<Word, Diagnostic> {
+        let open = position
+        expectedClosers.removeAll(keepingCapacity: true)
+        var depth = 0
+        var tooDeep: Diagnostic?
+        var index = open
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case .openBrace, .openBracket:
+                depth += 1
+                if depth > Self.maxJSONDepth {
+                    if tooDeep == nil {
+                        tooDeep = Diagnostic(message: "JSON nested deeper than \(Self.maxJSONDepth) levels", offset: index)
+                    }
+                } else {
+                    expectedClosers.append(byte == .openBrace ? .closeBrace : .closeBracket)
+                }
+                index += 1
+            case .closeBrace, .closeBracket:
+                if depth <= Self.maxJSONDepth, let expected = expectedClosers.popLast(), expected != byte {
+                    position = index + 1
+                    return .failure(tooDeep ?? Diagnostic(
+                        message: "mismatched \"\(Character(Unicode.Scalar(byte)))\" in JSON value: "
+                            + "expected \"\(Character(Unicode.Scalar(expected)))\"",
+                        offset: index))
+                }
+                depth -= 1
+                index += 1
+                if depth == 0 {
+                    position = index
+                    if let tooDeep { return .failure(tooDeep) }
+                    return .success(Word(text: string(open..<index), kind: .json, offset: open, end: index))
+                }
+            case .quote:
+                let quote = index
+                index += 1
+                while index < bytes.count && bytes[index] != .quote && bytes[index] != .lineFeed {
+                    if bytes[index] == .backslash && index + 1 < bytes.count && bytes[index + 1] != .lineFeed {
+                        index += 1
+                    }
+                    index += 1
+                }
+                guard index < bytes.count, bytes[index] == .quote else {
+                    position = index
+                    return .failure(tooDeep ?? Diagnostic(
+                        message: "unterminated string in JSON value: the \" opened here has no closing \" on its line",
+                        offset: quote))
+                }
+                index += 1
+            default:
+                index += 1
+            }
+        }
+        position = index
+        endedInsideJSON = true
+        if let tooDeep { return .failure(tooDeep) }
+        let opener = Character(Unicode.Scalar(bytes[open]))
+        return .failure(Diagnostic(
+            message: "unterminated JSON value: \"\(opener)\" opened here is never closed", offset: open))
+    }
+
+    // MARK: Text
+
+    private func string(_ range: Range<Int>) -> String {
+        String(decoding: bytes[range], as: UTF8.self)
+    }
+
+    /// The whole character whose UTF-8 encoding starts at `offset`, for messages.
+    private func character(at offset: Int) -> String {
+        let lead = bytes[offset]
+        let length = lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        return string(offset..<Swift.min(offset + length, bytes.count))
+    }
+}
+
+extension UInt8 {
+    fileprivate static let tab = UInt8(ascii: "\t")
+    fileprivate static let lineFeed = UInt8(ascii: "\n")
+    fileprivate static let carriageReturn = UInt8(ascii: "\r")
+    fileprivate static let space = UInt8(ascii: " ")
+    fileprivate static let quote = UInt8(ascii: "\"")
+    fileprivate static let hash = UInt8(ascii: "#")
+    fileprivate static let slash = UInt8(ascii: "/")
+    fileprivate static let semicolon = UInt8(ascii: ";")
+    fileprivate static let openBracket = UInt8(ascii: "[")
+    fileprivate static let backslash = UInt8(ascii: "\\")
+    fileprivate static let closeBracket = UInt8(ascii: "]")
+    fileprivate static let openBrace = UInt8(ascii: "{")
+    fileprivate static let closeBrace = UInt8(ascii: "}")
+}

@@ -1,0 +1,253 @@
+import CacheCore
+
+/// An error of one command: a message and the byte in the source it points at (SPEC §7).
+public struct ShellError: Error, Sendable, Equatable {
+    public var message: String
+    public var offset: Int
+    public init(_ message: String, at offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+}
+
+/// How command output is shown.
+public enum OutputMode: String, Sendable {
+    case human, json
+}
+
+/// Where a session may touch files.
+public struct SessionOptions: Sendable {
+    /// No command may read or write files (`--safe`).
+    public var safe = false
+    /// Colour states in human output (a terminal, no `NO_COLOR`).
+    public var colour = false
+    public var mode = OutputMode.human
+    /// Stop a script at its first failing command (`--bail`).
+    public var bail = false
+    public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
+        self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
+    }
+}
+
+/// One cachesh session: a cache engine over a simulated server, the interpreter state
+/// (output mode, scheduled commands, recording) and the output it has produced.
+///
+/// Synchronous and single-threaded: the executable runs it off the main actor.
+public final class Session {
+    public let origin: SimulatedOrigin
+    public let engine: CacheEngine
+    public var options: SessionOptions
+    /// Output not yet written out, in order: (text, isError).
+    public private(set) var output: [(text: String, isError: Bool)] = []
+    /// A command was rejected (exit status 1).
+    public var anyFailed = false
+    /// `quit` was run.
+    public internal(set) var quitRequested = false
+
+    /// Commands scheduled by `at`, by token.
+    var scheduled: [Int: ScheduledEntry] = [:]
+    var nextToken = 0
+    /// Current `source` nesting, for the depth limit.
+    var sourceDepth = 0
+    /// Set while a command runs from the scheduler (`at`): reads never block.
+    var inScheduled = false
+    /// Nesting of commands being executed (`source`, `at`): only top-level ones enter the history.
+    var depth = 0
+    /// Every top-level (command, output) of this session so far, errors in the interactive form,
+    /// for `record` (which writes the session from its start).
+    var history: [(command: String, output: String)] = []
+    /// Keep the history (off for benchmarks of huge batches that never record).
+    public var keepsHistory = true
+    /// The interactive form of the last error, for the history.
+    var lastInteractiveError: String?
+    /// An open `record FILE`.
+    var recording: Recording?
+
+    struct ScheduledEntry {
+        var text: String
+        var source: SourceFile
+        var offset: Int
+    }
+
+    public static let maxSourceDepth = 16
+
+    public init(options: SessionOptions = SessionOptions()) {
+        let origin = SimulatedOrigin()
+        self.origin = origin
+        self.engine = CacheEngine(origin: origin)
+        self.options = options
+        engine.delegate = self
+    }
+
+    /// Receives output after each top-level command when set (the executable's terminal);
+    /// otherwise output collects until `takeOutput()`.
+    public var sink: ((_ text: String, _ isError: Bool) -> Void)?
+
+    /// Hands collected output to the sink.
+    func drainToSink() {
+        guard let sink, !output.isEmpty else { return }
+        for (text, isError) in output { sink(text, isError) }
+        output.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes the output produced so far.
+    public func takeOutput() -> [(text: String, isError: Bool)] {
+        defer { output.removeAll(keepingCapacity: true) }
+        return output
+    }
+
+    func write(_ line: String) {
+        output.append((line + "\n", false))
+    }
+
+    func writeError(_ line: String) {
+        output.append((line + "\n", true))
+    }
+
+    // MARK: Running sources
+
+    /// Runs every command of a source (a script, `-c`, stdin, or one typed command).
+    /// - Returns: false if a command failed.
+    @discardableResult
+    public func run(_ source: SourceFile, semicolonsSeparate: Bool = false) -> Bool {
+        var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
+        var ok = true
+        while !quitRequested, let next = lexer.next() {
+            switch next {
+            case .failure(let diagnostic):
+                let start = output.count
+                fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
+                if depth == 0 && keepsHistory && source.name == nil { noteHistory(source.text, outputFrom: start) }
+                ok = false
+            case .success(let command):
+                if !execute(command, in: source) { ok = false }
+            }
+            if depth == 0 { drainToSink() }
+            if !ok && options.bail { break }
+        }
+        return ok
+    }
+
+    /// Runs one typed command (interactive use, transcripts): errors print as `error: ...`.
+    /// - Returns: everything it printed.
+    public func runTyped(_ text: String) -> String {
+        run(SourceFile(name: nil, text: text))
+        return takeOutput().map(\.text).joined()
+    }
+
+    /// Executes one lexed command, reporting its error with the source's name and line.
+    func execute(_ command: RawCommand, in source: SourceFile) -> Bool {
+        guard let first = command.words.first else { return true }
+        let topLevel = depth == 0
+        depth += 1
+        defer { depth -= 1 }
+        if topLevel { engine.beginCommand() }
+        let outputStart = output.count
+        var ok = true
+        do {
+            let reply = try dispatch(first.text, command, source)
+            emit(reply, command: first.text)
+        } catch {
+            fail(error, in: source, command: first.text)
+            ok = false
+        }
+        if topLevel && keepsHistory {
+            let text = String(decoding: source.bytes[command.offset..<command.end], as: UTF8.self)
+            noteHistory(text, outputFrom: outputStart)
+        }
+        return ok
+    }
+
+    func fail(_ error: ShellError, in source: SourceFile, command: String?) {
+        anyFailed = true
+        if error.isReported { return }
+        let diagnostic = Diagnostic(message: error.message, offset: error.offset)
+        lastInteractiveError = "error: \(error.message)"
+        if options.mode == .json {
+            var fields: [String: JSONValue] = ["error": .string(error.message), "command": command.map(JSONValue.string) ?? .null]
+            if let name = source.name {
+                fields["file"] = .string(name)
+                fields["line"] = .int(Int64(source.location(ofOffset: error.offset).line))
+            } else {
+                fields["file"] = .null
+                fields["line"] = .null
+            }
+            write(JSONValue.object(fields).compactText)
+        } else {
+            writeError(source.render(diagnostic))
+        }
+    }
+
+    /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.
+    /// - Returns: false (after printing the error) when the file cannot be read or is refused.
+    public func loadInitialConfiguration(path: String) -> Bool {
+        let text: String
+        do { text = try FileIO.read(path) } catch {
+            writeError("cachesh: cannot read \(path): \(error)")
+            drainToSink()
+            return false
+        }
+        do {
+            _ = try applyConfiguration(text: text, from: path, at: 0)
+        } catch {
+            writeError("cachesh: \(error.message)")
+            drainToSink()
+            return false
+        }
+        history.append(("load " + JSONValue.string(path).compactText, "loaded \(path)\n"))
+        return true
+    }
+
+    /// The file a path in `source` names: relative paths resolve against the source's directory.
+    func resolvePath(_ path: String, relativeTo source: SourceFile) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let name = source.name, name.contains("/"), !name.hasPrefix("<"), name != "-c" else { return path }
+        let directory = name[..<name.lastIndex(of: "/")!]
+        return directory + "/" + path
+    }
+}
+
+// MARK: - Engine callbacks
+
+extension Session: CacheEngineDelegate {
+    public func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) {
+        var fields: [String: JSONValue] = [
+            "event": .string(event.cause.rawValue),
+            "key": .string(event.key),
+            "at": .string(TimeText.iso8601(ms: event.at)),
+            "at_ms": .int(event.at - engine.clockStart),
+            "state": .string(event.state.rawValue),
+            "value": event.value ?? .null,
+            "source": .string(event.source.rawValue),
+        ]
+        if event.cause == .pushed {
+            fields["type"] = .string(event.key)
+            fields["key"] = .null
+            fields["state"] = .null
+        }
+        if options.mode == .json {
+            write(JSONValue.object(fields).compactText)
+        } else {
+            write(Render.eventLine(event, clockStart: engine.clockStart, colour: options.colour))
+        }
+    }
+
+    public func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {
+        guard let entry = scheduled.removeValue(forKey: token) else { return }
+        runScheduledCommand(entry)
+    }
+
+    public func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
+        var fields = ValidationCommands.fields(result)
+        fields["event"] = .string("validated")
+        fields["at"] = .string(TimeText.iso8601(ms: engine.now))
+        if options.mode == .json {
+            write(JSONValue.object(fields).compactText)
+        } else {
+            write("validated at \(TimeText.iso8601(ms: engine.now)):")
+            for line in Render.fieldLines(fields.filter { $0.key != "event" && $0.key != "at" }, order: ["request", "response", "error", "keys"], colour: false) {
+                write("  " + line)
+            }
+        }
+    }
+}

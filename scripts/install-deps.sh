@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system packages cachesh needs when they are missing (Debian; run as root or with sudo).
+set -euo pipefail
+need=()
+pkg-config --exists libedit 2>/dev/null || need+=(libedit-dev)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v tmux >/dev/null || need+=(tmux)
+[ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+python3 -c 'import pexpect' 2>/dev/null || python3 -m pip install -q pexpect
