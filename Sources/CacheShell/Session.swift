@@ -62,6 +62,12 @@ public final class Session {
     var lastInteractiveError: String?
     /// An open `record FILE`.
     var recording: Recording?
+    /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
+    /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
+    public var baseSnapshot: String?
+    /// The directory relative paths of typed commands resolve against (a transcript's own directory);
+    /// nil means the working directory.
+    public var baseDirectory: String?
 
     struct ScheduledEntry {
         var text: String
@@ -201,6 +207,7 @@ public final class Session {
     /// The file a path in `source` names: relative paths resolve against the source's directory.
     func resolvePath(_ path: String, relativeTo source: SourceFile) -> String {
         if path.hasPrefix("/") { return path }
+        if source.name == nil, let base = baseDirectory { return base + "/" + path }
         guard let name = source.name, name.contains("/"), !name.hasPrefix("<"), name != "-c" else { return path }
         let directory = name[..<name.lastIndex(of: "/")!]
         return directory + "/" + path
