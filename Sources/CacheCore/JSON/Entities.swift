@@ -1,0 +1,67 @@
+/// Entities: JSON objects, at any depth of a value, identified by their id field (SPEC §1.1, B8).
+///
+/// An id matches by its decimal text or as a string: `42` and `"42"` are the same entity,
+/// `42.0` is not an id at all.
+extension JSONValue {
+    /// The id text of an object's id field, if it has one that counts.
+    @inline(__always)
+    static func entityID(_ value: JSONValue?) -> String? {
+        switch value {
+        case .int(let n)?: return String(n)
+        case .string(let s)?: return s
+        default: return nil
+        }
+    }
+
+    /// Adds the id of every object in this value, at any depth, to `ids`.
+    /// - Complexity: O(size of the value).
+    public func collectEntityIDs(idField: String, into ids: inout Set<String>) {
+        switch self {
+        case .object(let object):
+            if let id = Self.entityID(object[idField]) { ids.insert(id) }
+            for child in object.values { child.collectEntityIDs(idField: idField, into: &ids) }
+        case .array(let array):
+            for child in array { child.collectEntityIDs(idField: idField, into: &ids) }
+        default:
+            break
+        }
+    }
+
+    /// This value with `patch` applied to every object whose id is `id`, innermost first.
+    ///
+    /// The patch applies to the object as its nested entities have already been patched.
+    /// - Returns: the new value and how many objects matched (0: the value is unchanged).
+    /// - Complexity: O(size of the value).
+    /// - Throws: `PatchError` if the patch does not apply to one of them; nothing is changed then.
+    public func patchingEntities(id: String, idField: String, with patch: Patch) throws(PatchError) -> (value: JSONValue, matches: Int) {
+        switch self {
+        case .object(var object):
+            var matches = 0
+            for (key, child) in object {
+                let patched = try child.patchingEntities(id: id, idField: idField, with: patch)
+                if patched.matches > 0 {
+                    object[key] = patched.value
+                    matches += patched.matches
+                }
+            }
+            var result = JSONValue.object(object)
+            if Self.entityID(object[idField]) == id {
+                result = try patch.apply(to: result)
+                matches += 1
+            }
+            return (matches > 0 ? result : self, matches)
+        case .array(var array):
+            var matches = 0
+            for index in array.indices {
+                let patched = try array[index].patchingEntities(id: id, idField: idField, with: patch)
+                if patched.matches > 0 {
+                    array[index] = patched.value
+                    matches += patched.matches
+                }
+            }
+            return (matches > 0 ? .array(array) : self, matches)
+        default:
+            return (self, 0)
+        }
+    }
+}

@@ -1,0 +1,344 @@
+/// Why a JSON text was refused, and the byte offset (from the start of the text) it points at.
+public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var offset: Int
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+    public var description: String { message }
+}
+
+extension JSONValue {
+    /// Objects and arrays nested deeper than this are refused (SPEC §7), so no input can exhaust the stack.
+    public static let maxDepth = 512
+
+    /// Parses one JSON text (RFC 8259), surrounding whitespace allowed.
+    ///
+    /// Strict: no comments, trailing commas, leading zeros, `+`, NaN or infinities.
+    /// Integers that fit in 64 bits become `.int`; fractions, exponents and larger integers `.double`.
+    /// A duplicated object key keeps its last value.
+    /// - Complexity: O(n) in the length of the text.
+    /// - Throws: `JSONError` with the offset of the first byte that is wrong.
+    public init(parsing text: String) throws(JSONError) {
+        var text = text
+        let result: Result<JSONValue, JSONError> = text.withUTF8 { bytes in
+            var reader = JSONReader(bytes)
+            return Result { () throws(JSONError) -> JSONValue in try reader.parseDocument() }
+        }
+        self = try result.get()
+    }
+
+    /// Parses one JSON text from UTF-8 bytes; see `init(parsing:)`.
+    public init(parsing bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) {
+        var reader = JSONReader(bytes)
+        self = try reader.parseDocument()
+    }
+}
+
+/// A byte-level recursive-descent JSON reader.
+///
+/// Recursion depth is bounded by `JSONValue.maxDepth`; every loop consumes at least one byte per turn.
+struct JSONReader {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var i = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    mutating func parseDocument() throws(JSONError) -> JSONValue {
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        if i < bytes.count {
+            throw JSONError(message: "unexpected \(describe(i)) after the JSON value", offset: i)
+        }
+        return value
+    }
+
+    private mutating func skipWhitespace() {
+        while i < bytes.count {
+            switch bytes[i] {
+            case 0x20, 0x0A, 0x0D, 0x09: i += 1
+            default: return
+            }
+        }
+    }
+
+    /// The byte at `offset` as a user reads it in a message.
+    private func describe(_ offset: Int) -> String {
+        guard offset < bytes.count else { return "end of JSON" }
+        let byte = bytes[offset]
+        if byte >= 0x21 && byte < 0x7F { return "character '\(Character(Unicode.Scalar(byte)))'" }
+        if byte < 0x80 { return "character \\u\(hex4(UInt16(byte)))" }
+        // A multi-byte character: show it whole.
+        var end = offset + 1
+        while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+        return "character '\(String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<end]), as: UTF8.self))'"
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+        skipWhitespace()
+        guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected a value", offset: i) }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            guard depth < JSONValue.maxDepth else {
+                throw JSONError(message: "JSON nested deeper than \(JSONValue.maxDepth) levels", offset: i)
+            }
+            return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["):
+            guard depth < JSONValue.maxDepth else {
+                throw JSONError(message: "JSON nested deeper than \(JSONValue.maxDepth) levels", offset: i)
+            }
+            return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""):
+            return .string(try parseString())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try parseNumber()
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
+        default:
+            throw JSONError(message: "unexpected \(describe(i)), expected a JSON value", offset: i)
+        }
+    }
+
+    private mutating func expectWord(_ word: StaticString) throws(JSONError) {
+        let start = i
+        let count = word.utf8CodeUnitCount
+        let ok = word.withUTF8Buffer { expected in
+            guard bytes.count - i >= count else { return false }
+            for k in 0..<count where bytes[i + k] != expected[k] { return false }
+            return true
+        }
+        guard ok else { throw JSONError(message: "unexpected \(describe(start)), expected a JSON value", offset: start) }
+        i += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
+        i += 1  // {
+        var object: [String: JSONValue] = [:]
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected '}'", offset: i) }
+            guard bytes[i] == UInt8(ascii: "\"") else {
+                throw JSONError(message: "unexpected \(describe(i)), expected a string key", offset: i)
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
+                throw JSONError(message: "unexpected \(describe(i)), expected ':' after an object key", offset: i)
+            }
+            i += 1
+            object[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected '}'", offset: i) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(object)
+            }
+            throw JSONError(message: "unexpected \(describe(i)), expected ',' or '}'", offset: i)
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {
+        i += 1  // [
+        var array: [JSONValue] = []
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            return .array(array)
+        }
+        while true {
+            array.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected ']'", offset: i) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(array)
+            }
+            throw JSONError(message: "unexpected \(describe(i)), expected ',' or ']'", offset: i)
+        }
+    }
+
+    /// A string starting at the opening quote; the common case (no escapes) is one copy.
+    private mutating func parseString() throws(JSONError) -> String {
+        let open = i
+        i += 1
+        let start = i
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+                i += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw JSONError(message: "control character \\u\(hex4(UInt16(byte))) in a string", offset: i) }
+            i += 1
+        }
+        var buffer = Array(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        while i < bytes.count {
+            let byte = bytes[i]
+            switch byte {
+            case UInt8(ascii: "\""):
+                i += 1
+                return String(decoding: buffer, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                try parseEscape(into: &buffer)
+            case 0..<0x20:
+                throw JSONError(message: "control character \\u\(hex4(UInt16(byte))) in a string", offset: i)
+            default:
+                buffer.append(byte)
+                i += 1
+            }
+        }
+        throw JSONError(message: "unterminated string", offset: open)
+    }
+
+    private mutating func parseEscape(into buffer: inout [UInt8]) throws(JSONError) {
+        let start = i
+        i += 1
+        guard i < bytes.count else { throw JSONError(message: "unterminated string", offset: start) }
+        let c = bytes[i]
+        i += 1
+        switch c {
+        case UInt8(ascii: "\""): buffer.append(0x22)
+        case UInt8(ascii: "\\"): buffer.append(0x5C)
+        case UInt8(ascii: "/"): buffer.append(0x2F)
+        case UInt8(ascii: "b"): buffer.append(0x08)
+        case UInt8(ascii: "f"): buffer.append(0x0C)
+        case UInt8(ascii: "n"): buffer.append(0x0A)
+        case UInt8(ascii: "r"): buffer.append(0x0D)
+        case UInt8(ascii: "t"): buffer.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = UInt32(try parseHex4(escapeAt: start))
+            if (0xD800..<0xDC00).contains(scalar) {
+                // A high surrogate must be followed by an escaped low one.
+                guard bytes.count - i >= 6, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                    throw JSONError(message: "unpaired surrogate in \\u escape", offset: start)
+                }
+                i += 2
+                let low = UInt32(try parseHex4(escapeAt: i - 2))
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw JSONError(message: "unpaired surrogate in \\u escape", offset: start)
+                }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00..<0xE000).contains(scalar) {
+                throw JSONError(message: "unpaired surrogate in \\u escape", offset: start)
+            }
+            for unit in UTF8.encode(Unicode.Scalar(scalar)!)! { buffer.append(unit) }
+        default:
+            throw JSONError(message: "invalid escape \\\(Character(Unicode.Scalar(c < 0x80 ? c : UInt8(ascii: "?")))) in a string", offset: start)
+        }
+    }
+
+    private mutating func parseHex4(escapeAt start: Int) throws(JSONError) -> UInt16 {
+        guard bytes.count - i >= 4 else { throw JSONError(message: "invalid \\u escape (needs 4 hex digits)", offset: start) }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let digit: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c - UInt8(ascii: "A") + 10
+            default: throw JSONError(message: "invalid \\u escape (needs 4 hex digits)", offset: start)
+            }
+            value = value << 4 | UInt16(digit)
+            i += 1
+        }
+        return value
+    }
+
+    /// A number by the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+        let start = i
+        var negative = false
+        if bytes[i] == UInt8(ascii: "-") {
+            negative = true
+            i += 1
+        }
+        guard i < bytes.count, isDigit(bytes[i]) else {
+            throw JSONError(message: "invalid number: expected a digit after '-'", offset: start)
+        }
+        let intStart = i
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+            if i < bytes.count && isDigit(bytes[i]) {
+                throw JSONError(message: "invalid number: leading zero", offset: start)
+            }
+        } else {
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        let intEnd = i
+        var isInteger = true
+        if i < bytes.count && bytes[i] == UInt8(ascii: ".") {
+            isInteger = false
+            i += 1
+            guard i < bytes.count, isDigit(bytes[i]) else {
+                throw JSONError(message: "invalid number: expected a digit after '.'", offset: start)
+            }
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        if i < bytes.count && (bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E")) {
+            isInteger = false
+            i += 1
+            if i < bytes.count && (bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-")) { i += 1 }
+            guard i < bytes.count, isDigit(bytes[i]) else {
+                throw JSONError(message: "invalid number: expected a digit in the exponent", offset: start)
+            }
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        if isInteger && intEnd - intStart <= 19 {
+            // Accumulate negatively so Int64.min fits.
+            var value: Int64 = 0
+            var fits = true
+            for k in intStart..<intEnd {
+                let (m, o1) = value.multipliedReportingOverflow(by: 10)
+                let (s, o2) = m.subtractingReportingOverflow(Int64(bytes[k] - UInt8(ascii: "0")))
+                if o1 || o2 { fits = false; break }
+                value = s
+            }
+            if fits {
+                if negative { return .int(value) }
+                if value != Int64.min { return .int(-value) }
+            }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        guard let double = Double(text), double.isFinite else {
+            throw JSONError(message: "number out of range: \(text)", offset: start)
+        }
+        return .double(double)
+    }
+
+    @inline(__always) private func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10
+    }
+}
+
+/// Four lowercase hex digits.
+func hex4(_ value: UInt16) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(value >> 12 & 0xF)], digits[Int(value >> 8 & 0xF)],
+                   digits[Int(value >> 4 & 0xF)], digits[Int(value & 0xF)]])
+}
