@@ -1,0 +1,194 @@
+@testable import CacheShell
+import Foundation
+import Testing
+
+/// Runs `lines` typed into a fresh session and returns everything it printed.
+private func typed(_ lines: String, options: SessionOptions = SessionOptions()) -> String {
+    Session(options: options).runTyped(lines)
+}
+
+/// Errors that mean a command line was written wrongly, as opposed to failing on the session's state.
+private let usageErrorMarkers = [
+    "unknown command", "has no option", "has no flag", "given twice", " needs ", " takes ", "cannot be scheduled",
+]
+
+private func usageError(in output: String) -> String? {
+    output.split(separator: "\n").first { line in
+        line.hasPrefix("error: ") && usageErrorMarkers.contains { line.contains($0) }
+    }.map(String.init)
+}
+
+@Suite struct HelpTests {
+    @Test func helpListsEveryCommandWithAlignedSummaries() {
+        let lines = typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count == CommandCatalog.all.count + 2)  // the pointer line, then the final newline
+        #expect(lines.first == "load FILE                                load a configuration: namespaces, push rules, server")
+        #expect(lines.contains("get KEY [--force] [--nowait]             read as the app does: serve, refresh or fetch"))
+        #expect(lines.contains("quit                                     leave the shell"))
+        #expect(lines.dropLast().last == "help COMMAND explains one command, with its arguments and an example")
+        for (line, info) in zip(lines, CommandCatalog.all) {
+            #expect(line.hasPrefix(info.synopsis + "  "), "\(line)")
+            #expect(line.hasSuffix("  " + info.summary), "\(line)")
+            if info.synopsis.count <= HelpCommands.synopsisColumnLimit {
+                #expect(line.count - info.summary.count == 41, "summary not in the column: \(line)")
+            }
+        }
+    }
+
+    @Test func helpGetShowsSynopsisSummaryArgumentsAndExample() {
+        #expect(typed("help get") == """
+            get KEY [--force] [--nowait]
+            read as the app does: serve, refresh or fetch
+              KEY       NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)
+              --force   always send a new request and wait for it
+              --nowait  start what the read would start and return at once with what the cache has
+            example: get feed:home --nowait
+
+            """)
+    }
+
+    @Test func helpServerListsEverySubcommandForm() {
+        #expect(typed("help server") == """
+            server SUBCOMMAND ...
+            change or show the simulated server
+              set KEY VALUE    set the server's value without telling the client
+              patch KEY PATCH  patch the server's value without telling the client
+              delete KEY       delete the server's value; a fetch then fails with not found
+              show [KEY]       the server's data, or one value with its modification time
+              latency D [KEY]  answer after D (default 100ms), or only KEY's requests
+              fail N [KEY]     the next N requests (for KEY) fail
+              offline          send no request; every cached value is served, flagged offline
+              online           send requests again, first the queued mutations
+              log [clear]      the requests received, with times and fates; clear forgets them
+            example: server set feed:home [{"id":1,"likes":3}]
+
+            """)
+    }
+
+    @Test func helpOfACommandWithoutArgumentsShowsNoArgumentLines() {
+        #expect(typed("help pending") == """
+            pending
+            requests in flight, queued mutations, scheduled commands
+            example: pending
+
+            """)
+    }
+
+    @Test func jsonHelpListsNameSynopsisAndSummary() {
+        let output = typed("help", options: SessionOptions(mode: .json))
+        #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE"},{"name":"ns","#))
+        #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}]}"# + "\n"))
+        #expect(output.components(separatedBy: #"{"name":"#).count - 1 == CommandCatalog.all.count)
+        #expect(output.split(separator: "\n").count == 1)
+    }
+
+    @Test func jsonHelpOfOneCommand() {
+        #expect(typed("help expire", options: SessionOptions(mode: .json)) == #"""
+            {"arguments":[{"meaning":"NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)","name":"KEY"},{"meaning":"set the time to expiry to D from now instead","name":"in=D"}],"command":"help","example":"expire feed:home in=30s","name":"expire","summary":"expire an entry now, or set its time to expiry","synopsis":"expire KEY [in=D]"}
+
+            """#)
+    }
+
+    @Test(arguments: [
+        ("help nosuch", "error: unknown command \"nosuch\" (help lists them)\n"),
+        ("help gett", "error: unknown command \"gett\" (did you mean get?)\n"),
+        ("help pee", "error: unknown command \"pee\" (did you mean peek?)\n"),
+        ("help get put", "error: help takes [COMMAND]; unexpected \"put\"\n"),
+        ("help --all", "error: help has no flag --all\n"),
+    ])
+    func helpRefusesWhatIsNotACommand(line: String, expected: String) {
+        let session = Session()
+        #expect(session.runTyped(line) == expected)
+        #expect(session.anyFailed)
+    }
+
+    @Test func unknownCommandErrorPointsAtTheWord() throws {
+        let source = SourceFile(name: "script.cachesh", text: "echo one\nhelp   nosuch\n")
+        var lexer = Lexer(source, semicolonSeparates: false)
+        _ = lexer.next()
+        let command = try #require(try lexer.next()?.get())
+        #expect(throws: ShellError("unknown command \"nosuch\" (help lists them)", at: 16)) {
+            try HelpCommands.help(Session(), command, source)
+        }
+        let session = Session()
+        session.run(source)
+        #expect(session.takeOutput().map(\.text).joined() == "one\nscript.cachesh:2: error: unknown command \"nosuch\" (help lists them)\n")
+    }
+
+    @Test func jsonHelpErrorNamesTheCommand() {
+        #expect(typed("help nosuch", options: SessionOptions(mode: .json))
+                == #"{"command":"help","error":"unknown command \"nosuch\" (help lists them)","file":null,"line":null}"# + "\n")
+    }
+
+    // MARK: The catalog against the code
+
+    @Test func catalogNamesEveryCommandTheShellRunsAndNoOther() {
+        let names = CommandCatalog.all.map(\.name)
+        #expect(Set(names).count == names.count, "a command is listed twice")
+        #expect(Set(names) == Set(Session.handlers.keys))
+        for info in CommandCatalog.all {
+            #expect(info.synopsis.split(separator: " ").first.map(String.init) == info.name)
+            #expect(info.example.split(separator: " ").first.map(String.init) == info.name)
+            #expect(!info.summary.isEmpty && !info.summary.contains("\n"))
+            #expect(CommandCatalog.info(info.name)?.synopsis == info.synopsis)
+        }
+        #expect(CommandCatalog.info("nosuch") == nil)
+        #expect(CommandCatalog.info("server")?.subcommands == ServerCommands.subcommands)
+    }
+
+    /// Commands whose example needs a file or state a fresh session lacks: they must still be
+    /// written correctly, but may fail (`load config.json` with no such file).
+    static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate"]
+
+    @Test(arguments: CommandCatalog.all.map(\.name))
+    func exampleRunsInAFreshSession(name: String) throws {
+        let info = try #require(CommandCatalog.info(name))
+        // --safe: an example that would read or write a file is refused, never touches the disk.
+        let session = Session(options: SessionOptions(safe: true))
+        let output = session.runTyped(info.example)
+        #expect(usageError(in: output) == nil, "\(info.example)")
+        if !Self.examplesNeedingFilesOrState.contains(name) {
+            #expect(!session.anyFailed, "\(info.example) failed: \(output)")
+        }
+    }
+
+    @Test func examplesNeedingStateSucceedOnceItExists() {
+        let session = Session()
+        #expect(session.runTyped("put feed:home [{\"id\":1,\"likes\":3}]\n" + CommandCatalog.info("mutate")!.example)
+                == "keys: feed:home\nkeys: feed:home\n")
+        #expect(!session.anyFailed)
+    }
+
+    /// The option and flag names a command's own parser lists when given an unknown one.
+    private static func accepted(by example: String, probe: String) -> Set<String> {
+        let output = typed(example + " " + probe, options: SessionOptions(safe: true))
+        guard output.contains("has no"), let open = output.range(of: "(it takes ") else { return [] }
+        let list = output[open.upperBound...].prefix { $0 != ")" }
+        return Set(list.components(separatedBy: ", "))
+    }
+
+    @Test(arguments: CommandCatalog.all.map(\.name))
+    func optionsAreExactlyWhatTheCommandAccepts(name: String) throws {
+        let info = try #require(CommandCatalog.info(name))
+        for option in info.options {
+            let probe = option.hasSuffix("=") ? option + "1s" : option
+            let output = typed(info.example + " " + probe, options: SessionOptions(safe: true))
+            #expect(!output.contains("has no option") && !output.contains("has no flag"), "\(probe): \(output)")
+        }
+        let flags = Self.accepted(by: info.example, probe: "--zzz")
+        let options = Self.accepted(by: info.example, probe: "zzz=1")
+        #expect(flags.union(options) == Set(info.options))
+    }
+
+    @Test func argumentsNameEveryOptionOfTheSynopsis() {
+        for info in CommandCatalog.all {
+            let names = info.arguments.map(\.name).joined(separator: " ")
+            for option in info.options {
+                #expect(names.contains(option), "\(info.name): \(option) is not explained")
+                // A negation (--no-purgeable) goes without saying beside its flag.
+                let shown = option.hasPrefix("--no-") ? "--" + option.dropFirst(5) : option
+                #expect(info.synopsis.contains(shown), "\(info.name): \(option) is not in the synopsis")
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import CacheShell
+import Foundation
+import Testing
+
+/// The man page, the SPEC and `cachesh --help` checked against the command catalog `help` uses,
+/// so none of them can drift from what the shell runs.
+@Suite struct ManPageTests {
+    /// The package's root, from this file's place in it.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let manPath = root.appendingPathComponent("man/cachesh.1").path
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// A roff line as it reads: font changes dropped, escapes resolved, macro names removed.
+    static func plain(_ line: Substring) -> String {
+        var text = String(line)
+        if text.hasPrefix(".") { text = text.drop { $0 != " " }.trimmingCharacters(in: .whitespaces) }
+        for (escape, character) in [("\\fB", ""), ("\\fI", ""), ("\\fR", ""), ("\\fP", ""), ("\\-", "-"), ("\\&", ""),
+                                    ("\\(aq", "'"), ("\\(dq", "\""), ("\\(lq", "\""), ("\\(rq", "\""), ("\\(ga", "`"),
+                                    ("\\e", "\\")] {
+            text = text.replacingOccurrences(of: escape, with: character)
+        }
+        return text
+    }
+
+    /// The lines of section `name` (`.SH name`), up to the next section.
+    static func section(_ name: String, of page: String) -> [Substring] {
+        let lines = page.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0 == ".SH \(name)" || $0 == ".SH \"\(name)\"" }) else { return [] }
+        let rest = lines[(start + 1)...]
+        return Array(rest.prefix { !$0.hasPrefix(".SH ") })
+    }
+
+    /// The tags of the outermost `.TP` paragraphs of some lines, as they read.
+    static func tags(_ lines: [Substring]) -> [String] {
+        var depth = 0
+        var result: [String] = []
+        for (i, line) in lines.enumerated() {
+            if line.hasPrefix(".RS") { depth += 1 }
+            if line.hasPrefix(".RE") { depth -= 1 }
+            if line == ".TP", depth == 0, i + 1 < lines.count { result.append(plain(lines[i + 1])) }
+        }
+        return result
+    }
+
+    @Test func manPageHasTheSectionsInOrder() throws {
+        let page = try Self.read("man/cachesh.1")
+        let headings = page.split(separator: "\n").filter { $0.hasPrefix(".SH ") }.map { Self.plain($0).replacingOccurrences(of: "\"", with: "") }
+        #expect(headings == ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "CONFIGURATION",
+                             "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"])
+        #expect(Self.tags(Self.section("ENVIRONMENT", of: page)) == ["NO_COLOR", "CACHESH_HISTORY", "CACHESH_HINTS", "CI", "EDITRC"])
+        #expect(Self.tags(Self.section("EXIT STATUS", of: page)) == ["0", "1", "2"])
+        #expect(Self.section("SEE ALSO", of: page).filter { !$0.isEmpty } == [".BR redis\\-cli (1),", ".BR sqlite3 (1)"])
+    }
+
+    @Test func manPageHasAnEntryForEveryCommandWithItsSynopsis() throws {
+        let page = try Self.read("man/cachesh.1")
+        let entries = Self.tags(Self.section("COMMANDS", of: page))
+        #expect(entries == CommandCatalog.all.map(\.synopsis))
+        for info in CommandCatalog.all {
+            let example = "Example: \\fB" + info.example.replacingOccurrences(of: "\\", with: "\\e")
+                .replacingOccurrences(of: "-", with: "\\-") + "\\fR"
+            #expect(page.contains(example), "\(info.name): the man page has no line \(example)")
+        }
+    }
+
+    @Test func specCommandTableNamesExactlyTheCatalogsCommands() throws {
+        let spec = try Self.read("docs/SPEC.md")
+        let start = try #require(spec.range(of: "\n## 3. Commands"))
+        let end = try #require(spec.range(of: "\n## 4.", range: start.upperBound..<spec.endIndex))
+        var names: [String] = []
+        for row in spec[start.upperBound..<end.lowerBound].split(separator: "\n") where row.hasPrefix("| `") {
+            let cells = row.replacingOccurrences(of: "\\|", with: "\u{0}").split(separator: "|")
+            let forms = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map(\.element)
+            names += forms.compactMap { $0.split(separator: " ").first.map(String.init) }
+        }
+        #expect(Set(names) == Set(CommandCatalog.all.map(\.name)))
+        #expect(Set(names).count == CommandCatalog.all.count)
+    }
+
+    // MARK: cachesh --help
+
+    /// The built `cachesh` beside this test bundle, if any.
+    static let executable: String? = {
+        var directories = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        directories += Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        return directories.map { $0.appendingPathComponent("cachesh").path }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    static func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil)
+        throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    static func options(in line: String) -> [String] {
+        line.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+            .filter { $0.hasPrefix("-") && $0.count > 1 && $0.dropFirst().allSatisfy { $0.isLetter || $0 == "-" } }
+    }
+
+    @Test(.enabled(if: executable != nil, "cachesh is not built beside the tests"))
+    func manPageDescribesEveryCommandLineOption() throws {
+        let help = try Self.run(Self.executable!, ["--help"]).output
+        let optionLines = help.split(separator: "\n").drop { $0 != "OPTIONS:" }.filter { $0.hasPrefix("  -") }
+        let listed = optionLines.flatMap { Self.options(in: String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != "<" }
+            .components(separatedBy: "  ")[0])) }
+        #expect(listed.count >= 10, "cannot read the options of cachesh --help: \(help)")
+        let page = try Self.read("man/cachesh.1")
+        let tags = Self.tags(Self.section("OPTIONS", of: page))
+        let documented = Set(tags.flatMap { Self.options(in: $0) })
+        for option in listed {
+            #expect(documented.contains(option), "\(option) is not in the man page's OPTIONS")
+        }
+        #expect(Set(listed) == documented)
+        #expect(tags.first == "FILE")
+    }
+
+    // MARK: Rendering
+
+    static func program(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    @Test(.enabled(if: program("man") != nil, "man is not installed: the page's rendering is not checked"))
+    func manRendersThePageWithoutWarningsAndEverySynopsis() throws {
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "MANWIDTH": "200",
+                           "LC_ALL": "C", "HOME": NSTemporaryDirectory()]
+        let (status, output, errors) = try Self.run(Self.program("man")!, ["--warnings", "-l", Self.manPath], environment: environment)
+        #expect(status == 0)
+        #expect(errors == "")
+        let lines = output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        // A short tag (`quit`) shares its line with the start of its paragraph.
+        func shown(_ text: String) -> Bool { lines.contains { $0 == text || $0.hasPrefix(text + " ") } }
+        for info in CommandCatalog.all {
+            #expect(shown(info.synopsis), "man shows no line \"\(info.synopsis)\"")
+        }
+        #expect(shown("cachesh --verify [--update] FILE..."))
+    }
+
+    @Test(.enabled(if: program("groff") != nil, "groff is not installed: the page's markup is not checked"))
+    func groffFindsNoProblemInTheMarkup() throws {
+        let (status, _, errors) = try Self.run(Self.program("groff")!, ["-man", "-ww", "-z", Self.manPath])
+        #expect(status == 0)
+        #expect(errors == "")
+    }
+}
