@@ -44,7 +44,11 @@ extension CacheEngine {
         let s = nextSeq()
         let i = Int(slot)
         if let delay, delay > 0 {
-            slots[i].expiresAt = now.addingClamped(delay)
+            let due = now.addingClamped(delay)
+            // Of several items for one instant, the first reports: keep its sequence number.
+            let sameItem = slots[i].expiryOverridden && !slots[i].expiryReported && slots[i].expiresAt == due
+            if !sameItem { slots[i].expirySeq = s }
+            slots[i].expiresAt = due
             slots[i].expiryOverridden = true
             slots[i].expiryReported = false
             heap.insert(ScheduledItem(time: slots[i].expiresAt, seq: s,

@@ -21,8 +21,8 @@ public final class CacheEngine {
     public static let runawayLimit = 1_000_000
 
     public let origin: any Origin
-    /// The virtual clock's start (SPEC §2: 2026-01-01T00:00:00.000Z).
-    public let clockStart: Int64
+    /// The virtual clock's start (SPEC §2: 2026-01-01T00:00:00.000Z); replaced by `restore`.
+    public internal(set) var clockStart: Int64
     /// Current virtual time, ms since the Unix epoch.
     public internal(set) var now: Int64
     /// The global sequence number of the last event (SPEC §1.1).
@@ -164,7 +164,7 @@ extension CacheEngine {
         linkAtTail(slot)
     }
 
-    private func linkAtTail(_ slot: Int32) {
+    func linkAtTail(_ slot: Int32) {
         let i = Int(slot)
         slots[i].globalPrev = globalTail
         slots[i].globalNext = -1
@@ -220,7 +220,7 @@ extension CacheEngine {
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
     }
 
-    private func indexIDs(_ slot: Int32) {
+    func indexIDs(_ slot: Int32) {
         var ids = Set<String>()
         slots[Int(slot)].value.collectEntityIDs(idField: idField, into: &ids)
         guard !ids.isEmpty else { return }

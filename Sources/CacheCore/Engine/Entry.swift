@@ -15,6 +15,8 @@ struct Entry {
     var expiresAt: Int64
     /// `expire` set `expiresAt` by hand; `ns` recomputation drops that.
     var expiryOverridden = false
+    /// Sequence number of the scheduler item that reports an `expire in=` override (orders it among items due then).
+    var expirySeq: UInt64 = 0
     var invalidated = false
     /// The expiry has been counted and reported; reset by a new store.
     var expiryReported = false

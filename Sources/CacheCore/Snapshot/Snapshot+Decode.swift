@@ -1,0 +1,343 @@
+import DequeModule
+
+extension Snapshot {
+    /// Parses and checks a snapshot document's text.
+    /// - Throws: `SnapshotError` for text that is not JSON (a damaged or truncated file: the line of
+    ///   the problem), another `format` or `version`, or a bad field (its JSON path).
+    /// - Complexity: O(size of the text).
+    public init(parsing text: String) throws(SnapshotError) {
+        let json: JSONValue
+        do { json = try JSONValue(parsing: text) } catch {
+            let line = text.utf8.prefix(error.offset).reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            throw SnapshotError(path: "", "damaged snapshot (not valid JSON at line \(line): \(error.message))")
+        }
+        try self.init(json)
+    }
+
+    /// Checks a whole snapshot document and decodes it; nothing is applied anywhere.
+    /// - Throws: `SnapshotError` naming the first problem and its JSON path.
+    /// - Complexity: O(size of the document).
+    public init(_ json: JSONValue) throws(SnapshotError) {
+        guard case .object(let top) = json else { throw SnapshotError(path: "", "not a cachesh snapshot (expected a JSON object)") }
+        guard case .string(let format)? = top["format"], format == Snapshot.format else {
+            throw SnapshotError(path: "format", "not a cachesh snapshot (expected \"\(Snapshot.format)\")")
+        }
+        guard case .int(let version)? = top["version"] else { throw SnapshotError(path: "version", "missing or not a whole number") }
+        guard version == Snapshot.version else {
+            throw SnapshotError(path: "version", "snapshot version \(version) is not supported (this cachesh reads version \(Snapshot.version))")
+        }
+        let root = try SnapshotObject(json, SnapshotPath(""))
+        try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
+                       "entries", "pending", "server", "stats"])
+        let entries = try root.array("entries")
+        try self.init(state: root, entries: entries)
+    }
+
+    /// Decodes the state fields of `root` and the entries given (the store keeps them apart).
+    init(state root: SnapshotObject, entries: [JSONValue]) throws(SnapshotError) {
+        clockStart = try root.time("clock_start")
+        now = try root.time("now")
+        seq = try root.seq("seq")
+        idField = try root.string("id_field")
+        if idField.isEmpty { throw root.fail("id_field", "must not be empty") }
+        try decodeNamespaces(root.object("namespaces"))
+        try decodePush(root.object("push"))
+        try decodeWatches(root, "watches")
+        try decodeStats(root.object("stats"))
+        var namespaceIndex: [String: Int] = [:]
+        for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
+        try decodeEntries(entries, namespaceIndex: namespaceIndex)
+        try decodePending(root.object("pending"))
+        try decodeServer(root.object("server"))
+    }
+
+    private mutating func decodeNamespaces(_ o: SnapshotObject) throws(SnapshotError) {
+        var slots: [NamespaceState?] = Array(repeating: nil, count: o.fields.count)
+        for name in o.fields.keys.sorted() {
+            if name.isEmpty || name.contains(":") || name.contains("*") || name.contains(where: \.isWhitespace) || name == "tag" {
+                throw o.fail(name, "bad namespace name")
+            }
+            let n = try o.object(name)
+            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable"])
+            let i = try n.count("index")
+            guard i < slots.count, slots[i] == nil else {
+                throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
+            }
+            var policy = Policy()
+            policy.ttl = try n.int("ttl_ms")
+            if policy.ttl < 0 { throw n.fail("ttl_ms", "must not be negative") }
+            policy.stale = try n.optionalDuration("stale_ms")
+            if let max = try n.optionalInt("max") {
+                guard max >= 0, max <= Int64(Int32.max) else { throw n.fail("max", "expected a count from 0 to \(Int32.max)") }
+                policy.max = Int(max)
+            }
+            policy.staleIfError = try n.optionalDuration("stale_if_error_ms")
+            policy.timeout = try n.optionalDuration("timeout_ms")
+            if policy.timeout == 0 { throw n.fail("timeout_ms", "must be positive") }
+            policy.purgeable = try n.bool("purgeable")
+            slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
+        }
+        namespaces = slots.map { $0! }
+    }
+
+    private mutating func decodePush(_ o: SnapshotObject) throws(SnapshotError) {
+        for type in o.fields.keys.sorted() {
+            let r = try o.object(type)
+            try r.only(["invalidate", "refresh", "evict"])
+            pushRules[type] = PushRule(invalidate: try r.strings("invalidate"), refresh: try r.strings("refresh"),
+                                       evict: try r.strings("evict"))
+        }
+    }
+
+    private mutating func decodeWatches(_ root: SnapshotObject, _ name: String) throws(SnapshotError) {
+        for (i, text) in try root.strings(name).enumerated() {
+            if text == "*" {
+                watches.insert(.all)
+            } else if text.hasSuffix(":*") {
+                watches.insert(.namespace(String(text.dropLast(2))))
+            } else {
+                try SnapshotObject.checkKey(text) { SnapshotError(path: "\(name)[\(i)]", $0) }
+                watches.insert(.key(text))
+            }
+        }
+    }
+
+    private static func stats(_ o: SnapshotObject, allowing extra: Set<String> = []) throws(SnapshotError) -> Stats {
+        try o.only(Set(Stats().fields.map(\.name)).union(extra))
+        var s = Stats()
+        s.hits = try o.count("hits")
+        s.staleHits = try o.count("stale_hits")
+        s.misses = try o.count("misses")
+        s.requests = try o.count("requests")
+        s.joined = try o.count("joined")
+        s.refreshes = try o.count("refreshes")
+        s.refreshFailures = try o.count("refresh_failures")
+        s.fetchFailures = try o.count("fetch_failures")
+        s.evictions = try o.count("evictions")
+        s.expirations = try o.count("expirations")
+        s.invalidations = try o.count("invalidations")
+        s.rollbacks = try o.count("rollbacks")
+        return s
+    }
+
+    private mutating func decodeStats(_ o: SnapshotObject) throws(SnapshotError) {
+        total = try Self.stats(o, allowing: ["namespaces"])
+        let per = try o.object("namespaces")
+        for name in per.fields.keys.sorted() {
+            guard let i = namespaces.firstIndex(where: { $0.name == name }) else {
+                throw per.fail(name, "not a namespace of this snapshot")
+            }
+            namespaces[i].stats = try Self.stats(per.object(name))
+        }
+    }
+
+    private static let entryFields: Set<String> = [
+        "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
+        "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
+    ]
+
+    private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
+        entries.reserveCapacity(list.count)
+        var seen = Set<String>(minimumCapacity: list.count)
+        let base = SnapshotPath("entries")
+        for (i, item) in list.enumerated() {
+            let e = try SnapshotObject(item, base.element(i))
+            try e.only(Self.entryFields)
+            let key = try e.key("key")
+            guard seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+            guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
+                throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
+            }
+            guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
+                  stateText != EntryState.absent.rawValue else {
+                throw e.fail("state", "expected fresh, stale or expired")
+            }
+            var entry = Entry(key: key, namespace: Int32(ns), value: try e.value("value"), tags: try e.strings("tags"), ids: [],
+                              storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
+                              expiresAt: try e.timeOrNever("expires_at"))
+            entry.storedSeq = try e.seq("seq")
+            entry.storedRequest = try e.seq("stored_request", default: 0)
+            entry.lastLocalWrite = try e.seq("last_write", default: 0)
+            entry.lastPut = try e.seq("last_put", default: 0)
+            entry.invalidated = try e.bool("invalidated", default: false)
+            entry.expiryReported = try e.bool("expiry_counted", default: false)
+            entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
+            entry.expirySeq = try e.seq("expiry_seq", default: 0)
+            if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+            entries.append(entry)
+        }
+    }
+
+    private static func mutationLog(_ o: SnapshotObject) throws(SnapshotError) -> MutationLog {
+        try o.only(["base", "base_seq", "pending", "items"])
+        var log = MutationLog(base: try o.value("base"), baseSeq: try o.seq("base_seq"))
+        for (i, id) in try o.array("pending").enumerated() {
+            guard case .int(let n) = id, n >= 0 else {
+                throw SnapshotError(path: o.path.child("pending").element(i).text, "expected a sequence number")
+            }
+            log.pending.insert(UInt64(n))
+        }
+        let itemsPath = o.path.child("items")
+        for (i, item) in try o.array("items").enumerated() {
+            let it = try SnapshotObject(item, itemsPath.element(i))
+            try it.only(["seq", "patch", "entity", "mutation", "reached_server"])
+            log.items.append(.init(seq: try it.seq("seq"), patch: try patch(it, "patch"), entityID: try it.optionalString("entity"),
+                                   mutation: try it.optionalSeq("mutation"), reachedServer: try it.optionalSeq("reached_server")))
+        }
+        return log
+    }
+
+    private static func patch(_ o: SnapshotObject, _ name: String) throws(SnapshotError) -> Patch {
+        let document = try o.value(name)
+        do { return try Patch(document) } catch { throw o.fail(name, "bad patch: \(error)") }
+    }
+
+    private static func mutation(_ o: SnapshotObject) throws(SnapshotError) -> QueuedMutation {
+        try o.only(["id", "keys", "patch", "entity"])
+        let keys = try o.keys("keys")
+        if keys.isEmpty { throw o.fail("keys", "a mutation has at least one key") }
+        return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"))
+    }
+
+    private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
+        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled"])
+        let requestsPath = o.path.child("requests")
+        var byID: [UInt64: InFlight] = [:]
+        for (i, item) in try o.array("requests").enumerated() {
+            let r = try Self.request(SnapshotObject(item, requestsPath.element(i)))
+            guard byID[r.id] == nil, requests.last.map({ $0.id < r.id }) ?? true else {
+                throw SnapshotError(path: requestsPath.element(i).child("id").text, "requests must be in increasing id order")
+            }
+            byID[r.id] = r
+            requests.append(r)
+        }
+        let fetching = try o.object("fetching")
+        for key in fetching.fields.keys.sorted() {
+            try SnapshotObject.checkKey(key) { fetching.fail(key, $0) }
+            let id = try fetching.seq(key)
+            guard let r = byID[id], r.kind == .fetch, r.keys.contains(key) else {
+                throw fetching.fail(key, "request \(id) is not a fetch of \(key) in flight")
+            }
+            fetchInFlight[key] = id
+        }
+        let queuedPath = o.path.child("queued_mutations")
+        for (i, item) in try o.array("queued_mutations").enumerated() {
+            mutationQueue.append(try Self.mutation(SnapshotObject(item, queuedPath.element(i))))
+        }
+        replaying = try o.optionalSeq("replaying")
+        if let id = replaying, byID[id]?.kind != .mutate {
+            throw o.fail("replaying", "request \(id) is not a mutation in flight")
+        }
+        let scheduledPath = o.path.child("scheduled")
+        var ids = Set<UInt64>()
+        for (i, item) in try o.array("scheduled").enumerated() {
+            let s = try SnapshotObject(item, scheduledPath.element(i))
+            let id = try s.seq("id")
+            guard ids.insert(id).inserted else { throw s.fail("id", "\(id) appears twice") }
+            var fields = s.fields
+            fields["id"] = nil
+            fields["due"] = nil
+            scheduledCommands.append(ScheduledCommand(id: id, due: try s.time("due"), fields: fields, path: s.path.text))
+        }
+    }
+
+    private static func request(_ o: SnapshotObject) throws(SnapshotError) -> InFlight {
+        try o.only(["id", "kind", "keys", "started_at", "completes_at", "refresh", "voided", "invalidated", "waiters",
+                    "mutation", "validation", "answer"])
+        guard let kind = RequestKind(rawValue: try o.string("kind")) else { throw o.fail("kind", "expected fetch, mutate or validate") }
+        let keys = try o.keys("keys")
+        if kind != .validate && keys.isEmpty { throw o.fail("keys", "a \(kind.rawValue) request has at least one key") }
+        var r = InFlight(id: try o.seq("id"), kind: kind, keys: keys, startedAt: try o.time("started_at"),
+                         refresh: try o.bools("refresh", count: keys.count), voided: try o.bools("voided", count: keys.count),
+                         invalidatedAfterSend: try o.bools("invalidated", count: keys.count))
+        r.completesAt = try o.optionalTime("completes_at")
+        r.waiters = try o.count("waiters", default: 0)
+        switch kind {
+        case .mutate:
+            let m = try mutation(o.object("mutation"))
+            guard m.keys == keys else { throw o.fail("mutation", "its keys differ from the request's") }
+            r.mutation = m
+        case .validate:
+            let v = try o.object("validation")
+            for name in v.fields.keys { r.validation[name] = try v.time(name) }
+        case .fetch:
+            if o.has("mutation") { throw o.fail("mutation", "only a mutate request has one") }
+        }
+        if kind != .validate && o.has("validation") { throw o.fail("validation", "only a validate request has one") }
+        if try o.value("answer") != .null {
+            let a = try o.object("answer")
+            if a.has("error") {
+                try a.only(["error"])
+                let failure = OriginFailure(try a.string("error"))
+                r.answer = kind == .validate ? .validation(.failure(failure)) : .keys(.failure(failure))
+            } else if kind == .validate {
+                try a.only(["verdicts"])
+                let v = try a.object("verdicts")
+                var verdicts: [String: NamespaceVerdict] = [:]
+                for name in v.fields.keys {
+                    let n = try v.object(name)
+                    try n.only(["invalidate", "items"])
+                    var items: [String: JSONValue]?
+                    if n.has("items") { items = try n.object("items").fields }
+                    verdicts[name] = NamespaceVerdict(invalidate: try n.bool("invalidate"), items: items)
+                }
+                r.answer = .validation(.success(verdicts))
+            } else {
+                try a.only(["values"])
+                let values = try a.array("values")
+                guard values.count == keys.count else { throw a.fail("values", "expected \(keys.count) answers, one per key") }
+                var answers: [KeyAnswer] = []
+                let valuesPath = a.path.child("values")
+                for (i, item) in values.enumerated() {
+                    let v = try SnapshotObject(item, valuesPath.element(i))
+                    if v.has("value") {
+                        try v.only(["value"])
+                        answers.append(.value(try v.value("value")))
+                    } else {
+                        try v.only(["not_found"])
+                        guard try v.bool("not_found") else { throw v.fail("not_found", "expected true") }
+                        answers.append(.notFound)
+                    }
+                }
+                r.answer = .keys(.success(answers))
+            }
+        }
+        return r
+    }
+
+    private mutating func decodeServer(_ o: SnapshotObject) throws(SnapshotError) {
+        try o.only(["log", "data", "modified_at", "latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
+        let logPath = o.path.child("log")
+        for (i, item) in try o.array("log").enumerated() {
+            let l = try SnapshotObject(item, logPath.element(i))
+            try l.only(["id", "at_ms", "kind", "keys", "fate"])
+            guard let kind = RequestKind(rawValue: try l.string("kind")) else { throw l.fail("kind", "expected fetch, mutate or validate") }
+            guard let fate = RequestLogEntry.Fate(rawValue: try l.string("fate")) else {
+                throw l.fail("fate", "expected stored, discarded, failed or pending")
+            }
+            requestLog.append(RequestLogEntry(id: try l.seq("id"), atMs: try l.int("at_ms"), kind: kind,
+                                              keys: try l.strings("keys"), fate: fate))
+        }
+        guard o.has("data") else { return }
+        let data = try o.object("data")
+        for key in data.fields.keys { try SnapshotObject.checkKey(key) { data.fail(key, $0) } }
+        let modified = try o.object("modified_at")
+        var modifiedAt: [String: Int64] = [:]
+        for key in modified.fields.keys { modifiedAt[key] = try modified.time(key) }
+        let latencies = try o.object("latencies_ms")
+        var latencyByKey: [String: Int64] = [:]
+        for key in latencies.fields.keys {
+            guard let ms = try latencies.optionalDuration(key) else { throw latencies.fail(key, "expected a duration in ms") }
+            latencyByKey[key] = ms
+        }
+        let failKeys = try o.object("fail_keys")
+        var failKey: [String: Int] = [:]
+        for key in failKeys.fields.keys { failKey[key] = try failKeys.count(key) }
+        guard let latency = try o.optionalDuration("latency_ms") else { throw o.fail("latency_ms", "expected a duration in ms") }
+        let idField = try o.string("id_field")
+        if idField.isEmpty { throw o.fail("id_field", "must not be empty") }
+        server = ServerState(data: data.fields, modifiedAt: modifiedAt, latency: latency, latencies: latencyByKey,
+                             isOnline: try o.bool("online"), idField: idField, failNext: try o.count("fail_next"),
+                             failKey: failKey)
+    }
+}

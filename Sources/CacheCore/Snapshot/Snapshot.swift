@@ -1,0 +1,284 @@
+/// A snapshot document (SPEC §5.2, version 1) decoded and checked whole, ready to replace an
+/// engine's state with `CacheEngine.restore(_:scheduleCommand:)`.
+///
+/// The document holds everything the engine needs to continue exactly: namespaces, entries in
+/// recency order (least recent first) with their times, sequence numbers and mutation logs,
+/// requests in flight with the answers the server already decided, queued mutations, scheduled
+/// commands, the server's data, settings and log, statistics, watches, the clock and the sequence
+/// counter. `CacheEngine.makeSnapshot` writes it; decoding refuses anything else with the JSON path
+/// of the first problem, so a refused document changes nothing.
+public struct Snapshot {
+    /// The `format` field of every snapshot.
+    public static let format = "cachesh-snapshot"
+    /// The one version this build reads and writes.
+    public static let version: Int64 = 1
+
+    /// A command scheduled by `at`: the engine keeps its id and due time; `fields` are what the
+    /// scheduler's owner (the shell) wrote beside them, for it to check and read back.
+    public struct ScheduledCommand: Sendable {
+        public var id: UInt64
+        public var due: Int64
+        public var fields: [String: JSONValue]
+        /// Its JSON path (`pending.scheduled[2]`), for errors about `fields`.
+        public var path: String
+    }
+
+    /// The simulated server's state (restored only into an engine whose origin is a `SimulatedOrigin`).
+    struct ServerState {
+        var data: [String: JSONValue]
+        var modifiedAt: [String: Int64]
+        var latency: Int64
+        var latencies: [String: Int64]
+        var isOnline: Bool
+        var idField: String
+        var failNext: Int
+        var failKey: [String: Int]
+    }
+
+    public internal(set) var clockStart: Int64 = 0
+    public internal(set) var now: Int64 = 0
+    var seq: UInt64 = 0
+    var idField = "id"
+    var pushRules: [String: PushRule] = [:]
+    var watches: Set<WatchScope> = []
+    /// In slot order (the `index` of each namespace).
+    var namespaces: [NamespaceState] = []
+    /// Least recently used first; slots and links are assigned by `restore`.
+    var entries: [Entry] = []
+    var requests: [InFlight] = []
+    var fetchInFlight: [String: UInt64] = [:]
+    var mutationQueue: [QueuedMutation] = []
+    var replaying: UInt64?
+    public internal(set) var scheduledCommands: [ScheduledCommand] = []
+    var server: ServerState?
+    var requestLog: [RequestLogEntry] = []
+    var total = Stats()
+
+    /// The number of cached entries.
+    public var entryCount: Int { entries.count }
+}
+
+// MARK: - Writing
+
+extension CacheEngine {
+    /// The whole state as a snapshot document (SPEC §5.2): deterministic, so two snapshots of the
+    /// same state print the same bytes, and `restore` followed by `makeSnapshot` gives them back.
+    ///
+    /// - Parameter scheduledCommand: the fields to write beside each command scheduled with
+    ///   `schedule(after:token:)` (the shell writes its text and where it came from), by token.
+    /// - Complexity: O(n + r + d) for n entries, r requests and queued items, d server keys.
+    public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
+        var entries: [JSONValue] = []
+        entries.reserveCapacity(index.count)
+        var s = globalHead
+        while s >= 0 {
+            entries.append(snapshotEntry(s))
+            s = slots[Int(s)].globalNext
+        }
+        var document = snapshotState(scheduledCommand: scheduledCommand)
+        document["entries"] = .array(entries)
+        return .object(document)
+    }
+
+    /// Every top-level field of the snapshot but `entries`.
+    /// - Complexity: O(r + d), independent of the number of entries.
+    func snapshotState(scheduledCommand: (Int) -> [String: JSONValue]) -> [String: JSONValue] {
+        var namespaceFields: [String: JSONValue] = [:]
+        var namespaceStats: [String: JSONValue] = [:]
+        for (i, ns) in namespaces.enumerated() {
+            let p = ns.policy
+            namespaceFields[ns.name] = .object([
+                "index": .int(Int64(i)),
+                "defined": .bool(ns.defined),
+                "ttl_ms": .int(p.ttl),
+                "stale_ms": p.stale.map(JSONValue.int) ?? .null,
+                "max": p.max.map { .int(Int64($0)) } ?? .null,
+                "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
+                "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
+                "purgeable": .bool(p.purgeable),
+            ])
+            if ns.stats != Stats() { namespaceStats[ns.name] = Self.statsJSON(ns.stats) }
+        }
+        var stats = Self.statsFields(total)
+        stats["namespaces"] = .object(namespaceStats)
+
+        var push: [String: JSONValue] = [:]
+        for (type, rule) in pushRules {
+            push[type] = .object(["invalidate": Self.strings(rule.invalidate), "refresh": Self.strings(rule.refresh),
+                                  "evict": Self.strings(rule.evict)])
+        }
+
+        var scheduled: [JSONValue] = []
+        for (id, command) in scheduledExternal.sorted(by: { $0.key < $1.key }) {
+            var fields = scheduledCommand(command.token)
+            fields["id"] = .int(Int64(id))
+            fields["due"] = Self.time(command.due)
+            scheduled.append(.object(fields))
+        }
+        var fetching: [String: JSONValue] = [:]
+        for (key, id) in fetchInFlight { fetching[key] = .int(Int64(id)) }
+        let pending: [String: JSONValue] = [
+            "requests": .array(requests.keys.sorted().map { snapshotRequest(requests[$0]!) }),
+            "fetching": .object(fetching),
+            "queued_mutations": .array(mutationQueue.map(Self.mutationJSON)),
+            "replaying": replaying.map { .int(Int64($0)) } ?? .null,
+            "scheduled": .array(scheduled),
+        ]
+
+        var server: [String: JSONValue] = ["log": .array(requestLog.map(Self.logJSON))]
+        if let simulated = origin as? SimulatedOrigin {
+            server.merge(simulated.snapshotFields()) { $1 }
+        }
+
+        return [
+            "format": .string(Snapshot.format),
+            "version": .int(Snapshot.version),
+            "clock_start": Self.time(clockStart),
+            "now": Self.time(now),
+            "seq": .int(Int64(seq)),
+            "id_field": .string(idField),
+            "namespaces": .object(namespaceFields),
+            "push": .object(push),
+            "watches": .array(watches.map(Self.watchText).sorted().map(JSONValue.string)),
+            "pending": .object(pending),
+            "server": .object(server),
+            "stats": .object(stats),
+        ]
+    }
+
+    /// One entry of `entries`. Fields that are 0 or false are left out.
+    func snapshotEntry(_ slot: Int32) -> JSONValue {
+        let e = slots[Int(slot)]
+        var f: [String: JSONValue] = [
+            "key": .string(e.key),
+            "value": e.value,
+            "state": .string(e.state(at: now).rawValue),
+            "stored_at": Self.time(e.storedAt),
+            "stale_at": Self.timeOrNever(e.staleAt),
+            "expires_at": Self.timeOrNever(e.expiresAt),
+            "tags": Self.strings(e.tags),
+            "seq": .int(Int64(e.storedSeq)),
+        ]
+        if e.storedRequest != 0 { f["stored_request"] = .int(Int64(e.storedRequest)) }
+        if e.lastLocalWrite != 0 { f["last_write"] = .int(Int64(e.lastLocalWrite)) }
+        if e.lastPut != 0 { f["last_put"] = .int(Int64(e.lastPut)) }
+        if e.invalidated { f["invalidated"] = .bool(true) }
+        if e.expiryReported { f["expiry_counted"] = .bool(true) }
+        if e.expiryOverridden {
+            f["expiry_overridden"] = .bool(true)
+            if !e.expiryReported { f["expiry_seq"] = .int(Int64(e.expirySeq)) }
+        }
+        if let log = e.log {
+            f["mutations"] = .object([
+                "base": log.base,
+                "base_seq": .int(Int64(log.baseSeq)),
+                "pending": .array(log.pending.sorted().map { .int(Int64($0)) }),
+                "items": .array(log.items.map { item in
+                    .object([
+                        "seq": .int(Int64(item.seq)),
+                        "patch": item.patch.document,
+                        "entity": item.entityID.map(JSONValue.string) ?? .null,
+                        "mutation": item.mutation.map { .int(Int64($0)) } ?? .null,
+                        "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
+                    ])
+                }),
+            ])
+        }
+        return .object(f)
+    }
+
+    private func snapshotRequest(_ r: InFlight) -> JSONValue {
+        var f: [String: JSONValue] = [
+            "id": .int(Int64(r.id)),
+            "kind": .string(r.kind.rawValue),
+            "keys": Self.strings(r.keys),
+            "started_at": Self.time(r.startedAt),
+            "completes_at": r.completesAt.map(Self.time) ?? .null,
+            "refresh": .array(r.refresh.map(JSONValue.bool)),
+            "voided": .array(r.voided.map(JSONValue.bool)),
+            "invalidated": .array(r.invalidatedAfterSend.map(JSONValue.bool)),
+        ]
+        if r.waiters != 0 { f["waiters"] = .int(Int64(r.waiters)) }
+        if let m = r.mutation { f["mutation"] = Self.mutationJSON(m) }
+        if r.kind == .validate {
+            f["validation"] = .object(r.validation.mapValues(Self.time))
+        }
+        switch r.answer {
+        case nil:
+            f["answer"] = .null
+        case .keys(.failure(let failure))?, .validation(.failure(let failure))?:
+            f["answer"] = .object(["error": .string(failure.message)])
+        case .keys(.success(let answers))?:
+            f["answer"] = .object(["values": .array(answers.map { answer in
+                switch answer {
+                case .value(let v): return .object(["value": v])
+                case .notFound: return .object(["not_found": .bool(true)])
+                }
+            })])
+        case .validation(.success(let verdicts))?:
+            f["answer"] = .object(["verdicts": .object(verdicts.mapValues { verdict in
+                var v: [String: JSONValue] = ["invalidate": .bool(verdict.invalidate)]
+                if let items = verdict.items { v["items"] = .object(items) }
+                return .object(v)
+            })])
+        }
+        return .object(f)
+    }
+
+    static func mutationJSON(_ m: QueuedMutation) -> JSONValue {
+        .object(["id": .int(Int64(m.id)), "keys": strings(m.keys), "patch": m.patch.document,
+                 "entity": m.entityID.map(JSONValue.string) ?? .null])
+    }
+
+    static func logJSON(_ l: RequestLogEntry) -> JSONValue {
+        .object(["id": .int(Int64(l.id)), "at_ms": .int(l.atMs), "kind": .string(l.kind.rawValue),
+                 "keys": strings(l.keys), "fate": .string(l.fate.rawValue)])
+    }
+
+    static func statsFields(_ s: Stats) -> [String: JSONValue] {
+        var f: [String: JSONValue] = [:]
+        for (name, value) in s.fields { f[name] = .int(Int64(value)) }
+        return f
+    }
+
+    static func statsJSON(_ s: Stats) -> JSONValue { .object(statsFields(s)) }
+
+    static func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
+
+    static func watchText(_ scope: WatchScope) -> String {
+        switch scope {
+        case .all: return "*"
+        case .namespace(let name): return name + ":*"
+        case .key(let key): return key
+        }
+    }
+
+    /// An instant as ISO 8601 with ms; one outside the years 0000–9999 (only extreme durations
+    /// reach it) as its ms since the epoch, so it still reads back.
+    static func time(_ ms: Int64) -> JSONValue {
+        ms >= minISOTime && ms <= maxISOTime ? .string(TimeText.iso8601(ms: ms)) : .int(ms)
+    }
+
+    /// An instant, or null for never (`Int64.max`).
+    static func timeOrNever(_ ms: Int64) -> JSONValue { ms == .max ? .null : time(ms) }
+
+    /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z.
+    static let minISOTime: Int64 = -62_167_219_200_000
+    static let maxISOTime: Int64 = 253_402_300_799_999
+}
+
+extension SimulatedOrigin {
+    /// The server's data and settings as snapshot fields (the engine adds its `log`).
+    func snapshotFields() -> [String: JSONValue] {
+        [
+            "data": .object(data),
+            "modified_at": .object(modifiedAt.mapValues(CacheEngine.time)),
+            "latency_ms": .int(latency),
+            "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
+            "online": .bool(isOnline),
+            "id_field": .string(idField),
+            "fail_next": .int(Int64(failNext)),
+            "fail_keys": .object(failKey.mapValues { .int(Int64($0)) }),
+        ]
+    }
+}

@@ -1,0 +1,197 @@
+/// Why a snapshot was refused: a message naming the problem and, for a bad field, its JSON path
+/// (`entries[3].stored_at`). Nothing was applied.
+public struct SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where the problem is, like `entries[3].stored_at`; empty for the document as a whole.
+    public var path: String
+    public var message: String
+    public init(path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}
+
+/// A JSON path built only when an error needs it: a parent path plus a field name or an index.
+struct SnapshotPath {
+    private let parent: String
+    private let index: Int?
+
+    init(_ text: String) { parent = text; index = nil }
+    private init(parent: String, index: Int) { self.parent = parent; self.index = index }
+
+    var text: String { index.map { "\(parent)[\($0)]" } ?? parent }
+    func field(_ name: String) -> String { let t = text; return t.isEmpty ? name : "\(t).\(name)" }
+    func child(_ name: String) -> SnapshotPath { SnapshotPath(field(name)) }
+    func element(_ i: Int) -> SnapshotPath { SnapshotPath(parent: text, index: i) }
+}
+
+/// Typed, path-aware access to the fields of one JSON object of a snapshot.
+struct SnapshotObject {
+    let fields: [String: JSONValue]
+    let path: SnapshotPath
+
+    init(_ value: JSONValue, _ path: SnapshotPath) throws(SnapshotError) {
+        guard case .object(let o) = value else { throw SnapshotError(path: path.text, "expected an object") }
+        fields = o
+        self.path = path
+    }
+
+    func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
+
+    /// Refuses fields not in `allowed` (a damaged or foreign document).
+    func only(_ allowed: Set<String>) throws(SnapshotError) {
+        var unknown: String?
+        for key in fields.keys where !allowed.contains(key) {
+            if unknown.map({ key < $0 }) ?? true { unknown = key }
+        }
+        if let unknown { throw fail(unknown, "unknown field") }
+    }
+
+    func has(_ name: String) -> Bool { fields[name] != nil }
+
+    func value(_ name: String) throws(SnapshotError) -> JSONValue {
+        guard let v = fields[name] else { throw fail(name, "missing") }
+        return v
+    }
+
+    func object(_ name: String) throws(SnapshotError) -> SnapshotObject {
+        try SnapshotObject(value(name), path.child(name))
+    }
+
+    func array(_ name: String) throws(SnapshotError) -> [JSONValue] {
+        guard case .array(let a) = try value(name) else { throw fail(name, "expected an array") }
+        return a
+    }
+
+    func string(_ name: String) throws(SnapshotError) -> String {
+        guard case .string(let s) = try value(name) else { throw fail(name, "expected a string") }
+        return s
+    }
+
+    func optionalString(_ name: String) throws(SnapshotError) -> String? {
+        guard let v = fields[name], v != .null else { return nil }
+        guard case .string(let s) = v else { throw fail(name, "expected a string or null") }
+        return s
+    }
+
+    func bool(_ name: String, default fallback: Bool? = nil) throws(SnapshotError) -> Bool {
+        guard let v = fields[name] else {
+            if let fallback { return fallback }
+            throw fail(name, "missing")
+        }
+        guard case .bool(let b) = v else { throw fail(name, "expected true or false") }
+        return b
+    }
+
+    func int(_ name: String, default fallback: Int64? = nil) throws(SnapshotError) -> Int64 {
+        guard let v = fields[name] else {
+            if let fallback { return fallback }
+            throw fail(name, "missing")
+        }
+        guard case .int(let n) = v else { throw fail(name, "expected a whole number") }
+        return n
+    }
+
+    func count(_ name: String, default fallback: Int64? = nil) throws(SnapshotError) -> Int {
+        let n = try int(name, default: fallback)
+        guard n >= 0, n <= Int64(Int32.max) else { throw fail(name, "expected a count from 0 to \(Int32.max)") }
+        return Int(n)
+    }
+
+    func optionalInt(_ name: String) throws(SnapshotError) -> Int64? {
+        guard let v = fields[name], v != .null else { return nil }
+        guard case .int(let n) = v else { throw fail(name, "expected a whole number or null") }
+        return n
+    }
+
+    /// A sequence number (a whole number, not negative); `fallback` when absent.
+    func seq(_ name: String, default fallback: UInt64? = nil) throws(SnapshotError) -> UInt64 {
+        guard let v = fields[name] else {
+            if let fallback { return fallback }
+            throw fail(name, "missing")
+        }
+        guard case .int(let n) = v, n >= 0 else { throw fail(name, "expected a sequence number (a whole number, not negative)") }
+        return UInt64(n)
+    }
+
+    func optionalSeq(_ name: String) throws(SnapshotError) -> UInt64? {
+        guard let v = fields[name], v != .null else { return nil }
+        return try seq(name)
+    }
+
+    /// An instant written `YYYY-MM-DDTHH:MM:SS.sssZ`, or (outside the years 0000–9999) as whole
+    /// ms since the epoch.
+    func time(_ name: String) throws(SnapshotError) -> Int64 {
+        let v = try value(name)
+        if case .int(let ms) = v { return ms }
+        guard case .string(let s) = v else { throw fail(name, "expected a time like \"2026-01-01T00:00:00.000Z\"") }
+        guard let ms = TimeText.parseISO8601(Substring(s)) else {
+            throw fail(name, "\"\(s)\" is not a time like \"2026-01-01T00:00:00.000Z\"")
+        }
+        return ms
+    }
+
+    /// An instant or null (never); null reads as `Int64.max`.
+    func timeOrNever(_ name: String) throws(SnapshotError) -> Int64 {
+        if try value(name) == .null { return .max }
+        return try time(name)
+    }
+
+    func optionalTime(_ name: String) throws(SnapshotError) -> Int64? {
+        guard let v = fields[name], v != .null else { return nil }
+        return try time(name)
+    }
+
+    /// A duration in ms (a whole number, not negative), or null.
+    func optionalDuration(_ name: String) throws(SnapshotError) -> Int64? {
+        guard let n = try optionalInt(name) else { return nil }
+        guard n >= 0 else { throw fail(name, "expected a duration in ms (not negative)") }
+        return n
+    }
+
+    func strings(_ name: String) throws(SnapshotError) -> [String] {
+        let items = try array(name)
+        var out: [String] = []
+        out.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            guard case .string(let s) = item else {
+                throw SnapshotError(path: path.child(name).element(i).text, "expected a string")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    func bools(_ name: String, count: Int) throws(SnapshotError) -> [Bool] {
+        let items = try array(name)
+        guard items.count == count else { throw fail(name, "expected \(count) values, one per key") }
+        var out: [Bool] = []
+        for (i, item) in items.enumerated() {
+            guard case .bool(let b) = item else {
+                throw SnapshotError(path: path.child(name).element(i).text, "expected true or false")
+            }
+            out.append(b)
+        }
+        return out
+    }
+
+    /// A cache key in its printed form.
+    func key(_ name: String) throws(SnapshotError) -> String {
+        let key = try string(name)
+        try Self.checkKey(key) { fail(name, $0) }
+        return key
+    }
+
+    static func checkKey(_ key: String, _ fail: (String) -> SnapshotError) throws(SnapshotError) {
+        if key.isEmpty { throw fail("a key must not be empty") }
+        if KeyName.canonical(key) != key { throw fail("\"\(key)\" is not a key's printed form") }
+    }
+
+    func keys(_ name: String) throws(SnapshotError) -> [String] {
+        let keys = try strings(name)
+        for (i, key) in keys.enumerated() {
+            try Self.checkKey(key) { SnapshotError(path: path.child(name).element(i).text, $0) }
+        }
+        return keys
+    }
+}

@@ -1,0 +1,108 @@
+import CacheCore
+
+/// `snapshot [FILE]`, `restore FILE`: the whole session as a JSON document (SPEC §5.2).
+enum SnapshotCommands {
+    static func snapshot(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...1, usage: "[FILE]")
+        let document = session.makeSnapshot()
+        guard let word = args.positional.first else {
+            return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
+        }
+        let path = session.resolvePath(word.text, relativeTo: source)
+        if session.options.safe { throw ShellError("--safe: commands may not write files (\(path))", at: word.offset) }
+        do { try FileIO.writeAtomically(path, Session.documentText(document, newline: true)) } catch {
+            throw ShellError("cannot write \(path): \(error)", at: word.offset)
+        }
+        let count = session.engine.count
+        return .ok(["file": .string(word.text), "entries": .int(Int64(count))],
+                   human: ["wrote \(word.text) (\(count) \(count == 1 ? "entry" : "entries"))"])
+    }
+
+    static func restore(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(1...1, usage: "FILE")
+        let word = args.positional[0]
+        let path = session.resolvePath(word.text, relativeTo: source)
+        let text = try session.readFile(path, at: word.offset)
+        do { try session.restore(snapshotText: text) } catch {
+            throw ShellError("\(word.text): \(error)", at: word.offset)
+        }
+        let count = session.engine.count
+        return .ok(["file": .string(word.text), "entries": .int(Int64(count)),
+                    "now": .string(TimeText.iso8601(ms: session.engine.now))],
+                   human: ["restored \(word.text) (\(count) \(count == 1 ? "entry" : "entries"), now \(TimeText.iso8601(ms: session.engine.now)))"])
+    }
+}
+
+extension Session {
+    /// The whole session as a snapshot document: the engine's state, the server's, and the text
+    /// and origin of each command scheduled by `at`.
+    /// - Complexity: O(n) in the size of the state.
+    public func makeSnapshot() -> JSONValue {
+        engine.makeSnapshot { token in
+            guard let entry = scheduled[token] else { return [:] }
+            return ["command": .string(entry.text),
+                    "file": entry.source.name.map(JSONValue.string) ?? .null,
+                    "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+        }
+    }
+
+    /// Replaces the whole session state with a snapshot document's: entries, clock, statistics,
+    /// server, pending work (the session's own scheduled commands are dropped, the snapshot's
+    /// rescheduled). The session then begins from it: `baseSnapshot` is its text, `history` empty.
+    /// - Throws: `SnapshotError` for a damaged, foreign or bad document; then nothing changed.
+    public func restore(snapshotText text: String) throws(SnapshotError) {
+        let snapshot = try Snapshot(parsing: text)
+        try restore(snapshot)
+    }
+
+    /// Applies a decoded snapshot, after checking the fields the shell wrote for scheduled commands.
+    public func restore(_ snapshot: Snapshot) throws(SnapshotError) {
+        var entries: [UInt64: ScheduledEntry] = [:]
+        for command in snapshot.scheduledCommands {
+            entries[command.id] = try Self.scheduledEntry(command)
+        }
+        scheduled = [:]
+        nextToken = 0
+        engine.restore(snapshot) { command in
+            let token = nextToken
+            nextToken += 1
+            scheduled[token] = entries[command.id]
+            return token
+        }
+        baseSnapshot = Self.documentText(makeSnapshot(), newline: true)
+        history.removeAll()
+    }
+
+    /// A scheduled command as the snapshot holds it: its text, and the file and line it came from
+    /// (so its errors still point there).
+    private static func scheduledEntry(_ command: Snapshot.ScheduledCommand) throws(SnapshotError) -> ScheduledEntry {
+        let f = command.fields
+        for name in f.keys.sorted() where !["command", "file", "line"].contains(name) {
+            throw SnapshotError(path: "\(command.path).\(name)", "unknown field")
+        }
+        guard case .string(let text)? = f["command"], !text.isEmpty else {
+            throw SnapshotError(path: "\(command.path).command", "expected the command's text")
+        }
+        let file: String?
+        switch f["file"] {
+        case .string(let name)?: file = name
+        case .null?: file = nil
+        default: throw SnapshotError(path: "\(command.path).file", "expected a file name or null")
+        }
+        guard case .int(let line)? = f["line"], line >= 1, line <= 10_000_000 else {
+            throw SnapshotError(path: "\(command.path).line", "expected a line number")
+        }
+        // Put the text on its original line so an error it reports names the same place.
+        let padding = String(repeating: "\n", count: Int(line) - 1)
+        return ScheduledEntry(text: text, source: SourceFile(name: file, text: padding + text), offset: padding.utf8.count)
+    }
+
+    /// A snapshot document as printed: pretty, sorted keys; ending in a newline for a file.
+    static func documentText(_ document: JSONValue, newline: Bool) -> String {
+        var text = document.prettyText()
+        while text.hasSuffix("\n") { text.removeLast() }
+        return newline ? text + "\n" : text
+    }
+}

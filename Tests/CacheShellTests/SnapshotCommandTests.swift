@@ -1,0 +1,196 @@
+import CacheCore
+import CacheShell
+import Foundation
+import Testing
+
+/// `snapshot` and `restore` in the shell (SPEC §3, §4, §5.2).
+@Suite struct SnapshotCommandTests {
+    /// A fresh directory for the files of one test.
+    static func directory() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-snapshot-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static let scriptA = """
+        ns feed ttl=45m stale=5m max=3
+        ns profile ttl=10m --purgeable
+        ns page ttl=5m stale-if-error=1h timeout=300ms
+        server set feed:home [{"id":1,"likes":3},{"id":2,"likes":0}]
+        server set profile:1 {"id":1,"name":"ann"}
+        server set page:1 "page one"
+        server set page:2 "page two"
+        server latency 250ms page:2
+        watch *
+        put feed:a {"id":2,"text":"hi"} tags=mine,recent
+        get feed:home
+        get profile:1
+        get page:1
+        put other 1.5
+        advance 6m
+        invalidate profile:1
+        expire page:1 in=2m
+        mutate feed:home {"seen":true}
+        get feed:a --nowait
+        server offline
+        mutate entity 2 {"likes":{"$inc":1}}
+        server fail 1 page:2
+        at 30s get page:2
+        at 45s stats feed
+        event patch feed:home {"live":1}
+        stats
+        """
+
+    static let scriptB = """
+        pending
+        advance 10ms
+        server online
+        advance 1m
+        get page:2
+        get page:1
+        event entity 1 {"likes":{"$inc":5}}
+        validate --items
+        advance 5m
+        get profile:1
+        put feed:b 2
+        put feed:c 3
+        advance 1h
+        keys
+        stats
+        server log
+        server show
+        """
+
+    static func run(_ session: Session, _ script: String, name: String = "script.cachesh") -> String {
+        session.run(SourceFile(name: name, text: script))
+        return session.takeOutput().map(\.text).joined()
+    }
+
+    @Test(arguments: [OutputMode.human, .json])
+    func restoredSessionContinuesExactlyAsTheOriginal(_ mode: OutputMode) {
+        let dir = Self.directory()
+        let original = Session(options: SessionOptions(mode: mode))
+        _ = Self.run(original, Self.scriptA)
+        _ = original.runTyped("snapshot \(dir)/a.json")
+        let restored = Session(options: SessionOptions(mode: mode))
+        let restoreOutput = restored.runTyped("restore \(dir)/a.json")
+        #expect(!restoreOutput.contains("error"))
+        let expected = Self.run(original, Self.scriptB)
+        let actual = Self.run(restored, Self.scriptB)
+        #expect(actual == expected)
+        #expect(expected.contains("at 2026-01-01T00:06:30.300Z: get page:2") || expected.contains(#""event":"at""#))
+        #expect(restored.makeSnapshot() == original.makeSnapshot())
+    }
+
+    @Test func restoreThenSnapshotReproducesTheFileByteForByte() throws {
+        let dir = Self.directory()
+        let session = Session()
+        _ = Self.run(session, Self.scriptA)
+        _ = session.runTyped("snapshot \(dir)/a.json")
+        let fresh = Session()
+        _ = fresh.runTyped("restore \(dir)/a.json")
+        _ = fresh.runTyped("snapshot \(dir)/b.json")
+        let a = try String(contentsOfFile: "\(dir)/a.json", encoding: .utf8)
+        let b = try String(contentsOfFile: "\(dir)/b.json", encoding: .utf8)
+        #expect(a == b)
+        #expect(a.hasSuffix("}\n"))
+        #expect(fresh.baseSnapshot == a)
+    }
+
+    @Test func snapshotWithoutPendingWorkRoundTrips() throws {
+        let dir = Self.directory()
+        let session = Session()
+        _ = session.runTyped("put a 1\nput feed:b [1,2] tags=x\nadvance 10m\nput c {\"id\":3}\nstats reset")
+        _ = session.runTyped("snapshot \(dir)/a.json")
+        let fresh = Session()
+        _ = fresh.runTyped("restore \(dir)/a.json")
+        _ = fresh.runTyped("snapshot \(dir)/b.json")
+        #expect(try String(contentsOfFile: "\(dir)/a.json", encoding: .utf8) == String(contentsOfFile: "\(dir)/b.json", encoding: .utf8))
+        #expect(fresh.runTyped("keys") == session.runTyped("keys"))
+    }
+
+    @Test func snapshotPrintsTheDocumentOrWritesTheFile() throws {
+        let dir = Self.directory()
+        let session = Session(options: SessionOptions(mode: .json))
+        _ = session.runTyped("put a 1")
+        let printed = session.runTyped("snapshot")
+        let line = try JSONValue(parsing: printed)
+        guard case .object(let fields) = line, case .object(let document)? = fields["snapshot"] else {
+            Issue.record("expected {command, snapshot}: \(printed)"); return
+        }
+        #expect(fields.count == 2)
+        #expect(fields["command"] == "snapshot")
+        #expect(document["format"] == "cachesh-snapshot")
+        #expect(session.runTyped("snapshot \(dir)/s.json") == #"{"command":"snapshot","entries":1,"file":"\#(dir)/s.json","ok":true}"# + "\n")
+        session.options.mode = .human
+        #expect(session.runTyped("snapshot \(dir)/s.json") == "wrote \(dir)/s.json (1 entry)\n")
+        #expect(session.runTyped("snapshot").hasPrefix("{"))
+    }
+
+    @Test func restoreReplacesTheSessionAndDropsItsPendingWork() {
+        let dir = Self.directory()
+        let first = Session()
+        _ = first.runTyped("put a 1\nat 1m echo from the snapshot")
+        _ = first.runTyped("snapshot \(dir)/a.json")
+        let second = Session()
+        _ = second.runTyped("put b 2\nadvance 1h\nat 30s echo from before\nserver set x 1")
+        #expect(second.runTyped("restore \(dir)/a.json") == "restored \(dir)/a.json (1 entry, now 2026-01-01T00:00:00.000Z)\n")
+        #expect(second.runTyped("keys") == first.runTyped("keys"))
+        #expect(second.runTyped("advance 2m") == """
+            at 2026-01-01T00:01:00.000Z: echo from the snapshot
+              from the snapshot
+            now:    2026-01-01T00:02:00.000Z
+            now_ms: 120000
+
+            """)
+        #expect(second.runTyped("server show x").contains("value:       null"))
+    }
+
+    @Test func scheduledCommandErrorsStillNameTheirFileAndLineAfterRestore() {
+        let dir = Self.directory()
+        let original = Session()
+        _ = Self.run(original, "put a 1\n\nat 1m get\n", name: "setup.cachesh")
+        _ = original.runTyped("snapshot \(dir)/a.json")
+        let restored = Session()
+        _ = restored.runTyped("restore \(dir)/a.json")
+        let expected = original.runTyped("advance 1m")
+        #expect(expected.contains("setup.cachesh:3: error: (at 2026-01-01T00:01:00.000Z)"))
+        #expect(restored.runTyped("advance 1m") == expected)
+    }
+
+    static let refusals: [(edit: @Sendable (String) -> String, message: String)] = [
+        ({ $0.replacingOccurrences(of: "\"cachesh-snapshot\"", with: "\"other\"") }, "format: not a cachesh snapshot"),
+        ({ $0.replacingOccurrences(of: "\"version\":1", with: "\"version\":2") }, "version: snapshot version 2 is not supported"),
+        ({ String($0.prefix($0.count - 40)) }, "damaged snapshot (not valid JSON"),
+        ({ $0.replacingOccurrences(of: "\"stored_at\":\"2026-01-01T00:00:00.000Z\"", with: "\"stored_at\":5.5") }, "entries[0].stored_at: expected a time"),
+        ({ $0.replacingOccurrences(of: "\"command\":\"echo later\"", with: "\"command\":7") }, "pending.scheduled[0].command: expected the command's text"),
+    ]
+
+    @Test(arguments: 0..<refusals.count)
+    func badSnapshotIsRefusedWithOneLineAndChangesNothing(_ i: Int) throws {
+        let dir = Self.directory()
+        let source = Session()
+        _ = source.runTyped("put a 1\nput b 2\nat 1m echo later")
+        let document = source.makeSnapshot().compactText
+        try Self.refusals[i].edit(document).write(toFile: "\(dir)/bad.json", atomically: true, encoding: .utf8)
+        let target = Session()
+        _ = target.runTyped("put kept 1\nadvance 1s")
+        let before = target.makeSnapshot()
+        let keys = target.runTyped("keys")
+        let output = target.runTyped("restore \(dir)/bad.json")
+        #expect(output.hasPrefix("error: \(dir)/bad.json: \(Self.refusals[i].message)"), "\(output)")
+        #expect(output.split(separator: "\n").count == 1)
+        #expect(target.runTyped("keys") == keys)
+        #expect(target.makeSnapshot() == before)
+    }
+
+    @Test func missingFileIsAnErrorAndSafeModeRefusesFiles() {
+        let dir = Self.directory()
+        let session = Session()
+        #expect(session.runTyped("restore \(dir)/none.json").hasPrefix("error: cannot read \(dir)/none.json"))
+        session.options.safe = true
+        #expect(session.runTyped("snapshot \(dir)/s.json") == "error: --safe: commands may not write files (\(dir)/s.json)\n")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/s.json"))
+        #expect(session.runTyped("restore \(dir)/s.json").hasPrefix("error: --safe: commands may not read files"))
+    }
+}
