@@ -58,8 +58,9 @@ public final class Session {
     var history: [(command: String, output: String)] = []
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory = true
-    /// The interactive form of the last error, for the history.
-    var lastInteractiveError: String?
+    /// Error lines of `output` that a typed command prints differently (`error: ...`, or JSON with
+    /// `file` and `line` null), by index in `output`: the history keeps that form.
+    var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
     var recording: Recording?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
@@ -94,11 +95,15 @@ public final class Session {
         guard let sink, !output.isEmpty else { return }
         for (text, isError) in output { sink(text, isError) }
         output.removeAll(keepingCapacity: true)
+        interactiveForms.removeAll()
     }
 
     /// Takes the output produced so far.
     public func takeOutput() -> [(text: String, isError: Bool)] {
-        defer { output.removeAll(keepingCapacity: true) }
+        defer {
+            output.removeAll(keepingCapacity: true)
+            interactiveForms.removeAll()
+        }
         return output
     }
 
@@ -168,7 +173,9 @@ public final class Session {
         anyFailed = true
         if error.isReported { return }
         let diagnostic = Diagnostic(message: error.message, offset: error.offset)
-        lastInteractiveError = "error: \(error.message)"
+        // The history keeps errors as typed commands print them, but not those of a sourced file,
+        // which a replay names by that file too.
+        let retyped = source.name != nil && (depth <= 1 || inScheduled)
         if options.mode == .json {
             var fields: [String: JSONValue] = ["error": .string(error.message), "command": command.map(JSONValue.string) ?? .null]
             if let name = source.name {
@@ -179,8 +186,14 @@ public final class Session {
                 fields["line"] = .null
             }
             write(JSONValue.object(fields).compactText)
+            if retyped {
+                fields["file"] = .null
+                fields["line"] = .null
+                interactiveForms[output.count - 1] = JSONValue.object(fields).compactText + "\n"
+            }
         } else {
             writeError(source.render(diagnostic))
+            if retyped { interactiveForms[output.count - 1] = "error: \(error.message)\n" }
         }
     }
 
@@ -200,7 +213,11 @@ public final class Session {
             drainToSink()
             return false
         }
-        history.append(("load " + JSONValue.string(path).compactText, "loaded \(path)\n"))
+        // A fresh session has no entries, so the load changes no keys: its reply is fixed.
+        let reply = options.mode == .json
+            ? JSONValue.object(["command": "load", "file": .string(path), "keys": [], "ok": true]).compactText
+            : "loaded \(path)"
+        history.append(("load " + JSONValue.string(path).compactText, reply + "\n"))
         return true
     }
 

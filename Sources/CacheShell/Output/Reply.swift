@@ -49,14 +49,10 @@ extension Session {
 
     func noteHistory(_ command: String, outputFrom start: Int) {
         var text = ""
-        for (line, isError) in output[start...] {
-            if isError, let interactive = lastInteractiveError {
-                text += interactive + "\n"
-            } else {
-                text += line
-            }
+        for index in start..<output.count {
+            text += interactiveForms[index] ?? output[index].text
         }
-        lastInteractiveError = nil
+        interactiveForms.removeAll()
         history.append((command, text))
         recording?.append(command: command, output: text)
     }

@@ -1,0 +1,209 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CacheCore
+
+/// `record FILE` / `record stop`: write this session as a transcript (SPEC §6).
+///
+/// A recording holds the session from its start, so it always replays in a fresh session: first
+/// `output json` when the session began in JSON mode, then a `restore` of the snapshot the session
+/// began from (written beside the transcript as `NAME.snapshot.json`) when there is one, then every
+/// command so far with its output, then each new command as it runs, until `record stop`. Errors are
+/// written in their interactive form. `record` commands themselves are not written: a replay must
+/// not write files, and their output is not part of the session being recorded.
+enum RecordCommands {
+    static func record(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(1...1, usage: "FILE (or stop)")
+        let word = args.positional[0]
+        if word.kind == .bare && word.text == "stop" {
+            guard let recording = session.recording else {
+                throw ShellError("record stop: not recording (record FILE starts)", at: word.offset)
+            }
+            session.recording = nil
+            if let failure = recording.stop() {
+                throw ShellError("record: could not write \(recording.name): \(failure)", at: word.offset)
+            }
+            let count = recording.commandCount
+            return .ok(["file": .string(recording.name), "commands": .int(Int64(count)), "stopped": .bool(true)],
+                       human: ["recorded \(count) command\(count == 1 ? "" : "s") to \(recording.name)"])
+        }
+        if session.options.safe {
+            throw ShellError("--safe: commands may not write files (\(word.text))", at: word.offset)
+        }
+        guard session.depth == 1 else {
+            throw ShellError("record runs only as a command of its own, not from a sourced file", at: command.offset)
+        }
+        if let current = session.recording {
+            throw ShellError("already recording to \(current.name) (record stop first)", at: word.offset)
+        }
+        let path = session.resolvePath(word.text, relativeTo: source)
+        let recording: Recording
+        do {
+            recording = try Recording(name: word.text, path: path, session: session)
+        } catch {
+            throw ShellError("record: cannot write \(error.path): \(error.description)", at: word.offset)
+        }
+        session.recording = recording
+        let count = recording.commandCount
+        return .ok(["file": .string(word.text), "commands": .int(Int64(count))],
+                   human: ["recording to \(word.text) (\(count) command\(count == 1 ? "" : "s") so far)"])
+    }
+
+    // MARK: What a recording writes
+
+    /// True when `command` runs `record`, which a recording leaves out.
+    static func isRecordCommand(_ command: String) -> Bool {
+        firstWords(command, 1) == ["record"]
+    }
+
+    /// The first `count` words of `command`, or fewer when it has fewer or does not lex.
+    private static func firstWords(_ command: String, _ count: Int) -> [String] {
+        var lexer = Lexer(SourceFile(name: nil, text: command), semicolonSeparates: false)
+        guard case .success(let raw)? = lexer.next() else { return [] }
+        return raw.words.prefix(count).map(\.text)
+    }
+
+    /// One command and its output as a recording writes them (the history already holds errors
+    /// in their interactive form).
+    static func entry(command: String, output: String) -> String {
+        TranscriptSyntax.render(command: command, output: output)
+    }
+
+    /// The output mode the session's history began in. It is the current mode unless an
+    /// `output human|json` ran; then the first command before it that printed anything tells (a
+    /// JSON reply is one object with a `command` field), and with none it does not matter.
+    static func initialMode(of history: [(command: String, output: String)], current: OutputMode) -> OutputMode {
+        guard let change = history.firstIndex(where: { entry in
+            let words = firstWords(entry.command, 3)
+            return words.count == 2 && words[0] == "output" && OutputMode(rawValue: words[1]) != nil
+        }) else { return current }
+        guard let printed = history[..<change].first(where: { !$0.output.isEmpty }) else { return .human }
+        let last = TranscriptSyntax.outputLines(printed.output).last ?? ""
+        return last.hasPrefix("{\"") && last.hasSuffix("}") && last.contains("\"command\":") ? .json : .human
+    }
+
+    /// The transcript text a recording starts with: the session from its start.
+    static func header(for session: Session, path: String) throws(Recording.Failure) -> (text: String, commands: Int) {
+        var history = session.history[...]
+        let mode = initialMode(of: Array(history), current: session.options.mode)
+        var text = ""
+        var commands = 0
+        if mode == .json {
+            let reply = JSONValue.object(["command": "output", "mode": "json", "ok": true]).compactText
+            text += entry(command: "output json", output: reply + "\n")
+            commands += 1
+        }
+        if let snapshot = session.baseSnapshot {
+            // The command that set the base is replaced by a restore of the base itself.
+            if let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
+            let (directory, file) = split(path)
+            let snapshotFile = (file.lastIndex(of: ".").map { String(file[..<$0]) } ?? file) + ".snapshot.json"
+            let snapshotPath = directory.map { $0 + "/" + snapshotFile } ?? snapshotFile
+            do { try FileIO.writeAtomically(snapshotPath, snapshot) } catch {
+                throw Recording.Failure(path: snapshotPath, description: error.description)
+            }
+            // What the replay prints for it: a fresh session restoring the file, as `--verify` will.
+            let command = "restore " + word(snapshotFile)
+            let scratch = Session(options: SessionOptions(mode: mode))
+            scratch.keepsHistory = false
+            scratch.baseDirectory = directory
+            text += entry(command: command, output: scratch.runTyped(command))
+            commands += 1
+        }
+        for (command, output) in history where !isRecordCommand(command) {
+            text += entry(command: command, output: output)
+            commands += 1
+        }
+        return (text, commands)
+    }
+
+    /// A path's directory (nil for a bare file name) and file name.
+    private static func split(_ path: String) -> (directory: String?, file: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (nil, path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    /// `text` as one command word: bare when it is plainly a file name, else a JSON string.
+    private static func word(_ text: String) -> String {
+        let plain = !text.isEmpty && text.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        return plain ? text : JSONValue.string(text).compactText
+    }
+}
+
+/// An open `record FILE`: the transcript file, written through as each top-level command ends, so
+/// what was printed is on disk even if the process dies.
+final class Recording {
+    /// A file a recording could not write.
+    struct Failure: Error, CustomStringConvertible {
+        var path: String
+        var description: String
+    }
+
+    /// The file as the user named it.
+    let name: String
+    /// Commands written so far.
+    private(set) var commandCount = 0
+    private var descriptor: Int32
+    /// The first write that failed, reported by `record stop`.
+    private var failure: String?
+
+    /// Creates (or truncates) the transcript at `path` and writes the session so far.
+    /// - Throws: `Failure` when the file or the snapshot beside it cannot be written.
+    init(name: String, path: String, session: Session) throws(Failure) {
+        self.name = name
+        let header = try RecordCommands.header(for: session, path: path)
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Failure(path: path, description: String(cString: strerror(errno))) }
+        commandCount = header.commands
+        writeThrough(header.text)
+        if let failure {
+            close(descriptor)
+            descriptor = -1
+            throw Failure(path: path, description: failure)
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Writes one top-level command and its output (a `record` command is left out).
+    func append(command: String, output: String) {
+        guard descriptor >= 0, !RecordCommands.isRecordCommand(command) else { return }
+        writeThrough(RecordCommands.entry(command: command, output: output))
+        commandCount += 1
+    }
+
+    /// Closes the file (`record stop`).
+    /// - Returns: the first write error, if any write failed.
+    func stop() -> String? {
+        if descriptor >= 0, close(descriptor) != 0, failure == nil {
+            failure = String(cString: strerror(errno))
+        }
+        descriptor = -1
+        return failure
+    }
+
+    private func writeThrough(_ text: String) {
+        guard failure == nil else { return }
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                return
+            }
+            offset += n
+        }
+    }
+}

@@ -1,0 +1,196 @@
+@testable import CacheShell
+import Foundation
+import Testing
+
+/// A fresh empty directory for one test.
+private func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-record-\(UUID().uuidString)").path
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs `script` as the file `directory/s.cachesh` and returns what it printed.
+@discardableResult
+private func runScript(_ session: Session, _ script: String, in directory: String) -> String {
+    session.run(SourceFile(name: directory + "/s.cachesh", text: script))
+    return session.takeOutput().map(\.text).joined()
+}
+
+private func contents(_ path: String) -> String? { try? FileIO.read(path) }
+
+/// `--verify` on the file: the report, empty when it passes.
+private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+    guard let text = contents(path) else {
+        Issue.record("no file \(path)", sourceLocation: sourceLocation)
+        return "missing"
+    }
+    return TranscriptCheck(name: path, text: text).report()
+}
+
+@Suite struct TranscriptRecordTests {
+    @Test func recordWritesTheSessionFromItsStartUntilStop() {
+        let directory = temporaryDirectory()
+        let session = Session()
+        let printed = runScript(session, """
+            put feed:1 {"id": 1,
+              "likes": 2}
+            oops
+            record out.transcript
+            echo cachesh> x
+            record stop
+            echo not recorded
+
+            """, in: directory)
+        #expect(printed == """
+            keys: feed:1
+            \(directory)/s.cachesh:3: error: unknown command "oops" (did you mean stop?)
+            recording to out.transcript (2 commands so far)
+            cachesh> x
+            recorded 3 commands to out.transcript
+            not recorded
+
+            """.replacingOccurrences(of: " (did you mean stop?)", with: errorHint("oops")))
+        #expect(contents(directory + "/out.transcript") == """
+            cachesh> put feed:1 {"id": 1,
+            ...>   "likes": 2}
+            keys: feed:1
+            cachesh> oops
+            error: unknown command "oops"\(errorHint("oops"))
+            cachesh> echo cachesh> x
+            \\cachesh> x
+
+            """)
+        #expect(verify(directory + "/out.transcript") == "")
+    }
+
+    @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() {
+        let directory = temporaryDirectory()
+        let session = Session(options: SessionOptions(mode: .json))
+        runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\n", in: directory)
+        #expect(contents(directory + "/out.transcript") == """
+            cachesh> output json
+            {"command":"output","mode":"json","ok":true}
+            cachesh> oops
+            {"command":"oops","error":"unknown command \\"oops\\"\(errorHint("oops"))","file":null,"line":null}
+            cachesh> put a [1,
+            ...> 2]
+            {"command":"put","keys":["a"]}
+
+            """)
+        #expect(verify(directory + "/out.transcript") == "")
+    }
+
+    @Test func aSessionThatBeganInJsonAndSwitchedToHumanStillReplays() {
+        let directory = temporaryDirectory()
+        let session = Session(options: SessionOptions(mode: .json))
+        runScript(session, "now\noutput human\nnow\nrecord out.transcript\n", in: directory)
+        let text = contents(directory + "/out.transcript") ?? ""
+        #expect(text.hasPrefix("cachesh> output json\n"))
+        #expect(verify(directory + "/out.transcript") == "")
+        // Without a switch, a human session writes no `output` line.
+        let human = Session()
+        runScript(human, "now\nrecord h.transcript\n", in: directory)
+        #expect(contents(directory + "/h.transcript")?.hasPrefix("cachesh> now\n") == true)
+    }
+
+    @Test func aSessionBegunWithConfigRecordsItsLoad() throws {
+        let directory = temporaryDirectory()
+        try #"{"namespaces": {"feed": {"ttl": "1m"}}}"#.write(toFile: directory + "/conf.json", atomically: true, encoding: .utf8)
+        let session = Session()
+        session.baseDirectory = directory
+        #expect(session.loadInitialConfiguration(path: "conf.json") == false, "relative to the working directory")
+        #expect(session.loadInitialConfiguration(path: directory + "/conf.json"))
+        _ = session.takeOutput()
+        runScript(session, "put feed:a 1\nrecord out.transcript\n", in: directory)
+        let text = contents(directory + "/out.transcript") ?? ""
+        #expect(text == "cachesh> load \"\(directory)/conf.json\"\nloaded \(directory)/conf.json\ncachesh> put feed:a 1\nkeys: feed:a\n")
+        #expect(verify(directory + "/out.transcript") == "")
+    }
+
+    @Test func aSessionBegunFromASnapshotRecordsARestoreOfItBesideTheTranscript() {
+        let directory = temporaryDirectory()
+        let session = Session()
+        session.baseSnapshot = "{\n  \"format\": \"cachesh-snapshot\"\n}\n"
+        runScript(session, "echo hi\nrecord out.transcript\n", in: directory)
+        #expect(contents(directory + "/out.snapshot.json") == "{\n  \"format\": \"cachesh-snapshot\"\n}\n")
+        let lines = (contents(directory + "/out.transcript") ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first == "cachesh> restore out.snapshot.json")
+        #expect(lines.suffix(3) == ["cachesh> echo hi", "hi", ""])
+    }
+
+    @Test func recordIsRefusedUnderSafe() {
+        let directory = temporaryDirectory()
+        let session = Session(options: SessionOptions(safe: true))
+        let printed = runScript(session, "record out.transcript\n", in: directory)
+        #expect(printed == "\(directory)/s.cachesh:1: error: --safe: commands may not write files (out.transcript)\n")
+        #expect(contents(directory + "/out.transcript") == nil)
+    }
+
+    @Test func recordMisuseIsAnError() {
+        let directory = temporaryDirectory()
+        let session = Session()
+        try? "record inner.transcript\n".write(toFile: directory + "/inner.cachesh", atomically: true, encoding: .utf8)
+        let printed = runScript(session, """
+            record stop
+            record
+            record a.transcript
+            record b.transcript
+            source inner.cachesh
+            record stop
+            record \(directory)/no/such/dir/x.transcript
+
+            """, in: directory)
+        let file = directory + "/s.cachesh"
+        #expect(printed == """
+            \(file):1: error: record stop: not recording (record FILE starts)
+            \(file):2: error: record needs FILE (or stop)
+            recording to a.transcript (0 commands so far)
+            \(file):4: error: already recording to a.transcript (record stop first)
+            \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
+            recorded 1 command to a.transcript
+            \(file):7: error: record: cannot write \(directory)/no/such/dir/x.transcript: No such file or directory
+
+            """)
+        // The failed `record` commands are left out with the others; an error of a sourced file
+        // keeps the file's name, as a replay prints it.
+        #expect(contents(directory + "/a.transcript") == """
+            cachesh> source inner.cachesh
+            \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
+
+            """)
+        #expect(verify(directory + "/a.transcript") == "")
+    }
+
+    @Test func aRecordingAlwaysReplaysByteForByte() {
+        let directory = temporaryDirectory()
+        let session = Session()
+        runScript(session, """
+            ns feed ttl=1m stale=10s
+            watch feed:*
+            put feed:1 [1] tags=home
+            advance 15s
+            get feed:1
+            at 1s echo later
+            advance 2s
+            at 1s nonsense
+            advance 1s
+            keys
+            stats
+            echo ...
+            echo \\x
+            echo ...> y
+            get
+            record out.transcript
+
+            """, in: directory)
+        #expect(verify(directory + "/out.transcript") == "")
+    }
+}
+
+/// The "did you mean" part of the unknown-command error for `name`, as the session words it.
+private func errorHint(_ name: String) -> String {
+    let session = Session()
+    let line = session.runTyped(name)
+    let prefix = "error: unknown command \"\(name)\""
+    return String(line.dropFirst(prefix.count).dropLast())
+}

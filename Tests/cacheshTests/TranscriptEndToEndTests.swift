@@ -1,0 +1,394 @@
+import Foundation
+import Testing
+
+/// What one run of the built `cachesh` printed and how it exited.
+private struct CacheshRun: Equatable {
+    var stdout: String
+    var stderr: String
+    var status: Int32
+}
+
+/// The built executable: `CACHESH_BIN`, else beside the test bundle, else the package's debug build.
+private let cacheshBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["CACHESH_BIN"] { return path }
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("cachesh").path
+    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/cachesh").path
+}()
+
+/// Runs `cachesh arguments` in `directory` with a clean environment (no `CI`, `NO_COLOR` set) plus `extra`.
+private func cachesh(_ arguments: [String], in directory: String, environment extra: [String: String] = [:]) throws -> CacheshRun {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: cacheshBinary)
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    process.environment = ["PATH": "/usr/bin:/bin", "NO_COLOR": "1"].merging(extra) { $1 }
+    // Files, not pipes: a chatty run cannot block on a full pipe.
+    let out = directory + "/.stdout-\(UUID().uuidString)", err = directory + "/.stderr-\(UUID().uuidString)"
+    _ = FileManager.default.createFile(atPath: out, contents: nil)
+    _ = FileManager.default.createFile(atPath: err, contents: nil)
+    defer {
+        try? FileManager.default.removeItem(atPath: out)
+        try? FileManager.default.removeItem(atPath: err)
+    }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+    try process.run()
+    process.waitUntilExit()
+    return CacheshRun(stdout: try String(contentsOfFile: out, encoding: .utf8),
+                      stderr: try String(contentsOfFile: err, encoding: .utf8),
+                      status: process.terminationStatus)
+}
+
+/// A fresh directory holding `files` (relative path → contents).
+private func directory(with files: [String: String]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-e2e-\(UUID().uuidString)").path
+    for (name, text) in files {
+        let file = path + "/" + name
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+    }
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+private func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+private let feedTranscript = """
+    The feed goes stale after five minutes.
+
+    cachesh> ns feed ttl=45m stale=5m
+    ns feed ttl=45m stale=5m
+    cachesh> put feed:home [{"id": 1, "likes": 3}]
+    keys: feed:home
+    cachesh> advance 6m
+    now:    2026-01-01T00:06:00.000Z
+    now_ms: 360000
+    cachesh> peek feed:home
+    key:           feed:home
+    state:         stale
+    value:         [{"id":1,"likes":3}]
+    age_ms:        360000
+    expires_in_ms: 2340000
+    tags:          []
+    cachesh> nonsense
+    error: unknown command "nonsense" (try help)
+
+    """
+
+@Suite(.serialized) struct TranscriptEndToEndTests {
+    @Test func aPassingTranscriptPrintsOnlyTheSummary() throws {
+        let dir = try directory(with: ["feed.transcript": feedTranscript])
+        #expect(try cachesh(["--verify", "feed.transcript"], in: dir) == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+    }
+
+    @Test func aFailingTranscriptPrintsTheDiffUpdateWouldApply() throws {
+        let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
+            .replacingOccurrences(of: "now_ms: 360000\n", with: "")
+        let dir = try directory(with: ["feed.transcript": feedTranscript, "wrong.transcript": wrong])
+        let run = try cachesh(["--verify", "feed.transcript", "wrong.transcript"], in: dir)
+        #expect(run == CacheshRun(stdout: """
+            @ wrong.transcript:7
+            --- wrong.transcript
+            +++ wrong.transcript (actual)
+            @@ -6,6 +6,7 @@
+             keys: feed:home
+             cachesh> advance 6m
+             now:    2026-01-01T00:06:00.000Z
+            +now_ms: 360000
+             cachesh> peek feed:home
+             key:           feed:home
+             state:         fresh
+            @ wrong.transcript:9
+            --- wrong.transcript
+            +++ wrong.transcript (actual)
+            @@ -9,6 +10,6 @@
+             cachesh> peek feed:home
+             key:           feed:home
+            -state:         fresh
+            +state:         stale
+             value:         [{"id":1,"likes":3}]
+             age_ms:        360000
+             expires_in_ms: 2340000
+            1 passed, 1 failed
+
+            """, stderr: "", status: 1))
+    }
+
+    @Test func updateRewritesFailingOutputOnceAndThenChangesNothing() throws {
+        let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
+        let dir = try directory(with: ["wrong.transcript": wrong])
+        let first = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
+        #expect(first == CacheshRun(stdout: """
+            @ wrong.transcript:10
+            --- wrong.transcript
+            +++ wrong.transcript (actual)
+            @@ -9,7 +9,7 @@
+             now_ms: 360000
+             cachesh> peek feed:home
+             key:           feed:home
+            -state:         fresh
+            +state:         stale
+             value:         [{"id":1,"likes":3}]
+             age_ms:        360000
+             expires_in_ms: 2340000
+            updated wrong.transcript:10
+            0 passed, 1 failed, 1 updated
+
+            """, stderr: "", status: 0))
+        #expect(read(dir + "/wrong.transcript") == feedTranscript)
+        let second = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
+        #expect(second == CacheshRun(stdout: "1 passed, 0 failed, 0 updated\n", stderr: "", status: 0))
+        #expect(read(dir + "/wrong.transcript") == feedTranscript)
+    }
+
+    @Test func updateIsRefusedWhenCIIsSet() throws {
+        let wrong = feedTranscript.replacingOccurrences(of: "stale", with: "fresh")
+        let dir = try directory(with: ["wrong.transcript": wrong])
+        let run = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir, environment: ["CI": "1"])
+        #expect(run == CacheshRun(stdout: "", stderr: """
+            cachesh: --update refuses to run when CI is set: a CI job must check transcripts, not rewrite them (unset CI to update)
+
+            """, status: 2))
+        #expect(read(dir + "/wrong.transcript") == wrong)
+    }
+
+    @Test func aMissingFileExitsTwoAndRunsNothing() throws {
+        let dir = try directory(with: ["feed.transcript": feedTranscript])
+        let run = try cachesh(["--verify", "feed.transcript", "missing.transcript"], in: dir)
+        #expect(run == CacheshRun(stdout: "", stderr: "cachesh: cannot read missing.transcript: No such file or directory\n", status: 2))
+        #expect(try cachesh(["--verify"], in: dir).status == 2)
+    }
+
+    @Test func wildcardsMatchAndUpdateKeepsThem() throws {
+        let text = """
+            cachesh> put feed:1 [1]
+            keys: feed:1
+            cachesh> advance 1500ms
+            now:    [..]
+            now_ms: 1500
+            cachesh> get feed:1
+            ...
+            age_ms:        [..]
+            ...
+            cachesh> get feed:2
+            ...
+            error:         not found
+
+            """
+        let dir = try directory(with: ["w.transcript": text])
+        #expect(try cachesh(["--verify", "w.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+
+        let wrong = text.replacingOccurrences(of: "now_ms: 1500", with: "now_ms: 1")
+            .replacingOccurrences(of: "error:         not found", with: "error:         gone")
+        try wrong.write(toFile: dir + "/w.transcript", atomically: true, encoding: .utf8)
+        let run = try cachesh(["--verify", "--update", "w.transcript"], in: dir)
+        #expect(run.status == 0)
+        #expect(run.stdout.hasSuffix("updated w.transcript:3\nupdated w.transcript:10\n0 passed, 1 failed, 1 updated\n"))
+        #expect(read(dir + "/w.transcript") == text)
+    }
+
+    /// A copy of a terminal session (prompts, a continuation, an error, the last empty prompt with
+    /// its trailing blank dropped) is a transcript. Written by hand in the interactive shell's
+    /// layout: `cachesh> ` then the typed line, `...> ` for each further line of an open value.
+    @Test func aPastedTerminalSessionIsATranscript() throws {
+        let pasted = """
+            $ cachesh
+            cachesh> put profile:42 {
+            ...>   "id": 42,
+            ...>   "name": "Ada"
+            ...> }
+            keys: profile:42
+            cachesh> event entity 42 {"name": "Ada L."}
+            keys: profile:42
+            cachesh> peek profile:42
+            key:           profile:42
+            state:         fresh
+            value:         {"id":42,"name":"Ada L."}
+            age_ms:        0
+            expires_in_ms: 300000
+            tags:          []
+            cachesh> get
+            error: get needs KEY [--force] [--nowait]
+            cachesh>
+
+            """
+        let dir = try directory(with: ["pasted.transcript": pasted])
+        let run = try cachesh(["--verify", "pasted.transcript"], in: dir)
+        #expect(run == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+    }
+
+    @Test(arguments: [false, true])
+    func aRecordedBatchSessionVerifiesByteForByte(json: Bool) throws {
+        let script = """
+            # A script that records itself.
+            put feed:1 {"id": 1,
+              "likes": [1, 2]}
+            oops
+            record out.transcript
+            echo cachesh> x
+            echo 'cachesh> x'
+            echo ...
+            echo ...> y
+            echo \\back
+            advance 1s
+            get feed:1
+            record stop
+            now
+
+            """
+        let dir = try directory(with: ["s.cachesh": script])
+        let run = try cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir)
+        #expect(run.status == 1, "the script has an error")
+        let recorded = try #require(read(dir + "/out.transcript"))
+        if !json {
+            #expect(recorded == """
+                cachesh> put feed:1 {"id": 1,
+                ...>   "likes": [1, 2]}
+                keys: feed:1
+                cachesh> oops
+                error: unknown command "oops" (did you mean stop?)
+                cachesh> echo cachesh> x
+                \\cachesh> x
+                cachesh> echo 'cachesh> x'
+                'cachesh> x'
+                cachesh> echo ...
+                \\...
+                cachesh> echo ...> y
+                \\...> y
+                cachesh> echo \\back
+                \\\\back
+                cachesh> advance 1s
+                now:    2026-01-01T00:00:01.000Z
+                now_ms: 1000
+                cachesh> get feed:1
+                key:           feed:1
+                state:         fresh
+                value:         {"id":1,"likes":[1,2]}
+                source:        cache
+                age_ms:        1000
+                expires_in_ms: 299000
+                tags:          []
+
+                """.replacingOccurrences(of: " (did you mean stop?)", with: hint(for: "oops", in: dir)))
+        } else {
+            #expect(recorded.hasPrefix("cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n"))
+            #expect(recorded.contains("\"file\":null,\"line\":null}\n"))
+        }
+        let verify = try cachesh(["--verify", "out.transcript"], in: dir)
+        #expect(verify == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+    }
+
+    @Test func aSessionBegunWithConfigRecordsItsLoad() throws {
+        let dir = try directory(with: [
+            "conf.json": #"{"namespaces": {"feed": {"ttl": "1m"}}}"#,
+            "s.cachesh": "put feed:1 1\nrecord out.transcript\nadvance 2m\nget feed:1\n",
+        ])
+        #expect(try cachesh(["--config", "conf.json", "s.cachesh"], in: dir).status == 0)
+        #expect(read(dir + "/out.transcript")?.hasPrefix("cachesh> load \"conf.json\"\nloaded conf.json\ncachesh> put feed:1 1\n") == true)
+        #expect(try cachesh(["--verify", "out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+    }
+
+    @Test(arguments: [false, true])
+    func aSessionAfterRestoreRecordsARestoreOfItsSnapshotBesideTheTranscript(json: Bool) throws {
+        let dir = try directory(with: [
+            "s.cachesh": "put a 1\nadvance 2s\nsnapshot s.json\nclear\nrestore s.json\nget a\nrecord sub/out.transcript\nput b 2\n",
+            "sub/.keep": "",
+        ])
+        #expect(try cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir).status == 0)
+        let snapshot = try #require(read(dir + "/sub/out.snapshot.json"))
+        #expect(snapshot.contains("\"cachesh-snapshot\""))
+        let recorded = try #require(read(dir + "/sub/out.transcript"))
+        #expect(recorded.hasPrefix((json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
+            + "cachesh> restore out.snapshot.json\n"))
+        #expect(recorded.hasSuffix(json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"]}\n" : "cachesh> put b 2\nkeys: b\n"))
+        #expect(try cachesh(["--verify", "sub/out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+    }
+
+    @Test func markdownRunsItsCacheshBlocksInOneSession() throws {
+        let readme = """
+            # cachesh
+
+            ```sh
+            cachesh --verify README.md
+            ```
+
+            Store a value:
+
+            ```cachesh
+            cachesh> put a 1
+            keys: a
+            ```
+
+            It is still there in the next block:
+
+            ```cachesh
+            cachesh> keys
+            key  state  age_ms
+            a    stale  0
+            ```
+
+            """
+        let dir = try directory(with: ["README.md": readme, "docs/plain.md": "# No blocks\n\n```swift\nlet x = 1\n```\n"])
+        let run = try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
+        #expect(run == CacheshRun(stdout: """
+            @ README.md:17
+            --- README.md
+            +++ README.md (actual)
+            @@ -16,5 +16,5 @@
+             ```cachesh
+             cachesh> keys
+             key  state  age_ms
+            -a    stale  0
+            +a    fresh  0
+             ```
+            1 passed, 1 failed
+
+            """, stderr: "", status: 1))
+        #expect(try cachesh(["--verify", "--update", "README.md"], in: dir).status == 0)
+        #expect(read(dir + "/README.md") == readme.replacingOccurrences(of: "a    stale  0", with: "a    fresh  0"))
+        #expect(try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir).stdout == "2 passed, 0 failed\n")
+    }
+
+    /// 500 transcripts of 20 commands run in one process; one of them differs.
+    @Test func manyTranscriptsRunInOneProcess() throws {
+        var files: [String: String] = [:]
+        for n in 0..<500 {
+            var text = "Transcript \(n).\n"
+            for j in 0..<5 {
+                text += "cachesh> put k\(j) \(n)\nkeys: k\(j)\n"
+                text += "cachesh> advance 1s\nnow:    2026-01-01T00:00:0\(j + 1).000Z\nnow_ms: \(j + 1)000\n"
+                text += "cachesh> get k\(j)\nkey:           k\(j)\nstate:         fresh\nvalue:         \(n == 250 && j == 4 ? -1 : n)\n...\n"
+                text += "cachesh> echo \(n) \(j)\n\(n) \(j)\n"
+            }
+            files["t/\(n).transcript"] = text
+        }
+        let dir = try directory(with: files)
+        let names = (0..<500).map { "t/\($0).transcript" }
+        let run = try cachesh(["--verify"] + names, in: dir)
+        #expect(run.status == 1)
+        #expect(run.stdout.hasSuffix("""
+            @@ -55,7 +55,7 @@
+             cachesh> get k4
+             key:           k4
+             state:         fresh
+            -value:         -1
+            +value:         250
+             ...
+             cachesh> echo 250 4
+             250 4
+            499 passed, 1 failed
+
+            """))
+        #expect(run.stdout.hasPrefix("@ t/250.transcript:55\n"))
+    }
+}
+
+/// The "did you mean" hint the built shell gives for an unknown command `name`.
+private func hint(for name: String, in directory: String) -> String {
+    let line = (try? cachesh(["-c", name], in: directory).stderr) ?? ""
+    let prefix = "-c:1: error: unknown command \"\(name)\""
+    return String(line.dropFirst(prefix.count).dropLast())
+}
