@@ -172,12 +172,14 @@ public final class Session {
     func fail(_ error: ShellError, in source: SourceFile, command: String?) {
         anyFailed = true
         if error.isReported { return }
-        let diagnostic = Diagnostic(message: error.message, offset: error.offset)
+        // One line per error (SPEC §7), even when it quotes a word that spans lines.
+        let message = Self.oneLine(error.message)
+        let diagnostic = Diagnostic(message: message, offset: error.offset)
         // The history keeps errors as typed commands print them, but not those of a sourced file,
         // which a replay names by that file too.
         let retyped = source.name != nil && (depth <= 1 || inScheduled)
         if options.mode == .json {
-            var fields: [String: JSONValue] = ["error": .string(error.message), "command": command.map(JSONValue.string) ?? .null]
+            var fields: [String: JSONValue] = ["error": .string(message), "command": command.map(JSONValue.string) ?? .null]
             if let name = source.name {
                 fields["file"] = .string(name)
                 fields["line"] = .int(Int64(source.location(ofOffset: error.offset).line))
@@ -193,8 +195,23 @@ public final class Session {
             }
         } else {
             writeError(source.render(diagnostic))
-            if retyped { interactiveForms[output.count - 1] = "error: \(error.message)\n" }
+            if retyped { interactiveForms[output.count - 1] = "error: \(message)\n" }
         }
+    }
+
+    /// `text` with its line breaks written as `\n` and `\r`.
+    /// - Complexity: O(n) in the length of `text`.
+    static func oneLine(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else { return text }
+        var line = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
     }
 
     /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.

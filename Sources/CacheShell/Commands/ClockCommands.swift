@@ -39,7 +39,9 @@ enum ClockCommands {
         session.nextToken += 1
         session.scheduled[token] = Session.ScheduledEntry(text: text, source: source, offset: offset)
         let id = session.engine.schedule(after: delay, token: token)
-        let due = session.engine.now + delay
+        // The engine clamps a due time past the end of time the same way (`at 106751991167d`).
+        let (sum, overflow) = session.engine.now.addingReportingOverflow(delay)
+        let due = overflow ? Int64.max : sum
         return .ok(["id": .int(Int64(id)), "due": .string(TimeText.iso8601(ms: due)), "scheduled": .string(text)],
                    human: ["scheduled at \(TimeText.iso8601(ms: due)): \(text)"])
     }

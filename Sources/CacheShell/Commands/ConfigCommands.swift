@@ -43,6 +43,7 @@ enum ConfigCommands {
         var fields = policyFields(session.engine.policy(of: name))
         fields["name"] = .string(name)
         fields["keys"] = .array(changed.map(JSONValue.string))
+        fields["ok"] = .bool(true)
         return Reply(fields, human: [describe(name, session.engine.policy(of: name))]
                      + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
     }

@@ -46,7 +46,11 @@ extension Session {
             if word.kind != .bare {
                 throw ShellError("a command starts with its name, not a JSON value", at: word.offset)
             }
-            let suggestion = Self.handlers.keys.sorted().first { Self.editDistance($0, name) <= 2 }
+            // Names whose lengths differ by more than 2 are more than 2 edits apart: skip the O(n·m) work.
+            let length = name.unicodeScalars.count
+            let suggestion = Self.commandNames.first {
+                abs($0.unicodeScalars.count - length) <= 2 && Self.editDistance($0, name) <= 2
+            }
             throw ShellError("unknown command \"\(name)\"" + (suggestion.map { " (did you mean \($0)?)" } ?? " (try help)"),
                              at: word.offset)
         }
@@ -55,16 +59,22 @@ extension Session {
 
     func requestQuit() { quitRequested = true }
 
+    /// Every command name, sorted: the order suggestions are tried in.
+    static let commandNames = handlers.keys.sorted()
+
+    /// The Levenshtein distance between two names, in Unicode scalars.
+    /// - Complexity: O(n·m) time and O(m) space for names of n and m scalars.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         var previous = Array(0...b.count)
+        var row = previous
         for i in 1...a.count {
-            var row = [i] + Array(repeating: 0, count: b.count)
+            row[0] = i
             for j in 1...b.count {
                 row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
-            previous = row
+            swap(&previous, &row)
         }
         return previous[b.count]
     }

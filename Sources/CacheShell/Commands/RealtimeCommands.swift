@@ -8,14 +8,14 @@ enum RealtimeCommands {
         if args.positional.first?.text == "entity" && args.positional.count == 3 {
             let id = args.positional[1].text
             let patch = try args.patch(2)
-            do { return .keys(try engine.mutate(entity: id, patch: patch)) } catch {
+            do { return .keys(try engine.mutate(entity: id, patch: patch), ok: true) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
         }
         try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH")
         let key = try args.key(0)
         let patch = try args.patch(1)
-        do { return .keys(try engine.mutate(key, patch: patch)) } catch {
+        do { return .keys(try engine.mutate(key, patch: patch), ok: true) } catch {
             throw ShellError(error.message, at: args.positional[1].offset)
         }
     }
@@ -45,7 +45,7 @@ enum RealtimeCommands {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
             if !own, let serverValue { origin.set(key, serverValue, at: engine.now) }
-            return .keys(keys)
+            return .keys(keys, ok: true)
         }
         let id = args.positional[1].text
         let serverChanges: [(key: String, value: JSONValue)]
@@ -57,7 +57,7 @@ enum RealtimeCommands {
             throw ShellError(error.message, at: args.positional[2].offset)
         }
         if !own { for change in serverChanges { origin.set(change.key, change.value, at: engine.now) } }
-        return .keys(keys)
+        return .keys(keys, ok: true)
     }
 
     static func push(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {

@@ -22,10 +22,12 @@ struct Reply {
         return Reply(fields, human: human)
     }
 
-    /// The changed keys, for the commands SPEC §4 gives a `keys` field.
-    static func keys(_ keys: [String]) -> Reply {
-        Reply(["keys": .array(keys.map(JSONValue.string))],
-              human: [keys.isEmpty ? "keys: (none)" : "keys: " + keys.joined(separator: " ")])
+    /// The changed keys, for the commands SPEC §4 gives a `keys` field; `ok` adds `ok: true`,
+    /// for the commands it does not name (`mutate`, `event`).
+    static func keys(_ keys: [String], ok: Bool = false) -> Reply {
+        var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
+        if ok { fields["ok"] = .bool(true) }
+        return Reply(fields, human: [keys.isEmpty ? "keys: (none)" : "keys: " + keys.joined(separator: " ")])
     }
 }
 

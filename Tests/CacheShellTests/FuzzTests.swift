@@ -1,0 +1,270 @@
+import CacheCore
+import CacheShell
+import Testing
+
+/// A small, fast, seeded generator (SplitMix64), so every fuzz run sees the same inputs.
+private struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
+    mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &self)! }
+}
+
+/// Words a script is made of: every command and subcommand, keys, targets, options, flags,
+/// durations (small ones mostly, so no input runs long), values and broken JSON.
+private enum Vocabulary {
+    static let commands = [
+        "load", "ns", "config", "now", "advance", "at", "put", "get", "mget", "peek", "keys", "expire",
+        "invalidate", "evict", "clear", "memory-warning", "mutate", "event", "push", "validate", "pending",
+        "server", "stats", "watch", "unwatch", "snapshot", "restore", "source", "record", "output", "echo",
+        "help", "quit", "gett", "frob",
+    ]
+    static let words = [
+        // subcommands and forms
+        "set", "patch", "delete", "show", "latency", "fail", "offline", "online", "log", "clear", "reset",
+        "entity", "human", "json", "stop",
+        // keys and targets
+        "a", "b", "feed:1", "feed:home", "profile:42", "page:1", "default:a", "feed:*", "page:*", "tag:t",
+        "tag:", "*", ":", "x:", ":y", "tag:x", "a*b", "feed",
+        // options and flags
+        "ttl=5m", "ttl=1s", "stale=0ms", "stale=1s", "stale=none", "max=1", "max=0", "max=-1",
+        "stale-if-error=1h", "timeout=50ms", "tags=t", "tags=t,u", "tags=,", "in=1s", "in=0ms", "in=x",
+        "name=1", "user=42", "ttl=", "color=red", "--force", "--nowait", "--own", "--items", "--purgeable",
+        "--no-purgeable", "--bogus", "--",
+        // durations and counts
+        "0ms", "1ms", "100ms", "1s", "30s", "5m", "1h30m", "2d", "5x", "-1s", "1.5s", "s", "1m1h",
+        "106751991167d", "9223372036854775807ms", "0", "1", "2", "-3", "99999999999999999999",
+        // values
+        "1", "true", "null", "-0", "1e400", "\"str\"", "\"two words\"", "\"\\u0000\"", "[1,2]", "[]", "{}",
+        "{\"id\":1,\"likes\":3}", "{\"id\":\"1\",\"name\":\"x\"}", "[{\"id\":1,\"likes\":0},{\"id\":2}]",
+        "{\"a\":{\"id\":1,\"n\":\"s\"}}", "{\"$inc\":1}", "{\"likes\":{\"$inc\":1}}", "{\"likes\":{\"$inc\":\"x\"}}",
+        "{\"tags\":{\"$push\":2}}", "{\"tags\":{\"$pull\":2}}", "{\"$bogus\":1}", "{\"a\":null}",
+        // broken JSON
+        "{", "}", "[", "]", "{\"a\":", "\"unterminated", "[1,", "{\"a\" 1}", "[1]]", "{]", "\"\\q\"", "\\",
+    ]
+    static let separators = [" ", " ", " ", "  ", "\t"]
+}
+
+/// Small valid scripts, the seeds that mutations start from.
+private let seedScripts = [
+    "put feed:1 {\"id\":1,\"likes\":3} tags=t\nadvance 5m\nget feed:1\n",
+    "server set a {\"id\":1}\nget a\nmutate a {\"likes\":{\"$inc\":1}}\npending\n",
+    "ns feed ttl=1s stale=0ms max=1\nput feed:1 1\nput feed:2 2\nstats feed\n",
+    "watch *\nput a [1]\nevent patch a {\"$push\":2}\nevent entity 1 {\"n\":1} --own\n",
+    "server fail 1\nserver latency 50ms a\nget a --force\nserver log\n",
+    "server offline\nget a --nowait\nmutate a {\"x\":1}\nserver online\n",
+    "at 1s get a\nat 0ms put a 1\nadvance 2s\nkeys\n",
+    "put a 1\ninvalidate tag:t\nexpire a in=1s\nevict a\nclear\n",
+    "server set p:1 {\"id\":1}\nmget p:1 p:2 a\nvalidate --items\nmemory-warning\n",
+    "output json\nput a {\"x\":\n  [1, 2]\n}\npeek a\nnow\n",
+    "ns\nconfig\nmutate entity 1 {\"n\":2}\npush nothing user=1\n",
+    "server show a\necho hi # comment\nstats reset\nunwatch\n",
+]
+
+/// Runs one input through a fresh session and checks what a user would see:
+/// every error names the input and a line inside it.
+///
+/// - Returns: a description of the first problem, or nil.
+private func problem(running text: String, semicolons: Bool, json: Bool) -> String? {
+    let session = Session(options: SessionOptions(safe: true, mode: json ? .json : .human))
+    session.keepsHistory = false
+    session.run(SourceFile(name: "fuzz", text: text), semicolonsSeparate: semicolons)
+    let lines = 1 + text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+    for (output, isError) in session.takeOutput() {
+        if isError {
+            guard let line = errorLine(output), (1...lines).contains(line) else {
+                return "error without a position: \(output.debugDescription)"
+            }
+        } else if output.hasPrefix("{\"command\":"), case .object(let fields)? = try? JSONValue(parsing: output),
+                  fields["error"] != nil, fields["key"] == nil, fields["request"] == nil {
+            // A command's error, not a read's or a validation's `error` field.
+            guard fields["file"] == .string("fuzz"), case .int(let line)? = fields["line"], (1...Int64(lines)).contains(line) else {
+                return "JSON error without a position: \(output.debugDescription)"
+            }
+        }
+    }
+    return nil
+}
+
+/// The line number of `fuzz:LINE: error: MESSAGE\n`, or nil when the text is not such a line.
+private func errorLine(_ text: String) -> Int? {
+    guard text.hasPrefix("fuzz:"), text.hasSuffix("\n"), text.utf8.filter({ $0 == UInt8(ascii: "\n") }).count == 1 else {
+        return nil
+    }
+    let rest = text.dropFirst(5)
+    guard let colon = rest.firstIndex(of: ":"), let line = Int(rest[..<colon]),
+          rest[colon...].hasPrefix(": error: "), rest[colon...].count > ": error: \n".count else { return nil }
+    return line
+}
+
+private func randomBytes(_ g: inout SeededGenerator, maxCount: Int) -> [UInt8] {
+    let interesting: [UInt8] = Array("{}[]\":;#\\= \n\t\r-*,".utf8) + [0, 0x80, 0xC3, 0xFF]
+    return (0..<Int.random(in: 0...maxCount, using: &g)).map { _ in
+        g.chance(50) ? g.pick(interesting) : UInt8.random(in: 0x20...0x7E, using: &g)
+    }
+}
+
+private func tokenSoup(_ g: inout SeededGenerator) -> String {
+    var text = ""
+    for _ in 0..<Int.random(in: 1...4, using: &g) {
+        text += g.chance(90) ? g.pick(Vocabulary.commands) : g.pick(Vocabulary.words)
+        if text.hasSuffix("server"), g.chance(80) {
+            text += " " + g.pick(["set", "patch", "delete", "show", "latency", "fail", "offline", "online", "log"])
+        }
+        for _ in 0..<Int.random(in: 0...4, using: &g) {
+            text += g.pick(Vocabulary.separators) + g.pick(Vocabulary.words)
+        }
+        text += g.pick(["\n", "\n", "; ", "\r\n", " # note\n"])
+    }
+    return text
+}
+
+/// One to three byte flips, insertions (of a byte or a word), deletions or splices of a seed.
+private func mutatedScript(_ g: inout SeededGenerator) -> String {
+    var bytes = Array(g.pick(seedScripts).utf8)
+    for _ in 0..<Int.random(in: 1...3, using: &g) {
+        let at = Int.random(in: 0...bytes.count, using: &g)
+        switch Int.random(in: 0..<5, using: &g) {
+        case 0 where at < bytes.count:
+            bytes[at] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &g)
+        case 1:
+            bytes.insert(contentsOf: randomBytes(&g, maxCount: 3), at: at)
+        case 2:
+            bytes.insert(contentsOf: Array((" " + g.pick(Vocabulary.words + Vocabulary.commands)).utf8), at: at)
+        case 3:
+            let end = min(bytes.count, at + Int.random(in: 1...12, using: &g))
+            bytes.removeSubrange(at..<end)
+        default:
+            let other = Array(g.pick(seedScripts).utf8)
+            let from = Int.random(in: 0...other.count, using: &g)
+            bytes = Array(bytes[..<at]) + other[from...]
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A random JSON value, at most `depth` levels deep.
+private func randomJSON(_ g: inout SeededGenerator, depth: Int) -> JSONValue {
+    switch Int.random(in: 0..<(depth > 0 ? 8 : 6), using: &g) {
+    case 0: return .null
+    case 1: return .bool(g.chance(50))
+    case 2: return .int(g.chance(70) ? Int64.random(in: -1000...1000, using: &g) : Int64.random(in: .min ... .max, using: &g))
+    case 3: return .double(g.pick([0.5, -1.25e-7, 1e300, 3.0, -0.0, 123456789.125, .ulpOfOne, .greatestFiniteMagnitude]))
+    case 4, 5:
+        let scalars = (0..<Int.random(in: 0...6, using: &g)).map { _ in
+            g.pick(["a", "\"", "\\", "\n", "\u{0}", "\u{1F}", "é", "😀", "\u{7F}", "/", " "])
+        }
+        return .string(scalars.joined())
+    case 6:
+        return .array((0..<Int.random(in: 0...3, using: &g)).map { _ in randomJSON(&g, depth: depth - 1) })
+    default:
+        var object: [String: JSONValue] = [:]
+        for _ in 0..<Int.random(in: 0...3, using: &g) {
+            object[g.pick(["id", "a", "", "$inc", "é", "k\"q"])] = randomJSON(&g, depth: depth - 1)
+        }
+        return .object(object)
+    }
+}
+
+private let jsonSeeds = [
+    "{\"id\":1,\"likes\":[1,2,{\"x\":null}],\"s\":\"a\\u00e9\\n\\ud83d\\ude00\"}",
+    "[true,false,null,-0,0.5e-3,1E+2,12345678901234567890]",
+    "  \"\\\"\\\\\\/\\b\\f\\n\\r\\t\"  ",
+    "{\"a\":{\"b\":{\"c\":[[],{}]}}}",
+    "-9223372036854775808",
+]
+
+/// A JSON text to parse: random bytes, a mutated seed, a random value printed (and maybe mutated),
+/// or nesting near the depth limit.
+private func jsonInput(_ g: inout SeededGenerator, index: Int) -> [UInt8] {
+    switch index % 10 {
+    case 0, 1, 2:
+        return randomBytes(&g, maxCount: 24)
+    case 3 where index % 100 == 3:
+        let depth = Int.random(in: 500...530, using: &g)
+        let open = g.chance(50) ? "[" : "{\"k\":"
+        let close = open == "[" ? "]" : "}"
+        return Array((String(repeating: open, count: depth) + "1" + String(repeating: close, count: depth)).utf8)
+    default:
+        var bytes = index % 10 < 6
+            ? Array(g.pick(jsonSeeds).utf8)
+            : Array((g.chance(50) ? randomJSON(&g, depth: 3).compactText : randomJSON(&g, depth: 3).prettyText()).utf8)
+        for _ in 0..<Int.random(in: 0...2, using: &g) where !bytes.isEmpty {
+            let at = Int.random(in: 0..<bytes.count, using: &g)
+            switch Int.random(in: 0..<3, using: &g) {
+            case 0: bytes[at] = g.pick(Array("{}[]\",:\\0e-. ".utf8) + [0x80, 0xFF])
+            case 1: bytes.remove(at: at)
+            default: bytes.insert(g.pick(Array("{}[]\",:\\0e-.u".utf8)), at: at)
+            }
+        }
+        return bytes
+    }
+}
+
+@Suite struct FuzzTests {
+    static let inputsPerKind = 34_000
+
+    /// Runs `count` generated scripts, each in a fresh session; fails on the first few problems.
+    private func fuzz(seed: UInt64, count: Int, sourceLocation: SourceLocation = #_sourceLocation,
+                      _ make: (inout SeededGenerator) -> String) {
+        var g = SeededGenerator(seed: seed)
+        var failures = 0
+        for i in 0..<count {
+            let text = make(&g)
+            if let problem = problem(running: text, semicolons: i % 3 == 0, json: i % 4 == 0) {
+                Issue.record("input \(i) \(text.debugDescription): \(problem)", sourceLocation: sourceLocation)
+                failures += 1
+                if failures == 5 { return }
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func randomBytesNeverCrashAndEveryErrorHasAPosition() {
+        fuzz(seed: 1, count: Self.inputsPerKind) { g in String(decoding: randomBytes(&g, maxCount: 40), as: UTF8.self) }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func tokenSoupNeverCrashesAndEveryErrorHasAPosition() {
+        fuzz(seed: 2, count: Self.inputsPerKind) { g in tokenSoup(&g) }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func mutatedScriptsNeverCrashAndEveryErrorHasAPosition() {
+        fuzz(seed: 3, count: Self.inputsPerKind) { g in mutatedScript(&g) }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func jsonReaderRefusesWithAnOffsetOrRoundTrips() {
+        var g = SeededGenerator(seed: 4)
+        var accepted = 0
+        var failures = 0
+        for i in 0..<100_000 where failures < 5 {
+            let bytes = jsonInput(&g, index: i)
+            do {
+                let value = try bytes.withUnsafeBufferPointer { buffer throws(JSONError) in try JSONValue(parsing: buffer) }
+                accepted += 1
+                let compact = value.compactText
+                let again = try? JSONValue(parsing: compact)
+                if again != value || again?.compactText != compact {
+                    Issue.record("\(String(decoding: bytes, as: UTF8.self).debugDescription) does not round-trip: \(compact)")
+                    failures += 1
+                }
+            } catch {
+                if !(0...bytes.count).contains(error.offset) || error.message.isEmpty {
+                    Issue.record("\(String(decoding: bytes, as: UTF8.self).debugDescription): error at \(error.offset): \(error.message)")
+                    failures += 1
+                }
+            }
+        }
+        // Both outcomes are exercised, not only one.
+        #expect(accepted > 10_000 && accepted < 90_000, "accepted \(accepted) of 100000")
+    }
+}

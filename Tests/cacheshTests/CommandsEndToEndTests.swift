@@ -1,0 +1,666 @@
+import Testing
+
+/// One script, run by the built binary in human and in JSON mode, with the exact output of each.
+struct Scene: CustomTestStringConvertible, Sendable {
+    var name: String
+    var script: String
+    /// Files beside the script, by relative path.
+    var files: [String: String]
+    /// The expected stdout without its final newline.
+    var human: String
+    var json: String
+    var testDescription: String { name }
+}
+
+/// Every command of SPEC §3 (but `snapshot`, `restore`, `record`, `help`) in human and JSON mode,
+/// with outputs checked by hand against SPEC §1.1, §2 and §4.
+@Suite struct CommandsEndToEndTests {
+    static let scenes: [Scene] = [
+        // the clock: now, advance, at and what it runs
+        Scene(
+            name: "clock",
+            script: #"""
+            now
+            advance 1h30m
+            at 1s echo later
+            pending
+            advance 2s
+            now
+            """#,
+            files: [:],
+            human: #"""
+            now:    2026-01-01T00:00:00.000Z
+            now_ms: 0
+            now:    2026-01-01T01:30:00.000Z
+            now_ms: 5400000
+            scheduled at 2026-01-01T01:30:01.000Z: echo later
+            due                       in   what  detail
+            2026-01-01T01:30:01.000Z  +1s  at    echo later
+            at 2026-01-01T01:30:01.000Z: echo later
+              later
+            now:    2026-01-01T01:30:02.000Z
+            now_ms: 5402000
+            now:    2026-01-01T01:30:02.000Z
+            now_ms: 5402000
+            """#,
+            json: #"""
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
+            {"command":"advance","now":"2026-01-01T01:30:00.000Z","now_ms":5400000}
+            {"command":"at","due":"2026-01-01T01:30:01.000Z","id":1,"ok":true,"scheduled":"echo later"}
+            {"command":"pending","pending":[{"command":"echo later","due":"2026-01-01T01:30:01.000Z","due_in_ms":1000,"id":1,"type":"at"}]}
+            {"at":"2026-01-01T01:30:01.000Z","command":"echo","event":"at","text":"later"}
+            {"command":"advance","now":"2026-01-01T01:30:02.000Z","now_ms":5402000}
+            {"command":"now","now":"2026-01-01T01:30:02.000Z","now_ms":5402000}
+            """#
+        ),
+        // the read path: fetch, fresh hit, stale hit with a background refresh, peek, keys, mget
+        Scene(
+            name: "read",
+            script: #"""
+            ns feed ttl=10m stale=1m
+            server set feed:home [1]
+            get feed:home
+            get feed:home
+            advance 1m
+            get feed:home
+            pending
+            advance 100ms
+            peek feed:home
+            put a 1
+            keys
+            keys feed:*
+            mget feed:home a b
+            """#,
+            files: [:],
+            human: #"""
+            ns feed ttl=10m stale=1m
+            server: set feed:home
+            key:           feed:home
+            state:         fresh
+            value:         [1]
+            source:        server
+            age_ms:        0
+            expires_in_ms: 600000
+            tags:          []
+            key:           feed:home
+            state:         fresh
+            value:         [1]
+            source:        cache
+            age_ms:        0
+            expires_in_ms: 600000
+            tags:          []
+            now:    2026-01-01T00:01:00.100Z
+            now_ms: 60100
+            key:           feed:home
+            state:         stale
+            value:         [1]
+            source:        cache
+            age_ms:        60000
+            expires_in_ms: 540000
+            tags:          []
+            pending:       true
+            due                       in      what   detail
+            2026-01-01T00:01:00.200Z  +100ms  fetch  feed:home
+            now:    2026-01-01T00:01:00.200Z
+            now_ms: 60200
+            key:           feed:home
+            state:         fresh
+            value:         [1]
+            age_ms:        0
+            expires_in_ms: 600000
+            tags:          []
+            keys: a
+            key        state  age_ms
+            feed:home  fresh  0
+            a          fresh  0
+            key        state  age_ms
+            feed:home  fresh  0
+            key        state   source  age_ms  expires_in_ms  notes             value
+            feed:home  fresh   cache   0       600000                           [1]
+            a          fresh   cache   0       300000                           1
+            b          absent  cache   -       -              error: not found  null
+            """#,
+            json: #"""
+            {"command":"ns","keys":[],"max":null,"name":"feed","ok":true,"purgeable":false,"stale_if_error_ms":null,"stale_ms":60000,"timeout_ms":null,"ttl_ms":600000}
+            {"command":"server","key":"feed:home","ok":true}
+            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
+            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]}
+            {"command":"advance","now":"2026-01-01T00:01:00.100Z","now_ms":60100}
+            {"age_ms":60000,"command":"get","expires_in_ms":540000,"key":"feed:home","pending":true,"source":"cache","state":"stale","tags":[],"value":[1]}
+            {"command":"pending","pending":[{"due":"2026-01-01T00:01:00.200Z","due_in_ms":100,"id":7,"keys":["feed:home"],"kind":"fetch","type":"request"}]}
+            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200}
+            {"age_ms":0,"command":"peek","expires_in_ms":600000,"key":"feed:home","state":"fresh","tags":[],"value":[1]}
+            {"command":"put","keys":["a"]}
+            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"},{"age_ms":0,"key":"a","state":"fresh"}]}
+            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"}]}
+            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]},{"age_ms":0,"expires_in_ms":300000,"key":"a","source":"cache","state":"fresh","tags":[],"value":1},{"age_ms":null,"error":"not found","expires_in_ms":null,"key":"b","source":"cache","state":"absent","tags":[],"value":null}]}
+            """#
+        ),
+        // local writes: put with tags, expire, invalidate, evict, memory-warning, clear
+        Scene(
+            name: "write",
+            script: #"""
+            ns profile ttl=1h --purgeable
+            put feed:1 {"id":1} tags=t,u
+            put feed:2 2 tags=u
+            put profile:42 {"name":"Ann"}
+            put home 0
+            expire feed:1 in=30s
+            advance 30s
+            keys
+            expire feed:2
+            invalidate tag:u
+            invalidate profile:*
+            invalidate home
+            keys
+            evict feed:1
+            evict feed:1
+            memory-warning
+            clear feed
+            clear
+            keys
+            """#,
+            files: [:],
+            human: #"""
+            ns profile ttl=1h --purgeable
+            keys: feed:1
+            keys: feed:2
+            keys: profile:42
+            keys: home
+            keys: feed:1
+            now:    2026-01-01T00:00:30.000Z
+            now_ms: 30000
+            key         state    age_ms
+            feed:1      expired  30000
+            feed:2      fresh    30000
+            profile:42  fresh    30000
+            home        fresh    30000
+            keys: feed:2
+            keys: (none)
+            keys: profile:42
+            keys: home
+            key         state    age_ms
+            feed:1      expired  30000
+            feed:2      expired  30000
+            profile:42  stale    30000
+            home        stale    30000
+            keys: feed:1
+            keys: (none)
+            keys: profile:42
+            keys: feed:2
+            keys: home
+            (no entries)
+            """#,
+            json: #"""
+            {"command":"ns","keys":[],"max":null,"name":"profile","ok":true,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}
+            {"command":"put","keys":["feed:1"]}
+            {"command":"put","keys":["feed:2"]}
+            {"command":"put","keys":["profile:42"]}
+            {"command":"put","keys":["home"]}
+            {"command":"expire","keys":["feed:1"]}
+            {"command":"advance","now":"2026-01-01T00:00:30.000Z","now_ms":30000}
+            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"fresh"},{"age_ms":30000,"key":"profile:42","state":"fresh"},{"age_ms":30000,"key":"home","state":"fresh"}]}
+            {"command":"expire","keys":["feed:2"]}
+            {"command":"invalidate","keys":[]}
+            {"command":"invalidate","keys":["profile:42"]}
+            {"command":"invalidate","keys":["home"]}
+            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"expired"},{"age_ms":30000,"key":"profile:42","state":"stale"},{"age_ms":30000,"key":"home","state":"stale"}]}
+            {"command":"evict","keys":["feed:1"]}
+            {"command":"evict","keys":[]}
+            {"command":"memory-warning","keys":["profile:42"]}
+            {"command":"clear","keys":["feed:2"]}
+            {"command":"clear","keys":["home"]}
+            {"command":"keys","entries":[]}
+            """#
+        ),
+        // mutations, events and observers
+        Scene(
+            name: "realtime",
+            script: #"""
+            server set post:1 {"id":1,"likes":3,"tags":["a"]}
+            server set feed:home [{"id":1,"likes":3}]
+            mget post:1 feed:home
+            watch *
+            mutate post:1 {"likes":{"$inc":1}}
+            pending
+            advance 100ms
+            event patch post:1 {"tags":{"$push":"b"}}
+            event entity 1 {"likes":{"$inc":10}}
+            event entity 1 {"likes":0} --own
+            mutate entity 1 {"seen":true}
+            unwatch *
+            watch feed:*
+            watch
+            advance 100ms
+            unwatch
+            server show
+            """#,
+            files: [:],
+            human: #"""
+            server: set post:1
+            server: set feed:home
+            key        state  source  age_ms  expires_in_ms  notes  value
+            post:1     fresh  server  0       300000                {"id":1,"likes":3,"tags":["a"]}
+            feed:home  fresh  server  0       300000                [{"id":1,"likes":3}]
+            watching *
+            * 2026-01-01T00:00:00.100Z mutated post:1 fresh {"id":1,"likes":4,"tags":["a"]} (cache)
+            keys: post:1
+            due                       in      what    detail
+            2026-01-01T00:00:00.200Z  +100ms  mutate  post:1
+            * 2026-01-01T00:00:00.200Z confirmed post:1 fresh {"id":1,"likes":4,"tags":["a"]} (server)
+            now:    2026-01-01T00:00:00.200Z
+            now_ms: 200
+            * 2026-01-01T00:00:00.200Z patched post:1 fresh {"id":1,"likes":4,"tags":["a","b"]} (server)
+            keys: post:1
+            * 2026-01-01T00:00:00.200Z patched feed:home fresh [{"id":1,"likes":13}] (server)
+            * 2026-01-01T00:00:00.200Z patched post:1 fresh {"id":1,"likes":14,"tags":["a","b"]} (server)
+            keys: feed:home post:1
+            * 2026-01-01T00:00:00.200Z skipped feed:home fresh [{"id":1,"likes":13}] (server)
+            * 2026-01-01T00:00:00.200Z skipped post:1 fresh {"id":1,"likes":14,"tags":["a","b"]} (server)
+            keys: (none)
+            * 2026-01-01T00:00:00.200Z mutated feed:home fresh [{"id":1,"likes":13,"seen":true}] (cache)
+            * 2026-01-01T00:00:00.200Z mutated post:1 fresh {"id":1,"likes":14,"seen":true,"tags":["a","b"]} (cache)
+            keys: feed:home post:1
+            stopped watching *
+            watching feed:*
+            watching: feed:*
+            * 2026-01-01T00:00:00.300Z confirmed feed:home fresh [{"id":1,"likes":13,"seen":true}] (server)
+            now:    2026-01-01T00:00:00.300Z
+            now_ms: 300
+            watching nothing
+            key        modified_at               value
+            feed:home  2026-01-01T00:00:00.200Z  [{"id":1,"likes":13,"seen":true}]
+            post:1     2026-01-01T00:00:00.200Z  {"id":1,"likes":14,"seen":true,"tags":["a","b"]}
+            latency: 100ms
+            """#,
+            json: #"""
+            {"command":"server","key":"post:1","ok":true}
+            {"command":"server","key":"feed:home","ok":true}
+            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":300000,"key":"post:1","source":"server","state":"fresh","tags":[],"value":{"id":1,"likes":3,"tags":["a"]}},{"age_ms":0,"expires_in_ms":300000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[{"id":1,"likes":3}]}]}
+            {"command":"watch","ok":true,"watching":"*"}
+            {"at":"2026-01-01T00:00:00.100Z","at_ms":100,"event":"mutated","key":"post:1","source":"cache","state":"fresh","value":{"id":1,"likes":4,"tags":["a"]}}
+            {"command":"mutate","keys":["post:1"],"ok":true}
+            {"command":"pending","pending":[{"due":"2026-01-01T00:00:00.200Z","due_in_ms":100,"id":6,"keys":["post:1"],"kind":"mutate","type":"request"}]}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"confirmed","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":4,"tags":["a"]}}
+            {"command":"advance","now":"2026-01-01T00:00:00.200Z","now_ms":200}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"patched","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":4,"tags":["a","b"]}}
+            {"command":"event","keys":["post:1"],"ok":true}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"patched","key":"feed:home","source":"server","state":"fresh","value":[{"id":1,"likes":13}]}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"patched","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":14,"tags":["a","b"]}}
+            {"command":"event","keys":["feed:home","post:1"],"ok":true}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"skipped","key":"feed:home","source":"server","state":"fresh","value":[{"id":1,"likes":13}]}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"skipped","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":14,"tags":["a","b"]}}
+            {"command":"event","keys":[],"ok":true}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"mutated","key":"feed:home","source":"cache","state":"fresh","value":[{"id":1,"likes":13,"seen":true}]}
+            {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"mutated","key":"post:1","source":"cache","state":"fresh","value":{"id":1,"likes":14,"seen":true,"tags":["a","b"]}}
+            {"command":"mutate","keys":["feed:home","post:1"],"ok":true}
+            {"command":"unwatch","ok":true,"unwatched":"*","was_watching":true}
+            {"command":"watch","ok":true,"watching":"feed:*"}
+            {"command":"watch","watching":["feed:*"]}
+            {"at":"2026-01-01T00:00:00.300Z","at_ms":300,"event":"confirmed","key":"feed:home","source":"server","state":"fresh","value":[{"id":1,"likes":13,"seen":true}]}
+            {"command":"advance","now":"2026-01-01T00:00:00.300Z","now_ms":300}
+            {"command":"unwatch","ok":true,"unwatched":"all"}
+            {"command":"server","data":{"feed:home":[{"id":1,"likes":13,"seen":true}],"post:1":{"id":1,"likes":14,"seen":true,"tags":["a","b"]}},"latencies_ms":{},"latency_ms":100,"online":true}
+            """#
+        ),
+        // a configuration file, namespaces and push rules
+        Scene(
+            name: "config",
+            script: #"""
+            load app.json
+            config
+            ns
+            ns page ttl=5m max=3 stale-if-error=1h timeout=2s
+            ns feed stale=none
+            get feed:home
+            get profile:1
+            push friend-blocked user=1
+            push new-posts
+            keys
+            """#,
+            files: ["app.json": #"""
+                {
+                  "namespaces": {
+                    "feed": {"ttl": "45m", "stale": "5m", "max": 2},
+                    "profile": {"ttl": "1h", "purgeable": true}
+                  },
+                  "push": {
+                    "friend-blocked": {"invalidate": ["feed:*", "profile:{user}"]},
+                    "new-posts": {}
+                  },
+                  "server": {"latency": "50ms", "latencies": {"profile:1": "1s"}, "data": {"profile:1": {"id": 1}, "feed:home": [1]}}
+                }
+                """#],
+            human: #"""
+            loaded app.json
+            ns feed ttl=45m stale=5m max=2
+            ns profile ttl=1h --purgeable
+            push friend-blocked -> {"invalidate":["feed:*","profile:{user}"]}
+            push new-posts -> (notify only)
+            id-field: id
+            server latency: 50ms, profile:1 1s
+            namespace  ttl  stale  max  stale-if-error  timeout  purgeable  entries
+            feed       45m  5m     2    -               -        no         0
+            profile    1h   -      -    -               -        yes        0
+            ns page ttl=5m max=3 stale-if-error=1h timeout=2s
+            ns feed ttl=45m max=2
+            key:           feed:home
+            state:         fresh
+            value:         [1]
+            source:        server
+            age_ms:        0
+            expires_in_ms: 2700000
+            tags:          []
+            key:           profile:1
+            state:         fresh
+            value:         {"id":1}
+            source:        server
+            age_ms:        0
+            expires_in_ms: 3600000
+            tags:          []
+            keys: feed:home profile:1
+            keys: (none)
+            key        state  age_ms
+            feed:home  stale  1000
+            profile:1  stale  0
+            """#,
+            json: #"""
+            {"command":"load","file":"app.json","keys":[],"ok":true}
+            {"command":"config","id-field":"id","namespaces":{"feed":{"max":2,"purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"max":null,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"push":{"friend-blocked":{"invalidate":["feed:*","profile:{user}"]},"new-posts":{}},"server":{"latencies_ms":{"profile:1":1000},"latency_ms":50}}
+            {"command":"ns","namespaces":{"feed":{"defined":true,"entries":0,"max":2,"purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"defined":true,"entries":0,"max":null,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}}}
+            {"command":"ns","keys":[],"max":3,"name":"page","ok":true,"purgeable":false,"stale_if_error_ms":3600000,"stale_ms":null,"timeout_ms":2000,"ttl_ms":300000}
+            {"command":"ns","keys":[],"max":2,"name":"feed","ok":true,"purgeable":false,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":2700000}
+            {"age_ms":0,"command":"get","expires_in_ms":2700000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
+            {"age_ms":0,"command":"get","expires_in_ms":3600000,"key":"profile:1","source":"server","state":"fresh","tags":[],"value":{"id":1}}
+            {"command":"push","keys":["feed:home","profile:1"]}
+            {"command":"push","keys":[]}
+            {"command":"keys","entries":[{"age_ms":1000,"key":"feed:home","state":"stale"},{"age_ms":0,"key":"profile:1","state":"stale"}]}
+            """#
+        ),
+        // the simulated server, its failures and offline reads, statistics
+        Scene(
+            name: "server",
+            script: #"""
+            server set a {"n":1}
+            server patch a {"n":{"$inc":1}}
+            server show a
+            server delete a
+            server delete a
+            server show a
+            server set b 2
+            server latency 250ms
+            server latency 1s b
+            server show
+            get b
+            server fail 1
+            get c --force
+            server set c 3
+            server fail 1 c
+            get c
+            server offline
+            get b --force
+            get d
+            server online
+            server log
+            server log clear
+            server log
+            stats
+            stats default
+            stats reset
+            stats default
+            """#,
+            files: [:],
+            human: #"""
+            server: set a
+            server: a = {"n":2}
+            key:         a
+            value:       {"n":2}
+            modified_at: 2026-01-01T00:00:00.000Z
+            server: deleted a
+            server: no a to delete
+            key:         a
+            value:       null
+            modified_at: 2026-01-01T00:00:00.000Z
+            server: set b
+            server: latency 250ms
+            server: latency of b 1s
+            key  modified_at               value
+            b    2026-01-01T00:00:00.000Z  2
+            latency: 250ms
+            key:           b
+            state:         fresh
+            value:         2
+            source:        server
+            age_ms:        0
+            expires_in_ms: 300000
+            tags:          []
+            server: the next 1 request will fail
+            key:           c
+            state:         absent
+            value:         null
+            source:        cache
+            age_ms:        null
+            expires_in_ms: null
+            tags:          []
+            error:         server error
+            server: set c
+            server: the next 1 request for c will fail
+            key:           c
+            state:         absent
+            value:         null
+            source:        cache
+            age_ms:        null
+            expires_in_ms: null
+            tags:          []
+            error:         server error
+            server: offline
+            key:           b
+            state:         fresh
+            value:         2
+            source:        cache
+            age_ms:        500
+            expires_in_ms: 299500
+            tags:          []
+            offline:       true
+            key:           d
+            state:         absent
+            value:         null
+            source:        cache
+            age_ms:        null
+            expires_in_ms: null
+            tags:          []
+            offline:       true
+            error:         offline
+            server: online
+            at_ms  kind   fate    keys
+            0      fetch  stored  b
+            1000   fetch  failed  c
+            1250   fetch  failed  c
+            server: log cleared
+            (no requests)
+            namespace  hits  stale_hits  misses  requests  joined  refreshes  refresh_failures  fetch_failures  evictions  expirations  invalidations  rollbacks  hit_ratio
+            default    1     0           4       3         0       0          0                 2               0          0            0              0          0.200
+            total      1     0           4       3         0       0          0                 2               0          0            0              0          0.200
+            hits:             1
+            stale_hits:       0
+            misses:           4
+            requests:         3
+            joined:           0
+            refreshes:        0
+            refresh_failures: 0
+            fetch_failures:   2
+            evictions:        0
+            expirations:      0
+            invalidations:    0
+            rollbacks:        0
+            hit_ratio:        0.200
+            stats reset
+            hits:             0
+            stale_hits:       0
+            misses:           0
+            requests:         0
+            joined:           0
+            refreshes:        0
+            refresh_failures: 0
+            fetch_failures:   0
+            evictions:        0
+            expirations:      0
+            invalidations:    0
+            rollbacks:        0
+            hit_ratio:        0.000
+            """#,
+            json: #"""
+            {"command":"server","key":"a","ok":true}
+            {"command":"server","key":"a","ok":true,"value":{"n":2}}
+            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","value":{"n":2}}
+            {"command":"server","deleted":true,"key":"a","ok":true}
+            {"command":"server","deleted":false,"key":"a","ok":true}
+            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","value":null}
+            {"command":"server","key":"b","ok":true}
+            {"command":"server","latency_ms":250,"ok":true}
+            {"command":"server","key":"b","latency_ms":1000,"ok":true}
+            {"command":"server","data":{"b":2},"latencies_ms":{"b":1000},"latency_ms":250,"online":true}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","source":"server","state":"fresh","tags":[],"value":2}
+            {"command":"server","fail":1,"ok":true}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"cache","state":"absent","tags":[],"value":null}
+            {"command":"server","key":"c","ok":true}
+            {"command":"server","fail":1,"key":"c","ok":true}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"cache","state":"absent","tags":[],"value":null}
+            {"command":"server","ok":true,"online":false}
+            {"age_ms":500,"command":"get","expires_in_ms":299500,"key":"b","offline":true,"source":"cache","state":"fresh","tags":[],"value":2}
+            {"age_ms":null,"command":"get","error":"offline","expires_in_ms":null,"key":"d","offline":true,"source":"cache","state":"absent","tags":[],"value":null}
+            {"command":"server","ok":true,"online":true}
+            {"command":"server","requests":[{"at_ms":0,"fate":"stored","keys":["b"],"kind":"fetch"},{"at_ms":1000,"fate":"failed","keys":["c"],"kind":"fetch"},{"at_ms":1250,"fate":"failed","keys":["c"],"kind":"fetch"}]}
+            {"command":"server","ok":true}
+            {"command":"server","requests":[]}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespaces":{"default":{"evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}},"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespace":"default","refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
+            {"command":"stats","ok":true}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":0,"hit_ratio":0.0,"hits":0,"invalidations":0,"joined":0,"misses":0,"namespace":"default","refresh_failures":0,"refreshes":0,"requests":0,"rollbacks":0,"stale_hits":0}
+            """#
+        ),
+        // the validation handshake
+        Scene(
+            name: "validate",
+            script: #"""
+            server set feed:1 1
+            server set profile:1 {"id":1}
+            get feed:1
+            get profile:1
+            advance 1m
+            server set feed:1 2
+            validate
+            server set profile:1 {"id":1,"n":2}
+            validate --items
+            peek profile:1
+            """#,
+            files: [:],
+            human: #"""
+            server: set feed:1
+            server: set profile:1
+            key:           feed:1
+            state:         fresh
+            value:         1
+            source:        server
+            age_ms:        0
+            expires_in_ms: 300000
+            tags:          []
+            key:           profile:1
+            state:         fresh
+            value:         {"id":1}
+            source:        server
+            age_ms:        0
+            expires_in_ms: 300000
+            tags:          []
+            now:    2026-01-01T00:01:00.200Z
+            now_ms: 60200
+            server: set feed:1
+            request:  {"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"}
+            response: {"feed":{"invalidate":true},"profile":{"invalidate":false}}
+            keys:     feed:1
+            server: set profile:1
+            request:  {"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"}
+            response: {"feed":{"invalidate":true,"items":{"feed:1":2}},"profile":{"invalidate":true,"items":{"profile:1":{"id":1,"n":2}}}}
+            keys:     feed:1 profile:1
+            key:           profile:1
+            state:         fresh
+            value:         {"id":1,"n":2}
+            age_ms:        0
+            expires_in_ms: 300000
+            tags:          []
+            """#,
+            json: #"""
+            {"command":"server","key":"feed:1","ok":true}
+            {"command":"server","key":"profile:1","ok":true}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"feed:1","source":"server","state":"fresh","tags":[],"value":1}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"profile:1","source":"server","state":"fresh","tags":[],"value":{"id":1}}
+            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200}
+            {"command":"server","key":"feed:1","ok":true}
+            {"command":"validate","keys":["feed:1"],"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true},"profile":{"invalidate":false}}}
+            {"command":"server","key":"profile:1","ok":true}
+            {"command":"validate","keys":["feed:1","profile:1"],"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true,"items":{"feed:1":2}},"profile":{"invalidate":true,"items":{"profile:1":{"id":1,"n":2}}}}}
+            {"age_ms":0,"command":"peek","expires_in_ms":300000,"key":"profile:1","state":"fresh","tags":[],"value":{"id":1,"n":2}}
+            """#
+        ),
+        // source, output, echo, quit
+        Scene(
+            name: "session",
+            script: #"""
+            source lib/setup.cachesh
+            echo   two  words  # not part of the text
+            echo "quoted"
+            output
+            output json
+            now
+            output human
+            now
+            quit
+            echo never printed
+            """#,
+            files: ["lib/setup.cachesh": #"""
+                # sourced relative to the file that sources it
+                put a 1
+                echo from setup
+                """#],
+            human: #"""
+            keys: a
+            from setup
+            two  words
+            "quoted"
+            output: human
+            {"command":"output","mode":"json","ok":true}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
+            now:    2026-01-01T00:00:00.000Z
+            now_ms: 0
+            """#,
+            json: #"""
+            {"command":"put","keys":["a"]}
+            {"command":"echo","text":"from setup"}
+            {"command":"source","commands":2,"file":"lib/setup.cachesh","ok":true}
+            {"command":"echo","text":"two  words"}
+            {"command":"echo","text":"\"quoted\""}
+            {"command":"output","mode":"json"}
+            {"command":"output","mode":"json","ok":true}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
+            now:    2026-01-01T00:00:00.000Z
+            now_ms: 0
+            """#
+        ),
+    ]
+
+    @Test(arguments: scenes)
+    func humanOutput(_ scene: Scene) throws {
+        let run = try Cachesh.script(scene.script + "\n", files: scene.files)
+        #expect(run.stdout == scene.human + "\n")
+        #expect(run.stderr == "")
+        #expect(run.status == 0)
+    }
+
+    @Test(arguments: scenes)
+    func jsonOutput(_ scene: Scene) throws {
+        let run = try Cachesh.script(scene.script + "\n", options: ["--json"], files: scene.files)
+        #expect(run.stdout == scene.json + "\n")
+        #expect(run.stderr == "")
+        #expect(run.status == 0)
+    }
+}

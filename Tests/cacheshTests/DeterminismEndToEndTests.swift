@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// SPEC §2: the clock is virtual, so the same script run twice prints the same bytes.
+@Suite struct DeterminismEndToEndTests {
+    /// Races of every kind: concurrent reads, refreshes against writes, mutations with failures,
+    /// offline queues, scheduled commands, evictions, observers.
+    static let busyScript = """
+        ns feed ttl=1m stale=10s max=3
+        ns profile ttl=5m --purgeable
+        watch *
+        server set feed:1 [{"id":1,"likes":0}]
+        server set feed:2 {"id":2}
+        server set profile:1 {"id":1,"likes":0}
+        server latency 30ms feed:2
+        get feed:1 --nowait
+        get feed:1 --nowait
+        mget feed:1 feed:2 profile:1 feed:3
+        at 5ms put feed:4 4
+        at 5ms event entity 1 {"likes":{"$inc":1}}
+        mutate entity 1 {"likes":{"$inc":5}}
+        server fail 1
+        mutate profile:1 {"seen":true}
+        advance 15s
+        get feed:1
+        put feed:1 [] tags=x
+        advance 100ms
+        server offline
+        mutate feed:2 {"n":1}
+        mutate feed:2 {"n":2}
+        pending
+        server online
+        advance 1s
+        validate --items
+        invalidate tag:x
+        memory-warning
+        advance 2m
+        keys
+        stats
+        server log
+        """
+
+    @Test(arguments: [[], ["--json"]])
+    func sameScriptTwiceGivesIdenticalOutput(_ options: [String]) throws {
+        let first = try Cachesh.script(Self.busyScript, options: options)
+        let second = try Cachesh.script(Self.busyScript, options: options)
+        #expect(first.stdout.split(separator: "\n").count > 50)
+        #expect(first.status == 0, "\(first)")
+        #expect(first == second)
+    }
+
+    /// Every example script, each run twice in its own copy of the examples (they may write snapshots).
+    @Test func everyExampleTwiceGivesIdenticalOutput() throws {
+        let examples = Cachesh.packageRoot.appendingPathComponent("Examples")
+        let names = try FileManager.default.contentsOfDirectory(atPath: examples.path)
+            .filter { $0.hasSuffix(".cachesh") }.sorted()
+        try #require(!names.isEmpty)
+        for name in names {
+            var outcomes: [Outcome] = []
+            for _ in 0..<2 {
+                let sandbox = try Sandbox()
+                let copy = sandbox.url.appendingPathComponent("Examples")
+                try FileManager.default.copyItem(at: examples, to: copy)
+                outcomes.append(try Cachesh.run([name], in: copy))
+            }
+            #expect(outcomes[0] == outcomes[1], "\(name)")
+            #expect(!outcomes[0].stdout.isEmpty, "\(name)")
+        }
+    }
+}
