@@ -160,3 +160,34 @@ import Testing
         #expect(seen == ["stored a", "stored b"])
     }
 }
+
+@Suite("Push arguments are data")
+struct PushArgumentTests {
+    @Test("an argument value that looks like a template is not substituted again (same keys every run)",
+          arguments: 0..<20)
+    func pushArgumentValuesAreNotSubstitutedAgain(_ attempt: Int) throws {
+        let h = Harness(push: ["p": PushRule(invalidate: ["a:{u}"])])
+        _ = h.engine.put("a:1", 1, tags: [])
+        #expect(throws: CacheError.self) { try h.engine.push("p", arguments: ["u": "{v}", "v": "1"]) }
+        #expect(h.engine.peek("a:1").state == .fresh)
+    }
+
+    @Test("user=* cannot turn a key target into a whole namespace; nothing changes")
+    func aPushArgumentCannotTurnAKeyTargetIntoANamespace() throws {
+        let h = Harness(push: ["p": PushRule(invalidate: ["profile:{user}"])])
+        _ = h.engine.put("profile:1", 1, tags: [])
+        _ = h.engine.put("profile:2", 2, tags: [])
+        #expect(throws: CacheError("push argument user=* may not contain * ? [ ] { or }")) {
+            try h.engine.push("p", arguments: ["user": "*"])
+        }
+        #expect(h.engine.peek("profile:1").state == .fresh)
+        #expect(h.engine.peek("profile:2").state == .fresh)
+    }
+
+    @Test("two templates in one target are both filled")
+    func twoTemplates() throws {
+        let h = Harness(push: ["p": PushRule(invalidate: ["{ns}:{id}"])])
+        _ = h.engine.put("profile:7", 1, tags: [])
+        #expect(try h.engine.push("p", arguments: ["ns": "profile", "id": "7"]) == ["profile:7"])
+    }
+}

@@ -15,9 +15,21 @@ extension CacheEngine {
         if !missing.isEmpty {
             throw CacheError("push \"\(type)\" needs " + missing.map { "\($0)=VALUE" }.joined(separator: " "))
         }
+        // A value is data, not a pattern: `user=*` must not turn `profile:{user}` into a whole namespace.
+        for name in rule.parameters.sorted() where arguments[name]!.contains(where: { "*?[]{}".contains($0) }) {
+            throw CacheError("push argument \(name)=\(arguments[name]!) may not contain * ? [ ] { or }")
+        }
+        /// The target with each `{name}` replaced in one left-to-right pass, so values are never rescanned.
         func fill(_ target: String) -> Target {
-            var text = target
-            for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+            var text = ""
+            var rest = target[...]
+            while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+                text += rest[..<open]
+                let name = String(rest[rest.index(after: open)..<close])
+                text += arguments[name] ?? String(rest[open...close])
+                rest = rest[rest.index(after: close)...]
+            }
+            text += rest
             return Target(parsing: text)
         }
         _ = nextSeq()
@@ -39,31 +51,6 @@ extension CacheEngine {
             for slot in resolve(fill(target)) { changed += evict(slots[Int(slot)].key) }
         }
         return changed
-    }
-}
-
-private extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = self[...]
-        while let range = rest.range(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
-}
-
-private extension Substring {
-    func range(of target: String) -> Range<Index>? {
-        var start = startIndex
-        while start < endIndex {
-            if self[start...].hasPrefix(target) { return start..<index(start, offsetBy: target.count) }
-            start = index(after: start)
-        }
-        return nil
     }
 }
 

@@ -190,7 +190,11 @@ extension CacheEngine {
                 outcomes[key] = .failed(failure)
             }
         }
-        if case .failure = result { setFate(request.id, .failed) } else { setFate(request.id, anyStored ? .stored : .discarded) }
+        // A request fails when the origin failed it or no key of it could be answered (`not found`).
+        let allFailed = outcomes.values.allSatisfy { if case .failed = $0 { true } else { false } }
+        if case .failure = result { setFate(request.id, .failed) } else {
+            setFate(request.id, anyStored ? .stored : allFailed ? .failed : .discarded)
+        }
         if request.waiters > 0 { keyOutcomes[request.id] = outcomes }
     }
 

@@ -1,0 +1,19 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Benchmarks of the cache core, a separate package so the root package never builds them.
+/// Run in release: `swift run -c release CoreBenchmarks` (see README.md).
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "cachesh", path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CoreBenchmarks",
+            dependencies: [.product(name: "CacheCore", package: "cachesh")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

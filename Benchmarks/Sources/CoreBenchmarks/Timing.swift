@@ -1,0 +1,60 @@
+/// Timing helpers: wall-clock nanoseconds per operation, best of several rounds.
+enum Timing {
+    static let clock = ContinuousClock()
+
+    /// Runs `body` (which performs `ops` operations and returns a checksum) `rounds` times and
+    /// returns the best time per operation in nanoseconds; the checksum is consumed so the work
+    /// cannot be optimised away.
+    static func nsPerOp(ops: Int, rounds: Int = 3, _ body: () -> Int) -> Double {
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            var checksum = 0
+            let elapsed = clock.measure { checksum = body() }
+            consume(checksum)
+            best = min(best, nanoseconds(elapsed) / Double(ops))
+        }
+        return best
+    }
+
+    static func nanoseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+    }
+
+    /// Keeps a value alive in the optimiser's eyes.
+    @inline(never)
+    static func consume(_ value: Int) {
+        if value == 0x5EED_5EED { print("") }
+    }
+}
+
+/// A seedable generator (SplitMix64), so every run reads the keys in the same order.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Prints aligned result lines.
+enum Report {
+    static func section(_ title: String) {
+        print("\n== \(title)")
+    }
+
+    static func line(_ name: String, _ value: String, _ note: String = "") {
+        let padded = name.count < 52 ? name + String(repeating: " ", count: 52 - name.count) : name
+        let valuePadded = value.count < 14 ? String(repeating: " ", count: 14 - value.count) + value : value
+        print("\(padded)\(valuePadded)  \(note)")
+    }
+
+    static func ns(_ value: Double) -> String {
+        value >= 100 ? "\(Int(value.rounded())) ns" : "\((value * 10).rounded() / 10) ns"
+    }
+
+    static func ratio(_ value: Double) -> String { "\((value * 100).rounded() / 100)x" }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+// Release-build benchmarks of the cache core. `swift run -c release CoreBenchmarks [NAME...]`
+// with NAME among get, put, expiry, entity, json (all when none is given); `--entries N` sets the
+// cache size of get and put.
+
+let all = ["get", "put", "expiry", "entity", "json"]
+var arguments = Array(CommandLine.arguments.dropFirst())
+/// `--entries N` changes the cache size of get and put (default 1,000,000), e.g. to compare with an in-cache size.
+var entries = 1_000_000
+if let i = arguments.firstIndex(of: "--entries"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) {
+    entries = n
+    arguments.removeSubrange(i...i + 1)
+}
+let chosen = arguments.isEmpty ? all : arguments
+for name in chosen where !all.contains(name) {
+    print("unknown benchmark \(name); choose among \(all.joined(separator: ", "))")
+    exit(2)
+}
+
+#if DEBUG
+print("warning: a debug build; run with -c release for meaningful figures")
+#endif
+
+if chosen.contains("get") || chosen.contains("put") {
+    EngineBenchmarks.getAndPut(n: entries, get: chosen.contains("get"), put: chosen.contains("put"))
+}
+if chosen.contains("expiry") { EngineBenchmarks.expiry(totals: [10_000, 100_000, 1_000_000]) }
+if chosen.contains("entity") { EngineBenchmarks.entityAndTag(totals: [100_000, 1_000_000]) }
+if chosen.contains("json") { JSONBenchmarks.run() }

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Helpers for compare-redis.sh: generate equivalent cachesh and redis scripts, time a command.
+
+  gen-script.py generate N DIR         writes DIR/bench.cachesh, DIR/bench.redis (redis-cli
+                                       commands) and DIR/bench.resp (RESP, for redis-cli --pipe)
+  gen-script.py measure RUNS BEFORE IN -- CMD...
+                                       runs CMD RUNS times with stdin from IN (or /dev/null for
+                                       "-") and stdout to /dev/null, each run after the shell
+                                       command BEFORE ("" for none); prints "BEST_SECONDS
+                                       MEDIAN_SECONDS MAXRSS_KB EXIT" (EXIT: the first nonzero)
+  gen-script.py startup RUNS -- CMD... runs CMD RUNS times; prints "MEDIAN_MS MEAN_MS MIN_MS"
+  gen-script.py freeport               prints a free TCP port on 127.0.0.1
+"""
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+# Namespaces: name, ttl (cachesh duration), ttl in seconds (redis EX), max entries, key space.
+# Key spaces a little larger than max make LRU eviction happen in cachesh; redis has no per-prefix max.
+NAMESPACES = [
+    ("feed", "45m", 2700, 10000, 12000),
+    ("profile", "5m", 300, 5000, 6000),
+    ("page", "30s", 30, 2000, 2500),
+]
+
+
+def generate(n, out):
+    rng = random.Random(42)
+    puts = n // 2
+    gets = n - puts
+    recent = {ns[0]: [] for ns in NAMESPACES}
+    ops = ["put"] * puts + ["get"] * gets
+    rng.shuffle(ops)
+    cachesh = [f"ns {name} ttl={ttl} max={mx}" for name, ttl, _, mx, _ in NAMESPACES]
+    redis, resp = [], []
+
+    def resp_command(*args):
+        parts = [f"*{len(args)}\r\n"]
+        for a in args:
+            b = a.encode()
+            parts.append(f"${len(b)}\r\n{a}\r\n")
+        return "".join(parts)
+
+    for op in ops:
+        name, _, ex, _, space = NAMESPACES[rng.randrange(len(NAMESPACES))]
+        if op == "get" and not recent[name]:
+            # A read before the namespace's first put reads the first key instead (a miss, in both).
+            recent[name].append(f"{name}:0")
+        if op == "get":
+            # Mostly recent keys (hits), as an app re-reads what it just loaded.
+            key = rng.choice(recent[name][-1000:])
+            cachesh.append(f"get {key}")
+            redis.append(f"GET {key}")
+            resp.append(resp_command("GET", key))
+        else:
+            i = rng.randrange(space)
+            key = f"{name}:{i}"
+            value = f'{{"id":{i},"likes":{rng.randrange(1000)},"title":"item {i}"}}'
+            recent[name].append(key)
+            cachesh.append(f"put {key} {value}")
+            redis.append(f"SET {key} '{value}' EX {ex}")
+            resp.append(resp_command("SET", key, value, "EX", str(ex)))
+    with open(os.path.join(out, "bench.cachesh"), "w") as f:
+        f.write("\n".join(cachesh) + "\n")
+    with open(os.path.join(out, "bench.redis"), "w") as f:
+        f.write("\n".join(redis) + "\n")
+    with open(os.path.join(out, "bench.resp"), "w", newline="") as f:
+        f.write("".join(resp))
+
+
+def measure(runs, before, stdin_path, cmd):
+    times, peak, code = [], 0, 0
+    for _ in range(runs):
+        if before:
+            subprocess.run(before, shell=True, check=True, stdout=subprocess.DEVNULL)
+        with open(os.devnull if stdin_path == "-" else stdin_path, "rb") as stdin:
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL)
+            # wait4 gives this child's own peak memory (getrusage(RUSAGE_CHILDREN) would mix runs).
+            _, status, usage = os.wait4(proc.pid, 0)
+            times.append(time.perf_counter() - start)
+        peak = max(peak, usage.ru_maxrss)
+        code = code or os.waitstatus_to_exitcode(status)
+    print(f"{min(times):.4f} {statistics.median(times):.4f} {peak} {code}")
+
+
+def startup(runs, cmd):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    print(f"{statistics.median(times):.2f} {statistics.mean(times):.2f} {min(times):.2f}")
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "generate":
+        generate(int(argv[1]), argv[2])
+    elif len(argv) >= 6 and argv[0] == "measure" and argv[4] == "--":
+        measure(int(argv[1]), argv[2], argv[3], argv[5:])
+    elif len(argv) >= 4 and argv[0] == "startup" and argv[2] == "--":
+        startup(int(argv[1]), argv[3:])
+    elif argv == ["freeport"]:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        print(s.getsockname()[1])
+        s.close()
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,264 @@
+import CacheCore
+import Testing
+
+/// Model-based test: seeded random command sequences run on the engine and on `ReferenceModel`,
+/// compared after every command — the command's result, `keys` (order, states, ages), the clock,
+/// requests in flight, the statistics and the server log.
+///
+/// Three namespaces with a small `max` make LRU eviction frequent; durations are chosen so reads land
+/// exactly on stale and expiry instants; blocking reads of absent or expired keys fetch from a
+/// server with fixed data and latency (one key it does not have). On a divergence the test prints
+/// the seed, the shortest failing prefix and a smaller sequence that still fails, as shell commands.
+///
+/// Not covered here (other suites test them): `--force`, `mget`, `invalidate`, `expire`, events,
+/// mutations, offline, scripted failures and policy changes during a run.
+@Suite struct ModelTests {
+    static let sequences = 2_000
+    static let length = 200
+    static let chunks = 8
+
+    static let policies: [String: ReferenceModel.NamespacePolicy] = [
+        "a": .init(ttl: 600, stale: 300, max: 3),
+        "b": .init(ttl: 400, stale: nil, max: 2),
+        "c": .init(ttl: 250, stale: 0, max: 3),
+    ]
+    static let keys = ["a:1", "a:2", "a:3", "a:4", "b:1", "b:2", "b:gone", "c:1", "c:2", "c:3", "c:4", "home"]
+    static let missing: Set<String> = ["b:gone"]
+    static let latency: Int64 = 100
+    static let steps: [Int64] = [0, 1, 49, 50, 99, 100, 150, 250, 300]
+
+    enum Op: CustomStringConvertible {
+        case put(String, Int)
+        case get(String, nowait: Bool)
+        case peek(String)
+        case advance(Int64)
+        case evict(String)
+        case clear(String?)
+        case keys
+
+        var description: String {
+            switch self {
+            case .put(let key, let n): "put \(key) v\(n)"
+            case .get(let key, let nowait): "get \(key)" + (nowait ? " --nowait" : "")
+            case .peek(let key): "peek \(key)"
+            case .advance(let ms): "advance \(ms)ms"
+            case .evict(let key): "evict \(key)"
+            case .clear(let ns): "clear" + (ns.map { " \($0)" } ?? "")
+            case .keys: "keys"
+            }
+        }
+    }
+
+    /// What a run of the whole test saw, to prove the interesting cases were reached.
+    struct Coverage {
+        var boundaryReads = 0
+        var counters: [String: Int] = [:]
+    }
+
+    @Test(arguments: 0..<chunks)
+    func engineAgreesWithReferenceModel(chunk: Int) {
+        var coverage = Coverage()
+        let perChunk = Self.sequences / Self.chunks
+        for seed in UInt64(chunk * perChunk)..<UInt64((chunk + 1) * perChunk) {
+            let ops = Self.generate(seed: seed)
+            if let failure = Self.replay(ops, coverage: &coverage) {
+                let prefix = Array(ops[...failure.index])
+                let smaller = Self.shrink(prefix)
+                Issue.record("""
+                    seed \(seed): engine and model differ at command \(failure.index + 1): \(failure.message)
+                    shortest failing prefix (\(prefix.count) commands):
+                    \(prefix.map { "  \($0)" }.joined(separator: "\n"))
+                    smaller failing sequence (\(smaller.ops.count) commands), differing at the last one: \(smaller.message)
+                    \(smaller.ops.map { "  \($0)" }.joined(separator: "\n"))
+                    """)
+                return
+            }
+        }
+        #expect(coverage.boundaryReads > 0, "no read landed exactly on a stale or expiry instant")
+        for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "evictions", "expirations"] {
+            #expect(coverage.counters[counter, default: 0] > 0, "\(counter) never moved")
+        }
+    }
+
+    /// The comparison is not vacuous: a model whose reads and puts leave recency alone disagrees.
+    @Test func divergenceIsReportedForAWrongModel() {
+        var coverage = Coverage()
+        let ops = (0..<UInt64(20)).map { Self.generate(seed: $0) }
+        let failures = ops.compactMap { Self.replay($0, coverage: &coverage, model: { $0.breakTouch = true }) }
+        #expect(!failures.isEmpty)
+    }
+
+    // MARK: Generating
+
+    static func generate(seed: UInt64) -> [Op] {
+        var rng = SplitMix64(seed: seed)
+        var ops: [Op] = []
+        for n in 0..<length {
+            let key = keys[Int(rng.next() % UInt64(keys.count))]
+            let roll = rng.next() % 100
+            switch roll {
+            case 0..<25: ops.append(.put(key, n))
+            case 25..<45: ops.append(.get(key, nowait: false))
+            case 45..<60: ops.append(.get(key, nowait: true))
+            case 60..<68: ops.append(.peek(key))
+            case 68..<88: ops.append(.advance(steps[Int(rng.next() % UInt64(steps.count))]))
+            case 88..<93: ops.append(.evict(key))
+            case 93..<95:
+                let names: [String?] = [nil, "a", "b", "c"]
+                ops.append(.clear(names[Int(rng.next() % 4)]))
+            default: ops.append(.keys)
+            }
+        }
+        return ops
+    }
+
+    // MARK: Running
+
+    struct Failure {
+        var index: Int
+        var message: String
+    }
+
+    /// Runs `ops` on a fresh engine and a fresh model; the first command after which they differ.
+    static func replay(_ ops: [Op], coverage: inout Coverage,
+                       model configure: (ReferenceModel) -> Void = { _ in }) -> Failure? {
+        let origin = SimulatedOrigin()
+        origin.latency = latency
+        for key in keys where !missing.contains(key) { origin.set(key, .string("srv-\(key)"), at: 0) }
+        let engine = CacheEngine(origin: origin)
+        for (name, p) in policies.sorted(by: { $0.key < $1.key }) {
+            _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max)))
+        }
+        let model = ReferenceModel(policies: policies, latency: latency, missing: missing)
+        configure(model)
+
+        for (index, op) in ops.enumerated() {
+            engine.beginCommand()
+            var mismatch: (got: String, want: String)?
+            switch op {
+            case .put(let key, let n):
+                let (got, want) = (engine.put(key, .string("v\(n)")), model.put(key, "v\(n)"))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .get(let key, let nowait):
+                let (got, want) = (read(try! engine.get(key, nowait: nowait)), model.get(key, nowait: nowait))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .peek(let key):
+                let (got, want) = (read(engine.peek(key)), model.peek(key))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .advance(let ms):
+                try! engine.advance(by: ms)
+                model.advance(by: ms)
+            case .evict(let key):
+                let (got, want) = (engine.evict(key), model.evict(key))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .clear(let ns):
+                let (got, want) = (engine.clear(namespace: ns), model.clear(namespace: ns))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .keys:
+                let got = engine.keys(matching: Glob("[ab]:*")).map { "\($0.key) \($0.state) \($0.ageMs)" }
+                let want = model.keys().filter { $0.key.hasPrefix("a:") || $0.key.hasPrefix("b:") }
+                    .map { "\($0.key) \($0.state) \($0.ageMs)" }
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            }
+            if let mismatch {
+                return Failure(index: index, message: "`\(op)` gave\n    \(mismatch.got)\n  the model says\n    \(mismatch.want)")
+            }
+            if let message = compare(after: op, engine, model, final: index == ops.count - 1) {
+                return Failure(index: index, message: message)
+            }
+        }
+        coverage.boundaryReads += model.boundaryReads
+        for (name, value) in model.total.fields { coverage.counters[name, default: 0] += value }
+        return nil
+    }
+
+    /// Compares what `keys`, `pending`, `stats` and `server log` would show.
+    static func compare(after op: Op, _ engine: CacheEngine, _ model: ReferenceModel, final: Bool) -> String? {
+        let clock = engine.now - engine.clockStart
+        if clock != model.now { return "after `\(op)` the clock is \(clock), the model says \(model.now)" }
+        let keys = engine.keys(), entries = model.entries
+        let sameKeys = keys.count == entries.count && keys.indices.allSatisfy { i in
+            keys[i].key == entries[i].key && keys[i].state.rawValue == model.state(entries[i])
+                && keys[i].ageMs == model.now - entries[i].storedAt
+        }
+        if !sameKeys {
+            return "after `\(op)` keys are\n    \(keys.map { "\($0.key) \($0.state) \($0.ageMs)" })\n  the model says\n    "
+                + "\(model.keys().map { "\($0.key) \($0.state) \($0.ageMs)" })"
+        }
+        let pending = engine.pendingWork(), requests = model.pendingRequests()
+        let samePending = pending.count == requests.count && pending.indices.allSatisfy { i in
+            pending[i].kind == .request(.fetch, keys: [requests[i].key])
+                && pending[i].dueAt == requests[i].completesAt + engine.clockStart
+        }
+        if !samePending {
+            let text = pending.map { "\($0.kind)@\(($0.dueAt ?? -1) - engine.clockStart)" }
+            return "after `\(op)` pending is \(text), the model says \(requests.map { "\($0.key)@\($0.completesAt)" })"
+        }
+        // The totals after each command; every namespace's counters after the last one.
+        if engine.stats() != model.total {
+            return "after `\(op)` stats are \(engine.stats().fields), the model says \(model.total.fields)"
+        }
+        if final {
+            for ns in ["a", "b", "c", "default"] where engine.stats(namespace: ns) != model.stats[ns] ?? Stats() {
+                return "after `\(op)` stats \(ns) are \(engine.stats(namespace: ns).fields), "
+                    + "the model says \((model.stats[ns] ?? Stats()).fields)"
+            }
+        }
+        // The server log: its length and last line after each command, all of it at the end.
+        let log = engine.requestLog
+        let lines = final ? log.count : min(1, log.count)
+        var sameLog = log.count == model.log.count
+        for i in (log.count - lines)..<log.count where sameLog {
+            let (line, expected) = (log[i], model.log[i])
+            sameLog = line.atMs == expected.atMs && line.keys == [expected.key] && line.fate.rawValue == expected.fate
+        }
+        if !sameLog {
+            return "after `\(op)` the server log ends \(log.suffix(lines).map { "\($0.atMs) \($0.keys) \($0.fate)" }), "
+                + "the model says \(model.log.suffix(lines).map { "\($0.atMs) \($0.key) \($0.fate)" })"
+        }
+        return nil
+    }
+
+    /// A read result in the model's terms (string values unquoted).
+    static func read(_ r: ReadResult) -> ReferenceModel.Read {
+        var value = r.value.map { value -> String in if case .string(let s) = value { s } else { value.compactText } }
+        if r.offline || !r.tags.isEmpty { value = "unexpected offline=\(r.offline) tags=\(r.tags)" }
+        return ReferenceModel.Read(key: r.key, state: r.state.rawValue, value: value, ageMs: r.ageMs,
+                                   expiresInMs: r.expiresInMs, source: r.source.rawValue, error: r.error, pending: r.pending)
+    }
+
+    // MARK: Shrinking
+
+    /// Drops commands one at a time, latest first, keeping each drop after which the sequence still
+    /// fails; cuts at the new first divergence each time.
+    static func shrink(_ ops: [Op]) -> (ops: [Op], message: String) {
+        var coverage = Coverage()
+        var current = ops
+        var message = replay(current, coverage: &coverage)?.message ?? ""
+        var i = current.count - 2
+        while i >= 0 {
+            var candidate = current
+            candidate.remove(at: i)
+            if let failure = replay(candidate, coverage: &coverage) {
+                current = Array(candidate[...failure.index])
+                message = failure.message
+                i = min(i, current.count - 1)
+            }
+            i -= 1
+        }
+        return (current, message)
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64): the same seed gives the same sequence everywhere.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
