@@ -14,6 +14,10 @@ let package = Package(
             name: "CoreBenchmarks",
             dependencies: [.product(name: "CacheCore", package: "cachesh")]
         ),
+        .executableTarget(
+            name: "SnapshotBenchmarks",
+            dependencies: [.product(name: "CacheCore", package: "cachesh")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
