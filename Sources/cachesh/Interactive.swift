@@ -1,0 +1,98 @@
+import CacheShell
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The interactive shell (SPEC §6): reads commands with libedit and runs each in the session.
+///
+/// Environment: `CACHESH_HISTORY` names the history file (default `~/.cachesh_history`;
+/// `/dev/null` or empty: no file); `CACHESH_HINTS=0` turns argument hints off (they are off
+/// anyway without colour: `NO_COLOR`, `TERM=dumb`).
+enum Interactive {
+    static func run(session: Session, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
+        useUTF8Locale()
+        installInterruptHandler()
+        session.sink = nil
+        let hints = session.options.colour && !["0", "off", "no", "false"].contains(environment["CACHESH_HINTS"] ?? "")
+        guard let editor = LineEditor(historyPath: historyPath(environment), hints: hints) else {
+            terminal.write("cachesh: cannot set up line editing\n", isError: true)
+            return 2
+        }
+        let ansi = environment["TERM"] != "dumb"
+        completionIndex.update(from: session.engine)
+        var lines: [String] = []
+        while true {
+            let pending = lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+            switch editor.readLine(pending: pending) {
+            case .endOfInput:
+                writeOut("\n")
+                return 0
+            case .interrupted:
+                writeOut(ansi ? erase(lines, columns: editor.columns) : "^C\n")
+                lines.removeAll()
+            case .line(let line):
+                writeOut("\n")
+                lines.append(line)
+                let text = lines.joined(separator: "\n")
+                if Lexer.needsContinuation(text) { continue }
+                lines.removeAll()
+                editor.remember(historyEntry(text))
+                guard !text.allSatisfy(\.isWhitespace) else { continue }
+                terminal.write(session.runTyped(text), isError: false)
+                terminal.flush()
+                _ = interruptSignalled.exchange(false, ordering: .relaxed)
+                completionIndex.update(from: session.engine)
+                if session.quitRequested { return 0 }
+            }
+        }
+    }
+
+    /// A command of several lines is one history entry: its lines joined by spaces (a JSON
+    /// value means the same on one line).
+    static func historyEntry(_ text: String) -> String {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 1 else { return text }
+        return ([lines[0]] + lines.dropFirst().map { $0.drop(while: \.isWhitespace) })
+            .filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// The escape sequence that removes the prompt line just emptied by Ctrl-C and the earlier
+    /// lines of the dropped command, leaving the cursor where the next prompt goes.
+    static func erase(_ lines: [String], columns: Int) -> String {
+        var rows = 0
+        for (i, line) in lines.enumerated() {
+            let width = (i == 0 ? 9 : 5) + DisplayWidth.of(line, startingAt: i == 0 ? 9 : 5)
+            rows += max(1, (width + columns - 1) / max(1, columns))
+        }
+        return rows == 0 ? "\r\u{1b}[K" : "\r\u{1b}[\(rows)A\u{1b}[J"
+    }
+
+    /// `CACHESH_HISTORY`, else `~/.cachesh_history`; nil (no file) for `/dev/null` or empty.
+    static func historyPath(_ environment: ProcessEnvironment) -> String? {
+        if let path = environment["CACHESH_HISTORY"] {
+            return path.isEmpty || path == "/dev/null" ? nil : path
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.cachesh_history"
+    }
+
+    /// libedit reads multibyte input through the C library: without a UTF-8 character type it
+    /// drops `é`. The user's locale when it is UTF-8, else C.UTF-8.
+    static func useUTF8Locale() {
+        setlocale(LC_CTYPE, "")
+        if let codeset = nl_langinfo(nl_item(CODESET)), String(cString: codeset) == "UTF-8" { return }
+        setlocale(LC_CTYPE, "C.UTF-8")
+    }
+
+    /// Ctrl-C while a command runs only sets a flag: it must not end the shell.
+    static func installInterruptHandler() {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in interruptSignalled.store(true, ordering: .relaxed) }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+    }
+}

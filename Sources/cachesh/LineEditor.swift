@@ -1,0 +1,384 @@
+import CLibedit
+import CacheShell
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The line editor of the interactive shell, on libedit's native API (<histedit.h>): prompts,
+// history, Tab completion and argument hints. libedit calls the functions below synchronously
+// from inside `el_gets` on the thread that reads lines; what they need from the session lives
+// in `completionIndex` and `editorState`, which the reading loop updates between lines.
+
+/// What the cache looks like to completion: updated after each command.
+let completionIndex = CompletionIndex()
+
+/// What libedit's callbacks read and write while a line is edited.
+struct EditorState {
+    /// The earlier lines of an unfinished command (a JSON value still open), each ending in `\n`.
+    var pending = ""
+    /// Show argument hints after the text.
+    var hintsEnabled = false
+    /// Enter or Ctrl-C was pressed: draw no hint, the line is about to be accepted.
+    var accepting = false
+    /// Ctrl-C dropped the line.
+    var interrupted = false
+    /// The text and cursor of the last Tab that could not complete further (a second one lists).
+    var lastTab: String?
+    /// Counts calls of `hintText`: two per redraw.
+    var hintCalls = 0
+    /// The hint text handed to libedit, kept alive until the next call (an address: 0 if none).
+    var hintStorage: UInt = 0
+}
+
+let editorState = Mutex(EditorState())
+
+/// Set by SIGINT outside line editing, so that Ctrl-C while a command runs does not end the shell.
+let interruptSignalled = Atomic<Bool>(false)
+
+/// How one attempt to read a line ended.
+enum LineRead {
+    case line(String)
+    /// Ctrl-C: the line (and any unfinished command) is dropped.
+    case interrupted
+    /// Ctrl-D on an empty line, or the terminal went away.
+    case endOfInput
+}
+
+/// One libedit editor with its history.
+final class LineEditor {
+    private let editor: OpaquePointer
+    private let history: OpaquePointer
+    private let historyPath: String?
+
+    /// - Parameters:
+    ///   - historyPath: the history file, or nil to keep history for this session only.
+    ///   - hints: show argument hints (dim text after the line).
+    init?(historyPath: String?, hints: Bool) {
+        guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
+              let editor = el_init("cachesh", input, output, errors) else { return nil }
+        guard let history = history_init() else { return nil }
+        self.editor = editor
+        self.history = history
+        self.historyPath = historyPath
+        editorState.withLock { $0.hintsEnabled = hints }
+
+        _ = cachesh_history_set_size(history, 1000)
+        _ = cachesh_history_set_unique(history, 1)
+        if let historyPath { _ = cachesh_history_load(history, historyPath) }
+
+        _ = cachesh_el_set_editor(editor, "emacs")
+        _ = cachesh_el_set_signal(editor, 1)
+        _ = cachesh_el_set_history(editor, history)
+        _ = cachesh_el_set_prompt(editor, promptText)
+        // The right prompt is also how Tab learns that the line changed since the last Tab.
+        _ = cachesh_el_set_rprompt(editor, hintText, 1)
+        if hints {
+            // Redraw by writing characters, never by inserting or deleting them on the terminal:
+            // shifting cells would carry the hint's invisible sequences to the wrong places.
+            for capability in ["im", "ic", "IC", "dc", "DC"] { _ = cachesh_el_settc(editor, capability, "") }
+        }
+        // The user's ~/.editrc (or $EDITRC) first, so that the bindings below stay in force.
+        _ = el_source(editor, nil)
+        // Ctrl-C reaches the editor as a key (not SIGINT) while a line is edited.
+        _ = cachesh_el_setty_edit(editor, "-isig")
+        _ = cachesh_el_add_function(editor, "cachesh-complete", "Complete the word before the cursor", completeKey)
+        _ = cachesh_el_add_function(editor, "cachesh-accept", "Accept the line, erasing the hint", acceptKey)
+        _ = cachesh_el_add_function(editor, "cachesh-interrupt", "Drop the line", interruptKey)
+        _ = cachesh_el_add_function(editor, "cachesh-suspend", "Suspend the shell", suspendKey)
+        _ = cachesh_el_bind(editor, "^I", "cachesh-complete")
+        _ = cachesh_el_bind(editor, "^M", "cachesh-accept")
+        _ = cachesh_el_bind(editor, "^J", "cachesh-accept")
+        _ = cachesh_el_bind(editor, "^C", "cachesh-interrupt")
+        _ = cachesh_el_bind(editor, "^Z", "cachesh-suspend")
+    }
+
+    deinit {
+        el_end(editor)
+        history_end(history)
+    }
+
+    /// The terminal's width.
+    var columns: Int { Int(cachesh_el_columns(editor)) }
+
+    /// Reads one line with the prompt for `pending` (the earlier lines of an unfinished command).
+    func readLine(pending: String) -> LineRead {
+        editorState.withLock {
+            $0.pending = pending
+            $0.accepting = false
+            $0.interrupted = false
+            $0.lastTab = nil
+        }
+        var count: Int32 = 0
+        let line = el_gets(editor, &count)
+        let interrupted = editorState.withLock { $0.interrupted }
+        if interrupted || (line == nil && count < 0 && interruptSignalled.exchange(false, ordering: .relaxed)) {
+            return .interrupted
+        }
+        guard let line else { return .endOfInput }
+        // `count` bytes: the buffer need not end there (a line accepted by `acceptKey` is not
+        // terminated like one accepted by libedit's own newline).
+        let length = min(max(0, Int(count)), strlen(line))
+        var text = String(decoding: UnsafeRawBufferPointer(start: line, count: length), as: UTF8.self)
+        if text.hasSuffix("\n") { text.removeLast() }
+        return .line(text)
+    }
+
+    /// Adds a command to the history and saves the history file (atomically, by renaming a
+    /// complete copy over it). A command that starts with a space is not kept.
+    func remember(_ command: String) {
+        guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
+        _ = cachesh_history_enter(history, command)
+        guard let historyPath else { return }
+        let temporary = historyPath + ".tmp\(getpid())"
+        guard let file = fopen(temporary, "w") else { return }
+        let saved = cachesh_history_save_fp(history, file)
+        let closed = fclose(file)
+        if saved >= 0 && closed == 0 {
+            if rename(temporary, historyPath) != 0 { unlink(temporary) }
+        } else {
+            unlink(temporary)
+        }
+    }
+}
+
+// MARK: - libedit callbacks
+
+/// The prompt: `cachesh> `, or `...> ` while a JSON value is open.
+private func promptText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    let continuing = editorState.withLock { !$0.pending.isEmpty }
+    let prompt: StaticString = continuing ? "...> " : "cachesh> "
+    return UnsafeMutableRawPointer(mutating: prompt.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+/// The typed line: everything, and the part before the cursor.
+private func lineText(_ editor: OpaquePointer) -> (all: String, beforeCursor: String, afterCursor: String) {
+    guard let info = el_line(editor)?.pointee, let buffer = info.buffer else { return ("", "", "") }
+    func text(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> String {
+        String(decoding: UnsafeRawBufferPointer(start: from, count: max(0, to - from)), as: UTF8.self)
+    }
+    return (text(buffer, info.lastchar), text(buffer, info.cursor), text(info.cursor, info.lastchar))
+}
+
+/// The argument hint, as libedit's right prompt: dim text two columns after the typed text (a gap
+/// libedit requires, then a blank cell of ours), or nothing when it would not fit on the line.
+///
+/// How it stays correct with libedit's redrawing:
+/// - Padding it to the edge of the terminal keeps libedit from its fast path for typed
+///   characters (which skips the right prompt), so the hint follows every key.
+/// - libedit redraws only the cells that changed, so an escape that starts dim text could be
+///   written without the one that ends it. Each hint character is therefore its own
+///   invisible-sequence cell, `ESC[2m c ESC[22m`, complete in itself. libedit draws such a cell
+///   as the character after the sequence (the `m` that ends it: one column).
+/// - libedit tells those cells apart by their order among the invisible sequences, not their
+///   text; the blank cell before the hint is itself such a sequence on every other redraw,
+///   so no hint cell looks unchanged from one redraw to the next and every change is drawn —
+///   provided libedit never shifts cells on the terminal (see `init`).
+///   (libedit calls this function twice per redraw, once to measure: hence the pairs of calls.)
+private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    guard let editor else { return nil }
+    let line = lineText(editor)
+    let (pending, accepting, enabled, calls) = editorState.withLock { state in
+        state.hintCalls &+= 1
+        // A redraw of another line than the one the last Tab saw: the next Tab is a first one.
+        if state.lastTab != state.pending + line.beforeCursor + "\u{0}" + line.afterCursor { state.lastTab = nil }
+        return (state.pending, state.accepting, state.hintsEnabled, state.hintCalls)
+    }
+    var text = ""
+    if enabled && !accepting {
+        let columns = Int(cachesh_el_columns(editor))
+        let promptWidth = pending.isEmpty ? 9 : 5
+        let end = promptWidth + DisplayWidth.of(line.all, startingAt: promptWidth)
+        // libedit's gap, our blank cell, the hint and padding, the last column left free.
+        let room = columns - end - 3
+        if room > 0 {
+            let hint = Completer.hint(for: pending + line.all, in: completionIndex.snapshot) ?? ""
+            let shown = DisplayWidth.prefix(hint, fitting: room)
+            text = (calls / 2 % 2 == 0 ? "\u{1}\u{1} " : " ")
+            for scalar in shown.unicodeScalars {
+                if scalar.isASCII && scalar.value >= 0x20 && scalar.value < 0x7f {
+                    text += "\u{1}\u{1b}[2m\(scalar)\u{1b}[22\u{1}m"
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+            text += String(repeating: " ", count: room - DisplayWidth.of(shown, startingAt: 0))
+        }
+    }
+    return editorState.withLock { state in
+        if state.hintStorage != 0 { free(UnsafeMutableRawPointer(bitPattern: state.hintStorage)) }
+        state.hintStorage = UInt(bitPattern: strdup(text))
+        return UnsafeMutablePointer(bitPattern: state.hintStorage)
+    }
+}
+
+/// Tab: completes the word before the cursor; a second Tab that cannot complete further lists
+/// the candidates.
+private func completeKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    guard let editor else { return UInt8(CC_ERROR) }
+    let line = lineText(editor)
+    let pending = editorState.withLock { $0.pending }
+    guard let result = Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
+                                          listDirectory: listDirectory) else {
+        return UInt8(CC_REFRESH_BEEP)
+    }
+    if result.total == 1, let only = result.candidates.first {
+        insert(String(only.dropFirst(result.replaced.count)) + CompletionResult.terminator(after: only), editor)
+        return UInt8(CC_REFRESH)
+    }
+    if result.commonPrefix.count > result.replaced.count && result.commonPrefix.hasPrefix(result.replaced) {
+        insert(String(result.commonPrefix.dropFirst(result.replaced.count)), editor)
+        return UInt8(CC_REFRESH)
+    }
+    let here = pending + line.beforeCursor + "\u{0}" + line.afterCursor
+    let second = editorState.withLock { state in
+        defer { state.lastTab = here }
+        return state.lastTab == here
+    }
+    guard second else { return UInt8(CC_REFRESH_BEEP) }
+    writeOut("\n" + CandidateList.render(result, columns: Int(cachesh_el_columns(editor))))
+    return UInt8(CC_REDISPLAY)
+}
+
+private func insert(_ text: String, _ editor: OpaquePointer) {
+    guard !text.isEmpty else { return }
+    _ = el_insertstr(editor, text)
+}
+
+/// Enter: first redraws the line without its hint (so a copied session stays a transcript),
+/// then accepts it.
+private func acceptKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    guard let editor else { return UInt8(CC_ERROR) }
+    let secondPass = editorState.withLock { state in
+        defer { state.accepting = true }
+        return state.accepting
+    }
+    if secondPass { return UInt8(CC_NEWLINE) }
+    moveToEnd(editor)
+    el_push(editor, "\r")
+    return UInt8(CC_REFRESH)
+}
+
+/// Ctrl-C: empties the line, then ends the read as interrupted.
+private func interruptKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    guard let editor else { return UInt8(CC_ERROR) }
+    editorState.withLock {
+        $0.interrupted = true
+        $0.accepting = true
+    }
+    moveToEnd(editor)
+    let typed = lineText(editor).all.unicodeScalars.count
+    if typed > 0 { el_deletestr(editor, Int32(typed)) }
+    el_push(editor, "\r")
+    return UInt8(CC_REFRESH)
+}
+
+/// Ctrl-Z: suspends the shell (libedit restores the terminal around the stop).
+private func suspendKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    raise(SIGTSTP)
+    return UInt8(CC_REDISPLAY)
+}
+
+private func moveToEnd(_ editor: OpaquePointer) {
+    let after = lineText(editor).afterCursor.unicodeScalars.count
+    if after > 0 { _ = el_cursor(editor, Int32(after)) }
+}
+
+/// Writes straight to standard output (libedit has flushed its own output by now).
+func writeOut(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        bytes = bytes.dropFirst(n)
+    }
+}
+
+/// The names in a directory (`""`: the working one), directories with a `/` after them.
+/// - Complexity: O(entries), at most 10,000 read.
+func listDirectory(_ path: String) -> [String] {
+    let directory = path.isEmpty ? "." : path
+    guard let handle = opendir(directory) else { return [] }
+    defer { closedir(handle) }
+    var names: [String] = []
+    while names.count < 10_000, let entry = readdir(handle) {
+        var entry = entry.pointee
+        let name = withUnsafeBytes(of: &entry.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name == "." || name == ".." { continue }
+        var isDirectory = entry.d_type == UInt8(DT_DIR)
+        if entry.d_type == UInt8(DT_UNKNOWN) || entry.d_type == UInt8(DT_LNK) {
+            var info = stat()
+            isDirectory = stat(directory + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+        names.append(isDirectory ? name + "/" : name)
+    }
+    return names
+}
+
+// MARK: - Layout
+
+/// How many terminal columns text takes, as libedit draws it.
+enum DisplayWidth {
+    /// The columns `text` takes when it starts at column `start` (tabs go to the next multiple of 8).
+    static func of(_ text: String, startingAt start: Int) -> Int {
+        var column = start
+        for scalar in text.unicodeScalars { column += width(scalar, at: column) }
+        return column - start
+    }
+
+    /// The longest start of `text` that fits in `columns`.
+    static func prefix(_ text: String, fitting columns: Int) -> String {
+        var used = 0
+        var result = ""
+        for scalar in text.unicodeScalars {
+            let w = width(scalar, at: used)
+            if used + w > columns { break }
+            used += w
+            result.unicodeScalars.append(scalar)
+        }
+        return result
+    }
+
+    private static func width(_ scalar: Unicode.Scalar, at column: Int) -> Int {
+        if scalar == "\t" { return 8 - column % 8 }
+        if scalar.value < 0x20 || scalar.value == 0x7f { return 2 }
+        if scalar.isASCII { return 1 }
+        return max(0, Int(cachesh_wcwidth(scalar.value)))
+    }
+}
+
+/// Completion candidates laid out in columns, sorted down each column (as `ls` does).
+enum CandidateList {
+    static func render(_ result: CompletionResult, columns: Int) -> String {
+        let names = result.candidates
+        let widest = names.map { DisplayWidth.of($0, startingAt: 0) }.max() ?? 0
+        let cell = widest + 2
+        let perRow = max(1, (columns - 1) / cell)
+        let rows = (names.count + perRow - 1) / perRow
+        var out = ""
+        for row in 0..<rows {
+            var line = ""
+            for column in 0..<perRow {
+                let i = column * rows + row
+                guard i < names.count else { break }
+                let name = names[i]
+                line += name
+                if (column + 1) * rows + row < names.count {
+                    line += String(repeating: " ", count: cell - DisplayWidth.of(name, startingAt: 0))
+                }
+            }
+            out += line + "\n"
+        }
+        if result.total > names.count {
+            out += "(\(result.total - names.count) more)\n"
+        }
+        return out
+    }
+}

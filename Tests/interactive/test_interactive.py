@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the interactive shell: the real binary in a terminal (tmux), checked on
+the rendered screen.
+
+    CACHESH_BIN=.build/debug/cachesh python3 Tests/interactive/test_interactive.py [NAME...]
+
+Prints one line per test and exits non-zero if any failed. Each run uses a private tmux server
+(its own socket), killed at the end.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+BIN = os.path.abspath(os.environ.get("CACHESH_BIN", ".build/debug/cachesh"))
+SOCKET = f"cachesh-test-{os.getpid()}"
+WAIT = 10.0  # seconds to wait for something to appear on the screen
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def tmux(*args, check=True):
+    result = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args],
+                            capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"tmux {' '.join(args)}: {result.stderr.strip()}")
+    return result.stdout
+
+
+class Shell:
+    """cachesh running in a tmux window of its own, with a private HOME."""
+
+    count = 0
+
+    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30):
+        Shell.count += 1
+        self.name = f"t{Shell.count}"
+        self.home = home
+        environment = {
+            "HOME": home,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "TERM": "screen",
+            "LANG": "C.UTF-8",
+            "EDITRC": "",
+            "CACHESH_HISTORY": os.path.join(home, "history"),
+        }
+        environment.update(env or {})
+        command = ["env", "-i"] + [f"{k}={v}" for k, v in environment.items() if v is not None]
+        command += [BIN, *args]
+        tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
+             "-c", cwd or home, " ".join(shell_quote(c) for c in command))
+        tmux("set-option", "-t", self.name, "remain-on-exit", "on")
+        self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
+
+    # Driving
+
+    def type(self, text):
+        tmux("send-keys", "-t", self.name, "-l", "--", text)
+
+    def keys(self, *keys):
+        tmux("send-keys", "-t", self.name, *keys)
+
+    def run(self, command, wait=WAIT):
+        """Types a command and Enter, then waits for the next (empty) prompt at the bottom."""
+        self.type(command)
+        self.wait_for(lambda s: s.last_line() != "cachesh>", f"{command!r} typed")
+        self.keys("Enter")
+        self.wait_for(lambda s: s.last_line() == "cachesh>", f"the prompt after {command!r}", wait)
+
+    def close(self):
+        tmux("kill-session", "-t", self.name, check=False)
+
+    # Reading the screen
+
+    def lines(self, attributes=False):
+        args = ["capture-pane", "-p", "-t", self.name] + (["-e"] if attributes else [])
+        return [line.rstrip().replace("\u00a0", " ").rstrip() for line in tmux(*args).split("\n")]
+
+    def text(self):
+        return "\n".join(self.lines()).rstrip()
+
+    def prompt_line(self):
+        """The last line that starts with a prompt, stripped; None before any."""
+        for line in reversed(self.lines()):
+            if line.startswith("cachesh>") or line.startswith("...>"):
+                return line
+        return None
+
+    def last_line(self):
+        """The last line that is not empty."""
+        return next((line for line in reversed(self.lines()) if line), "")
+
+    def prompt_count(self):
+        return sum(1 for line in self.lines() if line.startswith("cachesh>"))
+
+    def dead(self):
+        """(whether the shell has ended, its exit status once known)."""
+        out = tmux("display-message", "-p", "-t", self.name, "#{pane_dead} #{pane_dead_status}")
+        dead, _, status = out.strip().partition(" ")
+        return (dead == "1", int(status) if status else None)
+
+    def wait_for(self, condition, what, wait=WAIT):
+        deadline = time.monotonic() + wait
+        while True:
+            if condition(self):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
+            time.sleep(0.05)
+
+    def wait_for_line(self, expected, what=None):
+        self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
+
+
+def shell_quote(word):
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def expect(condition, message, shell=None):
+    if not condition:
+        raise AssertionError(message + (f"; screen:\n{shell.text()}" if shell else ""))
+
+
+# --- Tests -------------------------------------------------------------------------------
+
+NO_HINTS = {"CACHESH_HINTS": "0"}
+
+
+def test_prompt(home):
+    sh = Shell(home)
+    expect(sh.lines()[0] == "cachesh>", "the first line is the prompt", sh)
+
+
+def test_command_name_completes(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("ge")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> get")
+    sh.type("x")
+    sh.wait_for_line("cachesh> get x")  # a space was inserted after `get`
+
+
+def test_ambiguous_completion_lists_on_second_tab(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("s")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any("server" in l and "source" in l for l in s.lines()), "the list of commands")
+    lines = sh.lines()
+    listing = next(i for i, l in enumerate(lines) if "server" in l)
+    expect(lines[0] == "cachesh> s", "the typed line stays above the list", sh)
+    expect(any(l == "cachesh> s" for l in lines[listing:]), "the line is drawn again below the list", sh)
+    # After an edit, the next Tab is a first Tab again: it does not list.
+    sh.keys("C-u")
+    sh.type("s")
+    sh.keys("Tab")
+    sh.type("ource")
+    sh.wait_for_line("cachesh> source")
+    expect(sum(1 for l in sh.lines() if "server" in l and "source" in l) == 1, "listed only once", sh)
+
+
+def test_subcommand_completes(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("server of")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> server offline")
+    sh.keys("C-u")
+    sh.type("event pa")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> event patch")
+
+
+def test_option_completes(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("get feed:x --f")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> get feed:x --force")
+    sh.keys("C-u")
+    sh.type("ns feed tt")
+    sh.keys("Tab")
+    sh.type("5m")
+    sh.wait_for_line("cachesh> ns feed ttl=5m")  # no space after `=`
+
+
+def test_key_with_colon_completes(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("put feed:home 1")
+    sh.run("put feed:hot 2")
+    sh.type("get feed:h")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> get feed:ho")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any(re.fullmatch(r"feed:home\s+feed:hot", l) for l in s.lines()), "the two keys listed")
+    sh.type("m")
+    sh.keys("Tab")
+    sh.type("x")
+    sh.wait_for_line("cachesh> get feed:home x")
+
+
+def test_namespace_and_tag_complete(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("put profile:42 1 tags=people,vip")
+    sh.type("clear prof")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> clear profile")
+    sh.keys("C-u")
+    sh.type("invalidate tag:pe")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> invalidate tag:people")
+
+
+def test_push_type_completes(home):
+    config = os.path.join(home, "config.json")
+    with open(config, "w") as f:
+        json.dump({"push": {"friend-blocked": {"invalidate": ["profile:{user}"]}}}, f)
+    sh = Shell(home, NO_HINTS, args=("--config", config))
+    sh.type("push fr")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> push friend-blocked")
+    sh.type("u")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> push friend-blocked user=")
+
+
+def test_file_name_completes(home):
+    work = os.path.join(home, "work")
+    os.makedirs(os.path.join(work, "scripts"))
+    open(os.path.join(work, "scripts", "demo.cachesh"), "w").close()
+    sh = Shell(home, NO_HINTS, cwd=work)
+    sh.type("source scr")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> source scripts/")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> source scripts/demo.cachesh")
+
+
+def test_continuation_prompt(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("put doc:1 {")
+    sh.keys("Enter")
+    sh.wait_for_line("...>")
+    sh.type('"a": [1,')
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.lines()[2] == "...>", "a second continuation line")
+    sh.type("2]}")
+    sh.keys("Enter")
+    sh.wait_for_line("cachesh>")
+    expect(sh.lines()[:3] == ["cachesh> put doc:1 {", '...> "a": [1,', "...> 2]}"], "the command as typed", sh)
+    expect(not any(l.startswith("error") for l in sh.lines()), "the value was accepted", sh)
+    sh.run("peek doc:1")
+    expect(any("fresh" in l for l in sh.lines()), "the entry is cached", sh)
+
+
+def test_history_across_restart(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("echo first")
+    sh.type("put doc:2 {")
+    sh.keys("Enter")
+    sh.wait_for_line("...>")
+    sh.run('"b": 2}')
+    sh.run(" echo secret")
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    sh.close()
+
+    again = Shell(home, NO_HINTS)
+    again.keys("Up")
+    again.wait_for_line('cachesh> put doc:2 { "b": 2}', "the multi-line command as one entry")
+    again.keys("Up")
+    again.wait_for_line("cachesh> echo first")
+    again.keys("Down", "Down")
+    again.wait_for_line("cachesh>")
+
+
+def test_ctrl_c_drops_the_line(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("evict nothing:here")
+    sh.keys("C-c")
+    sh.wait_for_line("cachesh>")
+    sh.run("echo after")
+    expect(sh.lines()[:2] == ["cachesh> echo after", "after"], "nothing ran and no line was left behind", sh)
+
+
+def test_ctrl_c_drops_an_unfinished_value(home):
+    sh = Shell(home, NO_HINTS)
+    sh.type("put doc:3 {")
+    sh.keys("Enter")
+    sh.wait_for_line("...>")
+    sh.type('"a": 1,')
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.lines()[2] == "...>", "a second continuation line")
+    sh.type('"b"')
+    sh.keys("C-c")
+    sh.wait_for(lambda s: s.lines()[0] == "cachesh>" and not any(l.startswith("...>") for l in s.lines()),
+                "a fresh prompt with the value gone")
+    sh.run("peek doc:3")
+    expect(any("absent" in l for l in sh.lines()), "nothing was stored", sh)
+
+
+def test_ctrl_d_quits_with_status_0(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("put a:1 1")
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[1] is not None, "the shell to quit")
+    expect(sh.dead() == (True, 0), f"exit status 0, got {sh.dead()}", sh)
+
+
+def test_non_ascii_input(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("echo café")
+    expect(sh.lines()[:2] == ["cachesh> echo café", "café"], "café survives", sh)
+    sh.run('put menu:1 "crème brûlée"')
+    sh.run("peek menu:1")
+    expect(any("crème brûlée" in l for l in sh.lines()), "the value keeps its accents", sh)
+
+
+def test_hints_shown_and_erased(home):
+    sh = Shell(home)
+    sh.run("put feed:home 1")
+    sh.type("get ")
+    sh.wait_for(lambda s: (s.prompt_line() or "").startswith("cachesh> get") and "KEY" in s.prompt_line(),
+                "the synopsis hint")
+    hinted = next(l for l in sh.lines(attributes=True) if l.startswith("cachesh> get"))
+    expect("\x1b[2m" in hinted, f"the hint is dim: {hinted!r}", sh)
+    sh.type("feed:home")
+    sh.wait_for(lambda s: re.fullmatch(r"cachesh> get feed:home\s+fresh, expires in 5m", s.prompt_line() or ""),
+                "the key's state and expiry")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the next prompt")
+    expect(sh.lines()[2] == "cachesh> get feed:home", "the hint was erased from the accepted line", sh)
+    # Completion works with hints on too.
+    sh.type("peek feed:h")
+    sh.keys("Tab")
+    sh.type("x")
+    sh.wait_for_line("cachesh> peek feed:home x", "the completed key")
+
+
+def test_hints_hidden(home):
+    for env in ({"CACHESH_HINTS": "0"}, {"NO_COLOR": "1"}, {"TERM": "dumb"}):
+        sh = Shell(home, env)
+        sh.type("get ")
+        sh.type("x")
+        sh.wait_for_line("cachesh> get x", f"no hint with {env}")
+        sh.close()
+
+
+def test_no_colour_under_no_color(home):
+    coloured = Shell(home)
+    coloured.run("put a:1 1")
+    coloured.run("peek a:1")
+    state = next(l for l in coloured.lines(attributes=True) if l.startswith("state:"))
+    expect(SGR.search(state), f"the state is coloured on a terminal: {state!r}", coloured)
+    coloured.close()
+
+    plain = Shell(home, {"NO_COLOR": "1"})
+    plain.run("put a:1 1")
+    plain.run("peek a:1")
+    expect(not any(SGR.search(l) for l in plain.lines(attributes=True)), "no colour under NO_COLOR", plain)
+
+
+def test_completion_over_100k_keys(home):
+    script = os.path.join(home, "fill.cachesh")
+    with open(script, "w") as f:
+        f.write("ns feed max=200000\n")
+        for i in range(100_000):
+            f.write(f"put feed:{i} {i}\n")
+    sh = Shell(home, NO_HINTS)
+    started = time.monotonic()
+    sh.type(f"source {script}")
+    sh.keys("Enter")
+    time.sleep(0.3)
+    sh.keys("C-c")  # while the command runs: it must not end the shell
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the 100,000 puts", 300)
+    print(f"    (source of 100,000 puts, index rebuilt: {time.monotonic() - started:.1f} s)")
+    expect(not sh.dead()[0], "Ctrl-C while a command runs does not end the shell", sh)
+    sh.type("get feed:9999")
+    sh.wait_for_line("cachesh> get feed:9999")
+    start = time.monotonic()
+    sh.keys("Tab", "Tab")  # no further common prefix, then the list of feed:9999 and feed:99990..99999
+    sh.wait_for(lambda s: any(re.search(r"feed:99990\s+feed:99992", l) for l in s.lines()), "the list of keys")
+    elapsed = time.monotonic() - start
+    print(f"    (Tab Tab over 100,000 keys: the list was on screen within {elapsed * 1000:.0f} ms)")
+
+
+TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
+
+
+def main():
+    if not os.access(BIN, os.X_OK):
+        print(f"cannot run {BIN} (set CACHESH_BIN)")
+        return 2
+    if shutil.which("tmux") is None:
+        print("tmux is not installed")
+        return 2
+    wanted = set(sys.argv[1:])
+    failures = 0
+    tmux("start-server", check=False)
+    # Keep the server alive between sessions.
+    tmux("new-session", "-d", "-s", "keepalive", "sleep 100000", check=False)
+    try:
+        for name, fn in TESTS:
+            if wanted and name not in wanted:
+                continue
+            home = tempfile.mkdtemp(prefix="cachesh-test-")
+            started = time.monotonic()
+            try:
+                fn(home)
+                print(f"ok   {name} ({time.monotonic() - started:.1f}s)")
+            except Exception as error:  # noqa: BLE001 — every failure is reported the same way
+                failures += 1
+                detail = str(error) if isinstance(error, AssertionError) else traceback.format_exc()
+                print(f"FAIL {name}: " + detail.replace("\n", "\n     "))
+            finally:
+                for session in tmux("list-sessions", "-F", "#{session_name}", check=False).split():
+                    if session != "keepalive":
+                        tmux("kill-session", "-t", session, check=False)
+                shutil.rmtree(home, ignore_errors=True)
+    finally:
+        tmux("kill-server", check=False)
+        socket = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", SOCKET)
+        if os.path.exists(socket):
+            os.remove(socket)
+    print(f"{failures} failed" if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
