@@ -388,7 +388,38 @@ def test_completion_over_100k_keys(home):
     print(f"    (Tab Tab over 100,000 keys: the list was on screen within {elapsed * 1000:.0f} ms)")
 
 
+def test_a_copied_session_is_a_transcript(home):
+    """A session captured from the terminal, prompts and all, verifies with --verify; an edit fails it."""
+    sh = Shell(home, env=NO_HINTS, height=60)
+    sh.run("ns feed ttl=45m stale=5m")
+    sh.run('server set feed:home {"posts": [{"id": 1, "likes": 3}]}')
+    sh.run("get feed:home")
+    sh.type('event entity 1 {"likes":')
+    sh.keys("Enter")
+    sh.wait_for_line("...>", "the continuation prompt")
+    sh.type(' {"$inc": 1}}')
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the event")
+    sh.run("bogus")
+    sh.run("advance 5m")
+    sh.run("keys")
+    captured = "\n".join(sh.lines()).rstrip() + "\n"
+    expect("error: unknown command" in captured, "the error is on screen", sh)
+    path = os.path.join(home, "pasted.transcript")
+    with open(path, "w") as f:
+        f.write("Pasted from a terminal:\n$ cachesh\n" + captured)
+    run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True)
+    expect(run.returncode == 0 and run.stdout.endswith("1 passed, 0 failed\n"),
+           f"the captured session verifies: {run.stdout}{run.stderr}\n--- captured:\n{captured}")
+    with open(path, "w") as f:
+        f.write(captured.replace("\"likes\":3}", "\"likes\":5}"))
+    run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True)
+    expect(run.returncode == 1 and "@ " in run.stdout and "1 failed" in run.stdout,
+           f"an edited capture fails with a diff: {run.stdout}")
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
+
 
 
 def main():
