@@ -55,7 +55,7 @@ public final class Session {
     var depth = 0
     /// Every top-level (command, output) of this session so far, errors in the interactive form,
     /// for `record` (which writes the session from its start).
-    var history: [(command: String, output: String)] = []
+    var history = History()
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory = true
     /// Error lines of `output` that a typed command prints differently (`error: ...`, or JSON with
@@ -95,7 +95,7 @@ public final class Session {
         guard let sink, !output.isEmpty else { return }
         for (text, isError) in output { sink(text, isError) }
         output.removeAll(keepingCapacity: true)
-        interactiveForms.removeAll()
+        if !interactiveForms.isEmpty { interactiveForms.removeAll() }
     }
 
     /// Takes the output produced so far.
@@ -109,6 +109,11 @@ public final class Session {
 
     func write(_ line: String) {
         output.append((line + "\n", false))
+    }
+
+    /// Writes finished lines, each already ending in a line feed, as one piece of output.
+    func write(lines text: String) {
+        output.append((text, false))
     }
 
     func writeError(_ line: String) {
@@ -128,7 +133,9 @@ public final class Session {
             case .failure(let diagnostic):
                 let start = output.count
                 fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
-                if depth == 0 && keepsHistory && source.name == nil { noteHistory(source.text, outputFrom: start) }
+                if depth == 0 && keepsHistory && source.name == nil {
+                    noteHistory(source.bytes[...], outputFrom: start)
+                }
                 ok = false
             case .success(let command):
                 if !execute(command, in: source) { ok = false }
@@ -163,8 +170,7 @@ public final class Session {
             ok = false
         }
         if topLevel && keepsHistory {
-            let text = String(decoding: source.bytes[command.offset..<command.end], as: UTF8.self)
-            noteHistory(text, outputFrom: outputStart)
+            noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
         }
         return ok
     }
@@ -234,7 +240,7 @@ public final class Session {
         let reply = options.mode == .json
             ? JSONValue.object(["command": "load", "file": .string(path), "keys": [], "ok": true]).compactText
             : "loaded \(path)"
-        history.append(("load " + JSONValue.string(path).compactText, reply + "\n"))
+        history.append(command: "load " + JSONValue.string(path).compactText, output: reply + "\n")
         return true
     }
 

@@ -7,7 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The command line of `cachesh` (SPEC §6).
+/// The command line of `cachesh` (SPEC §6). A new argument also needs its field in `Invocation`
+/// and, to skip ArgumentParser at start-up, its spelling in `Invocation(plain:)`.
 struct Cachesh: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cachesh",
@@ -47,6 +48,72 @@ struct Cachesh: ParsableCommand {
 
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
+}
+
+/// What the command line asks for: the fields of `Cachesh`.
+struct Invocation {
+    var files: [String] = []
+    var commands: String?
+    var json = false
+    var bail = false
+    var config: String?
+    var store: String?
+    var safe = false
+    var verify = false
+    var update = false
+
+    init(_ parsed: Cachesh) {
+        files = parsed.files
+        commands = parsed.commands
+        json = parsed.json
+        bail = parsed.bail
+        config = parsed.config
+        store = parsed.store
+        safe = parsed.safe
+        verify = parsed.verify
+        update = parsed.update
+    }
+
+    /// Reads a plain command line by hand: each flag and option at most once, spelled `--name` or
+    /// `-c` with its value as the next argument, and files; the values and files neither empty nor
+    /// starting with `-`. ArgumentParser reads such a line the same way but costs about a
+    /// millisecond of start-up; anything else (`--help`, `--version`, `--name=value`, `--`, a
+    /// repeat, an unknown name) is nil and left to it, with its messages.
+    /// - Complexity: O(n) in the number of arguments.
+    init?(plain arguments: [String]) {
+        var seen: Set<String> = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            guard let first = argument.utf8.first else { return nil }
+            guard first == UInt8(ascii: "-") else {
+                files.append(argument)
+                continue
+            }
+            guard seen.insert(argument).inserted else { return nil }
+            switch argument {
+            case "--json": json = true
+            case "--bail": bail = true
+            case "--safe": safe = true
+            case "--verify": verify = true
+            case "--update": update = true
+            case "-c", "--config", "--store":
+                guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
+                    return nil
+                }
+                let value = arguments[i]
+                i += 1
+                switch argument {
+                case "-c": commands = value
+                case "--config": config = value
+                default: store = value
+                }
+            default:
+                return nil
+            }
+        }
+    }
 }
 
 /// Buffered standard output; error lines flush it first so the two streams keep their order.
@@ -103,17 +170,22 @@ func readInput(_ fd: Int32) -> String {
 }
 
 func runMain() -> Int32 {
-    let command: Cachesh
-    do {
-        command = try Cachesh.parse(Array(CommandLine.arguments.dropFirst()))
-    } catch {
-        let code = Cachesh.exitCode(for: error)
-        let message = Cachesh.fullMessage(for: error)
-        if code == .success {
-            print(message)
-            return 0
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let command: Invocation
+    if let plain = Invocation(plain: arguments) {
+        command = plain
+    } else {
+        do {
+            command = Invocation(try Cachesh.parse(arguments))
+        } catch {
+            let code = Cachesh.exitCode(for: error)
+            let message = Cachesh.fullMessage(for: error)
+            if code == .success {
+                print(message)
+                return 0
+            }
+            fail(usage: message + "\n(see cachesh --help)")
         }
-        fail(usage: message + "\n(see cachesh --help)")
     }
     let stdoutIsTerminal = isatty(1) == 1
     let stdinIsTerminal = isatty(0) == 1
@@ -152,7 +224,10 @@ func runMain() -> Int32 {
     } else {
         session.run(SourceFile(name: "<stdin>", text: readInput(0)))
     }
-    return session.anyFailed ? 1 : 0
+    // Exit with the session still alive: freeing a large cache and its history piece by piece
+    // is work nobody waits for.
+    terminal.flush()
+    exit(session.anyFailed ? 1 : 0)
 }
 
 /// The process environment as a dictionary.

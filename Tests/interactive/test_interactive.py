@@ -100,8 +100,12 @@ class Shell:
 
     def dead(self):
         """(whether the shell has ended, its exit status once known)."""
-        out = tmux("display-message", "-p", "-t", self.name, "#{pane_dead} #{pane_dead_status}")
-        dead, _, status = out.strip().partition(" ")
+        out = tmux("display-message", "-p", "-t", self.name, "#{pane_dead} #{pane_dead_status} #{pane_pid}")
+        dead, status, pid = out.rstrip("\n").split(" ")
+        if dead == "1" and not status:
+            # tmux marks the pane dead when the terminal closes but sometimes leaves the exited
+            # process unreaped; its exit status is then still in the kernel's record of the zombie.
+            status = zombie_exit_status(pid)
         return (dead == "1", int(status) if status else None)
 
     def wait_for(self, condition, what, wait=WAIT):
@@ -115,6 +119,19 @@ class Shell:
 
     def wait_for_line(self, expected, what=None):
         self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
+
+
+def zombie_exit_status(pid):
+    """The exit status of an exited, unreaped process (the last field of /proc/PID/stat), or ""."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    if fields[0] != "Z":
+        return ""
+    wait_status = int(fields[-1])
+    return str(wait_status >> 8) if wait_status & 0x7F == 0 else ""
 
 
 def shell_quote(word):

@@ -19,7 +19,7 @@ struct Arguments {
          flags acceptedFlags: Set<String> = [], leading: Int = 0) throws(ShellError) {
         self.command = command
         self.source = source
-        self.name = command.words.prefix(skip).map(\.text).joined(separator: " ")
+        self.name = skip == 1 ? command.words[0].text : command.words.prefix(skip).map(\.text).joined(separator: " ")
         for word in command.words.dropFirst(skip) {
             if positional.count < leading {
                 positional.append(word)
@@ -76,6 +76,7 @@ struct Arguments {
     static func key(_ word: Word) throws(ShellError) -> String {
         let text = word.text
         guard word.kind == .bare, !text.isEmpty else { throw ShellError("bad key \(describe(word)): keys are NAMESPACE:ID or ID", at: word.offset) }
+        if isPlainKey(text) { return KeyName.canonical(text) }
         if let colon = text.firstIndex(of: ":") {
             let ns = text[..<colon]
             if ns.isEmpty || text[text.index(after: colon)...].isEmpty {
@@ -88,6 +89,33 @@ struct Arguments {
         }
         if text.contains("*") { throw ShellError("bad key \"\(text)\": * is for patterns (keys, NS:*)", at: word.offset) }
         return KeyName.canonical(text)
+    }
+
+    /// True for a valid ASCII key, checked on its UTF-8 bytes: the common case, which skips the
+    /// `Character` checks of `key(_:)` (for ASCII text, bytes and characters agree, as a bare word
+    /// never holds a CR LF pair). False sends the text through those checks, for their verdict.
+    /// - Complexity: O(n) in the length of `text`.
+    private static func isPlainKey(_ text: String) -> Bool {
+        var colon: Int?
+        for (i, byte) in text.utf8.enumerated() {
+            if byte >= 0x80 || byte == UInt8(ascii: "*") { return false }
+            if byte == UInt8(ascii: ":") && colon == nil { colon = i }
+        }
+        guard let colon else { return true }
+        let namespace = text.utf8.prefix(colon)
+        return colon > 0 && colon < text.utf8.count - 1 && !namespace.elementsEqual("tag".utf8)
+            && namespace.allSatisfy(isNameByte)
+    }
+
+    /// A name character that is ASCII: a letter, digit, -, _ or .
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default:
+            false
+        }
     }
 
     static func isNameCharacter(_ c: Character) -> Bool {

@@ -23,8 +23,10 @@ enum ReadCommands {
         return f
     }
 
+    private static let getFlags: Set<String> = ["force", "nowait"]
+
     static func get(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, flags: ["force", "nowait"])
+        let args = try Arguments(command, source, flags: getFlags)
         try args.expect(1...1, usage: "KEY [--force] [--nowait]")
         let key = try args.key(0)
         let result: ReadResult
@@ -33,7 +35,7 @@ enum ReadCommands {
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
-        return Reply(fields(result, isGet: true), order: readOrder)
+        return .read(result, isGet: true)
     }
 
     static func mget(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -60,7 +62,7 @@ enum ReadCommands {
     static func peek(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "KEY")
-        return Reply(fields(session.engine.peek(try args.key(0)), isGet: false), order: readOrder)
+        return .read(session.engine.peek(try args.key(0)), isGet: false)
     }
 
     static func keys(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {

@@ -2,8 +2,10 @@ import CacheCore
 
 /// `put`, `expire`, `invalidate`, `evict`, `clear`, `memory-warning`: local writes (B1, B6, B9, B13).
 enum WriteCommands {
+    private static let putOptions: Set<String> = ["tags"]
+
     static func put(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, options: ["tags"], leading: 2)
+        let args = try Arguments(command, source, options: putOptions, leading: 2)
         try args.expect(2...2, usage: "KEY VALUE [tags=a,b]")
         let key = try args.key(0)
         let value = try args.value(1)

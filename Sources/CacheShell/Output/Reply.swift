@@ -2,17 +2,51 @@ import CacheCore
 
 /// What a command answers: its JSON fields (SPEC §4) and, where the generic `name: value`
 /// layout does not suit it, its own human lines.
+///
+/// The most frequent replies (a read, a list of changed keys) keep their parts and are written
+/// straight to text in either mode, byte for byte as the generic layout would write their fields.
 struct Reply {
-    var fields: [String: JSONValue]
-    /// Human lines; nil renders `fields` as aligned `name: value` lines in `order`.
-    var human: [String]?
+    private enum Content {
+        case fields([String: JSONValue], human: [String]?)
+        /// `get` (`isGet`) or `peek`: the fields of `ReadCommands.fields`.
+        case read(ReadResult, isGet: Bool)
+        /// `keys` and, with `ok`, `ok: true`.
+        case keys([String], ok: Bool)
+    }
+
+    private var content: Content
     /// Field order for the generic human layout; fields not named follow, sorted.
-    var order: [String] = []
+    let order: [String]
 
     init(_ fields: [String: JSONValue], order: [String] = [], human: [String]? = nil) {
-        self.fields = fields
+        content = .fields(fields, human: human)
         self.order = order
-        self.human = human
+    }
+
+    private init(_ content: Content, order: [String] = []) {
+        self.content = content
+        self.order = order
+    }
+
+    /// The JSON fields (SPEC §4), without `command`.
+    var fields: [String: JSONValue] {
+        switch content {
+        case .fields(let fields, _): return fields
+        case .read(let result, let isGet): return ReadCommands.fields(result, isGet: isGet)
+        case .keys(let keys, let ok):
+            var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
+            if ok { fields["ok"] = .bool(true) }
+            return fields
+        }
+    }
+
+    /// Human lines; nil renders `fields` as aligned `name: value` lines in `order`.
+    var human: [String]? {
+        switch content {
+        case .fields(_, let human): return human
+        case .read: return nil
+        case .keys(let keys, _): return [Self.keysLine(keys)]
+        }
     }
 
     /// `ok: true` and what changed.
@@ -25,38 +59,190 @@ struct Reply {
     /// The changed keys, for the commands SPEC §4 gives a `keys` field; `ok` adds `ok: true`,
     /// for the commands it does not name (`mutate`, `event`).
     static func keys(_ keys: [String], ok: Bool = false) -> Reply {
-        var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
-        if ok { fields["ok"] = .bool(true) }
-        return Reply(fields, human: [keys.isEmpty ? "keys: (none)" : "keys: " + keys.joined(separator: " ")])
+        Reply(.keys(keys, ok: ok))
+    }
+
+    /// What a read printed: `get` (`isGet`) or `peek`.
+    static func read(_ result: ReadResult, isGet: Bool) -> Reply {
+        Reply(.read(result, isGet: isGet), order: ReadCommands.readOrder)
+    }
+
+    private static func keysLine(_ keys: [String]) -> String {
+        keys.isEmpty ? "keys: (none)" : "keys: " + keys.joined(separator: " ")
+    }
+
+    /// Everything the reply prints, each line ending in a line feed; empty when it prints nothing.
+    /// - Parameter command: the command's name, the `command` field of JSON output.
+    func text(command: String, mode: OutputMode, colour: Bool) -> String {
+        switch (content, mode) {
+        case (.read(let result, let isGet), .json):
+            return Self.readJSON(result, isGet: isGet, command: command)
+        case (.read(let result, let isGet), .human):
+            return Self.readLines(result, isGet: isGet, colour: colour)
+        case (.keys(let keys, let ok), .json):
+            var out = TextBuilder()
+            out.append("{\"command\":")
+            out.appendJSONString(command)
+            out.append(",\"keys\":")
+            out.appendJSONArray(keys)
+            out.append(ok ? ",\"ok\":true}\n" : "}\n")
+            return out.text
+        case (.keys(let keys, _), .human):
+            return Self.keysLine(keys) + "\n"
+        case (.fields(var fields, _), .json):
+            fields["command"] = .string(command)
+            return JSONValue.object(fields).compactText + "\n"
+        case (.fields(let fields, let human), .human):
+            let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
+            var out = ""
+            for line in lines { out += line + "\n" }
+            return out
+        }
+    }
+
+    /// The JSON object of a read with its `command`: the keys in sorted order, as `compactText` writes them.
+    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String) -> String {
+        var out = TextBuilder()
+        out.append("{\"age_ms\":")
+        out.append(r.ageMs)
+        out.append(",\"command\":")
+        out.appendJSONString(command)
+        if isGet, let error = r.error {
+            out.append(",\"error\":")
+            out.appendJSONString(error)
+        }
+        out.append(",\"expires_in_ms\":")
+        out.append(r.expiresInMs)
+        out.append(",\"key\":")
+        out.appendJSONString(r.key)
+        if isGet && r.offline { out.append(",\"offline\":true") }
+        if isGet && r.pending { out.append(",\"pending\":true") }
+        if isGet {
+            out.append(",\"source\":")
+            out.appendJSONString(r.source.rawValue)
+        }
+        out.append(",\"state\":")
+        out.appendJSONString(r.state.rawValue)
+        out.append(",\"tags\":")
+        out.appendJSONArray(r.tags)
+        out.append(",\"value\":")
+        out.append((r.value ?? .null).compactText)
+        out.append("}\n")
+        return out.text
+    }
+
+    /// The human lines of a read: `fieldLines` of its fields in `readOrder`, whose longest name,
+    /// `expires_in_ms`, is always present and sets the width.
+    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool) -> String {
+        var out = TextBuilder()
+        let width = "expires_in_ms".utf8.count
+        out.appendField("key", width: width)
+        out.append(r.key)
+        out.appendField("state", width: width)
+        out.append(Render.stateText(r.state.rawValue, colour: colour))
+        out.appendField("value", width: width)
+        out.append(r.value.map(Render.text) ?? "null")
+        if isGet {
+            out.appendField("source", width: width)
+            out.append(r.source.rawValue)
+        }
+        out.appendField("age_ms", width: width)
+        out.append(r.ageMs)
+        out.appendField("expires_in_ms", width: width)
+        out.append(r.expiresInMs)
+        out.appendField("tags", width: width)
+        out.appendJSONArray(r.tags)
+        if isGet {
+            if r.offline {
+                out.appendField("offline", width: width)
+                out.append("true")
+            }
+            if r.pending {
+                out.appendField("pending", width: width)
+                out.append("true")
+            }
+            if let error = r.error {
+                out.appendField("error", width: width)
+                out.append(error)
+            }
+        }
+        out.append("\n")
+        return out.text
+    }
+}
+
+/// Output text built as UTF-8 bytes, which take many small appends far faster than a `String`.
+struct TextBuilder {
+    private var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(256) }
+
+    /// The text so far.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A whole number as JSON (and the human layout) writes it; nil is `null`.
+    mutating func append(_ number: Int64?) {
+        append(number.map { String($0) } ?? "null")
+    }
+
+    /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
+    /// - Complexity: O(n) in the length of `text`.
+    mutating func appendJSONString(_ text: String) {
+        let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        if needsEscape {
+            append(JSONValue.string(text).compactText)
+        } else {
+            bytes.append(UInt8(ascii: "\""))
+            append(text)
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// An array of strings as compact JSON.
+    mutating func appendJSONArray(_ strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (i, string) in strings.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(string)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Starts a `name: value` line of `Render.fieldLines` (names padded to `width`): ends the line
+    /// before it, if any, and writes the name, the colon and the padding.
+    mutating func appendField(_ name: String, width: Int) {
+        if !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
+        append(name)
+        bytes.append(UInt8(ascii: ":"))
+        for _ in 0..<(width - name.count + 1) { bytes.append(UInt8(ascii: " ")) }
     }
 }
 
 extension Session {
     /// Prints a command's reply in the session's output mode.
     func emit(_ reply: Reply, command: String) {
-        if options.mode == .json {
-            var fields = reply.fields
-            fields["command"] = .string(command)
-            write(JSONValue.object(fields).compactText)
-            return
-        }
-        if let human = reply.human {
-            for line in human { write(line) }
-        } else {
-            for line in Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order, colour: options.colour) {
-                write(line)
-            }
-        }
+        let text = reply.text(command: command, mode: options.mode, colour: options.colour)
+        if !text.isEmpty { write(lines: text) }
     }
 
-    func noteHistory(_ command: String, outputFrom start: Int) {
-        var text = ""
-        for index in start..<output.count {
-            text += interactiveForms[index] ?? output[index].text
+    /// Adds a top-level command and what it printed since output index `start` to the history
+    /// (and to an open recording).
+    /// - Complexity: O(n) in the length of the command and its output.
+    func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int) {
+        if interactiveForms.isEmpty {
+            history.append(command: command, output: output[start...].lazy.map(\.text))
+        } else {
+            let pieces = (start..<output.count).map { interactiveForms[$0] ?? output[$0].text }
+            history.append(command: command, output: pieces)
+            interactiveForms.removeAll()
         }
-        interactiveForms.removeAll()
-        history.append((command, text))
-        recording?.append(command: command, output: text)
+        if let recording, let last = history.last {
+            recording.append(command: last.command, output: last.output)
+        }
     }
 }
 

@@ -1,0 +1,51 @@
+@testable import CacheCore
+@testable import CacheShell
+import Testing
+
+/// Reads and key lists print straight to text; they must print exactly what the generic layout
+/// (aligned `name: value` lines, or the sorted JSON object) prints for their fields.
+struct ReplyTextTests {
+    static let reads: [ReadResult] = [
+        ReadResult(key: "feed:1", state: .fresh, value: ["id": 1, "title": "a \"b\"\n"], ageMs: 0, expiresInMs: 60_000,
+                   tags: [], source: .cache),
+        ReadResult(key: "page:ünï", state: .expired, value: "text", ageMs: 1_250, expiresInMs: -5, tags: ["a", "q\"uo\\te"],
+                   source: .server, offline: true, error: "origin said \"no\"\twith a tab", pending: true),
+        ReadResult(key: "x", state: .absent, value: nil, ageMs: nil, expiresInMs: nil, tags: ["t"], source: .cache),
+    ]
+
+    /// What the generic layout prints for `fields`.
+    static func generic(_ fields: [String: JSONValue], order: [String], command: String, mode: OutputMode, colour: Bool) -> String {
+        if mode == .json {
+            var fields = fields
+            fields["command"] = .string(command)
+            return JSONValue.object(fields).compactText + "\n"
+        }
+        return Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour).map { $0 + "\n" }.joined()
+    }
+
+    @Test(arguments: [OutputMode.human, .json], [false, true])
+    func aReadPrintsWhatItsFieldsPrint(mode: OutputMode, colour: Bool) {
+        for result in Self.reads {
+            for isGet in [true, false] {
+                let command = isGet ? "get" : "peek"
+                let expected = Self.generic(ReadCommands.fields(result, isGet: isGet), order: ReadCommands.readOrder,
+                                            command: command, mode: mode, colour: colour)
+                #expect(Reply.read(result, isGet: isGet).text(command: command, mode: mode, colour: colour) == expected)
+            }
+        }
+    }
+
+    @Test(arguments: [OutputMode.human, .json])
+    func aKeyListPrintsWhatItsFieldsPrint(mode: OutputMode) {
+        for keys in [[], ["feed:1"], ["a", "b\"c", "ü"]] {
+            for ok in [false, true] {
+                let reply = Reply.keys(keys, ok: ok)
+                let expected = mode == .json
+                    ? Self.generic(reply.fields, order: [], command: "put", mode: .json, colour: false)
+                    : (reply.human ?? []).map { $0 + "\n" }.joined()
+                #expect(reply.text(command: "put", mode: mode, colour: false) == expected)
+                #expect(expected.hasPrefix(mode == .json ? "{\"command\":\"put\",\"keys\":[" : "keys: "))
+            }
+        }
+    }
+}
