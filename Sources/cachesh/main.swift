@@ -25,7 +25,7 @@ struct Cachesh: ParsableCommand {
     @Argument(help: "A .cachesh script to run, or with --verify the transcripts to replay.")
     var files: [String] = []
 
-    @Option(name: .customShort("c"), help: "Run these commands (separated by ; or newlines) and exit.")
+    @Option(name: .customShort("c"), help: ArgumentHelp("Run these commands (separated by ; or newlines) and exit.", valueName: "commands"))
     var commands: String?
 
     @Flag(help: "Print one JSON object per command.")
@@ -184,7 +184,8 @@ func runMain() -> Int32 {
                 print(message)
                 return 0
             }
-            fail(usage: message + "\n(see cachesh --help)")
+            // ArgumentParser's message starts "Error: " and already points at --help.
+            fail(usage: message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
         }
     }
     let stdoutIsTerminal = isatty(1) == 1
