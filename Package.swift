@@ -7,11 +7,13 @@ let package = Package(
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
         .library(name: "CacheShell", targets: ["CacheShell"]),
+        .library(name: "CacheStore", targets: ["CacheStore"]),
         .executable(name: "cachesh", targets: ["cachesh"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -22,6 +24,7 @@ let package = Package(
             ]
         ),
         .target(name: "CacheShell", dependencies: ["CacheCore"]),
+        .target(name: "CacheStore", dependencies: ["CacheCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .systemLibrary(
             name: "CLibedit",
             pkgConfig: "libedit",
@@ -31,12 +34,17 @@ let package = Package(
             name: "cachesh",
             dependencies: [
                 "CacheShell",
+                "CacheStore",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore"]),
         .testTarget(name: "CacheShellTests", dependencies: ["CacheShell"]),
+        .testTarget(
+            name: "CacheStoreTests",
+            dependencies: ["CacheStore", "CacheShell", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "cacheshTests", dependencies: ["CacheShell"]),
     ],
     swiftLanguageModes: [.v6]

@@ -16,6 +16,9 @@ public final class SimulatedOrigin: Origin {
     public private(set) var failNext = 0
     /// Requests involving a key still to fail, by key.
     public private(set) var failKey: [String: Int] = [:]
+    /// Keys whose data or modification time changed since a store last took them; nil when no
+    /// store tracks them.
+    var changedKeys: Set<String>?
 
     public init() {}
 
@@ -36,6 +39,7 @@ public final class SimulatedOrigin: Origin {
         let key = KeyName.canonical(key)
         data[key] = value
         modifiedAt[key] = now
+        changedKeys?.insert(key)
     }
 
     /// Deletes a key's data. - Returns: whether it existed.
@@ -44,6 +48,7 @@ public final class SimulatedOrigin: Origin {
         let key = KeyName.canonical(key)
         guard data.removeValue(forKey: key) != nil else { return false }
         modifiedAt[key] = now
+        changedKeys?.insert(key)
         return true
     }
 
@@ -67,7 +72,10 @@ public final class SimulatedOrigin: Origin {
 
     /// Replaces all data (a configuration's `server.data`), stamping every key.
     public func replaceData(_ newData: [String: JSONValue], at now: Int64) {
-        for key in data.keys where newData[key] == nil { modifiedAt[key] = now }
+        for key in data.keys where newData[key] == nil {
+            modifiedAt[key] = now
+            changedKeys?.insert(key)
+        }
         data = [:]
         for (key, value) in newData { set(key, value, at: now) }
     }

@@ -69,6 +69,9 @@ public final class Session {
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?
+    /// The persistent store (`--store`): each top-level command's changes are committed to it
+    /// before its output is handed on (`commitOrHold`); set by `open(store:)`.
+    public internal(set) var store: SessionStore?
 
     struct ScheduledEntry {
         var text: String
@@ -140,9 +143,10 @@ public final class Session {
             case .success(let command):
                 if !execute(command, in: source) { ok = false }
             }
-            if depth == 0 { drainToSink() }
+            if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false) }
             if !ok && options.bail { break }
         }
+        if depth == 0 && store != nil { commitOrHold(final: true) }
         return ok
     }
 

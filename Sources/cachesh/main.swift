@@ -1,6 +1,7 @@
 import ArgumentParser
 import CacheCore
 import CacheShell
+import CacheStore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -209,6 +210,9 @@ func runMain() -> Int32 {
     session.sink = { text, isError in terminal.write(text, isError: isError) }
     defer { terminal.flush() }
 
+    if let path = command.store {
+        do { try session.open(store: SQLiteStore(path: path)) } catch { fail(usage: error.description) }
+    }
     if let config = command.config {
         guard session.loadInitialConfiguration(path: config) else { terminal.flush(); return 2 }
     }

@@ -244,5 +244,9 @@ extension CacheEngine {
     public func clearRequestLog() {
         requestLog.removeAll()
         logPosition.removeAll()
+        if changes != nil {
+            changes!.logCleared = true
+            changes!.logPositions.removeAll()
+        }
     }
 }

@@ -64,6 +64,7 @@ extension CacheEngine {
             heap.insert(ScheduledItem(time: completesAt, seq: request.id, work: .completion(request.id)))
         }
         logPosition[request.id] = requestLog.count
+        changes?.logPositions.append(requestLog.count)
         requestLog.append(RequestLogEntry(id: request.id, atMs: now - clockStart, kind: request.kind,
                                           keys: request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys,
                                           fate: .pending))
@@ -144,7 +145,10 @@ extension CacheEngine {
     }
 
     func setFate(_ id: UInt64, _ fate: RequestLogEntry.Fate) {
-        if let position = logPosition.removeValue(forKey: id) { requestLog[position].fate = fate }
+        if let position = logPosition.removeValue(forKey: id) {
+            requestLog[position].fate = fate
+            changes?.logPositions.append(position)
+        }
     }
 
     /// Completes request `id`: stores, discards or fails each key's response.

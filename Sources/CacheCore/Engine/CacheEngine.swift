@@ -35,7 +35,7 @@ public final class CacheEngine {
     public internal(set) var requestLog: [RequestLogEntry] = []
 
     // Entries: a slot array, a key index, a global recency list and one per namespace.
-    var slots: [Entry] = []
+    var slots = EntrySlots()
     var freeSlots: [Int32] = []
     var index: [String: Int32] = [:]
     var globalHead: Int32 = -1
@@ -60,6 +60,11 @@ public final class CacheEngine {
 
     var total = Stats()
     var watches: Set<WatchScope> = []
+
+    /// The next recency stamp (see `Entry.recency`).
+    var nextRecency: UInt64 = 0
+    /// What changed since a store last took the changes; nil when no store tracks them.
+    var changes: ChangeLog?
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {
@@ -143,6 +148,7 @@ extension CacheEngine {
     func removeEntry(_ slot: Int32) {
         let i = Int(slot)
         unlink(slot)
+        changes?.removedKeys.append(slots[i].key)
         namespaces[Int(slots[i].namespace)].count -= 1
         index.removeValue(forKey: slots[i].key)
         unindexIDs(slot)
@@ -164,28 +170,32 @@ extension CacheEngine {
         linkAtTail(slot)
     }
 
+    /// Links a slot as the most recent, with a new recency stamp (which marks it changed).
     func linkAtTail(_ slot: Int32) {
         let i = Int(slot)
-        slots[i].globalPrev = globalTail
-        slots[i].globalNext = -1
-        if globalTail >= 0 { slots[Int(globalTail)].globalNext = slot } else { globalHead = slot }
+        slots[i].recency = nextRecency
+        nextRecency &+= 1
+        slots[links: i].globalPrev = globalTail
+        slots[links: i].globalNext = -1
+        if globalTail >= 0 { slots[links: Int(globalTail)].globalNext = slot } else { globalHead = slot }
         globalTail = slot
         let ns = Int(slots[i].namespace)
-        slots[i].nsPrev = namespaces[ns].tail
-        slots[i].nsNext = -1
-        if namespaces[ns].tail >= 0 { slots[Int(namespaces[ns].tail)].nsNext = slot } else { namespaces[ns].head = slot }
+        slots[links: i].nsPrev = namespaces[ns].tail
+        slots[links: i].nsNext = -1
+        if namespaces[ns].tail >= 0 { slots[links: Int(namespaces[ns].tail)].nsNext = slot } else { namespaces[ns].head = slot }
         namespaces[ns].tail = slot
     }
 
+    /// Takes a slot out of both recency lists. Its neighbours' links change, not their rows.
     private func unlink(_ slot: Int32) {
         let i = Int(slot)
         let (gp, gn) = (slots[i].globalPrev, slots[i].globalNext)
-        if gp >= 0 { slots[Int(gp)].globalNext = gn } else { globalHead = gn }
-        if gn >= 0 { slots[Int(gn)].globalPrev = gp } else { globalTail = gp }
+        if gp >= 0 { slots[links: Int(gp)].globalNext = gn } else { globalHead = gn }
+        if gn >= 0 { slots[links: Int(gn)].globalPrev = gp } else { globalTail = gp }
         let ns = Int(slots[i].namespace)
         let (np, nn) = (slots[i].nsPrev, slots[i].nsNext)
-        if np >= 0 { slots[Int(np)].nsNext = nn } else { namespaces[ns].head = nn }
-        if nn >= 0 { slots[Int(nn)].nsPrev = np } else { namespaces[ns].tail = np }
+        if np >= 0 { slots[links: Int(np)].nsNext = nn } else { namespaces[ns].head = nn }
+        if nn >= 0 { slots[links: Int(nn)].nsPrev = np } else { namespaces[ns].tail = np }
     }
 
     /// Slots of every entry in global recency order, least recent first.

@@ -36,6 +36,10 @@ struct Entry {
     var nsPrev: Int32 = -1
     var nsNext: Int32 = -1
     var live = true
+    /// Recency stamp: larger is more recent (the order of the recency lists, kept by a store).
+    var recency: UInt64 = 0
+    /// Written to since a store last took the changes (see `EntrySlots`).
+    var marked = false
 
     func state(at now: Int64) -> EntryState {
         if now >= expiresAt { return .expired }

@@ -30,7 +30,11 @@ extension CacheEngine {
         namespaceIndex = [:]
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = Int32(i) }
 
-        slots = []
+        let tracking = changes != nil
+        slots = EntrySlots()
+        slots.tracking = tracking
+        if tracking { changes = ChangeLog(replacedAll: true) }
+        nextRecency = 0
         slots.reserveCapacity(snapshot.entries.count)
         freeSlots = []
         index = Dictionary(minimumCapacity: snapshot.entries.count)
@@ -46,6 +50,11 @@ extension CacheEngine {
             namespaces[Int(entry.namespace)].count += 1
             indexIDs(slot)
             for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
+        }
+        if let recencies = snapshot.recencies {
+            // A store's stamps: keep them, so rows not rewritten stay in order with new ones.
+            for (i, stamp) in recencies.enumerated() { slots[i].recency = stamp }
+            nextRecency = (recencies.last ?? 0) &+ 1
         }
 
         var scheduled: [ScheduledItem] = []

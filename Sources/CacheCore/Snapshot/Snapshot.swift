@@ -53,6 +53,8 @@ public struct Snapshot {
     var server: ServerState?
     var requestLog: [RequestLogEntry] = []
     var total = Stats()
+    /// The recency stamp of each entry, when read from a store (else they are numbered in order).
+    var recencies: [UInt64]?
 
     /// The number of cached entries.
     public var entryCount: Int { entries.count }
@@ -80,9 +82,10 @@ extension CacheEngine {
         return .object(document)
     }
 
-    /// Every top-level field of the snapshot but `entries`.
-    /// - Complexity: O(r + d), independent of the number of entries.
-    func snapshotState(scheduledCommand: (Int) -> [String: JSONValue]) -> [String: JSONValue] {
+    /// Every top-level field of the snapshot but `entries`; `forStore` leaves the server's data,
+    /// modification times and log empty (a store keeps them as rows of their own).
+    /// - Complexity: O(r + d), independent of the number of entries; O(r) `forStore`.
+    func snapshotState(scheduledCommand: (Int) -> [String: JSONValue], forStore: Bool = false) -> [String: JSONValue] {
         var namespaceFields: [String: JSONValue] = [:]
         var namespaceStats: [String: JSONValue] = [:]
         for (i, ns) in namespaces.enumerated() {
@@ -125,9 +128,9 @@ extension CacheEngine {
             "scheduled": .array(scheduled),
         ]
 
-        var server: [String: JSONValue] = ["log": .array(requestLog.map(Self.logJSON))]
+        var server: [String: JSONValue] = ["log": .array(forStore ? [] : requestLog.map(Self.logJSON))]
         if let simulated = origin as? SimulatedOrigin {
-            server.merge(simulated.snapshotFields()) { $1 }
+            server.merge(simulated.snapshotFields(withData: !forStore)) { $1 }
         }
 
         return [
@@ -269,10 +272,10 @@ extension CacheEngine {
 
 extension SimulatedOrigin {
     /// The server's data and settings as snapshot fields (the engine adds its `log`).
-    func snapshotFields() -> [String: JSONValue] {
+    func snapshotFields(withData: Bool = true) -> [String: JSONValue] {
         [
-            "data": .object(data),
-            "modified_at": .object(modifiedAt.mapValues(CacheEngine.time)),
+            "data": .object(withData ? data : [:]),
+            "modified_at": .object(withData ? modifiedAt.mapValues(CacheEngine.time) : [:]),
             "latency_ms": .int(latency),
             "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
             "online": .bool(isOnline),

@@ -1,0 +1,60 @@
+/// The engine's slot array, which can note the slots written to since it was last asked
+/// (for a persistent store that writes only what changed).
+///
+/// Every write through the subscript marks its slot while tracking is on; the recency links of
+/// a neighbour are written through `links`, which does not (a move in the recency lists changes
+/// the moved entry's recency stamp, not its neighbours' rows).
+struct EntrySlots: RandomAccessCollection {
+    private var storage: [Entry] = []
+    /// Slots marked since the last `takeMarked()`, each once.
+    private var marked: [Int32] = []
+    /// Whether writes mark their slot.
+    var tracking = false
+
+    init() {}
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { storage.count }
+
+    subscript(i: Int) -> Entry {
+        @inline(__always) get { storage[i] }
+        @inline(__always) _modify {
+            yield &storage[i]
+            if tracking { mark(i) }
+        }
+    }
+
+    /// Write access that leaves the slot unmarked: only for recency links of neighbours.
+    subscript(links i: Int) -> Entry {
+        @inline(__always) get { storage[i] }
+        @inline(__always) _modify { yield &storage[i] }
+    }
+
+    @inline(__always)
+    private mutating func mark(_ i: Int) {
+        guard !storage[i].marked else { return }
+        storage[i].marked = true
+        marked.append(Int32(i))
+    }
+
+    mutating func append(_ entry: Entry) {
+        storage.append(entry)
+        if tracking { mark(storage.count - 1) }
+    }
+
+    mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
+
+    /// The slots written to since the last call, each once, in the order first written; unmarks them.
+    /// - Complexity: O(k) for k slots marked.
+    mutating func takeMarked() -> [Int32] {
+        var list: [Int32] = []
+        list.reserveCapacity(marked.count)
+        // A slot replaced whole (reused for another key) is listed again: keep its first place.
+        for s in marked where storage[Int(s)].marked {
+            storage[Int(s)].marked = false
+            list.append(s)
+        }
+        marked.removeAll(keepingCapacity: true)
+        return list
+    }
+}

@@ -1,0 +1,73 @@
+import CacheCore
+
+/// A session's persistent store (`--store`, SPEC §5.3) and the commands run since its last commit.
+///
+/// Output is held back until the commit that covers it, so everything printed is durable; commits
+/// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
+/// does not pay a transaction per command.
+public final class SessionStore {
+    public let store: any CacheStore
+    /// Top-level commands per commit at most (their output waits for it).
+    public var groupSize: Int
+    var commandsHeld = 0
+
+    public init(_ store: any CacheStore, groupSize: Int = 256) {
+        self.store = store
+        self.groupSize = max(1, groupSize)
+    }
+}
+
+extension Session {
+    /// Opens the session on a store: continues from the state it holds (as `restore` would: a
+    /// recording then begins with it), or writes this session's state into a new one.
+    /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
+    ///   session is unchanged.
+    /// - Complexity: O(size of the store).
+    public func open(store: any CacheStore, groupSize: Int = 256) throws(StoreError) {
+        if let stored = try store.load() {
+            do {
+                try restore(Snapshot(stored: stored))
+            } catch {
+                throw StoreError("damaged store: \(error)")
+            }
+            engine.startTrackingChanges(everything: false)
+        } else {
+            engine.startTrackingChanges(everything: true)
+        }
+        try store.commit(engine.takeChanges(scheduledCommand: scheduledCommandFields))
+        self.store = SessionStore(store, groupSize: groupSize)
+    }
+
+    /// After a top-level command: with a store, commits when a group is full (or `final`, at the
+    /// end of a run) and only then hands the output on; without one, hands it on at once.
+    func commitOrHold(final: Bool) {
+        guard let link = store else {
+            drainToSink()
+            return
+        }
+        if !final {
+            link.commandsHeld += 1
+            if link.commandsHeld < link.groupSize { return }
+        }
+        link.commandsHeld = 0
+        do {
+            try link.store.commit(engine.takeChanges(scheduledCommand: scheduledCommandFields))
+        } catch {
+            // The held output reports changes that are not durable: it is not printed.
+            _ = takeOutput()
+            writeError("cachesh: \(error)")
+            anyFailed = true
+            quitRequested = true
+            store = nil
+        }
+        drainToSink()
+    }
+
+    /// The fields a snapshot writes beside a scheduled command (its text, file and line).
+    private func scheduledCommandFields(_ token: Int) -> [String: JSONValue] {
+        guard let entry = scheduled[token] else { return [:] }
+        return ["command": .string(entry.text),
+                "file": entry.source.name.map(JSONValue.string) ?? .null,
+                "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+    }
+}

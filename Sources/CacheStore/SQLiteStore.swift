@@ -1,0 +1,181 @@
+import CacheCore
+import GRDB
+
+/// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
+/// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
+///
+/// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
+/// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
+/// `server_data` (the simulated server's keys). The schema is versioned by GRDB's migrator and by
+/// `meta.schema`: an older store is migrated when opened; a newer one, or a database that is not a
+/// cachesh store, is refused and left as it was.
+public final class SQLiteStore: CacheStore {
+    /// The `meta.format` of every cachesh store.
+    public static let format = "cachesh-store"
+    /// The schema version this build writes (and the newest it reads).
+    public static let schemaVersion = 2
+
+    private let queue: DatabaseQueue
+    /// The file, for messages.
+    public let path: String
+
+    /// Opens (or creates) the store at `path`; an older schema is migrated.
+    /// - Throws: `StoreError` when the file cannot be opened, is not a cachesh store, or was
+    ///   written by a newer version; the file is then unchanged.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        do {
+            queue = try DatabaseQueue(path: path)
+        } catch {
+            throw StoreError("cannot open store \(path): \(Self.describe(error))")
+        }
+        try Self.prepare(queue, name: path, wal: true)
+    }
+
+    /// A store in memory, for tests: the same schema, nothing on disk.
+    public init() throws(StoreError) {
+        path = ":memory:"
+        do { queue = try DatabaseQueue() } catch { throw StoreError("cannot open an in-memory store: \(Self.describe(error))") }
+        try Self.prepare(queue, name: path, wal: false)
+    }
+
+    /// The migrations, oldest first; each ends by recording its schema version in `meta`.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '1');
+                CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
+                CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, body TEXT NOT NULL);
+                CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
+                CREATE TABLE server_data (key TEXT PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            // Loading reads entries in recency order.
+            try db.execute(sql: """
+                CREATE INDEX entries_by_recency ON entries (recency);
+                UPDATE meta SET value = '2' WHERE name = 'schema';
+                """)
+        }
+        return migrator
+    }
+
+    /// Checks that the database is new or a cachesh store this build reads, migrates it, then
+    /// turns on the WAL journal. Nothing is written before the checks pass.
+    static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil) throws(StoreError) {
+        do {
+            try queue.read { db in try check(db, name: name) }
+            if wal {
+                try queue.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                }
+            }
+            if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError("cannot open store \(name): \(describe(error))")
+        }
+    }
+
+    private static func check(_ db: Database, name: String) throws(StoreError) {
+        do {
+            let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+            if tables == 0 { return }
+            guard try db.tableExists("meta"),
+                  try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == format else {
+                throw StoreError("\(name) is not a cachesh store (an SQLite database without cachesh's tables); refusing to change it")
+            }
+            let schema = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'").flatMap { Int($0) }
+            guard let schema else { throw StoreError("\(name): damaged cachesh store (no schema version)") }
+            let superseded = try migrator.hasBeenSuperseded(db)
+            if schema > schemaVersion || superseded {
+                throw StoreError("\(name) was written by a newer cachesh (store schema \(schema); this one reads up to \(schemaVersion)); refusing to change it")
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError("cannot read store \(name): \(describe(error))")
+        }
+    }
+
+    /// The schema version recorded in the store.
+    public func schema() throws(StoreError) -> Int {
+        do {
+            return try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'").flatMap { Int($0) } ?? 0 }
+        } catch {
+            throw StoreError("cannot read store \(path): \(Self.describe(error))")
+        }
+    }
+
+    public func load() throws(StoreError) -> StoredState? {
+        do {
+            return try queue.read { db -> StoredState? in
+                guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else { return nil }
+                var entries: [StoredEntry] = []
+                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0
+                entries.reserveCapacity(count)
+                let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries ORDER BY recency")
+                while let row = try rows.next() {
+                    entries.append(StoredEntry(key: row[0], recency: row[1], body: row[2]))
+                }
+                var log: [StoredLogLine] = []
+                let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
+                while let row = try lines.next() { log.append(StoredLogLine(position: row[0], body: row[1])) }
+                var server: [StoredServerKey] = []
+                let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
+                while let row = try keys.next() { server.append(StoredServerKey(key: row[0], value: row[1], modifiedAt: row[2])) }
+                return StoredState(state: state, entries: entries, log: log, server: server)
+            }
+        } catch {
+            throw StoreError("cannot read store \(path): \(Self.describe(error))")
+        }
+    }
+
+    public func commit(_ changes: StoreChanges) throws(StoreError) {
+        do {
+            try queue.write { db in
+                if changes.replacesAll {
+                    try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
+                } else if changes.logCleared {
+                    try db.execute(sql: "DELETE FROM log")
+                }
+                if !changes.removedKeys.isEmpty {
+                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
+                    for key in changes.removedKeys { try delete.execute(arguments: [key]) }
+                }
+                if !changes.entries.isEmpty {
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (?, ?, ?)")
+                    for e in changes.entries { try upsert.execute(arguments: [e.key, e.recency, e.body]) }
+                }
+                if !changes.log.isEmpty {
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
+                    for line in changes.log { try upsert.execute(arguments: [line.position, line.body]) }
+                }
+                if !changes.server.isEmpty {
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
+                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = ?")
+                    for row in changes.server {
+                        if row.value == nil && row.modifiedAt == nil {
+                            try delete.execute(arguments: [row.key])
+                        } else {
+                            try upsert.execute(arguments: [row.key, row.value, row.modifiedAt])
+                        }
+                    }
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)", arguments: [changes.state])
+            }
+        } catch {
+            throw StoreError("cannot write store \(path): \(Self.describe(error))")
+        }
+    }
+
+    /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return "\(error)"
+    }
+}

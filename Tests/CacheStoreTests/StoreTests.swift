@@ -1,0 +1,215 @@
+import CacheCore
+import CacheShell
+@testable import CacheStore
+import Foundation
+import GRDB
+import Testing
+
+/// The persistent store (SPEC §5.3): round trips, incremental commits, refusals, migration.
+@Suite struct StoreTests {
+    /// A fresh directory for the files of one test.
+    static func directory() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-store-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Commands that reach every part of the state: namespaces, entries with tags, mutation logs
+    /// and expiry overrides, requests in flight, queued mutations, scheduled commands, watches,
+    /// the server's data, settings and log, statistics.
+    static let script = """
+        ns feed ttl=45m stale=5m max=3
+        ns profile ttl=10m --purgeable
+        ns page ttl=5m stale-if-error=1h timeout=300ms
+        server set feed:home [{"id":1,"likes":3},{"id":2,"likes":0}]
+        server set profile:1 {"id":1,"name":"ann"}
+        server set page:1 "page one"
+        server set page:2 "page two"
+        server latency 250ms page:2
+        watch *
+        put feed:a {"id":2,"text":"hi"} tags=mine,recent
+        get feed:home
+        get profile:1
+        get page:1
+        put other 1.5
+        advance 6m
+        invalidate profile:1
+        expire page:1 in=2m
+        mutate feed:home {"seen":true}
+        get feed:a --nowait
+        server offline
+        mutate entity 2 {"likes":{"$inc":1}}
+        server fail 1 page:2
+        at 30s get page:2
+        event patch feed:home {"live":1}
+        pending
+        advance 10ms
+        server online
+        advance 1m
+        get page:2
+        get page:1
+        event entity 1 {"likes":{"$inc":5}}
+        validate --items
+        put feed:b 2
+        put feed:c 3
+        get feed:b
+        evict other
+        server delete page:1
+        server log clear
+        get profile:1 --force
+        advance 1h
+        stats
+        """
+
+    static func snapshotText(_ session: Session) -> String { session.makeSnapshot().prettyText() }
+
+    /// A session reopened from the store after every command holds exactly the state of the session
+    /// that wrote it, and continues with the same output.
+    @Test(arguments: [1, 4])
+    func reopenedSessionMatchesAfterEveryCommand(groupSize: Int) throws {
+        let store = try SQLiteStore()
+        let writer = Session()
+        try writer.open(store: store, groupSize: groupSize)
+        for line in Self.script.split(separator: "\n") {
+            _ = writer.runTyped(String(line))
+            let reader = Session()
+            try reader.open(store: store)
+            #expect(Self.snapshotText(reader) == Self.snapshotText(writer), "after \(line)")
+        }
+        let reader = Session()
+        try reader.open(store: store)
+        let more = "get feed:c\nget feed:a\nadvance 30m\nkeys\nserver log\nstats"
+        #expect(reader.runTyped(more) == writer.runTyped(more))
+    }
+
+    /// A store on disk survives the process: a new store object on the same file reads it back.
+    @Test func fileStoreRoundTrip() throws {
+        let path = Self.directory() + "/s.db"
+        let writer = Session()
+        try writer.open(store: SQLiteStore(path: path))
+        _ = writer.runTyped(Self.script)
+        let reader = Session()
+        try reader.open(store: SQLiteStore(path: path))
+        #expect(Self.snapshotText(reader) == Self.snapshotText(writer))
+        #expect(reader.baseSnapshot == Self.snapshotText(writer) + "\n")
+    }
+
+    /// One command's commit writes the rows it changed, not the whole cache.
+    @Test func commitsAreIncremental() {
+        let engine = CacheEngine(origin: SimulatedOrigin())
+        for i in 0..<100 { engine.put("k:\(i)", .int(Int64(i))) }
+        engine.startTrackingChanges(everything: true)
+        let first = engine.takeChanges()
+        #expect(first.replacesAll && first.entries.count == 100)
+
+        engine.put("k:5", 50)
+        var changes = engine.takeChanges()
+        #expect(!changes.replacesAll)
+        #expect(changes.entries.map(\.key) == ["k:5"])
+        #expect(changes.removedKeys.isEmpty && changes.server.isEmpty && changes.log.isEmpty)
+
+        _ = engine.evict("k:7")
+        _ = try? engine.get("k:6")
+        changes = engine.takeChanges()
+        #expect(changes.removedKeys == ["k:7"])
+        #expect(changes.entries.map(\.key) == ["k:6"])
+        #expect(changes.entries[0].recency > first.entries.map(\.recency).max()!)
+
+        try? engine.advance(by: 1000)
+        #expect(engine.takeChanges().entries.isEmpty)
+    }
+
+    /// Output is handed on only after the commit that covers it: a failed commit prints the error
+    /// and not the output of the commands it would have made durable, and stops the session.
+    @Test func failedCommitWithholdsOutput() throws {
+        final class FailingStore: CacheStore {
+            var commits = 0
+            func load() throws(StoreError) -> StoredState? { nil }
+            func commit(_ changes: StoreChanges) throws(StoreError) {
+                commits += 1
+                if commits > 1 { throw StoreError("disk full") }
+            }
+        }
+        let session = Session()
+        var printed: [String] = []
+        session.sink = { text, _ in printed.append(text) }
+        try session.open(store: FailingStore(), groupSize: 2)
+        session.run(SourceFile(name: "-c", text: "put a 1; put b 2; put c 3"), semicolonsSeparate: true)
+        #expect(printed == ["cachesh: disk full\n"])
+        #expect(session.anyFailed && session.quitRequested)
+    }
+
+    // MARK: Refusals
+
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test func refusesAFileThatIsNotADatabase() {
+        let path = Self.directory() + "/notes.txt"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(String(repeating: "not sqlite\n", count: 100).utf8))
+        let before = Self.bytes(path)
+        #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
+        #expect(Self.bytes(path) == before)
+    }
+
+    @Test func refusesAnotherApplicationsDatabase() throws {
+        let path = Self.directory() + "/other.db"
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE people (name TEXT)") }
+        let before = Self.bytes(path)
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened another application's database")
+        } catch {
+            #expect(error.message == "\(path) is not a cachesh store (an SQLite database without cachesh's tables); refusing to change it")
+        }
+        #expect(Self.bytes(path) == before)
+    }
+
+    @Test func refusesAStoreOfANewerSchema() throws {
+        let path = Self.directory() + "/s.db"
+        _ = try SQLiteStore(path: path)
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '3' WHERE name = 'schema'") }
+        let before = Self.bytes(path)
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a newer store")
+        } catch {
+            #expect(error.message.contains("was written by a newer cachesh (store schema 3; this one reads up to 2)"))
+        }
+        #expect(Self.bytes(path) == before)
+    }
+
+    @Test func refusesAStoreWithAMigrationItDoesNotKnow() throws {
+        let path = Self.directory() + "/s.db"
+        _ = try SQLiteStore(path: path)
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v3')") }
+        #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
+    }
+
+    @Test func refusesADamagedState() throws {
+        let path = Self.directory() + "/s.db"
+        let writer = Session()
+        try writer.open(store: SQLiteStore(path: path))
+        _ = writer.runTyped("put a 1")
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
+        let reader = Session()
+        do {
+            try reader.open(store: SQLiteStore(path: path))
+            Issue.record("opened a damaged store")
+        } catch {
+            #expect(error.message == "damaged store: entries[0].key: expected a string")
+        }
+        #expect(reader.engine.count == 0)
+    }
+
+    @Test func migratesAnOlderStore() throws {
+        let path = Self.directory() + "/s.db"
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.prepare(old, name: path, wal: true, upTo: "v1")
+        try old.write { try $0.execute(sql: "INSERT INTO state (id, body) VALUES (1, 'x')") }
+        #expect(try old.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "1")
+        try old.close()
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == SQLiteStore.schemaVersion)
+        #expect(try store.load()?.state == "x")
+    }
+}
