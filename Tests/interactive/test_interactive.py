@@ -391,7 +391,10 @@ def test_completion_over_100k_keys(home):
     started = time.monotonic()
     sh.type(f"source {script}")
     sh.keys("Enter")
-    time.sleep(0.3)
+    # While a command runs the line editor has handed the terminal back (canonical mode).
+    tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
+    sh.wait_for(lambda s: "icanon" in subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
+                                                     text=True).stdout.split(), "the command to be running")
     sh.keys("C-c")  # while the command runs: it must not end the shell
     sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the 100,000 puts", 300)
     print(f"    (source of 100,000 puts, index rebuilt: {time.monotonic() - started:.1f} s)")
