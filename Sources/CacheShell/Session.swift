@@ -65,7 +65,23 @@ public final class Session {
     var recording: Recording?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
     /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
-    public var baseSnapshot: String?
+    /// Rendered from `baseDocument` only when first asked for: most sessions never record, and the text
+    /// of a large cache costs seconds.
+    public var baseSnapshot: String? {
+        get {
+            if baseText == nil, let document = baseDocument { baseText = Self.documentText(document, newline: true) }
+            return baseText
+        }
+        set {
+            baseDocument = nil
+            baseText = newValue
+        }
+    }
+    /// The snapshot document `baseSnapshot` renders.
+    var baseDocument: JSONValue? {
+        didSet { baseText = nil }
+    }
+    private var baseText: String?
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?

@@ -71,7 +71,7 @@ extension Session {
             scheduled[token] = entries[command.id]
             return token
         }
-        baseSnapshot = Self.documentText(makeSnapshot(), newline: true)
+        baseDocument = makeSnapshot()
         history.removeAll()
     }
 
