@@ -62,10 +62,10 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func validationRequest() -> [String: Int64] {
         var request: [String: Int64] = [:]
-        for ns in namespaces.indices where namespaces[ns].count > 0 {
+        for ns in namespaces.indices where store.count(inNamespace: Int32(ns)) > 0 {
             var oldest = Int64.max
-            var s = namespaces[ns].head
-            while s >= 0 { oldest = min(oldest, slots[Int(s)].storedAt); s = slots[Int(s)].nsNext }
+            var s = store.head(inNamespace: Int32(ns))
+            while s >= 0 { oldest = min(oldest, slots[Int(s)].storedAt); s = store.nextInNamespace(after: s) }
             request[namespaces[ns].name] = oldest
         }
         return request
@@ -180,8 +180,9 @@ extension CacheEngine {
 
     /// Every namespace's counters, by name (namespaces that are defined, hold entries or counted anything).
     public func statsByNamespace() -> [(name: String, stats: Stats)] {
-        namespaces.filter { $0.defined || $0.count > 0 || $0.stats != Stats() }
-            .map { ($0.name, $0.stats) }
+        namespaces.indices
+            .filter { namespaces[$0].defined || store.count(inNamespace: Int32($0)) > 0 || namespaces[$0].stats != Stats() }
+            .map { (namespaces[$0].name, namespaces[$0].stats) }
             .sorted { $0.name < $1.name }
     }
 

@@ -121,11 +121,11 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         var out: [(key: String, state: EntryState, ageMs: Int64)] = []
-        var s = globalHead
+        var s = store.globalHead
         while s >= 0 {
             let e = slots[Int(s)]
             if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
-            s = e.globalNext
+            s = store.next(after: s)
         }
         return out
     }
@@ -139,10 +139,9 @@ extension CacheEngine {
 
     @inline(__always)
     func read(_ slot: Int32, source: ValueSource = .cache) -> ReadResult {
-        let e = slots[Int(slot)]
-        return ReadResult(key: e.key, state: e.state(at: now), value: e.value, ageMs: now - e.storedAt,
-                          expiresInMs: e.expiresAt == .max ? .max : e.expiresAt - now, tags: e.tags, source: source,
-                          pending: fetchInFlight.isEmpty ? false : fetchInFlight[e.key] != nil)
+        var r = slots[Int(slot)].readResult(at: now, source: source)
+        if !fetchInFlight.isEmpty { r.pending = fetchInFlight[r.key] != nil }
+        return r
     }
 
     /// Offline (B5): every cached value is served, flagged; an uncached key is an error result.

@@ -115,8 +115,8 @@ extension CacheEngine {
 
     /// Marks the responses in flight for `key` void: they will be discarded (SPEC §1.1 B12).
     func voidResponses(forKey key: String) {
-        fetchInFlight.removeValue(forKey: key)
-        guard let ids = requestsByKey[key] else { return }
+        if !fetchInFlight.isEmpty { fetchInFlight.removeValue(forKey: key) }
+        guard !requestsByKey.isEmpty, let ids = requestsByKey[key] else { return }
         for id in ids {
             guard var request = requests[id], let i = request.keys.firstIndex(of: key) else { continue }
             request.voided[i] = true
@@ -236,17 +236,21 @@ extension CacheEngine {
     /// - Returns: the evicted keys.
     @discardableResult
     func evictOverflow(_ ns: Int32) -> [String] {
-        guard let max = namespaces[Int(ns)].policy.max else { return [] }
         var evicted: [String] = []
-        while namespaces[Int(ns)].count > max {
-            let victim = namespaces[Int(ns)].head
-            let key = slots[Int(victim)].key
+        evictOverflow(ns, into: &evicted)
+        return evicted
+    }
+
+    /// Evicts least recently used entries of a namespace down to its `max`, appending their keys to `evicted`.
+    /// - Complexity: O(1) per entry evicted, plus its ids and tags.
+    func evictOverflow(_ ns: Int32, into evicted: inout [String]) {
+        guard let max = namespaces[Int(ns)].policy.max else { return }
+        while let victim = store.leastRecent(inNamespace: ns, over: max) {
+            let key = removeEntry(victim)
             voidResponses(forKey: key)
             count(\.evictions, ns)
             evicted.append(key)
-            removeEntry(victim)
             emit(.evicted, key: key, namespace: ns)
         }
-        return evicted
     }
 }

@@ -28,11 +28,11 @@ extension CacheEngine {
             return [key]
         }
         let ns = namespaceSlot(forKey: key)
-        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s)
-        slots[Int(slot)].lastLocalWrite = s
-        slots[Int(slot)].lastPut = s
+        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s)
         emit(.stored, slot: slot, source: .cache)
-        return [key] + evictOverflow(ns)
+        var changed = [key]
+        evictOverflow(ns, into: &changed)
+        return changed
     }
 
     /// Expires an entry now, or sets a new time to expiry `delay` from now (`expire KEY in=D`).
@@ -164,9 +164,11 @@ extension CacheEngine {
 extension CacheEngine {
     /// The policies of namespaces that are defined or hold entries, by name.
     public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
-        namespaces.filter { $0.defined || $0.count > 0 }
-            .map { ($0.name, $0.policy, $0.defined, $0.count) }
-            .sorted { $0.name < $1.name }
+        namespaces.indices.compactMap { n in
+            let ns = namespaces[n], count = store.count(inNamespace: Int32(n))
+            return ns.defined || count > 0 ? (ns.name, ns.policy, ns.defined, count) : nil
+        }
+        .sorted { $0.name < $1.name }
     }
 
     /// The policy in force for a namespace.

@@ -34,14 +34,13 @@ public final class CacheEngine {
     /// Every request sent, in order, with its fate (the server log).
     public internal(set) var requestLog: [RequestLogEntry] = []
 
-    // Entries: a slot array, a key index, a global recency list and one per namespace.
-    var slots = EntrySlots()
-    var freeSlots: [Int32] = []
+    // Entries: slots with a global recency list and one per namespace, a key index.
+    var store = EntryStore()
     var index: [String: Int32] = [:]
-    var globalHead: Int32 = -1
-    var globalTail: Int32 = -1
     var namespaces: [NamespaceState] = []
     var namespaceIndex: [String: Int32] = [:]
+    /// The namespace `namespaceSlot(forKey:)` found last: most runs of keys share one.
+    var lastNamespace: (name: String, slot: Int32)?
     var idIndex: [String: Set<Int32>] = [:]
     var tagIndex: [String: Set<Int32>] = [:]
 
@@ -61,8 +60,11 @@ public final class CacheEngine {
     var total = Stats()
     var watches: Set<WatchScope> = []
 
-    /// The next recency stamp (see `Entry.recency`).
-    var nextRecency: UInt64 = 0
+    /// The next recency stamp (see `Entry.recency`), kept by `store`.
+    var nextRecency: UInt64 {
+        get { store.nextRecency }
+        set { store.nextRecency = newValue }
+    }
     /// What changed since a store last took the changes; nil when no store tracks them.
     var changes: ChangeLog?
 
@@ -76,6 +78,12 @@ public final class CacheEngine {
 
     /// The number of cached entries.
     public var count: Int { index.count }
+
+    /// The entries by slot (kept in `store`, which owns their recency links).
+    var slots: EntrySlots {
+        _read { yield store.entries }
+        _modify { yield &store.entries }
+    }
 
     /// Marks the start of a command: the runaway limit counts items per command.
     public func beginCommand() {
@@ -99,13 +107,20 @@ extension CacheEngine {
         if let i = namespaceIndex[String(name)] { return i }
         let i = Int32(namespaces.count)
         namespaces.append(NamespaceState(name: String(name), policy: Policy(), defined: false))
+        store.addNamespace()
         namespaceIndex[String(name)] = i
         return i
     }
 
     func namespaceSlot(named name: String) -> Int32 { namespaceSlot(named: Substring(name)) }
 
-    func namespaceSlot(forKey key: String) -> Int32 { namespaceSlot(named: KeyName.namespace(of: key)) }
+    func namespaceSlot(forKey key: String) -> Int32 {
+        let name = KeyName.namespace(of: key)
+        if let last = lastNamespace, last.name == name { return last.slot }
+        let slot = namespaceSlot(named: name)
+        lastNamespace = (String(name), slot)
+        return slot
+    }
 
     @inline(__always)
     func count(_ counter: WritableKeyPath<Stats, Int>, _ ns: Int32, by n: Int = 1) {
@@ -117,111 +132,65 @@ extension CacheEngine {
 // MARK: - Slots and recency lists
 
 extension CacheEngine {
-    /// Stores a new entry as the most recently used.
+    /// Stores a new entry as the most recently used; `put` is the sequence number of the `put`
+    /// storing it (nil for a fetched value).
     /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
-    func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64) -> Int32 {
+    func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64,
+                     put: UInt64? = nil) -> Int32 {
         let s = nextSeq()
         var entry = Entry(key: key, namespace: ns, value: value, tags: tags, ids: [],
                           storedAt: now, staleAt: .max, expiresAt: .max)
         entry.storedRequest = request
         entry.storedSeq = s
-        let slot: Int32
-        if let free = freeSlots.popLast() {
-            slot = free
-            entry.generation = slots[Int(free)].generation &+ 1
-            slots[Int(free)] = entry
-        } else {
-            slot = Int32(slots.count)
-            slots.append(entry)
+        if let put {
+            entry.lastLocalWrite = put
+            entry.lastPut = put
         }
+        let slot = store.insert(entry)
         index[key] = slot
-        linkAtTail(slot)
-        namespaces[Int(ns)].count += 1
-        indexIDs(slot)
+        indexIDs(slot, value)
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
         applyTimes(slot)
         return slot
     }
 
     /// Removes an entry from every index and list; the slot is reused.
+    /// - Returns: the entry's key.
     /// - Complexity: O(1) plus its ids and tags.
-    func removeEntry(_ slot: Int32) {
-        let i = Int(slot)
-        unlink(slot)
-        changes?.removedKeys.append(slots[i].key)
-        namespaces[Int(slots[i].namespace)].count -= 1
-        index.removeValue(forKey: slots[i].key)
-        unindexIDs(slot)
-        for tag in slots[i].tags { removeFromIndex(&tagIndex, tag, slot) }
-        slots[i].live = false
-        slots[i].value = .null
-        slots[i].tags = []
-        slots[i].log = nil
-        slots[i].generation &+= 1
-        freeSlots.append(slot)
+    @discardableResult
+    func removeEntry(_ slot: Int32) -> String {
+        let removed = store.remove(slot)
+        changes?.removedKeys.append(removed.key)
+        index.removeValue(forKey: removed.key)
+        for id in removed.ids { removeFromIndex(&idIndex, id, slot) }
+        for tag in removed.tags { removeFromIndex(&tagIndex, tag, slot) }
+        return removed.key
     }
 
     /// Makes an entry the most recently used (globally and in its namespace).
     /// - Complexity: O(1).
     @inline(__always)
     func touch(_ slot: Int32) {
-        if globalTail == slot && namespaces[Int(slots[Int(slot)].namespace)].tail == slot { return }
-        unlink(slot)
-        linkAtTail(slot)
-    }
-
-    /// Links a slot as the most recent, with a new recency stamp (which marks it changed).
-    func linkAtTail(_ slot: Int32) {
-        let i = Int(slot)
-        slots[i].recency = nextRecency
-        nextRecency &+= 1
-        slots[links: i].globalPrev = globalTail
-        slots[links: i].globalNext = -1
-        if globalTail >= 0 { slots[links: Int(globalTail)].globalNext = slot } else { globalHead = slot }
-        globalTail = slot
-        let ns = Int(slots[i].namespace)
-        slots[links: i].nsPrev = namespaces[ns].tail
-        slots[links: i].nsNext = -1
-        if namespaces[ns].tail >= 0 { slots[links: Int(namespaces[ns].tail)].nsNext = slot } else { namespaces[ns].head = slot }
-        namespaces[ns].tail = slot
-    }
-
-    /// Takes a slot out of both recency lists. Its neighbours' links change, not their rows.
-    private func unlink(_ slot: Int32) {
-        let i = Int(slot)
-        let (gp, gn) = (slots[i].globalPrev, slots[i].globalNext)
-        if gp >= 0 { slots[links: Int(gp)].globalNext = gn } else { globalHead = gn }
-        if gn >= 0 { slots[links: Int(gn)].globalPrev = gp } else { globalTail = gp }
-        let ns = Int(slots[i].namespace)
-        let (np, nn) = (slots[i].nsPrev, slots[i].nsNext)
-        if np >= 0 { slots[links: Int(np)].nsNext = nn } else { namespaces[ns].head = nn }
-        if nn >= 0 { slots[links: Int(nn)].nsPrev = np } else { namespaces[ns].tail = np }
+        store.touch(slot)
     }
 
     /// Slots of every entry in global recency order, least recent first.
     /// - Complexity: O(n).
     func slotsInRecencyOrder() -> [Int32] {
-        var out: [Int32] = []
-        out.reserveCapacity(index.count)
-        var s = globalHead
-        while s >= 0 { out.append(s); s = slots[Int(s)].globalNext }
-        return out
+        store.recencyOrder()
     }
 
     /// Slots of one namespace in recency order.
     /// - Complexity: O(entries in the namespace).
     func slots(inNamespace ns: Int32) -> [Int32] {
-        var out: [Int32] = []
-        var s = namespaces[Int(ns)].head
-        while s >= 0 { out.append(s); s = slots[Int(s)].nsNext }
-        return out
+        store.slots(inNamespace: ns)
     }
 
     /// Replaces an entry's value, keeping the id index in step.
     func setValue(_ slot: Int32, _ value: JSONValue) {
         unindexIDs(slot)
         slots[Int(slot)].value = value
-        indexIDs(slot)
+        indexIDs(slot, value)
     }
 
     func setTags(_ slot: Int32, _ tags: [String]) {
@@ -231,8 +200,13 @@ extension CacheEngine {
     }
 
     func indexIDs(_ slot: Int32) {
+        indexIDs(slot, slots[Int(slot)].value)
+    }
+
+    /// Indexes the entity ids of `value`, the value of the entry in `slot`.
+    func indexIDs(_ slot: Int32, _ value: JSONValue) {
         var ids = Set<String>()
-        slots[Int(slot)].value.collectEntityIDs(idField: idField, into: &ids)
+        value.collectEntityIDs(idField: idField, into: &ids)
         guard !ids.isEmpty else { return }
         let list = ids.sorted()
         slots[Int(slot)].ids = list
@@ -281,18 +255,10 @@ extension CacheEngine {
     /// Derives stale and expiry times from `storedAt` and the policy, and queues the expiry.
     /// - Complexity: O(1) amortized (one append to the namespace's expiry FIFO).
     func applyTimes(_ slot: Int32) {
-        let i = Int(slot)
-        let ns = Int(slots[i].namespace)
+        let ns = Int(slots[Int(slot)].namespace)
         let policy = namespaces[ns].policy
-        let storedAt = slots[i].storedAt
-        slots[i].staleAt = policy.stale.map { storedAt.addingClamped($0) } ?? .max
-        slots[i].expiresAt = storedAt.addingClamped(policy.ttl)
-        slots[i].expiryOverridden = false
-        slots[i].expiryReported = false
-        let record = ExpiryRecord(time: slots[i].expiresAt, seq: slots[i].storedSeq, slot: slot,
-                                  generation: slots[i].generation)
-        namespaces[ns].expiryFIFO.append(record)
-        scheduleExpiryScan(Int32(ns))
+        let record = slots[Int(slot)].applyTimes(policy, slot: slot)
+        if namespaces[ns].queueExpiry(record) { scheduleExpiryScan(Int32(ns)) }
     }
 
     func scheduleExpiryScan(_ ns: Int32) {

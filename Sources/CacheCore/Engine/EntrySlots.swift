@@ -1,9 +1,9 @@
 /// The engine's slot array, which can note the slots written to since it was last asked
 /// (for a persistent store that writes only what changed).
 ///
-/// Every write through the subscript marks its slot while tracking is on; the recency links of
-/// a neighbour are written through `links`, which does not (a move in the recency lists changes
-/// the moved entry's recency stamp, not its neighbours' rows).
+/// Every write through the subscript marks its slot while tracking is on. The recency links live
+/// beside the entries (in `EntryStore`), so a move in the recency lists changes only the moved
+/// entry's recency stamp, not its neighbours' rows.
 struct EntrySlots: RandomAccessCollection {
     private var storage: [Entry] = []
     /// Slots marked since the last `takeMarked()`, each once.
@@ -22,12 +22,6 @@ struct EntrySlots: RandomAccessCollection {
             yield &storage[i]
             if tracking { mark(i) }
         }
-    }
-
-    /// Write access that leaves the slot unmarked: only for recency links of neighbours.
-    subscript(links i: Int) -> Entry {
-        @inline(__always) get { storage[i] }
-        @inline(__always) _modify { yield &storage[i] }
     }
 
     @inline(__always)

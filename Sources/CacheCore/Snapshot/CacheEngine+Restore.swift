@@ -28,27 +28,21 @@ extension CacheEngine {
 
         namespaces = snapshot.namespaces
         namespaceIndex = [:]
+        lastNamespace = nil
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = Int32(i) }
 
         let tracking = changes != nil
-        slots = EntrySlots()
-        slots.tracking = tracking
+        store = EntryStore(namespaceCount: namespaces.count)
+        store.entries.tracking = tracking
         if tracking { changes = ChangeLog(replacedAll: true) }
-        nextRecency = 0
-        slots.reserveCapacity(snapshot.entries.count)
-        freeSlots = []
+        store.reserveCapacity(snapshot.entries.count)
         index = Dictionary(minimumCapacity: snapshot.entries.count)
         idIndex = [:]
         tagIndex = [:]
-        globalHead = -1
-        globalTail = -1
         for entry in snapshot.entries {
-            let slot = Int32(slots.count)
-            slots.append(entry)
+            let slot = store.insert(entry)
             index[entry.key] = slot
-            linkAtTail(slot)
-            namespaces[Int(entry.namespace)].count += 1
-            indexIDs(slot)
+            indexIDs(slot, entry.value)
             for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
         }
         if let recencies = snapshot.recencies {
@@ -60,13 +54,11 @@ extension CacheEngine {
         var scheduled: [ScheduledItem] = []
         for n in namespaces.indices {
             var records: [ExpiryRecord] = []
-            var s = namespaces[n].head
-            while s >= 0 {
+            for s in store.slots(inNamespace: Int32(n)) {
                 let e = slots[Int(s)]
                 if !e.expiryOverridden && !e.expiryReported {
                     records.append(ExpiryRecord(time: e.expiresAt, seq: e.storedSeq, slot: s, generation: e.generation))
                 }
-                s = e.nsNext
             }
             records.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
             namespaces[n].expiryFIFO = Deque(records)

@@ -72,10 +72,10 @@ extension CacheEngine {
     public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
         var entries: [JSONValue] = []
         entries.reserveCapacity(index.count)
-        var s = globalHead
+        var s = store.globalHead
         while s >= 0 {
             entries.append(snapshotEntry(s))
-            s = slots[Int(s)].globalNext
+            s = store.next(after: s)
         }
         var document = snapshotState(scheduledCommand: scheduledCommand)
         document["entries"] = .array(entries)

@@ -115,11 +115,7 @@ extension CacheEngine {
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(index.count)
-            var s = globalHead
-            while s >= 0 {
-                out.entries.append(storedEntry(s))
-                s = slots[Int(s)].globalNext
-            }
+            for s in store.recencyOrder() { out.entries.append(storedEntry(s)) }
             out.log = requestLog.indices.map(storedLogLine)
             if let simulated {
                 for key in Set(simulated.data.keys).union(simulated.modifiedAt.keys).sorted() {
