@@ -11,6 +11,7 @@ Prints one line per test and exits non-zero if any failed. Each run uses a priva
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,12 @@ class Shell:
         tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
              "-c", cwd or home, " ".join(shell_quote(c) for c in command))
         tmux("set-option", "-t", self.name, "remain-on-exit", "on")
+        # A control-mode client reports each write to the pane (%output), so waiting for the
+        # screen to change blocks on those reports instead of polling on a timer. Its own size
+        # must not resize the window.
+        tmux("set-option", "-t", self.name, "window-size", "manual")
+        self.control = subprocess.Popen(["tmux", "-L", SOCKET, "-f", "/dev/null", "-C", "attach", "-t", self.name],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
 
     # Driving
@@ -74,6 +81,8 @@ class Shell:
 
     def close(self):
         tmux("kill-session", "-t", self.name, check=False)
+        self.control.kill()
+        self.control.wait()
 
     # Reading the screen
 
@@ -113,9 +122,15 @@ class Shell:
         while True:
             if condition(self):
                 return
-            if time.monotonic() > deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
-            time.sleep(0.05)
+            # Block until tmux reports activity in the pane (output, or the process ending); the
+            # cap only bounds how late a change that produces no report (an exit) is noticed.
+            watched = [] if self.control.stdout.closed else [self.control.stdout]
+            ready, _, _ = select.select(watched, [], [], min(remaining, 0.5))
+            if ready and not os.read(self.control.stdout.fileno(), 65536):
+                self.control.stdout.close()  # the session is gone: no more reports
 
     def wait_for_line(self, expected, what=None):
         self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
