@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
+        .library(name: "CacheServer", targets: ["CacheServer"]),
         .library(name: "CacheShell", targets: ["CacheShell"]),
         .library(name: "CacheStore", targets: ["CacheStore"]),
         .executable(name: "cachesh", targets: ["cachesh"]),
@@ -23,7 +24,8 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "CacheShell", dependencies: ["CacheCore"]),
+        .target(name: "CacheServer", dependencies: ["CacheCore"]),
+        .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"]),
         .target(name: "CacheStore", dependencies: ["CacheCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .systemLibrary(
             name: "CLibedit",
@@ -39,13 +41,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore"]),
-        .testTarget(name: "CacheShellTests", dependencies: ["CacheShell"]),
+        .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer"]),
+        .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "TestSupport"]),
         .testTarget(
             name: "CacheStoreTests",
-            dependencies: ["CacheStore", "CacheShell", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["CacheStore", "CacheShell", "CacheServer", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "cacheshTests", dependencies: ["CacheShell"]),
+        .testTarget(name: "cacheshTests", dependencies: ["CacheShell", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,170 +1,340 @@
-/// The cache an app embeds: a `CacheEngine` behind an actor.
+/// The cache an app embeds, and the one the cachesh shell drives: a deterministic engine behind
+/// an actor.
 ///
 /// Two ways to drive time:
-/// - **Virtual** (`clock: nil`): time moves only through `advance(by:)` and blocking reads,
-///   exactly as in the engine; every run is deterministic. This is how tests and the shell work.
-/// - **Live** (`clock: SystemClock()` and an `AsyncOrigin`): before each call the engine is advanced
-///   to the clock's time; requests go to the app's `async` fetch function and a blocking read
-///   suspends until its answer is delivered.
+/// - **Virtual** (`Cache(origin:)`): time moves only through `advance(by:)` and blocking reads;
+///   every run of the same calls gives the same results. Tests and the shell work this way.
+/// - **Live** (`Cache(fetch:mutate:clock:)`): requests go to the app's `async` functions, the
+///   engine follows the clock, and due work (expiries, `timeout=` failures, answers) happens at its
+///   time without waiting for the app's next call. `get` suspends until its answer.
 ///
-/// Each method is one hop onto the actor; inside, everything is synchronous engine code.
+/// Every method is synchronous inside the actor: one hop from outside, none from code that runs
+/// with the actor isolated (the shell runs a whole script or typed line with an `isolated Cache`).
+/// What happens during a call (observer events, scheduled work, validation answers nobody waited
+/// for) reaches the `delegate` at once, in order, and `changes(in:)` streams after the call.
 public actor Cache {
     let engine: CacheEngine
     private let clock: (any CacheClock)?
     private let asyncOrigin: AsyncOrigin?
+    /// Live mode: the longest an async call may take before it fails (when its namespaces set no `timeout=`).
+    private let requestTimeout: Int64
+    /// Live mode: readers suspended in `get`, by the request they wait for.
     private var waiting: [UInt64: [(key: String, continuation: CheckedContinuation<ReadResult, Never>)]] = [:]
     private var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
-    private let relay = EventRelay()
+    private var streamEvents: [CacheEvent] = []
+    /// Live mode: the due time the timer task sleeps until, if one is running.
+    private var timerDue: Int64?
+    private let relay: EngineRelay
 
-    /// A cache over a synchronous origin (a simulated server), on the virtual clock.
-    public init(origin: sending any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {
+    /// Hears what happens inside each call, synchronously and in order (the shell prints it).
+    public weak var delegate: (any CacheDelegate)?
+
+    /// A cache on the virtual clock over a synchronous origin (a simulated server, a test double).
+    /// - Parameter clockStart: the virtual clock's start, ms since the Unix epoch (SPEC §2).
+    public init(origin: sending any Origin = NoOrigin(), clockStart: Int64 = TimeText.virtualEpochMs) {
         engine = CacheEngine(origin: origin, clockStart: clockStart)
         clock = nil
         asyncOrigin = nil
+        requestTimeout = .max
+        relay = EngineRelay()
         engine.delegate = relay
+        relay.cache = self
     }
 
-    /// A cache over an app's asynchronous fetch function, on a real (or injected) clock.
+    /// A live cache over an app's asynchronous fetch (and mutate) functions and a clock.
+    /// - Parameters:
+    ///   - fetch: answers the keys it can; a key it leaves out is "not found"; throwing fails the request.
+    ///   - mutate: sends a mutation; nil fails every mutation ("no mutate function").
+    ///   - clock: the system clock, or an injected one in tests.
+    ///   - requestTimeout: ms after which a call that has not answered fails, for namespaces
+    ///     without `timeout=` (a call that never returns is a failure, never a hang).
     public init(fetch: @escaping @Sendable ([String]) async throws -> [String: JSONValue],
                 mutate: (@Sendable (MutationRequest) async throws -> [String: JSONValue])? = nil,
-                clock: any CacheClock = SystemClock()) {
+                clock: any CacheClock = SystemClock(), requestTimeout: Int64 = 30_000) {
         let origin = AsyncOrigin()
         engine = CacheEngine(origin: origin, clockStart: clock.nowMs())
         self.clock = clock
         asyncOrigin = origin
+        self.requestTimeout = requestTimeout
         origin.fetchFunction = fetch
         origin.mutateFunction = mutate
+        relay = EngineRelay()
         engine.delegate = relay
+        relay.cache = self
     }
+
+    /// Sets the delegate (from code isolated to this cache).
+    public func setDelegate(_ delegate: (any CacheDelegate)?) { self.delegate = delegate }
+
+    /// Replaces the origin (virtual mode): the shell attaches its simulated server.
+    public func useOrigin(_ origin: any Origin) { engine.replaceOrigin(origin) }
+
+    // MARK: Time
+
+    /// The current time, ms since the Unix epoch (virtual, or the clock's as of the last call).
+    public var now: Int64 { engine.now }
+    /// Where the virtual clock started; `now - clockStart` is the session's elapsed time.
+    public var clockStart: Int64 { engine.clockStart }
+    /// The global sequence number of the last event (SPEC §1.1); changes whenever anything does.
+    public var sequence: UInt64 { engine.seq }
+    /// The number of cached entries.
+    public var count: Int { engine.count }
+
+    /// Moves the virtual clock forward, running everything due on the way in (time, sequence) order.
+    /// - Throws: `CacheError` when more than `CacheEngine.runawayLimit` items run in one command.
+    /// - Complexity: O(k log h) for k items run out of h scheduled.
+    public func advance(by duration: Int64) throws(CacheError) {
+        defer { finish() }
+        try engine.advance(by: duration)
+    }
+
+    /// Starts a new command: the runaway limit (SPEC §7) counts the scheduled items of one command.
+    public func beginCommand() { engine.beginCommand() }
+
+    /// Schedules external work `delay` ms from now: at its time the delegate's
+    /// `cache(_:runScheduled:)` gets `token` (the shell's `at`). Never runs inline.
+    /// - Returns: the item's id. - Complexity: O(log h).
+    @discardableResult
+    public func schedule(after delay: Int64, token: Int) -> UInt64 { engine.schedule(after: delay, token: token) }
+
+    /// Forgets every scheduled external item (their tokens never reach the delegate).
+    public func cancelScheduledCommands() { engine.cancelScheduledCommands() }
 
     // MARK: Configuration
 
-    public func configure(_ configuration: CacheConfiguration) throws(CacheError) {
+    /// Applies a whole configuration (namespaces, push rules, id field).
+    /// - Returns: keys whose times changed. - Throws: `CacheError` for an invalid policy; nothing changes then.
+    @discardableResult
+    public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
         sync()
-        try engine.configure(configuration)
-        flush()
+        defer { finish() }
+        return try engine.configure(configuration)
     }
 
-    public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) {
+    /// Defines or changes one namespace's policy (B1); existing entries get the new times.
+    /// - Returns: keys evicted or re-timed. - Throws: `CacheError` for an invalid name or policy.
+    @discardableResult
+    public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
         sync()
-        try engine.defineNamespace(name, change)
-        flush()
+        defer { finish() }
+        return try engine.defineNamespace(name, change)
     }
+
+    /// The policy of a namespace (the default policy for one never defined).
+    public func policy(of namespace: String) -> Policy { engine.policy(of: namespace) }
+
+    /// Every namespace: defined ones and those created by a key, in creation order, with entry counts.
+    /// - Complexity: O(namespaces).
+    public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
+        engine.namespacePolicies()
+    }
+
+    /// The push rules by type (B9).
+    public var pushRules: [String: PushRule] { engine.pushRules }
+    /// The id field of entities (B8).
+    public var idField: String { engine.idField }
 
     // MARK: Reads
 
-    /// The app's read (B3–B5). In live mode an expired or absent key suspends until its fetch
-    /// is answered; in virtual mode the clock runs to the answer.
+    /// The app's read (B3–B5), awaited. Fresh and stale entries return at once (stale ones are
+    /// refreshed in the background); an absent or expired key waits for its fetch: on the virtual
+    /// clock the clock runs to the answer, in live mode the call suspends until it arrives.
+    /// - Throws: `CacheError` only when the virtual clock runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false) async throws(CacheError) -> ReadResult {
+        guard asyncOrigin != nil else { return try read(key, force: force) }
         sync()
-        guard let asyncOrigin else {
-            defer { flush() }
-            return try engine.get(key, force: force)
-        }
-        let result = try engine.get(key, force: force, nowait: true)
-        flush()
-        startAsyncWork(asyncOrigin)
-        let canonical = KeyName.canonical(key)
-        guard result.state == .absent || result.state == .expired || force,
-              let id = engine.fetchInFlight[canonical] else { return result }
-        engine.requests[id]?.waiters += 1
+        let (result, waitFor) = try engine.startAwaitedRead(key, force: force)
+        finish()
+        guard let id = waitFor else { return result }
         return await withCheckedContinuation { continuation in
-            waiting[id, default: []].append((canonical, continuation))
+            waiting[id, default: []].append((key, continuation))
         }
     }
 
+    /// The read as one synchronous step (the shell's `get`).
+    /// - Parameters:
+    ///   - force: always send a new request and wait for it.
+    ///   - nowait: return at once with what the cache has; the request starts as usual.
+    ///     In live mode every `read` is `nowait`: only `get` suspends.
+    /// - Throws: `CacheError` when the virtual clock runs away (SPEC §7).
+    /// - Complexity: a hit is O(1).
+    public func read(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        sync()
+        defer { finish() }
+        return try engine.get(key, force: force, nowait: nowait || asyncOrigin != nil)
+    }
+
+    /// Bulk read (B7): one request for every key that needs one; waits (virtual clock) only when a
+    /// key is expired or absent. - Returns: results in the order asked.
     public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return try engine.mget(keys)
     }
 
+    /// What the cache holds for a key, without touching recency, statistics or the origin.
     public func peek(_ key: String) -> ReadResult {
         sync()
         return engine.peek(key)
     }
 
+    /// Cached entries matching a glob (all when nil), sorted by key, with state and age.
+    /// - Complexity: O(n · pattern) for n entries.
+    public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
+        sync()
+        return engine.keys(matching: pattern)
+    }
+
+    /// Every key with its state and time to expiry, for completion. - Complexity: O(n).
+    public func keySummaries() -> [(key: String, state: EntryState, expiresInMs: Int64)] { engine.keySummaries() }
+
+    /// Tags of cached entries, sorted. - Complexity: O(tags).
+    public func tagsInUse() -> [String] { engine.tagsInUse() }
+
     // MARK: Writes
 
+    /// Stores a value fresh (B1/B12: a local write is newer than any answer in flight).
+    /// - Returns: the keys evicted to make room. - Complexity: O(1) amortized plus the value's ids.
     @discardableResult
     public func put(_ key: String, _ value: JSONValue, tags: [String] = []) -> [String] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return engine.put(key, value, tags: tags)
     }
 
+    /// Expires a key now, or `in` ms from now (an override of its policy). - Returns: the keys changed.
+    @discardableResult
+    public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
+        sync()
+        defer { finish() }
+        return engine.expire(key, in: delay)
+    }
+
+    /// Marks a key, a namespace or a tag stale (B9); answers in flight are then stored stale.
+    /// - Returns: the keys invalidated. - Complexity: O(k) for k keys matched.
     @discardableResult
     public func invalidate(_ target: Target) -> [String] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return engine.invalidate(target)
     }
 
+    /// Removes a key; answers in flight for it are discarded. - Returns: the keys removed.
     @discardableResult
     public func evict(_ key: String) -> [String] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return engine.evict(key)
     }
 
+    /// Removes every entry (of one namespace). - Returns: the keys removed. - Complexity: O(n).
     @discardableResult
     public func clear(namespace: String? = nil) -> [String] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return engine.clear(namespace: namespace)
     }
 
+    /// The system's memory warning (B13): evicts purgeable namespaces. - Returns: the keys removed.
     @discardableResult
     public func memoryWarning() -> [String] {
         sync()
-        defer { flush() }
+        defer { finish() }
         return engine.memoryWarning()
     }
 
+    // MARK: Mutations, events, push, validation
+
+    /// An optimistic mutation of one key (B11): applied at once, sent to the origin, confirmed or
+    /// rolled back. - Throws: `CacheError` when the key is not cached or the patch does not apply.
     @discardableResult
     public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
         sync()
-        defer { flush(); if let asyncOrigin { startAsyncWork(asyncOrigin) } }
+        defer { finish() }
         return try engine.mutate(key, patch: patch)
     }
 
+    /// An optimistic mutation of an entity in every entry embedding it (B8, B11).
+    /// - Throws: `CacheError` when no cached entry embeds the entity or the patch does not apply.
     @discardableResult
-    public func event(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+    public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
         sync()
-        defer { flush() }
-        return try engine.event(key, patch: patch)
+        defer { finish() }
+        return try engine.mutate(entity: id, patch: patch)
     }
 
+    /// A realtime patch of one key (B8); `own` marks the echo of this client's own mutation (skipped).
+    /// - Returns: the keys patched. - Throws: `CacheError` when the patch does not apply.
     @discardableResult
-    public func event(entity id: String, patch: Patch) throws(CacheError) -> [String] {
+    public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         sync()
-        defer { flush() }
-        return try engine.event(entity: id, patch: patch)
+        defer { finish() }
+        return try engine.event(key, patch: patch, own: own)
     }
 
+    /// A realtime patch of an entity wherever it is cached (B8). - Complexity: O(k) for k entries embedding it.
+    @discardableResult
+    public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+        sync()
+        defer { finish() }
+        return try engine.event(entity: id, patch: patch, own: own)
+    }
+
+    /// A push notification (B9): runs the rule for `type` with its arguments.
+    /// - Returns: the keys acted on. - Throws: `CacheError` for a missing argument.
     @discardableResult
     public func push(_ type: String, arguments: [String: String]) throws(CacheError) -> [String] {
         sync()
-        defer { flush(); if let asyncOrigin { startAsyncWork(asyncOrigin) } }
+        defer { finish() }
         return try engine.push(type, arguments: arguments)
     }
 
-    public func stats(namespace: String? = nil) -> Stats {
-        engine.stats(namespace: namespace)
+    /// The validation handshake (B10); with `wait` the virtual clock runs to the answer.
+    public func validate(items: Bool, wait: Bool = true) throws(CacheError) -> ValidationResult {
+        sync()
+        defer { finish() }
+        return try engine.validate(items: items, wait: wait && asyncOrigin == nil)
     }
 
-    /// Moves the virtual clock (virtual mode only; live mode follows its clock).
-    public func advance(by duration: Int64) throws(CacheError) {
-        defer { flush() }
-        try engine.advance(by: duration)
+    /// The origin came back: queued mutations are replayed in order (B11).
+    public func originDidComeOnline() {
+        sync()
+        defer { finish() }
+        engine.originDidComeOnline()
     }
 
-    public var now: Int64 { engine.now }
+    // MARK: Inspection
+
+    /// Everything scheduled: requests in flight, queued mutations, scheduled commands, by due time.
+    public func pendingWork() -> [PendingItem] { engine.pendingWork() }
+
+    /// Counters of one namespace, or of all. - Complexity: O(1).
+    public func stats(namespace: String? = nil) -> Stats { engine.stats(namespace: namespace) }
+    /// Counters of every namespace in creation order.
+    public func statsByNamespace() -> [(name: String, stats: Stats)] { engine.statsByNamespace() }
+    /// Sets every counter to zero.
+    public func resetStats() { engine.resetStats() }
+
+    /// Every request sent, in order, with its fate (the server log).
+    public var requestLog: [RequestLogEntry] { engine.requestLog }
+    /// Forgets the request log.
+    public func clearRequestLog() { engine.clearRequestLog() }
 
     // MARK: Observers (B15)
 
-    /// A stream of every change in `scope`, as it happens. Ends when the task iterating it is cancelled.
+    /// Reports changes in `scope` to the delegate (`cache(_:observed:)`).
+    public func watch(_ scope: WatchScope) { engine.watch(scope) }
+
+    /// Stops reporting `scope` (every scope when nil). - Returns: whether it was watched.
+    @discardableResult
+    public func unwatch(_ scope: WatchScope?) -> Bool { engine.unwatch(scope) }
+
+    /// The scopes watched, sorted.
+    public var watchedScopes: [WatchScope] { engine.watchedScopes }
+
+    /// A stream of every change in `scope`, delivered after each call. Ends when the task
+    /// iterating it is cancelled.
     public func changes(in scope: WatchScope) -> AsyncStream<CacheEvent> {
         let (stream, continuation) = AsyncStream<CacheEvent>.makeStream()
         let id = nextStream
@@ -182,7 +352,44 @@ public actor Cache {
         if !streams.values.contains(where: { $0.scope == ended.scope }) { engine.unwatch(ended.scope) }
     }
 
+    // MARK: Snapshots and stores (SPEC §5.2–5.3)
+
+    /// The whole state as a snapshot document; `scheduledCommand` gives the fields written beside
+    /// each scheduled command's token. - Complexity: O(size of the state).
+    public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
+        engine.makeSnapshot(scheduledCommand: scheduledCommand)
+    }
+
+    /// Replaces the whole state with a checked snapshot; `scheduleCommand` turns each scheduled
+    /// command back into a token.
+    public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
+        engine.restore(snapshot, scheduleCommand: scheduleCommand)
+        finish()
+    }
+
+    /// Starts noting what changes, for `takeChanges` (a persistent store).
+    public func startTrackingChanges(everything: Bool) { engine.startTrackingChanges(everything: everything) }
+
+    /// The rows that changed since the last call.
+    public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> StoreChanges {
+        engine.takeChanges(scheduledCommand: scheduledCommand)
+    }
+
     // MARK: Plumbing
+
+    /// Called by the relay for each event, inside the engine's call.
+    fileprivate func engineObserved(_ event: CacheEvent) {
+        if !streams.isEmpty { streamEvents.append(event) }
+        delegate?.cache(self, observed: event)
+    }
+
+    fileprivate func engineRunScheduled(_ token: Int) {
+        delegate?.cache(self, runScheduled: token)
+    }
+
+    fileprivate func engineValidated(_ result: ValidationResult) {
+        delegate?.cache(self, validated: result)
+    }
 
     /// Live mode: brings the engine to the clock's time.
     private func sync() {
@@ -191,13 +398,20 @@ public actor Cache {
         if target > engine.now { try? engine.advance(by: target - engine.now) }
     }
 
-    /// Hands the events the engine reported to the streams watching them.
-    private func flush() {
-        let events = relay.take()
-        guard !events.isEmpty else { return }
-        for event in events {
-            for (_, stream) in streams where Self.matches(stream.scope, event) { stream.continuation.yield(event) }
+    /// After each call: streams get their events; in live mode, calls start, finished readers
+    /// resume and the timer is set for the next due item.
+    private func finish() {
+        if !streamEvents.isEmpty {
+            let events = streamEvents
+            streamEvents.removeAll()
+            for event in events {
+                for (_, stream) in streams where Self.matches(stream.scope, event) { stream.continuation.yield(event) }
+            }
         }
+        guard let asyncOrigin else { return }
+        startAsyncWork(asyncOrigin)
+        resumeFinishedReaders()
+        armTimer()
     }
 
     private static func matches(_ scope: WatchScope, _ event: CacheEvent) -> Bool {
@@ -208,64 +422,120 @@ public actor Cache {
         }
     }
 
-    /// Starts the app's async calls for the requests the engine just sent.
+    /// Starts the app's async calls for the requests the engine just sent, each raced against
+    /// its timeout on the clock.
     private func startAsyncWork(_ origin: AsyncOrigin) {
+        guard let clock else { return }
         for call in origin.takeStarted() {
+            let id: UInt64, keys: [String], work: @Sendable () async throws -> [String: JSONValue]
             switch call {
-            case .fetch(let id, let keys, let fetch):
-                Task { [weak self] in
-                    let result: Result<[KeyAnswer], OriginFailure>
-                    do {
-                        let values = try await fetch(keys)
-                        result = .success(keys.map { values[$0].map(KeyAnswer.value) ?? .notFound })
-                    } catch {
-                        result = .failure(OriginFailure("\(error)"))
-                    }
-                    await self?.deliver(id, result)
+            case .fetch(let requestID, let requestKeys, let fetch):
+                (id, keys) = (requestID, requestKeys)
+                work = { try await fetch(requestKeys) }
+            case .mutate(let requestID, let request, let mutate):
+                (id, keys) = (requestID, request.keys)
+                work = { try await mutate(request) }
+            }
+            let limit = engine.timeoutOfRequest(id) ?? requestTimeout
+            let deadline = engine.now.addingClamped(limit)
+            Task { [weak self] in
+                let result: Result<[KeyAnswer], OriginFailure>
+                do {
+                    let values = try await work()
+                    result = .success(keys.map { values[$0].map(KeyAnswer.value) ?? .notFound })
+                } catch is CancellationError {
+                    result = .failure(OriginFailure("cancelled"))
+                } catch {
+                    result = .failure(OriginFailure("\(error)"))
                 }
-            case .mutate(let id, let request, let mutate):
-                Task { [weak self] in
-                    let result: Result<[KeyAnswer], OriginFailure>
-                    do {
-                        let values = try await mutate(request)
-                        result = .success(request.keys.map { values[$0].map(KeyAnswer.value) ?? .notFound })
-                    } catch {
-                        result = .failure(OriginFailure("\(error)"))
-                    }
-                    await self?.deliver(id, result)
-                }
+                await self?.deliver(id, result)
+            }
+            Task { [weak self] in
+                try? await clock.sleep(untilMs: deadline)
+                await self?.deliver(id, .failure(OriginFailure("timed out after \(TimeText.formatDuration(limit))")))
             }
         }
     }
 
+    /// Live mode: an answer (or a timeout) arrived; the first one for a request wins.
     private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
         sync()
         engine.deliver(fetch: id, result)
         try? engine.advance(by: 0)
-        flush()
-        guard let readers = waiting.removeValue(forKey: id) else { return }
-        for reader in readers {
-            var read = engine.peek(reader.key)
-            switch engine.keyOutcomes[id]?[reader.key] {
-            case .stored?: read.source = .server
-            case .failed(let message)?: read.error = message
-            default: break
+        finish()
+    }
+
+    /// Resumes the readers whose requests have completed.
+    private func resumeFinishedReaders() {
+        guard !waiting.isEmpty else { return }
+        for id in waiting.keys.sorted() where !engine.isInFlight(id) {
+            let readers = waiting.removeValue(forKey: id)!
+            for (i, reader) in readers.enumerated() {
+                reader.continuation.resume(returning: engine.finishAwaitedRead(reader.key, request: id,
+                                                                               last: i == readers.count - 1))
             }
-            reader.continuation.resume(returning: read)
         }
-        engine.keyOutcomes[id] = nil
+    }
+
+    /// Live mode: makes sure a task wakes the cache at the next due time.
+    private func armTimer() {
+        guard let clock, let due = engine.nextDueTime, due > engine.now || timerDue == nil else { return }
+        if let armed = timerDue, armed <= due { return }
+        timerDue = due
+        Task { [weak self] in
+            try? await clock.sleep(untilMs: due)
+            await self?.timerFired(due)
+        }
+    }
+
+    private func timerFired(_ due: Int64) {
+        if timerDue == due { timerDue = nil }
+        sync()
+        finish()
     }
 }
 
-/// Collects the events the engine reports during one call; the actor hands them to streams after it.
-final class EventRelay: CacheEngineDelegate {
-    private var events: [CacheEvent] = []
-    func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) { events.append(event) }
-    func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {}
-    func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {}
-    func take() -> [CacheEvent] {
-        defer { events.removeAll() }
-        return events
+/// Hears what happens inside a `Cache` call, synchronously, in order, with the cache isolated:
+/// the shell prints events as they happen and runs its `at` commands from here.
+public protocol CacheDelegate: AnyObject {
+    /// A change in a watched scope (B15).
+    func cache(_ cache: isolated Cache, observed event: CacheEvent)
+    /// External work scheduled with `schedule(after:token:)` is due.
+    func cache(_ cache: isolated Cache, runScheduled token: Int)
+    /// A validation answer nobody waited for arrived.
+    func cache(_ cache: isolated Cache, validated result: ValidationResult)
+}
+
+/// Hands the engine's reports to its `Cache`. The engine only runs inside the cache's methods,
+/// so its reports arrive on the cache's executor: `assumeIsolated` checks that at run time.
+final class EngineRelay: CacheEngineDelegate {
+    weak var cache: Cache?
+
+    func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) {
+        cache?.assumeIsolated { $0.engineObserved(event) }
+    }
+
+    func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {
+        cache?.assumeIsolated { $0.engineRunScheduled(token) }
+    }
+
+    func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
+        cache?.assumeIsolated { $0.engineValidated(result) }
+    }
+}
+
+/// The origin of a cache that has none yet: every request fails at once.
+public final class NoOrigin: Origin {
+    public init() {}
+    public var isOnline: Bool { true }
+    public func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
+    }
+    public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
+    }
+    public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
+        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
     }
 }
 

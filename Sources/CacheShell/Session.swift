@@ -1,4 +1,5 @@
 import CacheCore
+import CacheServer
 
 /// An error of one command: a message and the byte in the source it points at (SPEC §7).
 public struct ShellError: Error, Sendable, Equatable {
@@ -29,13 +30,15 @@ public struct SessionOptions: Sendable {
     }
 }
 
-/// One cachesh session: a cache engine over a simulated server, the interpreter state
-/// (output mode, scheduled commands, recording) and the output it has produced.
+/// One cachesh session: a client of a `Cache` actor over a simulated server, the interpreter
+/// state (output mode, scheduled commands, recording) and the output it has produced.
 ///
-/// Synchronous and single-threaded: the executable runs it off the main actor.
+/// A session lives inside its cache's isolation: it is made by `Session(cache:options:)` from code
+/// isolated to the cache, and every method that runs commands takes that `isolated Cache`, so a
+/// whole script or typed line runs in one hop onto the actor (`Session.with(options:_:)`).
 public final class Session {
-    public let origin: SimulatedOrigin
-    public let engine: CacheEngine
+    /// The simulated server the cache fetches from (`server ...` commands shape it).
+    public let server: SimulatedServer
     public var options: SessionOptions
     /// Output not yet written out, in order: (text, isError).
     public private(set) var output: [(text: String, isError: Bool)] = []
@@ -97,12 +100,26 @@ public final class Session {
 
     public static let maxSourceDepth = 16
 
-    public init(options: SessionOptions = SessionOptions()) {
-        let origin = SimulatedOrigin()
-        self.origin = origin
-        self.engine = CacheEngine(origin: origin)
+    /// A session on `cache`, which gets a new simulated server as its origin and this session as
+    /// its delegate.
+    public init(cache: isolated Cache, options: SessionOptions = SessionOptions()) {
+        let server = SimulatedServer()
+        self.server = server
         self.options = options
-        engine.delegate = self
+        cache.useOrigin(server)
+        cache.setDelegate(self)
+    }
+
+    /// Runs `body` with a new session on a new cache, in one hop onto the cache.
+    public static func with<T: Sendable>(options: SessionOptions = SessionOptions(),
+                                         _ body: @Sendable (Session, isolated Cache) throws -> T) async rethrows -> T {
+        try await run(on: Cache(), options: options, body)
+    }
+
+    private static func run<T: Sendable>(on cache: isolated Cache, options: SessionOptions,
+                                         _ body: @Sendable (Session, isolated Cache) throws -> T) rethrows -> T {
+        let session = Session(cache: cache, options: options)
+        return try body(session, cache)
     }
 
     /// Receives output after each top-level command when set (the executable's terminal);
@@ -144,7 +161,7 @@ public final class Session {
     /// Runs every command of a source (a script, `-c`, stdin, or one typed command).
     /// - Returns: false if a command failed.
     @discardableResult
-    public func run(_ source: SourceFile, semicolonsSeparate: Bool = false) -> Bool {
+    public func run(_ source: SourceFile, semicolonsSeparate: Bool = false, on cache: isolated Cache) -> Bool {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
         while !quitRequested, let next = lexer.next() {
@@ -157,33 +174,33 @@ public final class Session {
                 }
                 ok = false
             case .success(let command):
-                if !execute(command, in: source) { ok = false }
+                if !execute(command, in: source, on: cache) { ok = false }
             }
-            if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false) }
+            if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
             if !ok && options.bail { break }
         }
-        if depth == 0 && store != nil { commitOrHold(final: true) }
+        if depth == 0 && store != nil { commitOrHold(final: true, on: cache) }
         return ok
     }
 
     /// Runs one typed command (interactive use, transcripts): errors print as `error: ...`.
     /// - Returns: everything it printed.
-    public func runTyped(_ text: String) -> String {
-        run(SourceFile(name: nil, text: text))
+    public func runTyped(_ text: String, on cache: isolated Cache) -> String {
+        run(SourceFile(name: nil, text: text), on: cache)
         return takeOutput().map(\.text).joined()
     }
 
     /// Executes one lexed command, reporting its error with the source's name and line.
-    func execute(_ command: RawCommand, in source: SourceFile) -> Bool {
+    func execute(_ command: RawCommand, in source: SourceFile, on cache: isolated Cache) -> Bool {
         guard let first = command.words.first else { return true }
         let topLevel = depth == 0
         depth += 1
         defer { depth -= 1 }
-        if topLevel { engine.beginCommand() }
+        if topLevel { cache.beginCommand() }
         let outputStart = output.count
         var ok = true
         do {
-            let reply = try dispatch(first.text, command, source)
+            let reply = try dispatch(first.text, command, source, on: cache)
             emit(reply, command: first.text)
         } catch {
             fail(error, in: source, command: first.text)
@@ -242,7 +259,7 @@ public final class Session {
 
     /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.
     /// - Returns: false (after printing the error) when the file cannot be read or is refused.
-    public func loadInitialConfiguration(path: String) -> Bool {
+    public func loadInitialConfiguration(path: String, on cache: isolated Cache) -> Bool {
         let text: String
         do { text = try FileIO.read(path) } catch {
             writeError("cachesh: cannot read \(path): \(error)")
@@ -250,7 +267,7 @@ public final class Session {
             return false
         }
         do {
-            _ = try applyConfiguration(text: text, from: path, at: 0)
+            _ = try applyConfiguration(text: text, from: path, at: 0, on: cache)
         } catch {
             writeError("cachesh: \(error.message)")
             drainToSink()
@@ -276,13 +293,13 @@ public final class Session {
 
 // MARK: - Engine callbacks
 
-extension Session: CacheEngineDelegate {
-    public func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) {
+extension Session: CacheDelegate {
+    public func cache(_ cache: isolated Cache, observed event: CacheEvent) {
         var fields: [String: JSONValue] = [
             "event": .string(event.cause.rawValue),
             "key": .string(event.key),
             "at": .string(TimeText.iso8601(ms: event.at)),
-            "at_ms": .int(event.at - engine.clockStart),
+            "at_ms": .int(event.at - cache.clockStart),
             "state": .string(event.state.rawValue),
             "value": event.value ?? .null,
             "source": .string(event.source.rawValue),
@@ -295,23 +312,23 @@ extension Session: CacheEngineDelegate {
         if options.mode == .json {
             write(JSONValue.object(fields).compactText)
         } else {
-            write(Render.eventLine(event, clockStart: engine.clockStart, colour: options.colour))
+            write(Render.eventLine(event, clockStart: cache.clockStart, colour: options.colour))
         }
     }
 
-    public func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {
+    public func cache(_ cache: isolated Cache, runScheduled token: Int) {
         guard let entry = scheduled.removeValue(forKey: token) else { return }
-        runScheduledCommand(entry)
+        runScheduledCommand(entry, on: cache)
     }
 
-    public func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
+    public func cache(_ cache: isolated Cache, validated result: ValidationResult) {
         var fields = ValidationCommands.fields(result)
         fields["event"] = .string("validated")
-        fields["at"] = .string(TimeText.iso8601(ms: engine.now))
+        fields["at"] = .string(TimeText.iso8601(ms: cache.now))
         if options.mode == .json {
             write(JSONValue.object(fields).compactText)
         } else {
-            write("validated at \(TimeText.iso8601(ms: engine.now)):")
+            write("validated at \(TimeText.iso8601(ms: cache.now)):")
             for line in Render.fieldLines(fields.filter { $0.key != "event" && $0.key != "at" }, order: ["request", "response", "error", "keys"], colour: false) {
                 write("  " + line)
             }

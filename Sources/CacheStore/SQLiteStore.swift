@@ -9,7 +9,7 @@ import GRDB
 /// `server_data` (the simulated server's keys). The schema is versioned by GRDB's migrator and by
 /// `meta.schema`: an older store is migrated when opened; a newer one, or a database that is not a
 /// cachesh store, is refused and left as it was.
-public final class SQLiteStore: CacheStore {
+public final class SQLiteStore: CacheStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).

@@ -1,3 +1,4 @@
+import CacheCore
 import CacheShell
 import Synchronization
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ import Darwin
 /// `/dev/null` or empty: no file); `CACHESH_HINTS=0` turns argument hints off (they are off
 /// anyway without colour: `NO_COLOR`, `TERM=dumb`).
 enum Interactive {
-    static func run(session: Session, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
+    static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
         useUTF8Locale()
         installInterruptHandler()
         session.sink = nil
@@ -22,7 +23,7 @@ enum Interactive {
             return 2
         }
         let ansi = environment["TERM"] != "dumb"
-        completionIndex.update(from: session.engine)
+        completionIndex.update(from: cache)
         var lines: [String] = []
         while true {
             let pending = lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
@@ -41,10 +42,10 @@ enum Interactive {
                 lines.removeAll()
                 editor.remember(historyEntry(text))
                 guard !text.allSatisfy(\.isWhitespace) else { continue }
-                terminal.write(session.runTyped(text), isError: false)
+                terminal.write(session.runTyped(text, on: cache), isError: false)
                 terminal.flush()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
-                completionIndex.update(from: session.engine)
+                completionIndex.update(from: cache)
                 if session.quitRequested { return 0 }
             }
         }

@@ -170,7 +170,7 @@ func readInput(_ fd: Int32) -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
-func runMain() -> Int32 {
+func runMain() async -> Int32 {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let command: Invocation
     if let plain = Invocation(plain: arguments) {
@@ -200,34 +200,42 @@ func runMain() -> Int32 {
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.verify {
-        return Verify.run(files: command.files, update: command.update, environment: environment)
+        return await Verify.run(files: command.files, update: command.update, environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
 
+    let interactive = command.files.isEmpty && command.commands == nil && stdinIsTerminal && stdoutIsTerminal
+    return await runSession(command, options: options, interactive: interactive, environment: environment, on: Cache())
+}
+
+/// Runs the session of a script, `-c`, stdin or the interactive shell: all of it in one hop onto
+/// the cache, with the session living in the cache's isolation.
+func runSession(_ command: Invocation, options: SessionOptions, interactive: Bool, environment: ProcessEnvironment,
+                on cache: isolated Cache) -> Int32 {
     let terminal = Terminal()
-    let session = Session(options: options)
+    let session = Session(cache: cache, options: options)
     session.sink = { text, isError in terminal.write(text, isError: isError) }
     defer { terminal.flush() }
 
     if let path = command.store {
-        do { try session.open(store: SQLiteStore(path: path)) } catch { fail(usage: error.description) }
+        do { try session.open(store: SQLiteStore(path: path), on: cache) } catch { fail(usage: error.description) }
     }
     if let config = command.config {
-        guard session.loadInitialConfiguration(path: config) else { terminal.flush(); return 2 }
+        guard session.loadInitialConfiguration(path: config, on: cache) else { terminal.flush(); return 2 }
     }
     if let file = command.files.first {
         let text: String
         do { text = try FileIO.read(file) } catch { fail(usage: "cannot read \(file): \(error)") }
         let body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
-        session.run(SourceFile(name: file, text: String(body)))
+        session.run(SourceFile(name: file, text: String(body)), on: cache)
     } else if let commands = command.commands {
-        session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true)
-    } else if stdinIsTerminal && stdoutIsTerminal {
+        session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
+    } else if interactive {
         terminal.flush()
-        return Interactive.run(session: session, terminal: terminal, environment: environment)
+        return Interactive.run(session: session, on: cache, terminal: terminal, environment: environment)
     } else {
-        session.run(SourceFile(name: "<stdin>", text: readInput(0)))
+        session.run(SourceFile(name: "<stdin>", text: readInput(0)), on: cache)
     }
     // Exit with the session still alive: freeing a large cache and its history piece by piece
     // is work nobody waits for.
@@ -251,4 +259,4 @@ struct ProcessEnvironment {
     subscript(_ name: String) -> String? { values[name] }
 }
 
-exit(runMain())
+exit(await runMain())

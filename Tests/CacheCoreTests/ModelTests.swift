@@ -1,4 +1,5 @@
 import CacheCore
+import CacheServer
 import Testing
 
 /// Model-based test: seeded random command sequences run on the engine and on `ReferenceModel`,
@@ -122,7 +123,7 @@ import Testing
     /// Runs `ops` on a fresh engine and a fresh model; the first command after which they differ.
     static func replay(_ ops: [Op], coverage: inout Coverage,
                        model configure: (ReferenceModel) -> Void = { _ in }) -> Failure? {
-        let origin = SimulatedOrigin()
+        let origin = SimulatedServer()
         origin.latency = latency
         for key in keys where !missing.contains(key) { origin.set(key, .string("srv-\(key)"), at: 0) }
         let engine = CacheEngine(origin: origin)

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheServer
 import Testing
 
 /// B9 push rules, B10 validation, B15 observers, and the live adapter for apps.
@@ -124,7 +125,7 @@ import Testing
 
 @Suite struct CacheActorTests {
     @Test func virtualCacheActorRunsTheSameEngine() async throws {
-        let origin = SimulatedOrigin()
+        let origin = SimulatedServer()
         origin.set("k", "v", at: 0)
         let cache = Cache(origin: origin)
         let r = try await cache.get("k")
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func changesStreamDeliversEvents() async throws {
-        let cache = Cache(origin: SimulatedOrigin())
+        let cache = Cache(origin: SimulatedServer())
         let stream = await cache.changes(in: .all)
         await cache.put("a", 1)
         await cache.put("b", 2)

@@ -1,14 +1,15 @@
 import CacheCore
+import CacheServer
 import Testing
 
 /// A cache over a simulated server on the virtual clock, for tests.
 struct Harness {
     let engine: CacheEngine
-    let origin: SimulatedOrigin
+    let origin: SimulatedServer
     let events: EventLog
 
     init(_ namespaces: [String: Policy] = [:], push: [String: PushRule] = [:], latency: Int64 = 100) {
-        origin = SimulatedOrigin()
+        origin = SimulatedServer()
         origin.latency = latency
         engine = CacheEngine(origin: origin)
         events = EventLog()

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheShell
 import Testing
+import TestSupport
 
 /// A small, fast, seeded generator (SplitMix64), so every fuzz run sees the same inputs.
 private struct SeededGenerator: RandomNumberGenerator {
@@ -72,12 +73,12 @@ private let seedScripts = [
 /// every error names the input and a line inside it.
 ///
 /// - Returns: a description of the first problem, or nil.
-private func problem(running text: String, semicolons: Bool, json: Bool) -> String? {
-    let session = Session(options: SessionOptions(safe: true, mode: json ? .json : .human))
-    session.keepsHistory = false
-    session.run(SourceFile(name: "fuzz", text: text), semicolonsSeparate: semicolons)
+private func problem(running text: String, semicolons: Bool, json: Bool) async -> String? {
+    let session = await TestShell(options: SessionOptions(safe: true, mode: json ? .json : .human))
+    await session.run { session, _ in session.keepsHistory = false }
+    let printed = await session.script(SourceFile(name: "fuzz", text: text), semicolonsSeparate: semicolons)
     let lines = 1 + text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-    for (output, isError) in session.takeOutput() {
+    for (output, isError) in printed {
         if isError {
             guard let line = errorLine(output), (1...lines).contains(line) else {
                 return "error without a position: \(output.debugDescription)"
@@ -213,12 +214,12 @@ private func jsonInput(_ g: inout SeededGenerator, index: Int) -> [UInt8] {
 
     /// Runs `count` generated scripts, each in a fresh session; fails on the first few problems.
     private func fuzz(seed: UInt64, count: Int, sourceLocation: SourceLocation = #_sourceLocation,
-                      _ make: (inout SeededGenerator) -> String) {
+                      _ make: (inout SeededGenerator) -> String) async {
         var g = SeededGenerator(seed: seed)
         var failures = 0
         for i in 0..<count {
             let text = make(&g)
-            if let problem = problem(running: text, semicolons: i % 3 == 0, json: i % 4 == 0) {
+            if let problem = await problem(running: text, semicolons: i % 3 == 0, json: i % 4 == 0) {
                 Issue.record("input \(i) \(text.debugDescription): \(problem)", sourceLocation: sourceLocation)
                 failures += 1
                 if failures == 5 { return }
@@ -227,22 +228,22 @@ private func jsonInput(_ g: inout SeededGenerator, index: Int) -> [UInt8] {
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func randomBytesNeverCrashAndEveryErrorHasAPosition() {
-        fuzz(seed: 1, count: Self.inputsPerKind) { g in String(decoding: randomBytes(&g, maxCount: 40), as: UTF8.self) }
+    func randomBytesNeverCrashAndEveryErrorHasAPosition() async {
+        await fuzz(seed: 1, count: Self.inputsPerKind) { g in String(decoding: randomBytes(&g, maxCount: 40), as: UTF8.self) }
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func tokenSoupNeverCrashesAndEveryErrorHasAPosition() {
-        fuzz(seed: 2, count: Self.inputsPerKind) { g in tokenSoup(&g) }
+    func tokenSoupNeverCrashesAndEveryErrorHasAPosition() async {
+        await fuzz(seed: 2, count: Self.inputsPerKind) { g in tokenSoup(&g) }
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func mutatedScriptsNeverCrashAndEveryErrorHasAPosition() {
-        fuzz(seed: 3, count: Self.inputsPerKind) { g in mutatedScript(&g) }
+    func mutatedScriptsNeverCrashAndEveryErrorHasAPosition() async {
+        await fuzz(seed: 3, count: Self.inputsPerKind) { g in mutatedScript(&g) }
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func jsonReaderRefusesWithAnOffsetOrRoundTrips() {
+    func jsonReaderRefusesWithAnOffsetOrRoundTrips() async {
         var g = SeededGenerator(seed: 4)
         var accepted = 0
         var failures = 0

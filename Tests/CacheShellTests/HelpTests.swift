@@ -1,10 +1,11 @@
 @testable import CacheShell
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs `lines` typed into a fresh session and returns everything it printed.
-private func typed(_ lines: String, options: SessionOptions = SessionOptions()) -> String {
-    Session(options: options).runTyped(lines)
+private func typed(_ lines: String, options: SessionOptions = SessionOptions()) async -> String {
+    await TestShell(options: options).typed(lines)
 }
 
 /// Errors that mean a command line was written wrongly, as opposed to failing on the session's state.
@@ -19,8 +20,8 @@ private func usageError(in output: String) -> String? {
 }
 
 @Suite struct HelpTests {
-    @Test func helpListsEveryCommandWithAlignedSummaries() {
-        let lines = typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    @Test func helpListsEveryCommandWithAlignedSummaries() async {
+        let lines = await typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == CommandCatalog.all.count + 2)  // the pointer line, then the final newline
         #expect(lines.first == "load FILE                                load a configuration: namespaces, push rules, server")
         #expect(lines.contains("get KEY [--force] [--nowait]             read as the app does: serve, refresh or fetch"))
@@ -35,8 +36,8 @@ private func usageError(in output: String) -> String? {
         }
     }
 
-    @Test func helpGetShowsSynopsisSummaryArgumentsAndExample() {
-        #expect(typed("help get") == """
+    @Test func helpGetShowsSynopsisSummaryArgumentsAndExample() async {
+        #expect(await typed("help get") == """
             get KEY [--force] [--nowait]
             read as the app does: serve, refresh or fetch
               KEY       NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)
@@ -47,8 +48,8 @@ private func usageError(in output: String) -> String? {
             """)
     }
 
-    @Test func helpServerListsEverySubcommandForm() {
-        #expect(typed("help server") == """
+    @Test func helpServerListsEverySubcommandForm() async {
+        #expect(await typed("help server") == """
             server SUBCOMMAND ...
             change or show the simulated server
               set KEY VALUE    set the server's value without telling the client
@@ -65,8 +66,8 @@ private func usageError(in output: String) -> String? {
             """)
     }
 
-    @Test func helpOfACommandWithoutArgumentsShowsNoArgumentLines() {
-        #expect(typed("help pending") == """
+    @Test func helpOfACommandWithoutArgumentsShowsNoArgumentLines() async {
+        #expect(await typed("help pending") == """
             pending
             requests in flight, queued mutations, scheduled commands
             example: pending
@@ -74,16 +75,16 @@ private func usageError(in output: String) -> String? {
             """)
     }
 
-    @Test func jsonHelpListsNameSynopsisAndSummary() {
-        let output = typed("help", options: SessionOptions(mode: .json))
+    @Test func jsonHelpListsNameSynopsisAndSummary() async {
+        let output = await typed("help", options: SessionOptions(mode: .json))
         #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE"},{"name":"ns","#))
         #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}]}"# + "\n"))
         #expect(output.components(separatedBy: #"{"name":"#).count - 1 == CommandCatalog.all.count)
         #expect(output.split(separator: "\n").count == 1)
     }
 
-    @Test func jsonHelpOfOneCommand() {
-        #expect(typed("help expire", options: SessionOptions(mode: .json)) == #"""
+    @Test func jsonHelpOfOneCommand() async {
+        #expect(await typed("help expire", options: SessionOptions(mode: .json)) == #"""
             {"arguments":[{"meaning":"NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)","name":"KEY"},{"meaning":"set the time to expiry to D from now instead","name":"in=D"}],"command":"help","example":"expire feed:home in=30s","name":"expire","summary":"expire an entry now, or set its time to expiry","synopsis":"expire KEY [in=D]"}
 
             """#)
@@ -96,33 +97,34 @@ private func usageError(in output: String) -> String? {
         ("help get put", "error: help takes [COMMAND]; unexpected \"put\"\n"),
         ("help --all", "error: help has no flag --all\n"),
     ])
-    func helpRefusesWhatIsNotACommand(line: String, expected: String) {
-        let session = Session()
-        #expect(session.runTyped(line) == expected)
-        #expect(session.anyFailed)
+    func helpRefusesWhatIsNotACommand(line: String, expected: String) async {
+        let session = await TestShell()
+        #expect(await session.typed(line) == expected)
+        #expect(await session.anyFailed)
     }
 
-    @Test func unknownCommandErrorPointsAtTheWord() throws {
+    @Test func unknownCommandErrorPointsAtTheWord() async throws {
         let source = SourceFile(name: "script.cachesh", text: "echo one\nhelp   nosuch\n")
         var lexer = Lexer(source, semicolonSeparates: false)
         _ = lexer.next()
         let command = try #require(try lexer.next()?.get())
-        #expect(throws: ShellError("unknown command \"nosuch\" (help lists them)", at: 16)) {
-            try HelpCommands.help(Session(), command, source)
+        let thrown = await TestShell().run { session, cache in
+            do throws(ShellError) { _ = try HelpCommands.help(session, cache, command, source) } catch { return Optional(error) }
+            return nil
         }
-        let session = Session()
-        session.run(source)
-        #expect(session.takeOutput().map(\.text).joined() == "one\nscript.cachesh:2: error: unknown command \"nosuch\" (help lists them)\n")
+        #expect(thrown == ShellError("unknown command \"nosuch\" (help lists them)", at: 16))
+        let session = await TestShell()
+        #expect(await session.scriptText(source) == "one\nscript.cachesh:2: error: unknown command \"nosuch\" (help lists them)\n")
     }
 
-    @Test func jsonHelpErrorNamesTheCommand() {
-        #expect(typed("help nosuch", options: SessionOptions(mode: .json))
+    @Test func jsonHelpErrorNamesTheCommand() async {
+        #expect(await typed("help nosuch", options: SessionOptions(mode: .json))
                 == #"{"command":"help","error":"unknown command \"nosuch\" (help lists them)","file":null,"line":null}"# + "\n")
     }
 
     // MARK: The catalog against the code
 
-    @Test func catalogNamesEveryCommandTheShellRunsAndNoOther() {
+    @Test func catalogNamesEveryCommandTheShellRunsAndNoOther() async {
         let names = CommandCatalog.all.map(\.name)
         #expect(Set(names).count == names.count, "a command is listed twice")
         #expect(Set(names) == Set(Session.handlers.keys))
@@ -141,46 +143,47 @@ private func usageError(in output: String) -> String? {
     static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate"]
 
     @Test(arguments: CommandCatalog.all.map(\.name))
-    func exampleRunsInAFreshSession(name: String) throws {
+    func exampleRunsInAFreshSession(name: String) async throws {
         let info = try #require(CommandCatalog.info(name))
         // --safe: an example that would read or write a file is refused, never touches the disk.
-        let session = Session(options: SessionOptions(safe: true))
-        let output = session.runTyped(info.example)
+        let session = await TestShell(options: SessionOptions(safe: true))
+        let output = await session.typed(info.example)
         #expect(usageError(in: output) == nil, "\(info.example)")
+        let failed = await session.anyFailed
         if !Self.examplesNeedingFilesOrState.contains(name) {
-            #expect(!session.anyFailed, "\(info.example) failed: \(output)")
+            #expect(!failed, "\(info.example) failed: \(output)")
         }
     }
 
-    @Test func examplesNeedingStateSucceedOnceItExists() {
-        let session = Session()
-        #expect(session.runTyped("put feed:home [{\"id\":1,\"likes\":3}]\n" + CommandCatalog.info("mutate")!.example)
+    @Test func examplesNeedingStateSucceedOnceItExists() async {
+        let session = await TestShell()
+        #expect(await session.typed("put feed:home [{\"id\":1,\"likes\":3}]\n" + CommandCatalog.info("mutate")!.example)
                 == "keys: feed:home\nkeys: feed:home\n")
-        #expect(!session.anyFailed)
+        #expect(await !session.anyFailed)
     }
 
     /// The option and flag names a command's own parser lists when given an unknown one.
-    private static func accepted(by example: String, probe: String) -> Set<String> {
-        let output = typed(example + " " + probe, options: SessionOptions(safe: true))
+    private static func accepted(by example: String, probe: String) async -> Set<String> {
+        let output = await typed(example + " " + probe, options: SessionOptions(safe: true))
         guard output.contains("has no"), let open = output.range(of: "(it takes ") else { return [] }
         let list = output[open.upperBound...].prefix { $0 != ")" }
         return Set(list.components(separatedBy: ", "))
     }
 
     @Test(arguments: CommandCatalog.all.map(\.name))
-    func optionsAreExactlyWhatTheCommandAccepts(name: String) throws {
+    func optionsAreExactlyWhatTheCommandAccepts(name: String) async throws {
         let info = try #require(CommandCatalog.info(name))
         for option in info.options {
             let probe = option.hasSuffix("=") ? option + "1s" : option
-            let output = typed(info.example + " " + probe, options: SessionOptions(safe: true))
+            let output = await typed(info.example + " " + probe, options: SessionOptions(safe: true))
             #expect(!output.contains("has no option") && !output.contains("has no flag"), "\(probe): \(output)")
         }
-        let flags = Self.accepted(by: info.example, probe: "--zzz")
-        let options = Self.accepted(by: info.example, probe: "zzz=1")
+        let flags = await Self.accepted(by: info.example, probe: "--zzz")
+        let options = await Self.accepted(by: info.example, probe: "zzz=1")
         #expect(flags.union(options) == Set(info.options))
     }
 
-    @Test func argumentsNameEveryOptionOfTheSynopsis() {
+    @Test func argumentsNameEveryOptionOfTheSynopsis() async {
         for info in CommandCatalog.all {
             let names = info.arguments.map(\.name).joined(separator: " ")
             for option in info.options {

@@ -2,6 +2,7 @@ import CacheCore
 import CacheShell
 import Foundation
 import Testing
+import TestSupport
 
 /// `snapshot` and `restore` in the shell (SPEC §3, §4, §5.2).
 @Suite struct SnapshotCommandTests {
@@ -61,59 +62,58 @@ import Testing
         server show
         """
 
-    static func run(_ session: Session, _ script: String, name: String = "script.cachesh") -> String {
-        session.run(SourceFile(name: name, text: script))
-        return session.takeOutput().map(\.text).joined()
+    static func run(_ session: TestShell, _ script: String, name: String = "script.cachesh") async -> String {
+        await session.scriptText(SourceFile(name: name, text: script))
     }
 
     @Test(arguments: [OutputMode.human, .json])
-    func restoredSessionContinuesExactlyAsTheOriginal(_ mode: OutputMode) {
+    func restoredSessionContinuesExactlyAsTheOriginal(_ mode: OutputMode) async {
         let dir = Self.directory()
-        let original = Session(options: SessionOptions(mode: mode))
-        _ = Self.run(original, Self.scriptA)
-        _ = original.runTyped("snapshot \(dir)/a.json")
-        let restored = Session(options: SessionOptions(mode: mode))
-        let restoreOutput = restored.runTyped("restore \(dir)/a.json")
+        let original = await TestShell(options: SessionOptions(mode: mode))
+        _ = await Self.run(original, Self.scriptA)
+        _ = await original.typed("snapshot \(dir)/a.json")
+        let restored = await TestShell(options: SessionOptions(mode: mode))
+        let restoreOutput = await restored.typed("restore \(dir)/a.json")
         #expect(!restoreOutput.contains("error"))
-        let expected = Self.run(original, Self.scriptB)
-        let actual = Self.run(restored, Self.scriptB)
+        let expected = await Self.run(original, Self.scriptB)
+        let actual = await Self.run(restored, Self.scriptB)
         #expect(actual == expected)
         #expect(expected.contains("at 2026-01-01T00:06:30.300Z: get page:2") || expected.contains(#""event":"at""#))
-        #expect(restored.makeSnapshot() == original.makeSnapshot())
+        #expect(await restored.snapshotText() == original.snapshotText())
     }
 
-    @Test func restoreThenSnapshotReproducesTheFileByteForByte() throws {
+    @Test func restoreThenSnapshotReproducesTheFileByteForByte() async throws {
         let dir = Self.directory()
-        let session = Session()
-        _ = Self.run(session, Self.scriptA)
-        _ = session.runTyped("snapshot \(dir)/a.json")
-        let fresh = Session()
-        _ = fresh.runTyped("restore \(dir)/a.json")
-        _ = fresh.runTyped("snapshot \(dir)/b.json")
+        let session = await TestShell()
+        _ = await Self.run(session, Self.scriptA)
+        _ = await session.typed("snapshot \(dir)/a.json")
+        let fresh = await TestShell()
+        _ = await fresh.typed("restore \(dir)/a.json")
+        _ = await fresh.typed("snapshot \(dir)/b.json")
         let a = try String(contentsOfFile: "\(dir)/a.json", encoding: .utf8)
         let b = try String(contentsOfFile: "\(dir)/b.json", encoding: .utf8)
         #expect(a == b)
         #expect(a.hasSuffix("}\n"))
-        #expect(fresh.baseSnapshot == a)
+        #expect(await fresh.run { session, _ in session.baseSnapshot } == a)
     }
 
-    @Test func snapshotWithoutPendingWorkRoundTrips() throws {
+    @Test func snapshotWithoutPendingWorkRoundTrips() async throws {
         let dir = Self.directory()
-        let session = Session()
-        _ = session.runTyped("put a 1\nput feed:b [1,2] tags=x\nadvance 10m\nput c {\"id\":3}\nstats reset")
-        _ = session.runTyped("snapshot \(dir)/a.json")
-        let fresh = Session()
-        _ = fresh.runTyped("restore \(dir)/a.json")
-        _ = fresh.runTyped("snapshot \(dir)/b.json")
+        let session = await TestShell()
+        _ = await session.typed("put a 1\nput feed:b [1,2] tags=x\nadvance 10m\nput c {\"id\":3}\nstats reset")
+        _ = await session.typed("snapshot \(dir)/a.json")
+        let fresh = await TestShell()
+        _ = await fresh.typed("restore \(dir)/a.json")
+        _ = await fresh.typed("snapshot \(dir)/b.json")
         #expect(try String(contentsOfFile: "\(dir)/a.json", encoding: .utf8) == String(contentsOfFile: "\(dir)/b.json", encoding: .utf8))
-        #expect(fresh.runTyped("keys") == session.runTyped("keys"))
+        #expect(await fresh.typed("keys") == session.typed("keys"))
     }
 
-    @Test func snapshotPrintsTheDocumentOrWritesTheFile() throws {
+    @Test func snapshotPrintsTheDocumentOrWritesTheFile() async throws {
         let dir = Self.directory()
-        let session = Session(options: SessionOptions(mode: .json))
-        _ = session.runTyped("put a 1")
-        let printed = session.runTyped("snapshot")
+        let session = await TestShell(options: SessionOptions(mode: .json))
+        _ = await session.typed("put a 1")
+        let printed = await session.typed("snapshot")
         let line = try JSONValue(parsing: printed)
         guard case .object(let fields) = line, case .object(let document)? = fields["snapshot"] else {
             Issue.record("expected {command, snapshot}: \(printed)"); return
@@ -121,41 +121,41 @@ import Testing
         #expect(fields.count == 2)
         #expect(fields["command"] == "snapshot")
         #expect(document["format"] == "cachesh-snapshot")
-        #expect(session.runTyped("snapshot \(dir)/s.json") == #"{"command":"snapshot","entries":1,"file":"\#(dir)/s.json","ok":true}"# + "\n")
-        session.options.mode = .human
-        #expect(session.runTyped("snapshot \(dir)/s.json") == "wrote \(dir)/s.json (1 entry)\n")
-        #expect(session.runTyped("snapshot").hasPrefix("{"))
+        #expect(await session.typed("snapshot \(dir)/s.json") == #"{"command":"snapshot","entries":1,"file":"\#(dir)/s.json","ok":true}"# + "\n")
+        await session.run { session, _ in session.options.mode = .human }
+        #expect(await session.typed("snapshot \(dir)/s.json") == "wrote \(dir)/s.json (1 entry)\n")
+        #expect(await session.typed("snapshot").hasPrefix("{"))
     }
 
-    @Test func restoreReplacesTheSessionAndDropsItsPendingWork() {
+    @Test func restoreReplacesTheSessionAndDropsItsPendingWork() async {
         let dir = Self.directory()
-        let first = Session()
-        _ = first.runTyped("put a 1\nat 1m echo from the snapshot")
-        _ = first.runTyped("snapshot \(dir)/a.json")
-        let second = Session()
-        _ = second.runTyped("put b 2\nadvance 1h\nat 30s echo from before\nserver set x 1")
-        #expect(second.runTyped("restore \(dir)/a.json") == "restored \(dir)/a.json (1 entry, now 2026-01-01T00:00:00.000Z)\n")
-        #expect(second.runTyped("keys") == first.runTyped("keys"))
-        #expect(second.runTyped("advance 2m") == """
+        let first = await TestShell()
+        _ = await first.typed("put a 1\nat 1m echo from the snapshot")
+        _ = await first.typed("snapshot \(dir)/a.json")
+        let second = await TestShell()
+        _ = await second.typed("put b 2\nadvance 1h\nat 30s echo from before\nserver set x 1")
+        #expect(await second.typed("restore \(dir)/a.json") == "restored \(dir)/a.json (1 entry, now 2026-01-01T00:00:00.000Z)\n")
+        #expect(await second.typed("keys") == first.typed("keys"))
+        #expect(await second.typed("advance 2m") == """
             at 2026-01-01T00:01:00.000Z: echo from the snapshot
               from the snapshot
             now:    2026-01-01T00:02:00.000Z
             now_ms: 120000
 
             """)
-        #expect(second.runTyped("server show x").contains("value:       null"))
+        #expect(await second.typed("server show x").contains("value:       null"))
     }
 
-    @Test func scheduledCommandErrorsStillNameTheirFileAndLineAfterRestore() {
+    @Test func scheduledCommandErrorsStillNameTheirFileAndLineAfterRestore() async {
         let dir = Self.directory()
-        let original = Session()
-        _ = Self.run(original, "put a 1\n\nat 1m get\n", name: "setup.cachesh")
-        _ = original.runTyped("snapshot \(dir)/a.json")
-        let restored = Session()
-        _ = restored.runTyped("restore \(dir)/a.json")
-        let expected = original.runTyped("advance 1m")
+        let original = await TestShell()
+        _ = await Self.run(original, "put a 1\n\nat 1m get\n", name: "setup.cachesh")
+        _ = await original.typed("snapshot \(dir)/a.json")
+        let restored = await TestShell()
+        _ = await restored.typed("restore \(dir)/a.json")
+        let expected = await original.typed("advance 1m")
         #expect(expected.contains("setup.cachesh:3: error: (at 2026-01-01T00:01:00.000Z)"))
-        #expect(restored.runTyped("advance 1m") == expected)
+        #expect(await restored.typed("advance 1m") == expected)
     }
 
     static let refusals: [(edit: @Sendable (String) -> String, message: String)] = [
@@ -167,30 +167,30 @@ import Testing
     ]
 
     @Test(arguments: 0..<refusals.count)
-    func badSnapshotIsRefusedWithOneLineAndChangesNothing(_ i: Int) throws {
+    func badSnapshotIsRefusedWithOneLineAndChangesNothing(_ i: Int) async throws {
         let dir = Self.directory()
-        let source = Session()
-        _ = source.runTyped("put a 1\nput b 2\nat 1m echo later")
-        let document = source.makeSnapshot().compactText
+        let source = await TestShell()
+        _ = await source.typed("put a 1\nput b 2\nat 1m echo later")
+        let document = await source.run { session, cache in session.makeSnapshot(on: cache).compactText }
         try Self.refusals[i].edit(document).write(toFile: "\(dir)/bad.json", atomically: true, encoding: .utf8)
-        let target = Session()
-        _ = target.runTyped("put kept 1\nadvance 1s")
-        let before = target.makeSnapshot()
-        let keys = target.runTyped("keys")
-        let output = target.runTyped("restore \(dir)/bad.json")
+        let target = await TestShell()
+        _ = await target.typed("put kept 1\nadvance 1s")
+        let before = await target.snapshotText()
+        let keys = await target.typed("keys")
+        let output = await target.typed("restore \(dir)/bad.json")
         #expect(output.hasPrefix("error: \(dir)/bad.json: \(Self.refusals[i].message)"), "\(output)")
         #expect(output.split(separator: "\n").count == 1)
-        #expect(target.runTyped("keys") == keys)
-        #expect(target.makeSnapshot() == before)
+        #expect(await target.typed("keys") == keys)
+        #expect(await target.snapshotText() == before)
     }
 
-    @Test func missingFileIsAnErrorAndSafeModeRefusesFiles() {
+    @Test func missingFileIsAnErrorAndSafeModeRefusesFiles() async {
         let dir = Self.directory()
-        let session = Session()
-        #expect(session.runTyped("restore \(dir)/none.json").hasPrefix("error: cannot read \(dir)/none.json"))
-        session.options.safe = true
-        #expect(session.runTyped("snapshot \(dir)/s.json") == "error: --safe: commands may not write files (\(dir)/s.json)\n")
+        let session = await TestShell()
+        #expect(await session.typed("restore \(dir)/none.json").hasPrefix("error: cannot read \(dir)/none.json"))
+        await session.run { session, _ in session.options.safe = true }
+        #expect(await session.typed("snapshot \(dir)/s.json") == "error: --safe: commands may not write files (\(dir)/s.json)\n")
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/s.json"))
-        #expect(session.runTyped("restore \(dir)/s.json").hasPrefix("error: --safe: commands may not read files"))
+        #expect(await session.typed("restore \(dir)/s.json").hasPrefix("error: --safe: commands may not read files"))
     }
 }

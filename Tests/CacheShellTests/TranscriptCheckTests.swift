@@ -1,13 +1,14 @@
 import CacheShell
 import Testing
+import TestSupport
 
-private func check(_ text: String, name: String = "t.transcript") -> TranscriptCheck {
-    TranscriptCheck(name: name, transcript: Transcript(text: text, markdown: Transcript.isMarkdown(path: name)), baseDirectory: nil)
+private func check(_ text: String, name: String = "t.transcript") async -> TranscriptCheck {
+    await TranscriptCheck.replay(name: name, transcript: Transcript(text: text, markdown: Transcript.isMarkdown(path: name)), baseDirectory: nil)
 }
 
 @Suite struct TranscriptCheckTests {
-    @Test func aTranscriptOfWhatTheSessionPrintsPasses() {
-        let result = check("""
+    @Test func aTranscriptOfWhatTheSessionPrintsPasses() async {
+        let result = await check("""
             cachesh> put feed:1 [1]
             keys: feed:1
             cachesh> advance 2s
@@ -21,13 +22,13 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
         #expect(result.report() == "")
     }
 
-    @Test func eachFileReplaysInAFreshSessionOnTheVirtualClock() {
+    @Test func eachFileReplaysInAFreshSessionOnTheVirtualClock() async {
         let text = "cachesh> advance 1s\nnow:    2026-01-01T00:00:01.000Z\nnow_ms: 1000\n"
-        #expect(check(text).passed)
-        #expect(check(text).passed)
+        #expect(await check(text).passed)
+        #expect(await check(text).passed)
     }
 
-    @Test func aDifferenceIsShownAsTheHunkUpdateWouldApply() {
+    @Test func aDifferenceIsShownAsTheHunkUpdateWouldApply() async {
         let text = """
             Prose.
             cachesh> put a 1
@@ -42,7 +43,7 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
             now_ms: 0
 
             """
-        let result = check(text)
+        let result = await check(text)
         #expect(result.report() == """
             @ t.transcript:4
             --- t.transcript
@@ -69,11 +70,11 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
         #expect(updated == text.replacingAll("state:         stale", "state:         fresh")
             .replacingAll("cachesh> now\n", "cachesh> now\nnow:    2026-01-01T00:00:00.000Z\n"))
         #expect(result.updatedLine(of: 1) == 10)
-        #expect(check(updated).passed)
+        #expect(await check(updated).passed)
     }
 
     /// Context never reaches back into lines an earlier diff rewrites, so the diffs apply in turn.
-    @Test func laterHunksCountLinesOfTheUpdatedFile() {
+    @Test func laterHunksCountLinesOfTheUpdatedFile() async {
         let text = """
             cachesh> echo a
             a
@@ -83,7 +84,7 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
             c
 
             """
-        let result = check(text)
+        let result = await check(text)
         #expect(result.report() == """
             @ t.transcript:1
             --- t.transcript
@@ -108,12 +109,12 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
         #expect(result.updatedText() == "cachesh> echo a\na\ncachesh> echo b\nb\n")
     }
 
-    @Test func changesFarApartInOneOutputAreSeparateHunks() {
+    @Test func changesFarApartInOneOutputAreSeparateHunks() async {
         var text = ""
         for i in 0..<10 { text += "cachesh> put k\(i) \(i)\nkeys: k\(i)\n" }
         text += "cachesh> keys\nkey  state  age_ms\n"
         for i in 0..<10 { text += "k\(i)   \(i == 0 || i == 9 ? "stale" : "fresh")  0\n" }
-        let result = check(text)
+        let result = await check(text)
         #expect(result.report() == """
             @ t.transcript:21
             --- t.transcript
@@ -137,12 +138,12 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
             """)
     }
 
-    @Test func outputThatShrinksToNothingIsDeleted() {
-        let result = check("cachesh> echo x\nx\nmore\nlines\n")
+    @Test func outputThatShrinksToNothingIsDeleted() async {
+        let result = await check("cachesh> echo x\nx\nmore\nlines\n")
         #expect(result.updatedText() == "cachesh> echo x\nx\n")
     }
 
-    @Test func markdownBlocksShareOneSessionAndKeepTheFilesLineNumbers() {
+    @Test func markdownBlocksShareOneSessionAndKeepTheFilesLineNumbers() async {
         let text = """
             # Guide
 
@@ -160,7 +161,7 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
             ```
 
             """
-        let result = check(text, name: "docs/guide.md")
+        let result = await check(text, name: "docs/guide.md")
         #expect(result.report() == """
             @ docs/guide.md:11
             --- docs/guide.md
@@ -176,21 +177,21 @@ private func check(_ text: String, name: String = "t.transcript") -> TranscriptC
             """)
         let updated = result.updatedText()
         #expect(updated == text.replacingAll("a    stale  0", "a    fresh  0"))
-        #expect(check(updated, name: "docs/guide.md").passed)
+        #expect(await check(updated, name: "docs/guide.md").passed)
     }
 
-    @Test func anIndentedMarkdownBlockKeepsItsIndentationWhenUpdated() {
+    @Test func anIndentedMarkdownBlockKeepsItsIndentationWhenUpdated() async {
         let text = "- step:\n\n  ```cachesh\n  cachesh> echo new\n  old\n  ```\n"
-        let result = check(text, name: "a.md")
+        let result = await check(text, name: "a.md")
         #expect(result.updatedText() == "- step:\n\n  ```cachesh\n  cachesh> echo new\n  new\n  ```\n")
     }
 
-    @Test func markdownWithoutCacheshBlocksPasses() {
-        #expect(check("# Title\n\n```sh\ncachesh> nothing\n```\n", name: "README.md").passed)
+    @Test func markdownWithoutCacheshBlocksPasses() async {
+        #expect(await check("# Title\n\n```sh\ncachesh> nothing\n```\n", name: "README.md").passed)
     }
 
-    @Test func aFileWithoutTrailingNewlineKeepsItsEnding() {
-        let result = check("cachesh> echo b\na", name: "t.transcript")
+    @Test func aFileWithoutTrailingNewlineKeepsItsEnding() async {
+        let result = await check("cachesh> echo b\na", name: "t.transcript")
         #expect(result.updatedText() == "cachesh> echo b\nb")
     }
 }

@@ -1,6 +1,7 @@
 @testable import CacheShell
 import Foundation
 import Testing
+import TestSupport
 
 /// A fresh empty directory for one test.
 private func temporaryDirectory() -> String {
@@ -11,27 +12,26 @@ private func temporaryDirectory() -> String {
 
 /// Runs `script` as the file `directory/s.cachesh` and returns what it printed.
 @discardableResult
-private func runScript(_ session: Session, _ script: String, in directory: String) -> String {
-    session.run(SourceFile(name: directory + "/s.cachesh", text: script))
-    return session.takeOutput().map(\.text).joined()
+private func runScript(_ session: TestShell, _ script: String, in directory: String) async -> String {
+    await session.scriptText(SourceFile(name: directory + "/s.cachesh", text: script))
 }
 
 private func contents(_ path: String) -> String? { try? FileIO.read(path) }
 
 /// `--verify` on the file: the report, empty when it passes.
-private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) async -> String {
     guard let text = contents(path) else {
         Issue.record("no file \(path)", sourceLocation: sourceLocation)
         return "missing"
     }
-    return TranscriptCheck(name: path, text: text).report()
+    return await TranscriptCheck.replay(name: path, text: text).report()
 }
 
 @Suite struct TranscriptRecordTests {
-    @Test func recordWritesTheSessionFromItsStartUntilStop() {
+    @Test func recordWritesTheSessionFromItsStartUntilStop() async {
         let directory = temporaryDirectory()
-        let session = Session()
-        let printed = runScript(session, """
+        let session = await TestShell()
+        let printed = await runScript(session, """
             put feed:1 {"id": 1,
               "likes": 2}
             oops
@@ -49,88 +49,93 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             recorded 3 commands to out.transcript
             not recorded
 
-            """.replacingOccurrences(of: " (did you mean stop?)", with: errorHint("oops")))
+            """.replacingOccurrences(of: " (did you mean stop?)", with: await errorHint("oops")))
         #expect(contents(directory + "/out.transcript") == """
             cachesh> put feed:1 {"id": 1,
             ...>   "likes": 2}
             keys: feed:1
             cachesh> oops
-            error: unknown command "oops"\(errorHint("oops"))
+            error: unknown command "oops"\(await errorHint("oops"))
             cachesh> echo cachesh> x
             \\cachesh> x
 
             """)
-        #expect(verify(directory + "/out.transcript") == "")
+        #expect(await verify(directory + "/out.transcript") == "")
     }
 
-    @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() {
+    @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() async {
         let directory = temporaryDirectory()
-        let session = Session(options: SessionOptions(mode: .json))
-        runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\n", in: directory)
+        let session = await TestShell(options: SessionOptions(mode: .json))
+        await runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\n", in: directory)
         #expect(contents(directory + "/out.transcript") == """
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
             cachesh> oops
-            {"command":"oops","error":"unknown command \\"oops\\"\(errorHint("oops"))","file":null,"line":null}
+            {"command":"oops","error":"unknown command \\"oops\\"\(await errorHint("oops"))","file":null,"line":null}
             cachesh> put a [1,
             ...> 2]
             {"command":"put","keys":["a"]}
 
             """)
-        #expect(verify(directory + "/out.transcript") == "")
+        #expect(await verify(directory + "/out.transcript") == "")
     }
 
-    @Test func aSessionThatBeganInJsonAndSwitchedToHumanStillReplays() {
+    @Test func aSessionThatBeganInJsonAndSwitchedToHumanStillReplays() async {
         let directory = temporaryDirectory()
-        let session = Session(options: SessionOptions(mode: .json))
-        runScript(session, "now\noutput human\nnow\nrecord out.transcript\n", in: directory)
+        let session = await TestShell(options: SessionOptions(mode: .json))
+        await runScript(session, "now\noutput human\nnow\nrecord out.transcript\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         #expect(text.hasPrefix("cachesh> output json\n"))
-        #expect(verify(directory + "/out.transcript") == "")
+        #expect(await verify(directory + "/out.transcript") == "")
         // Without a switch, a human session writes no `output` line.
-        let human = Session()
-        runScript(human, "now\nrecord h.transcript\n", in: directory)
+        let human = await TestShell()
+        await runScript(human, "now\nrecord h.transcript\n", in: directory)
         #expect(contents(directory + "/h.transcript")?.hasPrefix("cachesh> now\n") == true)
     }
 
-    @Test func aSessionBegunWithConfigRecordsItsLoad() throws {
+    @Test func aSessionBegunWithConfigRecordsItsLoad() async throws {
         let directory = temporaryDirectory()
         try #"{"namespaces": {"feed": {"ttl": "1m"}}}"#.write(toFile: directory + "/conf.json", atomically: true, encoding: .utf8)
-        let session = Session()
-        session.baseDirectory = directory
-        #expect(session.loadInitialConfiguration(path: "conf.json") == false, "relative to the working directory")
-        #expect(session.loadInitialConfiguration(path: directory + "/conf.json"))
-        _ = session.takeOutput()
-        runScript(session, "put feed:a 1\nrecord out.transcript\n", in: directory)
+        let session = await TestShell()
+        let loaded = await session.run { session, cache in
+            session.baseDirectory = directory
+            let relative = session.loadInitialConfiguration(path: "conf.json", on: cache)
+            let absolute = session.loadInitialConfiguration(path: directory + "/conf.json", on: cache)
+            _ = session.takeOutput()
+            return [relative, absolute]
+        }
+        #expect(loaded == [false, true], "relative to the working directory, then absolute")
+        await runScript(session, "put feed:a 1\nrecord out.transcript\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         #expect(text == "cachesh> load \"\(directory)/conf.json\"\nloaded \(directory)/conf.json\ncachesh> put feed:a 1\nkeys: feed:a\n")
-        #expect(verify(directory + "/out.transcript") == "")
+        #expect(await verify(directory + "/out.transcript") == "")
     }
 
-    @Test func aSessionBegunFromASnapshotRecordsARestoreOfItBesideTheTranscript() {
+    @Test func aSessionBegunFromASnapshotRecordsARestoreOfItBesideTheTranscript() async {
         let directory = temporaryDirectory()
-        let session = Session()
-        session.baseSnapshot = "{\n  \"format\": \"cachesh-snapshot\"\n}\n"
-        runScript(session, "echo hi\nrecord out.transcript\n", in: directory)
-        #expect(contents(directory + "/out.snapshot.json") == "{\n  \"format\": \"cachesh-snapshot\"\n}\n")
+        let session = await TestShell()
+        let base = await TestShell().snapshotText() + "\n"
+        await session.run { session, _ in session.baseSnapshot = base }
+        await runScript(session, "echo hi\nrecord out.transcript\n", in: directory)
+        #expect(contents(directory + "/out.snapshot.json") == base)
         let lines = (contents(directory + "/out.transcript") ?? "").split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first == "cachesh> restore out.snapshot.json")
         #expect(lines.suffix(3) == ["cachesh> echo hi", "hi", ""])
     }
 
-    @Test func recordIsRefusedUnderSafe() {
+    @Test func recordIsRefusedUnderSafe() async {
         let directory = temporaryDirectory()
-        let session = Session(options: SessionOptions(safe: true))
-        let printed = runScript(session, "record out.transcript\n", in: directory)
+        let session = await TestShell(options: SessionOptions(safe: true))
+        let printed = await runScript(session, "record out.transcript\n", in: directory)
         #expect(printed == "\(directory)/s.cachesh:1: error: --safe: commands may not write files (out.transcript)\n")
         #expect(contents(directory + "/out.transcript") == nil)
     }
 
-    @Test func recordMisuseIsAnError() {
+    @Test func recordMisuseIsAnError() async {
         let directory = temporaryDirectory()
-        let session = Session()
+        let session = await TestShell()
         try? "record inner.transcript\n".write(toFile: directory + "/inner.cachesh", atomically: true, encoding: .utf8)
-        let printed = runScript(session, """
+        let printed = await runScript(session, """
             record stop
             record
             record a.transcript
@@ -158,13 +163,13 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
 
             """)
-        #expect(verify(directory + "/a.transcript") == "")
+        #expect(await verify(directory + "/a.transcript") == "")
     }
 
-    @Test func aRecordingAlwaysReplaysByteForByte() {
+    @Test func aRecordingAlwaysReplaysByteForByte() async {
         let directory = temporaryDirectory()
-        let session = Session()
-        runScript(session, """
+        let session = await TestShell()
+        await runScript(session, """
             ns feed ttl=1m stale=10s
             watch feed:*
             put feed:1 [1] tags=home
@@ -183,14 +188,14 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             record out.transcript
 
             """, in: directory)
-        #expect(verify(directory + "/out.transcript") == "")
+        #expect(await verify(directory + "/out.transcript") == "")
     }
 }
 
 /// The "did you mean" part of the unknown-command error for `name`, as the session words it.
-private func errorHint(_ name: String) -> String {
-    let session = Session()
-    let line = session.runTyped(name)
+private func errorHint(_ name: String) async -> String {
+    let session = await TestShell()
+    let line = await session.typed(name)
     let prefix = "error: unknown command \"\(name)\""
     return String(line.dropFirst(prefix.count).dropLast())
 }

@@ -1,9 +1,11 @@
 import CacheCore
+import CacheServer
 import CacheShell
 @testable import CacheStore
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// The persistent store (SPEC §5.3): round trips, incremental commits, refusals, migration.
 @Suite struct StoreTests {
@@ -61,42 +63,44 @@ import Testing
         stats
         """
 
-    static func snapshotText(_ session: Session) -> String { session.makeSnapshot().prettyText() }
+    static func snapshotText(_ session: TestShell) async -> String { await session.snapshotText() }
+
+    /// A new session opened on `store`.
+    static func opened(_ store: SQLiteStore, groupSize: Int = 256) async throws -> TestShell {
+        let session = await TestShell()
+        try await session.run { session, cache in try session.open(store: store, groupSize: groupSize, on: cache) }
+        return session
+    }
 
     /// A session reopened from the store after every command holds exactly the state of the session
     /// that wrote it, and continues with the same output.
     @Test(arguments: [1, 4])
-    func reopenedSessionMatchesAfterEveryCommand(groupSize: Int) throws {
+    func reopenedSessionMatchesAfterEveryCommand(groupSize: Int) async throws {
         let store = try SQLiteStore()
-        let writer = Session()
-        try writer.open(store: store, groupSize: groupSize)
+        let writer = try await Self.opened(store, groupSize: groupSize)
         for line in Self.script.split(separator: "\n") {
-            _ = writer.runTyped(String(line))
-            let reader = Session()
-            try reader.open(store: store)
-            #expect(Self.snapshotText(reader) == Self.snapshotText(writer), "after \(line)")
+            _ = await writer.typed(String(line))
+            let reader = try await Self.opened(store)
+            #expect(await Self.snapshotText(reader) == Self.snapshotText(writer), "after \(line)")
         }
-        let reader = Session()
-        try reader.open(store: store)
+        let reader = try await Self.opened(store)
         let more = "get feed:c\nget feed:a\nadvance 30m\nkeys\nserver log\nstats"
-        #expect(reader.runTyped(more) == writer.runTyped(more))
+        #expect(await reader.typed(more) == writer.typed(more))
     }
 
     /// A store on disk survives the process: a new store object on the same file reads it back.
-    @Test func fileStoreRoundTrip() throws {
+    @Test func fileStoreRoundTrip() async throws {
         let path = Self.directory() + "/s.db"
-        let writer = Session()
-        try writer.open(store: SQLiteStore(path: path))
-        _ = writer.runTyped(Self.script)
-        let reader = Session()
-        try reader.open(store: SQLiteStore(path: path))
-        #expect(Self.snapshotText(reader) == Self.snapshotText(writer))
-        #expect(reader.baseSnapshot == Self.snapshotText(writer) + "\n")
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed(Self.script)
+        let reader = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(reader) == Self.snapshotText(writer))
+        #expect(await reader.run { session, _ in session.baseSnapshot } == Self.snapshotText(writer) + "\n")
     }
 
     /// One command's commit writes the rows it changed, not the whole cache.
     @Test func commitsAreIncremental() {
-        let engine = CacheEngine(origin: SimulatedOrigin())
+        let engine = CacheEngine(origin: SimulatedServer())
         for i in 0..<100 { engine.put("k:\(i)", .int(Int64(i))) }
         engine.startTrackingChanges(everything: true)
         let first = engine.takeChanges()
@@ -121,7 +125,7 @@ import Testing
 
     /// Output is handed on only after the commit that covers it: a failed commit prints the error
     /// and not the output of the commands it would have made durable, and stops the session.
-    @Test func failedCommitWithholdsOutput() throws {
+    @Test func failedCommitWithholdsOutput() async throws {
         final class FailingStore: CacheStore {
             var commits = 0
             func load() throws(StoreError) -> StoredState? { nil }
@@ -130,13 +134,17 @@ import Testing
                 if commits > 1 { throw StoreError("disk full") }
             }
         }
-        let session = Session()
-        var printed: [String] = []
-        session.sink = { text, _ in printed.append(text) }
-        try session.open(store: FailingStore(), groupSize: 2)
-        session.run(SourceFile(name: "-c", text: "put a 1; put b 2; put c 3"), semicolonsSeparate: true)
+        let session = await TestShell()
+        let printed = try await session.run { session, cache in
+            let sink = Printed()
+            session.sink = { text, _ in sink.lines.append(text) }
+            try session.open(store: FailingStore(), groupSize: 2, on: cache)
+            session.run(SourceFile(name: "-c", text: "put a 1; put b 2; put c 3"), semicolonsSeparate: true, on: cache)
+            return sink.lines
+        }
         #expect(printed == ["cachesh: disk full\n"])
-        #expect(session.anyFailed && session.quitRequested)
+        #expect(await session.anyFailed)
+        #expect(await session.quitRequested)
     }
 
     // MARK: Refusals
@@ -185,20 +193,18 @@ import Testing
         #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
     }
 
-    @Test func refusesADamagedState() throws {
+    @Test func refusesADamagedState() async throws {
         let path = Self.directory() + "/s.db"
-        let writer = Session()
-        try writer.open(store: SQLiteStore(path: path))
-        _ = writer.runTyped("put a 1")
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
-        let reader = Session()
-        do {
-            try reader.open(store: SQLiteStore(path: path))
-            Issue.record("opened a damaged store")
-        } catch {
-            #expect(error.message == "damaged store: entries[0].key: expected a string")
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("put a 1")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
         }
-        #expect(reader.engine.count == 0)
+        #expect(refusal == "damaged store: entries[0].key: expected a string")
+        #expect(await reader.run { _, cache in cache.count } == 0)
     }
 
     @Test func migratesAnOlderStore() throws {
@@ -212,4 +218,9 @@ import Testing
         #expect(try store.schema() == SQLiteStore.schemaVersion)
         #expect(try store.load()?.state == "x")
     }
+}
+
+/// Lines a sink collected.
+private final class Printed {
+    var lines: [String] = []
 }

@@ -166,7 +166,7 @@ extension CacheEngine {
     }
 
     /// The result a waiting reader gets once its request completed.
-    private func result(for key: String, outcome: KeyOutcome?) -> ReadResult {
+    func result(for key: String, outcome: KeyOutcome?) -> ReadResult {
         switch outcome {
         case .stored?:
             if let slot = index[key] { return read(slot, source: .server) }

@@ -20,7 +20,7 @@ public final class CacheEngine {
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
     public static let runawayLimit = 1_000_000
 
-    public let origin: any Origin
+    public internal(set) var origin: any Origin
     /// The virtual clock's start (SPEC §2: 2026-01-01T00:00:00.000Z); replaced by `restore`.
     public internal(set) var clockStart: Int64
     /// Current virtual time, ms since the Unix epoch.

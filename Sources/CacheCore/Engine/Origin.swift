@@ -54,4 +54,52 @@ public protocol Origin: AnyObject {
     func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]>
     /// The validation handshake: for each namespace, the time up to which the client knows it current.
     func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]>
+    /// The origin's own state for snapshots and stores, if it keeps any (default: none).
+    var persistentState: (any PersistentOrigin)? { get }
+}
+
+/// The state an origin keeps of its own that belongs in a snapshot's `server` section and in a
+/// store (SPEC §5.2–5.3): the shell's simulated server has some; an app's network has none.
+///
+/// Snapshot decoding checks the section and hands it over as this value, so a refused document
+/// reaches no origin.
+public struct OriginSnapshot: Sendable, Equatable {
+    public var data: [String: JSONValue]
+    /// When each key last changed (ms since the Unix epoch).
+    public var modifiedAt: [String: Int64]
+    public var latency: Int64
+    public var latencies: [String: Int64]
+    public var isOnline: Bool
+    public var idField: String
+    public var failNext: Int
+    public var failKey: [String: Int]
+
+    public init(data: [String: JSONValue], modifiedAt: [String: Int64], latency: Int64, latencies: [String: Int64],
+                isOnline: Bool, idField: String, failNext: Int, failKey: [String: Int]) {
+        self.data = data; self.modifiedAt = modifiedAt; self.latency = latency; self.latencies = latencies
+        self.isOnline = isOnline; self.idField = idField; self.failNext = failNext; self.failKey = failKey
+    }
+}
+
+/// An origin whose own state is saved by snapshots and stores. The engine reaches it through
+/// `Origin.persistentState`, never by casting to a concrete type.
+public protocol PersistentOrigin: AnyObject {
+    /// The whole state; `withData: false` leaves `data` and `modifiedAt` empty (a store keeps
+    /// them in rows of their own).
+    func snapshot(withData: Bool) -> OriginSnapshot
+    /// Replaces the whole state with a checked snapshot's.
+    func restore(_ snapshot: OriginSnapshot)
+    /// Starts noting which keys change, for `takeChangedKeys`.
+    func startTrackingChanges()
+    /// The keys whose data or modification time changed since the last call, sorted.
+    func takeChangedKeys() -> [String]
+    /// Every key the origin has data or a modification time for, sorted.
+    func allKeys() -> [String]
+    /// One key's row for a store.
+    func storedKey(_ key: String) -> StoredServerKey
+}
+
+extension Origin {
+    /// None: an app's origin keeps no state of its own in snapshots.
+    public var persistentState: (any PersistentOrigin)? { nil }
 }

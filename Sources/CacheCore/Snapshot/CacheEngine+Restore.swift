@@ -94,11 +94,8 @@ extension CacheEngine {
         }
         heap = Heap(scheduled)
 
-        if let server = snapshot.server, let simulated = origin as? SimulatedOrigin {
-            simulated.restore(data: server.data, modifiedAt: server.modifiedAt, latency: server.latency,
-                              latencies: server.latencies, isOnline: server.isOnline, failNext: server.failNext,
-                              failKey: server.failKey)
-            simulated.idField = server.idField
+        if let server = snapshot.server, let state = origin.persistentState {
+            state.restore(server)
         }
     }
 }

@@ -336,7 +336,7 @@ extension Snapshot {
         guard let latency = try o.optionalDuration("latency_ms") else { throw o.fail("latency_ms", "expected a duration in ms") }
         let idField = try o.string("id_field")
         if idField.isEmpty { throw o.fail("id_field", "must not be empty") }
-        server = ServerState(data: data.fields, modifiedAt: modifiedAt, latency: latency, latencies: latencyByKey,
+        server = OriginSnapshot(data: data.fields, modifiedAt: modifiedAt, latency: latency, latencies: latencyByKey,
                              isOnline: try o.bool("online"), idField: idField, failNext: try o.count("fail_next"),
                              failKey: failKey)
     }

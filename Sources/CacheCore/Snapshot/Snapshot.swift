@@ -23,18 +23,6 @@ public struct Snapshot {
         public var path: String
     }
 
-    /// The simulated server's state (restored only into an engine whose origin is a `SimulatedOrigin`).
-    struct ServerState {
-        var data: [String: JSONValue]
-        var modifiedAt: [String: Int64]
-        var latency: Int64
-        var latencies: [String: Int64]
-        var isOnline: Bool
-        var idField: String
-        var failNext: Int
-        var failKey: [String: Int]
-    }
-
     public internal(set) var clockStart: Int64 = 0
     public internal(set) var now: Int64 = 0
     var seq: UInt64 = 0
@@ -50,7 +38,8 @@ public struct Snapshot {
     var mutationQueue: [QueuedMutation] = []
     var replaying: UInt64?
     public internal(set) var scheduledCommands: [ScheduledCommand] = []
-    var server: ServerState?
+    /// The origin's own state (restored only into an engine whose origin keeps state: `Origin.persistentState`).
+    var server: OriginSnapshot?
     var requestLog: [RequestLogEntry] = []
     var total = Stats()
     /// The recency stamp of each entry, when read from a store (else they are numbered in order).
@@ -129,8 +118,8 @@ extension CacheEngine {
         ]
 
         var server: [String: JSONValue] = ["log": .array(forStore ? [] : requestLog.map(Self.logJSON))]
-        if let simulated = origin as? SimulatedOrigin {
-            server.merge(simulated.snapshotFields(withData: !forStore)) { $1 }
+        if let state = origin.persistentState {
+            server.merge(state.snapshot(withData: !forStore).fields) { $1 }
         }
 
         return [
@@ -270,12 +259,12 @@ extension CacheEngine {
     static let maxISOTime: Int64 = 253_402_300_799_999
 }
 
-extension SimulatedOrigin {
-    /// The server's data and settings as snapshot fields (the engine adds its `log`).
-    func snapshotFields(withData: Bool = true) -> [String: JSONValue] {
+extension OriginSnapshot {
+    /// The origin's data and settings as snapshot fields (the engine adds its `log`).
+    var fields: [String: JSONValue] {
         [
-            "data": .object(withData ? data : [:]),
-            "modified_at": .object(withData ? modifiedAt.mapValues(CacheEngine.time) : [:]),
+            "data": .object(data),
+            "modified_at": .object(modifiedAt.mapValues(CacheEngine.time)),
             "latency_ms": .int(latency),
             "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
             "online": .bool(isOnline),

@@ -95,7 +95,7 @@ extension CacheEngine {
         slots.tracking = true
         _ = slots.takeMarked()
         changes = ChangeLog(replacedAll: everything)
-        (origin as? SimulatedOrigin)?.changedKeys = []
+        origin.persistentState?.startTrackingChanges()
     }
 
     /// The rows that changed since the last call (everything, the first time or after `restore`).
@@ -109,18 +109,16 @@ extension CacheEngine {
         let log = changes ?? ChangeLog(replacedAll: true)
         changes = ChangeLog()
         let marked = slots.takeMarked()
-        let simulated = origin as? SimulatedOrigin
-        let serverKeys = simulated?.takeChangedKeys() ?? []
+        let originState = origin.persistentState
+        let serverKeys = originState?.takeChangedKeys() ?? []
         out.state = JSONValue.object(snapshotState(scheduledCommand: scheduledCommand, forStore: true)).compactText
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(index.count)
             for s in store.recencyOrder() { out.entries.append(storedEntry(s)) }
             out.log = requestLog.indices.map(storedLogLine)
-            if let simulated {
-                for key in Set(simulated.data.keys).union(simulated.modifiedAt.keys).sorted() {
-                    out.server.append(simulated.storedKey(key))
-                }
+            if let originState {
+                for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
             }
             return out
         }
@@ -132,7 +130,7 @@ extension CacheEngine {
         for position in log.logPositions where position < requestLog.count && seen.insert(position).inserted {
             out.log.append(storedLogLine(position))
         }
-        if let simulated { out.server = serverKeys.sorted().map(simulated.storedKey) }
+        if let originState { out.server = serverKeys.map(originState.storedKey) }
         return out
     }
 
@@ -143,19 +141,6 @@ extension CacheEngine {
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
         StoredLogLine(position: Int64(position), body: Self.logJSON(requestLog[position]).compactText)
-    }
-}
-
-extension SimulatedOrigin {
-    func storedKey(_ key: String) -> StoredServerKey {
-        StoredServerKey(key: key, value: data[key]?.compactText, modifiedAt: modifiedAt[key])
-    }
-
-    /// The keys changed since the last call.
-    func takeChangedKeys() -> Set<String> {
-        guard let keys = changedKeys else { return [] }
-        changedKeys = []
-        return keys
     }
 }
 

@@ -12,6 +12,16 @@ import Darwin
 public protocol CacheClock: Sendable {
     /// The current time in milliseconds since the Unix epoch.
     func nowMs() -> Int64
+    /// Suspends until `nowMs()` reaches `ms` (live mode's timer). Throws when the task is cancelled.
+    func sleep(untilMs ms: Int64) async throws
+}
+
+extension CacheClock {
+    /// Sleeps on the system's monotonic clock for the time left until `ms`.
+    public func sleep(untilMs ms: Int64) async throws {
+        let left = ms - nowMs()
+        if left > 0 { try await Task.sleep(nanoseconds: UInt64(left) * 1_000_000) }
+    }
 }
 
 /// The wall clock, for apps. The only place in CacheCore that reads real time.

@@ -5,25 +5,25 @@ enum ClockCommands {
     /// Commands `at` cannot schedule.
     static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
 
-    static func nowFields(_ engine: CacheEngine) -> [String: JSONValue] {
-        ["now": .string(TimeText.iso8601(ms: engine.now)), "now_ms": .int(engine.now - engine.clockStart)]
+    static func nowFields(_ cache: isolated Cache) -> [String: JSONValue] {
+        ["now": .string(TimeText.iso8601(ms: cache.now)), "now_ms": .int(cache.now - cache.clockStart)]
     }
 
-    static func now(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func now(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...0, usage: "no arguments")
-        return Reply(nowFields(session.engine), order: ["now", "now_ms"])
+        return Reply(nowFields(cache), order: ["now", "now_ms"])
     }
 
-    static func advance(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func advance(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "D (a duration: 250ms, 30s, 5m, 1h30m, 2d)")
         let duration = try args.duration(0)
-        do { try session.engine.advance(by: duration) } catch { throw ShellError(error.message, at: command.offset) }
-        return Reply(nowFields(session.engine), order: ["now", "now_ms"])
+        do { try cache.advance(by: duration) } catch { throw ShellError(error.message, at: command.offset) }
+        return Reply(nowFields(cache), order: ["now", "now_ms"])
     }
 
-    static func at(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func at(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, skip: 1, options: nil, flags: [], leading: Int.max)
         try args.expect(2...Int.max, usage: "D COMMAND")
         let delay = try args.duration(0)
@@ -38,9 +38,9 @@ enum ClockCommands {
         let token = session.nextToken
         session.nextToken += 1
         session.scheduled[token] = Session.ScheduledEntry(text: text, source: source, offset: offset)
-        let id = session.engine.schedule(after: delay, token: token)
+        let id = cache.schedule(after: delay, token: token)
         // The engine clamps a due time past the end of time the same way (`at 106751991167d`).
-        let (sum, overflow) = session.engine.now.addingReportingOverflow(delay)
+        let (sum, overflow) = cache.now.addingReportingOverflow(delay)
         let due = overflow ? Int64.max : sum
         return .ok(["id": .int(Int64(id)), "due": .string(TimeText.iso8601(ms: due)), "scheduled": .string(text)],
                    human: ["scheduled at \(TimeText.iso8601(ms: due)): \(text)"])
@@ -50,13 +50,13 @@ enum ClockCommands {
 extension Session {
     /// Runs a command `at` scheduled, from the scheduler: reads never block; its result prints as
     /// an `"event": "at"` line; its error fails the command that ran the scheduler.
-    func runScheduledCommand(_ entry: ScheduledEntry) {
+    func runScheduledCommand(_ entry: ScheduledEntry, on cache: isolated Cache) {
         let local = SourceFile(name: nil, text: entry.text)
         var lexer = Lexer(local, semicolonSeparates: false)
         let wasScheduled = inScheduled
         inScheduled = true
         defer { inScheduled = wasScheduled }
-        let time = TimeText.iso8601(ms: engine.now)
+        let time = TimeText.iso8601(ms: cache.now)
         while let next = lexer.next() {
             var name: String?
             do {
@@ -67,7 +67,7 @@ extension Session {
                 }
                 depth += 1
                 defer { depth -= 1 }
-                let reply = try dispatch(name, command, local)
+                let reply = try dispatch(name, command, local, on: cache)
                 if options.mode == .json {
                     var fields = reply.fields
                     fields["event"] = .string("at")

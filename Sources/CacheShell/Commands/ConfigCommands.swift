@@ -4,14 +4,14 @@ import CacheCore
 enum ConfigCommands {
     static let nsOptions: Set<String> = ["ttl", "stale", "max", "stale-if-error", "timeout"]
 
-    static func ns(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func ns(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, options: nsOptions, flags: ["purgeable", "no-purgeable"])
         try args.expect(0...1, usage: "NAME [ttl=D] [stale=D] [max=N] [stale-if-error=D] [timeout=D] [--purgeable]")
         guard let nameWord = args.positional.first else {
             if !args.options.isEmpty || !args.flags.isEmpty {
                 throw ShellError("ns needs a NAME before its options", at: command.words[1].offset)
             }
-            return list(session)
+            return list(session, cache)
         }
         let name = try Arguments.namespace(nameWord)
         var change = PolicyChange()
@@ -37,14 +37,14 @@ enum ConfigCommands {
         if args.flag("purgeable") { change.purgeable = true }
         if args.flag("no-purgeable") { change.purgeable = false }
         let changed: [String]
-        do { changed = try session.engine.defineNamespace(name, change) } catch {
+        do { changed = try cache.defineNamespace(name, change) } catch {
             throw ShellError(error.message, at: nameWord.offset)
         }
-        var fields = policyFields(session.engine.policy(of: name))
+        var fields = policyFields(cache.policy(of: name))
         fields["name"] = .string(name)
         fields["keys"] = .array(changed.map(JSONValue.string))
         fields["ok"] = .bool(true)
-        return Reply(fields, human: [describe(name, session.engine.policy(of: name))]
+        return Reply(fields, human: [describe(name, cache.policy(of: name))]
                      + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
     }
 
@@ -70,8 +70,8 @@ enum ConfigCommands {
         return parts.joined(separator: " ")
     }
 
-    static func list(_ session: Session) -> Reply {
-        let all = session.engine.namespacePolicies()
+    static func list(_ session: Session, _ cache: isolated Cache) -> Reply {
+        let all = cache.namespacePolicies()
         var out: [String: JSONValue] = [:]
         for ns in all {
             var f = policyFields(ns.policy)
@@ -88,18 +88,17 @@ enum ConfigCommands {
                      human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"], rows))
     }
 
-    static func config(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func config(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...0, usage: "no arguments")
-        let engine = session.engine
         var namespaces: [String: JSONValue] = [:]
         var human: [String] = []
-        for ns in engine.namespacePolicies() where ns.defined {
+        for ns in cache.namespacePolicies() where ns.defined {
             namespaces[ns.name] = .object(policyFields(ns.policy))
             human.append(describe(ns.name, ns.policy))
         }
         var push: [String: JSONValue] = [:]
-        for (type, rule) in engine.pushRules.sorted(by: { $0.key < $1.key }) {
+        for (type, rule) in cache.pushRules.sorted(by: { $0.key < $1.key }) {
             var r: [String: JSONValue] = [:]
             if !rule.invalidate.isEmpty { r["invalidate"] = .array(rule.invalidate.map(JSONValue.string)) }
             if !rule.refresh.isEmpty { r["refresh"] = .array(rule.refresh.map(JSONValue.string)) }
@@ -107,23 +106,23 @@ enum ConfigCommands {
             push[type] = .object(r)
             human.append("push \(type) -> " + (r.isEmpty ? "(notify only)" : JSONValue.object(r).compactText))
         }
-        human.append("id-field: \(engine.idField)")
-        human.append("server latency: \(TimeText.formatDuration(session.origin.latency))"
-                     + session.origin.latencies.sorted(by: { $0.key < $1.key }).map { ", \($0.key) \(TimeText.formatDuration($0.value))" }.joined())
+        human.append("id-field: \(cache.idField)")
+        human.append("server latency: \(TimeText.formatDuration(session.server.latency))"
+                     + session.server.latencies.sorted(by: { $0.key < $1.key }).map { ", \($0.key) \(TimeText.formatDuration($0.value))" }.joined())
         return Reply([
-            "namespaces": .object(namespaces), "push": .object(push), "id-field": .string(engine.idField),
-            "server": .object(["latency_ms": .int(session.origin.latency),
-                               "latencies_ms": .object(session.origin.latencies.mapValues { .int($0) })]),
+            "namespaces": .object(namespaces), "push": .object(push), "id-field": .string(cache.idField),
+            "server": .object(["latency_ms": .int(session.server.latency),
+                               "latencies_ms": .object(session.server.latencies.mapValues { .int($0) })]),
         ], human: human)
     }
 
-    static func load(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func load(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "FILE")
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
-        let changed = try session.applyConfiguration(text: text, from: path, at: word.offset)
+        let changed = try session.applyConfiguration(text: text, from: path, at: word.offset, on: cache)
         return .ok(["file": .string(word.text), "keys": .array(changed.map(JSONValue.string))],
                    human: ["loaded \(word.text)" + (changed.isEmpty ? "" : "; keys: " + changed.joined(separator: " "))])
     }
@@ -138,19 +137,19 @@ extension Session {
 
     /// Parses and applies a configuration document; nothing is applied unless all of it is valid.
     /// - Returns: the keys changed by recomputed times.
-    func applyConfiguration(text: String, from path: String, at offset: Int) throws(ShellError) -> [String] {
+    func applyConfiguration(text: String, from path: String, at offset: Int, on cache: isolated Cache) throws(ShellError) -> [String] {
         let parsed: ParsedConfiguration
         do { parsed = try ParsedConfiguration(text: text) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
         }
         let changed: [String]
-        do { changed = try engine.configure(parsed.cache) } catch {
+        do { changed = try cache.configure(parsed.cache) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
         }
-        origin.idField = parsed.cache.idField
-        if let latency = parsed.latency { origin.latency = latency }
-        if let latencies = parsed.latencies { origin.latencies = latencies }
-        if let data = parsed.data { origin.replaceData(data, at: engine.now) }
+        server.idField = parsed.cache.idField
+        if let latency = parsed.latency { server.latency = latency }
+        if let latencies = parsed.latencies { server.latencies = latencies }
+        if let data = parsed.data { server.replaceData(data, at: cache.now) }
         return changed
     }
 }

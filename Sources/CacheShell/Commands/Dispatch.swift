@@ -1,7 +1,7 @@
 import CacheCore
 
 extension Session {
-    typealias Handler = @Sendable (Session, RawCommand, SourceFile) throws(ShellError) -> Reply
+    typealias Handler = @Sendable (Session, isolated Cache, RawCommand, SourceFile) throws(ShellError) -> Reply
 
     /// Every command of SPEC §3, by name: one place per family (parse → run → render).
     static let handlers: [String: Handler] = [
@@ -40,7 +40,7 @@ extension Session {
         "quit": SessionCommands.quit,
     ]
 
-    func dispatch(_ name: String, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    func dispatch(_ name: String, _ command: RawCommand, _ source: SourceFile, on cache: isolated Cache) throws(ShellError) -> Reply {
         guard let handler = Self.handlers[name] else {
             let word = command.words[0]
             if word.kind != .bare {
@@ -54,7 +54,7 @@ extension Session {
             throw ShellError("unknown command \"\(name)\"" + (suggestion.map { " (did you mean \($0)?)" } ?? " (try help)"),
                              at: word.offset)
         }
-        return try handler(self, command, source)
+        return try handler(self, cache, command, source)
     }
 
     func requestQuit() { quitRequested = true }

@@ -8,7 +8,7 @@ enum HelpCommands {
 
     /// Runs `help` or `help COMMAND`.
     /// - Throws: `ShellError` at the word when COMMAND names no command, or for extra words.
-    static func help(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func help(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[COMMAND]")
         guard let word = args.positional.first else { return list() }

@@ -20,28 +20,28 @@ enum ObserveCommands {
         }
     }
 
-    static func watch(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func watch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "KEY|NS:*|*")
         if args.positional.isEmpty {
-            let scopes = session.engine.watchedScopes.map(describe)
+            let scopes = cache.watchedScopes.map(describe)
             return Reply(["watching": .array(scopes.map(JSONValue.string))],
                          human: [scopes.isEmpty ? "watching: (nothing)" : "watching: " + scopes.joined(separator: " ")])
         }
         let scope = try scope(args, 0)
-        session.engine.watch(scope)
+        cache.watch(scope)
         return .ok(["watching": .string(describe(scope))], human: ["watching \(describe(scope))"])
     }
 
-    static func unwatch(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func unwatch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[KEY|NS:*|*]")
         if args.positional.isEmpty {
-            session.engine.unwatch(nil)
+            cache.unwatch(nil)
             return .ok(["unwatched": .string("all")], human: ["watching nothing"])
         }
         let scope = try scope(args, 0)
-        let was = session.engine.unwatch(scope)
+        let was = cache.unwatch(scope)
         return .ok(["unwatched": .string(describe(scope)), "was_watching": .bool(was)],
                    human: [was ? "stopped watching \(describe(scope))" : "was not watching \(describe(scope))"])
     }
@@ -59,24 +59,23 @@ enum ObserveCommands {
         return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - String(thousandths % 1000).count))\(thousandths % 1000)"
     }
 
-    static func stats(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func stats(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[NS] or reset")
-        let engine = session.engine
         if let word = args.positional.first {
             if word.text == "reset" {
-                engine.resetStats()
+                cache.resetStats()
                 return .ok(human: ["stats reset"])
             }
             let ns = try Arguments.namespace(word)
-            let s = engine.stats(namespace: ns)
+            let s = cache.stats(namespace: ns)
             var fields = statsFields(s)
             fields["namespace"] = .string(ns)
             return Reply(fields, human: Render.fieldLines(statsFields(s).merging(["hit_ratio": .string(ratio(s))]) { $1 },
                                                           order: s.fields.map(\.name) + ["hit_ratio"], colour: false))
         }
-        let total = engine.stats()
-        let perNamespace = engine.statsByNamespace()
+        let total = cache.stats()
+        let perNamespace = cache.statsByNamespace()
         var fields = statsFields(total)
         var namespaces: [String: JSONValue] = [:]
         for (name, s) in perNamespace { namespaces[name] = .object(statsFields(s)) }
@@ -87,16 +86,15 @@ enum ObserveCommands {
         return Reply(fields, human: Render.table(columns, rows))
     }
 
-    static func pending(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func pending(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...0, usage: "no arguments")
-        let engine = session.engine
         var items: [JSONValue] = []
         var rows: [[String]] = []
-        for item in engine.pendingWork() {
+        for item in cache.pendingWork() {
             var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
             f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
-            f["due_in_ms"] = item.dueAt.map { .int($0 - engine.now) } ?? .null
+            f["due_in_ms"] = item.dueAt.map { .int($0 - cache.now) } ?? .null
             let what: String
             let detail: String
             switch item.kind {
@@ -113,7 +111,7 @@ enum ObserveCommands {
             }
             items.append(.object(f))
             rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
-                         item.dueAt.map { "+" + TimeText.formatDuration($0 - engine.now) } ?? "-", what, detail])
+                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
         }
         return Reply(["pending": .array(items)],
                      human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))

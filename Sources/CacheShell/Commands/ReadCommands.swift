@@ -25,26 +25,26 @@ enum ReadCommands {
 
     private static let getFlags: Set<String> = ["force", "nowait"]
 
-    static func get(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func get(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, flags: getFlags)
         try args.expect(1...1, usage: "KEY [--force] [--nowait]")
         let key = try args.key(0)
         let result: ReadResult
         do {
-            result = try session.engine.get(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)
+            result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
         return .read(result, isGet: true)
     }
 
-    static func mget(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func mget(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...Int.max, usage: "KEY...")
         var keys: [String] = []
         for i in args.positional.indices { keys.append(try args.key(i)) }
         let results: [ReadResult]
-        do { results = try session.engine.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
+        do { results = try cache.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
         let rows = results.map { r -> [String] in
             var notes: [String] = []
             if r.offline { notes.append("offline") }
@@ -59,17 +59,17 @@ enum ReadCommands {
                                          colourColumn: 1, colour: session.options.colour))
     }
 
-    static func peek(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func peek(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "KEY")
-        return .read(session.engine.peek(try args.key(0)), isGet: false)
+        return .read(cache.peek(try args.key(0)), isGet: false)
     }
 
-    static func keys(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func keys(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[PATTERN]")
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
-        let entries = session.engine.keys(matching: pattern)
+        let entries = cache.keys(matching: pattern)
         let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }
         return Reply(["entries": .array(entries.map {
             .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])

@@ -14,7 +14,7 @@ import CacheCore
 /// written in their interactive form. `record` commands themselves are not written: a replay must
 /// not write files, and their output is not part of the session being recorded.
 enum RecordCommands {
-    static func record(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func record(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "FILE (or stop)")
         let word = args.positional[0]
@@ -107,10 +107,12 @@ enum RecordCommands {
             }
             // What the replay prints for it: a fresh session restoring the file, as `--verify` will.
             let command = "restore " + word(snapshotFile)
-            let scratch = Session(options: SessionOptions(mode: mode))
-            scratch.keepsHistory = false
-            scratch.baseDirectory = directory
-            text += entry(command: command, output: scratch.runTyped(command))
+            let restored: Snapshot
+            do { restored = try Snapshot(parsing: snapshot) } catch {
+                throw Recording.Failure(path: snapshotPath, description: error.description)
+            }
+            let reply = SnapshotCommands.restored(snapshotFile, entries: restored.entryCount, now: restored.now)
+            text += entry(command: command, output: reply.text(command: "restore", mode: mode, colour: false))
             commands += 1
         }
         for (command, output) in history where !isRecordCommand(command) {

@@ -4,19 +4,18 @@ import CacheCore
 enum ServerCommands {
     static let subcommands = ["set", "patch", "delete", "show", "latency", "fail", "offline", "online", "log"]
 
-    static func server(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func server(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         guard command.words.count >= 2 else {
             throw ShellError("server needs one of: " + subcommands.joined(separator: ", "), at: command.end)
         }
         let sub = command.words[1]
-        let origin = session.origin
-        let engine = session.engine
+        let server = session.server
         switch sub.text {
         case "set":
             let args = try Arguments(command, source, skip: 2, leading: 2)
             try args.expect(2...2, usage: "KEY VALUE")
             let key = try args.key(0)
-            origin.set(key, try args.value(1), at: engine.now)
+            server.set(key, try args.value(1), at: cache.now)
             return .ok(["key": .string(key)], human: ["server: set \(key)"])
         case "patch":
             let args = try Arguments(command, source, skip: 2, leading: 2)
@@ -24,15 +23,15 @@ enum ServerCommands {
             let key = try args.key(0)
             let patch = try args.patch(1)
             let value: JSONValue?
-            do { value = try origin.patched(key, patch) } catch { throw ShellError("\(error)", at: args.positional[1].offset) }
+            do { value = try server.patched(key, patch) } catch { throw ShellError("\(error)", at: args.positional[1].offset) }
             guard let value else { throw ShellError("the server has no \(key)", at: args.positional[0].offset) }
-            origin.set(key, value, at: engine.now)
+            server.set(key, value, at: cache.now)
             return .ok(["key": .string(key), "value": value], human: ["server: \(key) = \(value.compactText)"])
         case "delete":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(1...1, usage: "KEY")
             let key = try args.key(0)
-            let existed = origin.delete(key, at: engine.now)
+            let existed = server.delete(key, at: cache.now)
             return .ok(["key": .string(key), "deleted": .bool(existed)],
                        human: [existed ? "server: deleted \(key)" : "server: no \(key) to delete"])
         case "show":
@@ -40,60 +39,60 @@ enum ServerCommands {
             try args.expect(0...1, usage: "[KEY]")
             if args.positional.count == 1 {
                 let key = try args.key(0)
-                let value = origin.data[key]
+                let value = server.data[key]
                 return Reply(["key": .string(key), "value": value ?? .null,
-                              "modified_at": origin.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null],
+                              "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null],
                              order: ["key", "value", "modified_at"])
             }
-            let keys = origin.data.keys.sorted()
+            let keys = server.data.keys.sorted()
             var data: [String: JSONValue] = [:]
-            for key in keys { data[key] = origin.data[key]! }
-            let rows = keys.map { [$0, TimeText.iso8601(ms: origin.modifiedAt[$0] ?? engine.clockStart), origin.data[$0]!.compactText] }
+            for key in keys { data[key] = server.data[key]! }
+            let rows = keys.map { [$0, TimeText.iso8601(ms: server.modifiedAt[$0] ?? cache.clockStart), server.data[$0]!.compactText] }
             var human = Render.table(["key", "modified_at", "value"], rows)
             if keys.isEmpty { human = ["(no data)"] }
-            human.append("latency: \(TimeText.formatDuration(origin.latency))" + (origin.isOnline ? "" : ", offline"))
-            return Reply(["data": .object(data), "latency_ms": .int(origin.latency), "online": .bool(origin.isOnline),
-                          "latencies_ms": .object(origin.latencies.mapValues { .int($0) })], human: human)
+            human.append("latency: \(TimeText.formatDuration(server.latency))" + (server.isOnline ? "" : ", offline"))
+            return Reply(["data": .object(data), "latency_ms": .int(server.latency), "online": .bool(server.isOnline),
+                          "latencies_ms": .object(server.latencies.mapValues { .int($0) })], human: human)
         case "latency":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(1...2, usage: "D [KEY]")
             let ms = try args.duration(0)
             if args.positional.count == 2 {
                 let key = try args.key(1)
-                origin.latencies[key] = ms
+                server.latencies[key] = ms
                 return .ok(["key": .string(key), "latency_ms": .int(ms)], human: ["server: latency of \(key) \(TimeText.formatDuration(ms))"])
             }
-            origin.latency = ms
+            server.latency = ms
             return .ok(["latency_ms": .int(ms)], human: ["server: latency \(TimeText.formatDuration(ms))"])
         case "fail":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(1...2, usage: "N [KEY]")
             let n = try args.count(0, what: "N")
             let key = args.positional.count == 2 ? try args.key(1) : nil
-            origin.fail(next: n, key: key)
+            server.fail(next: n, key: key)
             var fields: [String: JSONValue] = ["fail": .int(Int64(n))]
             if let key { fields["key"] = .string(key) }
             return .ok(fields, human: ["server: the next \(n) request\(n == 1 ? "" : "s")" + (key.map { " for \($0)" } ?? "") + " will fail"])
         case "offline":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(0...0, usage: "no arguments")
-            origin.isOnline = false
+            server.isOnline = false
             return .ok(["online": .bool(false)], human: ["server: offline"])
         case "online":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(0...0, usage: "no arguments")
-            origin.isOnline = true
-            engine.originDidComeOnline()
+            server.isOnline = true
+            cache.originDidComeOnline()
             return .ok(["online": .bool(true)], human: ["server: online"])
         case "log":
             let args = try Arguments(command, source, skip: 2)
             try args.expect(0...1, usage: "[clear]")
             if let word = args.positional.first {
                 guard word.text == "clear" else { throw ShellError("server log takes nothing or clear", at: word.offset) }
-                engine.clearRequestLog()
+                cache.clearRequestLog()
                 return .ok(human: ["server: log cleared"])
             }
-            let log = engine.requestLog
+            let log = cache.requestLog
             let rows = log.map { [String($0.atMs), $0.kind.rawValue, $0.fate.rawValue, $0.keys.joined(separator: " ")] }
             return Reply(["requests": .array(log.map {
                 .object(["at_ms": .int($0.atMs), "kind": .string($0.kind.rawValue),

@@ -2,7 +2,7 @@ import CacheCore
 
 /// `source`, `output`, `echo`, `quit`: the session itself.
 enum SessionCommands {
-    static func source(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func source(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "FILE")
         let word = args.positional[0]
@@ -23,13 +23,13 @@ enum SessionCommands {
                 throw ShellError.reported(at: word.offset)
             case .success(let inner):
                 count += 1
-                if !session.execute(inner, in: file) { throw ShellError.reported(at: word.offset) }
+                if !session.execute(inner, in: file, on: cache) { throw ShellError.reported(at: word.offset) }
             }
         }
         return .ok(["file": .string(word.text), "commands": .int(Int64(count))], human: [])
     }
 
-    static func output(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func output(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "human|json")
         guard let word = args.positional.first else {
@@ -42,12 +42,12 @@ enum SessionCommands {
         return .ok(["mode": .string(mode.rawValue)], human: [])
     }
 
-    static func echo(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func echo(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let (text, _) = Arguments.restOfCommand(command, source, from: 1)
         return Reply(["text": .string(text)], human: [text])
     }
 
-    static func quit(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func quit(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...0, usage: "no arguments")
         session.requestQuit()

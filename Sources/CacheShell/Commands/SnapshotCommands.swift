@@ -2,10 +2,10 @@ import CacheCore
 
 /// `snapshot [FILE]`, `restore FILE`: the whole session as a JSON document (SPEC §5.2).
 enum SnapshotCommands {
-    static func snapshot(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func snapshot(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[FILE]")
-        let document = session.makeSnapshot()
+        let document = session.makeSnapshot(on: cache)
         guard let word = args.positional.first else {
             return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
         }
@@ -14,24 +14,27 @@ enum SnapshotCommands {
         do { try FileIO.writeAtomically(path, Session.documentText(document, newline: true)) } catch {
             throw ShellError("cannot write \(path): \(error)", at: word.offset)
         }
-        let count = session.engine.count
+        let count = cache.count
         return .ok(["file": .string(word.text), "entries": .int(Int64(count))],
                    human: ["wrote \(word.text) (\(count) \(count == 1 ? "entry" : "entries"))"])
     }
 
-    static func restore(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func restore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "FILE")
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
-        do { try session.restore(snapshotText: text) } catch {
+        do { try session.restore(snapshotText: text, on: cache) } catch {
             throw ShellError("\(word.text): \(error)", at: word.offset)
         }
-        let count = session.engine.count
-        return .ok(["file": .string(word.text), "entries": .int(Int64(count)),
-                    "now": .string(TimeText.iso8601(ms: session.engine.now))],
-                   human: ["restored \(word.text) (\(count) \(count == 1 ? "entry" : "entries"), now \(TimeText.iso8601(ms: session.engine.now)))"])
+        return restored(word.text, entries: cache.count, now: cache.now)
+    }
+
+    /// The reply of `restore FILE`: what a replay prints for it (a recording writes it too).
+    static func restored(_ file: String, entries count: Int, now: Int64) -> Reply {
+        .ok(["file": .string(file), "entries": .int(Int64(count)), "now": .string(TimeText.iso8601(ms: now))],
+            human: ["restored \(file) (\(count) \(count == 1 ? "entry" : "entries"), now \(TimeText.iso8601(ms: now)))"])
     }
 }
 
@@ -39,8 +42,8 @@ extension Session {
     /// The whole session as a snapshot document: the engine's state, the server's, and the text
     /// and origin of each command scheduled by `at`.
     /// - Complexity: O(n) in the size of the state.
-    public func makeSnapshot() -> JSONValue {
-        engine.makeSnapshot { token in
+    public func makeSnapshot(on cache: isolated Cache) -> JSONValue {
+        cache.makeSnapshot { token in
             guard let entry = scheduled[token] else { return [:] }
             return ["command": .string(entry.text),
                     "file": entry.source.name.map(JSONValue.string) ?? .null,
@@ -52,26 +55,26 @@ extension Session {
     /// server, pending work (the session's own scheduled commands are dropped, the snapshot's
     /// rescheduled). The session then begins from it: `baseSnapshot` is its text, `history` empty.
     /// - Throws: `SnapshotError` for a damaged, foreign or bad document; then nothing changed.
-    public func restore(snapshotText text: String) throws(SnapshotError) {
+    public func restore(snapshotText text: String, on cache: isolated Cache) throws(SnapshotError) {
         let snapshot = try Snapshot(parsing: text)
-        try restore(snapshot)
+        try restore(snapshot, on: cache)
     }
 
     /// Applies a decoded snapshot, after checking the fields the shell wrote for scheduled commands.
-    public func restore(_ snapshot: Snapshot) throws(SnapshotError) {
+    public func restore(_ snapshot: Snapshot, on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
         for command in snapshot.scheduledCommands {
             entries[command.id] = try Self.scheduledEntry(command)
         }
         scheduled = [:]
         nextToken = 0
-        engine.restore(snapshot) { command in
+        cache.restore(snapshot) { command in
             let token = nextToken
             nextToken += 1
             scheduled[token] = entries[command.id]
             return token
         }
-        baseDocument = makeSnapshot()
+        baseDocument = makeSnapshot(on: cache)
         history.removeAll()
     }
 

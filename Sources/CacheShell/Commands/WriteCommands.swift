@@ -4,7 +4,7 @@ import CacheCore
 enum WriteCommands {
     private static let putOptions: Set<String> = ["tags"]
 
-    static func put(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func put(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, options: putOptions, leading: 2)
         try args.expect(2...2, usage: "KEY VALUE [tags=a,b]")
         let key = try args.key(0)
@@ -16,10 +16,10 @@ enum WriteCommands {
             var seen = Set<String>()
             tags = tags.filter { seen.insert($0).inserted }
         }
-        return .keys(session.engine.put(key, value, tags: tags))
+        return .keys(cache.put(key, value, tags: tags))
     }
 
-    static func expire(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func expire(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, options: ["in"])
         try args.expect(1...1, usage: "KEY [in=D]")
         let key = try args.key(0)
@@ -27,31 +27,31 @@ enum WriteCommands {
         if let (text, word) = args.option("in") {
             delay = try Arguments.duration(text, at: word.offset + 3)
         }
-        return .keys(session.engine.expire(key, in: delay))
+        return .keys(cache.expire(key, in: delay))
     }
 
-    static func invalidate(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func invalidate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "KEY|NS:*|tag:T")
-        return .keys(session.engine.invalidate(try args.target(0)))
+        return .keys(cache.invalidate(try args.target(0)))
     }
 
-    static func evict(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func evict(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(1...1, usage: "KEY")
-        return .keys(session.engine.evict(try args.key(0)))
+        return .keys(cache.evict(try args.key(0)))
     }
 
-    static func clear(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func clear(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[NS]")
         let namespace = try args.positional.first.map { word throws(ShellError) in try Arguments.namespace(word) }
-        return .keys(session.engine.clear(namespace: namespace))
+        return .keys(cache.clear(namespace: namespace))
     }
 
-    static func memoryWarning(_ session: Session, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+    static func memoryWarning(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...0, usage: "no arguments")
-        return .keys(session.engine.memoryWarning())
+        return .keys(cache.memoryWarning())
     }
 }

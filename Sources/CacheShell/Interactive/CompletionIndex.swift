@@ -77,20 +77,20 @@ public final class CompletionIndex: Sendable {
         state.withLock { $0.snapshot }
     }
 
-    /// Takes a new snapshot of the engine. The keys are rebuilt only when the engine's sequence
+    /// Takes a new snapshot of the cache. The keys are rebuilt only when the cache's sequence
     /// number, clock or entry count moved since the last update.
     /// - Complexity: O(n log n) in the number of keys when they are rebuilt, else O(t + p) in
     ///   the number of tags and push types.
-    public func update(from engine: CacheEngine) {
-        let mark = (seq: engine.seq, now: engine.now, count: engine.count)
+    public func update(from cache: isolated Cache) {
+        let mark = (seq: cache.sequence, now: cache.now, count: cache.count)
         let previous = state.withLock { $0 }
         var next = previous.snapshot
         if previous.keysBuiltFrom.map({ $0 != mark }) ?? true {
-            next.setKeys(engine.keySummaries())
+            next.setKeys(cache.keySummaries())
         }
-        next.namespaces = engine.namespacePolicies().map(\.name)
-        next.tags = engine.tagsInUse()
-        next.pushTypes = engine.pushRules.map { ($0.key, $0.value.parameters) }.sorted { $0.name < $1.name }
+        next.namespaces = cache.namespacePolicies().map(\.name)
+        next.tags = cache.tagsInUse()
+        next.pushTypes = cache.pushRules.map { ($0.key, $0.value.parameters) }.sorted { $0.name < $1.name }
         let published = next
         state.withLock {
             $0.snapshot = published

@@ -23,24 +23,24 @@ extension Session {
     /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
-    public func open(store: any CacheStore, groupSize: Int = 256) throws(StoreError) {
+    public func open(store: any CacheStore, groupSize: Int = 256, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
             do {
-                try restore(Snapshot(stored: stored))
+                try restore(Snapshot(stored: stored), on: cache)
             } catch {
                 throw StoreError("damaged store: \(error)")
             }
-            engine.startTrackingChanges(everything: false)
+            cache.startTrackingChanges(everything: false)
         } else {
-            engine.startTrackingChanges(everything: true)
+            cache.startTrackingChanges(everything: true)
         }
-        try store.commit(engine.takeChanges(scheduledCommand: scheduledCommandFields))
+        try store.commit(cache.takeChanges(scheduledCommand: scheduledCommandFields))
         self.store = SessionStore(store, groupSize: groupSize)
     }
 
     /// After a top-level command: with a store, commits when a group is full (or `final`, at the
     /// end of a run) and only then hands the output on; without one, hands it on at once.
-    func commitOrHold(final: Bool) {
+    func commitOrHold(final: Bool, on cache: isolated Cache) {
         guard let link = store else {
             drainToSink()
             return
@@ -51,7 +51,7 @@ extension Session {
         }
         link.commandsHeld = 0
         do {
-            try link.store.commit(engine.takeChanges(scheduledCommand: scheduledCommandFields))
+            try link.store.commit(cache.takeChanges(scheduledCommand: scheduledCommandFields))
         } catch {
             // The held output reports changes that are not durable: it is not printed.
             _ = takeOutput()

@@ -1,8 +1,10 @@
+import CacheCore
+
 /// A transcript replayed in a fresh session: the commands whose output differs from what the file
 /// expects, the unified diff that shows it and the text `--update` writes (SPEC §6).
-public struct TranscriptCheck {
+public struct TranscriptCheck: Sendable {
     /// One command whose output differs, and how its expected output changes.
-    public struct Difference {
+    public struct Difference: Sendable {
         public let step: Transcript.Step
         /// The replacement lines for `step.expected`, as the file will hold them.
         public let replacement: [String]
@@ -23,21 +25,27 @@ public struct TranscriptCheck {
     /// Each command is fed to the session on its own, never the file as a whole.
     ///
     /// - Complexity: the commands' own cost, plus O(e + a) per command whose output matches.
-    public init(name: String, text: String) {
+    public static func replay(name: String, text: String) async -> TranscriptCheck {
         let transcript = Transcript(text: text, markdown: Transcript.isMarkdown(path: name))
         let directory = name.lastIndex(of: "/").map { String(name[..<$0]) }
-        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 })
+        return await replay(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 })
     }
 
-    /// Replays `transcript` in a fresh session whose relative paths resolve against `baseDirectory`.
-    public init(name: String, transcript: Transcript, baseDirectory: String?) {
+    /// Replays `transcript` in a fresh session (on a new cache) whose relative paths resolve
+    /// against `baseDirectory`.
+    public static func replay(name: String, transcript: Transcript, baseDirectory: String?) async -> TranscriptCheck {
+        await TranscriptCheck(name: name, transcript: transcript, baseDirectory: baseDirectory, on: Cache())
+    }
+
+    /// Replays `transcript` in a fresh session on `cache` (a new one).
+    public init(name: String, transcript: Transcript, baseDirectory: String?, on cache: isolated Cache) {
         self.name = name
         self.transcript = transcript
-        let session = Session(options: SessionOptions(safe: false, colour: false, mode: .human, bail: false))
+        let session = Session(cache: cache, options: SessionOptions(safe: false, colour: false, mode: .human, bail: false))
         session.baseDirectory = baseDirectory
         var differences: [Difference] = []
         for step in transcript.steps {
-            let output = session.runTyped(step.command)
+            let output = session.runTyped(step.command, on: cache)
             let actual = TranscriptSyntax.outputLines(output)
             let expected = transcript.expectedLines(of: step)
             if TranscriptMatcher.matches(expected, actual) { continue }

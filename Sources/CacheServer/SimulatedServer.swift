@@ -1,10 +1,12 @@
+import CacheCore
+
 /// A simulated server: data per key with modification times, latency (global and per key),
 /// scripted failures and an offline switch. It handles each request when it is sent — a fetch
 /// answers with the data as of that moment, a mutation changes the data then (unless the request
 /// fails) — and the engine delivers the answer after the latency (SPEC §1.1 "The server").
 ///
 /// The shell drives it through `server ...` commands; apps use it to test their cache setup.
-public final class SimulatedOrigin: Origin {
+public final class SimulatedServer: Origin, PersistentOrigin {
     public private(set) var data: [String: JSONValue] = [:]
     /// When each key last changed (set, patch, delete, event, mutation, load): for validation.
     public private(set) var modifiedAt: [String: Int64] = [:]
@@ -18,7 +20,7 @@ public final class SimulatedOrigin: Origin {
     public private(set) var failKey: [String: Int] = [:]
     /// Keys whose data or modification time changed since a store last took them; nil when no
     /// store tracks them.
-    var changedKeys: Set<String>?
+    private var changedKeys: Set<String>?
 
     public init() {}
 
@@ -80,11 +82,33 @@ public final class SimulatedOrigin: Origin {
         for (key, value) in newData { set(key, value, at: now) }
     }
 
-    /// Restores the whole state (snapshots).
-    public func restore(data: [String: JSONValue], modifiedAt: [String: Int64], latency: Int64,
-                        latencies: [String: Int64], isOnline: Bool, failNext: Int, failKey: [String: Int]) {
-        self.data = data; self.modifiedAt = modifiedAt; self.latency = latency; self.latencies = latencies
-        self.isOnline = isOnline; self.failNext = failNext; self.failKey = failKey
+    // MARK: PersistentOrigin (snapshots and stores)
+
+    public var persistentState: (any PersistentOrigin)? { self }
+
+    public func snapshot(withData: Bool) -> OriginSnapshot {
+        OriginSnapshot(data: withData ? data : [:], modifiedAt: withData ? modifiedAt : [:], latency: latency,
+                       latencies: latencies, isOnline: isOnline, idField: idField, failNext: failNext, failKey: failKey)
+    }
+
+    public func restore(_ snapshot: OriginSnapshot) {
+        data = snapshot.data; modifiedAt = snapshot.modifiedAt; latency = snapshot.latency
+        latencies = snapshot.latencies; isOnline = snapshot.isOnline; idField = snapshot.idField
+        failNext = snapshot.failNext; failKey = snapshot.failKey
+    }
+
+    public func startTrackingChanges() { changedKeys = [] }
+
+    public func takeChangedKeys() -> [String] {
+        guard let keys = changedKeys else { return [] }
+        changedKeys = []
+        return keys.sorted()
+    }
+
+    public func allKeys() -> [String] { Set(data.keys).union(modifiedAt.keys).sorted() }
+
+    public func storedKey(_ key: String) -> StoredServerKey {
+        StoredServerKey(key: key, value: data[key]?.compactText, modifiedAt: modifiedAt[key])
     }
 
     // MARK: Origin
