@@ -12,11 +12,11 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "CoreBenchmarks",
-            dependencies: [.product(name: "CacheCore", package: "cachesh")]
+            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheServer", package: "cachesh")]
         ),
         .executableTarget(
             name: "SnapshotBenchmarks",
-            dependencies: [.product(name: "CacheCore", package: "cachesh")]
+            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheServer", package: "cachesh")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The cache an app embeds, and the one the cachesh shell drives: a deterministic engine behind
 /// an actor.
 ///
@@ -10,9 +12,15 @@
 ///
 /// Every method is synchronous inside the actor: one hop from outside, none from code that runs
 /// with the actor isolated (the shell runs a whole script or typed line with an `isolated Cache`).
+/// A synchronous owner (a command-line tool) enters the actor with `withIsolation`, on its own
+/// thread and without starting the concurrency runtime.
 /// What happens during a call (observer events, scheduled work, validation answers nobody waited
 /// for) reaches the `delegate` at once, in order, and `changes(in:)` streams after the call.
 public actor Cache {
+    /// The actor's executor: a serial Dispatch queue, so `withIsolation` can enter it synchronously.
+    private nonisolated let executor = CacheExecutor()
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     let engine: CacheEngine
     private let clock: (any CacheClock)?
     private let asyncOrigin: AsyncOrigin?
@@ -62,6 +70,13 @@ public actor Cache {
         relay = EngineRelay()
         engine.delegate = relay
         relay.cache = self
+    }
+
+    /// Runs `body` isolated to the cache on the calling thread, after any call in progress: how a
+    /// synchronous program (the `cachesh` executable) drives the cache with no task hop.
+    /// Never call it from code already isolated to this cache: that waits for itself.
+    public nonisolated func withIsolation<T: Sendable>(_ body: (isolated Cache) throws -> T) rethrows -> T {
+        try executor.queue.sync { try assumeIsolated(body) }
     }
 
     /// Sets the delegate (from code isolated to this cache).
@@ -573,4 +588,21 @@ public final class AsyncOrigin: Origin {
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
         .after(latencyMs: 0, .failure(OriginFailure("validation is not supported by this origin")))
     }
+}
+
+/// The executor of every `Cache`: jobs run one at a time on a serial Dispatch queue. Owning the
+/// queue lets `Cache.withIsolation` run synchronous code on it from any thread (`queue.sync`),
+/// which `checkIsolated` confirms to `assumeIsolated`.
+final class CacheExecutor: SerialExecutor {
+    let queue = DispatchQueue(label: "cachesh.cache")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    func checkIsolated() { dispatchPrecondition(condition: .onQueue(queue)) }
 }

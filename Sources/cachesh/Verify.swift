@@ -1,3 +1,4 @@
+import CacheCore
 import CacheShell
 
 /// `cachesh --verify FILE...` and `--update`: replays transcripts, each in a fresh session, and
@@ -8,7 +9,7 @@ import CacheShell
 /// 0 when every file passes (or, with `--update`, every difference was written back), 1 when one
 /// differs, 2 when a file cannot be read or written, or `--update` runs with `CI` set.
 enum Verify {
-    static func run(files: [String], update: Bool, environment: ProcessEnvironment) async -> Int32 {
+    static func run(files: [String], update: Bool, environment: ProcessEnvironment) -> Int32 {
         let terminal = Terminal()
         defer { terminal.flush() }
         if files.isEmpty { fail(usage: "--verify needs at least one transcript FILE") }
@@ -30,7 +31,7 @@ enum Verify {
         var passed = 0, failed = 0, updated = 0
         var unwritable = false
         for (file, text) in zip(files, texts) {
-            let check = await TranscriptCheck.replay(name: file, text: text)
+            let check = Cache().withIsolation { TranscriptCheck(name: file, text: text, on: $0) }
             if check.passed {
                 passed += 1
                 continue

@@ -170,7 +170,7 @@ func readInput(_ fd: Int32) -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
-func runMain() async -> Int32 {
+func runMain() -> Int32 {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let command: Invocation
     if let plain = Invocation(plain: arguments) {
@@ -200,17 +200,19 @@ func runMain() async -> Int32 {
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.verify {
-        return await Verify.run(files: command.files, update: command.update, environment: environment)
+        return Verify.run(files: command.files, update: command.update, environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
 
     let interactive = command.files.isEmpty && command.commands == nil && stdinIsTerminal && stdoutIsTerminal
-    return await runSession(command, options: options, interactive: interactive, environment: environment, on: Cache())
+    return Cache().withIsolation { cache in
+        runSession(command, options: options, interactive: interactive, environment: environment, on: cache)
+    }
 }
 
-/// Runs the session of a script, `-c`, stdin or the interactive shell: all of it in one hop onto
-/// the cache, with the session living in the cache's isolation.
+/// Runs the session of a script, `-c`, stdin or the interactive shell: all of it isolated to the
+/// cache, entered once, with the session living in the cache's isolation.
 func runSession(_ command: Invocation, options: SessionOptions, interactive: Bool, environment: ProcessEnvironment,
                 on cache: isolated Cache) -> Int32 {
     let terminal = Terminal()
@@ -259,4 +261,4 @@ struct ProcessEnvironment {
     subscript(_ name: String) -> String? { values[name] }
 }
 
-exit(await runMain())
+exit(runMain())

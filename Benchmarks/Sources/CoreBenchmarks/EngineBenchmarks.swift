@@ -1,4 +1,5 @@
 import CacheCore
+import CacheServer
 
 /// Benchmarks of `CacheEngine`'s synchronous paths (the code inside the `Cache` actor).
 enum EngineBenchmarks {
@@ -27,7 +28,7 @@ enum EngineBenchmarks {
     }
 
     static func filledEngine(keys: [String], max: Int?) -> CacheEngine {
-        let engine = CacheEngine(origin: SimulatedOrigin())
+        let engine = CacheEngine(origin: SimulatedServer())
         _ = try! engine.defineNamespace("n", PolicyChange(ttl: hour, max: .some(max)))
         for (i, key) in keys.enumerated() { engine.put(key, .int(Int64(i))) }
         return engine
@@ -96,7 +97,7 @@ enum EngineBenchmarks {
             let expiring = min(100_000, total)
             var best = Double.infinity
             for _ in 0..<(total >= 1_000_000 ? 2 : 3) {
-                let engine = CacheEngine(origin: SimulatedOrigin())
+                let engine = CacheEngine(origin: SimulatedServer())
                 _ = try! engine.defineNamespace("long", PolicyChange(ttl: day))
                 _ = try! engine.defineNamespace("short", PolicyChange(ttl: 60_000))
                 for i in 0..<(total - expiring) { engine.put("long:\(i)", .int(Int64(i))) }
@@ -117,7 +118,7 @@ enum EngineBenchmarks {
     /// A cache of `total` entries `{"id": j, ...}` in which entity `900000000 + k` is embedded in
     /// `k` entries (k in `ks`) and tag `t<k>` is on those same entries.
     static func entityCache(total: Int) -> CacheEngine {
-        let engine = CacheEngine(origin: SimulatedOrigin())
+        let engine = CacheEngine(origin: SimulatedServer())
         _ = try! engine.defineNamespace("feed", PolicyChange(ttl: day))
         var owner: [(k: Int, until: Int)] = []
         var end = 0

@@ -7,6 +7,7 @@
 // engine. Both are reported in MB/s of the pretty document; the ratio is ours / Foundation's
 // (goal: at least 0.5).
 import CacheCore
+import CacheServer
 import Foundation
 
 let entryCount = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000_000
@@ -36,7 +37,7 @@ func megabytesPerSecond(_ bytes: Int, _ seconds: Double) -> Double { Double(byte
 func format(_ x: Double) -> String { String(format: "%.1f", x) }
 
 // A cache of `entryCount` entries over three namespaces, with tags, a few stale and expired ones.
-let origin = SimulatedOrigin()
+let origin = SimulatedServer()
 let engine = CacheEngine(origin: origin)
 _ = try engine.configure(CacheConfiguration(namespaces: [
     "feed": Policy(ttl: 45 * 60_000, stale: 5 * 60_000),
@@ -59,7 +60,7 @@ print("cache: \(engine.count) entries (filled in \(format(fillSeconds)) s)")
 // Ours: snapshot (document + pretty text), then restore (parse + check + rebuild).
 let (snapshotSeconds, text) = measure { engine.makeSnapshot().prettyText() }
 let bytes = text.utf8.count
-let restored = CacheEngine(origin: SimulatedOrigin())
+let restored = CacheEngine(origin: SimulatedServer())
 let (restoreSeconds, _) = try measure { try restored.restore(Snapshot(parsing: text), scheduleCommand: { _ in 0 }) }
 precondition(restored.count == engine.count, "restore lost entries")
 

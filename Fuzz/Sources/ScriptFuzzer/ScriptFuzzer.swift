@@ -1,14 +1,27 @@
+import CacheCore
 import CacheShell
+import Dispatch
+import Synchronization
 
 /// Runs one input as a script in a fresh `--safe` session (so no input touches a file) and traps
 /// when an error line lacks its `fuzz:LINE: error:` position or spans lines.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzScript(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    let session = Session(options: SessionOptions(safe: true))
-    session.keepsHistory = false
-    session.run(SourceFile(name: "fuzz", text: text), semicolonsSeparate: size % 2 == 0)
-    for (line, isError) in session.takeOutput() where isError {
+    // libFuzzer calls in synchronously: run the session on its cache and wait for its error lines.
+    let errors = Mutex<[String]>([])
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let lines = await Session.with(options: SessionOptions(safe: true)) { session, cache in
+            session.keepsHistory = false
+            session.run(SourceFile(name: "fuzz", text: text), semicolonsSeparate: size % 2 == 0, on: cache)
+            return session.takeOutput().filter(\.isError).map(\.text)
+        }
+        errors.withLock { $0 = lines }
+        done.signal()
+    }
+    done.wait()
+    for line in errors.withLock({ $0 }) {
         precondition(line.hasPrefix("fuzz:") && line.contains(": error: ") && line.utf8.last == UInt8(ascii: "\n"),
                      "error without a position: \(line.debugDescription)")
         precondition(!line.dropLast().contains("\n"), "error on more than one line: \(line.debugDescription)")

@@ -26,9 +26,14 @@ public struct TranscriptCheck: Sendable {
     ///
     /// - Complexity: the commands' own cost, plus O(e + a) per command whose output matches.
     public static func replay(name: String, text: String) async -> TranscriptCheck {
+        await TranscriptCheck(name: name, text: text, on: Cache())
+    }
+
+    /// `replay(name:text:)` on a new cache isolated by the caller.
+    public init(name: String, text: String, on cache: isolated Cache) {
         let transcript = Transcript(text: text, markdown: Transcript.isMarkdown(path: name))
         let directory = name.lastIndex(of: "/").map { String(name[..<$0]) }
-        return await replay(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 })
+        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 }, on: cache)
     }
 
     /// Replays `transcript` in a fresh session (on a new cache) whose relative paths resolve
