@@ -453,7 +453,10 @@ public actor Cache {
             }
             let limit = engine.timeoutOfRequest(id) ?? requestTimeout
             let deadline = engine.now.addingClamped(limit)
-            Task { [weak self] in
+            // The calls run at the priority of the app's task that sent the request (jobs on the
+            // cache's queue would otherwise start them at the queue's own, possibly lower, priority).
+            let priority = Task.currentPriority
+            Task(priority: priority) { [weak self] in
                 let result: Result<[KeyAnswer], OriginFailure>
                 do {
                     let values = try await work()
@@ -465,7 +468,7 @@ public actor Cache {
                 }
                 await self?.deliver(id, result)
             }
-            Task { [weak self] in
+            Task(priority: priority) { [weak self] in
                 try? await clock.sleep(untilMs: deadline)
                 await self?.deliver(id, .failure(OriginFailure("timed out after \(TimeText.formatDuration(limit))")))
             }
@@ -497,7 +500,7 @@ public actor Cache {
         guard let clock, let due = engine.nextDueTime, due > engine.now || timerDue == nil else { return }
         if let armed = timerDue, armed <= due { return }
         timerDue = due
-        Task { [weak self] in
+        Task(priority: Task.currentPriority) { [weak self] in
             try? await clock.sleep(untilMs: due)
             await self?.timerFired(due)
         }

@@ -1,16 +1,6 @@
 import CacheCore
 import CacheServer
 
-/// An error of one command: a message and the byte in the source it points at (SPEC §7).
-public struct ShellError: Error, Sendable, Equatable {
-    public var message: String
-    public var offset: Int
-    public init(_ message: String, at offset: Int) {
-        self.message = message
-        self.offset = offset
-    }
-}
-
 /// How command output is shown.
 public enum OutputMode: String, Sendable {
     case human, json
@@ -214,7 +204,7 @@ public final class Session {
 
     func fail(_ error: ShellError, in source: SourceFile, command: String?) {
         anyFailed = true
-        if error.isReported { return }
+        if error.alreadyReported { return }
         // One line per error (SPEC §7), even when it quotes a word that spans lines.
         let message = Self.oneLine(error.message)
         let diagnostic = Diagnostic(message: message, offset: error.offset)

@@ -110,8 +110,10 @@ final class ManualClock: CacheClock {
     }
 
     /// One run on the real clock: an answer that arrives after 50 ms is delivered without the app
-    /// calling again, and the awaited read sees it (bounds are generous for a busy machine).
-    @Test func aRealClockDeliversTheAnswerToTheWaitingRead() async throws {
+    /// calling again, and the awaited read sees it. No upper bound on the time but the test's
+    /// limit: other suites running beside it can hold the machine for tens of seconds.
+    @Test(.timeLimit(.minutes(5)))
+    func aRealClockDeliversTheAnswerToTheWaitingRead() async throws {
         let cache = Cache(fetch: { keys in
             // The server's latency: the answer arrives 50 ms later on a Dispatch timer.
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -123,6 +125,6 @@ final class ManualClock: CacheClock {
         let result = try await cache.get("feed:home")
         let elapsed = ContinuousClock.now - started
         #expect(result.value == "late" && result.source == .server)
-        #expect(elapsed >= .milliseconds(45) && elapsed < .seconds(30))
+        #expect(elapsed >= .milliseconds(45), "the read waited for the answer")
     }
 }

@@ -1,3 +1,4 @@
+import CacheCore
 import CacheShell
 import Testing
 

@@ -223,10 +223,8 @@ extension CacheEngine {
     }
 
     private static func validateNamespaceName(_ name: String) throws(CacheError) {
-        if name.isEmpty || name.contains(":") || name.contains("*") || name.contains(where: \.isWhitespace) {
-            throw CacheError("bad namespace name \"\(name)\": use letters, digits, - and _")
-        }
-        if name == "tag" { throw CacheError("\"tag\" is not a namespace name (tag:T names a tag)") }
+        guard let problem = KeyName.problem(withNamespace: name) else { return }
+        throw CacheError(name == "tag" ? problem : "bad namespace name \"\(name)\": \(problem)")
     }
 
     private static func validate(_ policy: Policy) throws(CacheError) {

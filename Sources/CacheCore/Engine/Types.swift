@@ -8,12 +8,6 @@ public enum ValueSource: String, Sendable {
     case cache, server
 }
 
-/// A user-level error of a cache operation: nothing was changed.
-public struct CacheError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// What a read (`get`, `peek`, one key of `mget`) returns.
 public struct ReadResult: Sendable, Equatable {
@@ -121,5 +115,44 @@ public enum KeyName {
             return key[..<colon]
         }
         return Substring(defaultNamespace)
+    }
+
+    // MARK: The one rule for keys and namespace names (SPEC §1)
+
+    /// Why `key` is not a valid key, or nil when it is. A key is `NAMESPACE:ID` or `ID` (namespace
+    /// `default`): not empty, without control characters (U+0000–U+001F, U+007F), white space or
+    /// `*`; a namespace part is a valid namespace name and the id after the colon is not empty.
+    /// The shell, configurations, snapshots and stores all check keys with this rule.
+    /// - Complexity: O(n) in the length of `key`.
+    public static func problem(withKey key: String) -> String? {
+        guard !key.isEmpty else { return "keys are NAMESPACE:ID or ID" }
+        if key.unicodeScalars.contains(where: isControl) { return "a key may not contain control characters" }
+        if key.contains(where: \.isWhitespace) { return "a key may not contain white space" }
+        if let colon = key.firstIndex(of: ":") {
+            let namespace = key[..<colon]
+            if namespace.isEmpty || key[key.index(after: colon)...].isEmpty { return "keys are NAMESPACE:ID or ID" }
+            if namespace == "tag" { return "\"tag\" is not a namespace name" }
+            if !namespace.allSatisfy(isNameCharacter) { return "namespace \"\(namespace)\" may use letters, digits, -, _ and ." }
+        }
+        if key.contains("*") { return "* is for patterns (keys, NS:*)" }
+        return nil
+    }
+
+    /// Why `name` is not a valid namespace name, or nil when it is: letters, digits, `-`, `_` and
+    /// `.`, not empty, and not `tag` (which names tags in targets).
+    public static func problem(withNamespace name: String) -> String? {
+        guard !name.isEmpty, name.allSatisfy(isNameCharacter) else { return "use letters, digits, -, _ and ." }
+        if name == "tag" { return "\"tag\" is not a namespace name (tag:T names a tag)" }
+        return nil
+    }
+
+    /// A character of a namespace name: a letter, digit, `-`, `_` or `.`.
+    public static func isNameCharacter(_ c: Character) -> Bool {
+        c.isLetter || c.isNumber || c == "-" || c == "_" || c == "."
+    }
+
+    /// U+0000–U+001F and U+007F: never in a key (they would reach a terminal or cut a C string).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F
     }
 }

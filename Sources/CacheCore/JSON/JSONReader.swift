@@ -1,13 +1,3 @@
-/// Why a JSON text was refused, and the byte offset (from the start of the text) it points at.
-public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var offset: Int
-    public init(message: String, offset: Int) {
-        self.message = message
-        self.offset = offset
-    }
-    public var description: String { message }
-}
 
 extension JSONValue {
     /// Objects and arrays nested deeper than this are refused (SPEC §7), so no input can exhaust the stack.

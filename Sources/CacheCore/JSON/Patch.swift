@@ -1,9 +1,3 @@
-/// Why a patch was refused or could not apply; the message names the field (`post.likes`).
-public struct PatchError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// A JSON merge patch (RFC 7396) whose values may also be operators (SPEC §1.1):
 /// `{"$inc": N}` adds N to a number, `{"$push": V}` appends V as one element,

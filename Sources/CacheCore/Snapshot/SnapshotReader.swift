@@ -1,15 +1,3 @@
-/// Why a snapshot was refused: a message naming the problem and, for a bad field, its JSON path
-/// (`entries[3].stored_at`). Nothing was applied.
-public struct SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Where the problem is, like `entries[3].stored_at`; empty for the document as a whole.
-    public var path: String
-    public var message: String
-    public init(path: String, _ message: String) {
-        self.path = path
-        self.message = message
-    }
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
-}
 
 /// A JSON path built only when an error needs it: a parent path plus a field name or an index.
 struct SnapshotPath {
@@ -184,6 +172,7 @@ struct SnapshotObject {
 
     static func checkKey(_ key: String, _ fail: (String) -> SnapshotError) throws(SnapshotError) {
         if key.isEmpty { throw fail("a key must not be empty") }
+        if let problem = KeyName.problem(withKey: key) { throw fail("bad key \(JSONValue.string(key).compactText): \(problem)") }
         if KeyName.canonical(key) != key { throw fail("\"\(key)\" is not a key's printed form") }
     }
 

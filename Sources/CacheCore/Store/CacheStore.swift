@@ -16,12 +16,6 @@ public protocol CacheStore: AnyObject {
     func commit(_ changes: StoreChanges) throws(StoreError)
 }
 
-/// Why a store cannot be opened, read or written.
-public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// One entry row: its key, its recency stamp (larger is more recent) and its snapshot JSON.
 public struct StoredEntry: Sendable, Equatable {

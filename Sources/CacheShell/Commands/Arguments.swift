@@ -77,17 +77,9 @@ struct Arguments {
         let text = word.text
         guard word.kind == .bare, !text.isEmpty else { throw ShellError("bad key \(describe(word)): keys are NAMESPACE:ID or ID", at: word.offset) }
         if isPlainKey(text) { return KeyName.canonical(text) }
-        if let colon = text.firstIndex(of: ":") {
-            let ns = text[..<colon]
-            if ns.isEmpty || text[text.index(after: colon)...].isEmpty {
-                throw ShellError("bad key \"\(text)\": keys are NAMESPACE:ID or ID", at: word.offset)
-            }
-            if ns == "tag" { throw ShellError("bad key \"\(text)\": \"tag\" is not a namespace name", at: word.offset) }
-            if !ns.allSatisfy(isNameCharacter) {
-                throw ShellError("bad key \"\(text)\": namespace \"\(ns)\" may use letters, digits, -, _ and .", at: word.offset)
-            }
+        if let problem = KeyName.problem(withKey: text) {
+            throw ShellError("bad key \(JSONValue.string(text).compactText): \(problem)", at: word.offset)
         }
-        if text.contains("*") { throw ShellError("bad key \"\(text)\": * is for patterns (keys, NS:*)", at: word.offset) }
         return KeyName.canonical(text)
     }
 
@@ -98,7 +90,7 @@ struct Arguments {
     private static func isPlainKey(_ text: String) -> Bool {
         var colon: Int?
         for (i, byte) in text.utf8.enumerated() {
-            if byte >= 0x80 || byte == UInt8(ascii: "*") { return false }
+            if byte >= 0x80 || byte == UInt8(ascii: "*") || byte < 0x21 || byte == 0x7F { return false }
             if byte == UInt8(ascii: ":") && colon == nil { colon = i }
         }
         guard let colon else { return true }
@@ -118,18 +110,14 @@ struct Arguments {
         }
     }
 
-    static func isNameCharacter(_ c: Character) -> Bool {
-        c.isLetter || c.isNumber || c == "-" || c == "_" || c == "."
-    }
-
     /// A namespace name.
     static func namespace(_ word: Word) throws(ShellError) -> String {
         let text = word.text
-        guard word.kind == .bare, !text.isEmpty, text.allSatisfy(isNameCharacter) else {
+        guard word.kind == .bare, !text.isEmpty else {
             throw ShellError("bad namespace name \(describe(word)): use letters, digits, -, _ and .", at: word.offset)
         }
-        if text == "tag" { throw ShellError("\"tag\" is not a namespace name (tag:T names a tag)", at: word.offset) }
-        return text
+        guard let problem = KeyName.problem(withNamespace: text) else { return text }
+        throw ShellError(text == "tag" ? problem : "bad namespace name \(describe(word)): \(problem)", at: word.offset)
     }
 
     /// A target: `KEY`, `NS:*` or `tag:T`.
@@ -142,7 +130,7 @@ struct Arguments {
         }
         if word.text.hasSuffix(":*") {
             let ns = word.text.dropLast(2)
-            guard !ns.isEmpty, ns.allSatisfy(Self.isNameCharacter) else {
+            guard !ns.isEmpty, ns.allSatisfy(KeyName.isNameCharacter) else {
                 throw ShellError("bad target \"\(word.text)\": use KEY, NS:* or tag:T", at: word.offset)
             }
             return .namespace(String(ns))

@@ -173,7 +173,7 @@ struct ParsedConfiguration {
         if let namespaces = top["namespaces"] {
             for (name, value) in try Self.object(namespaces, "$.namespaces").sorted(by: { $0.key < $1.key }) {
                 let path = "$.namespaces.\(name)"
-                if name.isEmpty || name == "tag" || !name.allSatisfy(Arguments.isNameCharacter) {
+                if KeyName.problem(withNamespace: name) != nil {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
@@ -263,8 +263,8 @@ struct ParsedConfiguration {
     }
 
     private static func checkKey(_ key: String, _ path: String) throws(Problem) {
-        if key.isEmpty || key.contains(" ") || key.contains("*") || key.hasPrefix(":") || key.hasSuffix(":") || key.hasPrefix("tag:") {
-            throw Problem(message: "\(path).\(key): bad key")
+        if let problem = KeyName.problem(withKey: key) {
+            throw Problem(message: "\(path).\(JSONValue.string(key).compactText): bad key: \(problem)")
         }
     }
 }

@@ -57,8 +57,7 @@ enum SessionCommands {
 
 extension ShellError {
     /// A failure already reported by an inner command (`source`): fails without a second line.
-    static func reported(at offset: Int) -> ShellError { ShellError("", at: offset) }
-    var isReported: Bool { message.isEmpty }
+    static func reported(at offset: Int) -> ShellError { ShellError(message: "", offset: offset, alreadyReported: true) }
 }
 
 extension Arguments {

@@ -1,3 +1,4 @@
+import CacheCore
 /// One word of a command, with where it came from.
 public struct Word: Sendable, Equatable {
     /// How a word was written, which decides what ``Word/text`` holds.

@@ -1,3 +1,4 @@
+import CacheCore
 /// Text of a script, a `-c` argument or typed input, with what it takes to
 /// turn byte offsets into line numbers.
 public struct SourceFile: Sendable {
