@@ -42,7 +42,7 @@ let package = Package(
             ]
         ),
         .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
-        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer"]),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer", "TestSupport"]),
         .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "TestSupport"]),
         .testTarget(
             name: "CacheStoreTests",

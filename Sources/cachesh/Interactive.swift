@@ -91,7 +91,12 @@ enum Interactive {
     /// Ctrl-C while a command runs only sets a flag: it must not end the shell.
     static func installInterruptHandler() {
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in interruptSignalled.store(true, ordering: .relaxed) }
+        let handler: @convention(c) (Int32) -> Void = { _ in interruptSignalled.store(true, ordering: .relaxed) }
+        #if canImport(Glibc)
+        action.__sigaction_handler.sa_handler = handler
+        #else
+        action.__sigaction_u.__sa_handler = handler
+        #endif
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)

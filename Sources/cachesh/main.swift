@@ -4,8 +4,13 @@ import CacheShell
 import CacheStore
 #if canImport(Glibc)
 import Glibc
+/// The C library's `read` and `write`, named apart from methods called `write`.
+let systemWrite = Glibc.write
+let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
+let systemWrite = Darwin.write
+let systemRead = Darwin.read
 #endif
 
 /// The command line of `cachesh` (SPEC §6). A new argument also needs its field in `Invocation`
@@ -142,7 +147,7 @@ final class Terminal {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 return
@@ -154,7 +159,7 @@ final class Terminal {
 
 func fail(usage message: String) -> Never {
     let text = "cachesh: \(message)\n"
-    _ = text.withCString { Glibc.write(2, $0, strlen($0)) }
+    _ = text.withCString { systemWrite(2, $0, strlen($0)) }
     exit(2)
 }
 
@@ -162,7 +167,7 @@ func readInput(_ fd: Int32) -> String {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
         if n < 0 && errno == EINTR { continue }
         if n <= 0 { break }
         bytes.append(contentsOf: chunk[0..<n])

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import CacheCore
 
 @Suite("JSON reader and printer")
@@ -101,7 +102,7 @@ struct JSONTests {
 
     @Test("seeded random values round-trip through both printers")
     func randomRoundTrip() throws {
-        var rng = SplitMix(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for _ in 0..<2_000 {
             let value = randomValue(&rng, depth: 0)
             #expect(try JSONValue(parsing: value.compactText) == value)
@@ -109,7 +110,7 @@ struct JSONTests {
         }
     }
 
-    private func randomValue(_ rng: inout SplitMix, depth: Int) -> JSONValue {
+    private func randomValue(_ rng: inout SeededGenerator, depth: Int) -> JSONValue {
         switch rng.next() % (depth > 3 ? 5 : 7) {
         case 0: return .null
         case 1: return .bool(rng.next() % 2 == 0)
@@ -127,15 +128,3 @@ struct JSONTests {
     }
 }
 
-/// A small deterministic generator for seeded tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheServer
 import Testing
+import TestSupport
 
 /// Model-based test: seeded random command sequences run on the engine and on `ReferenceModel`,
 /// compared after every command — the command's result, `keys` (order, states, ages), the clock,
@@ -92,7 +93,7 @@ import Testing
     // MARK: Generating
 
     static func generate(seed: UInt64) -> [Op] {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var ops: [Op] = []
         for n in 0..<length {
             let key = keys[Int(rng.next() % UInt64(keys.count))]
@@ -251,15 +252,3 @@ import Testing
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64): the same seed gives the same sequence everywhere.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

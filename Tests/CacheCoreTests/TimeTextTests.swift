@@ -1,5 +1,6 @@
 import CacheCore
 import Testing
+import TestSupport
 
 @Suite struct TimeTextTests {
     // MARK: Durations
@@ -70,7 +71,7 @@ import Testing
     }
 
     @Test func formattedDurationsParseBack() {
-        var generator = TimeTextRandom(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         for _ in 0..<10_000 {
             // Spread values over every magnitude, not just the huge ones.
             let ms = Int64(bitPattern: generator.next() >> (generator.next() % 64)) & Int64.max
@@ -172,15 +173,3 @@ import Testing
     }
 }
 
-/// A small seeded generator, so failures reproduce.
-private struct TimeTextRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

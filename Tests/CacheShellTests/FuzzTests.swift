@@ -3,20 +3,6 @@ import CacheShell
 import Testing
 import TestSupport
 
-/// A small, fast, seeded generator (SplitMix64), so every fuzz run sees the same inputs.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
-    mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &self)! }
-}
 
 /// Words a script is made of: every command and subcommand, keys, targets, options, flags,
 /// durations (small ones mostly, so no input runs long), values and broken JSON.

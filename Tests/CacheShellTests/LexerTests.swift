@@ -1,6 +1,7 @@
 import CacheCore
 import CacheShell
 import Testing
+import TestSupport
 
 /// Lexes `text` to the end and describes each result as a user would see it:
 /// a command as its words joined by ` · ` (quoted words as `q:TEXT`, JSON
@@ -227,7 +228,7 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
     ]
 
     @Test func lexerSurvivesRandomAndMutatedInput() {
-        var generator = LexerFuzzRandom(seed: 2026)
+        var generator = SeededGenerator(seed: 2026)
         let interesting = Array("{}[]\"\\;#\n\r\t =-:u0aé".utf8)
         func randomByte() -> UInt8 {
             generator.next() % 4 == 0 ? UInt8(truncatingIfNeeded: generator.next())
@@ -290,15 +291,3 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
     }
 }
 
-/// A small seeded generator, so failures reproduce.
-private struct LexerFuzzRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,18 +8,6 @@ import Glibc
 /// `--store` end to end (SPEC §5.3): a process killed with SIGKILL loses nothing it printed, and
 /// a file that is not a store of this version is refused unchanged.
 @Suite struct StoreCrashTests {
-    /// A small seeded generator (SplitMix64), so a failing seed can be replayed.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let pairs = 5000
 
     /// Starts `cachesh --store F --json` on `put k:i i` / `advance 1ms` pairs, reads `lines`
@@ -50,7 +39,7 @@ import Glibc
 
     @Test(arguments: [1, 2, 3])
     func restartAfterSIGKILLHasEveryAcknowledgedCommand(seed: UInt64) throws {
-        var random = SeededRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("crash.db").path
         let acknowledged = try Self.runAndKill(store: store, afterLines: Int.random(in: 1...(2 * Self.pairs - 1), using: &random))
