@@ -118,7 +118,7 @@ public enum CommandCatalog {
         CommandInfo(
             name: "keys", synopsis: "keys [PATTERN]",
             summary: "entries, least recently used first, with state and age",
-            arguments: [("PATTERN", "a glob over the printed key: * (also matches :), ?, [...]")],
+            arguments: [("PATTERN", "a glob over the printed key: * (also matches :), ?, [...]; at most 1024 bytes")],
             example: "keys feed:*"),
         CommandInfo(
             name: "expire", synopsis: "expire KEY [in=D]",
