@@ -4,7 +4,9 @@ import CacheShell
 /// shows how they differ (SPEC §6).
 ///
 /// For each command whose output differs it prints `@ FILE:LINE` and the unified diff `--update`
-/// would apply, numbered in the file's own lines, then one line `N passed, N failed`. Exit status:
+/// would apply, numbered in the file's own lines; a file that holds no command at all (empty, a
+/// script, a Markdown file without a `cachesh` block) fails with `FILE: no commands`, so a wrong
+/// file name cannot pass by accident. Then one line `N passed, N failed`, counting files. Exit status:
 /// 0 when every file passes (or, with `--update`, every difference was written back), 1 when one
 /// differs, 2 when a file cannot be read or written, or `--update` runs with `CI` set.
 enum Verify {
@@ -31,6 +33,11 @@ enum Verify {
         var unwritable = false
         for (file, text) in zip(files, texts) {
             let check = TranscriptCheck(name: file, text: text)
+            if check.transcript.steps.isEmpty {
+                failed += 1
+                terminal.write("\(file): no commands\n", isError: false)
+                continue
+            }
             if check.passed {
                 passed += 1
                 continue
