@@ -63,6 +63,10 @@ public final class Session {
     var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
     var recording: Recording?
+    /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
+    /// transcript's replay at the first.
+    public internal(set) var safeRefusals = 0
+    public internal(set) var lastSafeRefusal: String?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
     /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
     /// Rendered from `baseDocument` only when first asked for: most sessions never record, and the text
@@ -262,6 +266,14 @@ public final class Session {
             : "loaded \(path)"
         history.append(command: "load " + JSONValue.string(path).compactText, output: reply + "\n")
         return true
+    }
+
+    /// The error a file command fails with under `--safe` (`verb` is read or write), counted.
+    func refusedBySafe(_ verb: String, _ what: String, at offset: Int) -> ShellError {
+        let message = "--safe: commands may not \(verb) files (\(what))"
+        safeRefusals += 1
+        lastSafeRefusal = message
+        return ShellError(message, at: offset)
     }
 
     /// The file a path in `source` names: relative paths resolve against the source's directory.

@@ -200,7 +200,7 @@ func runMain() -> Int32 {
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.verify {
-        return Verify.run(files: command.files, update: command.update, environment: environment)
+        return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }

@@ -15,29 +15,40 @@ public struct TranscriptCheck {
     public let transcript: Transcript
     /// The commands that differ, in file order; empty when the transcript passes.
     public let differences: [Difference]
+    /// Under `--safe`, the first command refused for touching a file, as a script reports it
+    /// (`FILE:LINE: error: --safe: ...`); the replay stopped there, since what follows depends
+    /// on it.
+    public let refusal: String?
 
-    public var passed: Bool { differences.isEmpty }
+    public var passed: Bool { differences.isEmpty && refusal == nil }
 
     /// Reads `text` (Markdown when `name` says so) and replays it: one fresh session for the whole
     /// file, relative paths resolving in the file's directory, no colour, the clock at its start.
     /// Each command is fed to the session on its own, never the file as a whole.
     ///
     /// - Complexity: the commands' own cost, plus O(e + a) per command whose output matches.
-    public init(name: String, text: String) {
+    /// With `safe` (`--safe`), no command may read or write a file: the first that tries is refused
+    /// at its line and ends the replay (`refusal`), as a file command scheduled by `at` is when it runs.
+    public init(name: String, text: String, safe: Bool = false) {
         let transcript = Transcript(text: text, markdown: Transcript.isMarkdown(path: name))
         let directory = name.lastIndex(of: "/").map { String(name[..<$0]) }
-        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 })
+        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 }, safe: safe)
     }
 
     /// Replays `transcript` in a fresh session whose relative paths resolve against `baseDirectory`.
-    public init(name: String, transcript: Transcript, baseDirectory: String?) {
+    public init(name: String, transcript: Transcript, baseDirectory: String?, safe: Bool = false) {
         self.name = name
         self.transcript = transcript
-        let session = Session(options: SessionOptions(safe: false, colour: false, mode: .human, bail: false))
+        let session = Session(options: SessionOptions(safe: safe, colour: false, mode: .human, bail: false))
         session.baseDirectory = baseDirectory
         var differences: [Difference] = []
+        var refusal: String?
         for step in transcript.steps {
             let output = session.runTyped(step.command)
+            if session.safeRefusals > 0 {
+                refusal = "\(name):\(step.line + 1): error: \(session.lastSafeRefusal ?? "--safe: refused")"
+                break
+            }
             let actual = TranscriptSyntax.outputLines(output)
             let expected = transcript.expectedLines(of: step)
             if TranscriptMatcher.matches(expected, actual) { continue }
@@ -52,6 +63,7 @@ public struct TranscriptCheck {
             differences.append(Difference(step: step, replacement: replacement, edits: edits))
         }
         self.differences = differences
+        self.refusal = refusal
     }
 
     // MARK: Reporting
