@@ -244,6 +244,13 @@ extension Session {
         if let recording, let last = history.last {
             recording.append(command: last.command, output: last.output)
         }
+        if options.echo, let last = history.last {
+            // The command and its output as a recording writes them, in place of its output.
+            output.removeSubrange(start...)
+            if !RecordCommands.isRecordCommand(last.command) {
+                output.append((RecordCommands.entry(command: last.command, output: last.output), false))
+            }
+        }
     }
 }
 
