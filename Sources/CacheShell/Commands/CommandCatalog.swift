@@ -239,7 +239,7 @@ public enum CommandCatalog {
         CommandInfo(
             name: "record", synopsis: "record FILE|stop",
             summary: "write this session as a transcript, until record stop",
-            arguments: [("FILE", "the transcript to write"), ("stop", "stop writing")],
+            arguments: [("FILE", "the transcript to write, in plain text (colour stays on the screen)"), ("stop", "stop writing")],
             example: "record session.transcript",
             subcommands: ["stop"]),
         CommandInfo(
