@@ -65,7 +65,7 @@ private final class Coprocess {
     deinit { if process.isRunning { process.terminate() } }
 }
 
-@Suite("Batch input: streams, echo, transcripts refused as scripts")
+@Suite("Batch input: streams, echo, transcripts refused as scripts, linear matching")
 struct BatchEndToEndTests {
     // MARK: Piped input streams
 
@@ -179,6 +179,42 @@ struct BatchEndToEndTests {
         #expect(runs[2].stdout.hasPrefix("cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\ncachesh> put a 1\n"))
         #expect(runs[3].stdout.hasPrefix("cachesh> load \"app.json\"\nloaded app.json\ncachesh> config\n"))
         #expect(try Cachesh.run(["--echo", "--verify", "r0.transcript"], in: sandbox.url).status == 2)
+    }
+
+    // MARK: Linear matching
+
+    /// A 200 KB output line against patterns that a retry-at-every-byte search takes minutes
+    /// on; the harness's time limit would stop a run that slow. Results only: the time is
+    /// measured by Benchmarks/transcript-match.py.
+    @Test("a 200 KB line verifies against adversarial [..] and ... patterns, right both ways")
+    func longLinesVerify() throws {
+        let sandbox = try Sandbox()
+        let line = String(repeating: "a", count: 199_999) + "b"
+        let half = String(repeating: "a", count: 100_000)
+        try sandbox.write("pass.transcript", """
+            cachesh> echo \(line)
+            [..]\(half)b[..]
+            cachesh> echo \(line)
+            \(String(repeating: "a[..]", count: 1_000))b
+            cachesh> echo \(line)
+            ...
+            [..]b
+
+            """)
+        try sandbox.write("fail.transcript", "cachesh> echo \(line)\n[..]\(half)c[..]\n")
+        #expect(try Cachesh.run(["--verify", "pass.transcript"], in: sandbox.url)
+            == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+        let failed = try Cachesh.run(["--verify", "fail.transcript"], in: sandbox.url)
+        #expect(failed.status == 1 && failed.stdout.hasPrefix("@ fail.transcript:1\n") && failed.stdout.hasSuffix("0 passed, 1 failed\n"))
+    }
+
+    @Test("keys refuses a pattern over 1024 bytes and matches long keys against adversarial globs")
+    func keysGlobsAreBounded() throws {
+        let long = String(repeating: "a", count: 5_000)
+        let run = try Cachesh.run(["-c", "put \(long) 1; keys \(String(repeating: "*a", count: 500))b; keys \(String(repeating: "*a", count: 500)); keys \(String(repeating: "*", count: 1025))"])
+        #expect(run.status == 1)
+        #expect(run.stdout == "keys: \(long)\n(no entries)\nkey\(String(repeating: " ", count: 4_999))state  age_ms\n\(long)  fresh  0\n")
+        #expect(run.stderr == "-c:1: error: keys: pattern longer than 1024 bytes (1025)\n")
     }
 
     // MARK: A transcript is not a script

@@ -21,7 +21,7 @@ import traceback
 
 BIN = os.path.abspath(os.environ.get("CACHESH_BIN", ".build/debug/cachesh"))
 SOCKET = f"cachesh-test-{os.getpid()}"
-WAIT = 10.0  # seconds to wait for something to appear on the screen
+WAIT = 30.0  # seconds to wait for something to appear on the screen (generous: a busy machine is slow)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
