@@ -18,7 +18,7 @@ struct Cachesh: ParsableCommand {
             With no FILE and a terminal on stdin and stdout, cachesh is interactive. Otherwise it runs \
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
-            2 bad usage or an unreadable file.
+            2 bad usage, an unreadable file, or a transcript given as a script.
             """,
         version: "cachesh 0.1.0"
     )
