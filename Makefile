@@ -27,7 +27,7 @@ test: deps
 	$(MAKE) --no-print-directory test-interactive
 
 test-transcripts:
-	$(BIN_DEBUG) --verify Examples/*.transcript README.md docs/*.md
+	$(BIN_DEBUG) --verify Examples/*.transcript README.md
 
 test-interactive:
 	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/interactive/test_interactive.py

@@ -15,6 +15,9 @@ public struct SessionOptions: Sendable {
     public var mode = OutputMode.human
     /// Stop a script at its first failing command (`--bail`).
     public var bail = false
+    /// Print each top-level command after the prompt before its output, errors in the interactive
+    /// form, all on standard output: the output is a transcript (`--echo`).
+    public var echo = false
     public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
         self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
     }
@@ -31,7 +34,7 @@ public final class Session {
     public let server: SimulatedServer
     public var options: SessionOptions
     /// Output not yet written out, in order: (text, isError).
-    public private(set) var output: [(text: String, isError: Bool)] = []
+    public internal(set) var output: [(text: String, isError: Bool)] = []
     /// A command was rejected (exit status 1).
     public var anyFailed = false
     /// `quit` was run.
@@ -56,6 +59,10 @@ public final class Session {
     var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
     var recording: Recording?
+    /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
+    /// transcript's replay at the first.
+    public internal(set) var safeRefusals = 0
+    public internal(set) var lastSafeRefusal: String?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
     /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
     /// Rendered from `baseDocument` only when first asked for: most sessions never record, and the text
@@ -154,13 +161,17 @@ public final class Session {
     public func run(_ source: SourceFile, semicolonsSeparate: Bool = false, on cache: isolated Cache) -> Bool {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
+        var from = lexer.offset
         while !quitRequested, let next = lexer.next() {
+            defer { from = lexer.offset }
             switch next {
             case .failure(let diagnostic):
                 let start = output.count
                 fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
-                if depth == 0 && keepsHistory && source.name == nil {
-                    noteHistory(source.bytes[...], outputFrom: start)
+                if depth == 0 && keepsHistory {
+                    let span = source.name == nil ? source.bytes.indices
+                        : Self.commandSpan(source.bytes, from: from, to: lexer.offset, semicolons: semicolonsSeparate)
+                    noteHistory(source.bytes[span], outputFrom: start)
                 }
                 ok = false
             case .success(let command):
@@ -171,6 +182,31 @@ public final class Session {
         }
         if depth == 0 && store != nil { commitOrHold(final: true, on: cache) }
         return ok
+    }
+
+    /// The bytes of a command that did not lex, between where the lexer started looking for it and
+    /// where it stopped: without the blank lines, comments and separators before it, nor the
+    /// blanks after it.
+    static func commandSpan(_ bytes: [UInt8], from: Int, to: Int, semicolons: Bool) -> Range<Int> {
+        var start = from
+        while start < to {
+            switch bytes[start] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): start += 1
+            case UInt8(ascii: ";") where semicolons: start += 1
+            case UInt8(ascii: "#"):
+                while start < to && bytes[start] != UInt8(ascii: "\n") { start += 1 }
+            default:
+                return start..<trimmedEnd(bytes, start, to, semicolons)
+            }
+        }
+        return to..<to
+    }
+
+    private static func trimmedEnd(_ bytes: [UInt8], _ start: Int, _ end: Int, _ semicolons: Bool) -> Int {
+        var end = end
+        while end > start, [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains(bytes[end - 1])
+                || (semicolons && bytes[end - 1] == UInt8(ascii: ";")) { end -= 1 }
+        return end
     }
 
     /// Runs one typed command (interactive use, transcripts): errors print as `error: ...`.
@@ -268,7 +304,19 @@ public final class Session {
             ? JSONValue.object(["command": "load", "file": .string(path), "keys": [], "ok": true]).compactText
             : "loaded \(path)"
         history.append(command: "load " + JSONValue.string(path).compactText, output: reply + "\n")
+        if options.echo, let last = history.last {
+            write(lines: RecordCommands.entry(command: last.command, output: last.output))
+            drainToSink()
+        }
         return true
+    }
+
+    /// The error a file command fails with under `--safe` (`verb` is read or write), counted.
+    func refusedBySafe(_ verb: String, _ what: String, at offset: Int) -> ShellError {
+        let message = "--safe: commands may not \(verb) files (\(what))"
+        safeRefusals += 1
+        lastSafeRefusal = message
+        return ShellError(message, at: offset)
     }
 
     /// The file a path in `source` names: relative paths resolve against the source's directory.

@@ -23,7 +23,7 @@ struct Cachesh: ParsableCommand {
             With no FILE and a terminal on stdin and stdout, cachesh is interactive. Otherwise it runs \
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
-            2 bad usage or an unreadable file.
+            2 bad usage, an unreadable file, or a transcript given as a script.
             """,
         version: "cachesh 0.1.0"
     )
@@ -49,6 +49,9 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Refuse every command that would read or write a file.")
     var safe = false
 
+    @Flag(help: "Print each command after the prompt before its output: the output is a transcript.")
+    var echo = false
+
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
@@ -65,6 +68,7 @@ struct Invocation {
     var config: String?
     var store: String?
     var safe = false
+    var echo = false
     var verify = false
     var update = false
 
@@ -76,6 +80,7 @@ struct Invocation {
         config = parsed.config
         store = parsed.store
         safe = parsed.safe
+        echo = parsed.echo
         verify = parsed.verify
         update = parsed.update
     }
@@ -102,6 +107,7 @@ struct Invocation {
             case "--json": json = true
             case "--bail": bail = true
             case "--safe": safe = true
+            case "--echo": echo = true
             case "--verify": verify = true
             case "--update": update = true
             case "-c", "--config", "--store":
@@ -163,18 +169,6 @@ func fail(usage message: String) -> Never {
     exit(2)
 }
 
-func readInput(_ fd: Int32) -> String {
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
 func runMain() -> Int32 {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let command: Invocation
@@ -204,13 +198,15 @@ func runMain() -> Int32 {
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
+    if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.verify {
-        return Verify.run(files: command.files, update: command.update, environment: environment)
+        return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
 
     let interactive = command.files.isEmpty && command.commands == nil && stdinIsTerminal && stdoutIsTerminal
+    options.echo = command.echo && !interactive
     return Cache().withIsolation { cache in
         runSession(command, options: options, interactive: interactive, environment: environment, on: cache)
     }
@@ -220,8 +216,14 @@ func runMain() -> Int32 {
 /// cache, entered once, with the session living in the cache's isolation.
 func runSession(_ command: Invocation, options: SessionOptions, interactive: Bool, environment: ProcessEnvironment,
                 on cache: isolated Cache) -> Int32 {
+    // The interactive shell shows its prompts itself (options.echo is off for it).
     let terminal = Terminal()
     let session = Session(cache: cache, options: options)
+    if options.echo && options.mode == .json {
+        // As a recording does: the replay, which starts in human mode, must switch first.
+        terminal.write(TranscriptSyntax.render(command: "output json", output: "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n"),
+                       isError: false)
+    }
     session.sink = { text, isError in terminal.write(text, isError: isError) }
     defer { terminal.flush() }
 
@@ -234,7 +236,12 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     if let file = command.files.first {
         let text: String
         do { text = try FileIO.read(file) } catch { fail(usage: "cannot read \(file): \(error)") }
-        let body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
+        var body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
+        if let error = body.withUTF8({ Batch.transcriptError(name: file, text: $0, isFile: true) }) {
+            terminal.write(error + "\n", isError: true)
+            terminal.flush()
+            return 2
+        }
         session.run(SourceFile(name: file, text: String(body)), on: cache)
     } else if let commands = command.commands {
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
@@ -242,7 +249,9 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         terminal.flush()
         return Interactive.run(session: session, on: cache, terminal: terminal, environment: environment)
     } else {
-        session.run(SourceFile(name: "<stdin>", text: readInput(0)), on: cache)
+        let status = Batch.runStandardInput(session, on: cache, terminal: terminal)
+        terminal.flush()
+        exit(status)
     }
     // Exit with the session still alive: freeing a large cache and its history piece by piece
     // is work nobody waits for.

@@ -1,5 +1,6 @@
 @testable import CacheShell
 import Testing
+import TestSupport
 
 /// Expected output as a transcript writes it, one line per element.
 private func expected(_ lines: [String]) -> [ExpectedLine] {
@@ -101,5 +102,117 @@ private func updated(_ expectedLines: [String], _ actualLines: [String]) -> [Str
     @Test func groupsDeletionsBeforeInsertionsWithinAChange() {
         let edits = TranscriptMatcher.align(expected(["a", "b", "c", "d"]), actual(["a", "x", "y", "d"]))
         #expect(edits == [.keep(0), .delete(1), .delete(2), .insert(1), .insert(2), .keep(3)])
+    }
+}
+
+/// The meaning of `[..]` in a line, by memoised recursion over (pattern byte, line byte):
+/// slow but plainly right, to check the linear matcher against.
+private func referenceLineMatch(_ pattern: String, _ line: String) -> Bool {
+    if pattern == "..." { return false }
+    let text = pattern.hasPrefix("\\") ? String(pattern.dropFirst()) : pattern
+    let p = Array(text.utf8), l = Array(line.utf8), marker = Array("[..]".utf8)
+    var memo: [Int: Bool] = [:]
+    func go(_ i: Int, _ j: Int) -> Bool {
+        if let known = memo[i * (l.count + 1) + j] { return known }
+        let result: Bool
+        if i == p.count {
+            result = j == l.count
+        } else if p.count - i >= 4, Array(p[i..<i + 4]) == marker {
+            result = (j...l.count).contains { go(i + 4, $0) }
+        } else {
+            result = j < l.count && p[i] == l[j] && go(i + 1, j + 1)
+        }
+        memo[i * (l.count + 1) + j] = result
+        return result
+    }
+    return go(0, 0)
+}
+
+/// The meaning of `...` over lines, by memoised recursion, with the reference line matcher.
+private func referenceBlockMatch(_ pattern: [String], _ lines: [String]) -> Bool {
+    var memo: [Int: Bool] = [:]
+    func go(_ i: Int, _ j: Int) -> Bool {
+        if let known = memo[i * (lines.count + 1) + j] { return known }
+        let result: Bool
+        if i == pattern.count {
+            result = j == lines.count
+        } else if pattern[i] == "..." {
+            result = (j...lines.count).contains { go(i + 1, $0) }
+        } else {
+            result = j < lines.count && referenceLineMatch(pattern[i], lines[j]) && go(i + 1, j + 1)
+        }
+        memo[i * (lines.count + 1) + j] = result
+        return result
+    }
+    return go(0, 0)
+}
+
+@Suite struct TranscriptMatchLinearTests {
+    /// Inputs built so that a matcher that retries each part at every position, or lets `...`
+    /// backtrack line by line, does quadratic work: the answers must still be right.
+    @Test func adversarialLinePatternsMatchCorrectly() {
+        let long = String(repeating: "a", count: 20_000)
+        let cases: [(String, String, Bool)] = [
+            ("[..]" + long + "b[..]", long + long + "b", true),
+            ("[..]" + long + "b[..]", long + long, false),
+            ("[..]" + long + "b", long + long + "b", true),
+            (String(repeating: "a[..]", count: 2_000) + "b", String(repeating: "a", count: 40_000), false),
+            (String(repeating: "a[..]", count: 2_000) + "a", String(repeating: "a", count: 40_000), true),
+            ("[..]aab[..]aab[..]", String(repeating: "a", count: 30_000) + "b" + String(repeating: "a", count: 30_000) + "b", true),
+            ("[..]abab[..]", String(repeating: "ab", count: 10_000) + "a", true),
+            ("[..]abacabab", "abacabacabab", true),
+            ("[..]abacabad[..]", "abacabacabacabad", true),
+        ]
+        for (pattern, line, expected) in cases {
+            #expect(ExpectedLine(written: Substring(pattern)).matches(Substring(line)) == expected,
+                    "\(pattern.prefix(40))… against \(line.prefix(40))…")
+        }
+    }
+
+    @Test func linePatternsAgreeWithTheReferenceOnRandomInput() {
+        var random = SeededGenerator(seed: 7)
+        let pieces = ["a", "b", "ab", "[..]", "[.", ".]", "\\", "é", "e\u{301}"]
+        for _ in 0..<3_000 {
+            let pattern = (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let line = (0..<Int.random(in: 0...8, using: &random)).map { _ in ["a", "b", "[", ".", "]", "é"].randomElement(using: &random)! }.joined()
+            #expect(ExpectedLine(written: Substring(pattern)).matches(Substring(line)) == referenceLineMatch(pattern, line),
+                    "\(pattern) against \(line)")
+        }
+    }
+
+    @Test func adversarialBlocksMatchCorrectly() {
+        let lines = Array(repeating: "a", count: 5_000)
+        // Each run after `...` nearly matches everywhere.
+        let runs = Array(repeating: "a", count: 300)
+        #expect(TranscriptMatcher.matches(expected(["..."] + runs + ["b"]), actual(lines)) == false)
+        #expect(TranscriptMatcher.matches(expected(["..."] + runs + ["..."]), actual(lines)) == true)
+        #expect(TranscriptMatcher.matches(expected(["..."] + runs + ["b", "b", "..."]), actual(lines + ["b"])) == false)
+        #expect(TranscriptMatcher.matches(expected(["..."] + runs + ["b", "..."]), actual(lines + ["b", "c"])) == true)
+        // The same with `[..]` lines, and many `...` in a row of runs.
+        let wild = Array(repeating: "[..]a", count: 200)
+        #expect(TranscriptMatcher.matches(expected(["..."] + wild + ["...", "a", "...", "b"]), actual(lines + ["b"])) == true)
+        #expect(TranscriptMatcher.matches(expected(["..."] + wild + ["x", "..."]), actual(lines)) == false)
+        let many = Array(repeating: ["...", "a"], count: 1_000).flatMap { $0 } + ["..."]
+        #expect(TranscriptMatcher.matches(expected(many), actual(lines)) == true)
+        #expect(TranscriptMatcher.matches(expected(many + ["b"]), actual(lines)) == false)
+    }
+
+    @Test func blocksAgreeWithTheReferenceOnRandomInput() {
+        var random = SeededGenerator(seed: 11)
+        let patternLines = ["...", "a", "b", "[..]", "a[..]", "[..]b", "\\...", "", "é"]
+        let actualLines = ["a", "b", "ab", "...", "", "é", "e\u{301}"]
+        for _ in 0..<3_000 {
+            let pattern = (0..<Int.random(in: 0...7, using: &random)).map { _ in patternLines.randomElement(using: &random)! }
+            let lines = (0..<Int.random(in: 0...9, using: &random)).map { _ in actualLines.randomElement(using: &random)! }
+            #expect(TranscriptMatcher.matches(expected(pattern), actual(lines)) == referenceBlockMatch(pattern, lines),
+                    "\(pattern) against \(lines)")
+        }
+        // Runs longer than one 64-bit word of the bit-parallel search.
+        for _ in 0..<200 {
+            let run = (0..<Int.random(in: 60...140, using: &random)).map { _ in ["a", "b", "[..]"].randomElement(using: &random)! }
+            let lines = (0..<Int.random(in: 100...300, using: &random)).map { _ in ["a", "b"].randomElement(using: &random)! }
+            let pattern = ["..."] + run + ["..."]
+            #expect(TranscriptMatcher.matches(expected(pattern), actual(lines)) == referenceBlockMatch(pattern, lines))
+        }
     }
 }

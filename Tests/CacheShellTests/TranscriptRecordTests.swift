@@ -199,3 +199,39 @@ private func errorHint(_ name: String) async -> String {
     let prefix = "error: unknown command \"\(name)\""
     return String(line.dropFirst(prefix.count).dropLast())
 }
+
+@Suite struct ColourFreeHistoryTests {
+    /// A session on a colour terminal: states are coloured on the screen, never in a recording.
+    @Test func aColourSessionRecordsPlainTextThatVerifies() async {
+        let directory = temporaryDirectory()
+        let session = await TestShell(options: SessionOptions(colour: true))
+        await session.run { session, _ in session.baseDirectory = directory }
+        var screen = ""
+        for command in ["ns feed ttl=1m stale=1m", "put feed:a 1", "get feed:a", "keys", "advance 90s", "mget feed:a",
+                        "at 1s peek feed:a", "watch feed:a", "advance 2m", "get feed:a", "echo \u{1B}[1mbold\u{1B}[0m"] {
+            screen += await session.typed(command)
+        }
+        #expect(screen.contains("\u{1B}[32mfresh\u{1B}[0m"))
+        #expect(screen.contains("\u{1B}[31mexpired\u{1B}[0m"))
+        _ = await session.typed("record out.transcript")
+        _ = await session.typed("record stop")
+        let recorded = contents(directory + "/out.transcript") ?? ""
+        #expect(recorded.contains("feed:a  fresh  0\n") && recorded.contains("state:         expired\n"))
+        #expect(!recorded.contains("\u{1B}[32m") && !recorded.contains("\u{1B}[33m") && !recorded.contains("\u{1B}[31m"))
+        // An escape the user's own text holds is kept: it is what a replay prints.
+        #expect(recorded.contains("\u{1B}[1mbold\u{1B}[0m"))
+        #expect(await verify(directory + "/out.transcript") == "")
+    }
+
+    @Test(arguments: [
+        ("a  \u{1B}[32mfresh\u{1B}[0m  0", "a  fresh  0"),
+        ("\u{1B}[2mmissing\u{1B}[0m", "missing"),
+        ("\u{1B}[32m\u{1B}[0m", "\u{1B}[32m\u{1B}[0m"),
+        ("\u{1B}[35mfresh\u{1B}[0m", "\u{1B}[35mfresh\u{1B}[0m"),
+        ("\u{1B}", "\u{1B}"),
+        ("plain", "plain"),
+    ] as [(String, String)])
+    func colourIsRemovedFromStateWordsOnly(coloured: String, plain: String) {
+        #expect(Render.withoutColour(coloured) == plain)
+    }
+}

@@ -23,6 +23,53 @@ struct FileSafetyEndToEndTests {
         #expect(stdout.status == 0 && stdout.stdout.contains("\"format\": \"cachesh-snapshot\""))
     }
 
+    @Test("--safe --verify refuses a transcript's file commands at their line, as in a script, and touches no file",
+          arguments: [
+            ("snapshot x.json", "write", "x.json"),
+            ("restore old.json", "read", "old.json"),
+            ("load app.json", "read", "app.json"),
+            ("source evil.cachesh", "read", "evil.cachesh"),
+            ("record out.transcript", "write", "out.transcript"),
+          ])
+    func safeVerifyRefusesTranscriptFileCommands(command: String, verb: String, file: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("old.json", "{}")
+        try sandbox.write("app.json", "{}")
+        try sandbox.write("evil.cachesh", "snapshot pwned.json\n")
+        try sandbox.write("bug.transcript", "A bug report.\ncachesh> put a 1\nkeys: a\ncachesh> \(command)\nwhatever\ncachesh> get a\n")
+        let before = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        let run = try Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
+        #expect(run == Outcome(stdout: "0 passed, 1 failed\n",
+                               stderr: "bug.transcript:4: error: --safe: commands may not \(verb) files (\(file))\n", status: 1))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted() == before)
+        // The same file in a script is refused at its line with the same words.
+        try sandbox.write("bug.cachesh", "put a 1\n\(command)\n")
+        let script = try Cachesh.run(["--safe", "bug.cachesh"], in: sandbox.url)
+        #expect(script.stderr == "bug.cachesh:2: error: --safe: commands may not \(verb) files (\(file))\n")
+    }
+
+    @Test("--safe refuses file commands that at scheduled, in a transcript and in a store's restored state")
+    func safeRefusesScheduledFileCommands() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("bug.transcript", """
+            cachesh> at 1m snapshot later.json
+            scheduled at 2026-01-01T00:01:00.000Z: snapshot later.json
+            cachesh> advance 2m
+            whatever
+
+            """)
+        let run = try Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
+        #expect(run == Outcome(stdout: "0 passed, 1 failed\n",
+                               stderr: "bug.transcript:3: error: --safe: commands may not write files (later.json)\n", status: 1))
+        // A store keeps the scheduled command; reopened with --safe, it is refused when it comes due.
+        let store = sandbox.url.appendingPathComponent("s.db").path
+        #expect(try Cachesh.run(["--store", store, "-c", "at 1m snapshot later.json"], in: sandbox.url).status == 0)
+        let resumed = try Cachesh.run(["--safe", "--store", store, "-c", "advance 2m"], in: sandbox.url)
+        #expect(resumed.status == 1)
+        #expect(resumed.stderr == "-c:1: error: (at 2026-01-01T00:01:00.000Z) --safe: commands may not write files (later.json)\n")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("later.json").path))
+    }
+
     @Test("a snapshot write killed at a random moment leaves the old file or the new one, whole",
           arguments: [11, 12, 13, 14, 15] as [UInt64])
     func killedSnapshotWriteLeavesAWholeFile(seed: UInt64) throws {

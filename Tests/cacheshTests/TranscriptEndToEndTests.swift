@@ -84,6 +84,36 @@ private let feedTranscript = """
         #expect(try cachesh(["--verify", "feed.transcript"], in: dir) == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
 
+    /// A file that holds no command checks nothing: it fails with a line naming it, whatever it
+    /// is, and the summary counts it among the files.
+    @Test func aFileWithNoCommandFailsByName() throws {
+        let dir = try directory(with: [
+            "feed.transcript": feedTranscript,
+            "empty.transcript": "",
+            "script.cachesh": "put a 1\nget a\n",
+            "notes.md": "# Notes\n\n```sh\ncachesh> get a\n```\n",
+        ])
+        let noise = (0..<4096).map { (n: Int) in UInt8(truncatingIfNeeded: (n &* 2654435761) >> 13) }
+        #expect(FileManager.default.createFile(atPath: dir + "/noise.bin", contents: Data(noise)))
+        let run = try cachesh(["--verify", "empty.transcript", "feed.transcript", "script.cachesh", "notes.md", "noise.bin"], in: dir)
+        #expect(run == CacheshRun(stdout: """
+            empty.transcript: no commands
+            script.cachesh: no commands
+            notes.md: no commands
+            noise.bin: no commands
+            1 passed, 4 failed
+
+            """, stderr: "", status: 1))
+        for file in ["empty.transcript", "script.cachesh", "notes.md", "noise.bin"] {
+            #expect(try cachesh(["--verify", file], in: dir)
+                == CacheshRun(stdout: "\(file): no commands\n0 passed, 1 failed\n", stderr: "", status: 1))
+        }
+        // --update has nothing to write back, so it fails too and leaves the file alone.
+        let update = try cachesh(["--verify", "--update", "script.cachesh"], in: dir)
+        #expect(update == CacheshRun(stdout: "script.cachesh: no commands\n0 passed, 1 failed, 0 updated\n", stderr: "", status: 1))
+        #expect(read(dir + "/script.cachesh") == "put a 1\nget a\n")
+    }
+
     @Test func aFailingTranscriptPrintsTheDiffUpdateWouldApply() throws {
         let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
             .replacingOccurrences(of: "now_ms: 360000\n", with: "")
@@ -344,12 +374,16 @@ private let feedTranscript = """
             -a    stale  0
             +a    fresh  0
              ```
-            1 passed, 1 failed
+            docs/plain.md: no commands
+            0 passed, 2 failed
 
             """, stderr: "", status: 1))
         #expect(try cachesh(["--verify", "--update", "README.md"], in: dir).status == 0)
         #expect(read(dir + "/README.md") == readme.replacingOccurrences(of: "a    stale  0", with: "a    fresh  0"))
-        #expect(try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir).stdout == "2 passed, 0 failed\n")
+        #expect(try cachesh(["--verify", "README.md"], in: dir).stdout == "1 passed, 0 failed\n")
+        // A Markdown file without a cachesh block holds nothing to check: it fails, by name.
+        #expect(try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
+            == CacheshRun(stdout: "docs/plain.md: no commands\n1 passed, 1 failed\n", stderr: "", status: 1))
     }
 
     /// 500 transcripts of 20 commands run in one process; one of them differs.

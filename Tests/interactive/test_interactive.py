@@ -21,7 +21,7 @@ import traceback
 
 BIN = os.path.abspath(os.environ.get("CACHESH_BIN", ".build/debug/cachesh"))
 SOCKET = f"cachesh-test-{os.getpid()}"
-WAIT = 10.0  # seconds to wait for something to appear on the screen
+WAIT = 30.0  # seconds to wait for something to appear on the screen (generous: a busy machine is slow)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -451,6 +451,34 @@ def test_a_copied_session_is_a_transcript(home):
     run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True)
     expect(run.returncode == 1 and "@ " in run.stdout and "1 failed" in run.stdout,
            f"an edited capture fails with a diff: {run.stdout}")
+
+
+def test_a_colour_session_records_a_transcript_that_verifies(home):
+    """In a colour terminal the states are coloured on screen; `record` writes plain text, and the
+    recording passes --verify."""
+    slow = 60  # a busy machine may take a while; the wait ends as soon as the screen shows it
+    sh = Shell(home, env={"TERM": "xterm-256color"}, height=60)
+    sh.run("ns feed ttl=1m stale=1m", slow)
+    sh.run('server set feed:a {"n": 1}', slow)
+    sh.run("get feed:a", slow)
+    sh.run("advance 90s", slow)
+    sh.run("keys", slow)
+    sh.run("advance 2m", slow)
+    sh.run("get feed:a", slow)
+    sh.run("watch feed:a", slow)
+    sh.run("put feed:a 2", slow)
+    screen = "\n".join(sh.lines(attributes=True))
+    expect(re.search(r"\x1b\[[0-9;]*m(fresh|stale|expired)", screen) is not None, "the states are coloured on the terminal", sh)
+    sh.run("record rec.transcript", slow)
+    sh.run("record stop", slow)
+    path = os.path.join(home, "rec.transcript")
+    with open(path, encoding="utf-8") as f:
+        recorded = f.read()
+    expect("\x1b" not in recorded, f"the recording holds no escape sequence:\n{recorded!r}")
+    expect("cachesh> get feed:a" in recorded and "state:" in recorded, f"the recording holds the session:\n{recorded}")
+    run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True, timeout=slow)
+    expect(run.returncode == 0 and run.stdout == "1 passed, 0 failed\n",
+           f"the recording verifies: {run.stdout}{run.stderr}\n--- recorded:\n{recorded}")
 
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]

@@ -118,7 +118,7 @@ public enum CommandCatalog {
         CommandInfo(
             name: "keys", synopsis: "keys [PATTERN]",
             summary: "entries, least recently used first, with state and age",
-            arguments: [("PATTERN", "a glob over the printed key: * (also matches :), ?, [...]")],
+            arguments: [("PATTERN", "a glob over the printed key: * (also matches :), ?, [...]; at most 1024 bytes")],
             example: "keys feed:*"),
         CommandInfo(
             name: "expire", synopsis: "expire KEY [in=D]",
@@ -239,7 +239,7 @@ public enum CommandCatalog {
         CommandInfo(
             name: "record", synopsis: "record FILE|stop",
             summary: "write this session as a transcript, until record stop",
-            arguments: [("FILE", "the transcript to write"), ("stop", "stop writing")],
+            arguments: [("FILE", "the transcript to write, in plain text (colour stays on the screen)"), ("stop", "stop writing")],
             example: "record session.transcript",
             subcommands: ["stop"]),
         CommandInfo(

@@ -131,7 +131,7 @@ enum ConfigCommands {
 extension Session {
     /// Reads a file for a command, refusing under `--safe`.
     func readFile(_ path: String, at offset: Int) throws(ShellError) -> String {
-        if options.safe { throw ShellError("--safe: commands may not read files (\(path))", at: offset) }
+        if options.safe { throw refusedBySafe("read", path, at: offset) }
         do { return try FileIO.read(path) } catch { throw ShellError("cannot read \(path): \(error)", at: offset) }
     }
 

@@ -68,6 +68,9 @@ enum ReadCommands {
     static func keys(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
         try args.expect(0...1, usage: "[PATTERN]")
+        if let word = args.positional.first, word.text.utf8.count > Glob.maxLength {
+            throw ShellError("keys: pattern longer than \(Glob.maxLength) bytes (\(word.text.utf8.count))", at: word.offset)
+        }
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
         let entries = cache.keys(matching: pattern)
         let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }

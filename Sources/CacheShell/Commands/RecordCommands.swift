@@ -31,7 +31,7 @@ enum RecordCommands {
                        human: ["recorded \(count) command\(count == 1 ? "" : "s") to \(recording.name)"])
         }
         if session.options.safe {
-            throw ShellError("--safe: commands may not write files (\(word.text))", at: word.offset)
+            throw session.refusedBySafe("write", word.text, at: word.offset)
         }
         guard session.depth == 1 else {
             throw ShellError("record runs only as a command of its own, not from a sourced file", at: command.offset)

@@ -10,7 +10,7 @@ enum SnapshotCommands {
             return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
         }
         let path = session.resolvePath(word.text, relativeTo: source)
-        if session.options.safe { throw ShellError("--safe: commands may not write files (\(path))", at: word.offset) }
+        if session.options.safe { throw session.refusedBySafe("write", path, at: word.offset) }
         do { try FileIO.writeAtomically(path, Session.documentText(document, newline: true)) } catch {
             throw ShellError("cannot write \(path): \(error)", at: word.offset)
         }

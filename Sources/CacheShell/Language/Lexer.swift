@@ -107,6 +107,9 @@ public struct Lexer: IteratorProtocol, Sequence {
     /// Set once the text has ended inside an open JSON value.
     private var endedInsideJSON = false
 
+    /// The byte offset the lexer has reached: after a command (or a failed one), just past it.
+    public var offset: Int { position }
+
     /// Prepares to lex `source`.
     ///
     /// - Complexity: O(1).

@@ -10,13 +10,17 @@ public struct SourceFile: Sendable {
     let bytes: [UInt8]
     /// Byte offset at which each line starts; the first is 0, and ascending.
     private let lineStarts: [Int]
+    /// The line number of the text's first line in the whole input (a piece of a stream).
+    private let firstLine: Int
 
-    /// Wraps `text`, building its line table.
+    /// Wraps `text`, building its line table; `firstLine` is where the text starts in its input
+    /// when it is a piece of a longer one (standard input, read as it arrives).
     ///
     /// - Complexity: O(n) in the length of `text`.
-    public init(name: String?, text: String) {
+    public init(name: String?, text: String, firstLine: Int = 1) {
         self.name = name
         self.text = text
+        self.firstLine = firstLine
         self.bytes = Array(text.utf8)
         var starts = [0]
         for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
@@ -24,6 +28,9 @@ public struct SourceFile: Sendable {
         }
         self.lineStarts = starts
     }
+
+    /// The number of lines the text starts (one more than its line feeds).
+    public var lineCount: Int { lineStarts.count }
 
     /// The 1-based line and byte column of a byte offset.
     ///
@@ -37,7 +44,7 @@ public struct SourceFile: Sendable {
             let middle = (low + high) / 2
             if lineStarts[middle] <= offset { low = middle } else { high = middle }
         }
-        return (low + 1, max(offset - lineStarts[low], 0) + 1)
+        return (low + firstLine, max(offset - lineStarts[low], 0) + 1)
     }
 
     /// The line a user reads for a diagnostic: `NAME:LINE: error: MESSAGE`, or

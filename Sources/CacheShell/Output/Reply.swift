@@ -233,15 +233,23 @@ extension Session {
     /// (and to an open recording).
     /// - Complexity: O(n) in the length of the command and its output.
     func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int) {
-        if interactiveForms.isEmpty {
+        if interactiveForms.isEmpty && !options.colour {
             history.append(command: command, output: output[start...].lazy.map(\.text))
         } else {
             let pieces = (start..<output.count).map { interactiveForms[$0] ?? output[$0].text }
-            history.append(command: command, output: pieces)
+            // Colour is for the terminal's copy only: the history, and so `record`, holds plain text.
+            history.append(command: command, output: options.colour ? pieces.map(Render.withoutColour) : pieces)
             interactiveForms.removeAll()
         }
         if let recording, let last = history.last {
             recording.append(command: last.command, output: last.output)
+        }
+        if options.echo, let last = history.last {
+            // The command and its output as a recording writes them, in place of its output.
+            output.removeSubrange(start...)
+            if !RecordCommands.isRecordCommand(last.command) {
+                output.append((RecordCommands.entry(command: last.command, output: last.output), false))
+            }
         }
     }
 }
@@ -258,6 +266,45 @@ enum Render {
         default: code = "2"
         }
         return "\u{1B}[\(code)m\(state)\u{1B}[0m"
+    }
+
+    /// `text` without the colour `stateText` gives a state word: each `ESC[<code>m<word>ESC[0m`
+    /// becomes `<word>`. Other bytes, escape characters included, are kept.
+    /// - Complexity: O(n) in the length of `text`.
+    static func withoutColour(_ text: String) -> String {
+        guard text.utf8.contains(0x1B) else { return text }
+        let bytes = Array(text.utf8)
+        let reset: [UInt8] = [0x1B, UInt8(ascii: "["), UInt8(ascii: "0"), UInt8(ascii: "m")]
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x1B, let (word, next) = colouredWord(bytes, at: i, reset: reset) {
+                result += bytes[word]
+                i = next
+            } else {
+                result.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The word of a coloured state at `start` (`ESC[32mfresh ESC[0m`) and the index after it.
+    private static func colouredWord(_ bytes: [UInt8], at start: Int, reset: [UInt8]) -> (Range<Int>, Int)? {
+        var i = start + 1
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "[") else { return nil }
+        i += 1
+        let codeStart = i
+        while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") { i += 1 }
+        let code = String(decoding: bytes[codeStart..<i], as: UTF8.self)
+        guard ["32", "33", "31", "2"].contains(code), i < bytes.count, bytes[i] == UInt8(ascii: "m") else { return nil }
+        i += 1
+        let wordStart = i
+        while i < bytes.count, (bytes[i] >= UInt8(ascii: "a") && bytes[i] <= UInt8(ascii: "z")) || bytes[i] == UInt8(ascii: "-")
+            || bytes[i] == UInt8(ascii: "_") { i += 1 }
+        guard i > wordStart, i + reset.count <= bytes.count, Array(bytes[i..<i + reset.count]) == reset else { return nil }
+        return (wordStart..<i, i + reset.count)
     }
 
     /// One value as a human reads it: strings bare, everything else as compact JSON.

@@ -17,40 +17,53 @@ public struct TranscriptCheck: Sendable {
     public let transcript: Transcript
     /// The commands that differ, in file order; empty when the transcript passes.
     public let differences: [Difference]
+    /// Under `--safe`, the first command refused for touching a file, as a script reports it
+    /// (`FILE:LINE: error: --safe: ...`); the replay stopped there, since what follows depends
+    /// on it.
+    public let refusal: String?
 
-    public var passed: Bool { differences.isEmpty }
+    public var passed: Bool { differences.isEmpty && refusal == nil }
 
     /// Reads `text` (Markdown when `name` says so) and replays it: one fresh session for the whole
     /// file, relative paths resolving in the file's directory, no colour, the clock at its start.
     /// Each command is fed to the session on its own, never the file as a whole.
     ///
     /// - Complexity: the commands' own cost, plus O(e + a) per command whose output matches.
-    public static func replay(name: String, text: String) async -> TranscriptCheck {
-        await TranscriptCheck(name: name, text: text, on: Cache())
+    /// With `safe` (`--safe`), no command may read or write a file: the first that tries is refused
+    /// at its line and ends the replay (`refusal`), as a file command scheduled by `at` is when it runs.
+    public static func replay(name: String, text: String, safe: Bool = false) async -> TranscriptCheck {
+        await TranscriptCheck(name: name, text: text, safe: safe, on: Cache())
     }
 
-    /// `replay(name:text:)` on a new cache isolated by the caller.
-    public init(name: String, text: String, on cache: isolated Cache) {
+    /// `replay(name:text:safe:)` on a new cache isolated by the caller.
+    public init(name: String, text: String, safe: Bool = false, on cache: isolated Cache) {
         let transcript = Transcript(text: text, markdown: Transcript.isMarkdown(path: name))
         let directory = name.lastIndex(of: "/").map { String(name[..<$0]) }
-        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 }, on: cache)
+        self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 }, safe: safe,
+                  on: cache)
     }
 
     /// Replays `transcript` in a fresh session (on a new cache) whose relative paths resolve
     /// against `baseDirectory`.
-    public static func replay(name: String, transcript: Transcript, baseDirectory: String?) async -> TranscriptCheck {
-        await TranscriptCheck(name: name, transcript: transcript, baseDirectory: baseDirectory, on: Cache())
+    public static func replay(name: String, transcript: Transcript, baseDirectory: String?,
+                              safe: Bool = false) async -> TranscriptCheck {
+        await TranscriptCheck(name: name, transcript: transcript, baseDirectory: baseDirectory, safe: safe, on: Cache())
     }
 
     /// Replays `transcript` in a fresh session on `cache` (a new one).
-    public init(name: String, transcript: Transcript, baseDirectory: String?, on cache: isolated Cache) {
+    public init(name: String, transcript: Transcript, baseDirectory: String?, safe: Bool = false, on cache: isolated Cache) {
         self.name = name
         self.transcript = transcript
-        let session = Session(cache: cache, options: SessionOptions(safe: false, colour: false, mode: .human, bail: false))
+        let session = Session(cache: cache, options: SessionOptions(safe: safe, colour: false, mode: .human, bail: false))
         session.baseDirectory = baseDirectory
         var differences: [Difference] = []
+        var refusal: String?
         for step in transcript.steps {
             let output = session.runTyped(step.command, on: cache)
+            if session.safeRefusals > 0 {
+                refusal = "\(name):\(step.line + 1): error: \(session.lastSafeRefusal ?? "--safe: refused")"
+                break
+            }
             let actual = TranscriptSyntax.outputLines(output)
             let expected = transcript.expectedLines(of: step)
             if TranscriptMatcher.matches(expected, actual) { continue }
@@ -65,6 +78,7 @@ public struct TranscriptCheck: Sendable {
             differences.append(Difference(step: step, replacement: replacement, edits: edits))
         }
         self.differences = differences
+        self.refusal = refusal
     }
 
     // MARK: Reporting

@@ -10,23 +10,34 @@ enum ExpectedLine: Equatable {
 
     /// Classifies a line as written in the file (after any Markdown indentation): a leading `\`
     /// is removed and makes the rest literal text, though `[..]` in it still matches any text.
+    ///
+    /// - Complexity: O(n) in the length of the line.
     init(written line: Substring) {
         if line == TranscriptSyntax.anyLines {
             self = .anyLines
             return
         }
         let text = line.hasPrefix("\\") ? line.dropFirst() : line
-        let marker = Array(TranscriptSyntax.anyText.utf8)
+        let utf8 = text.utf8
         var parts: [Substring] = []
-        var partStart = text.utf8.startIndex
-        var i = partStart
-        while text.utf8.distance(from: i, to: text.utf8.endIndex) >= marker.count {
-            if text.utf8[i...].starts(with: marker) {
+        var partStart = utf8.startIndex
+        var i = utf8.startIndex
+        // One pass: at each `[`, look at most three bytes ahead for `..]`.
+        scan: while i < utf8.endIndex {
+            if utf8[i] == UInt8(ascii: "[") {
+                var j = utf8.index(after: i)
+                for expected in [UInt8(ascii: "."), UInt8(ascii: "."), UInt8(ascii: "]")] {
+                    guard j < utf8.endIndex, utf8[j] == expected else {
+                        i = utf8.index(after: i)
+                        continue scan
+                    }
+                    j = utf8.index(after: j)
+                }
                 parts.append(text[partStart..<i])
-                i = text.utf8.index(i, offsetBy: marker.count)
-                partStart = i
+                i = j
+                partStart = j
             } else {
-                i = text.utf8.index(after: i)
+                i = utf8.index(after: i)
             }
         }
         if parts.isEmpty {
@@ -39,7 +50,9 @@ enum ExpectedLine: Equatable {
 
     /// True when `actual` is a line this one accepts (never for `...`, which stands for lines).
     ///
-    /// - Complexity: O(n·k) in the length of the line and the number of `[..]`; O(n) for literal text.
+    /// - Complexity: O(n + m) in the lengths of the line and of this pattern, whatever the
+    ///   pattern: each part between `[..]` is found with a Knuth–Morris–Pratt scan that starts
+    ///   where the previous part ended, so no byte of the line is looked at twice by the search.
     func matches(_ actual: Substring) -> Bool {
         switch self {
         case .anyLines:
@@ -47,28 +60,53 @@ enum ExpectedLine: Equatable {
         case .literal(let text):
             return text.utf8.elementsEqual(actual.utf8)
         case .pattern(let parts):
-            let line = actual.utf8
-            let first = parts[0].utf8, last = parts[parts.count - 1].utf8
-            guard line.count >= first.count + last.count, line.starts(with: first),
-                  line.reversed().starts(with: last.reversed()) else { return false }
-            // Leftmost placement of each middle part is optimal when every gap accepts any text.
-            var start = line.index(line.startIndex, offsetBy: first.count)
-            let end = line.index(line.endIndex, offsetBy: -last.count)
-            for part in parts.dropFirst().dropLast() {
-                guard let found = Self.find(Array(part.utf8), in: line[start..<end]) else { return false }
-                start = found
+            if let result = actual.utf8.withContiguousStorageIfAvailable({ Self.matches(parts, $0) }) {
+                return result
             }
-            return true
+            return Array(actual.utf8).withUnsafeBufferPointer { Self.matches(parts, $0) }
         }
     }
 
-    /// The index just past the first occurrence of `needle` in `haystack`.
-    private static func find(_ needle: [UInt8], in haystack: Substring.UTF8View.SubSequence) -> Substring.UTF8View.Index? {
-        if needle.isEmpty { return haystack.startIndex }
-        var i = haystack.startIndex
-        while haystack.distance(from: i, to: haystack.endIndex) >= needle.count {
-            if haystack[i...].starts(with: needle) { return haystack.index(i, offsetBy: needle.count) }
-            i = haystack.index(after: i)
+    /// `line` starts with the first part, ends with the last, and holds the others in order
+    /// between them, without overlaps.
+    private static func matches(_ parts: [Substring], _ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        let first = Array(parts[0].utf8), last = Array(parts[parts.count - 1].utf8)
+        guard line.count >= first.count + last.count else { return false }
+        for (i, byte) in first.enumerated() where line[i] != byte { return false }
+        let lastStart = line.count - last.count
+        for (i, byte) in last.enumerated() where line[lastStart + i] != byte { return false }
+        // Leftmost placement of each middle part is optimal when every gap accepts any text.
+        var start = first.count
+        for part in parts.dropFirst().dropLast() {
+            guard let found = find(Array(part.utf8), in: line, from: start, to: lastStart) else { return false }
+            start = found
+        }
+        return true
+    }
+
+    /// The index just past the first occurrence of `needle` in `haystack[start..<end]`.
+    ///
+    /// - Complexity: O(m + k) where m is the needle's length and k the bytes scanned (up to the
+    ///   end of the occurrence, or `end - start` when there is none).
+    static func find(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+        if needle.isEmpty { return start }
+        guard end - start >= needle.count else { return nil }
+        // failure[i]: the length of the longest proper prefix of needle[...i] that is also its suffix.
+        var failure = [Int](repeating: 0, count: needle.count)
+        var k = 0
+        for i in 1..<needle.count {
+            while k > 0 && needle[i] != needle[k] { k = failure[k - 1] }
+            if needle[i] == needle[k] { k += 1 }
+            failure[i] = k
+        }
+        k = 0
+        for i in start..<end {
+            let byte = haystack[i]
+            while k > 0 && byte != needle[k] { k = failure[k - 1] }
+            if byte == needle[k] {
+                k += 1
+                if k == needle.count { return i + 1 }
+            }
         }
         return nil
     }
@@ -89,28 +127,84 @@ enum TranscriptMatcher {
     /// True when `actual` is what `expected` describes: each line matches in order, each `...`
     /// standing for any number of lines.
     ///
-    /// - Complexity: O(e + a) without `...`; at worst O(e·a) in the numbers of lines.
+    /// The lines between two `...` are a run that must appear whole; the first run is anchored at
+    /// the start, the last at the end, and each run between is placed at its leftmost occurrence
+    /// after the one before (which is optimal, as the gaps take any lines).
+    ///
+    /// - Complexity: O(e + a) line matches without `...`. With `...`, each run between two of
+    ///   them is searched in one pass over the actual lines, bit-parallel (Shift-And): per actual
+    ///   line, one hash lookup for the run's literal lines, one match per distinct `[..]` line of
+    ///   the run, and O(r/64) word operations for a run of r lines; no actual line is matched
+    ///   twice against the same expected line.
     static func matches(_ expected: [ExpectedLine], _ actual: [Substring]) -> Bool {
-        var e = 0, a = 0
-        var star: (e: Int, a: Int)?
-        while a < actual.count {
-            if e < expected.count, expected[e] == .anyLines {
-                star = (e, a)
-                e += 1
-            } else if e < expected.count, expected[e].matches(actual[a]) {
-                e += 1
-                a += 1
-            } else if let last = star {
-                // Let the last `...` take one more line and retry from there.
-                star = (last.e, last.a + 1)
-                e = last.e + 1
-                a = last.a + 1
-            } else {
-                return false
+        let runs = expected.split(separator: .anyLines, omittingEmptySubsequences: false)
+        guard runs.count > 1 else {
+            return expected.count == actual.count && zip(expected, actual).allSatisfy { $0.matches($1) }
+        }
+        let head = runs[0], tail = runs[runs.count - 1]
+        guard head.count + tail.count <= actual.count else { return false }
+        for (offset, line) in head.enumerated() where !line.matches(actual[offset]) { return false }
+        let tailStart = actual.count - tail.count
+        for (offset, line) in tail.enumerated() where !line.matches(actual[tailStart + offset]) { return false }
+        var start = head.count
+        for run in runs.dropFirst().dropLast() where !run.isEmpty {
+            guard let found = leftmost(run, in: actual, from: start, to: tailStart) else { return false }
+            start = found
+        }
+        return true
+    }
+
+    /// The index just past the first place where every line of `run` matches `actual` in turn,
+    /// within `start..<end`.
+    private static func leftmost(_ run: ArraySlice<ExpectedLine>, in actual: [Substring], from start: Int, to end: Int) -> Int? {
+        let r = run.count
+        guard end - start >= r else { return nil }
+        let words = (r + 63) / 64
+        // The run's positions of each distinct line, as bit sets: literal lines by their bytes
+        // (byte for byte, not by Unicode equivalence), `[..]` lines by their parts.
+        var literals: [[UInt8]: [UInt64]] = [:]
+        var patterns: [(line: ExpectedLine, bits: [UInt64])] = []
+        var patternIndex: [[[UInt8]]: Int] = [:]
+        for (position, line) in run.enumerated() {
+            let word = position / 64, bit = UInt64(1) << UInt64(position % 64)
+            switch line {
+            case .literal(let text):
+                literals[Array(text.utf8), default: [UInt64](repeating: 0, count: words)][word] |= bit
+            case .pattern(let parts):
+                let key = parts.map { Array($0.utf8) }
+                if let index = patternIndex[key] {
+                    patterns[index].bits[word] |= bit
+                } else {
+                    var bits = [UInt64](repeating: 0, count: words)
+                    bits[word] |= bit
+                    patternIndex[key] = patterns.count
+                    patterns.append((line, bits))
+                }
+            case .anyLines:
+                return nil
             }
         }
-        while e < expected.count, expected[e] == .anyLines { e += 1 }
-        return e == expected.count
+        // state bit i: the run's first i + 1 lines match the actual lines ending at the current one.
+        var state = [UInt64](repeating: 0, count: words)
+        var mask = [UInt64](repeating: 0, count: words)
+        let topWord = (r - 1) / 64, topBit = UInt64(1) << UInt64((r - 1) % 64)
+        for j in start..<end {
+            for w in 0..<words { mask[w] = 0 }
+            if let bits = literals[Array(actual[j].utf8)] {
+                for w in 0..<words { mask[w] |= bits[w] }
+            }
+            for pattern in patterns where pattern.line.matches(actual[j]) {
+                for w in 0..<words { mask[w] |= pattern.bits[w] }
+            }
+            var carry: UInt64 = 1
+            for w in 0..<words {
+                let next = state[w] >> 63
+                state[w] = ((state[w] << 1) | carry) & mask[w]
+                carry = next
+            }
+            if state[topWord] & topBit != 0 { return j + 1 }
+        }
+        return nil
     }
 
     /// The largest block (expected × actual lines, after common ends are set aside) aligned line by

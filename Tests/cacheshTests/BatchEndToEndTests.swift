@@ -1,0 +1,247 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cachesh` driven by another program through pipes: one line written, its output awaited, then
+/// the next (a coprocess, as `expect` or a test harness drives a shell).
+private final class Coprocess {
+    let process = Process()
+    private let input = Pipe(), output = Pipe()
+    private var received: [UInt8] = []
+
+    init(_ arguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: Cachesh.binaryPath)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        process.environment = environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+    }
+
+    func write(_ text: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    }
+
+    func closeInput() throws { try input.fileHandleForWriting.close() }
+
+    /// Reads until the output so far holds `text` (and returns it all), or fails after `seconds`:
+    /// a generous deadline, since a busy machine may be slow, but never a fixed pause.
+    func read(until text: String, seconds: Double = 60) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        let fd = output.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while !String(decoding: received, as: UTF8.self).contains(text) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                throw HarnessError(description: "no \(text.debugDescription) within \(seconds) s; got \(String(decoding: received, as: UTF8.self).debugDescription)")
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(min(left, 1) * 1000)) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { throw HarnessError(description: "output ended before \(text.debugDescription)") }
+            received += buffer[..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Waits (up to a generous deadline) for the process to exit; its status.
+    func wait(seconds: Double = 60) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning {
+            if Date() > deadline {
+                process.terminate()
+                throw HarnessError(description: "cachesh did not exit within \(seconds) s")
+            }
+            usleep(10_000)
+        }
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+@Suite("Batch input: streams, echo, transcripts refused as scripts, linear matching")
+struct BatchEndToEndTests {
+    // MARK: Piped input streams
+
+    @Test("piped stdin runs each command as soon as it has arrived and flushes before waiting")
+    func pipedInputRunsCommandByCommand() throws {
+        let shell = try Coprocess()
+        try shell.write("echo first\n")
+        #expect(try shell.read(until: "first\n") == "first\n")
+        // A command spanning lines runs once its brackets close.
+        try shell.write("put a {\n")
+        try shell.write("  \"x\": 1\n")
+        try shell.write("}\n")
+        #expect(try shell.read(until: "keys: a\n") == "first\nkeys: a\n")
+        try shell.write("nonsense\n")
+        #expect(try shell.read(until: "(try help)\n").hasSuffix("<stdin>:5: error: unknown command \"nonsense\" (try help)\n"))
+        try shell.write("echo second\n")
+        _ = try shell.read(until: "second\n")
+        try shell.closeInput()
+        #expect(try shell.wait() == 1)
+    }
+
+    @Test("quit ends a piped session without waiting for the end of input")
+    func quitEndsAPipedSession() throws {
+        let shell = try Coprocess()
+        try shell.write("echo bye\nquit\n")
+        _ = try shell.read(until: "bye\n")
+        #expect(try shell.wait() == 0)
+    }
+
+    @Test("errors in piped input name their line, however the input arrived")
+    func pipedInputKeepsLineNumbers() throws {
+        var input = String(repeating: "echo x\n", count: 20_000)
+        input += "put a {\n\"k\":\n1}\nat 1s peek\nnonsense\nadvance 2s\n"
+        let run = try Cachesh.run([], stdin: input)
+        #expect(run.status == 1)
+        #expect(run.stderr == """
+            <stdin>:20005: error: unknown command "nonsense" (try help)
+            <stdin>:20004: error: (at 2026-01-01T00:00:01.000Z) peek needs KEY
+
+            """)
+    }
+
+    @Test("a command longer than 16 MiB is refused with its line, skipped, and the stream goes on")
+    func anOverlongCommandIsSkipped() throws {
+        var input = "echo before\nput a {\n"
+        input += String(repeating: "\"0123456789abcdef\",\n", count: 1_000_000)
+        input += "}\necho after\n"
+        let run = try Cachesh.run([], stdin: input)
+        #expect(run == Outcome(stdout: "before\nafter\n",
+                               stderr: "<stdin>:2: error: command longer than 16 MiB (a { or [ never closed?): skipped to its end\n",
+                               status: 1))
+    }
+
+    // MARK: --echo
+
+    static let script = """
+        # A script with every kind of output a transcript must hold.
+        record rec.transcript
+        ns feed ttl=1m
+
+        put feed:a {
+          "x": 1
+        }
+        get feed:a
+        nonsense
+        put b "unterminated
+        echo cachesh> looks like a prompt
+        echo ...
+        at 1s load missing.json
+        advance 2s
+        get feed:a
+        record stop
+        put c [1,
+
+        """
+
+    @Test("--echo prints a transcript that verifies, with the very text record writes",
+          arguments: [["--echo", "s.cachesh"], ["--echo", "--", "s.cachesh"]])
+    func echoPrintsATranscript(arguments: [String]) throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", Self.script)
+        let run = try Cachesh.run(arguments, in: sandbox.url)
+        #expect(run.status == 1)
+        #expect(run.stderr == "")
+        #expect(run.stdout.hasPrefix("cachesh> ns feed ttl=1m\nns feed ttl=1m\ncachesh> put feed:a {\n...>   \"x\": 1\n...> }\nkeys: feed:a\n"))
+        #expect(run.stdout.contains("cachesh> nonsense\nerror: unknown command \"nonsense\" (try help)\n"))
+        #expect(run.stdout.contains("cachesh> echo cachesh> looks like a prompt\n\\cachesh> looks like a prompt\ncachesh> echo ...\n\\...\n"))
+        #expect(run.stdout.hasSuffix("cachesh> put c [1,\nerror: unterminated JSON value: \"[\" opened here is never closed\n"))
+        // Up to `record stop`, the recording and the echo are the same text.
+        let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
+        #expect(run.stdout.hasPrefix(recorded))
+        try sandbox.write("s.transcript", run.stdout)
+        #expect(try Cachesh.run(["--verify", "s.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+    }
+
+    @Test("--echo works for -c, stdin, --json and --config, and each result verifies")
+    func echoInEveryBatchMode() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.json", #"{"namespaces": {"feed": {"ttl": "1m"}}}"#)
+        let runs = [
+            try Cachesh.run(["--echo", "-c", "put a 1; get \"x; nonsense"], in: sandbox.url),
+            try Cachesh.run(["--echo"], stdin: "put a {\n\"k\": 1}\nget a\n", in: sandbox.url),
+            try Cachesh.run(["--echo", "--json"], stdin: "put a 1\nnonsense\n", in: sandbox.url),
+            try Cachesh.run(["--echo", "--config", "app.json", "-c", "config"], in: sandbox.url),
+        ]
+        for (i, run) in runs.enumerated() {
+            #expect(run.stderr == "")
+            try sandbox.write("r\(i).transcript", run.stdout)
+            #expect(try Cachesh.run(["--verify", "r\(i).transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n", "\(run)")
+        }
+        #expect(runs[2].stdout.hasPrefix("cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\ncachesh> put a 1\n"))
+        #expect(runs[3].stdout.hasPrefix("cachesh> load \"app.json\"\nloaded app.json\ncachesh> config\n"))
+        #expect(try Cachesh.run(["--echo", "--verify", "r0.transcript"], in: sandbox.url).status == 2)
+    }
+
+    // MARK: Linear matching
+
+    /// A 200 KB output line against patterns that a retry-at-every-byte search takes minutes
+    /// on; the harness's time limit would stop a run that slow. Results only: the time is
+    /// measured by Benchmarks/transcript-match.py.
+    @Test("a 200 KB line verifies against adversarial [..] and ... patterns, right both ways")
+    func longLinesVerify() throws {
+        let sandbox = try Sandbox()
+        let line = String(repeating: "a", count: 199_999) + "b"
+        let half = String(repeating: "a", count: 100_000)
+        try sandbox.write("pass.transcript", """
+            cachesh> echo \(line)
+            [..]\(half)b[..]
+            cachesh> echo \(line)
+            \(String(repeating: "a[..]", count: 1_000))b
+            cachesh> echo \(line)
+            ...
+            [..]b
+
+            """)
+        try sandbox.write("fail.transcript", "cachesh> echo \(line)\n[..]\(half)c[..]\n")
+        #expect(try Cachesh.run(["--verify", "pass.transcript"], in: sandbox.url)
+            == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+        let failed = try Cachesh.run(["--verify", "fail.transcript"], in: sandbox.url)
+        #expect(failed.status == 1 && failed.stdout.hasPrefix("@ fail.transcript:1\n") && failed.stdout.hasSuffix("0 passed, 1 failed\n"))
+    }
+
+    @Test("keys refuses a pattern over 1024 bytes and matches long keys against adversarial globs")
+    func keysGlobsAreBounded() throws {
+        let long = String(repeating: "a", count: 5_000)
+        let run = try Cachesh.run(["-c", "put \(long) 1; keys \(String(repeating: "*a", count: 500))b; keys \(String(repeating: "*a", count: 500)); keys \(String(repeating: "*", count: 1025))"])
+        #expect(run.status == 1)
+        #expect(run.stdout == "keys: \(long)\n(no entries)\nkey\(String(repeating: " ", count: 4_999))state  age_ms\n\(long)  fresh  0\n")
+        #expect(run.stderr == "-c:1: error: keys: pattern longer than 1024 bytes (1025)\n")
+    }
+
+    // MARK: A transcript is not a script
+
+    @Test("a transcript run as a script stops before running anything, pointing at --verify")
+    func aTranscriptIsNotAScript() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("bug.txt", "A bug report.\n\ncachesh> put a 1\nkeys: a\ncachesh> snapshot x.json\n")
+        try sandbox.write("bug.transcript", "put a 1\n")
+        try sandbox.write("notes.md", "# Notes\n")
+        let run = try Cachesh.run(["bug.txt"], in: sandbox.url)
+        #expect(run == Outcome(stdout: "", stderr: """
+            bug.txt:3: error: this is a transcript, not a script (the line starts with "cachesh> "): check it with cachesh --verify bug.txt
+
+            """, status: 2))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("x.json").path))
+        #expect(try Cachesh.run(["bug.transcript"], in: sandbox.url) == Outcome(stdout: "", stderr: """
+            bug.transcript:1: error: this is a transcript, not a script (its name ends in .transcript): check it with cachesh --verify bug.transcript
+
+            """, status: 2))
+        #expect(try Cachesh.run(["notes.md"], in: sandbox.url).status == 2)
+        #expect(try Cachesh.run([], stdin: "cachesh> put a 1\nkeys: a\n", in: sandbox.url) == Outcome(stdout: "", stderr: """
+            <stdin>:1: error: this is a transcript, not a script (the line starts with "cachesh> "): save it to a file and check it with cachesh --verify FILE
+
+            """, status: 2))
+        // A prompt in a comment or an argument is not a transcript.
+        try sandbox.write("ok.cachesh", "# cachesh> a comment\necho cachesh> x\n")
+        #expect(try Cachesh.run(["ok.cachesh"], in: sandbox.url) == Outcome(stdout: "cachesh> x\n", stderr: "", status: 0))
+    }
+}
