@@ -141,16 +141,16 @@ public final class Session {
     }
 
     func write(_ line: String) {
-        output.append((line + "\n", false))
+        output.append((Render.safeForTerminal(line, colour: options.colour) + "\n", false))
     }
 
     /// Writes finished lines, each already ending in a line feed, as one piece of output.
     func write(lines text: String) {
-        output.append((text, false))
+        output.append((Render.safeForTerminal(text, colour: options.colour), false))
     }
 
     func writeError(_ line: String) {
-        output.append((line + "\n", true))
+        output.append((Render.safeForTerminal(line, colour: options.colour) + "\n", true))
     }
 
     // MARK: Running sources
@@ -268,10 +268,11 @@ public final class Session {
         }
     }
 
-    /// `text` with its line breaks written as `\n` and `\r`.
+    /// `text` with its line breaks written as `\n` and `\r`, and its other control characters
+    /// escaped (`Render.visible`): one printable line.
     /// - Complexity: O(n) in the length of `text`.
     static func oneLine(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else { return text }
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else { return Render.visible(text) }
         var line = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -280,7 +281,7 @@ public final class Session {
             default: line.unicodeScalars.append(scalar)
             }
         }
-        return line
+        return Render.visible(line)
     }
 
     /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.

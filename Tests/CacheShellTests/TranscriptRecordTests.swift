@@ -218,8 +218,9 @@ private func errorHint(_ name: String) async -> String {
         let recorded = contents(directory + "/out.transcript") ?? ""
         #expect(recorded.contains("feed:a  fresh  0\n") && recorded.contains("state:         expired\n"))
         #expect(!recorded.contains("\u{1B}[32m") && !recorded.contains("\u{1B}[33m") && !recorded.contains("\u{1B}[31m"))
-        // An escape the user's own text holds is kept: it is what a replay prints.
-        #expect(recorded.contains("\u{1B}[1mbold\u{1B}[0m"))
+        // An escape the user's own text holds is printed escaped, on the screen and in the file.
+        #expect(recorded.contains("\\u001b[1mbold\\u001b[0m"))
+        #expect(screen.contains("\\u001b[1mbold\\u001b[0m"))
         #expect(await verify(directory + "/out.transcript") == "")
     }
 

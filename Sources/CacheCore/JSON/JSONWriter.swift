@@ -86,9 +86,21 @@ struct JSONWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
+    /// A JSON string: `"` and `\\` escaped, and every control character (U+0000–U+001F, U+007F
+    /// and the C1 controls U+0080–U+009F) as an escape, so no printed value can drive a terminal.
     private mutating func writeString(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
+        // A C1 control is 0xC2 followed by 0x80...0x9F in UTF-8: hold a 0xC2 until the next byte.
+        var heldC2 = false
         for byte in string.utf8 {
+            if heldC2 {
+                heldC2 = false
+                if (0x80...0x9F).contains(byte) {
+                    append("\\u" + hex4(UInt16(byte)))
+                    continue
+                }
+                bytes.append(0xC2)
+            }
             switch byte {
             case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
             case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(byte)
@@ -97,11 +109,14 @@ struct JSONWriter {
             case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
             case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
             case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
-            case 0..<0x20:
+            case 0..<0x20, 0x7F:
                 append("\\u" + hex4(UInt16(byte)))
+            case 0xC2:
+                heldC2 = true
             default: bytes.append(byte)
             }
         }
+        if heldC2 { bytes.append(0xC2) }
         bytes.append(UInt8(ascii: "\""))
     }
 }

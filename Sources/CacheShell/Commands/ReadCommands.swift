@@ -52,7 +52,7 @@ enum ReadCommands {
             if let error = r.error { notes.append("error: \(error)") }
             return [r.key, r.state.rawValue, r.source.rawValue, r.ageMs.map(String.init) ?? "-",
                     r.expiresInMs.map(String.init) ?? "-", notes.joined(separator: ", "),
-                    r.value.map(Render.text) ?? "null"]
+                    (r.value ?? .null).compactText]
         }
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
                      human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,

@@ -44,7 +44,7 @@ enum SessionCommands {
 
     static func echo(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let (text, _) = Arguments.restOfCommand(command, source, from: 1)
-        return Reply(["text": .string(text)], human: [text])
+        return Reply(["text": .string(text)], human: [Render.visible(text)])
     }
 
     static func quit(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {

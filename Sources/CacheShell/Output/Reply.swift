@@ -141,7 +141,7 @@ struct Reply {
         out.appendField("state", width: width)
         out.append(Render.stateText(r.state.rawValue, colour: colour))
         out.appendField("value", width: width)
-        out.append(r.value.map(Render.text) ?? "null")
+        out.append((r.value ?? .null).compactText)
         if isGet {
             out.appendField("source", width: width)
             out.append(r.source.rawValue)
@@ -163,7 +163,7 @@ struct Reply {
             }
             if let error = r.error {
                 out.appendField("error", width: width)
-                out.append(error)
+                out.append(Render.visible(error))
             }
         }
         out.append("\n")
@@ -192,7 +192,9 @@ struct TextBuilder {
     /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
     /// - Complexity: O(n) in the length of `text`.
     mutating func appendJSONString(_ text: String) {
-        let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        let needsEscape = text.utf8.contains {
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F || $0 == 0xC2
+        }
         if needsEscape {
             append(JSONValue.string(text).compactText)
         } else {
@@ -307,10 +309,67 @@ enum Render {
         return (wordStart..<i, i + reset.count)
     }
 
-    /// One value as a human reads it: strings bare, everything else as compact JSON.
-    static func text(_ value: JSONValue) -> String {
-        if case .string(let s) = value { return s }
+    /// A field as a human reads it: a cached or server value (`value`) as its JSON text, so `"1"`
+    /// and `1` differ; other strings (keys, states, messages) bare, with control characters escaped.
+    static func text(_ value: JSONValue, field: String = "value") -> String {
+        if field != "value", case .string(let s) = value { return visible(s) }
         return value.compactText
+    }
+
+    /// `text` with every control character that could drive a terminal (U+0000–U+001F but line
+    /// feed and tab, U+007F, U+0080–U+009F) written as its JSON escape (`\u001b`).
+    /// - Complexity: O(n); `text` itself (no copy) when it has none, the usual case.
+    static func visible(_ text: String) -> String {
+        var utf8 = text.utf8.makeIterator()
+        var found = false
+        var previous: UInt8 = 0
+        while let byte = utf8.next() {
+            if isControlByte(byte, after: previous) { found = true; break }
+            previous = byte
+        }
+        guard found else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v) {
+                let hex = String(v, radix: 16)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// Whether `byte` (after `previous`) starts or is a control character `visible` escapes.
+    @inline(__always)
+    private static func isControlByte(_ byte: UInt8, after previous: UInt8) -> Bool {
+        (byte < 0x20 && byte != 0x0A && byte != 0x09) || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte))
+    }
+
+    /// Output on its way to the terminal with every control character `visible` escapes escaped:
+    /// the last guard that no byte of data or input drives the terminal, whatever path it took.
+    /// With `colour`, the state colours `stateText` writes (`ESC[32mfresh ESC[0m`) stay; data
+    /// never holds one, as values, keys, messages and `echo` text are escaped where they are made.
+    /// - Complexity: O(n); `text` itself when it holds nothing to escape.
+    static func safeForTerminal(_ text: String, colour: Bool) -> String {
+        guard colour, text.utf8.contains(0x1B) else { return visible(text) }
+        let bytes = Array(text.utf8)
+        let reset: [UInt8] = [0x1B, UInt8(ascii: "["), UInt8(ascii: "0"), UInt8(ascii: "m")]
+        var out = ""
+        var plainStart = 0
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x1B, let (_, next) = colouredWord(bytes, at: i, reset: reset) {
+                out += visible(String(decoding: bytes[plainStart..<i], as: UTF8.self))
+                out += String(decoding: bytes[i..<next], as: UTF8.self)
+                i = next
+                plainStart = i
+            } else {
+                i += 1
+            }
+        }
+        return out + visible(String(decoding: bytes[plainStart...], as: UTF8.self))
     }
 
     /// `name: value` lines, names padded to one width (independent of the terminal).
@@ -320,7 +379,7 @@ enum Render {
         let width = names.map(\.count).max() ?? 0
         return names.map { name in
             let value = fields[name]!
-            var shown = text(value)
+            var shown = text(value, field: name)
             if name == "state", case .string(let s) = value { shown = stateText(s, colour: colour) }
             return name + ":" + String(repeating: " ", count: width - name.count + 1) + shown
         }
