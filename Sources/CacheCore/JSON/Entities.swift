@@ -34,11 +34,19 @@ extension JSONValue {
     /// - Complexity: O(size of the value).
     /// - Throws: `PatchError` if the patch does not apply to one of them; nothing is changed then.
     public func patchingEntities(id: String, idField: String, with patch: Patch) throws(PatchError) -> (value: JSONValue, matches: Int) {
+        try patchingEntities(id: id, idField: idField, with: patch, patchDepth: patch.document.depth, at: 0)
+    }
+
+    /// `patchingEntities` of a value nested `level` levels deep in the whole: an entity's patched
+    /// result may not take the whole past `JSONValue.maxDepth` (repeated patches at depth would
+    /// otherwise grow a value without bound).
+    private func patchingEntities(id: String, idField: String, with patch: Patch, patchDepth: Int,
+                                  at level: Int) throws(PatchError) -> (value: JSONValue, matches: Int) {
         switch self {
         case .object(var object):
             var matches = 0
             for (key, child) in object {
-                let patched = try child.patchingEntities(id: id, idField: idField, with: patch)
+                let patched = try child.patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1)
                 if patched.matches > 0 {
                     object[key] = patched.value
                     matches += patched.matches
@@ -47,13 +55,17 @@ extension JSONValue {
             var result = JSONValue.object(object)
             if Self.entityID(object[idField]) == id {
                 result = try patch.apply(to: result)
+                // A merge is no deeper than the deeper of the two; only then is the result measured.
+                if level + patchDepth > JSONValue.maxDepth && level + result.depth > JSONValue.maxDepth {
+                    throw PatchError("the patch would nest the value deeper than \(JSONValue.maxDepth) levels")
+                }
                 matches += 1
             }
             return (matches > 0 ? result : self, matches)
         case .array(var array):
             var matches = 0
             for index in array.indices {
-                let patched = try array[index].patchingEntities(id: id, idField: idField, with: patch)
+                let patched = try array[index].patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1)
                 if patched.matches > 0 {
                     array[index] = patched.value
                     matches += patched.matches

@@ -1,7 +1,23 @@
 
 extension JSONValue {
-    /// Objects and arrays nested deeper than this are refused (SPEC §7), so no input can exhaust the stack.
+    /// Objects and arrays nested deeper than this are refused (SPEC §7), so no input can exhaust the
+    /// stack: the one limit for values, in the shell, the server, patches' results and documents.
     public static let maxDepth = 512
+
+    /// The limit for a whole document that holds values (a snapshot, a store row): a value of
+    /// `maxDepth` levels plus the document's own levels around it, so every value the shell
+    /// accepted can be written and read back.
+    public static let documentDepth = maxDepth + 16
+
+    /// The number of nested levels: 0 for a scalar, 1 for `[]` or `{}`, 2 for `[[]]`.
+    /// - Complexity: O(size of the value); recursion as deep as the value (at most `documentDepth`).
+    public var depth: Int {
+        switch self {
+        case .array(let array): return 1 + (array.lazy.map(\.depth).max() ?? 0)
+        case .object(let object): return 1 + (object.values.lazy.map(\.depth).max() ?? 0)
+        default: return 0
+        }
+    }
 
     /// Parses one JSON text (RFC 8259), surrounding whitespace allowed.
     ///
@@ -10,10 +26,10 @@ extension JSONValue {
     /// A duplicated object key keeps its last value.
     /// - Complexity: O(n) in the length of the text.
     /// - Throws: `JSONError` with the offset of the first byte that is wrong.
-    public init(parsing text: String) throws(JSONError) {
+    public init(parsing text: String, maxDepth: Int = JSONValue.maxDepth) throws(JSONError) {
         var text = text
         let result: Result<JSONValue, JSONError> = text.withUTF8 { bytes in
-            var reader = JSONReader(bytes)
+            var reader = JSONReader(bytes, maxDepth: maxDepth)
             return Result { () throws(JSONError) -> JSONValue in try reader.parseDocument() }
         }
         self = try result.get()
@@ -31,10 +47,12 @@ extension JSONValue {
 /// Recursion depth is bounded by `JSONValue.maxDepth`; every loop consumes at least one byte per turn.
 struct JSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let maxDepth: Int
     private var i = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maxDepth) {
         self.bytes = bytes
+        self.maxDepth = min(maxDepth, JSONValue.documentDepth)
     }
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
@@ -72,13 +90,13 @@ struct JSONReader {
         guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected a value", offset: i) }
         switch bytes[i] {
         case UInt8(ascii: "{"):
-            guard depth < JSONValue.maxDepth else {
-                throw JSONError(message: "JSON nested deeper than \(JSONValue.maxDepth) levels", offset: i)
+            guard depth < maxDepth else {
+                throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
             return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["):
-            guard depth < JSONValue.maxDepth else {
-                throw JSONError(message: "JSON nested deeper than \(JSONValue.maxDepth) levels", offset: i)
+            guard depth < maxDepth else {
+                throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
             return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""):

@@ -75,6 +75,13 @@ public struct Patch: Hashable, Sendable {
         return .object(object)
     }
 
+    /// A sum that is still a finite number (JSON has no infinity): the one rule for numbers out
+    /// of range, as the JSON reader refuses `1e400`.
+    private static func finite(_ sum: Double, _ path: String) throws(PatchError) -> JSONValue {
+        guard sum.isFinite else { throw PatchError("$inc\(at(path)) gives a number out of range") }
+        return .double(sum)
+    }
+
     private static func apply(_ op: Operator, to target: JSONValue?, path: String) throws(PatchError) -> JSONValue? {
         switch op {
         case .inc(let amount):
@@ -84,9 +91,9 @@ public struct Patch: Hashable, Sendable {
                 let (sum, overflow) = a.addingReportingOverflow(b)
                 if overflow { throw PatchError("$inc\(at(path)) overflows a 64-bit integer") }
                 return .int(sum)
-            case (.int(let a)?, .double(let b)): return .double(Double(a) + b)
-            case (.double(let a)?, .int(let b)): return .double(a + Double(b))
-            case (.double(let a)?, .double(let b)): return .double(a + b)
+            case (.int(let a)?, .double(let b)): return try finite(Double(a) + b, path)
+            case (.double(let a)?, .int(let b)): return try finite(a + Double(b), path)
+            case (.double(let a)?, .double(let b)): return try finite(a + b, path)
             case (let other?, _): throw PatchError("cannot $inc\(at(path)): it is \(kind(other)), not a number")
             }
         case .push(let element):

@@ -7,7 +7,7 @@ extension Snapshot {
     /// - Complexity: O(size of the text).
     public init(parsing text: String) throws(SnapshotError) {
         let json: JSONValue
-        do { json = try JSONValue(parsing: text) } catch {
+        do { json = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
             let line = text.utf8.prefix(error.offset).reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
             throw SnapshotError(path: "", "damaged snapshot (not valid JSON at line \(line): \(error.message))")
         }
@@ -152,7 +152,7 @@ extension Snapshot {
                   stateText != EntryState.absent.rawValue else {
                 throw e.fail("state", "expected fresh, stale or expired")
             }
-            var entry = Entry(key: key, namespace: Int32(ns), value: try e.value("value"), tags: try e.strings("tags"), ids: [],
+            var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
                               storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
                               expiresAt: try e.timeOrNever("expires_at"))
             entry.storedSeq = try e.seq("seq")
@@ -292,7 +292,7 @@ extension Snapshot {
                     let v = try SnapshotObject(item, valuesPath.element(i))
                     if v.has("value") {
                         try v.only(["value"])
-                        answers.append(.value(try v.value("value")))
+                        answers.append(.value(try v.dataValue("value")))
                     } else {
                         try v.only(["not_found"])
                         guard try v.bool("not_found") else { throw v.fail("not_found", "expected true") }
@@ -320,7 +320,10 @@ extension Snapshot {
         }
         guard o.has("data") else { return }
         let data = try o.object("data")
-        for key in data.fields.keys { try SnapshotObject.checkKey(key) { data.fail(key, $0) } }
+        for key in data.fields.keys {
+            try SnapshotObject.checkKey(key) { data.fail(key, $0) }
+            _ = try data.dataValue(key)
+        }
         let modified = try o.object("modified_at")
         var modifiedAt: [String: Int64] = [:]
         for key in modified.fields.keys { modifiedAt[key] = try modified.time(key) }

@@ -42,6 +42,14 @@ struct SnapshotObject {
         return v
     }
 
+    /// A cached or server value; one nested deeper than values may be (`JSONValue.maxDepth`) is
+    /// refused, so a document never brings in what the shell would not accept.
+    func dataValue(_ name: String) throws(SnapshotError) -> JSONValue {
+        let v = try value(name)
+        if v.depth > JSONValue.maxDepth { throw fail(name, "nested deeper than \(JSONValue.maxDepth) levels") }
+        return v
+    }
+
     func object(_ name: String) throws(SnapshotError) -> SnapshotObject {
         try SnapshotObject(value(name), path.child(name))
     }

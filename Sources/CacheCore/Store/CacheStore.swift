@@ -144,14 +144,14 @@ extension Snapshot {
     /// - Complexity: O(size of the rows).
     public init(stored: StoredState) throws(SnapshotError) {
         let state: JSONValue
-        do { state = try JSONValue(parsing: stored.state) } catch {
+        do { state = try JSONValue(parsing: stored.state, maxDepth: JSONValue.documentDepth) } catch {
             throw SnapshotError(path: "", "damaged store state (not valid JSON: \(error.message))")
         }
         guard case .object(var top) = state else { throw SnapshotError(path: "", "damaged store state (expected a JSON object)") }
         var entries: [JSONValue] = []
         entries.reserveCapacity(stored.entries.count)
         for entry in stored.entries {
-            do { entries.append(try JSONValue(parsing: entry.body)) } catch {
+            do { entries.append(try JSONValue(parsing: entry.body, maxDepth: JSONValue.documentDepth)) } catch {
                 throw SnapshotError(path: "entries[\(entries.count)]", "damaged entry \(entry.key) (not valid JSON: \(error.message))")
             }
         }
@@ -160,7 +160,7 @@ extension Snapshot {
             var log: [JSONValue] = []
             log.reserveCapacity(stored.log.count)
             for line in stored.log {
-                do { log.append(try JSONValue(parsing: line.body)) } catch {
+                do { log.append(try JSONValue(parsing: line.body, maxDepth: JSONValue.documentDepth)) } catch {
                     throw SnapshotError(path: "server.log[\(log.count)]", "damaged log line (not valid JSON: \(error.message))")
                 }
             }
@@ -170,7 +170,7 @@ extension Snapshot {
                 var modified: [String: JSONValue] = [:]
                 for row in stored.server {
                     if let text = row.value {
-                        do { data[row.key] = try JSONValue(parsing: text) } catch {
+                        do { data[row.key] = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
                             throw SnapshotError(path: "server.data.\(row.key)", "damaged server data (not valid JSON: \(error.message))")
                         }
                     }

@@ -164,11 +164,41 @@ struct Arguments {
                let parsed = try? JSONValue(parsing: word.text) {
                 return parsed
             }
+            // A bare word that is a JSON number but for its size is refused like `[1e400]`, not
+            // stored as the string "1e400": one rule for numbers out of range.
+            if Self.isOutOfRangeNumber(word.text) {
+                throw ShellError("number out of range: \(word.text) (quote it to store the text)", at: word.offset)
+            }
             return .string(word.text)
         }
     }
 
     func value(_ i: Int) throws(ShellError) -> JSONValue { try Self.value(positional[i]) }
+
+    /// Whether `text` has the grammar of a JSON number (RFC 8259) but no finite Double holds it.
+    static func isOutOfRangeNumber(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var i = 0
+        func digits() -> Int {
+            let start = i
+            while i < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[i]) { i += 1 }
+            return i - start
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let intStart = i
+        let intDigits = digits()
+        guard intDigits > 0, intDigits == 1 || bytes[intStart] != UInt8(ascii: "0") else { return false }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { return false }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return i == bytes.count && !(Double(text)?.isFinite ?? false)
+    }
 
     /// A patch: a JSON object (or any JSON value, which replaces the whole value per RFC 7396).
     func patch(_ i: Int) throws(ShellError) -> Patch {
