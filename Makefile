@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts bench clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts bench attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -31,6 +31,14 @@ test-transcripts:
 
 test-interactive:
 	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/interactive/test_interactive.py
+
+# The reliability suite (kill -9, corruption, two processes, hostile scripts, libFuzzer): minutes.
+attack: build
+	python3 Tests/attack/attack.py $(BIN_DEBUG)
+
+# A few trials of each attack, for CI.
+attack-smoke: build
+	python3 Tests/attack/attack.py $(BIN_DEBUG) --smoke
 
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks CoreBenchmarks

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""The reliability suite: attacks on the built cachesh, each printing what it tried and what held.
+
+    python3 Tests/attack/attack.py BINARY [--smoke] [--seed N] [--fuzz-seconds S]
+
+Kinds of attack (each a number of seeded trials):
+  kill     SIGKILL a `--store` session after a random number of acknowledged commands; on
+           restart every acknowledged put is there, in order, and the clock is not behind.
+  corrupt  flip, zero or cut bytes of a store file; opening it gives the state or one clear error
+           line (exit 2), never a crash or a hang.
+  twoproc  two processes on one store: the second is refused with one line and exit 2 and the
+           first's printed changes are all kept.
+  hostile  scripts meant to break it: deep values, huge lines, runaway reads (`source /dev/zero`,
+           a FIFO with no writer), special files as targets, control characters; each must end
+           within its time limit, without a signal, with bounded memory and, where it names a
+           file it may not touch, leave that file as it was.
+  fuzz     the libFuzzer target in Fuzz/ for a fixed time (skipped when it cannot be built).
+
+`--smoke` runs a few trials of each (as `.ci/run` does); without it, hundreds. Exit status 1 when
+anything did not hold. Nothing here talks to a network.
+"""
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+LIMIT_S = 60           # a run longer than this is a hang
+MEMORY_LIMIT_KB = 1_500_000
+
+
+class Tally:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, kind, tried, held, notes):
+        self.rows.append((kind, tried, held, notes))
+        lost = tried - held
+        print(f"{kind:8} tried {tried:5}  held {held:5}  lost {lost:3}" + (f"  ({notes})" if notes else ""), flush=True)
+
+    @property
+    def failed(self):
+        return any(tried != held for _, tried, held, _ in self.rows)
+
+
+def cap_memory():
+    """In the child: no run may take more than 4 GB of address space (a runaway read fails
+    inside cachesh instead of exhausting the machine)."""
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def run(binary, args, stdin=b"", cwd=None, timeout=LIMIT_S):
+    """Runs cachesh; returns (status, stdout, stderr, maxrss_kb, seconds) of that one process;
+    status is -SIG on a signal, "timeout" when it was killed at the time limit."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
+        inp.write(stdin)
+        inp.seek(0)
+        p = subprocess.Popen([binary, *args], stdin=inp, stdout=out, stderr=err, cwd=cwd, preexec_fn=cap_memory)
+        status, rss = None, 0
+        while status is None:
+            pid, wait_status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                status = os.waitstatus_to_exitcode(wait_status)
+                rss = usage.ru_maxrss
+                p.returncode = status
+            elif time.monotonic() - start > timeout:
+                p.kill()
+                _, _, usage = os.wait4(p.pid, 0)
+                p.returncode = -9
+                status, rss = "timeout", usage.ru_maxrss
+            else:
+                time.sleep(0.01)
+        out.seek(0)
+        err.seek(0)
+        return status, out.read(), err.read(), rss, time.monotonic() - start
+
+
+def one_error_line(err):
+    lines = err.decode("utf-8", "replace").strip("\n").split("\n")
+    return len(lines) == 1 and lines[0].startswith("cachesh: ")
+
+
+# --- kill -9 -------------------------------------------------------------------------------
+
+def attack_kill(binary, rng, trials, work):
+    held, notes = 0, []
+    pairs = 3000
+    script = "".join(f"put k:{i} {i}\nadvance 1ms\n" for i in range(pairs)).encode()
+    for t in range(trials):
+        store = os.path.join(work, f"kill-{t}.db")
+        stop_after = rng.randint(1, 2 * pairs - 1)
+        p = subprocess.Popen([binary, "--store", store, "--json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        p.stdin.write(script)
+        p.stdin.flush()
+        seen = 0
+        while seen < stop_after:
+            chunk = p.stdout.read1(65536)
+            if not chunk:
+                break
+            seen += chunk.count(b"\n")
+        p.kill()
+        p.wait()
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        status, out, err, _, _ = run(binary, ["--store", store, "--json", "-c", "now; keys"])
+        ok = False
+        if status == 0:
+            lines = out.decode().splitlines()
+            if len(lines) == 2:
+                now = json.loads(lines[0])["now_ms"]
+                keys = [e["key"] for e in json.loads(lines[1])["entries"]]
+                m = len(keys)
+                ok = (m >= (seen + 1) // 2 and keys == [f"k:{i}" for i in range(m)] and now >= seen // 2
+                      and now in (m - 1, m))
+        if ok:
+            held += 1
+        else:
+            notes.append(f"trial {t}: killed after {seen} lines: status {status} {err[:200]!r}")
+    return held, "; ".join(notes[:3])
+
+
+# --- corruption ----------------------------------------------------------------------------
+
+def make_store(binary, path):
+    script = "ns feed ttl=10m stale=1m max=50\n" + "".join(
+        f"server set feed:{i} {{\"id\": {i}, \"likes\": {i}}}\nget feed:{i}\nput note:{i} \"n{i}\"\nadvance 1s\n"
+        for i in range(60))
+    status, _, err, _, _ = run(binary, ["--store", path], stdin=script.encode())
+    return status == 0
+
+
+def attack_corrupt(binary, rng, trials, work):
+    base = os.path.join(work, "base.db")
+    if not make_store(binary, base):
+        return 0, "could not make the base store"
+    data = open(base, "rb").read()
+    held, notes = 0, []
+    for t in range(trials):
+        path = os.path.join(work, f"corrupt-{t}.db")
+        damaged = bytearray(data)
+        how = rng.choice(["flip", "zero", "cut", "garbage-page"])
+        if how == "flip":
+            for _ in range(rng.randint(1, 20)):
+                i = rng.randrange(len(damaged))
+                damaged[i] ^= 1 << rng.randrange(8)
+        elif how == "zero":
+            i = rng.randrange(len(damaged))
+            damaged[i:i + rng.randint(1, 4096)] = bytes(min(4096, len(damaged) - i))
+        elif how == "cut":
+            damaged = damaged[:rng.randrange(len(damaged))]
+        else:
+            page = rng.randrange(max(1, len(damaged) // 4096)) * 4096
+            damaged[page:page + 4096] = bytes(rng.randrange(256) for _ in range(min(4096, len(damaged) - page)))
+        open(path, "wb").write(damaged)
+        status, out, err, _, _ = run(binary, ["--store", path, "-c", "keys; stats"])
+        if status == 0 or (status == 2 and one_error_line(err) and not out):
+            held += 1
+        else:
+            notes.append(f"trial {t} ({how}): status {status} stderr {err[:200]!r}")
+    return held, "; ".join(notes[:3])
+
+
+# --- two processes -------------------------------------------------------------------------
+
+def attack_twoproc(binary, rng, trials, work):
+    held, notes = 0, []
+    for t in range(trials):
+        store = os.path.join(work, f"two-{t}.db")
+        first = subprocess.Popen([binary, "--store", store], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        first.stdin.write(b"put a:1 1\n")
+        first.stdin.flush()
+        first.stdout.readline()  # the first is open and has printed its change
+        status, out, err, _, _ = run(binary, ["--store", store, "-c", "put b:1 2"])
+        first.stdin.write(b"put a:2 2\n")
+        first.stdin.close()
+        rest = first.stdout.read()
+        first.wait(timeout=LIMIT_S)
+        after = run(binary, ["--store", store, "--json", "-c", "keys"])
+        keys = [e["key"] for e in json.loads(after[1].decode().splitlines()[0])["entries"]] if after[0] == 0 else None
+        ok = status == 2 and not out and one_error_line(err) and b"keys: a:2" in rest and keys == ["a:1", "a:2"]
+        if ok:
+            held += 1
+        else:
+            notes.append(f"trial {t}: second status {status} {err[:160]!r}; keys after {keys}")
+    return held, "; ".join(notes[:3])
+
+
+# --- hostile scripts -----------------------------------------------------------------------
+
+def hostile_cases(work):
+    fifo = os.path.join(work, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    # A null device of our own (as root; else a plain FIFO stands in): the machine's /dev/null is
+    # never a target, whatever the binary under attack does with it.
+    device = os.path.join(work, "null-device")
+    if not os.path.exists(device):
+        try:
+            os.mknod(device, 0o666 | 0o020000, os.makedev(1, 3))
+        except PermissionError:
+            os.mkfifo(device)
+    deep = "[" * 512 + "1" + "]" * 512
+    cases = [
+        ("deep value at the limit", f"put a:1 {deep}\nsnapshot {work}/deep.json\nrestore {work}/deep.json\n", None),
+        ("deeper than the limit", "put a:1 " + "[" * 100000 + "\n", None),
+        ("entity patches growing at depth", "put d:1 " + "[" * 490 + '{"id": 1}' + "]" * 490 + "\n"
+         + "".join('event entity 1 {"c": ' + "[" * 30 + "1" + "]" * 30 + "}\n" for _ in range(50)), None),
+        ("a 4 MB line", "echo " + "x" * (4 << 20) + "\n", None),
+        ("a 4 MB JSON value", "put a:1 [" + ",".join(["1"] * (1 << 20)) + "]\nkeys\n", None),
+        ("source /dev/zero", "source /dev/zero\n", None),
+        ("a FIFO with no writer", f"source {fifo}\nload {fifo}\nrestore {fifo}\n", None),
+        ("snapshot onto a device", f"snapshot {device}\n", device),
+        ("snapshot onto a FIFO", f"snapshot {fifo}\n", fifo),
+        ("snapshot onto a directory", f"snapshot {work}\n", None),
+        ("control characters everywhere", "put \x1b[31m:1 1\necho \x1b]0;pwned\x07\nput a:1 \"\\u001b[2J\"\nget a:1\n", None),
+        ("a runaway schedule", "at 1ms advance 1ms\n" + "at 0ms echo x\n" * 1000 + "advance 1d\n", None),
+        ("many namespaces and tags", "".join(f"put n{i}:1 1 tags=t{i}\n" for i in range(20000)) + "invalidate tag:t5\n", None),
+        ("big numbers", "put n:1 1e400\nput n:2 {\"x\": 1.7e308}\nevent patch n:2 {\"x\": {\"$inc\": 1.7e308}}\n", None),
+    ]
+    return cases
+
+
+def attack_hostile(binary, rng, smoke, work):
+    held, notes = 0, []
+    cases = hostile_cases(work)
+    for name, script, untouched in cases:
+        path = os.path.join(work, "hostile.cachesh")
+        open(path, "w", encoding="utf-8", errors="surrogateescape").write(script)
+        stat_before = os.stat(untouched) if untouched else None
+        status, out, err, rss, seconds = run(binary, [path], cwd=work)
+        problems = []
+        if status == "timeout":
+            problems.append("hung")
+        elif isinstance(status, int) and status < 0:
+            problems.append(f"signal {-status}")
+        elif status not in (0, 1, 2):
+            problems.append(f"exit {status}")
+        if rss > MEMORY_LIMIT_KB:
+            problems.append(f"{rss // 1024} MB")
+        if untouched:
+            after = os.stat(untouched)
+            if (after.st_mode, after.st_ino) != (stat_before.st_mode, stat_before.st_ino):
+                problems.append(f"{untouched} was replaced")
+        for stream in (out, err):
+            if any(b < 0x20 and b not in (0x0A, 0x09) for b in stream) or b"\x7f" in stream:
+                problems.append("a control character reached the terminal")
+                break
+        if problems:
+            notes.append(f"{name}: {', '.join(problems)}")
+        else:
+            held += 1
+    return len(cases), held, "; ".join(notes)
+
+
+# --- libFuzzer -----------------------------------------------------------------------------
+
+def attack_fuzz(root, seconds, work):
+    fuzz = os.path.join(root, "Fuzz")
+    build = subprocess.run(["swift", "build", "-c", "release", "-Xswiftc", "-sanitize=fuzzer,address"], cwd=fuzz,
+                           capture_output=True, text=True)
+    if build.returncode != 0:
+        return None, "the fuzzer did not build: " + build.stderr.strip().splitlines()[-1][:200]
+    corpus = os.path.join(work, "corpus")
+    os.makedirs(corpus, exist_ok=True)
+    for name in os.listdir(os.path.join(root, "Examples")):
+        if name.endswith(".cachesh"):
+            shutil.copy(os.path.join(root, "Examples", name), corpus)
+    p = subprocess.run([os.path.join(fuzz, ".build/release/ScriptFuzzer"), corpus, "-max_len=512", "-timeout=10",
+                        f"-max_total_time={seconds}", f"-artifact_prefix={work}/"], capture_output=True, text=True)
+    runs = [line for line in p.stderr.splitlines() if line.startswith("Done ")]
+    return p.returncode == 0, (runs[-1] if runs else p.stderr.strip().splitlines()[-1])[:200]
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
+        print(__doc__)
+        sys.exit(2)
+    binary = os.path.abspath(args[0])
+    smoke = "--smoke" in args
+    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else 1
+    fuzz_seconds = int(args[args.index("--fuzz-seconds") + 1]) if "--fuzz-seconds" in args else (0 if smoke else 120)
+    rng = random.Random(seed)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    tally = Tally()
+    with tempfile.TemporaryDirectory() as work:
+        print(f"reliability suite: {binary} (seed {seed}{', smoke' if smoke else ''})", flush=True)
+        held, notes = attack_kill(binary, rng, 3 if smoke else 60, work)
+        tally.add("kill", 3 if smoke else 60, held, notes)
+        held, notes = attack_corrupt(binary, rng, 10 if smoke else 300, work)
+        tally.add("corrupt", 10 if smoke else 300, held, notes)
+        held, notes = attack_twoproc(binary, rng, 2 if smoke else 30, work)
+        tally.add("twoproc", 2 if smoke else 30, held, notes)
+        tried, held, notes = attack_hostile(binary, rng, smoke, work)
+        tally.add("hostile", tried, held, notes)
+        if fuzz_seconds > 0:
+            ok, notes = attack_fuzz(root, fuzz_seconds, work)
+            if ok is None:
+                print(f"fuzz     skipped ({notes})")
+            else:
+                tally.add("fuzz", 1, 1 if ok else 0, notes)
+    print("every attack held" if not tally.failed else "SOME ATTACKS DID NOT HOLD")
+    sys.exit(1 if tally.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
