@@ -1,4 +1,5 @@
 import CacheCore
+import Foundation
 import GRDB
 
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
@@ -6,14 +7,17 @@ import GRDB
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
-/// `server_data` (the simulated server's keys). The schema is versioned by GRDB's migrator and by
-/// `meta.schema`: an older store is migrated when opened; a newer one, or a database that is not a
-/// cachesh store, is refused and left as it was.
+/// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
+/// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
+/// GRDB binds strings through, stops at a NUL); the JSON bodies are text, in which JSON escapes
+/// every control character. The schema is versioned by GRDB's migrator and by `meta.schema`: an
+/// older store is migrated when opened; a newer one, or a database that is not a cachesh store,
+/// is refused and left as it was.
 public final class SQLiteStore: CacheStore {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     private let queue: DatabaseQueue
     /// The file, for messages.
@@ -57,6 +61,22 @@ public final class SQLiteStore: CacheStore {
             try db.execute(sql: """
                 CREATE INDEX entries_by_recency ON entries (recency);
                 UPDATE meta SET value = '2' WHERE name = 'schema';
+                """)
+        }
+        migrator.registerMigration("v3") { db in
+            // Keys as BLOBs: bound as text, a key was cut at its first NUL. (The keys of an older
+            // store were written as text and were cut already; they are kept as they are.)
+            try db.execute(sql: """
+                CREATE TABLE entries_v3 (key BLOB PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, body TEXT NOT NULL);
+                INSERT INTO entries_v3 (key, recency, body) SELECT CAST(key AS BLOB), recency, body FROM entries;
+                DROP TABLE entries;
+                ALTER TABLE entries_v3 RENAME TO entries;
+                CREATE INDEX entries_by_recency ON entries (recency);
+                CREATE TABLE server_data_v3 (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+                INSERT INTO server_data_v3 (key, value, modified_at) SELECT CAST(key AS BLOB), value, modified_at FROM server_data;
+                DROP TABLE server_data;
+                ALTER TABLE server_data_v3 RENAME TO server_data;
+                UPDATE meta SET value = '3' WHERE name = 'schema';
                 """)
         }
         return migrator
@@ -120,14 +140,14 @@ public final class SQLiteStore: CacheStore {
                 entries.reserveCapacity(count)
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries ORDER BY recency")
                 while let row = try rows.next() {
-                    entries.append(StoredEntry(key: row[0], recency: row[1], body: row[2]))
+                    entries.append(StoredEntry(key: Self.key(row[0]), recency: row[1], body: row[2]))
                 }
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
                 while let row = try lines.next() { log.append(StoredLogLine(position: row[0], body: row[1])) }
                 var server: [StoredServerKey] = []
                 let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
-                while let row = try keys.next() { server.append(StoredServerKey(key: row[0], value: row[1], modifiedAt: row[2])) }
+                while let row = try keys.next() { server.append(StoredServerKey(key: Self.key(row[0]), value: row[1], modifiedAt: row[2])) }
                 return StoredState(state: state, entries: entries, log: log, server: server)
             }
         } catch {
@@ -144,25 +164,25 @@ public final class SQLiteStore: CacheStore {
                     try db.execute(sql: "DELETE FROM log")
                 }
                 if !changes.removedKeys.isEmpty {
-                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
-                    for key in changes.removedKeys { try delete.execute(arguments: [key]) }
+                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = \(Self.keyParameter)")
+                    for key in changes.removedKeys { try delete.execute(arguments: [Self.blob(key)]) }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (?, ?, ?)")
-                    for e in changes.entries { try upsert.execute(arguments: [e.key, e.recency, e.body]) }
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (\(Self.keyParameter), ?, ?)")
+                    for e in changes.entries { try upsert.execute(arguments: [Self.blob(e.key), e.recency, e.body]) }
                 }
                 if !changes.log.isEmpty {
                     let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
                     for line in changes.log { try upsert.execute(arguments: [line.position, line.body]) }
                 }
                 if !changes.server.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
-                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = ?")
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (\(Self.keyParameter), ?, ?)")
+                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = \(Self.keyParameter)")
                     for row in changes.server {
                         if row.value == nil && row.modifiedAt == nil {
-                            try delete.execute(arguments: [row.key])
+                            try delete.execute(arguments: [Self.blob(row.key)])
                         } else {
-                            try upsert.execute(arguments: [row.key, row.value, row.modifiedAt])
+                            try upsert.execute(arguments: [Self.blob(row.key), row.value, row.modifiedAt])
                         }
                     }
                 }
@@ -171,6 +191,17 @@ public final class SQLiteStore: CacheStore {
         } catch {
             throw StoreError("cannot write store \(path): \(Self.describe(error))")
         }
+    }
+
+    /// A key as its column holds it: the BLOB of its UTF-8 bytes.
+    static func blob(_ key: String) -> Data { Data(key.utf8) }
+
+    /// The SQL for a key argument: an empty BLOB may be bound as NULL, which is the empty key.
+    static let keyParameter = "coalesce(?, zeroblob(0))"
+
+    /// A key column's value as the key.
+    static func key(_ value: DatabaseValue) -> String {
+        String(decoding: Data.fromDatabaseValue(value) ?? Data(), as: UTF8.self)
     }
 
     /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).

@@ -167,13 +167,14 @@ import Testing
     @Test func refusesAStoreOfANewerSchema() throws {
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '3' WHERE name = 'schema'") }
+        let newer = SQLiteStore.schemaVersion + 1
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '\(newer)' WHERE name = 'schema'") }
         let before = Self.bytes(path)
         do {
             _ = try SQLiteStore(path: path)
             Issue.record("opened a newer store")
         } catch {
-            #expect(error.message.contains("was written by a newer cachesh (store schema 3; this one reads up to 2)"))
+            #expect(error.message.contains("was written by a newer cachesh (store schema \(newer); this one reads up to \(SQLiteStore.schemaVersion))"))
         }
         #expect(Self.bytes(path) == before)
     }
@@ -181,7 +182,7 @@ import Testing
     @Test func refusesAStoreWithAMigrationItDoesNotKnow() throws {
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v3')") }
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')") }
         #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
     }
 
