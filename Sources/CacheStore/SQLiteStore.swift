@@ -5,6 +5,9 @@ import GRDB
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
 /// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
 ///
+/// `close()` checkpoints the WAL into the database file, so after a clean close the file alone
+/// holds the whole store.
+///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
@@ -20,6 +23,7 @@ public final class SQLiteStore: CacheStore {
     public static let schemaVersion = 3
 
     private let queue: DatabaseQueue
+    private var closed = false
     /// The file, for messages.
     public let path: String
 
@@ -34,6 +38,26 @@ public final class SQLiteStore: CacheStore {
             throw StoreError("cannot open store \(path): \(Self.describe(error))")
         }
         try Self.prepare(queue, name: path, wal: true)
+    }
+
+    /// Checkpoints the WAL into the database file (emptying it) and closes the database. Later
+    /// commits fail; a second close does nothing.
+    /// - Throws: `StoreError` when the checkpoint fails; the store is closed all the same, and
+    ///   what was committed is in the WAL, where the next open finds it.
+    public func close() throws(StoreError) {
+        guard !closed else { return }
+        closed = true
+        do {
+            if path != ":memory:" {
+                try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            }
+        } catch {
+            try? queue.close()
+            throw StoreError("cannot close store \(path): \(Self.describe(error))")
+        }
+        do { try queue.close() } catch {
+            throw StoreError("cannot close store \(path): \(Self.describe(error))")
+        }
     }
 
     /// A store in memory, for tests: the same schema, nothing on disk.

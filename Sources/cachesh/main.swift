@@ -214,25 +214,25 @@ func runMain() -> Int32 {
         do { try session.open(store: SQLiteStore(path: path)) } catch { fail(usage: error.description) }
     }
     if let config = command.config {
-        guard session.loadInitialConfiguration(path: config) else { terminal.flush(); return 2 }
+        guard session.loadInitialConfiguration(path: config) else { finish(session, terminal, status: 2) }
     }
     if let file = command.files.first {
         let text: String
-        do { text = try FileIO.read(file) } catch { fail(usage: "cannot read \(file): \(error)") }
+        do { text = try FileIO.read(file) } catch {
+            terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
+            finish(session, terminal, status: 2)
+        }
         let body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
         session.run(SourceFile(name: file, text: String(body)))
     } else if let commands = command.commands {
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true)
     } else if stdinIsTerminal && stdoutIsTerminal {
         terminal.flush()
-        return Interactive.run(session: session, terminal: terminal, environment: environment)
+        finish(session, terminal, status: Interactive.run(session: session, terminal: terminal, environment: environment))
     } else {
         session.run(SourceFile(name: "<stdin>", text: readInput(0)))
     }
-    // Exit with the session still alive: freeing a large cache and its history piece by piece
-    // is work nobody waits for.
-    terminal.flush()
-    exit(session.anyFailed ? 1 : 0)
+    finish(session, terminal, status: session.anyFailed ? 1 : 0)
 }
 
 /// The process environment as a dictionary.

@@ -5,7 +5,8 @@ import Foundation
 import GRDB
 import Testing
 
-/// The store keeps what it is given (SPEC §5.3): keys byte for byte.
+/// The store keeps what it is given (SPEC §5.3): keys byte for byte, and after a clean close the
+/// database file alone holds everything.
 @Suite struct StoreIntegrityTests {
     /// Keys no text column of SQLite's C interface keeps whole, and others that are merely unusual:
     /// a NUL at the end, in the middle and alone, control characters, DEL, the two spellings of
@@ -30,10 +31,9 @@ import Testing
 
     @Test func keysAndValuesReadBackByteForByte() throws {
         let path = StoreTests.directory() + "/s.db"
-        do {
-            let writer = try SQLiteStore(path: path)
-            try writer.commit(Self.rows(Self.keys))
-        }
+        let writer = try SQLiteStore(path: path)
+        try writer.commit(Self.rows(Self.keys))
+        try writer.close()
 
         let reader = try SQLiteStore(path: path)
         let loaded = try #require(try reader.load())
@@ -60,10 +60,9 @@ import Testing
 
     @Test func keysAreStoredAsBlobs() throws {
         let path = StoreTests.directory() + "/s.db"
-        do {
-            let store = try SQLiteStore(path: path)
-            try store.commit(Self.rows(["a\u{0}b"]))
-        }
+        let store = try SQLiteStore(path: path)
+        try store.commit(Self.rows(["a\u{0}b"]))
+        try store.close()
         let db = try DatabaseQueue(path: path)
         let (type, hex) = try db.read { db in
             let row = try Row.fetchOne(db, sql: "SELECT typeof(key), hex(key) FROM entries")!
@@ -98,5 +97,32 @@ import Testing
         #expect(loaded.entries == [StoredEntry(key: "caf\u{e9}", recency: 2, body: "{\"n\":2}"),
                                    StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")])
         #expect(loaded.server == [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)])
+    }
+
+    // MARK: Clean close
+
+    /// After `close` the WAL is empty or gone, and a copy of the database file alone is the store.
+    @Test func closeLeavesEverythingInTheDatabaseFile() throws {
+        let directory = StoreTests.directory()
+        let path = directory + "/s.db"
+        let writer = Session()
+        try writer.open(store: SQLiteStore(path: path))
+        _ = writer.runTyped(StoreTests.script)
+        try writer.closeStore()
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+
+        let copy = StoreTests.directory() + "/copy.db"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let reader = Session()
+        try reader.open(store: SQLiteStore(path: copy))
+        #expect(StoreTests.snapshotText(reader) == StoreTests.snapshotText(writer))
+    }
+
+    @Test func aClosedStoreRefusesCommitsAndClosesOnce() throws {
+        let store = try SQLiteStore(path: StoreTests.directory() + "/s.db")
+        try store.close()
+        try store.close()
+        #expect(throws: StoreError.self) { try store.commit(Self.rows(["a"])) }
     }
 }
