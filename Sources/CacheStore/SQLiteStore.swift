@@ -5,8 +5,9 @@ import GRDB
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
 /// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
 ///
-/// `close()` checkpoints the WAL into the database file, so after a clean close the file alone
-/// holds the whole store.
+/// One process at a time has a store open (`StoreLock`, a lock file beside it). `close()`
+/// checkpoints the WAL into the database file, so after a clean close the file alone holds the
+/// whole store.
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
@@ -23,32 +24,52 @@ public final class SQLiteStore: CacheStore {
     public static let schemaVersion = 3
 
     private let queue: DatabaseQueue
+    /// Held from open to close; nil for a store in memory, or once closed.
+    private var lock: StoreLock?
     private var closed = false
     /// The file, for messages.
     public let path: String
 
-    /// Opens (or creates) the store at `path`; an older schema is migrated.
-    /// - Throws: `StoreError` when the file cannot be opened, is not a cachesh store, or was
-    ///   written by a newer version; the file is then unchanged.
-    public init(path: String) throws(StoreError) {
+    /// Opens (or creates) the store at `path`, locked for this process; an older schema is
+    /// migrated.
+    /// - Parameters:
+    ///   - wait: when another process has the store open, wait until it closes it instead of
+    ///     refusing (the wait ends only then, or with the process).
+    ///   - waiting: told, once, before such a wait begins: what it waits for, as a sentence.
+    /// - Throws: `StoreError` when another process has the store open (without `wait`), or the
+    ///   file cannot be opened, is not a cachesh store, or was written by a newer version; the
+    ///   file is then unchanged.
+    public init(path: String, wait: Bool = false, waiting: (String) -> Void = { _ in }) throws(StoreError) {
         self.path = path
+        let lock = try StoreLock(store: path, wait: wait, waiting: waiting)
         do {
             queue = try DatabaseQueue(path: path)
         } catch {
             throw StoreError("cannot open store \(path): \(Self.describe(error))")
         }
+        self.lock = lock
         try Self.prepare(queue, name: path, wal: true)
     }
 
-    /// Checkpoints the WAL into the database file (emptying it) and closes the database. Later
-    /// commits fail; a second close does nothing.
+    deinit {
+        // The database is closed before the lock goes, so no other process opens it meanwhile.
+        if !closed { try? queue.close() }
+        lock?.release()
+    }
+
+    /// Checkpoints the WAL into the database file (emptying it), closes the database and
+    /// releases the lock. Later commits fail; a second close does nothing.
     /// - Throws: `StoreError` when the checkpoint fails; the store is closed all the same, and
     ///   what was committed is in the WAL, where the next open finds it.
     public func close() throws(StoreError) {
         guard !closed else { return }
         closed = true
+        defer {
+            lock?.release()
+            lock = nil
+        }
         do {
-            if path != ":memory:" {
+            if lock != nil {
                 try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             }
         } catch {

@@ -41,6 +41,9 @@ struct Cachesh: ParsableCommand {
     @Option(help: "Keep the whole session in this SQLite store.")
     var store: String?
 
+    @Flag(help: "With --store: wait while another cachesh has the store open, instead of refusing (Ctrl-C ends the wait).")
+    var wait = false
+
     @Flag(help: "Refuse every command that would read or write a file.")
     var safe = false
 
@@ -59,6 +62,7 @@ struct Invocation {
     var bail = false
     var config: String?
     var store: String?
+    var wait = false
     var safe = false
     var verify = false
     var update = false
@@ -70,6 +74,7 @@ struct Invocation {
         bail = parsed.bail
         config = parsed.config
         store = parsed.store
+        wait = parsed.wait
         safe = parsed.safe
         verify = parsed.verify
         update = parsed.update
@@ -99,6 +104,7 @@ struct Invocation {
             case "--safe": safe = true
             case "--verify": verify = true
             case "--update": update = true
+            case "--wait": wait = true
             case "-c", "--config", "--store":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
@@ -199,6 +205,7 @@ func runMain() -> Int32 {
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
+    if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, environment: environment)
     }
@@ -211,7 +218,7 @@ func runMain() -> Int32 {
     defer { terminal.flush() }
 
     if let path = command.store {
-        do { try session.open(store: SQLiteStore(path: path)) } catch { fail(usage: error.description) }
+        StoreSession.open(path, wait: command.wait, session: session, terminal: terminal)
     }
     if let config = command.config {
         guard session.loadInitialConfiguration(path: config) else { finish(session, terminal, status: 2) }

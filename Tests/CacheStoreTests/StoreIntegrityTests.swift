@@ -5,8 +5,8 @@ import Foundation
 import GRDB
 import Testing
 
-/// The store keeps what it is given (SPEC §5.3): keys byte for byte, and after a clean close the
-/// database file alone holds everything.
+/// The store keeps what it is given (SPEC §5.3): keys byte for byte, one process at a time, and
+/// after a clean close the database file alone holds everything.
 @Suite struct StoreIntegrityTests {
     /// Keys no text column of SQLite's C interface keeps whole, and others that are merely unusual:
     /// a NUL at the end, in the middle and alone, control characters, DEL, the two spellings of
@@ -97,6 +97,33 @@ import Testing
         #expect(loaded.entries == [StoredEntry(key: "caf\u{e9}", recency: 2, body: "{\"n\":2}"),
                                    StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")])
         #expect(loaded.server == [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)])
+    }
+
+    // MARK: One process at a time
+
+    @Test func aSecondOpenIsRefusedUntilTheFirstCloses() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let first = try SQLiteStore(path: path)
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a store that is open")
+        } catch {
+            #expect(error.message == "\(path) is in use by another cachesh (process \(getpid())); one process at a time may open a store (--wait waits for it)")
+        }
+        // Through another name of the same file too.
+        let link = StoreTests.directory() + "/link.db"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        #expect(throws: StoreError.self) { try SQLiteStore(path: link) }
+        try first.close()
+        let second = try SQLiteStore(path: path)
+        try second.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-lock"), "the lock file goes with the lock")
+    }
+
+    @Test func releasingTheStoreReleasesTheLock() throws {
+        let path = StoreTests.directory() + "/s.db"
+        do { _ = try SQLiteStore(path: path) }
+        _ = try SQLiteStore(path: path)
     }
 
     // MARK: Clean close

@@ -88,6 +88,7 @@ import Testing
         let writer = Session()
         try writer.open(store: SQLiteStore(path: path))
         _ = writer.runTyped(Self.script)
+        try writer.closeStore()
         let reader = Session()
         try reader.open(store: SQLiteStore(path: path))
         #expect(Self.snapshotText(reader) == Self.snapshotText(writer))
@@ -191,6 +192,7 @@ import Testing
         let writer = Session()
         try writer.open(store: SQLiteStore(path: path))
         _ = writer.runTyped("put a 1")
+        try writer.closeStore()
         try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
         let reader = Session()
         do {
