@@ -21,6 +21,8 @@ struct EditorState {
     var pending = ""
     /// Show argument hints after the text.
     var hintsEnabled = false
+    /// Tab completes file names (not under `--safe`, where no command may name a file).
+    var completesFiles = true
     /// Enter or Ctrl-C was pressed: draw no hint, the line is about to be accepted.
     var accepting = false
     /// Ctrl-C dropped the line.
@@ -56,14 +58,18 @@ final class LineEditor {
     /// - Parameters:
     ///   - historyPath: the history file, or nil to keep history for this session only.
     ///   - hints: show argument hints (dim text after the line).
-    init?(historyPath: String?, hints: Bool) {
+    ///   - completesFiles: Tab completes file names, listing directories.
+    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true) {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
         self.editor = editor
         self.history = history
         self.historyPath = historyPath
-        editorState.withLock { $0.hintsEnabled = hints }
+        editorState.withLock {
+            $0.hintsEnabled = hints
+            $0.completesFiles = completesFiles
+        }
 
         _ = cachesh_history_set_size(history, 1000)
         _ = cachesh_history_set_unique(history, 1)
@@ -219,9 +225,9 @@ private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? 
 private func completeKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     guard let editor else { return UInt8(CC_ERROR) }
     let line = lineText(editor)
-    let pending = editorState.withLock { $0.pending }
+    let (pending, completesFiles) = editorState.withLock { ($0.pending, $0.completesFiles) }
     guard let result = Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
-                                          listDirectory: listDirectory) else {
+                                          listDirectory: completesFiles ? listDirectory : { _ in [] }) else {
         return UInt8(CC_REFRESH_BEEP)
     }
     if result.total == 1, let only = result.candidates.first {

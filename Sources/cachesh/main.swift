@@ -44,7 +44,7 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "With --store: wait while another cachesh has the store open, instead of refusing (Ctrl-C ends the wait).")
     var wait = false
 
-    @Flag(help: "Refuse every command that would read or write a file.")
+    @Flag(help: "Refuse every command that would read or write a file (interactively: no history file, no file-name completion).")
     var safe = false
 
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")

@@ -453,6 +453,41 @@ def test_a_copied_session_is_a_transcript(home):
            f"an edited capture fails with a diff: {run.stdout}")
 
 
+def test_safe_mode_completes_no_files_and_keeps_no_history(home):
+    work = os.path.join(home, "work")
+    os.makedirs(os.path.join(work, "scripts"))
+    open(os.path.join(work, "scripts", "demo.cachesh"), "w").close()
+    history = os.path.join(home, "history")
+    with open(history, "w") as f:
+        f.write("_HiStOrY_V2_\necho\\040from-history\n")
+    sh = Shell(home, NO_HINTS, args=("--safe",), cwd=work)
+    # The history file is not read: Up finds nothing, so the x lands on an empty line.
+    sh.keys("Up")
+    sh.type("x")
+    sh.wait_for_line("cachesh> x", "the typed x alone on the line")
+    sh.keys("C-u")
+    # Tab completes no file name: the x follows the typed text.
+    sh.type("source scr")
+    sh.keys("Tab")
+    sh.type("x")
+    sh.wait_for_line("cachesh> source scrx", "the typed text, not completed")
+    sh.keys("C-u")
+    # Commands still complete, and this session's own history still works, in memory.
+    sh.type("ech")
+    sh.keys("Tab")
+    sh.type("safe")
+    sh.wait_for_line("cachesh> echo safe")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>" and "safe" in s.lines(), "the echo's output")
+    sh.keys("Up")
+    sh.wait_for_line("cachesh> echo safe", "the session's own history")
+    sh.keys("C-u", "C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    with open(history) as f:
+        expect(f.read() == "_HiStOrY_V2_\necho\\040from-history\n", "the history file was not written")
+    expect(sorted(os.listdir(home)) == ["history", "work"], f"no other file was written: {os.listdir(home)}")
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
