@@ -41,7 +41,7 @@ class Shell:
 
     count = 0
 
-    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30):
+    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30, first_prompt=True):
         Shell.count += 1
         self.name = f"t{Shell.count}"
         self.home = home
@@ -65,7 +65,8 @@ class Shell:
         tmux("set-option", "-t", self.name, "window-size", "manual")
         self.control = subprocess.Popen(["tmux", "-L", SOCKET, "-f", "/dev/null", "-C", "attach", "-t", self.name],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
+        if first_prompt:
+            self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
 
     # Driving
 
@@ -489,6 +490,41 @@ def test_safe_mode_completes_no_files_and_keeps_no_history(home):
     with open(history) as f:
         expect(f.read() == "_HiStOrY_V2_\necho\\040from-history\n", "the history file was not written")
     expect(sorted(os.listdir(home)) == ["history", "work"], f"no other file was written: {os.listdir(home)}")
+
+
+def test_store_in_use_then_wait_interrupted_then_continued(home):
+    db = os.path.join(home, "s.db")
+    holder = Shell(home, NO_HINTS, args=("--store", db))
+    holder.run("put a:1 1")
+    pid = int(tmux("display-message", "-p", "-t", holder.name, "#{pane_pid}").strip())
+    # Another process on the store: one line, exit 2.
+    refused = subprocess.run([BIN, "--store", db, "-c", "keys"], capture_output=True, text=True)
+    expect(refused.returncode == 2 and refused.stdout == "" and refused.stderr ==
+           f"cachesh: {db} is in use by another cachesh (process {pid}); "
+           "one process at a time may open a store (--wait waits for it)\n", f"refused: {refused}")
+    waiting = f"cachesh: waiting for {db}: in use by another cachesh (process {pid})"
+    # --wait waits; Ctrl-C ends the wait, and the process with it.
+    interrupted = Shell(home, NO_HINTS, args=("--store", db, "--wait"), first_prompt=False)
+    interrupted.wait_for(lambda s: waiting in s.lines(), "the note that it waits")
+    interrupted.keys("C-c")
+    interrupted.wait_for(lambda s: s.dead()[0], "Ctrl-C to end the wait")
+    expect(interrupted.prompt_line() is None, "it never opened the store", interrupted)
+    # --wait again: it continues once the holder quits, from what the holder left.
+    waiter = Shell(home, NO_HINTS, args=("--store", db, "--wait"), first_prompt=False)
+    waiter.wait_for(lambda s: waiting in s.lines(), "the note that it waits")
+    holder.keys("C-d")
+    holder.wait_for(lambda s: s.dead()[0], "the holder to quit")
+    waiter.wait_for(lambda s: s.prompt_line() == "cachesh>", "the prompt once the store is free")
+    waiter.run("keys a:*")
+    expect("a:1  fresh  0" in waiter.lines(), "the holder's entry is there", waiter)
+    waiter.run("put a:2 2")
+    waiter.keys("C-d")
+    waiter.wait_for(lambda s: s.dead()[0], "the waiter to quit")
+    # A clean exit leaves the whole store in its file: a copy of the file alone has both entries.
+    copy = os.path.join(home, "copy.db")
+    shutil.copyfile(db, copy)
+    reopened = subprocess.run([BIN, "--store", copy, "-c", "keys"], capture_output=True, text=True)
+    expect(reopened.stdout == "key  state  age_ms\na:1  fresh  0\na:2  fresh  0\n", f"the copy: {reopened}")
 
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
