@@ -118,7 +118,9 @@ final class LineEditor {
             $0.lastTab = nil
         }
         var count: Int32 = 0
+        let quiet = TypeAhead.silence()
         let line = el_gets(editor, &count)
+        TypeAhead.restore(quiet)
         let interrupted = editorState.withLock { $0.interrupted }
         if interrupted || (line == nil && count < 0 && interruptSignalled.exchange(false, ordering: .relaxed)) {
             return .interrupted
@@ -147,6 +149,32 @@ final class LineEditor {
         } else {
             unlink(temporary)
         }
+    }
+}
+
+/// Keys typed while the prompt is being drawn. libedit prints the prompt before it puts the
+/// terminal in its raw mode, so a key that arrives in between (typed ahead, pasted, or just fast
+/// on a busy machine) is echoed by the terminal and then drawn again by libedit: the line shows it
+/// twice, and a copy of the session is no longer its transcript.
+enum TypeAhead {
+    /// Turns the terminal's own echo and line editing off before `el_gets`, keeping what it was.
+    /// libedit restores its cooked mode when the line is read, and takes a mode without `ICANON`
+    /// for one of its own, not for the cooked mode to restore.
+    /// - Returns: the settings to put back if libedit does not (nil: nothing was changed).
+    static func silence() -> termios? {
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0, saved.c_lflag & tcflag_t(ICANON) != 0 else { return nil }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        return tcsetattr(0, TCSANOW, &quiet) == 0 ? saved : nil
+    }
+
+    /// After `el_gets`: puts the saved settings back if the terminal is still without `ICANON`
+    /// (libedit returned before it took the terminal over, so it restored nothing).
+    static func restore(_ saved: termios?) {
+        guard var saved else { return }
+        var now = termios()
+        if tcgetattr(0, &now) == 0 && now.c_lflag & tcflag_t(ICANON) == 0 { _ = tcsetattr(0, TCSANOW, &saved) }
     }
 }
 
