@@ -1,6 +1,7 @@
 import CacheCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
 /// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
@@ -17,16 +18,17 @@ import GRDB
 /// every control character. The schema is versioned by GRDB's migrator and by `meta.schema`: an
 /// older store is migrated when opened; a newer one, or a database that is not a cachesh store,
 /// is refused and left as it was.
-public final class SQLiteStore: CacheStore {
+public final class SQLiteStore: CacheStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
     public static let schemaVersion = 3
 
     private let queue: DatabaseQueue
-    /// Held from open to close; nil for a store in memory, or once closed.
-    private var lock: StoreLock?
-    private var closed = false
+    /// Held from open to close (`StoreLock.release`); nil for a store in memory.
+    private let lock: StoreLock?
+    /// Set by the first `close()`.
+    private let closed = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
 
@@ -53,7 +55,7 @@ public final class SQLiteStore: CacheStore {
 
     deinit {
         // The database is closed before the lock goes, so no other process opens it meanwhile.
-        if !closed { try? queue.close() }
+        if !closed.load(ordering: .acquiring) { try? queue.close() }
         lock?.release()
     }
 
@@ -62,12 +64,8 @@ public final class SQLiteStore: CacheStore {
     /// - Throws: `StoreError` when the checkpoint fails; the store is closed all the same, and
     ///   what was committed is in the WAL, where the next open finds it.
     public func close() throws(StoreError) {
-        guard !closed else { return }
-        closed = true
-        defer {
-            lock?.release()
-            lock = nil
-        }
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        defer { lock?.release() }
         do {
             if lock != nil {
                 try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -84,6 +82,7 @@ public final class SQLiteStore: CacheStore {
     /// A store in memory, for tests: the same schema, nothing on disk.
     public init() throws(StoreError) {
         path = ":memory:"
+        lock = nil
         do { queue = try DatabaseQueue() } catch { throw StoreError("cannot open an in-memory store: \(Self.describe(error))") }
         try Self.prepare(queue, name: path, wal: false)
     }

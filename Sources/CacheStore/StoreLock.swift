@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CacheCore
+import Synchronization
 
 /// One writer per store (SPEC §5.3): an exclusive `flock` on a lock file beside the store,
 /// `STORE-lock`, held from before the store is read until it is closed.
@@ -18,10 +19,11 @@ import CacheCore
 /// The file exists only while a cachesh holds it: the holder removes it when it closes the
 /// store. That is safe because a process that took the lock checks that the file it locked is
 /// still the one at the path, and starts again if not (the holder removed it meanwhile).
-final class StoreLock {
+final class StoreLock: Sendable {
     /// The lock file.
     let path: String
-    private var descriptor: Int32
+    /// The open lock file while the lock is held; -1 once released.
+    private let descriptor: Mutex<Int32>
 
     /// Where the lock of the store at `storePath` lives: beside the file the path leads to (so
     /// two names of one store, a symbolic link and its target, share a lock).
@@ -44,6 +46,7 @@ final class StoreLock {
     init(store storePath: String, wait: Bool, waiting: (String) -> Void) throws(StoreError) {
         path = Self.lockPath(forStore: storePath)
         var toldWaiting = false
+        var locked: Int32 = -1
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
@@ -76,25 +79,28 @@ final class StoreLock {
             // the lock of a file nobody else will look at, and must take the one at the path.
             var held = stat(), current = stat()
             if fstat(fd, &held) == 0 && stat(path, &current) == 0 && held.st_dev == current.st_dev && held.st_ino == current.st_ino {
-                descriptor = fd
+                locked = fd
                 break
             }
             close(fd)
         }
         // Who holds it, for the message another process shows (best effort: the lock is what counts).
         let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(descriptor, 0)
-        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        _ = ftruncate(locked, 0)
+        _ = pid.withUnsafeBytes { pwrite(locked, $0.baseAddress, $0.count, 0) }
+        descriptor = Mutex(locked)
     }
 
     deinit { release() }
 
     /// Removes the lock file and releases the lock (idempotent).
     func release() {
-        guard descriptor >= 0 else { return }
-        unlink(path)
-        close(descriptor)
-        descriptor = -1
+        descriptor.withLock { fd in
+            guard fd >= 0 else { return }
+            unlink(path)
+            close(fd)
+            fd = -1
+        }
     }
 
     /// The process id written in a held lock file, if it holds one.
