@@ -23,6 +23,10 @@ enum Interactive {
             terminal.write("cachesh: cannot set up line editing\n", isError: true)
             return 2
         }
+        if let problem = editor.historyProblem {
+            terminal.write("cachesh: \(problem)\n", isError: true)
+            terminal.flush()
+        }
         let ansi = environment["TERM"] != "dumb"
         completionIndex.update(from: session.engine)
         var lines: [String] = []

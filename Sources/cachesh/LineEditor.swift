@@ -54,9 +54,13 @@ final class LineEditor {
     private let editor: OpaquePointer
     private let history: OpaquePointer
     private let historyPath: String?
+    /// Why the history file named is not used, if it is not.
+    let historyProblem: String?
 
     /// - Parameters:
-    ///   - historyPath: the history file, or nil to keep history for this session only.
+    ///   - historyPath: the history file, or nil to keep history for this session only. It is read
+    ///     and written as any file cachesh reads or writes (`FileIO`): one that is not a regular
+    ///     file, or is larger than the limit, is neither read nor written (`historyProblem` says why).
     ///   - hints: show argument hints (dim text after the line).
     ///   - completesFiles: Tab completes file names, listing directories.
     init?(historyPath: String?, hints: Bool, completesFiles: Bool = true) {
@@ -65,7 +69,20 @@ final class LineEditor {
         guard let history = history_init() else { return nil }
         self.editor = editor
         self.history = history
-        self.historyPath = historyPath
+        var usable = historyPath
+        var problem: String?
+        var load: String?
+        if let path = historyPath {
+            // Not opened unless it is a regular file: libedit's own read of a FIFO would block.
+            do {
+                if try FileIO.check(path) { load = path }
+            } catch {
+                problem = "not using the history file \(path): \(error)"
+                usable = nil
+            }
+        }
+        self.historyPath = usable
+        self.historyProblem = problem
         editorState.withLock {
             $0.hintsEnabled = hints
             $0.completesFiles = completesFiles
@@ -73,7 +90,7 @@ final class LineEditor {
 
         _ = cachesh_history_set_size(history, 1000)
         _ = cachesh_history_set_unique(history, 1)
-        if let historyPath { _ = cachesh_history_load(history, historyPath) }
+        if let load { _ = cachesh_history_load(history, load) }
 
         _ = cachesh_el_set_editor(editor, "emacs")
         _ = cachesh_el_set_signal(editor, 1)
@@ -134,20 +151,23 @@ final class LineEditor {
         return .line(text)
     }
 
-    /// Adds a command to the history and saves the history file (atomically, by renaming a
-    /// complete copy over it). A command that starts with a space is not kept.
+    /// Adds a command to the history and saves the history file as `snapshot FILE` writes (a
+    /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). A command that
+    /// starts with a space is not kept. A history that cannot be saved is not an error.
     func remember(_ command: String) {
         guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
         _ = cachesh_history_enter(history, command)
         guard let historyPath else { return }
-        let temporary = historyPath + ".tmp\(getpid())"
-        guard let file = fopen(temporary, "w") else { return }
-        let saved = cachesh_history_save_fp(history, file)
-        let closed = fclose(file)
-        if saved >= 0 && closed == 0 {
-            if rename(temporary, historyPath) != 0 { unlink(temporary) }
-        } else {
-            unlink(temporary)
+        let history = history
+        // A new history file is private (0600), as libedit makes the files it saves.
+        try? FileIO.writeAtomically(historyPath, newFileMode: 0o600) { fd throws(FileIO.Failure) in
+            let copy = dup(fd)
+            guard copy >= 0, let file = fdopen(copy, "w") else {
+                if copy >= 0 { close(copy) }
+                throw FileIO.Failure(description: "cannot write the history")
+            }
+            let saved = cachesh_history_save_fp(history, file)
+            guard fclose(file) == 0, saved >= 0 else { throw FileIO.Failure(description: "cannot write the history") }
         }
     }
 }

@@ -13,6 +13,7 @@ import os
 import re
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -490,6 +491,36 @@ def test_safe_mode_completes_no_files_and_keeps_no_history(home):
     with open(history) as f:
         expect(f.read() == "_HiStOrY_V2_\necho\\040from-history\n", "the history file was not written")
     expect(sorted(os.listdir(home)) == ["history", "work"], f"no other file was written: {os.listdir(home)}")
+
+
+def test_history_file_is_read_and_written_like_other_files(home):
+    # A FIFO is neither opened (which would block the start) nor replaced.
+    fifo = os.path.join(home, "fifo")
+    os.mkfifo(fifo)
+    sh = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": fifo})
+    expect(f"cachesh: not using the history file {fifo}: is a FIFO, not a regular file" in sh.lines(),
+           "a note says why", sh)
+    sh.run("echo one")
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    expect(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is still a FIFO")
+    # Through a symbolic link: the file it leads to is read, then rewritten with its mode kept.
+    os.makedirs(os.path.join(home, "dot"))
+    real = os.path.join(home, "dot", "history")
+    with open(real, "w") as f:
+        f.write("_HiStOrY_V2_\necho\\040old\n")
+    os.chmod(real, 0o600)
+    link = os.path.join(home, "history-link")
+    os.symlink(real, link)
+    sh = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": link})
+    sh.keys("Up")
+    sh.wait_for_line("cachesh> echo old", "the entry read through the link")
+    sh.keys("C-u")
+    sh.run("echo new")
+    expect(os.path.islink(link) and os.readlink(link) == real, "the link is still a link")
+    expect(stat.S_IMODE(os.stat(real).st_mode) == 0o600, f"the mode is kept: {oct(os.stat(real).st_mode)}")
+    with open(real) as f:
+        expect("echo\\040new" in f.read(), "the new entry is saved in the file the link leads to")
 
 
 def test_store_in_use_then_wait_interrupted_then_continued(home):

@@ -63,6 +63,21 @@ public enum FileIO {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Checks, without opening it, that `read` would take the file at `path`: a regular file (or
+    /// a link to one) of at most `limit` bytes.
+    /// - Returns: false when there is no such file.
+    /// - Throws: `Failure` when it is not a regular file or is larger than `limit`.
+    public static func check(_ path: String, limit: Int = readLimit) throws(Failure) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT { return false }
+            throw Failure(description: lastError())
+        }
+        try requireRegular(st)
+        if Int(st.st_size) > limit { throw tooLarge(limit) }
+        return true
+    }
+
     /// "is a FIFO, not a regular file", or nil for a regular file.
     static func notRegular(_ st: stat) -> String? {
         switch st.st_mode & S_IFMT {
@@ -102,10 +117,35 @@ public enum FileIO {
         close(fd)
     }
 
+    /// ``writeAtomically(_:_:)`` with what `body` writes to the new file's descriptor.
+    /// - Parameter newFileMode: the mode of a new file, less the umask (an old file's is kept).
+    public static func writeAtomically(_ path: String, newFileMode: mode_t = 0o666,
+                                       writing body: (Int32) throws(Failure) -> Void) throws(Failure) {
+        let fd = try replace(path, newFileMode: newFileMode, writing: body)
+        close(fd)
+    }
+
     /// ``writeAtomically(_:_:)``, returning the new file open for writing at its end (`record`
     /// appends to it); the caller closes it.
     /// - Complexity: O(n) in the size of `text`.
     static func replace(_ path: String, with text: String) throws(Failure) -> Int32 {
+        try replace(path) { fd throws(Failure) in
+            let bytes = Array(text.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(description: lastError())
+                }
+                offset += n
+            }
+        }
+    }
+
+    /// The one writer: the steps of ``FileIO``, with `body` writing the new file's content.
+    static func replace(_ path: String, newFileMode: mode_t = 0o666,
+                        writing body: (Int32) throws(Failure) -> Void) throws(Failure) -> Int32 {
         let (target, existing) = try resolve(path)
         if let existing {
             if let problem = notRegular(existing) { throw Failure(description: problem) }
@@ -114,24 +154,15 @@ public enum FileIO {
             guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
         }
         let (directory, name) = split(target)
-        // A new file gets the usual mode (0666 less the umask, applied by open); until an old
-        // file's mode is copied the copy is private, so it never shows what the old one hid.
-        let (fd, temporary) = try createTemporary(in: directory, for: name, mode: existing == nil ? 0o666 : 0o600)
+        // A new file gets `newFileMode` less the umask (applied by open); until an old file's
+        // mode is copied the copy is private, so it never shows what the old one hid.
+        let (fd, temporary) = try createTemporary(in: directory, for: name, mode: existing == nil ? newFileMode : 0o600)
         func fail(_ message: String) -> Failure {
             close(fd)
             unlink(temporary)
             return Failure(description: message)
         }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw fail(lastError())
-            }
-            offset += n
-        }
+        do { try body(fd) } catch { throw fail(error.description) }
         if let existing {
             guard fchmod(fd, existing.st_mode & 0o7777) == 0 else { throw fail(lastError()) }
             // The owner and group too, where the system allows it (root, or a group of ours);
