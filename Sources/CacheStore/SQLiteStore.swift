@@ -1,40 +1,88 @@
 import CacheCore
+import Foundation
 import GRDB
+import Synchronization
 
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
 /// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
 ///
+/// One process at a time has a store open (`StoreLock`, a lock file beside it). `close()`
+/// checkpoints the WAL into the database file, so after a clean close the file alone holds the
+/// whole store.
+///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
-/// `server_data` (the simulated server's keys). The schema is versioned by GRDB's migrator and by
-/// `meta.schema`: an older store is migrated when opened; a newer one, or a database that is not a
-/// cachesh store, is refused and left as it was.
+/// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
+/// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
+/// GRDB binds strings through, stops at a NUL); the JSON bodies are text, in which JSON escapes
+/// every control character. The schema is versioned by GRDB's migrator and by `meta.schema`: an
+/// older store is migrated when opened; a newer one, or a database that is not a cachesh store,
+/// is refused and left as it was.
 public final class SQLiteStore: CacheStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     private let queue: DatabaseQueue
+    /// Held from open to close (`StoreLock.release`); nil for a store in memory.
+    private let lock: StoreLock?
+    /// Set by the first `close()`.
+    private let closed = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
 
-    /// Opens (or creates) the store at `path`; an older schema is migrated.
-    /// - Throws: `StoreError` when the file cannot be opened, is not a cachesh store, or was
-    ///   written by a newer version; the file is then unchanged.
-    public init(path: String) throws(StoreError) {
+    /// Opens (or creates) the store at `path`, locked for this process; an older schema is
+    /// migrated.
+    /// - Parameters:
+    ///   - wait: when another process has the store open, wait until it closes it instead of
+    ///     refusing (the wait ends only then, or with the process).
+    ///   - waiting: told, once, before such a wait begins: what it waits for, as a sentence.
+    /// - Throws: `StoreError` when another process has the store open (without `wait`), or the
+    ///   file cannot be opened, is not a cachesh store, or was written by a newer version; the
+    ///   file is then unchanged.
+    public init(path: String, wait: Bool = false, waiting: (String) -> Void = { _ in }) throws(StoreError) {
         self.path = path
+        let lock = try StoreLock(store: path, wait: wait, waiting: waiting)
         do {
             queue = try DatabaseQueue(path: path)
         } catch {
             throw StoreError("cannot open store \(path): \(Self.describe(error))")
         }
+        self.lock = lock
         try Self.prepare(queue, name: path, wal: true)
+    }
+
+    deinit {
+        // The database is closed before the lock goes, so no other process opens it meanwhile.
+        if !closed.load(ordering: .acquiring) { try? queue.close() }
+        lock?.release()
+    }
+
+    /// Checkpoints the WAL into the database file (emptying it), closes the database and
+    /// releases the lock. Later commits fail; a second close does nothing.
+    /// - Throws: `StoreError` when the checkpoint fails; the store is closed all the same, and
+    ///   what was committed is in the WAL, where the next open finds it.
+    public func close() throws(StoreError) {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        defer { lock?.release() }
+        do {
+            if lock != nil {
+                try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            }
+        } catch {
+            try? queue.close()
+            throw StoreError("cannot close store \(path): \(Self.describe(error))")
+        }
+        do { try queue.close() } catch {
+            throw StoreError("cannot close store \(path): \(Self.describe(error))")
+        }
     }
 
     /// A store in memory, for tests: the same schema, nothing on disk.
     public init() throws(StoreError) {
         path = ":memory:"
+        lock = nil
         do { queue = try DatabaseQueue() } catch { throw StoreError("cannot open an in-memory store: \(Self.describe(error))") }
         try Self.prepare(queue, name: path, wal: false)
     }
@@ -57,6 +105,22 @@ public final class SQLiteStore: CacheStore, Sendable {
             try db.execute(sql: """
                 CREATE INDEX entries_by_recency ON entries (recency);
                 UPDATE meta SET value = '2' WHERE name = 'schema';
+                """)
+        }
+        migrator.registerMigration("v3") { db in
+            // Keys as BLOBs: bound as text, a key was cut at its first NUL. (The keys of an older
+            // store were written as text and were cut already; they are kept as they are.)
+            try db.execute(sql: """
+                CREATE TABLE entries_v3 (key BLOB PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, body TEXT NOT NULL);
+                INSERT INTO entries_v3 (key, recency, body) SELECT CAST(key AS BLOB), recency, body FROM entries;
+                DROP TABLE entries;
+                ALTER TABLE entries_v3 RENAME TO entries;
+                CREATE INDEX entries_by_recency ON entries (recency);
+                CREATE TABLE server_data_v3 (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+                INSERT INTO server_data_v3 (key, value, modified_at) SELECT CAST(key AS BLOB), value, modified_at FROM server_data;
+                DROP TABLE server_data;
+                ALTER TABLE server_data_v3 RENAME TO server_data;
+                UPDATE meta SET value = '3' WHERE name = 'schema';
                 """)
         }
         return migrator
@@ -120,14 +184,14 @@ public final class SQLiteStore: CacheStore, Sendable {
                 entries.reserveCapacity(count)
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries ORDER BY recency")
                 while let row = try rows.next() {
-                    entries.append(StoredEntry(key: row[0], recency: row[1], body: row[2]))
+                    entries.append(StoredEntry(key: Self.key(row[0]), recency: row[1], body: row[2]))
                 }
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
                 while let row = try lines.next() { log.append(StoredLogLine(position: row[0], body: row[1])) }
                 var server: [StoredServerKey] = []
                 let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
-                while let row = try keys.next() { server.append(StoredServerKey(key: row[0], value: row[1], modifiedAt: row[2])) }
+                while let row = try keys.next() { server.append(StoredServerKey(key: Self.key(row[0]), value: row[1], modifiedAt: row[2])) }
                 return StoredState(state: state, entries: entries, log: log, server: server)
             }
         } catch {
@@ -144,25 +208,25 @@ public final class SQLiteStore: CacheStore, Sendable {
                     try db.execute(sql: "DELETE FROM log")
                 }
                 if !changes.removedKeys.isEmpty {
-                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
-                    for key in changes.removedKeys { try delete.execute(arguments: [key]) }
+                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = \(Self.keyParameter)")
+                    for key in changes.removedKeys { try delete.execute(arguments: [Self.blob(key)]) }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (?, ?, ?)")
-                    for e in changes.entries { try upsert.execute(arguments: [e.key, e.recency, e.body]) }
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (\(Self.keyParameter), ?, ?)")
+                    for e in changes.entries { try upsert.execute(arguments: [Self.blob(e.key), e.recency, e.body]) }
                 }
                 if !changes.log.isEmpty {
                     let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
                     for line in changes.log { try upsert.execute(arguments: [line.position, line.body]) }
                 }
                 if !changes.server.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
-                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = ?")
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (\(Self.keyParameter), ?, ?)")
+                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = \(Self.keyParameter)")
                     for row in changes.server {
                         if row.value == nil && row.modifiedAt == nil {
-                            try delete.execute(arguments: [row.key])
+                            try delete.execute(arguments: [Self.blob(row.key)])
                         } else {
-                            try upsert.execute(arguments: [row.key, row.value, row.modifiedAt])
+                            try upsert.execute(arguments: [Self.blob(row.key), row.value, row.modifiedAt])
                         }
                     }
                 }
@@ -171,6 +235,17 @@ public final class SQLiteStore: CacheStore, Sendable {
         } catch {
             throw StoreError("cannot write store \(path): \(Self.describe(error))")
         }
+    }
+
+    /// A key as its column holds it: the BLOB of its UTF-8 bytes.
+    static func blob(_ key: String) -> Data { Data(key.utf8) }
+
+    /// The SQL for a key argument: an empty BLOB may be bound as NULL, which is the empty key.
+    static let keyParameter = "coalesce(?, zeroblob(0))"
+
+    /// A key column's value as the key.
+    static func key(_ value: DatabaseValue) -> String {
+        String(decoding: Data.fromDatabaseValue(value) ?? Data(), as: UTF8.self)
     }
 
     /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).

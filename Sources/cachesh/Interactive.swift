@@ -11,16 +11,22 @@ import Darwin
 ///
 /// Environment: `CACHESH_HISTORY` names the history file (default `~/.cachesh_history`;
 /// `/dev/null` or empty: no file); `CACHESH_HINTS=0` turns argument hints off (they are off
-/// anyway without colour: `NO_COLOR`, `TERM=dumb`).
+/// anyway without colour: `NO_COLOR`, `TERM=dumb`). Under `--safe` the shell touches no file
+/// either: no history file is read or written, and Tab does not complete file names.
 enum Interactive {
     static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
         useUTF8Locale()
         installInterruptHandler()
         session.sink = nil
         let hints = session.options.colour && !["0", "off", "no", "false"].contains(environment["CACHESH_HINTS"] ?? "")
-        guard let editor = LineEditor(historyPath: historyPath(environment), hints: hints) else {
+        let safe = session.options.safe
+        guard let editor = LineEditor(historyPath: safe ? nil : historyPath(environment), hints: hints, completesFiles: !safe) else {
             terminal.write("cachesh: cannot set up line editing\n", isError: true)
             return 2
+        }
+        if let problem = editor.historyProblem {
+            terminal.write("cachesh: \(problem)\n", isError: true)
+            terminal.flush()
         }
         let ansi = environment["TERM"] != "dumb"
         completionIndex.update(from: cache)

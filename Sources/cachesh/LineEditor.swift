@@ -21,6 +21,8 @@ struct EditorState {
     var pending = ""
     /// Show argument hints after the text.
     var hintsEnabled = false
+    /// Tab completes file names (not under `--safe`, where no command may name a file).
+    var completesFiles = true
     /// Enter or Ctrl-C was pressed: draw no hint, the line is about to be accepted.
     var accepting = false
     /// Ctrl-C dropped the line.
@@ -52,22 +54,43 @@ final class LineEditor {
     private let editor: OpaquePointer
     private let history: OpaquePointer
     private let historyPath: String?
+    /// Why the history file named is not used, if it is not.
+    let historyProblem: String?
 
     /// - Parameters:
-    ///   - historyPath: the history file, or nil to keep history for this session only.
+    ///   - historyPath: the history file, or nil to keep history for this session only. It is read
+    ///     and written as any file cachesh reads or writes (`FileIO`): one that is not a regular
+    ///     file, or is larger than the limit, is neither read nor written (`historyProblem` says why).
     ///   - hints: show argument hints (dim text after the line).
-    init?(historyPath: String?, hints: Bool) {
+    ///   - completesFiles: Tab completes file names, listing directories.
+    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true) {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
         self.editor = editor
         self.history = history
-        self.historyPath = historyPath
-        editorState.withLock { $0.hintsEnabled = hints }
+        var usable = historyPath
+        var problem: String?
+        var load: String?
+        if let path = historyPath {
+            // Not opened unless it is a regular file: libedit's own read of a FIFO would block.
+            do {
+                if try FileIO.check(path) { load = path }
+            } catch {
+                problem = "not using the history file \(path): \(error)"
+                usable = nil
+            }
+        }
+        self.historyPath = usable
+        self.historyProblem = problem
+        editorState.withLock {
+            $0.hintsEnabled = hints
+            $0.completesFiles = completesFiles
+        }
 
         _ = cachesh_history_set_size(history, 1000)
         _ = cachesh_history_set_unique(history, 1)
-        if let historyPath { _ = cachesh_history_load(history, historyPath) }
+        if let load { _ = cachesh_history_load(history, load) }
 
         _ = cachesh_el_set_editor(editor, "emacs")
         _ = cachesh_el_set_signal(editor, 1)
@@ -112,7 +135,9 @@ final class LineEditor {
             $0.lastTab = nil
         }
         var count: Int32 = 0
+        let quiet = TypeAhead.silence()
         let line = el_gets(editor, &count)
+        TypeAhead.restore(quiet)
         let interrupted = editorState.withLock { $0.interrupted }
         if interrupted || (line == nil && count < 0 && interruptSignalled.exchange(false, ordering: .relaxed)) {
             return .interrupted
@@ -126,21 +151,50 @@ final class LineEditor {
         return .line(text)
     }
 
-    /// Adds a command to the history and saves the history file (atomically, by renaming a
-    /// complete copy over it). A command that starts with a space is not kept.
+    /// Adds a command to the history and saves the history file as `snapshot FILE` writes (a
+    /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). A command that
+    /// starts with a space is not kept. A history that cannot be saved is not an error.
     func remember(_ command: String) {
         guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
         _ = cachesh_history_enter(history, command)
         guard let historyPath else { return }
-        let temporary = historyPath + ".tmp\(getpid())"
-        guard let file = fopen(temporary, "w") else { return }
-        let saved = cachesh_history_save_fp(history, file)
-        let closed = fclose(file)
-        if saved >= 0 && closed == 0 {
-            if rename(temporary, historyPath) != 0 { unlink(temporary) }
-        } else {
-            unlink(temporary)
+        let history = history
+        // A new history file is private (0600), as libedit makes the files it saves.
+        try? FileIO.writeAtomically(historyPath, newFileMode: 0o600) { fd throws(FileIO.Failure) in
+            let copy = dup(fd)
+            guard copy >= 0, let file = fdopen(copy, "w") else {
+                if copy >= 0 { close(copy) }
+                throw FileIO.Failure(description: "cannot write the history")
+            }
+            let saved = cachesh_history_save_fp(history, file)
+            guard fclose(file) == 0, saved >= 0 else { throw FileIO.Failure(description: "cannot write the history") }
         }
+    }
+}
+
+/// Keys typed while the prompt is being drawn. libedit prints the prompt before it puts the
+/// terminal in its raw mode, so a key that arrives in between (typed ahead, pasted, or just fast
+/// on a busy machine) is echoed by the terminal and then drawn again by libedit: the line shows it
+/// twice, and a copy of the session is no longer its transcript.
+enum TypeAhead {
+    /// Turns the terminal's own echo and line editing off before `el_gets`, keeping what it was.
+    /// libedit restores its cooked mode when the line is read, and takes a mode without `ICANON`
+    /// for one of its own, not for the cooked mode to restore.
+    /// - Returns: the settings to put back if libedit does not (nil: nothing was changed).
+    static func silence() -> termios? {
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0, saved.c_lflag & tcflag_t(ICANON) != 0 else { return nil }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        return tcsetattr(0, TCSANOW, &quiet) == 0 ? saved : nil
+    }
+
+    /// After `el_gets`: puts the saved settings back if the terminal is still without `ICANON`
+    /// (libedit returned before it took the terminal over, so it restored nothing).
+    static func restore(_ saved: termios?) {
+        guard var saved else { return }
+        var now = termios()
+        if tcgetattr(0, &now) == 0 && now.c_lflag & tcflag_t(ICANON) == 0 { _ = tcsetattr(0, TCSANOW, &saved) }
     }
 }
 
@@ -219,9 +273,9 @@ private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? 
 private func completeKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     guard let editor else { return UInt8(CC_ERROR) }
     let line = lineText(editor)
-    let pending = editorState.withLock { $0.pending }
+    let (pending, completesFiles) = editorState.withLock { ($0.pending, $0.completesFiles) }
     guard let result = Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
-                                          listDirectory: listDirectory) else {
+                                          listDirectory: completesFiles ? listDirectory : { _ in [] }) else {
         return UInt8(CC_REFRESH_BEEP)
     }
     if result.total == 1, let only = result.candidates.first {

@@ -46,7 +46,10 @@ struct Cachesh: ParsableCommand {
     @Option(help: "Keep the whole session in this SQLite store.")
     var store: String?
 
-    @Flag(help: "Refuse every command that would read or write a file.")
+    @Flag(help: "With --store: wait while another cachesh has the store open, instead of refusing (Ctrl-C ends the wait).")
+    var wait = false
+
+    @Flag(help: "Refuse every command that would read or write a file (interactively: no history file, no file-name completion).")
     var safe = false
 
     @Flag(help: "Print each command after the prompt before its output: the output is a transcript.")
@@ -67,6 +70,7 @@ struct Invocation {
     var bail = false
     var config: String?
     var store: String?
+    var wait = false
     var safe = false
     var echo = false
     var verify = false
@@ -79,6 +83,7 @@ struct Invocation {
         bail = parsed.bail
         config = parsed.config
         store = parsed.store
+        wait = parsed.wait
         safe = parsed.safe
         echo = parsed.echo
         verify = parsed.verify
@@ -110,6 +115,7 @@ struct Invocation {
             case "--echo": echo = true
             case "--verify": verify = true
             case "--update": update = true
+            case "--wait": wait = true
             case "-c", "--config", "--store":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
@@ -199,6 +205,7 @@ func runMain() -> Int32 {
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
+    if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
     }
@@ -228,35 +235,32 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     defer { terminal.flush() }
 
     if let path = command.store {
-        do { try session.open(store: SQLiteStore(path: path), on: cache) } catch { fail(usage: error.description) }
+        StoreSession.open(path, wait: command.wait, session: session, terminal: terminal, on: cache)
     }
     if let config = command.config {
-        guard session.loadInitialConfiguration(path: config, on: cache) else { terminal.flush(); return 2 }
+        guard session.loadInitialConfiguration(path: config, on: cache) else { finish(session, terminal, status: 2) }
     }
     if let file = command.files.first {
         let text: String
-        do { text = try FileIO.read(file) } catch { fail(usage: "cannot read \(file): \(error)") }
+        do { text = try FileIO.read(file) } catch {
+            terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
+            finish(session, terminal, status: 2)
+        }
         var body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
         if let error = body.withUTF8({ Batch.transcriptError(name: file, text: $0, isFile: true) }) {
             terminal.write(error + "\n", isError: true)
-            terminal.flush()
-            return 2
+            finish(session, terminal, status: 2)
         }
         session.run(SourceFile(name: file, text: String(body)), on: cache)
     } else if let commands = command.commands {
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()
-        return Interactive.run(session: session, on: cache, terminal: terminal, environment: environment)
+        finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment))
     } else {
-        let status = Batch.runStandardInput(session, on: cache, terminal: terminal)
-        terminal.flush()
-        exit(status)
+        finish(session, terminal, status: Batch.runStandardInput(session, on: cache, terminal: terminal))
     }
-    // Exit with the session still alive: freeing a large cache and its history piece by piece
-    // is work nobody waits for.
-    terminal.flush()
-    exit(session.anyFailed ? 1 : 0)
+    finish(session, terminal, status: session.anyFailed ? 1 : 0)
 }
 
 /// The process environment as a dictionary.

@@ -93,6 +93,7 @@ import TestSupport
         let path = Self.directory() + "/s.db"
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed(Self.script)
+        try await writer.run { session, _ in try session.closeStore() }
         let reader = try await Self.opened(SQLiteStore(path: path))
         #expect(await Self.snapshotText(reader) == Self.snapshotText(writer))
         #expect(await reader.run { session, _ in session.baseSnapshot } == Self.snapshotText(writer) + "\n")
@@ -175,13 +176,14 @@ import TestSupport
     @Test func refusesAStoreOfANewerSchema() throws {
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '3' WHERE name = 'schema'") }
+        let newer = SQLiteStore.schemaVersion + 1
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '\(newer)' WHERE name = 'schema'") }
         let before = Self.bytes(path)
         do {
             _ = try SQLiteStore(path: path)
             Issue.record("opened a newer store")
         } catch {
-            #expect(error.message.contains("was written by a newer cachesh (store schema 3; this one reads up to 2)"))
+            #expect(error.message.contains("was written by a newer cachesh (store schema \(newer); this one reads up to \(SQLiteStore.schemaVersion))"))
         }
         #expect(Self.bytes(path) == before)
     }
@@ -189,7 +191,7 @@ import TestSupport
     @Test func refusesAStoreWithAMigrationItDoesNotKnow() throws {
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v3')") }
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')") }
         #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
     }
 
@@ -197,6 +199,7 @@ import TestSupport
         let path = Self.directory() + "/s.db"
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed("put a 1")
+        try await writer.run { session, _ in try session.closeStore() }
         try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in

@@ -13,6 +13,7 @@ import os
 import re
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,10 @@ import traceback
 
 BIN = os.path.abspath(os.environ.get("CACHESH_BIN", ".build/debug/cachesh"))
 SOCKET = f"cachesh-test-{os.getpid()}"
-WAIT = 30.0  # seconds to wait for something to appear on the screen (generous: a busy machine is slow)
+# Seconds to wait for what the screen must show. Generous, because a deadline only matters when a
+# test fails: on a busy machine a debug build can take seconds to start or to answer a key, and a
+# test must not fail for that.
+WAIT = 60.0
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -38,7 +42,7 @@ class Shell:
 
     count = 0
 
-    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30):
+    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30, first_prompt=True):
         Shell.count += 1
         self.name = f"t{Shell.count}"
         self.home = home
@@ -62,7 +66,8 @@ class Shell:
         tmux("set-option", "-t", self.name, "window-size", "manual")
         self.control = subprocess.Popen(["tmux", "-L", SOCKET, "-f", "/dev/null", "-C", "attach", "-t", self.name],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
+        if first_prompt:
+            self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
 
     # Driving
 
@@ -479,6 +484,106 @@ def test_a_colour_session_records_a_transcript_that_verifies(home):
     run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True, timeout=slow)
     expect(run.returncode == 0 and run.stdout == "1 passed, 0 failed\n",
            f"the recording verifies: {run.stdout}{run.stderr}\n--- recorded:\n{recorded}")
+
+
+def test_safe_mode_completes_no_files_and_keeps_no_history(home):
+    work = os.path.join(home, "work")
+    os.makedirs(os.path.join(work, "scripts"))
+    open(os.path.join(work, "scripts", "demo.cachesh"), "w").close()
+    history = os.path.join(home, "history")
+    with open(history, "w") as f:
+        f.write("_HiStOrY_V2_\necho\\040from-history\n")
+    sh = Shell(home, NO_HINTS, args=("--safe",), cwd=work)
+    # The history file is not read: Up finds nothing, so the x lands on an empty line.
+    sh.keys("Up")
+    sh.type("x")
+    sh.wait_for_line("cachesh> x", "the typed x alone on the line")
+    sh.keys("C-u")
+    # Tab completes no file name: the x follows the typed text.
+    sh.type("source scr")
+    sh.keys("Tab")
+    sh.type("x")
+    sh.wait_for_line("cachesh> source scrx", "the typed text, not completed")
+    sh.keys("C-u")
+    # Commands still complete, and this session's own history still works, in memory.
+    sh.type("ech")
+    sh.keys("Tab")
+    sh.type("safe")
+    sh.wait_for_line("cachesh> echo safe")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>" and "safe" in s.lines(), "the echo's output")
+    sh.keys("Up")
+    sh.wait_for_line("cachesh> echo safe", "the session's own history")
+    sh.keys("C-u", "C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    with open(history) as f:
+        expect(f.read() == "_HiStOrY_V2_\necho\\040from-history\n", "the history file was not written")
+    expect(sorted(os.listdir(home)) == ["history", "work"], f"no other file was written: {os.listdir(home)}")
+
+
+def test_history_file_is_read_and_written_like_other_files(home):
+    # A FIFO is neither opened (which would block the start) nor replaced.
+    fifo = os.path.join(home, "fifo")
+    os.mkfifo(fifo)
+    sh = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": fifo})
+    expect(f"cachesh: not using the history file {fifo}: is a FIFO, not a regular file" in sh.lines(),
+           "a note says why", sh)
+    sh.run("echo one")
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    expect(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is still a FIFO")
+    # Through a symbolic link: the file it leads to is read, then rewritten with its mode kept.
+    os.makedirs(os.path.join(home, "dot"))
+    real = os.path.join(home, "dot", "history")
+    with open(real, "w") as f:
+        f.write("_HiStOrY_V2_\necho\\040old\n")
+    os.chmod(real, 0o600)
+    link = os.path.join(home, "history-link")
+    os.symlink(real, link)
+    sh = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": link})
+    sh.keys("Up")
+    sh.wait_for_line("cachesh> echo old", "the entry read through the link")
+    sh.keys("C-u")
+    sh.run("echo new")
+    expect(os.path.islink(link) and os.readlink(link) == real, "the link is still a link")
+    expect(stat.S_IMODE(os.stat(real).st_mode) == 0o600, f"the mode is kept: {oct(os.stat(real).st_mode)}")
+    with open(real) as f:
+        expect("echo\\040new" in f.read(), "the new entry is saved in the file the link leads to")
+
+
+def test_store_in_use_then_wait_interrupted_then_continued(home):
+    db = os.path.join(home, "s.db")
+    holder = Shell(home, NO_HINTS, args=("--store", db))
+    holder.run("put a:1 1")
+    pid = int(tmux("display-message", "-p", "-t", holder.name, "#{pane_pid}").strip())
+    # Another process on the store: one line, exit 2.
+    refused = subprocess.run([BIN, "--store", db, "-c", "keys"], capture_output=True, text=True)
+    expect(refused.returncode == 2 and refused.stdout == "" and refused.stderr ==
+           f"cachesh: {db} is in use by another cachesh (process {pid}); "
+           "one process at a time may open a store (--wait waits for it)\n", f"refused: {refused}")
+    waiting = f"cachesh: waiting for {db}: in use by another cachesh (process {pid})"
+    # --wait waits; Ctrl-C ends the wait, and the process with it.
+    interrupted = Shell(home, NO_HINTS, args=("--store", db, "--wait"), first_prompt=False)
+    interrupted.wait_for(lambda s: waiting in s.lines(), "the note that it waits")
+    interrupted.keys("C-c")
+    interrupted.wait_for(lambda s: s.dead()[0], "Ctrl-C to end the wait")
+    expect(interrupted.prompt_line() is None, "it never opened the store", interrupted)
+    # --wait again: it continues once the holder quits, from what the holder left.
+    waiter = Shell(home, NO_HINTS, args=("--store", db, "--wait"), first_prompt=False)
+    waiter.wait_for(lambda s: waiting in s.lines(), "the note that it waits")
+    holder.keys("C-d")
+    holder.wait_for(lambda s: s.dead()[0], "the holder to quit")
+    waiter.wait_for(lambda s: s.prompt_line() == "cachesh>", "the prompt once the store is free")
+    waiter.run("keys a:*")
+    expect("a:1  fresh  0" in waiter.lines(), "the holder's entry is there", waiter)
+    waiter.run("put a:2 2")
+    waiter.keys("C-d")
+    waiter.wait_for(lambda s: s.dead()[0], "the waiter to quit")
+    # A clean exit leaves the whole store in its file: a copy of the file alone has both entries.
+    copy = os.path.join(home, "copy.db")
+    shutil.copyfile(db, copy)
+    reopened = subprocess.run([BIN, "--store", copy, "-c", "keys"], capture_output=True, text=True)
+    expect(reopened.stdout == "key  state  age_ms\na:1  fresh  0\na:2  fresh  0\n", f"the copy: {reopened}")
 
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]

@@ -14,6 +14,17 @@ public protocol CacheStore: AnyObject {
     /// Applies the changes in one transaction: all of them or none.
     /// - Throws: `StoreError` when the transaction failed; then nothing of it was applied.
     func commit(_ changes: StoreChanges) throws(StoreError)
+
+    /// Ends the use of the store at a clean exit: leaves what was committed where a copy of the
+    /// store finds it (for SQLite, the database file alone) and lets another process open it.
+    /// Commits after it fail; a second close does nothing.
+    /// - Throws: `StoreError` when that fails; what was committed stays committed.
+    func close() throws(StoreError)
+}
+
+extension CacheStore {
+    /// A store with nothing to finish (one in memory) closes by doing nothing.
+    public func close() throws(StoreError) {}
 }
 
 

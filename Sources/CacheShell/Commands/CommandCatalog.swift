@@ -47,7 +47,7 @@ public enum CommandCatalog {
         CommandInfo(
             name: "load", synopsis: "load FILE",
             summary: "load a configuration: namespaces, push rules, server",
-            arguments: [("FILE", "a JSON configuration file, relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)")],
+            arguments: [("FILE", "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)")],
             example: "load config.json"),
         CommandInfo(
             name: "ns", synopsis: "ns [NAME] [ttl=D] [stale=D] [max=N] [stale-if-error=D] [timeout=D] [--purgeable]",
@@ -224,22 +224,22 @@ public enum CommandCatalog {
         CommandInfo(
             name: "snapshot", synopsis: "snapshot [FILE]",
             summary: "the whole session as JSON, shown or written to FILE",
-            arguments: [("FILE", "write it here, pretty-printed, instead")],
+            arguments: [("FILE", "write it here, pretty-printed, instead: a regular file (or the one a symbolic link leads to), replaced whole, its mode kept")],
             example: "snapshot"),
         CommandInfo(
             name: "restore", synopsis: "restore FILE",
             summary: "replace the whole session with a snapshot",
-            arguments: [("FILE", "a snapshot written by snapshot FILE")],
+            arguments: [("FILE", "a snapshot written by snapshot FILE (a regular file of at most 1 GiB)")],
             example: "restore snapshot.json"),
         CommandInfo(
             name: "source", synopsis: "source FILE",
             summary: "run a script in this session",
-            arguments: [("FILE", "a .cachesh script, relative to the script that sources it")],
+            arguments: [("FILE", "a .cachesh script (a regular file of at most 64 MiB), relative to the script that sources it")],
             example: "source setup.cachesh"),
         CommandInfo(
             name: "record", synopsis: "record FILE|stop",
             summary: "write this session as a transcript, until record stop",
-            arguments: [("FILE", "the transcript to write, in plain text (colour stays on the screen)"), ("stop", "stop writing")],
+            arguments: [("FILE", "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced once the session so far is on disk, its mode kept"), ("stop", "stop writing")],
             example: "record session.transcript",
             subcommands: ["stop"]),
         CommandInfo(

@@ -129,10 +129,10 @@ enum ConfigCommands {
 }
 
 extension Session {
-    /// Reads a file for a command, refusing under `--safe`.
-    func readFile(_ path: String, at offset: Int) throws(ShellError) -> String {
+    /// Reads a file for a command (a regular file of at most `limit` bytes), refusing under `--safe`.
+    func readFile(_ path: String, at offset: Int, limit: Int = FileIO.readLimit) throws(ShellError) -> String {
         if options.safe { throw refusedBySafe("read", path, at: offset) }
-        do { return try FileIO.read(path) } catch { throw ShellError("cannot read \(path): \(error)", at: offset) }
+        do { return try FileIO.read(path, limit: limit) } catch { throw ShellError("cannot read \(path): \(error)", at: offset) }
     }
 
     /// Parses and applies a configuration document; nothing is applied unless all of it is valid.

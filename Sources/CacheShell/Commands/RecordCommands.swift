@@ -154,23 +154,22 @@ final class Recording {
     /// Commands written so far.
     private(set) var commandCount = 0
     private var descriptor: Int32
+    /// Bytes of whole commands in the file: a failed write is cut back to it.
+    private var length = 0
     /// The first write that failed, reported by `record stop`.
     private var failure: String?
 
-    /// Creates (or truncates) the transcript at `path` and writes the session so far.
+    /// Writes the session so far as the transcript at `path`, replacing the file there only once
+    /// all of it is on disk (`FileIO.replace`: a full disk leaves the old file as it was).
     /// - Throws: `Failure` when the file or the snapshot beside it cannot be written.
     init(name: String, path: String, session: Session) throws(Failure) {
         self.name = name
         let header = try RecordCommands.header(for: session, path: path)
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Failure(path: path, description: String(cString: strerror(errno))) }
-        commandCount = header.commands
-        writeThrough(header.text)
-        if let failure {
-            close(descriptor)
-            descriptor = -1
-            throw Failure(path: path, description: failure)
+        do { descriptor = try FileIO.replace(path, with: header.text) } catch {
+            throw Failure(path: path, description: error.description)
         }
+        length = header.text.utf8.count
+        commandCount = header.commands
     }
 
     deinit {
@@ -203,9 +202,12 @@ final class Recording {
             if n < 0 {
                 if errno == EINTR { continue }
                 failure = String(cString: strerror(errno))
+                // The file keeps only whole commands: it still replays.
+                _ = ftruncate(descriptor, off_t(length))
                 return
             }
             offset += n
         }
+        length += bytes.count
     }
 }

@@ -24,7 +24,7 @@ enum SnapshotCommands {
         try args.expect(1...1, usage: "FILE")
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
-        let text = try session.readFile(path, at: word.offset)
+        let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
         do { try session.restore(snapshotText: text, on: cache) } catch {
             throw ShellError("\(word.text): \(error)", at: word.offset)
         }

@@ -38,6 +38,16 @@ extension Session {
         self.store = SessionStore(store, groupSize: groupSize)
     }
 
+    /// Closes the store at a clean exit (checkpointed, unlocked: `CacheStore.close`). Every
+    /// command's changes were committed when it ended, so there is nothing left to commit.
+    /// - Throws: `StoreError` when the store cannot be closed cleanly; the session has no store
+    ///   after it either way.
+    public func closeStore() throws(StoreError) {
+        guard let link = store else { return }
+        store = nil
+        try link.store.close()
+    }
+
     /// After a top-level command: with a store, commits when a group is full (or `final`, at the
     /// end of a run) and only then hands the output on; without one, hands it on at once.
     func commitOrHold(final: Bool, on cache: isolated Cache) {

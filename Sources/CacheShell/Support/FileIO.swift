@@ -4,65 +4,258 @@ import Glibc
 import Darwin
 #endif
 
-/// Plain POSIX file reading, with errors a user can read.
+/// The files cachesh reads and writes, through two helpers (SPEC §5.4):
+///
+/// - `read` reads only a regular file, and at most a documented size: a FIFO, a device, a socket
+///   or a directory is refused before it is opened (so `source /dev/zero` cannot fill memory and
+///   a FIFO with no writer cannot block), and so is a file over the limit.
+/// - `writeAtomically` replaces only a regular file (or creates one), keeping its permissions:
+///   it writes a temporary file beside it, syncs it, renames it over the target and syncs the
+///   directory, so a crash or a full disk leaves the old file or the new one, never half of one.
+///   A symbolic link is followed and the file it points to is replaced (the link stays a link).
 public enum FileIO {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
+    /// The most `read` takes from a script, configuration or transcript: 64 MiB.
+    public static let readLimit = 64 << 20
+    /// The most `read` takes from a snapshot (`restore`), which grows with the cache: 1 GiB.
+    public static let snapshotReadLimit = 1 << 30
+
+    // MARK: Reading
+
     /// The whole file as UTF-8 text (invalid bytes repaired).
-    public static func read(_ path: String) throws(Failure) -> String {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+    /// - Parameter limit: the most bytes the file may hold (``readLimit`` unless given).
+    /// - Throws: `Failure` (its text follows "cannot read FILE: ") when the file is missing, not
+    ///   a regular file, larger than `limit`, or cannot be read; nothing is read from a FIFO or
+    ///   device.
+    /// - Complexity: O(n) in the file's size.
+    public static func read(_ path: String, limit: Int = readLimit) throws(Failure) -> String {
+        // Look before opening: opening a FIFO for reading blocks until a writer comes.
+        var before = stat()
+        guard stat(path, &before) == 0 else { throw Failure(description: lastError()) }
+        try requireRegular(before)
+        // O_NONBLOCK in case a FIFO took the file's place since: its open returns at once.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: lastError()) }
         defer { close(fd) }
         var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw Failure(description: "is a directory") }
+        guard fstat(fd, &st) == 0 else { throw Failure(description: lastError()) }
+        try requireRegular(st)
+        if Int(st.st_size) > limit { throw tooLarge(limit) }
         var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
+        bytes.reserveCapacity(Int(st.st_size) + 1)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            // At most one byte over the limit, to tell a file that grew past it.
+            let want = min(buffer.count, limit + 1 - bytes.count)
+            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, want) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: String(cString: strerror(errno)))
+                throw Failure(description: lastError())
             }
             if n == 0 { break }
             bytes.append(contentsOf: buffer[0..<n])
+            if bytes.count > limit { throw tooLarge(limit) }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Replaces the file at `path` with `text` atomically: a temporary file in the same directory
-    /// is written, flushed to disk and renamed over the target, so a crash leaves the old file or the
-    /// new one, never half of one.
+    /// Checks, without opening it, that `read` would take the file at `path`: a regular file (or
+    /// a link to one) of at most `limit` bytes.
+    /// - Returns: false when there is no such file.
+    /// - Throws: `Failure` when it is not a regular file or is larger than `limit`.
+    public static func check(_ path: String, limit: Int = readLimit) throws(Failure) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT { return false }
+            throw Failure(description: lastError())
+        }
+        try requireRegular(st)
+        if Int(st.st_size) > limit { throw tooLarge(limit) }
+        return true
+    }
+
+    /// "is a FIFO, not a regular file", or nil for a regular file.
+    static func notRegular(_ st: stat) -> String? {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "is a directory"
+        case S_IFIFO: return "is a FIFO, not a regular file"
+        case S_IFCHR: return "is a character device, not a regular file"
+        case S_IFBLK: return "is a block device, not a regular file"
+        case S_IFSOCK: return "is a socket, not a regular file"
+        case S_IFLNK: return "is a symbolic link, not a regular file"
+        default: return "is not a regular file"
+        }
+    }
+
+    private static func requireRegular(_ st: stat) throws(Failure) {
+        if let problem = notRegular(st) { throw Failure(description: problem) }
+    }
+
+    private static func tooLarge(_ limit: Int) -> Failure {
+        Failure(description: "larger than \(sizeText(limit)), the most cachesh reads from such a file")
+    }
+
+    /// `64 MiB`, `1 GiB`.
+    static func sizeText(_ bytes: Int) -> String {
+        if bytes >= 1 << 30 && bytes % (1 << 30) == 0 { return "\(bytes >> 30) GiB" }
+        if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        return "\(bytes) bytes"
+    }
+
+    // MARK: Writing
+
+    /// Replaces the file at `path` with `text`, or creates it (see ``FileIO``).
+    /// - Throws: `Failure` (its text follows "cannot write FILE: ") when the target is not a
+    ///   regular file, or the new file cannot be written in full; then the old file is unchanged.
     public static func writeAtomically(_ path: String, _ text: String) throws(Failure) {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-        var template = Array("\(directory.isEmpty ? "/" : directory)/.\(name).XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        func fail() -> Failure {
-            let failure = Failure(description: String(cString: strerror(errno)))
+        let fd = try replace(path, with: text)
+        close(fd)
+    }
+
+    /// ``writeAtomically(_:_:)`` with what `body` writes to the new file's descriptor.
+    /// - Parameter newFileMode: the mode of a new file, less the umask (an old file's is kept).
+    public static func writeAtomically(_ path: String, newFileMode: mode_t = 0o666,
+                                       writing body: (Int32) throws(Failure) -> Void) throws(Failure) {
+        let fd = try replace(path, newFileMode: newFileMode, writing: body)
+        close(fd)
+    }
+
+    /// ``writeAtomically(_:_:)``, returning the new file open for writing at its end (`record`
+    /// appends to it); the caller closes it.
+    /// - Complexity: O(n) in the size of `text`.
+    static func replace(_ path: String, with text: String) throws(Failure) -> Int32 {
+        try replace(path) { fd throws(Failure) in
+            let bytes = Array(text.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(description: lastError())
+                }
+                offset += n
+            }
+        }
+    }
+
+    /// The one writer: the steps of ``FileIO``, with `body` writing the new file's content.
+    static func replace(_ path: String, newFileMode: mode_t = 0o666,
+                        writing body: (Int32) throws(Failure) -> Void) throws(Failure) -> Int32 {
+        let (target, existing) = try resolve(path)
+        if let existing {
+            if let problem = notRegular(existing) { throw Failure(description: problem) }
+            // A file its owner made read-only stays as it is, though the directory would let a
+            // rename replace it.
+            guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
+        }
+        let (directory, name) = split(target)
+        // A new file gets `newFileMode` less the umask (applied by open); until an old file's
+        // mode is copied the copy is private, so it never shows what the old one hid.
+        let (fd, temporary) = try createTemporary(in: directory, for: name, mode: existing == nil ? newFileMode : 0o600)
+        func fail(_ message: String) -> Failure {
             close(fd)
             unlink(temporary)
-            return failure
+            return Failure(description: message)
         }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw fail()
+        do { try body(fd) } catch { throw fail(error.description) }
+        if let existing {
+            guard fchmod(fd, existing.st_mode & 0o7777) == 0 else { throw fail(lastError()) }
+            // The owner and group too, where the system allows it (root, or a group of ours);
+            // otherwise the new file is ours, as any rewrite by this user would make it.
+            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                _ = fchown(fd, existing.st_uid, existing.st_gid)
+                _ = fchmod(fd, existing.st_mode & 0o7777)
             }
-            offset += n
         }
-        guard fchmod(fd, 0o644) == 0, fsync(fd) == 0 else { throw fail() }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let failure = Failure(description: String(cString: strerror(errno)))
-            unlink(temporary)
-            throw failure
+        guard syncFile(fd) else { throw fail(lastError()) }
+        guard rename(temporary, target) == 0 else { throw fail(lastError()) }
+        // The rename itself is durable only once the directory is synced.
+        let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            let synced = fsync(directoryFD) == 0 || errno == EINVAL || errno == ENOTSUP
+            let problem = lastError()
+            close(directoryFD)
+            if !synced {
+                close(fd)
+                throw Failure(description: "replaced, but its directory \(directory) could not be synced: \(problem)")
+            }
         }
+        return fd
+    }
+
+    /// The file a write to `path` replaces: `path` itself, or where its symbolic links lead; with
+    /// its status, or nil when nothing is there yet (a new file, or a link to a missing one).
+    static func resolve(_ path: String) throws(Failure) -> (path: String, status: stat?) {
+        var target = path
+        for _ in 0..<40 {
+            var st = stat()
+            if lstat(target, &st) != 0 {
+                if errno == ENOENT { return (target, nil) }
+                throw Failure(description: lastError())
+            }
+            guard st.st_mode & S_IFMT == S_IFLNK else { return (target, st) }
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = buffer.withUnsafeMutableBytes { raw in
+                readlink(target, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count - 1)
+            }
+            guard n >= 0 else { throw Failure(description: lastError()) }
+            let link = String(decoding: buffer[0..<n], as: UTF8.self)
+            target = link.hasPrefix("/") ? link : split(target).directory + "/" + link
+        }
+        throw Failure(description: String(cString: strerror(ELOOP)))
+    }
+
+    /// A path's directory (`.` for a bare name) and file name.
+    static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    /// A new file `DIRECTORY/.NAME.XXXXXX` (random letters), open for writing.
+    private static func createTemporary(in directory: String, for name: String, mode: mode_t) throws(Failure) -> (Int32, String) {
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let suffix = String((0..<6).map { _ in letters[Int(random.next(upperBound: UInt32(letters.count)))] })
+            let temporary = "\(directory)/.\(name).\(suffix)"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if fd >= 0 { return (fd, temporary) }
+            if errno != EEXIST { throw Failure(description: lastError()) }
+        }
+        throw Failure(description: String(cString: strerror(EEXIST)))
+    }
+
+    /// Flushes a file's data to the disk (on Darwin, past the drive's cache too).
+    static func syncFile(_ fd: Int32) -> Bool {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(fd) == 0
+    }
+
+    // MARK: System calls
+
+    static func lastError() -> String { String(cString: strerror(errno)) }
+
+    static func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.read(fd, buffer, count)
+        #else
+        Darwin.read(fd, buffer, count)
+        #endif
+    }
+
+    static func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.write(fd, buffer, count)
+        #else
+        Darwin.write(fd, buffer, count)
+        #endif
     }
 }

@@ -1,0 +1,39 @@
+import CacheCore
+import CacheShell
+import CacheStore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opening and closing `--store` for the executable (SPEC §5.3).
+enum StoreSession {
+    /// Opens the store at `path` for the session; another process having it open is an error
+    /// (exit 2), or with `wait` a wait, announced once on stderr, that ends when that process
+    /// closes the store or when this one is interrupted (Ctrl-C).
+    static func open(_ path: String, wait: Bool, session: Session, terminal: Terminal, on cache: isolated Cache) {
+        do {
+            let store = try SQLiteStore(path: path, wait: wait) { note in
+                terminal.write("cachesh: \(note)\n", isError: true)
+            }
+            try session.open(store: store, on: cache)
+        } catch {
+            fail(usage: error.description)
+        }
+    }
+}
+
+/// Ends the process with `status` after closing the session's store, if it has one, so the store
+/// file alone holds everything and the lock is released; a store that cannot be closed cleanly
+/// is reported and turns a status of 0 into 1. The session itself stays alive: freeing a large
+/// cache and its history piece by piece is work nobody waits for.
+func finish(_ session: Session, _ terminal: Terminal, status: Int32) -> Never {
+    var status = status
+    do { try session.closeStore() } catch {
+        terminal.write("cachesh: \(error)\n", isError: true)
+        if status == 0 { status = 1 }
+    }
+    terminal.flush()
+    exit(status)
+}

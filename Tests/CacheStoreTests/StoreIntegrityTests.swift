@@ -1,0 +1,154 @@
+import CacheCore
+import CacheShell
+@testable import CacheStore
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// The store keeps what it is given (SPEC §5.3): keys byte for byte, one process at a time, and
+/// after a clean close the database file alone holds everything.
+@Suite struct StoreIntegrityTests {
+    /// Keys no text column of SQLite's C interface keeps whole, and others that are merely unusual:
+    /// a NUL at the end, in the middle and alone, control characters, DEL, the two spellings of
+    /// `é` (equal as Swift strings, different bytes), a character outside the BMP, a line
+    /// separator, a byte-order mark, quotes and backslashes, and the empty key.
+    static let keys = ["h\u{0}", "h", "s\u{0}x", "s", "\u{0}", "tab\there", "\u{1}\u{1f}\u{7f}", "caf\u{e9}",
+                       "cafe\u{301}", "emoji:\u{1F600}", "line\u{2028}sep", "\u{FEFF}bom", "q\"'\\", ""]
+
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// A state whose entries and server keys are `keys`, each value naming its key's position.
+    static func rows(_ keys: [String]) -> StoreChanges {
+        var changes = StoreChanges()
+        changes.replacesAll = true
+        changes.state = "{}"
+        for (i, key) in keys.enumerated() {
+            changes.entries.append(StoredEntry(key: key, recency: Int64(i), body: "{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}"))
+            changes.server.append(StoredServerKey(key: key, value: "\(i)", modifiedAt: Int64(i)))
+        }
+        return changes
+    }
+
+    @Test func keysAndValuesReadBackByteForByte() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let writer = try SQLiteStore(path: path)
+        try writer.commit(Self.rows(Self.keys))
+        try writer.close()
+
+        let reader = try SQLiteStore(path: path)
+        let loaded = try #require(try reader.load())
+        // Every key its own row, in recency order, with its own value.
+        #expect(loaded.entries.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
+        #expect(loaded.entries.map(\.body) == Self.rows(Self.keys).entries.map(\.body))
+        let server = loaded.server.sorted { $0.modifiedAt! < $1.modifiedAt! }
+        #expect(server.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
+        #expect(server.map(\.value) == Self.keys.indices.map { "\($0)" })
+
+        // Removing a key removes exactly that key: `h\0` goes, `h` stays; `s` goes, `s\0x` stays.
+        var changes = StoreChanges()
+        changes.state = "{}"
+        changes.removedKeys = ["h\u{0}", "s", ""]
+        changes.server = [StoredServerKey(key: "\u{0}", value: nil, modifiedAt: nil)]
+        try reader.commit(changes)
+        let after = try #require(try reader.load())
+        let removed = [Self.bytes("h\u{0}"), Self.bytes("s"), []]
+        let expected = Self.keys.filter { !removed.contains(Self.bytes($0)) }
+        #expect(after.entries.map { Self.bytes($0.key) } == expected.map(Self.bytes))
+        #expect(!after.server.contains { Self.bytes($0.key) == [0] })
+        #expect(after.server.count == Self.keys.count - 1)
+    }
+
+    @Test func keysAreStoredAsBlobs() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let store = try SQLiteStore(path: path)
+        try store.commit(Self.rows(["a\u{0}b"]))
+        try store.close()
+        let db = try DatabaseQueue(path: path)
+        let (type, hex) = try db.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT typeof(key), hex(key) FROM entries")!
+            return (row[0] as String, row[1] as String)
+        }
+        #expect(type == "blob" && hex == "610062")
+    }
+
+    /// A store of schema 2 (keys as text) is migrated: its keys become blobs, and a later commit
+    /// of the same key replaces its row instead of adding a second one.
+    @Test func migratesTextKeysToBlobs() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.prepare(old, name: path, wal: true, upTo: "v2")
+        try old.write { db in
+            try db.execute(sql: """
+                INSERT INTO state (id, body) VALUES (1, '{}');
+                INSERT INTO entries (key, recency, body) VALUES ('feed:a', 1, '{"n":1}'), ('caf\u{e9}', 2, '{"n":2}');
+                INSERT INTO server_data (key, value, modified_at) VALUES ('feed:a', '1', 5);
+                """)
+        }
+        try old.close()
+
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == 3)
+        var changes = StoreChanges()
+        changes.state = "{}"
+        changes.entries = [StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")]
+        changes.server = [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)]
+        try store.commit(changes)
+        let loaded = try #require(try store.load())
+        #expect(loaded.entries == [StoredEntry(key: "caf\u{e9}", recency: 2, body: "{\"n\":2}"),
+                                   StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")])
+        #expect(loaded.server == [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)])
+    }
+
+    // MARK: One process at a time
+
+    @Test func aSecondOpenIsRefusedUntilTheFirstCloses() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let first = try SQLiteStore(path: path)
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a store that is open")
+        } catch {
+            #expect(error.message == "\(path) is in use by another cachesh (process \(getpid())); one process at a time may open a store (--wait waits for it)")
+        }
+        // Through another name of the same file too.
+        let link = StoreTests.directory() + "/link.db"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        #expect(throws: StoreError.self) { try SQLiteStore(path: link) }
+        try first.close()
+        let second = try SQLiteStore(path: path)
+        try second.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-lock"), "the lock file goes with the lock")
+    }
+
+    @Test func releasingTheStoreReleasesTheLock() throws {
+        let path = StoreTests.directory() + "/s.db"
+        do { _ = try SQLiteStore(path: path) }
+        _ = try SQLiteStore(path: path)
+    }
+
+    // MARK: Clean close
+
+    /// After `close` the WAL is empty or gone, and a copy of the database file alone is the store.
+    @Test func closeLeavesEverythingInTheDatabaseFile() async throws {
+        let directory = StoreTests.directory()
+        let path = directory + "/s.db"
+        let writer = try await StoreTests.opened(SQLiteStore(path: path))
+        _ = await writer.typed(StoreTests.script)
+        try await writer.run { session, _ in try session.closeStore() }
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+
+        let copy = StoreTests.directory() + "/copy.db"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let reader = try await StoreTests.opened(SQLiteStore(path: copy))
+        #expect(await StoreTests.snapshotText(reader) == StoreTests.snapshotText(writer))
+    }
+
+    @Test func aClosedStoreRefusesCommitsAndClosesOnce() throws {
+        let store = try SQLiteStore(path: StoreTests.directory() + "/s.db")
+        try store.close()
+        try store.close()
+        #expect(throws: StoreError.self) { try store.commit(Self.rows(["a"])) }
+    }
+}
