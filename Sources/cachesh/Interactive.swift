@@ -18,6 +18,7 @@ enum Interactive {
         useUTF8Locale()
         installInterruptHandler()
         session.sink = nil
+        terminal.interrupted = { interruptSignalled.load(ordering: .relaxed) }
         let hints = session.options.colour && !["0", "off", "no", "false"].contains(environment["CACHESH_HINTS"] ?? "")
         let safe = session.options.safe
         guard let editor = LineEditor(historyPath: safe ? nil : historyPath(environment), hints: hints, completesFiles: !safe) else {

@@ -137,6 +137,8 @@ struct Invocation {
 /// Buffered standard output; error lines flush it first so the two streams keep their order.
 final class Terminal {
     private var buffer: [UInt8] = []
+    /// Polled between pieces of a long output (the interactive shell's Ctrl-C): true drops the rest.
+    var interrupted: (() -> Bool)?
 
     init() { buffer.reserveCapacity(1 << 16) }
 
@@ -159,7 +161,14 @@ final class Terminal {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+            if let interrupted, interrupted() {
+                let note = Array("\n(output cut: Ctrl-C)\n".utf8)
+                _ = note.withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+                return
+            }
+            // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece.
+            let end = interrupted == nil ? bytes.count : min(bytes.count, offset + (1 << 16))
+            let n = bytes[offset..<end].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 return

@@ -586,6 +586,26 @@ def test_store_in_use_then_wait_interrupted_then_continued(home):
     expect(reopened.stdout == "key  state  age_ms\na:1  fresh  0\na:2  fresh  0\n", f"the copy: {reopened}")
 
 
+def test_ctrl_c_cuts_a_long_output(home):
+    """Ctrl-C while a long output is printed returns to the prompt: the rest is dropped with a
+    note, the command itself having completed."""
+    script = os.path.join(home, "fill.cachesh")
+    with open(script, "w") as f:
+        f.write("ns big max=300000\n")
+        for i in range(60_000):
+            f.write(f'put big:{i} {{"n": {i}, "pad": "{"x" * 40}"}}\n')
+    sh = Shell(home, NO_HINTS)
+    sh.run(f"source {script}", 300)
+    sh.type("snapshot")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: any('"pad"' in line for line in s.lines()), "the snapshot being printed", 300)
+    sh.keys("C-c")
+    sh.wait_for(lambda s: "(output cut: Ctrl-C)" in s.lines() and s.last_line() == "cachesh>",
+                "the note and the prompt", 300)
+    sh.run("now")
+    expect("now_ms: 0" in sh.lines(), "the shell goes on", sh)
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
