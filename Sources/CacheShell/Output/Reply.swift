@@ -320,13 +320,7 @@ enum Render {
     /// feed and tab, U+007F, U+0080–U+009F) written as its JSON escape (`\u001b`).
     /// - Complexity: O(n); `text` itself (no copy) when it has none, the usual case.
     static func visible(_ text: String) -> String {
-        var utf8 = text.utf8.makeIterator()
-        var found = false
-        var previous: UInt8 = 0
-        while let byte = utf8.next() {
-            if isControlByte(byte, after: previous) { found = true; break }
-            previous = byte
-        }
+        let found = text.utf8.withContiguousStorageIfAvailable(hasControl) ?? hasControl(Array(text.utf8))
         guard found else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
@@ -340,6 +334,37 @@ enum Render {
         }
         return String(out)
     }
+
+    /// Whether UTF-8 `bytes` hold a control character `visible` escapes: one tight pass over the
+    /// bytes (the usual answer is no).
+    private static func hasControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Eight bytes at a time, with exact per-byte masks (no carries between bytes): a word with
+        // no byte below 0x20 but line feed and tab, no 0x7F and no 0xC2 is plain; a word with one
+        // is looked at byte by byte, with the byte after it (a C1 control is 0xC2 0x80...0x9F).
+        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, ones: UInt64 = 0x0101_0101_0101_0101
+        @inline(__always) func equal(_ w: UInt64, _ byte: UInt8) -> UInt64 {
+            let x = w ^ (ones &* UInt64(byte))
+            return ~(((x & lows) &+ lows) | x | lows)
+        }
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let below = ~((w & lows) &+ (ones &* 0x60)) & ~w & ~lows
+                let flagged = (below & ~equal(w, 0x0A) & ~equal(w, 0x09)) | equal(w, 0x7F) | equal(w, 0xC2)
+                if flagged != 0 {
+                    let end = min(bytes.count, i + 9)
+                    for j in i..<end where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) { return true }
+                }
+                i += 8
+            }
+        }
+        for j in i..<bytes.count where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) { return true }
+        return false
+    }
+
+    private static func hasControl(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(hasControl) }
 
     /// Whether `byte` (after `previous`) starts or is a control character `visible` escapes.
     @inline(__always)
