@@ -1,0 +1,154 @@
+import CacheCore
+
+/// `expect COMMAND ARGS... PATH=VALUE...`: a script asserts what it shows (SPEC §3).
+///
+/// The command runs as it would alone: a read-only one (`peek`, `keys`, `stats`, `pending`,
+/// `server show`, `server log`, `now`, `config`), which touches no recency, statistic or request,
+/// or a `get`, which runs as usual so its `source`, `error` and `offline` can be checked. Its
+/// JSON result is then compared, field by field, with the trailing `PATH=VALUE` words: PATH is
+/// dot-separated, numeric segments index arrays, a segment holding a `.` is written as a JSON
+/// string (`"a.b".c`); VALUE is JSON (a bare word is a string) and compared with its type, so
+/// `value=1` is not `value="1"`. A VALUE with spaces follows `PATH=` as a word of its own
+/// (`value= {"a": 1}`).
+enum ExpectCommands {
+    /// The commands `expect` may run.
+    static let checkable: Set<String> = ["peek", "keys", "stats", "pending", "server", "now", "config", "get"]
+
+    /// One assertion: where in the result, what it should be, and the word it came from.
+    struct Assertion {
+        var path: [PathSegment]
+        var pathText: String
+        var expected: JSONValue
+        var offset: Int
+    }
+
+    enum PathSegment: Equatable {
+        case field(String)
+        case index(Int)
+    }
+
+    static func expect(_ session: Session, _ cache: isolated Cache, _ command: RawCommand,
+                       _ source: SourceFile) throws(ShellError) -> Reply {
+        let words = command.words
+        guard words.count >= 2 else {
+            throw ShellError("expect needs a command and PATH=VALUE assertions (expect peek KEY state=fresh)", at: command.end)
+        }
+        let name = words[1]
+        guard name.kind == .bare, checkable.contains(name.text) else {
+            throw ShellError("expect runs peek, keys, stats, pending, server show, server log, now, config or get, not \(describe(name))",
+                             at: name.offset)
+        }
+        if name.text == "server", words.count < 3 || !["show", "log"].contains(words[2].text) {
+            throw ShellError("expect runs server show or server log", at: words.count >= 3 ? words[2].offset : command.end)
+        }
+        // The assertions are the words from the first PATH=VALUE on.
+        guard let first = words.indices.dropFirst(2).first(where: { isAssertion(words[$0]) }) else {
+            throw ShellError("expect needs at least one PATH=VALUE after the command", at: command.end)
+        }
+        var assertions: [Assertion] = []
+        var i = first
+        while i < words.count {
+            let word = words[i]
+            guard isAssertion(word), let equals = word.text.firstIndex(of: "=") else {
+                throw ShellError("expect: \(describe(word)) is not PATH=VALUE (assertions come after the command)", at: word.offset)
+            }
+            let pathText = String(word.text[..<equals])
+            let path = try parsePath(pathText, at: word.offset)
+            let valueText = String(word.text[word.text.index(after: equals)...])
+            let expected: JSONValue
+            if valueText.isEmpty {
+                // `PATH=` then the value as the next word (a JSON value with spaces, a quoted string).
+                guard i + 1 < words.count else { throw ShellError("expect: \(pathText)= needs a value", at: word.offset) }
+                i += 1
+                expected = try Arguments.value(words[i])
+            } else {
+                let valueWord = Word(text: valueText, kind: .bare, offset: word.offset + pathText.utf8.count + 1,
+                                     end: word.end)
+                expected = try Arguments.value(valueWord)
+            }
+            assertions.append(Assertion(path: path, pathText: pathText, expected: expected, offset: word.offset))
+            i += 1
+        }
+        let inner = RawCommand(words: Array(words[1..<first]), offset: name.offset, end: words[first - 1].end)
+        let reply = try session.dispatch(name.text, inner, source, on: cache)
+        let result = JSONValue.object(reply.fields)
+        for assertion in assertions {
+            let found = lookUp(assertion.path, in: result)
+            guard found == assertion.expected else {
+                throw ShellError("expect: \(assertion.pathText): expected \(assertion.expected.compactText), found "
+                                 + (found?.compactText ?? "nothing"), at: assertion.offset)
+            }
+        }
+        return .ok(["checked": .int(Int64(assertions.count))], human: ["expect: ok"])
+    }
+
+    /// A bare word `PATH=VALUE` whose PATH starts like a field name or a quoted segment.
+    static func isAssertion(_ word: Word) -> Bool {
+        guard word.kind == .bare, let equals = word.text.firstIndex(of: "="), equals != word.text.startIndex else { return false }
+        let first = word.text.first!
+        return first.isLetter || first.isNumber || first == "_" || first == "\""
+    }
+
+    /// `a.b.0."c.d"` as segments: numeric segments are array indices, quoted ones JSON strings.
+    static func parsePath(_ text: String, at offset: Int) throws(ShellError) -> [PathSegment] {
+        var segments: [PathSegment] = []
+        var rest = Substring(text)
+        while true {
+            var segment: String
+            if rest.first == "\"" {
+                // A JSON string segment: up to its closing quote.
+                var index = rest.index(after: rest.startIndex)
+                var escaped = false
+                while index < rest.endIndex, escaped || rest[index] != "\"" {
+                    escaped = !escaped && rest[index] == "\\"
+                    index = rest.index(after: index)
+                }
+                guard index < rest.endIndex, case .string(let decoded)? = try? JSONValue(parsing: String(rest[...index])) else {
+                    throw ShellError("expect: bad path \(text): a quoted segment needs its closing \"", at: offset)
+                }
+                segment = decoded
+                rest = rest[rest.index(after: index)...]
+                segments.append(.field(segment))
+            } else {
+                let end = rest.firstIndex(of: ".") ?? rest.endIndex
+                segment = String(rest[..<end])
+                guard !segment.isEmpty else { throw ShellError("expect: bad path \(text): an empty segment", at: offset) }
+                if let index = Int(segment), index >= 0, segment.allSatisfy(\.isNumber) {
+                    segments.append(.index(index))
+                } else {
+                    segments.append(.field(segment))
+                }
+                rest = rest[end...]
+            }
+            if rest.isEmpty { return segments }
+            guard rest.first == "." else { throw ShellError("expect: bad path \(text): segments are separated by .", at: offset) }
+            rest = rest.dropFirst()
+        }
+    }
+
+    /// The value at `path` in `value`, or nil when there is none.
+    static func lookUp(_ path: [PathSegment], in value: JSONValue) -> JSONValue? {
+        var current = value
+        for segment in path {
+            switch (segment, current) {
+            case (.field(let name), .object(let object)):
+                guard let next = object[name] else { return nil }
+                current = next
+            case (.index(let i), .array(let array)):
+                guard i < array.count else { return nil }
+                current = array[i]
+            case (.index(let i), .object(let object)):
+                // An object's field named by digits (`stats` keys are names, but a key may be `1`).
+                guard let next = object[String(i)] else { return nil }
+                current = next
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    private static func describe(_ word: Word) -> String {
+        word.kind == .bare ? "\"\(word.text)\"" : "a JSON value"
+    }
+}
