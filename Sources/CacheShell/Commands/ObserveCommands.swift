@@ -1,6 +1,6 @@
 import CacheCore
 
-/// `watch`, `unwatch`, `stats`, `pending`: observers (B15), statistics (B14), work in flight.
+/// `stats`, `watch`, `unwatch`: statistics (B14) and observers (B15).
 enum ObserveCommands {
     static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
         let word = args.positional[i]
@@ -84,36 +84,5 @@ enum ObserveCommands {
         var rows = perNamespace.map { [$0.name] + $0.stats.fields.map { String($0.value) } + [ratio($0.stats)] }
         rows.append(["total"] + total.fields.map { String($0.value) } + [ratio(total)])
         return Reply(fields, human: Render.table(columns, rows))
-    }
-
-    static func pending(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...0, usage: "no arguments")
-        var items: [JSONValue] = []
-        var rows: [[String]] = []
-        for item in cache.pendingWork() {
-            var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
-            f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
-            f["due_in_ms"] = item.dueAt.map { .int($0 - cache.now) } ?? .null
-            let what: String
-            let detail: String
-            switch item.kind {
-            case .request(let kind, let keys):
-                f["type"] = .string("request"); f["kind"] = .string(kind.rawValue); f["keys"] = .array(keys.map(JSONValue.string))
-                what = kind.rawValue; detail = keys.joined(separator: " ")
-            case .queuedMutation(let keys):
-                f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
-                what = "queued mutate"; detail = keys.joined(separator: " ")
-            case .scheduled(let token):
-                let text = session.scheduled[token]?.text ?? ""
-                f["type"] = .string("at"); f["command"] = .string(text)
-                what = "at"; detail = text
-            }
-            items.append(.object(f))
-            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
-                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
-        }
-        return Reply(["pending": .array(items)],
-                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
     }
 }

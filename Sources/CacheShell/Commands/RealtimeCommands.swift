@@ -1,6 +1,7 @@
 import CacheCore
 
-/// `mutate`, `event`, `push`: optimistic mutations (B11), realtime patches (B8), push rules (B9).
+/// `mutate`, `event`, `push`, `validate`, `pending`: optimistic mutations (B11), realtime patches
+/// (B8), push rules (B9), the validation handshake (B10), and the work in flight.
 enum RealtimeCommands {
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, leading: 3)
@@ -69,11 +70,9 @@ enum RealtimeCommands {
             throw ShellError(error.message, at: args.positional[0].offset)
         }
     }
-}
 
-/// `validate [--items]`: the validation handshake (B10).
-enum ValidationCommands {
-    static func fields(_ result: ValidationResult) -> [String: JSONValue] {
+    /// The fields of a validation: its request, response and changed keys.
+    static func validationFields(_ result: ValidationResult) -> [String: JSONValue] {
         var request: [String: JSONValue] = [:]
         for (ns, time) in result.request { request[ns] = .string(TimeText.iso8601(ms: time)) }
         var fields: [String: JSONValue] = ["request": .object(request), "keys": .array(result.keys.map(JSONValue.string))]
@@ -101,7 +100,7 @@ enum ValidationCommands {
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
-        let f = fields(result)
+        let f = validationFields(result)
         var human = ["request:  " + f["request"]!.compactText]
         if session.inScheduled && result.response == nil && result.error == nil {
             human.append("response: (when it arrives)")
@@ -111,5 +110,36 @@ enum ValidationCommands {
         if let error = result.error { human.append("error:    " + error) }
         human.append("keys:     " + (result.keys.isEmpty ? "(none)" : result.keys.joined(separator: " ")))
         return Reply(f, human: human)
+    }
+
+    static func pending(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source)
+        try args.expect(0...0, usage: "no arguments")
+        var items: [JSONValue] = []
+        var rows: [[String]] = []
+        for item in cache.pendingWork() {
+            var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
+            f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
+            f["due_in_ms"] = item.dueAt.map { .int($0 - cache.now) } ?? .null
+            let what: String
+            let detail: String
+            switch item.kind {
+            case .request(let kind, let keys):
+                f["type"] = .string("request"); f["kind"] = .string(kind.rawValue); f["keys"] = .array(keys.map(JSONValue.string))
+                what = kind.rawValue; detail = keys.joined(separator: " ")
+            case .queuedMutation(let keys):
+                f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
+                what = "queued mutate"; detail = keys.joined(separator: " ")
+            case .scheduled(let token):
+                let text = session.scheduled[token]?.text ?? ""
+                f["type"] = .string("at"); f["command"] = .string(text)
+                what = "at"; detail = text
+            }
+            items.append(.object(f))
+            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
+                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
+        }
+        return Reply(["pending": .array(items)],
+                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
     }
 }
