@@ -1,25 +1,26 @@
 import CacheCore
 
 /// The words of one command after its name, sorted into positionals, `name=value` options and
-/// `--flags` against what the command accepts; every problem is a `ShellError` at its word.
+/// `--flags` against what its ``CommandSpec`` declares; every problem is a `ShellError` at its word.
 struct Arguments {
     let command: RawCommand
     let source: SourceFile
     let name: String
+    /// What the command takes, for arity errors.
+    private let usage: String
     private(set) var positional: [Word] = []
     private(set) var options: [String: Word] = [:]
     private(set) var flags: Set<String> = []
 
-    /// Sorts the words after `skip` leading ones (the command and any subcommand).
-    /// - Parameters:
-    ///   - options: option names the command accepts (`ttl`, `tags`); `nil` accepts any (`push`).
-    ///   - flags: flags it accepts, without the dashes.
-    ///   - leading: this many positionals are taken first whatever they look like (`put k a=b`).
-    init(_ command: RawCommand, _ source: SourceFile, skip: Int = 1, options accepted: Set<String>? = [],
-         flags acceptedFlags: Set<String> = [], leading: Int = 0) throws(ShellError) {
+    /// Sorts the words of `command` (after its name, and a subcommand's) as `spec` declares them.
+    init(_ command: RawCommand, _ source: SourceFile, for spec: CommandSpec) throws(ShellError) {
+        let parsing = spec.parsing
         self.command = command
         self.source = source
+        let skip = parsing.skip
         self.name = skip == 1 ? command.words[0].text : command.words.prefix(skip).map(\.text).joined(separator: " ")
+        self.usage = parsing.usage
+        let accepted = parsing.options, acceptedFlags = parsing.flags, leading = parsing.leading
         for word in command.words.dropFirst(skip) {
             if positional.count < leading {
                 positional.append(word)
@@ -55,8 +56,10 @@ struct Arguments {
         return (option.value, word)
     }
 
-    /// Exactly `count` positionals (with `usage` in the error otherwise).
-    func expect(_ count: ClosedRange<Int>, usage: String) throws(ShellError) {
+    /// Between `count.lowerBound` and `count.upperBound` positionals; the error otherwise quotes
+    /// `usage`, by default what the command's declaration shows (`KEY [--force] [--nowait]`).
+    func expect(_ count: ClosedRange<Int>, usage: String? = nil) throws(ShellError) {
+        let usage = usage ?? self.usage
         if positional.count < count.lowerBound {
             throw ShellError("\(name) needs \(usage)", at: command.words.last.map { $0.end } ?? command.offset)
         }

@@ -2,6 +2,8 @@ import CacheCore
 
 /// `stats`, `watch`, `unwatch`: statistics (B14) and observers (B15).
 enum ObserveCommands {
+    static let family = CommandFamily(title: "Observing", commands: [stats, watch, unwatch])
+
     static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
         let word = args.positional[i]
         if word.text == "*" { return .all }
@@ -20,9 +22,15 @@ enum ObserveCommands {
         }
     }
 
+    static let watch = CommandSpec(
+        name: "watch", summary: "report every change to a key, a namespace or all",
+        arguments: [.oneOf(.key(meaning: "one key"), .namespaceScope(meaning: "every key of namespace NS"),
+                           .word("*", meaning: "every key")).optional],
+        example: "watch feed:*", run: watch)
+
     static func watch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "KEY|NS:*|*")
+        let args = try Arguments(command, source, for: watch)
+        try args.expect(0...1, usage: watch.usageWithArgumentsRequired)
         if args.positional.isEmpty {
             let scopes = cache.watchedScopes.map(describe)
             return Reply(["watching": .array(scopes.map(JSONValue.string))],
@@ -33,9 +41,14 @@ enum ObserveCommands {
         return .ok(["watching": .string(describe(scope))], human: ["watching \(describe(scope))"])
     }
 
+    static let unwatch = CommandSpec(
+        name: "unwatch", summary: "stop watching one scope, or everything",
+        arguments: [.oneOf(.key(), .namespaceScope(), .word("*"), meaning: "a scope given to watch").optional],
+        example: "unwatch feed:*", run: unwatch)
+
     static func unwatch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "[KEY|NS:*|*]")
+        let args = try Arguments(command, source, for: unwatch)
+        try args.expect(0...1)
         if args.positional.isEmpty {
             cache.unwatch(nil)
             return .ok(["unwatched": .string("all")], human: ["watching nothing"])
@@ -59,8 +72,13 @@ enum ObserveCommands {
         return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - String(thousandths % 1000).count))\(thousandths % 1000)"
     }
 
+    static let stats = CommandSpec(
+        name: "stats", summary: "statistics per namespace and in total, or zero them",
+        arguments: [.oneOf(.namespace(meaning: "only this namespace"), .word("reset", meaning: "zero every counter")).optional],
+        example: "stats feed", run: stats)
+
     static func stats(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
+        let args = try Arguments(command, source, for: stats)
         try args.expect(0...1, usage: "[NS] or reset")
         if let word = args.positional.first {
             if word.text == "reset" {

@@ -185,9 +185,9 @@ private struct Collector {
             } else {
                 optionsAllowed = true
             }
-            if index == 0 { offer(info.subcommands) }
+            if index == 0 { offer(info.subcommands.map(\.name)) }
         }
-        if !sawSlot && positional.isEmpty { offer(info.subcommands) }
+        if !sawSlot && positional.isEmpty { offer(info.subcommands.map(\.name)) }
         if !sawSlot && fragment.contains(":") { offerKeys() }
         if optionsAllowed || !sawSlot {
             offer(optionNames(info))
@@ -197,8 +197,8 @@ private struct Collector {
         }
     }
 
-    private func optionNames(_ info: CommandInfo) -> [String] {
-        var names = info.options
+    private func optionNames(_ info: CommandSpec) -> [String] {
+        var names = info.optionNames
         for variant in Synopsis.variants(of: info) {
             for option in variant.options where !names.contains(option) { names.append(option) }
         }

@@ -35,10 +35,10 @@ struct Synopsis {
 
     /// Every form of a command, without its name. A synopsis that only says `SUBCOMMAND` stands
     /// for the forms its arguments list (`set KEY VALUE`, `show [KEY]`).
-    static func variants(of info: CommandInfo) -> [Synopsis] {
+    static func variants(of info: CommandSpec) -> [Synopsis] {
         if info.synopsis.contains("SUBCOMMAND") {
-            let forms = info.arguments.map(\.name).filter { name in
-                info.subcommands.contains { name == $0 || name.hasPrefix($0 + " ") }
+            let forms = info.help.map(\.name).filter { name in
+                info.subcommands.contains { name == $0.name || name.hasPrefix($0.name + " ") }
             }
             if !forms.isEmpty { return forms.map { Synopsis(parsing: Substring($0), command: info.name) } }
         }
