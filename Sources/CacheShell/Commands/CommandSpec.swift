@@ -113,7 +113,7 @@ public struct CommandSpec: Sendable {
         parsing = Parsing(
             skip: depth,
             options: options.contains { $0.kind == .pushParameters } ? nil : Set(options.map(\.name)),
-            flags: Set(flags.flatMap { flag in [flag.name] + (flag.negation == nil ? [] : ["no-" + flag.name]) }),
+            flags: Set(flags.flatMap(\.names)),
             leading: verbatim.map { arguments[$0].takesRest ? Int.max : $0 + 1 } ?? 0,
             usage: parts.isEmpty ? "no arguments" : parts.joined(separator: " "))
     }
@@ -121,8 +121,7 @@ public struct CommandSpec: Sendable {
     /// The option (`ttl=`) and flag (`--force`, `--no-purgeable`) names the command accepts, as
     /// typed up to the value; `push`'s `name=value` parameters, which may have any name, are not among them.
     var optionNames: [String] {
-        options.filter { $0.kind != .pushParameters }.map { $0.name + "=" }
-            + flags.flatMap { flag in ["--" + flag.name] + (flag.negation == nil ? [] : ["--no-" + flag.name]) }
+        options.filter { $0.kind != .pushParameters }.map { $0.name + "=" } + flags.flatMap(\.names).map { "--" + $0 }
     }
 
     /// What the command takes, as an arity error says it, every argument required
@@ -320,6 +319,9 @@ extension CommandSpec {
         static func flag(_ name: String, meaning: String, negation: String? = nil) -> Flag {
             Flag(name: name, meaning: meaning, negation: negation)
         }
+
+        /// The names it is typed as, without the dashes: `name`, and `no-name` with a negation.
+        var names: [String] { negation == nil ? [name] : [name, "no-" + name] }
 
         var synopsis: String { "[--" + name + "]" }
 
