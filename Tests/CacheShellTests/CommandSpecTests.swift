@@ -70,6 +70,17 @@ import TestSupport
         #expect(form.remainder(filled: 1, typedOptions: ["ttl=5s"]) == "VALUE [NS|all] [tags=a,b] [--force]")
     }
 
+    @Test func placeholdersAndOptionsOfNoKindShowAsDeclared() {
+        let spec = CommandSpec(
+            name: "probe", summary: "s", arguments: [.placeholder("STATE", meaning: "a state")],
+            options: [.text("field", placeholder: "NAME", meaning: "a field")], example: "probe fresh",
+            run: { _, _, _, _ in .ok() })
+        #expect(spec.synopsis == "probe STATE [field=NAME]")
+        #expect(spec.help.map(\.name) == ["STATE", "field=NAME"])
+        #expect(CommandForm(spec).slots.map(\.kinds) == [[.text]])
+        #expect(spec.parsing.options == ["field"] && spec.parsing.leading == 0)
+    }
+
     static let parent = CommandSpec(
         name: "probe", summary: "subcommands declared only here",
         subcommands: [
@@ -135,6 +146,15 @@ import TestSupport
             }
         }
         #expect(CommandCatalog.optionKinds == kinds)
+    }
+
+    /// `at`'s help names the commands it refuses to schedule, which ClockCommands lists apart.
+    @Test func atExplainsExactlyWhatItCannotSchedule() throws {
+        let meaning = try #require(CommandCatalog.info("at")?.help.last?.meaning)
+        let named = meaning.replacingOccurrences(of: "any command but ", with: "")
+            .replacingOccurrences(of: " and ", with: ", ").components(separatedBy: ", ")
+        #expect(Set(named) == ClockCommands.unschedulable)
+        #expect(ClockCommands.unschedulable.allSatisfy { CommandCatalog.info($0) != nil })
     }
 
     @Test func onlyAtTakesACommandLine() {

@@ -196,37 +196,40 @@ extension CommandSpec {
         /// (`KEY|NS:*|*`), instead of one per alternative.
         var meaning: String?
 
-        private static func placeholder(_ text: String, _ kind: Kind, _ meaning: String?) -> Argument {
+        private static func make(_ text: String, _ kind: Kind, _ meaning: String?) -> Argument {
             Argument(alternatives: [Alternative(text: text, kind: kind, meaning: meaning, label: nil)])
         }
 
-        static func key(_ text: String = "KEY", meaning: String? = nil) -> Argument { placeholder(text, .key, meaning) }
-        static func pattern(_ text: String = "PATTERN", meaning: String? = nil) -> Argument { placeholder(text, .pattern, meaning) }
-        static func namespace(_ text: String = "NS", meaning: String? = nil) -> Argument { placeholder(text, .namespace, meaning) }
+        /// A placeholder of no kind above (`STATE`): completion offers nothing for it.
+        static func placeholder(_ text: String, meaning: String? = nil) -> Argument { make(text, .text, meaning) }
+
+        static func key(_ text: String = "KEY", meaning: String? = nil) -> Argument { make(text, .key, meaning) }
+        static func pattern(_ text: String = "PATTERN", meaning: String? = nil) -> Argument { make(text, .pattern, meaning) }
+        static func namespace(_ text: String = "NS", meaning: String? = nil) -> Argument { make(text, .namespace, meaning) }
         static func namespaceScope(_ text: String = "NS:*", meaning: String? = nil) -> Argument {
-            placeholder(text, .namespaceScope, meaning)
+            make(text, .namespaceScope, meaning)
         }
-        static func tag(_ text: String = "tag:T", meaning: String? = nil) -> Argument { placeholder(text, .tag, meaning) }
-        static func file(_ text: String = "FILE", meaning: String? = nil) -> Argument { placeholder(text, .file, meaning) }
-        static func pushType(_ text: String = "TYPE", meaning: String? = nil) -> Argument { placeholder(text, .pushType, meaning) }
-        static func command(_ text: String = "COMMAND", meaning: String? = nil) -> Argument { placeholder(text, .command, meaning) }
-        static func value(_ text: String = "VALUE", meaning: String? = nil) -> Argument { placeholder(text, .value, meaning) }
-        static func patch(_ text: String = "PATCH", meaning: String? = nil) -> Argument { placeholder(text, .patch, meaning) }
-        static func duration(_ text: String = "D", meaning: String? = nil) -> Argument { placeholder(text, .duration, meaning) }
-        static func count(_ text: String = "N", meaning: String? = nil) -> Argument { placeholder(text, .count, meaning) }
-        static func id(_ text: String = "ID", meaning: String? = nil) -> Argument { placeholder(text, .id, meaning) }
+        static func tag(_ text: String = "tag:T", meaning: String? = nil) -> Argument { make(text, .tag, meaning) }
+        static func file(_ text: String = "FILE", meaning: String? = nil) -> Argument { make(text, .file, meaning) }
+        static func pushType(_ text: String = "TYPE", meaning: String? = nil) -> Argument { make(text, .pushType, meaning) }
+        static func command(_ text: String = "COMMAND", meaning: String? = nil) -> Argument { make(text, .command, meaning) }
+        static func value(_ text: String = "VALUE", meaning: String? = nil) -> Argument { make(text, .value, meaning) }
+        static func patch(_ text: String = "PATCH", meaning: String? = nil) -> Argument { make(text, .patch, meaning) }
+        static func duration(_ text: String = "D", meaning: String? = nil) -> Argument { make(text, .duration, meaning) }
+        static func count(_ text: String = "N", meaning: String? = nil) -> Argument { make(text, .count, meaning) }
+        static func id(_ text: String = "ID", meaning: String? = nil) -> Argument { make(text, .id, meaning) }
 
         /// A command line, the rest of the command (`at D COMMAND`): completion and hints go on
         /// with that command.
         static func commandLine(_ text: String = "COMMAND", meaning: String? = nil) -> Argument {
-            var argument = placeholder(text, .command, meaning)
+            var argument = make(text, .command, meaning)
             argument.takesRest = true
             return argument
         }
 
         /// The rest of the command as it stands (`echo TEXT`).
         static func rest(_ text: String = "TEXT", meaning: String? = nil) -> Argument {
-            var argument = placeholder(text, .text, meaning)
+            var argument = make(text, .text, meaning)
             argument.takesRest = true
             return argument
         }
@@ -275,8 +278,9 @@ extension CommandSpec {
     /// A `name=value` option.
     struct Option: Sendable {
         enum Kind: Sendable, Equatable {
-            /// A duration (`ttl=5m`); a whole number (`max=100`); comma-separated tags (`tags=a,b`).
-            case duration, count, tags
+            /// A duration (`ttl=5m`); a whole number (`max=100`); comma-separated tags (`tags=a,b`);
+            /// anything else, which completion has nothing to offer for.
+            case duration, count, tags, text
             /// Words of any `name=value`, filling `{name}` in a push rule's targets.
             case pushParameters
         }
@@ -298,6 +302,11 @@ extension CommandSpec {
 
         static func tags(_ name: String, meaning: String) -> Option {
             Option(name: name, placeholder: "a,b", kind: .tags, meaning: meaning)
+        }
+
+        /// An option of no kind above, its value shown as `placeholder` (`field=NAME`).
+        static func text(_ name: String, placeholder: String, meaning: String) -> Option {
+            Option(name: name, placeholder: placeholder, kind: .text, meaning: meaning)
         }
 
         /// Any number of `name=value` words, of any name (`push TYPE [name=value...]`).
