@@ -28,7 +28,10 @@ typealias CommandHandler = @Sendable (Session, isolated Cache, RawCommand, Sourc
 ///
 /// A command that brings much machinery of its own may be declared in a file of its own beside it
 /// (`record`, `snapshot`, `help`); then its family's list names it there, one more line.
-public struct CommandSpec: Sendable {
+///
+/// A class, immutable: the catalog, the handler table and each handler share one declaration,
+/// which a command's parse reaches with one reference rather than a copy of every field.
+public final class CommandSpec: Sendable {
     /// The name as typed (`get`); for a subcommand, the word after its command's name (`set`).
     public let name: String
     /// One line saying what it does (for a subcommand, its line in its command's help).
@@ -61,15 +64,15 @@ public struct CommandSpec: Sendable {
     ///   - options: `name=value` options (`.duration("ttl", meaning: ...)`).
     ///   - flags: `--name` flags (`.flag("force", meaning: ...)`).
     ///   - run: the handler.
-    init(name: String, summary: String, arguments: [Argument] = [], options: [Option] = [], flags: [Flag] = [],
-         example: String, run: @escaping CommandHandler) {
+    convenience init(name: String, summary: String, arguments: [Argument] = [], options: [Option] = [],
+                     flags: [Flag] = [], example: String, run: @escaping CommandHandler) {
         self.init(name: name, summary: summary, example: example, arguments: arguments, options: options, flags: flags,
                   subcommands: [], depth: 1, run: run)
     }
 
     /// A command whose second word picks one of its forms (`server set KEY VALUE`); running it
     /// runs that form's handler.
-    init(name: String, summary: String, subcommands: [CommandSpec], example: String) {
+    convenience init(name: String, summary: String, subcommands: [CommandSpec], example: String) {
         let names = subcommands.map(\.name)
         let byName = Dictionary(uniqueKeysWithValues: subcommands.map { ($0.name, $0.run) })
         self.init(name: name, summary: summary, example: example, arguments: [], options: [], flags: [],
@@ -88,8 +91,8 @@ public struct CommandSpec: Sendable {
 
     /// One form of a command with subcommands (`set KEY VALUE` of `server`): its arguments start
     /// after the subcommand's name, and `summary` is its line in the command's help.
-    init(subcommand name: String, summary: String, arguments: [Argument] = [], options: [Option] = [],
-         flags: [Flag] = [], run: @escaping CommandHandler) {
+    convenience init(subcommand name: String, summary: String, arguments: [Argument] = [], options: [Option] = [],
+                     flags: [Flag] = [], run: @escaping CommandHandler) {
         self.init(name: name, summary: summary, example: "", arguments: arguments, options: options, flags: flags,
                   subcommands: [], depth: 2, run: run)
     }
