@@ -361,7 +361,7 @@ extension Session: CacheDelegate {
     }
 
     public func cache(_ cache: isolated Cache, validated result: ValidationResult) {
-        var fields = ValidationCommands.fields(result)
+        var fields = RealtimeCommands.validationFields(result)
         fields["event"] = .string("validated")
         fields["at"] = .string(TimeText.iso8601(ms: cache.now))
         if options.mode == .json {

@@ -135,7 +135,7 @@ private func usageError(in output: String) -> String? {
             #expect(CommandCatalog.info(info.name)?.synopsis == info.synopsis)
         }
         #expect(CommandCatalog.info("nosuch") == nil)
-        #expect(CommandCatalog.info("server")?.subcommands == ServerCommands.subcommands)
+        #expect(CommandCatalog.info("server")?.subcommands.map(\.name) == ServerCommands.server.subcommands.map(\.name))
     }
 
     /// Commands whose example needs a file or state a fresh session lacks: they must still be
@@ -173,20 +173,20 @@ private func usageError(in output: String) -> String? {
     @Test(arguments: CommandCatalog.all.map(\.name))
     func optionsAreExactlyWhatTheCommandAccepts(name: String) async throws {
         let info = try #require(CommandCatalog.info(name))
-        for option in info.options {
+        for option in info.optionNames {
             let probe = option.hasSuffix("=") ? option + "1s" : option
             let output = await typed(info.example + " " + probe, options: SessionOptions(safe: true))
             #expect(!output.contains("has no option") && !output.contains("has no flag"), "\(probe): \(output)")
         }
         let flags = await Self.accepted(by: info.example, probe: "--zzz")
         let options = await Self.accepted(by: info.example, probe: "zzz=1")
-        #expect(flags.union(options) == Set(info.options))
+        #expect(flags.union(options) == Set(info.optionNames))
     }
 
     @Test func argumentsNameEveryOptionOfTheSynopsis() async {
         for info in CommandCatalog.all {
-            let names = info.arguments.map(\.name).joined(separator: " ")
-            for option in info.options {
+            let names = info.help.map(\.name).joined(separator: " ")
+            for option in info.optionNames {
                 #expect(names.contains(option), "\(info.name): \(option) is not explained")
                 // A negation (--no-purgeable) goes without saying beside its flag.
                 let shown = option.hasPrefix("--no-") ? "--" + option.dropFirst(5) : option

@@ -28,7 +28,7 @@ struct ReplyTextTests {
         for result in Self.reads {
             for isGet in [true, false] {
                 let command = isGet ? "get" : "peek"
-                let expected = Self.generic(ReadCommands.fields(result, isGet: isGet), order: ReadCommands.readOrder,
+                let expected = Self.generic(EntryCommands.fields(result, isGet: isGet), order: EntryCommands.readOrder,
                                             command: command, mode: mode, colour: colour)
                 #expect(Reply.read(result, isGet: isGet).text(command: command, mode: mode, colour: colour) == expected)
             }

@@ -67,6 +67,24 @@ import Testing
         }
     }
 
+    /// Each subsection of COMMANDS is one family of the catalog, in the same order: a command is
+    /// documented in the subsection named after the family it is declared in.
+    @Test func commandSubsectionsAreTheCatalogsFamilies() throws {
+        let page = try Self.read("man/cachesh.1")
+        var subsections: [(title: String, lines: [Substring])] = []
+        for line in Self.section("COMMANDS", of: page) {
+            if line.hasPrefix(".SS ") {
+                subsections.append((Self.plain(line).replacingOccurrences(of: "\"", with: ""), []))
+            } else if !subsections.isEmpty {
+                subsections[subsections.count - 1].lines.append(line)
+            }
+        }
+        #expect(subsections.map(\.title) == CommandCatalog.families.map(\.title))
+        for (subsection, family) in zip(subsections, CommandCatalog.families) {
+            #expect(Self.tags(subsection.lines) == family.commands.map(\.synopsis), "\(family.title)")
+        }
+    }
+
     @Test func specCommandTableNamesExactlyTheCatalogsCommands() throws {
         let spec = try Self.read("docs/SPEC.md")
         let start = try #require(spec.range(of: "\n## 3. Commands"))

@@ -1,39 +1,38 @@
 import CacheCore
 
 /// The words of one command after its name, sorted into positionals, `name=value` options and
-/// `--flags` against what the command accepts; every problem is a `ShellError` at its word.
+/// `--flags` against what its ``CommandSpec`` declares; every problem is a `ShellError` at its word.
 struct Arguments {
     let command: RawCommand
     let source: SourceFile
     let name: String
+    /// The declaration the words were sorted against (its usage is quoted by arity errors).
+    private let spec: CommandSpec
     private(set) var positional: [Word] = []
     private(set) var options: [String: Word] = [:]
     private(set) var flags: Set<String> = []
 
-    /// Sorts the words after `skip` leading ones (the command and any subcommand).
-    /// - Parameters:
-    ///   - options: option names the command accepts (`ttl`, `tags`); `nil` accepts any (`push`).
-    ///   - flags: flags it accepts, without the dashes.
-    ///   - leading: this many positionals are taken first whatever they look like (`put k a=b`).
-    init(_ command: RawCommand, _ source: SourceFile, skip: Int = 1, options accepted: Set<String>? = [],
-         flags acceptedFlags: Set<String> = [], leading: Int = 0) throws(ShellError) {
+    /// Sorts the words of `command` (after its name, and a subcommand's) as `spec` declares them.
+    init(_ command: RawCommand, _ source: SourceFile, for spec: CommandSpec) throws(ShellError) {
         self.command = command
         self.source = source
+        self.spec = spec
+        let skip = spec.parsing.skip, leading = spec.parsing.leading
         self.name = skip == 1 ? command.words[0].text : command.words.prefix(skip).map(\.text).joined(separator: " ")
         for word in command.words.dropFirst(skip) {
             if positional.count < leading {
                 positional.append(word)
             } else if let flag = word.flag {
-                guard acceptedFlags.contains(String(flag)) else {
-                    throw ShellError("\(name) has no flag --\(flag)" + Self.list(acceptedFlags.map { "--" + $0 }), at: word.offset)
+                guard spec.parsing.flags.contains(String(flag)) else {
+                    throw ShellError("\(name) has no flag --\(flag)" + Self.list(spec.parsing.flags.map { "--" + $0 }), at: word.offset)
                 }
                 flags.insert(String(flag))
-            } else if let option = word.option, accepted == nil || accepted!.contains(String(option.name)) {
+            } else if let option = word.option, spec.parsing.options?.contains(String(option.name)) ?? true {
                 if options[String(option.name)] != nil {
                     throw ShellError("\(name): option \(option.name)= given twice", at: word.offset)
                 }
                 options[String(option.name)] = word
-            } else if let option = word.option, let accepted, !accepted.isEmpty {
+            } else if let option = word.option, let accepted = spec.parsing.options, !accepted.isEmpty {
                 throw ShellError("\(name) has no option \(option.name)=" + Self.list(accepted.map { $0 + "=" }), at: word.offset)
             } else {
                 positional.append(word)
@@ -55,13 +54,14 @@ struct Arguments {
         return (option.value, word)
     }
 
-    /// Exactly `count` positionals (with `usage` in the error otherwise).
-    func expect(_ count: ClosedRange<Int>, usage: String) throws(ShellError) {
+    /// Between `count.lowerBound` and `count.upperBound` positionals; the error otherwise quotes
+    /// `usage`, by default what the command's declaration shows (`KEY [--force] [--nowait]`).
+    func expect(_ count: ClosedRange<Int>, usage: String? = nil) throws(ShellError) {
         if positional.count < count.lowerBound {
-            throw ShellError("\(name) needs \(usage)", at: command.words.last.map { $0.end } ?? command.offset)
+            throw ShellError("\(name) needs \(usage ?? spec.parsing.usage)", at: command.words.last.map { $0.end } ?? command.offset)
         }
         if positional.count > count.upperBound {
-            throw ShellError("\(name) takes \(usage); unexpected \"\(positional[count.upperBound].text)\"",
+            throw ShellError("\(name) takes \(usage ?? spec.parsing.usage); unexpected \"\(positional[count.upperBound].text)\"",
                              at: positional[count.upperBound].offset)
         }
     }

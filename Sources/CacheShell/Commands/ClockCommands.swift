@@ -2,6 +2,8 @@ import CacheCore
 
 /// `now`, `advance`, `at`: the virtual clock (SPEC §2).
 enum ClockCommands {
+    static let family = CommandFamily(title: "Time", commands: [now, advance, at])
+
     /// Commands `at` cannot schedule.
     static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
 
@@ -9,23 +11,38 @@ enum ClockCommands {
         ["now": .string(TimeText.iso8601(ms: cache.now)), "now_ms": .int(cache.now - cache.clockStart)]
     }
 
+    static let now = CommandSpec(name: "now", summary: "show the virtual time", example: "now", run: now)
+
     static func now(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...0, usage: "no arguments")
+        let args = try Arguments(command, source, for: now)
+        try args.expect(0...0)
         return Reply(nowFields(cache), order: ["now", "now_ms"])
     }
 
+    static let advance = CommandSpec(
+        name: "advance", summary: "move the virtual clock, running what falls due",
+        arguments: [.duration(meaning: Meaning.duration)],
+        example: "advance 30s", run: advance)
+
     static func advance(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(1...1, usage: "D (a duration: 250ms, 30s, 5m, 1h30m, 2d)")
+        let args = try Arguments(command, source, for: advance)
+        try args.expect(1...1, usage: "D (\(Meaning.duration))")
         let duration = try args.duration(0)
         do { try cache.advance(by: duration) } catch { throw ShellError(error.message, at: command.offset) }
         return Reply(nowFields(cache), order: ["now", "now_ms"])
     }
 
+    static let at = CommandSpec(
+        name: "at", summary: "schedule a command D from now",
+        arguments: [
+            .duration(meaning: Meaning.duration + "; 0ms runs at the next scheduling step"),
+            .commandLine(meaning: "any command but advance, source, load, restore, record and quit"),
+        ],
+        example: "at 5m get feed:home", run: at)
+
     static func at(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, skip: 1, options: nil, flags: [], leading: Int.max)
-        try args.expect(2...Int.max, usage: "D COMMAND")
+        let args = try Arguments(command, source, for: at)
+        try args.expect(2...Int.max)
         let delay = try args.duration(0)
         let (text, offset) = args.rest(from: 2)
         let name = args.positional[1].text

@@ -2,11 +2,27 @@ import CacheCore
 
 /// `load`, `ns`, `config`: namespaces, push rules and the server's settings (SPEC §5.1).
 enum ConfigCommands {
-    static let nsOptions: Set<String> = ["ttl", "stale", "max", "stale-if-error", "timeout"]
+    static let family = CommandFamily(title: "Configuration", commands: [load, ns, config])
+
+    static let ns = CommandSpec(
+        name: "ns", summary: "define or change a namespace; alone, list them",
+        arguments: [.namespace("NAME", meaning: "the namespace (letters, digits, -, _ and .); only the options given change").optional],
+        options: [
+            .duration("ttl", meaning: "entries expire D after they are stored (default 5m)"),
+            .duration("stale", meaning: "entries turn stale D after they are stored; none: never stale by age"),
+            .count("max", meaning: "at most N entries, least recently used evicted first; none: no limit"),
+            .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
+            .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
+        ],
+        flags: [
+            .flag("purgeable", meaning: "a memory warning purges this namespace",
+                  negation: "a memory warning spares this namespace (unless no namespace is purgeable)"),
+        ],
+        example: "ns feed ttl=45m stale=5m max=100", run: ns)
 
     static func ns(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, options: nsOptions, flags: ["purgeable", "no-purgeable"])
-        try args.expect(0...1, usage: "NAME [ttl=D] [stale=D] [max=N] [stale-if-error=D] [timeout=D] [--purgeable]")
+        let args = try Arguments(command, source, for: ns)
+        try args.expect(0...1, usage: ns.usageWithArgumentsRequired)
         guard let nameWord = args.positional.first else {
             if !args.options.isEmpty || !args.flags.isEmpty {
                 throw ShellError("ns needs a NAME before its options", at: command.words[1].offset)
@@ -88,9 +104,11 @@ enum ConfigCommands {
                      human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"], rows))
     }
 
+    static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
+
     static func config(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...0, usage: "no arguments")
+        let args = try Arguments(command, source, for: config)
+        try args.expect(0...0)
         var namespaces: [String: JSONValue] = [:]
         var human: [String] = []
         for ns in cache.namespacePolicies() where ns.defined {
@@ -116,9 +134,14 @@ enum ConfigCommands {
         ], human: human)
     }
 
+    static let load = CommandSpec(
+        name: "load", summary: "load a configuration: namespaces, push rules, server",
+        arguments: [.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)")],
+        example: "load config.json", run: load)
+
     static func load(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(1...1, usage: "FILE")
+        let args = try Arguments(command, source, for: load)
+        try args.expect(1...1)
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)

@@ -1,44 +1,8 @@
 import CacheCore
 
 extension Session {
-    typealias Handler = @Sendable (Session, isolated Cache, RawCommand, SourceFile) throws(ShellError) -> Reply
-
-    /// Every command of SPEC §3, by name: one place per family (parse → run → render).
-    static let handlers: [String: Handler] = [
-        "load": ConfigCommands.load,
-        "ns": ConfigCommands.ns,
-        "config": ConfigCommands.config,
-        "now": ClockCommands.now,
-        "advance": ClockCommands.advance,
-        "at": ClockCommands.at,
-        "put": WriteCommands.put,
-        "get": ReadCommands.get,
-        "mget": ReadCommands.mget,
-        "peek": ReadCommands.peek,
-        "keys": ReadCommands.keys,
-        "expire": WriteCommands.expire,
-        "invalidate": WriteCommands.invalidate,
-        "evict": WriteCommands.evict,
-        "clear": WriteCommands.clear,
-        "memory-warning": WriteCommands.memoryWarning,
-        "mutate": RealtimeCommands.mutate,
-        "event": RealtimeCommands.event,
-        "push": RealtimeCommands.push,
-        "validate": ValidationCommands.validate,
-        "pending": ObserveCommands.pending,
-        "server": ServerCommands.server,
-        "stats": ObserveCommands.stats,
-        "watch": ObserveCommands.watch,
-        "unwatch": ObserveCommands.unwatch,
-        "snapshot": SnapshotCommands.snapshot,
-        "restore": SnapshotCommands.restore,
-        "source": SessionCommands.source,
-        "record": RecordCommands.record,
-        "output": SessionCommands.output,
-        "echo": SessionCommands.echo,
-        "help": HelpCommands.help,
-        "quit": SessionCommands.quit,
-    ]
+    /// Every command's handler, by name, from ``CommandCatalog``.
+    static let handlers: [String: CommandHandler] = Dictionary(uniqueKeysWithValues: CommandCatalog.all.map { ($0.name, $0.run) })
 
     func dispatch(_ name: String, _ command: RawCommand, _ source: SourceFile, on cache: isolated Cache) throws(ShellError) -> Reply {
         guard let handler = Self.handlers[name] else {

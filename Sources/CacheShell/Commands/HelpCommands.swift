@@ -6,11 +6,16 @@ enum HelpCommands {
     /// does not push every summary off the screen).
     static let synopsisColumnLimit = 40
 
+    static let help = CommandSpec(
+        name: "help", summary: "list the commands, or explain one",
+        arguments: [.command(meaning: "a command name").optional],
+        example: "help get", run: help)
+
     /// Runs `help` or `help COMMAND`.
     /// - Throws: `ShellError` at the word when COMMAND names no command, or for extra words.
     static func help(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "[COMMAND]")
+        let args = try Arguments(command, source, for: help)
+        try args.expect(0...1)
         guard let word = args.positional.first else { return list() }
         guard let info = CommandCatalog.info(word.text) else {
             let nearest = CommandCatalog.all.map { (name: $0.name, distance: Session.editDistance($0.name, word.text)) }
@@ -38,14 +43,14 @@ enum HelpCommands {
     }
 
     /// One command: synopsis, summary, its arguments aligned, and an example.
-    static func explain(_ info: CommandInfo) -> Reply {
+    static func explain(_ info: CommandSpec) -> Reply {
         var lines = [info.synopsis, info.summary]
-        let width = info.arguments.map(\.name.count).max() ?? 0
-        for argument in info.arguments {
+        let width = info.help.map(\.name.count).max() ?? 0
+        for argument in info.help {
             lines.append("  " + argument.name + String(repeating: " ", count: width - argument.name.count + 2) + argument.meaning)
         }
         lines.append("example: " + info.example)
-        let arguments = info.arguments.map { argument -> JSONValue in
+        let arguments = info.help.map { argument -> JSONValue in
             .object(["name": .string(argument.name), "meaning": .string(argument.meaning)])
         }
         return Reply([

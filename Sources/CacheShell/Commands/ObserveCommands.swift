@@ -1,7 +1,9 @@
 import CacheCore
 
-/// `watch`, `unwatch`, `stats`, `pending`: observers (B15), statistics (B14), work in flight.
+/// `stats`, `watch`, `unwatch`: statistics (B14) and observers (B15).
 enum ObserveCommands {
+    static let family = CommandFamily(title: "Observing", commands: [stats, watch, unwatch])
+
     static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
         let word = args.positional[i]
         if word.text == "*" { return .all }
@@ -20,9 +22,15 @@ enum ObserveCommands {
         }
     }
 
+    static let watch = CommandSpec(
+        name: "watch", summary: "report every change to a key, a namespace or all",
+        arguments: [.oneOf(.key(meaning: "one key"), .namespaceScope(meaning: "every key of namespace NS"),
+                           .word("*", meaning: "every key")).optional],
+        example: "watch feed:*", run: watch)
+
     static func watch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "KEY|NS:*|*")
+        let args = try Arguments(command, source, for: watch)
+        try args.expect(0...1, usage: watch.usageWithArgumentsRequired)
         if args.positional.isEmpty {
             let scopes = cache.watchedScopes.map(describe)
             return Reply(["watching": .array(scopes.map(JSONValue.string))],
@@ -33,9 +41,14 @@ enum ObserveCommands {
         return .ok(["watching": .string(describe(scope))], human: ["watching \(describe(scope))"])
     }
 
+    static let unwatch = CommandSpec(
+        name: "unwatch", summary: "stop watching one scope, or everything",
+        arguments: [.oneOf(.key(), .namespaceScope(), .word("*"), meaning: "a scope given to watch").optional],
+        example: "unwatch feed:*", run: unwatch)
+
     static func unwatch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "[KEY|NS:*|*]")
+        let args = try Arguments(command, source, for: unwatch)
+        try args.expect(0...1)
         if args.positional.isEmpty {
             cache.unwatch(nil)
             return .ok(["unwatched": .string("all")], human: ["watching nothing"])
@@ -59,8 +72,13 @@ enum ObserveCommands {
         return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - String(thousandths % 1000).count))\(thousandths % 1000)"
     }
 
+    static let stats = CommandSpec(
+        name: "stats", summary: "statistics per namespace and in total, or zero them",
+        arguments: [.oneOf(.namespace(meaning: "only this namespace"), .word("reset", meaning: "zero every counter")).optional],
+        example: "stats feed", run: stats)
+
     static func stats(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
+        let args = try Arguments(command, source, for: stats)
         try args.expect(0...1, usage: "[NS] or reset")
         if let word = args.positional.first {
             if word.text == "reset" {
@@ -84,36 +102,5 @@ enum ObserveCommands {
         var rows = perNamespace.map { [$0.name] + $0.stats.fields.map { String($0.value) } + [ratio($0.stats)] }
         rows.append(["total"] + total.fields.map { String($0.value) } + [ratio(total)])
         return Reply(fields, human: Render.table(columns, rows))
-    }
-
-    static func pending(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...0, usage: "no arguments")
-        var items: [JSONValue] = []
-        var rows: [[String]] = []
-        for item in cache.pendingWork() {
-            var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
-            f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
-            f["due_in_ms"] = item.dueAt.map { .int($0 - cache.now) } ?? .null
-            let what: String
-            let detail: String
-            switch item.kind {
-            case .request(let kind, let keys):
-                f["type"] = .string("request"); f["kind"] = .string(kind.rawValue); f["keys"] = .array(keys.map(JSONValue.string))
-                what = kind.rawValue; detail = keys.joined(separator: " ")
-            case .queuedMutation(let keys):
-                f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
-                what = "queued mutate"; detail = keys.joined(separator: " ")
-            case .scheduled(let token):
-                let text = session.scheduled[token]?.text ?? ""
-                f["type"] = .string("at"); f["command"] = .string(text)
-                what = "at"; detail = text
-            }
-            items.append(.object(f))
-            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
-                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
-        }
-        return Reply(["pending": .array(items)],
-                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
     }
 }

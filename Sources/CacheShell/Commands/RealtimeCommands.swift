@@ -1,9 +1,22 @@
 import CacheCore
 
-/// `mutate`, `event`, `push`: optimistic mutations (B11), realtime patches (B8), push rules (B9).
+/// `mutate`, `event`, `push`, `validate`, `pending`: optimistic mutations (B11), realtime patches
+/// (B8), push rules (B9), the validation handshake (B10), and the work in flight.
 enum RealtimeCommands {
+    static let family = CommandFamily(title: "Realtime, push and validation", commands: [mutate, event, push, validate, pending])
+
+    static let mutate = CommandSpec(
+        name: "mutate", summary: "optimistic mutation of an entry, or of an entity",
+        arguments: [
+            .oneOf(.key(meaning: "the cached entry to change"),
+                   .word("entity", meaning: "every cached entry embedding an object whose id field is ID", label: "entity ID")),
+            .id(),
+            .patch(meaning: Meaning.patch),
+        ],
+        example: "mutate feed:home {\"likes\":{\"$inc\":1}}", run: mutate)
+
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, leading: 3)
+        let args = try Arguments(command, source, for: mutate)
         if args.positional.first?.text == "entity" && args.positional.count == 3 {
             let id = args.positional[1].text
             let patch = try args.patch(2)
@@ -21,8 +34,19 @@ enum RealtimeCommands {
 
     /// `event patch KEY PATCH [--own]` / `event entity ID PATCH [--own]`: both change the server's
     /// data too (unless `--own`: the echo of this client's change, which the server already has).
+    static let event = CommandSpec(
+        name: "event", summary: "realtime change of a key, or of an entity everywhere",
+        arguments: [
+            .oneOf(.word("patch", meaning: "change the value of KEY", label: "patch KEY"),
+                   .word("entity", meaning: "change every object, at any depth, whose id field is ID", label: "entity ID")),
+            .oneOf(.key(), .id()),
+            .patch(meaning: Meaning.patch),
+        ],
+        flags: [.flag("own", meaning: "the echo of this client's own change: the cache skips it")],
+        example: "event entity 1 {\"likes\":{\"$inc\":1}}", run: event)
+
     static func event(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, flags: ["own"], leading: 3)
+        let args = try Arguments(command, source, for: event)
         guard let form = args.positional.first?.text, form == "patch" || form == "entity" else {
             throw ShellError("event needs patch KEY PATCH or entity ID PATCH",
                              at: args.positional.first?.offset ?? command.end)
@@ -58,9 +82,15 @@ enum RealtimeCommands {
         return .keys(keys, ok: true)
     }
 
+    static let push = CommandSpec(
+        name: "push", summary: "push notification, through the configured rules",
+        arguments: [.pushType(meaning: "the push type a rule of the configuration names")],
+        options: [.pushParameters(meaning: "fills {name} in the rule's targets")],
+        example: "push friend-blocked user=42", run: push)
+
     static func push(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, options: nil)
-        try args.expect(1...1, usage: "TYPE [name=value...]")
+        let args = try Arguments(command, source, for: push)
+        try args.expect(1...1)
         var arguments: [String: String] = [:]
         for name in args.options.keys { arguments[name] = String(args.option(name)!.value) }
         do {
@@ -69,11 +99,9 @@ enum RealtimeCommands {
             throw ShellError(error.message, at: args.positional[0].offset)
         }
     }
-}
 
-/// `validate [--items]`: the validation handshake (B10).
-enum ValidationCommands {
-    static func fields(_ result: ValidationResult) -> [String: JSONValue] {
+    /// The fields of a validation: its request, response and changed keys.
+    static func validationFields(_ result: ValidationResult) -> [String: JSONValue] {
         var request: [String: JSONValue] = [:]
         for (ns, time) in result.request { request[ns] = .string(TimeText.iso8601(ms: time)) }
         var fields: [String: JSONValue] = ["request": .object(request), "keys": .array(result.keys.map(JSONValue.string))]
@@ -92,16 +120,21 @@ enum ValidationCommands {
         return fields
     }
 
+    static let validate = CommandSpec(
+        name: "validate", summary: "validation handshake; prints request and response",
+        flags: [.flag("items", meaning: "ask the server for the current values of the changed keys too")],
+        example: "validate --items", run: validate)
+
     static func validate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, flags: ["items"])
-        try args.expect(0...0, usage: "[--items]")
+        let args = try Arguments(command, source, for: validate)
+        try args.expect(0...0)
         let result: ValidationResult
         do {
             result = try cache.validate(items: args.flag("items"), wait: !session.inScheduled)
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
-        let f = fields(result)
+        let f = validationFields(result)
         var human = ["request:  " + f["request"]!.compactText]
         if session.inScheduled && result.response == nil && result.error == nil {
             human.append("response: (when it arrives)")
@@ -111,5 +144,40 @@ enum ValidationCommands {
         if let error = result.error { human.append("error:    " + error) }
         human.append("keys:     " + (result.keys.isEmpty ? "(none)" : result.keys.joined(separator: " ")))
         return Reply(f, human: human)
+    }
+
+    static let pending = CommandSpec(
+        name: "pending", summary: "requests in flight, queued mutations, scheduled commands",
+        example: "pending", run: pending)
+
+    static func pending(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: pending)
+        try args.expect(0...0)
+        var items: [JSONValue] = []
+        var rows: [[String]] = []
+        for item in cache.pendingWork() {
+            var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
+            f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
+            f["due_in_ms"] = item.dueAt.map { .int($0 - cache.now) } ?? .null
+            let what: String
+            let detail: String
+            switch item.kind {
+            case .request(let kind, let keys):
+                f["type"] = .string("request"); f["kind"] = .string(kind.rawValue); f["keys"] = .array(keys.map(JSONValue.string))
+                what = kind.rawValue; detail = keys.joined(separator: " ")
+            case .queuedMutation(let keys):
+                f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
+                what = "queued mutate"; detail = keys.joined(separator: " ")
+            case .scheduled(let token):
+                let text = session.scheduled[token]?.text ?? ""
+                f["type"] = .string("at"); f["command"] = .string(text)
+                what = "at"; detail = text
+            }
+            items.append(.object(f))
+            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
+                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
+        }
+        return Reply(["pending": .array(items)],
+                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
     }
 }

@@ -14,8 +14,14 @@ import CacheCore
 /// written in their interactive form. `record` commands themselves are not written: a replay must
 /// not write files, and their output is not part of the session being recorded.
 enum RecordCommands {
+    static let record = CommandSpec(
+        name: "record", summary: "write this session as a transcript, until record stop",
+        arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced once the session so far is on disk, its mode kept"),
+                           .word("stop", meaning: "stop writing"))],
+        example: "record session.transcript", run: record)
+
     static func record(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
+        let args = try Arguments(command, source, for: record)
         try args.expect(1...1, usage: "FILE (or stop)")
         let word = args.positional[0]
         if word.kind == .bare && word.text == "stop" {

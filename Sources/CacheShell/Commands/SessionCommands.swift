@@ -1,10 +1,20 @@
 import CacheCore
 
-/// `source`, `output`, `echo`, `quit`: the session itself.
+/// `source`, `output`, `echo`, `quit`: the session itself; and the family of the man page's
+/// "Snapshots, scripts and the session", whose other commands have files of their own.
 enum SessionCommands {
+    static let family = CommandFamily(title: "Snapshots, scripts and the session", commands: [
+        SnapshotCommands.snapshot, SnapshotCommands.restore, source, RecordCommands.record, output, echo, HelpCommands.help, quit,
+    ])
+
+    static let source = CommandSpec(
+        name: "source", summary: "run a script in this session",
+        arguments: [.file(meaning: "a .cachesh script (a regular file of at most 64 MiB), relative to the script that sources it")],
+        example: "source setup.cachesh", run: source)
+
     static func source(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(1...1, usage: "FILE")
+        let args = try Arguments(command, source, for: Self.source)
+        try args.expect(1...1)
         let word = args.positional[0]
         guard session.sourceDepth < Session.maxSourceDepth else {
             throw ShellError("source nested deeper than \(Session.maxSourceDepth) files (a source loop?)", at: word.offset)
@@ -29,9 +39,15 @@ enum SessionCommands {
         return .ok(["file": .string(word.text), "commands": .int(Int64(count))], human: [])
     }
 
+    static let output = CommandSpec(
+        name: "output", summary: "human lines or one JSON object per command",
+        arguments: [.oneOf(.word("human", meaning: "aligned tables and name: value lines"),
+                           .word("json", meaning: "one JSON object per command")).optional],
+        example: "output json", run: output)
+
     static func output(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "human|json")
+        let args = try Arguments(command, source, for: output)
+        try args.expect(0...1, usage: output.usageWithArgumentsRequired)
         guard let word = args.positional.first else {
             return Reply(["mode": .string(session.options.mode.rawValue)], human: ["output: \(session.options.mode.rawValue)"])
         }
@@ -42,14 +58,21 @@ enum SessionCommands {
         return .ok(["mode": .string(mode.rawValue)], human: [])
     }
 
+    static let echo = CommandSpec(
+        name: "echo", summary: "print TEXT",
+        arguments: [.rest(meaning: "the rest of the line")],
+        example: "echo checkpoint 1", run: echo)
+
     static func echo(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let (text, _) = Arguments.restOfCommand(command, source, from: 1)
         return Reply(["text": .string(text)], human: [Render.visible(text)])
     }
 
+    static let quit = CommandSpec(name: "quit", summary: "leave the shell", example: "quit", run: quit)
+
     static func quit(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...0, usage: "no arguments")
+        let args = try Arguments(command, source, for: quit)
+        try args.expect(0...0)
         session.requestQuit()
         return .ok(human: [])
     }

@@ -2,9 +2,14 @@ import CacheCore
 
 /// `snapshot [FILE]`, `restore FILE`: the whole session as a JSON document (SPEC §5.2).
 enum SnapshotCommands {
+    static let snapshot = CommandSpec(
+        name: "snapshot", summary: "the whole session as JSON, shown or written to FILE",
+        arguments: [.file(meaning: "write it here, pretty-printed, instead: a regular file (or the one a symbolic link leads to), replaced whole, its mode kept").optional],
+        example: "snapshot", run: snapshot)
+
     static func snapshot(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(0...1, usage: "[FILE]")
+        let args = try Arguments(command, source, for: snapshot)
+        try args.expect(0...1)
         let document = session.makeSnapshot(on: cache)
         guard let word = args.positional.first else {
             return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
@@ -19,9 +24,14 @@ enum SnapshotCommands {
                    human: ["wrote \(word.text) (\(count) \(count == 1 ? "entry" : "entries"))"])
     }
 
+    static let restore = CommandSpec(
+        name: "restore", summary: "replace the whole session with a snapshot",
+        arguments: [.file(meaning: "a snapshot written by snapshot FILE (a regular file of at most 1 GiB)")],
+        example: "restore snapshot.json", run: restore)
+
     static func restore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source)
-        try args.expect(1...1, usage: "FILE")
+        let args = try Arguments(command, source, for: restore)
+        try args.expect(1...1)
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)

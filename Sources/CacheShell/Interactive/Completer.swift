@@ -53,16 +53,18 @@ public enum Completer {
         var words = line.words[...]
         if !line.current.isEmpty { words.append(line.current) }
         // `at D COMMAND`: the hint of the scheduled command.
-        while words.count >= 3 && words.first == "at" { words = words.dropFirst(2) }
-        guard let name = words.first, let info = CommandCatalog.info(name) else { return nil }
+        while let first = words.first, let index = CommandCatalog.info(first)?.commandLineIndex, words.count >= index + 2 {
+            words = words.dropFirst(index + 1)
+        }
+        guard let name = words.first, let spec = CommandCatalog.info(name) else { return nil }
         if !line.current.isEmpty, words.count > 1, let summary = snapshot.summary(of: line.current) {
             return describe(summary)
         }
         let arguments = Array(words.dropFirst())
-        let positional = arguments.filter { !Synopsis.isOptionWord($0) }
-        let options = arguments.filter(Synopsis.isOptionWord)
-        // Before any argument, the synopsis as written (`server SUBCOMMAND ...`), then its forms.
-        let variants = positional.isEmpty ? Synopsis.variants(of: info.synopsis, command: name) : Synopsis.variants(of: info)
+        let positional = arguments.filter { !CommandForm.isOptionWord($0) }
+        let options = arguments.filter(CommandForm.isOptionWord)
+        // Before any argument, the synopsis as shown (`server SUBCOMMAND ...`), then its forms.
+        let variants = positional.isEmpty ? [CommandForm.synopsis(of: spec)] : CommandForm.forms(of: spec)
         for variant in variants {
             guard variant.slotAfter(positional) != nil else { continue }
             let rest = variant.remainder(filled: positional.count, typedOptions: options)
@@ -150,22 +152,22 @@ private struct Collector {
             offer(CommandCatalog.all.map(\.name))
             return
         }
-        if name == "at" {
+        guard let spec = CommandCatalog.info(name) else { return }
+        if let index = spec.commandLineIndex {
             // `at D COMMAND`: complete the scheduled command.
-            if words.count >= 2 { collect(words: words.dropFirst(2)) }
+            if words.count >= index + 1 { collect(words: words.dropFirst(index + 1)) }
             return
         }
-        guard let info = CommandCatalog.info(name) else { return }
         let arguments = Array(words.dropFirst())
-        let positional = arguments.filter { !Synopsis.isOptionWord($0) }
+        let positional = arguments.filter { !CommandForm.isOptionWord($0) }
 
         if fragment.hasPrefix("--") {
-            offer(optionNames(info).filter { $0.hasPrefix("--") })
+            offer(spec.optionNames.filter { $0.hasPrefix("--") })
             return
         }
-        if let eq = fragment.firstIndex(of: "="), Synopsis.isOptionWord(fragment) {
+        if let eq = fragment.firstIndex(of: "="), CommandForm.isOptionWord(fragment) {
             // A value after `name=`: tags after `tags=` (a comma-separated list).
-            if fragment[..<eq] == "tags" {
+            if CommandCatalog.optionKinds[String(fragment[..<eq])] == .tags {
                 let list = fragment[fragment.index(after: eq)...]
                 let last = list.lastIndex(of: ",").map { list[list.index(after: $0)...] } ?? list
                 offerPart(snapshot.tags, replacing: String(last))
@@ -175,7 +177,7 @@ private struct Collector {
 
         var sawSlot = false
         var optionsAllowed = false
-        for variant in Synopsis.variants(of: info) {
+        for variant in CommandForm.forms(of: spec) {
             guard let (slot, index) = variant.slotAfter(positional) else { continue }
             sawSlot = true
             if let slot {
@@ -185,34 +187,26 @@ private struct Collector {
             } else {
                 optionsAllowed = true
             }
-            if index == 0 { offer(info.subcommands) }
         }
-        if !sawSlot && positional.isEmpty { offer(info.subcommands) }
         if !sawSlot && fragment.contains(":") { offerKeys() }
         if optionsAllowed || !sawSlot {
-            offer(optionNames(info))
-            if name == "push", let type = positional.first, let rule = snapshot.pushTypes.first(where: { $0.name == type }) {
+            offer(spec.optionNames)
+            // `push TYPE [name=value...]`: the parameters of the push type given.
+            if spec.options.contains(where: { $0.kind == .pushParameters }), let type = positional.first,
+               let rule = snapshot.pushTypes.first(where: { $0.name == type }) {
                 offer(rule.parameters.map { $0 + "=" })
             }
         }
     }
 
-    private func optionNames(_ info: CommandInfo) -> [String] {
-        var names = info.options
-        for variant in Synopsis.variants(of: info) {
-            for option in variant.options where !names.contains(option) { names.append(option) }
-        }
-        return names
-    }
-
-    private mutating func offer(_ kind: Synopsis.Kind) {
+    private mutating func offer(_ kind: CommandSpec.Argument.Kind) {
         switch kind {
-        case .key:
+        case .key, .pattern:
             offerKeys()
             if !fragment.contains(":") { offer(snapshot.namespaces.map { $0 + ":" }) }
         case .namespace:
             offer(snapshot.namespaces)
-        case .namespaceWildcard:
+        case .namespaceScope:
             offer(snapshot.namespaces.map { $0 + ":*" })
         case .tag:
             if fragment.hasPrefix("tag:") {
@@ -230,8 +224,8 @@ private struct Collector {
             offer(snapshot.pushTypes.map(\.name))
         case .command:
             offer(CommandCatalog.all.map(\.name))
-        case .other:
-            // A word with a colon is a key, whatever the synopsis calls it.
+        case .word, .value, .patch, .duration, .count, .id, .text:
+            // A word with a colon is a key, whatever the argument is declared as.
             if fragment.contains(":") { offerKeys() }
         }
     }

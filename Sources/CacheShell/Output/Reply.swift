@@ -8,7 +8,7 @@ import CacheCore
 struct Reply {
     private enum Content {
         case fields([String: JSONValue], human: [String]?)
-        /// `get` (`isGet`) or `peek`: the fields of `ReadCommands.fields`.
+        /// `get` (`isGet`) or `peek`: the fields of `EntryCommands.fields`.
         case read(ReadResult, isGet: Bool)
         /// `keys` and, with `ok`, `ok: true`.
         case keys([String], ok: Bool)
@@ -32,7 +32,7 @@ struct Reply {
     var fields: [String: JSONValue] {
         switch content {
         case .fields(let fields, _): return fields
-        case .read(let result, let isGet): return ReadCommands.fields(result, isGet: isGet)
+        case .read(let result, let isGet): return EntryCommands.fields(result, isGet: isGet)
         case .keys(let keys, let ok):
             var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
             if ok { fields["ok"] = .bool(true) }
@@ -64,7 +64,7 @@ struct Reply {
 
     /// What a read printed: `get` (`isGet`) or `peek`.
     static func read(_ result: ReadResult, isGet: Bool) -> Reply {
-        Reply(.read(result, isGet: isGet), order: ReadCommands.readOrder)
+        Reply(.read(result, isGet: isGet), order: EntryCommands.readOrder)
     }
 
     private static func keysLine(_ keys: [String]) -> String {

@@ -1,0 +1,192 @@
+import CacheCore
+
+/// `put`, `get`, `mget`, `peek`, `keys`, `expire`, `invalidate`, `evict`, `clear`, `memory-warning`:
+/// the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
+enum EntryCommands {
+    static let family = CommandFamily(title: "Reading and writing", commands: [
+        put, get, mget, peek, keys, expire, invalidate, evict, clear, memoryWarning,
+    ])
+
+    static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]
+
+    /// The SPEC §4 fields of a read.
+    static func fields(_ r: ReadResult, isGet: Bool) -> [String: JSONValue] {
+        var f: [String: JSONValue] = [
+            "key": .string(r.key),
+            "state": .string(r.state.rawValue),
+            "value": r.value ?? .null,
+            "age_ms": r.ageMs.map(JSONValue.int) ?? .null,
+            "expires_in_ms": r.expiresInMs.map(JSONValue.int) ?? .null,
+            "tags": .array(r.tags.map(JSONValue.string)),
+        ]
+        if isGet {
+            f["source"] = .string(r.source.rawValue)
+            if r.offline { f["offline"] = .bool(true) }
+            if let error = r.error { f["error"] = .string(error) }
+            if r.pending { f["pending"] = .bool(true) }
+        }
+        return f
+    }
+
+    static let put = CommandSpec(
+        name: "put", summary: "store a value as if just fetched",
+        arguments: [.key(meaning: Meaning.key), .value(meaning: "JSON; a bare word that is not JSON is a string")],
+        options: [.tags("tags", meaning: "tags for invalidate tag:T, comma-separated")],
+        example: "put feed:home [{\"id\":1,\"likes\":3}] tags=home", run: put)
+
+    static func put(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: put)
+        try args.expect(2...2)
+        let key = try args.key(0)
+        let value = try args.value(1)
+        var tags: [String] = []
+        if let (text, word) = args.option("tags") {
+            tags = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if tags.contains(where: \.isEmpty) { throw ShellError("put: empty tag in tags=\(text)", at: word.offset) }
+            var seen = Set<String>()
+            tags = tags.filter { seen.insert($0).inserted }
+        }
+        return .keys(cache.put(key, value, tags: tags))
+    }
+
+    static let get = CommandSpec(
+        name: "get", summary: "read as the app does: serve, refresh or fetch",
+        arguments: [.key(meaning: Meaning.key)],
+        flags: [
+            .flag("force", meaning: "always send a new request and wait for it"),
+            .flag("nowait", meaning: "start what the read would start and return at once with what the cache has"),
+        ],
+        example: "get feed:home --nowait", run: get)
+
+    static func get(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: get)
+        try args.expect(1...1)
+        let key = try args.key(0)
+        let result: ReadResult
+        do {
+            result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)
+        } catch {
+            throw ShellError(error.message, at: command.offset)
+        }
+        return .read(result, isGet: true)
+    }
+
+    static let mget = CommandSpec(
+        name: "mget", summary: "read many keys with one server request",
+        arguments: [.key(meaning: "the keys, answered in this order").repeated],
+        example: "mget feed:home profile:42", run: mget)
+
+    static func mget(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: mget)
+        try args.expect(1...Int.max)
+        var keys: [String] = []
+        for i in args.positional.indices { keys.append(try args.key(i)) }
+        let results: [ReadResult]
+        do { results = try cache.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
+        let rows = results.map { r -> [String] in
+            var notes: [String] = []
+            if r.offline { notes.append("offline") }
+            if r.pending { notes.append("pending") }
+            if let error = r.error { notes.append("error: \(error)") }
+            return [r.key, r.state.rawValue, r.source.rawValue, r.ageMs.map(String.init) ?? "-",
+                    r.expiresInMs.map(String.init) ?? "-", notes.joined(separator: ", "),
+                    (r.value ?? .null).compactText]
+        }
+        return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
+                     human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
+                                         colourColumn: 1, colour: session.options.colour))
+    }
+
+    static let peek = CommandSpec(
+        name: "peek", summary: "inspect an entry without touching anything",
+        arguments: [.key(meaning: Meaning.key)],
+        example: "peek feed:home", run: peek)
+
+    static func peek(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: peek)
+        try args.expect(1...1)
+        return .read(cache.peek(try args.key(0)), isGet: false)
+    }
+
+    static let keys = CommandSpec(
+        name: "keys", summary: "entries, least recently used first, with state and age",
+        arguments: [.pattern(meaning: "a glob over the printed key: * (also matches :), ?, [...]; at most 1024 bytes").optional],
+        example: "keys feed:*", run: keys)
+
+    static func keys(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: keys)
+        try args.expect(0...1)
+        if let word = args.positional.first, word.text.utf8.count > Glob.maxLength {
+            throw ShellError("keys: pattern longer than \(Glob.maxLength) bytes (\(word.text.utf8.count))", at: word.offset)
+        }
+        let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
+        let entries = cache.keys(matching: pattern)
+        let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }
+        return Reply(["entries": .array(entries.map {
+            .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])
+        })], human: entries.isEmpty ? ["(no entries)"] : Render.table(["key", "state", "age_ms"], rows, colourColumn: 1,
+                                                                       colour: session.options.colour))
+    }
+
+    static let expire = CommandSpec(
+        name: "expire", summary: "expire an entry now, or set its time to expiry",
+        arguments: [.key(meaning: Meaning.key)],
+        options: [.duration("in", meaning: "set the time to expiry to D from now instead")],
+        example: "expire feed:home in=30s", run: expire)
+
+    static func expire(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: expire)
+        try args.expect(1...1)
+        let key = try args.key(0)
+        var delay: Int64?
+        if let (text, word) = args.option("in") {
+            delay = try Arguments.duration(text, at: word.offset + 3)
+        }
+        return .keys(cache.expire(key, in: delay))
+    }
+
+    static let invalidate = CommandSpec(
+        name: "invalidate", summary: "mark entries stale so the next read refreshes them",
+        arguments: [.oneOf(.key(meaning: "one entry"), .namespaceScope(meaning: "every entry of namespace NS"),
+                           .tag(meaning: "every entry tagged T"))],
+        example: "invalidate tag:home", run: invalidate)
+
+    static func invalidate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: invalidate)
+        try args.expect(1...1)
+        return .keys(cache.invalidate(try args.target(0)))
+    }
+
+    static let evict = CommandSpec(
+        name: "evict", summary: "remove one entry",
+        arguments: [.key(meaning: Meaning.key)],
+        example: "evict feed:home", run: evict)
+
+    static func evict(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: evict)
+        try args.expect(1...1)
+        return .keys(cache.evict(try args.key(0)))
+    }
+
+    static let clear = CommandSpec(
+        name: "clear", summary: "remove all entries (logout), or one namespace's",
+        arguments: [.namespace(meaning: "only this namespace").optional],
+        example: "clear feed", run: clear)
+
+    static func clear(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: clear)
+        try args.expect(0...1)
+        let namespace = try args.positional.first.map { word throws(ShellError) in try Arguments.namespace(word) }
+        return .keys(cache.clear(namespace: namespace))
+    }
+
+    static let memoryWarning = CommandSpec(
+        name: "memory-warning", summary: "purge the purgeable namespaces (all if none is)",
+        example: "memory-warning", run: memoryWarning)
+
+    static func memoryWarning(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: memoryWarning)
+        try args.expect(0...0)
+        return .keys(cache.memoryWarning())
+    }
+}
