@@ -157,8 +157,11 @@ import TestSupport
         #expect(ClockCommands.unschedulable.allSatisfy { CommandCatalog.info($0) != nil })
     }
 
-    @Test func onlyAtTakesACommandLine() {
-        #expect(CommandCatalog.all.filter { $0.commandLineIndex != nil }.map(\.name) == ["at"])
+    /// `at D COMMAND` and `expect COMMAND` (then its PATH=VALUE checks) run another command:
+    /// completion goes on with it. No other command takes a command line.
+    @Test func onlyAtAndExpectTakeACommandLine() {
+        #expect(Set(CommandCatalog.all.filter { $0.commandLineIndex != nil }.map(\.name)) == ["at", "expect"])
         #expect(CommandCatalog.info("at")?.commandLineIndex == 1)
+        #expect(CommandCatalog.info("expect")?.commandLineIndex == 0)
     }
 }

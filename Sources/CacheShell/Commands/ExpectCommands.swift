@@ -27,6 +27,13 @@ enum ExpectCommands {
         case index(Int)
     }
 
+    static let expect = CommandSpec(
+        name: "expect", summary: "run a read-only command (or get) and check fields of its result",
+        arguments: [
+            .commandLine("COMMAND", meaning: "peek, keys, stats, pending, server show, server log, now, config or get with its arguments, then for each field of its JSON result to check, its path (a.b.0, \"a.b\".c) = the JSON it must equal, type and all (a bare word is a string; PATH= then a word for a value with spaces)"),
+        ],
+        example: "expect now now_ms=0", run: expect)
+
     static func expect(_ session: Session, _ cache: isolated Cache, _ command: RawCommand,
                        _ source: SourceFile) throws(ShellError) -> Reply {
         let words = command.words
@@ -62,9 +69,10 @@ enum ExpectCommands {
                 i += 1
                 expected = try Arguments.value(words[i])
             } else {
+                // JSON when it parses (`"3"`, `[1]`, `null`), else the word as a string.
                 let valueWord = Word(text: valueText, kind: .bare, offset: word.offset + pathText.utf8.count + 1,
                                      end: word.end)
-                expected = try Arguments.value(valueWord)
+                if let json = try? JSONValue(parsing: valueText) { expected = json } else { expected = try Arguments.value(valueWord) }
             }
             assertions.append(Assertion(path: path, pathText: pathText, expected: expected, offset: word.offset))
             i += 1

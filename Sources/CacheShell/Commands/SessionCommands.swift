@@ -4,7 +4,8 @@ import CacheCore
 /// "Snapshots, scripts and the session", whose other commands have files of their own.
 enum SessionCommands {
     static let family = CommandFamily(title: "Snapshots, scripts and the session", commands: [
-        SnapshotCommands.snapshot, SnapshotCommands.restore, source, RecordCommands.record, output, echo, HelpCommands.help, quit,
+        SnapshotCommands.snapshot, SnapshotCommands.restore, source, RecordCommands.record, ExpectCommands.expect, output, echo,
+        HelpCommands.help, quit,
     ])
 
     static let source = CommandSpec(

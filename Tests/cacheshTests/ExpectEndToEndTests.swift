@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// `expect`: a script asserts what it shows, and a failed assertion fails the run (exit 1) at
+/// its file and line.
+@Suite struct ExpectEndToEndTests {
+    static let setup = """
+        ns feed ttl=45m stale=5m
+        server set feed:home {"posts": [{"id": 1, "likes": 3}], "a.b": {"c": "1"}}
+        get feed:home
+
+        """
+
+    @Test func assertionsThatHoldPrintOkAndExitZero() throws {
+        let run = try Cachesh.script(Self.setup + """
+            expect peek feed:home state=fresh value.posts.0.likes=3 value."a.b".c="1" tags=[]
+            expect stats feed hits=0 misses=1 requests=1
+            expect get feed:home source=cache state=fresh
+            expect now now_ms=100
+            expect server show feed:home value= {"posts": [{"id": 1, "likes": 3}], "a.b": {"c": "1"}}
+            expect keys entries.0.key=feed:home
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("expect: ok\nexpect: ok\nexpect: ok\nexpect: ok\nexpect: ok\nexpect: ok\n"), "\(run)")
+    }
+
+    @Test func aFailedAssertionNamesThePathTheValuesAndTheLine() throws {
+        let run = try Cachesh.script(Self.setup + """
+            expect peek feed:home value.posts.0.likes="3"
+            expect peek feed:home value.posts.1.likes=3
+            expect peek feed:home state=stale
+            """)
+        #expect(run.status == 1)
+        #expect(run.stderr == """
+            script.cachesh:4: error: expect: value.posts.0.likes: expected "3", found 3
+            script.cachesh:5: error: expect: value.posts.1.likes: expected 3, found nothing
+            script.cachesh:6: error: expect: state: expected "stale", found "fresh"
+
+            """, "\(run)")
+    }
+
+    @Test func checkingTouchesNothing() throws {
+        let run = try Cachesh.script(Self.setup + """
+            expect peek feed:home state=fresh
+            expect keys
+            expect stats hits=0
+            expect stats feed hits=0 stale_hits=0
+            """.replacingOccurrences(of: "expect keys\n", with: "expect keys entries.0.age_ms=0\n"))
+        #expect(run.status == 0, "\(run)")
+    }
+
+    @Test func onlyReadsAndGetAreChecked() throws {
+        let run = try Cachesh.script("expect put a:1 1 x=1\nexpect server set a:1 1 x=1\nexpect peek a:1\nexpect\n")
+        #expect(run.status == 1)
+        #expect(run.stderr == """
+            script.cachesh:1: error: expect runs peek, keys, stats, pending, server show, server log, now, config or get, not "put"
+            script.cachesh:2: error: expect runs server show or server log
+            script.cachesh:3: error: expect needs at least one PATH=VALUE after the command
+            script.cachesh:4: error: expect needs a command and PATH=VALUE assertions (expect peek KEY state=fresh)
+
+            """, "\(run)")
+    }
+
+    @Test func jsonOutputCountsTheChecks() throws {
+        let run = try Cachesh.script("put a:1 2\nexpect peek a:1 value=2 state=fresh\n", options: ["--json"])
+        #expect(run.stdout.split(separator: "\n").last == #"{"checked":2,"command":"expect","ok":true}"#, "\(run)")
+    }
+}
