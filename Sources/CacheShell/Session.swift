@@ -15,6 +15,8 @@ public struct SessionOptions: Sendable {
     public var mode = OutputMode.human
     /// Stop a script at its first failing command (`--bail`).
     public var bail = false
+    /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
+    public var interrupted: (@Sendable () -> Bool)?
     public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
         self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
     }

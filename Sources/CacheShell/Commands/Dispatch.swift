@@ -32,6 +32,7 @@ extension Session {
         "unwatch": ObserveCommands.unwatch,
         "snapshot": SnapshotCommands.snapshot,
         "restore": SnapshotCommands.restore,
+        "replay": ReplayCommands.replay,
         "source": SessionCommands.source,
         "record": RecordCommands.record,
         "output": SessionCommands.output,
