@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts bench clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-replay bench bench-replay clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -25,6 +25,7 @@ test: deps
 	$(SWIFT) test
 	$(MAKE) --no-print-directory test-transcripts
 	$(MAKE) --no-print-directory test-interactive
+	$(MAKE) --no-print-directory test-replay
 
 test-transcripts:
 	$(BIN_DEBUG) --verify Examples/*.transcript README.md docs/*.md
@@ -32,8 +33,16 @@ test-transcripts:
 test-interactive:
 	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/interactive/test_interactive.py
 
+# replay's hit counts against libcachesim's on three seeded traces.
+test-replay:
+	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/replay/compare_libcachesim.py
+
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks CoreBenchmarks
+
+# replay against libcachesim on the same 1M-request trace: requests/s and peak memory.
+bench-replay: deps
+	python3 Benchmarks/replay-bench.py
 
 clean:
 	rm -rf .build Benchmarks/.build
