@@ -36,7 +36,7 @@ public struct ReplayConfiguration: Sendable, Hashable {
 }
 
 /// What one combination did: the engine's counters (SPEC B14) for a get-only workload.
-public struct ReplayCounters: Sendable, Equatable {
+public struct ReplayCounters: Sendable, Hashable {
     /// Requests sent to the server: misses plus background refreshes.
     public var requests = 0
     public var hits = 0

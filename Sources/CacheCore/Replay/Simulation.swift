@@ -6,17 +6,18 @@ protocol ReplayPass: AnyObject {
     func finish() -> [(ReplayConfiguration, ReplayCounters)]
 }
 
-/// The engine's read path (SPEC B3, B4, B6) for `get` on a server that answers at once, on a
-/// cache that holds one namespace, with `Order` choosing the victim:
+/// The engine's read path (SPEC B3, B4, B6) for `get` on a server that answers at once (the
+/// engine driven by `advance` to each request's time, then `get`), on a cache that holds one
+/// namespace, with `Order` choosing the victim:
 ///
-/// - fresh → hit; stale → stale hit and, unless one is already under way, a refresh request,
-///   whose answer restamps the entry when the clock next moves or a miss waits for the server
-///   (so a second read of the same key at the same instant is a stale hit too, as in the engine);
+/// - fresh → hit; stale → stale hit and a refresh request, answered at once: the entry is
+///   restamped at the read's time (so the next read at the same instant is fresh unless
+///   `stale` is 0);
 /// - expired or absent → miss: fetched and stored (an expired entry in place); a new entry first
 ///   evicts one when the namespace holds `max`;
 /// - an entry expires (once per store) when the clock reaches its expiry while it is cached: it
-///   is counted when it is refetched, evicted, or at the end of the trace, which is the same count
-///   the engine's expiry scan reaches by then.
+///   is counted when it is refetched, evicted, or at the end of the trace, which is the count the
+///   engine's expiry scan reaches by then.
 ///
 /// Memory is O(max) (O(distinct keys) without one): a few arrays by slot and an id table.
 struct Simulation<Order: EvictionOrder> {
@@ -28,9 +29,6 @@ struct Simulation<Order: EvictionOrder> {
     private var ids: [UInt64] = []
     private var staleAt: [Int64] = []
     private var expiresAt: [Int64] = []
-    private var refreshing: [Bool] = []
-    /// Slots whose refresh was sent at `now` and has not been answered yet.
-    private var pending: [Int32] = []
     private var order = Order()
     private(set) var counters = ReplayCounters()
     private var now: Int64 = 0
@@ -45,7 +43,6 @@ struct Simulation<Order: EvictionOrder> {
         ids.reserveCapacity(reserve)
         staleAt.reserveCapacity(reserve)
         expiresAt.reserveCapacity(reserve)
-        refreshing.reserveCapacity(reserve)
     }
 
     /// Sets an entry's stored time to `now`: its stale and expiry times follow (as `Entry.applyTimes`).
@@ -55,22 +52,10 @@ struct Simulation<Order: EvictionOrder> {
         expiresAt[i] = ttl.map { now.addingClamped($0) } ?? .max
     }
 
-    /// The answers to the refreshes sent at `now` arrive: each restamps its entry.
-    private mutating func answerRefreshes() {
-        for slot in pending {
-            refreshing[Int(slot)] = false
-            stamp(Int(slot))
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
-
     @inline(__always)
     mutating func run(_ batch: UnsafeBufferPointer<TraceRequest>) {
         for r in batch {
-            if r.time > now {
-                if !pending.isEmpty { answerRefreshes() }
-                now = r.time
-            }
+            if r.time > now { now = r.time }
             let found = table.find(r.id)
             if found >= 0 {
                 let i = Int(found)
@@ -78,16 +63,12 @@ struct Simulation<Order: EvictionOrder> {
                 if now >= expiresAt[i] {
                     counters.misses += 1
                     counters.requests += 1
-                    if !pending.isEmpty { answerRefreshes() }
                     counters.expirations += 1
                     stamp(i)
                 } else if now >= staleAt[i] {
                     counters.staleHits += 1
-                    if !refreshing[i] {
-                        refreshing[i] = true
-                        pending.append(found)
-                        counters.requests += 1
-                    }
+                    counters.requests += 1
+                    stamp(i)
                 } else {
                     counters.hits += 1
                 }
@@ -95,7 +76,6 @@ struct Simulation<Order: EvictionOrder> {
             }
             counters.misses += 1
             counters.requests += 1
-            if !pending.isEmpty { answerRefreshes() }
             let slot: Int32
             if ids.count >= limit {
                 slot = order.evict()
@@ -109,7 +89,6 @@ struct Simulation<Order: EvictionOrder> {
                 ids.append(r.id)
                 staleAt.append(0)
                 expiresAt.append(0)
-                refreshing.append(false)
             }
             table.insert(r.id, slot)
             order.inserted(slot, next: r.nextAccess)
@@ -117,9 +96,8 @@ struct Simulation<Order: EvictionOrder> {
         }
     }
 
-    /// Ends the trace: refreshes in flight are answered and entries already expired are counted.
+    /// Ends the trace: entries already expired are counted.
     mutating func finish() -> ReplayCounters {
-        if !pending.isEmpty { answerRefreshes() }
         for i in 0..<ids.count where expiresAt[i] <= now { counters.expirations += 1 }
         // Counted once: a second call finds nothing more to count.
         for i in 0..<ids.count where expiresAt[i] <= now { expiresAt[i] = .max }
