@@ -110,6 +110,20 @@ import Darwin
         #expect(Self.error(text, TraceOptions(format: .keys)) == "t.txt:2: error: line longer than 1024 KiB")
     }
 
+    @Test func aReplayPollsItsInterruptBetweenBatchesAndStops() throws {
+        let text = String(repeating: "a\nb\nc\n", count: 10_000)
+        let path = Self.temporaryFile(Array(text.utf8))
+        defer { unlink(path) }
+        let reader = try TraceReader(path: path, name: "t.txt", options: TraceOptions())
+        var polls = 0
+        #expect(throws: ReplayError("interrupted after \(2 * Replay.batchSize) requests; nothing changed")) {
+            try Replay.run(reader, configurations: [ReplayConfiguration(max: 2, ttl: nil, stale: nil)]) {
+                polls += 1
+                return polls > 2
+            }
+        }
+    }
+
     @Test func aMissingFileSaysSo() {
         #expect(throws: ReplayError.self) { try TraceReader(path: "/nonexistent/trace", name: "trace", options: TraceOptions()) }
     }
