@@ -105,28 +105,54 @@ struct Simulation<Order: EvictionOrder> {
     }
 }
 
-/// A `Simulation` as a pass of a sweep.
-final class SimulationPass<Order: EvictionOrder>: ReplayPass {
-    private var simulation: Simulation<Order>
+// A `Simulation` as a pass of a sweep: one concrete class per policy, so each simulation's loop
+// is compiled for its order (a generic class's methods would reach the order through its
+// witness table, a call per request).
 
+final class LRUPass: ReplayPass {
+    private var simulation: Simulation<LRUOrder>
     init(_ configuration: ReplayConfiguration) { simulation = Simulation(configuration) }
-
     func run(_ batch: UnsafeBufferPointer<TraceRequest>) { simulation.run(batch) }
+    func finish() -> [(ReplayConfiguration, ReplayCounters)] { [(simulation.configuration, simulation.finish())] }
+}
 
-    func finish() -> [(ReplayConfiguration, ReplayCounters)] {
-        [(simulation.configuration, simulation.finish())]
-    }
+final class FIFOPass: ReplayPass {
+    private var simulation: Simulation<FIFOOrder>
+    init(_ configuration: ReplayConfiguration) { simulation = Simulation(configuration) }
+    func run(_ batch: UnsafeBufferPointer<TraceRequest>) { simulation.run(batch) }
+    func finish() -> [(ReplayConfiguration, ReplayCounters)] { [(simulation.configuration, simulation.finish())] }
+}
+
+final class SievePass: ReplayPass {
+    private var simulation: Simulation<SieveOrder>
+    init(_ configuration: ReplayConfiguration) { simulation = Simulation(configuration) }
+    func run(_ batch: UnsafeBufferPointer<TraceRequest>) { simulation.run(batch) }
+    func finish() -> [(ReplayConfiguration, ReplayCounters)] { [(simulation.configuration, simulation.finish())] }
+}
+
+final class LFUPass: ReplayPass {
+    private var simulation: Simulation<LFUOrder>
+    init(_ configuration: ReplayConfiguration) { simulation = Simulation(configuration) }
+    func run(_ batch: UnsafeBufferPointer<TraceRequest>) { simulation.run(batch) }
+    func finish() -> [(ReplayConfiguration, ReplayCounters)] { [(simulation.configuration, simulation.finish())] }
+}
+
+final class OptimalPass: ReplayPass {
+    private var simulation: Simulation<OptimalOrder>
+    init(_ configuration: ReplayConfiguration) { simulation = Simulation(configuration) }
+    func run(_ batch: UnsafeBufferPointer<TraceRequest>) { simulation.run(batch) }
+    func finish() -> [(ReplayConfiguration, ReplayCounters)] { [(simulation.configuration, simulation.finish())] }
 }
 
 extension ReplayConfiguration {
     /// The pass that replays this configuration alone.
     func makePass() -> any ReplayPass {
         switch policy {
-        case .lru: SimulationPass<LRUOrder>(self)
-        case .fifo: SimulationPass<FIFOOrder>(self)
-        case .sieve: SimulationPass<SieveOrder>(self)
-        case .lfu: SimulationPass<LFUOrder>(self)
-        case .optimal: SimulationPass<OptimalOrder>(self)
+        case .lru: LRUPass(self)
+        case .fifo: FIFOPass(self)
+        case .sieve: SievePass(self)
+        case .lfu: LFUPass(self)
+        case .optimal: OptimalPass(self)
         }
     }
 }
