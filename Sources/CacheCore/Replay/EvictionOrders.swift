@@ -14,42 +14,64 @@ protocol EvictionOrder {
     mutating func evict() -> Int32
 }
 
-/// A doubly linked list of slots, oldest at `head`, newest at `tail`, through two arrays.
+/// A doubly linked list of slots, oldest at `head`, newest at `tail`: one array of link pairs,
+/// each operation done through one buffer pointer (one uniqueness check, neighbours in one line).
 struct SlotList {
-    var prev: [Int32] = []
-    var next: [Int32] = []
+    struct Link {
+        var prev: Int32 = -1
+        var next: Int32 = -1
+    }
+    var links: [Link] = []
     var head: Int32 = -1
     var tail: Int32 = -1
 
     @inline(__always)
     mutating func ensure(_ slot: Int32) {
-        while prev.count <= Int(slot) { prev.append(-1); next.append(-1) }
+        while links.count <= Int(slot) { links.append(Link()) }
+    }
+
+    @inline(__always)
+    func next(_ slot: Int32) -> Int32 { links[Int(slot)].next }
+
+    @inline(__always)
+    private static func append(_ slot: Int32, _ l: UnsafeMutablePointer<Link>, _ head: inout Int32, _ tail: inout Int32) {
+        l[Int(slot)] = Link(prev: tail, next: -1)
+        if tail >= 0 { l[Int(tail)].next = slot } else { head = slot }
+        tail = slot
+    }
+
+    @inline(__always)
+    private static func unlink(_ slot: Int32, _ l: UnsafeMutablePointer<Link>, _ head: inout Int32, _ tail: inout Int32) {
+        let link = l[Int(slot)]
+        if link.prev >= 0 { l[Int(link.prev)].next = link.next } else { head = link.next }
+        if link.next >= 0 { l[Int(link.next)].prev = link.prev } else { tail = link.prev }
     }
 
     /// Links `slot` as the newest.
     @inline(__always)
     mutating func append(_ slot: Int32) {
-        let i = Int(slot)
-        prev[i] = tail
-        next[i] = -1
-        if tail >= 0 { next[Int(tail)] = slot } else { head = slot }
-        tail = slot
+        var h = head, t = tail
+        links.withUnsafeMutableBufferPointer { Self.append(slot, $0.baseAddress!, &h, &t) }
+        head = h; tail = t
     }
 
     @inline(__always)
     mutating func unlink(_ slot: Int32) {
-        let i = Int(slot)
-        let p = prev[i], n = next[i]
-        if p >= 0 { next[Int(p)] = n } else { head = n }
-        if n >= 0 { prev[Int(n)] = p } else { tail = p }
+        var h = head, t = tail
+        links.withUnsafeMutableBufferPointer { Self.unlink(slot, $0.baseAddress!, &h, &t) }
+        head = h; tail = t
     }
 
     /// Makes `slot` the newest.
     @inline(__always)
     mutating func moveToTail(_ slot: Int32) {
         guard tail != slot else { return }
-        unlink(slot)
-        append(slot)
+        var h = head, t = tail
+        links.withUnsafeMutableBufferPointer {
+            Self.unlink(slot, $0.baseAddress!, &h, &t)
+            Self.append(slot, $0.baseAddress!, &h, &t)
+        }
+        head = h; tail = t
     }
 }
 
@@ -99,10 +121,10 @@ struct SieveOrder: EvictionOrder {
         var p = hand >= 0 ? hand : list.head
         while visited[Int(p)] {
             visited[Int(p)] = false
-            let n = list.next[Int(p)]
+            let n = list.next(p)
             p = n >= 0 ? n : list.head
         }
-        hand = list.next[Int(p)]
+        hand = list.next(p)
         list.unlink(p)
         return p
     }
