@@ -137,6 +137,15 @@ struct ReplayEndToEndTests {
         #expect(run == Outcome(stdout: "", stderr: "-c:1: error: --safe: commands may not read files (trace.txt)\n", status: 1))
     }
 
+    @Test("the example sweep script runs over the shipped traces")
+    func exampleSweep() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let run = try Cachesh.run([root.appendingPathComponent("Examples/traces/sweep.cachesh").path])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run)")
+        #expect(run.stdout.components(separatedBy: "\nreplayed ").count == 4)  // three replays after the ns line
+        #expect(run.stdout.contains("replayed 2117 requests of feed-day.csv"))
+    }
+
     @Test("help replay shows the synopsis and every option")
     func help() throws {
         let run = try Cachesh.run(["-c", "help replay"])
