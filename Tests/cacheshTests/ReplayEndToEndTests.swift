@@ -46,6 +46,16 @@ struct ReplayEndToEndTests {
         #expect(rows[0]["requests"] as? Int == 4 && rows[0]["expirations"] as? Int == 1)
     }
 
+    @Test("max=LOW..HIGH sweeps ten sizes per decade, HIGH last")
+    func sizeRange() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        let run = try Cachesh.run(["--json", "-c", "replay trace.txt max=10..40,40,none ttl=none"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["max"] as? Int } == [10, 13, 16, 20, 25, 32, 40, nil])
+    }
+
     @Test("the session's cache, clock, statistics and server log are unchanged by a replay")
     func sessionUnchanged() throws {
         let sandbox = try Sandbox()
@@ -109,17 +119,19 @@ struct ReplayEndToEndTests {
             replay trace.txt ttl=5x
             replay missing.txt
             replay trace.txt key=path
+            replay trace.txt max=50..50
 
             """)
         let run = try Cachesh.run(["run.cachesh"], in: sandbox.url)
         #expect(run.stderr == """
-            run.cachesh:1: error: replay: max=0: use a whole number of entries, at least 1, or none
+            run.cachesh:1: error: replay: max=0: use a whole number of entries, at least 1, a range LOW..HIGH, or none
             run.cachesh:2: error: replay: policy=arc: use lru, fifo, sieve, lfu or optimal
             run.cachesh:3: error: replay: policy=optimal needs each request's next access: use a format=oracle trace
             run.cachesh:4: error: replay: format=parquet: use keys, timed, csv or oracle
             run.cachesh:5: error: \(try Self.durationError("5x"))
             run.cachesh:6: error: replay: missing.txt: cannot read: No such file or directory
             run.cachesh:7: error: replay: key= names a CSV column; this trace is format=keys
+            run.cachesh:8: error: replay: max=50..50: a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH
 
             """)
     }

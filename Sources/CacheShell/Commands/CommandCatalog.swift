@@ -244,7 +244,7 @@ public enum CommandCatalog {
                 ("key=COL", "CSV: the key column (default key)"),
                 ("time=COL", "CSV: the time column (default time, if the header has it)"),
                 ("policy=P,...", "eviction policies: lru (default), fifo, sieve, lfu, optimal (Belady; needs format=oracle)"),
-                ("max=N,...", "entry limits to sweep; none: no limit"),
+                ("max=N,...", "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
                 ("ttl=D,...", "ttls to sweep; none: never expire"),
                 ("stale=D,...", "stale thresholds to sweep; none: never stale by age"),
                 ("csv=FILE", "also write the rows as CSV"),

@@ -32,13 +32,22 @@ enum ReplayCommands {
             }
             return p
         }
-        let sizes: [Int?] = try list(args, "max", default: [policy.max]) { text, offset throws(ShellError) in
-            if text == "none" { return nil }
-            guard let n = Int(text), n >= 1 else {
-                throw ShellError("replay: max=\(text): use a whole number of entries, at least 1, or none", at: offset)
+        let sizeLists: [[Int?]] = try list(args, "max", default: [[policy.max]]) { text, offset throws(ShellError) in
+            if text == "none" { return [nil] }
+            let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+            if parts.count == 3 && parts[1].isEmpty {
+                guard let low = Int(parts[0]), let high = Int(parts[2]), low >= 1, high > low else {
+                    throw ShellError("replay: max=\(text): a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH", at: offset)
+                }
+                return curve(from: low, to: high)
             }
-            return n
+            guard let n = Int(text), n >= 1 else {
+                throw ShellError("replay: max=\(text): use a whole number of entries, at least 1, a range LOW..HIGH, or none", at: offset)
+            }
+            return [n]
         }
+        var sizes: [Int?] = []
+        for size in sizeLists.joined() where !sizes.contains(size) { sizes.append(size) }
         let ttls: [Int64?] = try list(args, "ttl", default: [policy.ttl]) { text, offset throws(ShellError) in
             text == "none" ? nil : try Arguments.duration(text, at: offset)
         }
@@ -157,6 +166,20 @@ enum ReplayCommands {
             offset += item.utf8.count + 1
         }
         return values
+    }
+
+    /// The sizes of a curve from `low` to `high`: ten steps per decade (×1.26 each), rounded,
+    /// without repeats, `high` last.
+    static func curve(from low: Int, to high: Int) -> [Int?] {
+        var sizes: [Int?] = []
+        var x = Double(low)
+        while Int(x.rounded()) < high && sizes.count < maxCombinations {
+            let n = Int(x.rounded())
+            if sizes.last != .some(n) { sizes.append(n) }
+            x *= 1.2589254117941673  // 10^(1/10)
+        }
+        sizes.append(high)
+        return sizes
     }
 
     private static func outputPath(_ args: Arguments, _ name: String, session: Session, source: SourceFile) throws(ShellError) -> (String, Int)? {

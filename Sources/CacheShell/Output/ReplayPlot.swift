@@ -54,8 +54,8 @@ enum ReplayPlot {
             svg += "<line x1=\"\(fmt(left))\" y1=\"\(py(y))\" x2=\"\(fmt(left + plotW))\" y2=\"\(py(y))\" stroke=\"#e0e0e0\"/>\n"
             svg += "<text x=\"\(fmt(left - 8))\" y=\"\(fmt(top + (1 - y) * plotH + 4))\" text-anchor=\"end\">\(i == 10 ? "1.0" : "0.\(i)")</text>\n"
         }
-        // X ticks at each distinct max.
-        for x in Set(xs).sorted() {
+        // X ticks at each distinct max, or at round numbers when there are many.
+        for x in ticks(Set(xs).sorted(), logScale: logScale) {
             svg += "<line x1=\"\(px(x))\" y1=\"\(fmt(top))\" x2=\"\(px(x))\" y2=\"\(fmt(top + plotH))\" stroke=\"#f0f0f0\"/>\n"
             svg += "<text x=\"\(px(x))\" y=\"\(fmt(top + plotH + 18))\" text-anchor=\"middle\">\(Int(x))</text>\n"
         }
@@ -76,6 +76,29 @@ enum ReplayPlot {
         }
         svg += "</svg>\n"
         return svg
+    }
+
+    /// Where to label the x axis: every size when there are few, else 1, 2 and 5 times powers of
+    /// ten (log scale) or about six round steps (linear) within the sizes' range.
+    static func ticks(_ sizes: [Double], logScale: Bool) -> [Double] {
+        guard sizes.count > 8, let lo = sizes.first, let hi = sizes.last else { return sizes }
+        var out: [Double] = []
+        if logScale {
+            var decade = 1.0
+            while decade * 10 <= lo { decade *= 10 }
+            while decade <= hi {
+                for m in [1.0, 2, 5] where decade * m >= lo && decade * m <= hi { out.append(decade * m) }
+                decade *= 10
+            }
+        } else {
+            var step = 1.0
+            while (hi - lo) / step > 6 {
+                if (hi - lo) / (step * 2) <= 6 { step *= 2 } else if (hi - lo) / (step * 5) <= 6 { step *= 5 } else { step *= 10 }
+            }
+            var x = (lo / step).rounded(.up) * step
+            while x <= hi { out.append(x); x += step }
+        }
+        return out
     }
 
     /// One decimal, without a trailing .0.
