@@ -113,6 +113,16 @@ def main():
     # Text keys: the same trace read as lines and hashed.
     cpu, rss, out = run([BIN, "--json", "-c", f"replay {keys} format=keys policy=lru max={args.max} ttl=none stale=none"])
     print(f"lru, keys text format: {n / cpu:,.0f} req/s, peak {rss:.1f} MB, {json.loads(out)['rows'][0]['hits']} hits")
+    # Flat in the trace's length: the same keys four times over (4M requests) peaks the same.
+    longer = os.path.join(workdir, "zipf-x4.txt")
+    with open(longer, "wb") as out:
+        for _ in range(4):
+            with open(keys, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    out.write(chunk)
+    cpu4, rss4, _ = run([BIN, "-c", f"replay {longer} format=keys policy=lru max={args.max} ttl=none stale=none"])
+    print(f"lru, keys, 4x the trace ({4 * n:,} requests, {os.path.getsize(longer) / 1e6:.0f} MB file): "
+          f"{4 * n / cpu4:,.0f} req/s, peak {rss4:.1f} MB (1x: {rss:.1f} MB)")
     # A sweep in one pass: 4 policies x 8 sizes (LRU's 8 sizes share one stack-distance pass).
     sizes = "100,300,1000,3000,10000,30000,100000,200000"
     cpu, rss, out = run([BIN, "--json", "-c", f"replay {oracle} format=oracle policy=lru,fifo,sieve,lfu max={sizes} ttl=none stale=none"])
