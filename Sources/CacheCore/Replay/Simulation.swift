@@ -45,11 +45,18 @@ struct Simulation<Order: EvictionOrder> {
         expiresAt.reserveCapacity(reserve)
     }
 
+    /// `time + duration`, stopping at `Int64.max` as the engine's times do (a ttl of 100000d).
+    @inline(__always)
+    static func after(_ time: Int64, _ duration: Int64) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(duration)
+        return overflow ? .max : sum
+    }
+
     /// Sets an entry's stored time to `now`: its stale and expiry times follow (as `Entry.applyTimes`).
     @inline(__always)
     private mutating func stamp(_ i: Int) {
-        staleAt[i] = stale.map { now.addingClamped($0) } ?? .max
-        expiresAt[i] = ttl.map { now.addingClamped($0) } ?? .max
+        staleAt[i] = stale.map { Self.after(now, $0) } ?? .max
+        expiresAt[i] = ttl.map { Self.after(now, $0) } ?? .max
     }
 
     @inline(__always)
