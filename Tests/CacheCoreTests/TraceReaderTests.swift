@@ -55,6 +55,12 @@ import Darwin
         #expect(micros.map(\.time) == [0, 2])
     }
 
+    @Test func isoTimesAreReadWhateverTheUnit() throws {
+        let text = "2026-01-01T08:30:00.000Z a\n2026-01-01T08:30:01.250Z b\n2026-01-02T08:30:00.000Z a\n"
+        let requests = try Self.read(text, TraceOptions(format: .timed, timeUnit: .ms))
+        #expect(requests.map(\.time) == [0, 1_250, 86_400_000])
+    }
+
     @Test func csvNamesItsColumnsAndUnquotesFields() throws {
         let text = "ts,user,path\n10,u1,\"/feed\"\n12,u2,\"/a,\"\"b\"\"\"\n"
         let requests = try Self.read(text, TraceOptions(format: .csv, timeUnit: .ms, keyColumn: "path", timeColumn: "ts"))
@@ -81,7 +87,10 @@ import Darwin
 
     @Test func badLinesNameTheFileAndLine() {
         #expect(Self.error("a\nb c\n", TraceOptions(format: .keys)) == "t.txt:2: error: a key may not contain white space (\"b c\")")
-        #expect(Self.error("1 a\nx b\n", TraceOptions(format: .timed)) == "t.txt:2: error: bad time \"x\": expected a number of s")
+        #expect(Self.error("1 a\nx b\n", TraceOptions(format: .timed))
+                == "t.txt:2: error: bad time \"x\": expected a number of s or YYYY-MM-DDTHH:MM:SS.sssZ")
+        #expect(Self.error("2026-02-30T00:00:00.000Z a\n", TraceOptions(format: .timed))
+                == "t.txt:1: error: bad time \"2026-02-30T00:00:00.000Z\": expected YYYY-MM-DDTHH:MM:SS.sssZ")
         #expect(Self.error("1 a\n2\n", TraceOptions(format: .timed)) == "t.txt:2: error: expected TIME KEY")
         #expect(Self.error("5 a\n4 b\n", TraceOptions(format: .timed))
                 == "t.txt:2: error: time goes backwards: 4s after 5s (sort the trace by time)")

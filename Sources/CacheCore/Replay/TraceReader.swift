@@ -250,8 +250,16 @@ public final class TraceReader {
         return "\"" + text + (b - a > 60 ? "…" : "") + "\""
     }
 
-    /// A time in the trace's unit, as µs: digits with an optional fraction.
+    /// A time in the trace's unit, as µs: digits with an optional fraction, or an ISO 8601 UTC
+    /// time as cachesh prints them (`2026-01-01T08:30:00.250Z`), whatever the unit.
     private func timeValue(_ p: UnsafeMutablePointer<UInt8>, _ a: Int, _ b: Int) throws(ReplayError) -> Int64 {
+        if b - a == 24 && p[a + 10] == UInt8(ascii: "T") {
+            let text = String(decoding: UnsafeBufferPointer(start: p + a, count: 24), as: UTF8.self)
+            guard let ms = TimeText.parseISO8601(Substring(text)) else {
+                throw fail("bad time \(quoted(p, a, b)): expected YYYY-MM-DDTHH:MM:SS.sssZ")
+            }
+            return ms * 1_000
+        }
         let unit = options.timeUnit.microseconds
         var whole: Int64 = 0
         var i = a
@@ -274,7 +282,9 @@ public final class TraceReader {
             }
             if fractionDigits == 0 { digits = 0 }
         }
-        if digits == 0 || i != b { throw fail("bad time \(quoted(p, a, b)): expected a number of \(options.timeUnit.rawValue)") }
+        if digits == 0 || i != b {
+            throw fail("bad time \(quoted(p, a, b)): expected a number of \(options.timeUnit.rawValue) or YYYY-MM-DDTHH:MM:SS.sssZ")
+        }
         let (micros, overflow) = whole.multipliedReportingOverflow(by: unit)
         if overflow || micros > Int64.max / 4 { throw fail("time \(quoted(p, a, b)) is out of range") }
         return micros + fraction
