@@ -96,7 +96,7 @@ struct ReplayEndToEndTests {
     func malformedLine() throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", "10 a\n11 b\n9 c\n")
-        try sandbox.write("run.cachesh", "replay trace.txt format=timed csv=rows.csv plot=p.svg\nstats\n")
+        try sandbox.write("run.cachesh", "replay trace.txt format=timed max=1,2 csv=rows.csv plot=p.svg\nstats\n")
         let run = try Cachesh.run(["run.cachesh"], in: sandbox.url)
         #expect(run.status == 1)
         #expect(run.stderr == "trace.txt:3: error: time goes backwards: 9s after 11s (sort the trace by time)\n")
@@ -120,6 +120,7 @@ struct ReplayEndToEndTests {
             replay missing.txt
             replay trace.txt key=path
             replay trace.txt max=50..50
+            replay trace.txt max=none plot=p.svg
 
             """)
         let run = try Cachesh.run(["run.cachesh"], in: sandbox.url)
@@ -132,6 +133,7 @@ struct ReplayEndToEndTests {
             run.cachesh:6: error: replay: missing.txt: cannot read: No such file or directory
             run.cachesh:7: error: replay: key= names a CSV column; this trace is format=keys
             run.cachesh:8: error: replay: max=50..50: a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH
+            run.cachesh:9: error: replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)
 
             """)
     }

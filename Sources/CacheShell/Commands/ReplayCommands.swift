@@ -66,6 +66,9 @@ enum ReplayCommands {
         }
         let csvPath = try outputPath(args, "csv", session: session, source: source)
         let plotPath = try outputPath(args, "plot", session: session, source: source)
+        if let (_, offset) = plotPath, !sizes.contains(where: { $0 != nil }) {
+            throw ShellError("replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)", at: offset)
+        }
 
         let result: ReplayResult
         do {
@@ -82,9 +85,7 @@ enum ReplayCommands {
             }
         }
         if let (path, offset) = plotPath {
-            guard let svg = ReplayPlot.svg(result.rows, title: "hit ratio by max: \(word.text)") else {
-                throw ShellError("replay: plot= needs at least one combination with a max", at: offset)
-            }
+            let svg = ReplayPlot.svg(result.rows, title: "hit ratio by max: \(word.text)") ?? ""
             do { try FileIO.writeAtomically(path, svg) } catch {
                 throw ShellError("cannot write \(path): \(error)", at: offset)
             }
