@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts bench attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-replay bench bench-replay attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -25,6 +25,7 @@ test: deps
 	$(SWIFT) test
 	$(MAKE) --no-print-directory test-transcripts
 	$(MAKE) --no-print-directory test-interactive
+	$(MAKE) --no-print-directory test-replay
 
 test-transcripts:
 	$(BIN_DEBUG) --verify Examples/*.transcript README.md
@@ -40,8 +41,16 @@ attack: build
 attack-smoke: build
 	python3 Tests/attack/attack.py $(BIN_DEBUG) --smoke
 
+# replay's hit counts against libcachesim's on three seeded traces.
+test-replay:
+	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/replay/compare_libcachesim.py
+
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks CoreBenchmarks
+
+# replay against libcachesim on the same 1M-request trace: requests/s and peak memory.
+bench-replay: deps
+	python3 Benchmarks/replay-bench.py
 
 clean:
 	rm -rf .build Benchmarks/.build

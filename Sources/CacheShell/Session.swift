@@ -18,6 +18,8 @@ public struct SessionOptions: Sendable {
     /// Print each top-level command after the prompt before its output, errors in the interactive
     /// form, all on standard output: the output is a transcript (`--echo`).
     public var echo = false
+    /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
+    public var interrupted: (@Sendable () -> Bool)?
     public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
         self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
     }

@@ -210,6 +210,7 @@ func runMain() -> Int32 {
     options.mode = command.json ? .json : .human
     options.bail = command.bail
     options.safe = command.safe
+    options.interrupted = { interruptSignalled.load(ordering: .relaxed) }
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }

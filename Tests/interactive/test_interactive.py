@@ -428,6 +428,26 @@ def test_completion_over_100k_keys(home):
     print(f"    (Tab Tab over 100,000 keys: the list was on screen within {elapsed * 1000:.0f} ms)")
 
 
+def test_ctrl_c_stops_a_replay(home):
+    """Ctrl-C while replay runs stops it with an error; the shell and the session go on unchanged."""
+    trace = os.path.join(home, "big.txt")
+    with open(trace, "w") as f:
+        for i in range(2_000_000):
+            f.write(f"k{(i * 7919) % 50_000}\n")
+    sh = Shell(home, NO_HINTS)
+    sh.type(f"replay {trace} policy=lru,fifo,sieve,lfu max=10,100,1000,10000 ttl=1m,5m stale=none,10s")
+    sh.keys("Enter")
+    tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
+    sh.wait_for(lambda s: "icanon" in subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
+                                                     text=True).stdout.split(), "the replay to be running")
+    sh.keys("C-c")
+    sh.wait_for(lambda s: any("error: replay: interrupted after" in l for l in s.lines()), "the interrupted replay", 60)
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the interrupt")
+    expect(not sh.dead()[0], "Ctrl-C during replay does not end the shell", sh)
+    sh.run("now")
+    sh.wait_for(lambda s: any(l.startswith("now_ms: 0") for l in s.lines()), "the clock unchanged by the replay")
+
+
 def test_a_copied_session_is_a_transcript(home):
     """A session captured from the terminal, prompts and all, verifies with --verify; an edit fails it."""
     sh = Shell(home, env=NO_HINTS, height=60)

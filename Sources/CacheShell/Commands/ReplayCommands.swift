@@ -1,0 +1,283 @@
+import CacheCore
+
+/// `replay FILE`: an access trace through scratch caches, one per combination of the swept
+/// options; the session's cache, clock, statistics and server log are not touched.
+enum ReplayCommands {
+    static let replay = CommandSpec(
+        name: "replay",
+        summary: "replay an access trace through scratch caches, one row per combination; the session is unchanged",
+        arguments: [.file(meaning: "the trace, streamed: one get of the namespace's key per request, on a server that has every key and answers at once")],
+        options: [
+            .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale and max are the defaults (default: default)"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral, else keys"),
+            .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
+            .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
+            .text("key", placeholder: "COL", meaning: "CSV: the key column (default key)"),
+            .text("time", placeholder: "COL", meaning: "CSV: the time column (default time, if the header has it)"),
+            .text("policy", placeholder: "P,...", meaning: "eviction policies: lru (default), fifo, sieve, lfu, optimal (Belady; needs format=oracle)"),
+            CommandSpec.Option(name: "max", placeholder: "N,...", kind: .count, meaning: "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
+            CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
+            CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
+            .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
+            .text("plot", placeholder: "FILE", meaning: "also draw hit ratio against max as SVG, one line per policy"),
+        ],
+        example: "replay trace.txt max=50,500 stale=1m,5m", run: replay)
+
+    /// The fields of a row, in order (JSON, CSV and the table's columns).
+    static let rowFields = ["policy", "max", "ttl_ms", "stale_ms", "requests", "hits", "stale_hits", "misses",
+                            "evictions", "expirations", "hit_ratio"]
+    /// Most combinations one replay runs (each holds a scratch cache).
+    static let maxCombinations = 256
+
+    static func replay(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: Self.replay)
+        try args.expect(1...1, usage: "FILE")
+        let word = args.positional[0]
+        let path = session.resolvePath(word.text, relativeTo: source)
+        if session.options.safe { throw ShellError("--safe: commands may not read files (\(path))", at: word.offset) }
+
+        var namespace = KeyName.defaultNamespace
+        if let (text, word) = args.option("ns") {
+            if let problem = KeyName.problem(withNamespace: String(text)) {
+                throw ShellError("replay: bad namespace name \"\(text)\": \(problem)", at: word.offset + 3)
+            }
+            namespace = String(text)
+        }
+        let policy = cache.policy(of: namespace)
+        let traceOptions = try readOptions(args, path: path)
+        let policies: [EvictionPolicy] = try list(args, "policy", default: [.lru]) { text, offset throws(ShellError) in
+            guard let p = EvictionPolicy(rawValue: String(text)) else {
+                throw ShellError("replay: policy=\(text): use lru, fifo, sieve, lfu or optimal", at: offset)
+            }
+            return p
+        }
+        let sizeLists: [[Int?]] = try list(args, "max", default: [[policy.max]]) { text, offset throws(ShellError) in
+            if text == "none" { return [nil] }
+            let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+            if parts.count == 3 && parts[1].isEmpty {
+                guard let low = Int(parts[0]), let high = Int(parts[2]), low >= 1, high > low else {
+                    throw ShellError("replay: max=\(text): a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH", at: offset)
+                }
+                return curve(from: low, to: high)
+            }
+            guard let n = Int(text), n >= 1 else {
+                throw ShellError("replay: max=\(text): use a whole number of entries, at least 1, a range LOW..HIGH, or none", at: offset)
+            }
+            return [n]
+        }
+        var sizes: [Int?] = []
+        for size in sizeLists.joined() where !sizes.contains(size) { sizes.append(size) }
+        let ttls: [Int64?] = try list(args, "ttl", default: [policy.ttl]) { text, offset throws(ShellError) in
+            text == "none" ? nil : try Arguments.duration(text, at: offset)
+        }
+        let stales: [Int64?] = try list(args, "stale", default: [policy.stale]) { text, offset throws(ShellError) in
+            text == "none" ? nil : try Arguments.duration(text, at: offset)
+        }
+        var configurations: [ReplayConfiguration] = []
+        for p in policies { for m in sizes { for t in ttls { for s in stales {
+            configurations.append(ReplayConfiguration(policy: p, max: m, ttl: t, stale: s))
+        } } } }
+        if configurations.count > maxCombinations {
+            throw ShellError("replay: \(configurations.count) combinations; at most \(maxCombinations) in one replay", at: command.offset)
+        }
+        if policies.contains(.optimal) && traceOptions.format != .oracle {
+            throw ShellError("replay: policy=optimal needs each request's next access: use a format=oracle trace", at: args.options["policy"]!.offset)
+        }
+        let csvPath = try outputPath(args, "csv", session: session, source: source)
+        let plotPath = try outputPath(args, "plot", session: session, source: source)
+        if let (_, offset) = plotPath, !sizes.contains(where: { $0 != nil }) {
+            throw ShellError("replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)", at: offset)
+        }
+
+        let result: ReplayResult
+        do {
+            let reader = try TraceReader(path: path, name: word.text, options: traceOptions)
+            let interrupted = session.options.interrupted ?? { false }
+            result = try Replay.run(reader, configurations: configurations, interrupted: interrupted)
+        } catch {
+            throw report(error, session: session, fallbackOffset: word.offset)
+        }
+
+        if let (path, offset) = csvPath {
+            do { try FileIO.writeAtomically(path, csvText(result.rows)) } catch {
+                throw ShellError("cannot write \(path): \(error)", at: offset)
+            }
+        }
+        if let (path, offset) = plotPath {
+            let svg = ReplayPlot.svg(result.rows, title: "hit ratio by max: \(word.text)") ?? ""
+            do { try FileIO.writeAtomically(path, svg) } catch {
+                throw ShellError("cannot write \(path): \(error)", at: offset)
+            }
+        }
+        var fields: [String: JSONValue] = [
+            "file": .string(word.text),
+            "namespace": .string(namespace),
+            "trace_requests": .int(Int64(result.requests)),
+            "duration_ms": .int(result.duration),
+            "rows": .array(result.rows.map { .object(rowObject($0)) }),
+        ]
+        if let (path, _) = csvPath { fields["csv"] = .string(path) }
+        if let (path, _) = plotPath { fields["plot"] = .string(path) }
+        var human = ["replayed \(result.requests) \(result.requests == 1 ? "request" : "requests") of \(word.text) "
+                     + "over \(TimeText.formatDuration(result.duration)) of virtual time, namespace \(namespace)"]
+        human += table(result.rows)
+        if let (path, _) = csvPath { human.append("wrote \(path)") }
+        if let (path, _) = plotPath { human.append("wrote \(path)") }
+        return Reply(fields, human: human)
+    }
+
+    /// A trace error is printed with the trace's own file and line; others at the command.
+    private static func report(_ error: ReplayError, session: Session, fallbackOffset: Int) -> ShellError {
+        guard let file = error.file, let line = error.line else {
+            return ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: fallbackOffset)
+        }
+        session.anyFailed = true
+        if session.options.mode == .json {
+            let fields: [String: JSONValue] = ["command": "replay", "error": .string(error.message),
+                                               "file": .string(file), "line": .int(Int64(line))]
+            session.write(JSONValue.object(fields).compactText)
+        } else {
+            session.writeError(Session.oneLine(error.description))
+        }
+        return ShellError.reported(at: fallbackOffset)
+    }
+
+    private static func readOptions(_ args: Arguments, path: String) throws(ShellError) -> TraceOptions {
+        var options = TraceOptions()
+        if let (text, word) = args.option("format") {
+            guard let format = TraceFormat(rawValue: String(text)) else {
+                throw ShellError("replay: format=\(text): use keys, timed, csv or oracle", at: word.offset)
+            }
+            options.format = format
+        } else if path.hasSuffix(".csv") {
+            options.format = .csv
+        } else if path.hasSuffix(".oracleGeneral") || path.hasSuffix(".bin") {
+            options.format = .oracle
+        }
+        if let (text, word) = args.option("time-unit") {
+            guard let unit = TraceTimeUnit(rawValue: String(text)) else {
+                throw ShellError("replay: time-unit=\(text): use s, ms or us", at: word.offset)
+            }
+            options.timeUnit = unit
+        }
+        if let (text, word) = args.option("step") {
+            options.step = try Arguments.duration(text, at: word.offset + 5)
+        }
+        for name in ["key", "time"] {
+            guard let (text, word) = args.option(name) else { continue }
+            guard options.format == .csv else {
+                throw ShellError("replay: \(name)= names a CSV column; this trace is format=\(options.format.rawValue)", at: word.offset)
+            }
+            guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a column name", at: word.offset) }
+            if name == "key" { options.keyColumn = String(text) } else { options.timeColumn = String(text) }
+        }
+        return options
+    }
+
+    /// A comma list option's values, each parsed by `parse`; `fallback` when absent.
+    private static func list<T>(_ args: Arguments, _ name: String, default fallback: [T],
+                                _ parse: (Substring, Int) throws(ShellError) -> T) throws(ShellError) -> [T] {
+        guard let (text, word) = args.option(name) else { return fallback }
+        var values: [T] = []
+        var offset = word.offset + name.utf8.count + 1
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard !item.isEmpty else { throw ShellError("replay: \(name)= has an empty item", at: offset) }
+            values.append(try parse(item, offset))
+            offset += item.utf8.count + 1
+        }
+        return values
+    }
+
+    /// The sizes of a curve from `low` to `high`: ten steps per decade (×1.26 each), rounded,
+    /// without repeats, `high` last.
+    static func curve(from low: Int, to high: Int) -> [Int?] {
+        var sizes: [Int?] = []
+        var x = Double(low)
+        while Int(x.rounded()) < high && sizes.count < maxCombinations {
+            let n = Int(x.rounded())
+            if sizes.last != .some(n) { sizes.append(n) }
+            x *= 1.2589254117941673  // 10^(1/10)
+        }
+        sizes.append(high)
+        return sizes
+    }
+
+    private static func outputPath(_ args: Arguments, _ name: String, session: Session, source: SourceFile) throws(ShellError) -> (String, Int)? {
+        guard let (text, word) = args.option(name) else { return nil }
+        guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a file name", at: word.offset) }
+        let path = session.resolvePath(String(text), relativeTo: source)
+        if session.options.safe { throw ShellError("--safe: commands may not write files (\(path))", at: word.offset) }
+        return (path, word.offset)
+    }
+
+    // MARK: Rendering
+
+    static func rowObject(_ row: ReplayRow) -> [String: JSONValue] {
+        let c = row.configuration, n = row.counters
+        return [
+            "policy": .string(c.policy.rawValue),
+            "max": c.max.map { .int(Int64($0)) } ?? .null,
+            "ttl_ms": c.ttl.map(JSONValue.int) ?? .null,
+            "stale_ms": c.stale.map(JSONValue.int) ?? .null,
+            "requests": .int(Int64(n.requests)),
+            "hits": .int(Int64(n.hits)),
+            "stale_hits": .int(Int64(n.staleHits)),
+            "misses": .int(Int64(n.misses)),
+            "evictions": .int(Int64(n.evictions)),
+            "expirations": .int(Int64(n.expirations)),
+            "hit_ratio": .double(n.hitRatio),
+        ]
+    }
+
+    /// A ratio with four decimals (0.5312).
+    static func ratio(_ r: Double) -> String {
+        let n = Int((r * 10_000).rounded())
+        let fraction = String(n % 10_000)
+        return "\(n / 10_000)." + String(repeating: "0", count: 4 - fraction.count) + fraction
+    }
+
+    private static func cells(_ row: ReplayRow) -> [String] {
+        let c = row.configuration, n = row.counters
+        var cells: [String] = [c.policy.rawValue]
+        cells.append(c.max.map { String($0) } ?? "none")
+        cells.append(c.ttl.map { TimeText.formatDuration($0) } ?? "none")
+        cells.append(c.stale.map { TimeText.formatDuration($0) } ?? "none")
+        for value in [n.requests, n.hits, n.staleHits, n.misses, n.evictions, n.expirations] { cells.append(String(value)) }
+        cells.append(ratio(n.hitRatio))
+        return cells
+    }
+
+    /// The rows as an aligned table: text left, numbers right.
+    static func table(_ rows: [ReplayRow]) -> [String] {
+        let header = ["policy", "max", "ttl", "stale", "requests", "hits", "stale_hits", "misses", "evictions", "expirations", "hit_ratio"]
+        let body = rows.map(cells)
+        var widths = header.map(\.count)
+        for cells in body { for (i, cell) in cells.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            var out = ""
+            for (i, cell) in cells.enumerated() {
+                let pad = String(repeating: " ", count: widths[i] - cell.count)
+                if i > 0 { out += "  " }
+                out += i == 0 ? cell + pad : pad + cell
+            }
+            return out
+        }
+        return [line(header)] + body.map(line)
+    }
+
+    /// The rows as CSV, with a header of the JSON field names; `none` is an empty field.
+    static func csvText(_ rows: [ReplayRow]) -> String {
+        var out = rowFields.joined(separator: ",") + "\n"
+        for row in rows {
+            let c = row.configuration, n = row.counters
+            var cells: [String] = [c.policy.rawValue]
+            cells.append(c.max.map { String($0) } ?? "")
+            cells.append(c.ttl.map { String($0) } ?? "")
+            cells.append(c.stale.map { String($0) } ?? "")
+            for value in [n.requests, n.hits, n.staleHits, n.misses, n.evictions, n.expirations] { cells.append(String(value)) }
+            cells.append(ratio(n.hitRatio))
+            out += cells.joined(separator: ",") + "\n"
+        }
+        return out
+    }
+}
