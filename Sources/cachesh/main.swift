@@ -210,7 +210,8 @@ func runMain() -> Int32 {
     options.mode = command.json ? .json : .human
     options.bail = command.bail
     options.safe = command.safe
-    options.interrupted = { interruptSignalled.load(ordering: .relaxed) }
+    // Long work that sees a Ctrl-C stops and takes it, so it does not also cut the output that reports it.
+    options.interrupted = { interruptSignalled.exchange(false, ordering: .relaxed) }
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }

@@ -415,10 +415,8 @@ def test_completion_over_100k_keys(home):
     tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
     sh.wait_for(lambda s: "icanon" in subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
                                                      text=True).stdout.split(), "the command to be running")
-    sh.keys("C-c")  # while the command runs: it must not end the shell
     sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the 100,000 puts", 300)
     print(f"    (source of 100,000 puts, index rebuilt: {time.monotonic() - started:.1f} s)")
-    expect(not sh.dead()[0], "Ctrl-C while a command runs does not end the shell", sh)
     sh.type("get feed:9999")
     sh.wait_for_line("cachesh> get feed:9999")
     start = time.monotonic()
@@ -624,6 +622,35 @@ def test_ctrl_c_cuts_a_long_output(home):
                 "the note and the prompt", 300)
     sh.run("now")
     expect("now_ms: 0" in sh.lines(), "the shell goes on", sh)
+
+
+def test_ctrl_c_stops_a_long_source_between_commands(home):
+    """Ctrl-C while `source` runs stops it before its next command and returns to the prompt;
+    the shell goes on, and every command that ran ran whole."""
+    script = os.path.join(home, "fill.cachesh")
+    with open(script, "w") as f:
+        f.write("ns feed max=2000000\n")
+        for i in range(1_000_000):
+            f.write(f"put feed:{i} {i}\n")
+    sh = Shell(home, NO_HINTS)
+    sh.type(f"source {script}")
+    sh.keys("Enter")
+    tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
+    sh.wait_for(lambda s: "icanon" in subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
+                                                     text=True).stdout.split(), "the command to be running")
+    sh.keys("C-c")
+    sh.wait_for(lambda s: any("error: interrupted (Ctrl-C) after " in l for l in s.lines())
+                and s.last_line() == "cachesh>", "the interruption and the prompt", 300)
+    expect(not sh.dead()[0], "Ctrl-C while a command runs does not end the shell", sh)
+    line = next(l for l in sh.lines() if "error: interrupted" in l)
+    ran = int(line.split("after ")[1].split(" ")[0])
+    expect(ran < 1_000_001, f"the source stopped early: {line}", sh)
+    # The first command (ns) and ran - 1 puts ran, each whole; the next did not.
+    sh.run(f"peek feed:{max(ran - 1, 0)}")
+    expect(any(l.startswith("state:") and l.split()[1] == "absent" for l in sh.lines()), "the next put did not run", sh)
+    if ran >= 2:
+        sh.run(f"peek feed:{ran - 2}")
+        expect(any(l.startswith("state:") and l.split()[1] == "fresh" for l in sh.lines()), "the last put that ran is there", sh)
 
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]

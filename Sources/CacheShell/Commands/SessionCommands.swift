@@ -33,6 +33,10 @@ enum SessionCommands {
                 session.fail(ShellError(diagnostic.message, at: diagnostic.offset), in: file, command: nil)
                 throw ShellError.reported(at: word.offset)
             case .success(let inner):
+                // Ctrl-C stops a long source between two of its commands: each ran whole.
+                if let interrupted = session.options.interrupted, interrupted() {
+                    throw ShellError("interrupted (Ctrl-C) after \(count) command\(count == 1 ? "" : "s") of \(word.text)", at: word.offset)
+                }
                 count += 1
                 if !session.execute(inner, in: file, on: cache) { throw ShellError.reported(at: word.offset) }
             }
