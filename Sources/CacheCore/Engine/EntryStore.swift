@@ -1,9 +1,9 @@
 /// The cached entries by slot, with their recency lists: one over every entry and one per
 /// namespace, both doubly linked through slot numbers, least recent at the head.
 ///
-/// A value type held in one stored property of the engine, so that an operation on it (a touch,
-/// an insert, a removal) is one exclusivity-checked access of the engine instead of one per field
-/// it reads or writes. The links sit in their own array of 16-byte records, apart from the
+/// A value type held (inside the engine's `EntryTable`) in one stored property of the engine, so
+/// that an operation on it (a touch, an insert, a removal) is one exclusivity-checked access of
+/// the engine instead of one per field it reads or writes. The links sit in their own array of 16-byte records, apart from the
 /// entries, so making an entry the most recent reads and writes a few small records rather than
 /// the entry and both of its neighbours.
 struct EntryStore {
@@ -43,6 +43,9 @@ struct EntryStore {
     mutating func addNamespace() {
         namespaceLists.append(List())
     }
+
+    /// The number of namespaces with a list (the next namespace slot).
+    var namespaceCount: Int { namespaceLists.count }
 
     mutating func reserveCapacity(_ n: Int) {
         entries.reserveCapacity(n)

@@ -114,8 +114,8 @@ extension CacheEngine {
         out.state = JSONValue.object(snapshotState(scheduledCommand: scheduledCommand, forStore: true)).compactText
         if log.replacedAll {
             out.replacesAll = true
-            out.entries.reserveCapacity(index.count)
-            for s in store.recencyOrder() { out.entries.append(storedEntry(s)) }
+            out.entries.reserveCapacity(entries.count)
+            for s in entries.store.recencyOrder() { out.entries.append(storedEntry(s)) }
             out.log = requestLog.indices.map(storedLogLine)
             if let simulated {
                 for key in Set(simulated.data.keys).union(simulated.modifiedAt.keys).sorted() {
