@@ -22,6 +22,7 @@ extension CacheEngine {
     /// - Returns: the keys changed (evicted, then expired).
     @discardableResult
     public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         try Self.validateNamespaceName(name)
         let policy = change.applied(to: policy(of: name))
         try Self.validate(policy)
@@ -36,6 +37,7 @@ extension CacheEngine {
     /// - Returns: the keys changed.
     @discardableResult
     public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         for (name, policy) in configuration.namespaces.sorted(by: { $0.key < $1.key }) {
             try Self.validateNamespaceName(name)
             try Self.validate(policy)

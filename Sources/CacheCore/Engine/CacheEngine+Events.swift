@@ -7,6 +7,7 @@ extension CacheEngine {
     /// - Returns: the keys changed.
     @discardableResult
     public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         guard let slot = entries.keyIndex[key] else { return [] }
         let value: JSONValue
@@ -23,6 +24,7 @@ extension CacheEngine {
     /// - Complexity: O(entries embedding the id · their size), through the id index; never a scan.
     @discardableResult
     public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let targets = slots.sortedByKey(entries.idIndex[id] ?? [])
         var changes: [(Int32, JSONValue)] = []
         for slot in targets {

@@ -5,6 +5,7 @@ extension CacheEngine {
     /// - Returns: the keys changed.
     @discardableResult
     public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         guard let slot = entries.keyIndex[key] else { throw CacheError("\(key) is not cached: nothing to mutate") }
         let value: JSONValue
@@ -16,6 +17,7 @@ extension CacheEngine {
     /// - Complexity: O(entries embedding the id · their size), through the id index.
     @discardableResult
     public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let targets = slots.sortedByKey(entries.idIndex[id] ?? [])
         guard !targets.isEmpty else { throw CacheError("no cached entry embeds \(idField) \(id): nothing to mutate") }
         var changes: [(Int32, JSONValue)] = []
@@ -87,6 +89,7 @@ extension CacheEngine {
 
     /// Tells the engine its origin is reachable again: queued mutations replay, one at a time, in order.
     public func originDidComeOnline() {
+        defer { if checksInvariants { checkInvariants() } }
         sendNextQueuedMutation()
     }
 

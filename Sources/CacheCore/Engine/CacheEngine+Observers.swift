@@ -3,6 +3,7 @@
 extension CacheEngine {
     /// Starts reporting changes in `scope` to the delegate.
     public func watch(_ scope: WatchScope) {
+        defer { if checksInvariants { checkInvariants() } }
         observers.watch(scope)
     }
 
@@ -10,6 +11,7 @@ extension CacheEngine {
     /// - Returns: whether something was being watched.
     @discardableResult
     public func unwatch(_ scope: WatchScope?) -> Bool {
+        defer { if checksInvariants { checkInvariants() } }
         return observers.unwatch(scope)
     }
 

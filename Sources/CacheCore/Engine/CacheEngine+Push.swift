@@ -7,11 +7,12 @@ extension CacheEngine {
     /// - Returns: the keys changed, in the order invalidate, refresh, evict.
     @discardableResult
     public func push(_ type: String, arguments: [String: String]) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let targets = try rules.targets(of: type, arguments: arguments)
         _ = nextSeq()
         emitPushed(type)
         var changed: [String] = []
-        for target in targets.invalidate { changed += invalidate(target) }
+        for target in targets.invalidate { changed += invalidateTargets(target) }
         var toRefresh: [String] = []
         for target in targets.refresh {
             for slot in resolve(target) {
@@ -24,7 +25,7 @@ extension CacheEngine {
             changed += toRefresh
         }
         for target in targets.evict {
-            for slot in resolve(target) { changed += evict(slots[Int(slot)].key) }
+            for slot in resolve(target) { changed += evictKey(slots[Int(slot)].key) }
         }
         return changed
     }

@@ -8,6 +8,7 @@ extension CacheEngine {
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         _ = nextSeq()
         let slot = entries.keyIndex[key]
@@ -50,6 +51,7 @@ extension CacheEngine {
     /// request in flight; each key counts as it would for `get`. Waits only if a key is expired or absent.
     /// - Returns: results in the order asked.
     public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
+        defer { if checksInvariants { checkInvariants() } }
         let keys = keys.map(KeyName.canonical)
         _ = nextSeq()
         guard origin.isOnline else { return keys.map { offlineRead($0, entries.keyIndex[$0]) } }

@@ -70,6 +70,7 @@ extension CacheEngine {
     /// Delivers the answer to a request whose origin replied `.deferred` (an app's async fetch);
     /// it completes at the next scheduling step.
     public func deliver(fetch id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
+        defer { if checksInvariants { checkInvariants() } }
         deliver(id, .keys(result))
     }
 
@@ -88,6 +89,7 @@ extension CacheEngine {
 
     /// Forgets the request log (`server log clear`); requests in flight are no longer listed either.
     public func clearRequestLog() {
+        defer { if checksInvariants { checkInvariants() } }
         serverLog.clear()
         if changes != nil {
             changes!.logCleared = true

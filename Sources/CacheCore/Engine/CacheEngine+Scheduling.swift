@@ -7,6 +7,7 @@ extension CacheEngine {
     /// - Throws: `CacheError` when the command runs more than `runawayLimit` items; the clock then
     ///   stays at the last item run.
     public func advance(by duration: Int64) throws(CacheError) {
+        defer { if checksInvariants { checkInvariants() } }
         let target = now.addingClamped(max(0, duration))
         // Bounded: each turn runs one item, and the runaway limit stops a command that runs
         // too many (expiries aside, which are bounded by the entries' records).
@@ -47,6 +48,7 @@ extension CacheEngine {
     /// - Returns: the item's id.
     @discardableResult
     public func schedule(after delay: Int64, token: Int) -> UInt64 {
+        defer { if checksInvariants { checkInvariants() } }
         let id = nextSeq()
         scheduler.schedule(ScheduledCommand(token: token, due: now.addingClamped(max(0, delay))), id: id)
         return id
@@ -54,6 +56,7 @@ extension CacheEngine {
 
     /// Drops scheduled external work (for `restore`, which replaces everything).
     public func cancelScheduledCommands() {
+        defer { if checksInvariants { checkInvariants() } }
         scheduler.cancelCommands()
     }
 

@@ -18,6 +18,7 @@ extension CacheEngine {
 
     /// Zeroes every counter.
     public func resetStats() {
+        defer { if checksInvariants { checkInvariants() } }
         statistics.reset()
     }
 }

@@ -21,6 +21,7 @@ extension CacheEngine {
     /// are stored as fetch responses for cached keys). Without `wait` the answer is reported to
     /// the delegate when it arrives.
     public func validate(items: Bool, wait: Bool = true) throws(CacheError) -> ValidationResult {
+        defer { if checksInvariants { checkInvariants() } }
         let request = validationRequest()
         _ = nextSeq()
         guard origin.isOnline else {
@@ -48,6 +49,7 @@ extension CacheEngine {
 
     /// Delivers a deferred validation answer (an app's async origin).
     public func deliver(validation id: UInt64, _ result: Result<[String: NamespaceVerdict], OriginFailure>) {
+        defer { if checksInvariants { checkInvariants() } }
         deliver(id, .validation(result))
     }
 

@@ -5,6 +5,7 @@ extension CacheEngine {
     /// - Returns: the keys changed (the key, then any evicted by the namespace's `max`).
     @discardableResult
     public func put(_ key: String, _ value: JSONValue, tags: [String] = []) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let s = nextSeq()
         if let slot = entries.keyIndex[key] {
@@ -39,6 +40,7 @@ extension CacheEngine {
     /// - Returns: the keys changed: for an immediate expiry, only an entry it moved into `expired`.
     @discardableResult
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         guard let slot = entries.keyIndex[key] else { return [] }
         let s = nextSeq()
@@ -68,6 +70,12 @@ extension CacheEngine {
     /// - Returns: the keys it moved into `stale`.
     @discardableResult
     public func invalidate(_ target: Target) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        return invalidateTargets(target)
+    }
+
+    /// `invalidate` without the check of invariants (for `push`, which checks once at its end).
+    func invalidateTargets(_ target: Target) -> [String] {
         _ = nextSeq()
         var changed: [String] = []
         let targets = resolve(target)
@@ -109,6 +117,12 @@ extension CacheEngine {
     /// flight are void and its queued mutations dropped.
     @discardableResult
     public func evict(_ key: String) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        return evictKey(key)
+    }
+
+    /// `evict` without the check of invariants (for `push`, which checks once at its end).
+    func evictKey(_ key: String) -> [String] {
         let key = KeyName.canonical(key)
         _ = nextSeq()
         requestTable.voidResponses(forKey: key)
@@ -125,6 +139,7 @@ extension CacheEngine {
     /// - Complexity: O(entries removed + requests in flight).
     @discardableResult
     public func clear(namespace: String? = nil) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         _ = nextSeq()
         if let namespace {
             return removeAll(inNamespaces: [namespace])
@@ -135,6 +150,7 @@ extension CacheEngine {
     /// Memory-pressure purge (B13): the namespaces marked purgeable, or everything if none is.
     @discardableResult
     public func memoryWarning() -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         _ = nextSeq()
         let purgeable = namespaces.all.filter { $0.policy.purgeable }.map(\.name)
         return removeAll(inNamespaces: purgeable.isEmpty ? nil : Set(purgeable))

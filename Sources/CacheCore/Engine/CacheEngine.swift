@@ -19,7 +19,8 @@ public protocol CacheEngineDelegate: AnyObject {
 /// recency lists and indexes), `namespaces`, `expiry` (the per-namespace expiry FIFOs),
 /// `scheduler`, `requestTable` (requests in flight), `serverLog`, `mutationQueue` (the offline
 /// queue), `observers`, `rules` (push rules) and `statistics`. The engine's methods coordinate
-/// them.
+/// them; with `checksInvariants` on, every public operation that can change the state ends with
+/// a check of every part and of how they agree (`invariantViolations()`).
 public final class CacheEngine {
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
     public static let runawayLimit = 1_000_000
@@ -32,6 +33,14 @@ public final class CacheEngine {
     /// The global sequence number of the last event (SPEC §1.1).
     public internal(set) var seq: UInt64 = 0
     public weak var delegate: (any CacheEngineDelegate)?
+    /// Checks every invariant after each public operation that can change the state, and stops
+    /// the process on a violation. For tests: a check is O(n) in the size of the state. Off, it
+    /// costs one branch per operation.
+    public var checksInvariants = false
+    /// What a failed check does with the violations (test hook; by default it stops the process).
+    var invariantFailure: ([String]) -> Void = { violations in
+        preconditionFailure("CacheEngine invariants broken:\n" + violations.joined(separator: "\n"))
+    }
 
     /// The entries: slots, recency lists, key, id and tag indexes.
     var entries = EntryTable()
@@ -85,6 +94,7 @@ public final class CacheEngine {
 
     /// Marks the start of a command: the runaway limit counts items per command.
     public func beginCommand() {
+        defer { if checksInvariants { checkInvariants() } }
         scheduler.beginCommand()
         requestTable.beginCommand()
     }

@@ -166,3 +166,91 @@ struct EntryStore {
         return out
     }
 }
+
+// MARK: - Invariants
+
+extension EntryStore {
+    /// What is wrong with the store, one message per broken rule; empty when it is sound:
+    /// - there is one link record per slot, and every live entry's namespace has a list;
+    /// - the free slots are exactly the dead ones, each listed once;
+    /// - the global list and each namespace's list are doubly linked both ways, end at their `tail`
+    ///   and hold `count` entries; the global list holds every live entry once, and each
+    ///   namespace's list holds exactly the live entries of that namespace;
+    /// - recency stamps strictly increase along the global list, below `nextRecency`.
+    /// - Complexity: O(n) for n slots.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        guard links.count == entries.count else {
+            return ["entry store: \(links.count) link records for \(entries.count) slots"]
+        }
+        var live = 0
+        for i in entries.indices where entries[i].live {
+            let e = entries[i]
+            live += 1
+            if e.namespace < 0 || Int(e.namespace) >= namespaceLists.count {
+                v.append("entry store: slot \(i) (\(e.key)) is in namespace slot \(e.namespace), which has no list")
+            }
+        }
+        var free = Set<Int32>()
+        for s in freeSlots {
+            guard s >= 0, Int(s) < entries.count else { v.append("entry store: free slot \(s) is out of range"); continue }
+            if !free.insert(s).inserted { v.append("entry store: slot \(s) is on the free list twice") }
+            if entries[Int(s)].live { v.append("entry store: live slot \(s) (\(entries[Int(s)].key)) is on the free list") }
+        }
+        if free.count + live != entries.count {
+            v.append("entry store: \(entries.count - live) dead slots but \(free.count) free ones")
+        }
+
+        let global = walk(self.global, "global recency list", global: true, into: &v)
+        var seen = [Bool](repeating: false, count: entries.count)
+        var distinct = 0
+        var lastStamp: UInt64?
+        for s in global {
+            let e = entries[Int(s)]
+            if !e.live { v.append("global recency list: holds dead slot \(s)") }
+            if seen[Int(s)] { v.append("global recency list: holds slot \(s) twice") } else { distinct += 1 }
+            seen[Int(s)] = true
+            if let last = lastStamp, e.recency <= last {
+                v.append("global recency list: stamp \(e.recency) of slot \(s) (\(e.key)) follows stamp \(last)")
+            }
+            if e.recency >= nextRecency {
+                v.append("global recency list: stamp \(e.recency) of slot \(s) is not below the next stamp \(nextRecency)")
+            }
+            lastStamp = e.recency
+        }
+        if distinct != live { v.append("global recency list: holds \(distinct) distinct entries, \(live) are live") }
+
+        var inNamespaces = 0
+        for ns in namespaceLists.indices {
+            let list = walk(namespaceLists[ns], "recency list of namespace slot \(ns)", global: false, into: &v)
+            inNamespaces += list.count
+            for s in list where !entries[Int(s)].live || entries[Int(s)].namespace != Int32(ns) {
+                v.append("recency list of namespace slot \(ns): holds slot \(s), which is "
+                         + (entries[Int(s)].live ? "in namespace slot \(entries[Int(s)].namespace)" : "dead"))
+            }
+        }
+        if inNamespaces != live { v.append("namespace recency lists: hold \(inNamespaces) entries in all, \(live) are live") }
+        return v
+    }
+
+    /// The slots of one list from head to tail, noting broken links. Stops after one more step than
+    /// there are slots (a longer walk has gone round a cycle) or at a link out of range.
+    private func walk(_ list: List, _ name: @autoclosure () -> String, global: Bool, into v: inout [String]) -> [Int32] {
+        var out: [Int32] = []
+        var previous: Int32 = -1
+        var s = list.head
+        while s >= 0 {
+            guard Int(s) < entries.count else { v.append("\(name()): link to slot \(s), out of range"); return out }
+            guard out.count < entries.count else { v.append("\(name()): goes round a cycle"); return out }
+            let l = links[Int(s)]
+            let back = global ? l.globalPrev : l.nsPrev
+            if back != previous { v.append("\(name()): slot \(s) links back to \(back), not \(previous)") }
+            out.append(s)
+            previous = s
+            s = global ? l.globalNext : l.nsNext
+        }
+        if previous != list.tail { v.append("\(name()): ends at slot \(previous), its tail is \(list.tail)") }
+        if out.count != list.count { v.append("\(name()): holds \(out.count) entries, its count is \(list.count)") }
+        return out
+    }
+}

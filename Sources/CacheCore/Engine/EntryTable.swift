@@ -2,7 +2,7 @@
 /// (`EntryStore`), the key index, the id index (entity ids embedded in values, B8) and the tag
 /// index. A value type held in one stored property of the engine and changed in place.
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - those of `EntryStore` (free slots, recency lists, recency stamps);
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
 /// - each live entry's `ids` are the sorted entity ids its value embeds under `idField`, and the
@@ -136,5 +136,88 @@ struct EntryTable {
         guard var set = index.removeValue(forKey: name) else { return }
         set.remove(slot)
         if !set.isEmpty { index[name] = set }
+    }
+}
+
+// MARK: - Invariants
+
+extension EntryTable {
+    /// What is wrong with the table, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(n + total size of the values) for n slots.
+    func invariantViolations() -> [String] {
+        var v = store.invariantViolations()
+        let entries = store.entries
+        var live = 0
+        for i in entries.indices {
+            let e = entries[i]
+            let slot = Int32(i)
+            guard e.live else {
+                if !e.ids.isEmpty || !e.tags.isEmpty || e.log != nil {
+                    v.append("entry table: dead slot \(i) still holds ids, tags or a mutation log")
+                }
+                continue
+            }
+            live += 1
+            if keyIndex[e.key] != slot {
+                v.append("key index: \(e.key) maps to slot \(keyIndex[e.key].map(String.init) ?? "none"), its entry is in slot \(i)")
+            }
+            if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
+            var embedded = Set<String>()
+            e.value.collectEntityIDs(idField: idField, into: &embedded)
+            if e.ids != embedded.sorted() {
+                v.append("id index: \(e.key) lists ids \(e.ids), its value embeds \(embedded.sorted())")
+            }
+            for id in e.ids where idIndex[id]?.contains(slot) != true {
+                v.append("id index: id \(id) of \(e.key) does not lead to slot \(i)")
+            }
+            for tag in e.tags where tagIndex[tag]?.contains(slot) != true {
+                v.append("tag index: tag \(tag) of \(e.key) does not lead to slot \(i)")
+            }
+            if let log = e.log, log.pending.isEmpty {
+                v.append("entry table: \(e.key) has a mutation log with no mutation pending")
+            }
+        }
+        if keyIndex.count != live { v.append("key index: holds \(keyIndex.count) keys, \(live) entries are live") }
+        for (key, slot) in keyIndex {
+            guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
+                v.append("key index: \(key) maps to slot \(slot), which holds no live entry")
+                continue
+            }
+            if entries[Int(slot)].key != key {
+                v.append("key index: \(key) maps to slot \(slot), which holds \(entries[Int(slot)].key)")
+            }
+        }
+        Self.checkSetIndex(idIndex, "id index", entries, listed: { $0.ids.contains($1) }, into: &v)
+        Self.checkSetIndex(tagIndex, "tag index", entries, listed: { $0.tags.contains($1) }, into: &v)
+        return v
+    }
+
+    /// Checks that every set of an index is non-empty and names live slots that list its name.
+    private static func checkSetIndex(_ index: [String: Set<Int32>], _ name: String, _ entries: EntrySlots,
+                                      listed: (Entry, String) -> Bool, into v: inout [String]) {
+        for (item, set) in index {
+            if set.isEmpty { v.append("\(name): \(item) leads to no slot") }
+            for slot in set {
+                guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
+                    v.append("\(name): \(item) leads to slot \(slot), which holds no live entry")
+                    continue
+                }
+                if !listed(entries[Int(slot)], item) {
+                    v.append("\(name): \(item) leads to \(entries[Int(slot)].key), which does not list it")
+                }
+            }
+        }
+    }
+
+    /// Stops the process with the violations, if any (the swift-collections `_checkInvariants` habit).
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "EntryTable invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.
+    mutating func testingCorruptKeyIndex(_ key: String, slot: Int32?) {
+        keyIndex[key] = slot
     }
 }

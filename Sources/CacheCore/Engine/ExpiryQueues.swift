@@ -13,10 +13,10 @@ struct ExpiryRecord {
 /// so records are appended in expiry order and one scan item in the scheduler per namespace
 /// (for the head record) is enough; records of entries that changed since are dropped lazily.
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - each FIFO is ordered by (time, sequence number);
-/// - a FIFO's scan is marked scheduled whenever it holds a record, and the scheduler holds that
-///   scan; every entry waiting to expire has a live record.
+/// - a FIFO's scan is marked scheduled whenever it holds a record (the engine checks the
+///   scheduler holds that scan, and that every entry waiting to expire has a live record).
 struct ExpiryQueues {
     struct Queue {
         /// Expiry records in (time, seq) order; dead ones are skipped lazily.
@@ -82,5 +82,42 @@ struct ExpiryQueues {
         if !restoring { queues[n].epoch &+= 1 }
         queues[n].scanScheduled = false
         return claimScan(ns)
+    }
+}
+
+// MARK: - Invariants
+
+extension ExpiryQueues {
+    /// What is wrong with the FIFOs, one message per broken rule (see the type's invariants);
+    /// empty when they are sound.
+    /// - Complexity: O(r) for r records.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        for ns in queues.indices {
+            let queue = queues[ns]
+            if !queue.records.isEmpty && !queue.scanScheduled {
+                v.append("expiry FIFO of namespace slot \(ns): holds \(queue.records.count) records but no scan is scheduled")
+            }
+            var previous: ExpiryRecord?
+            for record in queue.records {
+                if let p = previous, record.time < p.time || (record.time == p.time && record.seq < p.seq) {
+                    v.append("expiry FIFO of namespace slot \(ns): (\(record.time), \(record.seq)) of slot \(record.slot) "
+                             + "follows (\(p.time), \(p.seq)) of slot \(p.slot)")
+                }
+                previous = record
+            }
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "ExpiryQueues invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Test hook: reverses a namespace's FIFO, as an append out of order would leave it.
+    mutating func testingReverse(_ ns: Int32) {
+        queues[Int(ns)].records = Deque(queues[Int(ns)].records.reversed())
     }
 }

@@ -11,9 +11,9 @@ struct QueuedMutation {
 /// The offline queue of optimistic mutations (B11): mutations made while the origin was
 /// unreachable or behind earlier queued ones, replayed one at a time, in order.
 ///
-/// Invariants:
-/// - queued mutations are in the order they were made (increasing ids), each with a key; none
-///   is in flight, and the replay is a mutation in flight.
+/// Invariants (`invariantViolations()`):
+/// - queued mutations are in the order they were made (increasing ids), each with a key (the
+///   engine checks that none is in flight and that the replay is a mutation in flight).
 struct MutationQueue {
     /// Mutations waiting to be sent, oldest first.
     private(set) var queued = Deque<QueuedMutation>()
@@ -63,5 +63,29 @@ struct MutationQueue {
             if !m.keys.isEmpty { kept.append(m) }
         }
         queued = kept
+    }
+}
+
+// MARK: - Invariants
+
+extension MutationQueue {
+    /// What is wrong with the queue, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(queued mutations).
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        var previous: UInt64?
+        for m in queued {
+            if let p = previous, m.id <= p { v.append("mutation queue: mutation \(m.id) is queued after \(p)") }
+            if m.keys.isEmpty { v.append("mutation queue: mutation \(m.id) has no key") }
+            previous = m.id
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "MutationQueue invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

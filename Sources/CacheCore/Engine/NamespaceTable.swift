@@ -10,7 +10,7 @@ struct NamespaceState {
 /// The namespaces by slot (the index other parts keep per-namespace state by) and by name.
 /// Slots are handed out in order of first use and never reused.
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - the name index maps each namespace's name to its slot, and nothing else;
 /// - the last namespace found by key, when remembered, is the one the index gives;
 /// - every policy is one `ns` would accept (no negative duration or count, a positive timeout).
@@ -68,5 +68,37 @@ struct NamespaceTable {
     mutating func setPolicy(_ ns: Int32, _ policy: Policy, defined: Bool) {
         all[Int(ns)].policy = policy
         all[Int(ns)].defined = defined
+    }
+}
+
+// MARK: - Invariants
+
+extension NamespaceTable {
+    /// What is wrong with the table, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(k) for k namespaces.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        if index.count != all.count { v.append("namespace index: holds \(index.count) names for \(all.count) namespaces") }
+        for i in all.indices {
+            let ns = all[i]
+            if index[ns.name] != Int32(i) {
+                v.append("namespace index: \(ns.name) maps to \(index[ns.name].map(String.init) ?? "nothing"), not slot \(i)")
+            }
+            let p = ns.policy
+            if p.ttl < 0 || (p.stale ?? 0) < 0 || (p.max ?? 0) < 0 || (p.timeout ?? 1) <= 0 || (p.staleIfError ?? 0) < 0 {
+                v.append("namespace \(ns.name): policy out of range: \(p)")
+            }
+        }
+        if let last, index[last.name] != last.slot {
+            v.append("namespace index: the last namespace found, \(last.name) in slot \(last.slot), is not the indexed one")
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "NamespaceTable invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

@@ -1,7 +1,7 @@
 /// What observers watch (B15): keys, namespaces or everything. The engine reports a change to its
 /// delegate when its key is in a watched scope.
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - a watched key is in its printed form (`home`, never `default:home`), so it matches the key
 ///   of the entry it names.
 struct Observers {
@@ -40,5 +40,26 @@ struct Observers {
     /// - Complexity: O(1) (three set lookups).
     func isWatched(_ key: String, namespace: String) -> Bool {
         scopes.contains(.all) || scopes.contains(.key(key)) || scopes.contains(.namespace(namespace))
+    }
+}
+
+// MARK: - Invariants
+
+extension Observers {
+    /// What is wrong with the scopes, one message per broken rule (see the type's invariants);
+    /// empty when they are sound.
+    /// - Complexity: O(scopes).
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        for case .key(let key) in scopes where KeyName.canonical(key) != key {
+            v.append("observers: watched key \(key) is not in its printed form")
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "Observers invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

@@ -1,7 +1,7 @@
 /// The push rules (B9) by push type, and how a push's arguments fill a rule's targets.
 ///
 /// Any set of rules is valid: a rule is data, and a push is checked against its rule when it
-/// arrives.
+/// arrives. So this part has no invariant of its own to check.
 struct PushRules {
     /// Rules by push type (`CacheEngine.pushRules`).
     private(set) var byType: [String: PushRule] = [:]

@@ -31,7 +31,7 @@ enum KeyOutcome: Equatable {
 /// The requests in flight and what waiting readers need of them: the requests by id, by key,
 /// the fetch each key joins, and the outcomes of completed requests that readers waited on.
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - the key index is the inverse of the requests: each key leads to the ids of the requests
 ///   holding it, in increasing order, once per time the request holds it;
 /// - each key's fetch in flight is a fetch request holding the key, its response not void;
@@ -178,5 +178,56 @@ extension CacheEngine {
     var keyOutcomes: [UInt64: [String: KeyOutcome]] {
         _read { yield requestTable.keyOutcomes }
         _modify { yield &requestTable.keyOutcomes }
+    }
+}
+
+// MARK: - Invariants
+
+extension RequestTable {
+    /// What is wrong with the table, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(r log r + keys in flight).
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        var expected: [String: [UInt64]] = [:]
+        for id in sortedIDs {
+            let r = byID[id]!
+            if r.id != id { v.append("request table: request \(r.id) is filed under id \(id)") }
+            for key in r.keys { expected[key, default: []].append(id) }
+            let n = r.keys.count
+            if r.refresh.count != n || r.voided.count != n || r.invalidatedAfterSend.count != n {
+                v.append("request table: request \(id) has \(n) keys but \(r.refresh.count) refresh, "
+                         + "\(r.voided.count) void and \(r.invalidatedAfterSend.count) invalidation flags")
+            }
+            if r.waiters < 0 { v.append("request table: request \(id) has \(r.waiters) waiters") }
+        }
+        if expected != byKey {
+            for key in Set(expected.keys).union(byKey.keys).sorted() where expected[key] != byKey[key] {
+                v.append("requests by key: \(key) leads to \(byKey[key] ?? []), the requests holding it are \(expected[key] ?? [])")
+            }
+        }
+        for (key, id) in fetchInFlight {
+            guard let r = byID[id], r.kind == .fetch, let i = r.keys.firstIndex(of: key) else {
+                v.append("fetch in flight: \(key) joins request \(id), which is not a fetch of it in flight")
+                continue
+            }
+            if i < r.voided.count && r.voided[i] { v.append("fetch in flight: \(key) joins request \(id), whose response for it is void") }
+        }
+        for id in keyOutcomes.keys where byID[id] != nil { v.append("request table: request \(id) has outcomes but is in flight") }
+        for id in validationOutcomes.keys where byID[id] != nil {
+            v.append("request table: validation \(id) has a result but is in flight")
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "RequestTable invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Test hook: makes `key` lead to no request, as a forgotten index update would.
+    mutating func testingForgetKey(_ key: String) {
+        byKey.removeValue(forKey: key)
     }
 }

@@ -26,7 +26,7 @@ struct ScheduledCommand {
 /// overrides, `at` commands), the `at` commands not yet run, and how many items the current
 /// command has run (the runaway limit, SPEC §7).
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - every `at` command waiting has one item in the queue, due at its time with its id;
 /// - the items run by the current command stay within `CacheEngine.runawayLimit`.
 struct Scheduler {
@@ -86,5 +86,36 @@ struct Scheduler {
     mutating func replaceAll(items: [ScheduledItem], commands: [UInt64: ScheduledCommand]) {
         heap = Heap(items)
         self.commands = commands
+    }
+}
+
+// MARK: - Invariants
+
+extension Scheduler {
+    /// What is wrong with the scheduler, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(h) for h items.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        if itemsRun < 0 || itemsRun > CacheEngine.runawayLimit {
+            v.append("scheduler: \(itemsRun) items run in this command, outside 0...\(CacheEngine.runawayLimit)")
+        }
+        var queued: [UInt64: [Int64]] = [:]
+        for item in heap.unordered {
+            if case .external(let id) = item.work { queued[id, default: []].append(item.time) }
+        }
+        for (id, command) in commands {
+            let times = queued[id] ?? []
+            if times != [command.due] {
+                v.append("scheduler: at command \(id) due at \(command.due) has items at \(times)")
+            }
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "Scheduler invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

@@ -1,7 +1,7 @@
 /// The server log: every request sent, in order, with its fate, and where the line of each
 /// request still pending is (to set its fate when it completes).
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - the pending lines and the positions are one to one: each position is in range and holds a
 ///   pending line of its request's id, and each pending line has its position.
 struct ServerLog {
@@ -41,5 +41,36 @@ struct ServerLog {
     mutating func clear() {
         lines.removeAll()
         positions.removeAll()
+    }
+}
+
+// MARK: - Invariants
+
+extension ServerLog {
+    /// What is wrong with the log, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(lines).
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        for (id, position) in positions {
+            guard position >= 0, position < lines.count else {
+                v.append("server log: request \(id) has position \(position), out of range")
+                continue
+            }
+            if lines[position].id != id || lines[position].fate != .pending {
+                v.append("server log: request \(id) has position \(position), which logs request "
+                         + "\(lines[position].id) (\(lines[position].fate.rawValue))")
+            }
+        }
+        for i in lines.indices where lines[i].fate == .pending && positions[lines[i].id] != i {
+            v.append("server log: pending line \(i) of request \(lines[i].id) has no position")
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "ServerLog invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

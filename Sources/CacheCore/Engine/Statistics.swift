@@ -3,7 +3,7 @@
 /// `count` adds to both, except `requests`, which a bulk request or a validation counts once in
 /// total and once in each namespace it involves (so the total is not the namespaces' sum).
 ///
-/// Invariants:
+/// Invariants (`invariantViolations()`):
 /// - no counter is negative.
 struct Statistics {
     private(set) var total = Stats()
@@ -42,5 +42,39 @@ struct Statistics {
     mutating func reset() {
         total = Stats()
         for n in byNamespace.indices { byNamespace[n] = Stats() }
+    }
+}
+
+// MARK: - Invariants
+
+extension Statistics {
+    /// What is wrong with the counters, one message per broken rule (see the type's invariants);
+    /// empty when they are sound.
+    /// - Complexity: O(k) for k namespaces.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        if Self.hasNegative(total) {
+            for (name, value) in total.fields where value < 0 { v.append("statistics: total \(name) is \(value)") }
+        }
+        for ns in byNamespace.indices where Self.hasNegative(byNamespace[ns]) {
+            for (name, value) in byNamespace[ns].fields where value < 0 {
+                v.append("statistics: \(name) of namespace slot \(ns) is \(value)")
+            }
+        }
+        return v
+    }
+
+    /// Whether a counter is negative (without building `fields`, which a check after every
+    /// operation would pay for).
+    private static func hasNegative(_ s: Stats) -> Bool {
+        s.hits < 0 || s.staleHits < 0 || s.misses < 0 || s.requests < 0 || s.joined < 0 || s.refreshes < 0
+            || s.refreshFailures < 0 || s.fetchFailures < 0 || s.evictions < 0 || s.expirations < 0
+            || s.invalidations < 0 || s.rollbacks < 0
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "Statistics invariants broken:\n" + violations.joined(separator: "\n"))
     }
 }

@@ -6,12 +6,20 @@ extension CacheEngine {
     /// - Throws: `SnapshotError` naming the first problem; then nothing changed.
     /// - Complexity: O(size of the document + n log n) for n entries (their expiry order).
     public func restore(_ json: JSONValue, scheduleCommand: (Snapshot.ScheduledCommand) -> Int = { _ in -1 }) throws(SnapshotError) {
-        restore(try Snapshot(json), scheduleCommand: scheduleCommand)
+        let snapshot = try Snapshot(json)
+        defer { if checksInvariants { checkInvariants() } }
+        replaceState(with: snapshot, scheduleCommand: scheduleCommand)
     }
 
     /// Replaces the entire state with a checked snapshot; see `restore(_:scheduleCommand:)`.
     /// Cannot fail: everything was checked when the snapshot was decoded.
     public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
+        defer { if checksInvariants { checkInvariants() } }
+        replaceState(with: snapshot, scheduleCommand: scheduleCommand)
+    }
+
+    /// `restore` without the check of invariants: every part is rebuilt from the snapshot.
+    private func replaceState(with snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
         clockStart = snapshot.clockStart
         now = snapshot.now
         seq = snapshot.seq

@@ -92,6 +92,7 @@ extension CacheEngine {
     /// - Parameter everything: the first `takeChanges` writes the whole state (a new store); else
     ///   only what changes from now on (a store this state was just read from).
     public func startTrackingChanges(everything: Bool) {
+        defer { if checksInvariants { checkInvariants() } }
         slots.tracking = true
         _ = slots.takeMarked()
         changes = ChangeLog(replacedAll: everything)
@@ -105,6 +106,7 @@ extension CacheEngine {
     /// - Complexity: O(k + r + d) for k entries changed, r requests and queued items, d server keys
     ///   changed; O(n) for n entries when everything is written.
     public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> StoreChanges {
+        defer { if checksInvariants { checkInvariants() } }
         var out = StoreChanges()
         let log = changes ?? ChangeLog(replacedAll: true)
         changes = ChangeLog()
