@@ -1,7 +1,8 @@
 import CacheCore
 import Testing
 
-/// A cache over a simulated server on the virtual clock, for tests.
+/// A cache over a simulated server on the virtual clock, for tests. Its engine checks every
+/// invariant after each operation: a small test's state is cheap to check whole.
 struct Harness {
     let engine: CacheEngine
     let origin: SimulatedOrigin
@@ -11,6 +12,7 @@ struct Harness {
         origin = SimulatedOrigin()
         origin.latency = latency
         engine = CacheEngine(origin: origin)
+        engine.checksInvariants = true
         events = EventLog()
         engine.delegate = events
         if !namespaces.isEmpty || !push.isEmpty {
