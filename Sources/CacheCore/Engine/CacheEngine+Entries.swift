@@ -30,4 +30,10 @@ extension CacheEngine {
         changes?.removedKeys.append(key)
         return key
     }
+
+    /// Sorts slots by printed key, for a deterministic order where a set gives none.
+    /// - Complexity: O(k log k).
+    func sortedByKey(_ set: Set<Int32>) -> [Int32] {
+        set.sorted { slots[Int($0)].key < slots[Int($1)].key }
+    }
 }

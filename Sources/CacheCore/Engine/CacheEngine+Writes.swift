@@ -109,7 +109,7 @@ extension CacheEngine {
             guard let ns = namespaces.slot(named: name) else { return [] }
             return entries.store.slots(inNamespace: ns)
         case .tag(let tag):
-            return slots.sortedByKey(entries.tagIndex[tag] ?? [])
+            return sortedByKey(entries.tagIndex[tag] ?? [])
         }
     }
 

@@ -43,12 +43,6 @@ struct EntrySlots: RandomAccessCollection {
 
     mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
 
-    /// Sorts slots by their entries' printed keys, for a deterministic order where a set gives none.
-    /// - Complexity: O(k log k).
-    func sortedByKey(_ set: Set<Int32>) -> [Int32] {
-        set.sorted { storage[Int($0)].key < storage[Int($1)].key }
-    }
-
     /// The slots written to since the last call, each once, in the order first written; unmarks them.
     /// - Complexity: O(k) for k slots marked.
     mutating func takeMarked() -> [Int32] {
