@@ -8,7 +8,7 @@ extension CacheEngine {
     /// - the parts kept by namespace slot (recency lists, expiry FIFOs, counters) have one entry per namespace;
     /// - each entry is in the namespace its key names;
     /// - no sequence number in use (an entry's, a request's, a queued mutation's) is past `seq`;
-    /// - each FIFO marked as scanned has its scan in the scheduler, and each entry waiting to
+    /// - each FIFO whose scan is marked scheduled has that scan in the scheduler; each entry waiting to
     ///   expire has a live record in its namespace's FIFO, or (after `expire in=`) an override item;
     /// - a request in flight has a completion item exactly when it has a completion time, at that
     ///   time, and every completion item belongs to a request in flight;
