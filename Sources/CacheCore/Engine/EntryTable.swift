@@ -31,6 +31,7 @@ struct EntryTable {
     private(set) var idField: String
 
     /// An empty table with recency lists for `namespaceCount` namespaces, room for `capacity` entries.
+    /// - Complexity: O(1); reserving room is O(capacity).
     init(idField: String = "id", namespaceCount: Int = 0, capacity: Int = 0) {
         self.idField = idField
         store = EntryStore(namespaceCount: namespaceCount)
@@ -50,6 +51,7 @@ struct EntryTable {
     var count: Int { keyIndex.count }
 
     /// Makes room for the recency list of one more namespace (the next namespace slot).
+    /// - Complexity: O(1) amortized.
     mutating func addNamespace() { store.addNamespace() }
 
     // MARK: Entries in and out
@@ -110,6 +112,7 @@ struct EntryTable {
 
     /// Replaces the recency stamps of slots 0..<k (entries just inserted in recency order) with a
     /// store's, so rows not rewritten stay in order with new ones.
+    /// - Complexity: O(k) for k stamps.
     mutating func restoreRecencies(_ stamps: [UInt64]) {
         for (i, stamp) in stamps.enumerated() { store.entries[i].recency = stamp }
         store.nextRecency = (stamps.last ?? 0) &+ 1

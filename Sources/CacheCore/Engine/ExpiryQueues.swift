@@ -30,14 +30,17 @@ struct ExpiryQueues {
     private(set) var queues: [Queue]
 
     /// Empty FIFOs for `namespaceCount` namespaces.
+    /// - Complexity: O(k) for k namespaces.
     init(namespaceCount: Int = 0) {
         queues = Array(repeating: Queue(), count: namespaceCount)
     }
 
     /// Adds the FIFO of one more namespace (the next namespace slot).
+    /// - Complexity: O(1) amortized.
     mutating func addNamespace() { queues.append(Queue()) }
 
     /// The first record of a namespace's FIFO.
+    /// - Complexity: O(1).
     @inline(__always)
     func head(_ ns: Int32) -> ExpiryRecord? { queues[Int(ns)].records.first }
 
@@ -52,6 +55,7 @@ struct ExpiryQueues {
 
     /// Marks a scan of the namespace's FIFO scheduled, unless one is or the FIFO is empty.
     /// - Returns: the scan item to put in the scheduler, due at the head record's time.
+    /// - Complexity: O(1).
     mutating func claimScan(_ ns: Int32) -> ScheduledItem? {
         let n = Int(ns)
         guard !queues[n].scanScheduled, let head = queues[n].records.first else { return nil }
@@ -60,6 +64,7 @@ struct ExpiryQueues {
     }
 
     /// Starts a scan the scheduler ran: false for a scan of a FIFO since rebuilt (ignore it).
+    /// - Complexity: O(1).
     mutating func beginScan(_ ns: Int32, epoch: UInt32) -> Bool {
         guard queues[Int(ns)].epoch == epoch else { return false }
         queues[Int(ns)].scanScheduled = false
@@ -67,6 +72,7 @@ struct ExpiryQueues {
     }
 
     /// Removes the head record of a namespace's FIFO.
+    /// - Complexity: O(1).
     mutating func removeHead(_ ns: Int32) {
         queues[Int(ns)].records.removeFirst()
     }
@@ -76,6 +82,7 @@ struct ExpiryQueues {
     ///   (the caller schedules it with the returned item); else bump the epoch, so a scan
     ///   scheduled for the old FIFO is ignored.
     /// - Returns: the scan item to schedule, if any.
+    /// - Complexity: O(r) for the r records given.
     mutating func replace(_ ns: Int32, with records: [ExpiryRecord], restoring: Bool = false) -> ScheduledItem? {
         let n = Int(ns)
         queues[n].records = Deque(records)

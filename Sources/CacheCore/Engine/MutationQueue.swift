@@ -23,6 +23,7 @@ struct MutationQueue {
     init() {}
 
     /// The queue of a snapshot.
+    /// - Complexity: O(q) for q mutations.
     init(restoring queued: [QueuedMutation], replaying: UInt64?) {
         self.queued = Deque(queued)
         self.replaying = replaying
@@ -42,10 +43,12 @@ struct MutationQueue {
     }
 
     /// Notes the request replaying the mutation taken last.
+    /// - Complexity: O(1).
     mutating func markReplaying(_ request: UInt64) { replaying = request }
 
     /// Notes that request `id` completed.
     /// - Returns: whether it was the replay in flight (then the next may go).
+    /// - Complexity: O(1).
     mutating func finished(_ id: UInt64) -> Bool {
         guard replaying == id else { return false }
         replaying = nil

@@ -23,6 +23,7 @@ struct NamespaceTable {
     init() {}
 
     /// The namespaces of a snapshot, in slot order.
+    /// - Complexity: O(k) for k namespaces.
     init(restoring namespaces: [NamespaceState]) {
         all = namespaces
         for (i, ns) in namespaces.enumerated() { index[ns.name] = Int32(i) }
@@ -36,6 +37,7 @@ struct NamespaceTable {
     }
 
     /// The policy in force for a namespace slot.
+    /// - Complexity: O(1).
     @inline(__always)
     func policy(_ ns: Int32) -> Policy { all[Int(ns)].policy }
 
@@ -65,6 +67,7 @@ struct NamespaceTable {
     }
 
     /// Sets a namespace's policy and whether it counts as defined.
+    /// - Complexity: O(1).
     mutating func setPolicy(_ ns: Int32, _ policy: Policy, defined: Bool) {
         all[Int(ns)].policy = policy
         all[Int(ns)].defined = defined

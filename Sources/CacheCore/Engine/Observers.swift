@@ -27,6 +27,7 @@ struct Observers {
 
     /// Stops watching a scope, or everything when nil.
     /// - Returns: whether something was being watched.
+    /// - Complexity: O(1); O(scopes) to stop watching everything.
     mutating func unwatch(_ scope: WatchScope?) -> Bool {
         guard let scope else {
             defer { scopes.removeAll() }

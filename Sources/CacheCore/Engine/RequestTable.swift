@@ -53,6 +53,7 @@ struct RequestTable {
 
     /// The requests and fetches in flight of a snapshot (`fetchInFlight` as it was: a key whose
     /// response was voided has none even if a fetch holding it is in flight).
+    /// - Complexity: O(r + keys in flight).
     init(restoring requests: [InFlight], fetchInFlight: [String: UInt64]) {
         for request in requests {
             byID[request.id] = request
@@ -70,12 +71,14 @@ struct RequestTable {
     subscript(id: UInt64) -> InFlight? { byID[id] }
 
     /// The fetch in flight a read of `key` would join.
+    /// - Complexity: O(1).
     @inline(__always)
     func fetch(forKey key: String) -> UInt64? {
         fetchInFlight.isEmpty ? nil : fetchInFlight[key]
     }
 
     /// Forgets the outcomes of the last command's requests.
+    /// - Complexity: O(outcomes kept).
     mutating func beginCommand() {
         keyOutcomes.removeAll(keepingCapacity: true)
         validationOutcomes.removeAll(keepingCapacity: true)
@@ -106,10 +109,12 @@ struct RequestTable {
     }
 
     /// One more caller waits for request `id`.
+    /// - Complexity: O(1).
     mutating func addWaiter(_ id: UInt64) { byID[id]?.waiters += 1 }
 
     /// Gives a deferred request its answer, completing at `now`.
     /// - Returns: false when `id` is not in flight or already has its answer.
+    /// - Complexity: O(1).
     mutating func deliver(_ id: UInt64, _ answer: InFlight.Answer, at now: Int64) -> Bool {
         guard byID[id]?.completesAt == nil, byID[id] != nil else { return false }
         byID[id]!.answer = answer
@@ -138,6 +143,7 @@ struct RequestTable {
     }
 
     /// Notes that `key` was invalidated while fetches of it are in flight: their responses are stored stale.
+    /// - Complexity: O(requests holding the key · their keys).
     mutating func markInvalidated(_ key: String) {
         guard let ids = byKey[key] else { return }
         for id in ids {
@@ -147,6 +153,7 @@ struct RequestTable {
     }
 
     /// Notes the invalidation of every key in flight that satisfies `inScope`.
+    /// - Complexity: O(r log r + keys in flight).
     mutating func markInvalidated(where inScope: (String) -> Bool) {
         for id in sortedIDs {
             for key in byID[id]!.keys where inScope(key) { markInvalidated(key) }
@@ -154,9 +161,11 @@ struct RequestTable {
     }
 
     /// Keeps the per-key outcomes of a completed fetch for the readers waiting on it.
+    /// - Complexity: O(1).
     mutating func setOutcomes(_ id: UInt64, _ outcomes: [String: KeyOutcome]) { keyOutcomes[id] = outcomes }
 
     /// Keeps the result of a completed validation for its caller.
+    /// - Complexity: O(1).
     mutating func setValidationOutcome(_ id: UInt64, _ result: ValidationResult) { validationOutcomes[id] = result }
 }
 

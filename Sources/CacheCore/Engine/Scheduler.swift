@@ -40,6 +40,7 @@ struct Scheduler {
     init() {}
 
     /// Marks the start of a command: the runaway limit counts items per command.
+    /// - Complexity: O(1).
     mutating func beginCommand() { itemsRun = 0 }
 
     /// Adds an item.
@@ -74,11 +75,13 @@ struct Scheduler {
     }
 
     /// Takes the `at` command `id` out of the waiting ones (nil when it was cancelled).
+    /// - Complexity: O(1).
     mutating func takeCommand(_ id: UInt64) -> ScheduledCommand? {
         commands.removeValue(forKey: id)
     }
 
     /// Cancels every waiting `at` command (their items are skipped when they come up).
+    /// - Complexity: O(c) for c commands waiting.
     mutating func cancelCommands() { commands.removeAll() }
 
     /// Replaces every item and command (`restore`); the count of items run goes on.

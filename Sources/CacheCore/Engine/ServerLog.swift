@@ -31,6 +31,7 @@ struct ServerLog {
 
     /// Sets the fate of request `id`'s line, if it is still logged.
     /// - Returns: the position of the line changed.
+    /// - Complexity: O(1).
     mutating func setFate(_ id: UInt64, _ fate: RequestLogEntry.Fate) -> Int? {
         guard let position = positions.removeValue(forKey: id) else { return nil }
         lines[position].fate = fate
@@ -38,6 +39,7 @@ struct ServerLog {
     }
 
     /// Forgets every line (`server log clear`); requests in flight are no longer listed either.
+    /// - Complexity: O(lines).
     mutating func clear() {
         lines.removeAll()
         positions.removeAll()

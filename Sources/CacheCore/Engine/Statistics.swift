@@ -11,17 +11,20 @@ struct Statistics {
     private(set) var byNamespace: [Stats]
 
     /// Zero counters for `namespaceCount` namespaces.
+    /// - Complexity: O(k) for k namespaces.
     init(namespaceCount: Int = 0) {
         byNamespace = Array(repeating: Stats(), count: namespaceCount)
     }
 
     /// The counters of a snapshot.
+    /// - Complexity: O(1).
     init(total: Stats, byNamespace: [Stats]) {
         self.total = total
         self.byNamespace = byNamespace
     }
 
     /// Adds the counters of one more namespace (the next namespace slot).
+    /// - Complexity: O(1) amortized.
     mutating func addNamespace() { byNamespace.append(Stats()) }
 
     /// Adds `n` to a counter in total and in namespace `ns`.
@@ -33,12 +36,14 @@ struct Statistics {
     }
 
     /// Counts one request in total and once in each of `namespaces`.
+    /// - Complexity: O(namespaces given).
     mutating func countRequest(inNamespaces namespaces: some Sequence<Int32>) {
         total.requests += 1
         for ns in namespaces { byNamespace[Int(ns)].requests += 1 }
     }
 
     /// Zeroes every counter.
+    /// - Complexity: O(k) for k namespaces.
     mutating func reset() {
         total = Stats()
         for n in byNamespace.indices { byNamespace[n] = Stats() }
