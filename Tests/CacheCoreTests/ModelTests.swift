@@ -1,11 +1,12 @@
-import CacheCore
+@testable import CacheCore
 import CacheServer
 import Testing
 import TestSupport
 
 /// Model-based test: seeded random command sequences run on the engine and on `ReferenceModel`,
 /// compared after every command — the command's result, `keys` (order, states, ages), the clock,
-/// requests in flight, the statistics and the server log.
+/// requests in flight, the statistics and the server log — with the engine checking its own
+/// invariants after each command.
 ///
 /// Three namespaces with a small `max` make LRU eviction frequent; durations are chosen so reads land
 /// exactly on stale and expiry instants; blocking reads of absent or expired keys fetch from a
@@ -128,6 +129,11 @@ import TestSupport
         origin.latency = latency
         for key in keys where !missing.contains(key) { origin.set(key, .string("srv-\(key)"), at: 0) }
         let engine = CacheEngine(origin: origin)
+        // Every command ends with a check of the engine's invariants; a violation is a divergence
+        // like any other (reported with the seed and shrunk), not a crash of the test process.
+        engine.checksInvariants = true
+        var broken: [String] = []
+        engine.invariantFailure = { broken = $0 }
         for (name, p) in policies.sorted(by: { $0.key < $1.key }) {
             _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max)))
         }
@@ -161,6 +167,9 @@ import TestSupport
                 let want = model.keys().filter { $0.key.hasPrefix("a:") || $0.key.hasPrefix("b:") }
                     .map { "\($0.key) \($0.state) \($0.ageMs)" }
                 if got != want { mismatch = ("\(got)", "\(want)") }
+            }
+            if !broken.isEmpty {
+                return Failure(index: index, message: "after `\(op)` invariants are broken:\n    " + broken.joined(separator: "\n    "))
             }
             if let mismatch {
                 return Failure(index: index, message: "`\(op)` gave\n    \(mismatch.got)\n  the model says\n    \(mismatch.want)")

@@ -2,7 +2,8 @@ import CacheCore
 import CacheServer
 import Testing
 
-/// A cache over a simulated server on the virtual clock, for tests.
+/// A cache over a simulated server on the virtual clock, for tests. Its engine checks every
+/// invariant after each operation: a small test's state is cheap to check whole.
 struct Harness {
     let engine: CacheEngine
     let origin: SimulatedServer
@@ -12,6 +13,7 @@ struct Harness {
         origin = SimulatedServer()
         origin.latency = latency
         engine = CacheEngine(origin: origin)
+        engine.checksInvariants = true
         events = EventLog()
         engine.delegate = events
         if !namespaces.isEmpty || !push.isEmpty {

@@ -7,7 +7,7 @@ extension CacheEngine {
     /// - Complexity: O(n) in the number of slots.
     public func keySummaries() -> [(key: String, state: EntryState, expiresInMs: Int64)] {
         var out: [(key: String, state: EntryState, expiresInMs: Int64)] = []
-        out.reserveCapacity(index.count)
+        out.reserveCapacity(entries.count)
         for entry in slots where entry.live {
             out.append((entry.key, entry.state(at: now), entry.expiresAt == .max ? .max : entry.expiresAt - now))
         }
@@ -17,6 +17,6 @@ extension CacheEngine {
     /// The tags at least one cached entry carries, sorted.
     /// - Complexity: O(t log t) in the number of tags.
     public func tagsInUse() -> [String] {
-        tagIndex.keys.sorted()
+        entries.tagIndex.keys.sorted()
     }
 }

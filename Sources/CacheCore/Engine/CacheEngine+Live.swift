@@ -8,7 +8,7 @@ extension CacheEngine {
         let canonical = KeyName.canonical(key)
         let result = try get(canonical, force: force, nowait: true)
         guard origin.isOnline, result.state == .absent || result.state == .expired || force,
-              let id = fetchInFlight[canonical] ?? requestsByKey[canonical]?.last else { return (result, nil) }
+              let id = fetchInFlight[canonical] ?? requestTable.byKey[canonical]?.last else { return (result, nil) }
         requests[id]?.waiters += 1
         return (result, id)
     }
@@ -26,14 +26,14 @@ extension CacheEngine {
     func isInFlight(_ id: UInt64) -> Bool { requests[id] != nil }
 
     /// The due time of the earliest scheduled item, if any.
-    var nextDueTime: Int64? { heap.min?.time }
+    var nextDueTime: Int64? { scheduler.heap.min?.time }
 
     /// The smallest `timeout=` among the namespaces of a request's keys (nil: none set).
     func timeoutOfRequest(_ id: UInt64) -> Int64? {
         guard let request = requests[id] else { return nil }
         var result: Int64?
         for key in request.keys {
-            if let t = namespaces[Int(namespaceSlot(forKey: key))].policy.timeout { result = min(result ?? .max, t) }
+            if let t = namespaces.policy(namespaceSlot(forKey: key)).timeout { result = min(result ?? .max, t) }
         }
         return result
     }

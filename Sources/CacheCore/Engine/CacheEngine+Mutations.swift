@@ -5,8 +5,9 @@ extension CacheEngine {
     /// - Returns: the keys changed.
     @discardableResult
     public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = index[key] else { throw CacheError("\(key) is not cached: nothing to mutate") }
+        guard let slot = entries.keyIndex[key] else { throw CacheError("\(key) is not cached: nothing to mutate") }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
         return startMutation([(slot, value)], patch: patch, entityID: nil)
@@ -16,7 +17,8 @@ extension CacheEngine {
     /// - Complexity: O(entries embedding the id · their size), through the id index.
     @discardableResult
     public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
-        let targets = sortedByKey(idIndex[id] ?? [])
+        defer { if checksInvariants { checkInvariants() } }
+        let targets = sortedByKey(entries.idIndex[id] ?? [])
         guard !targets.isEmpty else { throw CacheError("no cached entry embeds \(idField) \(id): nothing to mutate") }
         var changes: [(Int32, JSONValue)] = []
         for slot in targets {
@@ -39,8 +41,8 @@ extension CacheEngine {
             log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
             log.pending.insert(mutation)
             slots[i].log = log
-            setValue(slot, value)
-            touch(slot)
+            entries.setValue(slot, value)
+            entries.touch(slot)
             keys.append(slots[i].key)
             emit(.mutated, slot: slot, source: .cache)
         }
@@ -71,7 +73,7 @@ extension CacheEngine {
             latency = nil
         }
         for key in mutation.keys {
-            guard let slot = index[key], var log = slots[Int(slot)].log else { continue }
+            guard let slot = entries.keyIndex[key], var log = slots[Int(slot)].log else { continue }
             for j in log.items.indices where log.items[j].mutation == mutation.id { log.items[j].reachedServer = id }
             slots[Int(slot)].log = log
         }
@@ -81,12 +83,13 @@ extension CacheEngine {
 
     /// Sends the next queued mutation when the origin is reachable and none is being replayed.
     func sendNextQueuedMutation() {
-        guard replaying == nil, origin.isOnline, let next = mutationQueue.popFirst() else { return }
-        replaying = sendMutation(next)
+        guard mutationQueue.replaying == nil, origin.isOnline, let next = mutationQueue.takeNext() else { return }
+        mutationQueue.markReplaying(sendMutation(next))
     }
 
     /// Tells the engine its origin is reachable again: queued mutations replay, one at a time, in order.
     public func originDidComeOnline() {
+        defer { if checksInvariants { checkInvariants() } }
         sendNextQueuedMutation()
     }
 
@@ -95,7 +98,7 @@ extension CacheEngine {
         guard let mutation = request.mutation, case .keys(let result)? = request.answer else { return }
         var anyApplied = false
         for (i, key) in request.keys.enumerated() {
-            guard !request.voided[i], let slot = index[key], var log = slots[Int(slot)].log,
+            guard !request.voided[i], let slot = entries.keyIndex[key], var log = slots[Int(slot)].log,
                   log.pending.contains(mutation.id) else { continue }
             anyApplied = true
             log.pending.remove(mutation.id)
@@ -126,7 +129,7 @@ extension CacheEngine {
             } else {
                 slots[Int(slot)].log = log
             }
-            setValue(slot, value)
+            entries.setValue(slot, value)
             emit(failure == nil ? .confirmed : .rolledBack, slot: slot, source: failure == nil ? .server : .cache)
         }
         if case .failure = result {
@@ -134,8 +137,7 @@ extension CacheEngine {
         } else {
             setFate(request.id, anyApplied ? .stored : .discarded)
         }
-        if replaying == request.id {
-            replaying = nil
+        if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
         }
     }
@@ -152,74 +154,5 @@ extension CacheEngine {
             }
         }
         return value
-    }
-
-    /// Drops queued mutations of keys leaving the cache (a logged-out user's likes never replay).
-    func dropQueuedMutations(where inScope: (String) -> Bool) {
-        guard !mutationQueue.isEmpty else { return }
-        var kept = Deque<QueuedMutation>()
-        for var m in mutationQueue {
-            m.keys.removeAll(where: inScope)
-            if !m.keys.isEmpty { kept.append(m) }
-        }
-        mutationQueue = kept
-    }
-}
-
-import DequeModule
-
-extension CacheEngine {
-    /// A realtime change of one key (B8): patches the cached value without a refetch.
-    /// With `own`, the event is this client's own echo: skipped, observers see `skipped`.
-    /// - Throws: `CacheError` when the patch does not apply; nothing changes.
-    /// - Returns: the keys changed.
-    @discardableResult
-    public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
-        let key = KeyName.canonical(key)
-        guard let slot = index[key] else { return [] }
-        let value: JSONValue
-        do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
-        if own {
-            emit(.skipped, slot: slot, source: .server)
-            return []
-        }
-        applyEvent([(slot, value)], patch: patch, entityID: nil)
-        return [key]
-    }
-
-    /// A realtime change of entity `id` in every cached value embedding it (B8).
-    /// - Complexity: O(entries embedding the id · their size), through the id index; never a scan.
-    @discardableResult
-    public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
-        let targets = sortedByKey(idIndex[id] ?? [])
-        var changes: [(Int32, JSONValue)] = []
-        for slot in targets {
-            do {
-                let (value, _) = try slots[Int(slot)].value.patchingEntities(id: id, idField: idField, with: patch)
-                changes.append((slot, value))
-            } catch {
-                throw CacheError("\(error) (in \(slots[Int(slot)].key))")
-            }
-        }
-        if own {
-            for (slot, _) in changes { emit(.skipped, slot: slot, source: .server) }
-            return []
-        }
-        applyEvent(changes, patch: patch, entityID: id)
-        return changes.map { slots[Int($0.0)].key }
-    }
-
-    private func applyEvent(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) {
-        let s = nextSeq()
-        for (slot, value) in changes {
-            let i = Int(slot)
-            if var log = slots[i].log {
-                log.items.append(.init(seq: s, patch: patch, entityID: entityID, mutation: nil, reachedServer: s))
-                slots[i].log = log
-            }
-            slots[i].lastLocalWrite = s
-            setValue(slot, value)
-            emit(.patched, slot: slot, source: .server)
-        }
     }
 }

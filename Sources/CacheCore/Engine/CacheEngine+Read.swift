@@ -8,15 +8,16 @@ extension CacheEngine {
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         _ = nextSeq()
-        let slot = index[key]
+        let slot = entries.keyIndex[key]
         guard origin.isOnline else { return offlineRead(key, slot) }
         if let slot {
             let i = Int(slot)
             let ns = slots[i].namespace
             let state = slots[i].state(at: now)
-            touch(slot)
+            entries.touch(slot)
             if !force {
                 switch state {
                 case .fresh:
@@ -24,7 +25,7 @@ extension CacheEngine {
                     return read(slot)
                 case .stale:
                     count(\.staleHits, ns)
-                    if fetchInFlight[key] == nil { sendFetch([key], refresh: [true]) }
+                    if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
                     return read(slot)
                 case .expired, .absent:
                     break
@@ -34,37 +35,38 @@ extension CacheEngine {
         let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
         count(\.misses, ns)
         let id: UInt64
-        if !force, let inFlight = fetchInFlight[key] {
+        if !force, let inFlight = requestTable.fetch(forKey: key) {
             count(\.joined, ns)
             id = inFlight
         } else {
             id = sendFetch([key], refresh: [false])
         }
         if nowait { return current(key) }
-        requests[id]?.waiters += 1
+        requestTable.addWaiter(id)
         try run(until: id)
-        return result(for: key, outcome: keyOutcomes[id]?[key])
+        return result(for: key, outcome: requestTable.keyOutcomes[id]?[key])
     }
 
     /// Bulk read (B7): one request for every key that `get` would fetch or refresh and that has no
     /// request in flight; each key counts as it would for `get`. Waits only if a key is expired or absent.
     /// - Returns: results in the order asked.
     public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
+        defer { if checksInvariants { checkInvariants() } }
         let keys = keys.map(KeyName.canonical)
         _ = nextSeq()
-        guard origin.isOnline else { return keys.map { offlineRead($0, index[$0]) } }
+        guard origin.isOnline else { return keys.map { offlineRead($0, entries.keyIndex[$0]) } }
         var toSend: [String] = []
         var refresh: [Bool] = []
         var planned = Set<String>()
         var waitOn: [String: UInt64?] = [:]   // key -> request it waits on (nil = the bulk one)
         var served: [String: ReadResult] = [:]  // fresh and stale keys: what get would serve now
         for key in keys {
-            let slot = index[key]
+            let slot = entries.keyIndex[key]
             var state = EntryState.absent
             let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
             if let slot {
                 state = slots[Int(slot)].state(at: now)
-                touch(slot)
+                entries.touch(slot)
             }
             switch state {
             case .fresh:
@@ -72,13 +74,13 @@ extension CacheEngine {
                 served[key] = read(slot!)
             case .stale:
                 count(\.staleHits, ns)
-                if fetchInFlight[key] == nil && planned.insert(key).inserted {
+                if requestTable.fetch(forKey: key) == nil && planned.insert(key).inserted {
                     toSend.append(key); refresh.append(true)
                 }
                 served[key] = read(slot!)
             case .expired, .absent:
                 count(\.misses, ns)
-                if let inFlight = fetchInFlight[key] {
+                if let inFlight = requestTable.fetch(forKey: key) {
                     count(\.joined, ns)
                     waitOn[key] = inFlight
                 } else if !planned.insert(key).inserted {
@@ -100,15 +102,15 @@ extension CacheEngine {
                 if !ids.contains(id) { ids.append(id) }
             }
         }
-        for id in ids { requests[id]?.waiters += 1 }
+        for id in ids { requestTable.addWaiter(id) }
         for id in ids { try run(until: id) }
         return keys.map { key in
             guard let target = waitOn[key] else {
                 var r = served[key] ?? current(key)
-                r.pending = fetchInFlight[key] != nil
+                r.pending = requestTable.fetch(forKey: key) != nil
                 return r
             }
-            return result(for: key, outcome: keyOutcomes[target ?? bulk!]?[key])
+            return result(for: key, outcome: requestTable.keyOutcomes[target ?? bulk!]?[key])
         }
     }
 
@@ -121,26 +123,26 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         var out: [(key: String, state: EntryState, ageMs: Int64)] = []
-        var s = store.globalHead
+        var s = entries.store.globalHead
         while s >= 0 {
             let e = slots[Int(s)]
             if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
-            s = store.next(after: s)
+            s = entries.store.next(after: s)
         }
         return out
     }
 
     /// What the cache has for a key now.
     func current(_ key: String) -> ReadResult {
-        if let slot = index[key] { return read(slot) }
+        if let slot = entries.keyIndex[key] { return read(slot) }
         return ReadResult(key: key, state: .absent, value: nil, ageMs: nil, expiresInMs: nil, tags: [],
-                          source: .cache, pending: fetchInFlight[key] != nil)
+                          source: .cache, pending: requestTable.fetch(forKey: key) != nil)
     }
 
     @inline(__always)
     func read(_ slot: Int32, source: ValueSource = .cache) -> ReadResult {
         var r = slots[Int(slot)].readResult(at: now, source: source)
-        if !fetchInFlight.isEmpty { r.pending = fetchInFlight[r.key] != nil }
+        r.pending = requestTable.fetch(forKey: r.key) != nil
         return r
     }
 
@@ -159,7 +161,7 @@ extension CacheEngine {
         case .stale: count(\.staleHits, ns)
         case .expired, .absent: count(\.misses, ns)
         }
-        touch(slot)
+        entries.touch(slot)
         var r = read(slot)
         r.offline = true
         return r
@@ -169,12 +171,12 @@ extension CacheEngine {
     func result(for key: String, outcome: KeyOutcome?) -> ReadResult {
         switch outcome {
         case .stored?:
-            if let slot = index[key] { return read(slot, source: .server) }
+            if let slot = entries.keyIndex[key] { return read(slot, source: .server) }
             return current(key)
         case .discarded?, nil:
             return current(key)
         case .failed(let message)?:
-            guard let slot = index[key] else {
+            guard let slot = entries.keyIndex[key] else {
                 var r = current(key)
                 r.error = message
                 return r
@@ -182,7 +184,7 @@ extension CacheEngine {
             let e = slots[Int(slot)]
             var r = read(slot)
             r.error = message
-            let allowance = namespaces[Int(e.namespace)].policy.staleIfError ?? 0
+            let allowance = namespaces.policy(e.namespace).staleIfError ?? 0
             if e.state(at: now) == .expired && now - e.expiresAt > allowance {
                 r.value = nil
             }

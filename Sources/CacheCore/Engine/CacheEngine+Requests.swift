@@ -1,46 +1,12 @@
-/// A request in flight: explicit state, completed by the scheduler at start + latency.
-struct InFlight {
-    enum Answer {
-        case keys(Result<[KeyAnswer], OriginFailure>)
-        case validation(Result<[String: NamespaceVerdict], OriginFailure>)
-    }
-    let id: UInt64
-    let kind: RequestKind
-    var keys: [String]
-    let startedAt: Int64
-    var completesAt: Int64?
-    /// Per key: a background refresh (true) or a blocking fetch (false).
-    var refresh: [Bool]
-    /// Per key: its response is void (`clear`, `evict`, memory warning, LRU eviction).
-    var voided: [Bool]
-    /// Per key: an invalidation arrived after the request was sent; store the response as stale.
-    var invalidatedAfterSend: [Bool]
-    var answer: Answer?
-    var mutation: QueuedMutation?
-    var validation: [String: Int64] = [:]
-    var waiters = 0
-}
-
-/// What became of one key of a completed fetch, for the readers waiting on it.
-enum KeyOutcome: Equatable {
-    case stored
-    case discarded
-    case failed(String)
-}
-
-struct QueuedMutation {
-    var id: UInt64
-    var keys: [String]
-    var patch: Patch
-    var entityID: String?
-}
+// Requests to the origin: sending and registering them, answers delivered later, completing
+// them (B12's rules on what a response may store), and LRU eviction when a response adds an entry.
 
 extension CacheEngine {
     /// The smallest `timeout` among the namespaces of `keys`.
     private func timeout(for keys: [String]) -> Int64? {
         var result: Int64?
         for key in keys {
-            if let t = namespaces[Int(namespaceSlot(forKey: key))].policy.timeout {
+            if let t = namespaces.policy(namespaceSlot(forKey: key)).timeout {
                 result = min(result ?? .max, t)
             }
         }
@@ -61,22 +27,23 @@ extension CacheEngine {
                 }
             }
             request.completesAt = completesAt
-            heap.insert(ScheduledItem(time: completesAt, seq: request.id, work: .completion(request.id)))
+            scheduler.insert(ScheduledItem(time: completesAt, seq: request.id, work: .completion(request.id)))
         }
-        logPosition[request.id] = requestLog.count
-        changes?.logPositions.append(requestLog.count)
-        requestLog.append(RequestLogEntry(id: request.id, atMs: now - clockStart, kind: request.kind,
-                                          keys: request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys,
-                                          fate: .pending))
+        let position = serverLog.append(RequestLogEntry(
+            id: request.id, atMs: now - clockStart, kind: request.kind,
+            keys: request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys,
+            fate: .pending))
+        changes?.logPositions.append(position)
         if countNamespaces {
-            total.requests += 1
             var seen = Set<Int32>()
-            for key in request.keys where seen.insert(namespaceSlot(forKey: key)).inserted {
-                namespaces[Int(namespaceSlot(forKey: key))].stats.requests += 1
+            var involved: [Int32] = []
+            for key in request.keys {
+                let ns = namespaceSlot(forKey: key)
+                if seen.insert(ns).inserted { involved.append(ns) }
             }
+            statistics.countRequest(inNamespaces: involved)
         }
-        for key in request.keys { requestsByKey[key, default: []].append(request.id) }
-        requests[request.id] = request
+        requestTable.add(request)
     }
 
     /// Sends one fetch for `keys` (a bulk fetch when more than one).
@@ -95,10 +62,7 @@ extension CacheEngine {
         case .deferred:
             latency = nil
         }
-        for (i, key) in keys.enumerated() {
-            fetchInFlight[key] = id
-            if refresh[i] { count(\.refreshes, namespaceSlot(forKey: key)) }
-        }
+        for (i, key) in keys.enumerated() where refresh[i] { count(\.refreshes, namespaceSlot(forKey: key)) }
         register(&request, latency: latency)
         return id
     }
@@ -106,61 +70,36 @@ extension CacheEngine {
     /// Delivers the answer to a request whose origin replied `.deferred` (an app's async fetch);
     /// it completes at the next scheduling step.
     public func deliver(fetch id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
-        guard var request = requests[id], request.completesAt == nil else { return }
-        request.answer = .keys(result)
-        request.completesAt = now
-        requests[id] = request
-        heap.insert(ScheduledItem(time: now, seq: nextSeq(), work: .completion(id)))
+        defer { if checksInvariants { checkInvariants() } }
+        deliver(id, .keys(result))
     }
 
-    /// Marks the responses in flight for `key` void: they will be discarded (SPEC §1.1 B12).
-    func voidResponses(forKey key: String) {
-        if !fetchInFlight.isEmpty { fetchInFlight.removeValue(forKey: key) }
-        guard !requestsByKey.isEmpty, let ids = requestsByKey[key] else { return }
-        for id in ids {
-            guard var request = requests[id], let i = request.keys.firstIndex(of: key) else { continue }
-            request.voided[i] = true
-            requests[id] = request
-        }
+    /// Gives a deferred request its answer; it completes at the next scheduling step.
+    func deliver(_ id: UInt64, _ answer: InFlight.Answer) {
+        guard requestTable.deliver(id, answer, at: now) else { return }
+        scheduler.insert(ScheduledItem(time: now, seq: nextSeq(), work: .completion(id)))
     }
 
-    /// Voids every response in flight whose key satisfies `inScope` (namespace clear, clear all).
-    func voidResponses(where inScope: (String) -> Bool) {
-        for id in requests.keys.sorted() {
-            for key in requests[id]!.keys where inScope(key) {
-                voidResponses(forKey: key)
-            }
-        }
-    }
-
-    /// Notes that `key` was invalidated while requests for it are in flight: their responses are stored stale.
-    func markInvalidatedInFlight(_ key: String) {
-        guard let ids = requestsByKey[key] else { return }
-        for id in ids {
-            guard var request = requests[id], request.kind == .fetch,
-                  let i = request.keys.firstIndex(of: key) else { continue }
-            request.invalidatedAfterSend[i] = true
-            requests[id] = request
-        }
-    }
-
+    /// Sets the fate of request `id` in the server log (if it is still listed there).
     func setFate(_ id: UInt64, _ fate: RequestLogEntry.Fate) {
-        if let position = logPosition.removeValue(forKey: id) {
-            requestLog[position].fate = fate
+        if let position = serverLog.setFate(id, fate) {
             changes?.logPositions.append(position)
+        }
+    }
+
+    /// Forgets the request log (`server log clear`); requests in flight are no longer listed either.
+    public func clearRequestLog() {
+        defer { if checksInvariants { checkInvariants() } }
+        serverLog.clear()
+        if changes != nil {
+            changes!.logCleared = true
+            changes!.logPositions.removeAll()
         }
     }
 
     /// Completes request `id`: stores, discards or fails each key's response.
     func complete(_ id: UInt64) {
-        guard let request = requests.removeValue(forKey: id) else { return }
-        for key in request.keys {
-            if fetchInFlight[key] == id { fetchInFlight.removeValue(forKey: key) }
-            if var ids = requestsByKey.removeValue(forKey: key) {
-                ids.removeAll { $0 == id }
-                if !ids.isEmpty { requestsByKey[key] = ids }
-            }
-        }
+        guard let request = requestTable.remove(id) else { return }
         switch request.kind {
         case .fetch: completeFetch(request)
         case .mutate: completeMutation(request)
@@ -199,13 +138,13 @@ extension CacheEngine {
         if case .failure = result { setFate(request.id, .failed) } else {
             setFate(request.id, anyStored ? .stored : allFailed ? .failed : .discarded)
         }
-        if request.waiters > 0 { keyOutcomes[request.id] = outcomes }
+        if request.waiters > 0 { requestTable.setOutcomes(request.id, outcomes) }
     }
 
     /// Stores a fetched value unless B12 says a newer local write wins.
     /// - Returns: whether it was stored.
     func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool) -> Bool {
-        if let slot = index[key] {
+        if let slot = entries.keyIndex[key] {
             let i = Int(slot)
             if var log = slots[i].log {
                 if request < slots[i].lastPut || request < log.baseSeq { return false }
@@ -213,10 +152,10 @@ extension CacheEngine {
                 log.baseSeq = request
                 log.items.removeAll { ($0.reachedServer ?? .max) < request }
                 slots[i].log = log
-                setValue(slot, recompute(log))
+                entries.setValue(slot, recompute(log))
             } else {
                 if request < slots[i].lastLocalWrite || request < slots[i].storedRequest { return false }
-                setValue(slot, value)
+                entries.setValue(slot, value)
             }
             slots[i].storedRequest = request
             restamp(slot)
@@ -244,10 +183,11 @@ extension CacheEngine {
     /// Evicts least recently used entries of a namespace down to its `max`, appending their keys to `evicted`.
     /// - Complexity: O(1) per entry evicted, plus its ids and tags.
     func evictOverflow(_ ns: Int32, into evicted: inout [String]) {
-        guard let max = namespaces[Int(ns)].policy.max else { return }
-        while let victim = store.leastRecent(inNamespace: ns, over: max) {
+        guard let max = namespaces.policy(ns).max else { return }
+        // Each turn removes one entry of the namespace, so this ends within its count.
+        while let victim = entries.store.leastRecent(inNamespace: ns, over: max) {
             let key = removeEntry(victim)
-            voidResponses(forKey: key)
+            requestTable.voidResponses(forKey: key)
             count(\.evictions, ns)
             evicted.append(key)
             emit(.evicted, key: key, namespace: ns)

@@ -5,25 +5,26 @@ extension CacheEngine {
     /// - Returns: the keys changed (the key, then any evicted by the namespace's `max`).
     @discardableResult
     public func put(_ key: String, _ value: JSONValue, tags: [String] = []) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let s = nextSeq()
-        if let slot = index[key] {
+        if let slot = entries.keyIndex[key] {
             let i = Int(slot)
             if var log = slots[i].log {
                 log.base = value
                 log.baseSeq = s
                 slots[i].log = log
-                setValue(slot, recompute(log))
+                entries.setValue(slot, recompute(log))
             } else {
-                setValue(slot, value)
+                entries.setValue(slot, value)
             }
-            if slots[i].tags != tags { setTags(slot, tags) }
+            if slots[i].tags != tags { entries.setTags(slot, tags) }
             slots[i].lastLocalWrite = s
             slots[i].lastPut = s
             slots[i].storedRequest = s
             slots[i].invalidated = false
             restamp(slot)
-            touch(slot)
+            entries.touch(slot)
             emit(.stored, slot: slot, source: .cache)
             return [key]
         }
@@ -39,8 +40,9 @@ extension CacheEngine {
     /// - Returns: the keys changed: for an immediate expiry, only an entry it moved into `expired`.
     @discardableResult
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = index[key] else { return [] }
+        guard let slot = entries.keyIndex[key] else { return [] }
         let s = nextSeq()
         let i = Int(slot)
         if let delay, delay > 0 {
@@ -51,7 +53,7 @@ extension CacheEngine {
             slots[i].expiresAt = due
             slots[i].expiryOverridden = true
             slots[i].expiryReported = false
-            heap.insert(ScheduledItem(time: slots[i].expiresAt, seq: s,
+            scheduler.insert(ScheduledItem(time: slots[i].expiresAt, seq: s,
                                       work: .expiryOverride(slot: slot, generation: slots[i].generation)))
             return [key]
         }
@@ -68,17 +70,20 @@ extension CacheEngine {
     /// - Returns: the keys it moved into `stale`.
     @discardableResult
     public func invalidate(_ target: Target) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        return invalidateTargets(target)
+    }
+
+    /// `invalidate` without the check of invariants (for `push`, which checks once at its end).
+    func invalidateTargets(_ target: Target) -> [String] {
         _ = nextSeq()
         var changed: [String] = []
         let targets = resolve(target)
         switch target {
-        case .key(let key): markInvalidatedInFlight(KeyName.canonical(key))
-        case .namespace(let name):
-            for id in requests.keys.sorted() {
-                for key in requests[id]!.keys where KeyName.namespace(of: key) == name { markInvalidatedInFlight(key) }
-            }
+        case .key(let key): requestTable.markInvalidated(KeyName.canonical(key))
+        case .namespace(let name): requestTable.markInvalidated { KeyName.namespace(of: $0) == name }
         case .tag:
-            for slot in targets { markInvalidatedInFlight(slots[Int(slot)].key) }
+            for slot in targets { requestTable.markInvalidated(slots[Int(slot)].key) }
         }
         for slot in targets {
             let i = Int(slot)
@@ -99,12 +104,12 @@ extension CacheEngine {
     func resolve(_ target: Target) -> [Int32] {
         switch target {
         case .key(let key):
-            return index[KeyName.canonical(key)].map { [$0] } ?? []
+            return entries.keyIndex[KeyName.canonical(key)].map { [$0] } ?? []
         case .namespace(let name):
-            guard let ns = namespaceIndex[name] else { return [] }
-            return slots(inNamespace: ns)
+            guard let ns = namespaces.slot(named: name) else { return [] }
+            return entries.store.slots(inNamespace: ns)
         case .tag(let tag):
-            return sortedByKey(tagIndex[tag] ?? [])
+            return sortedByKey(entries.tagIndex[tag] ?? [])
         }
     }
 
@@ -112,11 +117,17 @@ extension CacheEngine {
     /// flight are void and its queued mutations dropped.
     @discardableResult
     public func evict(_ key: String) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        return evictKey(key)
+    }
+
+    /// `evict` without the check of invariants (for `push`, which checks once at its end).
+    func evictKey(_ key: String) -> [String] {
         let key = KeyName.canonical(key)
         _ = nextSeq()
-        voidResponses(forKey: key)
-        dropQueuedMutations { $0 == key }
-        guard let slot = index[key] else { return [] }
+        requestTable.voidResponses(forKey: key)
+        mutationQueue.drop { $0 == key }
+        guard let slot = entries.keyIndex[key] else { return [] }
         let ns = slots[Int(slot)].namespace
         removeEntry(slot)
         emit(.evicted, key: key, namespace: ns)
@@ -128,6 +139,7 @@ extension CacheEngine {
     /// - Complexity: O(entries removed + requests in flight).
     @discardableResult
     public func clear(namespace: String? = nil) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         _ = nextSeq()
         if let namespace {
             return removeAll(inNamespaces: [namespace])
@@ -138,17 +150,18 @@ extension CacheEngine {
     /// Memory-pressure purge (B13): the namespaces marked purgeable, or everything if none is.
     @discardableResult
     public func memoryWarning() -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
         _ = nextSeq()
-        let purgeable = namespaces.filter { $0.policy.purgeable }.map(\.name)
+        let purgeable = namespaces.all.filter { $0.policy.purgeable }.map(\.name)
         return removeAll(inNamespaces: purgeable.isEmpty ? nil : Set(purgeable))
     }
 
     private func removeAll(inNamespaces names: Set<String>?) -> [String] {
         let inScope: (String) -> Bool = { key in names?.contains(String(KeyName.namespace(of: key))) ?? true }
-        voidResponses(where: inScope)
-        dropQueuedMutations(where: inScope)
+        requestTable.voidResponses(where: inScope)
+        mutationQueue.drop(keysWhere: inScope)
         var removed: [String] = []
-        for slot in slotsInRecencyOrder() where inScope(slots[Int(slot)].key) {
+        for slot in entries.store.recencyOrder() where inScope(slots[Int(slot)].key) {
             let key = slots[Int(slot)].key
             let ns = slots[Int(slot)].namespace
             removeEntry(slot)
@@ -156,101 +169,5 @@ extension CacheEngine {
             emit(.cleared, key: key, namespace: ns)
         }
         return removed
-    }
-}
-
-// MARK: - Configuration
-
-extension CacheEngine {
-    /// The policies of namespaces that are defined or hold entries, by name.
-    public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
-        namespaces.indices.compactMap { n in
-            let ns = namespaces[n], count = store.count(inNamespace: Int32(n))
-            return ns.defined || count > 0 ? (ns.name, ns.policy, ns.defined, count) : nil
-        }
-        .sorted { $0.name < $1.name }
-    }
-
-    /// The policy in force for a namespace.
-    public func policy(of namespace: String) -> Policy {
-        namespaceIndex[namespace].map { namespaces[Int($0)].policy } ?? Policy()
-    }
-
-    /// Defines or changes a namespace (`ns`): only the options given change; every entry's times are
-    /// recomputed from `stored_at` (dropping `expire` overrides); then it evicts down to a lowered
-    /// `max` and expires what is now due, counted and reported as usual.
-    /// - Returns: the keys changed (evicted, then expired).
-    @discardableResult
-    public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
-        try Self.validateNamespaceName(name)
-        let policy = change.applied(to: policy(of: name))
-        try Self.validate(policy)
-        _ = nextSeq()
-        let ns = namespaceSlot(named: name)
-        namespaces[Int(ns)].policy = policy
-        namespaces[Int(ns)].defined = true
-        return recomputeTimes(ns)
-    }
-
-    /// Replaces the configuration (`load`): namespaces not named return to the default policy;
-    /// entries stay, their times recomputed as by `ns`.
-    /// - Returns: the keys changed.
-    @discardableResult
-    public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
-        for (name, policy) in configuration.namespaces.sorted(by: { $0.key < $1.key }) {
-            try Self.validateNamespaceName(name)
-            try Self.validate(policy)
-        }
-        _ = nextSeq()
-        for name in configuration.namespaces.keys.sorted() { _ = namespaceSlot(named: name) }
-        for n in namespaces.indices {
-            if let policy = configuration.namespaces[namespaces[n].name] {
-                namespaces[n].policy = policy
-                namespaces[n].defined = true
-            } else {
-                namespaces[n].policy = Policy()
-                namespaces[n].defined = false
-            }
-        }
-        pushRules = configuration.push
-        if idField != configuration.idField {
-            idField = configuration.idField
-            rebuildIDIndex()
-        }
-        var changed: [String] = []
-        for n in namespaces.indices { changed += recomputeTimes(Int32(n)) }
-        return changed
-    }
-
-    private static func validateNamespaceName(_ name: String) throws(CacheError) {
-        guard let problem = KeyName.problem(withNamespace: name) else { return }
-        throw CacheError(name == "tag" ? problem : "bad namespace name \"\(name)\": \(problem)")
-    }
-
-    private static func validate(_ policy: Policy) throws(CacheError) {
-        if policy.ttl < 0 { throw CacheError("ttl must not be negative") }
-        if let s = policy.stale, s < 0 { throw CacheError("stale must not be negative") }
-        if let m = policy.max, m < 0 { throw CacheError("max must not be negative") }
-        if let t = policy.timeout, t <= 0 { throw CacheError("timeout must be positive") }
-        if let s = policy.staleIfError, s < 0 { throw CacheError("stale-if-error must not be negative") }
-    }
-
-    private func recomputeTimes(_ ns: Int32) -> [String] {
-        for slot in slots(inNamespace: ns) {
-            let i = Int(slot)
-            let wasReported = slots[i].expiryReported && slots[i].expiresAt <= now
-            let policy = namespaces[Int(ns)].policy
-            slots[i].staleAt = policy.stale.map { slots[i].storedAt.addingClamped($0) } ?? .max
-            slots[i].expiresAt = slots[i].storedAt.addingClamped(policy.ttl)
-            slots[i].expiryOverridden = false
-            slots[i].expiryReported = wasReported && slots[i].expiresAt <= now
-        }
-        rebuildExpiryFIFO(ns)
-        var changed = evictOverflow(ns)
-        for slot in slots(inNamespace: ns) where slots[Int(slot)].expiresAt <= now && !slots[Int(slot)].expiryReported {
-            reportExpiry(slot)
-            changed.append(slots[Int(slot)].key)
-        }
-        return changed
     }
 }

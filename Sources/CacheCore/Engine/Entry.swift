@@ -1,5 +1,5 @@
-/// A cached entry, stored in a slot of the engine's `EntryStore`, which also links it into two
-/// recency lists (global and per namespace) by slot index.
+/// A cached entry, stored in a slot of an `EntryStore` (inside the engine's `EntryTable`), which
+/// also links it into two recency lists (global and per namespace) by slot index.
 ///
 /// What a read needs (key, value, tags, times, state flags) comes first, so a read of a cached
 /// entry touches as few cache lines as it can.
@@ -95,33 +95,3 @@ struct MutationLog {
     /// Mutations of this entry not yet answered (sent or queued).
     var pending: Set<UInt64> = []
 }
-
-/// A namespace: its policy, its expiry FIFO and its counters (its recency list is in `EntryStore`).
-struct NamespaceState {
-    var name: String
-    var policy: Policy
-    /// Defined by `ns` or a configuration (else used implicitly with the default policy).
-    var defined: Bool
-    /// Expiry records in expiry order (entries of a namespace share a ttl); dead ones are skipped lazily.
-    var expiryFIFO = Deque<ExpiryRecord>()
-    /// Bumped when the FIFO is rebuilt, so a scheduled scan of the old one is ignored.
-    var expiryEpoch: UInt32 = 0
-    var scanScheduled = false
-    var stats = Stats()
-
-    /// Appends an expiry record to the FIFO.
-    /// - Returns: whether a scan needs scheduling (none is).
-    mutating func queueExpiry(_ record: ExpiryRecord) -> Bool {
-        expiryFIFO.append(record)
-        return !scanScheduled
-    }
-}
-
-struct ExpiryRecord {
-    var time: Int64
-    var seq: UInt64
-    var slot: Int32
-    var generation: UInt32
-}
-
-import DequeModule

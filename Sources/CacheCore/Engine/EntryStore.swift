@@ -1,9 +1,9 @@
 /// The cached entries by slot, with their recency lists: one over every entry and one per
 /// namespace, both doubly linked through slot numbers, least recent at the head.
 ///
-/// A value type held in one stored property of the engine, so that an operation on it (a touch,
-/// an insert, a removal) is one exclusivity-checked access of the engine instead of one per field
-/// it reads or writes. The links sit in their own array of 16-byte records, apart from the
+/// A value type held (inside the engine's `EntryTable`) in one stored property of the engine, so
+/// that an operation on it (a touch, an insert, a removal) is one exclusivity-checked access of
+/// the engine instead of one per field it reads or writes. The links sit in their own array of 16-byte records, apart from the
 /// entries, so making an entry the most recent reads and writes a few small records rather than
 /// the entry and both of its neighbours.
 struct EntryStore {
@@ -43,6 +43,9 @@ struct EntryStore {
     mutating func addNamespace() {
         namespaceLists.append(List())
     }
+
+    /// The number of namespaces with a list (the next namespace slot).
+    var namespaceCount: Int { namespaceLists.count }
 
     mutating func reserveCapacity(_ n: Int) {
         entries.reserveCapacity(n)
@@ -160,6 +163,94 @@ struct EntryStore {
         out.reserveCapacity(namespaceLists[Int(ns)].count)
         var s = namespaceLists[Int(ns)].head
         while s >= 0 { out.append(s); s = links[Int(s)].nsNext }
+        return out
+    }
+}
+
+// MARK: - Invariants
+
+extension EntryStore {
+    /// What is wrong with the store, one message per broken rule; empty when it is sound:
+    /// - there is one link record per slot, and every live entry's namespace has a list;
+    /// - the free slots are exactly the dead ones, each listed once;
+    /// - the global list and each namespace's list are doubly linked both ways, end at their `tail`
+    ///   and hold `count` entries; the global list holds every live entry once, and each
+    ///   namespace's list holds exactly the live entries of that namespace;
+    /// - recency stamps strictly increase along the global list, below `nextRecency`.
+    /// - Complexity: O(n) for n slots.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        guard links.count == entries.count else {
+            return ["entry store: \(links.count) link records for \(entries.count) slots"]
+        }
+        var live = 0
+        for i in entries.indices where entries[i].live {
+            let e = entries[i]
+            live += 1
+            if e.namespace < 0 || Int(e.namespace) >= namespaceLists.count {
+                v.append("entry store: slot \(i) (\(e.key)) is in namespace slot \(e.namespace), which has no list")
+            }
+        }
+        var free = Set<Int32>()
+        for s in freeSlots {
+            guard s >= 0, Int(s) < entries.count else { v.append("entry store: free slot \(s) is out of range"); continue }
+            if !free.insert(s).inserted { v.append("entry store: slot \(s) is on the free list twice") }
+            if entries[Int(s)].live { v.append("entry store: live slot \(s) (\(entries[Int(s)].key)) is on the free list") }
+        }
+        if free.count + live != entries.count {
+            v.append("entry store: \(entries.count - live) dead slots but \(free.count) free ones")
+        }
+
+        let global = walk(self.global, "global recency list", global: true, into: &v)
+        var seen = [Bool](repeating: false, count: entries.count)
+        var distinct = 0
+        var lastStamp: UInt64?
+        for s in global {
+            let e = entries[Int(s)]
+            if !e.live { v.append("global recency list: holds dead slot \(s)") }
+            if seen[Int(s)] { v.append("global recency list: holds slot \(s) twice") } else { distinct += 1 }
+            seen[Int(s)] = true
+            if let last = lastStamp, e.recency <= last {
+                v.append("global recency list: stamp \(e.recency) of slot \(s) (\(e.key)) follows stamp \(last)")
+            }
+            if e.recency >= nextRecency {
+                v.append("global recency list: stamp \(e.recency) of slot \(s) is not below the next stamp \(nextRecency)")
+            }
+            lastStamp = e.recency
+        }
+        if distinct != live { v.append("global recency list: holds \(distinct) distinct entries, \(live) are live") }
+
+        var inNamespaces = 0
+        for ns in namespaceLists.indices {
+            let list = walk(namespaceLists[ns], "recency list of namespace slot \(ns)", global: false, into: &v)
+            inNamespaces += list.count
+            for s in list where !entries[Int(s)].live || entries[Int(s)].namespace != Int32(ns) {
+                v.append("recency list of namespace slot \(ns): holds slot \(s), which is "
+                         + (entries[Int(s)].live ? "in namespace slot \(entries[Int(s)].namespace)" : "dead"))
+            }
+        }
+        if inNamespaces != live { v.append("namespace recency lists: hold \(inNamespaces) entries in all, \(live) are live") }
+        return v
+    }
+
+    /// The slots of one list from head to tail, noting broken links. Stops after one more step than
+    /// there are slots (a longer walk has gone round a cycle) or at a link out of range.
+    private func walk(_ list: List, _ name: @autoclosure () -> String, global: Bool, into v: inout [String]) -> [Int32] {
+        var out: [Int32] = []
+        var previous: Int32 = -1
+        var s = list.head
+        while s >= 0 {
+            guard Int(s) < entries.count else { v.append("\(name()): link to slot \(s), out of range"); return out }
+            guard out.count < entries.count else { v.append("\(name()): goes round a cycle"); return out }
+            let l = links[Int(s)]
+            let back = global ? l.globalPrev : l.nsPrev
+            if back != previous { v.append("\(name()): slot \(s) links back to \(back), not \(previous)") }
+            out.append(s)
+            previous = s
+            s = global ? l.globalNext : l.nsNext
+        }
+        if previous != list.tail { v.append("\(name()): ends at slot \(previous), its tail is \(list.tail)") }
+        if out.count != list.count { v.append("\(name()): holds \(out.count) entries, its count is \(list.count)") }
         return out
     }
 }

@@ -78,6 +78,7 @@ extension Snapshot {
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
         namespaces = slots.map { $0! }
+        namespaceStats = Array(repeating: Stats(), count: namespaces.count)
     }
 
     private mutating func decodePush(_ o: SnapshotObject) throws(SnapshotError) {
@@ -127,7 +128,7 @@ extension Snapshot {
             guard let i = namespaces.firstIndex(where: { $0.name == name }) else {
                 throw per.fail(name, "not a namespace of this snapshot")
             }
-            namespaces[i].stats = try Self.stats(per.object(name))
+            namespaceStats[i] = try Self.stats(per.object(name))
         }
     }
 

@@ -31,6 +31,8 @@ public struct Snapshot {
     var watches: Set<WatchScope> = []
     /// In slot order (the `index` of each namespace).
     var namespaces: [NamespaceState] = []
+    /// Each namespace's counters, in slot order.
+    var namespaceStats: [Stats] = []
     /// Least recently used first; slots and links are assigned by `restore`.
     var entries: [Entry] = []
     var requests: [InFlight] = []
@@ -59,15 +61,15 @@ extension CacheEngine {
     ///   `schedule(after:token:)` (the shell writes its text and where it came from), by token.
     /// - Complexity: O(n + r + d) for n entries, r requests and queued items, d server keys.
     public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
-        var entries: [JSONValue] = []
-        entries.reserveCapacity(index.count)
-        var s = store.globalHead
+        var list: [JSONValue] = []
+        list.reserveCapacity(entries.count)
+        var s = entries.store.globalHead
         while s >= 0 {
-            entries.append(snapshotEntry(s))
-            s = store.next(after: s)
+            list.append(snapshotEntry(s))
+            s = entries.store.next(after: s)
         }
         var document = snapshotState(scheduledCommand: scheduledCommand)
-        document["entries"] = .array(entries)
+        document["entries"] = .array(list)
         return .object(document)
     }
 
@@ -77,7 +79,7 @@ extension CacheEngine {
     func snapshotState(scheduledCommand: (Int) -> [String: JSONValue], forStore: Bool = false) -> [String: JSONValue] {
         var namespaceFields: [String: JSONValue] = [:]
         var namespaceStats: [String: JSONValue] = [:]
-        for (i, ns) in namespaces.enumerated() {
+        for (i, ns) in namespaces.all.enumerated() {
             let p = ns.policy
             namespaceFields[ns.name] = .object([
                 "index": .int(Int64(i)),
@@ -89,9 +91,10 @@ extension CacheEngine {
                 "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
                 "purgeable": .bool(p.purgeable),
             ])
-            if ns.stats != Stats() { namespaceStats[ns.name] = Self.statsJSON(ns.stats) }
+            let counters = statistics.byNamespace[i]
+            if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
         }
-        var stats = Self.statsFields(total)
+        var stats = Self.statsFields(statistics.total)
         stats["namespaces"] = .object(namespaceStats)
 
         var push: [String: JSONValue] = [:]
@@ -101,7 +104,7 @@ extension CacheEngine {
         }
 
         var scheduled: [JSONValue] = []
-        for (id, command) in scheduledExternal.sorted(by: { $0.key < $1.key }) {
+        for (id, command) in scheduler.commands.sorted(by: { $0.key < $1.key }) {
             var fields = scheduledCommand(command.token)
             fields["id"] = .int(Int64(id))
             fields["due"] = Self.time(command.due)
@@ -112,8 +115,8 @@ extension CacheEngine {
         let pending: [String: JSONValue] = [
             "requests": .array(requests.keys.sorted().map { snapshotRequest(requests[$0]!) }),
             "fetching": .object(fetching),
-            "queued_mutations": .array(mutationQueue.map(Self.mutationJSON)),
-            "replaying": replaying.map { .int(Int64($0)) } ?? .null,
+            "queued_mutations": .array(mutationQueue.queued.map(Self.mutationJSON)),
+            "replaying": mutationQueue.replaying.map { .int(Int64($0)) } ?? .null,
             "scheduled": .array(scheduled),
         ]
 
@@ -131,7 +134,7 @@ extension CacheEngine {
             "id_field": .string(idField),
             "namespaces": .object(namespaceFields),
             "push": .object(push),
-            "watches": .array(watches.map(Self.watchText).sorted().map(JSONValue.string)),
+            "watches": .array(observers.scopes.map(Self.watchText).sorted().map(JSONValue.string)),
             "pending": .object(pending),
             "server": .object(server),
             "stats": .object(stats),

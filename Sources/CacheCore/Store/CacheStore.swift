@@ -97,6 +97,7 @@ extension CacheEngine {
     /// - Parameter everything: the first `takeChanges` writes the whole state (a new store); else
     ///   only what changes from now on (a store this state was just read from).
     public func startTrackingChanges(everything: Bool) {
+        defer { if checksInvariants { checkInvariants() } }
         slots.tracking = true
         _ = slots.takeMarked()
         changes = ChangeLog(replacedAll: everything)
@@ -110,6 +111,7 @@ extension CacheEngine {
     /// - Complexity: O(k + r + d) for k entries changed, r requests and queued items, d server keys
     ///   changed; O(n) for n entries when everything is written.
     public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> StoreChanges {
+        defer { if checksInvariants { checkInvariants() } }
         var out = StoreChanges()
         let log = changes ?? ChangeLog(replacedAll: true)
         changes = ChangeLog()
@@ -119,8 +121,8 @@ extension CacheEngine {
         out.state = JSONValue.object(snapshotState(scheduledCommand: scheduledCommand, forStore: true)).compactText
         if log.replacedAll {
             out.replacesAll = true
-            out.entries.reserveCapacity(index.count)
-            for s in store.recencyOrder() { out.entries.append(storedEntry(s)) }
+            out.entries.reserveCapacity(entries.count)
+            for s in entries.store.recencyOrder() { out.entries.append(storedEntry(s)) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }

@@ -1,0 +1,95 @@
+// Configuration: namespace policies, `load`'s whole configuration, and what a policy change
+// means for the entries' times.
+
+extension CacheEngine {
+    /// The policies of namespaces that are defined or hold entries, by name.
+    public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
+        namespaces.indices.compactMap { n in
+            let ns = namespaces[Int32(n)], count = entries.store.count(inNamespace: Int32(n))
+            return ns.defined || count > 0 ? (ns.name, ns.policy, ns.defined, count) : nil
+        }
+        .sorted { $0.name < $1.name }
+    }
+
+    /// The policy in force for a namespace.
+    public func policy(of namespace: String) -> Policy {
+        namespaces.slot(named: namespace).map { namespaces.policy($0) } ?? Policy()
+    }
+
+    /// Defines or changes a namespace (`ns`): only the options given change; every entry's times are
+    /// recomputed from `stored_at` (dropping `expire` overrides); then it evicts down to a lowered
+    /// `max` and expires what is now due, counted and reported as usual.
+    /// - Returns: the keys changed (evicted, then expired).
+    @discardableResult
+    public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        try Self.validateNamespaceName(name)
+        let policy = change.applied(to: policy(of: name))
+        try Self.validate(policy)
+        _ = nextSeq()
+        let ns = namespaceSlot(named: name)
+        namespaces.setPolicy(ns, policy, defined: true)
+        return recomputeTimes(ns)
+    }
+
+    /// Replaces the configuration (`load`): namespaces not named return to the default policy;
+    /// entries stay, their times recomputed as by `ns`.
+    /// - Returns: the keys changed.
+    @discardableResult
+    public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        for (name, policy) in configuration.namespaces.sorted(by: { $0.key < $1.key }) {
+            try Self.validateNamespaceName(name)
+            try Self.validate(policy)
+        }
+        _ = nextSeq()
+        for name in configuration.namespaces.keys.sorted() { _ = namespaceSlot(named: name) }
+        for n in namespaces.indices {
+            let ns = Int32(n)
+            if let policy = configuration.namespaces[namespaces[ns].name] {
+                namespaces.setPolicy(ns, policy, defined: true)
+            } else {
+                namespaces.setPolicy(ns, Policy(), defined: false)
+            }
+        }
+        rules = PushRules(configuration.push)
+        if idField != configuration.idField {
+            entries.changeIDField(configuration.idField)
+        }
+        var changed: [String] = []
+        for n in namespaces.indices { changed += recomputeTimes(Int32(n)) }
+        return changed
+    }
+
+    private static func validateNamespaceName(_ name: String) throws(CacheError) {
+        guard let problem = KeyName.problem(withNamespace: name) else { return }
+        throw CacheError(name == "tag" ? problem : "bad namespace name \"\(name)\": \(problem)")
+    }
+
+    private static func validate(_ policy: Policy) throws(CacheError) {
+        if policy.ttl < 0 { throw CacheError("ttl must not be negative") }
+        if let s = policy.stale, s < 0 { throw CacheError("stale must not be negative") }
+        if let m = policy.max, m < 0 { throw CacheError("max must not be negative") }
+        if let t = policy.timeout, t <= 0 { throw CacheError("timeout must be positive") }
+        if let s = policy.staleIfError, s < 0 { throw CacheError("stale-if-error must not be negative") }
+    }
+
+    private func recomputeTimes(_ ns: Int32) -> [String] {
+        for slot in entries.store.slots(inNamespace: ns) {
+            let i = Int(slot)
+            let wasReported = slots[i].expiryReported && slots[i].expiresAt <= now
+            let policy = namespaces.policy(ns)
+            slots[i].staleAt = policy.stale.map { slots[i].storedAt.addingClamped($0) } ?? .max
+            slots[i].expiresAt = slots[i].storedAt.addingClamped(policy.ttl)
+            slots[i].expiryOverridden = false
+            slots[i].expiryReported = wasReported && slots[i].expiresAt <= now
+        }
+        rebuildExpiryFIFO(ns)
+        var changed = evictOverflow(ns)
+        for slot in entries.store.slots(inNamespace: ns) where slots[Int(slot)].expiresAt <= now && !slots[Int(slot)].expiryReported {
+            reportExpiry(slot)
+            changed.append(slots[Int(slot)].key)
+        }
+        return changed
+    }
+}

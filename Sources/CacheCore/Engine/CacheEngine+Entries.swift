@@ -1,0 +1,39 @@
+// Entries in and out of the cache, with what each move means for the other parts: expiry
+// tracking on the way in, the store's change log on the way out.
+
+extension CacheEngine {
+    /// Stores a new entry as the most recently used and queues its expiry; `put` is the sequence
+    /// number of the `put` storing it (nil for a fetched value).
+    /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
+    func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64,
+                     put: UInt64? = nil) -> Int32 {
+        let s = nextSeq()
+        var entry = Entry(key: key, namespace: ns, value: value, tags: tags, ids: [],
+                          storedAt: now, staleAt: .max, expiresAt: .max)
+        entry.storedRequest = request
+        entry.storedSeq = s
+        if let put {
+            entry.lastLocalWrite = put
+            entry.lastPut = put
+        }
+        let slot = entries.insert(entry)
+        applyTimes(slot)
+        return slot
+    }
+
+    /// Removes an entry from every index and list; the slot is reused.
+    /// - Returns: the entry's key.
+    /// - Complexity: O(1) plus its ids and tags.
+    @discardableResult
+    func removeEntry(_ slot: Int32) -> String {
+        let key = entries.remove(slot)
+        changes?.removedKeys.append(key)
+        return key
+    }
+
+    /// Sorts slots by printed key, for a deterministic order where a set gives none.
+    /// - Complexity: O(k log k).
+    func sortedByKey(_ set: Set<Int32>) -> [Int32] {
+        set.sorted { slots[Int($0)].key < slots[Int($1)].key }
+    }
+}

@@ -1,0 +1,78 @@
+// The times of entries and the reporting of expiries: entries (their times), the namespaces'
+// expiry FIFOs and the scheduler's scans of them.
+
+extension CacheEngine {
+    /// Sets `storedAt = now` and derives the entry's stale and expiry times from its policy.
+    func restamp(_ slot: Int32) {
+        slots[Int(slot)].storedAt = now
+        slots[Int(slot)].storedSeq = nextSeq()
+        slots[Int(slot)].generation &+= 1
+        applyTimes(slot)
+    }
+
+    /// Derives stale and expiry times from `storedAt` and the policy, and queues the expiry.
+    /// - Complexity: O(1) amortized (one append to the namespace's expiry FIFO).
+    func applyTimes(_ slot: Int32) {
+        let ns = slots[Int(slot)].namespace
+        let record = slots[Int(slot)].applyTimes(namespaces.policy(ns), slot: slot)
+        if let scan = expiry.enqueue(record, in: ns) { scheduler.insert(scan) }
+    }
+
+    /// Rebuilds a namespace's expiry FIFO after its times were recomputed.
+    /// - Complexity: O(k log k) for the k entries of the namespace.
+    func rebuildExpiryFIFO(_ ns: Int32) {
+        if let scan = expiry.replace(ns, with: expiryRecords(ns, skippingReported: false)) { scheduler.insert(scan) }
+    }
+
+    /// The expiry records of a namespace's entries whose expiry is not overridden, in (time, seq) order.
+    /// - Complexity: O(k log k) for the k entries of the namespace.
+    func expiryRecords(_ ns: Int32, skippingReported: Bool) -> [ExpiryRecord] {
+        var records: [ExpiryRecord] = []
+        for slot in entries.store.slots(inNamespace: ns) {
+            let e = slots[Int(slot)]
+            if e.expiryOverridden || (skippingReported && e.expiryReported) { continue }
+            records.append(ExpiryRecord(time: e.expiresAt, seq: e.storedSeq, slot: slot, generation: e.generation))
+        }
+        records.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
+        return records
+    }
+
+    /// Whether an expiry record still stands for its entry's expiry (else it is skipped).
+    func isLive(_ r: ExpiryRecord) -> Bool {
+        let e = slots[Int(r.slot)]
+        return e.live && e.generation == r.generation && !e.expiryOverridden && !e.expiryReported
+            && e.expiresAt == r.time
+    }
+
+    /// Runs a scheduled scan of a namespace's FIFO: reports the head's expiry if it is due and
+    /// live, drops dead records at the head, and schedules the next scan.
+    func runExpiryScan(_ ns: Int32, epoch: UInt32) {
+        guard expiry.beginScan(ns, epoch: epoch) else { return }
+        if let record = expiry.head(ns), record.time <= now {
+            expiry.removeHead(ns)
+            if isLive(record) { reportExpiry(record.slot) }
+        }
+        // Drop dead records at the head so the next scan is scheduled for a live one; each turn
+        // removes one record, so this ends within the FIFO's length.
+        while let record = expiry.head(ns), !isLive(record) {
+            expiry.removeHead(ns)
+        }
+        if let scan = expiry.claimScan(ns) { scheduler.insert(scan) }
+    }
+
+    /// Runs a scheduled `expire in=` override: reports the expiry if the entry still expires then.
+    func runExpiryOverride(slot: Int32, generation: UInt32, at time: Int64) {
+        let e = slots[Int(slot)]
+        if e.live && e.generation == generation && e.expiryOverridden && e.expiresAt == time {
+            reportExpiry(slot)
+        }
+    }
+
+    /// Counts and reports an entry's expiry once.
+    func reportExpiry(_ slot: Int32) {
+        guard !slots[Int(slot)].expiryReported else { return }
+        slots[Int(slot)].expiryReported = true
+        count(\.expirations, slots[Int(slot)].namespace)
+        emit(.expired, slot: slot, source: .cache)
+    }
+}

@@ -1,0 +1,45 @@
+// Observers (B15): what is watched, and the reports of changes to the delegate.
+
+extension CacheEngine {
+    /// Starts reporting changes in `scope` to the delegate.
+    public func watch(_ scope: WatchScope) {
+        defer { if checksInvariants { checkInvariants() } }
+        observers.watch(scope)
+    }
+
+    /// Stops watching `scope`, or everything when nil.
+    /// - Returns: whether something was being watched.
+    @discardableResult
+    public func unwatch(_ scope: WatchScope?) -> Bool {
+        defer { if checksInvariants { checkInvariants() } }
+        return observers.unwatch(scope)
+    }
+
+    public var watchedScopes: [WatchScope] {
+        observers.scopes.sorted { "\($0)" < "\($1)" }
+    }
+
+    /// Reports a change of the entry in `slot` if it is watched.
+    @inline(__always)
+    func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        guard !observers.isEmpty else { return }
+        let e = slots[Int(slot)]
+        guard observers.isWatched(e.key, namespace: namespaces[e.namespace].name) else { return }
+        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now),
+                                                          value: e.value, source: source))
+    }
+
+    /// Reports a change of a key that is no longer cached.
+    func emit(_ cause: ChangeCause, key: String, namespace: Int32) {
+        guard !observers.isEmpty, observers.isWatched(key, namespace: namespaces[namespace].name) else { return }
+        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: key, at: now, state: .absent,
+                                                          value: nil, source: .cache))
+    }
+
+    /// Reports a push to observers of everything.
+    func emitPushed(_ type: String) {
+        guard observers.watchesAll else { return }
+        delegate?.cacheEngine(self, observed: CacheEvent(cause: .pushed, key: type, at: now, state: .absent,
+                                                          value: nil, source: .server))
+    }
+}

@@ -1,0 +1,77 @@
+// Running work in time: the clock, the scheduler's items, the shell's `at` commands, and the
+// list of pending work.
+
+extension CacheEngine {
+    /// Moves the clock forward by `duration`, running every item due up to then in (time, sequence)
+    /// order, each with `now` at its time; then sets `now` to the target.
+    /// - Throws: `CacheError` when the command runs more than `runawayLimit` items; the clock then
+    ///   stays at the last item run.
+    public func advance(by duration: Int64) throws(CacheError) {
+        defer { if checksInvariants { checkInvariants() } }
+        let target = now.addingClamped(max(0, duration))
+        // Bounded: each turn runs one item, and the runaway limit stops a command that runs
+        // too many (expiries aside, which are bounded by the entries' records).
+        while try runNext(upTo: target) {}
+        now = target
+    }
+
+    /// Runs the earliest item due at or before `limit`; false when there is none.
+    /// - Complexity: O(log h) for h scheduled items, plus the item's work.
+    @discardableResult
+    func runNext(upTo limit: Int64) throws(CacheError) -> Bool {
+        guard let item = try scheduler.next(upTo: limit) else { return false }
+        if item.time > now { now = item.time }
+        switch item.work {
+        case .completion(let id):
+            complete(id)
+        case .expiryScan(let ns, let epoch):
+            runExpiryScan(ns, epoch: epoch)
+        case .expiryOverride(let slot, let generation):
+            runExpiryOverride(slot: slot, generation: generation, at: item.time)
+        case .external(let id):
+            if let command = scheduler.takeCommand(id) {
+                delegate?.cacheEngine(self, runScheduled: command.token)
+            }
+        }
+        return true
+    }
+
+    /// Runs scheduled work until request `id` has completed (or nothing is left to run).
+    func run(until id: UInt64) throws(CacheError) {
+        while requestTable[id] != nil {
+            guard try runNext(upTo: .max) else { return }
+        }
+    }
+
+    /// Schedules external work (the shell's `at`) `delay` ms from now; it runs at the next
+    /// scheduling step at the earliest, never inline.
+    /// - Returns: the item's id.
+    @discardableResult
+    public func schedule(after delay: Int64, token: Int) -> UInt64 {
+        defer { if checksInvariants { checkInvariants() } }
+        let id = nextSeq()
+        scheduler.schedule(ScheduledCommand(token: token, due: now.addingClamped(max(0, delay))), id: id)
+        return id
+    }
+
+    /// Drops scheduled external work (for `restore`, which replaces everything).
+    public func cancelScheduledCommands() {
+        defer { if checksInvariants { checkInvariants() } }
+        scheduler.cancelCommands()
+    }
+
+    /// Requests in flight, queued mutations and scheduled commands, by due time.
+    public func pendingWork() -> [PendingItem] {
+        var items: [PendingItem] = []
+        for request in requests.values {
+            let keys = request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys
+            items.append(PendingItem(kind: .request(request.kind, keys: keys), dueAt: request.completesAt, id: request.id))
+        }
+        for (id, command) in scheduler.commands {
+            items.append(PendingItem(kind: .scheduled(token: command.token), dueAt: command.due, id: id))
+        }
+        items.sort { ($0.dueAt ?? .max, $0.id) < ($1.dueAt ?? .max, $1.id) }
+        for m in mutationQueue.queued { items.append(PendingItem(kind: .queuedMutation(keys: m.keys), dueAt: nil, id: m.id)) }
+        return items
+    }
+}

@@ -1,0 +1,226 @@
+/// The cached entries and the ways to find them: the slots with their recency lists
+/// (`EntryStore`), the key index, the id index (entity ids embedded in values, B8) and the tag
+/// index. A value type held in one stored property of the engine and changed in place.
+///
+/// Invariants (`invariantViolations()`):
+/// - those of `EntryStore` (free slots, recency lists, recency stamps);
+/// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
+/// - each live entry's `ids` are the sorted entity ids its value embeds under `idField`, and the
+///   id index maps each id to exactly the live slots listing it, never to an empty set;
+/// - the tag index maps each tag to exactly the live slots carrying it, never to an empty set;
+/// - a dead slot holds no ids, tags or mutation log; a live entry's mutation log, when it has
+///   one, has a mutation pending.
+///
+/// The fields the indexes depend on (`key`, `namespace`, `live`, `value`, `ids`, `tags`) change
+/// only through its methods; the engine writes an entry's other fields through `slots`.
+///
+/// The engine reads it through stored properties (`keyIndex[key]`, `idIndex[id]`,
+/// `store.entries`) rather than non-mutating methods: such a method called on a value held in a
+/// class's property may copy the whole value first (a retain and release of each of its
+/// buffers), which made a cache hit run a fifth more instructions.
+struct EntryTable {
+    /// The entries by slot and their recency lists.
+    private(set) var store: EntryStore
+    /// Key → slot of every live entry. Lookup is O(1) (one hash).
+    private(set) var keyIndex: [String: Int32] = [:]
+    /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
+    private(set) var idIndex: [String: Set<Int32>] = [:]
+    /// Tag → slots of the live entries carrying it.
+    private(set) var tagIndex: [String: Set<Int32>] = [:]
+    /// The field holding an entity's id in values (B8), which the id index is built on.
+    private(set) var idField: String
+
+    /// An empty table with recency lists for `namespaceCount` namespaces, room for `capacity` entries.
+    /// - Complexity: O(1); reserving room is O(capacity).
+    init(idField: String = "id", namespaceCount: Int = 0, capacity: Int = 0) {
+        self.idField = idField
+        store = EntryStore(namespaceCount: namespaceCount)
+        if capacity > 0 {
+            store.reserveCapacity(capacity)
+            keyIndex.reserveCapacity(capacity)
+        }
+    }
+
+    /// The entries by slot; a write to a field the indexes depend on must go through a method.
+    var slots: EntrySlots {
+        _read { yield store.entries }
+        _modify { yield &store.entries }
+    }
+
+    /// The number of live entries.
+    var count: Int { keyIndex.count }
+
+    /// Makes room for the recency list of one more namespace (the next namespace slot).
+    /// - Complexity: O(1) amortized.
+    mutating func addNamespace() { store.addNamespace() }
+
+    // MARK: Entries in and out
+
+    /// Stores an entry as the most recently used and indexes its key, ids and tags; the entry's
+    /// `ids` are derived from its value.
+    /// - Complexity: O(1) amortized, plus the size of its value and its tags.
+    mutating func insert(_ entry: Entry) -> Int32 {
+        let slot = store.insert(entry)
+        keyIndex[entry.key] = slot
+        indexIDs(slot, entry.value)
+        for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
+        return slot
+    }
+
+    /// Removes an entry from the indexes and both recency lists; the slot is reused.
+    /// - Returns: the entry's key.
+    /// - Complexity: O(1) plus its ids and tags.
+    mutating func remove(_ slot: Int32) -> String {
+        let removed = store.remove(slot)
+        keyIndex.removeValue(forKey: removed.key)
+        for id in removed.ids { Self.remove(slot, from: &idIndex, at: id) }
+        for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
+        return removed.key
+    }
+
+    /// Makes an entry the most recently used, globally and in its namespace.
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func touch(_ slot: Int32) { store.touch(slot) }
+
+    /// Replaces an entry's value, keeping the id index in step.
+    /// - Complexity: O(size of the old and new value's ids, plus the new value's size).
+    mutating func setValue(_ slot: Int32, _ value: JSONValue) {
+        unindexIDs(slot)
+        store.entries[Int(slot)].value = value
+        indexIDs(slot, value)
+    }
+
+    /// Replaces an entry's tags, keeping the tag index in step.
+    /// - Complexity: O(old and new tags).
+    mutating func setTags(_ slot: Int32, _ tags: [String]) {
+        for tag in store.entries[Int(slot)].tags { Self.remove(slot, from: &tagIndex, at: tag) }
+        store.entries[Int(slot)].tags = tags
+        for tag in tags { tagIndex[tag, default: []].insert(slot) }
+    }
+
+    /// Changes the id field and rebuilds the id index on it.
+    /// - Complexity: O(total size of the values).
+    mutating func changeIDField(_ field: String) {
+        idField = field
+        idIndex.removeAll()
+        for slot in store.recencyOrder() {
+            store.entries[Int(slot)].ids = []
+            indexIDs(slot, store.entries[Int(slot)].value)
+        }
+    }
+
+    /// Replaces the recency stamps of slots 0..<k (entries just inserted in recency order) with a
+    /// store's, so rows not rewritten stay in order with new ones.
+    /// - Complexity: O(k) for k stamps.
+    mutating func restoreRecencies(_ stamps: [UInt64]) {
+        for (i, stamp) in stamps.enumerated() { store.entries[i].recency = stamp }
+        store.nextRecency = (stamps.last ?? 0) &+ 1
+    }
+
+    /// Indexes the entity ids of `value`, the value of the entry in `slot`.
+    private mutating func indexIDs(_ slot: Int32, _ value: JSONValue) {
+        var ids = Set<String>()
+        value.collectEntityIDs(idField: idField, into: &ids)
+        guard !ids.isEmpty else { return }
+        let list = ids.sorted()
+        store.entries[Int(slot)].ids = list
+        for id in list { idIndex[id, default: []].insert(slot) }
+    }
+
+    private mutating func unindexIDs(_ slot: Int32) {
+        let ids = store.entries[Int(slot)].ids
+        guard !ids.isEmpty else { return }
+        for id in ids { Self.remove(slot, from: &idIndex, at: id) }
+        store.entries[Int(slot)].ids = []
+    }
+
+    private static func remove(_ slot: Int32, from index: inout [String: Set<Int32>], at name: String) {
+        guard var set = index.removeValue(forKey: name) else { return }
+        set.remove(slot)
+        if !set.isEmpty { index[name] = set }
+    }
+}
+
+// MARK: - Invariants
+
+extension EntryTable {
+    /// What is wrong with the table, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(n + total size of the values) for n slots.
+    func invariantViolations() -> [String] {
+        var v = store.invariantViolations()
+        let entries = store.entries
+        var live = 0
+        for i in entries.indices {
+            let e = entries[i]
+            let slot = Int32(i)
+            guard e.live else {
+                if !e.ids.isEmpty || !e.tags.isEmpty || e.log != nil {
+                    v.append("entry table: dead slot \(i) still holds ids, tags or a mutation log")
+                }
+                continue
+            }
+            live += 1
+            if keyIndex[e.key] != slot {
+                v.append("key index: \(e.key) maps to slot \(keyIndex[e.key].map(String.init) ?? "none"), its entry is in slot \(i)")
+            }
+            if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
+            var embedded = Set<String>()
+            e.value.collectEntityIDs(idField: idField, into: &embedded)
+            if e.ids != embedded.sorted() {
+                v.append("id index: \(e.key) lists ids \(e.ids), its value embeds \(embedded.sorted())")
+            }
+            for id in e.ids where idIndex[id]?.contains(slot) != true {
+                v.append("id index: id \(id) of \(e.key) does not lead to slot \(i)")
+            }
+            for tag in e.tags where tagIndex[tag]?.contains(slot) != true {
+                v.append("tag index: tag \(tag) of \(e.key) does not lead to slot \(i)")
+            }
+            if let log = e.log, log.pending.isEmpty {
+                v.append("entry table: \(e.key) has a mutation log with no mutation pending")
+            }
+        }
+        if keyIndex.count != live { v.append("key index: holds \(keyIndex.count) keys, \(live) entries are live") }
+        for (key, slot) in keyIndex {
+            guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
+                v.append("key index: \(key) maps to slot \(slot), which holds no live entry")
+                continue
+            }
+            if entries[Int(slot)].key != key {
+                v.append("key index: \(key) maps to slot \(slot), which holds \(entries[Int(slot)].key)")
+            }
+        }
+        Self.checkSetIndex(idIndex, "id index", entries, listed: { $0.ids.contains($1) }, into: &v)
+        Self.checkSetIndex(tagIndex, "tag index", entries, listed: { $0.tags.contains($1) }, into: &v)
+        return v
+    }
+
+    /// Checks that every set of an index is non-empty and names live slots that list its name.
+    private static func checkSetIndex(_ index: [String: Set<Int32>], _ name: String, _ entries: EntrySlots,
+                                      listed: (Entry, String) -> Bool, into v: inout [String]) {
+        for (item, set) in index {
+            if set.isEmpty { v.append("\(name): \(item) leads to no slot") }
+            for slot in set {
+                guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
+                    v.append("\(name): \(item) leads to slot \(slot), which holds no live entry")
+                    continue
+                }
+                if !listed(entries[Int(slot)], item) {
+                    v.append("\(name): \(item) leads to \(entries[Int(slot)].key), which does not list it")
+                }
+            }
+        }
+    }
+
+    /// Stops the process with the violations, if any (the swift-collections `_checkInvariants` habit).
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "EntryTable invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.
+    mutating func testingCorruptKeyIndex(_ key: String, slot: Int32?) {
+        keyIndex[key] = slot
+    }
+}

@@ -1,0 +1,107 @@
+/// A namespace: its name, its policy and whether it was defined (its recency list is in
+/// `EntryStore`, its expiry FIFO in `ExpiryQueues`, its counters in `Statistics`, all by slot).
+struct NamespaceState {
+    var name: String
+    var policy: Policy
+    /// Defined by `ns` or a configuration (else used implicitly with the default policy).
+    var defined: Bool
+}
+
+/// The namespaces by slot (the index other parts keep per-namespace state by) and by name.
+/// Slots are handed out in order of first use and never reused.
+///
+/// Invariants (`invariantViolations()`):
+/// - the name index maps each namespace's name to its slot, and nothing else;
+/// - the last namespace found by key, when remembered, is the one the index gives;
+/// - every policy is one `ns` would accept (no negative duration or count, a positive timeout).
+struct NamespaceTable {
+    private(set) var all: [NamespaceState] = []
+    private var index: [String: Int32] = [:]
+    /// The namespace `slot(forKey:)` found last: most runs of keys share one.
+    private var last: (name: String, slot: Int32)?
+
+    init() {}
+
+    /// The namespaces of a snapshot, in slot order.
+    /// - Complexity: O(k) for k namespaces.
+    init(restoring namespaces: [NamespaceState]) {
+        all = namespaces
+        for (i, ns) in namespaces.enumerated() { index[ns.name] = Int32(i) }
+    }
+
+    var count: Int { all.count }
+    var indices: Range<Int> { all.indices }
+
+    subscript(ns: Int32) -> NamespaceState {
+        @inline(__always) get { all[Int(ns)] }
+    }
+
+    /// The policy in force for a namespace slot.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func policy(_ ns: Int32) -> Policy { all[Int(ns)].policy }
+
+    /// The slot of an existing namespace.
+    /// - Complexity: O(1).
+    func slot(named name: String) -> Int32? { index[name] }
+
+    /// The slot for a name, created with the default policy when new.
+    /// - Returns: the slot and whether it was created (the other parts then need one more).
+    /// - Complexity: O(1) amortized.
+    mutating func slot(creating name: Substring) -> (slot: Int32, created: Bool) {
+        if let i = index[String(name)] { return (i, false) }
+        let i = Int32(all.count)
+        all.append(NamespaceState(name: String(name), policy: Policy(), defined: false))
+        index[String(name)] = i
+        return (i, true)
+    }
+
+    /// The slot of a key's namespace, created when new; remembers it for the next key.
+    /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last.
+    mutating func slot(forKey key: String) -> (slot: Int32, created: Bool) {
+        let name = KeyName.namespace(of: key)
+        if let last, last.name == name { return (last.slot, false) }
+        let found = slot(creating: name)
+        last = (String(name), found.slot)
+        return found
+    }
+
+    /// Sets a namespace's policy and whether it counts as defined.
+    /// - Complexity: O(1).
+    mutating func setPolicy(_ ns: Int32, _ policy: Policy, defined: Bool) {
+        all[Int(ns)].policy = policy
+        all[Int(ns)].defined = defined
+    }
+}
+
+// MARK: - Invariants
+
+extension NamespaceTable {
+    /// What is wrong with the table, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(k) for k namespaces.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        if index.count != all.count { v.append("namespace index: holds \(index.count) names for \(all.count) namespaces") }
+        for i in all.indices {
+            let ns = all[i]
+            if index[ns.name] != Int32(i) {
+                v.append("namespace index: \(ns.name) maps to \(index[ns.name].map(String.init) ?? "nothing"), not slot \(i)")
+            }
+            let p = ns.policy
+            if p.ttl < 0 || (p.stale ?? 0) < 0 || (p.max ?? 0) < 0 || (p.timeout ?? 1) <= 0 || (p.staleIfError ?? 0) < 0 {
+                v.append("namespace \(ns.name): policy out of range: \(p)")
+            }
+        }
+        if let last, index[last.name] != last.slot {
+            v.append("namespace index: the last namespace found, \(last.name) in slot \(last.slot), is not the indexed one")
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "NamespaceTable invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,124 @@
+import HeapModule
+
+/// One piece of work due at a time; items run in (time, seq) order.
+struct ScheduledItem: Comparable {
+    enum Work {
+        case completion(UInt64)
+        case expiryScan(ns: Int32, epoch: UInt32)
+        case expiryOverride(slot: Int32, generation: UInt32)
+        case external(UInt64)
+    }
+    var time: Int64
+    var seq: UInt64
+    var work: Work
+
+    static func < (a: ScheduledItem, b: ScheduledItem) -> Bool { (a.time, a.seq) < (b.time, b.seq) }
+    static func == (a: ScheduledItem, b: ScheduledItem) -> Bool { a.time == b.time && a.seq == b.seq }
+}
+
+/// External work scheduled by `schedule(after:token:)` (the shell's `at`).
+struct ScheduledCommand {
+    var token: Int
+    var due: Int64
+}
+
+/// Work in time: a priority queue of scheduled items (request completions, expiry scans and
+/// overrides, `at` commands), the `at` commands not yet run, and how many items the current
+/// command has run (the runaway limit, SPEC §7).
+///
+/// Invariants (`invariantViolations()`):
+/// - every `at` command waiting has one item in the queue, due at its time with its id;
+/// - the items run by the current command stay within `CacheEngine.runawayLimit`.
+struct Scheduler {
+    /// Items in (time, seq) order; an `at` item whose command was cancelled stays until it comes up.
+    private(set) var heap = Heap<ScheduledItem>()
+    /// The `at` commands waiting, by id.
+    private(set) var commands: [UInt64: ScheduledCommand] = [:]
+    /// Items other than expiries run since the current command began.
+    private(set) var itemsRun = 0
+
+    init() {}
+
+    /// Marks the start of a command: the runaway limit counts items per command.
+    /// - Complexity: O(1).
+    mutating func beginCommand() { itemsRun = 0 }
+
+    /// Adds an item.
+    /// - Complexity: O(log h) for h items.
+    @inline(__always)
+    mutating func insert(_ item: ScheduledItem) { heap.insert(item) }
+
+    /// Schedules an `at` command with id `id`, due at `due`.
+    /// - Complexity: O(log h).
+    mutating func schedule(_ command: ScheduledCommand, id: UInt64) {
+        commands[id] = command
+        heap.insert(ScheduledItem(time: command.due, seq: id, work: .external(id)))
+    }
+
+    /// Takes the earliest item due at or before `limit`, counting it against the runaway limit
+    /// unless it is an expiry.
+    /// - Returns: nil when no item is due by then.
+    /// - Throws: `CacheError` when the current command has run `runawayLimit` items; the item stays.
+    /// - Complexity: O(log h).
+    mutating func next(upTo limit: Int64) throws(CacheError) -> ScheduledItem? {
+        guard let top = heap.min, top.time <= limit else { return nil }
+        switch top.work {
+        case .expiryScan, .expiryOverride: break
+        default:
+            if itemsRun >= CacheEngine.runawayLimit {
+                throw CacheError("stopped after running \(CacheEngine.runawayLimit) scheduled items in one command (runaway schedule?)")
+            }
+            itemsRun += 1
+        }
+        heap.removeMin()
+        return top
+    }
+
+    /// Takes the `at` command `id` out of the waiting ones (nil when it was cancelled).
+    /// - Complexity: O(1).
+    mutating func takeCommand(_ id: UInt64) -> ScheduledCommand? {
+        commands.removeValue(forKey: id)
+    }
+
+    /// Cancels every waiting `at` command (their items are skipped when they come up).
+    /// - Complexity: O(c) for c commands waiting.
+    mutating func cancelCommands() { commands.removeAll() }
+
+    /// Replaces every item and command (`restore`); the count of items run goes on.
+    /// - Complexity: O(h).
+    mutating func replaceAll(items: [ScheduledItem], commands: [UInt64: ScheduledCommand]) {
+        heap = Heap(items)
+        self.commands = commands
+    }
+}
+
+// MARK: - Invariants
+
+extension Scheduler {
+    /// What is wrong with the scheduler, one message per broken rule (see the type's invariants);
+    /// empty when it is sound.
+    /// - Complexity: O(h) for h items.
+    func invariantViolations() -> [String] {
+        var v: [String] = []
+        if itemsRun < 0 || itemsRun > CacheEngine.runawayLimit {
+            v.append("scheduler: \(itemsRun) items run in this command, outside 0...\(CacheEngine.runawayLimit)")
+        }
+        var queued: [UInt64: [Int64]] = [:]
+        for item in heap.unordered {
+            if case .external(let id) = item.work { queued[id, default: []].append(item.time) }
+        }
+        for (id, command) in commands {
+            let times = queued[id] ?? []
+            if times != [command.due] {
+                v.append("scheduler: at command \(id) due at \(command.due) has items at \(times)")
+            }
+        }
+        return v
+    }
+
+    /// Stops the process with the violations, if any.
+    func checkInvariants() {
+        let violations = invariantViolations()
+        precondition(violations.isEmpty, "Scheduler invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+}
