@@ -10,48 +10,16 @@ import TestSupport
 /// The persistent store (SPEC §5.3): round trips, incremental commits, refusals, migration.
 @Suite struct StoreTests {
     /// A fresh directory for the files of one test.
-    static func directory() -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-store-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    static func directory() -> String { Fixtures.directory("store") }
 
     /// Commands that reach every part of the state: namespaces, entries with tags, mutation logs
     /// and expiry overrides, requests in flight, queued mutations, scheduled commands, watches,
     /// the server's data, settings and log, statistics.
-    static let script = """
-        ns feed ttl=45m stale=5m max=3
-        ns profile ttl=10m --purgeable
-        ns page ttl=5m stale-if-error=1h timeout=300ms
-        server set feed:home [{"id":1,"likes":3},{"id":2,"likes":0}]
-        server set profile:1 {"id":1,"name":"ann"}
-        server set page:1 "page one"
-        server set page:2 "page two"
-        server latency 250ms page:2
-        watch *
-        put feed:a {"id":2,"text":"hi"} tags=mine,recent
-        get feed:home
-        get profile:1
-        get page:1
-        put other 1.5
-        advance 6m
-        invalidate profile:1
-        expire page:1 in=2m
-        mutate feed:home {"seen":true}
-        get feed:a --nowait
-        server offline
-        mutate entity 2 {"likes":{"$inc":1}}
-        server fail 1 page:2
-        at 30s get page:2
+    static let script = Fixtures.everyPartOfTheState + """
+
         event patch feed:home {"live":1}
-        pending
-        advance 10ms
-        server online
-        advance 1m
-        get page:2
-        get page:1
-        event entity 1 {"likes":{"$inc":5}}
-        validate --items
+        """ + Fixtures.pendingWorkCompletes + """
+
         put feed:b 2
         put feed:c 3
         get feed:b

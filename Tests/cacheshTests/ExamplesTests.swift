@@ -15,20 +15,10 @@ struct ExamplesTests {
 
     @Test("each scenario script runs in batch mode with exit 0 and nothing on stderr", arguments: scenarios)
     func scriptRuns(name: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["\(name).cachesh"]
-        process.currentDirectoryURL = Self.root.appendingPathComponent("Examples")
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(name): \(stderr)")
-        #expect(stderr.isEmpty)
-        #expect(!stdout.isEmpty)
+        let run = try Cachesh.run(["\(name).cachesh"], in: Self.root.appendingPathComponent("Examples"))
+        #expect(run.status == 0, "\(name): \(run.stderr)")
+        #expect(run.stderr.isEmpty)
+        #expect(!run.stdout.isEmpty)
     }
 
     @Test("each scenario opens with a comment naming the behaviours it shows", arguments: scenarios)

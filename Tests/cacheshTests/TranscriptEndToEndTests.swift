@@ -9,40 +9,12 @@ private struct CacheshRun: Equatable {
 }
 
 /// The built executable: `CACHESH_BIN`, else beside the test bundle, else the package's debug build.
-private let cacheshBinary: String = {
-    if let path = ProcessInfo.processInfo.environment["CACHESH_BIN"] { return path }
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("cachesh").path
-    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.appendingPathComponent(".build/debug/cachesh").path
-}()
-
 /// Runs `cachesh arguments` in `directory` with a clean environment (no `CI`, `NO_COLOR` set) plus `extra`.
 private func cachesh(_ arguments: [String], in directory: String, environment extra: [String: String] = [:]) throws -> CacheshRun {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: cacheshBinary)
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    process.environment = ["PATH": "/usr/bin:/bin", "NO_COLOR": "1"].merging(extra) { $1 }
-    // Files, not pipes: a chatty run cannot block on a full pipe.
-    let out = directory + "/.stdout-\(UUID().uuidString)", err = directory + "/.stderr-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: out, contents: nil)
-    _ = FileManager.default.createFile(atPath: err, contents: nil)
-    defer {
-        try? FileManager.default.removeItem(atPath: out)
-        try? FileManager.default.removeItem(atPath: err)
-    }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-    try process.run()
-    process.waitUntilExit()
-    return CacheshRun(stdout: try String(contentsOfFile: out, encoding: .utf8),
-                      stderr: try String(contentsOfFile: err, encoding: .utf8),
-                      status: process.terminationStatus)
+    let run = try Cachesh.run(arguments, in: URL(fileURLWithPath: directory), environment: extra, cleanEnvironment: true)
+    return CacheshRun(stdout: run.stdout, stderr: run.stderr, status: run.status)
 }
 
-/// A fresh directory holding `files` (relative path → contents).
 private func directory(with files: [String: String]) throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-e2e-\(UUID().uuidString)").path
     for (name, text) in files {

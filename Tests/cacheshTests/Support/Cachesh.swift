@@ -38,8 +38,11 @@ enum Cachesh {
     ///   - executable: the program to start (the binary itself by default; a script for `#!` tests).
     ///   - environment: variables set on top of this process's environment.
     /// - Throws: `HarnessError` when the binary is missing or the run exceeds ``timeLimit``.
+    ///   - cleanEnvironment: start from only `PATH` and `NO_COLOR=1` instead of this process's
+    ///     environment (no `CI`, no `TERM`), then add `environment`.
     static func run(_ arguments: [String], stdin: String = "", in directory: URL? = nil,
-                    executable: String? = nil, environment: [String: String] = [:]) throws -> Outcome {
+                    executable: String? = nil, environment: [String: String] = [:],
+                    cleanEnvironment: Bool = false) throws -> Outcome {
         let path = executable ?? binaryPath
         guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
             throw HarnessError(description: "no cachesh binary at \(binaryPath): run `swift build` before `swift test` "
@@ -57,8 +60,8 @@ enum Cachesh {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.currentDirectoryURL = directory ?? sandbox.url
-        var variables = ProcessInfo.processInfo.environment
-        variables.removeValue(forKey: "NO_COLOR")
+        var variables = cleanEnvironment ? ["PATH": "/usr/bin:/bin", "NO_COLOR": "1"] : ProcessInfo.processInfo.environment
+        if !cleanEnvironment { variables.removeValue(forKey: "NO_COLOR") }
         for (name, value) in environment { variables[name] = value }
         process.environment = variables
         let stdinHandle = try FileHandle(forReadingFrom: input)
