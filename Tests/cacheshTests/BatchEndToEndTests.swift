@@ -8,6 +8,8 @@ import Glibc
 /// the next (a coprocess, as `expect` or a test harness drives a shell).
 private final class Coprocess {
     let process = Process()
+    /// Signalled when the process exits.
+    private let exited = DispatchSemaphore(value: 0)
     private let input = Pipe(), output = Pipe()
     private var received: [UInt8] = []
 
@@ -20,6 +22,8 @@ private final class Coprocess {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
+        let exited = exited
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
     }
 
@@ -51,14 +55,11 @@ private final class Coprocess {
 
     /// Waits (up to a generous deadline) for the process to exit; its status.
     func wait(seconds: Double = 60) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning {
-            if Date() > deadline {
-                process.terminate()
-                throw HarnessError(description: "cachesh did not exit within \(seconds) s")
-            }
-            usleep(10_000)
+        if exited.wait(timeout: .now() + seconds) == .timedOut {
+            process.terminate()
+            throw HarnessError(description: "cachesh did not exit within \(seconds) s")
         }
+        process.waitUntilExit()
         return process.terminationStatus
     }
 
