@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 LIMIT_S = 60           # a run longer than this is a hang
@@ -62,20 +63,14 @@ def run(binary, args, stdin=b"", cwd=None, timeout=LIMIT_S):
         inp.write(stdin)
         inp.seek(0)
         p = subprocess.Popen([binary, *args], stdin=inp, stdout=out, stderr=err, cwd=cwd, preexec_fn=cap_memory)
-        status, rss = None, 0
-        while status is None:
-            pid, wait_status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid == p.pid:
-                status = os.waitstatus_to_exitcode(wait_status)
-                rss = usage.ru_maxrss
-                p.returncode = status
-            elif time.monotonic() - start > timeout:
-                p.kill()
-                _, _, usage = os.wait4(p.pid, 0)
-                p.returncode = -9
-                status, rss = "timeout", usage.ru_maxrss
-            else:
-                time.sleep(0.01)
+        # A timer kills the run at its time limit; the wait itself blocks until the child ends.
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        _, wait_status, usage = os.wait4(p.pid, 0)
+        timed_out = not timer.is_alive()
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(wait_status)
+        status, rss = ("timeout" if timed_out else p.returncode), usage.ru_maxrss
         out.seek(0)
         err.seek(0)
         return status, out.read(), err.read(), rss, time.monotonic() - start
