@@ -96,15 +96,16 @@ public enum CommandCatalog {
             example: "put feed:home [{\"id\":1,\"likes\":3}] tags=home",
             options: ["tags="]),
         CommandInfo(
-            name: "get", synopsis: "get KEY [--force] [--nowait]",
+            name: "get", synopsis: "get KEY [--force] [--nowait|--async]",
             summary: "read as the app does: serve, refresh or fetch",
             arguments: [
                 ("KEY", key),
                 ("--force", "always send a new request and wait for it"),
                 ("--nowait", "start what the read would start and return at once with what the cache has"),
+                ("--async", "read as an app awaits: at once if served, else waiting: true now and a read event line when it completes"),
             ],
             example: "get feed:home --nowait",
-            options: ["--force", "--nowait"]),
+            options: ["--force", "--nowait", "--async"]),
         CommandInfo(
             name: "mget", synopsis: "mget KEY...",
             summary: "read many keys with one server request",
@@ -180,11 +181,12 @@ public enum CommandCatalog {
             ],
             example: "push friend-blocked user=42"),
         CommandInfo(
-            name: "validate", synopsis: "validate [--items]",
+            name: "validate", synopsis: "validate [--items] [--async]",
             summary: "validation handshake; prints request and response",
-            arguments: [("--items", "ask the server for the current values of the changed keys too")],
+            arguments: [("--items", "ask the server for the current values of the changed keys too"),
+                        ("--async", "do not wait: the answer prints as a validated event line when it arrives")],
             example: "validate --items",
-            options: ["--items"]),
+            options: ["--items", "--async"]),
         CommandInfo(
             name: "pending", synopsis: "pending",
             summary: "requests in flight, queued mutations, scheduled commands",
@@ -202,6 +204,10 @@ public enum CommandCatalog {
                 ("offline", "send no request; every cached value is served, flagged offline"),
                 ("online", "send requests again, first the queued mutations"),
                 ("log [clear]", "the requests received, with times and fates; clear forgets them"),
+                ("next KEY [VALUE]", "queue the answer to KEY's next request, taken in order: VALUE or value=JSON (else the data), "
+                 + "latency=D, --fail or error=TEXT, --not-found, --no-answer"),
+                ("next --validate", "queue the answer to the next validation, with the same options"),
+                ("strict on|off", "on: a request with nothing queued gets no answer and fails its command, naming it"),
             ],
             example: "server set feed:home [{\"id\":1,\"likes\":3}]",
             subcommands: ServerCommands.subcommands),
@@ -227,9 +233,10 @@ public enum CommandCatalog {
             arguments: [("FILE", "write it here, pretty-printed, instead")],
             example: "snapshot"),
         CommandInfo(
-            name: "restore", synopsis: "restore FILE",
+            name: "restore", synopsis: "restore FILE|{SNAPSHOT}",
             summary: "replace the whole session with a snapshot",
-            arguments: [("FILE", "a snapshot written by snapshot FILE")],
+            arguments: [("FILE", "a snapshot written by snapshot FILE"),
+                        ("{SNAPSHOT}", "the snapshot document itself, which may span lines (reads no file)")],
             example: "restore snapshot.json"),
         CommandInfo(
             name: "source", synopsis: "source FILE",

@@ -23,12 +23,13 @@ enum ReadCommands {
         return f
     }
 
-    private static let getFlags: Set<String> = ["force", "nowait"]
+    private static let getFlags: Set<String> = ["force", "nowait", "async"]
 
     static func get(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, flags: getFlags)
-        try args.expect(1...1, usage: "KEY [--force] [--nowait]")
+        try args.expect(1...1, usage: "KEY [--force] [--nowait|--async]")
         let key = try args.key(0)
+        if args.flag("async") { return try asyncGet(key, args, on: cache) }
         let result: ReadResult
         do {
             result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)

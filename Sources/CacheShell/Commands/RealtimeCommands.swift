@@ -93,17 +93,23 @@ enum ValidationCommands {
     }
 
     static func validate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let args = try Arguments(command, source, flags: ["items"])
-        try args.expect(0...0, usage: "[--items]")
+        let args = try Arguments(command, source, flags: ["items", "async"])
+        try args.expect(0...0, usage: "[--items] [--async]")
+        let wait = !session.inScheduled && !args.flag("async")
         let result: ValidationResult
         do {
-            result = try cache.validate(items: args.flag("items"), wait: !session.inScheduled)
+            result = try cache.validate(items: args.flag("items"), wait: wait)
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
+        return reply(result, waited: wait)
+    }
+
+    /// What `validate` prints; without `waited`, an answer still to come shows as such.
+    static func reply(_ result: ValidationResult, waited: Bool) -> Reply {
         let f = fields(result)
         var human = ["request:  " + f["request"]!.compactText]
-        if session.inScheduled && result.response == nil && result.error == nil {
+        if !waited && result.response == nil && result.error == nil {
             human.append("response: (when it arrives)")
         } else {
             human.append("response: " + f["response"]!.compactText)

@@ -2,7 +2,7 @@ import CacheCore
 
 /// `server ...`: the simulated server's data, latency, failures, connectivity and log.
 enum ServerCommands {
-    static let subcommands = ["set", "patch", "delete", "show", "latency", "fail", "offline", "online", "log"]
+    static let subcommands = ["set", "patch", "delete", "show", "latency", "fail", "offline", "online", "log", "next", "strict"]
 
     static func server(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         guard command.words.count >= 2 else {
@@ -98,6 +98,8 @@ enum ServerCommands {
                 .object(["at_ms": .int($0.atMs), "kind": .string($0.kind.rawValue),
                          "keys": .array($0.keys.map(JSONValue.string)), "fate": .string($0.fate.rawValue)])
             })], human: log.isEmpty ? ["(no requests)"] : Render.table(["at_ms", "kind", "fate", "keys"], rows))
+        case "next": return try ServerScriptCommands.next(session, cache, command, source)
+        case "strict": return try ServerScriptCommands.strict(session, cache, command, source)
         default:
             throw ShellError("unknown server command \"\(sub.text)\" (use " + subcommands.joined(separator: ", ") + ")", at: sub.offset)
         }

@@ -21,8 +21,9 @@ enum SnapshotCommands {
 
     static func restore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source)
-        try args.expect(1...1, usage: "FILE")
+        try args.expect(1...1, usage: "FILE or {SNAPSHOT}")
         let word = args.positional[0]
+        if word.kind == .json { return try restoreInline(session, cache, word) }
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
         do { try session.restore(snapshotText: text, on: cache) } catch {
