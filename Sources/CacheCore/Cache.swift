@@ -37,8 +37,10 @@ public actor Cache {
     private let relay: EngineRelay
     /// Where calls, steps, requests and events are noted while recording (`startRecording`).
     var recorder: CacheRecorder?
-    /// Live mode: the time the last step moved the engine to, and the sequence number then.
-    private var stepMark: (time: Int64, seq: UInt64) = (.min, 0)
+    /// The sequence number when the engine last stepped its clock.
+    var lastStepSeq: UInt64 = 0
+    /// While recording: the time of the last call and the sequence number of the step before it.
+    var callMark: (time: Int64, stepSeq: UInt64) = (.min, 0)
 
     /// Hears what happens inside each call, synchronously and in order (the shell prints it).
     public weak var delegate: (any CacheDelegate)?
@@ -499,7 +501,7 @@ public actor Cache {
 
     /// Notes that the engine has moved its clock: for the order of live answers, and the recording.
     private func noteStep() {
-        stepMark = (engine.now, engine.seq)
+        lastStepSeq = engine.seq
         guard let recorder else { return }
         recorder.noteSent(engine)
         recorder.append(.step(to: engine.now))
@@ -566,14 +568,19 @@ public actor Cache {
 
     /// Live mode: an answer arrived. It takes effect as the item (arrival time, request id), the
     /// place a simulated server answering after the same latency gives it, unless the request's
-    /// timeout comes first. While recording, when the cache has already stepped through that
-    /// millisecond since the request was sent (a replay would have run the answer in that step),
-    /// it takes effect at the next millisecond instead, so the replay keeps the recorded order.
+    /// timeout comes first. A replay runs that item before any call made at that time once its
+    /// clock is there, and in (time, id) order among the items it runs. So while recording, when
+    /// that order is already past (since the request was sent, the cache stepped to this
+    /// millisecond and then served a call, or ran an item that comes after it), the answer takes
+    /// effect at the next millisecond instead, and the replay keeps the recorded order.
     private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
         guard let clock else { return }
         let arrival = max(clock.nowMs(), engine.now)
         var time = arrival
-        if recorder != nil && stepMark.time >= arrival && stepMark.seq >= id { time = arrival &+ 1 }
+        if recorder != nil && ((callMark.time == arrival && callMark.stepSeq >= id)
+                                || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > id)) {
+            time = arrival &+ 1
+        }
         let used = engine.scheduleAnswer(id, result, at: time)
         recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
         step(to: arrival)

@@ -58,6 +58,8 @@ public final class CacheEngine {
     var replaying: UInt64?
     var scheduledExternal: [UInt64: ScheduledCommand] = [:]
     var itemsRun = 0
+    /// The largest (time, sequence) of a scheduled item run so far (live answers are placed after it).
+    var maxRunKey: (time: Int64, seq: UInt64) = (.min, 0)
 
     var total = Stats()
     var watches: Set<WatchScope> = []
@@ -349,6 +351,7 @@ extension CacheEngine {
             itemsRun += 1
         }
         heap.removeMin()
+        if (top.time, top.seq) > maxRunKey { maxRunKey = (top.time, top.seq) }
         if top.time > now { now = top.time }
         switch top.work {
         case .completion(let id):

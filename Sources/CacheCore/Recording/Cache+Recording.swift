@@ -42,6 +42,7 @@ extension Cache {
     func noting<T>(_ call: @autoclosure () -> RecordedCall, _ returned: (T) -> RecordedReturn, _ body: () -> T) -> T {
         guard let recorder else { return body() }
         let at = engine.now
+        callMark = (at, lastStepSeq)
         let value = body()
         recorder.noteSent(engine)
         recorder.append(.call(call(), returned: returned(value), at: at, ended: engine.now))
@@ -54,6 +55,7 @@ extension Cache {
                       _ body: () throws(CacheError) -> T) throws(CacheError) -> T {
         guard let recorder else { return try body() }
         let at = engine.now
+        callMark = (at, lastStepSeq)
         do {
             let value = try body()
             recorder.noteSent(engine)

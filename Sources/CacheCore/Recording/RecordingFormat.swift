@@ -31,6 +31,13 @@ public enum RecordingFormat {
     ///   the file's text to get `FILE:LINE: error: ...`).
     /// - Complexity: O(size of the text).
     public static func parse(_ text: String) throws(Diagnostic) -> CacheRecording {
+        var offsets: [Int] = []
+        return try parse(text, recordOffsets: &offsets)
+    }
+
+    /// `parse(_:)`, giving the byte offset of each record's line in `recordOffsets`.
+    public static func parse(_ text: String, recordOffsets: inout [Int]) throws(Diagnostic) -> CacheRecording {
+        recordOffsets = []
         var records: [CacheRecord] = []
         var offset = 0
         var lineNumber = 0
@@ -70,6 +77,7 @@ public enum RecordingFormat {
                 if records.isEmpty { throw fail("damaged record: the recording must start with a begin record") }
             }
             records.append(record)
+            recordOffsets.append(lineOffset)
         }
         if lineNumber == 0 { throw Diagnostic("not a cachesh recording: the file is empty", at: 0) }
         guard sawEnd else {
@@ -115,7 +123,7 @@ extension RecordingFormat {
         case .observed(let event):
             f = ["record": "observed", "cause": .string(event.cause.rawValue), "key": .string(event.key), "at": .int(event.at),
                  "state": .string(event.state.rawValue), "value": event.value ?? .null, "source": .string(event.source.rawValue)]
-            if event.value == nil { f["no_value"] = true }
+            if case .none = event.value { f["no_value"] = true }
         case .read(let request, let result, let at):
             f = ["record": "read", "request": id64(request), "at": .int(at), "result": encode(result)]
         case .validated(let result, let at):
@@ -197,7 +205,7 @@ extension RecordingFormat {
             "age_ms": optional(r.ageMs), "expires_in_ms": optional(r.expiresInMs), "tags": strings(r.tags),
             "source": .string(r.source.rawValue),
         ]
-        if r.value == nil { f["no_value"] = true }
+        if case .none = r.value { f["no_value"] = true }
         if r.offline { f["offline"] = true }
         if let error = r.error { f["error"] = .string(error) }
         if r.pending { f["pending"] = true }
@@ -213,7 +221,8 @@ extension RecordingFormat {
         return .object(f)
     }
 
-    static func encodeVerdicts(_ verdicts: [String: NamespaceVerdict]) -> JSONValue {
+    /// Validation verdicts as SPEC §4 prints a `response`: `{NS: {"invalidate": BOOL, "items": {...}}}`.
+    public static func encodeVerdicts(_ verdicts: [String: NamespaceVerdict]) -> JSONValue {
         .object(verdicts.mapValues { verdict in
             var v: [String: JSONValue] = ["invalidate": .bool(verdict.invalidate)]
             if let items = verdict.items { v["items"] = .object(items) }
@@ -268,6 +277,9 @@ private struct Fields {
         self.what = what
     }
 
+    /// Whether the object has the field (`fields[name] != nil` would compare with JSON null).
+    func has(_ name: String) -> Bool { fields.index(forKey: name) != nil }
+
     func fail(_ name: String, _ message: String) -> Diagnostic { Diagnostic("\(what).\(name): \(message)") }
 
     func value(_ name: String) throws(Diagnostic) -> JSONValue {
@@ -291,7 +303,7 @@ private struct Fields {
     }
 
     func flag(_ name: String) throws(Diagnostic) -> Bool {
-        fields[name] == nil ? false : try bool(name)
+        has(name) ? try bool(name) : false
     }
 
     func int(_ name: String) throws(Diagnostic) -> Int64 {
@@ -344,7 +356,7 @@ extension RecordingFormat {
             let answer: RequestAnswer? = r.fields["answer"] == .null ? nil : try decodeAnswer(r.object("answer"))
             return .completed(id: try r.id("id"), answer: answer, at: try r.int("at"))
         case "observed":
-            let value = try r.flag("no_value") ? nil : try r.value("value")
+            let value = try r.flag("no_value") ? JSONValue?.none : try r.value("value")
             return .observed(CacheEvent(cause: try r.enumValue("cause", ChangeCause.self), key: try r.string("key"),
                                         at: try r.int("at"), state: try r.enumValue("state", EntryState.self), value: value,
                                         source: try r.enumValue("source", ValueSource.self)))
@@ -382,12 +394,12 @@ extension RecordingFormat {
         case "define-namespace":
             let c = try f.object("change")
             var change = PolicyChange()
-            if c.fields["ttl"] != nil { change.ttl = try c.int("ttl") }
-            if c.fields["stale"] != nil { change.stale = .some(try c.optionalInt("stale")) }
-            if c.fields["max"] != nil { change.max = .some(try c.optionalInt("max").map { Int(clamping: $0) }) }
-            if c.fields["stale_if_error"] != nil { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
-            if c.fields["timeout"] != nil { change.timeout = .some(try c.optionalInt("timeout")) }
-            if c.fields["purgeable"] != nil { change.purgeable = try c.bool("purgeable") }
+            if c.has("ttl") { change.ttl = try c.int("ttl") }
+            if c.has("stale") { change.stale = .some(try c.optionalInt("stale")) }
+            if c.has("max") { change.max = .some(try c.optionalInt("max").map { Int(clamping: $0) }) }
+            if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
+            if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
+            if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
@@ -406,9 +418,9 @@ extension RecordingFormat {
 
     private static func decodeReturn(_ f: Fields) throws(Diagnostic) -> RecordedReturn {
         guard f.fields.count >= 1 else { throw Diagnostic("\(f.what): empty") }
-        if f.fields["nothing"] != nil { return .nothing }
-        if f.fields["waiting"] != nil { return .waiting }
-        if f.fields["read"] != nil { return .read(try decodeRead(f.object("read"))) }
+        if f.has("nothing") { return .nothing }
+        if f.has("waiting") { return .waiting }
+        if f.has("read") { return .read(try decodeRead(f.object("read"))) }
         if case .array(let items)? = f.fields["reads"] {
             var out: [ReadResult] = []
             for (i, item) in items.enumerated() { out.append(try decodeRead(Fields(item, "\(f.what).reads[\(i)]"))) }
@@ -422,7 +434,7 @@ extension RecordingFormat {
             }
             return .entries(out)
         }
-        if f.fields["policy"] != nil {
+        if f.has("policy") {
             let p = try f.object("policy")
             let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
@@ -430,19 +442,19 @@ extension RecordingFormat {
                                 purgeable: try p.bool("purgeable"))
             return .policy(policy, keys: try f.strings("keys"))
         }
-        if f.fields["keys"] != nil { return .keys(try f.strings("keys")) }
-        if f.fields["validation"] != nil { return .validation(try decodeValidation(f.object("validation"))) }
-        if f.fields["watched"] != nil { return .watched(try f.bool("watched")) }
-        if f.fields["error"] != nil { return .error(try f.string("error")) }
+        if f.has("keys") { return .keys(try f.strings("keys")) }
+        if f.has("validation") { return .validation(try decodeValidation(f.object("validation"))) }
+        if f.has("watched") { return .watched(try f.bool("watched")) }
+        if f.has("error") { return .error(try f.string("error")) }
         throw Diagnostic("\(f.what): unknown kind of result")
     }
 
     private static func decodeRead(_ f: Fields) throws(Diagnostic) -> ReadResult {
         ReadResult(key: try f.string("key"), state: try f.enumValue("state", EntryState.self),
-                   value: try f.flag("no_value") ? nil : try f.value("value"),
+                   value: try f.flag("no_value") ? JSONValue?.none : try f.value("value"),
                    ageMs: try f.optionalInt("age_ms"), expiresInMs: try f.optionalInt("expires_in_ms"), tags: try f.strings("tags"),
                    source: try f.enumValue("source", ValueSource.self), offline: try f.flag("offline"),
-                   error: f.fields["error"] == nil ? nil : try f.string("error"), pending: try f.flag("pending"))
+                   error: !f.has("error") ? nil : try f.string("error"), pending: try f.flag("pending"))
     }
 
     private static func decodeValidation(_ f: Fields) throws(Diagnostic) -> ValidationResult {
@@ -451,7 +463,7 @@ extension RecordingFormat {
         for name in request.fields.keys { times[name] = try request.int(name) }
         let response: [String: NamespaceVerdict]? = f.fields["response"] == .null ? nil : try decodeVerdicts(f.object("response"))
         return ValidationResult(request: times, response: response,
-                                error: f.fields["error"] == nil ? nil : try f.string("error"), keys: try f.strings("keys"))
+                                error: !f.has("error") ? nil : try f.string("error"), keys: try f.strings("keys"))
     }
 
     fileprivate static func decodeVerdicts(_ f: Fields) throws(Diagnostic) -> [String: NamespaceVerdict] {
@@ -459,7 +471,7 @@ extension RecordingFormat {
         for name in f.fields.keys {
             let v = try f.object(name)
             var items: [String: JSONValue]?
-            if v.fields["items"] != nil {
+            if v.has("items") {
                 let o = try v.object("items")
                 items = o.fields
             }
@@ -475,16 +487,16 @@ extension RecordingFormat {
     }
 
     private static func decodeAnswer(_ f: Fields) throws(Diagnostic) -> RequestAnswer {
-        if f.fields["error"] != nil {
+        if f.has("error") {
             let failure = OriginFailure(try f.string("error"))
             return try f.flag("validation") ? .validation(.failure(failure)) : .keys(.failure(failure))
         }
-        if f.fields["verdicts"] != nil { return .validation(.success(try decodeVerdicts(f.object("verdicts")))) }
+        if f.has("verdicts") { return .validation(.success(try decodeVerdicts(f.object("verdicts")))) }
         guard case .array(let items) = try f.value("values") else { throw f.fail("values", "expected an array") }
         var answers: [KeyAnswer] = []
         for (i, item) in items.enumerated() {
             let a = try Fields(item, "\(f.what).values[\(i)]")
-            answers.append(a.fields["not_found"] != nil ? .notFound : .value(try a.value("value")))
+            answers.append(a.has("not_found") ? .notFound : .value(try a.value("value")))
         }
         return .keys(.success(answers))
     }

@@ -46,6 +46,11 @@ enum ReadCommands {
         for i in args.positional.indices { keys.append(try args.key(i)) }
         let results: [ReadResult]
         do { results = try cache.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
+        return mgetReply(results, colour: session.options.colour)
+    }
+
+    /// What `mget` prints.
+    static func mgetReply(_ results: [ReadResult], colour: Bool) -> Reply {
         let rows = results.map { r -> [String] in
             var notes: [String] = []
             if r.offline { notes.append("offline") }
@@ -57,7 +62,7 @@ enum ReadCommands {
         }
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
                      human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
-                                         colourColumn: 1, colour: session.options.colour))
+                                         colourColumn: 1, colour: colour))
     }
 
     static func peek(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -73,11 +78,16 @@ enum ReadCommands {
             throw ShellError("keys: pattern longer than \(Glob.maxLength) bytes (\(word.text.utf8.count))", at: word.offset)
         }
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
-        let entries = cache.keys(matching: pattern)
+        return keysReply(cache.keys(matching: pattern).map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) },
+                         colour: session.options.colour)
+    }
+
+    /// What `keys` prints.
+    static func keysReply(_ entries: [KeyEntry], colour: Bool) -> Reply {
         let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }
         return Reply(["entries": .array(entries.map {
             .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])
         })], human: entries.isEmpty ? ["(no entries)"] : Render.table(["key", "state", "age_ms"], rows, colourColumn: 1,
-                                                                       colour: session.options.colour))
+                                                                       colour: colour))
     }
 }
