@@ -409,17 +409,18 @@ extension RecordingTranscript {
     /// The transcript of a recording file (`Cache.startRecording(to:)`), named `name` in errors.
     /// - Returns: the transcript, or a `Diagnostic` whose message is the whole error line
     ///   `NAME:LINE: error: ...` naming the line at fault: a damaged or truncated file, another
-    ///   format or a newer version, or a call the shell cannot express.
+    ///   format or a newer version, or a call the shell cannot express. Control characters in it
+    ///   are escaped, so it is safe to print.
     public static func text(ofFile name: String, _ text: String, mode: OutputMode = .human) -> Result<String, Diagnostic> {
         let source = SourceFile(name: name, text: text)
         var offsets: [Int] = []
         let recording: CacheRecording
         do { recording = try RecordingFormat.parse(text, recordOffsets: &offsets) } catch {
-            return .failure(Diagnostic(source.render(error)))
+            return .failure(Diagnostic(Session.oneLine(source.render(error))))
         }
         do { return .success(try Self.text(of: recording, mode: mode)) } catch {
             let offset = error.offset < offsets.count ? offsets[error.offset] : 0
-            return .failure(Diagnostic(source.render(Diagnostic(error.message, at: offset))))
+            return .failure(Diagnostic(Session.oneLine(source.render(Diagnostic(error.message, at: offset)))))
         }
     }
 }
