@@ -3,14 +3,19 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
+import Synchronization
 
 /// Notes what happens on a `Cache` while it records, in order, as `CacheRecord`s: in memory, or
-/// line by line to a file. It lives in the cache's isolation and is only touched from there.
+/// to a file. It lives in the cache's isolation and is only touched from there; a file's records
+/// are handed over in batches and encoded on the file's own queue, off the cache's.
 final class CacheRecorder {
     private var records: [CacheRecord] = []
     private let file: RecordingFile?
     /// How many lines of the engine's request log have been noted as `sent`.
     private var logSeen: Int
+    /// Records are handed to a file this many at a time.
+    private static let batch = 256
 
     init(begin snapshot: JSONValue, live: Bool, engine: CacheEngine, file: RecordingFile?) {
         self.file = file
@@ -19,7 +24,11 @@ final class CacheRecorder {
     }
 
     func append(_ record: CacheRecord) {
-        if let file { file.write(RecordingFormat.line(record)) } else { records.append(record) }
+        records.append(record)
+        if let file, records.count >= Self.batch {
+            file.write(records)
+            records.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Notes the requests the engine has sent since the last call (its log's new lines).
@@ -34,61 +43,87 @@ final class CacheRecorder {
         logSeen = count
     }
 
-    /// Ends the recording at `at`. - Returns: the records (empty for a file), or the file's write error.
+    /// Ends the recording at `at`. - Returns: the records (none for a file), or the file's write error.
     func finish(at: Int64) -> Result<CacheRecording, CacheError> {
-        append(.end(at: at))
-        if let file {
-            if let failure = file.close() { return .failure(CacheError("the recording could not be written: \(failure)")) }
-            return .success(CacheRecording(records: []))
-        }
-        return .success(CacheRecording(records: records))
+        records.append(.end(at: at))
+        guard let file else { return .success(CacheRecording(records: records)) }
+        file.write(records)
+        records = []
+        if let failure = file.close() { return .failure(CacheError("the recording could not be written: \(failure)")) }
+        return .success(CacheRecording(records: []))
     }
 }
 
-/// A recording's file: its header, then records appended through a 64 KB buffer (written when it
-/// fills and when the recording stops). The first write error is kept and reported at the end.
-final class RecordingFile {
-    private var fd: Int32
-    private var buffer: [UInt8] = []
-    private var failure: String?
+/// A recording's file: its header, then batches of records, each encoded as JSON lines on the
+/// file's serial queue (in the order handed over) and written through a 64 KB buffer. The first
+/// write error is kept and reported when the file is closed.
+final class RecordingFile: Sendable {
+    private struct State {
+        var fd: Int32
+        var buffer: [UInt8] = []
+        var failure: String?
+    }
+    private let state: Mutex<State>
+    private let queue = DispatchQueue(label: "cachesh.recording")
 
     /// Creates (or truncates) the file at `path` and writes the header.
     init(path: String) throws(CacheError) {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CacheError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        buffer.reserveCapacity(1 << 16)
-        write(RecordingFormat.header)
+        var initial = State(fd: fd)
+        initial.buffer.reserveCapacity(1 << 16)
+        initial.buffer.append(contentsOf: RecordingFormat.header.utf8)
+        initial.buffer.append(UInt8(ascii: "\n"))
+        state = Mutex(initial)
     }
 
-    deinit { _ = close() }
+    /// No batch can be pending here: each holds the file until it has run.
+    deinit { _ = closeNow() }
 
-    func write(_ line: String) {
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(UInt8(ascii: "\n"))
-        if buffer.count >= 1 << 16 { flush() }
+    /// Encodes and writes `records` after those handed over before, on the file's queue.
+    func write(_ records: [CacheRecord]) {
+        queue.async { [self] in
+            var bytes: [UInt8] = []
+            for record in records {
+                bytes.append(contentsOf: RecordingFormat.line(record).utf8)
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            state.withLock { state in
+                state.buffer.append(contentsOf: bytes)
+                if state.buffer.count >= 1 << 16 { Self.flush(&state) }
+            }
+        }
     }
 
-    private func flush() {
+    private static func flush(_ state: inout State) {
         var offset = 0
-        while offset < buffer.count, fd >= 0, failure == nil {
-            let n = buffer[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+        while offset < state.buffer.count, state.fd >= 0, state.failure == nil {
+            let n = state.buffer[offset...].withUnsafeBytes { systemWrite(state.fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
+                state.failure = String(cString: strerror(errno))
             } else {
                 offset += n
             }
         }
-        buffer.removeAll(keepingCapacity: true)
+        state.buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Writes what is buffered and closes the file. - Returns: the first write error, if any.
+    /// Waits for the batches handed over, writes what is buffered and closes the file.
+    /// - Returns: the first write error, if any.
     func close() -> String? {
-        guard fd >= 0 else { return failure }
-        flush()
-        if systemClose(fd) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
-        fd = -1
-        return failure
+        queue.sync {}
+        return closeNow()
+    }
+
+    private func closeNow() -> String? {
+        state.withLock { state in
+            guard state.fd >= 0 else { return state.failure }
+            Self.flush(&state)
+            if systemClose(state.fd) != 0 && state.failure == nil { state.failure = String(cString: strerror(errno)) }
+            state.fd = -1
+            return state.failure
+        }
     }
 }
 
