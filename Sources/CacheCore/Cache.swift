@@ -509,7 +509,7 @@ public actor Cache {
 
     /// After each call: streams get their events; in live mode, calls start, finished readers
     /// resume and the timer is set for the next due item.
-    private func finish() {
+    func finish() {
         if !streamEvents.isEmpty {
             let events = streamEvents
             streamEvents.removeAll()

@@ -25,12 +25,14 @@ extension Cache {
     public func stopRecording() throws(CacheError) -> CacheRecording {
         guard let recorder else { throw CacheError("not recording (startRecording() starts)") }
         sync()
+        defer { finish() }
         self.recorder = nil
         return try recorder.finish(at: now).get()
     }
 
     private func beginRecording(file: RecordingFile?) {
         sync()
+        defer { finish() }
         recorder = CacheRecorder(begin: makeSnapshot(), live: asyncOrigin != nil, engine: engine, file: file)
     }
 
