@@ -531,8 +531,8 @@ public actor Cache {
         }
     }
 
-    /// Starts the app's async calls for the requests the engine just sent, each raced against
-    /// its timeout on the clock.
+    /// Starts the app's async calls for the requests the engine just sent, and schedules each
+    /// one's timeout.
     private func startAsyncWork(_ origin: AsyncOrigin) {
         guard clock != nil else { return }
         for call in origin.takeStarted() {
