@@ -23,17 +23,24 @@ public actor Cache {
 
     let engine: CacheEngine
     private let clock: (any CacheClock)?
-    private let asyncOrigin: AsyncOrigin?
+    let asyncOrigin: AsyncOrigin?
     /// Live mode: the longest an async call may take before it fails (when its namespaces set no `timeout=`).
     private let requestTimeout: Int64
-    /// Live mode: readers suspended in `get`, by the request they wait for.
-    private var waiting: [UInt64: [(key: String, continuation: CheckedContinuation<ReadResult, Never>)]] = [:]
+    /// Reads waiting for a request, by its id: an app's `get` suspended in live mode, or a read
+    /// started with `startRead` whose result goes to the delegate.
+    private var waiting: [UInt64: [WaitingRead]] = [:]
     private var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
     private var streamEvents: [CacheEvent] = []
     /// Live mode: the due time the timer task sleeps until, if one is running.
     private var timerDue: Int64?
     private let relay: EngineRelay
+    /// Where calls, steps, requests and events are noted while recording (`startRecording`).
+    var recorder: CacheRecorder?
+    /// The sequence number when the engine last stepped its clock.
+    var lastStepSeq: UInt64 = 0
+    /// While recording: the time of the last call and the sequence number of the step before it.
+    var callMark: (time: Int64, stepSeq: UInt64) = (.min, 0)
 
     /// Hears what happens inside each call, synchronously and in order (the shell prints it).
     public weak var delegate: (any CacheDelegate)?
@@ -100,7 +107,10 @@ public actor Cache {
     /// - Throws: `CacheError` when more than `CacheEngine.runawayLimit` items run in one command.
     /// - Complexity: O(k log h) for k items run out of h scheduled.
     public func advance(by duration: Int64) throws(CacheError) {
-        defer { finish() }
+        defer {
+            noteStep()
+            finish()
+        }
         try engine.advance(by: duration)
     }
 
@@ -111,7 +121,9 @@ public actor Cache {
     /// `cache(_:runScheduled:)` gets `token` (the shell's `at`). Never runs inline.
     /// - Returns: the item's id. - Complexity: O(log h).
     @discardableResult
-    public func schedule(after delay: Int64, token: Int) -> UInt64 { engine.schedule(after: delay, token: token) }
+    public func schedule(after delay: Int64, token: Int) -> UInt64 {
+        noting(.unsupported("schedule"), { _ in .nothing }) { engine.schedule(after: delay, token: token) }
+    }
 
     /// Forgets every scheduled external item (their tokens never reach the delegate).
     public func cancelScheduledCommands() { engine.cancelScheduledCommands() }
@@ -124,7 +136,7 @@ public actor Cache {
     public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.configure(configuration)
+        return try tryNoting(.unsupported("configure"), RecordedReturn.keys) { () throws(CacheError) in try engine.configure(configuration) }
     }
 
     /// Defines or changes one namespace's policy (B1); existing entries get the new times.
@@ -133,7 +145,9 @@ public actor Cache {
     public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.defineNamespace(name, change)
+        return try tryNoting(.defineNamespace(name: name, change: change), { .policy(engine.policy(of: name), keys: $0) }) {
+            () throws(CacheError) in try engine.defineNamespace(name, change)
+        }
     }
 
     /// The policy of a namespace (the default policy for one never defined).
@@ -159,11 +173,31 @@ public actor Cache {
     public func get(_ key: String, force: Bool = false) async throws(CacheError) -> ReadResult {
         guard asyncOrigin != nil else { return try read(key, force: force) }
         sync()
-        let (result, waitFor) = try engine.startAwaitedRead(key, force: force)
+        let (result, waitFor) = try startAwaitedRead(key, force: force)
         finish()
         guard let id = waitFor else { return result }
         return await withCheckedContinuation { continuation in
-            waiting[id, default: []].append((key, continuation))
+            waiting[id, default: []].append(WaitingRead(key: key, continuation: continuation))
+        }
+    }
+
+    /// The app's awaited read without awaiting it (the shell's `get --async`): what `get` does,
+    /// but when the read has to wait for its request, its result goes to the delegate's
+    /// `cache(_:finishedRead:)` as the request completes.
+    /// - Returns: the result when the read is served at once (`waiting` false); otherwise what
+    ///   the cache has now and `waiting` true.
+    public func startRead(_ key: String, force: Bool = false) throws(CacheError) -> (result: ReadResult, waiting: Bool) {
+        sync()
+        defer { finish() }
+        let (result, waitFor) = try startAwaitedRead(key, force: force)
+        guard let id = waitFor else { return (result, false) }
+        waiting[id, default: []].append(WaitingRead(key: key, continuation: nil))
+        return (result, true)
+    }
+
+    private func startAwaitedRead(_ key: String, force: Bool) throws(CacheError) -> (ReadResult, UInt64?) {
+        try tryNoting(.get(key: key, force: force, mode: .async), { $0.1 == nil ? .read($0.0) : .waiting }) {
+            () throws(CacheError) in try engine.startAwaitedRead(key, force: force)
         }
     }
 
@@ -177,7 +211,10 @@ public actor Cache {
     public func read(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         sync()
         defer { finish() }
-        return try engine.get(key, force: force, nowait: nowait || asyncOrigin != nil)
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.get(key: key, force: force, mode: nowait ? .nowait : .blocking), RecordedReturn.read) {
+            () throws(CacheError) in try engine.get(key, force: force, nowait: nowait)
+        }
     }
 
     /// Bulk read (B7): one request for every key that needs one; waits (virtual clock) only when a
@@ -185,20 +222,22 @@ public actor Cache {
     public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
         sync()
         defer { finish() }
-        return try engine.mget(keys)
+        return try tryNoting(.mget(keys: keys), RecordedReturn.reads) { () throws(CacheError) in try engine.mget(keys) }
     }
 
     /// What the cache holds for a key, without touching recency, statistics or the origin.
     public func peek(_ key: String) -> ReadResult {
         sync()
-        return engine.peek(key)
+        return noting(.peek(key: key), RecordedReturn.read) { engine.peek(key) }
     }
 
     /// Cached entries matching a glob (all when nil), sorted by key, with state and age.
     /// - Complexity: O(n · pattern) for n entries.
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         sync()
-        return engine.keys(matching: pattern)
+        return noting(.keys(pattern: pattern?.pattern), { .entries($0.map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) }) }) {
+            engine.keys(matching: pattern)
+        }
     }
 
     /// Every key with its state and time to expiry, for completion. - Complexity: O(n).
@@ -215,7 +254,7 @@ public actor Cache {
     public func put(_ key: String, _ value: JSONValue, tags: [String] = []) -> [String] {
         sync()
         defer { finish() }
-        return engine.put(key, value, tags: tags)
+        return noting(.put(key: key, value: value, tags: tags), RecordedReturn.keys) { engine.put(key, value, tags: tags) }
     }
 
     /// Expires a key now, or `in` ms from now (an override of its policy). - Returns: the keys changed.
@@ -223,7 +262,7 @@ public actor Cache {
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
         sync()
         defer { finish() }
-        return engine.expire(key, in: delay)
+        return noting(.expire(key: key, in: delay), RecordedReturn.keys) { engine.expire(key, in: delay) }
     }
 
     /// Marks a key, a namespace or a tag stale (B9); answers in flight are then stored stale.
@@ -232,7 +271,7 @@ public actor Cache {
     public func invalidate(_ target: Target) -> [String] {
         sync()
         defer { finish() }
-        return engine.invalidate(target)
+        return noting(.invalidate(target), RecordedReturn.keys) { engine.invalidate(target) }
     }
 
     /// Removes a key; answers in flight for it are discarded. - Returns: the keys removed.
@@ -240,7 +279,7 @@ public actor Cache {
     public func evict(_ key: String) -> [String] {
         sync()
         defer { finish() }
-        return engine.evict(key)
+        return noting(.evict(key: key), RecordedReturn.keys) { engine.evict(key) }
     }
 
     /// Removes every entry (of one namespace). - Returns: the keys removed. - Complexity: O(n).
@@ -248,7 +287,7 @@ public actor Cache {
     public func clear(namespace: String? = nil) -> [String] {
         sync()
         defer { finish() }
-        return engine.clear(namespace: namespace)
+        return noting(.clear(namespace: namespace), RecordedReturn.keys) { engine.clear(namespace: namespace) }
     }
 
     /// The system's memory warning (B13): evicts purgeable namespaces. - Returns: the keys removed.
@@ -256,7 +295,7 @@ public actor Cache {
     public func memoryWarning() -> [String] {
         sync()
         defer { finish() }
-        return engine.memoryWarning()
+        return noting(.memoryWarning, RecordedReturn.keys) { engine.memoryWarning() }
     }
 
     // MARK: Mutations, events, push, validation
@@ -267,7 +306,9 @@ public actor Cache {
     public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.mutate(key, patch: patch)
+        return try tryNoting(.mutate(key: key, patch: patch.document), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.mutate(key, patch: patch)
+        }
     }
 
     /// An optimistic mutation of an entity in every entry embedding it (B8, B11).
@@ -276,7 +317,9 @@ public actor Cache {
     public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.mutate(entity: id, patch: patch)
+        return try tryNoting(.mutateEntity(id: id, patch: patch.document), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.mutate(entity: id, patch: patch)
+        }
     }
 
     /// A realtime patch of one key (B8); `own` marks the echo of this client's own mutation (skipped).
@@ -285,7 +328,9 @@ public actor Cache {
     public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.event(key, patch: patch, own: own)
+        return try tryNoting(.event(key: key, patch: patch.document, own: own), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.event(key, patch: patch, own: own)
+        }
     }
 
     /// A realtime patch of an entity wherever it is cached (B8). - Complexity: O(k) for k entries embedding it.
@@ -293,7 +338,9 @@ public actor Cache {
     public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.event(entity: id, patch: patch, own: own)
+        return try tryNoting(.eventEntity(id: id, patch: patch.document, own: own), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.event(entity: id, patch: patch, own: own)
+        }
     }
 
     /// A push notification (B9): runs the rule for `type` with its arguments.
@@ -302,21 +349,26 @@ public actor Cache {
     public func push(_ type: String, arguments: [String: String]) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try engine.push(type, arguments: arguments)
+        return try tryNoting(.push(type: type, arguments: arguments), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.push(type, arguments: arguments)
+        }
     }
 
     /// The validation handshake (B10); with `wait` the virtual clock runs to the answer.
     public func validate(items: Bool, wait: Bool = true) throws(CacheError) -> ValidationResult {
         sync()
         defer { finish() }
-        return try engine.validate(items: items, wait: wait && asyncOrigin == nil)
+        let wait = wait && asyncOrigin == nil
+        return try tryNoting(.validate(items: items, wait: wait), RecordedReturn.validation) {
+            () throws(CacheError) in try engine.validate(items: items, wait: wait)
+        }
     }
 
     /// The origin came back: queued mutations are replayed in order (B11).
     public func originDidComeOnline() {
         sync()
         defer { finish() }
-        engine.originDidComeOnline()
+        noting(.originOnline, { RecordedReturn.nothing }) { engine.originDidComeOnline() }
     }
 
     // MARK: Inspection
@@ -329,21 +381,23 @@ public actor Cache {
     /// Counters of every namespace in creation order.
     public func statsByNamespace() -> [(name: String, stats: Stats)] { engine.statsByNamespace() }
     /// Sets every counter to zero.
-    public func resetStats() { engine.resetStats() }
+    public func resetStats() { noting(.resetStats, { RecordedReturn.nothing }) { engine.resetStats() } }
 
     /// Every request sent, in order, with its fate (the server log).
     public var requestLog: [RequestLogEntry] { engine.requestLog }
     /// Forgets the request log.
-    public func clearRequestLog() { engine.clearRequestLog() }
+    public func clearRequestLog() { noting(.clearRequestLog, { RecordedReturn.nothing }) { engine.clearRequestLog() } }
 
     // MARK: Observers (B15)
 
     /// Reports changes in `scope` to the delegate (`cache(_:observed:)`).
-    public func watch(_ scope: WatchScope) { engine.watch(scope) }
+    public func watch(_ scope: WatchScope) { noting(.watch(scope), { RecordedReturn.nothing }) { engine.watch(scope) } }
 
     /// Stops reporting `scope` (every scope when nil). - Returns: whether it was watched.
     @discardableResult
-    public func unwatch(_ scope: WatchScope?) -> Bool { engine.unwatch(scope) }
+    public func unwatch(_ scope: WatchScope?) -> Bool {
+        noting(.unwatch(scope), { scope == nil ? .nothing : .watched($0) }) { engine.unwatch(scope) }
+    }
 
     /// The scopes watched, sorted.
     public var watchedScopes: [WatchScope] { engine.watchedScopes }
@@ -355,7 +409,7 @@ public actor Cache {
         let id = nextStream
         nextStream += 1
         streams[id] = (scope, continuation)
-        engine.watch(scope)
+        watch(scope)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.endStream(id) }
         }
@@ -364,7 +418,7 @@ public actor Cache {
 
     private func endStream(_ id: Int) {
         guard let ended = streams.removeValue(forKey: id) else { return }
-        if !streams.values.contains(where: { $0.scope == ended.scope }) { engine.unwatch(ended.scope) }
+        if !streams.values.contains(where: { $0.scope == ended.scope }) { unwatch(ended.scope) }
     }
 
     // MARK: Snapshots and stores (SPEC §5.2–5.3)
@@ -378,7 +432,7 @@ public actor Cache {
     /// Replaces the whole state with a checked snapshot; `scheduleCommand` turns each scheduled
     /// command back into a token.
     public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
-        engine.restore(snapshot, scheduleCommand: scheduleCommand)
+        noting(.unsupported("restore"), { RecordedReturn.nothing }) { engine.restore(snapshot, scheduleCommand: scheduleCommand) }
         finish()
     }
 
@@ -394,6 +448,7 @@ public actor Cache {
 
     /// Called by the relay for each event, inside the engine's call.
     fileprivate func engineObserved(_ event: CacheEvent) {
+        recorder?.append(.observed(event))
         if !streams.isEmpty { streamEvents.append(event) }
         delegate?.cache(self, observed: event)
     }
@@ -403,19 +458,58 @@ public actor Cache {
     }
 
     fileprivate func engineValidated(_ result: ValidationResult) {
+        recorder?.append(.validated(result, at: engine.now))
         delegate?.cache(self, validated: result)
     }
 
+    /// A request completed (inside the step that ran it): the reads waiting for it get their
+    /// result now, computed as of its completion, as a replay on the virtual clock computes it.
+    fileprivate func engineCompleted(_ completion: RequestCompletion) {
+        recorder?.append(.completed(id: completion.id, answer: completion.answer, at: engine.now))
+        guard let readers = waiting.removeValue(forKey: completion.id) else { return }
+        finishReads(readers, request: completion.id)
+    }
+
+    /// Hands each waiting read its result. In virtual mode the outcomes stay for a blocking read
+    /// of the same request (the shell clears them at its next command).
+    private func finishReads(_ readers: [WaitingRead], request id: UInt64) {
+        for (i, reader) in readers.enumerated() {
+            let result = engine.finishAwaitedRead(reader.key, request: id, last: asyncOrigin != nil && i == readers.count - 1)
+            recorder?.append(.read(request: id, result: result, at: engine.now))
+            if let continuation = reader.continuation {
+                continuation.resume(returning: result)
+            } else {
+                delegate?.cache(self, finishedRead: result)
+            }
+        }
+    }
+
     /// Live mode: brings the engine to the clock's time.
-    private func sync() {
+    func sync() {
         guard let clock else { return }
         let target = clock.nowMs()
-        if target > engine.now { try? engine.advance(by: target - engine.now) }
+        if target > engine.now { step(to: target) }
+    }
+
+    /// Live mode: moves the engine to `target`, running what falls due (at `now`, what is due
+    /// now). Each step counts as one command for the runaway limit (SPEC §7).
+    private func step(to target: Int64) {
+        engine.beginCommand()
+        try? engine.advance(by: max(0, target - engine.now))
+        noteStep()
+    }
+
+    /// Notes that the engine has moved its clock: for the order of live answers, and the recording.
+    private func noteStep() {
+        lastStepSeq = engine.seq
+        guard let recorder else { return }
+        recorder.noteSent(engine)
+        recorder.append(.step(to: engine.now))
     }
 
     /// After each call: streams get their events; in live mode, calls start, finished readers
     /// resume and the timer is set for the next due item.
-    private func finish() {
+    func finish() {
         if !streamEvents.isEmpty {
             let events = streamEvents
             streamEvents.removeAll()
@@ -437,10 +531,10 @@ public actor Cache {
         }
     }
 
-    /// Starts the app's async calls for the requests the engine just sent, each raced against
-    /// its timeout on the clock.
+    /// Starts the app's async calls for the requests the engine just sent, and schedules each
+    /// one's timeout.
     private func startAsyncWork(_ origin: AsyncOrigin) {
-        guard let clock else { return }
+        guard clock != nil else { return }
         for call in origin.takeStarted() {
             let id: UInt64, keys: [String], work: @Sendable () async throws -> [String: JSONValue]
             switch call {
@@ -451,8 +545,9 @@ public actor Cache {
                 (id, keys) = (requestID, request.keys)
                 work = { try await mutate(request) }
             }
-            let limit = engine.timeoutOfRequest(id) ?? requestTimeout
-            let deadline = engine.now.addingClamped(limit)
+            // The timeout is the request's completion, scheduled now and replaced by its answer
+            // if that comes first: it happens at its time whenever the cache next runs.
+            engine.armTimeout(id, limit: engine.timeoutOfRequest(id) ?? requestTimeout)
             // The calls run at the priority of the app's task that sent the request (jobs on the
             // cache's queue would otherwise start them at the queue's own, possibly lower, priority).
             let priority = Task.currentPriority
@@ -468,30 +563,35 @@ public actor Cache {
                 }
                 await self?.deliver(id, result)
             }
-            Task(priority: priority) { [weak self] in
-                try? await clock.sleep(untilMs: deadline)
-                await self?.deliver(id, .failure(OriginFailure("timed out after \(TimeText.formatDuration(limit))")))
-            }
         }
     }
 
-    /// Live mode: an answer (or a timeout) arrived; the first one for a request wins.
+    /// Live mode: an answer arrived. It takes effect as the item (arrival time, request id), the
+    /// place a simulated server answering after the same latency gives it, unless the request's
+    /// timeout comes first. A replay runs that item before any call made at that time once its
+    /// clock is there, and in (time, id) order among the items it runs. So while recording, when
+    /// that order is already past (since the request was sent, the cache stepped to this
+    /// millisecond and then served a call, or ran an item that comes after it), the answer takes
+    /// effect at the next millisecond instead, and the replay keeps the recorded order.
     private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
-        sync()
-        engine.deliver(fetch: id, result)
-        try? engine.advance(by: 0)
+        guard let clock else { return }
+        let arrival = max(clock.nowMs(), engine.now)
+        var time = arrival
+        if recorder != nil && ((callMark.time == arrival && callMark.stepSeq >= id)
+                                || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > id)) {
+            time = arrival &+ 1
+        }
+        let used = engine.scheduleAnswer(id, result, at: time)
+        recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
+        step(to: arrival)
         finish()
     }
 
-    /// Resumes the readers whose requests have completed.
+    /// Resumes the readers whose requests are gone without completing (a `restore` replaced them).
     private func resumeFinishedReaders() {
         guard !waiting.isEmpty else { return }
         for id in waiting.keys.sorted() where !engine.isInFlight(id) {
-            let readers = waiting.removeValue(forKey: id)!
-            for (i, reader) in readers.enumerated() {
-                reader.continuation.resume(returning: engine.finishAwaitedRead(reader.key, request: id,
-                                                                               last: i == readers.count - 1))
-            }
+            finishReads(waiting.removeValue(forKey: id)!, request: id)
         }
     }
 
@@ -513,6 +613,13 @@ public actor Cache {
     }
 }
 
+/// A read waiting for its request: an app's suspended `get` (its continuation), or a read whose
+/// result goes to the delegate (none).
+struct WaitingRead {
+    var key: String
+    var continuation: CheckedContinuation<ReadResult, Never>?
+}
+
 /// Hears what happens inside a `Cache` call, synchronously, in order, with the cache isolated:
 /// the shell prints events as they happen and runs its `at` commands from here.
 public protocol CacheDelegate: AnyObject {
@@ -522,6 +629,12 @@ public protocol CacheDelegate: AnyObject {
     func cache(_ cache: isolated Cache, runScheduled token: Int)
     /// A validation answer nobody waited for arrived.
     func cache(_ cache: isolated Cache, validated result: ValidationResult)
+    /// A read started with `startRead` that waited for its request finished (default: nothing).
+    func cache(_ cache: isolated Cache, finishedRead result: ReadResult)
+}
+
+extension CacheDelegate {
+    public func cache(_ cache: isolated Cache, finishedRead result: ReadResult) {}
 }
 
 /// Hands the engine's reports to its `Cache`. The engine only runs inside the cache's methods,
@@ -539,6 +652,10 @@ final class EngineRelay: CacheEngineDelegate {
 
     func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
         cache?.assumeIsolated { $0.engineValidated(result) }
+    }
+
+    func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion) {
+        cache?.assumeIsolated { $0.engineCompleted(request) }
     }
 }
 

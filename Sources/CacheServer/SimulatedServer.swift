@@ -21,6 +21,14 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// Keys whose data or modification time changed since a store last took them; nil when no
     /// store tracks them.
     private var changedKeys: Set<String>?
+    /// Scripted answers (`server next`), by key, each key's in the order its requests take them.
+    public internal(set) var scripted: [String: [ScriptedAnswer]] = [:]
+    /// Scripted answers to validation requests, in order.
+    public internal(set) var scriptedValidations: [ScriptedAnswer] = []
+    /// With strict on, a request that finds nothing queued gets no answer and is a divergence.
+    public var strict = false
+    /// The first request strict mode found nothing queued for, since `takeDivergence()`.
+    var divergence: String?
 
     public init() {}
 
@@ -129,17 +137,19 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         return failed
     }
 
-    private func latency(for keys: [String]) -> Int64 {
+    func latency(for keys: [String]) -> Int64 {
         keys.map { latencies[$0] ?? latency }.max() ?? latency
     }
 
     public func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        if let reply = scriptedReply(.fetch, keys: keys) { return reply }
         let ms = latency(for: keys)
         if takeFailure(for: keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
         return .after(latencyMs: ms, .success(keys.map { data[$0].map(KeyAnswer.value) ?? .notFound }))
     }
 
     public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        if let reply = scriptedReply(.mutate, keys: request.keys) { return reply }
         let ms = latency(for: request.keys)
         if takeFailure(for: request.keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
         do {
@@ -158,7 +168,14 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     }
 
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
+        if let reply = scriptedValidation(request, items: items) { return reply }
         if takeFailure(for: []) { return .after(latencyMs: latency, .failure(OriginFailure("server error"))) }
+        return .after(latencyMs: latency, .success(verdicts(for: request, items: items)))
+    }
+
+    /// The answer to a validation request from the data: for each namespace, whether a key of it
+    /// changed at or after the time given, with the changed keys' values when `items`.
+    func verdicts(for request: [String: Int64], items: Bool) -> [String: NamespaceVerdict] {
         var verdicts: [String: NamespaceVerdict] = [:]
         for (namespace, since) in request {
             var changed: [String: JSONValue] = [:]
@@ -169,6 +186,6 @@ public final class SimulatedServer: Origin, PersistentOrigin {
             }
             verdicts[namespace] = NamespaceVerdict(invalidate: invalidate, items: items ? changed : nil)
         }
-        return .after(latencyMs: latency, .success(verdicts))
+        return verdicts
     }
 }

@@ -84,6 +84,9 @@ public final class Session {
         didSet { baseText = nil }
     }
     private var baseText: String?
+    /// The first request `server strict on` found nothing queued for, as the error line says it:
+    /// `--verify` stops a transcript's replay there.
+    public internal(set) var divergence: String?
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?
@@ -234,6 +237,10 @@ public final class Session {
             fail(error, in: source, command: first.text)
             ok = false
         }
+        if let request = server.takeDivergence() {
+            noteDivergence(request, command: command, in: source)
+            ok = false
+        }
         if topLevel && keepsHistory {
             noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
         }
@@ -336,11 +343,31 @@ public final class Session {
 
 extension Session: CacheDelegate {
     public func cache(_ cache: isolated Cache, observed event: CacheEvent) {
+        write(Self.eventLine(event, clockStart: cache.clockStart, mode: options.mode, colour: options.colour))
+    }
+
+    public func cache(_ cache: isolated Cache, runScheduled token: Int) {
+        guard let entry = scheduled.removeValue(forKey: token) else { return }
+        runScheduledCommand(entry, on: cache)
+    }
+
+    public func cache(_ cache: isolated Cache, validated result: ValidationResult) {
+        for line in Self.validatedLines(result, at: cache.now, mode: options.mode) { write(line) }
+    }
+
+    public func cache(_ cache: isolated Cache, finishedRead result: ReadResult) {
+        write(lines: EntryCommands.readEventText(result, at: cache.now, clockStart: cache.clockStart, mode: options.mode,
+                                                colour: options.colour))
+    }
+
+    /// An observer event's line (SPEC §4), without its line feed.
+    static func eventLine(_ event: CacheEvent, clockStart: Int64, mode: OutputMode, colour: Bool) -> String {
+        guard mode == .json else { return Render.eventLine(event, clockStart: clockStart, colour: colour) }
         var fields: [String: JSONValue] = [
             "event": .string(event.cause.rawValue),
             "key": .string(event.key),
             "at": .string(TimeText.iso8601(ms: event.at)),
-            "at_ms": .int(event.at - cache.clockStart),
+            "at_ms": .int(event.at - clockStart),
             "state": .string(event.state.rawValue),
             "value": event.value ?? .null,
             "source": .string(event.source.rawValue),
@@ -350,29 +377,19 @@ extension Session: CacheDelegate {
             fields["key"] = .null
             fields["state"] = .null
         }
-        if options.mode == .json {
-            write(JSONValue.object(fields).compactText)
-        } else {
-            write(Render.eventLine(event, clockStart: cache.clockStart, colour: options.colour))
-        }
+        return JSONValue.object(fields).compactText
     }
 
-    public func cache(_ cache: isolated Cache, runScheduled token: Int) {
-        guard let entry = scheduled.removeValue(forKey: token) else { return }
-        runScheduledCommand(entry, on: cache)
-    }
-
-    public func cache(_ cache: isolated Cache, validated result: ValidationResult) {
+    /// The lines of a validation answer nobody waited for, which arrived at `at`.
+    static func validatedLines(_ result: ValidationResult, at: Int64, mode: OutputMode) -> [String] {
         var fields = RealtimeCommands.validationFields(result)
         fields["event"] = .string("validated")
-        fields["at"] = .string(TimeText.iso8601(ms: cache.now))
-        if options.mode == .json {
-            write(JSONValue.object(fields).compactText)
-        } else {
-            write("validated at \(TimeText.iso8601(ms: cache.now)):")
-            for line in Render.fieldLines(fields.filter { $0.key != "event" && $0.key != "at" }, order: ["request", "response", "error", "keys"], colour: false) {
-                write("  " + line)
-            }
+        fields["at"] = .string(TimeText.iso8601(ms: at))
+        if mode == .json { return [JSONValue.object(fields).compactText] }
+        var lines = ["validated at \(TimeText.iso8601(ms: at)):"]
+        for line in Render.fieldLines(fields.filter { $0.key != "event" && $0.key != "at" }, order: ["request", "response", "error", "keys"], colour: false) {
+            lines.append("  " + line)
         }
+        return lines
     }
 }

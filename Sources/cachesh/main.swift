@@ -60,6 +60,9 @@ struct Cachesh: ParsableCommand {
 
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
+
+    @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
+    var transcribe: String?
 }
 
 /// What the command line asks for: the fields of `Cachesh`.
@@ -75,6 +78,7 @@ struct Invocation {
     var echo = false
     var verify = false
     var update = false
+    var transcribe: String?
 
     init(_ parsed: Cachesh) {
         files = parsed.files
@@ -88,6 +92,7 @@ struct Invocation {
         echo = parsed.echo
         verify = parsed.verify
         update = parsed.update
+        transcribe = parsed.transcribe
     }
 
     /// Reads a plain command line by hand: each flag and option at most once, spelled `--name` or
@@ -116,7 +121,7 @@ struct Invocation {
             case "--verify": verify = true
             case "--update": update = true
             case "--wait": wait = true
-            case "-c", "--config", "--store":
+            case "-c", "--config", "--store", "--transcribe":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
                 }
@@ -125,6 +130,7 @@ struct Invocation {
                 switch argument {
                 case "-c": commands = value
                 case "--config": config = value
+                case "--transcribe": transcribe = value
                 default: store = value
                 }
             default:
@@ -217,6 +223,9 @@ func runMain() -> Int32 {
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
+    if let recording = command.transcribe {
+        return transcribe(recording, command, mode: options.mode)
+    }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
     }
@@ -272,6 +281,26 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         finish(session, terminal, status: Batch.runStandardInput(session, on: cache, terminal: terminal))
     }
     finish(session, terminal, status: session.anyFailed ? 1 : 0)
+}
+
+/// `--transcribe RECORDING`: the transcript of a recording on stdout; a damaged, truncated or
+/// newer recording is refused with one line naming its line, exit 2.
+func transcribe(_ path: String, _ command: Invocation, mode: OutputMode) -> Int32 {
+    if command.verify || command.echo || command.wait || command.store != nil || command.config != nil || command.commands != nil || !command.files.isEmpty {
+        fail(usage: "--transcribe RECORDING goes alone (with --json for a JSON transcript)")
+    }
+    let text: String
+    do { text = try FileIO.read(path) } catch { fail(usage: "cannot read \(path): \(error)") }
+    let terminal = Terminal()
+    switch RecordingTranscript.text(ofFile: path, text, mode: mode) {
+    case .success(let transcript):
+        terminal.write(transcript, isError: false)
+        terminal.flush()
+        return 0
+    case .failure(let error):
+        terminal.write(error.message + "\n", isError: true)
+        return 2
+    }
 }
 
 /// The process environment as a dictionary.

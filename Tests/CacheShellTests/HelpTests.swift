@@ -24,7 +24,7 @@ private func usageError(in output: String) -> String? {
         let lines = await typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == CommandCatalog.all.count + 2)  // the pointer line, then the final newline
         #expect(lines.first == "load FILE                                load a configuration: namespaces, push rules, server")
-        #expect(lines.contains("get KEY [--force] [--nowait]             read as the app does: serve, refresh or fetch"))
+        #expect(lines.contains("get KEY [--force] [--nowait] [--async]   read as the app does: serve, refresh or fetch"))
         #expect(lines.contains("quit                                     leave the shell"))
         #expect(lines.dropLast().last == "help COMMAND explains one command, with its arguments and an example")
         for (line, info) in zip(lines, CommandCatalog.all) {
@@ -38,11 +38,12 @@ private func usageError(in output: String) -> String? {
 
     @Test func helpGetShowsSynopsisSummaryArgumentsAndExample() async {
         #expect(await typed("help get") == """
-            get KEY [--force] [--nowait]
+            get KEY [--force] [--nowait] [--async]
             read as the app does: serve, refresh or fetch
               KEY       NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)
               --force   always send a new request and wait for it
               --nowait  start what the read would start and return at once with what the cache has
+              --async   read as an app awaits: at once if served, else waiting: true now and a read event line when it completes
             example: get feed:home --nowait
 
             """)
@@ -61,6 +62,8 @@ private func usageError(in output: String) -> String? {
               offline          send no request; every cached value is served, flagged offline
               online           send requests again, first the queued mutations
               log [clear]      the requests received, with times and fates; clear forgets them
+              next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [--fail] [--not-found] [--no-answer] [--validate]  queue the answer to KEY's next request (--validate: the next validation's), taken in order: VALUE or value=JSON (else the data), latency=D, --fail or error=TEXT, --not-found, --no-answer
+              strict on|off    on: a request with nothing queued gets no answer and fails its command, naming it
             example: server set feed:home [{"id":1,"likes":3}]
 
             """)

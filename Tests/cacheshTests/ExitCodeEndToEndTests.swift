@@ -49,7 +49,7 @@ import Testing
         let ok = try Cachesh.run([], stdin: "now\n")
         #expect(ok == Outcome(stdout: Self.now, stderr: "", status: 0))
         let failed = try Cachesh.run([], stdin: "now\n\nget\n")
-        #expect(failed == Outcome(stdout: Self.now, stderr: "<stdin>:3: error: get needs KEY [--force] [--nowait]\n", status: 1))
+        #expect(failed == Outcome(stdout: Self.now, stderr: "<stdin>:3: error: get needs KEY [--force] [--nowait] [--async]\n", status: 1))
         let bailed = try Cachesh.run(["--bail"], stdin: "frob\nnow\n")
         #expect(bailed == Outcome(stdout: "", stderr: "<stdin>:1: error: unknown command \"frob\" (try help)\n", status: 1))
     }

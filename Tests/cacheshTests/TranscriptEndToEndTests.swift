@@ -213,7 +213,7 @@ private let feedTranscript = """
             expires_in_ms: 300000
             tags:          []
             cachesh> get
-            error: get needs KEY [--force] [--nowait]
+            error: get needs KEY [--force] [--nowait] [--async]
             cachesh>
 
             """

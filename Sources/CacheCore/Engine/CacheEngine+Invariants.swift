@@ -101,14 +101,14 @@ extension CacheEngine {
         for id in requestTable.sortedIDs {
             let r = requestTable[id]!
             if id > seq { v.append("request table: request \(id) is past the last sequence number, \(seq)") }
-            let items = completions.removeValue(forKey: id) ?? []
+            let items = withoutSuperseded(completions.removeValue(forKey: id) ?? [], of: id)
             if items != (r.completesAt.map { [$0] } ?? []) {
                 v.append("scheduler: request \(id) completes at \(r.completesAt.map(String.init) ?? "an unknown time") "
                          + "but has completion items at \(items)")
             }
             if let m = r.mutation { mutationsInFlight.insert(m.id) }
         }
-        for id in completions.keys.sorted() { v.append("scheduler: completion item of request \(id), which is not in flight") }
+        for id in completions.keys.sorted() where !withoutSuperseded(completions[id]!, of: id).isEmpty { v.append("scheduler: completion item of request \(id), which is not in flight") }
         for id in serverLog.positions.keys.sorted() where requestTable[id] == nil {
             v.append("server log: request \(id) is pending but not in flight")
         }
@@ -139,5 +139,16 @@ extension CacheEngine {
         var slot: Int32
         var generation: UInt32
         var time: Int64
+    }
+}
+
+extension CacheEngine {
+    /// The times of a request's completion items, less those a live answer superseded (they stay
+    /// queued and find the request done).
+    fileprivate func withoutSuperseded(_ times: [Int64], of id: UInt64) -> [Int64] {
+        guard let superseded = scheduler.superseded[id] else { return times }
+        var rest = times
+        for time in superseded { if let i = rest.firstIndex(of: time) { rest.remove(at: i) } }
+        return rest
     }
 }

@@ -105,6 +105,7 @@ extension CacheEngine {
         case .mutate: completeMutation(request)
         case .validate: completeValidation(request)
         }
+        reportCompletion(request)
     }
 
     private func completeFetch(_ request: InFlight) {

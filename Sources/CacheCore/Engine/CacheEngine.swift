@@ -4,6 +4,8 @@ public protocol CacheEngineDelegate: AnyObject {
     func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent)
     func cacheEngine(_ engine: CacheEngine, runScheduled token: Int)
     func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult)
+    /// A request completed (default: nothing); see `RequestCompletion`.
+    func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion)
 }
 
 /// The cache core: a deterministic, synchronous state machine over a virtual clock.

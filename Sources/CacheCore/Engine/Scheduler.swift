@@ -36,6 +36,11 @@ struct Scheduler {
     private(set) var commands: [UInt64: ScheduledCommand] = [:]
     /// Items other than expiries run since the current command began.
     private(set) var itemsRun = 0
+    /// The largest (time, sequence) of an item taken so far (live answers are placed after it).
+    private(set) var maxRunKey: (time: Int64, seq: UInt64) = (.min, 0)
+    /// Request id → the times of its completion items that a live answer superseded (its timeout's,
+    /// SPEC §2): they stay in the queue, and find the request done when they come up.
+    private(set) var superseded: [UInt64: [Int64]] = [:]
 
     init() {}
 
@@ -71,7 +76,19 @@ struct Scheduler {
             itemsRun += 1
         }
         heap.removeMin()
+        if (top.time, top.seq) > maxRunKey { maxRunKey = (top.time, top.seq) }
+        if case .completion(let id) = top.work, !superseded.isEmpty, var times = superseded[id],
+           let i = times.firstIndex(of: top.time) {
+            times.remove(at: i)
+            superseded[id] = times.isEmpty ? nil : times
+        }
         return top
+    }
+
+    /// Notes that request `id`'s completion item at `time` is superseded by an earlier one.
+    /// - Complexity: O(1).
+    mutating func supersede(completion id: UInt64, at time: Int64) {
+        superseded[id, default: []].append(time)
     }
 
     /// Takes the `at` command `id` out of the waiting ones (nil when it was cancelled).
@@ -89,6 +106,7 @@ struct Scheduler {
     mutating func replaceAll(items: [ScheduledItem], commands: [UInt64: ScheduledCommand]) {
         heap = Heap(items)
         self.commands = commands
+        superseded = [:]
     }
 }
 
@@ -106,6 +124,20 @@ extension Scheduler {
         var queued: [UInt64: [Int64]] = [:]
         for item in heap.unordered {
             if case .external(let id) = item.work { queued[id, default: []].append(item.time) }
+        }
+        var completions: [UInt64: [Int64]] = [:]
+        for item in heap.unordered {
+            if case .completion(let id) = item.work { completions[id, default: []].append(item.time) }
+        }
+        for (id, times) in superseded {
+            var queued = completions[id] ?? []
+            for time in times {
+                guard let i = queued.firstIndex(of: time) else {
+                    v.append("scheduler: superseded completion of request \(id) at \(time) has no item")
+                    continue
+                }
+                queued.remove(at: i)
+            }
         }
         for (id, command) in commands {
             let times = queued[id] ?? []

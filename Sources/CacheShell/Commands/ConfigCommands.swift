@@ -56,12 +56,16 @@ enum ConfigCommands {
         do { changed = try cache.defineNamespace(name, change) } catch {
             throw ShellError(error.message, at: nameWord.offset)
         }
-        var fields = policyFields(cache.policy(of: name))
+        return nsReply(name, cache.policy(of: name), changed: changed)
+    }
+
+    /// What `ns NAME ...` prints: the policy now in force and the keys it changed.
+    static func nsReply(_ name: String, _ policy: Policy, changed: [String]) -> Reply {
+        var fields = policyFields(policy)
         fields["name"] = .string(name)
         fields["keys"] = .array(changed.map(JSONValue.string))
         fields["ok"] = .bool(true)
-        return Reply(fields, human: [describe(name, cache.policy(of: name))]
-                     + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
+        return Reply(fields, human: [describe(name, policy)] + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
     }
 
     static func policyFields(_ p: Policy) -> [String: JSONValue] {

@@ -55,6 +55,7 @@ enum EntryCommands {
         flags: [
             .flag("force", meaning: "always send a new request and wait for it"),
             .flag("nowait", meaning: "start what the read would start and return at once with what the cache has"),
+            .flag("async", meaning: "read as an app awaits: at once if served, else waiting: true now and a read event line when it completes"),
         ],
         example: "get feed:home --nowait", run: get)
 
@@ -62,6 +63,7 @@ enum EntryCommands {
         let args = try Arguments(command, source, for: get)
         try args.expect(1...1)
         let key = try args.key(0)
+        if args.flag("async") { return try asyncGet(key, args, on: cache) }
         let result: ReadResult
         do {
             result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)
@@ -83,6 +85,11 @@ enum EntryCommands {
         for i in args.positional.indices { keys.append(try args.key(i)) }
         let results: [ReadResult]
         do { results = try cache.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
+        return mgetReply(results, colour: session.options.colour)
+    }
+
+    /// What `mget` prints.
+    static func mgetReply(_ results: [ReadResult], colour: Bool) -> Reply {
         let rows = results.map { r -> [String] in
             var notes: [String] = []
             if r.offline { notes.append("offline") }
@@ -94,7 +101,7 @@ enum EntryCommands {
         }
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
                      human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
-                                         colourColumn: 1, colour: session.options.colour))
+                                         colourColumn: 1, colour: colour))
     }
 
     static let peek = CommandSpec(
@@ -120,12 +127,17 @@ enum EntryCommands {
             throw ShellError("keys: pattern longer than \(Glob.maxLength) bytes (\(word.text.utf8.count))", at: word.offset)
         }
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
-        let entries = cache.keys(matching: pattern)
+        return keysReply(cache.keys(matching: pattern).map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) },
+                         colour: session.options.colour)
+    }
+
+    /// What `keys` prints.
+    static func keysReply(_ entries: [KeyEntry], colour: Bool) -> Reply {
         let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }
         return Reply(["entries": .array(entries.map {
             .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])
         })], human: entries.isEmpty ? ["(no entries)"] : Render.table(["key", "state", "age_ms"], rows, colourColumn: 1,
-                                                                       colour: session.options.colour))
+                                                                       colour: colour))
     }
 
     static let expire = CommandSpec(

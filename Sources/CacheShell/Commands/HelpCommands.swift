@@ -45,9 +45,9 @@ enum HelpCommands {
     /// One command: synopsis, summary, its arguments aligned, and an example.
     static func explain(_ info: CommandSpec) -> Reply {
         var lines = [info.synopsis, info.summary]
-        let width = info.help.map(\.name.count).max() ?? 0
+        let width = info.help.map(\.name.count).filter { $0 <= synopsisColumnLimit }.max() ?? 0
         for argument in info.help {
-            lines.append("  " + argument.name + String(repeating: " ", count: width - argument.name.count + 2) + argument.meaning)
+            lines.append("  " + argument.name + String(repeating: " ", count: max(width - argument.name.count, 0) + 2) + argument.meaning)
         }
         lines.append("example: " + info.example)
         let arguments = info.help.map { argument -> JSONValue in

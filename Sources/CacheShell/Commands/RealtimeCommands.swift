@@ -122,21 +122,28 @@ enum RealtimeCommands {
 
     static let validate = CommandSpec(
         name: "validate", summary: "validation handshake; prints request and response",
-        flags: [.flag("items", meaning: "ask the server for the current values of the changed keys too")],
+        flags: [.flag("items", meaning: "ask the server for the current values of the changed keys too"),
+                .flag("async", meaning: "do not wait: the answer prints as a validated event line when it arrives")],
         example: "validate --items", run: validate)
 
     static func validate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: validate)
         try args.expect(0...0)
+        let wait = !session.inScheduled && !args.flag("async")
         let result: ValidationResult
         do {
-            result = try cache.validate(items: args.flag("items"), wait: !session.inScheduled)
+            result = try cache.validate(items: args.flag("items"), wait: wait)
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
+        return validationReply(result, waited: wait)
+    }
+
+    /// What `validate` prints; without `waited`, an answer still to come shows as such.
+    static func validationReply(_ result: ValidationResult, waited: Bool) -> Reply {
         let f = validationFields(result)
         var human = ["request:  " + f["request"]!.compactText]
-        if session.inScheduled && result.response == nil && result.error == nil {
+        if !waited && result.response == nil && result.error == nil {
             human.append("response: (when it arrives)")
         } else {
             human.append("response: " + f["response"]!.compactText)

@@ -6,7 +6,8 @@ enum ServerCommands {
 
     static let server = CommandSpec(
         name: "server", summary: "change or show the simulated server",
-        subcommands: [set, patch, delete, show, latency, fail, offline, online, log],
+        subcommands: [set, patch, delete, show, latency, fail, offline, online, log,
+                      ServerScriptCommands.next, ServerScriptCommands.strict],
         example: "server set feed:home [{\"id\":1,\"likes\":3}]")
 
     static let set = CommandSpec(

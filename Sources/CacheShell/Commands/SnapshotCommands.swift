@@ -26,13 +26,15 @@ enum SnapshotCommands {
 
     static let restore = CommandSpec(
         name: "restore", summary: "replace the whole session with a snapshot",
-        arguments: [.file(meaning: "a snapshot written by snapshot FILE (a regular file of at most 1 GiB)")],
+        arguments: [.oneOf(.file(meaning: "a snapshot written by snapshot FILE (a regular file of at most 1 GiB)"),
+                           .placeholder("{SNAPSHOT}", meaning: "the snapshot document itself, which may span lines (reads no file)"))],
         example: "restore snapshot.json", run: restore)
 
     static func restore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: restore)
         try args.expect(1...1)
         let word = args.positional[0]
+        if word.kind == .json { return try restoreInline(session, cache, word) }
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
         do { try session.restore(snapshotText: text, on: cache) } catch {

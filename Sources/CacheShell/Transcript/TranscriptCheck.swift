@@ -18,8 +18,8 @@ public struct TranscriptCheck: Sendable {
     /// The commands that differ, in file order; empty when the transcript passes.
     public let differences: [Difference]
     /// Under `--safe`, the first command refused for touching a file, as a script reports it
-    /// (`FILE:LINE: error: --safe: ...`); the replay stopped there, since what follows depends
-    /// on it.
+    /// (`FILE:LINE: error: --safe: ...`), or the first request `server strict on` had no answer
+    /// for; the replay stopped there, since what follows depends on it.
     public let refusal: String?
 
     public var passed: Bool { differences.isEmpty && refusal == nil }
@@ -62,6 +62,10 @@ public struct TranscriptCheck: Sendable {
             let output = session.runTyped(step.command, on: cache)
             if session.safeRefusals > 0 {
                 refusal = "\(name):\(step.line + 1): error: \(session.lastSafeRefusal ?? "--safe: refused")"
+                break
+            }
+            if let divergence = session.divergence {
+                refusal = "\(name):\(step.line + 1): error: \(divergence)"
                 break
             }
             let actual = TranscriptSyntax.outputLines(output)

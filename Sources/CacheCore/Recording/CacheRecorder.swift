@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// Notes what happens on a `Cache` while it records, in order, as `CacheRecord`s: in memory, or
+/// to a file. It lives in the cache's isolation and is only touched from there; a file's records
+/// are handed over in batches and encoded on the file's own queue, off the cache's.
+final class CacheRecorder {
+    private var records: [CacheRecord] = []
+    private let file: RecordingFile?
+    /// How many lines of the engine's request log have been noted as `sent`.
+    private var logSeen: Int
+    /// Records are handed to a file this many at a time.
+    private static let batch = 256
+
+    init(begin snapshot: JSONValue, live: Bool, engine: CacheEngine, file: RecordingFile?) {
+        self.file = file
+        logSeen = engine.requestLog.count
+        append(.begin(snapshot: snapshot, live: live))
+    }
+
+    func append(_ record: CacheRecord) {
+        records.append(record)
+        if let file, records.count >= Self.batch {
+            file.write(records)
+            records.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Notes the requests the engine has sent since the last call (its log's new lines).
+    /// - Complexity: O(1) when none was sent.
+    func noteSent(_ engine: CacheEngine) {
+        let count = engine.requestLog.count
+        if count < logSeen { logSeen = count }   // the log was cleared
+        guard count > logSeen else { return }
+        for entry in engine.requestLog[logSeen...] {
+            append(.sent(id: entry.id, kind: entry.kind, keys: entry.keys, at: entry.atMs &+ engine.clockStart))
+        }
+        logSeen = count
+    }
+
+    /// Ends the recording at `at`. - Returns: the records (none for a file), or the file's write error.
+    func finish(at: Int64) -> Result<CacheRecording, CacheError> {
+        records.append(.end(at: at))
+        guard let file else { return .success(CacheRecording(records: records)) }
+        file.write(records)
+        records = []
+        if let failure = file.close() { return .failure(CacheError("the recording could not be written: \(failure)")) }
+        return .success(CacheRecording(records: []))
+    }
+}
+
+/// A recording's file: its header, then batches of records, each encoded as JSON lines on the
+/// file's serial queue (in the order handed over) and written through a 64 KB buffer. The first
+/// write error is kept and reported when the file is closed.
+final class RecordingFile: Sendable {
+    private struct State {
+        var fd: Int32
+        var buffer: [UInt8] = []
+        var failure: String?
+    }
+    private let state: Mutex<State>
+    private let queue = DispatchQueue(label: "cachesh.recording")
+
+    /// Creates (or truncates) the file at `path` and writes the header.
+    init(path: String) throws(CacheError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CacheError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        var initial = State(fd: fd)
+        initial.buffer.reserveCapacity(1 << 16)
+        initial.buffer.append(contentsOf: RecordingFormat.header.utf8)
+        initial.buffer.append(UInt8(ascii: "\n"))
+        state = Mutex(initial)
+    }
+
+    /// No batch can be pending here: each holds the file until it has run.
+    deinit { _ = closeNow() }
+
+    /// Encodes and writes `records` after those handed over before, on the file's queue.
+    func write(_ records: [CacheRecord]) {
+        queue.async { [self] in
+            var bytes: [UInt8] = []
+            for record in records {
+                bytes.append(contentsOf: RecordingFormat.line(record).utf8)
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            state.withLock { state in
+                state.buffer.append(contentsOf: bytes)
+                if state.buffer.count >= 1 << 16 { Self.flush(&state) }
+            }
+        }
+    }
+
+    private static func flush(_ state: inout State) {
+        var offset = 0
+        while offset < state.buffer.count, state.fd >= 0, state.failure == nil {
+            let n = state.buffer[offset...].withUnsafeBytes { systemWrite(state.fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                state.failure = String(cString: strerror(errno))
+            } else {
+                offset += n
+            }
+        }
+        state.buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Waits for the batches handed over, writes what is buffered and closes the file.
+    /// - Returns: the first write error, if any.
+    func close() -> String? {
+        queue.sync {}
+        return closeNow()
+    }
+
+    private func closeNow() -> String? {
+        state.withLock { state in
+            guard state.fd >= 0 else { return state.failure }
+            Self.flush(&state)
+            if systemClose(state.fd) != 0 && state.failure == nil { state.failure = String(cString: strerror(errno)) }
+            state.fd = -1
+            return state.failure
+        }
+    }
+}
+
+/// The C library's `write` and `close`, named apart from the methods of `RecordingFile`.
+private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(fd, bytes, count)
+    #else
+    Darwin.write(fd, bytes, count)
+    #endif
+}
+
+private func systemClose(_ fd: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.close(fd)
+    #else
+    Darwin.close(fd)
+    #endif
+}

@@ -1,0 +1,503 @@
+/// A recording on disk (SPEC §5.5): JSON Lines. The first line is the header
+/// `{"format":"cachesh-recording","version":1}`; each further line is one `CacheRecord`, an object
+/// whose `record` field names its kind; the last is the `end` record. Times are whole ms since
+/// the Unix epoch. A reader refuses another format, a newer version, a damaged line and a file
+/// cut short (no `end`), naming the line.
+public enum RecordingFormat {
+    public static let format = "cachesh-recording"
+    /// The version this build writes and the newest it reads.
+    public static let version: Int64 = 1
+
+    /// The header line, without its line feed.
+    public static var header: String {
+        JSONValue.object(["format": .string(format), "version": .int(version)]).compactText
+    }
+
+    /// The recording as JSON Lines: the header, then one line per record, each ending in a line feed.
+    /// - Complexity: O(size of the recording).
+    public static func text(of recording: CacheRecording) -> String {
+        var out = header + "\n"
+        for record in recording.records { out += line(record) + "\n" }
+        return out
+    }
+
+    /// One record as a line of JSON, without its line feed.
+    public static func line(_ record: CacheRecord) -> String {
+        encode(record).compactText
+    }
+
+    /// Reads a recording written by `text(of:)` or a file destination.
+    /// - Throws: a `Diagnostic` whose offset is the byte offset of the line at fault (render it with
+    ///   the file's text to get `FILE:LINE: error: ...`).
+    /// - Complexity: O(size of the text).
+    public static func parse(_ text: String) throws(Diagnostic) -> CacheRecording {
+        var offsets: [Int] = []
+        return try parse(text, recordOffsets: &offsets)
+    }
+
+    /// `parse(_:)`, giving the byte offset of each record's line in `recordOffsets`.
+    public static func parse(_ text: String, recordOffsets: inout [Int]) throws(Diagnostic) -> CacheRecording {
+        recordOffsets = []
+        var records: [CacheRecord] = []
+        var offset = 0
+        var lineNumber = 0
+        var sawEnd = false
+        var lastOffset = 0
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex {
+            let stop = utf8[start...].firstIndex(of: UInt8(ascii: "\n")) ?? utf8.endIndex
+            let lineText = String(text[start..<stop])
+            let lineOffset = offset
+            offset += utf8.distance(from: start, to: stop) + (stop < utf8.endIndex ? 1 : 0)
+            start = stop < utf8.endIndex ? utf8.index(after: stop) : stop
+            lineNumber += 1
+            let trimmed = lineText.utf8.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }
+            if trimmed { continue }
+            lastOffset = lineOffset
+            func fail(_ message: String) -> Diagnostic { Diagnostic(message, at: lineOffset) }
+            let json: JSONValue
+            do { json = try JSONValue(parsing: lineText, maxDepth: JSONValue.documentDepth) } catch {
+                let cut = stop == utf8.endIndex ? " (the line is cut short: the file is truncated)" : ""
+                throw fail((lineNumber == 1 ? "not a cachesh recording: " : "damaged record: ") + error.message + cut)
+            }
+            if lineNumber == 1 {
+                try checkHeader(json, fail)
+                continue
+            }
+            if sawEnd { throw fail("a record after the end record") }
+            let record: CacheRecord
+            do { record = try decode(json) } catch { throw fail("damaged record: " + error.message) }
+            switch record {
+            case .begin:
+                if !records.isEmpty { throw fail("damaged record: a second begin record") }
+            case .end:
+                sawEnd = true
+            default:
+                if records.isEmpty { throw fail("damaged record: the recording must start with a begin record") }
+            }
+            records.append(record)
+            recordOffsets.append(lineOffset)
+        }
+        if lineNumber == 0 { throw Diagnostic("not a cachesh recording: the file is empty", at: 0) }
+        guard sawEnd else {
+            throw Diagnostic("the recording is truncated: it has no end record (did the app stop before stopRecording()?)",
+                             at: lastOffset)
+        }
+        return CacheRecording(records: records)
+    }
+
+    private static func checkHeader(_ json: JSONValue, _ fail: (String) -> Diagnostic) throws(Diagnostic) {
+        guard case .object(let top) = json, top["format"] == .string(format) else {
+            throw fail("not a cachesh recording (its first line must be \(header))")
+        }
+        guard case .int(let v)? = top["version"] else { throw fail("the recording's version is missing or not a whole number") }
+        if v > version {
+            throw fail("recording format version \(v) is newer than this cachesh reads (version \(version)): use a newer cachesh")
+        }
+        guard v == version else { throw fail("recording format version \(v) is not supported (this cachesh reads version \(version))") }
+        for name in top.keys.sorted() where name != "format" && name != "version" {
+            throw fail("the header has an unknown field \"\(name)\"")
+        }
+    }
+}
+
+// MARK: - Encoding
+
+extension RecordingFormat {
+    static func encode(_ record: CacheRecord) -> JSONValue {
+        var f: [String: JSONValue]
+        switch record {
+        case .begin(let snapshot, let live):
+            f = ["record": "begin", "snapshot": snapshot, "live": .bool(live)]
+        case .step(let to):
+            f = ["record": "step", "to": .int(to)]
+        case .call(let call, let returned, let at, let ended):
+            f = ["record": "call", "at": .int(at), "ended": .int(ended), "call": encode(call), "returned": encode(returned)]
+        case .sent(let id, let kind, let keys, let at):
+            f = ["record": "sent", "id": id64(id), "kind": .string(kind.rawValue), "keys": strings(keys), "at": .int(at)]
+        case .arrived(let id, let at, let applied):
+            f = ["record": "arrived", "id": id64(id), "at": .int(at), "applied": applied.map(JSONValue.int) ?? .null]
+        case .completed(let id, let answer, let at):
+            f = ["record": "completed", "id": id64(id), "at": .int(at), "answer": answer.map(encode) ?? .null]
+        case .observed(let event):
+            f = ["record": "observed", "cause": .string(event.cause.rawValue), "key": .string(event.key), "at": .int(event.at),
+                 "state": .string(event.state.rawValue), "value": event.value ?? .null, "source": .string(event.source.rawValue)]
+            if case .none = event.value { f["no_value"] = true }
+        case .read(let request, let result, let at):
+            f = ["record": "read", "request": id64(request), "at": .int(at), "result": encode(result)]
+        case .validated(let result, let at):
+            f = ["record": "validated", "at": .int(at), "result": encode(result)]
+        case .end(let at):
+            f = ["record": "end", "at": .int(at)]
+        }
+        return .object(f)
+    }
+
+    private static func id64(_ id: UInt64) -> JSONValue { .int(Int64(bitPattern: id)) }
+    private static func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
+    private static func optional(_ ms: Int64?) -> JSONValue { ms.map(JSONValue.int) ?? .null }
+
+    static func encode(_ call: RecordedCall) -> JSONValue {
+        var f: [String: JSONValue]
+        switch call {
+        case .get(let key, let force, let mode): f = ["name": "get", "key": .string(key), "force": .bool(force), "mode": .string(mode.rawValue)]
+        case .mget(let keys): f = ["name": "mget", "keys": strings(keys)]
+        case .peek(let key): f = ["name": "peek", "key": .string(key)]
+        case .keys(let pattern): f = ["name": "keys", "pattern": pattern.map(JSONValue.string) ?? .null]
+        case .put(let key, let value, let tags): f = ["name": "put", "key": .string(key), "value": value, "tags": strings(tags)]
+        case .expire(let key, let delay): f = ["name": "expire", "key": .string(key), "in": optional(delay)]
+        case .invalidate(let target): f = ["name": "invalidate", "target": .string(targetText(target))]
+        case .evict(let key): f = ["name": "evict", "key": .string(key)]
+        case .clear(let namespace): f = ["name": "clear", "namespace": namespace.map(JSONValue.string) ?? .null]
+        case .memoryWarning: f = ["name": "memory-warning"]
+        case .mutate(let key, let patch): f = ["name": "mutate", "key": .string(key), "patch": patch]
+        case .mutateEntity(let id, let patch): f = ["name": "mutate-entity", "id": .string(id), "patch": patch]
+        case .event(let key, let patch, let own): f = ["name": "event", "key": .string(key), "patch": patch, "own": .bool(own)]
+        case .eventEntity(let id, let patch, let own): f = ["name": "event-entity", "id": .string(id), "patch": patch, "own": .bool(own)]
+        case .push(let type, let arguments):
+            f = ["name": "push", "type": .string(type), "arguments": .object(arguments.mapValues(JSONValue.string))]
+        case .validate(let items, let wait): f = ["name": "validate", "items": .bool(items), "wait": .bool(wait)]
+        case .originOnline: f = ["name": "origin-online"]
+        case .defineNamespace(let name, let change):
+            var c: [String: JSONValue] = [:]
+            if let ttl = change.ttl { c["ttl"] = .int(ttl) }
+            if let stale = change.stale { c["stale"] = optional(stale) }
+            if let max = change.max { c["max"] = max.map { .int(Int64($0)) } ?? .null }
+            if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
+            if let t = change.timeout { c["timeout"] = optional(t) }
+            if let p = change.purgeable { c["purgeable"] = .bool(p) }
+            f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
+        case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
+        case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
+        case .resetStats: f = ["name": "reset-stats"]
+        case .clearRequestLog: f = ["name": "clear-request-log"]
+        case .unsupported(let name): f = ["name": "unsupported", "call": .string(name)]
+        }
+        return .object(f)
+    }
+
+    static func encode(_ returned: RecordedReturn) -> JSONValue {
+        switch returned {
+        case .nothing: return .object(["nothing": true])
+        case .read(let r): return .object(["read": encode(r)])
+        case .waiting: return .object(["waiting": true])
+        case .reads(let list): return .object(["reads": .array(list.map(encode))])
+        case .entries(let list):
+            return .object(["entries": .array(list.map {
+                .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])
+            })])
+        case .keys(let keys): return .object(["keys": strings(keys)])
+        case .validation(let v): return .object(["validation": encode(v)])
+        case .policy(let p, let keys):
+            return .object(["policy": .object([
+                "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
+                "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
+            ]), "keys": strings(keys)])
+        case .watched(let was): return .object(["watched": .bool(was)])
+        case .error(let message): return .object(["error": .string(message)])
+        }
+    }
+
+    static func encode(_ r: ReadResult) -> JSONValue {
+        var f: [String: JSONValue] = [
+            "key": .string(r.key), "state": .string(r.state.rawValue), "value": r.value ?? .null,
+            "age_ms": optional(r.ageMs), "expires_in_ms": optional(r.expiresInMs), "tags": strings(r.tags),
+            "source": .string(r.source.rawValue),
+        ]
+        if case .none = r.value { f["no_value"] = true }
+        if r.offline { f["offline"] = true }
+        if let error = r.error { f["error"] = .string(error) }
+        if r.pending { f["pending"] = true }
+        return .object(f)
+    }
+
+    static func encode(_ v: ValidationResult) -> JSONValue {
+        var f: [String: JSONValue] = [
+            "request": .object(v.request.mapValues(JSONValue.int)), "keys": strings(v.keys),
+            "response": v.response.map(encodeVerdicts) ?? .null,
+        ]
+        if let error = v.error { f["error"] = .string(error) }
+        return .object(f)
+    }
+
+    /// Validation verdicts as SPEC §4 prints a `response`: `{NS: {"invalidate": BOOL, "items": {...}}}`.
+    public static func encodeVerdicts(_ verdicts: [String: NamespaceVerdict]) -> JSONValue {
+        .object(verdicts.mapValues { verdict in
+            var v: [String: JSONValue] = ["invalidate": .bool(verdict.invalidate)]
+            if let items = verdict.items { v["items"] = .object(items) }
+            return .object(v)
+        })
+    }
+
+    static func encode(_ answer: RequestAnswer) -> JSONValue {
+        switch answer {
+        case .keys(.failure(let f)): return .object(["error": .string(f.message)])
+        case .validation(.failure(let f)): return .object(["error": .string(f.message), "validation": true])
+        case .keys(.success(let answers)):
+            return .object(["values": .array(answers.map { answer in
+                switch answer {
+                case .value(let v): return .object(["value": v])
+                case .notFound: return .object(["not_found": true])
+                }
+            })])
+        case .validation(.success(let verdicts)): return .object(["verdicts": encodeVerdicts(verdicts)])
+        }
+    }
+
+    /// `KEY`, `NS:*` or `tag:T`, as the shell writes a target.
+    public static func targetText(_ target: Target) -> String {
+        switch target {
+        case .key(let key): return key
+        case .namespace(let ns): return ns + ":*"
+        case .tag(let tag): return "tag:" + tag
+        }
+    }
+
+    /// `KEY`, `NS:*` or `*`, as the shell writes a watched scope.
+    public static func scopeText(_ scope: WatchScope) -> String {
+        switch scope {
+        case .all: return "*"
+        case .namespace(let ns): return ns + ":*"
+        case .key(let key): return key
+        }
+    }
+}
+
+// MARK: - Decoding
+
+/// The fields of one JSON object being decoded; each getter names the field it could not read.
+private struct Fields {
+    let fields: [String: JSONValue]
+    let what: String
+
+    init(_ json: JSONValue, _ what: String) throws(Diagnostic) {
+        guard case .object(let f) = json else { throw Diagnostic("\(what): expected a JSON object") }
+        fields = f
+        self.what = what
+    }
+
+    /// Whether the object has the field (`fields[name] != nil` would compare with JSON null).
+    func has(_ name: String) -> Bool { fields.index(forKey: name) != nil }
+
+    func fail(_ name: String, _ message: String) -> Diagnostic { Diagnostic("\(what).\(name): \(message)") }
+
+    func value(_ name: String) throws(Diagnostic) -> JSONValue {
+        guard let v = fields[name] else { throw fail(name, "missing") }
+        return v
+    }
+
+    func string(_ name: String) throws(Diagnostic) -> String {
+        guard case .string(let s) = try value(name) else { throw fail(name, "expected a string") }
+        return s
+    }
+
+    func optionalString(_ name: String) throws(Diagnostic) -> String? {
+        if case .null? = fields[name] { return nil }
+        return try string(name)
+    }
+
+    func bool(_ name: String) throws(Diagnostic) -> Bool {
+        guard case .bool(let b) = try value(name) else { throw fail(name, "expected true or false") }
+        return b
+    }
+
+    func flag(_ name: String) throws(Diagnostic) -> Bool {
+        has(name) ? try bool(name) : false
+    }
+
+    func int(_ name: String) throws(Diagnostic) -> Int64 {
+        guard case .int(let n) = try value(name) else { throw fail(name, "expected a whole number") }
+        return n
+    }
+
+    func optionalInt(_ name: String) throws(Diagnostic) -> Int64? {
+        if case .null? = fields[name] { return nil }
+        return try int(name)
+    }
+
+    func id(_ name: String) throws(Diagnostic) -> UInt64 { UInt64(bitPattern: try int(name)) }
+
+    func strings(_ name: String) throws(Diagnostic) -> [String] {
+        guard case .array(let items) = try value(name) else { throw fail(name, "expected an array of strings") }
+        var out: [String] = []
+        for item in items {
+            guard case .string(let s) = item else { throw fail(name, "expected an array of strings") }
+            out.append(s)
+        }
+        return out
+    }
+
+    func object(_ name: String) throws(Diagnostic) -> Fields { try Fields(try value(name), "\(what).\(name)") }
+
+    func enumValue<E: RawRepresentable>(_ name: String, _ type: E.Type) throws(Diagnostic) -> E where E.RawValue == String {
+        let text = try string(name)
+        guard let v = E(rawValue: text) else { throw fail(name, "unknown value \"\(text)\"") }
+        return v
+    }
+}
+
+extension RecordingFormat {
+    static func decode(_ json: JSONValue) throws(Diagnostic) -> CacheRecord {
+        let f = try Fields(json, "record")
+        let kind = try f.string("record")
+        let r = try Fields(json, kind)
+        switch kind {
+        case "begin": return .begin(snapshot: try r.value("snapshot"), live: try r.bool("live"))
+        case "step": return .step(to: try r.int("to"))
+        case "call":
+            return .call(try decodeCall(r.object("call")), returned: try decodeReturn(r.object("returned")),
+                         at: try r.int("at"), ended: try r.int("ended"))
+        case "sent":
+            return .sent(id: try r.id("id"), kind: try r.enumValue("kind", RequestKind.self), keys: try r.strings("keys"),
+                         at: try r.int("at"))
+        case "arrived": return .arrived(id: try r.id("id"), at: try r.int("at"), applied: try r.optionalInt("applied"))
+        case "completed":
+            let answer: RequestAnswer? = r.fields["answer"] == .null ? nil : try decodeAnswer(r.object("answer"))
+            return .completed(id: try r.id("id"), answer: answer, at: try r.int("at"))
+        case "observed":
+            let value = try r.flag("no_value") ? JSONValue?.none : try r.value("value")
+            return .observed(CacheEvent(cause: try r.enumValue("cause", ChangeCause.self), key: try r.string("key"),
+                                        at: try r.int("at"), state: try r.enumValue("state", EntryState.self), value: value,
+                                        source: try r.enumValue("source", ValueSource.self)))
+        case "read": return .read(request: try r.id("request"), result: try decodeRead(r.object("result")), at: try r.int("at"))
+        case "validated": return .validated(try decodeValidation(r.object("result")), at: try r.int("at"))
+        case "end": return .end(at: try r.int("at"))
+        default: throw f.fail("record", "unknown kind \"\(kind)\"")
+        }
+    }
+
+    private static func decodeCall(_ f: Fields) throws(Diagnostic) -> RecordedCall {
+        let name = try f.string("name")
+        switch name {
+        case "get": return .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
+        case "mget": return .mget(keys: try f.strings("keys"))
+        case "peek": return .peek(key: try f.string("key"))
+        case "keys": return .keys(pattern: try f.optionalString("pattern"))
+        case "put": return .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))
+        case "expire": return .expire(key: try f.string("key"), in: try f.optionalInt("in"))
+        case "invalidate": return .invalidate(Target(parsing: try f.string("target")))
+        case "evict": return .evict(key: try f.string("key"))
+        case "clear": return .clear(namespace: try f.optionalString("namespace"))
+        case "memory-warning": return .memoryWarning
+        case "mutate": return .mutate(key: try f.string("key"), patch: try f.value("patch"))
+        case "mutate-entity": return .mutateEntity(id: try f.string("id"), patch: try f.value("patch"))
+        case "event": return .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"))
+        case "event-entity": return .eventEntity(id: try f.string("id"), patch: try f.value("patch"), own: try f.bool("own"))
+        case "push":
+            let args = try f.object("arguments")
+            var arguments: [String: String] = [:]
+            for name in args.fields.keys { arguments[name] = try args.string(name) }
+            return .push(type: try f.string("type"), arguments: arguments)
+        case "validate": return .validate(items: try f.bool("items"), wait: try f.bool("wait"))
+        case "origin-online": return .originOnline
+        case "define-namespace":
+            let c = try f.object("change")
+            var change = PolicyChange()
+            if c.has("ttl") { change.ttl = try c.int("ttl") }
+            if c.has("stale") { change.stale = .some(try c.optionalInt("stale")) }
+            if c.has("max") { change.max = .some(try c.optionalInt("max").map { Int(clamping: $0) }) }
+            if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
+            if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
+            if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+            return .defineNamespace(name: try f.string("namespace"), change: change)
+        case "watch": return .watch(try scope(f.string("scope")))
+        case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
+        case "reset-stats": return .resetStats
+        case "clear-request-log": return .clearRequestLog
+        case "unsupported": return .unsupported(try f.string("call"))
+        default: throw f.fail("name", "unknown call \"\(name)\"")
+        }
+    }
+
+    private static func scope(_ text: String) throws(Diagnostic) -> WatchScope {
+        if text == "*" { return .all }
+        if text.hasSuffix(":*") { return .namespace(String(text.dropLast(2))) }
+        return .key(text)
+    }
+
+    private static func decodeReturn(_ f: Fields) throws(Diagnostic) -> RecordedReturn {
+        guard f.fields.count >= 1 else { throw Diagnostic("\(f.what): empty") }
+        if f.has("nothing") { return .nothing }
+        if f.has("waiting") { return .waiting }
+        if f.has("read") { return .read(try decodeRead(f.object("read"))) }
+        if case .array(let items)? = f.fields["reads"] {
+            var out: [ReadResult] = []
+            for (i, item) in items.enumerated() { out.append(try decodeRead(Fields(item, "\(f.what).reads[\(i)]"))) }
+            return .reads(out)
+        }
+        if case .array(let items)? = f.fields["entries"] {
+            var out: [KeyEntry] = []
+            for (i, item) in items.enumerated() {
+                let e = try Fields(item, "\(f.what).entries[\(i)]")
+                out.append(KeyEntry(key: try e.string("key"), state: try e.enumValue("state", EntryState.self), ageMs: try e.int("age_ms")))
+            }
+            return .entries(out)
+        }
+        if f.has("policy") {
+            let p = try f.object("policy")
+            let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
+                                max: try p.optionalInt("max").map { Int(clamping: $0) },
+                                staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
+                                purgeable: try p.bool("purgeable"))
+            return .policy(policy, keys: try f.strings("keys"))
+        }
+        if f.has("keys") { return .keys(try f.strings("keys")) }
+        if f.has("validation") { return .validation(try decodeValidation(f.object("validation"))) }
+        if f.has("watched") { return .watched(try f.bool("watched")) }
+        if f.has("error") { return .error(try f.string("error")) }
+        throw Diagnostic("\(f.what): unknown kind of result")
+    }
+
+    private static func decodeRead(_ f: Fields) throws(Diagnostic) -> ReadResult {
+        ReadResult(key: try f.string("key"), state: try f.enumValue("state", EntryState.self),
+                   value: try f.flag("no_value") ? JSONValue?.none : try f.value("value"),
+                   ageMs: try f.optionalInt("age_ms"), expiresInMs: try f.optionalInt("expires_in_ms"), tags: try f.strings("tags"),
+                   source: try f.enumValue("source", ValueSource.self), offline: try f.flag("offline"),
+                   error: !f.has("error") ? nil : try f.string("error"), pending: try f.flag("pending"))
+    }
+
+    private static func decodeValidation(_ f: Fields) throws(Diagnostic) -> ValidationResult {
+        let request = try f.object("request")
+        var times: [String: Int64] = [:]
+        for name in request.fields.keys { times[name] = try request.int(name) }
+        let response: [String: NamespaceVerdict]? = f.fields["response"] == .null ? nil : try decodeVerdicts(f.object("response"))
+        return ValidationResult(request: times, response: response,
+                                error: !f.has("error") ? nil : try f.string("error"), keys: try f.strings("keys"))
+    }
+
+    fileprivate static func decodeVerdicts(_ f: Fields) throws(Diagnostic) -> [String: NamespaceVerdict] {
+        var out: [String: NamespaceVerdict] = [:]
+        for name in f.fields.keys {
+            let v = try f.object(name)
+            var items: [String: JSONValue]?
+            if v.has("items") {
+                let o = try v.object("items")
+                items = o.fields
+            }
+            out[name] = NamespaceVerdict(invalidate: try v.bool("invalidate"), items: items)
+        }
+        return out
+    }
+
+    /// A validation response as `server next --validate value=...` takes it:
+    /// `{NS: {"invalidate": BOOL, "items": {KEY: VALUE}}}`.
+    public static func verdicts(from json: JSONValue) throws(Diagnostic) -> [String: NamespaceVerdict] {
+        try decodeVerdicts(Fields(json, "value"))
+    }
+
+    private static func decodeAnswer(_ f: Fields) throws(Diagnostic) -> RequestAnswer {
+        if f.has("error") {
+            let failure = OriginFailure(try f.string("error"))
+            return try f.flag("validation") ? .validation(.failure(failure)) : .keys(.failure(failure))
+        }
+        if f.has("verdicts") { return .validation(.success(try decodeVerdicts(f.object("verdicts")))) }
+        guard case .array(let items) = try f.value("values") else { throw f.fail("values", "expected an array") }
+        var answers: [KeyAnswer] = []
+        for (i, item) in items.enumerated() {
+            let a = try Fields(item, "\(f.what).values[\(i)]")
+            answers.append(a.has("not_found") ? .notFound : .value(try a.value("value")))
+        }
+        return .keys(.success(answers))
+    }
+}

@@ -1,0 +1,112 @@
+import CacheCore
+
+/// One scripted answer (`server next`): what the server answers to the next request of a key (or
+/// the next validation), and after how long.
+public struct ScriptedAnswer: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        /// The server's data, as an unscripted request gets it.
+        case data
+        case value(JSONValue)
+        case notFound
+        case failure(String)
+        /// Never answered: the request stays in flight until a namespace's `timeout=` fails it.
+        case noAnswer
+        /// A validation response.
+        case verdicts([String: NamespaceVerdict])
+    }
+    /// After this long (ms); nil: the server's latency.
+    public var latency: Int64?
+    public var outcome: Outcome
+
+    public init(latency: Int64?, outcome: Outcome) {
+        self.latency = latency
+        self.outcome = outcome
+    }
+}
+
+/// Scripted answers and strict mode: a recorded session replays with the answers the app got.
+///
+/// A request takes, for each of its keys, the first answer queued for that key. It fails whole if
+/// one of them is a failure (with the first failure's message), is never answered if one of them
+/// is `--no-answer`, and otherwise answers each key as scripted, after the longest latency among
+/// its keys. Keys with nothing queued are answered from the data, unless strict mode is on: then a
+/// request with a key that has nothing queued gets no answer at all and is reported as a
+/// divergence (`takeDivergence`). Failures set by `server fail` and the offline switch are not
+/// consulted for scripted requests; scripted answers leave the data alone.
+extension SimulatedServer {
+    /// Queues the answer to the next request involving `key`. - Returns: how many are queued for it.
+    @discardableResult
+    public func queue(_ answer: ScriptedAnswer, for key: String) -> Int {
+        let key = KeyName.canonical(key)
+        scripted[key, default: []].append(answer)
+        return scripted[key]!.count
+    }
+
+    /// Queues the answer to the next validation request. - Returns: how many are queued.
+    @discardableResult
+    public func queueValidation(_ answer: ScriptedAnswer) -> Int {
+        scriptedValidations.append(answer)
+        return scriptedValidations.count
+    }
+
+    /// The request strict mode found nothing queued for (`fetch feed:home`), once.
+    public func takeDivergence() -> String? {
+        defer { divergence = nil }
+        return divergence
+    }
+
+    /// The reply to a fetch or mutation from the script; nil when the request is not scripted.
+    func scriptedReply(_ kind: RequestKind, keys: [String]) -> OriginReply<[KeyAnswer]>? {
+        let queued = keys.map { scripted[$0]?.isEmpty == false }
+        guard strict || queued.contains(true) else { return nil }
+        if strict && queued.contains(false) {
+            diverged("\(kind.rawValue) \(keys.joined(separator: " "))")
+            return .deferred
+        }
+        var answers: [ScriptedAnswer] = []
+        for (i, key) in keys.enumerated() {
+            if queued[i] {
+                answers.append(scripted[key]!.removeFirst())
+                if scripted[key]!.isEmpty { scripted.removeValue(forKey: key) }
+            } else {
+                answers.append(ScriptedAnswer(latency: nil, outcome: .data))
+            }
+        }
+        var ms: Int64 = 0
+        for (i, answer) in answers.enumerated() { ms = max(ms, answer.latency ?? latency(for: [keys[i]])) }
+        if answers.contains(where: { $0.outcome == .noAnswer }) {
+            return .after(latencyMs: .max, .failure(OriginFailure("no answer")))
+        }
+        for answer in answers {
+            if case .failure(let message) = answer.outcome { return .after(latencyMs: ms, .failure(OriginFailure(message))) }
+        }
+        return .after(latencyMs: ms, .success(zip(keys, answers).map { key, answer in
+            switch answer.outcome {
+            case .value(let value): return .value(value)
+            case .notFound: return .notFound
+            default: return data[key].map(KeyAnswer.value) ?? .notFound
+            }
+        }))
+    }
+
+    /// The reply to a validation from the script; nil when it is not scripted.
+    func scriptedValidation(_ request: [String: Int64], items: Bool) -> OriginReply<[String: NamespaceVerdict]>? {
+        guard strict || !scriptedValidations.isEmpty else { return nil }
+        guard !scriptedValidations.isEmpty else {
+            diverged("validate " + request.keys.sorted().map { $0 + ":*" }.joined(separator: " "))
+            return .deferred
+        }
+        let answer = scriptedValidations.removeFirst()
+        let ms = answer.latency ?? latency
+        switch answer.outcome {
+        case .noAnswer: return .after(latencyMs: .max, .failure(OriginFailure("no answer")))
+        case .failure(let message): return .after(latencyMs: ms, .failure(OriginFailure(message)))
+        case .verdicts(let verdicts): return .after(latencyMs: ms, .success(verdicts))
+        case .data, .value, .notFound: return .after(latencyMs: ms, .success(verdicts(for: request, items: items)))
+        }
+    }
+
+    private func diverged(_ request: String) {
+        if divergence == nil { divergence = request }
+    }
+}

@@ -1,0 +1,427 @@
+import CacheCore
+import CacheServer
+
+/// A recording (`Cache.startRecording`) written as a transcript: the session as `.cachesh`
+/// commands, each followed by what the shell prints for it, which is what the app saw. `cachesh
+/// --verify` replays it on the virtual clock and matches it byte for byte (SPEC §6).
+///
+/// The transcript starts with `restore {SNAPSHOT}`, the cache as the recording found it (clock,
+/// sequence numbers and requests in flight included, the answers those got written into it), and
+/// `server strict on`. Then, in recorded order: each call as its command (`get KEY --async` for
+/// a read the app awaited), and each run of clock steps between calls as one `advance D` (even
+/// `advance 0ms`: the answers and expiries due then run there, before the next call). Before a
+/// command that sends requests come their answers, `server next KEY latency=D ...`, with the
+/// latency the recording measured from sending to completion. Output is rendered by the shell's
+/// own code from the recorded results and events.
+public enum RecordingTranscript {
+    /// The transcript of `recording`, in `mode` (JSON starts with `output json`).
+    /// - Throws: a `Diagnostic` whose offset is the index of the record at fault: a call the
+    ///   shell cannot express (a key it cannot type, `configure` during the recording, ...).
+    /// - Complexity: O(size of the recording).
+    public static func text(of recording: CacheRecording, mode: OutputMode = .human) throws(Diagnostic) -> String {
+        var writer = try Writer(recording, mode: mode)
+        return try writer.write()
+    }
+}
+
+private struct Writer {
+    let records: [CacheRecord]
+    let mode: OutputMode
+    let snapshot: JSONValue
+    var now: Int64
+    let clockStart: Int64
+    var out = ""
+    /// Each request's kind, keys and sending time, by id.
+    var sent: [UInt64: (kind: RequestKind, keys: [String], at: Int64)] = [:]
+    /// Each request's completion: its answer and time, by id.
+    var completed: [UInt64: (answer: RequestAnswer?, at: Int64)] = [:]
+    /// The index of the record being written, for errors.
+    var index = 0
+
+    init(_ recording: CacheRecording, mode: OutputMode) throws(Diagnostic) {
+        guard case .begin(let document, _)? = recording.records.first else {
+            throw Diagnostic("the recording does not start with a begin record", at: 0)
+        }
+        records = recording.records
+        self.mode = mode
+        let parsed: Snapshot
+        do { parsed = try Snapshot(document) } catch { throw Diagnostic("the recording's snapshot: \(error)", at: 0) }
+        now = parsed.now
+        clockStart = parsed.clockStart
+        for record in records {
+            switch record {
+            case .sent(let id, let kind, let keys, let at): sent[id] = (kind, keys, at)
+            case .completed(let id, let answer, let at): if completed[id] == nil { completed[id] = (answer, at) }
+            default: break
+            }
+        }
+        snapshot = Self.answeringRequests(in: document, completed)
+    }
+
+    /// The snapshot with the recorded answers of the requests it holds in flight, so the replay
+    /// completes them as the app saw (a request never answered keeps what it had: its timeout).
+    private static func answeringRequests(in document: JSONValue,
+                                          _ completed: [UInt64: (answer: RequestAnswer?, at: Int64)]) -> JSONValue {
+        guard case .object(var top) = document, case .object(var pending)? = top["pending"],
+              case .array(let requests)? = pending["requests"] else { return document }
+        pending["requests"] = .array(requests.map { request in
+            guard case .object(var fields) = request, case .int(let id)? = fields["id"],
+                  let done = completed[UInt64(bitPattern: id)], let answer = done.answer else { return request }
+            fields["completes_at"] = .string(TimeText.iso8601(ms: done.at))
+            switch answer {
+            case .keys(.failure(let f)), .validation(.failure(let f)): fields["answer"] = .object(["error": .string(f.message)])
+            case .keys(.success(let answers)):
+                fields["answer"] = .object(["values": .array(answers.map {
+                    if case .value(let v) = $0 { return .object(["value": v]) }
+                    return .object(["not_found": true])
+                })])
+            case .validation(.success(let verdicts)):
+                fields["answer"] = .object(["verdicts": RecordingFormat.encodeVerdicts(verdicts)])
+            }
+            return .object(fields)
+        })
+        top["pending"] = .object(pending)
+        return .object(top)
+    }
+
+    mutating func write() throws(Diagnostic) -> String {
+        if mode == .json {
+            emit("output json", JSONValue.object(["command": "output", "mode": "json", "ok": true]).compactText + "\n")
+        }
+        let entries: Int
+        if case .object(let top) = snapshot, case .array(let list)? = top["entries"] { entries = list.count } else { entries = 0 }
+        emit("restore " + Session.documentText(snapshot, newline: false),
+             reply(SnapshotCommands.restoredInline(entries: entries, now: now), "restore"))
+        emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
+
+        var content: [CacheRecord] = []
+        var step: (to: Int64, content: [CacheRecord])?
+        for (i, record) in records.enumerated().dropFirst() {
+            index = i
+            switch record {
+            case .begin:
+                throw fail("a second begin record")
+            case .step(let to):
+                if step == nil { step = (to, content) } else { step!.to = to; step!.content += content }
+                content = []
+            case .call(let call, let returned, let at, let ended):
+                if let pending = step { try writeStep(pending.to, pending.content); step = nil }
+                if at > now { try writeStep(at, []) }
+                try writeCall(call, returned, content)
+                now = ended
+                content = []
+            case .end:
+                if let pending = step { try writeStep(pending.to, pending.content + content); step = nil }
+                else if !content.isEmpty { try writeStep(now, content) }
+                content = []
+            default:
+                content.append(record)
+            }
+        }
+        if let pending = step { try writeStep(pending.to, pending.content + content) }
+        return out
+    }
+
+    // MARK: Units
+
+    /// One `advance` to `to`, with what happened while the clock moved.
+    private mutating func writeStep(_ to: Int64, _ content: [CacheRecord]) throws(Diagnostic) {
+        try writeAnswers(content)
+        let duration = max(0, to - now)
+        now += duration
+        let fields: [String: JSONValue] = ["now": .string(TimeText.iso8601(ms: now)), "now_ms": .int(now - clockStart)]
+        emit("advance " + TimeText.formatDuration(duration),
+             events(content) + reply(Reply(fields, order: ["now", "now_ms"]), "advance"))
+    }
+
+    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
+        let (command, shown) = try self.command(call, returned)
+        try writeAnswers(content)
+        let name = String(command.prefix { $0 != " " })
+        let text: String
+        if case .error(let message) = returned {
+            let line = Session.oneLine(message)
+            text = mode == .json
+                ? JSONValue.object(["error": .string(line), "command": .string(name), "file": .null, "line": .null]).compactText + "\n"
+                : "error: \(line)\n"
+        } else {
+            text = shown.map { reply($0, name) } ?? ""
+        }
+        emit(command, events(content) + text)
+    }
+
+    /// The lines printed while a unit ran: observer events, finished reads, validation answers.
+    private func events(_ content: [CacheRecord]) -> String {
+        var text = ""
+        for record in content {
+            switch record {
+            case .observed(let event):
+                text += Session.eventLine(event, clockStart: clockStart, mode: mode, colour: false) + "\n"
+            case .read(_, let result, let at):
+                text += EntryCommands.readEventText(result, at: at, clockStart: clockStart, mode: mode, colour: false)
+            case .validated(let result, let at):
+                for line in Session.validatedLines(result, at: at, mode: mode) { text += line + "\n" }
+            default:
+                break
+            }
+        }
+        return text
+    }
+
+    /// `server next` for every request a unit sends, before it.
+    private mutating func writeAnswers(_ content: [CacheRecord]) throws(Diagnostic) {
+        for record in content {
+            guard case .sent(let id, let kind, let keys, let at) = record else { continue }
+            var options: [String] = []
+            let done = completed[id]
+            if let done, done.answer != nil { options.append("latency=" + TimeText.formatDuration(max(0, done.at - at))) }
+            switch done?.answer {
+            case nil:
+                options.append("--no-answer")
+            case .validation(let result)?:
+                switch result {
+                case .failure(let f): options.append(Self.failure(f.message))
+                case .success(let verdicts): options.append("value=" + Self.optionJSON(RecordingFormat.encodeVerdicts(verdicts)))
+                }
+                emit("server next --validate " + options.joined(separator: " "), reply(ServerScriptCommands.queued(nil), "server"))
+                continue
+            case .keys(.failure(let f))?:
+                options.append(Self.failure(f.message))
+            case .keys(.success(let answers))?:
+                guard answers.count == keys.count else { throw fail("request \(id) has \(answers.count) answers for \(keys.count) keys") }
+                for (key, answer) in zip(keys, answers) {
+                    let own: String
+                    switch answer {
+                    case .value(let value): own = "value=" + Self.optionJSON(value)
+                    case .notFound: own = "--not-found"
+                    }
+                    try emitNext(key, options + [own])
+                }
+                continue
+            }
+            guard kind != .validate else {
+                emit("server next --validate " + options.joined(separator: " "), reply(ServerScriptCommands.queued(nil), "server"))
+                continue
+            }
+            for key in keys { try emitNext(key, options) }
+        }
+    }
+
+    private mutating func emitNext(_ key: String, _ options: [String]) throws(Diagnostic) {
+        try checkKey(key)
+        emit("server next \(key) " + options.joined(separator: " "), reply(ServerScriptCommands.queued(key), "server"))
+    }
+
+    private static func failure(_ message: String) -> String {
+        message == "server error" ? "--fail" : "error=" + optionJSON(.string(message))
+    }
+
+    /// A JSON value as the value of a `name=` option: compact, with each blank inside a string
+    /// that the lexer would otherwise take for the start of another word (a blank before `{`,
+    /// `[`, `"` or `#`) written `\u0020`.
+    static func optionJSON(_ value: JSONValue) -> String {
+        let text = Array(value.compactText.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        for (i, byte) in text.enumerated() {
+            if byte == UInt8(ascii: " "), i + 1 < text.count,
+               [UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""), UInt8(ascii: "#")].contains(text[i + 1]) {
+                out += Array("\\u0020".utf8)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Calls as commands
+
+    /// The command of a call and the reply the shell prints for it (nil for an error).
+    private func command(_ call: RecordedCall, _ returned: RecordedReturn) throws(Diagnostic) -> (String, Reply?) {
+        func keys() -> Reply? { if case .keys(let k) = returned { return .keys(k) } else { return nil } }
+        switch call {
+        case .get(let key, let force, let mode):
+            try checkKey(key)
+            let command = "get \(key)" + (force ? " --force" : "") + (mode == .nowait ? " --nowait" : mode == .async ? " --async" : "")
+            switch returned {
+            case .read(let r): return (command, .read(r, isGet: true))
+            case .waiting: return (command, EntryCommands.waiting(KeyName.canonical(key)))
+            default: return (command, nil)
+            }
+        case .mget(let list):
+            for key in list { try checkKey(key) }
+            guard case .reads(let results) = returned else { return ("mget " + list.joined(separator: " "), nil) }
+            return ("mget " + list.joined(separator: " "), EntryCommands.mgetReply(results, colour: false))
+        case .peek(let key):
+            try checkKey(key)
+            guard case .read(let r) = returned else { return ("peek \(key)", nil) }
+            return ("peek \(key)", .read(r, isGet: false))
+        case .keys(let pattern):
+            if let pattern { try checkWord(pattern, "keys pattern") }
+            guard case .entries(let entries) = returned else { return ("keys", nil) }
+            return ("keys" + (pattern.map { " " + $0 } ?? ""), EntryCommands.keysReply(entries, colour: false))
+        case .put(let key, let value, let tags):
+            try checkKey(key)
+            for tag in tags {
+                try checkWord(tag, "tag")
+                if tag.contains(",") { throw fail("the tag \(JSONValue.string(tag).compactText) holds a comma: tags=a,b cannot give it") }
+            }
+            if Set(tags).count != tags.count { throw fail("put gives a tag twice, which tags=a,b cannot express") }
+            return ("put \(key) \(value.compactText)" + (tags.isEmpty ? "" : " tags=" + tags.joined(separator: ",")), keys())
+        case .expire(let key, let delay):
+            try checkKey(key)
+            if let delay, delay < 0 { throw fail("expire in a negative time cannot be typed") }
+            return ("expire \(key)" + (delay.map { " in=" + TimeText.formatDuration($0) } ?? ""), keys())
+        case .invalidate(let target):
+            switch target {
+            case .key(let key): try checkKey(key)
+            case .namespace(let ns): try checkNamespace(ns)
+            case .tag(let tag): try checkWord(tag, "tag")
+            }
+            return ("invalidate " + RecordingFormat.targetText(target), keys())
+        case .evict(let key):
+            try checkKey(key)
+            return ("evict \(key)", keys())
+        case .clear(let namespace):
+            if let namespace { try checkNamespace(namespace) }
+            return ("clear" + (namespace.map { " " + $0 } ?? ""), keys())
+        case .memoryWarning:
+            return ("memory-warning", keys())
+        case .mutate(let key, let patch):
+            try checkKey(key)
+            return ("mutate \(key) \(patch.compactText)", okKeys(returned))
+        case .mutateEntity(let id, let patch):
+            try checkWord(id, "entity id")
+            return ("mutate entity \(id) \(patch.compactText)", okKeys(returned))
+        case .event(let key, let patch, let own):
+            try checkKey(key)
+            return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), okKeys(returned))
+        case .eventEntity(let id, let patch, let own):
+            try checkWord(id, "entity id")
+            return ("event entity \(id) \(patch.compactText)" + (own ? " --own" : ""), okKeys(returned))
+        case .push(let type, let arguments):
+            try checkWord(type, "push type")
+            if type.hasPrefix("-") || type.contains("=") { throw fail("the push type \(JSONValue.string(type).compactText) cannot be typed") }
+            var command = "push \(type)"
+            for name in arguments.keys.sorted() {
+                let value = arguments[name]!
+                guard Word(text: name + "=", kind: .bare, offset: 0, end: 0).option != nil else {
+                    throw fail("the push argument name \(JSONValue.string(name).compactText) cannot be typed")
+                }
+                if !value.isEmpty { try checkWord(value, "push argument") }
+                command += " \(name)=\(value)"
+            }
+            return (command, keys())
+        case .validate(let items, let wait):
+            guard case .validation(let result) = returned else { return ("validate", nil) }
+            return ("validate" + (items ? " --items" : "") + (wait ? "" : " --async"), RealtimeCommands.validationReply(result, waited: wait))
+        case .originOnline:
+            return ("server online", .ok(["online": .bool(true)], human: ["server: online"]))
+        case .defineNamespace(let name, let change):
+            try checkNamespace(name)
+            var command = "ns \(name)"
+            func duration(_ option: String, _ value: Int64??) {
+                guard let value else { return }
+                command += " \(option)=" + (value.map(TimeText.formatDuration) ?? "none")
+            }
+            if let ttl = change.ttl { command += " ttl=" + TimeText.formatDuration(ttl) }
+            duration("stale", change.stale)
+            if let max = change.max { command += " max=" + (max.map(String.init) ?? "none") }
+            duration("stale-if-error", change.staleIfError)
+            duration("timeout", change.timeout)
+            if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
+            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil] where (ms ?? 0) < 0 {
+                throw fail("ns with a negative duration cannot be typed")
+            }
+            guard case .policy(let policy, let changed) = returned else { return (command, nil) }
+            return (command, ConfigCommands.nsReply(name, policy, changed: changed))
+        case .watch(let scope):
+            try checkScope(scope)
+            let text = RecordingFormat.scopeText(scope)
+            return ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
+        case .unwatch(let scope):
+            guard let scope else { return ("unwatch", .ok(["unwatched": .string("all")], human: ["watching nothing"])) }
+            try checkScope(scope)
+            let text = RecordingFormat.scopeText(scope)
+            let was: Bool
+            if case .watched(let w) = returned { was = w } else { was = false }
+            return ("unwatch \(text)", .ok(["unwatched": .string(text), "was_watching": .bool(was)],
+                                           human: [was ? "stopped watching \(text)" : "was not watching \(text)"]))
+        case .resetStats:
+            return ("stats reset", .ok(human: ["stats reset"]))
+        case .clearRequestLog:
+            return ("server log clear", .ok(human: ["server: log cleared"]))
+        case .unsupported(let name):
+            throw fail("the recording holds a call to \(name)(...), which a transcript cannot replay"
+                       + (name == "configure" ? " (configure the cache before startRecording())" : ""))
+        }
+    }
+
+    private func okKeys(_ returned: RecordedReturn) -> Reply? {
+        if case .keys(let k) = returned { return .keys(k, ok: true) }
+        return nil
+    }
+
+    // MARK: What the shell can type
+
+    private func checkKey(_ key: String) throws(Diagnostic) {
+        if let problem = KeyName.problem(withKey: key) {
+            throw fail("the key \(JSONValue.string(key).compactText) cannot be typed in the shell: \(problem)")
+        }
+    }
+
+    private func checkNamespace(_ name: String) throws(Diagnostic) {
+        if let problem = KeyName.problem(withNamespace: name) {
+            throw fail("the namespace \(JSONValue.string(name).compactText) cannot be typed in the shell: \(problem)")
+        }
+    }
+
+    private func checkScope(_ scope: WatchScope) throws(Diagnostic) {
+        switch scope {
+        case .all: break
+        case .key(let key): try checkKey(key)
+        case .namespace(let ns): try checkNamespace(ns)
+        }
+    }
+
+    /// A bare word: not empty, no blank or control character, not starting like a JSON value or a comment.
+    private func checkWord(_ text: String, _ what: String) throws(Diagnostic) {
+        let bad = text.isEmpty || text.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
+            || ["\"", "{", "[", "#"].contains(text.first!)
+        if bad { throw fail("the \(what) \(JSONValue.string(text).compactText) cannot be typed as a word of the shell") }
+    }
+
+    private func fail(_ message: String) -> Diagnostic { Diagnostic(message, at: index) }
+
+    // MARK: Output
+
+    private func reply(_ reply: Reply, _ name: String) -> String {
+        reply.text(command: name, mode: mode, colour: false)
+    }
+
+    /// Appends one command and its output, made safe for a terminal as the session makes every line it prints.
+    private mutating func emit(_ command: String, _ output: String) {
+        out += TranscriptSyntax.render(command: command, output: Render.safeForTerminal(output, colour: false))
+    }
+}
+
+extension RecordingTranscript {
+    /// The transcript of a recording file (`Cache.startRecording(to:)`), named `name` in errors.
+    /// - Returns: the transcript, or a `Diagnostic` whose message is the whole error line
+    ///   `NAME:LINE: error: ...` naming the line at fault: a damaged or truncated file, another
+    ///   format or a newer version, or a call the shell cannot express. Control characters in it
+    ///   are escaped, so it is safe to print.
+    public static func text(ofFile name: String, _ text: String, mode: OutputMode = .human) -> Result<String, Diagnostic> {
+        let source = SourceFile(name: name, text: text)
+        var offsets: [Int] = []
+        let recording: CacheRecording
+        do { recording = try RecordingFormat.parse(text, recordOffsets: &offsets) } catch {
+            return .failure(Diagnostic(Session.oneLine(source.render(error))))
+        }
+        do { return .success(try Self.text(of: recording, mode: mode)) } catch {
+            let offset = error.offset < offsets.count ? offsets[error.offset] : 0
+            return .failure(Diagnostic(Session.oneLine(source.render(Diagnostic(error.message, at: offset)))))
+        }
+    }
+}
+

@@ -1,0 +1,165 @@
+import CacheCore
+import CacheShell
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// A live cache's recording, written as a transcript, replays on the virtual clock: answers in
+/// the order they arrived (also when one arrives in a millisecond the cache had already moved
+/// through since sending it), timeouts at their time, awaited reads overlapping.
+@Suite struct LiveRecordingTests {
+    static let start: Int64 = 1_780_000_000_000
+
+    /// Waits (yielding, bounded) until `done` holds.
+    static func settle(_ done: () async -> Bool) async -> Bool {
+        for _ in 0..<20_000 {
+            if await done() { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
+    static func fates(_ cache: Cache) async -> [RequestLogEntry.Fate] { await cache.requestLog.map(\.fate) }
+
+    @Test func answersInTheOrderTheyArrivedReplayExactly() async throws {
+        let clock = SteppedClock(ms: Self.start)
+        let gates = AnswerGates()
+        let likes = Mutex(0)
+        let cache = Cache(fetch: { try await gates.fetch($0) }, mutate: { request in
+            likes.withLock { $0 += 1 }
+            throw OriginFailure("HTTP 500")
+        }, clock: clock, requestTimeout: 5_000)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000, stale: 20))
+        let events = await cache.changes(in: .all)
+        let seen = Task { var n = 0; for await _ in events { n += 1 }; return n }
+        await cache.startRecording()
+
+        // Two reads awaited together; the profile answers first.
+        async let feed = cache.get("feed:home")
+        async let profile = cache.get("profile:1")
+        #expect(await gates.waitFor(2))
+        clock.advance(to: Self.start + 30)
+        gates.answer("profile:1", with: ["profile:1": ["id": 1, "likes": 3]])
+        #expect(try await profile.source == .server)
+        clock.advance(to: Self.start + 80)
+        gates.answer("feed:home", with: ["feed:home": ["posts": [["id": 1, "likes": 3]]]])
+        #expect(try await feed.value == ["posts": [["id": 1, "likes": 3]]])
+
+        // Two requests; at their answers' millisecond the cache serves a call before they arrive:
+        // a replay would run them before that call, so they take effect a millisecond later (in
+        // request order, as a replay runs them), and the transcript says so.
+        clock.advance(to: Self.start + 200)
+        async let x = cache.get("page:1")
+        async let y = cache.get("page:2")
+        #expect(await gates.waitFor(2))
+        clock.advance(to: Self.start + 210)
+        #expect(await cache.peek("page:1").state == .absent)
+        gates.answer("page:2", with: [:])
+        // Delivered: its completion is now due at the next millisecond, not at its timeout.
+        #expect(await Self.settle { await cache.pendingWork().contains { $0.dueAt == Self.start + 211 } })
+        gates.answer("page:1", with: ["page:1": "one"])
+        #expect(await Self.settle { await cache.pendingWork().filter { $0.dueAt == Self.start + 211 }.count == 2 })
+        clock.advance(to: Self.start + 211)
+        #expect(try await x.value == "one")
+        #expect(try await y.error == "not found")
+
+        // The feed is stale: served, refreshed in the background; a like fails and rolls back; a
+        // read that never gets an answer times out.
+        clock.advance(to: Self.start + 400)
+        #expect(try await cache.get("feed:home").state == .stale)
+        _ = try await cache.mutate(entity: "1", patch: Patch(["likes": ["$inc": 1]]))
+        #expect(await Self.settle {
+            let fates = await Self.fates(cache)
+            return fates.count == 6 && fates[5] == .failed
+        })
+        async let lost = cache.get("page:3")
+        #expect(await gates.waitFor(2))
+        clock.advance(to: Self.start + 450)
+        gates.answer("feed:home", with: ["feed:home": ["posts": [["id": 1, "likes": 4]]]])
+        #expect(await Self.settle {
+            let fates = await Self.fates(cache)
+            return fates[4] == .stored
+        })
+        _ = try await cache.event(entity: "1", patch: Patch(["likes": ["$inc": 1]]))
+        clock.advance(to: Self.start + 5_400)
+        #expect(try await lost.error == "timed out after 5s")
+        _ = await cache.clear()
+        clock.advance(to: Self.start + 5_500)
+        let recording = try await cache.stopRecording()
+        seen.cancel()
+
+        #expect(likes.withLock { $0 } == 1)
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(text.contains("server next page:2 latency=11ms --not-found"), "\(text)")
+        #expect(text.contains("server next page:1 latency=11ms value=\"one\""), "\(text)")
+        #expect(text.contains("server next page:3 latency=5s error=\"timed out after 5s\""), "\(text)")
+        let check = await TranscriptCheck.replay(name: "live.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
+    /// Ten tasks use one cache at once on the real clock for a while: awaited reads, reads that
+    /// do not wait, writes, events, mutations that fail at random, invalidations; the fetches
+    /// answer after random real latencies, some fail, some time out. The recording replays, ten
+    /// times, byte for byte.
+    @Test(.timeLimit(.minutes(5)))
+    func aConcurrentSessionWithRealLatenciesReplaysIdenticallyTenTimes() async throws {
+        let dice = Dice(seed: 20_260_101)
+        let roll = dice.roll
+        let cache = Cache(fetch: { keys in
+            try await Task.sleep(for: .milliseconds(roll(0...24)))
+            if roll(0...9) == 0 { throw OriginFailure("HTTP 503") }
+            var values: [String: JSONValue] = [:]
+            for key in keys where !key.hasSuffix(":9") { values[key] = ["id": .int(Int64(roll(1...3))), "v": .int(Int64(roll(0...99)))] }
+            return values
+        }, mutate: { request in
+            try await Task.sleep(for: .milliseconds(roll(0...15)))
+            if roll(0...2) == 0 { throw OriginFailure("HTTP 500") }
+            return Dictionary(uniqueKeysWithValues: request.keys.map { ($0, ["id": 1, "v": .int(Int64(roll(0...99)))]) })
+        }, requestTimeout: 20)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60, stale: 15, max: 4))
+        try await cache.defineNamespace("page", PolicyChange(ttl: 80, timeout: 12))
+        let events = await cache.changes(in: .all)
+        let watcher = Task { for await _ in events {} }
+        await cache.startRecording()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    for _ in 0..<50 {
+                        let key = ["feed:1", "feed:2", "feed:3", "feed:9", "page:1", "page:2", "profile:1"][roll(0...6)]
+                        switch roll(0...9) {
+                        case 0, 1, 2: _ = try? await cache.get(key, force: roll(0...5) == 0)
+                        case 3: _ = try? await cache.read(key)
+                        case 4: _ = await cache.put(key, ["id": 2, "v": 0])
+                        case 5: _ = try? await cache.event(entity: "\(roll(1...3))", patch: Patch(["v": ["$inc": 1]]))
+                        case 6: _ = try? await cache.mutate(entity: "1", patch: Patch(["liked": true]))
+                        case 7: _ = await cache.invalidate(roll(0...1) == 0 ? .key(key) : .namespace("feed"))
+                        default: try? await Task.sleep(for: .milliseconds(roll(0...6)))
+                        }
+                    }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(60))
+        let recording = try await cache.stopRecording()
+        watcher.cancel()
+
+        let text = try RecordingTranscript.text(of: recording)
+        let requests = recording.records.filter { if case .sent = $0 { true } else { false } }.count
+        #expect(requests >= 30, "only \(requests) requests")
+        let waiting = recording.records.filter { if case .call(_, .waiting, _, _) = $0 { true } else { false } }.count
+        #expect(waiting >= 10, "only \(waiting) reads waited for their request")
+        for run in 1...10 {
+            let check = await TranscriptCheck.replay(name: "concurrent.transcript", text: text, safe: true)
+            #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")")
+            if !check.passed { break }
+        }
+    }
+}
+
+/// Random numbers shared by concurrent tasks.
+private final class Dice: Sendable {
+    private let generator: Mutex<SeededGenerator>
+    init(seed: UInt64) { generator = Mutex(SeededGenerator(seed: seed)) }
+    @Sendable func roll(_ range: ClosedRange<Int>) -> Int { generator.withLock { Int.random(in: range, using: &$0) } }
+}

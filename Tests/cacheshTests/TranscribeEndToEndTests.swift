@@ -1,0 +1,93 @@
+import CacheCore
+import CacheServer
+import Foundation
+import Testing
+
+/// `cachesh --transcribe RECORDING`: an app's recording file becomes a transcript that
+/// `--verify` replays; a damaged, truncated or newer recording is refused at its line.
+@Suite struct TranscribeEndToEndTests {
+    /// Records a short session on the virtual clock to `path` (as an app records to a file).
+    static func record(to path: String) async throws {
+        let server = SimulatedServer()
+        server.set("feed:home", ["posts": [["id": 1, "likes": 3, "title": "a {b} #c "]]], at: TimeText.virtualEpochMs)
+        let cache = Cache(origin: server)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000, stale: 1_000))
+        await cache.watch(.all)
+        try await cache.startRecording(to: path)
+        _ = try await cache.startRead("feed:home")
+        _ = try await cache.startRead("profile:1")
+        try await cache.advance(by: 2_000)
+        _ = try await cache.read("feed:home")
+        _ = try await cache.event(entity: "1", patch: Patch(["likes": ["$inc": 1]]))
+        try await cache.advance(by: 100)
+        _ = await cache.clear()
+        try await cache.stopRecording()
+    }
+
+    @Test(arguments: [false, true])
+    func aRecordingFileTranscribesAndVerifiesUnderSafe(json: Bool) async throws {
+        let sandbox = try Sandbox()
+        let recording = sandbox.url.appendingPathComponent("session.recording").path
+        try await Self.record(to: recording)
+        let transcribed = try Cachesh.run(["--transcribe", "session.recording"] + (json ? ["--json"] : []), in: sandbox.url)
+        #expect(transcribed.status == 0 && transcribed.stderr.isEmpty, "\(transcribed)")
+        #expect(transcribed.stdout.hasPrefix(json ? "cachesh> output json\n" : "cachesh> restore {\n"))
+        #expect(transcribed.stdout.contains("cachesh> get feed:home --async\n"))
+        try sandbox.write("session.transcript", transcribed.stdout)
+        let verified = try Cachesh.run(["--verify", "--safe", "session.transcript"], in: sandbox.url)
+        #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
+    }
+
+    /// The header and the first records of a real recording, and its end.
+    static func lines() async throws -> [String] {
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("r").path
+        try await record(to: path)
+        return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+    }
+
+    @Test func badRecordingsAreRefusedAtTheirLine() async throws {
+        let good = try await Self.lines()
+        #expect(good.count > 6)
+        var damaged = good
+        damaged[3] = String(damaged[3].dropLast(5)) + "??"
+        var unknown = good
+        unknown[4] = #"{"record":"teleport","at":1}"#
+        let cases: [(name: String, text: String, message: String)] = [
+            ("newer", ([#"{"format":"cachesh-recording","version":2}"#] + good.dropFirst()).joined(separator: "\n"),
+             "newer.rec:1: error: recording format version 2 is newer than this cachesh reads (version 1): use a newer cachesh"),
+            ("other", #"{"format":"cachesh-snapshot","version":1}"# + "\n",
+             #"other.rec:1: error: not a cachesh recording (its first line must be {"format":"cachesh-recording","version":1})"#),
+            ("damaged", damaged.joined(separator: "\n") + "\n", "damaged.rec:4: error: damaged record: "),
+            ("unknown", unknown.joined(separator: "\n") + "\n", #"unknown.rec:5: error: damaged record: record.record: unknown kind "teleport""#),
+            ("cut", good.dropLast().joined(separator: "\n") + "\n" + String(good.last!.prefix(9)),
+             "cut.rec:\(good.count): error: damaged record: "),
+            ("ended", good.dropLast().joined(separator: "\n") + "\n",
+             "ended.rec:\(good.count - 1): error: the recording is truncated: it has no end record"),
+            ("empty", "", "empty.rec:1: error: not a cachesh recording: the file is empty"),
+        ]
+        for c in cases {
+            let sandbox = try Sandbox()
+            try sandbox.write(c.name + ".rec", c.text)
+            let outcome = try Cachesh.run(["--transcribe", c.name + ".rec"], in: sandbox.url)
+            #expect(outcome.status == 2 && outcome.stdout.isEmpty, "\(c.name): \(outcome)")
+            #expect(outcome.stderr.hasPrefix(c.message) && outcome.stderr.split(separator: "\n").count == 1,
+                    "\(c.name): \(outcome.stderr)")
+        }
+    }
+
+    @Test func aCallTheShellCannotTypeIsRefusedAtItsRecord() async throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("odd.rec").path
+        let cache = Cache(origin: SimulatedServer())
+        try await cache.startRecording(to: path)
+        _ = await cache.put("feed:ok", 1)
+        _ = await cache.put("feed:two words", 1)
+        try await cache.stopRecording()
+        let outcome = try Cachesh.run(["--transcribe", "odd.rec"], in: sandbox.url)
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr == #"odd.rec:4: error: the key "feed:two words" cannot be typed in the shell: a key may not contain white space"# + "\n",
+                "\(outcome)")
+    }
+}
