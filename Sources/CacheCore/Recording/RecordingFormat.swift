@@ -1,4 +1,4 @@
-/// A recording on disk (SPEC §5.5): JSON Lines. The first line is the header
+/// A recording on disk (SPEC §5.6): JSON Lines. The first line is the header
 /// `{"format":"cachesh-recording","version":1}`; each further line is one `CacheRecord`, an object
 /// whose `record` field names its kind; the last is the `end` record. Times are whole ms since
 /// the Unix epoch. A reader refuses another format, a newer version, a damaged line and a file
