@@ -2,53 +2,7 @@ import CacheCore
 import Foundation
 import Synchronization
 import Testing
-
-/// A clock moved by the test: `sleep(untilMs:)` suspends until `advance(to:)` passes its time.
-final class ManualClock: CacheClock {
-    private struct State {
-        var now: Int64
-        var sleepers: [(until: Int64, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-    private let state: Mutex<State>
-
-    init(ms: Int64) { state = Mutex(State(now: ms)) }
-
-    func nowMs() -> Int64 { state.withLock { $0.now } }
-
-    func sleep(untilMs ms: Int64) async throws {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.now >= ms { return true }
-                state.sleepers.append((ms, continuation))
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    /// The number of tasks sleeping on this clock.
-    var sleeping: Int { state.withLock { $0.sleepers.count } }
-
-    /// Moves the clock and wakes every sleeper whose time has come.
-    func advance(to ms: Int64) {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.now = ms
-            let due = state.sleepers.filter { $0.until <= ms }
-            state.sleepers.removeAll { $0.until <= ms }
-            return due.map(\.continuation)
-        }
-        for continuation in woken { continuation.resume() }
-    }
-
-    /// Waits (by yielding, bounded) until `count` tasks sleep on the clock.
-    func waitForSleepers(_ count: Int) async -> Bool {
-        for _ in 0..<100_000 {
-            if sleeping >= count { return true }
-            await Task.yield()
-        }
-        return false
-    }
-}
+import TestSupport
 
 /// Live mode finishes its own work: due items run at their time on the clock, and a call that
 /// throws or never answers is a failure with a message, never a hang.
@@ -56,7 +10,7 @@ final class ManualClock: CacheClock {
     static let start: Int64 = 1_000_000
 
     @Test func aFetchThatNeverAnswersFailsAtItsTimeout() async throws {
-        let clock = ManualClock(ms: Self.start)
+        let clock = SteppedClock(ms: Self.start)
         let cache = Cache(fetch: { _ in
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }   // never answers
             return [:]
@@ -72,7 +26,7 @@ final class ManualClock: CacheClock {
     }
 
     @Test func aNamespaceTimeoutWinsOverTheDefault() async throws {
-        let clock = ManualClock(ms: Self.start)
+        let clock = SteppedClock(ms: Self.start)
         let cache = Cache(fetch: { _ in
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
             return [:]
@@ -86,14 +40,14 @@ final class ManualClock: CacheClock {
 
     @Test func aFetchThatThrowsIsAFailureWithItsMessage() async throws {
         struct Offline: Error, CustomStringConvertible { var description: String { "the network is offline" } }
-        let cache = Cache(fetch: { _ in throw Offline() }, clock: ManualClock(ms: Self.start))
+        let cache = Cache(fetch: { _ in throw Offline() }, clock: SteppedClock(ms: Self.start))
         let result = try await cache.get("feed:home")
         #expect(result.error == "the network is offline")
         #expect(result.state == .absent)
     }
 
     @Test func expiriesReachObserversWithoutAnotherCall() async throws {
-        let clock = ManualClock(ms: Self.start)
+        let clock = SteppedClock(ms: Self.start)
         let cache = Cache(fetch: { keys in Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.int(1)) }) },
                           clock: clock)
         try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000))

@@ -25,6 +25,19 @@ public final class SteppedClock: CacheClock {
         }
     }
 
+    /// The number of tasks sleeping on this clock.
+    public var sleeping: Int { state.withLock { $0.sleepers.count } }
+
+    /// Waits (by yielding, bounded) until `count` tasks sleep on the clock.
+    /// - Returns: false if they never did.
+    public func waitForSleepers(_ count: Int) async -> Bool {
+        for _ in 0..<100_000 {
+            if sleeping >= count { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
     /// Moves the clock to `ms` and wakes every sleeper whose time has come.
     public func advance(to ms: Int64) {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
