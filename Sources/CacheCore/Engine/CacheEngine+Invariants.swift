@@ -27,6 +27,7 @@ extension CacheEngine {
         v += mutationQueue.invariantViolations()
         v += observers.invariantViolations()
         v += statistics.invariantViolations()
+        v += behaviours.invariantViolations()
         v += agreementViolations()
         return v
     }
@@ -57,7 +58,7 @@ extension CacheEngine {
             case .expiryOverride(let slot, let generation):
                 overrides.insert(Override(slot: slot, generation: generation, time: item.time))
             case .completion(let id): completions[id, default: []].append(item.time)
-            case .external: break
+            case .external, .poll: break
             }
         }
 

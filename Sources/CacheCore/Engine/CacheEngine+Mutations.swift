@@ -91,6 +91,7 @@ extension CacheEngine {
     public func originDidComeOnline() {
         defer { if checksInvariants { checkInvariants() } }
         sendNextQueuedMutation()
+        refetchActiveKeys()
     }
 
     /// Completes a mutation request: confirm (new base, later log items re-applied) or roll back.

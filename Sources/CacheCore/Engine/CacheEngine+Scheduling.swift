@@ -32,6 +32,8 @@ extension CacheEngine {
             if let command = scheduler.takeCommand(id) {
                 delegate?.cacheEngine(self, runScheduled: command.token)
             }
+        case .poll(let id):
+            runPoll(id, at: item.time)
         }
         return true
     }
@@ -69,6 +71,9 @@ extension CacheEngine {
         }
         for (id, command) in scheduler.commands {
             items.append(PendingItem(kind: .scheduled(token: command.token), dueAt: command.due, id: id))
+        }
+        for (key, poll) in behaviours.polls {
+            items.append(PendingItem(kind: .poll(key: key, everyMs: poll.every), dueAt: poll.due, id: poll.id))
         }
         items.sort { ($0.dueAt ?? .max, $0.id) < ($1.dueAt ?? .max, $1.id) }
         for m in mutationQueue.queued { items.append(PendingItem(kind: .queuedMutation(keys: m.keys), dueAt: nil, id: m.id)) }

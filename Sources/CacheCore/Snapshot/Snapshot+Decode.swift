@@ -28,7 +28,7 @@ extension Snapshot {
         }
         let root = try SnapshotObject(json, SnapshotPath(""))
         try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
-                       "entries", "pending", "server", "stats"])
+                       "active", "entries", "pending", "server", "stats"])
         let entries = try root.array("entries")
         try self.init(state: root, entries: entries)
     }
@@ -48,6 +48,7 @@ extension Snapshot {
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
         try decodeEntries(entries, namespaceIndex: namespaceIndex)
         try decodePending(root.object("pending"))
+        try decodeBehaviours(root)
         try decodeServer(root.object("server"))
     }
 
@@ -201,7 +202,7 @@ extension Snapshot {
     }
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled"])
+        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
         for (i, item) in try o.array("requests").enumerated() {

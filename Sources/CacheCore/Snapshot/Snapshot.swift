@@ -29,6 +29,8 @@ public struct Snapshot {
     var idField = "id"
     var pushRules: [String: PushRule] = [:]
     var watches: Set<WatchScope> = []
+    /// Active keys and polls (written only when there are some, so older snapshots read the same).
+    var behaviours = AppBehaviours()
     /// In slot order (the `index` of each namespace).
     var namespaces: [NamespaceState] = []
     /// Each namespace's counters, in slot order.
@@ -119,13 +121,14 @@ extension CacheEngine {
             "replaying": mutationQueue.replaying.map { .int(Int64($0)) } ?? .null,
             "scheduled": .array(scheduled),
         ]
+        let behaviourFields = snapshotBehaviours()
 
         var server: [String: JSONValue] = ["log": .array(forStore ? [] : requestLog.map(Self.logJSON))]
         if let state = origin.persistentState {
             server.merge(state.snapshot(withData: !forStore).fields) { $1 }
         }
 
-        return [
+        var top: [String: JSONValue] = [
             "format": .string(Snapshot.format),
             "version": .int(Snapshot.version),
             "clock_start": Self.time(clockStart),
@@ -135,10 +138,12 @@ extension CacheEngine {
             "namespaces": .object(namespaceFields),
             "push": .object(push),
             "watches": .array(observers.scopes.map(Self.watchText).sorted().map(JSONValue.string)),
-            "pending": .object(pending),
+            "pending": .object(pending.merging(behaviourFields.pending) { $1 }),
             "server": .object(server),
             "stats": .object(stats),
         ]
+        if let active = behaviourFields.active { top["active"] = active }
+        return top
     }
 
     /// One entry of `entries`. Fields that are 0 or false are left out.

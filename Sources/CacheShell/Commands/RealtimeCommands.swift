@@ -179,6 +179,9 @@ enum RealtimeCommands {
                 let text = session.scheduled[token]?.text ?? ""
                 f["type"] = .string("at"); f["command"] = .string(text)
                 what = "at"; detail = text
+            case .poll(let key, let every):
+                f["type"] = .string("poll"); f["keys"] = .array([.string(key)]); f["every_ms"] = .int(every)
+                what = "poll"; detail = "\(key) every \(TimeText.formatDuration(every))"
             }
             items.append(.object(f))
             rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",

@@ -1,0 +1,46 @@
+// Active keys and polls in snapshots and stores: `active` (top level, the keys) and
+// `pending.polls` (`{key, every_ms, due, id}`), each written only when there is one, so a
+// snapshot of a cache without them reads exactly as before they existed.
+
+extension CacheEngine {
+    /// The `active` field (nil when no key is active) and the `polls` field of `pending` (empty when none).
+    func snapshotBehaviours() -> (active: JSONValue?, pending: [String: JSONValue]) {
+        let active: JSONValue? = behaviours.active.isEmpty ? nil : .array(behaviours.active.sorted().map(JSONValue.string))
+        guard !behaviours.polls.isEmpty else { return (active, [:]) }
+        let polls: [JSONValue] = behaviours.polls.sorted { $0.key < $1.key }.map { key, poll in
+            .object(["key": .string(key), "every_ms": .int(poll.every), "due": Self.time(poll.due), "id": .int(Int64(poll.id))])
+        }
+        return (active, ["polls": .array(polls)])
+    }
+}
+
+extension Snapshot {
+    /// Reads `active` and `pending.polls`, both optional.
+    mutating func decodeBehaviours(_ root: SnapshotObject) throws(SnapshotError) {
+        var active = Set<String>()
+        if root.has("active") {
+            for (i, key) in try root.strings("active").enumerated() {
+                try SnapshotObject.checkKey(key) { SnapshotError(path: "active[\(i)]", $0) }
+                active.insert(key)
+            }
+        }
+        var polls: [String: Poll] = [:]
+        let pending = try root.object("pending")
+        if pending.has("polls") {
+            let path = pending.path.child("polls")
+            var ids = Set<UInt64>()
+            for (i, item) in try pending.array("polls").enumerated() {
+                let p = try SnapshotObject(item, path.element(i))
+                try p.only(["key", "every_ms", "due", "id"])
+                let key = try p.string("key")
+                try SnapshotObject.checkKey(key) { p.fail("key", $0) }
+                let every = try p.int("every_ms")
+                if every < 1 { throw p.fail("every_ms", "must be at least 1") }
+                let id = try p.seq("id")
+                guard ids.insert(id).inserted, polls[key] == nil else { throw p.fail("id", "a key or id appears twice") }
+                polls[key] = Poll(every: every, due: try p.time("due"), id: id)
+            }
+        }
+        behaviours = AppBehaviours(active: active, polls: polls)
+    }
+}
