@@ -26,7 +26,8 @@ extension CacheEngine {
             }
             setFate(id, .cancelled)
             if request.waiters > 0 { requestTable.setOutcomes(id, outcomes) }
-            // Its completion item stays queued and finds the request gone; a live answer finds it gone too.
+            // Its completion item stays queued, superseded: it finds the request gone, as a live answer does.
+            if let due = request.completesAt { scheduler.supersede(completion: id, at: due) }
             request.answer = nil
             reportCompletion(request)
         }

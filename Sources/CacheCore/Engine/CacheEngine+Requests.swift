@@ -6,7 +6,9 @@ extension CacheEngine {
     private func timeout(for keys: [String]) -> Int64? {
         var result: Int64?
         for key in keys {
-            if let t = namespaces.policy(namespaceSlot(forKey: key)).timeout {
+            // The slot first: creating it changes `namespaces`, which must not be read before.
+            let ns = namespaceSlot(forKey: key)
+            if let t = namespaces.policy(ns).timeout {
                 result = min(result ?? .max, t)
             }
         }

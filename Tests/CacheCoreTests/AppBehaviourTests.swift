@@ -1,0 +1,219 @@
+import CacheCore
+import Testing
+
+/// The app behaviours race reports need (SPEC §1.1 App behaviours): cancelling a fetch in
+/// flight, active keys refetched on invalidation, focus and reconnect, and polling — on the
+/// virtual clock, every invariant checked after each operation.
+@Suite struct CancelTests {
+    @Test func aCancelledFetchIsDiscardedAndLoggedCancelled() throws {
+        let h = Harness()
+        h.server("k", "server")
+        _ = h.get("k", nowait: true)
+        #expect(try h.engine.cancel("k") == ["k"])
+        #expect(h.engine.pendingWork().isEmpty)
+        h.advance(500)
+        #expect(h.engine.peek("k").state == .absent)
+        #expect(h.engine.requestLog.map(\.fate) == [.cancelled])
+    }
+
+    @Test func aReaderWaitingOnACancelledFetchGetsWhatTheCacheHas() throws {
+        let h = Harness()
+        h.engine.put("k", "old")
+        h.server("k", "new")
+        h.events.onScheduled = { _ in _ = try? h.engine.cancel("k") }
+        h.engine.schedule(after: 40, token: 1)
+        let r = h.get("k", force: true)
+        #expect(r.value == "old" && r.source == .cache && r.error == nil)
+        #expect(h.elapsed == 40)
+    }
+
+    @Test func aReaderOfAKeyNotCachedGetsAnError() {
+        let h = Harness()
+        h.server("k", "new")
+        h.events.onScheduled = { _ in _ = try? h.engine.cancel("k") }
+        h.engine.schedule(after: 40, token: 1)
+        let r = h.get("k")
+        #expect(r.state == .absent && r.error == "cancelled")
+    }
+
+    @Test func cancellingWithNothingInFlightIsAnErrorNamingTheKey() {
+        let h = Harness()
+        h.engine.put("feed:home", 1)
+        #expect(throws: CacheError("no fetch of feed:home in flight: nothing to cancel")) { try h.engine.cancel("feed:home") }
+        #expect(h.engine.requestLog.isEmpty)
+    }
+
+    @Test func observersSeeCancelled() throws {
+        let h = Harness()
+        h.engine.watch(.all)
+        _ = h.get("k", nowait: true)
+        try h.engine.cancel("k")
+        #expect(h.events.summary == ["cancelled k"])
+    }
+
+    @Test func aRefetchAfterACancelIsANewRequest() throws {
+        let h = Harness()
+        h.server("k", "v")
+        _ = h.get("k", nowait: true)
+        try h.engine.cancel("k")
+        #expect(h.get("k").value == "v")
+        #expect(h.engine.requestLog.map(\.fate) == [.cancelled, .stored])
+    }
+}
+
+@Suite struct ActiveKeyTests {
+    @Test func aPlainWatchOnlyObserves() {
+        let h = Harness()
+        h.engine.put("k", 1)
+        h.engine.watch(.key("k"))
+        h.engine.invalidate(.key("k"))
+        #expect(h.engine.requestLog.isEmpty)
+    }
+
+    @Test func anActiveKeyRefetchesWhenInvalidated() {
+        let h = Harness()
+        h.engine.put("k", 1)
+        h.server("k", 2)
+        h.engine.setActive("k", true)
+        h.engine.invalidate(.key("k"))
+        h.advance(100)
+        #expect(h.engine.peek("k").state == .fresh && h.value("k") == 2)
+        #expect(h.engine.requestLog.count == 1)
+    }
+
+    @Test func anActiveKeyRefetchesWhenItExpires() {
+        let h = Harness(["feed": Policy(ttl: minute)])
+        h.engine.put("feed:1", 1)
+        h.server("feed:1", 2)
+        h.engine.setActive("feed:1", true)
+        h.advance(minute + 100)
+        #expect(h.engine.peek("feed:1").state == .fresh && h.value("feed:1") == 2)
+    }
+
+    /// TanStack/query#2154: an invalidation while the key's fetch is in flight must still end in
+    /// a fresh, current value for a key on screen.
+    @Test func anActiveKeyInvalidatedDuringItsFetchRefetchesAfterIt() {
+        let h = Harness()
+        h.engine.put("k", 1)
+        h.server("k", 2)
+        h.engine.setActive("k", true)
+        _ = h.get("k", force: true, nowait: true)
+        h.advance(50)
+        h.server("k", 3)
+        h.engine.invalidate(.key("k"))
+        h.advance(50)
+        #expect(h.value("k") == 2 && h.engine.peek("k").state == .stale)
+        h.advance(100)
+        #expect(h.value("k") == 3 && h.engine.peek("k").state == .fresh)
+        #expect(h.engine.requestLog.count == 2)
+    }
+
+    @Test func focusRefetchesTheActiveKeysThatAreNotFresh() {
+        let h = Harness()
+        h.engine.put("a", 1); h.engine.put("b", 1); h.engine.put("c", 1)
+        h.origin.isOnline = false
+        for key in ["a", "b", "d"] { h.engine.setActive(key, true) }
+        h.engine.invalidate(.key("a"))
+        #expect(h.engine.requestLog.isEmpty)
+        h.origin.isOnline = true
+        #expect(h.engine.focus() == ["a", "d"])
+        #expect(h.engine.requestLog.map(\.keys) == [["a"], ["d"]])
+    }
+
+    @Test func reconnectRefetchesTheStaleActiveKeys() {
+        let h = Harness()
+        h.engine.put("a", 1)
+        h.engine.setActive("a", true)
+        h.origin.isOnline = false
+        h.engine.invalidate(.key("a"))
+        h.origin.isOnline = true
+        h.engine.originDidComeOnline()
+        #expect(h.engine.requestLog.map(\.keys) == [["a"]])
+    }
+
+    @Test func anInactiveKeyIsNotRefetched() {
+        let h = Harness()
+        h.engine.put("a", 1)
+        h.engine.setActive("a", true)
+        h.engine.setActive("a", false)
+        h.engine.invalidate(.key("a"))
+        #expect(h.engine.focus() == [])
+        #expect(h.engine.requestLog.isEmpty)
+    }
+}
+
+@Suite struct PollTests {
+    @Test func aPollRefetchesEveryPeriodInOrder() throws {
+        let h = Harness()
+        h.server("k", 1)
+        try h.engine.poll("k", every: 1000)
+        h.advance(999)
+        #expect(h.engine.requestLog.isEmpty)
+        h.advance(1)
+        #expect(h.engine.requestLog.map(\.atMs) == [1000])
+        h.server("k", 2)
+        h.advance(2100)
+        #expect(h.engine.requestLog.map(\.atMs) == [1000, 2000, 3000])
+        #expect(h.value("k") == 2)
+    }
+
+    @Test func aPollShowsInPendingAndStopsWithUnpoll() throws {
+        let h = Harness()
+        try h.engine.poll("k", every: 1000)
+        #expect(h.engine.pendingWork().map(\.kind) == [.poll(key: "k", everyMs: 1000)])
+        #expect(h.engine.pendingWork().map(\.dueAt) == [h.engine.clockStart + 1000])
+        #expect(h.engine.unpoll("k"))
+        #expect(!h.engine.unpoll("k"))
+        h.advance(5000)
+        #expect(h.engine.requestLog.isEmpty && h.engine.pendingWork().isEmpty)
+    }
+
+    @Test func aPollTurnSendsNothingWhileAFetchIsInFlightOrOffline() throws {
+        let h = Harness(latency: 1500)
+        try h.engine.poll("k", every: 1000)
+        h.advance(2000)
+        #expect(h.engine.requestLog.count == 1)
+        h.origin.isOnline = false
+        h.advance(5000)
+        #expect(h.engine.requestLog.count == 1)
+    }
+
+    @Test func aPollOfAKeyInANamespaceNotYetSeenFetchesIt() throws {
+        let h = Harness()
+        h.server("feed:home", 1)
+        try h.engine.poll("feed:home", every: 1000)
+        h.advance(1100)
+        #expect(h.value("feed:home") == 1)
+    }
+
+    @Test func aPeriodUnderOneMillisecondIsRefused() {
+        let h = Harness()
+        #expect(throws: CacheError("every must be at least 1ms")) { try h.engine.poll("k", every: 0) }
+        #expect(h.engine.pendingWork().isEmpty)
+    }
+
+    @Test func pollsAndActiveKeysSurviveASnapshot() throws {
+        let h = Harness()
+        h.server("k", 1)
+        try h.engine.poll("k", every: 1000)
+        h.engine.setActive("a", true)
+        h.advance(300)
+        let snapshot = h.engine.makeSnapshot()
+        let other = Harness()
+        try other.engine.restore(snapshot)
+        #expect(other.engine.makeSnapshot() == snapshot)
+        #expect(other.engine.activeKeys == ["a"])
+        other.server("k", 1)
+        other.advance(700)
+        #expect(other.engine.requestLog.map(\.atMs) == [1000])
+    }
+
+    @Test func aSnapshotWithoutThemReadsAsBefore() throws {
+        let h = Harness()
+        h.engine.put("k", 1)
+        guard case .object(let top) = h.engine.makeSnapshot(), case .object(let pending)? = top["pending"] else {
+            Issue.record("not an object"); return
+        }
+        #expect(top["active"] == nil && pending["polls"] == nil)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// `cancel`, `watch --active`, `focus`, `poll` and `unpoll` through the built binary: what a
+/// script of a bug report prints and asserts.
+@Suite struct AppBehaviourEndToEndTests {
+    @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() throws {
+        let run = try Cachesh.script("""
+            server set feed:home [1]
+            get feed:home --async
+            at 40ms cancel feed:home
+            advance 40ms
+            advance 1s
+            expect server log requests.0.fate=cancelled
+            expect peek feed:home state=absent
+            cancel feed:home
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.contains("  error:         cancelled\n"), "\(run)")
+        #expect(run.stdout.contains("expect: ok\nexpect: ok\n"), "\(run)")
+        #expect(run.stderr == "script.cachesh:8: error: no fetch of feed:home in flight: nothing to cancel\n", "\(run)")
+    }
+
+    @Test func anActiveKeyRefetchesWhenInvalidatedAndOnFocus() throws {
+        let run = try Cachesh.script("""
+            server set a 1
+            get a
+            watch a --active
+            server set a 2
+            invalidate a
+            advance 100ms
+            expect peek a state=fresh value=2
+            server offline
+            invalidate a
+            server online
+            advance 100ms
+            expect server log requests.2.at_ms=200 requests.2.fate=stored
+            focus
+            expire a
+            advance 100ms
+            unwatch a
+            invalidate a
+            focus
+            output json
+            watch
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("watching a (active)\n"), "\(run)")
+        #expect(run.stdout.contains("keys: (none)\n"), "\(run)")
+        #expect(run.stdout.contains("* 2026-01-01T00:00:00.400Z fetched a fresh 2 (server)\n"), "\(run)")
+        #expect(run.stdout.hasSuffix("stopped watching a\nkeys: a\nkeys: (none)\n"
+                                     + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"watching\":[]}\n"), "\(run)")
+    }
+
+    @Test func activeNeedsAKey() throws {
+        let run = try Cachesh.script("watch feed:* --active\nwatch\n")
+        #expect(run.status == 1)
+        #expect(run.stderr == "script.cachesh:1: error: --active takes one KEY, not a pattern\n", "\(run)")
+        #expect(run.stdout == "watching: (nothing)\n", "\(run)")
+    }
+
+    @Test func pollRefetchesOnScheduleShowsInPendingAndSurvivesASnapshot() throws {
+        let run = try Cachesh.script("""
+            server set feed:home 1
+            poll feed:home every=30s
+            pending
+            advance 61s
+            expect server log requests.0.at_ms=30000 requests.1.at_ms=60000
+            snapshot snap.json
+            unpoll feed:home
+            advance 1m
+            expect pending pending=[]
+            restore snap.json
+            advance 29s
+            expect server log requests.2.at_ms=90000
+            poll
+            unpoll
+            unpoll feed:home
+            poll feed:home
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.contains("polling feed:home every 30s\n"), "\(run)")
+        #expect(run.stdout.contains("poll  feed:home every 30s\n"), "\(run)")
+        #expect(run.stdout.components(separatedBy: "expect: ok").count == 4, "\(run)")
+        #expect(run.stderr == """
+            script.cachesh:15: error: feed:home is not polled: nothing to stop
+            script.cachesh:16: error: poll needs every=D (poll KEY every=D)
+
+            """, "\(run)")
+    }
+}
