@@ -217,3 +217,72 @@ import Testing
         #expect(top["active"] == nil && pending["polls"] == nil)
     }
 }
+
+@Suite struct RetryTests {
+    static let retrying = ["feed": Policy(retry: 2, backoff: 1000)]
+
+    @Test func aFailedFetchIsSentAgainWithExponentialBackoffAndEveryAttemptLogged() {
+        let h = Harness(Self.retrying)
+        h.server("feed:1", "v")
+        h.origin.fail(next: 2, key: "feed:1")
+        let r = h.get("feed:1")
+        #expect(r.value == "v" && r.error == nil)
+        #expect(h.engine.requestLog.map(\.atMs) == [0, 1100, 3200])
+        #expect(h.engine.requestLog.map(\.fate) == [.failed, .failed, .stored])
+        #expect(h.engine.stats(namespace: "feed").requests == 3)
+        #expect(h.engine.stats(namespace: "feed").fetchFailures == 0)
+    }
+
+    @Test func theReaderFailsOnlyAfterTheLastAttempt() {
+        let h = Harness(Self.retrying)
+        h.server("feed:1", "v")
+        h.origin.fail(next: 3, key: "feed:1")
+        let r = h.get("feed:1")
+        #expect(r.error != nil && r.state == .absent)
+        #expect(h.elapsed == 3300)
+        #expect(h.engine.requestLog.map(\.fate) == [.failed, .failed, .failed])
+        #expect(h.engine.stats(namespace: "feed").fetchFailures == 1)
+    }
+
+    @Test func withoutRetriesAFailureIsFinal() {
+        let h = Harness()
+        h.origin.fail(next: 1, key: "k")
+        h.server("k", 1)
+        #expect(h.get("k").error != nil)
+        #expect(h.engine.requestLog.count == 1)
+    }
+
+    @Test func aRequestWaitingForItsRetryShowsInPendingAndCanBeCancelled() throws {
+        let h = Harness(Self.retrying)
+        h.server("feed:1", "v")
+        h.origin.fail(next: 1, key: "feed:1")
+        _ = h.get("feed:1", nowait: true)
+        h.advance(100)
+        #expect(h.engine.pendingWork().map(\.dueAt) == [h.engine.clockStart + 1100])
+        try h.engine.cancel("feed:1")
+        h.advance(5000)
+        #expect(h.engine.requestLog.count == 1 && h.engine.peek("feed:1").state == .absent)
+    }
+
+    @Test func aRetryWaitingSurvivesASnapshot() throws {
+        let h = Harness(Self.retrying)
+        h.server("feed:1", "v")
+        h.origin.fail(next: 1, key: "feed:1")
+        _ = h.get("feed:1", nowait: true)
+        h.advance(500)
+        let snapshot = h.engine.makeSnapshot()
+        let other = Harness()
+        try other.engine.restore(snapshot)
+        #expect(other.engine.makeSnapshot() == snapshot)
+        other.advance(1000)
+        #expect(other.value("feed:1") == "v")
+        #expect(other.engine.requestLog.map(\.fate) == [.failed, .stored])
+    }
+
+    @Test func aNegativeOrHugeRetryCountIsRefused() {
+        let h = Harness()
+        #expect(throws: CacheError("retry must be from 0 to 30")) {
+            try h.engine.defineNamespace("feed", PolicyChange(retry: 31))
+        }
+    }
+}

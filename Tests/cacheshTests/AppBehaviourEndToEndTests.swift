@@ -89,3 +89,30 @@ import Testing
             """, "\(run)")
     }
 }
+
+@Suite struct RetryEndToEndTests {
+    @Test func everyAttemptIsInTheServerLogAndTheReadFailsOnlyAfterTheLast() throws {
+        let run = try Cachesh.script("""
+            ns feed retry=2 backoff=1s
+            server set feed:home 1
+            server fail 3 feed:home
+            get feed:home
+            expect server log requests.0.at_ms=0 requests.1.at_ms=1100 requests.2.at_ms=3200 requests.2.fate=failed
+            expect now now_ms=3300
+            config
+            ns feed retry=31
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.hasPrefix("ns feed ttl=5m retry=2 backoff=1s\n"), "\(run)")
+        #expect(run.stdout.contains("error:         server error\n"), "\(run)")
+        #expect(run.stdout.contains("expect: ok\nexpect: ok\n"), "\(run)")
+        #expect(run.stderr == "script.cachesh:8: error: retry must be a whole number from 0 to 30, not \"31\"\n", "\(run)")
+    }
+
+    @Test func aConfigurationSetsRetries() throws {
+        let run = try Cachesh.script("load c.json\nconfig\n",
+                                     files: ["c.json": #"{"namespaces": {"feed": {"retry": 1, "backoff": "250ms"}}}"#])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("ns feed ttl=5m retry=1 backoff=250ms\n"), "\(run)")
+    }
+}

@@ -1,3 +1,12 @@
+/// A fetch sent again after failing (`ns NAME retry=N`).
+struct RetryState: Equatable {
+    /// The retries sent so far (the first attempt not counted).
+    var made: Int
+    /// While waiting for the next one: when it is sent, and its scheduled item's sequence number.
+    var due: Int64?
+    var item: UInt64?
+}
+
 /// A poll: a key refetched every `every` ms (`poll KEY every=D`).
 struct Poll: Equatable {
     /// The period, ms (at least 1).
@@ -21,17 +30,20 @@ struct AppBehaviours: Equatable {
     private(set) var polls: [String: Poll] = [:]
     /// Poll id → key (the scheduled item names the id).
     private(set) var pollKeys: [UInt64: String] = [:]
+    /// Fetches in flight that were sent again after failing, by request id.
+    var retries: [UInt64: RetryState] = [:]
 
     init() {}
 
     /// The active keys and polls of a snapshot.
     /// - Complexity: O(a + p).
-    init(active: Set<String>, polls: [String: Poll]) {
+    init(active: Set<String>, polls: [String: Poll], retries: [UInt64: RetryState] = [:]) {
         self.active = active
+        self.retries = retries
         for (key, poll) in polls { setPoll(key, poll) }
     }
 
-    var isEmpty: Bool { active.isEmpty && polls.isEmpty }
+    var isEmpty: Bool { active.isEmpty && polls.isEmpty && retries.isEmpty }
 
     /// Adds or replaces the poll of `key`.
     /// - Complexity: O(1).
@@ -57,8 +69,10 @@ struct AppBehaviours: Equatable {
         return key
     }
 
-    func invariantViolations() -> [String] {
+    /// - Parameter inFlight: whether a request id is in flight (every retry's request must be).
+    func invariantViolations(inFlight: (UInt64) -> Bool) -> [String] {
         var v: [String] = []
+        for id in retries.keys.sorted() where !inFlight(id) { v.append("behaviours: retry of request \(id), which is not in flight") }
         for (key, poll) in polls.sorted(by: { $0.key < $1.key }) {
             if pollKeys[poll.id] != key { v.append("behaviours: poll of \(key) has id \(poll.id), which leads to \(pollKeys[poll.id] ?? "nothing")") }
             if poll.every < 1 { v.append("behaviours: poll of \(key) every \(poll.every) ms") }

@@ -19,6 +19,7 @@ extension CacheEngine {
         var keys: [String] = []
         for id in ids {
             guard var request = requestTable.remove(id) else { continue }
+            behaviours.retries[id] = nil
             var outcomes: [String: KeyOutcome] = [:]
             for k in request.keys {
                 outcomes[k] = entries.keyIndex[k] == nil ? .failed("cancelled") : .discarded

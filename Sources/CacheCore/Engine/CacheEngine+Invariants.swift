@@ -27,7 +27,7 @@ extension CacheEngine {
         v += mutationQueue.invariantViolations()
         v += observers.invariantViolations()
         v += statistics.invariantViolations()
-        v += behaviours.invariantViolations()
+        v += behaviours.invariantViolations { requestTable[$0] != nil }
         v += agreementViolations()
         return v
     }
@@ -58,7 +58,7 @@ extension CacheEngine {
             case .expiryOverride(let slot, let generation):
                 overrides.insert(Override(slot: slot, generation: generation, time: item.time))
             case .completion(let id): completions[id, default: []].append(item.time)
-            case .external, .poll: break
+            case .external, .poll, .retry: break
             }
         }
 

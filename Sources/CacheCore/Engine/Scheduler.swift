@@ -9,6 +9,8 @@ struct ScheduledItem: Comparable {
         case external(UInt64)
         /// A poll's refetch (`AppBehaviours.polls`), by the poll's current id.
         case poll(UInt64)
+        /// A failed fetch sent again (`Policy.retry`), by request id.
+        case retry(UInt64)
     }
     var time: Int64
     var seq: UInt64

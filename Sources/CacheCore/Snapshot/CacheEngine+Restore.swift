@@ -67,7 +67,7 @@ extension CacheEngine {
             scheduled.append(ScheduledItem(time: command.due, seq: command.id, work: .external(command.id)))
         }
         behaviours = snapshot.behaviours
-        scheduled += pollItems()
+        scheduled += pollItems() + retryItems()
         scheduler.replaceAll(items: scheduled, commands: commands)
 
         if let server = snapshot.server, let state = origin.persistentState {

@@ -6,11 +6,19 @@ extension CacheEngine {
     /// The `active` field (nil when no key is active) and the `polls` field of `pending` (empty when none).
     func snapshotBehaviours() -> (active: JSONValue?, pending: [String: JSONValue]) {
         let active: JSONValue? = behaviours.active.isEmpty ? nil : .array(behaviours.active.sorted().map(JSONValue.string))
-        guard !behaviours.polls.isEmpty else { return (active, [:]) }
-        let polls: [JSONValue] = behaviours.polls.sorted { $0.key < $1.key }.map { key, poll in
-            .object(["key": .string(key), "every_ms": .int(poll.every), "due": Self.time(poll.due), "id": .int(Int64(poll.id))])
+        var pending: [String: JSONValue] = [:]
+        if !behaviours.polls.isEmpty {
+            pending["polls"] = .array(behaviours.polls.sorted { $0.key < $1.key }.map { key, poll in
+                .object(["key": .string(key), "every_ms": .int(poll.every), "due": Self.time(poll.due), "id": .int(Int64(poll.id))])
+            })
         }
-        return (active, ["polls": .array(polls)])
+        if !behaviours.retries.isEmpty {
+            pending["retries"] = .array(behaviours.retries.sorted { $0.key < $1.key }.map { id, state in
+                .object(["request": .int(Int64(id)), "made": .int(Int64(state.made)),
+                         "due": state.due.map(Self.time) ?? .null, "item": state.item.map { .int(Int64($0)) } ?? .null])
+            })
+        }
+        return (active, pending)
     }
 }
 
@@ -29,6 +37,7 @@ extension Snapshot {
         if pending.has("polls") {
             let path = pending.path.child("polls")
             var ids = Set<UInt64>()
+            // (poll ids)
             for (i, item) in try pending.array("polls").enumerated() {
                 let p = try SnapshotObject(item, path.element(i))
                 try p.only(["key", "every_ms", "due", "id"])
@@ -41,6 +50,21 @@ extension Snapshot {
                 polls[key] = Poll(every: every, due: try p.time("due"), id: id)
             }
         }
-        behaviours = AppBehaviours(active: active, polls: polls)
+        var retries: [UInt64: RetryState] = [:]
+        if pending.has("retries") {
+            let path = pending.path.child("retries")
+            for (i, item) in try pending.array("retries").enumerated() {
+                let r = try SnapshotObject(item, path.element(i))
+                try r.only(["request", "made", "due", "item"])
+                let id = try r.seq("request")
+                guard requests.contains(where: { $0.id == id && $0.kind == .fetch }), retries[id] == nil else {
+                    throw r.fail("request", "request \(id) is not a fetch in flight, or appears twice")
+                }
+                let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
+                if (due == nil) != (seqItem == nil) { throw r.fail("item", "due and item go together") }
+                retries[id] = RetryState(made: Int(clamping: try r.count("made")), due: due, item: seqItem)
+            }
+        }
+        behaviours = AppBehaviours(active: active, polls: polls, retries: retries)
     }
 }

@@ -59,7 +59,8 @@ extension Snapshot {
                 throw o.fail(name, "bad namespace name")
             }
             let n = try o.object(name)
-            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable"])
+            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
+                        "retry", "backoff_ms"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -76,6 +77,13 @@ extension Snapshot {
             policy.timeout = try n.optionalDuration("timeout_ms")
             if policy.timeout == 0 { throw n.fail("timeout_ms", "must be positive") }
             policy.purgeable = try n.bool("purgeable")
+            if n.has("retry") {
+                let retry = try n.count("retry")
+                guard retry <= Policy.maxRetries else { throw n.fail("retry", "expected 0 to \(Policy.maxRetries)") }
+                policy.retry = retry
+                policy.backoff = try n.int("backoff_ms")
+                if policy.backoff < 0 { throw n.fail("backoff_ms", "must not be negative") }
+            }
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
         namespaces = slots.map { $0! }
@@ -202,7 +210,7 @@ extension Snapshot {
     }
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls"])
+        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls", "retries"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
         for (i, item) in try o.array("requests").enumerated() {

@@ -83,7 +83,7 @@ extension CacheEngine {
         var namespaceStats: [String: JSONValue] = [:]
         for (i, ns) in namespaces.all.enumerated() {
             let p = ns.policy
-            namespaceFields[ns.name] = .object([
+            var fields: [String: JSONValue] = [
                 "index": .int(Int64(i)),
                 "defined": .bool(ns.defined),
                 "ttl_ms": .int(p.ttl),
@@ -92,7 +92,10 @@ extension CacheEngine {
                 "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
                 "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
                 "purgeable": .bool(p.purgeable),
-            ])
+            ]
+            // Only when set, so snapshots without retries read as they did before retries existed.
+            if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+            namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
         }
