@@ -286,3 +286,85 @@ import Testing
         }
     }
 }
+
+@Suite struct MutationBehaviourTests {
+    @Test func aMutationOfAKeyStillLoadingIsAppliedToItsAnswer() throws {
+        let h = Harness()
+        h.server("k", ["likes": 1])
+        h.engine.watch(.all)
+        _ = h.get("k", nowait: true)
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#))
+        #expect(h.engine.peek("k").state == .absent)
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 2])
+        #expect(h.events.summary == ["fetched k", "confirmed k"])
+        #expect(h.events.events[0].value == ["likes": 2])
+        #expect(h.engine.requestLog.map(\.fate) == [.stored, .stored])
+    }
+
+    @Test func aMutationOfAnAbsentKeyStoresTheServersAnswer() throws {
+        let h = Harness()
+        h.server("k", ["likes": 1])
+        #expect(try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#)) == ["k"])
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 2])
+    }
+
+    @Test func aFailedMutationOfAnAbsentKeyIsRolledBackAndTheAnswerArrivesUnpatched() throws {
+        let h = Harness(latency: 100)
+        h.server("k", ["likes": 1])
+        _ = h.get("k", nowait: true)
+        h.origin.fail(next: 1)
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#))
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 1])
+        #expect(h.engine.stats().rollbacks == 1)
+    }
+
+    @Test func aPessimisticMutationChangesNothingUntilConfirmed() throws {
+        let h = Harness()
+        h.engine.put("k", ["likes": 1])
+        h.server("k", ["likes": 1])
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#), options: MutationOptions(pessimistic: true))
+        #expect(h.value("k") == ["likes": 1])
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 2])
+    }
+
+    @Test func aFailedPessimisticMutationChangesNothingAndIsNoRollback() throws {
+        let h = Harness()
+        h.engine.put("k", ["likes": 1])
+        h.engine.watch(.all)
+        h.origin.fail(next: 1)
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#), options: MutationOptions(pessimistic: true))
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 1])
+        #expect(h.engine.stats().rollbacks == 0 && h.events.events.isEmpty)
+    }
+
+    @Test func aMutationWithoutABodyKeepsTheChangeAndRefetches() throws {
+        let h = Harness()
+        h.engine.put("k", ["likes": 1])
+        h.server("k", ["likes": 1])
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#), options: MutationOptions(refetch: true))
+        h.server("k", ["likes": 7])
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 2])
+        #expect(h.engine.requestLog.map(\.kind) == [.mutate, .fetch])
+        h.advance(100)
+        #expect(h.value("k") == ["likes": 7])
+    }
+
+    @Test func waitingPatchesSurviveASnapshot() throws {
+        let h = Harness()
+        h.server("k", ["likes": 1])
+        _ = h.get("k", nowait: true)
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#))
+        let snapshot = h.engine.makeSnapshot()
+        let other = Harness()
+        try other.engine.restore(snapshot)
+        #expect(other.engine.makeSnapshot() == snapshot)
+        other.advance(100)
+        #expect(other.value("k") == ["likes": 2])
+    }
+}

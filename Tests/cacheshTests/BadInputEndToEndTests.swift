@@ -38,7 +38,7 @@ import Testing
         ("load bad.json", #"bad.json: $.namespaces.page.ttl: bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
         ("load broken.json", "broken.json: not valid JSON: unexpected end of JSON, expected '}' (byte 38)"),
         ("ns feed ttl=1m stale=5x", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
-        ("ns feed colour=red", "ns has no option colour= (it takes max=, stale-if-error=, stale=, timeout=, ttl=)"),
+        ("ns feed colour=red", "ns has no option colour= (it takes backoff=, max=, retry=, stale-if-error=, stale=, timeout=, ttl=)"),
         ("ns feed max=many", #"max must be a whole number or none, not "many""#),
         ("config --all", "config has no flag --all"),
         ("now later", #"now takes no arguments; unexpected "later""#),

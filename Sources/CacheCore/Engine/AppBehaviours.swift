@@ -23,7 +23,7 @@ struct Poll: Equatable {
 /// Invariants (`invariantViolations()`):
 /// - `pollKeys` is the inverse of `polls`: each poll's id leads to its key, and no other id is there;
 /// - every poll's period is at least 1 ms.
-struct AppBehaviours: Equatable {
+struct AppBehaviours {
     /// The active keys (`watch KEY --active`), canonical.
     var active: Set<String> = []
     /// The polls by key.
@@ -32,6 +32,10 @@ struct AppBehaviours: Equatable {
     private(set) var pollKeys: [UInt64: String] = [:]
     /// Fetches in flight that were sent again after failing, by request id.
     var retries: [UInt64: RetryState] = [:]
+    /// Patches of mutations made while their key was not cached, waiting for its value, by key.
+    var deferred: [String: [MutationLog.Item]] = [:]
+    /// The mutations made while their key was not cached, until they complete.
+    var deferredMutations: Set<UInt64> = []
 
     init() {}
 
@@ -43,7 +47,7 @@ struct AppBehaviours: Equatable {
         for (key, poll) in polls { setPoll(key, poll) }
     }
 
-    var isEmpty: Bool { active.isEmpty && polls.isEmpty && retries.isEmpty }
+    var isEmpty: Bool { active.isEmpty && polls.isEmpty && retries.isEmpty && deferredMutations.isEmpty }
 
     /// Adds or replaces the poll of `key`.
     /// - Complexity: O(1).

@@ -22,6 +22,7 @@ extension CacheEngine {
     /// Reports a change of the entry in `slot` if it is watched.
     @inline(__always)
     func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        if !behaviours.deferred.isEmpty && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
         if !observers.isEmpty {
             let e = slots[Int(slot)]
             if observers.isWatched(e.key, namespace: namespaces[e.namespace].name) {

@@ -18,6 +18,10 @@ extension CacheEngine {
                          "due": state.due.map(Self.time) ?? .null, "item": state.item.map { .int(Int64($0)) } ?? .null])
             })
         }
+        if !behaviours.deferredMutations.isEmpty {
+            pending["deferred_mutations"] = .array(behaviours.deferredMutations.sorted().map { .int(Int64($0)) })
+            pending["deferred_patches"] = .array(deferredJSON())
+        }
         return (active, pending)
     }
 }
@@ -66,5 +70,30 @@ extension Snapshot {
             }
         }
         behaviours = AppBehaviours(active: active, polls: polls, retries: retries)
+        if pending.has("deferred_mutations") {
+            let known = Set(mutationQueue.map(\.id) + requests.compactMap { $0.mutation?.id })
+            for (i, value) in try pending.array("deferred_mutations").enumerated() {
+                guard case .int(let n) = value, n >= 0, known.contains(UInt64(n)) else {
+                    throw SnapshotError(path: pending.path.child("deferred_mutations").element(i).text,
+                                        "expected the id of a mutation queued or in flight")
+                }
+                behaviours.deferredMutations.insert(UInt64(n))
+            }
+            let path = pending.path.child("deferred_patches")
+            for (i, item) in try pending.array("deferred_patches").enumerated() {
+                let d = try SnapshotObject(item, path.element(i))
+                try d.only(["key", "mutation", "seq", "patch", "reached_server"])
+                let key = try d.string("key")
+                try SnapshotObject.checkKey(key) { d.fail("key", $0) }
+                guard let mutation = try d.optionalSeq("mutation"), behaviours.deferredMutations.contains(mutation) else {
+                    throw d.fail("mutation", "expected one of deferred_mutations")
+                }
+                let patch: Patch
+                do { patch = try Patch(d.fields["patch"] ?? .null) } catch { throw d.fail("patch", "\(error)") }
+                behaviours.deferred[key, default: []].append(MutationLog.Item(
+                    seq: try d.seq("seq"), patch: patch, entityID: nil, mutation: mutation,
+                    reachedServer: try d.optionalSeq("reached_server")))
+            }
+        }
     }
 }

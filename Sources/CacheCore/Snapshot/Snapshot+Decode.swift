@@ -203,14 +203,17 @@ extension Snapshot {
     }
 
     private static func mutation(_ o: SnapshotObject) throws(SnapshotError) -> QueuedMutation {
-        try o.only(["id", "keys", "patch", "entity"])
+        try o.only(["id", "keys", "patch", "entity", "pessimistic", "refetch"])
         let keys = try o.keys("keys")
         if keys.isEmpty { throw o.fail("keys", "a mutation has at least one key") }
-        return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"))
+        return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"),
+                              pessimistic: o.has("pessimistic") ? try o.bool("pessimistic") : false,
+                              refetch: o.has("refetch") ? try o.bool("refetch") : false)
     }
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls", "retries"])
+        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls", "retries",
+                    "deferred_mutations", "deferred_patches"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
         for (i, item) in try o.array("requests").enumerated() {

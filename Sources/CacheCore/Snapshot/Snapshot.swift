@@ -229,8 +229,12 @@ extension CacheEngine {
     }
 
     static func mutationJSON(_ m: QueuedMutation) -> JSONValue {
-        .object(["id": .int(Int64(m.id)), "keys": strings(m.keys), "patch": m.patch.document,
-                 "entity": m.entityID.map(JSONValue.string) ?? .null])
+        var f: [String: JSONValue] = ["id": .int(Int64(m.id)), "keys": strings(m.keys), "patch": m.patch.document,
+                                      "entity": m.entityID.map(JSONValue.string) ?? .null]
+        // Only when set, so snapshots of plain mutations read as before.
+        if m.pessimistic { f["pessimistic"] = true }
+        if m.refetch { f["refetch"] = true }
+        return .object(f)
     }
 
     static func logJSON(_ l: RequestLogEntry) -> JSONValue {

@@ -74,7 +74,7 @@ enum LifecycleCommands {
             return .ok(["keys": .array(cache.unpollAll().map(JSONValue.string))], human: ["polling nothing"])
         }
         let key = try args.key(0)
-        guard cache.unpoll(key) else { throw ShellError("\(key) is not polled: nothing to stop", at: args.positional[0].offset) }
-        return .ok(["key": .string(key)], human: ["stopped polling \(key)"])
+        let was = cache.unpoll(key)
+        return .ok(["key": .string(key), "was_polling": .bool(was)], human: [was ? "stopped polling \(key)" : "was not polling \(key)"])
     }
 }
