@@ -368,3 +368,21 @@ import Testing
         #expect(other.value("k") == ["likes": 2])
     }
 }
+
+@Suite struct DeferredMutationLogoutTests {
+    /// A logout drops the queued mutation of a key not cached, and with it the patch waiting for
+    /// the key: the next user's fetch of it is not patched.
+    @Test func clearDropsThePatchesWaitingForAKey() throws {
+        let h = Harness()
+        h.server("k", ["likes": 1])
+        h.origin.isOnline = false
+        try h.engine.mutate("k", patch: patch(#"{"likes": {"$inc": 1}}"#))
+        h.engine.clear()
+        h.origin.isOnline = true
+        h.engine.originDidComeOnline()
+        #expect(h.get("k").value == ["likes": 1])
+        #expect(h.engine.requestLog.map(\.kind) == [.fetch])
+        let other = Harness()
+        try other.engine.restore(h.engine.makeSnapshot())
+    }
+}

@@ -77,6 +77,11 @@ struct AppBehaviours {
     func invariantViolations(inFlight: (UInt64) -> Bool) -> [String] {
         var v: [String] = []
         for id in retries.keys.sorted() where !inFlight(id) { v.append("behaviours: retry of request \(id), which is not in flight") }
+        for (key, items) in deferred.sorted(by: { $0.key < $1.key }) {
+            for item in items where !deferredMutations.contains(item.mutation ?? 0) {
+                v.append("behaviours: \(key) waits for a patch of mutation \(item.mutation ?? 0), which is not a deferred mutation")
+            }
+        }
         for (key, poll) in polls.sorted(by: { $0.key < $1.key }) {
             if pollKeys[poll.id] != key { v.append("behaviours: poll of \(key) has id \(poll.id), which leads to \(pollKeys[poll.id] ?? "nothing")") }
             if poll.every < 1 { v.append("behaviours: poll of \(key) every \(poll.every) ms") }

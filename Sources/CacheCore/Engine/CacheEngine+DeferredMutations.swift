@@ -95,6 +95,21 @@ extension CacheEngine {
         return true
     }
 
+    /// Drops the waiting patches of the keys `clear` or `evict` removes (their queued mutations are
+    /// dropped and those in flight voided), and forgets the mutations no longer queued or in flight.
+    /// - Complexity: O(waiting patches + queued mutations + requests in flight), when there are some.
+    func dropDeferred(where inScope: (String) -> Bool) {
+        guard !behaviours.deferredMutations.isEmpty else { return }
+        for key in behaviours.deferred.keys.sorted() where inScope(key) { behaviours.deferred[key] = nil }
+        var live = Set(mutationQueue.queued.map(\.id))
+        for request in requests.values { if let m = request.mutation { live.insert(m.id) } }
+        behaviours.deferredMutations.formIntersection(live)
+        for key in behaviours.deferred.keys.sorted() {
+            behaviours.deferred[key]!.removeAll { !live.contains($0.mutation ?? 0) }
+            if behaviours.deferred[key]!.isEmpty { behaviours.deferred[key] = nil }
+        }
+    }
+
     /// The waiting patches in a snapshot: `{key, mutation, seq, patch, reached_server}`, in key order.
     func deferredJSON() -> [JSONValue] {
         var out: [JSONValue] = []
