@@ -141,3 +141,20 @@ import Testing
         #expect(run.stderr == "script.cachesh:18: error: mutate has no flag --nosuch (it takes --pessimistic, --refetch)\n", "\(run)")
     }
 }
+
+@Suite struct AppBehaviourStoreEndToEndTests {
+    /// A store keeps polls, active keys and retry settings across runs: the poll comes due in the next one.
+    @Test func aStoreKeepsPollsActiveKeysAndRetries() throws {
+        let sandbox = try Sandbox()
+        let store = sandbox.url.appendingPathComponent("s.db").path
+        for command in ["server set feed:home 1", "poll feed:home every=30s", "watch a --active", "ns feed retry=2"] {
+            #expect(try Cachesh.run(["--store", store, "-c", command], in: sandbox.url).status == 0)
+        }
+        let resumed = try Cachesh.run(["--store", store, "-c", "advance 31s\nwatch\nconfig\nexpect server log requests.0.at_ms=30000"],
+                                      in: sandbox.url)
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(resumed.stdout.contains("watching: a\nactive: a\n"), "\(resumed)")
+        #expect(resumed.stdout.contains("ns feed ttl=5m retry=2 backoff=1s\n"), "\(resumed)")
+        #expect(resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
+    }
+}
