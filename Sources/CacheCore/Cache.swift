@@ -301,7 +301,8 @@ public actor Cache {
     // MARK: Mutations, events, push, validation
 
     /// An optimistic mutation of one key (B11): applied at once, sent to the origin, confirmed or
-    /// rolled back. - Throws: `CacheError` when the key is not cached or the patch does not apply.
+    /// rolled back; a key not cached yet gets the patch on its answer (`MutationOptions` for the other
+    /// kinds). - Throws: `CacheError` when the patch does not apply.
     @discardableResult
     public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         sync()

@@ -1,7 +1,8 @@
 extension CacheEngine {
     /// Optimistic mutation of one entry (B11): applied at once, confirmed or rolled back when the
     /// origin answers; queued while offline or behind earlier queued mutations.
-    /// - Throws: `CacheError` when the key is not cached or the patch does not apply; nothing changes.
+    /// A key not cached (absent, or still loading) is no error: see `deferMutation`.
+    /// - Throws: `CacheError` when the patch does not apply; nothing changes.
     /// - Returns: the keys changed.
     @discardableResult
     public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
