@@ -73,9 +73,14 @@ struct AppBehaviours {
         return key
     }
 
-    /// - Parameter inFlight: whether a request id is in flight (every retry's request must be).
-    func invariantViolations(inFlight: (UInt64) -> Bool) -> [String] {
+    /// - Parameters:
+    ///   - inFlight: whether a request id is in flight (every retry's request must be).
+    ///   - mutationWaits: whether a mutation is queued or in flight (every deferred one must be).
+    func invariantViolations(inFlight: (UInt64) -> Bool, mutationWaits: (UInt64) -> Bool) -> [String] {
         var v: [String] = []
+        for id in deferredMutations.sorted() where !mutationWaits(id) {
+            v.append("behaviours: deferred mutation \(id) is neither queued nor in flight")
+        }
         for id in retries.keys.sorted() where !inFlight(id) { v.append("behaviours: retry of request \(id), which is not in flight") }
         for (key, items) in deferred.sorted(by: { $0.key < $1.key }) {
             for item in items where !deferredMutations.contains(item.mutation ?? 0) {

@@ -27,7 +27,9 @@ extension CacheEngine {
         v += mutationQueue.invariantViolations()
         v += observers.invariantViolations()
         v += statistics.invariantViolations()
-        v += behaviours.invariantViolations { requestTable[$0] != nil }
+        v += behaviours.invariantViolations(inFlight: { requestTable[$0] != nil }, mutationWaits: { id in
+            mutationQueue.queued.contains { $0.id == id } || requestTable.byID.values.contains { $0.mutation?.id == id }
+        })
         v += agreementViolations()
         return v
     }

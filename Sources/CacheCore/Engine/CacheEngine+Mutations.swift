@@ -163,6 +163,7 @@ extension CacheEngine {
         } else {
             setFate(request.id, anyApplied ? .stored : .discarded)
         }
+        behaviours.deferredMutations.remove(mutation.id)
         if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entries.keyIndex[$0] != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
