@@ -32,12 +32,15 @@ struct EntryStore {
         var eviction = Eviction.lru
         /// SIEVE: the entry the next victim search starts at; -1: the oldest.
         var hand: Int32 = -1
+        /// The next rank stamp of the namespace (see `Rank.stamp`).
+        var nextRank: UInt64 = 0
     }
 
     /// An entry's eviction state beyond its place in its namespace's list (unused under LRU).
     struct Rank: Equatable {
-        /// FIFO, SIEVE: the recency stamp it was stored with; LFU: the one of its last access
-        /// (when it reached its count). Orders the list when it is rebuilt from a snapshot or store.
+        /// From its namespace's counter (`List.nextRank`): FIFO, SIEVE: when it was stored; LFU:
+        /// when it was last accessed (reached its count). Orders the list when it is rebuilt from a
+        /// snapshot or a store.
         var stamp: UInt64 = 0
         /// LFU: accesses since stored (1 when new); SIEVE: 1 when visited, else 0.
         var uses: UInt64 = 0
@@ -107,6 +110,9 @@ struct EntryStore {
 
     /// SIEVE: the entry a namespace's hand rests on, or -1 (the next search starts at the oldest).
     func hand(ofNamespace ns: Int32) -> Int32 { namespaceLists[Int(ns)].hand }
+
+    /// The rank stamp a namespace gives next.
+    func nextRank(ofNamespace ns: Int32) -> UInt64 { namespaceLists[Int(ns)].nextRank }
 
     /// Stores an entry as the most recently used and as its namespace's policy places a new
     /// entry, in a free slot if there is one (its generation then follows the slot's last one).
@@ -213,8 +219,8 @@ struct EntryStore {
 
     /// Changes a namespace's policy. Its entries start the new policy in recency order (least
     /// recent first), as if stored in that order and never accessed since: FIFO and SIEVE in that
-    /// order, unvisited, the hand at the oldest; LFU with one use each. A namespace keeping its
-    /// policy is left as it is.
+    /// order, unvisited, the hand at the oldest; LFU with one use each; ranks from 0. A namespace
+    /// keeping its policy is left as it is.
     /// - Complexity: O(k log k) for k entries in the namespace.
     mutating func setEviction(_ ns: Int32, _ eviction: Eviction) {
         let n = Int(ns)
@@ -234,12 +240,13 @@ struct EntryStore {
 
     /// Rebuilds a namespace's list from its entries' saved ranks (a snapshot or a store) under
     /// `eviction`: FIFO and SIEVE by stamp, LFU by uses then stamp; LRU keeps recency order.
-    /// The ranks, by slot, are of the namespace's entries; `hand` is SIEVE's, or -1.
+    /// The ranks, by slot, are of the namespace's entries; `hand` is SIEVE's, or -1; the next rank
+    /// is `nextRank`, or past the last one saved if that is larger.
     /// - Complexity: O(k log k) for k entries in the namespace.
-    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks saved: [Int32: Rank], hand: Int32) {
+    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks saved: [Int32: Rank], hand: Int32, nextRank: UInt64) {
         let n = Int(ns)
         var members = slots(inNamespace: ns)
-        namespaceLists[n] = List(eviction: eviction)
+        namespaceLists[n] = List(eviction: eviction, nextRank: nextRank)
         switch eviction {
         case .lru:
             members.sort { entries[Int($0)].recency < entries[Int($1)].recency }
@@ -250,10 +257,10 @@ struct EntryStore {
         }
         for s in members {
             let i = Int(s)
-            let rank = saved[s] ?? Rank(stamp: entries[i].recency, uses: eviction == .lfu ? 1 : 0)
+            let rank = saved[s] ?? Rank(stamp: namespaceLists[n].nextRank, uses: eviction == .lfu ? 1 : 0)
             linkNamespace(s, after: namespaceLists[n].tail)
             ranks[i] = Rank(stamp: rank.stamp, uses: rank.uses, bucket: -1)
-            if rank.stamp >= nextRecency { nextRecency = rank.stamp &+ 1 }
+            if rank.stamp >= namespaceLists[n].nextRank { namespaceLists[n].nextRank = rank.stamp &+ 1 }
             guard eviction == .lfu else { continue }
             let previous = links[i].nsPrev
             if previous >= 0 && ranks[Int(previous)].uses == rank.uses {
@@ -276,7 +283,8 @@ struct EntryStore {
     private mutating func placeNew(_ slot: Int32) {
         let i = Int(slot)
         let ns = Int(entries[i].namespace)
-        ranks[i].stamp = entries[i].recency
+        ranks[i].stamp = namespaceLists[ns].nextRank
+        namespaceLists[ns].nextRank &+= 1
         switch namespaceLists[ns].eviction {
         case .lru, .fifo, .sieve:
             ranks[i].uses = 0
@@ -347,7 +355,9 @@ struct EntryStore {
         } else {
             target = newBucket(uses, slot)
         }
-        ranks[i] = Rank(stamp: entries[i].recency, uses: uses, bucket: target)
+        let ns = Int(entries[i].namespace)
+        ranks[i] = Rank(stamp: namespaceLists[ns].nextRank, uses: uses, bucket: target)
+        namespaceLists[ns].nextRank &+= 1
     }
 
     private mutating func newBucket(_ uses: UInt64, _ slot: Int32) -> Int32 {
@@ -508,7 +518,9 @@ extension EntryStore {
         var previous: Int32 = -1
         for s in list {
             let r = ranks[Int(s)]
-            if r.stamp >= nextRecency { v.append("\(name): rank stamp \(r.stamp) of slot \(s) is not below the next stamp \(nextRecency)") }
+            if state.eviction != .lru && r.stamp >= state.nextRank {
+                v.append("\(name): rank stamp \(r.stamp) of slot \(s) is not below the next rank \(state.nextRank)")
+            }
             defer { previous = s }
             switch state.eviction {
             case .lru:

@@ -95,8 +95,8 @@ struct EntryTable {
     mutating func setEviction(_ ns: Int32, _ eviction: Eviction) { store.setEviction(ns, eviction) }
 
     /// Rebuilds a namespace's eviction order from saved ranks (see `EntryStore.restoreOrder`).
-    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks: [Int32: EntryStore.Rank], hand: Int32) {
-        store.restoreOrder(ns, eviction, ranks: ranks, hand: hand)
+    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks: [Int32: EntryStore.Rank], hand: Int32, nextRank: UInt64) {
+        store.restoreOrder(ns, eviction, ranks: ranks, hand: hand, nextRank: nextRank)
     }
 
     /// Replaces an entry's value, keeping the id index in step.

@@ -47,7 +47,7 @@ extension CacheEngine {
         }
         for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
             let hand = snapshot.hands[n].flatMap { entries.keyIndex[$0] } ?? -1
-            entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand)
+            entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)
         }
 
         var scheduled: [ScheduledItem] = []

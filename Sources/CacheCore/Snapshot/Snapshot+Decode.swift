@@ -59,7 +59,7 @@ extension Snapshot {
             }
             let n = try o.object(name)
             try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
-                        "policy", "hand"])
+                        "policy", "hand", "next_rank"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -81,6 +81,10 @@ extension Snapshot {
                     throw n.fail("policy", "expected one of lru, fifo, sieve, lfu")
                 }
                 policy.eviction = eviction
+            }
+            if n.has("next_rank") {
+                guard policy.eviction != .lru else { throw n.fail("next_rank", "only a namespace outside lru has ranks") }
+                nextRanks[i] = UInt64(try n.count("next_rank"))
             }
             if n.has("hand") {
                 guard policy.eviction == .sieve else { throw n.fail("hand", "only a sieve namespace has a hand") }
@@ -193,12 +197,14 @@ extension Snapshot {
     /// `uses` (at least 1) under LFU, `visited` under SIEVE.
     private static func rank(_ e: SnapshotObject, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
         let eviction = ns.policy.eviction
-        if eviction != .lfu && e.has("uses") { throw e.fail("uses", "only an entry of an lfu namespace has uses") }
-        if eviction != .sieve && e.has("visited") { throw e.fail("visited", "only an entry of a sieve namespace is visited") }
         guard eviction != .lru else {
-            if e.has("rank") { throw e.fail("rank", "an entry of an lru namespace has no rank (its place is its recency)") }
+            for field in ["rank", "uses", "visited"] where e.has(field) {
+                throw e.fail(field, "an entry of an lru namespace has no \(field) (its place is its recency)")
+            }
             return nil
         }
+        if eviction != .lfu && e.has("uses") { throw e.fail("uses", "only an entry of an lfu namespace has uses") }
+        if eviction != .sieve && e.has("visited") { throw e.fail("visited", "only an entry of a sieve namespace is visited") }
         let rank = try e.count("rank")
         guard seen.insert(Int64(rank)).inserted else { throw e.fail("rank", "rank \(rank) appears twice in namespace \(ns.name)") }
         var r = EntryStore.Rank(stamp: UInt64(rank))

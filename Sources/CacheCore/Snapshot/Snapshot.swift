@@ -50,6 +50,8 @@ public struct Snapshot {
     var ranks: [EntryStore.Rank?] = []
     /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.
     var hands: [Int: String] = [:]
+    /// The next rank stamp of a namespace not under LRU, by namespace slot.
+    var nextRanks: [Int: UInt64] = [:]
 
     /// The number of cached entries.
     public var entryCount: Int { entries.count }
@@ -145,19 +147,21 @@ extension CacheEngine {
         ]
     }
 
-    /// A namespace's `policy` (left out for LRU, so LRU snapshots read as before) and SIEVE's
-    /// `hand` (the key of the entry it rests on; left out at the oldest).
+    /// A namespace's `policy` (left out for LRU, so LRU snapshots read as before), the next rank
+    /// stamp it gives (`next_rank`) and SIEVE's `hand` (the key of the entry it rests on; left out
+    /// at the oldest).
     private func evictionFields(_ ns: Int32, _ eviction: Eviction) -> [String: JSONValue] {
         guard eviction != .lru else { return [:] }
-        var f: [String: JSONValue] = ["policy": .string(eviction.rawValue)]
+        var f: [String: JSONValue] = ["policy": .string(eviction.rawValue),
+                                      "next_rank": .int(Int64(bitPattern: entries.store.nextRank(ofNamespace: ns)))]
         let hand = entries.store.hand(ofNamespace: ns)
         if eviction == .sieve && hand >= 0 { f["hand"] = .string(slots[Int(hand)].key) }
         return f
     }
 
     /// One entry of `entries`. Fields that are 0 or false are left out. Outside LRU its
-    /// eviction state: `rank` (FIFO, SIEVE: the stamp it was stored with; LFU: the one of its last
-    /// access), `uses` (LFU) and `visited` (SIEVE, when set).
+    /// eviction state: `rank` (from its namespace's counter: FIFO, SIEVE: when it was stored;
+    /// LFU: when it was last accessed), `uses` (LFU) and `visited` (SIEVE, when set).
     func snapshotEntry(_ slot: Int32) -> JSONValue {
         let e = slots[Int(slot)]
         var f: [String: JSONValue] = [
