@@ -11,7 +11,7 @@ enum ConfigCommands {
             .duration("ttl", meaning: "entries expire D after they are stored (default 5m)"),
             .duration("stale", meaning: "entries turn stale D after they are stored; none: never stale by age"),
             .count("max", meaning: "at most N entries, the policy's victim evicted first; none: no limit"),
-            .text("policy", placeholder: "P", meaning: "which entry max evicts: lru (default; least recently used), fifo (stored earliest), sieve (a hand passes over entries read since it last passed), lfu (fewest accesses; ties: reached that count first)"),
+            .text("policy", placeholder: "P", meaning: "which entry max evicts: lru (default; the least recently used), fifo (the one stored earliest), sieve (a hand walks from the oldest entry, unmarking entries read since it passed, to the first unmarked one), lfu (the fewest accesses since stored; ties: the first to reach that count)"),
             .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
         ],
