@@ -167,6 +167,7 @@ extension RecordingFormat {
             if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
             if let t = change.timeout { c["timeout"] = optional(t) }
             if let p = change.purgeable { c["purgeable"] = .bool(p) }
+            if let e = change.eviction { c["policy"] = .string(e.rawValue) }
             if let r = change.retry { c["retry"] = .int(Int64(r)) }
             if let b = change.backoff { c["backoff"] = .int(b) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
@@ -195,7 +196,7 @@ extension RecordingFormat {
             var policy: [String: JSONValue] = [
                 "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ]
+            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
             if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
             return .object(["policy": .object(policy), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
@@ -404,6 +405,7 @@ extension RecordingFormat {
             if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
             if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
             if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+            if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
             if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
             if c.has("backoff") { change.backoff = try c.int("backoff") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
@@ -445,7 +447,8 @@ extension RecordingFormat {
             var policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
-                                purgeable: try p.bool("purgeable"))
+                                purgeable: try p.bool("purgeable"),
+                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru)
             if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
             return .policy(policy, keys: try f.strings("keys"))
         }

@@ -330,6 +330,7 @@ private struct Writer {
             duration("stale-if-error", change.staleIfError)
             duration("timeout", change.timeout)
             if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
+            if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
             if let retry = change.retry { command += " retry=\(retry)" }
             if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
             for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
