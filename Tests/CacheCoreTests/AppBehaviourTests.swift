@@ -386,3 +386,28 @@ import Testing
         try other.engine.restore(h.engine.makeSnapshot())
     }
 }
+
+@Suite struct AppBehaviourSnapshotRefusalTests {
+    /// A damaged poll, active key or retry in a snapshot is refused with its path; nothing changes.
+    @Test func damagedFieldsAreRefusedWithTheirPath() throws {
+        let h = Harness()
+        try h.engine.poll("k", every: 1000)
+        guard case .object(var top) = h.engine.makeSnapshot(), case .object(var pending)? = top["pending"],
+              case .array(var polls)? = pending["polls"], case .object(var poll) = polls[0] else {
+            Issue.record("no polls in the snapshot"); return
+        }
+        poll["every_ms"] = 0
+        polls[0] = .object(poll)
+        pending["polls"] = .array(polls)
+        top["pending"] = .object(pending)
+        let other = Harness()
+        let before = other.engine.makeSnapshot()
+        #expect(throws: SnapshotError(path: "pending.polls[0].every_ms", "must be at least 1")) {
+            try other.engine.restore(.object(top))
+        }
+        top["pending"] = .object(pending.merging(["polls": .array([])]) { $1 })
+        top["active"] = .array([.string("bad key")])
+        #expect(throws: SnapshotError.self) { try other.engine.restore(.object(top)) }
+        #expect(other.engine.makeSnapshot() == before)
+    }
+}

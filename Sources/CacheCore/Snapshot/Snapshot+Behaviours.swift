@@ -41,7 +41,6 @@ extension Snapshot {
         if pending.has("polls") {
             let path = pending.path.child("polls")
             var ids = Set<UInt64>()
-            // (poll ids)
             for (i, item) in try pending.array("polls").enumerated() {
                 let p = try SnapshotObject(item, path.element(i))
                 try p.only(["key", "every_ms", "due", "id"])
