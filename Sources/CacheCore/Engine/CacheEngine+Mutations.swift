@@ -38,7 +38,9 @@ extension CacheEngine {
         for (slot, value) in changes {
             let i = Int(slot)
             var log = slots[i].log ?? MutationLog(base: slots[i].value, baseSeq: slots[i].storedRequest)
-            log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
+            let before: JSONValue? = isNaive(.rollbackToSnapshot, ns: slots[i].namespace) ? .some(slots[i].value) : .none
+            log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil,
+                                   before: before))
             log.pending.insert(mutation)
             slots[i].log = log
             entries.setValue(slot, value)
@@ -119,7 +121,13 @@ extension CacheEngine {
                 }
             }
             if failure != nil {
-                log.items.removeAll { $0.mutation == mutation.id }
+                if let before = log.items.first(where: { $0.mutation == mutation.id })?.before {
+                    // rollback-to-snapshot: the value shown before the mutation, whatever came since.
+                    log.base = before
+                    log.items.removeAll()
+                } else {
+                    log.items.removeAll { $0.mutation == mutation.id }
+                }
                 count(\.rollbacks, slots[Int(slot)].namespace)
             }
             let value = recompute(log)

@@ -87,6 +87,9 @@ struct MutationLog {
         var mutation: UInt64?
         /// When it reached the server: an event's own seq, a mutation's request seq; nil while queued.
         var reachedServer: UInt64?
+        /// The value shown just before the mutation was applied: kept only when its namespace has
+        /// `rollback-to-snapshot` on, for the naive rollback.
+        var before: JSONValue? = nil
     }
     var base: JSONValue
     /// Sequence number of the request (or put) whose value is the base.

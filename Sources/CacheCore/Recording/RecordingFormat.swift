@@ -142,7 +142,9 @@ extension RecordingFormat {
         var f: [String: JSONValue]
         switch call {
         case .get(let key, let force, let mode): f = ["name": "get", "key": .string(key), "force": .bool(force), "mode": .string(mode.rawValue)]
-        case .mget(let keys): f = ["name": "mget", "keys": strings(keys)]
+        case .mget(let keys, let nowait):
+            f = ["name": "mget", "keys": strings(keys)]
+            if nowait { f["nowait"] = .bool(true) }
         case .peek(let key): f = ["name": "peek", "key": .string(key)]
         case .keys(let pattern): f = ["name": "keys", "pattern": pattern.map(JSONValue.string) ?? .null]
         case .put(let key, let value, let tags): f = ["name": "put", "key": .string(key), "value": value, "tags": strings(tags)]
@@ -371,7 +373,7 @@ extension RecordingFormat {
         let name = try f.string("name")
         switch name {
         case "get": return .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
-        case "mget": return .mget(keys: try f.strings("keys"))
+        case "mget": return .mget(keys: try f.strings("keys"), nowait: f.has("nowait") ? try f.bool("nowait") : false)
         case "peek": return .peek(key: try f.string("key"))
         case "keys": return .keys(pattern: try f.optionalString("pattern"))
         case "put": return .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))

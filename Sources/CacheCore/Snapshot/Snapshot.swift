@@ -81,7 +81,7 @@ extension CacheEngine {
         var namespaceStats: [String: JSONValue] = [:]
         for (i, ns) in namespaces.all.enumerated() {
             let p = ns.policy
-            namespaceFields[ns.name] = .object([
+            var fields: [String: JSONValue] = [
                 "index": .int(Int64(i)),
                 "defined": .bool(ns.defined),
                 "ttl_ms": .int(p.ttl),
@@ -90,7 +90,10 @@ extension CacheEngine {
                 "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
                 "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
                 "purgeable": .bool(p.purgeable),
-            ])
+            ]
+            // Written only when on, so a snapshot without naive policies reads as before.
+            if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+            namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
         }
@@ -169,13 +172,15 @@ extension CacheEngine {
                 "base_seq": .int(Int64(log.baseSeq)),
                 "pending": .array(log.pending.sorted().map { .int(Int64($0)) }),
                 "items": .array(log.items.map { item in
-                    .object([
+                    var fields: [String: JSONValue] = [
                         "seq": .int(Int64(item.seq)),
                         "patch": item.patch.document,
                         "entity": item.entityID.map(JSONValue.string) ?? .null,
                         "mutation": item.mutation.map { .int(Int64($0)) } ?? .null,
                         "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
-                    ])
+                    ]
+                    if let before = item.before { fields["before"] = before }
+                    return .object(fields)
                 }),
             ])
         }
@@ -193,6 +198,7 @@ extension CacheEngine {
             "voided": .array(r.voided.map(JSONValue.bool)),
             "invalidated": .array(r.invalidatedAfterSend.map(JSONValue.bool)),
         ]
+        if !r.entityEvents.isEmpty { f["entity_events"] = .array(r.entityEvents.map { Self.strings($0) }) }
         if r.waiters != 0 { f["waiters"] = .int(Int64(r.waiters)) }
         if let m = r.mutation { f["mutation"] = Self.mutationJSON(m) }
         if r.kind == .validate {
