@@ -122,9 +122,11 @@ extension CacheEngine {
             }
             if failure != nil {
                 if let before = log.items.first(where: { $0.mutation == mutation.id })?.before {
-                    // rollback-to-snapshot: the value shown before the mutation, whatever came since.
+                    // rollback-to-snapshot: the value shown before the mutation, whatever came
+                    // since; other pending mutations stay for their answers, no longer applied.
                     log.base = before
-                    log.items.removeAll()
+                    log.items.removeAll { $0.mutation == nil || $0.mutation == mutation.id }
+                    for j in log.items.indices { log.items[j].inert = true }
                 } else {
                     log.items.removeAll { $0.mutation == mutation.id }
                 }
@@ -154,7 +156,7 @@ extension CacheEngine {
     /// An item that no longer applies to a new base is skipped.
     func recompute(_ log: MutationLog) -> JSONValue {
         var value = log.base
-        for item in log.items {
+        for item in log.items where !item.inert {
             if let id = item.entityID {
                 if let (patched, _) = try? value.patchingEntities(id: id, idField: idField, with: item.patch) { value = patched }
             } else if let patched = try? item.patch.apply(to: value) {

@@ -67,6 +67,7 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
 /// An unknown naive policy name.
 public struct NaiveNameError: Error, Sendable {
     public var name: String
+    public init(name: String) { self.name = name }
     public var message: String {
         "unknown naive policy \"\(name)\" (known: \(NaivePolicy.allCases.map(\.rawValue).joined(separator: ", ")), or none)"
     }

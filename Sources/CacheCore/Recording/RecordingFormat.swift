@@ -169,6 +169,7 @@ extension RecordingFormat {
             if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
             if let t = change.timeout { c["timeout"] = optional(t) }
             if let p = change.purgeable { c["purgeable"] = .bool(p) }
+            if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
         case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
         case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
@@ -192,10 +193,12 @@ extension RecordingFormat {
         case .keys(let keys): return .object(["keys": strings(keys)])
         case .validation(let v): return .object(["validation": encode(v)])
         case .policy(let p, let keys):
-            return .object(["policy": .object([
+            var policy: [String: JSONValue] = [
                 "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ]), "keys": strings(keys)])
+            ]
+            if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
+            return .object(["policy": .object(policy), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
         }
@@ -402,6 +405,7 @@ extension RecordingFormat {
             if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
             if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
             if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+            if c.has("naive") { change.naive = try naive(c, "naive") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
@@ -410,6 +414,16 @@ extension RecordingFormat {
         case "unsupported": return .unsupported(try f.string("call"))
         default: throw f.fail("name", "unknown call \"\(name)\"")
         }
+    }
+
+    /// A list of naive policy names (SPEC §1.2).
+    private static func naive(_ f: Fields, _ name: String) throws(Diagnostic) -> Set<NaivePolicy> {
+        var set = Set<NaivePolicy>()
+        for text in try f.strings(name) {
+            guard let p = NaivePolicy(rawValue: text) else { throw f.fail(name, NaiveNameError(name: text).message) }
+            set.insert(p)
+        }
+        return set
     }
 
     private static func scope(_ text: String) throws(Diagnostic) -> WatchScope {
@@ -441,7 +455,7 @@ extension RecordingFormat {
             let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
-                                purgeable: try p.bool("purgeable"))
+                                purgeable: try p.bool("purgeable"), naive: p.has("naive") ? try naive(p, "naive") : [])
             return .policy(policy, keys: try f.strings("keys"))
         }
         if f.has("keys") { return .keys(try f.strings("keys")) }

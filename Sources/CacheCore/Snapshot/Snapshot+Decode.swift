@@ -189,10 +189,11 @@ extension Snapshot {
         let itemsPath = o.path.child("items")
         for (i, item) in try o.array("items").enumerated() {
             let it = try SnapshotObject(item, itemsPath.element(i))
-            try it.only(["seq", "patch", "entity", "mutation", "reached_server", "before"])
+            try it.only(["seq", "patch", "entity", "mutation", "reached_server", "before", "inert"])
             log.items.append(.init(seq: try it.seq("seq"), patch: try patch(it, "patch"), entityID: try it.optionalString("entity"),
                                    mutation: try it.optionalSeq("mutation"), reachedServer: try it.optionalSeq("reached_server"),
-                                   before: it.has("before") ? .some(try it.value("before")) : Optional<JSONValue>.none))
+                                   before: it.has("before") ? .some(try it.value("before")) : Optional<JSONValue>.none,
+                                   inert: it.has("inert") ? try it.bool("inert") : false))
         }
         return log
     }

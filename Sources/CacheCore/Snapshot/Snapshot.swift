@@ -180,6 +180,7 @@ extension CacheEngine {
                         "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
                     ]
                     if let before = item.before { fields["before"] = before }
+                    if item.inert { fields["inert"] = .bool(true) }
                     return .object(fields)
                 }),
             ])

@@ -13,6 +13,8 @@ enum ConfigCommands {
             .count("max", meaning: "at most N entries, least recently used evicted first; none: no limit"),
             .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
+            .text("naive", placeholder: "a,b",
+                  meaning: "naive policies switched on (SPEC 1.2): last-answer-wins, rollback-to-snapshot, answer-drops-mutations, join-refetch, serve-expired; none: all off"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
@@ -42,6 +44,11 @@ enum ConfigCommands {
             case "stale": change.stale = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "stale-if-error": change.staleIfError = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "timeout": change.timeout = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "naive":
+                switch NaivePolicy.parse(String(value)) {
+                case .success(let set): change.naive = set
+                case .failure(let error): throw ShellError("ns: \(error.message)", at: at)
+                }
             case "max":
                 if unset { change.max = .some(nil) } else {
                     guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
@@ -69,7 +76,7 @@ enum ConfigCommands {
     }
 
     static func policyFields(_ p: Policy) -> [String: JSONValue] {
-        [
+        var fields: [String: JSONValue] = [
             "ttl_ms": .int(p.ttl),
             "stale_ms": p.stale.map(JSONValue.int) ?? .null,
             "max": p.max.map { .int(Int64($0)) } ?? .null,
@@ -77,6 +84,9 @@ enum ConfigCommands {
             "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
             "purgeable": .bool(p.purgeable),
         ]
+        // Shown only when on: the default output is what it always was.
+        if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+        return fields
     }
 
     /// `feed  ttl=45m stale=5m max=100 --purgeable`, the way `ns` would define it.
@@ -87,6 +97,7 @@ enum ConfigCommands {
         if let s = p.staleIfError { parts.append("stale-if-error=\(TimeText.formatDuration(s))") }
         if let t = p.timeout { parts.append("timeout=\(TimeText.formatDuration(t))") }
         if p.purgeable { parts.append("--purgeable") }
+        if !p.naive.isEmpty { parts.append("naive=" + NaivePolicy.text(p.naive)) }
         return parts.joined(separator: " ")
     }
 
@@ -99,13 +110,17 @@ enum ConfigCommands {
             f["defined"] = .bool(ns.defined)
             out[ns.name] = .object(f)
         }
+        // A naive column only when some namespace has a naive policy on.
+        let anyNaive = all.contains { !$0.policy.naive.isEmpty }
         let rows = all.map { ns -> [String] in
             [ns.name, TimeText.formatDuration(ns.policy.ttl), ns.policy.stale.map(TimeText.formatDuration) ?? "-",
              ns.policy.max.map(String.init) ?? "-", ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
              ns.policy.timeout.map(TimeText.formatDuration) ?? "-", ns.policy.purgeable ? "yes" : "no", String(ns.count)]
+                + (anyNaive ? [ns.policy.naive.isEmpty ? "-" : NaivePolicy.text(ns.policy.naive)] : [])
         }
         return Reply(["namespaces": .object(out)],
-                     human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"], rows))
+                     human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"]
+                                         + (anyNaive ? ["naive"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
@@ -204,7 +219,7 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "stale-if-error", "timeout", "purgeable"], path)
+                try Self.only(o, ["ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "naive"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -217,6 +232,20 @@ struct ParsedConfiguration {
                 if let v = o["purgeable"] {
                     guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }
                     p.purgeable = b
+                }
+                if let v = o["naive"] {
+                    guard case .array(let names) = v else {
+                        throw Problem(message: "\(path).naive: expected an array of naive policy names")
+                    }
+                    for name in names {
+                        guard case .string(let text) = name else {
+                            throw Problem(message: "\(path).naive: expected an array of naive policy names")
+                        }
+                        guard let policy = NaivePolicy(rawValue: text) else {
+                            throw Problem(message: "\(path).naive: " + NaiveNameError(name: text).message)
+                        }
+                        p.naive.insert(policy)
+                    }
                 }
                 cache.namespaces[name] = p
             }
