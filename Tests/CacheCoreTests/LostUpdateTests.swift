@@ -94,17 +94,29 @@ import TestSupport
         #expect(h.engine.peek("feed:1").state == .fresh)
     }
 
-    /// Fix 4: `mget` with `nowait` (a scheduled one) sends its request and returns at once.
+    /// Fix 4: `mget` run by a scheduled command (`at`) sends its request and returns at once,
+    /// even when its caller does not ask for `nowait`.
     @Test func scheduledBulkReadNeverBlocks() throws {
         let h = Harness()
         h.server("a", 1)
         h.server("b", 2)
-        let results = try h.engine.mget(["a", "b"], nowait: true)
-        #expect(h.elapsed == 0)
+        var results: [ReadResult] = []
+        h.events.onScheduled = { _ in results = try! h.engine.mget(["a", "b"]) }
+        h.engine.schedule(after: 10, token: 1)
+        h.advance(10)
+        #expect(h.elapsed == 10)
         #expect(results.map(\.state) == [.absent, .absent])
         #expect(results.allSatisfy { $0.pending })
         h.advance(100)
         #expect(h.value("a") == 1 && h.value("b") == 2)
+    }
+
+    @Test func bulkReadWithNowaitReturnsAtOnce() throws {
+        let h = Harness()
+        h.server("a", 1)
+        let results = try h.engine.mget(["a"], nowait: true)
+        #expect(h.elapsed == 0)
+        #expect(results[0].state == .absent && results[0].pending)
     }
 
     /// Fix 4 in live mode: an app's `mget` never runs the clock.

@@ -165,7 +165,8 @@ import TestSupport
         // `at D mget`: the delegate runs each scheduled bulk read as the shell does, never blocking.
         let delegate = EventLog()
         var scheduledKeys: [Int: [String]] = [:]
-        delegate.onScheduled = { token in _ = try! engine.mget(scheduledKeys.removeValue(forKey: token)!, nowait: true) }
+        // Not told `nowait`: the engine must not block in a scheduled command by itself (SPEC §2).
+        delegate.onScheduled = { token in _ = try! engine.mget(scheduledKeys.removeValue(forKey: token)!) }
         engine.delegate = delegate
         let model = ReferenceModel(policies: policies, latency: latency, missing: missing)
         configure(model)

@@ -9,6 +9,7 @@ extension CacheEngine {
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         defer { if checksInvariants { checkInvariants() } }
+        let nowait = nowait || runningScheduled > 0
         let key = KeyName.canonical(key)
         _ = nextSeq()
         let slot = entries.keyIndex[key]
@@ -56,6 +57,7 @@ extension CacheEngine {
     /// - Returns: results in the order asked.
     public func mget(_ keys: [String], nowait: Bool = false) throws(CacheError) -> [ReadResult] {
         defer { if checksInvariants { checkInvariants() } }
+        let nowait = nowait || runningScheduled > 0
         let keys = keys.map(KeyName.canonical)
         _ = nextSeq()
         guard origin.isOnline else { return keys.map { offlineRead($0, entries.keyIndex[$0]) } }

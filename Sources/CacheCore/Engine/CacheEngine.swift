@@ -69,6 +69,8 @@ public final class CacheEngine {
     var statistics = Statistics()
     /// What changed since a store last took the changes; nil when no store tracks them.
     var changes: ChangeLog?
+    /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
+    var runningScheduled = 0
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {
