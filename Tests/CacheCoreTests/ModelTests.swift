@@ -15,10 +15,11 @@ import TestSupport
 ///
 /// Bulk reads (blocking, `--nowait`, and scheduled by `at`, which never block) may hold more keys of
 /// a namespace than its `max`; key events and pushes whose rule refreshes a key land while fetches
-/// of it are in flight, first fetches included.
+/// of it are in flight, first fetches included; the server goes offline and back (reads served
+/// flagged, a push's refresh invalidating instead).
 ///
 /// Not covered here (other suites test them): `--force`, `invalidate`, `expire`, entity events,
-/// mutations, offline, scripted failures and policy changes during a run.
+/// mutations, scripted failures and policy changes during a run.
 @Suite struct ModelTests {
     static let sequences = 2_000
     static let length = 200
@@ -46,6 +47,8 @@ import TestSupport
         case atMget(Int64, [String])
         case event(String, Int)
         case push(String)
+        case offline
+        case online
 
         var description: String {
             switch self {
@@ -60,6 +63,8 @@ import TestSupport
             case .atMget(let ms, let keys): "at \(ms)ms mget " + keys.joined(separator: " ")
             case .event(let key, let n): "event \(key) \"e\(n)\""
             case .push(let key): "push changed key=\(key)"
+            case .offline: "server offline"
+            case .online: "server online"
             }
         }
     }
@@ -91,7 +96,7 @@ import TestSupport
         }
         #expect(coverage.boundaryReads > 0, "no read landed exactly on a stale or expiry instant")
         for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "refresh_failures",
-                        "evictions", "expirations"] {
+                        "evictions", "expirations", "invalidations"] {
             #expect(coverage.counters[counter, default: 0] > 0, "\(counter) never moved")
         }
     }
@@ -129,7 +134,8 @@ import TestSupport
             case 79..<81: ops.append(.mget(bulk(), nowait: true))
             case 81..<84: ops.append(.atMget(steps[Int(rng.next() % UInt64(steps.count))], bulk()))
             case 84..<89: ops.append(.event(key, n))
-            case 89..<93: ops.append(.push(key))
+            case 89..<92: ops.append(.push(key))
+            case 92: ops.append(rng.next() % 2 == 0 ? .offline : .online)
             case 93..<95:
                 let names: [String?] = [nil, "a", "b", "c"]
                 ops.append(.clear(names[Int(rng.next() % 4)]))
@@ -207,6 +213,13 @@ import TestSupport
             case .push(let key):
                 let (got, want) = (try! engine.push("changed", arguments: ["key": key]), model.pushRefresh(key))
                 if got != want { mismatch = ("\(got)", "\(want)") }
+            case .offline:
+                origin.isOnline = false
+                model.online = false
+            case .online:
+                origin.isOnline = true
+                engine.originDidComeOnline()
+                model.online = true
             case .keys:
                 let got = engine.keys(matching: Glob("[ab]:*")).map { "\($0.key) \($0.state) \($0.ageMs)" }
                 let want = model.keys().filter { $0.key.hasPrefix("a:") || $0.key.hasPrefix("b:") }
@@ -279,9 +292,10 @@ import TestSupport
     /// A read result in the model's terms (string values unquoted).
     static func read(_ r: ReadResult) -> ReferenceModel.Read {
         var value = r.value.map { value -> String in if case .string(let s) = value { s } else { value.compactText } }
-        if r.offline || !r.tags.isEmpty { value = "unexpected offline=\(r.offline) tags=\(r.tags)" }
+        if !r.tags.isEmpty { value = "unexpected tags=\(r.tags)" }
         return ReferenceModel.Read(key: r.key, state: r.state.rawValue, value: value, ageMs: r.ageMs,
-                                   expiresInMs: r.expiresInMs, source: r.source.rawValue, error: r.error, pending: r.pending)
+                                   expiresInMs: r.expiresInMs, source: r.source.rawValue, error: r.error, pending: r.pending,
+                                   offline: r.offline)
     }
 
     // MARK: Shrinking

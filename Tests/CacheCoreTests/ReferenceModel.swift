@@ -11,7 +11,8 @@ import CacheCore
 ///
 /// The server holds `"srv-KEY"` for every key except those in `missing`, which answer `not
 /// found`, until an event changes a key's value; it answers with the data as of the request;
-/// every request takes `latency` ms; it is always online.
+/// every request takes `latency` ms. Offline (`server offline`) it is sent nothing; requests
+/// already in flight complete.
 final class ReferenceModel {
     struct NamespacePolicy {
         var ttl: Int64
@@ -73,11 +74,12 @@ final class ReferenceModel {
         var source: String
         var error: String?
         var pending: Bool
+        var offline = false
 
         var description: String {
             "\(key) state=\(state) value=\(value ?? "null") age=\(ageMs.map(String.init) ?? "-") "
                 + "expires_in=\(expiresInMs.map(String.init) ?? "-") source=\(source) "
-                + "error=\(error ?? "-") pending=\(pending)"
+                + "error=\(error ?? "-") pending=\(pending)" + (offline ? " offline" : "")
         }
     }
 
@@ -89,6 +91,8 @@ final class ReferenceModel {
     var breakTouch = false
 
     private(set) var now: Int64 = 0
+    /// `server offline` / `server online`.
+    var online = true
     private(set) var entries: [Entry] = []
     private(set) var requests: [Request] = []
     /// Counters in total and by namespace.
@@ -310,7 +314,29 @@ final class ReferenceModel {
         return [key] + evictOverflow(namespaceOf: key)
     }
 
+    /// An offline read (B5): a cached value in any state is served, flagged; counted by its state.
+    func offlineRead(_ key: String) -> Read {
+        guard let i = position(key) else {
+            count(\.misses, key)
+            var r = current(key)
+            r.offline = true
+            r.error = "offline"
+            return r
+        }
+        noteBoundary(entries[i])
+        switch state(entries[i]) {
+        case "fresh": count(\.hits, key)
+        case "stale": count(\.staleHits, key)
+        default: count(\.misses, key)
+        }
+        touch(i)
+        var r = read(entries[position(key)!])
+        r.offline = true
+        return r
+    }
+
     func get(_ key: String, nowait: Bool) -> Read {
+        if !online { return offlineRead(key) }
         if let i = position(key) {
             noteBoundary(entries[i])
             let st = state(entries[i])
@@ -359,6 +385,7 @@ final class ReferenceModel {
 
     /// `mget`: one request for the keys `get` would fetch or refresh that have none in flight.
     func mget(_ keys: [String], nowait: Bool) -> [Read] {
+        if !online { return keys.map(offlineRead) }
         var toSend: [String] = []
         var refresh: [Bool] = []
         var waitOn: [String: Int?] = [:]     // nil: the bulk request
@@ -428,9 +455,19 @@ final class ReferenceModel {
 
     /// A push whose rule refreshes `key`: a new request even with one in flight (whose answer is
     /// then stored stale), for a cached key or one whose first fetch is in flight.
+    /// Offline nothing can be sent: the key is invalidated instead (counted only if it was fresh).
     func pushRefresh(_ key: String) -> [String] {
         _ = nextSeq()
         guard position(key) != nil || inFlight(key) != nil else { return [] }
+        if !online {
+            _ = nextSeq()
+            markInvalidated(key)
+            guard let i = position(key), state(entries[i]) != "expired" else { return [] }
+            let wasFresh = state(entries[i]) == "fresh"
+            entries[i].invalidated = true
+            if wasFresh { count(\.invalidations, key) }
+            return wasFresh ? [key] : []
+        }
         if inFlight(key) != nil { markInvalidated(key) }
         _ = send([key], refresh: [true])
         return [key]
