@@ -14,7 +14,7 @@ enum ConfigCommands {
             .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
             .text("naive", placeholder: "a,b",
-                  meaning: "naive policies switched on (SPEC 1.2): last-answer-wins, rollback-to-snapshot, answer-drops-mutations, join-refetch, serve-expired; none: all off"),
+                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it: last-answer-wins (vercel/swr#173), rollback-to-snapshot (vercel/swr#1965), answer-drops-mutations (reduxjs/redux-toolkit#1512), join-refetch (TanStack/query#471), serve-expired (ben-manes/caffeine#282); none: all off"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
