@@ -169,6 +169,7 @@ extension RecordingFormat {
             if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
             if let t = change.timeout { c["timeout"] = optional(t) }
             if let p = change.purgeable { c["purgeable"] = .bool(p) }
+            if let e = change.eviction { c["policy"] = .string(e.rawValue) }
             if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
         case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
@@ -196,7 +197,7 @@ extension RecordingFormat {
             var policy: [String: JSONValue] = [
                 "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ]
+            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
             if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
             return .object(["policy": .object(policy), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
@@ -405,6 +406,7 @@ extension RecordingFormat {
             if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
             if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
             if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+            if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
             if c.has("naive") { change.naive = try naive(c, "naive") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
@@ -455,7 +457,9 @@ extension RecordingFormat {
             let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
-                                purgeable: try p.bool("purgeable"), naive: p.has("naive") ? try naive(p, "naive") : [])
+                                purgeable: try p.bool("purgeable"),
+                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru,
+                                naive: p.has("naive") ? try naive(p, "naive") : [])
             return .policy(policy, keys: try f.strings("keys"))
         }
         if f.has("keys") { return .keys(try f.strings("keys")) }
