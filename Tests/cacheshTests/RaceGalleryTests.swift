@@ -56,3 +56,15 @@ struct RaceGalleryTests {
         #expect(run.status == 0, "\(name): \(run.stdout)\(run.stderr)")
     }
 }
+
+/// The naive switches outlive the process in a store, like every other part of a policy.
+@Test func naivePoliciesSurviveTheStore() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-naive-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = directory.appendingPathComponent("s.db").path
+    let first = try Cachesh.run(["--store", store, "-c", "ns feed naive=serve-expired,join-refetch; ns page ttl=1m"])
+    #expect(first.status == 0, "\(first.stderr)")
+    let second = try Cachesh.run(["--store", store, "-c", "config"])
+    #expect(second.stdout.hasPrefix("ns feed ttl=5m naive=join-refetch,serve-expired\nns page ttl=1m\n"))
+}
