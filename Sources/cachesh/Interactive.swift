@@ -30,6 +30,7 @@ enum Interactive {
             terminal.flush()
         }
         let ansi = environment["TERM"] != "dumb"
+        writeOut(banner + "\n")
         completionIndex.update(from: cache)
         var lines: [String] = []
         while true {
@@ -57,6 +58,9 @@ enum Interactive {
             }
         }
     }
+
+    /// The line an interactive start prints first: the version and how to go on.
+    static let banner = "\(Cachesh.configuration.version): type help for the commands, quit to leave"
 
     /// A command of several lines is one history entry: its lines joined by spaces (a JSON
     /// value means the same on one line).

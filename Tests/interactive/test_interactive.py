@@ -27,6 +27,7 @@ SOCKET = f"cachesh-test-{os.getpid()}"
 # test must not fail for that.
 WAIT = 60.0
 SGR = re.compile(r"\x1b\[[0-9;]*m")
+BANNER = re.compile(r"cachesh \d+\.\d+\.\d+: type help for the commands, quit to leave")
 
 
 def tmux(*args, check=True):
@@ -91,9 +92,13 @@ class Shell:
 
     # Reading the screen
 
-    def lines(self, attributes=False):
+    def lines(self, attributes=False, banner=False):
+        """The screen's lines; without the start-up banner while it is the first (unless `banner`)."""
         args = ["capture-pane", "-p", "-t", self.name] + (["-e"] if attributes else [])
-        return [line.rstrip().replace("\u00a0", " ").rstrip() for line in tmux(*args).split("\n")]
+        lines = [line.rstrip().replace("\u00a0", " ").rstrip() for line in tmux(*args).split("\n")]
+        if not banner and lines and BANNER.fullmatch(SGR.sub("", lines[0])):
+            lines = lines[1:]
+        return lines
 
     def text(self):
         return "\n".join(self.lines()).rstrip()
@@ -170,7 +175,22 @@ NO_HINTS = {"CACHESH_HINTS": "0"}
 
 def test_prompt(home):
     sh = Shell(home)
-    expect(sh.lines()[0] == "cachesh>", "the first line is the prompt", sh)
+    expect(BANNER.fullmatch(sh.lines(banner=True)[0]), "the first line says the version and how to go on", sh)
+    expect(sh.lines()[0] == "cachesh>", "then the prompt", sh)
+
+
+def test_habits_of_other_shells(home):
+    sh = Shell(home, env=NO_HINTS)
+    sh.run("?")
+    expect(any(l.startswith("help [COMMAND]") for l in sh.lines()), "? is help", sh)
+    for word in ["exit", "\\q", ".quit"]:
+        again = Shell(home, env=NO_HINTS)
+        again.type(word)
+        again.wait_for_line("cachesh> " + word)
+        again.keys("Enter")
+        again.wait_for(lambda s: s.dead()[0], f"{word} quits")
+        expect(again.dead()[1] == 0, f"{word} quits with status 0", again)
+        again.close()
 
 
 def test_command_name_completes(home):

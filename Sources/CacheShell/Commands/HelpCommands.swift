@@ -18,9 +18,8 @@ enum HelpCommands {
         try args.expect(0...1)
         guard let word = args.positional.first else { return list() }
         guard let info = CommandCatalog.info(word.text) else {
-            let nearest = CommandCatalog.all.map { (name: $0.name, distance: Session.editDistance($0.name, word.text)) }
-                .min { $0.distance < $1.distance }
-            let suggestion = nearest.flatMap { $0.distance <= 2 ? $0.name : nil }
+            if let alias = Session.aliases[word.text], let info = CommandCatalog.info(alias) { return explain(info) }
+            let suggestion = Session.nearest(word.text, among: Session.commandNames)
             throw ShellError("unknown command \(Arguments.describe(word))"
                              + (suggestion.map { " (did you mean \($0)?)" } ?? " (help lists them)"), at: word.offset)
         }

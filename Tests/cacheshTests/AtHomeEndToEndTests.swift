@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// Habits a new user brings from redis-cli, sqlite3 and psql (SPEC §3, §6): quitting words, `?`,
+/// comments, brackets outside JSON values, and suggestions only when close.
+@Suite struct AtHomeEndToEndTests {
+    @Test(arguments: ["exit", "\\q", ".quit", ".exit", "q", "quit"])
+    func quittingWordsOfOtherShellsQuit(_ word: String) throws {
+        let run = try Cachesh.run(["-c", "echo before; \(word); echo after"])
+        #expect(run == Outcome(stdout: "before\n", stderr: "", status: 0))
+    }
+
+    @Test func questionMarkIsHelp() throws {
+        let help = try Cachesh.run(["-c", "help"]), question = try Cachesh.run(["-c", "?"])
+        #expect(question == help)
+        #expect(try Cachesh.run(["-c", "? exit"]) == Cachesh.run(["-c", "help quit"]))
+    }
+
+    @Test func aCommentEndsAtTheNextSemicolonInDashC() throws {
+        let run = try Cachesh.run(["-c", "put a:1 1 # note; keys"])
+        #expect(run == Outcome(stdout: "keys: a:1\nkey  state  age_ms\na:1  fresh  0\n", stderr: "", status: 0))
+    }
+
+    @Test func aHashInsideOrStartingALongerWordIsText() throws {
+        let run = try Cachesh.run(["-c", "put a#b 1; echo #3 and # not this"])
+        #expect(run == Outcome(stdout: "keys: a#b\n#3 and\n", stderr: "", status: 0))
+    }
+
+    @Test func anUnbalancedBracketOutsideJSONIsAnErrorOnItsLineOnly() throws {
+        let run = try Cachesh.script("echo step [1 of 3\nput b:1 2\nkeys [ab]*\n")
+        #expect(run.stdout == "keys: b:1\nkey  state  age_ms\nb:1  fresh  0\n")
+        #expect(run.stderr == "script.cachesh:1: error: unbalanced \"[\": it is not closed on its line "
+                + "(only a JSON value may span lines; quote text that holds a bracket)\n")
+        #expect(run.status == 1)
+    }
+
+    @Test func standardInputSplitsCommandsAsAScriptDoes() throws {
+        let run = try Cachesh.run([], stdin: "echo step [1 of 3\nput b:1 2\nput c:1 {\n\"x\": 1}\n# c\nkeys\n")
+        #expect(run.stdout == "keys: b:1\nkeys: c:1\nkey  state  age_ms\nb:1  fresh  0\nc:1  fresh  0\n")
+        #expect(run.stderr.hasPrefix("<stdin>:1: error: unbalanced \"[\""))
+    }
+
+    @Test(arguments: [("gte a", " (did you mean get?)"), ("stast", " (did you mean stats?)"),
+                      ("exi", " (try help)"), ("evcit a", " (did you mean evict?)"), ("!", " (try help)")])
+    func suggestionsOnlyWhenClose(_ typed: String, _ ending: String) throws {
+        let run = try Cachesh.run(["-c", typed])
+        let name = typed.split(separator: " ")[0]
+        #expect(run.stderr == "-c:1: error: unknown command \"\(name)\"\(ending)\n")
+    }
+}
