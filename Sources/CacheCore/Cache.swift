@@ -153,6 +153,11 @@ public actor Cache {
     /// The policy of a namespace (the default policy for one never defined).
     public func policy(of namespace: String) -> Policy { engine.policy(of: namespace) }
 
+    /// The name of every namespace the cache has met: defined by `ns` or a configuration, or the
+    /// namespace of a key it has held or been asked for, even if it holds nothing now; sorted.
+    /// - Complexity: O(namespaces log namespaces).
+    public func knownNamespaces() -> [String] { engine.knownNamespaces() }
+
     /// Every namespace: defined ones and those created by a key, in creation order, with entry counts.
     /// - Complexity: O(namespaces).
     public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {

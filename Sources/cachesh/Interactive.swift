@@ -14,7 +14,8 @@ import Darwin
 /// anyway without colour: `NO_COLOR`, `TERM=dumb`). Under `--safe` the shell touches no file
 /// either: no history file is read or written, and Tab does not complete file names.
 enum Interactive {
-    static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
+    static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment,
+                    pager: Bool = true) -> Int32 {
         useUTF8Locale()
         installInterruptHandler()
         session.sink = nil
@@ -50,13 +51,22 @@ enum Interactive {
                 lines.removeAll()
                 editor.remember(historyEntry(text))
                 guard !text.allSatisfy(\.isWhitespace) else { continue }
-                terminal.write(session.runTyped(text, on: cache), isError: false)
+                let output = session.runTyped(text, on: cache)
+                if !(pager && isHelp(text) && Pager.show(output, environment: environment)) {
+                    terminal.write(output, isError: false)
+                }
                 terminal.flush()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
                 completionIndex.update(from: cache)
                 if session.quitRequested { return 0 }
             }
         }
+    }
+
+    /// Whether a typed line asks for help (`help ...`, `? ...`): the one output that is paged.
+    static func isHelp(_ text: String) -> Bool {
+        let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first
+        return first == "help" || first == "?"
     }
 
     /// The line an interactive start prints first: the version and how to go on.

@@ -55,6 +55,9 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Print each command after the prompt before its output: the output is a transcript.")
     var echo = false
 
+    @Flag(help: "Interactively, print help whole instead of through a pager (less -FRX, or $PAGER).")
+    var noPager = false
+
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
@@ -76,6 +79,7 @@ struct Invocation {
     var wait = false
     var safe = false
     var echo = false
+    var noPager = false
     var verify = false
     var update = false
     var transcribe: String?
@@ -90,6 +94,7 @@ struct Invocation {
         wait = parsed.wait
         safe = parsed.safe
         echo = parsed.echo
+        noPager = parsed.noPager
         verify = parsed.verify
         update = parsed.update
         transcribe = parsed.transcribe
@@ -118,6 +123,7 @@ struct Invocation {
             case "--bail": bail = true
             case "--safe": safe = true
             case "--echo": echo = true
+            case "--no-pager": noPager = true
             case "--verify": verify = true
             case "--update": update = true
             case "--wait": wait = true
@@ -276,7 +282,8 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()
-        finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment))
+        finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment,
+                                                              pager: !command.noPager))
     } else {
         finish(session, terminal, status: Batch.runStandardInput(session, on: cache, terminal: terminal))
     }

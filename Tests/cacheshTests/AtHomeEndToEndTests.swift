@@ -47,4 +47,35 @@ import Testing
         let name = typed.split(separator: " ")[0]
         #expect(run.stderr == "-c:1: error: unknown command \"\(name)\"\(ending)\n")
     }
+
+    @Test(arguments: [
+        ("clear nope", #"clear: unknown namespace "nope" (known: default, feed)"#),
+        ("stats fed", #"stats: unknown namespace "fed" (did you mean feed?)"#),
+        ("invalidate nope:*", #"invalidate: unknown namespace "nope" (known: default, feed)"#),
+        ("keys nope:*", #"keys: unknown namespace "nope" (known: default, feed)"#),
+        ("keys x*:1", #"keys: "x*" matches no namespace (known: default, feed)"#),
+        ("keys feed", #"keys: "feed" is a namespace; a pattern is over keys (did you mean feed:*?)"#),
+        ("get feed:a extra", #"get takes KEY [--force] [--nowait] [--async]; unexpected "extra""#),
+        ("mutate entity 1", "mutate entity needs a PATCH after the ID (mutate entity ID PATCH)"),
+        ("mutate feed:a", "mutate needs a PATCH after the key (mutate KEY PATCH)"),
+    ])
+    func typosAreErrorsThatSayWhatWasExpected(_ typed: String, _ message: String) throws {
+        let run = try Cachesh.run(["-c", "put feed:a 1; " + typed + "; keys"])
+        #expect(run.stderr == "-c:1: error: \(message)\n")
+        #expect(run.stdout == "keys: feed:a\nkey     state  age_ms\nfeed:a  fresh  0\n", "state unchanged")
+        #expect(run.status == 1)
+    }
+
+    @Test func clearTakesNSStarAsInvalidateDoes() throws {
+        let run = try Cachesh.run(["-c", "put feed:a 1; put b 2; clear feed:*; keys"])
+        #expect(run == Outcome(stdout: "keys: feed:a\nkeys: b\nkeys: feed:a\nkey  state  age_ms\nb    fresh  0\n", stderr: "", status: 0))
+    }
+
+    @Test func aPushArgumentItsRuleDoesNotUseIsAnError() throws {
+        let config = #"{"push": {"friend-blocked": {"invalidate": ["feed:{user}"]}}}"#
+        let withConfig = try Cachesh.script("load c.json\npush friend-blocked user=42 extra=1\npush friend-blocked user=42\n",
+                                            files: ["c.json": config])
+        #expect(withConfig.stderr == #"script.cachesh:2: error: push "friend-blocked" takes user=VALUE; unexpected extra="# + "\n")
+        #expect(withConfig.status == 1)
+    }
 }

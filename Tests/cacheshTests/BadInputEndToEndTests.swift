@@ -60,7 +60,7 @@ import Testing
         ("expire feed:1 at=1s", "expire has no option at= (it takes in=)"),
         ("invalidate tag:", #"bad target "tag:": tag:T needs a tag name"#),
         ("evict feed:1 feed:2", #"evict takes KEY; unexpected "feed:2""#),
-        ("clear feed page", #"clear takes [NS]; unexpected "page""#),
+        ("clear feed page", #"clear takes [NS|NS:*]; unexpected "page""#),
         ("memory-warning now", #"memory-warning takes no arguments; unexpected "now""#),
         (#"mutate feed:1 {"likes":{"$inc":"x"}}"#, "bad patch: $inc at likes needs a number, not a string"),
         (#"mutate feed:1 {"likes": 1]"#, #"mismatched "]" in JSON value: expected "}""#),

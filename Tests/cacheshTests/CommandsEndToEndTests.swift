@@ -478,9 +478,20 @@ struct Scene: CustomTestStringConvertible, Sendable {
             1250   fetch  failed  c
             server: log cleared
             (no requests)
-            namespace  hits  stale_hits  misses  requests  joined  refreshes  refresh_failures  fetch_failures  evictions  expirations  invalidations  rollbacks  hit_ratio
-            default    1     0           4       3         0       0          0                 2               0          0            0              0          0.200
-            total      1     0           4       3         0       0          0                 2               0          0            0              0          0.200
+            counter           default  total
+            hits              1        1
+            stale_hits        0        0
+            misses            4        4
+            requests          3        3
+            joined            0        0
+            refreshes         0        0
+            refresh_failures  0        0
+            fetch_failures    2        2
+            evictions         0        0
+            expirations       0        0
+            invalidations     0        0
+            rollbacks         0        0
+            hit_ratio         0.200    0.200
             hits:             1
             stale_hits:       0
             misses:           4

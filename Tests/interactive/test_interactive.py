@@ -193,6 +193,33 @@ def test_habits_of_other_shells(home):
         again.close()
 
 
+def test_help_fits_an_80x24_screen(home):
+    sh = Shell(home, env=NO_HINTS, width=80, height=24)
+    sh.run("help")
+    lines = sh.lines(banner=True)
+    expect(lines[1] == "cachesh> help" and lines[2].startswith("Commands by topic"),
+           "help's list starts below the command, nothing scrolled away", sh)
+    expect(all(len(l) <= 80 for l in lines), "no line wraps", sh)
+
+
+def test_long_help_is_paged_then_quit(home):
+    sh = Shell(home, env={**NO_HINTS, "PAGER": None}, width=80, height=24)
+    sh.type("help all")
+    sh.wait_for_line("cachesh> help all")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == ":", "the pager's prompt")
+    expect("cachesh>" not in sh.last_line(), "the shell waits for the pager", sh)
+    sh.keys("q")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the pager")
+
+
+def test_no_pager_prints_help_whole(home):
+    sh = Shell(home, env=NO_HINTS, args=["--no-pager"], width=80, height=24)
+    sh.run("help all")
+    shown = [l for l in sh.lines() if l]
+    expect(shown[-2].startswith("help COMMAND explains one command"), "the whole list, then the prompt", sh)
+
+
 def test_command_name_completes(home):
     sh = Shell(home, NO_HINTS)
     sh.type("ge")

@@ -85,7 +85,7 @@ enum ObserveCommands {
                 cache.resetStats()
                 return .ok(human: ["stats reset"])
             }
-            let ns = try Arguments.namespace(word)
+            let ns = try Arguments.knownNamespace(try Arguments.namespace(word), at: word, cache, command: "stats")
             let s = cache.stats(namespace: ns)
             var fields = statsFields(s)
             fields["namespace"] = .string(ns)
@@ -98,9 +98,12 @@ enum ObserveCommands {
         var namespaces: [String: JSONValue] = [:]
         for (name, s) in perNamespace { namespaces[name] = .object(statsFields(s)) }
         fields["namespaces"] = .object(namespaces)
-        let columns = ["namespace"] + total.fields.map(\.name) + ["hit_ratio"]
-        var rows = perNamespace.map { [$0.name] + $0.stats.fields.map { String($0.value) } + [ratio($0.stats)] }
-        rows.append(["total"] + total.fields.map { String($0.value) } + [ratio(total)])
+        // One row per counter and a column per namespace, so it fits 80 columns (a table wider
+        // than that, with many namespaces, turns into records).
+        let all = perNamespace + [(name: "total", stats: total)]
+        let columns = ["counter"] + all.map(\.name)
+        var rows = total.fields.indices.map { i in [total.fields[i].name] + all.map { String($0.stats.fields[i].value) } }
+        rows.append(["hit_ratio"] + all.map { ratio($0.stats) })
         return Reply(fields, human: Render.table(columns, rows))
     }
 }

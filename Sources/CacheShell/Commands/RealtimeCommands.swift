@@ -17,12 +17,22 @@ enum RealtimeCommands {
 
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mutate)
+        if args.positional.first?.text == "entity" && args.positional.count < 3 {
+            throw ShellError("mutate entity needs " + (args.positional.count == 1 ? "ID PATCH" : "a PATCH after the ID")
+                             + " (mutate entity ID PATCH)", at: command.end)
+        }
+        if args.positional.first?.text == "entity" && args.positional.count > 3 {
+            try args.expect(3...3, usage: "entity ID PATCH")
+        }
         if args.positional.first?.text == "entity" && args.positional.count == 3 {
             let id = args.positional[1].text
             let patch = try args.patch(2)
             do { return .keys(try cache.mutate(entity: id, patch: patch), ok: true) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
+        }
+        if args.positional.count == 1 {
+            throw ShellError("mutate needs a PATCH after the key (mutate KEY PATCH)", at: command.end)
         }
         try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH")
         let key = try args.key(0)
