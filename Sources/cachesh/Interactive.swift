@@ -41,7 +41,9 @@ enum Interactive {
                 writeOut("\n")
                 return 0
             case .interrupted:
-                writeOut(ansi ? erase(lines, columns: editor.columns) : "^C\n")
+                // A first line is dropped from the screen; on a continuation the lines already
+                // accepted stay, and the interrupted one says ^C.
+                writeOut(ansi && lines.isEmpty ? erase(lines, columns: editor.columns) : "^C\n")
                 lines.removeAll()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
             case .line(let line):

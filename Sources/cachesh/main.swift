@@ -64,6 +64,9 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
 
+    @Option(help: ArgumentHelp("With --verify: also write a JUnit XML report here, one test case per transcript.", valueName: "file"))
+    var junit: String?
+
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
     var transcribe: String?
 }
@@ -82,6 +85,7 @@ struct Invocation {
     var noPager = false
     var verify = false
     var update = false
+    var junit: String?
     var transcribe: String?
 
     init(_ parsed: Cachesh) {
@@ -97,6 +101,7 @@ struct Invocation {
         noPager = parsed.noPager
         verify = parsed.verify
         update = parsed.update
+        junit = parsed.junit
         transcribe = parsed.transcribe
     }
 
@@ -127,7 +132,7 @@ struct Invocation {
             case "--verify": verify = true
             case "--update": update = true
             case "--wait": wait = true
-            case "-c", "--config", "--store", "--transcribe":
+            case "-c", "--config", "--store", "--transcribe", "--junit":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
                 }
@@ -137,6 +142,7 @@ struct Invocation {
                 case "-c": commands = value
                 case "--config": config = value
                 case "--transcribe": transcribe = value
+                case "--junit": junit = value
                 default: store = value
                 }
             default:
@@ -227,13 +233,15 @@ func runMain() -> Int32 {
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
+    if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
     if let recording = command.transcribe {
         return transcribe(recording, command, mode: options.mode)
     }
     if command.verify {
-        return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
+        return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,
+                          environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }

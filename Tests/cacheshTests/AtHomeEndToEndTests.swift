@@ -78,4 +78,43 @@ import Testing
         #expect(withConfig.stderr == #"script.cachesh:2: error: push "friend-blocked" takes user=VALUE; unexpected extra="# + "\n")
         #expect(withConfig.status == 1)
     }
+
+    @Test func aTildeInAFileNameIsTheHomeDirectory() throws {
+        let home = try Sandbox()
+        let run = try Cachesh.run(["-c", "put a 1; snapshot ~/s.json; evict a; restore ~/s.json; keys"],
+                                  environment: ["HOME": home.url.path])
+        #expect(run.status == 0, "\(run)")
+        #expect(FileManager.default.fileExists(atPath: home.url.appendingPathComponent("s.json").path))
+        #expect(run.stdout.hasSuffix("key  state  age_ms\na    fresh  0\n"))
+    }
+
+    @Test func verifyWritesAJUnitReportForCI() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("good.transcript", "cachesh> echo hi\nhi\n")
+        try sandbox.write("bad.transcript", "cachesh> echo <&>\nno\n")
+        let run = try Cachesh.run(["--verify", "--junit", "report.xml", "good.transcript", "bad.transcript"], in: sandbox.url)
+        #expect(run.status == 1)
+        let report = try String(contentsOf: sandbox.url.appendingPathComponent("report.xml"), encoding: .utf8)
+        #expect(report == """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <testsuites name="cachesh --verify" tests="2" failures="1">
+              <testsuite name="transcripts" tests="2" failures="1" errors="0" skipped="0">
+                <testcase classname="transcripts" name="good.transcript"/>
+                <testcase classname="transcripts" name="bad.transcript">
+                  <failure message="output differs">@ bad.transcript:1
+            --- bad.transcript
+            +++ bad.transcript (actual)
+            @@ -1,2 +1,2 @@
+             cachesh&gt; echo &lt;&amp;&gt;
+            -no
+            +&lt;&amp;&gt;
+            </failure>
+                </testcase>
+              </testsuite>
+            </testsuites>
+
+            """)
+        let alone = try Cachesh.run(["--junit", "r.xml", "-c", "now"], in: sandbox.url)
+        #expect(alone.status == 2 && alone.stderr == "cachesh: --junit goes with --verify\n")
+    }
 }

@@ -143,7 +143,7 @@ import Testing
             now_ms: 0
             scheduled at 2026-01-01T00:00:01.000Z: get feed:*
             now:    2026-01-01T00:00:02.000Z
-            now_ms: 2000
+            now_ms: 2000 (2s)
             (no entries)
 
             """)

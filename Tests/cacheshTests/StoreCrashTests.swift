@@ -83,9 +83,9 @@ import Glibc
         #expect(second.stdout == """
             key     state  age_ms
             b       fresh  0
-            feed:a  fresh  30000
+            feed:a  fresh  30000 (30s)
             now:    2026-01-01T00:00:30.000Z
-            now_ms: 30000
+            now_ms: 30000 (30s)
             counter           default  feed   total
             hits              0        1      1
             stale_hits        0        0      0

@@ -182,7 +182,7 @@ def test_prompt(home):
 def test_habits_of_other_shells(home):
     sh = Shell(home, env=NO_HINTS)
     sh.run("?")
-    expect(any(l.startswith("help [COMMAND]") for l in sh.lines()), "? is help", sh)
+    expect(any(l.startswith("Commands by topic") for l in sh.lines()), "? is help", sh)
     for word in ["exit", "\\q", ".quit"]:
         again = Shell(home, env=NO_HINTS)
         again.type(word)
@@ -381,10 +381,39 @@ def test_ctrl_c_drops_an_unfinished_value(home):
     sh.wait_for(lambda s: s.lines()[2] == "...>", "a second continuation line")
     sh.type('"b"')
     sh.keys("C-c")
-    sh.wait_for(lambda s: s.lines()[0] == "cachesh>" and not any(l.startswith("...>") for l in s.lines()),
-                "a fresh prompt with the value gone")
+    sh.wait_for(lambda s: s.lines()[3] == "cachesh>", "a fresh prompt below the dropped value")
+    expect(sh.lines()[:3] == ["cachesh> put doc:3 {", '...> "a": 1,', "...> ^C"],
+           "the lines already accepted stay on the screen, the interrupted one says ^C", sh)
     sh.run("peek doc:3")
     expect(any("absent" in l for l in sh.lines()), "nothing was stored", sh)
+
+
+def test_home_and_end_move_whatever_term_says(home):
+    # tmux sends ESC[1~ / ESC[4~ for Home and End, which xterm's terminfo does not name.
+    sh = Shell(home, env={**NO_HINTS, "TERM": "xterm"})
+    sh.type("cho hom")
+    sh.keys("Home")
+    sh.type("e")
+    sh.keys("End")
+    sh.type("e")
+    sh.wait_for_line("cachesh> echo home")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: "home" in s.lines()[1:], "echo ran with the text as meant")
+
+
+def test_wide_keys_align_in_tables(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("put feed:日本 1")
+    sh.run("put feed:ab 2")
+    sh.run("keys")
+    lines = sh.lines()
+    row_cjk = next(l for l in lines if l.startswith("feed:日本"))
+    row_ascii = next(l for l in lines if l.startswith("feed:ab "))
+    # On the screen, "日本" takes four cells: the state column starts at the same cell.
+    def cells(text):
+        return sum(2 if "\u3000" <= ch <= "\u9fff" else 1 for ch in text)
+    expect(cells(row_cjk[:row_cjk.index("fresh")]) == cells(row_ascii[:row_ascii.index("fresh")]),
+           "the state column is aligned", sh)
 
 
 def test_ctrl_d_quits_with_status_0(home):

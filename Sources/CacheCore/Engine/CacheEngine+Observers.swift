@@ -22,18 +22,22 @@ extension CacheEngine {
     /// Reports a change of the entry in `slot` if it is watched.
     @inline(__always)
     func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
-        guard !observers.isEmpty else { return }
+        guard !observers.isEmpty || reportsAllChanges else { return }
         let e = slots[Int(slot)]
-        guard observers.isWatched(e.key, namespace: namespaces[e.namespace].name) else { return }
-        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now),
-                                                          value: e.value, source: source))
+        let watched = !observers.isEmpty && observers.isWatched(e.key, namespace: namespaces[e.namespace].name)
+        guard watched || reportsAllChanges else { return }
+        let event = CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now), value: e.value, source: source)
+        if watched { delegate?.cacheEngine(self, observed: event) }
+        if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
     }
 
     /// Reports a change of a key that is no longer cached.
     func emit(_ cause: ChangeCause, key: String, namespace: Int32) {
-        guard !observers.isEmpty, observers.isWatched(key, namespace: namespaces[namespace].name) else { return }
-        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: key, at: now, state: .absent,
-                                                          value: nil, source: .cache))
+        let watched = !observers.isEmpty && observers.isWatched(key, namespace: namespaces[namespace].name)
+        guard watched || reportsAllChanges else { return }
+        let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, value: nil, source: .cache)
+        if watched { delegate?.cacheEngine(self, observed: event) }
+        if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
     }
 
     /// Reports a push to observers of everything.

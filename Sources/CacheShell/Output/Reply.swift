@@ -148,8 +148,10 @@ struct Reply {
         }
         out.appendField("age_ms", width: width)
         out.append(r.ageMs)
+        out.appendWords(r.ageMs)
         out.appendField("expires_in_ms", width: width)
         out.append(r.expiresInMs)
+        out.appendWords(r.expiresInMs)
         out.appendField("tags", width: width)
         out.appendJSONArray(r.tags)
         if isGet {
@@ -411,6 +413,7 @@ enum Render {
             let value = fields[name]!
             var shown = text(value, field: name)
             if name == "state", case .string(let s) = value { shown = stateText(s, colour: colour) }
+            if name.hasSuffix("_ms"), case .int(let ms) = value, let words = durationWords(ms) { shown += " (" + words + ")" }
             return name + ":" + String(repeating: " ", count: width - name.count + 1) + shown
         }
     }
@@ -450,6 +453,16 @@ enum Render {
     /// columns before the last (and the last one's header) do not fit ``width`` is shown as
     /// records instead (``records(_:_:colourColumn:colour:)``).
     static func table(_ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, colour: Bool = false) -> [String] {
+        // A duration column (`age_ms`) also says each duration in words.
+        let durations = columns.indices.filter { columns[$0].hasSuffix("_ms") }
+        var rows = rows
+        if !durations.isEmpty {
+            for r in rows.indices {
+                for i in durations where i < rows[r].count {
+                    if let ms = Int64(rows[r][i]), let words = durationWords(ms) { rows[r][i] += " (" + words + ")" }
+                }
+            }
+        }
         var widths = columns.map(TextWidth.of)
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], TextWidth.of(cell)) }
