@@ -246,6 +246,9 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     // The interactive shell shows its prompts itself (options.echo is off for it).
     let terminal = Terminal()
     let session = Session(cache: cache, options: options)
+    // A batch keeps no history (memory stays flat however long it runs); its `record` starts
+    // from the state at that point. The interactive shell keeps it, so `record` writes the session.
+    session.keepsWholeHistory = interactive
     if options.echo && options.mode == .json {
         // As a recording does: the replay, which starts in human mode, must switch first.
         terminal.write(TranscriptSyntax.render(command: "output json", output: "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n"),
