@@ -6,7 +6,7 @@
 Runs CACHESH (default .build/release/cachesh, else .build/debug/cachesh) twice on the same mix of
 commands, SMALL (default 100,000) then LARGE (default 1,000,000) of them: `ns feed ttl=1m max=1000`
 first, then puts over 5,000 keys (LRU eviction), gets (hits, and misses that fetch from the
-simulated server and log a request), deletes, `advance 1s` (expiries) and `server log`, in a
+simulated server and log a request), evictions, `advance 1s` (expiries) and `server log`, in a
 fixed pseudo-random order. The commands go to standard input as they are generated (`stdin`,
 the default: a long-running feed), or as one script file (`script`: the file is read whole).
 Prints each run's peak resident memory (ru_maxrss of the child) and the ratio LARGE / SMALL;
@@ -31,7 +31,7 @@ def commands(n):
         elif r < 0.85:
             yield f"get {key}"
         elif r < 0.93:
-            yield f"delete {key}"
+            yield f"evict {key}"
         elif r < 0.999:
             yield "advance 1s"
         else:
@@ -67,6 +67,7 @@ def peak_kb(cachesh, n, mode):
             os.dup2(devnull, 0)
         out = os.open(os.devnull, os.O_WRONLY)
         os.dup2(out, 1)
+        os.dup2(out, 2)
         os.execv(cachesh, argv)
     _, status, usage = os.wait4(pid, 0)
     if path:

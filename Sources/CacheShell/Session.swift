@@ -76,7 +76,7 @@ public final class Session {
     public internal(set) var safeRefusals = 0
     public internal(set) var lastSafeRefusal: String?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
-    /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
+    /// which also clear `history`): a recording starts with `restore {SNAPSHOT}` of it, inline.
     /// Rendered from `baseDocument` only when first asked for: most sessions never record, and the text
     /// of a large cache costs seconds.
     public var baseSnapshot: String? {

@@ -296,6 +296,17 @@ private let feedTranscript = """
         #expect(try cachesh(["--safe", "--verify", "out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
     }
 
+    @Test func anInlineLoadRunsUnderSafeAndNamesTheJSONPath() throws {
+        let dir = try directory(with: [
+            "s.cachesh": "load {\"namespaces\": {\"feed\": {\"ttl\": \"1m\",\n  \"max\": 2}}}\nconfig\nload {\"namespaces\": {\"feed\": {\"ttl\": 5}}}\nconfig\n",
+        ])
+        let run = try cachesh(["--safe", "s.cachesh"], in: dir)
+        #expect(run.status == 1)
+        #expect(run.stdout.hasPrefix("loaded configuration\nns feed ttl=1m max=2\n"))
+        #expect(run.stdout.components(separatedBy: "ns feed ttl=1m max=2\n").count == 3, "the refused load changed nothing")
+        #expect(run.stderr == "s.cachesh:4: error: load: $.namespaces.feed.ttl: expected a duration string like \"5m\"\n")
+    }
+
     @Test(arguments: [false, true])
     func aSessionAfterRestoreRecordsItsSnapshotInline(json: Bool) throws {
         let dir = try directory(with: [

@@ -154,7 +154,7 @@ final class Recording {
 
     /// Writes the session so far as the transcript at `path`, replacing the file there only once
     /// all of it is on disk (`FileIO.replace`: a full disk leaves the old file as it was).
-    /// - Throws: `Failure` when the file or the snapshot beside it cannot be written.
+    /// - Throws: `Failure` when the file cannot be written.
     init(name: String, path: String, session: Session, on cache: isolated Cache) throws(Failure) {
         self.name = name
         let header = RecordCommands.header(for: session, on: cache)
