@@ -36,6 +36,12 @@ struct EntrySlots: RandomAccessCollection {
         marked.append(Int32(i))
     }
 
+    /// Marks a slot as written to (while tracking), for state kept beside the entries.
+    @inline(__always)
+    mutating func markChanged(_ i: Int) {
+        if tracking { mark(i) }
+    }
+
     mutating func append(_ entry: Entry) {
         storage.append(entry)
         if tracking { mark(storage.count - 1) }

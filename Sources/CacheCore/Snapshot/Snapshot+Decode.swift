@@ -59,7 +59,8 @@ extension Snapshot {
                 throw o.fail(name, "bad namespace name")
             }
             let n = try o.object(name)
-            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable"])
+            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
+                        "policy", "hand", "next_rank"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -76,6 +77,20 @@ extension Snapshot {
             policy.timeout = try n.optionalDuration("timeout_ms")
             if policy.timeout == 0 { throw n.fail("timeout_ms", "must be positive") }
             policy.purgeable = try n.bool("purgeable")
+            if n.has("policy") {
+                guard case .string(let text) = try n.value("policy"), let eviction = Eviction(rawValue: text) else {
+                    throw n.fail("policy", "expected one of lru, fifo, sieve, lfu")
+                }
+                policy.eviction = eviction
+            }
+            if n.has("next_rank") {
+                guard policy.eviction != .lru else { throw n.fail("next_rank", "only a namespace outside lru has ranks") }
+                nextRanks[i] = UInt64(try n.count("next_rank"))
+            }
+            if n.has("hand") {
+                guard policy.eviction == .sieve else { throw n.fail("hand", "only a sieve namespace has a hand") }
+                hands[i] = try n.key("hand")
+            }
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
         namespaces = slots.map { $0! }
@@ -136,11 +151,13 @@ extension Snapshot {
     private static let entryFields: Set<String> = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
+        "rank", "uses", "visited",
     ]
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
+        var seenRanks = Array(repeating: Set<Int64>(), count: namespaces.count)
         let base = SnapshotPath("entries")
         for (i, item) in list.enumerated() {
             let e = try SnapshotObject(item, base.element(i))
@@ -166,8 +183,41 @@ extension Snapshot {
             entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
             entry.expirySeq = try e.seq("expiry_seq", default: 0)
             if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+            ranks.append(try Self.rank(e, namespaces[ns], seen: &seenRanks[ns]))
             entries.append(entry)
         }
+        for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
+            guard let i = entries.firstIndex(where: { $0.key == key }), entries[i].namespace == Int32(n) else {
+                throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,
+                                    "\(key) is not an entry of this namespace")
+            }
+        }
+    }
+
+    /// An entry's eviction state: none under LRU; `rank` (unique in its namespace) otherwise,
+    /// `uses` (at least 1) under LFU, `visited` under SIEVE.
+    private static func rank(_ e: SnapshotObject, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
+        let eviction = ns.policy.eviction
+        guard eviction != .lru else {
+            for field in ["rank", "uses", "visited"] where e.has(field) {
+                throw e.fail(field, "an entry of an lru namespace has no \(field) (its place is its recency)")
+            }
+            return nil
+        }
+        if eviction != .lfu && e.has("uses") { throw e.fail("uses", "only an entry of an lfu namespace has uses") }
+        if eviction != .sieve && e.has("visited") { throw e.fail("visited", "only an entry of a sieve namespace is visited") }
+        let rank = try e.count("rank")
+        guard seen.insert(Int64(rank)).inserted else { throw e.fail("rank", "rank \(rank) appears twice in namespace \(ns.name)") }
+        var r = EntryStore.Rank(stamp: UInt64(rank))
+        switch eviction {
+        case .lru, .fifo: break
+        case .sieve: r.uses = try e.bool("visited", default: false) ? 1 : 0
+        case .lfu:
+            let uses = try e.count("uses")
+            guard uses >= 1 else { throw e.fail("uses", "expected at least 1") }
+            r.uses = UInt64(uses)
+        }
+        return r
     }
 
     private static func mutationLog(_ o: SnapshotObject) throws(SnapshotError) -> MutationLog {
