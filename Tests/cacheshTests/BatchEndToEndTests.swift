@@ -155,9 +155,13 @@ struct BatchEndToEndTests {
         #expect(run.stdout.contains("cachesh> nonsense\nerror: unknown command \"nonsense\" (try help)\n"))
         #expect(run.stdout.contains("cachesh> echo cachesh> looks like a prompt\n\\cachesh> looks like a prompt\ncachesh> echo ...\n\\...\n"))
         #expect(run.stdout.hasSuffix("cachesh> put c [1,\nerror: unterminated JSON value: \"[\" opened here is never closed\n"))
-        // Up to `record stop`, the recording and the echo are the same text.
+        // Up to `record stop`, the recording and the echo are the same text, after the state the
+        // recording starts from (a batch keeps no history: `restore {SNAPSHOT}` of it, inline).
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
-        #expect(run.stdout.hasPrefix(recorded))
+        let restored = "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n"
+        #expect(recorded.hasPrefix("cachesh> restore {\n"))
+        let commands = try #require(recorded.range(of: restored)).upperBound
+        #expect(run.stdout.hasPrefix(recorded[commands...]))
         try sandbox.write("s.transcript", run.stdout)
         #expect(try Cachesh.run(["--verify", "s.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
