@@ -23,7 +23,7 @@ private func usageError(in output: String) -> String? {
     @Test func helpListsEveryCommandWithAlignedSummaries() async {
         let lines = await typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == CommandCatalog.all.count + 2)  // the pointer line, then the final newline
-        #expect(lines.first == "load FILE                                load a configuration: namespaces, push rules, server")
+        #expect(lines.first == "load FILE|{CONFIG}                       load a configuration: namespaces, push rules, server")
         #expect(lines.contains("get KEY [--force] [--nowait] [--async]   read as the app does: serve, refresh or fetch"))
         #expect(lines.contains("quit                                     leave the shell"))
         #expect(lines.dropLast().last == "help COMMAND explains one command, with its arguments and an example")
@@ -61,7 +61,7 @@ private func usageError(in output: String) -> String? {
               fail N [KEY]     the next N requests (for KEY) fail
               offline          send no request; every cached value is served, flagged offline
               online           send requests again, first the queued mutations
-              log [clear]      the requests received, with times and fates; clear forgets them
+              log [clear]      the requests received (the last 10000), with times and fates; clear forgets them
               next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [--fail] [--not-found] [--no-answer] [--validate]  queue the answer to KEY's next request (--validate: the next validation's), taken in order: VALUE or value=JSON (else the data), latency=D, --fail or error=TEXT, --not-found, --no-answer
               strict on|off    on: a request with nothing queued gets no answer and fails its command, naming it
             example: server set feed:home [{"id":1,"likes":3}]
@@ -80,7 +80,7 @@ private func usageError(in output: String) -> String? {
 
     @Test func jsonHelpListsNameSynopsisAndSummary() async {
         let output = await typed("help", options: SessionOptions(mode: .json))
-        #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE"},{"name":"ns","#))
+        #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE|{CONFIG}"},{"name":"ns","#))
         #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}]}"# + "\n"))
         #expect(output.components(separatedBy: #"{"name":"#).count - 1 == CommandCatalog.all.count)
         #expect(output.split(separator: "\n").count == 1)

@@ -128,6 +128,34 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
+    /// A typed session (as in the interactive shell) that loads a file, restores a snapshot file
+    /// and goes on: its recording names neither file and replays alone under --safe.
+    @Test func aTypedSessionWithLoadAndRestoreRecordsOneFileThatReplaysUnderSafe() async throws {
+        let directory = temporaryDirectory()
+        try #"{"namespaces": {"feed": {"ttl": "10m", "stale": "1m", "max": 2}}, "server": {"latency": "50ms", "data": {"feed:b": 2}}}"#
+            .write(toFile: directory + "/conf.json", atomically: true, encoding: .utf8)
+        let session = await TestShell()
+        await session.run { session, _ in session.baseDirectory = directory }
+        #expect(await session.typed("load conf.json") == "loaded conf.json\n")
+        _ = await session.typed("put feed:a 1")
+        _ = await session.typed("get feed:b")
+        _ = await session.typed("advance 2m")
+        #expect(await session.typed("snapshot state.json").hasPrefix("wrote state.json"))
+        _ = await session.typed("clear")
+        #expect(await session.typed("restore state.json").hasPrefix("restored state.json (2 entries"))
+        _ = await session.typed("load conf.json")
+        _ = await session.typed("get feed:a")
+        #expect(await session.typed("record out.transcript").hasPrefix("recording to out.transcript"))
+        _ = await session.typed("put feed:c 3")
+        _ = await session.typed("record stop")
+        let text = contents(directory + "/out.transcript") ?? ""
+        #expect(text.hasPrefix("cachesh> restore {\n"))
+        #expect(text.contains("cachesh> load {\n...>   \"namespaces\": {\n"))
+        #expect(!text.contains("conf.json") && !text.contains("state.json"), "the transcript names no other file")
+        for file in ["conf.json", "state.json"] { try FileManager.default.removeItem(atPath: directory + "/" + file) }
+        #expect(await TranscriptCheck.replay(name: "out.transcript", text: text, safe: true).report() == "")
+    }
+
     @Test func recordIsRefusedUnderSafe() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(safe: true))
