@@ -14,7 +14,7 @@ struct ServerLog {
 
     /// The most lines the log keeps: past `limit + limit / 4`, the oldest are dropped down to
     /// `limit` (a pending line dropped this way is no longer listed), so memory does not grow with
-    /// the length of a run, at O(1) amortized per request (SPEC §5.3).
+    /// the length of a run, at O(1) amortized per request (SPEC §4, `server log`).
     static let limit = 10_000
 
     init() {}
