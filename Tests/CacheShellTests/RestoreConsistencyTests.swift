@@ -109,18 +109,6 @@ import TestSupport
         #expect(r.unchanged)
     }
 
-    @Test func aMutationWithoutItemsIsRefused() async throws {
-        let session = await Self.busySession()
-        let i = try await Self.busyIndex(session, "feed:home")
-        let document = try await Self.edited(session) { d in
-            try Self.entry(&d, "feed:home") { e in Self.object(&e, "mutations") { $0["items"] = [] } }
-        }
-        let r = await refusal(session, document)
-        #expect(r.error.hasPrefix("error: restore: entries[\(i)].mutations.pending: mutation "))
-        #expect(r.error.hasSuffix(" is pending but no item of the log belongs to it\n"))
-        #expect(r.unchanged)
-    }
-
     @Test func aMutationNeitherQueuedNorInFlightIsRefused() async throws {
         let session = await Self.busySession()
         let document = try await Self.edited(session) { d in
