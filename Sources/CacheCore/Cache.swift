@@ -218,11 +218,15 @@ public actor Cache {
     }
 
     /// Bulk read (B7): one request for every key that needs one; waits (virtual clock) only when a
-    /// key is expired or absent. - Returns: results in the order asked.
-    public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
+    /// key is expired or absent, and never with `nowait` or in live mode (as `read`).
+    /// - Returns: results in the order asked.
+    public func mget(_ keys: [String], nowait: Bool = false) throws(CacheError) -> [ReadResult] {
         sync()
         defer { finish() }
-        return try tryNoting(.mget(keys: keys), RecordedReturn.reads) { () throws(CacheError) in try engine.mget(keys) }
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.mget(keys: keys, nowait: nowait), RecordedReturn.reads) { () throws(CacheError) in
+            try engine.mget(keys, nowait: nowait)
+        }
     }
 
     /// What the cache holds for a key, without touching recency, statistics or the origin.

@@ -14,8 +14,13 @@ import TestSupport
 /// server with fixed data and latency (one key it does not have). On a divergence the test prints
 /// the seed, the shortest failing prefix and a smaller sequence that still fails, as shell commands.
 ///
-/// Not covered here (other suites test them): `--force`, `mget`, `invalidate`, `expire`, events,
-/// mutations, offline, scripted failures and policy changes during a run.
+/// Bulk reads (blocking, `--nowait`, and scheduled by `at`, which never block) may hold more keys of
+/// a namespace than its `max`; key events and pushes whose rule refreshes a key land while fetches
+/// of it are in flight, first fetches included; the server goes offline and back (reads served
+/// flagged, a push's refresh invalidating instead).
+///
+/// Not covered here (other suites test them): `--force`, `invalidate`, `expire`, entity events,
+/// mutations, scripted failures and policy changes during a run.
 @Suite struct ModelTests {
     static let sequences = 2_000
     static let length = 200
@@ -41,6 +46,12 @@ import TestSupport
         case evict(String)
         case clear(String?)
         case keys
+        case mget([String], nowait: Bool)
+        case atMget(Int64, [String])
+        case event(String, Int)
+        case push(String)
+        case offline
+        case online
 
         var description: String {
             switch self {
@@ -51,6 +62,12 @@ import TestSupport
             case .evict(let key): "evict \(key)"
             case .clear(let ns): "clear" + (ns.map { " \($0)" } ?? "")
             case .keys: "keys"
+            case .mget(let keys, let nowait): "mget " + keys.joined(separator: " ") + (nowait ? " --nowait" : "")
+            case .atMget(let ms, let keys): "at \(ms)ms mget " + keys.joined(separator: " ")
+            case .event(let key, let n): "event \(key) \"e\(n)\""
+            case .push(let key): "push changed key=\(key)"
+            case .offline: "server offline"
+            case .online: "server online"
             }
         }
     }
@@ -81,7 +98,8 @@ import TestSupport
             }
         }
         #expect(coverage.boundaryReads > 0, "no read landed exactly on a stale or expiry instant")
-        for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "evictions", "expirations"] {
+        for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "refresh_failures",
+                        "evictions", "expirations", "invalidations"] {
             #expect(coverage.counters[counter, default: 0] > 0, "\(counter) never moved")
         }
     }
@@ -114,13 +132,25 @@ import TestSupport
         for n in 0..<length {
             let key = keys[Int(rng.next() % UInt64(keys.count))]
             let roll = rng.next() % 100
+            /// 2 to 4 keys, mostly of one namespace so an answer can hold more of it than its `max`.
+            func bulk() -> [String] {
+                let n = 2 + Int(rng.next() % 3)
+                let pool = rng.next() % 2 == 0 ? keys.filter { $0.hasPrefix(key.prefix(2)) } : keys
+                return (0..<n).map { _ in pool[Int(rng.next() % UInt64(pool.count))] }
+            }
             switch roll {
-            case 0..<25: ops.append(.put(key, n))
-            case 25..<45: ops.append(.get(key, nowait: false))
-            case 45..<60: ops.append(.get(key, nowait: true))
-            case 60..<68: ops.append(.peek(key))
-            case 68..<88: ops.append(.advance(steps[Int(rng.next() % UInt64(steps.count))]))
-            case 88..<93: ops.append(.evict(key))
+            case 0..<20: ops.append(.put(key, n))
+            case 20..<36: ops.append(.get(key, nowait: false))
+            case 36..<48: ops.append(.get(key, nowait: true))
+            case 48..<54: ops.append(.peek(key))
+            case 54..<72: ops.append(.advance(steps[Int(rng.next() % UInt64(steps.count))]))
+            case 72..<76: ops.append(.evict(key))
+            case 76..<79: ops.append(.mget(bulk(), nowait: false))
+            case 79..<81: ops.append(.mget(bulk(), nowait: true))
+            case 81..<84: ops.append(.atMget(steps[Int(rng.next() % UInt64(steps.count))], bulk()))
+            case 84..<89: ops.append(.event(key, n))
+            case 89..<92: ops.append(.push(key))
+            case 92: ops.append(rng.next() % 2 == 0 ? .offline : .online)
             case 93..<95:
                 let names: [String?] = [nil, "a", "b", "c", "d"]
                 ops.append(.clear(names[Int(rng.next() % 5)]))
@@ -149,9 +179,16 @@ import TestSupport
         engine.checksInvariants = true
         var broken: [String] = []
         engine.invariantFailure = { broken = $0 }
+        try! engine.configure(CacheConfiguration(namespaces: [:], push: ["changed": PushRule(refresh: ["{key}"])]))
         for (name, p) in policies.sorted(by: { $0.key < $1.key }) {
             _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max), eviction: p.eviction))
         }
+        // `at D mget`: the delegate runs each scheduled bulk read as the shell does, never blocking.
+        let delegate = EventLog()
+        var scheduledKeys: [Int: [String]] = [:]
+        // Not told `nowait`: the engine must not block in a scheduled command by itself (SPEC §2).
+        delegate.onScheduled = { token in _ = try! engine.mget(scheduledKeys.removeValue(forKey: token)!) }
+        engine.delegate = delegate
         let model = ReferenceModel(policies: policies, latency: latency, missing: missing)
         configure(model)
 
@@ -177,6 +214,27 @@ import TestSupport
             case .clear(let ns):
                 let (got, want) = (engine.clear(namespace: ns), model.clear(namespace: ns))
                 if got != want { mismatch = ("\(got)", "\(want)") }
+            case .mget(let keys, let nowait):
+                let (got, want) = (try! engine.mget(keys, nowait: nowait).map(read), model.mget(keys, nowait: nowait))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .atMget(let ms, let keys):
+                scheduledKeys[index] = keys
+                engine.schedule(after: ms, token: index)
+                model.schedule(after: ms, mget: keys)
+            case .event(let key, let n):
+                origin.set(key, .string("e\(n)"), at: engine.now)
+                let (got, want) = (try! engine.event(key, patch: try! Patch(.string("e\(n)"))), model.event(key, "e\(n)"))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .push(let key):
+                let (got, want) = (try! engine.push("changed", arguments: ["key": key]), model.pushRefresh(key))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .offline:
+                origin.isOnline = false
+                model.online = false
+            case .online:
+                origin.isOnline = true
+                engine.originDidComeOnline()
+                model.online = true
             case .keys:
                 let got = engine.keys(matching: Glob("[ab]:*")).map { "\($0.key) \($0.state) \($0.ageMs)" }
                 let want = model.keys().filter { $0.key.hasPrefix("a:") || $0.key.hasPrefix("b:") }
@@ -211,14 +269,15 @@ import TestSupport
             return "after `\(op)` keys are\n    \(keys.map { "\($0.key) \($0.state) \($0.ageMs)" })\n  the model says\n    "
                 + "\(model.keys().map { "\($0.key) \($0.state) \($0.ageMs)" })"
         }
-        let pending = engine.pendingWork(), requests = model.pendingRequests()
+        let pending = engine.pendingWork().filter { if case .request = $0.kind { true } else { false } }
+        let requests = model.pendingRequests()
         let samePending = pending.count == requests.count && pending.indices.allSatisfy { i in
-            pending[i].kind == .request(.fetch, keys: [requests[i].key])
+            pending[i].kind == .request(.fetch, keys: requests[i].keys)
                 && pending[i].dueAt == requests[i].completesAt + engine.clockStart
         }
         if !samePending {
             let text = pending.map { "\($0.kind)@\(($0.dueAt ?? -1) - engine.clockStart)" }
-            return "after `\(op)` pending is \(text), the model says \(requests.map { "\($0.key)@\($0.completesAt)" })"
+            return "after `\(op)` pending is \(text), the model says \(requests.map { "\($0.keys)@\($0.completesAt)" })"
         }
         // The totals after each command; every namespace's counters after the last one.
         if engine.stats() != model.total {
@@ -236,11 +295,11 @@ import TestSupport
         var sameLog = log.count == model.log.count
         for i in (log.count - lines)..<log.count where sameLog {
             let (line, expected) = (log[i], model.log[i])
-            sameLog = line.atMs == expected.atMs && line.keys == [expected.key] && line.fate.rawValue == expected.fate
+            sameLog = line.atMs == expected.atMs && line.keys == expected.keys && line.fate.rawValue == expected.fate
         }
         if !sameLog {
             return "after `\(op)` the server log ends \(log.suffix(lines).map { "\($0.atMs) \($0.keys) \($0.fate)" }), "
-                + "the model says \(model.log.suffix(lines).map { "\($0.atMs) \($0.key) \($0.fate)" })"
+                + "the model says \(model.log.suffix(lines).map { "\($0.atMs) \($0.keys) \($0.fate)" })"
         }
         return nil
     }
@@ -248,9 +307,10 @@ import TestSupport
     /// A read result in the model's terms (string values unquoted).
     static func read(_ r: ReadResult) -> ReferenceModel.Read {
         var value = r.value.map { value -> String in if case .string(let s) = value { s } else { value.compactText } }
-        if r.offline || !r.tags.isEmpty { value = "unexpected offline=\(r.offline) tags=\(r.tags)" }
+        if !r.tags.isEmpty { value = "unexpected tags=\(r.tags)" }
         return ReferenceModel.Read(key: r.key, state: r.state.rawValue, value: value, ageMs: r.ageMs,
-                                   expiresInMs: r.expiresInMs, source: r.source.rawValue, error: r.error, pending: r.pending)
+                                   expiresInMs: r.expiresInMs, source: r.source.rawValue, error: r.error, pending: r.pending,
+                                   offline: r.offline)
     }
 
     // MARK: Shrinking

@@ -1,7 +1,8 @@
 import CacheCore
 
 /// A deliberately naive model of the parts of SPEC §1/§1.1 that `put`, `get` (blocking and
-/// `--nowait`), `peek`, `keys`, `advance`, `evict` and `clear` touch, for the model-based test,
+/// `--nowait`), `mget` (blocking, `--nowait` and scheduled by `at`), `peek`, `keys`, `advance`,
+/// `evict`, `clear`, key events and pushes whose rule refreshes a key touch, for the model-based test,
 /// with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by sorting and scanning.
 ///
 /// Everything is a plain array searched linearly: entries in recency order (least recent first),
@@ -9,8 +10,10 @@ import CacheCore
 /// only need the same relative order as the engine's: they are drawn, in the same order, for each
 /// `put`, each request sent and each store, which is all the rules below compare.
 ///
-/// The server is fixed: it holds `"srv-KEY"` for every key except those in `missing`, which
-/// answer `not found`; every request takes `latency` ms; it is always online.
+/// The server holds `"srv-KEY"` for every key except those in `missing`, which answer `not
+/// found`, until an event changes a key's value; it answers with the data as of the request;
+/// every request takes `latency` ms. Offline (`server offline`) it is sent nothing; requests
+/// already in flight complete.
 final class ReferenceModel {
     struct NamespacePolicy {
         var ttl: Int64
@@ -34,6 +37,8 @@ final class ReferenceModel {
         var storedBy: Int
         /// The clock passed `expiresAt` while this stored value was live: `expirations` counted it.
         var expiryCounted = false
+        /// Invalidated (stale until the next store), by an answer that arrived marked.
+        var invalidated = false
         /// Eviction state: its namespace's counter when stored (FIFO, SIEVE) or last accessed (LFU).
         var rank = 0
         /// LFU: accesses since stored, 1 when new.
@@ -42,16 +47,30 @@ final class ReferenceModel {
         var visited = false
     }
 
+    /// A fetch of one key or more (a bulk read's), each key's flags kept by position.
     struct Request {
         var id: Int
-        var key: String
+        var keys: [String]
         var completesAt: Int64
-        var refresh: Bool
-        /// `evict`, `clear` or LRU eviction voided its response (fate `discarded`).
-        var voided = false
+        var refresh: [Bool]
+        /// `evict`, `clear` or LRU eviction voided the key's response (fate `discarded`).
+        var voided: [Bool]
+        /// A push's refresh or an event reached the key while this was in flight: stored stale.
+        var invalidated: [Bool]
+        /// The server's answer per key as of sending (nil: not found).
+        var answers: [String?]
+
+        func index(_ key: String) -> Int? { keys.firstIndex(of: key) }
     }
 
     enum Outcome { case stored, discarded, failed(String) }
+
+    /// An `mget` scheduled by `at`: it runs as `--nowait` when due.
+    struct Scheduled {
+        var seq: Int
+        var due: Int64
+        var keys: [String]
+    }
 
     /// What a read shows, in the engine's `ReadResult` terms.
     struct Read: Equatable, CustomStringConvertible {
@@ -63,11 +82,12 @@ final class ReferenceModel {
         var source: String
         var error: String?
         var pending: Bool
+        var offline = false
 
         var description: String {
             "\(key) state=\(state) value=\(value ?? "null") age=\(ageMs.map(String.init) ?? "-") "
                 + "expires_in=\(expiresInMs.map(String.init) ?? "-") source=\(source) "
-                + "error=\(error ?? "-") pending=\(pending)"
+                + "error=\(error ?? "-") pending=\(pending)" + (offline ? " offline" : "")
         }
     }
 
@@ -81,16 +101,21 @@ final class ReferenceModel {
     var evictAsLRU = false
 
     private(set) var now: Int64 = 0
+    /// `server offline` / `server online`.
+    var online = true
     private(set) var entries: [Entry] = []
     private(set) var requests: [Request] = []
     /// Counters in total and by namespace.
     private(set) var total = Stats()
     private(set) var stats: [String: Stats] = [:]
     /// The server log: when each request was sent, its key and its fate, in the order sent.
-    private(set) var log: [(atMs: Int64, key: String, fate: String)] = []
+    private(set) var log: [(atMs: Int64, keys: [String], fate: String)] = []
     private var logIndex: [Int: Int] = [:]
     private var seq = 0
-    private var outcomes: [Int: Outcome] = [:]
+    private var outcomes: [Int: [String: Outcome]] = [:]
+    private(set) var scheduled: [Scheduled] = []
+    /// Values events gave the server (otherwise `"srv-KEY"`).
+    private var data: [String: String] = [:]
     /// The next rank of each namespace.
     private var nextRank: [String: Int] = [:]
     /// SIEVE: the key the hand of each namespace rests on (none: the next search starts at the oldest).
@@ -119,14 +144,22 @@ final class ReferenceModel {
 
     func state(_ e: Entry) -> String {
         if now >= expiresAt(e) { return "expired" }
+        if e.invalidated { return "stale" }
         if let stale = e.policy.stale, now >= e.storedAt + stale { return "stale" }
         return "fresh"
     }
 
     func position(_ key: String) -> Int? { entries.firstIndex { $0.key == key } }
 
-    /// The request whose response would be stored for `key`: the one not voided.
-    func inFlight(_ key: String) -> Int? { requests.first { $0.key == key && !$0.voided }?.id }
+    /// The fetch a read of `key` joins: the latest sent whose response for it is not void.
+    func inFlight(_ key: String) -> Int? {
+        requests.last { r in r.index(key).map { !r.voided[$0] } ?? false }?.id
+    }
+
+    /// Marks the responses in flight for `key` to be stored stale.
+    func markInvalidated(_ key: String) {
+        for j in requests.indices { if let i = requests[j].index(key) { requests[j].invalidated[i] = true } }
+    }
 
     func nextSeq() -> Int {
         seq += 1
@@ -206,6 +239,7 @@ final class ReferenceModel {
 
     /// Evicts entries of the key's namespace down to its `max`, by its policy; `sparing` is the
     /// key just stored.
+    @discardableResult
     func evictOverflow(namespaceOf key: String, sparing: String? = nil) -> [String] {
         let ns = Self.namespace(of: key)
         guard let max = policy(namespace: ns).max else { return [] }
@@ -221,26 +255,38 @@ final class ReferenceModel {
     }
 
     func void(_ key: String) {
-        for i in requests.indices where requests[i].key == key { requests[i].voided = true }
+        for j in requests.indices { if let i = requests[j].index(key) { requests[j].voided[i] = true } }
     }
 
-    func send(_ key: String, refresh: Bool) -> Int {
+    func send(_ key: String, refresh: Bool) -> Int { send([key], refresh: [refresh]) }
+
+    /// Sends one fetch for `keys`: `requests` rises once in total and once per namespace involved.
+    func send(_ keys: [String], refresh: [Bool]) -> Int {
         let id = nextSeq()
-        requests.append(Request(id: id, key: key, completesAt: now + latency, refresh: refresh))
+        let answers = keys.map { data[$0] ?? (missing.contains($0) ? nil : "srv-\($0)") }
+        requests.append(Request(id: id, keys: keys, completesAt: now + latency, refresh: refresh,
+                                voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers))
         logIndex[id] = log.count
-        log.append((now, key, "pending"))
-        count(\.requests, key)
-        if refresh { count(\.refreshes, key) }
+        log.append((now, keys, "pending"))
+        total.requests += 1
+        var seen = Set<String>()
+        for key in keys where seen.insert(Self.namespace(of: key)).inserted {
+            stats[Self.namespace(of: key), default: Stats()].requests += 1
+        }
+        for (key, r) in zip(keys, refresh) where r { count(\.refreshes, key) }
         return id
     }
 
     // MARK: Scheduled work
 
-    enum Work { case completion(Int), expiry(String) }
+    enum Work { case completion(Int), expiry(String), mget(Int) }
 
     /// The earliest scheduled item, by (time, sequence number).
     func nextWork() -> (time: Int64, seq: Int, work: Work)? {
         var best: (time: Int64, seq: Int, work: Work)?
+        for c in scheduled where best.map({ (c.due, c.seq) < ($0.time, $0.seq) }) ?? true {
+            best = (c.due, c.seq, .mget(c.seq))
+        }
         for r in requests where best.map({ (r.completesAt, r.id) < ($0.time, $0.seq) }) ?? true {
             best = (r.completesAt, r.id, .completion(r.id))
         }
@@ -259,35 +305,50 @@ final class ReferenceModel {
             let i = position(key)!
             entries[i].expiryCounted = true
             count(\.expirations, key)
+        case .mget(let seq):
+            let c = scheduled.first { $0.seq == seq }!
+            scheduled.removeAll { $0.seq == seq }
+            _ = mget(c.keys, nowait: true)
         case .completion(let id):
             let r = requests.first { $0.id == id }!
             requests.removeAll { $0.id == id }
-            let outcome = complete(r)
-            outcomes[id] = outcome
-            let fate = switch outcome { case .stored: "stored"; case .discarded: "discarded"; case .failed: "failed" }
-            log[logIndex[id]!].fate = fate
+            var keyOutcomes: [String: Outcome] = [:]
+            var evicted: [String] = []
+            var anyStored = false
+            for (i, key) in r.keys.enumerated() {
+                let outcome = r.voided[i] || evicted.contains(key) ? .discarded : complete(r, i, evicted: &evicted)
+                keyOutcomes[key] = outcome
+                if case .stored = outcome { anyStored = true }
+            }
+            outcomes[id] = keyOutcomes
+            let allFailed = keyOutcomes.values.allSatisfy { if case .failed = $0 { true } else { false } }
+            log[logIndex[id]!].fate = anyStored ? "stored" : allFailed ? "failed" : "discarded"
         }
     }
 
-    func complete(_ r: Request) -> Outcome {
-        if r.voided { return .discarded }
-        if missing.contains(r.key) {
-            count(r.refresh ? \.refreshFailures : \.fetchFailures, r.key)
+    /// Key `k` of request `r`'s answer: stored (stale if marked), discarded by B12, or failed.
+    func complete(_ r: Request, _ k: Int, evicted: inout [String]) -> Outcome {
+        let key = r.keys[k]
+        guard let answer = r.answers[k] else {
+            count(r.refresh[k] ? \.refreshFailures : \.fetchFailures, key)
             return .failed("not found")
         }
-        if let i = position(r.key) {
+        if let i = position(key) {
             if r.id < entries[i].lastWrite || r.id < entries[i].storedBy { return .discarded }
-            entries[i].value = "srv-\(r.key)"
+            entries[i].value = answer
             entries[i].storedAt = now
             entries[i].storeSeq = nextSeq()
             entries[i].storedBy = r.id
             entries[i].expiryCounted = false
+            entries[i].invalidated = r.invalidated[k]
             return .stored
         }
-        store(Entry(key: r.key, namespace: Self.namespace(of: r.key),
-                    policy: policy(namespace: Self.namespace(of: r.key)), value: "srv-\(r.key)", storedAt: now, storeSeq: nextSeq(),
-                    lastWrite: 0, storedBy: r.id))
-        _ = evictOverflow(namespaceOf: r.key, sparing: r.key)
+        var entry = Entry(key: key, namespace: Self.namespace(of: key),
+                          policy: policy(namespace: Self.namespace(of: key)), value: answer, storedAt: now, storeSeq: nextSeq(),
+                          lastWrite: 0, storedBy: r.id)
+        entry.invalidated = r.invalidated[k]
+        store(entry)
+        evicted += evictOverflow(namespaceOf: key, sparing: key)
         return .stored
     }
 
@@ -308,6 +369,7 @@ final class ReferenceModel {
             entries[i].storedBy = s
             entries[i].storeSeq = nextSeq()
             entries[i].expiryCounted = false
+            entries[i].invalidated = false
             touch(i)
             return [key]
         }
@@ -316,7 +378,29 @@ final class ReferenceModel {
         return [key] + evictOverflow(namespaceOf: key, sparing: key)
     }
 
+    /// An offline read (B5): a cached value in any state is served, flagged; counted by its state.
+    func offlineRead(_ key: String) -> Read {
+        guard let i = position(key) else {
+            count(\.misses, key)
+            var r = current(key)
+            r.offline = true
+            r.error = "offline"
+            return r
+        }
+        noteBoundary(entries[i])
+        switch state(entries[i]) {
+        case "fresh": count(\.hits, key)
+        case "stale": count(\.staleHits, key)
+        default: count(\.misses, key)
+        }
+        touch(i)
+        var r = read(entries[position(key)!])
+        r.offline = true
+        return r
+    }
+
     func get(_ key: String, nowait: Bool) -> Read {
+        if !online { return offlineRead(key) }
         if let i = position(key) {
             noteBoundary(entries[i])
             let st = state(entries[i])
@@ -342,9 +426,15 @@ final class ReferenceModel {
         }
         if nowait { return current(key) }
         while requests.contains(where: { $0.id == id }) { run(nextWork()!) }
-        switch outcomes[id]! {
+        return result(key, outcomes[id]![key]!)
+    }
+
+    /// What a reader waiting on a completed request gets for `key`.
+    func result(_ key: String, _ outcome: Outcome) -> Read {
+        switch outcome {
         case .stored:
-            return read(entries[position(key)!], source: "server")
+            // A bulk answer holding more keys than `max` may evict a key it stored.
+            return position(key).map { read(entries[$0], source: "server") } ?? current(key)
         case .discarded:
             return current(key)
         case .failed(let message):
@@ -355,6 +445,96 @@ final class ReferenceModel {
             }
             return r
         }
+    }
+
+    /// `mget`: one request for the keys `get` would fetch or refresh that have none in flight.
+    func mget(_ keys: [String], nowait: Bool) -> [Read] {
+        if !online { return keys.map(offlineRead) }
+        var toSend: [String] = []
+        var refresh: [Bool] = []
+        var waitOn: [String: Int?] = [:]     // nil: the bulk request
+        var served: [String: Read] = [:]
+        for key in keys {
+            var st = "absent"
+            if let i = position(key) {
+                noteBoundary(entries[i])
+                st = state(entries[i])
+                touch(i)
+            }
+            switch st {
+            case "fresh":
+                count(\.hits, key)
+                served[key] = read(entries[position(key)!])
+            case "stale":
+                count(\.staleHits, key)
+                if inFlight(key) == nil && !toSend.contains(key) { toSend.append(key); refresh.append(true) }
+                served[key] = read(entries[position(key)!])
+            default:
+                count(\.misses, key)
+                if let joined = inFlight(key) {
+                    count(\.joined, key)
+                    waitOn[key] = .some(joined)
+                } else if let j = toSend.firstIndex(of: key) {
+                    count(\.joined, key)
+                    refresh[j] = false
+                    waitOn[key] = .some(nil)
+                } else {
+                    toSend.append(key); refresh.append(false)
+                    waitOn[key] = .some(nil)
+                }
+            }
+        }
+        let bulk = toSend.isEmpty ? nil : send(toSend, refresh: refresh)
+        func pendingNow(_ r: Read) -> Read { var r = r; r.pending = inFlight(r.key) != nil; return r }
+        if nowait {
+            return keys.map { waitOn[$0] == nil ? pendingNow(served[$0] ?? current($0)) : current($0) }
+        }
+        var ids: [Int] = []
+        for key in keys { if let target = waitOn[key] { let id = target ?? bulk!; if !ids.contains(id) { ids.append(id) } } }
+        for id in ids { while requests.contains(where: { $0.id == id }) { run(nextWork()!) } }
+        return keys.map { key in
+            guard let target = waitOn[key] else { return pendingNow(served[key] ?? current(key)) }
+            return result(key, outcomes[target ?? bulk!]![key]!)
+        }
+    }
+
+    /// `at D mget KEYS`.
+    func schedule(after delay: Int64, mget keys: [String]) {
+        scheduled.append(Scheduled(seq: nextSeq(), due: now + delay, keys: keys))
+    }
+
+    /// `event KEY "VALUE"`: the server's data changes; a cached value is replaced (and B12 then
+    /// discards older answers); a first fetch in flight of the key has its answer stored stale.
+    func event(_ key: String, _ value: String) -> [String] {
+        data[key] = value
+        if let i = position(key) {
+            let s = nextSeq()
+            entries[i].value = value
+            entries[i].lastWrite = s
+            return [key]
+        }
+        if inFlight(key) != nil { markInvalidated(key) }
+        return []
+    }
+
+    /// A push whose rule refreshes `key`: a new request even with one in flight (whose answer is
+    /// then stored stale), for a cached key or one whose first fetch is in flight.
+    /// Offline nothing can be sent: the key is invalidated instead (counted only if it was fresh).
+    func pushRefresh(_ key: String) -> [String] {
+        _ = nextSeq()
+        guard position(key) != nil || inFlight(key) != nil else { return [] }
+        if !online {
+            _ = nextSeq()
+            markInvalidated(key)
+            guard let i = position(key), state(entries[i]) != "expired" else { return [] }
+            let wasFresh = state(entries[i]) == "fresh"
+            entries[i].invalidated = true
+            if wasFresh { count(\.invalidations, key) }
+            return wasFresh ? [key] : []
+        }
+        if inFlight(key) != nil { markInvalidated(key) }
+        _ = send([key], refresh: [true])
+        return [key]
     }
 
     func peek(_ key: String) -> Read {
@@ -371,7 +551,7 @@ final class ReferenceModel {
 
     func clear(namespace: String?) -> [String] {
         let inScope = { (key: String) in namespace.map { Self.namespace(of: key) == $0 } ?? true }
-        for r in requests where inScope(r.key) { void(r.key) }
+        for r in requests { for key in r.keys where inScope(key) { void(key) } }
         let removed = entries.filter { inScope($0.key) }.map(\.key)
         for key in removed { remove(key) }
         return removed

@@ -38,6 +38,26 @@ import Testing
         #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
     }
 
+    /// A policy change during a recording is typed back as `ns NAME policy=P`, and the
+    /// transcript verifies: the evictions it causes are the same on replay.
+    @Test func aPolicyChangeTranscribesAsNsPolicy() async throws {
+        let sandbox = try Sandbox()
+        let recording = sandbox.url.appendingPathComponent("policy.recording").path
+        let server = SimulatedServer()
+        for i in 1...4 { server.set("page:\(i)", .int(Int64(i)), at: TimeText.virtualEpochMs) }
+        let cache = Cache(origin: server)
+        try await cache.startRecording(to: recording)
+        try await cache.defineNamespace("page", PolicyChange(max: .some(2), eviction: .sieve))
+        for key in ["page:1", "page:2", "page:1", "page:3", "page:4", "page:1"] { _ = try await cache.read(key) }
+        try await cache.stopRecording()
+        let transcribed = try Cachesh.run(["--transcribe", "policy.recording"], in: sandbox.url)
+        #expect(transcribed.status == 0, "\(transcribed)")
+        #expect(transcribed.stdout.contains("cachesh> ns page max=2 policy=sieve\nns page ttl=5m max=2 policy=sieve\n"))
+        try sandbox.write("policy.transcript", transcribed.stdout)
+        let verified = try Cachesh.run(["--verify", "policy.transcript"], in: sandbox.url)
+        #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
+    }
+
     /// The header and the first records of a real recording, and its end.
     static func lines() async throws -> [String] {
         let sandbox = try Sandbox()

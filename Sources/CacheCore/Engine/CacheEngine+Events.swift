@@ -9,7 +9,13 @@ extension CacheEngine {
     public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { return [] }
+        guard let slot = entries.keyIndex[key] else {
+            // Not cached yet: the answer of a first fetch in flight predates the event (SPEC §1.1).
+            if !own && requestTable.fetch(forKey: key) != nil && !isNaive(.lastAnswerWins, key: key) {
+                requestTable.markInvalidated(key)
+            }
+            return []
+        }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
         if own {
@@ -39,8 +45,21 @@ extension CacheEngine {
             for (slot, _) in changes { emit(.skipped, slot: slot, source: .server) }
             return []
         }
+        invalidateAnswersInFlight(embedding: id, except: Set(changes.map { $0.0 }))
         applyEvent(changes, patch: patch, entityID: id)
         return changes.map { slots[Int($0.0)].key }
+    }
+
+    /// Notes entity `id` on the fetches in flight of the keys the event could not patch: a first
+    /// fetch's, or a refresh of an entry (not in `patched`) that did not embed it yet. An answer
+    /// that embeds it is stored stale (SPEC §1.1, events during a fetch).
+    /// - Complexity: O(r log r + keys in flight).
+    private func invalidateAnswersInFlight(embedding id: String, except patched: Set<Int32>) {
+        guard !requestTable.isEmpty else { return }
+        requestTable.noteEntityEvent(id) { key in
+            if let slot = entries.keyIndex[key], patched.contains(slot) { return false }
+            return !isNaive(.lastAnswerWins, key: key)
+        }
     }
 
     private func applyEvent(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) {

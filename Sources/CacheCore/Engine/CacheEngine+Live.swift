@@ -7,7 +7,8 @@ extension CacheEngine {
     func startAwaitedRead(_ key: String, force: Bool) throws(CacheError) -> (ReadResult, UInt64?) {
         let canonical = KeyName.canonical(key)
         let result = try get(canonical, force: force, nowait: true)
-        guard origin.isOnline, result.state == .absent || result.state == .expired || force,
+        let servesExpired = isNaive(.serveExpired, key: canonical)
+        guard origin.isOnline, result.state == .absent || (result.state == .expired && !servesExpired) || force,
               let id = fetchInFlight[canonical] ?? requestTable.byKey[canonical]?.last else { return (result, nil) }
         requests[id]?.waiters += 1
         return (result, id)

@@ -42,7 +42,9 @@ extension CacheEngine {
             var log = slots[i].log ?? MutationLog(base: slots[i].value, baseSeq: slots[i].storedRequest)
             // A pessimistic mutation waits in the log with no item: the value changes when the server confirms.
             if !options.pessimistic {
-                log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
+                let before: JSONValue? = isNaive(.rollbackToSnapshot, ns: slots[i].namespace) ? .some(slots[i].value) : .none
+                log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil,
+                                       before: before))
             }
             log.pending.insert(mutation)
             slots[i].log = log
@@ -142,7 +144,15 @@ extension CacheEngine {
                 }
             }
             if failure != nil && !mutation.pessimistic {
-                log.items.removeAll { $0.mutation == mutation.id }
+                if let before = log.items.first(where: { $0.mutation == mutation.id })?.before {
+                    // rollback-to-snapshot: the value shown before the mutation, whatever came
+                    // since; other pending mutations stay for their answers, no longer applied.
+                    log.base = before
+                    log.items.removeAll { $0.mutation == nil || $0.mutation == mutation.id }
+                    for j in log.items.indices { log.items[j].inert = true }
+                } else {
+                    log.items.removeAll { $0.mutation == mutation.id }
+                }
                 count(\.rollbacks, slots[Int(slot)].namespace)
             }
             if failure != nil && mutation.pessimistic { slots[Int(slot)].log = log.pending.isEmpty ? nil : log; continue }
@@ -174,7 +184,7 @@ extension CacheEngine {
     /// An item that no longer applies to a new base is skipped.
     func recompute(_ log: MutationLog) -> JSONValue {
         var value = log.base
-        for item in log.items {
+        for item in log.items where !item.inert {
             if let id = item.entityID {
                 if let (patched, _) = try? value.patchingEntities(id: id, idField: idField, with: item.patch) { value = patched }
             } else if let patched = try? item.patch.apply(to: value) {

@@ -9,6 +9,7 @@ extension CacheEngine {
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         defer { if checksInvariants { checkInvariants() } }
+        let nowait = nowait || runningScheduled > 0
         let key = KeyName.canonical(key)
         _ = nextSeq()
         let slot = entries.keyIndex[key]
@@ -16,8 +17,10 @@ extension CacheEngine {
         if let slot {
             let i = Int(slot)
             let ns = slots[i].namespace
-            let state = slots[i].state(at: now)
+            var state = slots[i].state(at: now)
             entries.touch(slot)
+            // serve-expired: an expired value is served as a stale one is.
+            if state == .expired && isNaive(.serveExpired, ns: ns) { state = .stale }
             if !force {
                 switch state {
                 case .fresh:
@@ -35,7 +38,7 @@ extension CacheEngine {
         let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
         count(\.misses, ns)
         let id: UInt64
-        if !force, let inFlight = requestTable.fetch(forKey: key) {
+        if !force || isNaive(.joinRefetch, ns: ns), let inFlight = requestTable.fetch(forKey: key) {
             count(\.joined, ns)
             id = inFlight
         } else {
@@ -48,10 +51,13 @@ extension CacheEngine {
     }
 
     /// Bulk read (B7): one request for every key that `get` would fetch or refresh and that has no
-    /// request in flight; each key counts as it would for `get`. Waits only if a key is expired or absent.
+    /// request in flight; each key counts as it would for `get`. Waits only if a key is expired or
+    /// absent, and not with `nowait` (what a scheduled `mget` and a live cache do): then every key
+    /// gets what the cache has now, `pending` when a request for it is in flight.
     /// - Returns: results in the order asked.
-    public func mget(_ keys: [String]) throws(CacheError) -> [ReadResult] {
+    public func mget(_ keys: [String], nowait: Bool = false) throws(CacheError) -> [ReadResult] {
         defer { if checksInvariants { checkInvariants() } }
+        let nowait = nowait || runningScheduled > 0
         let keys = keys.map(KeyName.canonical)
         _ = nextSeq()
         guard origin.isOnline else { return keys.map { offlineRead($0, entries.keyIndex[$0]) } }
@@ -67,6 +73,7 @@ extension CacheEngine {
             if let slot {
                 state = slots[Int(slot)].state(at: now)
                 entries.touch(slot)
+                if state == .expired && isNaive(.serveExpired, ns: ns) { state = .stale }
             }
             switch state {
             case .fresh:
@@ -95,6 +102,13 @@ extension CacheEngine {
         }
         var bulk: UInt64?
         if !toSend.isEmpty { bulk = sendFetch(toSend, refresh: refresh) }
+        if nowait {
+            return keys.map { key in
+                var r = waitOn[key] == nil ? (served[key] ?? current(key)) : current(key)
+                r.pending = requestTable.fetch(forKey: key) != nil
+                return r
+            }
+        }
         var ids: [UInt64] = []
         for key in keys {
             if let target = waitOn[key] {

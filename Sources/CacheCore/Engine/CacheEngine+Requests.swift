@@ -119,8 +119,10 @@ extension CacheEngine {
         guard case .keys(let result)? = request.answer else { return }
         var outcomes: [String: KeyOutcome] = [:]
         var anyStored = false
+        // Keys LRU eviction removed while this answer is stored: their part is void too (B12).
+        var evicted: [String] = []
         for (i, key) in request.keys.enumerated() {
-            if request.voided[i] { outcomes[key] = .discarded; continue }
+            if request.voided[i] || evicted.contains(key) { outcomes[key] = .discarded; continue }
             let failure: String?
             switch result {
             case .failure(let f): failure = f.message
@@ -129,9 +131,15 @@ extension CacheEngine {
                 case .notFound: failure = "not found"
                 case .value(let v):
                     failure = nil
+                    var invalidated = request.invalidatedAfterSend[i]
+                    if !invalidated && !request.entityEvents.isEmpty && !request.entityEvents[i].isEmpty {
+                        var ids = Set<String>()
+                        v.collectEntityIDs(idField: idField, into: &ids)
+                        invalidated = request.entityEvents[i].contains(where: ids.contains)
+                    }
                     let stored = storeResponse(key: key, value: v, request: request.id,
                                                refresh: request.refresh[i],
-                                               invalidated: request.invalidatedAfterSend[i])
+                                               invalidated: invalidated, evicted: &evicted)
                     anyStored = anyStored || stored
                     outcomes[key] = stored ? .stored : .discarded
                 }
@@ -152,29 +160,44 @@ extension CacheEngine {
     /// Stores a fetched value unless B12 says a newer local write wins.
     /// - Returns: whether it was stored.
     func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool) -> Bool {
+        var evicted: [String] = []
+        return storeResponse(key: key, value: value, request: request, refresh: refresh, invalidated: invalidated, evicted: &evicted)
+    }
+
+    /// Stores a fetched value unless B12 says a newer local write wins; appends the keys LRU
+    /// eviction removed to make room to `evicted`.
+    /// - Returns: whether it was stored.
+    func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool,
+                       evicted: inout [String]) -> Bool {
         if let slot = entries.keyIndex[key] {
             let i = Int(slot)
+            let naive = namespaces.policy(slots[i].namespace).naive
+            let lastWins = naive.contains(.lastAnswerWins)
             if var log = slots[i].log {
-                if request < slots[i].lastPut || request < log.baseSeq { return false }
+                if !lastWins && (request < slots[i].lastPut || request < log.baseSeq) { return false }
                 log.base = value
-                log.baseSeq = request
-                log.items.removeAll { ($0.reachedServer ?? .max) < request }
+                log.baseSeq = max(log.baseSeq, request)
+                if naive.contains(.answerDropsMutations) {
+                    log.items.removeAll()
+                } else {
+                    log.items.removeAll { ($0.reachedServer ?? .max) < request }
+                }
                 slots[i].log = log
                 entries.setValue(slot, recompute(log))
             } else {
-                if request < slots[i].lastLocalWrite || request < slots[i].storedRequest { return false }
+                if !lastWins && (request < slots[i].lastLocalWrite || request < slots[i].storedRequest) { return false }
                 entries.setValue(slot, value)
             }
-            slots[i].storedRequest = request
+            slots[i].storedRequest = max(slots[i].storedRequest, request)
             restamp(slot)
-            slots[i].invalidated = invalidated
+            slots[i].invalidated = invalidated && !lastWins
             emit(refresh ? .refreshed : .fetched, slot: slot, source: .server)
         } else {
             let ns = namespaceSlot(forKey: key)
             let slot = insertEntry(key: key, namespace: ns, value: value, tags: [], request: request)
-            slots[Int(slot)].invalidated = invalidated
+            slots[Int(slot)].invalidated = invalidated && !isNaive(.lastAnswerWins, ns: ns)
             emit(.fetched, slot: slot, source: .server)
-            evictOverflow(ns, sparing: slot)
+            evictOverflow(ns, sparing: slot, into: &evicted)
         }
         return true
     }

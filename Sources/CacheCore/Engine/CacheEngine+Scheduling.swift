@@ -32,6 +32,9 @@ extension CacheEngine {
             runExpiryOverride(slot: slot, generation: generation, at: item.time)
         case .external(let id):
             if let command = scheduler.takeCommand(id) {
+                // SPEC §2: a scheduled command never blocks; its reads act as `--nowait`.
+                runningScheduled += 1
+                defer { runningScheduled -= 1 }
                 delegate?.cacheEngine(self, runScheduled: command.token)
             }
         case .poll(let id):

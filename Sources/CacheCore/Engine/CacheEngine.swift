@@ -71,6 +71,8 @@ public final class CacheEngine {
     var changes: ChangeLog?
     /// The app's behaviours an app opts into: active keys and polls (`AppBehaviours`).
     var behaviours = AppBehaviours()
+    /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
+    var runningScheduled = 0
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {

@@ -87,6 +87,12 @@ struct MutationLog {
         var mutation: UInt64?
         /// When it reached the server: an event's own seq, a mutation's request seq; nil while queued.
         var reachedServer: UInt64?
+        /// The value shown just before the mutation was applied: kept only when its namespace has
+        /// `rollback-to-snapshot` on, for the naive rollback.
+        var before: JSONValue? = nil
+        /// Not applied any more: a naive rollback put back the value shown before an earlier
+        /// mutation, dropping this one's effect; it is kept for its own answer (and rollback).
+        var inert = false
     }
     var base: JSONValue
     /// Sequence number of the request (or put) whose value is the base.

@@ -37,14 +37,67 @@ public struct Policy: Sendable, Equatable {
     public var retry = 0
     /// The wait before the first retry (ms); each later one waits twice the one before.
     public var backoff: Int64 = 1000
+    /// The naive policies switched on (SPEC §1.2): each reproduces a race a public bug report shows.
+    public var naive: Set<NaivePolicy> = []
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
                 timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
-                backoff: Int64 = 1000) {
+                backoff: Int64 = 1000, naive: Set<NaivePolicy> = []) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
+        self.naive = naive
+    }
+}
+
+/// A naive policy a namespace can switch on (SPEC §1.2), named for what it does. Each turns off
+/// one rule of SPEC §1.1 the way a real client library did, so a script can show the race a
+/// public bug report describes next to the rule that prevents it. All are off by default.
+public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
+    /// Every answer is stored fresh when it arrives (no B12: not an older request's answer over a
+    /// newer write or answer, not an answer whose key was invalidated meanwhile stored stale).
+    case lastAnswerWins = "last-answer-wins"
+    /// A failed mutation restores the value shown just before it was applied, dropping whatever
+    /// changed since (other optimistic mutations, realtime patches).
+    case rollbackToSnapshot = "rollback-to-snapshot"
+    /// A fetched answer replaces the value while mutations are pending, instead of having the
+    /// pending mutations and later patches re-applied on top of it.
+    case answerDropsMutations = "answer-drops-mutations"
+    /// A refetch (`get --force`, a push's `refresh`) joins the fetch in flight instead of sending
+    /// a new request, so it gets the answer to a request sent before the change it should see.
+    case joinRefetch = "join-refetch"
+    /// An expired value is served (and refreshed in the background) instead of fetched and waited for.
+    case serveExpired = "serve-expired"
+
+    public static func < (a: Self, b: Self) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+
+    /// The switches as written in `naive=` and in JSON: comma-separated names in the order above.
+    public static func text(_ set: Set<NaivePolicy>) -> String {
+        set.isEmpty ? "none" : set.sorted().map(\.rawValue).joined(separator: ",")
+    }
+
+    /// Parses `naive=` text: `none`, or comma-separated names.
+    /// - Returns: nil, with the offending name, when a name is unknown.
+    public static func parse(_ text: String) -> Result<Set<NaivePolicy>, NaiveNameError> {
+        if text == "none" { return .success([]) }
+        var set = Set<NaivePolicy>()
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let p = NaivePolicy(rawValue: String(name)) else { return .failure(NaiveNameError(name: String(name))) }
+            set.insert(p)
+        }
+        return .success(set)
+    }
+}
+
+/// An unknown naive policy name.
+public struct NaiveNameError: Error, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+    public var message: String {
+        "unknown naive policy \"\(name)\" (known: \(NaivePolicy.allCases.map(\.rawValue).joined(separator: ", ")), or none)"
     }
 }
 
@@ -59,14 +112,16 @@ public struct PolicyChange: Sendable, Equatable {
     public var eviction: Eviction?
     public var retry: Int?
     public var backoff: Int64?
+    public var naive: Set<NaivePolicy>?
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
                 timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil, retry: Int? = nil,
-                backoff: Int64? = nil) {
+                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
+        self.naive = naive
     }
 
     /// The policy with these changes applied.
@@ -81,6 +136,7 @@ public struct PolicyChange: Sendable, Equatable {
         if let eviction { p.eviction = eviction }
         if let retry { p.retry = retry }
         if let backoff { p.backoff = backoff }
+        if let naive { p.naive = naive }
         return p
     }
 }

@@ -15,6 +15,10 @@ struct InFlight {
     var voided: [Bool]
     /// Per key: an invalidation arrived after the request was sent; store the response as stale.
     var invalidatedAfterSend: [Bool]
+    /// Per key: the ids of the `event entity` events that arrived while this was in flight and
+    /// could not patch the key (SPEC §1.1, events during a fetch); an answer embedding one is
+    /// stored stale. Decided when the answer is stored, so a live cache and its replay agree.
+    var entityEvents: [[String]] = []
     var answer: Answer?
     var mutation: QueuedMutation?
     var validation: [String: Int64] = [:]
@@ -152,6 +156,19 @@ struct RequestTable {
         }
     }
 
+    /// Notes that the event about entity `id` reached the fetches in flight, for each key of them
+    /// that `reached` says it could not patch.
+    /// - Complexity: O(r log r + keys in flight).
+    mutating func noteEntityEvent(_ id: String, unpatched reached: (String) -> Bool) {
+        for rid in sortedIDs where byID[rid]!.kind == .fetch {
+            let keys = byID[rid]!.keys
+            for (i, key) in keys.enumerated() where reached(key) {
+                if byID[rid]!.entityEvents.isEmpty { byID[rid]!.entityEvents = Array(repeating: [], count: keys.count) }
+                if !byID[rid]!.entityEvents[i].contains(id) { byID[rid]!.entityEvents[i].append(id) }
+            }
+        }
+    }
+
     /// Notes the invalidation of every key in flight that satisfies `inScope`.
     /// - Complexity: O(r log r + keys in flight).
     mutating func markInvalidated(where inScope: (String) -> Bool) {
@@ -207,6 +224,9 @@ extension RequestTable {
             if r.refresh.count != n || r.voided.count != n || r.invalidatedAfterSend.count != n {
                 v.append("request table: request \(id) has \(n) keys but \(r.refresh.count) refresh, "
                          + "\(r.voided.count) void and \(r.invalidatedAfterSend.count) invalidation flags")
+            }
+            if !r.entityEvents.isEmpty && r.entityEvents.count != n {
+                v.append("request table: request \(id) has \(n) keys but \(r.entityEvents.count) lists of entity events")
             }
             if r.waiters < 0 { v.append("request table: request \(id) has \(r.waiters) waiters") }
         }

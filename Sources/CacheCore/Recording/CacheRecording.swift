@@ -55,7 +55,7 @@ public enum CacheRecord: Sendable, Equatable {
 /// A call on the cache with its arguments, as recorded.
 public enum RecordedCall: Sendable, Equatable {
     case get(key: String, force: Bool, mode: ReadMode)
-    case mget(keys: [String])
+    case mget(keys: [String], nowait: Bool = false)
     case peek(key: String)
     case keys(pattern: String?)
     case put(key: String, value: JSONValue, tags: [String])

@@ -142,7 +142,9 @@ extension RecordingFormat {
         var f: [String: JSONValue]
         switch call {
         case .get(let key, let force, let mode): f = ["name": "get", "key": .string(key), "force": .bool(force), "mode": .string(mode.rawValue)]
-        case .mget(let keys): f = ["name": "mget", "keys": strings(keys)]
+        case .mget(let keys, let nowait):
+            f = ["name": "mget", "keys": strings(keys)]
+            if nowait { f["nowait"] = .bool(true) }
         case .peek(let key): f = ["name": "peek", "key": .string(key)]
         case .keys(let pattern): f = ["name": "keys", "pattern": pattern.map(JSONValue.string) ?? .null]
         case .put(let key, let value, let tags): f = ["name": "put", "key": .string(key), "value": value, "tags": strings(tags)]
@@ -170,6 +172,7 @@ extension RecordingFormat {
             if let e = change.eviction { c["policy"] = .string(e.rawValue) }
             if let r = change.retry { c["retry"] = .int(Int64(r)) }
             if let b = change.backoff { c["backoff"] = .int(b) }
+            if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
         case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
         case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
@@ -198,6 +201,7 @@ extension RecordingFormat {
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
             ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
             if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
+            if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
             return .object(["policy": .object(policy), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
@@ -376,7 +380,7 @@ extension RecordingFormat {
         let name = try f.string("name")
         switch name {
         case "get": return .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
-        case "mget": return .mget(keys: try f.strings("keys"))
+        case "mget": return .mget(keys: try f.strings("keys"), nowait: f.has("nowait") ? try f.bool("nowait") : false)
         case "peek": return .peek(key: try f.string("key"))
         case "keys": return .keys(pattern: try f.optionalString("pattern"))
         case "put": return .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))
@@ -408,6 +412,7 @@ extension RecordingFormat {
             if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
             if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
             if c.has("backoff") { change.backoff = try c.int("backoff") }
+            if c.has("naive") { change.naive = try naive(c, "naive") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
@@ -416,6 +421,16 @@ extension RecordingFormat {
         case "unsupported": return .unsupported(try f.string("call"))
         default: throw f.fail("name", "unknown call \"\(name)\"")
         }
+    }
+
+    /// A list of naive policy names (SPEC §1.2).
+    private static func naive(_ f: Fields, _ name: String) throws(Diagnostic) -> Set<NaivePolicy> {
+        var set = Set<NaivePolicy>()
+        for text in try f.strings(name) {
+            guard let p = NaivePolicy(rawValue: text) else { throw f.fail(name, NaiveNameError(name: text).message) }
+            set.insert(p)
+        }
+        return set
     }
 
     private static func scope(_ text: String) throws(Diagnostic) -> WatchScope {
@@ -448,7 +463,8 @@ extension RecordingFormat {
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
                                 purgeable: try p.bool("purgeable"),
-                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru)
+                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru,
+                                naive: p.has("naive") ? try naive(p, "naive") : [])
             if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
             return .policy(policy, keys: try f.strings("keys"))
         }

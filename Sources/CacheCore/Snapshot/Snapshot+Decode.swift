@@ -61,7 +61,7 @@ extension Snapshot {
             }
             let n = try o.object(name)
             try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
-                        "policy", "hand", "next_rank", "retry", "backoff_ms"])
+                        "policy", "hand", "next_rank", "retry", "backoff_ms", "naive"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -78,6 +78,14 @@ extension Snapshot {
             policy.timeout = try n.optionalDuration("timeout_ms")
             if policy.timeout == 0 { throw n.fail("timeout_ms", "must be positive") }
             policy.purgeable = try n.bool("purgeable")
+            if n.has("naive") {
+                for (j, name) in try n.strings("naive").enumerated() {
+                    guard let p = NaivePolicy(rawValue: name) else {
+                        throw SnapshotError(path: n.path.child("naive").element(j).text, NaiveNameError(name: name).message)
+                    }
+                    policy.naive.insert(p)
+                }
+            }
             if n.has("policy") {
                 guard case .string(let text) = try n.value("policy"), let eviction = Eviction(rawValue: text) else {
                     throw n.fail("policy", "expected one of lru, fifo, sieve, lfu")
@@ -240,9 +248,11 @@ extension Snapshot {
         let itemsPath = o.path.child("items")
         for (i, item) in try o.array("items").enumerated() {
             let it = try SnapshotObject(item, itemsPath.element(i))
-            try it.only(["seq", "patch", "entity", "mutation", "reached_server"])
+            try it.only(["seq", "patch", "entity", "mutation", "reached_server", "before", "inert"])
             log.items.append(.init(seq: try it.seq("seq"), patch: try patch(it, "patch"), entityID: try it.optionalString("entity"),
-                                   mutation: try it.optionalSeq("mutation"), reachedServer: try it.optionalSeq("reached_server")))
+                                   mutation: try it.optionalSeq("mutation"), reachedServer: try it.optionalSeq("reached_server"),
+                                   before: it.has("before") ? .some(try it.value("before")) : Optional<JSONValue>.none,
+                                   inert: it.has("inert") ? try it.bool("inert") : false))
         }
         return log
     }
@@ -306,13 +316,31 @@ extension Snapshot {
 
     private static func request(_ o: SnapshotObject) throws(SnapshotError) -> InFlight {
         try o.only(["id", "kind", "keys", "started_at", "completes_at", "refresh", "voided", "invalidated", "waiters",
-                    "mutation", "validation", "answer"])
+                    "mutation", "validation", "answer", "entity_events"])
         guard let kind = RequestKind(rawValue: try o.string("kind")) else { throw o.fail("kind", "expected fetch, mutate or validate") }
         let keys = try o.keys("keys")
         if kind != .validate && keys.isEmpty { throw o.fail("keys", "a \(kind.rawValue) request has at least one key") }
         var r = InFlight(id: try o.seq("id"), kind: kind, keys: keys, startedAt: try o.time("started_at"),
                          refresh: try o.bools("refresh", count: keys.count), voided: try o.bools("voided", count: keys.count),
                          invalidatedAfterSend: try o.bools("invalidated", count: keys.count))
+        if o.has("entity_events") {
+            let lists = try o.array("entity_events")
+            guard lists.count == keys.count else { throw o.fail("entity_events", "expected one list per key (\(keys.count))") }
+            let path = o.path.child("entity_events")
+            for (i, list) in lists.enumerated() {
+                guard case .array(let items) = list else {
+                    throw SnapshotError(path: path.element(i).text, "expected an array of entity ids")
+                }
+                var ids: [String] = []
+                for (j, item) in items.enumerated() {
+                    guard case .string(let id) = item else {
+                        throw SnapshotError(path: path.element(i).element(j).text, "expected an entity id (a string)")
+                    }
+                    ids.append(id)
+                }
+                r.entityEvents.append(ids)
+            }
+        }
         r.completesAt = try o.optionalTime("completes_at")
         r.waiters = try o.count("waiters", default: 0)
         switch kind {

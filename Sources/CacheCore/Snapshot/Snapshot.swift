@@ -103,6 +103,8 @@ extension CacheEngine {
             ].merging(evictionFields(Int32(i), p.eviction)) { $1 }
             // Only when set, so snapshots without retries read as they did before retries existed.
             if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+            // Written only when on, so a snapshot without naive policies reads as before.
+            if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
             namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
@@ -210,13 +212,16 @@ extension CacheEngine {
                 "base_seq": .int(Int64(log.baseSeq)),
                 "pending": .array(log.pending.sorted().map { .int(Int64($0)) }),
                 "items": .array(log.items.map { item in
-                    .object([
+                    var fields: [String: JSONValue] = [
                         "seq": .int(Int64(item.seq)),
                         "patch": item.patch.document,
                         "entity": item.entityID.map(JSONValue.string) ?? .null,
                         "mutation": item.mutation.map { .int(Int64($0)) } ?? .null,
                         "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
-                    ])
+                    ]
+                    if let before = item.before { fields["before"] = before }
+                    if item.inert { fields["inert"] = .bool(true) }
+                    return .object(fields)
                 }),
             ])
         }
@@ -234,6 +239,7 @@ extension CacheEngine {
             "voided": .array(r.voided.map(JSONValue.bool)),
             "invalidated": .array(r.invalidatedAfterSend.map(JSONValue.bool)),
         ]
+        if !r.entityEvents.isEmpty { f["entity_events"] = .array(r.entityEvents.map { Self.strings($0) }) }
         if r.waiters != 0 { f["waiters"] = .int(Int64(r.waiters)) }
         if let m = r.mutation { f["mutation"] = Self.mutationJSON(m) }
         if r.kind == .validate {

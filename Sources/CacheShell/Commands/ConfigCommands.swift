@@ -16,6 +16,8 @@ enum ConfigCommands {
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
             .count("retry", meaning: "send a failed fetch again up to N times (0 to 30; default 0) before it fails"),
             .duration("backoff", meaning: "wait D before the first retry, twice as long before each next (default 1s)"),
+            .text("naive", placeholder: "a,b",
+                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it: last-answer-wins (vercel/swr#173), rollback-to-snapshot (vercel/swr#1965), answer-drops-mutations (reduxjs/redux-toolkit#1512), join-refetch (TanStack/query#471), serve-expired (ben-manes/caffeine#282); none: all off"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
@@ -58,6 +60,11 @@ enum ConfigCommands {
             case "backoff":
                 if unset { throw ShellError("backoff cannot be none (retry=0 turns retries off)", at: at) }
                 change.backoff = try Arguments.duration(value, at: at)
+            case "naive":
+                switch NaivePolicy.parse(String(value)) {
+                case .success(let set): change.naive = set
+                case .failure(let error): throw ShellError("ns: \(error.message)", at: at)
+                }
             case "max":
                 if unset { change.max = .some(nil) } else {
                     guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
@@ -95,6 +102,8 @@ enum ConfigCommands {
             "policy": .string(p.eviction.rawValue),
         ]
         if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+        // Shown only when on: the default output is what it always was.
+        if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
         return fields
     }
 
@@ -108,6 +117,7 @@ enum ConfigCommands {
         if let t = p.timeout { parts.append("timeout=\(TimeText.formatDuration(t))") }
         if p.retry > 0 { parts.append("retry=\(p.retry) backoff=\(TimeText.formatDuration(p.backoff))") }
         if p.purgeable { parts.append("--purgeable") }
+        if !p.naive.isEmpty { parts.append("naive=" + NaivePolicy.text(p.naive)) }
         return parts.joined(separator: " ")
     }
 
@@ -120,13 +130,17 @@ enum ConfigCommands {
             f["defined"] = .bool(ns.defined)
             out[ns.name] = .object(f)
         }
+        // A naive column only when some namespace has a naive policy on.
+        let anyNaive = all.contains { !$0.policy.naive.isEmpty }
         let rows = all.map { ns -> [String] in
             [ns.name, TimeText.formatDuration(ns.policy.ttl), ns.policy.stale.map(TimeText.formatDuration) ?? "-",
              ns.policy.max.map(String.init) ?? "-", ns.policy.eviction.rawValue, ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
              ns.policy.timeout.map(TimeText.formatDuration) ?? "-", ns.policy.purgeable ? "yes" : "no", String(ns.count)]
+                + (anyNaive ? [ns.policy.naive.isEmpty ? "-" : NaivePolicy.text(ns.policy.naive)] : [])
         }
         return Reply(["namespaces": .object(out)],
-                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "entries"], rows))
+                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "entries"]
+                                         + (anyNaive ? ["naive"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
@@ -250,7 +264,7 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff"], path)
+                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff", "naive"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -276,6 +290,20 @@ struct ParsedConfiguration {
                 if let v = o["purgeable"] {
                     guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }
                     p.purgeable = b
+                }
+                if let v = o["naive"] {
+                    guard case .array(let names) = v else {
+                        throw Problem(message: "\(path).naive: expected an array of naive policy names")
+                    }
+                    for name in names {
+                        guard case .string(let text) = name else {
+                            throw Problem(message: "\(path).naive: expected an array of naive policy names")
+                        }
+                        guard let policy = NaivePolicy(rawValue: text) else {
+                            throw Problem(message: "\(path).naive: " + NaiveNameError(name: text).message)
+                        }
+                        p.naive.insert(policy)
+                    }
                 }
                 cache.namespaces[name] = p
             }

@@ -76,6 +76,7 @@ enum EntryCommands {
     static let mget = CommandSpec(
         name: "mget", summary: "read many keys with one server request",
         arguments: [.key(meaning: "the keys, answered in this order").repeated],
+        flags: [.flag("nowait", meaning: "send the request and return at once with what the cache has")],
         example: "mget feed:home profile:42", run: mget)
 
     static func mget(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -84,7 +85,7 @@ enum EntryCommands {
         var keys: [String] = []
         for i in args.positional.indices { keys.append(try args.key(i)) }
         let results: [ReadResult]
-        do { results = try cache.mget(keys) } catch { throw ShellError(error.message, at: command.offset) }
+        do { results = try cache.mget(keys, nowait: args.flag("nowait") || session.inScheduled) } catch { throw ShellError(error.message, at: command.offset) }
         return mgetReply(results, colour: session.options.colour)
     }
 

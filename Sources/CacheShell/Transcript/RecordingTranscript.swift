@@ -248,10 +248,11 @@ private struct Writer {
             case .waiting: return (command, EntryCommands.waiting(KeyName.canonical(key)))
             default: return (command, nil)
             }
-        case .mget(let list):
+        case .mget(let list, let nowait):
             for key in list { try checkKey(key) }
-            guard case .reads(let results) = returned else { return ("mget " + list.joined(separator: " "), nil) }
-            return ("mget " + list.joined(separator: " "), EntryCommands.mgetReply(results, colour: false))
+            let command = "mget " + list.joined(separator: " ") + (nowait ? " --nowait" : "")
+            guard case .reads(let results) = returned else { return (command, nil) }
+            return (command, EntryCommands.mgetReply(results, colour: false))
         case .peek(let key):
             try checkKey(key)
             guard case .read(let r) = returned else { return ("peek \(key)", nil) }
@@ -333,6 +334,7 @@ private struct Writer {
             if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
             if let retry = change.retry { command += " retry=\(retry)" }
             if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
+            if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
             for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
                 throw fail("ns with a negative duration cannot be typed")
             }
