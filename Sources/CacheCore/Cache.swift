@@ -153,6 +153,23 @@ public actor Cache {
     /// The policy of a namespace (the default policy for one never defined).
     public func policy(of namespace: String) -> Policy { engine.policy(of: namespace) }
 
+    /// What is known of `key`'s entry (times, why it is in its state, pending changes, recency),
+    /// or nil when it is not cached. Touches nothing.
+    /// - Complexity: O(entries).
+    public func details(of key: String) -> EntryDetails? { engine.details(of: key) }
+
+    /// Report every change to an entry to the delegate (`cache(_:noted:)`), watched or not, as an
+    /// observer line would show it; off by default.
+    public var reportsAllChanges: Bool {
+        get { engine.reportsAllChanges }
+        set { engine.reportsAllChanges = newValue }
+    }
+
+    /// The name of every namespace the cache has met: defined by `ns` or a configuration, or the
+    /// namespace of a key it has held or been asked for, even if it holds nothing now; sorted.
+    /// - Complexity: O(namespaces log namespaces).
+    public func knownNamespaces() -> [String] { engine.knownNamespaces() }
+
     /// Every namespace: defined ones and those created by a key, in creation order, with entry counts.
     /// - Complexity: O(namespaces).
     public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
@@ -643,10 +660,13 @@ public protocol CacheDelegate: AnyObject {
     func cache(_ cache: isolated Cache, validated result: ValidationResult)
     /// A read started with `startRead` that waited for its request finished (default: nothing).
     func cache(_ cache: isolated Cache, finishedRead result: ReadResult)
+    /// With `reportsAllChanges`, every change to an entry, watched or not (default: nothing).
+    func cache(_ cache: isolated Cache, noted event: CacheEvent)
 }
 
 extension CacheDelegate {
     public func cache(_ cache: isolated Cache, finishedRead result: ReadResult) {}
+    public func cache(_ cache: isolated Cache, noted event: CacheEvent) {}
 }
 
 /// Hands the engine's reports to its `Cache`. The engine only runs inside the cache's methods,
@@ -668,6 +688,10 @@ final class EngineRelay: CacheEngineDelegate {
 
     func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion) {
         cache?.assumeIsolated { $0.engineCompleted(request) }
+    }
+
+    func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {
+        cache?.assumeIsolated { $0.delegate?.cache($0, noted: event) }
     }
 }
 

@@ -1,4 +1,9 @@
 import CacheCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CacheServer
 
 /// How command output is shown.
@@ -71,6 +76,8 @@ public final class Session {
     var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
     var recording: Recording?
+    /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
+    var timeline = Timeline()
     /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
     /// transcript's replay at the first.
     public internal(set) var safeRefusals = 0
@@ -120,6 +127,7 @@ public final class Session {
         self.options = options
         cache.useOrigin(server)
         cache.setDelegate(self)
+        cache.reportsAllChanges = true
     }
 
     /// Runs `body` with a new session on a new cache, in one hop onto the cache.
@@ -340,6 +348,12 @@ public final class Session {
 
     /// The file a path in `source` names: relative paths resolve against the source's directory.
     func resolvePath(_ path: String, relativeTo source: SourceFile) -> String {
+        if path == "~" || path.hasPrefix("~/") {
+            // `~` is the home directory, as a shell would expand it (the word is never quoted here).
+            if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
+                return home + path.dropFirst()
+            }
+        }
         if path.hasPrefix("/") { return path }
         if source.name == nil, let base = baseDirectory { return base + "/" + path }
         guard let name = source.name, name.contains("/"), !name.hasPrefix("<"), name != "-c" else { return path }
@@ -348,11 +362,45 @@ public final class Session {
     }
 }
 
+/// The last ``Timeline/limit`` changes to entries, oldest first: what `watch *` would have
+/// printed, kept whether or not a watch was on. Memory is bounded by the count (a value is shared
+/// with the entry it was read from, not copied).
+struct Timeline {
+    /// The changes kept: 10,000 (SPEC §3, `timeline`); older ones are dropped first.
+    static let limit = 10_000
+    private var events: [CacheEvent] = []
+    /// Where the oldest kept change is, once the buffer is full.
+    private var start = 0
+    /// How many changes were dropped to keep the bound.
+    private(set) var dropped = 0
+
+    mutating func append(_ event: CacheEvent) {
+        if events.count < Self.limit {
+            events.append(event)
+        } else {
+            events[start] = event
+            start = (start + 1) % Self.limit
+            dropped += 1
+        }
+    }
+
+    /// The changes kept that `include` picks, oldest first.
+    /// - Complexity: O(changes kept).
+    func filter(_ include: (CacheEvent) -> Bool) -> [CacheEvent] {
+        (events[start...] + events[..<start]).filter(include)
+    }
+}
+
 // MARK: - Engine callbacks
 
 extension Session: CacheDelegate {
     public func cache(_ cache: isolated Cache, observed event: CacheEvent) {
         write(Self.eventLine(event, clockStart: cache.clockStart, mode: options.mode, colour: options.colour))
+    }
+
+    public func cache(_ cache: isolated Cache, noted event: CacheEvent) {
+        // A benchmark's huge batch keeps no history, nor a timeline.
+        if keepsHistory { timeline.append(event) }
     }
 
     public func cache(_ cache: isolated Cache, runScheduled token: Int) {
@@ -372,6 +420,11 @@ extension Session: CacheDelegate {
     /// An observer event's line (SPEC §4), without its line feed.
     static func eventLine(_ event: CacheEvent, clockStart: Int64, mode: OutputMode, colour: Bool) -> String {
         guard mode == .json else { return Render.eventLine(event, clockStart: clockStart, colour: colour) }
+        return JSONValue.object(eventFields(event, clockStart: clockStart)).compactText
+    }
+
+    /// The fields of an observer event's JSON line.
+    static func eventFields(_ event: CacheEvent, clockStart: Int64) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [
             "event": .string(event.cause.rawValue),
             "key": .string(event.key),
@@ -386,7 +439,7 @@ extension Session: CacheDelegate {
             fields["key"] = .null
             fields["state"] = .null
         }
-        return JSONValue.object(fields).compactText
+        return fields
     }
 
     /// The lines of a validation answer nobody waited for, which arrived at `at`.

@@ -14,7 +14,8 @@ import Darwin
 /// anyway without colour: `NO_COLOR`, `TERM=dumb`). Under `--safe` the shell touches no file
 /// either: no history file is read or written, and Tab does not complete file names.
 enum Interactive {
-    static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment) -> Int32 {
+    static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment,
+                    pager: Bool = true) -> Int32 {
         useUTF8Locale()
         installInterruptHandler()
         session.sink = nil
@@ -30,6 +31,7 @@ enum Interactive {
             terminal.flush()
         }
         let ansi = environment["TERM"] != "dumb"
+        writeOut(banner + "\n")
         completionIndex.update(from: cache)
         var lines: [String] = []
         while true {
@@ -39,7 +41,9 @@ enum Interactive {
                 writeOut("\n")
                 return 0
             case .interrupted:
-                writeOut(ansi ? erase(lines, columns: editor.columns) : "^C\n")
+                // A first line is dropped from the screen; on a continuation the lines already
+                // accepted stay, and the interrupted one says ^C.
+                writeOut(ansi && lines.isEmpty ? erase(lines, columns: editor.columns) : "^C\n")
                 lines.removeAll()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
             case .line(let line):
@@ -54,7 +58,10 @@ enum Interactive {
                 // busy machine had not yet handed the terminal to the line editor) was meant for
                 // the prompt, which the terminal already flushed: it must not cut this command.
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
-                terminal.write(session.runTyped(text, on: cache), isError: false)
+                let output = session.runTyped(text, on: cache)
+                if !(pager && isHelp(text) && Pager.show(output, environment: environment)) {
+                    terminal.write(output, isError: false)
+                }
                 terminal.flush()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
                 completionIndex.update(from: cache)
@@ -62,6 +69,15 @@ enum Interactive {
             }
         }
     }
+
+    /// Whether a typed line asks for help (`help ...`, `? ...`): the one output that is paged.
+    static func isHelp(_ text: String) -> Bool {
+        let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first
+        return first == "help" || first == "?"
+    }
+
+    /// The line an interactive start prints first: the version and how to go on.
+    static let banner = "\(Cachesh.configuration.version): type help for the commands, quit to leave"
 
     /// A command of several lines is one history entry: its lines joined by spaces (a JSON
     /// value means the same on one line).

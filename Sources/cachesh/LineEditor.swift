@@ -103,6 +103,11 @@ final class LineEditor {
             // shifting cells would carry the hint's invisible sequences to the wrong places.
             for capability in ["im", "ic", "IC", "dc", "DC"] { _ = cachesh_el_settc(editor, capability, "") }
         }
+        // Home and End as every common terminal sends them, whatever TERM says (a TERM that does
+        // not match the terminal otherwise leaves their sequences' last byte, `~`, in the line).
+        // Before the user's ~/.editrc, which may bind them otherwise.
+        for home in ["\\e[H", "\\eOH", "\\e[1~", "\\e[7~"] { _ = cachesh_el_bind(editor, home, "ed-move-to-beg") }
+        for end in ["\\e[F", "\\eOF", "\\e[4~", "\\e[8~"] { _ = cachesh_el_bind(editor, end, "ed-move-to-end") }
         // The user's ~/.editrc (or $EDITRC) first, so that the bindings below stay in force.
         _ = el_source(editor, nil)
         // Ctrl-C reaches the editor as a key (not SIGINT) while a line is edited.

@@ -55,11 +55,17 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Print each command after the prompt before its output: the output is a transcript.")
     var echo = false
 
+    @Flag(help: "Interactively, print help whole instead of through a pager (less -FRX, or $PAGER).")
+    var noPager = false
+
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
+
+    @Option(help: ArgumentHelp("With --verify: also write a JUnit XML report here, one test case per transcript.", valueName: "file"))
+    var junit: String?
 
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
     var transcribe: String?
@@ -76,8 +82,10 @@ struct Invocation {
     var wait = false
     var safe = false
     var echo = false
+    var noPager = false
     var verify = false
     var update = false
+    var junit: String?
     var transcribe: String?
 
     init(_ parsed: Cachesh) {
@@ -90,8 +98,10 @@ struct Invocation {
         wait = parsed.wait
         safe = parsed.safe
         echo = parsed.echo
+        noPager = parsed.noPager
         verify = parsed.verify
         update = parsed.update
+        junit = parsed.junit
         transcribe = parsed.transcribe
     }
 
@@ -118,10 +128,11 @@ struct Invocation {
             case "--bail": bail = true
             case "--safe": safe = true
             case "--echo": echo = true
+            case "--no-pager": noPager = true
             case "--verify": verify = true
             case "--update": update = true
             case "--wait": wait = true
-            case "-c", "--config", "--store", "--transcribe":
+            case "-c", "--config", "--store", "--transcribe", "--junit":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
                 }
@@ -131,6 +142,7 @@ struct Invocation {
                 case "-c": commands = value
                 case "--config": config = value
                 case "--transcribe": transcribe = value
+                case "--junit": junit = value
                 default: store = value
                 }
             default:
@@ -221,13 +233,15 @@ func runMain() -> Int32 {
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
+    if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
     if let recording = command.transcribe {
         return transcribe(recording, command, mode: options.mode)
     }
     if command.verify {
-        return Verify.run(files: command.files, update: command.update, safe: command.safe, environment: environment)
+        return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,
+                          environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
@@ -283,7 +297,8 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()
-        finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment))
+        finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment,
+                                                              pager: !command.noPager))
     } else {
         finish(session, terminal, status: Batch.runStandardInput(session, on: cache, terminal: terminal))
     }

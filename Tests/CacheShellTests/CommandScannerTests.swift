@@ -35,6 +35,16 @@ private func compare(_ text: String) -> [(scanner: Bool, lexer: Bool)] {
         "put a {\"a\\\n\": 1}\n",
         "put a {}x{\n}\n",
         "put a \"x\"{\n}\n",
+        "echo step [1 of 3\nget a\n",
+        "keys [fg]* {\n}\n",
+        "keys [f\"]\"{\n}\n",
+        "at 5s put k {\n}\n",
+        "at 5s keys {\n}\n",
+        "put k 1 # {\nget a\n",
+        "put k #{\n}\n",
+        "# x\nput k {\n}\n",
+        "server set k [\n]\n",
+        "ns x [\n]\n",
     ])
     func agreesWithTheLexer(text: String) {
         for (scanner, lexer) in compare(text) { #expect(scanner == lexer, "\(text.debugDescription)") }
@@ -42,8 +52,9 @@ private func compare(_ text: String) -> [(scanner: Bool, lexer: Bool)] {
 
     @Test func agreesWithTheLexerOnRandomInput() {
         var random = SeededGenerator(seed: 5)
-        let pieces = ["put", " ", "a", "{", "}", "[", "]", "\"", "\\", "\n", "#", "x", "\r", ":", ",", "\t"]
-        for _ in 0..<5_000 {
+        let pieces = ["put", " ", "a", "{", "}", "[", "]", "\"", "\\", "\n", "#", "x", "\r", ":", ",", "\t",
+                      "keys ", "echo ", "at 1s ", "server set ", "ttl=1s ", "--force "]
+        for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...30, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() + "\n"
             for (scanner, lexer) in compare(text) { #expect(scanner == lexer, "\(text.debugDescription)") }
         }

@@ -93,7 +93,7 @@ func subcommandsComplete(typed: String, expected: [String]) async {
 @Test func namespacesAreOfferedAsTheStartOfAKey() async {
     #expect(await candidates("get pro") == ["profile:", "profile:42"])
     #expect(CompletionResult.terminator(after: "profile:") == "")
-    #expect(await candidates("clear fe") == ["feed"])
+    #expect(await candidates("clear fe") == ["feed", "feed:*"])
 }
 
 @Test func tagsCompleteAfterTagPrefix() async throws {

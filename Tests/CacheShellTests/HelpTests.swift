@@ -20,19 +20,41 @@ private func usageError(in output: String) -> String? {
 }
 
 @Suite struct HelpTests {
-    @Test func helpListsEveryCommandWithAlignedSummaries() async {
-        let lines = await typed("help").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.count == CommandCatalog.all.count + 2)  // the pointer line, then the final newline
-        #expect(lines.first == "load FILE|{CONFIG}                       load a configuration: namespaces, push rules, server")
-        #expect(lines.contains("get KEY [--force] [--nowait] [--async]   read as the app does: serve, refresh or fetch"))
-        #expect(lines.contains("quit                                     leave the shell"))
-        #expect(lines.dropLast().last == "help COMMAND explains one command, with its arguments and an example")
-        for (line, info) in zip(lines, CommandCatalog.all) {
-            #expect(line.hasPrefix(info.synopsis + "  "), "\(line)")
-            #expect(line.hasSuffix("  " + info.summary), "\(line)")
-            if info.synopsis.count <= HelpCommands.synopsisColumnLimit {
-                #expect(line.count - info.summary.count == 41, "summary not in the column: \(line)")
-            }
+    @Test func helpListsTheCommandsByTopicOnOneScreen() async {
+        let lines = await typed("help").split(separator: "\n").map(String.init)
+        #expect(lines.first == "Commands by topic (help COMMAND explains one, with an example):")
+        #expect(lines.contains("Time: now advance at"))
+        #expect(lines.last == "help all lists every command with its synopsis; quit (or Ctrl-D) leaves.")
+        // An 80x24 terminal shows it whole, with the command line and the next prompt.
+        #expect(lines.count <= 22)
+        #expect(lines.allSatisfy { TextWidth.of($0) <= 80 }, "\(lines.filter { TextWidth.of($0) > 80 })")
+        let named = lines.dropFirst().dropLast().flatMap { line in
+            (line.split(separator: ":", maxSplits: 1).last ?? "").split(separator: " ").map(String.init)
+        }
+        #expect(named == CommandCatalog.all.map(\.name))
+        for family in CommandCatalog.families {
+            #expect(lines.contains { $0.hasPrefix(family.title + ": " + family.commands[0].name) }, "\(family.title)")
+        }
+    }
+
+    @Test func helpAllShowsEverySynopsisAndSummaryWithinEightyColumns() async {
+        let lines = await typed("help all").split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { TextWidth.of($0) <= 80 }, "\(lines.filter { TextWidth.of($0) > 80 })")
+        let text = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        for info in CommandCatalog.all {
+            #expect(text.contains(info.synopsis) && text.contains(info.summary), "\(info.name)")
+        }
+        #expect(lines.contains("Time:"))
+        #expect(lines.contains("  advance D"))
+        #expect(lines.contains("      move the virtual clock, running what falls due"))
+        #expect(lines.last == "help COMMAND explains one command, with its arguments and an example")
+    }
+
+    @Test func helpOfEveryCommandFitsEightyColumns() async {
+        for info in CommandCatalog.all {
+            let lines = await typed("help " + info.name).split(separator: "\n").map(String.init)
+            // A synopsis is one line, as typed; everything else wraps.
+            #expect(lines.dropFirst().allSatisfy { TextWidth.of($0) <= 80 }, "\(lines.filter { TextWidth.of($0) > 80 })")
         }
     }
 
@@ -42,8 +64,10 @@ private func usageError(in output: String) -> String? {
             read as the app does: serve, refresh or fetch
               KEY       NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)
               --force   always send a new request and wait for it
-              --nowait  start what the read would start and return at once with what the cache has
-              --async   read as an app awaits: at once if served, else waiting: true now and a read event line when it completes
+              --nowait  start what the read would start and return at once with what the
+                        cache has
+              --async   read as an app awaits: at once if served, else waiting: true now and
+                        a read event line when it completes
             example: get feed:home --nowait
 
             """)
@@ -59,11 +83,18 @@ private func usageError(in output: String) -> String? {
               show [KEY]       the server's data, or one value with its modification time
               latency D [KEY]  answer after D (default 100ms), or only KEY's requests
               fail N [KEY]     the next N requests (for KEY) fail
-              offline          send no request; every cached value is served, flagged offline
+              offline          send no request; every cached value is served, flagged
+                               offline
               online           send requests again, first the queued mutations
-              log [clear]      the requests received (the last 10000), with times and fates; clear forgets them
-              next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [--fail] [--not-found] [--no-answer] [--validate]  queue the answer to KEY's next request (--validate: the next validation's), taken in order: VALUE or value=JSON (else the data), latency=D, --fail or error=TEXT, --not-found, --no-answer
-              strict on|off    on: a request with nothing queued gets no answer and fails its command, naming it
+              log [clear]      the requests received (the last 10000), with times and fates;
+                               clear forgets them
+              next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [--fail]
+                [--not-found] [--no-answer] [--validate]
+                  queue the answer to KEY's next request (--validate: the next
+                  validation's), taken in order: VALUE or value=JSON (else the data),
+                  latency=D, --fail or error=TEXT, --not-found, --no-answer
+              strict on|off    on: a request with nothing queued gets no answer and fails
+                               its command, naming it
             example: server set feed:home [{"id":1,"likes":3}]
 
             """)
@@ -97,7 +128,7 @@ private func usageError(in output: String) -> String? {
         ("help nosuch", "error: unknown command \"nosuch\" (help lists them)\n"),
         ("help gett", "error: unknown command \"gett\" (did you mean get?)\n"),
         ("help pee", "error: unknown command \"pee\" (did you mean peek?)\n"),
-        ("help get put", "error: help takes [COMMAND]; unexpected \"put\"\n"),
+        ("help get put", "error: help takes [COMMAND|all]; unexpected \"put\"\n"),
         ("help --all", "error: help has no flag --all\n"),
     ])
     func helpRefusesWhatIsNotACommand(line: String, expected: String) async {
@@ -143,7 +174,8 @@ private func usageError(in output: String) -> String? {
 
     /// Commands whose example needs a file or state a fresh session lacks: they must still be
     /// written correctly, but may fail (`load config.json` with no such file).
-    static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay", "cancel"]
+    static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay",
+                                                           "keys", "clear", "stats", "diff", "cancel"]
 
     @Test(arguments: CommandCatalog.all.map(\.name))
     func exampleRunsInAFreshSession(name: String) async throws {
@@ -163,6 +195,10 @@ private func usageError(in output: String) -> String? {
         #expect(await session.typed("put feed:home [{\"id\":1,\"likes\":3}]\n" + CommandCatalog.info("mutate")!.example)
                 == "keys: feed:home\nkeys: feed:home\n")
         #expect(await !session.anyFailed)
+        for name in ["keys", "stats", "clear"] {
+            _ = await session.typed(CommandCatalog.info(name)!.example)
+            #expect(await !session.anyFailed, "\(name) once feed holds an entry")
+        }
     }
 
     /// The option and flag names a command's own parser lists when given an unknown one.

@@ -69,12 +69,31 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         ("put a 1; get a;;get b ;", ["put · a · 1", "get · a", "get · b"]),
         ("put a {\"x\": \";\"}; echo \"a;b\";get a", ["put · a · j:{\"x\": \";\"}", "echo · q:a;b", "get · a"]),
         ("put a {\n\"x\": 1;\n}; get a", ["put · a · j:{\n\"x\": 1;\n}", "get · a"]),
-        // A comment runs to the end of the line, past any `;`.
-        ("get a # note; get b\nget c", ["get · a", "get · c"]),
+        // A comment ends at the next `;` (or the line's end).
+        ("get a # note; get b\nget c", ["get · a", "get · b", "get · c"]),
+        ("# note; get b", ["get · b"]),
+        ("put a 1 #3; get a", ["put · a · 1 · #3", "get · a"]),
         ("put a \"x\\q\"; get a; get b", ["-c:1: error: invalid escape \"\\q\" in quoted string (use \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)", "get · a", "get · b"]),
     ] as [(String, [String])])
     func semicolonsSeparateCommandsInCommandLineMode(text: String, expected: [String]) {
         #expect(lexedLines(text, name: "-c", semicolons: true) == expected)
+    }
+
+    @Test(arguments: [
+        // `#` starts a comment at the start of a command or as a word of its own; elsewhere it is text.
+        ("put a 1 # note\nput a#b 1 #3\n#x\n  #\nget a #", ["put · a · 1", "put · a#b · 1 · #3", "get · a"]),
+        // Where no JSON value is taken, brackets balance on their line or the line is an error.
+        ("echo step [1 of 3\nget a\nkeys [fg]*\nkeys {a\nget b",
+         [#"script.cachesh:1: error: unbalanced "[": it is not closed on its line (only a JSON value may span lines; quote text that holds a bracket)"#,
+          "get · a", "keys · [fg]*",
+          #"script.cachesh:4: error: unbalanced "{": it is not closed on its line (only a JSON value may span lines; quote text that holds a bracket)"#,
+          "get · b"]),
+        ("echo {\"a\": [1, 2]}\nat 5s keys [a]\nat 5s put k [\n1]\nevent patch k {\n}\nserver set k [\n]",
+         ["echo · j:{\"a\": [1, 2]}", "at · 5s · keys · j:[a]", "at · 5s · put · k · j:[\n1]", "event · patch · k · j:{\n}",
+          "server · set · k · j:[\n]"]),
+    ] as [(String, [String])])
+    func commentsAndBracketsFollowTheCommand(text: String, expected: [String]) {
+        #expect(lexedLines(text) == expected)
     }
 
     @Test(arguments: [

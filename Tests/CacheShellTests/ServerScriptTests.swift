@@ -56,7 +56,7 @@ import TestSupport
             waiting: true
             cachesh> advance 1s
             now:    2026-01-01T00:00:01.000Z
-            now_ms: 1000
+            now_ms: 1000 (1s)
 
             """
         let check = await TranscriptCheck.replay(name: "diverged.transcript", text: transcript)

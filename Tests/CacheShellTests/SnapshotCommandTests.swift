@@ -107,7 +107,7 @@ import TestSupport
             at 2026-01-01T00:01:00.000Z: echo from the snapshot
               from the snapshot
             now:    2026-01-01T00:02:00.000Z
-            now_ms: 120000
+            now_ms: 120000 (2m)
 
             """)
         #expect(await second.typed("server show x").contains("value:       null"))

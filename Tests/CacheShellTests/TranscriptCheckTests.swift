@@ -13,7 +13,7 @@ private func check(_ text: String, name: String = "t.transcript") async -> Trans
             keys: feed:1
             cachesh> advance 2s
             now:    2026-01-01T00:00:02.000Z
-            now_ms: 2000
+            now_ms: 2000 (2s)
             cachesh> nonsense
             error: unknown command "nonsense" (try help)
 
@@ -23,7 +23,7 @@ private func check(_ text: String, name: String = "t.transcript") async -> Trans
     }
 
     @Test func eachFileReplaysInAFreshSessionOnTheVirtualClock() async {
-        let text = "cachesh> advance 1s\nnow:    2026-01-01T00:00:01.000Z\nnow_ms: 1000\n"
+        let text = "cachesh> advance 1s\nnow:    2026-01-01T00:00:01.000Z\nnow_ms: 1000 (1s)\n"
         #expect(await check(text).passed)
         #expect(await check(text).passed)
     }

@@ -63,7 +63,7 @@ import Testing
         ("expire feed:1 at=1s", "expire has no option at= (it takes in=)"),
         ("invalidate tag:", #"bad target "tag:": tag:T needs a tag name"#),
         ("evict feed:1 feed:2", #"evict takes KEY; unexpected "feed:2""#),
-        ("clear feed page", #"clear takes [NS]; unexpected "page""#),
+        ("clear feed page", #"clear takes [NS|NS:*]; unexpected "page""#),
         ("memory-warning now", #"memory-warning takes no arguments; unexpected "now""#),
         (#"mutate feed:1 {"likes":{"$inc":"x"}}"#, "bad patch: $inc at likes needs a number, not a string"),
         (#"mutate feed:1 {"likes": 1]"#, #"mismatched "]" in JSON value: expected "}""#),
@@ -146,7 +146,7 @@ import Testing
             now_ms: 0
             scheduled at 2026-01-01T00:00:01.000Z: get feed:*
             now:    2026-01-01T00:00:02.000Z
-            now_ms: 2000
+            now_ms: 2000 (2s)
             (no entries)
 
             """)

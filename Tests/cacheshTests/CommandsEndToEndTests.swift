@@ -32,16 +32,16 @@ struct Scene: CustomTestStringConvertible, Sendable {
             now:    2026-01-01T00:00:00.000Z
             now_ms: 0
             now:    2026-01-01T01:30:00.000Z
-            now_ms: 5400000
+            now_ms: 5400000 (1h30m)
             scheduled at 2026-01-01T01:30:01.000Z: echo later
             due                       in   what  detail
             2026-01-01T01:30:01.000Z  +1s  at    echo later
             at 2026-01-01T01:30:01.000Z: echo later
               later
             now:    2026-01-01T01:30:02.000Z
-            now_ms: 5402000
+            now_ms: 5402000 (1h30m2s)
             now:    2026-01-01T01:30:02.000Z
-            now_ms: 5402000
+            now_ms: 5402000 (1h30m2s)
             """#,
             json: #"""
             {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
@@ -80,34 +80,34 @@ struct Scene: CustomTestStringConvertible, Sendable {
             value:         [1]
             source:        server
             age_ms:        0
-            expires_in_ms: 600000
+            expires_in_ms: 600000 (10m)
             tags:          []
             key:           feed:home
             state:         fresh
             value:         [1]
             source:        cache
             age_ms:        0
-            expires_in_ms: 600000
+            expires_in_ms: 600000 (10m)
             tags:          []
             now:    2026-01-01T00:01:00.100Z
-            now_ms: 60100
+            now_ms: 60100 (1m)
             key:           feed:home
             state:         stale
             value:         [1]
             source:        cache
-            age_ms:        60000
-            expires_in_ms: 540000
+            age_ms:        60000 (1m)
+            expires_in_ms: 540000 (9m)
             tags:          []
             pending:       true
             due                       in      what   detail
             2026-01-01T00:01:00.200Z  +100ms  fetch  feed:home
             now:    2026-01-01T00:01:00.200Z
-            now_ms: 60200
+            now_ms: 60200 (1m)
             key:           feed:home
             state:         fresh
             value:         [1]
             age_ms:        0
-            expires_in_ms: 600000
+            expires_in_ms: 600000 (10m)
             tags:          []
             keys: a
             key        state  age_ms
@@ -116,8 +116,8 @@ struct Scene: CustomTestStringConvertible, Sendable {
             key        state  age_ms
             feed:home  fresh  0
             key        state   source  age_ms  expires_in_ms  notes             value
-            feed:home  fresh   cache   0       600000                           [1]
-            a          fresh   cache   0       300000                           1
+            feed:home  fresh   cache   0       600000 (10m)                     [1]
+            a          fresh   cache   0       300000 (5m)                      1
             b          absent  cache   -       -              error: not found  null
             """#,
             json: #"""
@@ -169,21 +169,21 @@ struct Scene: CustomTestStringConvertible, Sendable {
             keys: home
             keys: feed:1
             now:    2026-01-01T00:00:30.000Z
-            now_ms: 30000
+            now_ms: 30000 (30s)
             key         state    age_ms
-            feed:1      expired  30000
-            feed:2      fresh    30000
-            profile:42  fresh    30000
-            home        fresh    30000
+            feed:1      expired  30000 (30s)
+            feed:2      fresh    30000 (30s)
+            profile:42  fresh    30000 (30s)
+            home        fresh    30000 (30s)
             keys: feed:2
             keys: (none)
             keys: profile:42
             keys: home
             key         state    age_ms
-            feed:1      expired  30000
-            feed:2      expired  30000
-            profile:42  stale    30000
-            home        stale    30000
+            feed:1      expired  30000 (30s)
+            feed:2      expired  30000 (30s)
+            profile:42  stale    30000 (30s)
+            home        stale    30000 (30s)
             keys: feed:1
             keys: (none)
             keys: profile:42
@@ -240,8 +240,8 @@ struct Scene: CustomTestStringConvertible, Sendable {
             server: set post:1
             server: set feed:home
             key        state  source  age_ms  expires_in_ms  notes  value
-            post:1     fresh  server  0       300000                {"id":1,"likes":3,"tags":["a"]}
-            feed:home  fresh  server  0       300000                [{"id":1,"likes":3}]
+            post:1     fresh  server  0       300000 (5m)           {"id":1,"likes":3,"tags":["a"]}
+            feed:home  fresh  server  0       300000 (5m)           [{"id":1,"likes":3}]
             watching *
             * 2026-01-01T00:00:00.100Z mutated post:1 fresh {"id":1,"likes":4,"tags":["a"]} (cache)
             keys: post:1
@@ -349,19 +349,19 @@ struct Scene: CustomTestStringConvertible, Sendable {
             value:         [1]
             source:        server
             age_ms:        0
-            expires_in_ms: 2700000
+            expires_in_ms: 2700000 (45m)
             tags:          []
             key:           profile:1
             state:         fresh
             value:         {"id":1}
             source:        server
             age_ms:        0
-            expires_in_ms: 3600000
+            expires_in_ms: 3600000 (1h)
             tags:          []
             keys: feed:home profile:1
             keys: (none)
             key        state  age_ms
-            feed:home  stale  1000
+            feed:home  stale  1000 (1s)
             profile:1  stale  0
             """#,
             json: #"""
@@ -432,7 +432,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             value:         2
             source:        server
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
             server: the next 1 request will fail
             key:           c
@@ -459,7 +459,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             value:         2
             source:        cache
             age_ms:        500
-            expires_in_ms: 299500
+            expires_in_ms: 299500 (4m59s)
             tags:          []
             offline:       true
             key:           d
@@ -472,15 +472,26 @@ struct Scene: CustomTestStringConvertible, Sendable {
             offline:       true
             error:         offline
             server: online
-            at_ms  kind   fate    keys
-            0      fetch  stored  b
-            1000   fetch  failed  c
-            1250   fetch  failed  c
+            at_ms           kind   fate    keys
+            0               fetch  stored  b
+            1000 (1s)       fetch  failed  c
+            1250 (1s250ms)  fetch  failed  c
             server: log cleared
             (no requests)
-            namespace  hits  stale_hits  misses  requests  joined  refreshes  refresh_failures  fetch_failures  evictions  expirations  invalidations  rollbacks  hit_ratio
-            default    1     0           4       3         0       0          0                 2               0          0            0              0          0.200
-            total      1     0           4       3         0       0          0                 2               0          0            0              0          0.200
+            counter           default  total
+            hits              1        1
+            stale_hits        0        0
+            misses            4        4
+            requests          3        3
+            joined            0        0
+            refreshes         0        0
+            refresh_failures  0        0
+            fetch_failures    2        2
+            evictions         0        0
+            expirations       0        0
+            invalidations     0        0
+            rollbacks         0        0
+            hit_ratio         0.200    0.200
             hits:             1
             stale_hits:       0
             misses:           4
@@ -563,17 +574,17 @@ struct Scene: CustomTestStringConvertible, Sendable {
             value:         1
             source:        server
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
             key:           profile:1
             state:         fresh
             value:         {"id":1}
             source:        server
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
             now:    2026-01-01T00:01:00.200Z
-            now_ms: 60200
+            now_ms: 60200 (1m)
             server: set feed:1
             request:  {"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"}
             response: {"feed":{"invalidate":true},"profile":{"invalidate":false}}
@@ -586,7 +597,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             state:         fresh
             value:         {"id":1,"n":2}
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
             """#,
             json: #"""

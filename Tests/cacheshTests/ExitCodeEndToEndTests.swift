@@ -15,7 +15,7 @@ import Testing
             value:         1
             source:        cache
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
 
             """ + Self.now, stderr: "", status: 0))

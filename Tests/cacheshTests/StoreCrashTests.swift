@@ -83,13 +83,23 @@ import Glibc
         #expect(second.stdout == """
             key     state  age_ms
             b       fresh  0
-            feed:a  fresh  30000
+            feed:a  fresh  30000 (30s)
             now:    2026-01-01T00:00:30.000Z
-            now_ms: 30000
-            namespace  hits  stale_hits  misses  requests  joined  refreshes  refresh_failures  fetch_failures  evictions  expirations  invalidations  rollbacks  hit_ratio
-            default    0     0           0       0         0       0          0                 0               0          0            0              0          0.000
-            feed       1     0           0       0         0       0          0                 0               0          0            0              0          1.000
-            total      1     0           0       0         0       0          0                 0               0          0            0              0          1.000
+            now_ms: 30000 (30s)
+            counter           default  feed   total
+            hits              0        1      1
+            stale_hits        0        0      0
+            misses            0        0      0
+            requests          0        0      0
+            joined            0        0      0
+            refreshes         0        0      0
+            refresh_failures  0        0      0
+            fetch_failures    0        0      0
+            evictions         0        0      0
+            expirations       0        0      0
+            invalidations     0        0      0
+            rollbacks         0        0      0
+            hit_ratio         0.000    1.000  1.000
 
             """)
     }

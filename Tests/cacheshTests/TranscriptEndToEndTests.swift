@@ -37,13 +37,13 @@ private let feedTranscript = """
     keys: feed:home
     cachesh> advance 6m
     now:    2026-01-01T00:06:00.000Z
-    now_ms: 360000
+    now_ms: 360000 (6m)
     cachesh> peek feed:home
     key:           feed:home
     state:         stale
     value:         [{"id":1,"likes":3}]
-    age_ms:        360000
-    expires_in_ms: 2340000
+    age_ms:        360000 (6m)
+    expires_in_ms: 2340000 (39m)
     tags:          []
     cachesh> nonsense
     error: unknown command "nonsense" (try help)
@@ -88,7 +88,7 @@ private let feedTranscript = """
 
     @Test func aFailingTranscriptPrintsTheDiffUpdateWouldApply() throws {
         let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
-            .replacingOccurrences(of: "now_ms: 360000\n", with: "")
+            .replacingOccurrences(of: "now_ms: 360000 (6m)\n", with: "")
         let dir = try directory(with: ["feed.transcript": feedTranscript, "wrong.transcript": wrong])
         let run = try cachesh(["--verify", "feed.transcript", "wrong.transcript"], in: dir)
         #expect(run == CacheshRun(stdout: """
@@ -99,7 +99,7 @@ private let feedTranscript = """
              keys: feed:home
              cachesh> advance 6m
              now:    2026-01-01T00:06:00.000Z
-            +now_ms: 360000
+            +now_ms: 360000 (6m)
              cachesh> peek feed:home
              key:           feed:home
              state:         fresh
@@ -112,8 +112,8 @@ private let feedTranscript = """
             -state:         fresh
             +state:         stale
              value:         [{"id":1,"likes":3}]
-             age_ms:        360000
-             expires_in_ms: 2340000
+             age_ms:        360000 (6m)
+             expires_in_ms: 2340000 (39m)
             1 passed, 1 failed
 
             """, stderr: "", status: 1))
@@ -128,14 +128,14 @@ private let feedTranscript = """
             --- wrong.transcript
             +++ wrong.transcript (actual)
             @@ -9,7 +9,7 @@
-             now_ms: 360000
+             now_ms: 360000 (6m)
              cachesh> peek feed:home
              key:           feed:home
             -state:         fresh
             +state:         stale
              value:         [{"id":1,"likes":3}]
-             age_ms:        360000
-             expires_in_ms: 2340000
+             age_ms:        360000 (6m)
+             expires_in_ms: 2340000 (39m)
             updated wrong.transcript:10
             0 passed, 1 failed, 1 updated
 
@@ -170,7 +170,7 @@ private let feedTranscript = """
             keys: feed:1
             cachesh> advance 1500ms
             now:    [..]
-            now_ms: 1500
+            now_ms: 1500 (1s500ms)
             cachesh> get feed:1
             ...
             age_ms:        [..]
@@ -210,7 +210,7 @@ private let feedTranscript = """
             state:         fresh
             value:         {"id":42,"name":"Ada L."}
             age_ms:        0
-            expires_in_ms: 300000
+            expires_in_ms: 300000 (5m)
             tags:          []
             cachesh> get
             error: get needs KEY [--force] [--nowait] [--async]
@@ -264,14 +264,14 @@ private let feedTranscript = """
                 \\\\back
                 cachesh> advance 1s
                 now:    2026-01-01T00:00:01.000Z
-                now_ms: 1000
+                now_ms: 1000 (1s)
                 cachesh> get feed:1
                 key:           feed:1
                 state:         fresh
                 value:         {"id":1,"likes":[1,2]}
                 source:        cache
-                age_ms:        1000
-                expires_in_ms: 299000
+                age_ms:        1000 (1s)
+                expires_in_ms: 299000 (4m59s)
                 tags:          []
 
                 """)
@@ -380,7 +380,7 @@ private let feedTranscript = """
             var text = "Transcript \(n).\n"
             for j in 0..<5 {
                 text += "cachesh> put k\(j) \(n)\nkeys: k\(j)\n"
-                text += "cachesh> advance 1s\nnow:    2026-01-01T00:00:0\(j + 1).000Z\nnow_ms: \(j + 1)000\n"
+                text += "cachesh> advance 1s\nnow:    2026-01-01T00:00:0\(j + 1).000Z\nnow_ms: \(j + 1)000 (\(j + 1)s)\n"
                 text += "cachesh> get k\(j)\nkey:           k\(j)\nstate:         fresh\nvalue:         \(n == 250 && j == 4 ? -1 : n)\n...\n"
                 text += "cachesh> echo \(n) \(j)\n\(n) \(j)\n"
             }

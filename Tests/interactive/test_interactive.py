@@ -27,6 +27,7 @@ SOCKET = f"cachesh-test-{os.getpid()}"
 # test must not fail for that.
 WAIT = 60.0
 SGR = re.compile(r"\x1b\[[0-9;]*m")
+BANNER = re.compile(r"cachesh \d+\.\d+\.\d+: type help for the commands, quit to leave")
 
 
 def tmux(*args, check=True):
@@ -91,9 +92,13 @@ class Shell:
 
     # Reading the screen
 
-    def lines(self, attributes=False):
+    def lines(self, attributes=False, banner=False):
+        """The screen's lines; without the start-up banner while it is the first (unless `banner`)."""
         args = ["capture-pane", "-p", "-t", self.name] + (["-e"] if attributes else [])
-        return [line.rstrip().replace("\u00a0", " ").rstrip() for line in tmux(*args).split("\n")]
+        lines = [line.rstrip().replace("\u00a0", " ").rstrip() for line in tmux(*args).split("\n")]
+        if not banner and lines and BANNER.fullmatch(SGR.sub("", lines[0])):
+            lines = lines[1:]
+        return lines
 
     def text(self):
         return "\n".join(self.lines()).rstrip()
@@ -170,7 +175,49 @@ NO_HINTS = {"CACHESH_HINTS": "0"}
 
 def test_prompt(home):
     sh = Shell(home)
-    expect(sh.lines()[0] == "cachesh>", "the first line is the prompt", sh)
+    expect(BANNER.fullmatch(sh.lines(banner=True)[0]), "the first line says the version and how to go on", sh)
+    expect(sh.lines()[0] == "cachesh>", "then the prompt", sh)
+
+
+def test_habits_of_other_shells(home):
+    sh = Shell(home, env=NO_HINTS)
+    sh.run("?")
+    expect(any(l.startswith("Commands by topic") for l in sh.lines()), "? is help", sh)
+    for word in ["exit", "\\q", ".quit"]:
+        again = Shell(home, env=NO_HINTS)
+        again.type(word)
+        again.wait_for_line("cachesh> " + word)
+        again.keys("Enter")
+        again.wait_for(lambda s: s.dead()[0], f"{word} quits")
+        expect(again.dead()[1] == 0, f"{word} quits with status 0", again)
+        again.close()
+
+
+def test_help_fits_an_80x24_screen(home):
+    sh = Shell(home, env=NO_HINTS, width=80, height=24)
+    sh.run("help")
+    lines = sh.lines(banner=True)
+    expect(lines[1] == "cachesh> help" and lines[2].startswith("Commands by topic"),
+           "help's list starts below the command, nothing scrolled away", sh)
+    expect(all(len(l) <= 80 for l in lines), "no line wraps", sh)
+
+
+def test_long_help_is_paged_then_quit(home):
+    sh = Shell(home, env={**NO_HINTS, "PAGER": None}, width=80, height=24)
+    sh.type("help all")
+    sh.wait_for_line("cachesh> help all")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == ":", "the pager's prompt")
+    expect("cachesh>" not in sh.last_line(), "the shell waits for the pager", sh)
+    sh.keys("q")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the pager")
+
+
+def test_no_pager_prints_help_whole(home):
+    sh = Shell(home, env=NO_HINTS, args=["--no-pager"], width=80, height=24)
+    sh.run("help all")
+    shown = [l for l in sh.lines() if l]
+    expect(shown[-2].startswith("help COMMAND explains one command"), "the whole list, then the prompt", sh)
 
 
 def test_command_name_completes(home):
@@ -334,10 +381,39 @@ def test_ctrl_c_drops_an_unfinished_value(home):
     sh.wait_for(lambda s: s.lines()[2] == "...>", "a second continuation line")
     sh.type('"b"')
     sh.keys("C-c")
-    sh.wait_for(lambda s: s.lines()[0] == "cachesh>" and not any(l.startswith("...>") for l in s.lines()),
-                "a fresh prompt with the value gone")
+    sh.wait_for(lambda s: s.lines()[3] == "cachesh>", "a fresh prompt below the dropped value")
+    expect(sh.lines()[:3] == ["cachesh> put doc:3 {", '...> "a": 1,', "...> ^C"],
+           "the lines already accepted stay on the screen, the interrupted one says ^C", sh)
     sh.run("peek doc:3")
     expect(any("absent" in l for l in sh.lines()), "nothing was stored", sh)
+
+
+def test_home_and_end_move_whatever_term_says(home):
+    # tmux sends ESC[1~ / ESC[4~ for Home and End, which xterm's terminfo does not name.
+    sh = Shell(home, env={**NO_HINTS, "TERM": "xterm"})
+    sh.type("cho hom")
+    sh.keys("Home")
+    sh.type("e")
+    sh.keys("End")
+    sh.type("e")
+    sh.wait_for_line("cachesh> echo home")
+    sh.keys("Enter")
+    sh.wait_for(lambda s: "home" in s.lines()[1:], "echo ran with the text as meant")
+
+
+def test_wide_keys_align_in_tables(home):
+    sh = Shell(home, NO_HINTS)
+    sh.run("put feed:日本 1")
+    sh.run("put feed:ab 2")
+    sh.run("keys")
+    lines = sh.lines()
+    row_cjk = next(l for l in lines if l.startswith("feed:日本"))
+    row_ascii = next(l for l in lines if l.startswith("feed:ab "))
+    # On the screen, "日本" takes four cells: the state column starts at the same cell.
+    def cells(text):
+        return sum(2 if "\u3000" <= ch <= "\u9fff" else 1 for ch in text)
+    expect(cells(row_cjk[:row_cjk.index("fresh")]) == cells(row_ascii[:row_ascii.index("fresh")]),
+           "the state column is aligned", sh)
 
 
 def test_ctrl_d_quits_with_status_0(home):

@@ -11,6 +11,11 @@ extension CacheEngine {
         .sorted { $0.name < $1.name }
     }
 
+    /// Every namespace's name, sorted (`Cache.knownNamespaces`).
+    public func knownNamespaces() -> [String] {
+        namespaces.indices.map { namespaces[Int32($0)].name }.sorted()
+    }
+
     /// The policy in force for a namespace.
     public func policy(of namespace: String) -> Policy {
         namespaces.slot(named: namespace).map { namespaces.policy($0) } ?? Policy()

@@ -17,6 +17,8 @@ public enum RequestAnswer: Sendable, Equatable {
 extension CacheEngineDelegate {
     /// Every completed request, after its answer was applied (default: nothing).
     public func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion) {}
+    /// Every change, watched or not, with `reportsAllChanges` (default: nothing).
+    public func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {}
 }
 
 /// Live mode's answers and timeouts as scheduled items, so a live run and a replay of it on the

@@ -23,11 +23,13 @@ extension CacheEngine {
     @inline(__always)
     func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
         if !behaviours.deferred.isEmpty && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
-        if !observers.isEmpty {
+        if !observers.isEmpty || reportsAllChanges {
             let e = slots[Int(slot)]
-            if observers.isWatched(e.key, namespace: namespaces[e.namespace].name) {
-                delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now),
-                                                                  value: e.value, source: source))
+            let watched = !observers.isEmpty && observers.isWatched(e.key, namespace: namespaces[e.namespace].name)
+            if watched || reportsAllChanges {
+                let event = CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now), value: e.value, source: source)
+                if watched { delegate?.cacheEngine(self, observed: event) }
+                if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
             }
         }
         if !behaviours.active.isEmpty { refetchIfActive(slot, after: cause) }
@@ -35,9 +37,11 @@ extension CacheEngine {
 
     /// Reports a change of a key that is no longer cached.
     func emit(_ cause: ChangeCause, key: String, namespace: Int32) {
-        guard !observers.isEmpty, observers.isWatched(key, namespace: namespaces[namespace].name) else { return }
-        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: key, at: now, state: .absent,
-                                                          value: nil, source: .cache))
+        let watched = !observers.isEmpty && observers.isWatched(key, namespace: namespaces[namespace].name)
+        guard watched || reportsAllChanges else { return }
+        let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, value: nil, source: .cache)
+        if watched { delegate?.cacheEngine(self, observed: event) }
+        if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
     }
 
     /// Reports a push to observers of everything.

@@ -6,6 +6,8 @@ public protocol CacheEngineDelegate: AnyObject {
     func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult)
     /// A request completed (default: nothing); see `RequestCompletion`.
     func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion)
+    /// With `reportsAllChanges`, every change to an entry, watched or not (default: nothing).
+    func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent)
 }
 
 /// The cache core: a deterministic, synchronous state machine over a virtual clock.
@@ -63,6 +65,9 @@ public final class CacheEngine {
     var mutationQueue = MutationQueue()
     /// The scopes observers watch.
     var observers = Observers()
+    /// Report every change to an entry to the delegate (`cacheEngine(_:noted:)`), watched or not:
+    /// the shell's `timeline` keeps them. Off by default: a change nobody asked for costs nothing.
+    public var reportsAllChanges = false
     /// The push rules.
     var rules = PushRules()
     /// The counters, in total and per namespace.

@@ -16,8 +16,8 @@ struct PushRules {
     }
 
     /// The targets the push of `type` with `arguments` acts on.
-    /// - Throws: `CacheError` for a push type with no rule, a missing argument, or an argument
-    ///   holding a pattern character.
+    /// - Throws: `CacheError` for a push type with no rule, a missing argument, an argument the
+    ///   rule does not use, or an argument holding a pattern character.
     /// - Complexity: O(total length of the rule's targets and the arguments).
     func targets(of type: String, arguments: [String: String]) throws(CacheError) -> Targets {
         guard let rule = byType[type] else {
@@ -27,6 +27,12 @@ struct PushRules {
         let missing = rule.parameters.filter { arguments[$0] == nil }
         if !missing.isEmpty {
             throw CacheError("push \"\(type)\" needs " + missing.map { "\($0)=VALUE" }.joined(separator: " "))
+        }
+        // An argument the rule does not use would be ignored: a typo (`usr=42`) must not pass unseen.
+        let extra = arguments.keys.filter { !rule.parameters.contains($0) }.sorted()
+        if !extra.isEmpty {
+            let takes = rule.parameters.isEmpty ? "no arguments" : rule.parameters.map { "\($0)=VALUE" }.joined(separator: " ")
+            throw CacheError("push \"\(type)\" takes \(takes); unexpected " + extra.map { "\($0)=" }.joined(separator: ", "))
         }
         // A value is data, not a pattern: `user=*` must not turn `profile:{user}` into a whole namespace.
         for name in rule.parameters.sorted() where arguments[name]!.contains(where: { "*?[]{}".contains($0) }) {

@@ -226,3 +226,56 @@ struct Arguments {
         return (String(decoding: source.bytes[start..<command.end], as: UTF8.self), start)
     }
 }
+
+// MARK: - Known namespaces
+
+extension Arguments {
+    /// The namespaces a command may name (SPEC §3): defined by `ns` or a configuration, or of a
+    /// key the cache has held or been asked for.
+    /// - Complexity: O(namespaces log namespaces).
+    static func knownNamespaces(_ cache: isolated Cache) -> [String] {
+        cache.knownNamespaces()
+    }
+
+    /// `name`, when it is a known namespace; else an error at `word` naming what is known, with
+    /// the close one first.
+    static func knownNamespace(_ name: String, at word: Word, _ cache: isolated Cache, command: String) throws(ShellError) -> String {
+        let known = knownNamespaces(cache)
+        if known.contains(name) { return name }
+        throw ShellError("\(command): unknown namespace \(JSONValue.string(name).compactText)" + namespaceHint(name, known),
+                         at: word.offset)
+    }
+
+    /// What the error of an unknown namespace adds: a close name, what is known, or how to define one.
+    static func namespaceHint(_ name: String, _ known: [String]) -> String {
+        if let near = Session.nearest(name, among: known) { return " (did you mean \(near)?)" }
+        if known.isEmpty { return " (none is known yet: ns NAME, load or an entry defines one)" }
+        let shown = known.prefix(8).joined(separator: ", ") + (known.count > 8 ? ", ..." : "")
+        return " (known: \(shown))"
+    }
+
+    /// Checks that a `keys` pattern can match a known namespace: `NS:...` where NS (a glob too)
+    /// matches a known one. A pattern without a colon is a key of namespace `default` (or a glob
+    /// over every key); but a plain word that names a known namespace and no key (`keys feed`)
+    /// asks for `feed:*`.
+    static func checkPattern(_ pattern: String, at word: Word, _ cache: isolated Cache, command: String) throws(ShellError) {
+        let known = knownNamespaces(cache)
+        let isGlob: (Substring) -> Bool = { $0.contains { "*?[".contains($0) } }
+        guard let colon = pattern.firstIndex(of: ":") else {
+            if isGlob(pattern[...]) { return }
+            if known.contains(pattern) && cache.peek(pattern).state == .absent {
+                throw ShellError("\(command): \(JSONValue.string(pattern).compactText) is a namespace; a pattern is over keys "
+                                 + "(did you mean \(pattern):*?)", at: word.offset)
+            }
+            return
+        }
+        let namespace = pattern[..<colon]
+        if isGlob(namespace) {
+            let glob = Glob(String(namespace))
+            if known.contains(where: { glob.matches($0) }) || known.isEmpty && namespace == "*" { return }
+            throw ShellError("\(command): \(JSONValue.string(String(namespace)).compactText) matches no namespace"
+                             + namespaceHint(String(namespace), known), at: word.offset)
+        }
+        _ = try knownNamespace(String(namespace), at: word, cache, command: command)
+    }
+}

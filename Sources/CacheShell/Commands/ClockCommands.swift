@@ -45,7 +45,7 @@ enum ClockCommands {
         try args.expect(2...Int.max)
         let delay = try args.duration(0)
         let (text, offset) = args.rest(from: 2)
-        let name = args.positional[1].text
+        let name = Session.aliases[args.positional[1].text] ?? args.positional[1].text
         if unschedulable.contains(name) {
             throw ShellError("\(name) cannot be scheduled with at", at: args.positional[1].offset)
         }
@@ -78,7 +78,7 @@ extension Session {
             var name: String?
             do {
                 let command = try next.get()
-                name = command.words.first?.text
+                name = command.words.first.map { Session.aliases[$0.text] ?? $0.text }
                 guard let name, !ClockCommands.unschedulable.contains(name) else {
                     throw ShellError("\(name ?? "") cannot be scheduled with at", at: command.offset)
                 }

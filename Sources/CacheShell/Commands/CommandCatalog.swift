@@ -43,3 +43,94 @@ public enum CommandCatalog {
         return kinds
     }()
 }
+
+// MARK: - Where a JSON value may span lines
+
+/// What the lexer knows of a word already read in the command it is lexing: enough to find the
+/// command's declaration and count its arguments (``CommandCatalog/mayContinueJSON(after:)``).
+struct PrecedingWord: Sendable, Equatable {
+    /// A bare word's UTF-8 text, its first ``PrecedingWord/maxBytes`` bytes at most; empty for a
+    /// quoted word or a JSON value.
+    var text: [UInt8]
+    var isBare: Bool
+
+    /// Bytes of a word kept: more than any command name.
+    static let maxBytes = 64
+    /// Words of a command kept: more than any declaration has before a JSON argument, `at` and
+    /// `expect` nested a few times included. A bracket after more words may span lines.
+    static let maxWords = 24
+}
+
+extension CommandCatalog {
+    /// Whether a JSON object or array that starts after `preceding` (the words of its command read
+    /// so far) may go on past the end of its line: yes where the command's declaration takes a
+    /// JSON value (`put KEY VALUE`, `event patch KEY PATCH`, `restore {SNAPSHOT}`, a FILE, which may
+    /// be given inline), and wherever it declares nothing (an unknown command, an extra word: the
+    /// command reports those). No where it takes a key, a pattern, a name, a duration or text
+    /// (`keys [fg]*`, `echo step [1 of 3`): there the brackets must balance on their line, and a
+    /// word that balances and goes on (`[fg]*`) is one word.
+    ///
+    /// The lexer and ``CommandScanner`` both ask this, with the same words, so they agree on where
+    /// a command ends.
+    /// - Complexity: O(words) for up to ``PrecedingWord/maxWords`` words.
+    static func mayContinueJSON(after preceding: [PrecedingWord]) -> Bool {
+        guard preceding.count < PrecedingWord.maxWords else { return true }
+        var words = preceding[...]
+        // Nested command lines (`at 5s put k {`): each round looks at one command's declaration.
+        for _ in 0..<PrecedingWord.maxWords {
+            guard let first = words.first, first.isBare else { return true }
+            let typed = String(decoding: first.text, as: UTF8.self)
+            guard var spec = info(Session.aliases[typed] ?? typed) else { return true }
+            words = words.dropFirst()
+            if !spec.subcommands.isEmpty {
+                guard let second = words.first, second.isBare,
+                      let sub = spec.subcommands.first(where: { $0.name.utf8.elementsEqual(second.text) }) else { return true }
+                spec = sub
+                words = words.dropFirst()
+            }
+            // The positional this word is: options and flags after the leading ones do not count.
+            var index = 0
+            var position = words.startIndex
+            var restStart: Int?
+            while position < words.endIndex {
+                if index < spec.arguments.count, spec.arguments[index].takesRest {
+                    restStart = position
+                    break
+                }
+                let word = words[position]
+                if !(index >= spec.parsing.leading && word.isBare && isOptionOrFlag(word.text)) { index += 1 }
+                position += 1
+            }
+            if let restStart {
+                // Inside the rest of the line: a command line to look into, or text.
+                guard spec.arguments[index].alternatives.contains(where: { $0.kind == .command }) else { return false }
+                words = words[restStart...]
+                continue
+            }
+            let argument: CommandSpec.Argument?
+            if index < spec.arguments.count {
+                argument = spec.arguments[index]
+            } else if let last = spec.arguments.last, last.repeats {
+                argument = last
+            } else {
+                argument = nil
+            }
+            guard let argument else { return true }
+            return argument.alternatives.contains { alternative in
+                switch alternative.kind {
+                case .value, .patch, .file: true
+                // The first word of a command line: a bracket there is no command, which the command reports.
+                case .command: argument.takesRest
+                case .text: argument.takesRest ? false : alternative.text.hasPrefix("{") || alternative.text.hasPrefix("[")
+                default: false
+                }
+            }
+        }
+        return true
+    }
+
+    private static func isOptionOrFlag(_ text: [UInt8]) -> Bool {
+        let word = Word(text: String(decoding: text, as: UTF8.self), kind: .bare, offset: 0, end: 0)
+        return word.option != nil || word.flag != nil
+    }
+}

@@ -127,6 +127,7 @@ enum EntryCommands {
         if let word = args.positional.first, word.text.utf8.count > Glob.maxLength {
             throw ShellError("keys: pattern longer than \(Glob.maxLength) bytes (\(word.text.utf8.count))", at: word.offset)
         }
+        if let word = args.positional.first { try Arguments.checkPattern(word.text, at: word, cache, command: "keys") }
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
         return keysReply(cache.keys(matching: pattern).map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) },
                          colour: session.options.colour)
@@ -167,7 +168,9 @@ enum EntryCommands {
     static func invalidate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: invalidate)
         try args.expect(1...1)
-        return .keys(cache.invalidate(try args.target(0)))
+        let target = try args.target(0)
+        if case .namespace(let name) = target { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "invalidate") }
+        return .keys(cache.invalidate(target))
     }
 
     static let evict = CommandSpec(
@@ -183,13 +186,18 @@ enum EntryCommands {
 
     static let clear = CommandSpec(
         name: "clear", summary: "remove all entries (logout), or one namespace's",
-        arguments: [.namespace(meaning: "only this namespace").optional],
+        arguments: [.oneOf(.namespace(), .namespaceScope(), meaning: "only this namespace (a known one)").optional],
         example: "clear feed", run: clear)
 
     static func clear(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: clear)
         try args.expect(0...1)
-        let namespace = try args.positional.first.map { word throws(ShellError) in try Arguments.namespace(word) }
+        let namespace = try args.positional.first.map { word throws(ShellError) in
+            // `clear feed:*` as `invalidate feed:*` writes it.
+            let name = word.kind == .bare && word.text.hasSuffix(":*")
+                ? Word(text: String(word.text.dropLast(2)), kind: .bare, offset: word.offset, end: word.end - 2) : word
+            return try Arguments.knownNamespace(try Arguments.namespace(name), at: word, cache, command: "clear")
+        }
         return .keys(cache.clear(namespace: namespace))
     }
 

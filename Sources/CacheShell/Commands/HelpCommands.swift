@@ -1,14 +1,18 @@
 import CacheCore
 
-/// `help [COMMAND]`: the command list, or one command explained, from ``CommandCatalog``.
+/// `help [COMMAND|all]`: the commands by topic, one command explained, or every synopsis, from
+/// ``CommandCatalog``; every line fits ``width`` columns.
 enum HelpCommands {
     /// Synopses longer than this do not widen the list's first column (so one long synopsis
     /// does not push every summary off the screen).
     static let synopsisColumnLimit = 40
+    /// The columns human help fits, whatever the terminal (a transcript verifies anywhere).
+    static let width = 80
 
     static let help = CommandSpec(
-        name: "help", summary: "list the commands, or explain one",
-        arguments: [.command(meaning: "a command name").optional],
+        name: "help", summary: "list the commands by topic, or explain one",
+        arguments: [.oneOf(.command(meaning: "a command name: its synopsis, arguments and an example"),
+                           .word("all", meaning: "every command with its synopsis and summary")).optional],
         example: "help get", run: help)
 
     /// Runs `help` or `help COMMAND`.
@@ -16,38 +20,66 @@ enum HelpCommands {
     static func help(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: help)
         try args.expect(0...1)
-        guard let word = args.positional.first else { return list() }
+        guard let word = args.positional.first else { return topics() }
+        if word.text == "all" && word.kind == .bare { return list() }
         guard let info = CommandCatalog.info(word.text) else {
-            let nearest = CommandCatalog.all.map { (name: $0.name, distance: Session.editDistance($0.name, word.text)) }
-                .min { $0.distance < $1.distance }
-            let suggestion = nearest.flatMap { $0.distance <= 2 ? $0.name : nil }
+            if let alias = Session.aliases[word.text], let info = CommandCatalog.info(alias) { return explain(info) }
+            let suggestion = Session.nearest(word.text, among: Session.commandNames)
             throw ShellError("unknown command \(Arguments.describe(word))"
                              + (suggestion.map { " (did you mean \($0)?)" } ?? " (help lists them)"), at: word.offset)
         }
         return explain(info)
     }
 
-    /// Every command: its synopsis and summary, one line each, summaries aligned.
+    /// The commands by topic (the man page's subsections), names only, so the list fits a 24-line
+    /// screen; JSON lists every command as `help all` does.
+    /// - Complexity: O(commands).
+    static func topics() -> Reply {
+        var lines = ["Commands by topic (help COMMAND explains one, with an example):"]
+        for family in CommandCatalog.families {
+            lines += Render.wrap(family.commands.map(\.name), first: family.title + ": ", indent: 4, width: width)
+        }
+        lines.append("help all lists every command with its synopsis; quit (or Ctrl-D) leaves.")
+        return Reply(["commands": .array(commandObjects())], human: lines)
+    }
+
+    /// Every command by topic: its synopsis, then its summary indented below it.
     /// - Complexity: O(commands).
     static func list() -> Reply {
-        let all = CommandCatalog.all
-        let width = all.map(\.synopsis.count).filter { $0 <= synopsisColumnLimit }.max() ?? 0
-        var lines = all.map { info in
-            info.synopsis + String(repeating: " ", count: max(width - info.synopsis.count, 0) + 2) + info.summary
+        var lines: [String] = []
+        for family in CommandCatalog.families {
+            lines.append(family.title + ":")
+            for info in family.commands {
+                lines += Render.wrap(info.synopsis.split(separator: " ").map(String.init), first: "  ", indent: 4, width: width)
+                lines += Render.wrap(info.summary.split(separator: " ").map(String.init), first: "      ", indent: 6, width: width)
+            }
         }
         lines.append("help COMMAND explains one command, with its arguments and an example")
-        let commands = all.map { info -> JSONValue in
+        return Reply(["commands": .array(commandObjects())], human: lines)
+    }
+
+    private static func commandObjects() -> [JSONValue] {
+        CommandCatalog.all.map { info -> JSONValue in
             .object(["name": .string(info.name), "synopsis": .string(info.synopsis), "summary": .string(info.summary)])
         }
-        return Reply(["commands": .array(commands)], human: lines)
     }
 
     /// One command: synopsis, summary, its arguments aligned, and an example.
     static func explain(_ info: CommandSpec) -> Reply {
-        var lines = [info.synopsis, info.summary]
+        var lines = Render.wrap(info.synopsis.split(separator: " ").map(String.init), first: "", indent: 4, width: Self.width)
+            + Render.wrap(info.summary.split(separator: " ").map(String.init), first: "", indent: 0, width: Self.width)
         let width = info.help.map(\.name.count).filter { $0 <= synopsisColumnLimit }.max() ?? 0
         for argument in info.help {
-            lines.append("  " + argument.name + String(repeating: " ", count: max(width - argument.name.count, 0) + 2) + argument.meaning)
+            let meaning = argument.meaning.split(separator: " ").map(String.init)
+            if argument.name.count <= synopsisColumnLimit {
+                // A long meaning goes on below, under its own start.
+                let lead = "  " + argument.name + String(repeating: " ", count: max(width - argument.name.count, 0) + 2)
+                lines += Render.wrap(meaning, first: lead, indent: lead.count, width: Self.width)
+            } else {
+                // A wide name (a subcommand's synopsis) on lines of its own, its meaning below.
+                lines += Render.wrap(argument.name.split(separator: " ").map(String.init), first: "  ", indent: 4, width: Self.width)
+                lines += Render.wrap(meaning, first: "      ", indent: 6, width: Self.width)
+            }
         }
         lines.append("example: " + info.example)
         let arguments = info.help.map { argument -> JSONValue in

@@ -1,8 +1,9 @@
 import CacheCore
 
-/// `stats`, `watch`, `unwatch`: statistics (B14) and observers (B15).
+/// `stats`, `watch`, `unwatch`, `timeline`, `explain`: statistics (B14), observers (B15), what
+/// happened to a key, and why an entry is in its state.
 enum ObserveCommands {
-    static let family = CommandFamily(title: "Observing", commands: [stats, watch, unwatch])
+    static let family = CommandFamily(title: "Observing", commands: [stats, watch, unwatch, timeline, explain])
 
     static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
         let word = args.positional[i]
@@ -102,7 +103,7 @@ enum ObserveCommands {
                 cache.resetStats()
                 return .ok(human: ["stats reset"])
             }
-            let ns = try Arguments.namespace(word)
+            let ns = try Arguments.knownNamespace(try Arguments.namespace(word), at: word, cache, command: "stats")
             let s = cache.stats(namespace: ns)
             var fields = statsFields(s)
             fields["namespace"] = .string(ns)
@@ -115,9 +116,123 @@ enum ObserveCommands {
         var namespaces: [String: JSONValue] = [:]
         for (name, s) in perNamespace { namespaces[name] = .object(statsFields(s)) }
         fields["namespaces"] = .object(namespaces)
-        let columns = ["namespace"] + total.fields.map(\.name) + ["hit_ratio"]
-        var rows = perNamespace.map { [$0.name] + $0.stats.fields.map { String($0.value) } + [ratio($0.stats)] }
-        rows.append(["total"] + total.fields.map { String($0.value) } + [ratio(total)])
+        // One row per counter and a column per namespace, so it fits 80 columns (a table wider
+        // than that, with many namespaces, turns into records).
+        let all = perNamespace + [(name: "total", stats: total)]
+        let columns = ["counter"] + all.map(\.name)
+        var rows = total.fields.indices.map { i in [total.fields[i].name] + all.map { String($0.stats.fields[i].value) } }
+        rows.append(["hit_ratio"] + all.map { ratio($0.stats) })
         return Reply(fields, human: Render.table(columns, rows))
+    }
+}
+
+// MARK: - explain, timeline
+
+extension ObserveCommands {
+    static let timeline = CommandSpec(
+        name: "timeline", summary: "what happened to a key or a namespace this session, watched or not",
+        arguments: [.oneOf(.key(meaning: "one key"), .namespaceScope(meaning: "every key of namespace NS"),
+                           .word("*", meaning: "every key"))],
+        example: "timeline feed:home", run: timeline)
+
+    /// Runs `timeline KEY|NS:*|*`: the observer lines `watch` would have printed for it.
+    static func timeline(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: timeline)
+        try args.expect(1...1)
+        let scope = try scope(args, 0)
+        if case .namespace(let name) = scope { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "timeline") }
+        let events = session.timeline.filter { event in
+            switch scope {
+            case .all: return true
+            case .key(let key): return event.key == key
+            case .namespace(let name): return KeyName.namespace(of: event.key) == name
+            }
+        }
+        let dropped = session.timeline.dropped
+        var human = events.map { Render.eventLine($0, clockStart: cache.clockStart, colour: session.options.colour) }
+        if human.isEmpty { human = ["(no changes to \(describe(scope)) this session)"] }
+        if dropped > 0 {
+            human.append("(\(dropped) earlier changes are not kept: the timeline keeps the last \(Timeline.limit))")
+        }
+        return Reply(["scope": .string(describe(scope)), "dropped": .int(Int64(dropped)),
+                      "events": .array(events.map { .object(Session.eventFields($0, clockStart: cache.clockStart)) })],
+                     human: human)
+    }
+
+    static let explain = CommandSpec(
+        name: "explain", summary: "why an entry is in its state, and what is pending on it",
+        arguments: [.key(meaning: Meaning.key)],
+        example: "explain feed:home", run: explain)
+
+    /// Runs `explain KEY`: its times, the reason for its state, its pending changes and requests,
+    /// tags and ids, and its recency rank.
+    static func explain(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: explain)
+        try args.expect(1...1)
+        let key = try args.key(0)
+        let now = cache.now
+        let last = session.timeline.filter { $0.key == key }.last
+        guard let d = cache.details(of: key) else {
+            let why = last.map { "\(key) is not cached: \($0.cause.rawValue) at \(TimeText.iso8601(ms: $0.at))" }
+                ?? "\(key) is not cached (nothing happened to it this session)"
+            return Reply(["key": .string(key), "state": .string("absent"), "reason": .string(why)],
+                         order: ["key", "state", "reason"])
+        }
+        let time = { (ms: Int64) -> JSONValue in ms == .max ? .null : .string(TimeText.iso8601(ms: ms)) }
+        let reason = reason(d, now: now, last: last)
+        let pending = d.pending.map { change -> JSONValue in
+            .object(["patch": change.patch, "sent": .bool(change.sent),
+                     "mutation": change.mutation.map { .int(Int64($0)) } ?? .null])
+        }
+        let pendingText = d.pending.isEmpty ? "(none)" : d.pending.map { change in
+            (change.mutation == nil ? "event " : change.sent ? "mutation sent " : "mutation queued ") + change.patch.compactText
+        }.joined(separator: "; ")
+        var fields: [String: JSONValue] = [
+            "key": .string(d.key), "state": .string(d.state.rawValue), "reason": .string(reason),
+            "stored_at": time(d.storedAt), "stale_at": d.staleAt.map(time) ?? .null, "expires_at": time(d.expiresAt),
+            "age_ms": .int(now - d.storedAt), "tags": .array(d.tags.map(JSONValue.string)),
+            "ids": .array(d.ids.map(JSONValue.string)), "pending": .array(pending),
+            "fetching": d.fetchInFlight.map { .int(Int64($0)) } ?? .null,
+            "recency_rank": .int(Int64(d.recencyRank)), "entries": .int(Int64(d.entries)),
+        ]
+        if d.expiresAt != .max { fields["expires_in_ms"] = .int(d.expiresAt - now) }
+        let human = Render.fieldLines(fields.merging([
+            "pending": .string(pendingText),
+            "fetching": .string(d.fetchInFlight.map { "request \($0) in flight" } ?? "(no request in flight)"),
+            "recency_rank": .string("\(d.recencyRank) of \(d.entries) (1 is the most recently used; the last is evicted first)"),
+            "stale_at": .string(d.staleAt.map { TimeText.iso8601(ms: $0) } ?? "never by age (no stale threshold)"),
+            "expires_at": .string(d.expiresAt == .max ? "never" : TimeText.iso8601(ms: d.expiresAt)
+                                  + (d.expiryOverridden ? " (set by expire)" : "")),
+            "reason": .string(reason),
+        ]) { $1 }, order: ["key", "state", "reason", "stored_at", "age_ms", "stale_at", "expires_at", "expires_in_ms",
+                            "pending", "fetching", "tags", "ids", "recency_rank"], colour: session.options.colour)
+            .filter { !$0.hasPrefix("entries:") }
+        return Reply(fields, human: human)
+    }
+
+    /// Why the entry is in its state, in one line: the most specific cause known.
+    static func reason(_ d: EntryDetails, now: Int64, last: CacheEvent?) -> String {
+        let at = { (ms: Int64) in TimeText.iso8601(ms: ms) }
+        switch d.state {
+        case .expired:
+            if d.expiryOverridden { return "expired at \(at(d.expiresAt)), a time set by expire" }
+            return "expired at \(at(d.expiresAt)): older than its namespace's ttl"
+        case .stale:
+            if d.invalidated {
+                if let last, last.cause == .invalidated {
+                    return "invalidated at \(at(last.at))" + (d.staleAt.map { $0 > now ? "; it would turn stale by age at \(at($0))" : "" } ?? "")
+                }
+                return "invalidated (by a key, namespace, tag, push or validation)"
+            }
+            if let staleAt = d.staleAt { return "stale since \(at(staleAt)): older than its namespace's stale threshold" }
+            return "stale"
+        case .fresh:
+            if let staleAt = d.staleAt, staleAt < d.expiresAt {
+                return "fresh: stored \(TimeText.formatDuration(now - d.storedAt)) ago; stale at \(at(staleAt))"
+            }
+            return d.expiresAt == .max ? "fresh: it never expires" : "fresh: stored \(TimeText.formatDuration(now - d.storedAt)) ago; expires at \(at(d.expiresAt))"
+        case .absent:
+            return "not cached"
+        }
     }
 }

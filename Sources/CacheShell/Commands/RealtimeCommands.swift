@@ -22,6 +22,13 @@ enum RealtimeCommands {
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mutate)
         var options = MutationOptions(pessimistic: args.flag("pessimistic"), refetch: args.flag("refetch"))
+        if args.positional.first?.text == "entity" && args.positional.count < 3 {
+            throw ShellError("mutate entity needs " + (args.positional.count == 1 ? "ID PATCH" : "a PATCH after the ID")
+                             + " (mutate entity ID PATCH)", at: command.end)
+        }
+        if args.positional.first?.text == "entity" && args.positional.count > 3 {
+            try args.expect(3...3, usage: "entity ID PATCH")
+        }
         // `mutate KEY PATCH --flag`: the word after PATCH is where the entity form has its PATCH, so
         // it comes as it stands; it is the flag it looks like.
         var flagAfterPatch = false
@@ -40,6 +47,9 @@ enum RealtimeCommands {
             do { return .keys(try cache.mutate(entity: id, patch: patch, options: options), ok: true) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
+        }
+        if args.positional.count == 1 {
+            throw ShellError("mutate needs a PATCH after the key (mutate KEY PATCH)", at: command.end)
         }
         if !flagAfterPatch { try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH") }
         let key = try args.key(0)

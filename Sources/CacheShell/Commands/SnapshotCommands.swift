@@ -121,3 +121,99 @@ extension Session {
         return newline ? text + "\n" : text
     }
 }
+
+// MARK: - diff
+
+extension SnapshotCommands {
+    static let diff = CommandSpec(
+        name: "diff", summary: "what differs between two snapshots, or a snapshot and now, entry by entry",
+        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side)"),
+                    .file("FILE2", meaning: "the new side, another snapshot; without it, the session now").optional],
+        example: "diff before.json", run: diff)
+
+    /// The fields of an entry that `diff` compares, in the order it shows them.
+    static let diffFields = ["state", "value", "tags", "stored_at", "stale_at", "expires_at"]
+
+    /// Runs `diff FILE [FILE2]`: entries only on one side, and the fields that changed on the others.
+    /// Reads files, so `--safe` refuses it.
+    static func diff(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: diff)
+        try args.expect(1...2)
+        let old = try snapshotDocument(session, args.positional[0], source)
+        let new: JSONValue
+        let newName: String
+        if args.positional.count == 2 {
+            new = try snapshotDocument(session, args.positional[1], source)
+            newName = args.positional[1].text
+        } else {
+            new = session.makeSnapshot(on: cache)
+            newName = "now"
+        }
+        let oldName = args.positional[0].text
+        let before = entries(old), after = entries(new)
+        var removed: [String] = [], added: [String] = [], changed: [(key: String, fields: [(String, JSONValue, JSONValue)])] = []
+        for key in Set(before.keys).union(after.keys).sorted() {
+            switch (before[key], after[key]) {
+            case (let a?, let b?):
+                let fields = diffFields.compactMap { name -> (String, JSONValue, JSONValue)? in
+                    let x = a[name] ?? .null, y = b[name] ?? .null
+                    return x == y ? nil : (name, x, y)
+                }
+                if !fields.isEmpty { changed.append((key, fields)) }
+            case (_?, nil): removed.append(key)
+            case (nil, _?): added.append(key)
+            case (nil, nil): break
+            }
+        }
+        let clock = { (document: JSONValue) -> JSONValue in
+            if case .object(let o) = document { return o["now"] ?? .null }
+            return .null
+        }
+        var human = ["--- \(oldName) (now \(Render.text(clock(old), field: "now")))",
+                     "+++ \(newName) (now \(Render.text(clock(new), field: "now")))"]
+        for key in removed { human.append("- \(key)  " + summary(before[key]!)) }
+        for key in added { human.append("+ \(key)  " + summary(after[key]!)) }
+        for (key, fields) in changed {
+            human.append("~ \(key)")
+            for (name, x, y) in fields { human.append("    \(name): \(x.compactText) -> \(y.compactText)") }
+        }
+        let same = Set(before.keys).intersection(after.keys).count - changed.count
+        human.append("\(removed.count) removed, \(added.count) added, \(changed.count) changed, \(same) the same")
+        return Reply([
+            "old": .string(oldName), "new": .string(newName),
+            "removed": .array(removed.map(JSONValue.string)), "added": .array(added.map(JSONValue.string)),
+            "changed": .array(changed.map { change in
+                .object(["key": .string(change.key), "fields": .object(Dictionary(uniqueKeysWithValues: change.fields.map {
+                    ($0.0, JSONValue.array([$0.1, $0.2]))
+                }))])
+            }),
+            "same": .int(Int64(same)),
+        ], human: human)
+    }
+
+    /// A snapshot file's document, checked to be one.
+    private static func snapshotDocument(_ session: Session, _ word: Word, _ source: SourceFile) throws(ShellError) -> JSONValue {
+        let path = session.resolvePath(word.text, relativeTo: source)
+        let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
+        guard let document = try? JSONValue(parsing: text), case .object(let fields) = document,
+              fields["format"] == .string("cachesh-snapshot"), case .array? = fields["entries"] else {
+            throw ShellError("\(word.text): not a snapshot (snapshot FILE writes one)", at: word.offset)
+        }
+        return document
+    }
+
+    /// A snapshot's entries by key.
+    private static func entries(_ document: JSONValue) -> [String: [String: JSONValue]] {
+        guard case .object(let fields) = document, case .array(let list)? = fields["entries"] else { return [:] }
+        var byKey: [String: [String: JSONValue]] = [:]
+        for case .object(let entry) in list {
+            if case .string(let key)? = entry["key"] { byKey[key] = entry }
+        }
+        return byKey
+    }
+
+    /// An entry on one side only, in one line.
+    private static func summary(_ entry: [String: JSONValue]) -> String {
+        Render.text(entry["state"] ?? .null, field: "state") + "  " + (entry["value"] ?? .null).compactText
+    }
+}

@@ -1,16 +1,20 @@
 /// Finds where commands end in a stream of bytes without keeping them, by the lexer's rule
 /// (``Lexer``, semicolons not separating): a command ends at a line feed unless a JSON object or
-/// array is open; a quoted string and a `#` comment end at the line's end; brackets inside JSON
+/// array that may span lines (``CommandCatalog/mayContinueJSON(after:)``) is open; a quoted
+/// string, a `#` comment and brackets elsewhere end at the line's end; brackets inside JSON
 /// strings do not count. Used to run standard input command by command as it arrives.
 ///
 /// After any bytes that end with a line feed, ``insideJSON`` equals
 /// `Lexer.needsContinuation` of everything scanned since the last complete command; the state
-/// between calls is a few bytes and the open brackets (at most ``Lexer/maxJSONDepth``).
+/// between calls is a few bytes, the open brackets (at most ``Lexer/maxJSONDepth``) and the
+/// command's first words as the lexer keeps them (``PrecedingWord``).
 public struct CommandScanner: Sendable {
     private enum State: Sendable {
         /// Before a word (or between words of a command).
         case between
         case bare
+        /// Just after a `#` that does not start the command: a comment if a blank follows.
+        case hash
         case quoted, quotedEscape
         case comment
         case json, jsonString, jsonStringEscape
@@ -21,6 +25,13 @@ public struct CommandScanner: Sendable {
     private var closers: [UInt8] = []
     /// Nesting of the open JSON value, past the limit included.
     private var depth = 0
+    /// The open JSON value may span lines.
+    private var acrossLines = true
+    /// The command's words so far, as the lexer records them.
+    private var preceding: [PrecedingWord] = []
+    /// The word being scanned: its first bytes, and whether it is (so far) a bare word.
+    private var word: [UInt8] = []
+    private var wordIsBare = false
 
     public init() {}
 
@@ -28,7 +39,7 @@ public struct CommandScanner: Sendable {
     /// the command goes on on the next line.
     public var insideJSON: Bool {
         switch state {
-        case .json, .jsonString, .jsonStringEscape: true
+        case .json, .jsonString, .jsonStringEscape: acrossLines
         default: false
         }
     }
@@ -44,39 +55,58 @@ public struct CommandScanner: Sendable {
             case .between:
                 switch byte {
                 case .space, .tab, .carriageReturn: break
-                case .lineFeed: lastEnd = i + 1
-                case .hash: state = .comment
-                case .quote: state = .quoted
-                case .openBrace, .openBracket: open(byte)
-                default: state = .bare
+                case .lineFeed: endCommand(); lastEnd = i + 1
+                case .hash where preceding.isEmpty: state = .comment
+                case .hash: state = .hash
+                case .quote: startWord(bare: false); state = .quoted
+                case .openBrace, .openBracket:
+                    startWord(bare: false)
+                    acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
+                    open(byte)
+                default: startWord(bare: true); keep(byte); state = .bare
+                }
+            case .hash:
+                switch byte {
+                case .space, .tab, .carriageReturn: state = .comment
+                case .lineFeed: state = .between; endCommand(); lastEnd = i + 1
+                default: startWord(bare: true); keep(.hash); keep(byte); state = .bare
                 }
             case .bare:
                 switch byte {
-                case .space, .tab, .carriageReturn: state = .between
-                case .lineFeed: state = .between; lastEnd = i + 1
-                default: break
+                case .space, .tab, .carriageReturn: endWord(); state = .between
+                case .lineFeed: endWord(); state = .between; endCommand(); lastEnd = i + 1
+                default:
+                    // (After balanced brackets where no JSON value is taken, text makes the word bare.)
+                    wordIsBare = true
+                    keep(byte)
                 }
             case .comment:
-                if byte == .lineFeed { state = .between; lastEnd = i + 1 }
+                if byte == .lineFeed { state = .between; endCommand(); lastEnd = i + 1 }
             case .quoted, .jsonString:
                 let inJSON = state == .jsonString
                 switch byte {
-                case .quote: state = inJSON ? .json : .between
+                case .quote:
+                    if inJSON { state = .json } else { endWord(); state = .between }
                 case .lineFeed:
                     // An unterminated string ends the command at its line (the lexer reports it).
                     state = .between
+                    endCommand()
                     lastEnd = i + 1
                 case .backslash: state = inJSON ? .jsonStringEscape : .quotedEscape
                 default: break
                 }
+                if inJSON { keep(byte) }
             case .quotedEscape, .jsonStringEscape:
                 if byte == .lineFeed {
                     state = .between
+                    endCommand()
                     lastEnd = i + 1
                 } else {
+                    if state == .jsonStringEscape { keep(byte) }
                     state = state == .jsonStringEscape ? .jsonString : .quoted
                 }
             case .json:
+                keep(byte)
                 switch byte {
                 case .openBrace, .openBracket: open(byte)
                 case .closeBrace, .closeBracket:
@@ -85,11 +115,29 @@ public struct CommandScanner: Sendable {
                         state = .between
                         depth = 0
                         closers.removeAll(keepingCapacity: true)
+                        wordIsBare = false
+                        endWord()
                     } else {
                         depth -= 1
-                        if depth == 0 { state = .between }
+                        if depth == 0 {
+                            if acrossLines {
+                                endWord()
+                                state = .between
+                            } else {
+                                // Text right after it makes one bare word (`[fg]*`).
+                                state = .bare
+                                wordIsBare = false
+                            }
+                        }
                     }
                 case .quote: state = .jsonString
+                case .lineFeed where !acrossLines:
+                    // Brackets that may not span lines end at the line (the lexer reports them).
+                    state = .between
+                    depth = 0
+                    closers.removeAll(keepingCapacity: true)
+                    endCommand()
+                    lastEnd = i + 1
                 default: break
                 }
             }
@@ -102,9 +150,33 @@ public struct CommandScanner: Sendable {
             state = .json
             depth = 0
             closers.removeAll(keepingCapacity: true)
+            keep(bracket)
         }
         depth += 1
         if depth <= Lexer.maxJSONDepth { closers.append(bracket == .openBrace ? .closeBrace : .closeBracket) }
+    }
+
+    private mutating func startWord(bare: Bool) {
+        word.removeAll(keepingCapacity: true)
+        wordIsBare = bare
+    }
+
+    /// Keeps a byte of the word, up to as many as the lexer keeps.
+    private mutating func keep(_ byte: UInt8) {
+        if word.count < PrecedingWord.maxBytes { word.append(byte) }
+    }
+
+    /// The word ends: a bare word keeps its text, as the lexer does.
+    private mutating func endWord() {
+        if preceding.count < PrecedingWord.maxWords {
+            preceding.append(PrecedingWord(text: wordIsBare ? word : [], isBare: wordIsBare))
+        }
+        word.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func endCommand() {
+        preceding.removeAll(keepingCapacity: true)
+        word.removeAll(keepingCapacity: true)
     }
 }
 

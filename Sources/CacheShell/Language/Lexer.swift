@@ -77,11 +77,16 @@ public struct RawCommand: Sendable, Equatable {
 /// Splits cachesh source into commands and words.
 ///
 /// A command ends at a newline, or also at `;` when `semicolonSeparates` is
-/// set (as for `cachesh -c`). Blank lines are skipped; a `#` at the start of a
-/// word begins a comment that runs to the end of the line (past any `;`).
+/// set (as for `cachesh -c`). Blank lines are skipped. A `#` that starts a
+/// command, or that is a word of its own (`put a 1 # note`), begins a comment
+/// that runs to the end of the line, or with `semicolonSeparates` to the next
+/// `;`; a `#` inside a word or starting a longer word (`#3`) is text.
 /// Words are separated by spaces and tabs, and are one of:
-/// - a JSON object or array, from `{` or `[` until its brackets balance. It
-///   may span lines: newlines and `;` inside it do not end the command.
+/// - a JSON object or array, from `{` or `[` until its brackets balance. Where
+///   the command takes a JSON value (``CommandCatalog/mayContinueJSON(after:)``)
+///   it may span lines: newlines and `;` inside it do not end the command.
+///   Elsewhere its brackets must balance on its line (an error otherwise), and
+///   text right after the closing bracket makes it one bare word (`[fg]*`).
 /// - a JSON string, from `"` to the closing quote on the same line, escapes
 ///   decoded. Unescaped tabs and other control characters are kept as typed.
 /// - a bare word: anything else, up to whitespace.
@@ -106,6 +111,9 @@ public struct Lexer: IteratorProtocol, Sequence {
     private var expectedClosers: [UInt8] = []
     /// Set once the text has ended inside an open JSON value.
     private var endedInsideJSON = false
+    /// The words of the command being lexed so far, failed ones included, as
+    /// ``CommandCatalog/mayContinueJSON(after:)`` looks at them.
+    private var preceding: [PrecedingWord] = []
 
     /// The byte offset the lexer has reached: after a command (or a failed one), just past it.
     public var offset: Int { position }
@@ -130,6 +138,7 @@ public struct Lexer: IteratorProtocol, Sequence {
 
             var words: [Word] = []
             words.reserveCapacity(8)
+            preceding.removeAll(keepingCapacity: true)
             var failure: Diagnostic?
             while position < bytes.count {
                 let byte = bytes[position]
@@ -138,16 +147,25 @@ public struct Lexer: IteratorProtocol, Sequence {
                     position += 1
                     continue
                 }
-                if byte == .hash {
-                    skipToEndOfLine()
-                    break
+                if byte == .hash && (preceding.isEmpty || position + 1 == bytes.count || isWordEnd(bytes[position + 1])) {
+                    skipComment()
+                    continue
                 }
                 let wordStart = position
-                switch lexWord() {
+                let result = lexWord()
+                switch result {
                 case .success(let word):
                     words.append(word)
                 case .failure(let diagnostic):
                     if failure == nil { failure = diagnostic }
+                }
+                if preceding.count < PrecedingWord.maxWords {
+                    if case .success(let word) = result, word.kind == .bare {
+                        preceding.append(PrecedingWord(text: Array(bytes[wordStart..<Swift.min(position, wordStart + PrecedingWord.maxBytes)]),
+                                                       isBare: true))
+                    } else {
+                        preceding.append(PrecedingWord(text: [], isBare: false))
+                    }
                 }
                 assert(position > wordStart, "lexer made no progress in a word")
             }
@@ -183,9 +201,12 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
     }
 
-    /// Moves to the line feed ending the current line, or to the end of the text.
-    private mutating func skipToEndOfLine() {
-        while position < bytes.count && bytes[position] != .lineFeed { position += 1 }
+    /// Moves past a comment: to the line feed ending the current line (or with
+    /// `semicolonSeparates`, to the next `;`), or to the end of the text.
+    private mutating func skipComment() {
+        while position < bytes.count && bytes[position] != .lineFeed && !(semicolonSeparates && bytes[position] == .semicolon) {
+            position += 1
+        }
     }
 
     private func isWordEnd(_ byte: UInt8) -> Bool {
@@ -205,8 +226,14 @@ public struct Lexer: IteratorProtocol, Sequence {
             result = lexQuoted()
             what = "a quoted string"
         case .openBrace, .openBracket:
-            result = lexJSON()
+            let acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
+            result = lexJSON(acrossLines: acrossLines)
             what = "a JSON value"
+            if !acrossLines, case .success(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
+                // Balanced brackets where no JSON is taken, then more text: one bare word (`[fg]*`).
+                let rest = lexBare()
+                return .success(Word(text: word.text + rest.text, kind: .bare, offset: word.offset, end: rest.end))
+            }
         default:
             return .success(lexBare())
         }
@@ -342,13 +369,14 @@ public struct Lexer: IteratorProtocol, Sequence {
         return value
     }
 
-    /// Lexes a JSON object or array up to its balancing bracket, across lines.
+    /// Lexes a JSON object or array up to its balancing bracket, across lines
+    /// when `acrossLines` (else a line feed before the balancing bracket is an error).
     ///
     /// Only brackets and strings are looked at; the JSON parser checks the rest.
     /// Nesting is tracked in ``expectedClosers`` (no recursion); past
     /// ``maxJSONDepth`` levels only a count is kept, to find where the value
     /// ends before reporting it as too deep.
-    private mutating func lexJSON() -> Result<Word, Diagnostic> {
+    private mutating func lexJSON(acrossLines: Bool) -> Result<Word, Diagnostic> {
         let open = position
         expectedClosers.removeAll(keepingCapacity: true)
         var depth = 0
@@ -398,11 +426,24 @@ public struct Lexer: IteratorProtocol, Sequence {
                         offset: quote))
                 }
                 index += 1
+            case .lineFeed where !acrossLines:
+                position = index
+                let opener = Character(Unicode.Scalar(bytes[open]))
+                return .failure(tooDeep ?? Diagnostic(
+                    message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
+                        + "quote text that holds a bracket)", offset: open))
             default:
                 index += 1
             }
         }
         position = index
+        guard acrossLines else {
+            if let tooDeep { return .failure(tooDeep) }
+            let opener = Character(Unicode.Scalar(bytes[open]))
+            return .failure(Diagnostic(
+                message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
+                    + "quote text that holds a bracket)", offset: open))
+        }
         endedInsideJSON = true
         if let tooDeep { return .failure(tooDeep) }
         let opener = Character(Unicode.Scalar(bytes[open]))

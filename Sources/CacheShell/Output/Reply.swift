@@ -148,8 +148,10 @@ struct Reply {
         }
         out.appendField("age_ms", width: width)
         out.append(r.ageMs)
+        out.appendWords(r.ageMs)
         out.appendField("expires_in_ms", width: width)
         out.append(r.expiresInMs)
+        out.appendWords(r.expiresInMs)
         out.appendField("tags", width: width)
         out.appendJSONArray(r.tags)
         if isGet {
@@ -187,6 +189,11 @@ struct TextBuilder {
     /// A whole number as JSON (and the human layout) writes it; nil is `null`.
     mutating func append(_ number: Int64?) {
         append(number.map { String($0) } ?? "null")
+    }
+
+    /// After a duration in milliseconds, the same in words (` (16h20m1s)`), from a second on.
+    mutating func appendWords(_ ms: Int64?) {
+        if let ms, let words = Render.durationWords(ms) { append(" (" + words + ")") }
     }
 
     /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
@@ -410,16 +417,64 @@ enum Render {
             let value = fields[name]!
             var shown = text(value, field: name)
             if name == "state", case .string(let s) = value { shown = stateText(s, colour: colour) }
+            if name.hasSuffix("_ms"), case .int(let ms) = value, let words = durationWords(ms) { shown += " (" + words + ")" }
             return name + ":" + String(repeating: " ", count: width - name.count + 1) + shown
         }
     }
 
-    /// An aligned table: a header row and one row per item, columns padded to their widest cell.
-    /// The last column is not padded.
+    /// `words` joined by spaces into lines of at most `width` columns: the first starting with
+    /// `first`, the others with `indent` spaces. A word longer than a line gets a line of its own.
+    static func wrap(_ words: [String], first: String, indent: Int, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = first
+        var empty = true
+        for word in words {
+            if !empty && TextWidth.of(line) + 1 + TextWidth.of(word) > width {
+                lines.append(line)
+                line = String(repeating: " ", count: indent)
+                empty = true
+            }
+            line += (empty ? "" : " ") + word
+            empty = false
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// A duration in words for human output beside its milliseconds (SPEC §4): nil under a second,
+    /// where the number says it; whole seconds from a minute on (`58801200` is `16h20m1s`).
+    static func durationWords(_ ms: Int64) -> String? {
+        guard ms.magnitude >= 1_000 else { return nil }
+        return TimeText.formatDuration(ms.magnitude >= 60_000 ? ms / 1_000 * 1_000 : ms)
+    }
+
+    /// The columns human output fits, whatever the terminal (SPEC §4): a transcript recorded
+    /// anywhere verifies anywhere.
+    static let width = 80
+
+    /// An aligned table: a header row and one row per item, columns padded to their widest cell
+    /// in display columns (CJK and emoji take two). The last column is not padded. A table whose
+    /// columns before the last (and the last one's header) do not fit ``width`` is shown as
+    /// records instead (``records(_:_:colourColumn:colour:)``).
     static func table(_ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, colour: Bool = false) -> [String] {
-        var widths = columns.map(\.count)
+        // A duration column (`age_ms`) also says each duration in words.
+        let durations = columns.indices.filter { columns[$0].hasSuffix("_ms") }
+        var rows = rows
+        if !durations.isEmpty {
+            for r in rows.indices {
+                for i in durations where i < rows[r].count {
+                    if let ms = Int64(rows[r][i]), let words = durationWords(ms) { rows[r][i] += " (" + words + ")" }
+                }
+            }
+        }
+        var widths = columns.map(TextWidth.of)
         for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], TextWidth.of(cell)) }
+        }
+        // The last column is free text (a value, a list of keys) that may run on as a value line
+        // does; the columns before it, and its header, must fit.
+        if widths.dropLast().reduce(0, +) + 2 * max(widths.count - 1, 0) + (columns.last.map(TextWidth.of) ?? 0) > width {
+            return records(columns, rows, colourColumn: colourColumn, colour: colour)
         }
         func line(_ cells: [String], colourize: Bool) -> String {
             var out = ""
@@ -428,12 +483,27 @@ enum Render {
                 if i == cells.count - 1 {
                     out += shown
                 } else {
-                    out += shown + String(repeating: " ", count: widths[i] - cell.count + 2)
+                    out += shown + String(repeating: " ", count: widths[i] - TextWidth.of(cell) + 2)
                 }
             }
             return out
         }
         return [line(columns, colourize: false)] + rows.map { line($0, colourize: true) }
+    }
+
+    /// A table too wide for the screen, one record per row (as `psql`'s expanded display):
+    /// `column: cell` lines, names padded to one width, records apart by a blank line.
+    static func records(_ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, colour: Bool = false) -> [String] {
+        let nameWidth = columns.map(TextWidth.of).max() ?? 0
+        var lines: [String] = []
+        for (r, row) in rows.enumerated() {
+            if r > 0 { lines.append("") }
+            for (i, cell) in row.enumerated() where i < columns.count {
+                let shown = i == colourColumn ? stateText(cell, colour: colour) : cell
+                lines.append(TextWidth.pad(columns[i] + ":", to: nameWidth + 2) + shown)
+            }
+        }
+        return lines
     }
 
     static func eventLine(_ event: CacheEvent, clockStart: Int64, colour: Bool) -> String {

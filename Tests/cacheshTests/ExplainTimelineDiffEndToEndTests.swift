@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+/// `explain`, `timeline` and `diff` (SPEC §3): why an entry is in its state, what happened to it
+/// whether or not it was watched, and how two states differ.
+@Suite struct ExplainTimelineDiffEndToEndTests {
+    @Test func explainSaysWhyAnEntryIsStaleAndWhenItWillExpire() throws {
+        let run = try Cachesh.run(["-c", "ns feed ttl=10m stale=1m; put feed:a 1 tags=x; advance 30s; invalidate tag:x; explain feed:a"])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasSuffix("""
+            key:           feed:a
+            state:         stale
+            reason:        invalidated at 2026-01-01T00:00:30.000Z; it would turn stale by age at 2026-01-01T00:01:00.000Z
+            stored_at:     2026-01-01T00:00:00.000Z
+            age_ms:        30000 (30s)
+            stale_at:      2026-01-01T00:01:00.000Z
+            expires_at:    2026-01-01T00:10:00.000Z
+            expires_in_ms: 570000 (9m30s)
+            pending:       (none)
+            fetching:      (no request in flight)
+            tags:          ["x"]
+            ids:           []
+            recency_rank:  1 of 1 (1 is the most recently used; the last is evicted first)
+
+            """))
+    }
+
+    @Test(arguments: [
+        ("advance 11m", "expired at 2026-01-01T00:10:00.000Z: older than its namespace's ttl"),
+        ("advance 2m", "stale since 2026-01-01T00:01:00.000Z: older than its namespace's stale threshold"),
+        ("expire feed:a in=5s; advance 6s", "expired at 2026-01-01T00:00:05.000Z, a time set by expire"),
+        ("now", "fresh: stored 0ms ago; stale at 2026-01-01T00:01:00.000Z"),
+    ])
+    func explainNamesTheReason(_ steps: String, _ reason: String) throws {
+        let run = try Cachesh.run(["--json", "-c", "ns feed ttl=10m stale=1m; put feed:a 1; \(steps); explain feed:a"])
+        let last = try #require(run.stdout.split(separator: "\n").last)
+        #expect(last.contains("\"reason\":\"\(reason)\""), "\(last)")
+    }
+
+    @Test func explainShowsPendingMutationsIdsAndRecency() throws {
+        let run = try Cachesh.run(["-c", "put feed:b {\"id\":7}; put feed:c 1; mutate feed:b {\"n\":1}; explain feed:b"])
+        #expect(run.stdout.contains("pending:       mutation sent {\"n\":1}\n"))
+        #expect(run.stdout.contains("ids:           [\"7\"]\n"))
+        #expect(run.stdout.contains("recency_rank:  1 of 2 "))
+        let absent = try Cachesh.run(["-c", "put a 1; evict a; explain a"])
+        #expect(absent.stdout.hasSuffix("reason: a is not cached: evicted at 2026-01-01T00:00:00.000Z\n"))
+    }
+
+    @Test func timelineShowsWhatAWatchWouldHavePrinted() throws {
+        let steps = "ns feed ttl=10m; put feed:a 1; put feed:b 2; invalidate feed:a; advance 11m"
+        let watched = try Cachesh.run(["-c", "watch feed:a; " + steps])
+        let run = try Cachesh.run(["-c", steps + "; timeline feed:a"])
+        let observerLines = watched.stdout.split(separator: "\n").filter { $0.hasPrefix("* ") }
+        #expect(observerLines.count == 3)
+        #expect(run.stdout.hasSuffix(observerLines.joined(separator: "\n") + "\n"))
+        let namespace = try Cachesh.run(["-c", steps + "; timeline feed:*"])
+        #expect(namespace.stdout.split(separator: "\n").filter { $0.hasPrefix("* ") }.count == 5)
+        let none = try Cachesh.run(["-c", "put a 1; timeline b"])
+        #expect(none.stdout.hasSuffix("(no changes to b this session)\n"))
+        let unknown = try Cachesh.run(["-c", "timeline nope:*"])
+        #expect(unknown.stderr.hasPrefix("-c:1: error: timeline: unknown namespace \"nope\""))
+    }
+
+    @Test func timelineIsBoundedAndSaysWhatItDropped() throws {
+        let script = "ns k max=1\n" + (0..<10_005).map { "put k:\($0 % 7) \($0)" }.joined(separator: "\n") + "\ntimeline *\n"
+        let run = try Cachesh.run([], stdin: script)
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.last == "(\(10_005 * 2 - 1 - 10_000) earlier changes are not kept: the timeline keeps the last 10000)")
+        #expect(lines.filter { $0.hasPrefix("* ") }.count == 10_000)
+    }
+
+    @Test func diffComparesSnapshotsEntryByEntry() throws {
+        let sandbox = try Sandbox()
+        let first = try Cachesh.run(["-c", "put a 1; put b 2 tags=t; put c 3; snapshot one.json; put a 10; evict c; put d 4; snapshot two.json; diff one.json two.json; diff two.json"],
+                                    in: sandbox.url)
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.hasSuffix("""
+            --- one.json (now 2026-01-01T00:00:00.000Z)
+            +++ two.json (now 2026-01-01T00:00:00.000Z)
+            - c  fresh  3
+            + d  fresh  4
+            ~ a
+                value: 1 -> 10
+            1 removed, 1 added, 1 changed, 1 the same
+            --- two.json (now 2026-01-01T00:00:00.000Z)
+            +++ now (now 2026-01-01T00:00:00.000Z)
+            0 removed, 0 added, 0 changed, 3 the same
+
+            """))
+    }
+
+    @Test func diffReadsFilesSoSafeRefusesItAndAFileThatIsNoSnapshotIsAnError() throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("x.json", "{\"a\": 1}")
+        let safe = try Cachesh.run(["--safe", "-c", "diff x.json"], in: sandbox.url)
+        #expect(safe.stderr.hasPrefix("-c:1: error: --safe: commands may not read files"))
+        #expect(safe.status == 1)
+        let bad = try Cachesh.run(["-c", "diff x.json"], in: sandbox.url)
+        #expect(bad.stderr == "-c:1: error: x.json: not a snapshot (snapshot FILE writes one)\n")
+    }
+}
