@@ -410,6 +410,10 @@ public actor Cache {
 
     /// Every request sent, in order, with its fate (the server log).
     public var requestLog: [RequestLogEntry] { engine.requestLog }
+    /// How many of the oldest request log lines were dropped to keep it bounded (`ServerLog.limit`).
+    public var requestLogDropped: Int { engine.requestLogDropped }
+    /// The most lines the request log keeps after dropping old ones.
+    public static var requestLogLimit: Int { ServerLog.limit }
     /// Forgets the request log.
     public func clearRequestLog() { noting(.clearRequestLog, { RecordedReturn.nothing }) { engine.clearRequestLog() } }
 

@@ -11,6 +11,10 @@ struct History: RandomAccessCollection {
     /// Where each entry's command ends in `commandBytes` and its output in `outputPieces`; an entry
     /// starts where the one before it ends.
     private var ends: [(command: Int, output: Int)] = []
+    /// Keep every entry (for `record`, which writes the session from its start); when false only
+    /// the last entry is kept (what `--echo` and an open recording need), so a long batch holds
+    /// no history.
+    var retainsAll = true
 
     var startIndex: Int { 0 }
     var endIndex: Int { ends.count }
@@ -27,6 +31,11 @@ struct History: RandomAccessCollection {
     /// Adds an entry: the command's source bytes and its output, in pieces.
     /// - Complexity: O(n) in the length of the command and the number of pieces.
     mutating func append(command: ArraySlice<UInt8>, output: some Sequence<String>) {
+        if !retainsAll && !ends.isEmpty {
+            commandBytes.removeAll(keepingCapacity: true)
+            outputPieces.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+        }
         commandBytes.append(contentsOf: command)
         outputPieces.append(contentsOf: output)
         ends.append((commandBytes.count, outputPieces.count))

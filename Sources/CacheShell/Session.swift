@@ -61,6 +61,16 @@ public final class Session {
     var history = History()
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory = true
+    /// Keep every command of the session for `record` (the interactive shell); when false (a
+    /// batch: script, `-c`, standard input) only the last is kept, so memory does not grow with
+    /// the length of the run, and a `record` starts from the state at that point.
+    public var keepsWholeHistory: Bool {
+        get { history.retainsAll }
+        set { history.retainsAll = newValue }
+    }
+    /// What the history notes for the command running now in place of its text and output: a
+    /// `load FILE` is noted as `load {CONFIG}`, so a recording needs no other file.
+    var historyRewrite: (command: String, output: String)?
     /// Error lines of `output` that a typed command prints differently (`error: ...`, or JSON with
     /// `file` and `line` null), by index in `output`: the history keeps that form.
     var interactiveForms: [Int: String] = [:]
@@ -73,7 +83,7 @@ public final class Session {
     public internal(set) var safeRefusals = 0
     public internal(set) var lastSafeRefusal: String?
     /// The pretty snapshot this session's state began from (set by `restore` and by opening a store,
-    /// which also clear `history`): a recording starts with a `restore` of it, written beside the transcript.
+    /// which also clear `history`): a recording starts with `restore {SNAPSHOT}` of it, inline.
     /// Rendered from `baseDocument` only when first asked for: most sessions never record, and the text
     /// of a large cache costs seconds.
     public var baseSnapshot: String? {
@@ -318,10 +328,9 @@ public final class Session {
             return false
         }
         // A fresh session has no entries, so the load changes no keys: its reply is fixed.
-        let reply = options.mode == .json
-            ? JSONValue.object(["command": "load", "file": .string(path), "keys": [], "ok": true]).compactText
-            : "loaded \(path)"
-        history.append(command: "load " + JSONValue.string(path).compactText, output: reply + "\n")
+        // A recording holds the configuration itself: its `load {CONFIG}` prints no file name.
+        let inline = ConfigCommands.inlineLoad(text: text, changed: [], mode: options.mode)
+        history.append(command: inline.command, output: inline.output)
         if options.echo, let last = history.last {
             write(lines: RecordCommands.entry(command: last.command, output: last.output))
             drainToSink()

@@ -260,6 +260,9 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     // The interactive shell shows its prompts itself (options.echo is off for it).
     let terminal = Terminal()
     let session = Session(cache: cache, options: options)
+    // A batch keeps no history (memory stays flat however long it runs); its `record` starts
+    // from the state at that point. The interactive shell keeps it, so `record` writes the session.
+    session.keepsWholeHistory = interactive
     if options.echo && options.mode == .json {
         // As a recording does: the replay, which starts in human mode, must switch first.
         terminal.write(TranscriptSyntax.render(command: "output json", output: "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n"),
@@ -275,17 +278,21 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         guard session.loadInitialConfiguration(path: config, on: cache) else { finish(session, terminal, status: 2) }
     }
     if let file = command.files.first {
-        let text: String
-        do { text = try FileIO.read(file) } catch {
-            terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
-            finish(session, terminal, status: 2)
+        // The script is held once, as the source's bytes (with its line table), while it runs.
+        func script() -> SourceFile {
+            var text: String
+            do { text = try FileIO.read(file) } catch {
+                terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
+                finish(session, terminal, status: 2)
+            }
+            if text.hasPrefix("#!") { text = "#" + text.dropFirst(1) }
+            if let error = text.withUTF8({ Batch.transcriptError(name: file, text: $0, isFile: true) }) {
+                terminal.write(error + "\n", isError: true)
+                finish(session, terminal, status: 2)
+            }
+            return SourceFile(name: file, text: text)
         }
-        var body = text.hasPrefix("#!") ? "#" + text.dropFirst(1) : Substring(text)
-        if let error = body.withUTF8({ Batch.transcriptError(name: file, text: $0, isFile: true) }) {
-            terminal.write(error + "\n", isError: true)
-            finish(session, terminal, status: 2)
-        }
-        session.run(SourceFile(name: file, text: String(body)), on: cache)
+        session.run(script(), on: cache)
     } else if let commands = command.commands {
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {

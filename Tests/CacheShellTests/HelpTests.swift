@@ -86,8 +86,8 @@ private func usageError(in output: String) -> String? {
               offline          send no request; every cached value is served, flagged
                                offline
               online           send requests again, first the queued mutations
-              log [clear]      the requests received, with times and fates; clear forgets
-                               them
+              log [clear]      the requests received (the last 10000), with times and fates;
+                               clear forgets them
               next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [--fail]
                 [--not-found] [--no-answer] [--validate]
                   queue the answer to KEY's next request (--validate: the next
@@ -111,7 +111,7 @@ private func usageError(in output: String) -> String? {
 
     @Test func jsonHelpListsNameSynopsisAndSummary() async {
         let output = await typed("help", options: SessionOptions(mode: .json))
-        #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE"},{"name":"ns","#))
+        #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE|{CONFIG}"},{"name":"ns","#))
         #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}]}"# + "\n"))
         #expect(output.components(separatedBy: #"{"name":"#).count - 1 == CommandCatalog.all.count)
         #expect(output.split(separator: "\n").count == 1)

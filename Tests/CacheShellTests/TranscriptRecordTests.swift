@@ -107,20 +107,53 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(loaded == [false, true], "relative to the working directory, then absolute")
         await runScript(session, "put feed:a 1\nrecord out.transcript\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
-        #expect(text == "cachesh> load \"\(directory)/conf.json\"\nloaded \(directory)/conf.json\ncachesh> put feed:a 1\nkeys: feed:a\n")
+        // The configuration itself, not the file's name: the transcript alone replays.
+        #expect(text == "cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\n"
+                + "loaded configuration\ncachesh> put feed:a 1\nkeys: feed:a\n")
+        try? FileManager.default.removeItem(atPath: directory + "/conf.json")
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
-    @Test func aSessionBegunFromASnapshotRecordsARestoreOfItBesideTheTranscript() async {
+    @Test func aSessionBegunFromASnapshotRecordsItInline() async {
         let directory = temporaryDirectory()
         let session = await TestShell()
         let base = await TestShell().snapshotText() + "\n"
         await session.run { session, _ in session.baseSnapshot = base }
         await runScript(session, "echo hi\nrecord out.transcript\n", in: directory)
-        #expect(contents(directory + "/out.snapshot.json") == base)
-        let lines = (contents(directory + "/out.transcript") ?? "").split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(lines.first == "cachesh> restore out.snapshot.json")
-        #expect(lines.suffix(3) == ["cachesh> echo hi", "hi", ""])
+        #expect(contents(directory + "/out.snapshot.json") == nil, "no file beside the transcript")
+        let text = contents(directory + "/out.transcript") ?? ""
+        let inline = TranscriptSyntax.render(command: "restore " + base.dropLast(), output: "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n")
+        #expect(text.hasPrefix(inline))
+        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).suffix(3) == ["cachesh> echo hi", "hi", ""])
+        #expect(await verify(directory + "/out.transcript") == "")
+    }
+
+    /// A typed session (as in the interactive shell) that loads a file, restores a snapshot file
+    /// and goes on: its recording names neither file and replays alone under --safe.
+    @Test func aTypedSessionWithLoadAndRestoreRecordsOneFileThatReplaysUnderSafe() async throws {
+        let directory = temporaryDirectory()
+        try #"{"namespaces": {"feed": {"ttl": "10m", "stale": "1m", "max": 2}}, "server": {"latency": "50ms", "data": {"feed:b": 2}}}"#
+            .write(toFile: directory + "/conf.json", atomically: true, encoding: .utf8)
+        let session = await TestShell()
+        await session.run { session, _ in session.baseDirectory = directory }
+        #expect(await session.typed("load conf.json") == "loaded conf.json\n")
+        _ = await session.typed("put feed:a 1")
+        _ = await session.typed("get feed:b")
+        _ = await session.typed("advance 2m")
+        #expect(await session.typed("snapshot state.json").hasPrefix("wrote state.json"))
+        _ = await session.typed("clear")
+        #expect(await session.typed("restore state.json").hasPrefix("restored state.json (2 entries"))
+        _ = await session.typed("load conf.json")
+        _ = await session.typed("get feed:a")
+        #expect(await session.typed("record out.transcript").hasPrefix("recording to out.transcript"))
+        _ = await session.typed("put feed:c 3")
+        _ = await session.typed("record stop")
+        let text = contents(directory + "/out.transcript") ?? ""
+        #expect(text.hasPrefix("cachesh> restore {\n"))
+        #expect(text.contains("cachesh> load {\n...>   \"namespaces\": {\n"))
+        #expect(!text.contains("conf.json") && !text.contains("state.json"), "the transcript names no other file")
+        for file in ["conf.json", "state.json"] { try FileManager.default.removeItem(atPath: directory + "/" + file) }
+        #expect(await TranscriptCheck.replay(name: "out.transcript", text: text, safe: true).report() == "")
     }
 
     @Test func recordIsRefusedUnderSafe() async {

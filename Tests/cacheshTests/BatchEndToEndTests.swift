@@ -155,9 +155,13 @@ struct BatchEndToEndTests {
         #expect(run.stdout.contains("cachesh> nonsense\nerror: unknown command \"nonsense\" (try help)\n"))
         #expect(run.stdout.contains("cachesh> echo cachesh> looks like a prompt\n\\cachesh> looks like a prompt\ncachesh> echo ...\n\\...\n"))
         #expect(run.stdout.hasSuffix("cachesh> put c [1,\nerror: unterminated JSON value: \"[\" opened here is never closed\n"))
-        // Up to `record stop`, the recording and the echo are the same text.
+        // Up to `record stop`, the recording and the echo are the same text, after the state the
+        // recording starts from (a batch keeps no history: `restore {SNAPSHOT}` of it, inline).
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
-        #expect(run.stdout.hasPrefix(recorded))
+        let restored = "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n"
+        #expect(recorded.hasPrefix("cachesh> restore {\n"))
+        let commands = try #require(recorded.range(of: restored)).upperBound
+        #expect(run.stdout.hasPrefix(recorded[commands...]))
         try sandbox.write("s.transcript", run.stdout)
         #expect(try Cachesh.run(["--verify", "s.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
@@ -178,7 +182,10 @@ struct BatchEndToEndTests {
             #expect(try Cachesh.run(["--verify", "r\(i).transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n", "\(run)")
         }
         #expect(runs[2].stdout.hasPrefix("cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\ncachesh> put a 1\n"))
-        #expect(runs[3].stdout.hasPrefix("cachesh> load \"app.json\"\nloaded app.json\ncachesh> config\n"))
+        // The configuration itself, so the transcript replays alone.
+        #expect(runs[3].stdout.hasPrefix("cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\nloaded configuration\ncachesh> config\n"))
+        try FileManager.default.removeItem(at: sandbox.url.appendingPathComponent("app.json"))
+        #expect(try Cachesh.run(["--safe", "--verify", "r3.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n")
         #expect(try Cachesh.run(["--echo", "--verify", "r0.transcript"], in: sandbox.url).status == 2)
     }
 

@@ -16,6 +16,12 @@ extension CacheEngine {
         let ns = slots[Int(slot)].namespace
         let record = slots[Int(slot)].applyTimes(namespaces.policy(ns), slot: slot)
         if let scan = expiry.enqueue(record, in: ns) { scheduler.insert(scan) }
+        // Records of entries evicted, removed or stored again since are dropped lazily at the head;
+        // when they outnumber the namespace's entries, drop them all, so the FIFO stays within
+        // twice the entries (plus a little) however long the run: O(1) amortized per append.
+        if expiry.queues[Int(ns)].records.count > 2 * entries.store.count(inNamespace: ns) + 64 {
+            expiry.compact(ns, keeping: isLive)
+        }
     }
 
     /// Rebuilds a namespace's expiry FIFO after its times were recomputed.

@@ -31,6 +31,10 @@ extension CacheEngine {
             request.completesAt = completesAt
             scheduler.insert(ScheduledItem(time: completesAt, seq: request.id, work: .completion(request.id)))
         }
+        if serverLog.trimIfNeeded(), changes != nil {
+            changes!.logCleared = true
+            changes!.logPositions = Array(serverLog.lines.indices)
+        }
         let position = serverLog.append(RequestLogEntry(
             id: request.id, atMs: now - clockStart, kind: request.kind,
             keys: request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys,

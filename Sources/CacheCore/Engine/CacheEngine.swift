@@ -98,6 +98,9 @@ public final class CacheEngine {
 
     /// Every request sent, in order, with its fate (the server log).
     public var requestLog: [RequestLogEntry] { serverLog.lines }
+    /// How many of the oldest lines the request log dropped to stay within its bound, since it
+    /// was last cleared (`ServerLog.limit`).
+    public var requestLogDropped: Int { serverLog.dropped }
 
     /// The entries by slot (kept in `entries`, which owns their indexes and recency links). Read
     /// through stored properties only, so no part is copied to read an entry.

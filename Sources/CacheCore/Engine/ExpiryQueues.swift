@@ -77,6 +77,15 @@ struct ExpiryQueues {
         queues[Int(ns)].records.removeFirst()
     }
 
+    /// Drops the records of a namespace's FIFO that `isLive` refuses, keeping the others in order.
+    /// A scan already scheduled stays (it may now be early: it finds the head not due and
+    /// schedules the next scan for it).
+    /// - Complexity: O(r) for the r records of the FIFO.
+    mutating func compact(_ ns: Int32, keeping isLive: (ExpiryRecord) -> Bool) {
+        let n = Int(ns)
+        queues[n].records = Deque(queues[n].records.filter(isLive))
+    }
+
     /// Replaces a namespace's FIFO with `records` (in (time, seq) order) and forgets its scan.
     /// - Parameter restoring: keep the epoch and mark a scan scheduled when there is a record
     ///   (the caller schedules it with the returned item); else bump the epoch, so a scan

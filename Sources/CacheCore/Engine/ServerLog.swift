@@ -9,14 +9,35 @@ struct ServerLog {
     private(set) var lines: [RequestLogEntry] = []
     /// Request id → position of its pending line.
     private(set) var positions: [UInt64: Int] = [:]
+    /// Lines dropped from the front since the log was last cleared, to keep it within `limit`.
+    private(set) var dropped = 0
+
+    /// The most lines the log keeps: past `limit + limit / 4`, the oldest are dropped down to
+    /// `limit` (a pending line dropped this way is no longer listed), so memory does not grow with
+    /// the length of a run, at O(1) amortized per request (SPEC §4, `server log`).
+    static let limit = 10_000
 
     init() {}
 
     /// The lines of a snapshot; the pending ones are found again.
     /// - Complexity: O(lines).
-    init(restoring lines: [RequestLogEntry]) {
+    init(restoring lines: [RequestLogEntry], dropped: Int = 0) {
         self.lines = lines
+        self.dropped = dropped
         for (i, line) in lines.enumerated() where line.fate == .pending { positions[line.id] = i }
+    }
+
+    /// Drops the oldest lines when the log is past its bound, before a line is appended.
+    /// - Returns: true when lines were dropped (every position moved).
+    /// - Complexity: O(limit), once every `limit / 4` appends.
+    mutating func trimIfNeeded() -> Bool {
+        guard lines.count >= Self.limit + Self.limit / 4 else { return false }
+        let cut = lines.count - Self.limit + 1
+        lines.removeFirst(cut)
+        dropped += cut
+        positions.removeAll(keepingCapacity: true)
+        for (i, line) in lines.enumerated() where line.fate == .pending { positions[line.id] = i }
+        return true
     }
 
     /// Appends the line of a request just sent (pending).
@@ -43,6 +64,7 @@ struct ServerLog {
     mutating func clear() {
         lines.removeAll()
         positions.removeAll()
+        dropped = 0
     }
 }
 

@@ -19,7 +19,7 @@ final class CacheRecorder {
 
     init(begin snapshot: JSONValue, live: Bool, engine: CacheEngine, file: RecordingFile?) {
         self.file = file
-        logSeen = engine.requestLog.count
+        logSeen = engine.requestLogDropped + engine.requestLog.count
         append(.begin(snapshot: snapshot, live: live))
     }
 
@@ -34,10 +34,12 @@ final class CacheRecorder {
     /// Notes the requests the engine has sent since the last call (its log's new lines).
     /// - Complexity: O(1) when none was sent.
     func noteSent(_ engine: CacheEngine) {
-        let count = engine.requestLog.count
+        // Counted from the log's start, lines it dropped to stay bounded included.
+        let dropped = engine.requestLogDropped
+        let count = dropped + engine.requestLog.count
         if count < logSeen { logSeen = count }   // the log was cleared
         guard count > logSeen else { return }
-        for entry in engine.requestLog[logSeen...] {
+        for entry in engine.requestLog[max(logSeen - dropped, 0)...] {
             append(.sent(id: entry.id, kind: entry.kind, keys: entry.keys, at: entry.atMs &+ engine.clockStart))
         }
         logSeen = count

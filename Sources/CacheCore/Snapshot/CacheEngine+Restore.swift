@@ -26,7 +26,7 @@ extension CacheEngine {
         rules = PushRules(snapshot.pushRules)
         observers = Observers(restoring: snapshot.watches)
         statistics = Statistics(total: snapshot.total, byNamespace: snapshot.namespaceStats)
-        serverLog = ServerLog(restoring: snapshot.requestLog)
+        serverLog = ServerLog(restoring: snapshot.requestLog, dropped: snapshot.requestLogDropped)
         namespaces = NamespaceTable(restoring: snapshot.namespaces)
 
         let tracking = changes != nil

@@ -50,6 +50,7 @@ extension Snapshot {
         try decodePending(root.object("pending"))
         try decodeBehaviours(root)
         try decodeServer(root.object("server"))
+        try checkConsistency()
     }
 
     private mutating func decodeNamespaces(_ o: SnapshotObject) throws(SnapshotError) {
@@ -396,7 +397,7 @@ extension Snapshot {
     }
 
     private mutating func decodeServer(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["log", "data", "modified_at", "latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
+        try o.only(["log", "log_dropped", "data", "modified_at", "latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
         let logPath = o.path.child("log")
         for (i, item) in try o.array("log").enumerated() {
             let l = try SnapshotObject(item, logPath.element(i))
@@ -408,6 +409,7 @@ extension Snapshot {
             requestLog.append(RequestLogEntry(id: try l.seq("id"), atMs: try l.int("at_ms"), kind: kind,
                                               keys: try l.strings("keys"), fate: fate))
         }
+        requestLogDropped = try o.count("log_dropped", default: 0)
         guard o.has("data") else { return }
         let data = try o.object("data")
         for key in data.fields.keys {
@@ -416,16 +418,23 @@ extension Snapshot {
         }
         let modified = try o.object("modified_at")
         var modifiedAt: [String: Int64] = [:]
-        for key in modified.fields.keys { modifiedAt[key] = try modified.time(key) }
+        for key in modified.fields.keys {
+            try SnapshotObject.checkKey(key) { modified.fail(key, $0) }
+            modifiedAt[key] = try modified.time(key)
+        }
         let latencies = try o.object("latencies_ms")
         var latencyByKey: [String: Int64] = [:]
         for key in latencies.fields.keys {
+            try SnapshotObject.checkKey(key) { latencies.fail(key, $0) }
             guard let ms = try latencies.optionalDuration(key) else { throw latencies.fail(key, "expected a duration in ms") }
             latencyByKey[key] = ms
         }
         let failKeys = try o.object("fail_keys")
         var failKey: [String: Int] = [:]
-        for key in failKeys.fields.keys { failKey[key] = try failKeys.count(key) }
+        for key in failKeys.fields.keys {
+            try SnapshotObject.checkKey(key) { failKeys.fail(key, $0) }
+            failKey[key] = try failKeys.count(key)
+        }
         guard let latency = try o.optionalDuration("latency_ms") else { throw o.fail("latency_ms", "expected a duration in ms") }
         let idField = try o.string("id_field")
         if idField.isEmpty { throw o.fail("id_field", "must not be empty") }

@@ -45,6 +45,8 @@ public struct Snapshot {
     /// The origin's own state (restored only into an engine whose origin keeps state: `Origin.persistentState`).
     var server: OriginSnapshot?
     var requestLog: [RequestLogEntry] = []
+    /// Lines the log dropped to stay within its bound (`server.log_dropped`, absent when 0).
+    var requestLogDropped = 0
     var total = Stats()
     /// The recency stamp of each entry, when read from a store (else they are numbered in order).
     var recencies: [UInt64]?
@@ -135,6 +137,7 @@ extension CacheEngine {
         let behaviourFields = snapshotBehaviours()
 
         var server: [String: JSONValue] = ["log": .array(forStore ? [] : requestLog.map(Self.logJSON))]
+        if serverLog.dropped > 0 { server["log_dropped"] = .int(Int64(serverLog.dropped)) }
         if let state = origin.persistentState {
             server.merge(state.snapshot(withData: !forStore).fields) { $1 }
         }

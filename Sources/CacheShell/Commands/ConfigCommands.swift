@@ -175,18 +175,43 @@ enum ConfigCommands {
 
     static let load = CommandSpec(
         name: "load", summary: "load a configuration: namespaces, push rules, server",
-        arguments: [.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)")],
+        arguments: [.oneOf(.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)"),
+                           .placeholder("{CONFIG}", meaning: "the configuration document itself, which may span lines (reads no file)"))],
         example: "load config.json", run: load)
 
     static func load(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: load)
         try args.expect(1...1)
         let word = args.positional[0]
+        if word.kind == .json {
+            let changed = try session.applyConfiguration(text: word.text, from: "load", at: word.offset, on: cache)
+            return loadedInline(changed: changed)
+        }
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
         let changed = try session.applyConfiguration(text: text, from: path, at: word.offset, on: cache)
+        if session.depth == 1 {
+            // The history (and so a recording) holds the configuration itself, not the file's name.
+            session.historyRewrite = inlineLoad(text: text, changed: changed, mode: session.options.mode)
+        }
         return .ok(["file": .string(word.text), "keys": .array(changed.map(JSONValue.string))],
                    human: ["loaded \(word.text)" + (changed.isEmpty ? "" : "; keys: " + changed.joined(separator: " "))])
+    }
+
+    /// What `load {CONFIG}` prints.
+    static func loadedInline(changed: [String]) -> Reply {
+        .ok(["keys": .array(changed.map(JSONValue.string))],
+            human: ["loaded configuration" + (changed.isEmpty ? "" : "; keys: " + changed.joined(separator: " "))])
+    }
+
+    /// A configuration file's `load` as a recording writes it: `load {CONFIG}` with the document
+    /// pretty-printed (a line per field), and what that command prints.
+    static func inlineLoad(text: String, changed: [String], mode: OutputMode) -> (command: String, output: String) {
+        // The text was applied, so it parses.
+        let document = (try? JSONValue(parsing: text)) ?? .object([:])
+        var pretty = document.prettyText()
+        while pretty.hasSuffix("\n") { pretty.removeLast() }
+        return ("load " + pretty, loadedInline(changed: changed).text(command: "load", mode: mode, colour: false))
     }
 }
 

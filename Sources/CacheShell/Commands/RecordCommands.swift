@@ -8,9 +8,11 @@ import CacheCore
 /// `record FILE` / `record stop`: write this session as a transcript (SPEC §6).
 ///
 /// A recording holds the session from its start, so it always replays in a fresh session: first
-/// `output json` when the session began in JSON mode, then a `restore` of the snapshot the session
-/// began from (written beside the transcript as `NAME.snapshot.json`) when there is one, then every
-/// command so far with its output, then each new command as it runs, until `record stop`. Errors are
+/// `output json` when the session began in JSON mode, then `restore {SNAPSHOT}` of the state the
+/// session began from when there is one, then every command so far with its output (a `load FILE`
+/// written as `load {CONFIG}`), then each new command as it runs, until `record stop`. A batch
+/// keeps no history: its recording starts with `restore {SNAPSHOT}` of the state when `record` ran.
+/// The transcript names no other file, so it alone is the bug report. Errors are
 /// written in their interactive form. `record` commands themselves are not written: a replay must
 /// not write files, and their output is not part of the session being recorded.
 enum RecordCommands {
@@ -48,7 +50,7 @@ enum RecordCommands {
         let path = session.resolvePath(word.text, relativeTo: source)
         let recording: Recording
         do {
-            recording = try Recording(name: word.text, path: path, session: session)
+            recording = try Recording(name: word.text, path: path, session: session, on: cache)
         } catch {
             throw ShellError("record: cannot write \(error.path): \(error.description)", at: word.offset)
         }
@@ -91,8 +93,12 @@ enum RecordCommands {
         return last.hasPrefix("{\"") && last.hasSuffix("}") && last.contains("\"command\":") ? .json : .human
     }
 
-    /// The transcript text a recording starts with: the session from its start.
-    static func header(for session: Session, path: String) throws(Recording.Failure) -> (text: String, commands: Int) {
+    /// The transcript text a recording starts with: the session from its start, or in a batch
+    /// (which keeps no history) the state at this point. It names no other file: a configuration
+    /// loaded from a file is written as `load {CONFIG}`, and the state the session began from
+    /// (or, in a batch, the state now) as `restore {SNAPSHOT}`, so the transcript alone replays,
+    /// under `--safe` too.
+    static func header(for session: Session, on cache: isolated Cache) -> (text: String, commands: Int) {
         var history = session.history[...]
         let mode = initialMode(of: Array(history), current: session.options.mode)
         var text = ""
@@ -102,23 +108,21 @@ enum RecordCommands {
             text += entry(command: "output json", output: reply + "\n")
             commands += 1
         }
-        if let snapshot = session.baseSnapshot {
+        let base: String?
+        if !session.keepsWholeHistory {
+            base = Session.documentText(session.makeSnapshot(on: cache), newline: false)
+            history = history[history.endIndex...]
+        } else {
+            base = session.baseSnapshot
             // The command that set the base is replaced by a restore of the base itself.
-            if let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
-            let (directory, file) = split(path)
-            let snapshotFile = (file.lastIndex(of: ".").map { String(file[..<$0]) } ?? file) + ".snapshot.json"
-            let snapshotPath = directory.map { $0 + "/" + snapshotFile } ?? snapshotFile
-            do { try FileIO.writeAtomically(snapshotPath, snapshot) } catch {
-                throw Recording.Failure(path: snapshotPath, description: error.description)
-            }
-            // What the replay prints for it: a fresh session restoring the file, as `--verify` will.
-            let command = "restore " + word(snapshotFile)
-            let restored: Snapshot
-            do { restored = try Snapshot(parsing: snapshot) } catch {
-                throw Recording.Failure(path: snapshotPath, description: error.description)
-            }
-            let reply = SnapshotCommands.restored(snapshotFile, entries: restored.entryCount, now: restored.now)
-            text += entry(command: command, output: reply.text(command: "restore", mode: mode, colour: false))
+            if base != nil, let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
+        }
+        if var snapshot = base {
+            while snapshot.hasSuffix("\n") { snapshot.removeLast() }
+            // What the replay prints for it: a fresh session restoring it, as `--verify` will.
+            let restored = (try? Snapshot(parsing: snapshot)).map { ($0.entryCount, $0.now) } ?? (cache.count, cache.now)
+            let reply = SnapshotCommands.restoredInline(entries: restored.0, now: restored.1)
+            text += entry(command: "restore " + snapshot, output: reply.text(command: "restore", mode: mode, colour: false))
             commands += 1
         }
         for (command, output) in history where !isRecordCommand(command) {
@@ -126,23 +130,6 @@ enum RecordCommands {
             commands += 1
         }
         return (text, commands)
-    }
-
-    /// A path's directory (nil for a bare file name) and file name.
-    private static func split(_ path: String) -> (directory: String?, file: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (nil, path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
-    }
-
-    /// `text` as one command word: bare when it is plainly a file name, else a JSON string.
-    private static func word(_ text: String) -> String {
-        let plain = !text.isEmpty && text.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
-        return plain ? text : JSONValue.string(text).compactText
     }
 }
 
@@ -167,10 +154,10 @@ final class Recording {
 
     /// Writes the session so far as the transcript at `path`, replacing the file there only once
     /// all of it is on disk (`FileIO.replace`: a full disk leaves the old file as it was).
-    /// - Throws: `Failure` when the file or the snapshot beside it cannot be written.
-    init(name: String, path: String, session: Session) throws(Failure) {
+    /// - Throws: `Failure` when the file cannot be written.
+    init(name: String, path: String, session: Session, on cache: isolated Cache) throws(Failure) {
         self.name = name
-        let header = try RecordCommands.header(for: session, path: path)
+        let header = RecordCommands.header(for: session, on: cache)
         do { descriptor = try FileIO.replace(path, with: header.text) } catch {
             throw Failure(path: path, description: error.description)
         }

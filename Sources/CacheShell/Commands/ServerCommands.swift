@@ -146,7 +146,7 @@ enum ServerCommands {
     }
 
     static let log = CommandSpec(
-        subcommand: "log", summary: "the requests received, with times and fates; clear forgets them",
+        subcommand: "log", summary: "the requests received (the last 10000), with times and fates; clear forgets them",
         arguments: [.word("clear").optional],
         run: log)
 
@@ -159,10 +159,15 @@ enum ServerCommands {
             return .ok(human: ["server: log cleared"])
         }
         let log = cache.requestLog
+        let dropped = cache.requestLogDropped
         let rows = log.map { [String($0.atMs), $0.kind.rawValue, $0.fate.rawValue, $0.keys.joined(separator: " ")] }
-        return Reply(["requests": .array(log.map {
+        // The log keeps the latest requests only: say how many older ones it no longer lists.
+        let note = dropped == 0 ? [] : ["(\(dropped) earlier request\(dropped == 1 ? "" : "s") dropped: the log keeps the last \(Cache.requestLogLimit))"]
+        var fields: [String: JSONValue] = ["requests": .array(log.map {
             .object(["at_ms": .int($0.atMs), "kind": .string($0.kind.rawValue),
                      "keys": .array($0.keys.map(JSONValue.string)), "fate": .string($0.fate.rawValue)])
-        })], human: log.isEmpty ? ["(no requests)"] : Render.table(["at_ms", "kind", "fate", "keys"], rows))
+        })]
+        if dropped > 0 { fields["dropped"] = .int(Int64(dropped)) }
+        return Reply(fields, human: note + (log.isEmpty ? ["(no requests)"] : Render.table(["at_ms", "kind", "fate", "keys"], rows)))
     }
 }

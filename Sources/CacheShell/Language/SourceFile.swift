@@ -4,8 +4,8 @@ import CacheCore
 public struct SourceFile: Sendable {
     /// How errors name this source (`script.cachesh`, `-c`, `<stdin>`); nil when typed interactively.
     public let name: String?
-    /// The source text.
-    public let text: String
+    /// The source text (built from `bytes` when asked for: the source is held once).
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
     /// The UTF-8 bytes of `text`, which the lexer scans and all offsets index.
     let bytes: [UInt8]
     /// Byte offset at which each line starts; the first is 0, and ascending.
@@ -19,7 +19,6 @@ public struct SourceFile: Sendable {
     /// - Complexity: O(n) in the length of `text`.
     public init(name: String?, text: String, firstLine: Int = 1) {
         self.name = name
-        self.text = text
         self.firstLine = firstLine
         self.bytes = Array(text.utf8)
         var starts = [0]

@@ -242,7 +242,11 @@ extension Session {
     /// (and to an open recording).
     /// - Complexity: O(n) in the length of the command and its output.
     func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int) {
-        if interactiveForms.isEmpty && !options.colour {
+        if let rewrite = historyRewrite {
+            historyRewrite = nil
+            interactiveForms.removeAll()
+            history.append(command: rewrite.command, output: rewrite.output)
+        } else if interactiveForms.isEmpty && !options.colour {
             history.append(command: command, output: output[start...].lazy.map(\.text))
         } else {
             let pieces = (start..<output.count).map { interactiveForms[$0] ?? output[$0].text }
