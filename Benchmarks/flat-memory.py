@@ -8,7 +8,7 @@ commands, SMALL (default 100,000) then LARGE (default 1,000,000) of them: `ns fe
 first, then puts over 5,000 keys (LRU eviction), gets (hits, and misses that fetch from the
 simulated server and log a request), evictions, `advance 1s` (expiries) and `server log`, in a
 fixed pseudo-random order. The commands go to standard input as they are generated (`stdin`,
-the default: a long-running feed), or as one script file (`script`: the file is read whole).
+the default: a long-running feed), or as one script file (`script`: the file streams as stdin does).
 Prints each run's peak resident memory (ru_maxrss of the child) and the ratio LARGE / SMALL;
 the goal is at most 1.5x. The script never records, so no history is needed.
 """

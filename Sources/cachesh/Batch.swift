@@ -6,11 +6,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Batch input that is not a script: a transcript given as one, and standard input read as it
-/// arrives (SPEC §6).
+/// Batch input read as a stream: a script FILE and standard input, command by command as they
+/// arrive, and a transcript given as either refused (SPEC §6).
 enum Batch {
-    /// The longest command standard input may send, in bytes: past it the command is dropped
-    /// with an error, so memory stays bounded whatever the stream holds.
+    /// The longest command a script or standard input may hold, in bytes: past it the command is
+    /// dropped with an error, so memory stays bounded whatever the stream holds.
     static let maxCommandBytes = 16 << 20
 
     // MARK: A transcript is not a script
@@ -26,7 +26,21 @@ enum Batch {
             return "\(name):1: error: this is a transcript, not a script (its name ends in \(kind)): \(suggestion)"
         }
         guard let line = promptLine(text) else { return nil }
-        return "\(name):\(line + firstLine - 1): error: this is a transcript, not a script (the line starts with \"cachesh> \"): \(suggestion)"
+        return promptError(name: name, line: line + firstLine - 1, isFile: isFile)
+    }
+
+    /// ``transcriptError(name:text:firstLine:isFile:)`` for the script `name` open at `fd`, read
+    /// in a first pass that leaves `fd` at its start again, so nothing of a transcript runs.
+    static func transcriptError(name: String, fd: Int32) -> String? {
+        if let error = transcriptError(name: name, text: UnsafeBufferPointer(start: nil, count: 0), isFile: true) { return error }
+        defer { _ = lseek(fd, 0, SEEK_SET) }
+        return promptLine(fd: fd).map { promptError(name: name, line: $0, isFile: true) }
+    }
+
+    /// The error line for a prompt line (`line`, from 1) in a script named `name` or standard input.
+    static func promptError(name: String, line: Int, isFile: Bool) -> String {
+        let suggestion = isFile ? "check it with cachesh --verify \(name)" : "save it to a file and check it with cachesh --verify FILE"
+        return "\(name):\(line): error: this is a transcript, not a script (the line starts with \"cachesh> \"): \(suggestion)"
     }
 
     /// The first line (from 1) of `text` that starts with `cachesh> ` or is `cachesh>`.
@@ -48,15 +62,59 @@ enum Batch {
         return nil
     }
 
-    // MARK: Standard input as it arrives
+    /// ``promptLine(_:)`` over the rest of the file open at `fd`, read in 64 KiB chunks: memory
+    /// stays bounded whatever the file's size. A read error ends the search (the run reports it).
+    /// - Complexity: O(n) in the length of the file.
+    static func promptLine(fd: Int32) -> Int? {
+        let prompt = Array("cachesh>".utf8)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var line = 1
+        /// Bytes of the current line seen so far (counted up to 10), and whether they still
+        /// match: `cachesh>`, then a space, or a carriage return that ends the line.
+        var column = 0
+        var matching = true
+        var carriageReturn = false
+        func isPrompt() -> Bool { matching && (column == prompt.count || (column == prompt.count + 1 && carriageReturn)) }
+        while true {
+            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return isPrompt() ? line : nil }
+            for byte in chunk[..<n] {
+                if byte == UInt8(ascii: "\n") {
+                    if isPrompt() { return line }
+                    line += 1
+                    column = 0
+                    matching = true
+                    carriageReturn = false
+                    continue
+                }
+                guard matching else { continue }
+                if column < prompt.count {
+                    matching = byte == prompt[column]
+                } else if column == prompt.count {
+                    if byte == UInt8(ascii: " ") { return line }
+                    carriageReturn = byte == UInt8(ascii: "\r")
+                    matching = carriageReturn
+                } else {
+                    matching = false
+                }
+                column += 1
+            }
+        }
+    }
 
-    /// Runs standard input command by command: whatever complete commands have arrived run before
-    /// cachesh reads again, and their output is written out before it waits. A command is
-    /// complete at a line feed outside any JSON value (`CommandScanner`); one longer than
-    /// ``maxCommandBytes`` is reported and skipped. A line that starts with the prompt stops the
-    /// run before it (exit 2).
+    // MARK: A stream, command by command
+
+    /// Runs a script or standard input (`name` in error lines: the script's path, or `<stdin>`)
+    /// from `fd` command by command: whatever complete commands have arrived run before cachesh
+    /// reads again, so memory does not grow with the input. Standard input's output is written
+    /// out before each read, so another program can wait on it; a script's stays buffered. A
+    /// command is complete at a line feed outside any JSON value (`CommandScanner`); one longer
+    /// than ``maxCommandBytes`` is reported and skipped. A line that starts with the prompt stops
+    /// the run before it (exit 2); a script is checked for one before anything runs.
     /// - Returns: the exit status.
-    static func runStandardInput(_ session: Session, on cache: isolated Cache, terminal: Terminal) -> Int32 {
+    static func run(_ session: Session, on cache: isolated Cache, terminal: Terminal, from fd: Int32, name: String,
+                    isFile: Bool) -> Int32 {
         var scanner = CommandScanner()
         /// Bytes read but not run yet: complete commands, then the start of the next one.
         var pending: [UInt8] = []
@@ -71,16 +129,16 @@ enum Batch {
             guard end > 0 else { return nil }
             let stop: Int32? = pending.withUnsafeBufferPointer { all in
                 let piece = UnsafeBufferPointer(rebasing: all[..<end])
-                if let error = transcriptError(name: "<stdin>", text: piece, firstLine: line, isFile: false) {
+                if let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
                     // Run what came before the prompt line, then stop.
                     let before = piece.prefix(upTo: lineStart(of: promptLine(piece)!, in: piece))
                     if !before.isEmpty {
-                        session.run(SourceFile(name: "<stdin>", text: String(decoding: before, as: UTF8.self), firstLine: line), on: cache)
+                        session.run(SourceFile(name: name, text: String(decoding: before, as: UTF8.self), firstLine: line), on: cache)
                     }
                     terminal.write(error + "\n", isError: true)
                     return 2
                 }
-                let source = SourceFile(name: "<stdin>", text: String(decoding: piece, as: UTF8.self), firstLine: line)
+                let source = SourceFile(name: name, text: String(decoding: piece, as: UTF8.self), firstLine: line)
                 let ok = session.run(source, on: cache)
                 line += source.lineCount - 1
                 if session.quitRequested || (!ok && session.options.bail) { return session.anyFailed ? 1 : 0 }
@@ -91,8 +149,8 @@ enum Batch {
         }
 
         while true {
-            terminal.flush()
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+            if !isFile { terminal.flush() }
+            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 {
                 // End of input: what is left is the last command, complete or not.
@@ -117,7 +175,7 @@ enum Batch {
             pending.append(contentsOf: chunk[offset..<n])
             if let status = runPending(upTo: runnable) { return status }
             if pending.count > maxCommandBytes {
-                terminal.write("<stdin>:\(line): error: command longer than \(maxCommandBytes >> 20) MiB "
+                terminal.write("\(name):\(line): error: command longer than \(maxCommandBytes >> 20) MiB "
                                + "(a { or [ never closed?): skipped to its end\n", isError: true)
                 session.anyFailed = true
                 line += pending.count { $0 == UInt8(ascii: "\n") }

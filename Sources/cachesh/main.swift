@@ -278,21 +278,20 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         guard session.loadInitialConfiguration(path: config, on: cache) else { finish(session, terminal, status: 2) }
     }
     if let file = command.files.first {
-        // The script is held once, as the source's bytes (with its line table), while it runs.
-        func script() -> SourceFile {
-            var text: String
-            do { text = try FileIO.read(file) } catch {
-                terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
-                finish(session, terminal, status: 2)
-            }
-            if text.hasPrefix("#!") { text = "#" + text.dropFirst(1) }
-            if let error = text.withUTF8({ Batch.transcriptError(name: file, text: $0, isFile: true) }) {
-                terminal.write(error + "\n", isError: true)
-                finish(session, terminal, status: 2)
-            }
-            return SourceFile(name: file, text: text)
+        // The script streams as standard input does (memory does not grow with its length),
+        // after a first pass that refuses a transcript before anything runs.
+        let fd: Int32
+        do { fd = try FileIO.openRegular(file) } catch {
+            terminal.write("cachesh: cannot read \(file): \(error)\n", isError: true)
+            finish(session, terminal, status: 2)
         }
-        session.run(script(), on: cache)
+        if let error = Batch.transcriptError(name: file, fd: fd) {
+            terminal.write(error + "\n", isError: true)
+            finish(session, terminal, status: 2)
+        }
+        let status = Batch.run(session, on: cache, terminal: terminal, from: fd, name: file, isFile: true)
+        close(fd)
+        finish(session, terminal, status: status)
     } else if let commands = command.commands {
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {
@@ -300,7 +299,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment,
                                                               pager: !command.noPager))
     } else {
-        finish(session, terminal, status: Batch.runStandardInput(session, on: cache, terminal: terminal))
+        finish(session, terminal, status: Batch.run(session, on: cache, terminal: terminal, from: 0, name: "<stdin>", isFile: false))
     }
     finish(session, terminal, status: session.anyFailed ? 1 : 0)
 }

@@ -118,6 +118,33 @@ struct BatchEndToEndTests {
         #expect(run == Outcome(stdout: "before\nafter\n",
                                stderr: "<stdin>:2: error: command longer than 16 MiB (a { or [ never closed?): skipped to its end\n",
                                status: 1))
+        // A script streams the same way: the limit is per command, not per file.
+        let sandbox = try Sandbox()
+        try sandbox.write("long.cachesh", input)
+        #expect(try Cachesh.run(["long.cachesh"], in: sandbox.url) == Outcome(stdout: "before\nafter\n",
+            stderr: "long.cachesh:2: error: command longer than 16 MiB (a { or [ never closed?): skipped to its end\n", status: 1))
+    }
+
+    @Test("a script longer than a read keeps its line numbers, its folder and --bail")
+    func aLongScriptStreams() throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("sub"), withIntermediateDirectories: false)
+        try sandbox.write("sub/inner.cachesh", "echo inner\n")
+        var script = String(repeating: "echo x\n", count: 20_000)
+        script += "put a {\n\"k\":\n1}\nat 1s peek\nnonsense\nsource inner.cachesh\nadvance 2s\n"
+        try sandbox.write("sub/long.cachesh", script)
+        let run = try Cachesh.run(["sub/long.cachesh"], in: sandbox.url)
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("x\nkeys: a\nscheduled at 2026-01-01T00:00:01.000Z: peek\ninner\nnow: "))
+        #expect(run.stderr == """
+            sub/long.cachesh:20005: error: unknown command "nonsense" (try help)
+            sub/long.cachesh:20004: error: (at 2026-01-01T00:00:01.000Z) peek needs KEY
+
+            """)
+        let bail = try Cachesh.run(["--bail", "sub/long.cachesh"], in: sandbox.url)
+        #expect(bail.status == 1)
+        #expect(!bail.stdout.contains("inner"))
+        #expect(bail.stderr == "sub/long.cachesh:20005: error: unknown command \"nonsense\" (try help)\n")
     }
 
     // MARK: --echo
@@ -234,6 +261,12 @@ struct BatchEndToEndTests {
         try sandbox.write("bug.txt", "A bug report.\n\ncachesh> put a 1\nkeys: a\ncachesh> snapshot x.json\n")
         try sandbox.write("bug.transcript", "put a 1\n")
         try sandbox.write("notes.md", "# Notes\n")
+        // The prompt line comes after the first read: still nothing runs.
+        try sandbox.write("late.txt", String(repeating: "put a 1\n", count: 20_000) + "cachesh>\r\n")
+        #expect(try Cachesh.run(["late.txt"], in: sandbox.url) == Outcome(stdout: "", stderr: """
+            late.txt:20001: error: this is a transcript, not a script (the line starts with "cachesh> "): check it with cachesh --verify late.txt
+
+            """, status: 2))
         let run = try Cachesh.run(["bug.txt"], in: sandbox.url)
         #expect(run == Outcome(stdout: "", stderr: """
             bug.txt:3: error: this is a transcript, not a script (the line starts with "cachesh> "): check it with cachesh --verify bug.txt

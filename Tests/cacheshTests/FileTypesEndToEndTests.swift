@@ -211,12 +211,20 @@ struct FileReadEndToEndTests {
             -c:1: error: cannot read huge.json: larger than 1 GiB, the most cachesh reads from such a file
 
             """, status: 1))
-        for arguments in [["big.cachesh"], ["--config", "big.json", "-c", "now"], ["--verify", "big.cachesh"]] {
+        for arguments in [["--config", "big.json", "-c", "now"], ["--verify", "big.cachesh"]] {
             let name = arguments.first { $0.hasPrefix("big") }!
             let run = try Cachesh.run(arguments, in: sandbox.url)
             #expect(run == Outcome(stdout: "", stderr: "cachesh: cannot read \(name): larger than 64 MiB, the most cachesh reads from such a file\n",
                                    status: 2), "\(arguments)")
         }
+    }
+
+    @Test("a script FILE streams: its limit is per command, so a file of 64 MiB with no line feed is one command too long")
+    func aScriptHasALimitPerCommand() throws {
+        let sandbox = try Sandbox()
+        _ = try Self.sparse(sandbox, "big.cachesh", size: 64 << 20 + 1)
+        #expect(try Cachesh.run(["big.cachesh"], in: sandbox.url) == Outcome(stdout: "",
+            stderr: "big.cachesh:1: error: command longer than 16 MiB (a { or [ never closed?): skipped to its end\n", status: 1))
     }
 
     @Test("a snapshot over 64 MiB is still restored: snapshots have a limit of their own")

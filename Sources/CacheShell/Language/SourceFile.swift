@@ -14,7 +14,7 @@ public struct SourceFile: Sendable {
     private let firstLine: Int
 
     /// Wraps `text`, building its line table; `firstLine` is where the text starts in its input
-    /// when it is a piece of a longer one (standard input, read as it arrives).
+    /// when it is a piece of a longer one (standard input or a script, read as it arrives).
     ///
     /// - Complexity: O(n) in the length of `text`.
     public init(name: String?, text: String, firstLine: Int = 1) {

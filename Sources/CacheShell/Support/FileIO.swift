@@ -33,17 +33,10 @@ public enum FileIO {
     ///   device.
     /// - Complexity: O(n) in the file's size.
     public static func read(_ path: String, limit: Int = readLimit) throws(Failure) -> String {
-        // Look before opening: opening a FIFO for reading blocks until a writer comes.
-        var before = stat()
-        guard stat(path, &before) == 0 else { throw Failure(description: lastError()) }
-        try requireRegular(before)
-        // O_NONBLOCK in case a FIFO took the file's place since: its open returns at once.
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: lastError()) }
+        let fd = try openRegular(path)
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw Failure(description: lastError()) }
-        try requireRegular(st)
         if Int(st.st_size) > limit { throw tooLarge(limit) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(st.st_size) + 1)
@@ -61,6 +54,31 @@ public enum FileIO {
             if bytes.count > limit { throw tooLarge(limit) }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Opens a regular file for reading, refusing anything else before opening it (so a FIFO
+    /// cannot block); the caller reads it (a script streams it) and closes the descriptor.
+    /// - Throws: `Failure` (its text follows "cannot read FILE: ") when the file is missing, not
+    ///   a regular file, or cannot be opened.
+    public static func openRegular(_ path: String) throws(Failure) -> Int32 {
+        // Look before opening: opening a FIFO for reading blocks until a writer comes.
+        var before = stat()
+        guard stat(path, &before) == 0 else { throw Failure(description: lastError()) }
+        try requireRegular(before)
+        // O_NONBLOCK in case a FIFO took the file's place since: its open returns at once.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: lastError()) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let error = Failure(description: lastError())
+            close(fd)
+            throw error
+        }
+        if let problem = notRegular(st) {
+            close(fd)
+            throw Failure(description: problem)
+        }
+        return fd
     }
 
     /// Checks, without opening it, that `read` would take the file at `path`: a regular file (or
