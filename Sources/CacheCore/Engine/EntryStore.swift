@@ -121,7 +121,7 @@ struct EntryStore {
     /// Links a slot as the most recent, with a new recency stamp (which marks it changed).
     private mutating func linkAtTail(_ slot: Int32) {
         let i = Int(slot)
-        entries[i].recency = nextRecency
+        entries.setRecency(i, nextRecency)
         nextRecency &+= 1
         let ns = Int(entries[i].namespace)
         let globalTail = global.tail

@@ -140,33 +140,35 @@ extension Snapshot {
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
-        let base = SnapshotPath("entries")
-        for (i, item) in list.enumerated() {
-            let e = try SnapshotObject(item, base.element(i))
-            try e.only(Self.entryFields)
-            let key = try e.key("key")
-            guard seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
-            guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
-                throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
-            }
-            guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
-                  stateText != EntryState.absent.rawValue else {
-                throw e.fail("state", "expected fresh, stale or expired")
-            }
-            var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
-                              storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
-                              expiresAt: try e.timeOrNever("expires_at"))
-            entry.storedSeq = try e.seq("seq")
-            entry.storedRequest = try e.seq("stored_request", default: 0)
-            entry.lastLocalWrite = try e.seq("last_write", default: 0)
-            entry.lastPut = try e.seq("last_put", default: 0)
-            entry.invalidated = try e.bool("invalidated", default: false)
-            entry.expiryReported = try e.bool("expiry_counted", default: false)
-            entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
-            entry.expirySeq = try e.seq("expiry_seq", default: 0)
-            if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
-            entries.append(entry)
+        for item in list { try decodeEntry(item, namespaceIndex: namespaceIndex, seen: &seen) }
+    }
+
+    /// Checks one entry object (the next one, least recent first) and appends it.
+    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) {
+        let e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
+        try e.only(Self.entryFields)
+        let key = try e.key("key")
+        guard seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
+            throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
         }
+        guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
+              stateText != EntryState.absent.rawValue else {
+            throw e.fail("state", "expected fresh, stale or expired")
+        }
+        var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
+                          storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
+                          expiresAt: try e.timeOrNever("expires_at"))
+        entry.storedSeq = try e.seq("seq")
+        entry.storedRequest = try e.seq("stored_request", default: 0)
+        entry.lastLocalWrite = try e.seq("last_write", default: 0)
+        entry.lastPut = try e.seq("last_put", default: 0)
+        entry.invalidated = try e.bool("invalidated", default: false)
+        entry.expiryReported = try e.bool("expiry_counted", default: false)
+        entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
+        entry.expirySeq = try e.seq("expiry_seq", default: 0)
+        if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+        entries.append(entry)
     }
 
     private static func mutationLog(_ o: SnapshotObject) throws(SnapshotError) -> MutationLog {

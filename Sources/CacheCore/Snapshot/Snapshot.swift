@@ -46,6 +46,9 @@ public struct Snapshot {
     var total = Stats()
     /// The recency stamp of each entry, when read from a store (else they are numbered in order).
     var recencies: [UInt64]?
+    /// While a store's entry rows are read (`append(_:)`): namespace slots by name, keys seen.
+    var storeNamespaces: [String: Int]?
+    var storeKeys = Set<String>()
 
     /// The number of cached entries.
     public var entryCount: Int { entries.count }
@@ -144,16 +147,21 @@ extension CacheEngine {
     /// One entry of `entries`. Fields that are 0 or false are left out.
     func snapshotEntry(_ slot: Int32) -> JSONValue {
         let e = slots[Int(slot)]
-        var f: [String: JSONValue] = [
-            "key": .string(e.key),
-            "value": e.value,
-            "state": .string(e.state(at: now).rawValue),
-            "stored_at": Self.time(e.storedAt),
-            "stale_at": Self.timeOrNever(e.staleAt),
-            "expires_at": Self.timeOrNever(e.expiresAt),
-            "tags": Self.strings(e.tags),
-            "seq": .int(Int64(e.storedSeq)),
-        ]
+        var f = snapshotEntryExtras(e)
+        f["key"] = .string(e.key)
+        f["value"] = e.value
+        f["state"] = .string(e.state(at: now).rawValue)
+        f["stored_at"] = Self.time(e.storedAt)
+        f["stale_at"] = Self.timeOrNever(e.staleAt)
+        f["expires_at"] = Self.timeOrNever(e.expiresAt)
+        f["tags"] = Self.strings(e.tags)
+        f["seq"] = .int(Int64(e.storedSeq))
+        return .object(f)
+    }
+
+    /// The fields of an entry's snapshot object that most entries do not have (empty for most).
+    func snapshotEntryExtras(_ e: Entry) -> [String: JSONValue] {
+        var f: [String: JSONValue] = [:]
         if e.storedRequest != 0 { f["stored_request"] = .int(Int64(e.storedRequest)) }
         if e.lastLocalWrite != 0 { f["last_write"] = .int(Int64(e.lastLocalWrite)) }
         if e.lastPut != 0 { f["last_put"] = .int(Int64(e.lastPut)) }
@@ -179,7 +187,7 @@ extension CacheEngine {
                 }),
             ])
         }
-        return .object(f)
+        return f
     }
 
     private func snapshotRequest(_ r: InFlight) -> JSONValue {
