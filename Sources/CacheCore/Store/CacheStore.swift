@@ -293,8 +293,47 @@ extension Snapshot {
         var seen = Set<String>()
         swap(&seen, &storeKeys)
         defer { swap(&seen, &storeKeys) }
-        try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, seen: &seen)
+        if row.extra == nil {
+            try decodePlainRow(row, namespaceIndex: namespaceIndex, seen: &seen)
+        } else {
+            try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, seen: &seen)
+        }
         recencies?.append(UInt64(bitPattern: row.recency))
+    }
+
+    /// A row without rare fields, checked as `decodeEntry` checks an entry object, without
+    /// building one: the common case, once per entry when a store is opened.
+    private mutating func decodePlainRow(_ row: StoredEntry, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) {
+        let path = SnapshotPath("entries").element(entries.count)
+        func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
+        let key = row.key
+        try SnapshotObject.checkKey(key) { fail("key", $0) }
+        guard seen.insert(key).inserted else { throw fail("key", "\(key) appears twice") }
+        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
+            throw fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
+        }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
+            throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
+        }
+        var tags: [String] = []
+        if let text = row.tags {
+            let list: JSONValue
+            do { list = try JSONValue(parsing: text, maxDepth: 1) } catch {
+                throw SnapshotError(path: "entries", "damaged entry \(key) (tags is not valid JSON: \(error.message))")
+            }
+            guard case .array(let items) = list else { throw fail("tags", "expected an array") }
+            tags.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                guard case .string(let tag) = item else { throw SnapshotError(path: path.child("tags").element(i).text, "expected a string") }
+                tags.append(tag)
+            }
+        }
+        guard row.seq >= 0 else { throw fail("seq", "expected a sequence number (a whole number, not negative)") }
+        var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
+                          staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
+        entry.storedSeq = UInt64(row.seq)
+        entries.append(entry)
     }
 
     /// Ends the reading of a store's rows: drops what only the check of duplicates needed.
