@@ -1,0 +1,45 @@
+import CacheCore
+import CacheServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Memory per cached entry for a small object with an id, `{"id":i,"likes":n}` (goal: at most
+/// 300 bytes), against a plain `Dictionary<String, String>` of the same keys to the same values'
+/// compact text, filled in the same run (about the least any map of these keys and texts holds).
+enum MemoryBenchmarks {
+    /// Bytes of the malloc heap in use (glibc's `mallinfo2`); nil where it is not available.
+    static func heapInUse() -> Int? {
+        #if canImport(Glibc)
+        return Int(mallinfo2().uordblks) + Int(mallinfo2().hblkhd)
+        #else
+        return nil
+        #endif
+    }
+
+    static func run(n: Int) {
+        Report.section("memory per entry: \(n) entries of {\"id\":i,\"likes\":n}")
+        guard heapInUse() != nil else {
+            print("heap statistics not available on this platform")
+            return
+        }
+        let keys = (0..<n).map { "feed:\($0)" }
+        let afterKeys = heapInUse()!
+
+        var texts = [String: String](minimumCapacity: 0)
+        for (i, key) in keys.enumerated() { texts[key] = "{\"id\":\(i),\"likes\":\(i % 97)}" }
+        let baseline = Double(heapInUse()! - afterKeys) / Double(n)
+        Report.line("Dictionary<String, String> of compact texts (baseline)", "\(Int(baseline)) bytes")
+        texts = [:]
+
+        let before = heapInUse()!
+        let engine = CacheEngine(origin: SimulatedServer())
+        for (i, key) in keys.enumerated() {
+            engine.put(key, .object(["id": .int(Int64(i)), "likes": .int(Int64(i % 97))]))
+        }
+        let perEntry = Double(heapInUse()! - before) / Double(n)
+        Report.line("CacheEngine.put, id index on \"id\"", "\(Int(perEntry)) bytes",
+                    "\(Report.ratio(perEntry / baseline)) baseline (goal <= 300 bytes)")
+        precondition(engine.count == n)
+    }
+}
