@@ -47,9 +47,10 @@ attack: build
 attack-smoke: build
 	python3 Tests/attack/attack.py $(BIN_DEBUG) --smoke
 
-# replay's hit counts against libcachesim's on three seeded traces.
+# replay's and the engine's (ns policy=) hit counts against libcachesim's on three seeded traces.
 test-replay:
 	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/replay/compare_libcachesim.py
+	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/replay/compare_engine.py
 
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks CoreBenchmarks

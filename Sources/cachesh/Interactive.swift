@@ -41,6 +41,7 @@ enum Interactive {
             case .interrupted:
                 writeOut(ansi ? erase(lines, columns: editor.columns) : "^C\n")
                 lines.removeAll()
+                _ = interruptSignalled.exchange(false, ordering: .relaxed)
             case .line(let line):
                 writeOut("\n")
                 lines.append(line)
@@ -49,6 +50,10 @@ enum Interactive {
                 lines.removeAll()
                 editor.remember(historyEntry(text))
                 guard !text.allSatisfy(\.isWhitespace) else { continue }
+                // A Ctrl-C that reached us as a signal before this command began (typed while a
+                // busy machine had not yet handed the terminal to the line editor) was meant for
+                // the prompt, which the terminal already flushed: it must not cut this command.
+                _ = interruptSignalled.exchange(false, ordering: .relaxed)
                 terminal.write(session.runTyped(text, on: cache), isError: false)
                 terminal.flush()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)

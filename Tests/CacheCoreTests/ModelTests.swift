@@ -8,7 +8,8 @@ import TestSupport
 /// requests in flight, the statistics and the server log — with the engine checking its own
 /// invariants after each command.
 ///
-/// Three namespaces with a small `max` make LRU eviction frequent; durations are chosen so reads land
+/// Four namespaces with a small `max`, one per eviction policy (LRU, FIFO, SIEVE, LFU), make
+/// eviction frequent; durations are chosen so reads land
 /// exactly on stale and expiry instants; blocking reads of absent or expired keys fetch from a
 /// server with fixed data and latency (one key it does not have). On a divergence the test prints
 /// the seed, the shortest failing prefix and a smaller sequence that still fails, as shell commands.
@@ -22,10 +23,12 @@ import TestSupport
 
     static let policies: [String: ReferenceModel.NamespacePolicy] = [
         "a": .init(ttl: 600, stale: 300, max: 3),
-        "b": .init(ttl: 400, stale: nil, max: 2),
-        "c": .init(ttl: 250, stale: 0, max: 3),
+        "b": .init(ttl: 400, stale: nil, max: 2, eviction: .fifo),
+        "c": .init(ttl: 250, stale: 0, max: 3, eviction: .sieve),
+        "d": .init(ttl: 600, stale: 100, max: 2, eviction: .lfu),
     ]
-    static let keys = ["a:1", "a:2", "a:3", "a:4", "b:1", "b:2", "b:gone", "c:1", "c:2", "c:3", "c:4", "home"]
+    static let keys = ["a:1", "a:2", "a:3", "a:4", "b:1", "b:2", "b:3", "b:gone", "c:1", "c:2", "c:3", "c:4",
+                       "d:1", "d:2", "d:3", "home"]
     static let missing: Set<String> = ["b:gone"]
     static let latency: Int64 = 100
     static let steps: [Int64] = [0, 1, 49, 50, 99, 100, 150, 250, 300]
@@ -91,6 +94,18 @@ import TestSupport
         #expect(!failures.isEmpty)
     }
 
+    /// Nor for the eviction policies: a model that evicts as LRU everywhere disagrees, in each
+    /// namespace that is not LRU.
+    @Test func divergenceIsReportedForAModelIgnoringThePolicy() {
+        var coverage = Coverage()
+        let ops = (0..<UInt64(40)).map { Self.generate(seed: $0) }
+        let failures = ops.compactMap { Self.replay($0, coverage: &coverage, model: { $0.evictAsLRU = true }) }
+        #expect(!failures.isEmpty)
+        for ns in ["b:", "c:", "d:"] {
+            #expect(failures.contains { $0.message.contains(ns) }, "no divergence involves \(ns)")
+        }
+    }
+
     // MARK: Generating
 
     static func generate(seed: UInt64) -> [Op] {
@@ -107,8 +122,8 @@ import TestSupport
             case 68..<88: ops.append(.advance(steps[Int(rng.next() % UInt64(steps.count))]))
             case 88..<93: ops.append(.evict(key))
             case 93..<95:
-                let names: [String?] = [nil, "a", "b", "c"]
-                ops.append(.clear(names[Int(rng.next() % 4)]))
+                let names: [String?] = [nil, "a", "b", "c", "d"]
+                ops.append(.clear(names[Int(rng.next() % 5)]))
             default: ops.append(.keys)
             }
         }
@@ -135,7 +150,7 @@ import TestSupport
         var broken: [String] = []
         engine.invariantFailure = { broken = $0 }
         for (name, p) in policies.sorted(by: { $0.key < $1.key }) {
-            _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max)))
+            _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max), eviction: p.eviction))
         }
         let model = ReferenceModel(policies: policies, latency: latency, missing: missing)
         configure(model)
@@ -210,7 +225,7 @@ import TestSupport
             return "after `\(op)` stats are \(engine.stats().fields), the model says \(model.total.fields)"
         }
         if final {
-            for ns in ["a", "b", "c", "default"] where engine.stats(namespace: ns) != model.stats[ns] ?? Stats() {
+            for ns in ["a", "b", "c", "d", "default"] where engine.stats(namespace: ns) != model.stats[ns] ?? Stats() {
                 return "after `\(op)` stats \(ns) are \(engine.stats(namespace: ns).fields), "
                     + "the model says \((model.stats[ns] ?? Stats()).fields)"
             }

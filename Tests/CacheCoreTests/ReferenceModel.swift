@@ -1,7 +1,8 @@
 import CacheCore
 
 /// A deliberately naive model of the parts of SPEC §1/§1.1 that `put`, `get` (blocking and
-/// `--nowait`), `peek`, `keys`, `advance`, `evict` and `clear` touch, for the model-based test.
+/// `--nowait`), `peek`, `keys`, `advance`, `evict` and `clear` touch, for the model-based test,
+/// with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by sorting and scanning.
 ///
 /// Everything is a plain array searched linearly: entries in recency order (least recent first),
 /// requests in flight in the order sent. Times are ms since the clock's start. Sequence numbers
@@ -15,6 +16,7 @@ final class ReferenceModel {
         var ttl: Int64
         var stale: Int64?
         var max: Int?
+        var eviction: Eviction = .lru
     }
 
     struct Entry {
@@ -32,6 +34,12 @@ final class ReferenceModel {
         var storedBy: Int
         /// The clock passed `expiresAt` while this stored value was live: `expirations` counted it.
         var expiryCounted = false
+        /// Eviction state: its namespace's counter when stored (FIFO, SIEVE) or last accessed (LFU).
+        var rank = 0
+        /// LFU: accesses since stored, 1 when new.
+        var uses = 1
+        /// SIEVE: read since the hand last passed it.
+        var visited = false
     }
 
     struct Request {
@@ -69,6 +77,8 @@ final class ReferenceModel {
 
     /// A deliberate fault (reads leave recency alone), to prove the comparison catches a wrong LRU.
     var breakTouch = false
+    /// A deliberate fault (every namespace evicts as LRU), to prove the comparison catches a wrong policy.
+    var evictAsLRU = false
 
     private(set) var now: Int64 = 0
     private(set) var entries: [Entry] = []
@@ -81,6 +91,10 @@ final class ReferenceModel {
     private var logIndex: [Int: Int] = [:]
     private var seq = 0
     private var outcomes: [Int: Outcome] = [:]
+    /// The next rank of each namespace.
+    private var nextRank: [String: Int] = [:]
+    /// SIEVE: the key the hand of each namespace rests on (none: the next search starts at the oldest).
+    private var hand: [String: String] = [:]
     /// How many reads saw an entry exactly at its stale or expiry instant (a coverage check).
     private(set) var boundaryReads = 0
 
@@ -135,21 +149,71 @@ final class ReferenceModel {
                     error: nil, pending: inFlight(key) != nil)
     }
 
-    /// Makes the entry at `i` the most recently used.
+    /// An access to the entry at `i`: it becomes the most recently used; SIEVE marks it
+    /// visited; LFU counts one more use, reached now.
     func touch(_ i: Int) {
         if breakTouch { return }
+        entries[i].visited = true
+        entries[i].uses += 1
+        entries[i].rank = takeRank(entries[i].namespace, ifLFU: true) ?? entries[i].rank
         entries.append(entries.remove(at: i))
     }
 
-    /// Removes least recently used entries of the key's namespace down to its `max`.
-    func evictOverflow(namespaceOf key: String) -> [String] {
+    private func takeRank(_ ns: String, ifLFU: Bool = false) -> Int? {
+        if ifLFU && policy(namespace: ns).eviction != .lfu { return nil }
+        defer { nextRank[ns, default: 0] += 1 }
+        return nextRank[ns, default: 0]
+    }
+
+    /// A new entry: stored last in every order, unvisited, one use.
+    func store(_ entry: Entry) {
+        var e = entry
+        e.rank = takeRank(e.namespace)!
+        entries.append(e)
+    }
+
+    /// Takes an entry out; a SIEVE hand on it moves to the entry stored after it.
+    func remove(_ key: String) {
+        guard let i = position(key) else { return }
+        let ns = entries[i].namespace
+        if hand[ns] == key {
+            let rank = entries[i].rank
+            hand[ns] = entries.filter { $0.namespace == ns && $0.rank > rank }.min { $0.rank < $1.rank }?.key
+        }
+        entries.remove(at: i)
+    }
+
+    /// The entry the namespace's policy evicts, leaving `sparing` (just stored) to last.
+    func victim(_ ns: String, sparing: String?) -> String {
+        let members = entries.filter { $0.namespace == ns }
+        let others = members.filter { $0.key != sparing }
+        guard !others.isEmpty else { return members[0].key }
+        switch evictAsLRU ? .lru : policy(namespace: ns).eviction {
+        case .lru: return others[0].key
+        case .fifo: return others.min { $0.rank < $1.rank }!.key
+        case .lfu: return others.min { ($0.uses, $0.rank) < ($1.uses, $1.rank) }!.key
+        case .sieve:
+            let order = others.sorted { $0.rank < $1.rank }.map(\.key)
+            var k = hand[ns].flatMap { order.firstIndex(of: $0) } ?? 0
+            while entries[position(order[k])!].visited {
+                entries[position(order[k])!].visited = false
+                k = (k + 1) % order.count
+            }
+            hand[ns] = k + 1 < order.count ? order[k + 1] : nil
+            return order[k]
+        }
+    }
+
+    /// Evicts entries of the key's namespace down to its `max`, by its policy; `sparing` is the
+    /// key just stored.
+    func evictOverflow(namespaceOf key: String, sparing: String? = nil) -> [String] {
         let ns = Self.namespace(of: key)
         guard let max = policy(namespace: ns).max else { return [] }
         var evicted: [String] = []
         while entries.filter({ $0.namespace == ns }).count > max {
-            let victim = entries.first { $0.namespace == ns }!.key
+            let victim = victim(ns, sparing: sparing)
             void(victim)
-            entries.removeAll { $0.key == victim }
+            remove(victim)
             count(\.evictions, victim)
             evicted.append(victim)
         }
@@ -220,10 +284,10 @@ final class ReferenceModel {
             entries[i].expiryCounted = false
             return .stored
         }
-        entries.append(Entry(key: r.key, namespace: Self.namespace(of: r.key),
-                             policy: policy(namespace: Self.namespace(of: r.key)), value: "srv-\(r.key)", storedAt: now, storeSeq: nextSeq(),
-                             lastWrite: 0, storedBy: r.id))
-        _ = evictOverflow(namespaceOf: r.key)
+        store(Entry(key: r.key, namespace: Self.namespace(of: r.key),
+                    policy: policy(namespace: Self.namespace(of: r.key)), value: "srv-\(r.key)", storedAt: now, storeSeq: nextSeq(),
+                    lastWrite: 0, storedBy: r.id))
+        _ = evictOverflow(namespaceOf: r.key, sparing: r.key)
         return .stored
     }
 
@@ -247,9 +311,9 @@ final class ReferenceModel {
             touch(i)
             return [key]
         }
-        entries.append(Entry(key: key, namespace: Self.namespace(of: key),
-                             policy: policy(namespace: Self.namespace(of: key)), value: value, storedAt: now, storeSeq: nextSeq(), lastWrite: s, storedBy: s))
-        return [key] + evictOverflow(namespaceOf: key)
+        store(Entry(key: key, namespace: Self.namespace(of: key),
+                    policy: policy(namespace: Self.namespace(of: key)), value: value, storedAt: now, storeSeq: nextSeq(), lastWrite: s, storedBy: s))
+        return [key] + evictOverflow(namespaceOf: key, sparing: key)
     }
 
     func get(_ key: String, nowait: Bool) -> Read {
@@ -300,8 +364,8 @@ final class ReferenceModel {
 
     func evict(_ key: String) -> [String] {
         void(key)
-        guard let i = position(key) else { return [] }
-        entries.remove(at: i)
+        guard position(key) != nil else { return [] }
+        remove(key)
         return [key]
     }
 
@@ -309,7 +373,7 @@ final class ReferenceModel {
         let inScope = { (key: String) in namespace.map { Self.namespace(of: key) == $0 } ?? true }
         for r in requests where inScope(r.key) { void(r.key) }
         let removed = entries.filter { inScope($0.key) }.map(\.key)
-        entries.removeAll { inScope($0.key) }
+        for key in removed { remove(key) }
         return removed
     }
 

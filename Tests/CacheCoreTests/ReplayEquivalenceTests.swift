@@ -21,12 +21,13 @@ import TestSupport
         return out
     }
 
-    /// The namespace counters the engine reaches for the same requests.
-    static func engineCounters(_ trace: [TraceRequest], _ c: ReplayConfiguration) throws -> ReplayCounters {
+    /// The namespace counters the engine reaches for the same requests, under `eviction`.
+    static func engineCounters(_ trace: [TraceRequest], _ c: ReplayConfiguration, eviction: Eviction = .lru) throws -> ReplayCounters {
         let server = SimulatedServer()
         server.latency = 0
         let engine = CacheEngine(origin: server)
-        let policy = Policy(ttl: c.ttl ?? .max, stale: c.stale, max: c.max)
+        engine.checksInvariants = trace.count <= 1_000
+        let policy = Policy(ttl: c.ttl ?? .max, stale: c.stale, max: c.max, eviction: eviction)
         _ = try engine.configure(CacheConfiguration(namespaces: ["t": policy]))
         for id in Set(trace.map(\.id)) { server.set("t:k\(id)", .int(Int64(id)), at: engine.now) }
         var elapsed: Int64 = 0

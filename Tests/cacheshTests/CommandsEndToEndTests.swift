@@ -121,7 +121,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             b          absent  cache   -       -              error: not found  null
             """#,
             json: #"""
-            {"command":"ns","keys":[],"max":null,"name":"feed","ok":true,"purgeable":false,"stale_if_error_ms":null,"stale_ms":60000,"timeout_ms":null,"ttl_ms":600000}
+            {"command":"ns","keys":[],"max":null,"name":"feed","ok":true,"policy":"lru","purgeable":false,"stale_if_error_ms":null,"stale_ms":60000,"timeout_ms":null,"ttl_ms":600000}
             {"command":"server","key":"feed:home","ok":true}
             {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
             {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]}
@@ -192,7 +192,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             (no entries)
             """#,
             json: #"""
-            {"command":"ns","keys":[],"max":null,"name":"profile","ok":true,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}
+            {"command":"ns","keys":[],"max":null,"name":"profile","ok":true,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}
             {"command":"put","keys":["feed:1"]}
             {"command":"put","keys":["feed:2"]}
             {"command":"put","keys":["profile:42"]}
@@ -310,7 +310,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             load app.json
             config
             ns
-            ns page ttl=5m max=3 stale-if-error=1h timeout=2s
+            ns page ttl=5m max=3 stale-if-error=1h timeout=2s policy=lfu
             ns feed stale=none
             get feed:home
             get profile:1
@@ -321,7 +321,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             files: ["app.json": #"""
                 {
                   "namespaces": {
-                    "feed": {"ttl": "45m", "stale": "5m", "max": 2},
+                    "feed": {"ttl": "45m", "stale": "5m", "max": 2, "policy": "sieve"},
                     "profile": {"ttl": "1h", "purgeable": true}
                   },
                   "push": {
@@ -333,17 +333,17 @@ struct Scene: CustomTestStringConvertible, Sendable {
                 """#],
             human: #"""
             loaded app.json
-            ns feed ttl=45m stale=5m max=2
+            ns feed ttl=45m stale=5m max=2 policy=sieve
             ns profile ttl=1h --purgeable
             push friend-blocked -> {"invalidate":["feed:*","profile:{user}"]}
             push new-posts -> (notify only)
             id-field: id
             server latency: 50ms, profile:1 1s
-            namespace  ttl  stale  max  stale-if-error  timeout  purgeable  entries
-            feed       45m  5m     2    -               -        no         0
-            profile    1h   -      -    -               -        yes        0
-            ns page ttl=5m max=3 stale-if-error=1h timeout=2s
-            ns feed ttl=45m max=2
+            namespace  ttl  stale  max  policy  stale-if-error  timeout  purgeable  entries
+            feed       45m  5m     2    sieve   -               -        no         0
+            profile    1h   -      -    lru     -               -        yes        0
+            ns page ttl=5m max=3 policy=lfu stale-if-error=1h timeout=2s
+            ns feed ttl=45m max=2 policy=sieve
             key:           feed:home
             state:         fresh
             value:         [1]
@@ -366,10 +366,10 @@ struct Scene: CustomTestStringConvertible, Sendable {
             """#,
             json: #"""
             {"command":"load","file":"app.json","keys":[],"ok":true}
-            {"command":"config","id-field":"id","namespaces":{"feed":{"max":2,"purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"max":null,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"push":{"friend-blocked":{"invalidate":["feed:*","profile:{user}"]},"new-posts":{}},"server":{"latencies_ms":{"profile:1":1000},"latency_ms":50}}
-            {"command":"ns","namespaces":{"feed":{"defined":true,"entries":0,"max":2,"purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"defined":true,"entries":0,"max":null,"purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}}}
-            {"command":"ns","keys":[],"max":3,"name":"page","ok":true,"purgeable":false,"stale_if_error_ms":3600000,"stale_ms":null,"timeout_ms":2000,"ttl_ms":300000}
-            {"command":"ns","keys":[],"max":2,"name":"feed","ok":true,"purgeable":false,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":2700000}
+            {"command":"config","id-field":"id","namespaces":{"feed":{"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"push":{"friend-blocked":{"invalidate":["feed:*","profile:{user}"]},"new-posts":{}},"server":{"latencies_ms":{"profile:1":1000},"latency_ms":50}}
+            {"command":"ns","namespaces":{"feed":{"defined":true,"entries":0,"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"defined":true,"entries":0,"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}}}
+            {"command":"ns","keys":[],"max":3,"name":"page","ok":true,"policy":"lfu","purgeable":false,"stale_if_error_ms":3600000,"stale_ms":null,"timeout_ms":2000,"ttl_ms":300000}
+            {"command":"ns","keys":[],"max":2,"name":"feed","ok":true,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":2700000}
             {"age_ms":0,"command":"get","expires_in_ms":2700000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
             {"age_ms":0,"command":"get","expires_in_ms":3600000,"key":"profile:1","source":"server","state":"fresh","tags":[],"value":{"id":1}}
             {"command":"push","keys":["feed:home","profile:1"]}

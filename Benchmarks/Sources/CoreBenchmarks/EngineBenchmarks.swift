@@ -27,9 +27,9 @@ enum EngineBenchmarks {
         }
     }
 
-    static func filledEngine(keys: [String], max: Int?) -> CacheEngine {
+    static func filledEngine(keys: [String], max: Int?, eviction: Eviction = .lru) -> CacheEngine {
         let engine = CacheEngine(origin: SimulatedServer())
-        _ = try! engine.defineNamespace("n", PolicyChange(ttl: hour, max: .some(max)))
+        _ = try! engine.defineNamespace("n", PolicyChange(ttl: hour, max: .some(max), eviction: eviction))
         for (i, key) in keys.enumerated() { engine.put(key, .int(Int64(i))) }
         return engine
     }
@@ -46,6 +46,49 @@ enum EngineBenchmarks {
         let engine = filledEngine(keys: keys, max: n)
         if runGet { getHit(engine, keys: keys, order: order, baseline: baseline) }
         if runPut { putEvicting(engine, keys: keys, baseline: baseline) }
+    }
+
+    /// Each eviction policy's get hit (its access) and put with eviction, against LRU's measured in
+    /// the same run.
+    static func policies(n: Int) {
+        Report.section("eviction policies: get hit and put with eviction, \(n) entries, against LRU")
+        let keys = keys(n)
+        let order = accessOrder(n)
+        var lru: (get: Double, put: Double)?
+        for eviction in Eviction.allCases {
+            let engine = filledEngine(keys: keys, max: n, eviction: eviction)
+            let get = getHitTime(engine, keys: keys, order: order)
+            let put = putEvictingTime(engine, keys: keys)
+            let base = lru ?? (get, put)
+            if lru == nil { lru = base }
+            Report.line("\(eviction.rawValue) get (fresh hit, access)", Report.ns(get), "\(Report.ratio(get / base.get)) LRU's")
+            Report.line("\(eviction.rawValue) put (new key, evicts one)", Report.ns(put), "\(Report.ratio(put / base.put)) LRU's")
+        }
+    }
+
+    static func getHitTime(_ engine: CacheEngine, keys: [String], order: [Int]) -> Double {
+        Timing.nsPerOp(ops: order.count) {
+            var sum = 0
+            for i in order {
+                if case .int(let v)? = try! engine.get(keys[i]).value { sum &+= Int(v) }
+            }
+            return sum
+        }
+    }
+
+    static func putEvictingTime(_ engine: CacheEngine, keys: [String]) -> Double {
+        let n = keys.count
+        let other = Self.keys(n, offset: n)
+        var round = 0
+        let put = Timing.nsPerOp(ops: n) {
+            round += 1
+            let incoming = round % 2 == 1 ? other : keys
+            var sum = 0
+            for key in incoming { sum &+= engine.put(key, .int(1)).count }
+            return sum
+        }
+        precondition(engine.count == n && engine.stats().evictions >= n, "every put evicted one entry")
+        return put
     }
 
     static func getHit(_ engine: CacheEngine, keys: [String], order: [Int], baseline: Double) {

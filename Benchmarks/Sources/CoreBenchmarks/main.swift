@@ -1,10 +1,10 @@
 import Foundation
 
 // Release-build benchmarks of the cache core. `swift run -c release CoreBenchmarks [NAME...]`
-// with NAME among get, put, expiry, entity, json, recorder, memory (all when none is given); `--entries N` sets the
-// cache size of get and put.
+// with NAME among get, put, policies, expiry, entity, json, recorder, memory (all when none is given);
+// `--entries N` sets the cache size of get, put, policies and memory.
 
-let all = ["get", "put", "expiry", "entity", "json", "recorder", "memory"]
+let all = ["get", "put", "policies", "expiry", "entity", "json", "recorder", "memory"]
 var arguments = Array(CommandLine.arguments.dropFirst())
 /// `--entries N` changes the cache size of get and put (default 1,000,000), e.g. to compare with an in-cache size.
 var entries = 1_000_000
@@ -25,6 +25,7 @@ print("warning: a debug build; run with -c release for meaningful figures")
 if chosen.contains("get") || chosen.contains("put") {
     EngineBenchmarks.getAndPut(n: entries, get: chosen.contains("get"), put: chosen.contains("put"))
 }
+if chosen.contains("policies") { EngineBenchmarks.policies(n: entries) }
 if chosen.contains("expiry") { EngineBenchmarks.expiry(totals: [10_000, 100_000, 1_000_000]) }
 if chosen.contains("entity") { EngineBenchmarks.entityAndTag(totals: [100_000, 1_000_000]) }
 if chosen.contains("json") { JSONBenchmarks.run() }

@@ -17,7 +17,8 @@ extension CacheEngine {
     }
 
     /// Defines or changes a namespace (`ns`): only the options given change; every entry's times are
-    /// recomputed from `stored_at` (dropping `expire` overrides); then it evicts down to a lowered
+    /// recomputed from `stored_at` (dropping `expire` overrides); a new eviction policy starts from
+    /// the entries in recency order (`EntryStore.setEviction`); then it evicts down to a lowered
     /// `max` and expires what is now due, counted and reported as usual.
     /// - Returns: the keys changed (evicted, then expired).
     @discardableResult
@@ -29,6 +30,7 @@ extension CacheEngine {
         _ = nextSeq()
         let ns = namespaceSlot(named: name)
         namespaces.setPolicy(ns, policy, defined: true)
+        entries.setEviction(ns, policy.eviction)
         return recomputeTimes(ns)
     }
 
@@ -51,6 +53,7 @@ extension CacheEngine {
             } else {
                 namespaces.setPolicy(ns, Policy(), defined: false)
             }
+            entries.setEviction(ns, namespaces.policy(ns).eviction)
         }
         rules = PushRules(configuration.push)
         if idField != configuration.idField {

@@ -6,6 +6,7 @@ extension CacheEngine {
     /// Every broken invariant, one message each; empty when the state is sound. The parts' own
     /// (see each part's type) and how they agree:
     /// - the parts kept by namespace slot (recency lists, expiry FIFOs, counters) have one entry per namespace;
+    /// - each namespace's list is kept for the eviction policy its policy names;
     /// - each entry is in the namespace its key names;
     /// - no sequence number in use (an entry's, a request's, a queued mutation's) is past `seq`;
     /// - each FIFO whose scan is marked scheduled has that scan in the scheduler; each entry waiting to
@@ -46,6 +47,10 @@ extension CacheEngine {
                     + "\(expiry.queues.count) expiry FIFOs and \(statistics.byNamespace.count) sets of counters"]
         }
         var v: [String] = []
+        for ns in namespaces.indices where entries.store.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
+            v.append("namespace \(namespaces[Int32(ns)].name): policy \(namespaces.policy(Int32(ns)).eviction.rawValue), "
+                     + "but its entries are kept for \(entries.store.eviction(ofNamespace: Int32(ns)).rawValue)")
+        }
 
         // What the scheduler holds, by kind of work.
         var scans = Set<Scan>()

@@ -167,26 +167,28 @@ extension CacheEngine {
             let slot = insertEntry(key: key, namespace: ns, value: value, tags: [], request: request)
             slots[Int(slot)].invalidated = invalidated
             emit(.fetched, slot: slot, source: .server)
-            evictOverflow(ns)
+            evictOverflow(ns, sparing: slot)
         }
         return true
     }
 
-    /// Evicts least recently used entries of a namespace down to its `max` (B6).
+    /// Evicts entries of a namespace down to its `max`, each chosen by its policy (B6), sparing
+    /// `sparing` (the entry just stored) unless it is the only one.
     /// - Returns: the evicted keys.
     @discardableResult
-    func evictOverflow(_ ns: Int32) -> [String] {
+    func evictOverflow(_ ns: Int32, sparing: Int32 = -1) -> [String] {
         var evicted: [String] = []
-        evictOverflow(ns, into: &evicted)
+        evictOverflow(ns, sparing: sparing, into: &evicted)
         return evicted
     }
 
-    /// Evicts least recently used entries of a namespace down to its `max`, appending their keys to `evicted`.
-    /// - Complexity: O(1) per entry evicted, plus its ids and tags.
-    func evictOverflow(_ ns: Int32, into evicted: inout [String]) {
+    /// Evicts entries of a namespace down to its `max`, each chosen by its policy, appending their
+    /// keys to `evicted`; `sparing` as above.
+    /// - Complexity: O(1) per entry evicted (SIEVE: amortized), plus its ids and tags.
+    func evictOverflow(_ ns: Int32, sparing: Int32 = -1, into evicted: inout [String]) {
         guard let max = namespaces.policy(ns).max else { return }
         // Each turn removes one entry of the namespace, so this ends within its count.
-        while let victim = entries.store.leastRecent(inNamespace: ns, over: max) {
+        while let victim = entries.victim(inNamespace: ns, over: max, sparing: sparing) {
             let key = removeEntry(victim)
             requestTable.voidResponses(forKey: key)
             count(\.evictions, ns)

@@ -32,7 +32,7 @@ extension CacheEngine {
         let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s)
         emit(.stored, slot: slot, source: .cache)
         var changed = [key]
-        evictOverflow(ns, into: &changed)
+        evictOverflow(ns, sparing: slot, into: &changed)
         return changed
     }
 

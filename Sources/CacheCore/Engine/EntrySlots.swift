@@ -40,11 +40,17 @@ struct EntrySlots: RandomAccessCollection {
     }
 
     /// Sets a slot's recency stamp without marking it written: a store rewrites only the stamp
-    /// of an entry that merely moved in the recency lists (`takeTouched`).
+    /// of an entry that merely moved in the recency lists (`takeChanged`).
     @inline(__always)
     mutating func setRecency(_ i: Int, _ stamp: UInt64) {
         storage[i].recency = stamp
         if tracking && !storage[i].marked { touched.append(Int32(i)) }
+    }
+
+    /// Marks a slot as written to (while tracking), for state kept beside the entries.
+    @inline(__always)
+    mutating func markChanged(_ i: Int) {
+        if tracking { mark(i) }
     }
 
     mutating func append(_ entry: Entry) {

@@ -83,6 +83,22 @@ struct EntryTable {
     @inline(__always)
     mutating func touch(_ slot: Int32) { store.touch(slot) }
 
+    /// The entry to evict from a namespace over `limit` entries, by its policy, sparing the entry
+    /// just stored unless it is the only one (see `EntryStore.victim`).
+    /// - Complexity: O(1) (SIEVE: amortized).
+    mutating func victim(inNamespace ns: Int32, over limit: Int, sparing: Int32 = -1) -> Int32? {
+        store.victim(inNamespace: ns, over: limit, sparing: sparing)
+    }
+
+    /// Changes a namespace's eviction policy; its entries start it in recency order.
+    /// - Complexity: O(k log k) for k entries in the namespace.
+    mutating func setEviction(_ ns: Int32, _ eviction: Eviction) { store.setEviction(ns, eviction) }
+
+    /// Rebuilds a namespace's eviction order from saved ranks (see `EntryStore.restoreOrder`).
+    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks: [Int32: EntryStore.Rank], hand: Int32, nextRank: UInt64) {
+        store.restoreOrder(ns, eviction, ranks: ranks, hand: hand, nextRank: nextRank)
+    }
+
     /// Replaces an entry's value, keeping the id index in step.
     /// - Complexity: O(size of the old and new value's ids, plus the new value's size).
     mutating func setValue(_ slot: Int32, _ value: JSONValue) {

@@ -1,11 +1,32 @@
+/// How a namespace with a `max` picks the entry to evict when a new one would exceed it (SPEC B6).
+///
+/// Every policy evicts as if before the new entry is stored: the new entry is never the victim
+/// unless it is the only entry (`max=0`). An access is a `get`/`mget` of a cached entry (in any
+/// state), a `put` of a cached key, or a `mutate` of it; nothing else (SPEC §1.1 Eviction).
+public enum Eviction: String, Sendable, CaseIterable, Hashable {
+    /// Least recently used: an access makes the entry the most recent. No ties.
+    case lru
+    /// First in, first out: the entry stored earliest goes; accesses change nothing. No ties.
+    case fifo
+    /// SIEVE: an access sets the entry's visited bit; a hand walks from the oldest entry toward the
+    /// newest, clearing visited bits, and evicts the first entry without one, wrapping to the oldest
+    /// at the end; it then rests on the entry after the victim. New entries are unvisited and newest.
+    case sieve
+    /// Least frequently used: the entry with the fewest accesses since it was stored (a new entry
+    /// has 1); among equals, the one that reached that count earliest. Counts are forgotten on eviction.
+    case lfu
+}
+
 /// How long a namespace keeps its entries and how many (SPEC B1).
 public struct Policy: Sendable, Equatable {
     /// After this an entry is expired (ms).
     public var ttl: Int64 = 300_000
     /// After this an entry is stale: still served, refreshed in the background (ms); nil = never stale by age.
     public var stale: Int64?
-    /// LRU limit on entries; nil = unbounded.
+    /// Limit on entries; nil = unbounded.
     public var max: Int?
+    /// Which entry goes when `max` is exceeded.
+    public var eviction: Eviction = .lru
     /// How long past expiry a failed fetch may still serve the cached value (ms); nil = 0.
     public var staleIfError: Int64?
     /// The client gives up on a request after this (ms); nil = never.
@@ -14,9 +35,10 @@ public struct Policy: Sendable, Equatable {
     public var purgeable = false
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
-                timeout: Int64? = nil, purgeable: Bool = false) {
+                timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
+        self.eviction = eviction
     }
 }
 
@@ -28,11 +50,13 @@ public struct PolicyChange: Sendable, Equatable {
     public var staleIfError: Int64??
     public var timeout: Int64??
     public var purgeable: Bool?
+    public var eviction: Eviction?
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
-                timeout: Int64?? = nil, purgeable: Bool? = nil) {
+                timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
+        self.eviction = eviction
     }
 
     /// The policy with these changes applied.
@@ -44,6 +68,7 @@ public struct PolicyChange: Sendable, Equatable {
         if let staleIfError { p.staleIfError = staleIfError }
         if let timeout { p.timeout = timeout }
         if let purgeable { p.purgeable = purgeable }
+        if let eviction { p.eviction = eviction }
         return p
     }
 }

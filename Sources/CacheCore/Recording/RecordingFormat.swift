@@ -167,6 +167,7 @@ extension RecordingFormat {
             if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
             if let t = change.timeout { c["timeout"] = optional(t) }
             if let p = change.purgeable { c["purgeable"] = .bool(p) }
+            if let e = change.eviction { c["policy"] = .string(e.rawValue) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
         case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
         case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
@@ -193,7 +194,7 @@ extension RecordingFormat {
             return .object(["policy": .object([
                 "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ]), "keys": strings(keys)])
+            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
         }
@@ -400,6 +401,7 @@ extension RecordingFormat {
             if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
             if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
             if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+            if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
@@ -439,7 +441,8 @@ extension RecordingFormat {
             let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
-                                purgeable: try p.bool("purgeable"))
+                                purgeable: try p.bool("purgeable"),
+                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru)
             return .policy(policy, keys: try f.strings("keys"))
         }
         if f.has("keys") { return .keys(try f.strings("keys")) }

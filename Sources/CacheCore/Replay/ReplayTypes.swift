@@ -20,6 +20,18 @@ public enum EvictionPolicy: String, Sendable, CaseIterable, Hashable {
     case optimal
 }
 
+extension EvictionPolicy {
+    /// The replay policy that evicts as a namespace's `Eviction` does.
+    public init(_ eviction: Eviction) {
+        switch eviction {
+        case .lru: self = .lru
+        case .fifo: self = .fifo
+        case .sieve: self = .sieve
+        case .lfu: self = .lfu
+        }
+    }
+}
+
 /// One combination of a sweep: the policy and the namespace options it replays with.
 public struct ReplayConfiguration: Sendable, Hashable {
     public var policy: EvictionPolicy

@@ -39,6 +39,16 @@ extension CacheEngine {
             // A store's stamps: keep them, so rows not rewritten stay in order with new ones.
             entries.restoreRecencies(recencies)
         }
+        // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
+        // entry i: the table was empty).
+        var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)
+        for (i, rank) in snapshot.ranks.enumerated() {
+            if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
+        }
+        for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
+            let hand = snapshot.hands[n].flatMap { entries.keyIndex[$0] } ?? -1
+            entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)
+        }
 
         var scheduled: [ScheduledItem] = []
         expiry = ExpiryQueues(namespaceCount: snapshot.namespaces.count)

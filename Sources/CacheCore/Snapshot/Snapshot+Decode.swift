@@ -18,6 +18,12 @@ extension Snapshot {
     /// - Throws: `SnapshotError` naming the first problem and its JSON path.
     /// - Complexity: O(size of the document).
     public init(_ json: JSONValue) throws(SnapshotError) {
+        try self.init(json, entriesFollow: false)
+    }
+
+    /// `init(_:)`; with `entriesFollow`, the document's `entries` are left for `append` (a
+    /// store's rows) and so are the checks that need them all.
+    init(_ json: JSONValue, entriesFollow: Bool) throws(SnapshotError) {
         guard case .object(let top) = json else { throw SnapshotError(path: "", "not a cachesh snapshot (expected a JSON object)") }
         guard case .string(let format)? = top["format"], format == Snapshot.format else {
             throw SnapshotError(path: "format", "not a cachesh snapshot (expected \"\(Snapshot.format)\")")
@@ -30,11 +36,11 @@ extension Snapshot {
         try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
                        "entries", "pending", "server", "stats"])
         let entries = try root.array("entries")
-        try self.init(state: root, entries: entries)
+        try self.init(state: root, entries: entries, entriesFollow: entriesFollow)
     }
 
-    /// Decodes the state fields of `root` and the entries given (the store keeps them apart).
-    init(state root: SnapshotObject, entries: [JSONValue]) throws(SnapshotError) {
+    /// Decodes the state fields of `root` and the entries given (unless `entriesFollow`).
+    init(state root: SnapshotObject, entries: [JSONValue], entriesFollow: Bool) throws(SnapshotError) {
         clockStart = try root.time("clock_start")
         now = try root.time("now")
         seq = try root.seq("seq")
@@ -46,7 +52,7 @@ extension Snapshot {
         try decodeStats(root.object("stats"))
         var namespaceIndex: [String: Int] = [:]
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
-        try decodeEntries(entries, namespaceIndex: namespaceIndex)
+        if !entriesFollow { try decodeEntries(entries, namespaceIndex: namespaceIndex) }
         try decodePending(root.object("pending"))
         try decodeServer(root.object("server"))
     }
@@ -58,7 +64,8 @@ extension Snapshot {
                 throw o.fail(name, "bad namespace name")
             }
             let n = try o.object(name)
-            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable"])
+            try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
+                        "policy", "hand", "next_rank"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -75,6 +82,20 @@ extension Snapshot {
             policy.timeout = try n.optionalDuration("timeout_ms")
             if policy.timeout == 0 { throw n.fail("timeout_ms", "must be positive") }
             policy.purgeable = try n.bool("purgeable")
+            if n.has("policy") {
+                guard case .string(let text) = try n.value("policy"), let eviction = Eviction(rawValue: text) else {
+                    throw n.fail("policy", "expected one of lru, fifo, sieve, lfu")
+                }
+                policy.eviction = eviction
+            }
+            if n.has("next_rank") {
+                guard policy.eviction != .lru else { throw n.fail("next_rank", "only a namespace outside lru has ranks") }
+                nextRanks[i] = UInt64(try n.count("next_rank"))
+            }
+            if n.has("hand") {
+                guard policy.eviction == .sieve else { throw n.fail("hand", "only a sieve namespace has a hand") }
+                hands[i] = try n.key("hand")
+            }
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
         namespaces = slots.map { $0! }
@@ -135,20 +156,29 @@ extension Snapshot {
     private static let entryFields: Set<String> = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
+        "rank", "uses", "visited",
     ]
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(list.count)
-        var seen = Set<String>(minimumCapacity: list.count)
-        for item in list { try decodeEntry(item, namespaceIndex: namespaceIndex, seen: &seen) }
+        var checks = EntryChecks(seen: Set(minimumCapacity: list.count), seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        for item in list { try decodeEntry(item, namespaceIndex: namespaceIndex, checks: &checks) }
+        try checkHands()
+    }
+
+    /// What the check of each entry needs to know of the entries before it.
+    struct EntryChecks {
+        var seen: Set<String>
+        /// Ranks taken, by namespace slot.
+        var seenRanks: [Set<Int64>]
     }
 
     /// Checks one entry object (the next one, least recent first) and appends it.
-    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) {
+    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], checks: inout EntryChecks) throws(SnapshotError) {
         let e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
         try e.only(Self.entryFields)
         let key = try e.key("key")
-        guard seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+        guard checks.seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
         guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
             throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
         }
@@ -168,7 +198,44 @@ extension Snapshot {
         entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
         entry.expirySeq = try e.seq("expiry_seq", default: 0)
         if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+        ranks.append(try Self.rank(e, namespaces[ns], seen: &checks.seenRanks[ns]))
         entries.append(entry)
+    }
+
+    /// After the last entry: SIEVE's hand of each namespace rests on an entry of it.
+    func checkHands() throws(SnapshotError) {
+        for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
+            guard let i = entries.firstIndex(where: { $0.key == key }), entries[i].namespace == Int32(n) else {
+                throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,
+                                    "\(key) is not an entry of this namespace")
+            }
+        }
+    }
+
+    /// An entry's eviction state: none under LRU; `rank` (unique in its namespace) otherwise,
+    /// `uses` (at least 1) under LFU, `visited` under SIEVE.
+    private static func rank(_ e: SnapshotObject, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
+        let eviction = ns.policy.eviction
+        guard eviction != .lru else {
+            for field in ["rank", "uses", "visited"] where e.has(field) {
+                throw e.fail(field, "an entry of an lru namespace has no \(field) (its place is its recency)")
+            }
+            return nil
+        }
+        if eviction != .lfu && e.has("uses") { throw e.fail("uses", "only an entry of an lfu namespace has uses") }
+        if eviction != .sieve && e.has("visited") { throw e.fail("visited", "only an entry of a sieve namespace is visited") }
+        let rank = try e.count("rank")
+        guard seen.insert(Int64(rank)).inserted else { throw e.fail("rank", "rank \(rank) appears twice in namespace \(ns.name)") }
+        var r = EntryStore.Rank(stamp: UInt64(rank))
+        switch eviction {
+        case .lru, .fifo: break
+        case .sieve: r.uses = try e.bool("visited", default: false) ? 1 : 0
+        case .lfu:
+            let uses = try e.count("uses")
+            guard uses >= 1 else { throw e.fail("uses", "expected at least 1") }
+            r.uses = UInt64(uses)
+        }
+        return r
     }
 
     private static func mutationLog(_ o: SnapshotObject) throws(SnapshotError) -> MutationLog {

@@ -46,9 +46,16 @@ public struct Snapshot {
     var total = Stats()
     /// The recency stamp of each entry, when read from a store (else they are numbered in order).
     var recencies: [UInt64]?
-    /// While a store's entry rows are read (`append(_:)`): namespace slots by name, keys seen.
+    /// While a store's entry rows are read (`append(_:)`): namespace slots by name, and what the
+    /// checks of the rows before need.
     var storeNamespaces: [String: Int]?
-    var storeKeys = Set<String>()
+    var storeChecks = EntryChecks(seen: [], seenRanks: [])
+    /// The eviction rank of each entry of a namespace not under LRU (nil under LRU), by entry.
+    var ranks: [EntryStore.Rank?] = []
+    /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.
+    var hands: [Int: String] = [:]
+    /// The next rank stamp of a namespace not under LRU, by namespace slot.
+    var nextRanks: [Int: UInt64] = [:]
 
     /// The number of cached entries.
     public var entryCount: Int { entries.count }
@@ -93,7 +100,7 @@ extension CacheEngine {
                 "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
                 "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
                 "purgeable": .bool(p.purgeable),
-            ])
+            ].merging(evictionFields(Int32(i), p.eviction)) { $1 })
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
         }
@@ -144,10 +151,24 @@ extension CacheEngine {
         ]
     }
 
-    /// One entry of `entries`. Fields that are 0 or false are left out.
+    /// A namespace's `policy` (left out for LRU, so LRU snapshots read as before), the next rank
+    /// stamp it gives (`next_rank`) and SIEVE's `hand` (the key of the entry it rests on; left out
+    /// at the oldest).
+    private func evictionFields(_ ns: Int32, _ eviction: Eviction) -> [String: JSONValue] {
+        guard eviction != .lru else { return [:] }
+        var f: [String: JSONValue] = ["policy": .string(eviction.rawValue),
+                                      "next_rank": .int(Int64(bitPattern: entries.store.nextRank(ofNamespace: ns)))]
+        let hand = entries.store.hand(ofNamespace: ns)
+        if eviction == .sieve && hand >= 0 { f["hand"] = .string(slots[Int(hand)].key) }
+        return f
+    }
+
+    /// One entry of `entries`. Fields that are 0 or false are left out. Outside LRU its
+    /// eviction state: `rank` (from its namespace's counter: FIFO, SIEVE: when it was stored;
+    /// LFU: when it was last accessed), `uses` (LFU) and `visited` (SIEVE, when set).
     func snapshotEntry(_ slot: Int32) -> JSONValue {
         let e = slots[Int(slot)]
-        var f = snapshotEntryExtras(e)
+        var f = snapshotEntryExtras(slot)
         f["key"] = .string(e.key)
         f["value"] = e.value
         f["state"] = .string(e.state(at: now).rawValue)
@@ -159,14 +180,26 @@ extension CacheEngine {
         return .object(f)
     }
 
-    /// The fields of an entry's snapshot object that most entries do not have (empty for most).
-    func snapshotEntryExtras(_ e: Entry) -> [String: JSONValue] {
+    /// The fields of an entry's snapshot object that most entries do not have (empty for most
+    /// under LRU; outside it, the entry's eviction state).
+    func snapshotEntryExtras(_ slot: Int32) -> [String: JSONValue] {
+        let e = slots[Int(slot)]
         var f: [String: JSONValue] = [:]
         if e.storedRequest != 0 { f["stored_request"] = .int(Int64(e.storedRequest)) }
         if e.lastLocalWrite != 0 { f["last_write"] = .int(Int64(e.lastLocalWrite)) }
         if e.lastPut != 0 { f["last_put"] = .int(Int64(e.lastPut)) }
         if e.invalidated { f["invalidated"] = .bool(true) }
         if e.expiryReported { f["expiry_counted"] = .bool(true) }
+        switch entries.store.eviction(ofNamespace: e.namespace) {
+        case .lru: break
+        case .fifo: f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
+        case .sieve:
+            f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
+            if entries.store.ranks[Int(slot)].uses > 0 { f["visited"] = .bool(true) }
+        case .lfu:
+            f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
+            f["uses"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].uses))
+        }
         if e.expiryOverridden {
             f["expiry_overridden"] = .bool(true)
             if !e.expiryReported { f["expiry_seq"] = .int(Int64(e.expirySeq)) }

@@ -175,7 +175,7 @@ extension CacheEngine {
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
         let e = slots[Int(slot)]
-        let extra = snapshotEntryExtras(e)
+        let extra = snapshotEntryExtras(slot)
         return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
                            storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
                            expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
@@ -277,10 +277,11 @@ extension Snapshot {
             }
             top["server"] = .object(server)
         }
-        try self.init(.object(top))
+        try self.init(.object(top), entriesFollow: true)
         storeNamespaces = [:]
         for (i, ns) in namespaces.enumerated() { storeNamespaces?[ns.name] = i }
-        storeKeys = Set(minimumCapacity: stored.entryCount)
+        storeChecks = EntryChecks(seen: Set(minimumCapacity: stored.entryCount),
+                                  seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
         entries.reserveCapacity(stored.entryCount)
         recencies = []
         recencies?.reserveCapacity(stored.entryCount)
@@ -290,28 +291,30 @@ extension Snapshot {
     /// - Throws: `SnapshotError` for a damaged row; the snapshot is then not to be used.
     public mutating func append(_ row: StoredEntry) throws(SnapshotError) {
         guard let namespaceIndex = storeNamespaces else { preconditionFailure("append to a snapshot not read from a store") }
-        var seen = Set<String>()
-        swap(&seen, &storeKeys)
-        defer { swap(&seen, &storeKeys) }
-        if row.extra == nil {
-            try decodePlainRow(row, namespaceIndex: namespaceIndex, seen: &seen)
-        } else {
-            try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, seen: &seen)
+        var checks = EntryChecks(seen: [], seenRanks: [])
+        swap(&checks, &storeChecks)
+        defer { swap(&checks, &storeChecks) }
+        var plain = false
+        if row.extra == nil { plain = try decodePlainRow(row, namespaceIndex: namespaceIndex, seen: &checks.seen) }
+        if !plain {
+            try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks)
         }
         recencies?.append(UInt64(bitPattern: row.recency))
     }
 
-    /// A row without rare fields, checked as `decodeEntry` checks an entry object, without
-    /// building one: the common case, once per entry when a store is opened.
-    private mutating func decodePlainRow(_ row: StoredEntry, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) {
+    /// A row without rare fields of an LRU namespace, checked as `decodeEntry` checks an entry
+    /// object, without building one: the common case, once per entry when a store is opened.
+    /// - Returns: false, having changed nothing, for a row of another namespace (whose entries
+    ///   have eviction fields: `decodeEntry` tells what is missing).
+    private mutating func decodePlainRow(_ row: StoredEntry, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) -> Bool {
         let path = SnapshotPath("entries").element(entries.count)
         func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
         let key = row.key
+        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))], namespaces[ns].policy.eviction == .lru else {
+            return false
+        }
         try SnapshotObject.checkKey(key) { fail("key", $0) }
         guard seen.insert(key).inserted else { throw fail("key", "\(key) appears twice") }
-        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
-            throw fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
-        }
         let value: JSONValue
         do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
             throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
@@ -333,12 +336,17 @@ extension Snapshot {
         var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
         entry.storedSeq = UInt64(row.seq)
+        ranks.append(nil)
         entries.append(entry)
+        return true
     }
 
-    /// Ends the reading of a store's rows: drops what only the check of duplicates needed.
-    public mutating func finishStored() {
-        storeKeys = []
+    /// Ends the reading of a store's rows: checks what needs them all (SIEVE's hands), and drops
+    /// what only the checks needed.
+    /// - Throws: `SnapshotError` for a hand on no entry of its namespace.
+    public mutating func finishStored() throws(SnapshotError) {
+        storeChecks = EntryChecks(seen: [], seenRanks: [])
         storeNamespaces = nil
+        try checkHands()
     }
 }

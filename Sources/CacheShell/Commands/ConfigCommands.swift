@@ -10,7 +10,8 @@ enum ConfigCommands {
         options: [
             .duration("ttl", meaning: "entries expire D after they are stored (default 5m)"),
             .duration("stale", meaning: "entries turn stale D after they are stored; none: never stale by age"),
-            .count("max", meaning: "at most N entries, least recently used evicted first; none: no limit"),
+            .count("max", meaning: "at most N entries, the policy's victim evicted first; none: no limit"),
+            .text("policy", placeholder: "P", meaning: "which entry max evicts: lru (default; the least recently used), fifo (the one stored earliest), sieve (a hand walks from the oldest entry, unmarking entries read since it passed, to the first unmarked one), lfu (the fewest accesses since stored; ties: the first to reach that count)"),
             .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
         ],
@@ -42,6 +43,11 @@ enum ConfigCommands {
             case "stale": change.stale = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "stale-if-error": change.staleIfError = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "timeout": change.timeout = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "policy":
+                guard let eviction = Eviction(rawValue: String(value)) else {
+                    throw ShellError("policy must be lru, fifo, sieve or lfu, not \"\(value)\"", at: at)
+                }
+                change.eviction = eviction
             case "max":
                 if unset { change.max = .some(nil) } else {
                     guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
@@ -76,6 +82,7 @@ enum ConfigCommands {
             "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
             "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
             "purgeable": .bool(p.purgeable),
+            "policy": .string(p.eviction.rawValue),
         ]
     }
 
@@ -84,6 +91,7 @@ enum ConfigCommands {
         var parts = ["ns \(name)", "ttl=\(TimeText.formatDuration(p.ttl))"]
         if let s = p.stale { parts.append("stale=\(TimeText.formatDuration(s))") }
         if let m = p.max { parts.append("max=\(m)") }
+        if p.eviction != .lru { parts.append("policy=\(p.eviction.rawValue)") }
         if let s = p.staleIfError { parts.append("stale-if-error=\(TimeText.formatDuration(s))") }
         if let t = p.timeout { parts.append("timeout=\(TimeText.formatDuration(t))") }
         if p.purgeable { parts.append("--purgeable") }
@@ -101,11 +109,11 @@ enum ConfigCommands {
         }
         let rows = all.map { ns -> [String] in
             [ns.name, TimeText.formatDuration(ns.policy.ttl), ns.policy.stale.map(TimeText.formatDuration) ?? "-",
-             ns.policy.max.map(String.init) ?? "-", ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
+             ns.policy.max.map(String.init) ?? "-", ns.policy.eviction.rawValue, ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
              ns.policy.timeout.map(TimeText.formatDuration) ?? "-", ns.policy.purgeable ? "yes" : "no", String(ns.count)]
         }
         return Reply(["namespaces": .object(out)],
-                     human: Render.table(["namespace", "ttl", "stale", "max", "stale-if-error", "timeout", "purgeable", "entries"], rows))
+                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "entries"], rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
@@ -204,7 +212,7 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "stale-if-error", "timeout", "purgeable"], path)
+                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -213,6 +221,12 @@ struct ParsedConfiguration {
                 if let v = o["max"], v != .null {
                     guard case .int(let n) = v, n >= 0 else { throw Problem(message: "\(path).max: expected a whole number") }
                     p.max = Int(n)
+                }
+                if let v = o["policy"] {
+                    guard case .string(let text) = v, let eviction = Eviction(rawValue: text) else {
+                        throw Problem(message: "\(path).policy: expected \"lru\", \"fifo\", \"sieve\" or \"lfu\"")
+                    }
+                    p.eviction = eviction
                 }
                 if let v = o["purgeable"] {
                     guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }

@@ -8,13 +8,13 @@ enum ReplayCommands {
         summary: "replay an access trace through scratch caches, one row per combination; the session is unchanged",
         arguments: [.file(meaning: "the trace, streamed: one get of the namespace's key per request, on a server that has every key and answers at once")],
         options: [
-            .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale and max are the defaults (default: default)"),
+            .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
             .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral, else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
             .text("key", placeholder: "COL", meaning: "CSV: the key column (default key)"),
             .text("time", placeholder: "COL", meaning: "CSV: the time column (default time, if the header has it)"),
-            .text("policy", placeholder: "P,...", meaning: "eviction policies: lru (default), fifo, sieve, lfu, optimal (Belady; needs format=oracle)"),
+            .text("policy", placeholder: "P,...", meaning: "eviction policies: lru, fifo, sieve, lfu, optimal (Belady; needs format=oracle); default: the namespace's"),
             CommandSpec.Option(name: "max", placeholder: "N,...", kind: .count, meaning: "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
@@ -45,7 +45,7 @@ enum ReplayCommands {
         }
         let policy = cache.policy(of: namespace)
         let traceOptions = try readOptions(args, path: path)
-        let policies: [EvictionPolicy] = try list(args, "policy", default: [.lru]) { text, offset throws(ShellError) in
+        let policies: [EvictionPolicy] = try list(args, "policy", default: [EvictionPolicy(policy.eviction)]) { text, offset throws(ShellError) in
             guard let p = EvictionPolicy(rawValue: String(text)) else {
                 throw ShellError("replay: policy=\(text): use lru, fifo, sieve, lfu or optimal", at: offset)
             }

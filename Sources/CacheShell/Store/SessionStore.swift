@@ -30,8 +30,8 @@ extension Session {
             try store.loadEntries { row throws(StoreError) in
                 do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
             }
-            snapshot.finishStored()
             do {
+                try snapshot.finishStored()
                 try restore(snapshot, keepingDecoded: true, on: cache)
             } catch {
                 throw StoreError("damaged store: \(error)")

@@ -330,6 +330,7 @@ private struct Writer {
             duration("stale-if-error", change.staleIfError)
             duration("timeout", change.timeout)
             if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
+            if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
             for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil] where (ms ?? 0) < 0 {
                 throw fail("ns with a negative duration cannot be typed")
             }
