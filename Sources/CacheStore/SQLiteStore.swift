@@ -11,8 +11,8 @@ import Synchronization
 /// whole store.
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
-/// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, store
-/// sequence number, tags, and the rarely set fields as one JSON object; see `StoredEntry`), `log`
+/// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
+/// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`), `log`
 /// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
@@ -133,6 +133,7 @@ public final class SQLiteStore: CacheStore, Sendable {
             try db.execute(sql: """
                 CREATE TABLE entries_v4 (key BLOB PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
                     stored_at INTEGER NOT NULL, stale_at INTEGER, expires_at INTEGER, seq INTEGER NOT NULL,
+                    stored_request INTEGER NOT NULL, last_write INTEGER NOT NULL, last_put INTEGER NOT NULL,
                     tags TEXT, extra TEXT);
                 """)
             let insert = try db.makeStatement(sql: insertEntrySQL(table: "entries_v4"))
@@ -156,12 +157,13 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     static func insertEntrySQL(table: String) -> String {
-        "INSERT OR REPLACE INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, tags, extra) "
-            + "VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT OR REPLACE INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
+            + "last_write, last_put, tags, extra) VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     }
 
     static func entryArguments(_ e: StoredEntry) -> StatementArguments {
-        [blob(e.key), e.recency, e.value, e.storedAt, e.staleAt, e.expiresAt, e.seq, e.tags, e.extra]
+        [blob(e.key), e.recency, e.value, e.storedAt, e.staleAt, e.expiresAt, e.seq, e.storedRequest, e.lastWrite, e.lastPut,
+         e.tags, e.extra]
     }
 
     /// Checks that the database is new or a cachesh store this build reads, migrates it, then
@@ -237,11 +239,13 @@ public final class SQLiteStore: CacheStore, Sendable {
         do {
             try queue.read { db in
                 let rows = try Row.fetchCursor(db, sql: """
-                    SELECT key, recency, value, stored_at, stale_at, expires_at, seq, tags, extra FROM entries ORDER BY recency
+                    SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra
+                    FROM entries ORDER BY recency
                     """)
                 while let row = try rows.next() {
                     let entry = StoredEntry(key: Self.key(row[0]), recency: row[1], value: row[2], storedAt: row[3],
-                                            staleAt: row[4], expiresAt: row[5], seq: row[6], tags: row[7], extra: row[8])
+                                            staleAt: row[4], expiresAt: row[5], seq: row[6], storedRequest: row[7],
+                                            lastWrite: row[8], lastPut: row[9], tags: row[10], extra: row[11])
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
                         return

@@ -95,7 +95,7 @@ import TestSupport
                 INSERT INTO state (id, body) VALUES (1, '{}');
                 INSERT INTO entries (key, recency, body) VALUES
                     ('feed:a', 1, '{"key":"feed:a","value":{"n":1},"state":"fresh","stored_at":5,"stale_at":null,"expires_at":9,"tags":[],"seq":1}'),
-                    ('caf\u{e9}', 2, '{"key":"caf\u{e9}","value":{"n":2},"state":"fresh","stored_at":"1970-01-01T00:00:00.006Z","stale_at":7,"expires_at":null,"tags":["t"],"seq":2,"last_put":2}');
+                    ('caf\u{e9}', 2, '{"key":"caf\u{e9}","value":{"n":2},"state":"fresh","stored_at":"1970-01-01T00:00:00.006Z","stale_at":7,"expires_at":null,"tags":["t"],"seq":2,"last_put":2,"invalidated":true}');
                 INSERT INTO server_data (key, value, modified_at) VALUES ('feed:a', '1', 5);
                 """)
         }
@@ -106,7 +106,7 @@ import TestSupport
         #expect(try Self.entries(store) == [
             StoredEntry(key: "feed:a", recency: 1, value: "{\"n\":1}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 1),
             StoredEntry(key: "caf\u{e9}", recency: 2, value: "{\"n\":2}", storedAt: 6, staleAt: 7, expiresAt: nil, seq: 2,
-                        tags: "[\"t\"]", extra: "{\"last_put\":2}"),
+                        lastPut: 2, tags: "[\"t\"]", extra: "{\"invalidated\":true}"),
         ])
         var changes = StoreChanges()
         changes.state = "{}"

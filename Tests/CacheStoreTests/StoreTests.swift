@@ -281,7 +281,8 @@ import TestSupport
         let columns = try await DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries') ORDER BY cid")
         }
-        #expect(columns == ["key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "tags", "extra"])
+        #expect(columns == ["key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
+                            "last_write", "last_put", "tags", "extra"])
     }
 
     /// A schema-3 row that is not a snapshot entry fails the upgrade, which changes nothing.

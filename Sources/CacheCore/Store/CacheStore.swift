@@ -35,9 +35,10 @@ extension CacheStore {
 
 /// One entry row, in typed columns: its key, its recency stamp (larger is more recent), its value
 /// as compact JSON text, its times in ms since the epoch (nil for never), its store sequence
-/// number, its tags as a JSON array (nil for none) and, as a JSON object, the fields most entries
-/// do not have (`stored_request`, `last_write`, `last_put`, `invalidated`, `expiry_counted`,
-/// `expiry_overridden`, `expiry_seq`, `mutations`, as in a snapshot's entry; nil for none).
+/// number, the sequence numbers of the request that stored it and of its last local write and put
+/// (0 for none), its tags as a JSON array (nil for none) and, as a JSON object, the fields most
+/// entries do not have (`invalidated`, `expiry_counted`, `expiry_overridden`, `expiry_seq`,
+/// `mutations`, and outside LRU `rank`, `uses`, `visited`, as in a snapshot's entry; nil for none).
 public struct StoredEntry: Sendable, Equatable {
     public var key: String
     public var recency: Int64
@@ -46,13 +47,23 @@ public struct StoredEntry: Sendable, Equatable {
     public var staleAt: Int64?
     public var expiresAt: Int64?
     public var seq: Int64
+    public var storedRequest: Int64
+    public var lastWrite: Int64
+    public var lastPut: Int64
     public var tags: String?
     public var extra: String?
     public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-                seq: Int64, tags: String? = nil, extra: String? = nil) {
+                seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
+                tags: String? = nil, extra: String? = nil) {
         self.key = key; self.recency = recency; self.value = value; self.storedAt = storedAt
-        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq; self.tags = tags; self.extra = extra
+        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
+        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
+        self.tags = tags; self.extra = extra
     }
+
+    /// The fields with columns of their own (the rest go in `extra`).
+    static let columnFields = ["key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq",
+                               "stored_request", "last_write", "last_put"]
 }
 
 /// An entry that only moved in the recency order: its row keeps everything but the stamp.
@@ -175,10 +186,13 @@ extension CacheEngine {
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
         let e = slots[Int(slot)]
-        let extra = snapshotEntryExtras(slot)
+        var extra = snapshotEntryExtras(slot)
+        for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
                            storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
                            expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
+                           storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
+                           lastPut: Int64(bitPattern: e.lastPut),
                            tags: e.tags.isEmpty ? nil : Self.strings(e.tags).compactText,
                            extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
     }
@@ -199,11 +213,13 @@ extension StoredEntry {
         }
         let o = try SnapshotObject(json, SnapshotPath("entry \(key)"))
         var rest = o.fields
-        for name in ["key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq"] { rest[name] = nil }
+        for name in Self.columnFields { rest[name] = nil }
         let tags = try o.strings("tags")
         self.init(key: key, recency: recency, value: try o.value("value").compactText, storedAt: try o.time("stored_at"),
                   staleAt: try Self.never(o.timeOrNever("stale_at")), expiresAt: try Self.never(o.timeOrNever("expires_at")),
-                  seq: Int64(bitPattern: try o.seq("seq")),
+                  seq: Int64(bitPattern: try o.seq("seq")), storedRequest: Int64(bitPattern: try o.seq("stored_request", default: 0)),
+                  lastWrite: Int64(bitPattern: try o.seq("last_write", default: 0)),
+                  lastPut: Int64(bitPattern: try o.seq("last_put", default: 0)),
                   tags: tags.isEmpty ? nil : CacheEngine.strings(tags).compactText,
                   extra: rest.isEmpty ? nil : JSONValue.object(rest).compactText)
     }
@@ -225,7 +241,7 @@ extension StoredEntry {
             }
             f = fields
         }
-        for name in ["key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq"] where f[name] != nil {
+        for name in Self.columnFields where f[name] != nil {
             throw SnapshotError(path: "entries", "damaged entry \(key) (extra holds \(name))")
         }
         f["key"] = .string(key)
@@ -236,6 +252,9 @@ extension StoredEntry {
         f["expires_at"] = expiresAt.map(JSONValue.int) ?? .null
         f["tags"] = try tags.map { text throws(SnapshotError) in try parse(text, "tags") } ?? .array([])
         f["seq"] = .int(seq)
+        if storedRequest != 0 { f["stored_request"] = .int(storedRequest) }
+        if lastWrite != 0 { f["last_write"] = .int(lastWrite) }
+        if lastPut != 0 { f["last_put"] = .int(lastPut) }
         return .object(f)
     }
 }
@@ -332,10 +351,16 @@ extension Snapshot {
                 tags.append(tag)
             }
         }
-        guard row.seq >= 0 else { throw fail("seq", "expected a sequence number (a whole number, not negative)") }
+        for (name, n) in [("seq", row.seq), ("stored_request", row.storedRequest), ("last_write", row.lastWrite), ("last_put", row.lastPut)]
+            where n < 0 {
+            throw fail(name, "expected a sequence number (a whole number, not negative)")
+        }
         var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
         entry.storedSeq = UInt64(row.seq)
+        entry.storedRequest = UInt64(row.storedRequest)
+        entry.lastLocalWrite = UInt64(row.lastWrite)
+        entry.lastPut = UInt64(row.lastPut)
         ranks.append(nil)
         entries.append(entry)
         return true

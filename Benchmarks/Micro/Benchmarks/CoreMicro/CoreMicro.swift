@@ -64,16 +64,16 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { blackHole(value.compactText) }
     }
 
-    Benchmark("snapshot and restore, 1000 entries", configuration: .init(scalingFactor: .one)) { benchmark, engine in
+    Benchmark("snapshot and restore, 1000 entries", configuration: .init(scalingFactor: .one)) { (benchmark: Benchmark, engine: CacheEngine) in
         for _ in benchmark.scaledIterations {
             let document = engine.makeSnapshot()
             let copy = CacheEngine(origin: SimulatedServer())
             try! copy.restore(document)
             blackHole(copy)
         }
-    } setup: {
+    } setup: { () -> CacheEngine in
         let engine = CacheEngine(origin: SimulatedServer())
-        for i in 0..<1000 { engine.put("feed:\(i)", ["id": .int(Int64(i)), "likes": .int(Int64(i % 50))]) }
+        for i in 0..<1000 { engine.put("feed:\(i)", .object(["id": .int(Int64(i)), "likes": .int(Int64(i % 50))])) }
         return engine
     }
 }
