@@ -301,24 +301,28 @@ public actor Cache {
     // MARK: Mutations, events, push, validation
 
     /// An optimistic mutation of one key (B11): applied at once, sent to the origin, confirmed or
-    /// rolled back. - Throws: `CacheError` when the key is not cached or the patch does not apply.
+    /// rolled back; a key not cached yet gets the patch on its answer (`MutationOptions` for the other
+    /// kinds). - Throws: `CacheError` when the patch does not apply.
     @discardableResult
-    public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+    public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(.mutate(key: key, patch: patch.document), RecordedReturn.keys) {
-            () throws(CacheError) in try engine.mutate(key, patch: patch)
+        // A recording has no words for the options yet: such a call is noted as one a transcript cannot replay.
+        return try tryNoting(options == MutationOptions() ? .mutate(key: key, patch: patch.document) : .unsupported("mutate with options"),
+                             RecordedReturn.keys) {
+            () throws(CacheError) in try engine.mutate(key, patch: patch, options: options)
         }
     }
 
     /// An optimistic mutation of an entity in every entry embedding it (B8, B11).
     /// - Throws: `CacheError` when no cached entry embeds the entity or the patch does not apply.
     @discardableResult
-    public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
+    public func mutate(entity id: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(.mutateEntity(id: id, patch: patch.document), RecordedReturn.keys) {
-            () throws(CacheError) in try engine.mutate(entity: id, patch: patch)
+        return try tryNoting(options == MutationOptions() ? .mutateEntity(id: id, patch: patch.document) : .unsupported("mutate with options"),
+                             RecordedReturn.keys) {
+            () throws(CacheError) in try engine.mutate(entity: id, patch: patch, options: options)
         }
     }
 

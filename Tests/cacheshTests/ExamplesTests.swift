@@ -6,7 +6,8 @@ import Testing
 @Suite("Examples")
 struct ExamplesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let scenarios = ["tour", "feed-and-profile", "optimistic-amen", "page-cache", "workout-store", "spawn-validation"]
+    static let scenarios = ["tour", "feed-and-profile", "optimistic-amen", "page-cache", "workout-store", "spawn-validation",
+                            "app-lifecycle"]
 
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["CACHESH_BIN"] { return path }

@@ -75,6 +75,8 @@ extension CacheEngine {
         if let m = policy.max, m < 0 { throw CacheError("max must not be negative") }
         if let t = policy.timeout, t <= 0 { throw CacheError("timeout must be positive") }
         if let s = policy.staleIfError, s < 0 { throw CacheError("stale-if-error must not be negative") }
+        if policy.retry < 0 || policy.retry > Policy.maxRetries { throw CacheError("retry must be from 0 to \(Policy.maxRetries)") }
+        if policy.backoff < 0 { throw CacheError("backoff must not be negative") }
     }
 
     private func recomputeTimes(_ ns: Int32) -> [String] {

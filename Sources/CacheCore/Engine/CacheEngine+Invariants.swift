@@ -28,6 +28,9 @@ extension CacheEngine {
         v += mutationQueue.invariantViolations()
         v += observers.invariantViolations()
         v += statistics.invariantViolations()
+        v += behaviours.invariantViolations(inFlight: { requestTable[$0] != nil }, mutationWaits: { id in
+            mutationQueue.queued.contains { $0.id == id } || requestTable.byID.values.contains { $0.mutation?.id == id }
+        })
         v += agreementViolations()
         return v
     }
@@ -62,7 +65,7 @@ extension CacheEngine {
             case .expiryOverride(let slot, let generation):
                 overrides.insert(Override(slot: slot, generation: generation, time: item.time))
             case .completion(let id): completions[id, default: []].append(item.time)
-            case .external: break
+            case .external, .poll, .retry: break
             }
         }
 

@@ -1,22 +1,23 @@
 extension CacheEngine {
     /// Optimistic mutation of one entry (B11): applied at once, confirmed or rolled back when the
     /// origin answers; queued while offline or behind earlier queued mutations.
-    /// - Throws: `CacheError` when the key is not cached or the patch does not apply; nothing changes.
+    /// A key not cached (absent, or still loading) is no error: see `deferMutation`.
+    /// - Throws: `CacheError` when the patch does not apply; nothing changes.
     /// - Returns: the keys changed.
     @discardableResult
-    public func mutate(_ key: String, patch: Patch) throws(CacheError) -> [String] {
+    public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { throw CacheError("\(key) is not cached: nothing to mutate") }
+        guard let slot = entries.keyIndex[key] else { return deferMutation(key, patch: patch, options: options) }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
-        return startMutation([(slot, value)], patch: patch, entityID: nil)
+        return startMutation([(slot, value)], patch: patch, entityID: nil, options: options)
     }
 
     /// Optimistic mutation of every cached entry embedding entity `id` (B11, B8).
     /// - Complexity: O(entries embedding the id · their size), through the id index.
     @discardableResult
-    public func mutate(entity id: String, patch: Patch) throws(CacheError) -> [String] {
+    public func mutate(entity id: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let targets = sortedByKey(entries.idIndex[id] ?? [])
         guard !targets.isEmpty else { throw CacheError("no cached entry embeds \(idField) \(id): nothing to mutate") }
@@ -29,30 +30,39 @@ extension CacheEngine {
                 throw CacheError("\(error) (in \(slots[Int(slot)].key))")
             }
         }
-        return startMutation(changes, patch: patch, entityID: id)
+        return startMutation(changes, patch: patch, entityID: id, options: options)
     }
 
-    private func startMutation(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) -> [String] {
+    private func startMutation(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?,
+                               options: MutationOptions) -> [String] {
         let mutation = nextSeq()
         var keys: [String] = []
         for (slot, value) in changes {
             let i = Int(slot)
             var log = slots[i].log ?? MutationLog(base: slots[i].value, baseSeq: slots[i].storedRequest)
-            log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
+            // A pessimistic mutation waits in the log with no item: the value changes when the server confirms.
+            if !options.pessimistic {
+                log.items.append(.init(seq: mutation, patch: patch, entityID: entityID, mutation: mutation, reachedServer: nil))
+            }
             log.pending.insert(mutation)
             slots[i].log = log
-            entries.setValue(slot, value)
+            if !options.pessimistic { entries.setValue(slot, value) }
             entries.touch(slot)
             keys.append(slots[i].key)
-            emit(.mutated, slot: slot, source: .cache)
+            if !options.pessimistic { emit(.mutated, slot: slot, source: .cache) }
         }
-        let queued = QueuedMutation(id: mutation, keys: keys, patch: patch, entityID: entityID)
+        send(QueuedMutation(id: mutation, keys: keys, patch: patch, entityID: entityID,
+                            pessimistic: options.pessimistic, refetch: options.refetch))
+        return keys
+    }
+
+    /// Sends a mutation, or queues it while offline or behind queued ones.
+    func send(_ queued: QueuedMutation) {
         if !origin.isOnline || !mutationQueue.isEmpty {
             mutationQueue.append(queued)
         } else {
             sendMutation(queued)
         }
-        return keys
     }
 
     @discardableResult
@@ -72,6 +82,7 @@ extension CacheEngine {
         case .deferred:
             latency = nil
         }
+        noteSent(mutation: mutation.id, request: id)
         for key in mutation.keys {
             guard let slot = entries.keyIndex[key], var log = slots[Int(slot)].log else { continue }
             for j in log.items.indices where log.items[j].mutation == mutation.id { log.items[j].reachedServer = id }
@@ -91,13 +102,18 @@ extension CacheEngine {
     public func originDidComeOnline() {
         defer { if checksInvariants { checkInvariants() } }
         sendNextQueuedMutation()
+        refetchActiveKeys()
     }
 
     /// Completes a mutation request: confirm (new base, later log items re-applied) or roll back.
     func completeMutation(_ request: InFlight) {
         guard let mutation = request.mutation, case .keys(let result)? = request.answer else { return }
         var anyApplied = false
+        var refetch: [String] = []
         for (i, key) in request.keys.enumerated() {
+            if entries.keyIndex[key] == nil || request.voided[i] {
+                if completeDeferred(key, mutation: mutation, request: request, answer: i, refetch: &refetch) { anyApplied = true }
+            }
             guard !request.voided[i], let slot = entries.keyIndex[key], var log = slots[Int(slot)].log,
                   log.pending.contains(mutation.id) else { continue }
             anyApplied = true
@@ -107,9 +123,16 @@ extension CacheEngine {
             case .failure(let f): failure = f.message
             case .success(let answers):
                 switch answers[i] {
+                case .notFound where mutation.refetch:
+                    // No body (an app's mutate function returned no value for the key): refetch it.
+                    failure = nil
+                    refetch.append(key)
                 case .notFound: failure = "not found"
                 case .value(let answer):
-                    if request.id < log.baseSeq {
+                    if mutation.refetch {
+                        // No body: the optimistic change stays until the refetch's answer replaces it.
+                        refetch.append(key)
+                    } else if request.id < log.baseSeq {
                         log.items.removeAll { $0.mutation == mutation.id }
                     } else {
                         log.base = answer
@@ -118,13 +141,16 @@ extension CacheEngine {
                     }
                 }
             }
-            if failure != nil {
+            if failure != nil && !mutation.pessimistic {
                 log.items.removeAll { $0.mutation == mutation.id }
                 count(\.rollbacks, slots[Int(slot)].namespace)
             }
+            if failure != nil && mutation.pessimistic { slots[Int(slot)].log = log.pending.isEmpty ? nil : log; continue }
             let value = recompute(log)
             if log.pending.isEmpty {
-                slots[Int(slot)].storedRequest = max(slots[Int(slot)].storedRequest, log.baseSeq)
+                // A refetch's answer older than the mutation must not undo it: the mutation is the newest write.
+                let newest = mutation.refetch ? max(log.baseSeq, request.id) : log.baseSeq
+                slots[Int(slot)].storedRequest = max(slots[Int(slot)].storedRequest, newest)
                 slots[Int(slot)].log = nil
             } else {
                 slots[Int(slot)].log = log
@@ -137,6 +163,8 @@ extension CacheEngine {
         } else {
             setFate(request.id, anyApplied ? .stored : .discarded)
         }
+        behaviours.deferredMutations.remove(mutation.id)
+        if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entries.keyIndex[$0] != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
         }

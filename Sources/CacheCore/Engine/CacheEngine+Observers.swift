@@ -22,11 +22,15 @@ extension CacheEngine {
     /// Reports a change of the entry in `slot` if it is watched.
     @inline(__always)
     func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
-        guard !observers.isEmpty else { return }
-        let e = slots[Int(slot)]
-        guard observers.isWatched(e.key, namespace: namespaces[e.namespace].name) else { return }
-        delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now),
-                                                          value: e.value, source: source))
+        if !behaviours.deferred.isEmpty && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
+        if !observers.isEmpty {
+            let e = slots[Int(slot)]
+            if observers.isWatched(e.key, namespace: namespaces[e.namespace].name) {
+                delegate?.cacheEngine(self, observed: CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now),
+                                                                  value: e.value, source: source))
+            }
+        }
+        if !behaviours.active.isEmpty { refetchIfActive(slot, after: cause) }
     }
 
     /// Reports a change of a key that is no longer cached.

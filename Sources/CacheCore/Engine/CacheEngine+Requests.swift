@@ -3,10 +3,12 @@
 
 extension CacheEngine {
     /// The smallest `timeout` among the namespaces of `keys`.
-    private func timeout(for keys: [String]) -> Int64? {
+    func timeout(for keys: [String]) -> Int64? {
         var result: Int64?
         for key in keys {
-            if let t = namespaces.policy(namespaceSlot(forKey: key)).timeout {
+            // The slot first: creating it changes `namespaces`, which must not be read before.
+            let ns = namespaceSlot(forKey: key)
+            if let t = namespaces.policy(ns).timeout {
                 result = min(result ?? .max, t)
             }
         }
@@ -99,6 +101,7 @@ extension CacheEngine {
 
     /// Completes request `id`: stores, discards or fails each key's response.
     func complete(_ id: UInt64) {
+        if retryIfFailed(id) { return }
         guard let request = requestTable.remove(id) else { return }
         switch request.kind {
         case .fetch: completeFetch(request)

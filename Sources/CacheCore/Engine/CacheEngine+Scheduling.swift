@@ -23,6 +23,8 @@ extension CacheEngine {
         if item.time > now { now = item.time }
         switch item.work {
         case .completion(let id):
+            // An item a live answer or a retry left behind finds its request completing at another time.
+            if let due = requestTable[id].map({ $0.completesAt }), due != item.time { break }
             complete(id)
         case .expiryScan(let ns, let epoch):
             runExpiryScan(ns, epoch: epoch)
@@ -32,6 +34,10 @@ extension CacheEngine {
             if let command = scheduler.takeCommand(id) {
                 delegate?.cacheEngine(self, runScheduled: command.token)
             }
+        case .poll(let id):
+            runPoll(id, at: item.time)
+        case .retry(let id):
+            runRetry(id, at: item.time)
         }
         return true
     }
@@ -65,10 +71,14 @@ extension CacheEngine {
         var items: [PendingItem] = []
         for request in requests.values {
             let keys = request.kind == .validate ? request.validation.keys.sorted().map { "\($0):*" } : request.keys
-            items.append(PendingItem(kind: .request(request.kind, keys: keys), dueAt: request.completesAt, id: request.id))
+            items.append(PendingItem(kind: .request(request.kind, keys: keys),
+                                     dueAt: request.completesAt ?? behaviours.retries[request.id]?.due, id: request.id))
         }
         for (id, command) in scheduler.commands {
             items.append(PendingItem(kind: .scheduled(token: command.token), dueAt: command.due, id: id))
+        }
+        for (key, poll) in behaviours.polls {
+            items.append(PendingItem(kind: .poll(key: key, everyMs: poll.every), dueAt: poll.due, id: poll.id))
         }
         items.sort { ($0.dueAt ?? .max, $0.id) < ($1.dueAt ?? .max, $1.id) }
         for m in mutationQueue.queued { items.append(PendingItem(kind: .queuedMutation(keys: m.keys), dueAt: nil, id: m.id)) }

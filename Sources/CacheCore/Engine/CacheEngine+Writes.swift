@@ -127,6 +127,7 @@ extension CacheEngine {
         _ = nextSeq()
         requestTable.voidResponses(forKey: key)
         mutationQueue.drop { $0 == key }
+        dropDeferred { $0 == key }
         guard let slot = entries.keyIndex[key] else { return [] }
         let ns = slots[Int(slot)].namespace
         removeEntry(slot)
@@ -160,6 +161,7 @@ extension CacheEngine {
         let inScope: (String) -> Bool = { key in names?.contains(String(KeyName.namespace(of: key))) ?? true }
         requestTable.voidResponses(where: inScope)
         mutationQueue.drop(keysWhere: inScope)
+        dropDeferred(where: inScope)
         var removed: [String] = []
         for slot in entries.store.recencyOrder() where inScope(slots[Int(slot)].key) {
             let key = slots[Int(slot)].key

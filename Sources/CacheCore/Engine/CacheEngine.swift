@@ -69,6 +69,8 @@ public final class CacheEngine {
     var statistics = Statistics()
     /// What changed since a store last took the changes; nil when no store tracks them.
     var changes: ChangeLog?
+    /// The app's behaviours an app opts into: active keys and polls (`AppBehaviours`).
+    var behaviours = AppBehaviours()
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {

@@ -6,6 +6,10 @@ struct QueuedMutation {
     var keys: [String]
     var patch: Patch
     var entityID: String?
+    /// Applied only when the server confirms it (`MutationOptions.pessimistic`).
+    var pessimistic = false
+    /// Its answer has no body: on success the keys are refetched (`MutationOptions.refetch`).
+    var refetch = false
 }
 
 /// The offline queue of optimistic mutations (B11): mutations made while the origin was

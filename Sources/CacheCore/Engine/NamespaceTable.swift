@@ -89,7 +89,8 @@ extension NamespaceTable {
                 v.append("namespace index: \(ns.name) maps to \(index[ns.name].map(String.init) ?? "nothing"), not slot \(i)")
             }
             let p = ns.policy
-            if p.ttl < 0 || (p.stale ?? 0) < 0 || (p.max ?? 0) < 0 || (p.timeout ?? 1) <= 0 || (p.staleIfError ?? 0) < 0 {
+            if p.ttl < 0 || (p.stale ?? 0) < 0 || (p.max ?? 0) < 0 || (p.timeout ?? 1) <= 0 || (p.staleIfError ?? 0) < 0
+                || p.retry < 0 || p.retry > Policy.maxRetries || p.backoff < 0 {
                 v.append("namespace \(ns.name): policy out of range: \(p)")
             }
         }

@@ -33,12 +33,18 @@ public struct Policy: Sendable, Equatable {
     public var timeout: Int64?
     /// Removed by a memory warning.
     public var purgeable = false
+    /// How many times a failed fetch is sent again before it fails (0: never).
+    public var retry = 0
+    /// The wait before the first retry (ms); each later one waits twice the one before.
+    public var backoff: Int64 = 1000
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
-                timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru) {
+                timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
+                backoff: Int64 = 1000) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
+        self.retry = retry; self.backoff = backoff
     }
 }
 
@@ -51,12 +57,16 @@ public struct PolicyChange: Sendable, Equatable {
     public var timeout: Int64??
     public var purgeable: Bool?
     public var eviction: Eviction?
+    public var retry: Int?
+    public var backoff: Int64?
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
-                timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil) {
+                timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil, retry: Int? = nil,
+                backoff: Int64? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
+        self.retry = retry; self.backoff = backoff
     }
 
     /// The policy with these changes applied.
@@ -69,6 +79,8 @@ public struct PolicyChange: Sendable, Equatable {
         if let timeout { p.timeout = timeout }
         if let purgeable { p.purgeable = purgeable }
         if let eviction { p.eviction = eviction }
+        if let retry { p.retry = retry }
+        if let backoff { p.backoff = backoff }
         return p
     }
 }
@@ -105,5 +117,17 @@ public struct CacheConfiguration: Sendable, Equatable {
     public var idField: String
     public init(namespaces: [String: Policy] = [:], push: [String: PushRule] = [:], idField: String = "id") {
         self.namespaces = namespaces; self.push = push; self.idField = idField
+    }
+}
+
+extension Policy {
+    /// The most retries a namespace may ask for (the waits double: 30 retries of 1s wait over 34 years).
+    public static let maxRetries = 30
+
+    /// The wait before retry number `n` (1 for the first): `backoff` doubled `n - 1` times (exponential).
+    public func backoffBeforeRetry(_ n: Int) -> Int64 {
+        var wait = backoff
+        for _ in 1..<Swift.max(1, n) { wait = wait.addingClamped(wait) }
+        return wait
     }
 }

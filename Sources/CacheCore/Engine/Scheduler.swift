@@ -7,6 +7,10 @@ struct ScheduledItem: Comparable {
         case expiryScan(ns: Int32, epoch: UInt32)
         case expiryOverride(slot: Int32, generation: UInt32)
         case external(UInt64)
+        /// A poll's refetch (`AppBehaviours.polls`), by the poll's current id.
+        case poll(UInt64)
+        /// A failed fetch sent again (`Policy.retry`), by request id.
+        case retry(UInt64)
     }
     var time: Int64
     var seq: UInt64

@@ -28,6 +28,8 @@ public enum ChangeCause: String, Sendable {
     case stored, fetched, refreshed, patched, mutated, confirmed
     case rolledBack = "rolled-back"
     case invalidated, evicted, expired, cleared, skipped, pushed
+    /// A request in flight for the key was cancelled: its answer will be discarded.
+    case cancelled
 }
 
 /// One change reported to observers.
@@ -68,7 +70,7 @@ public enum Target: Sendable, Hashable {
 
 /// One line of the server log: a request the origin received and what became of its response.
 public struct RequestLogEntry: Sendable, Equatable {
-    public enum Fate: String, Sendable { case stored, discarded, failed, pending }
+    public enum Fate: String, Sendable { case stored, discarded, failed, pending, cancelled }
     public var id: UInt64
     public var atMs: Int64
     public var kind: RequestKind
@@ -82,6 +84,8 @@ public struct PendingItem: Sendable, Equatable {
         case request(RequestKind, keys: [String])
         case queuedMutation(keys: [String])
         case scheduled(token: Int)
+        /// A poll's next refetch (`poll KEY every=D`).
+        case poll(key: String, everyMs: Int64)
     }
     public var kind: Kind
     /// Due time; nil for a queued mutation (it waits for the origin).

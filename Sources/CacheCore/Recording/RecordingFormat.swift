@@ -168,6 +168,8 @@ extension RecordingFormat {
             if let t = change.timeout { c["timeout"] = optional(t) }
             if let p = change.purgeable { c["purgeable"] = .bool(p) }
             if let e = change.eviction { c["policy"] = .string(e.rawValue) }
+            if let r = change.retry { c["retry"] = .int(Int64(r)) }
+            if let b = change.backoff { c["backoff"] = .int(b) }
             f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
         case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
         case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
@@ -191,10 +193,12 @@ extension RecordingFormat {
         case .keys(let keys): return .object(["keys": strings(keys)])
         case .validation(let v): return .object(["validation": encode(v)])
         case .policy(let p, let keys):
-            return .object(["policy": .object([
+            var policy: [String: JSONValue] = [
                 "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
                 "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }), "keys": strings(keys)])
+            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
+            if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
+            return .object(["policy": .object(policy), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
         }
@@ -402,6 +406,8 @@ extension RecordingFormat {
             if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
             if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
             if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
+            if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
+            if c.has("backoff") { change.backoff = try c.int("backoff") }
             return .defineNamespace(name: try f.string("namespace"), change: change)
         case "watch": return .watch(try scope(f.string("scope")))
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
@@ -438,11 +444,12 @@ extension RecordingFormat {
         }
         if f.has("policy") {
             let p = try f.object("policy")
-            let policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
+            var policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                                 max: try p.optionalInt("max").map { Int(clamping: $0) },
                                 staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
                                 purgeable: try p.bool("purgeable"),
                                 eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru)
+            if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
             return .policy(policy, keys: try f.strings("keys"))
         }
         if f.has("keys") { return .keys(try f.strings("keys")) }

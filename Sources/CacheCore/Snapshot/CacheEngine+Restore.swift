@@ -76,6 +76,8 @@ extension CacheEngine {
             commands[command.id] = ScheduledCommand(token: scheduleCommand(command), due: command.due)
             scheduled.append(ScheduledItem(time: command.due, seq: command.id, work: .external(command.id)))
         }
+        behaviours = snapshot.behaviours
+        scheduled += pollItems() + retryItems()
         scheduler.replaceAll(items: scheduled, commands: commands)
 
         if let server = snapshot.server, let state = origin.persistentState {

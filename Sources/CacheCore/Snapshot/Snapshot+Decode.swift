@@ -34,7 +34,7 @@ extension Snapshot {
         }
         let root = try SnapshotObject(json, SnapshotPath(""))
         try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
-                       "entries", "pending", "server", "stats"])
+                       "active", "entries", "pending", "server", "stats"])
         let entries = try root.array("entries")
         try self.init(state: root, entries: entries, entriesFollow: entriesFollow)
     }
@@ -54,6 +54,7 @@ extension Snapshot {
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
         if !entriesFollow { try decodeEntries(entries, namespaceIndex: namespaceIndex) }
         try decodePending(root.object("pending"))
+        try decodeBehaviours(root)
         try decodeServer(root.object("server"))
     }
 
@@ -65,7 +66,7 @@ extension Snapshot {
             }
             let n = try o.object(name)
             try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
-                        "policy", "hand", "next_rank"])
+                        "policy", "hand", "next_rank", "retry", "backoff_ms"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -95,6 +96,13 @@ extension Snapshot {
             if n.has("hand") {
                 guard policy.eviction == .sieve else { throw n.fail("hand", "only a sieve namespace has a hand") }
                 hands[i] = try n.key("hand")
+            }
+            if n.has("retry") {
+                let retry = try n.count("retry")
+                guard retry <= Policy.maxRetries else { throw n.fail("retry", "expected 0 to \(Policy.maxRetries)") }
+                policy.retry = retry
+                policy.backoff = try n.int("backoff_ms")
+                if policy.backoff < 0 { throw n.fail("backoff_ms", "must not be negative") }
             }
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
@@ -263,14 +271,17 @@ extension Snapshot {
     }
 
     private static func mutation(_ o: SnapshotObject) throws(SnapshotError) -> QueuedMutation {
-        try o.only(["id", "keys", "patch", "entity"])
+        try o.only(["id", "keys", "patch", "entity", "pessimistic", "refetch"])
         let keys = try o.keys("keys")
         if keys.isEmpty { throw o.fail("keys", "a mutation has at least one key") }
-        return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"))
+        return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"),
+                              pessimistic: o.has("pessimistic") ? try o.bool("pessimistic") : false,
+                              refetch: o.has("refetch") ? try o.bool("refetch") : false)
     }
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled"])
+        try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls", "retries",
+                    "deferred_mutations", "deferred_patches"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
         for (i, item) in try o.array("requests").enumerated() {

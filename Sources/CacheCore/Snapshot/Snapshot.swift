@@ -29,6 +29,8 @@ public struct Snapshot {
     var idField = "id"
     var pushRules: [String: PushRule] = [:]
     var watches: Set<WatchScope> = []
+    /// Active keys and polls (written only when there are some, so older snapshots read the same).
+    var behaviours = AppBehaviours()
     /// In slot order (the `index` of each namespace).
     var namespaces: [NamespaceState] = []
     /// Each namespace's counters, in slot order.
@@ -91,7 +93,7 @@ extension CacheEngine {
         var namespaceStats: [String: JSONValue] = [:]
         for (i, ns) in namespaces.all.enumerated() {
             let p = ns.policy
-            namespaceFields[ns.name] = .object([
+            var fields: [String: JSONValue] = [
                 "index": .int(Int64(i)),
                 "defined": .bool(ns.defined),
                 "ttl_ms": .int(p.ttl),
@@ -100,7 +102,10 @@ extension CacheEngine {
                 "stale_if_error_ms": p.staleIfError.map(JSONValue.int) ?? .null,
                 "timeout_ms": p.timeout.map(JSONValue.int) ?? .null,
                 "purgeable": .bool(p.purgeable),
-            ].merging(evictionFields(Int32(i), p.eviction)) { $1 })
+            ].merging(evictionFields(Int32(i), p.eviction)) { $1 }
+            // Only when set, so snapshots without retries read as they did before retries existed.
+            if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+            namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
         }
@@ -129,13 +134,14 @@ extension CacheEngine {
             "replaying": mutationQueue.replaying.map { .int(Int64($0)) } ?? .null,
             "scheduled": .array(scheduled),
         ]
+        let behaviourFields = snapshotBehaviours()
 
         var server: [String: JSONValue] = ["log": .array(forStore ? [] : requestLog.map(Self.logJSON))]
         if let state = origin.persistentState {
             server.merge(state.snapshot(withData: !forStore).fields) { $1 }
         }
 
-        return [
+        var top: [String: JSONValue] = [
             "format": .string(Snapshot.format),
             "version": .int(Snapshot.version),
             "clock_start": Self.time(clockStart),
@@ -145,10 +151,12 @@ extension CacheEngine {
             "namespaces": .object(namespaceFields),
             "push": .object(push),
             "watches": .array(observers.scopes.map(Self.watchText).sorted().map(JSONValue.string)),
-            "pending": .object(pending),
+            "pending": .object(pending.merging(behaviourFields.pending) { $1 }),
             "server": .object(server),
             "stats": .object(stats),
         ]
+        if let active = behaviourFields.active { top["active"] = active }
+        return top
     }
 
     /// A namespace's `policy` (left out for LRU, so LRU snapshots read as before), the next rank
@@ -262,8 +270,12 @@ extension CacheEngine {
     }
 
     static func mutationJSON(_ m: QueuedMutation) -> JSONValue {
-        .object(["id": .int(Int64(m.id)), "keys": strings(m.keys), "patch": m.patch.document,
-                 "entity": m.entityID.map(JSONValue.string) ?? .null])
+        var f: [String: JSONValue] = ["id": .int(Int64(m.id)), "keys": strings(m.keys), "patch": m.patch.document,
+                                      "entity": m.entityID.map(JSONValue.string) ?? .null]
+        // Only when set, so snapshots of plain mutations read as before.
+        if m.pessimistic { f["pessimistic"] = true }
+        if m.refetch { f["refetch"] = true }
+        return .object(f)
     }
 
     static func logJSON(_ l: RequestLogEntry) -> JSONValue {

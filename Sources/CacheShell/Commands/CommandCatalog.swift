@@ -16,6 +16,7 @@ public enum CommandCatalog {
         ClockCommands.family,
         EntryCommands.family,
         RealtimeCommands.family,
+        LifecycleCommands.family,
         ServerCommands.family,
         ObserveCommands.family,
         SessionCommands.family,

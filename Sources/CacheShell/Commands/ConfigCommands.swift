@@ -14,6 +14,8 @@ enum ConfigCommands {
             .text("policy", placeholder: "P", meaning: "which entry max evicts: lru (default; the least recently used), fifo (the one stored earliest), sieve (a hand walks from the oldest entry, unmarking entries read since it passed, to the first unmarked one), lfu (the fewest accesses since stored; ties: the first to reach that count)"),
             .duration("stale-if-error", meaning: "a failed fetch still serves a value expired less than D ago; none: 0"),
             .duration("timeout", meaning: "give up on a request after D (a failure); none: wait for the answer"),
+            .count("retry", meaning: "send a failed fetch again up to N times (0 to 30; default 0) before it fails"),
+            .duration("backoff", meaning: "wait D before the first retry, twice as long before each next (default 1s)"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
@@ -48,6 +50,14 @@ enum ConfigCommands {
                     throw ShellError("policy must be lru, fifo, sieve or lfu, not \"\(value)\"", at: at)
                 }
                 change.eviction = eviction
+            case "retry":
+                guard let n = Int(value), n >= 0, n <= Policy.maxRetries else {
+                    throw ShellError("retry must be a whole number from 0 to \(Policy.maxRetries), not \"\(value)\"", at: at)
+                }
+                change.retry = n
+            case "backoff":
+                if unset { throw ShellError("backoff cannot be none (retry=0 turns retries off)", at: at) }
+                change.backoff = try Arguments.duration(value, at: at)
             case "max":
                 if unset { change.max = .some(nil) } else {
                     guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
@@ -75,7 +85,7 @@ enum ConfigCommands {
     }
 
     static func policyFields(_ p: Policy) -> [String: JSONValue] {
-        [
+        var fields: [String: JSONValue] = [
             "ttl_ms": .int(p.ttl),
             "stale_ms": p.stale.map(JSONValue.int) ?? .null,
             "max": p.max.map { .int(Int64($0)) } ?? .null,
@@ -84,6 +94,8 @@ enum ConfigCommands {
             "purgeable": .bool(p.purgeable),
             "policy": .string(p.eviction.rawValue),
         ]
+        if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+        return fields
     }
 
     /// `feed  ttl=45m stale=5m max=100 --purgeable`, the way `ns` would define it.
@@ -94,6 +106,7 @@ enum ConfigCommands {
         if p.eviction != .lru { parts.append("policy=\(p.eviction.rawValue)") }
         if let s = p.staleIfError { parts.append("stale-if-error=\(TimeText.formatDuration(s))") }
         if let t = p.timeout { parts.append("timeout=\(TimeText.formatDuration(t))") }
+        if p.retry > 0 { parts.append("retry=\(p.retry) backoff=\(TimeText.formatDuration(p.backoff))") }
         if p.purgeable { parts.append("--purgeable") }
         return parts.joined(separator: " ")
     }
@@ -212,7 +225,7 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable"], path)
+                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -228,6 +241,13 @@ struct ParsedConfiguration {
                     }
                     p.eviction = eviction
                 }
+                if let v = o["retry"] {
+                    guard case .int(let n) = v, n >= 0, n <= Int64(Policy.maxRetries) else {
+                        throw Problem(message: "\(path).retry: expected a whole number from 0 to \(Policy.maxRetries)")
+                    }
+                    p.retry = Int(n)
+                }
+                if let v = o["backoff"] { p.backoff = try Self.duration(v, "\(path).backoff") }
                 if let v = o["purgeable"] {
                     guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }
                     p.purgeable = b

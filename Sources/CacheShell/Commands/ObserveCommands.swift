@@ -26,19 +26,34 @@ enum ObserveCommands {
         name: "watch", summary: "report every change to a key, a namespace or all",
         arguments: [.oneOf(.key(meaning: "one key"), .namespaceScope(meaning: "every key of namespace NS"),
                            .word("*", meaning: "every key")).optional],
+        flags: [.flag("active", meaning: "KEY only: also refetch it when it is invalidated or expires, on focus and on server online")],
         example: "watch feed:*", run: watch)
 
     static func watch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: watch)
         try args.expect(0...1, usage: watch.usageWithArgumentsRequired)
         if args.positional.isEmpty {
+            if args.flag("active") { throw ShellError("watch --active needs a KEY", at: command.words[1].offset) }
             let scopes = cache.watchedScopes.map(describe)
-            return Reply(["watching": .array(scopes.map(JSONValue.string))],
-                         human: [scopes.isEmpty ? "watching: (nothing)" : "watching: " + scopes.joined(separator: " ")])
+            let active = cache.activeKeys
+            var fields: [String: JSONValue] = ["watching": .array(scopes.map(JSONValue.string))]
+            var human = [scopes.isEmpty ? "watching: (nothing)" : "watching: " + scopes.joined(separator: " ")]
+            if !active.isEmpty {
+                fields["active"] = .array(active.map(JSONValue.string))
+                human.append("active: " + active.joined(separator: " "))
+            }
+            return Reply(fields, human: human)
         }
         let scope = try scope(args, 0)
+        let active = args.flag("active")
+        if active {
+            guard case .key(let key) = scope else { throw ShellError("--active takes one KEY, not a pattern", at: args.positional[0].offset) }
+            cache.setActive(key, true)
+        }
         cache.watch(scope)
-        return .ok(["watching": .string(describe(scope))], human: ["watching \(describe(scope))"])
+        var fields: [String: JSONValue] = ["watching": .string(describe(scope))]
+        if active { fields["active"] = .bool(true) }
+        return .ok(fields, human: ["watching \(describe(scope))" + (active ? " (active)" : "")])
     }
 
     static let unwatch = CommandSpec(
@@ -51,9 +66,11 @@ enum ObserveCommands {
         try args.expect(0...1)
         if args.positional.isEmpty {
             cache.unwatch(nil)
+            cache.clearActive()
             return .ok(["unwatched": .string("all")], human: ["watching nothing"])
         }
         let scope = try scope(args, 0)
+        if case .key(let key) = scope { cache.setActive(key, false) }
         let was = cache.unwatch(scope)
         return .ok(["unwatched": .string(describe(scope)), "was_watching": .bool(was)],
                    human: [was ? "stopped watching \(describe(scope))" : "was not watching \(describe(scope))"])

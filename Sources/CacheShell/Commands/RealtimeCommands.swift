@@ -8,26 +8,43 @@ enum RealtimeCommands {
     static let mutate = CommandSpec(
         name: "mutate", summary: "optimistic mutation of an entry, or of an entity",
         arguments: [
-            .oneOf(.key(meaning: "the cached entry to change"),
+            .oneOf(.key(meaning: "the entry to change; one not cached yet (or still loading) gets the patch on its answer"),
                    .word("entity", meaning: "every cached entry embedding an object whose id field is ID", label: "entity ID")),
             .id(),
             .patch(meaning: Meaning.patch),
+        ],
+        flags: [
+            .flag("pessimistic", meaning: "not optimistic: nothing changes until the server confirms; a failure changes nothing"),
+            .flag("refetch", meaning: "the server's answer has no body: on success keep the change and refetch the keys"),
         ],
         example: "mutate feed:home {\"likes\":{\"$inc\":1}}", run: mutate)
 
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mutate)
+        var options = MutationOptions(pessimistic: args.flag("pessimistic"), refetch: args.flag("refetch"))
+        // `mutate KEY PATCH --flag`: the word after PATCH is where the entity form has its PATCH, so
+        // it comes as it stands; it is the flag it looks like.
+        var flagAfterPatch = false
+        if args.positional.first?.text != "entity", args.positional.count == 3 {
+            let word = args.positional[2]
+            switch word.flag {
+            case "pessimistic"?: options.pessimistic = true; flagAfterPatch = true
+            case "refetch"?: options.refetch = true; flagAfterPatch = true
+            case let flag?: throw ShellError("mutate has no flag --\(flag) (it takes --pessimistic, --refetch)", at: word.offset)
+            case nil: break
+            }
+        }
         if args.positional.first?.text == "entity" && args.positional.count == 3 {
             let id = args.positional[1].text
             let patch = try args.patch(2)
-            do { return .keys(try cache.mutate(entity: id, patch: patch), ok: true) } catch {
+            do { return .keys(try cache.mutate(entity: id, patch: patch, options: options), ok: true) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
         }
-        try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH")
+        if !flagAfterPatch { try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH") }
         let key = try args.key(0)
         let patch = try args.patch(1)
-        do { return .keys(try cache.mutate(key, patch: patch), ok: true) } catch {
+        do { return .keys(try cache.mutate(key, patch: patch, options: options), ok: true) } catch {
             throw ShellError(error.message, at: args.positional[1].offset)
         }
     }
@@ -179,6 +196,9 @@ enum RealtimeCommands {
                 let text = session.scheduled[token]?.text ?? ""
                 f["type"] = .string("at"); f["command"] = .string(text)
                 what = "at"; detail = text
+            case .poll(let key, let every):
+                f["type"] = .string("poll"); f["keys"] = .array([.string(key)]); f["every_ms"] = .int(every)
+                what = "poll"; detail = "\(key) every \(TimeText.formatDuration(every))"
             }
             items.append(.object(f))
             rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",

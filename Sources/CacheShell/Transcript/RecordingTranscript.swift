@@ -331,7 +331,9 @@ private struct Writer {
             duration("timeout", change.timeout)
             if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
             if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
-            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil] where (ms ?? 0) < 0 {
+            if let retry = change.retry { command += " retry=\(retry)" }
+            if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
+            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
                 throw fail("ns with a negative duration cannot be typed")
             }
             guard case .policy(let policy, let changed) = returned else { return (command, nil) }

@@ -1,0 +1,98 @@
+// Active keys and polls in snapshots and stores: `active` (top level, the keys) and
+// `pending.polls` (`{key, every_ms, due, id}`), each written only when there is one, so a
+// snapshot of a cache without them reads exactly as before they existed.
+
+extension CacheEngine {
+    /// The `active` field (nil when no key is active) and the `polls` field of `pending` (empty when none).
+    func snapshotBehaviours() -> (active: JSONValue?, pending: [String: JSONValue]) {
+        let active: JSONValue? = behaviours.active.isEmpty ? nil : .array(behaviours.active.sorted().map(JSONValue.string))
+        var pending: [String: JSONValue] = [:]
+        if !behaviours.polls.isEmpty {
+            pending["polls"] = .array(behaviours.polls.sorted { $0.key < $1.key }.map { key, poll in
+                .object(["key": .string(key), "every_ms": .int(poll.every), "due": Self.time(poll.due), "id": .int(Int64(poll.id))])
+            })
+        }
+        if !behaviours.retries.isEmpty {
+            pending["retries"] = .array(behaviours.retries.sorted { $0.key < $1.key }.map { id, state in
+                .object(["request": .int(Int64(id)), "made": .int(Int64(state.made)),
+                         "due": state.due.map(Self.time) ?? .null, "item": state.item.map { .int(Int64($0)) } ?? .null])
+            })
+        }
+        if !behaviours.deferredMutations.isEmpty {
+            pending["deferred_mutations"] = .array(behaviours.deferredMutations.sorted().map { .int(Int64($0)) })
+            pending["deferred_patches"] = .array(deferredJSON())
+        }
+        return (active, pending)
+    }
+}
+
+extension Snapshot {
+    /// Reads `active` and `pending.polls`, both optional.
+    mutating func decodeBehaviours(_ root: SnapshotObject) throws(SnapshotError) {
+        var active = Set<String>()
+        if root.has("active") {
+            for (i, key) in try root.strings("active").enumerated() {
+                try SnapshotObject.checkKey(key) { SnapshotError(path: "active[\(i)]", $0) }
+                active.insert(key)
+            }
+        }
+        var polls: [String: Poll] = [:]
+        let pending = try root.object("pending")
+        if pending.has("polls") {
+            let path = pending.path.child("polls")
+            var ids = Set<UInt64>()
+            for (i, item) in try pending.array("polls").enumerated() {
+                let p = try SnapshotObject(item, path.element(i))
+                try p.only(["key", "every_ms", "due", "id"])
+                let key = try p.string("key")
+                try SnapshotObject.checkKey(key) { p.fail("key", $0) }
+                let every = try p.int("every_ms")
+                if every < 1 { throw p.fail("every_ms", "must be at least 1") }
+                let id = try p.seq("id")
+                guard ids.insert(id).inserted, polls[key] == nil else { throw p.fail("id", "a key or id appears twice") }
+                polls[key] = Poll(every: every, due: try p.time("due"), id: id)
+            }
+        }
+        var retries: [UInt64: RetryState] = [:]
+        if pending.has("retries") {
+            let path = pending.path.child("retries")
+            for (i, item) in try pending.array("retries").enumerated() {
+                let r = try SnapshotObject(item, path.element(i))
+                try r.only(["request", "made", "due", "item"])
+                let id = try r.seq("request")
+                guard requests.contains(where: { $0.id == id && $0.kind == .fetch }), retries[id] == nil else {
+                    throw r.fail("request", "request \(id) is not a fetch in flight, or appears twice")
+                }
+                let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
+                if (due == nil) != (seqItem == nil) { throw r.fail("item", "due and item go together") }
+                retries[id] = RetryState(made: Int(clamping: try r.count("made")), due: due, item: seqItem)
+            }
+        }
+        behaviours = AppBehaviours(active: active, polls: polls, retries: retries)
+        if pending.has("deferred_mutations") {
+            let known = Set(mutationQueue.map(\.id) + requests.compactMap { $0.mutation?.id })
+            for (i, value) in try pending.array("deferred_mutations").enumerated() {
+                guard case .int(let n) = value, n >= 0, known.contains(UInt64(n)) else {
+                    throw SnapshotError(path: pending.path.child("deferred_mutations").element(i).text,
+                                        "expected the id of a mutation queued or in flight")
+                }
+                behaviours.deferredMutations.insert(UInt64(n))
+            }
+            let path = pending.path.child("deferred_patches")
+            for (i, item) in try pending.array("deferred_patches").enumerated() {
+                let d = try SnapshotObject(item, path.element(i))
+                try d.only(["key", "mutation", "seq", "patch", "reached_server"])
+                let key = try d.string("key")
+                try SnapshotObject.checkKey(key) { d.fail("key", $0) }
+                guard let mutation = try d.optionalSeq("mutation"), behaviours.deferredMutations.contains(mutation) else {
+                    throw d.fail("mutation", "expected one of deferred_mutations")
+                }
+                let patch: Patch
+                do { patch = try Patch(d.fields["patch"] ?? .null) } catch { throw d.fail("patch", "\(error)") }
+                behaviours.deferred[key, default: []].append(MutationLog.Item(
+                    seq: try d.seq("seq"), patch: patch, entityID: nil, mutation: mutation,
+                    reachedServer: try d.optionalSeq("reached_server")))
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import CacheCore
+
+/// `cancel`, `focus`, `poll`, `unpoll`: what an app does with its requests besides reading —
+/// gives up on one, comes back to the foreground, refetches on a timer. (Active keys, which
+/// `focus` refetches, are declared with `watch KEY --active`.)
+enum LifecycleCommands {
+    static let family = CommandFamily(title: "Requests and app lifecycle", commands: [cancel, focus, poll, unpoll])
+
+    static let cancel = CommandSpec(
+        name: "cancel", summary: "cancel the fetch in flight for a key: its answer is discarded",
+        arguments: [.key(meaning: "a key with a fetch in flight (a bulk fetch is cancelled with all its keys)")],
+        example: "cancel feed:home", run: cancel)
+
+    static func cancel(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: cancel)
+        try args.expect(1...1)
+        let key = try args.key(0)
+        do { return .keys(try cache.cancel(key), ok: true) } catch {
+            throw ShellError(error.message, at: args.positional[0].offset)
+        }
+    }
+
+    static let focus = CommandSpec(
+        name: "focus", summary: "the app is back in the foreground: refetch the active keys that are not fresh",
+        example: "focus", run: focus)
+
+    static func focus(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: focus)
+        try args.expect(0...0)
+        return .keys(cache.focus(), ok: true)
+    }
+
+    static let poll = CommandSpec(
+        name: "poll", summary: "refetch a key every D; alone, list the polls",
+        arguments: [.key(meaning: "the key to refetch (it need not be cached)").optional],
+        options: [.duration("every", meaning: "the period, from now (needed with KEY); a new poll of KEY replaces the old")],
+        example: "poll feed:home every=30s", run: poll)
+
+    static func poll(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: poll)
+        try args.expect(0...1)
+        guard !args.positional.isEmpty else {
+            if let (_, word) = args.option("every") { throw ShellError("poll needs a KEY before every=", at: word.offset) }
+            return list(cache)
+        }
+        let key = try args.key(0)
+        guard let (value, word) = args.option("every") else {
+            throw ShellError("poll needs every=D (poll KEY every=D)", at: args.end)
+        }
+        let every = try Arguments.duration(value, at: word.offset + 6)
+        do { try cache.poll(key, every: every) } catch { throw ShellError(error.message, at: word.offset + 6) }
+        return .ok(["key": .string(key), "every_ms": .int(every)],
+                   human: ["polling \(key) every \(TimeText.formatDuration(every))"])
+    }
+
+    static func list(_ cache: isolated Cache) -> Reply {
+        let polls = cache.polls
+        let items: [JSONValue] = polls.map {
+            .object(["key": .string($0.key), "every_ms": .int($0.everyMs), "due": .string(TimeText.iso8601(ms: $0.due))])
+        }
+        let rows = polls.map { [$0.key, TimeText.formatDuration($0.everyMs), TimeText.iso8601(ms: $0.due)] }
+        return Reply(["polls": .array(items)], human: rows.isEmpty ? ["polling: (nothing)"] : Render.table(["key", "every", "next"], rows))
+    }
+
+    static let unpoll = CommandSpec(
+        name: "unpoll", summary: "stop polling a key, or every key",
+        arguments: [.key(meaning: "a key given to poll; without it, every poll stops").optional],
+        example: "unpoll feed:home", run: unpoll)
+
+    static func unpoll(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: unpoll)
+        try args.expect(0...1)
+        guard !args.positional.isEmpty else {
+            return .ok(["keys": .array(cache.unpollAll().map(JSONValue.string))], human: ["polling nothing"])
+        }
+        let key = try args.key(0)
+        let was = cache.unpoll(key)
+        return .ok(["key": .string(key), "was_polling": .bool(was)], human: [was ? "stopped polling \(key)" : "was not polling \(key)"])
+    }
+}

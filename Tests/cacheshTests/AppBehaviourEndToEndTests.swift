@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+
+/// `cancel`, `watch --active`, `focus`, `poll` and `unpoll` through the built binary: what a
+/// script of a bug report prints and asserts.
+@Suite struct AppBehaviourEndToEndTests {
+    @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() throws {
+        let run = try Cachesh.script("""
+            server set feed:home [1]
+            get feed:home --async
+            at 40ms cancel feed:home
+            advance 40ms
+            advance 1s
+            expect server log requests.0.fate=cancelled
+            expect peek feed:home state=absent
+            cancel feed:home
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.contains("  error:         cancelled\n"), "\(run)")
+        #expect(run.stdout.contains("expect: ok\nexpect: ok\n"), "\(run)")
+        #expect(run.stderr == "script.cachesh:8: error: no fetch of feed:home in flight: nothing to cancel\n", "\(run)")
+    }
+
+    @Test func anActiveKeyRefetchesWhenInvalidatedAndOnFocus() throws {
+        let run = try Cachesh.script("""
+            server set a 1
+            get a
+            watch a --active
+            server set a 2
+            invalidate a
+            advance 100ms
+            expect peek a state=fresh value=2
+            server offline
+            invalidate a
+            server online
+            advance 100ms
+            expect server log requests.2.at_ms=200 requests.2.fate=stored
+            focus
+            expire a
+            advance 100ms
+            unwatch a
+            invalidate a
+            focus
+            output json
+            watch
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("watching a (active)\n"), "\(run)")
+        #expect(run.stdout.contains("keys: (none)\n"), "\(run)")
+        #expect(run.stdout.contains("* 2026-01-01T00:00:00.400Z fetched a fresh 2 (server)\n"), "\(run)")
+        #expect(run.stdout.hasSuffix("stopped watching a\nkeys: a\nkeys: (none)\n"
+                                     + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"watching\":[]}\n"), "\(run)")
+    }
+
+    @Test func activeNeedsAKey() throws {
+        let run = try Cachesh.script("watch feed:* --active\nwatch\n")
+        #expect(run.status == 1)
+        #expect(run.stderr == "script.cachesh:1: error: --active takes one KEY, not a pattern\n", "\(run)")
+        #expect(run.stdout == "watching: (nothing)\n", "\(run)")
+    }
+
+    @Test func pollRefetchesOnScheduleShowsInPendingAndSurvivesASnapshot() throws {
+        let run = try Cachesh.script("""
+            server set feed:home 1
+            poll feed:home every=30s
+            pending
+            advance 61s
+            expect server log requests.0.at_ms=30000 requests.1.at_ms=60000
+            snapshot snap.json
+            unpoll feed:home
+            advance 1m
+            expect pending pending=[]
+            restore snap.json
+            advance 29s
+            expect server log requests.2.at_ms=90000
+            poll
+            unpoll
+            unpoll feed:home
+            poll feed:home
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.contains("polling feed:home every 30s\n"), "\(run)")
+        #expect(run.stdout.contains("poll  feed:home every 30s\n"), "\(run)")
+        #expect(run.stdout.components(separatedBy: "expect: ok").count == 4, "\(run)")
+        #expect(run.stdout.contains("polling nothing\nwas not polling feed:home\n"), "\(run)")
+        #expect(run.stderr == "script.cachesh:16: error: poll needs every=D (poll KEY every=D)\n", "\(run)")
+    }
+}
+
+@Suite struct RetryEndToEndTests {
+    @Test func everyAttemptIsInTheServerLogAndTheReadFailsOnlyAfterTheLast() throws {
+        let run = try Cachesh.script("""
+            ns feed retry=2 backoff=1s
+            server set feed:home 1
+            server fail 3 feed:home
+            get feed:home
+            expect server log requests.0.at_ms=0 requests.1.at_ms=1100 requests.2.at_ms=3200 requests.2.fate=failed
+            expect now now_ms=3300
+            config
+            ns feed retry=31
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.hasPrefix("ns feed ttl=5m retry=2 backoff=1s\n"), "\(run)")
+        #expect(run.stdout.contains("error:         server error\n"), "\(run)")
+        #expect(run.stdout.contains("expect: ok\nexpect: ok\n"), "\(run)")
+        #expect(run.stderr == "script.cachesh:8: error: retry must be a whole number from 0 to 30, not \"31\"\n", "\(run)")
+    }
+
+    @Test func aConfigurationSetsRetries() throws {
+        let run = try Cachesh.script("load c.json\nconfig\n",
+                                     files: ["c.json": #"{"namespaces": {"feed": {"retry": 1, "backoff": "250ms"}}}"#])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("ns feed ttl=5m retry=1 backoff=250ms\n"), "\(run)")
+    }
+}
+
+@Suite struct MutationBehaviourEndToEndTests {
+    @Test func mutateWhileLoadingPessimisticAndWithoutABody() throws {
+        let run = try Cachesh.script("""
+            server set post:1 {"likes": 1}
+            get post:1 --async
+            mutate post:1 {"likes": {"$inc": 1}}
+            advance 100ms
+            expect peek post:1 value.likes=2
+            mutate post:1 {"likes": {"$inc": 10}} --pessimistic
+            expect peek post:1 value.likes=2
+            advance 100ms
+            expect peek post:1 value.likes=12
+            server fail 1
+            mutate post:1 {"likes": {"$inc": 100}} --pessimistic
+            advance 100ms
+            expect stats rollbacks=0
+            expect peek post:1 value.likes=12
+            mutate post:1 {"likes": {"$inc": 5}} --refetch
+            advance 100ms
+            expect server log requests.5.kind=fetch
+            mutate post:1 {"a": 1} --nosuch
+            """)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.components(separatedBy: "expect: ok").count == 7, "\(run)")
+        #expect(run.stderr == "script.cachesh:18: error: mutate has no flag --nosuch (it takes --pessimistic, --refetch)\n", "\(run)")
+    }
+}
+
+@Suite struct AppBehaviourStoreEndToEndTests {
+    /// A store keeps polls, active keys and retry settings across runs: the poll comes due in the next one.
+    @Test func aStoreKeepsPollsActiveKeysAndRetries() throws {
+        let sandbox = try Sandbox()
+        let store = sandbox.url.appendingPathComponent("s.db").path
+        for command in ["server set feed:home 1", "poll feed:home every=30s", "watch a --active", "ns feed retry=2"] {
+            #expect(try Cachesh.run(["--store", store, "-c", command], in: sandbox.url).status == 0)
+        }
+        let resumed = try Cachesh.run(["--store", store, "-c", "advance 31s\nwatch\nconfig\nexpect server log requests.0.at_ms=30000"],
+                                      in: sandbox.url)
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(resumed.stdout.contains("watching: a\nactive: a\n"), "\(resumed)")
+        #expect(resumed.stdout.contains("ns feed ttl=5m retry=2 backoff=1s\n"), "\(resumed)")
+        #expect(resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
+    }
+}
