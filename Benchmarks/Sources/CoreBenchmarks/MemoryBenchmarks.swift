@@ -1,20 +1,17 @@
 import CacheCore
 import CacheServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Memory per cached entry for a small object with an id, `{"id":i,"likes":n}` (goal: at most
 /// 300 bytes), against a plain `Dictionary<String, String>` of the same keys to the same values'
 /// compact text, filled in the same run (about the least any map of these keys and texts holds).
 enum MemoryBenchmarks {
-    /// Bytes of the malloc heap in use (glibc's `mallinfo2`); nil where it is not available.
+    /// Resident bytes of the process (`/proc/self/statm`); nil where there is no such file.
     static func heapInUse() -> Int? {
-        #if canImport(Glibc)
-        return Int(mallinfo2().uordblks) + Int(mallinfo2().hblkhd)
-        #else
-        return nil
-        #endif
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     static func run(n: Int) {
