@@ -23,20 +23,23 @@ enum MemoryBenchmarks {
         let keys = (0..<n).map { "feed:\($0)" }
         let afterKeys = heapInUse()!
 
-        var texts = [String: String](minimumCapacity: 0)
-        for (i, key) in keys.enumerated() { texts[key] = "{\"id\":\(i),\"likes\":\(i % 97)}" }
-        let baseline = Double(heapInUse()! - afterKeys) / Double(n)
-        Report.line("Dictionary<String, String> of compact texts (baseline)", "\(Int(baseline)) bytes")
-        texts = [:]
-
-        let before = heapInUse()!
+        let before = afterKeys
         let engine = CacheEngine(origin: SimulatedServer())
         for (i, key) in keys.enumerated() {
             engine.put(key, .object(["id": .int(Int64(i)), "likes": .int(Int64(i % 97))]))
         }
         let perEntry = Double(heapInUse()! - before) / Double(n)
         Report.line("CacheEngine.put, id index on \"id\"", "\(Int(perEntry)) bytes",
-                    "\(Report.ratio(perEntry / baseline)) baseline (goal <= 300 bytes)")
+                    "goal <= 300 bytes")
+        // Measured second, while the cache stays alive, so it reuses none of the cache's pages.
+        let beforeBaseline = heapInUse()!
+        var texts = [String: String](minimumCapacity: 0)
+        for (i, key) in keys.enumerated() { texts[key] = "{\"id\":\(i),\"likes\":\(i % 97)}" }
+        let baseline = Double(heapInUse()! - beforeBaseline) / Double(n)
+        Report.line("Dictionary<String, String> of compact texts (baseline)", "\(Int(baseline)) bytes",
+                    "the cache is \(Report.ratio(perEntry / baseline)) this")
+        precondition(texts.count == n)
+
         precondition(engine.count == n)
     }
 }
