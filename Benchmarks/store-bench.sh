@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# The cost of `--store` (SPEC §5.3): N `put` commands in batch with and without the store, and
-# the time to open a store of M entries and answer the first `get`.
+# The cost of `--store` (SPEC §5.3), each figure beside a baseline measured in the same run:
+#
+#   1. N `put` commands in batch with `--store` against the same commands without it (goal <= 2x);
+#   2. cold start on a store of M entries (open, first `get`, exit) against `sqlite3` reading every
+#      row of the same entries table in the order cachesh reads them (goal <= 6x), and the peak
+#      memory of that start (goal < 0.7 GB);
+#   3. with BASELINE_BIN set (a release cachesh built from another commit, say main before a
+#      change), the same figures for it, on a store it wrote itself.
 #
 #   Benchmarks/store-bench.sh [N] [M]      (defaults 100000 and 1000000; run from the package root)
 #
-# Uses the release binary (`swift build -c release --product cachesh`). Each figure is the best of
-# 3 runs; every store run starts from a new file.
+# Uses the release binary (`swift build -c release --product cachesh`). Each time is the best of
+# RUNS runs (default 3); every put run starts from a new file.
 set -euo pipefail
 N=${1:-100000}
 M=${2:-1000000}
+RUNS=${RUNS:-3}
 BIN=${CACHESH_BIN:-.build/release/cachesh}
+BASE=${BASELINE_BIN:-}
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
+command -v sqlite3 > /dev/null || { echo "store-bench: needs sqlite3 (apt-get install sqlite3)" >&2; exit 2; }
 
 python3 - "$N" "$DIR/puts.cachesh" <<'PY'
 import sys
@@ -21,26 +30,6 @@ with open(path, "w") as f:
     for i in range(n):
         f.write(f'put {namespaces[i % 3]}:{i % 50000} {{"id":{i},"text":"item {i}"}}\n')
 PY
-
-best() { # best wall time in seconds of 3 runs of "$@" (a fresh store before each)
-    local best=""
-    for _ in 1 2 3; do
-        rm -f "$DIR"/s.db*
-        local start end t
-        start=$(date +%s.%N)
-        "$@" > /dev/null
-        end=$(date +%s.%N)
-        t=$(echo "$end - $start" | bc -l)
-        if [[ -z "$best" ]] || (( $(echo "$t < $best" | bc -l) )); then best=$t; fi
-    done
-    echo "$best"
-}
-
-plain=$(best "$BIN" "$DIR/puts.cachesh")
-stored=$(best "$BIN" --store "$DIR/s.db" "$DIR/puts.cachesh")
-printf '%d put commands:   without store %.3f s (%.0f/s)   with --store %.3f s (%.0f/s)   ratio %.2fx\n' \
-    "$N" "$plain" "$(echo "$N / $plain" | bc -l)" "$stored" "$(echo "$N / $stored" | bc -l)" "$(echo "$stored / $plain" | bc -l)"
-
 python3 - "$M" "$DIR/fill.cachesh" <<'PY'
 import sys
 m, path = int(sys.argv[1]), sys.argv[2]
@@ -49,15 +38,48 @@ with open(path, "w") as f:
     for i in range(m):
         f.write(f'put feed:{i} {{"id":{i},"text":"item {i}"}}\n')
 PY
-rm -f "$DIR"/big.db*
-"$BIN" --store "$DIR/big.db" "$DIR/fill.cachesh" > /dev/null
-size=$(du -h "$DIR/big.db" | cut -f1)
-cold=""
-for _ in 1 2 3; do
+
+# Wall time in seconds and peak resident memory in kB of one run of "$@" (output discarded).
+timed() {
+    local start end
     start=$(date +%s.%N)
-    "$BIN" --store "$DIR/big.db" -c "get feed:$((M / 2))" > /dev/null
+    /usr/bin/time -f %M -o "$DIR/rss" "$@" > "$DIR/out" 2>&1
     end=$(date +%s.%N)
-    t=$(echo "$end - $start" | bc -l)
-    if [[ -z "$cold" ]] || (( $(echo "$t < $cold" | bc -l) )); then cold=$t; fi
-done
-printf 'cold start, store of %d entries (%s): open and first get %.3f s\n' "$M" "$size" "$cold"
+    echo "$(echo "$end - $start" | bc -l) $(cat "$DIR/rss")"
+}
+
+# Best time of RUNS runs of "$@", each after `rm -f $FRESH*` when FRESH is set; prints "seconds kB".
+best() {
+    local best="" rss=""
+    for _ in $(seq "$RUNS"); do
+        if [[ -n "${FRESH:-}" ]]; then rm -f "$FRESH"*; fi
+        read -r t m < <(timed "$@")
+        if [[ -z "$best" ]] || (( $(echo "$t < $best" | bc -l) )); then best=$t; rss=$m; fi
+    done
+    echo "$best $rss"
+}
+
+ratio() { echo "$1 / $2" | bc -l; }
+
+report() { # report NAME BIN
+    local name=$1 bin=$2 plain stored cold coldrss scan db="$DIR/big-$1.db"
+    read -r plain _ < <(FRESH="$DIR/s.db" best "$bin" "$DIR/puts.cachesh")
+    read -r stored _ < <(FRESH="$DIR/s.db" best "$bin" --store "$DIR/s.db" "$DIR/puts.cachesh")
+    printf '%-9s %d put commands: without store %.3f s (%.0f/s), with --store %.3f s (%.0f/s): %.2fx (goal <= 2x)\n' \
+        "$name" "$N" "$plain" "$(ratio "$N" "$plain")" "$stored" "$(ratio "$N" "$stored")" "$(ratio "$stored" "$plain")"
+
+    rm -f "$db"*
+    "$bin" --store "$db" "$DIR/fill.cachesh" > /dev/null
+    local size columns
+    size=$(du -h "$db" | cut -f1)
+    # Every column of every entry row, in the order cachesh loads them.
+    columns=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('entries')")
+    read -r scan _ < <(best sqlite3 "$db" "SELECT $columns FROM entries ORDER BY recency")
+    read -r cold coldrss < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")
+    grep -q '"id":' "$DIR/out" || { echo "store-bench: the first get found nothing: $(cat "$DIR/out")" >&2; exit 1; }
+    printf '%-9s cold start on %d entries (%s): %.3f s, sqlite3 reading the rows %.3f s: %.2fx (goal <= 6x); peak %.0f MB (goal < 700)\n' \
+        "$name" "$M" "$size" "$cold" "$scan" "$(ratio "$cold" "$scan")" "$(ratio "$coldrss" 1000)"
+}
+
+report this "$BIN"
+if [[ -n "$BASE" ]]; then report baseline "$BASE"; fi

@@ -88,11 +88,16 @@ public final class Session {
     /// of a large cache costs seconds.
     public var baseSnapshot: String? {
         get {
+            if baseText == nil, baseDocument == nil, let decoded = baseDecoded {
+                baseDocument = decoded.document()
+                baseDecoded = nil
+            }
             if baseText == nil, let document = baseDocument { baseText = Self.documentText(document, newline: true) }
             return baseText
         }
         set {
             baseDocument = nil
+            baseDecoded = nil
             baseText = newValue
         }
     }
@@ -100,6 +105,8 @@ public final class Session {
     var baseDocument: JSONValue? {
         didSet { baseText = nil }
     }
+    /// Or, when `baseDocument` is nil, the decoded snapshot it is made from (a store's state at open).
+    var baseDecoded: Snapshot?
     private var baseText: String?
     /// The first request `server strict on` found nothing queued for, as the error line says it:
     /// `--verify` stops a transcript's replay there.

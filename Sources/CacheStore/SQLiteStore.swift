@@ -11,7 +11,9 @@ import Synchronization
 /// whole store.
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
-/// `entries` (key, recency stamp, snapshot JSON), `log` (request-log lines by position) and
+/// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
+/// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`), `log`
+/// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
 /// GRDB binds strings through, stops at a NUL); the JSON bodies are text, in which JSON escapes
@@ -22,7 +24,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     private let queue: DatabaseQueue
     /// Held from open to close (`StoreLock.release`); nil for a store in memory.
@@ -123,7 +125,45 @@ public final class SQLiteStore: CacheStore, Sendable {
                 UPDATE meta SET value = '3' WHERE name = 'schema';
                 """)
         }
+        migrator.registerMigration("v4") { db in
+            // Typed columns: a value is its compact text, times are integers, and a row whose
+            // entry only moved in the recency order rewrites just its stamp. Each schema-3 row's
+            // snapshot JSON is converted in place (a damaged one fails the upgrade, which then
+            // changes nothing).
+            try db.execute(sql: """
+                CREATE TABLE entries_v4 (key BLOB PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
+                    stored_at INTEGER NOT NULL, stale_at INTEGER, expires_at INTEGER, seq INTEGER NOT NULL,
+                    stored_request INTEGER NOT NULL, last_write INTEGER NOT NULL, last_put INTEGER NOT NULL,
+                    tags TEXT, extra TEXT);
+                """)
+            let insert = try db.makeStatement(sql: insertEntrySQL(table: "entries_v4"))
+            let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries")
+            while let row = try rows.next() {
+                let key = Self.key(row[0])
+                let entry: StoredEntry
+                do { entry = try StoredEntry(key: key, recency: row[1], snapshotJSON: row[2]) } catch {
+                    throw StoreError("damaged store: \(error)")
+                }
+                try insert.execute(arguments: entryArguments(entry))
+            }
+            try db.execute(sql: """
+                DROP TABLE entries;
+                ALTER TABLE entries_v4 RENAME TO entries;
+                CREATE INDEX entries_by_recency ON entries (recency);
+                UPDATE meta SET value = '4' WHERE name = 'schema';
+                """)
+        }
         return migrator
+    }
+
+    static func insertEntrySQL(table: String) -> String {
+        "INSERT OR REPLACE INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
+            + "last_write, last_put, tags, extra) VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    }
+
+    static func entryArguments(_ e: StoredEntry) -> StatementArguments {
+        [blob(e.key), e.recency, e.value, e.storedAt, e.staleAt, e.expiresAt, e.seq, e.storedRequest, e.lastWrite, e.lastPut,
+         e.tags, e.extra]
     }
 
     /// Checks that the database is new or a cachesh store this build reads, migrates it, then
@@ -179,24 +219,43 @@ public final class SQLiteStore: CacheStore, Sendable {
         do {
             return try queue.read { db -> StoredState? in
                 guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else { return nil }
-                var entries: [StoredEntry] = []
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0
-                entries.reserveCapacity(count)
-                let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries ORDER BY recency")
-                while let row = try rows.next() {
-                    entries.append(StoredEntry(key: Self.key(row[0]), recency: row[1], body: row[2]))
-                }
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
                 while let row = try lines.next() { log.append(StoredLogLine(position: row[0], body: row[1])) }
                 var server: [StoredServerKey] = []
                 let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
                 while let row = try keys.next() { server.append(StoredServerKey(key: Self.key(row[0]), value: row[1], modifiedAt: row[2])) }
-                return StoredState(state: state, entries: entries, log: log, server: server)
+                return StoredState(state: state, log: log, server: server, entryCount: count)
             }
         } catch {
             throw StoreError("cannot read store \(path): \(Self.describe(error))")
         }
+    }
+
+    /// Streams the entry rows, least recent first, one at a time: none is kept here.
+    public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
+        var failure: StoreError?
+        do {
+            try queue.read { db in
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra
+                    FROM entries ORDER BY recency
+                    """)
+                while let row = try rows.next() {
+                    let entry = StoredEntry(key: Self.key(row[0]), recency: row[1], value: row[2], storedAt: row[3],
+                                            staleAt: row[4], expiresAt: row[5], seq: row[6], storedRequest: row[7],
+                                            lastWrite: row[8], lastPut: row[9], tags: row[10], extra: row[11])
+                    do { try each(entry) } catch {
+                        failure = error as? StoreError ?? StoreError("\(error)")
+                        return
+                    }
+                }
+            }
+        } catch {
+            throw StoreError("cannot read store \(path): \(Self.describe(error))")
+        }
+        if let failure { throw failure }
     }
 
     public func commit(_ changes: StoreChanges) throws(StoreError) {
@@ -212,8 +271,12 @@ public final class SQLiteStore: CacheStore, Sendable {
                     for key in changes.removedKeys { try delete.execute(arguments: [Self.blob(key)]) }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entries (key, recency, body) VALUES (\(Self.keyParameter), ?, ?)")
-                    for e in changes.entries { try upsert.execute(arguments: [Self.blob(e.key), e.recency, e.body]) }
+                    let upsert = try db.cachedStatement(sql: Self.insertEntrySQL(table: "entries"))
+                    for e in changes.entries { try upsert.execute(arguments: Self.entryArguments(e)) }
+                }
+                if !changes.recencies.isEmpty {
+                    let update = try db.cachedStatement(sql: "UPDATE entries SET recency = ? WHERE key = \(Self.keyParameter)")
+                    for r in changes.recencies { try update.execute(arguments: [r.recency, Self.blob(r.key)]) }
                 }
                 if !changes.log.isEmpty {
                     let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")

@@ -24,10 +24,19 @@ import TestSupport
         changes.replacesAll = true
         changes.state = "{}"
         for (i, key) in keys.enumerated() {
-            changes.entries.append(StoredEntry(key: key, recency: Int64(i), body: "{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}"))
+            changes.entries.append(StoredEntry(key: key, recency: Int64(i), value: "{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}",
+                                               storedAt: Int64(i), staleAt: nil, expiresAt: 1000, seq: Int64(i),
+                                               tags: "[\"t\\u0000\u{1F600}\"]", extra: i == 0 ? "{\"invalidated\":true}" : nil))
             changes.server.append(StoredServerKey(key: key, value: "\(i)", modifiedAt: Int64(i)))
         }
         return changes
+    }
+
+    /// The entry rows a store streams, in order.
+    static func entries(_ store: SQLiteStore) throws -> [StoredEntry] {
+        var out: [StoredEntry] = []
+        try store.loadEntries { out.append($0) }
+        return out
     }
 
     @Test func keysAndValuesReadBackByteForByte() throws {
@@ -39,8 +48,11 @@ import TestSupport
         let reader = try SQLiteStore(path: path)
         let loaded = try #require(try reader.load())
         // Every key its own row, in recency order, with its own value.
-        #expect(loaded.entries.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
-        #expect(loaded.entries.map(\.body) == Self.rows(Self.keys).entries.map(\.body))
+        #expect(loaded.entryCount == Self.keys.count)
+        let entries = try Self.entries(reader)
+        #expect(entries.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
+        #expect(entries.map { Array($0.value.utf8) } == Self.rows(Self.keys).entries.map { Array($0.value.utf8) })
+        #expect(entries == Self.rows(Self.keys).entries)
         let server = loaded.server.sorted { $0.modifiedAt! < $1.modifiedAt! }
         #expect(server.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
         #expect(server.map(\.value) == Self.keys.indices.map { "\($0)" })
@@ -54,7 +66,7 @@ import TestSupport
         let after = try #require(try reader.load())
         let removed = [Self.bytes("h\u{0}"), Self.bytes("s"), []]
         let expected = Self.keys.filter { !removed.contains(Self.bytes($0)) }
-        #expect(after.entries.map { Self.bytes($0.key) } == expected.map(Self.bytes))
+        #expect(try Self.entries(reader).map { Self.bytes($0.key) } == expected.map(Self.bytes))
         #expect(!after.server.contains { Self.bytes($0.key) == [0] })
         #expect(after.server.count == Self.keys.count - 1)
     }
@@ -72,8 +84,8 @@ import TestSupport
         #expect(type == "blob" && hex == "610062")
     }
 
-    /// A store of schema 2 (keys as text) is migrated: its keys become blobs, and a later commit
-    /// of the same key replaces its row instead of adding a second one.
+    /// A store of schema 2 (keys as text) is migrated: its keys become blobs (and its rows typed
+    /// columns), and a later commit of the same key replaces its row instead of adding a second one.
     @Test func migratesTextKeysToBlobs() throws {
         let path = StoreTests.directory() + "/s.db"
         let old = try DatabaseQueue(path: path)
@@ -81,22 +93,28 @@ import TestSupport
         try old.write { db in
             try db.execute(sql: """
                 INSERT INTO state (id, body) VALUES (1, '{}');
-                INSERT INTO entries (key, recency, body) VALUES ('feed:a', 1, '{"n":1}'), ('caf\u{e9}', 2, '{"n":2}');
+                INSERT INTO entries (key, recency, body) VALUES
+                    ('feed:a', 1, '{"key":"feed:a","value":{"n":1},"state":"fresh","stored_at":5,"stale_at":null,"expires_at":9,"tags":[],"seq":1}'),
+                    ('caf\u{e9}', 2, '{"key":"caf\u{e9}","value":{"n":2},"state":"fresh","stored_at":"1970-01-01T00:00:00.006Z","stale_at":7,"expires_at":null,"tags":["t"],"seq":2,"last_put":2,"invalidated":true}');
                 INSERT INTO server_data (key, value, modified_at) VALUES ('feed:a', '1', 5);
                 """)
         }
         try old.close()
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 3)
+        #expect(try store.schema() == 4)
+        #expect(try Self.entries(store) == [
+            StoredEntry(key: "feed:a", recency: 1, value: "{\"n\":1}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 1),
+            StoredEntry(key: "caf\u{e9}", recency: 2, value: "{\"n\":2}", storedAt: 6, staleAt: 7, expiresAt: nil, seq: 2,
+                        lastPut: 2, tags: "[\"t\"]", extra: "{\"invalidated\":true}"),
+        ])
         var changes = StoreChanges()
         changes.state = "{}"
-        changes.entries = [StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")]
+        changes.entries = [StoredEntry(key: "feed:a", recency: 3, value: "{\"n\":3}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3)]
         changes.server = [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)]
         try store.commit(changes)
         let loaded = try #require(try store.load())
-        #expect(loaded.entries == [StoredEntry(key: "caf\u{e9}", recency: 2, body: "{\"n\":2}"),
-                                   StoredEntry(key: "feed:a", recency: 3, body: "{\"n\":3}")])
+        #expect(try Self.entries(store).map { [$0.key, $0.value] } == [["caf\u{e9}", "{\"n\":2}"], ["feed:a", "{\"n\":3}"]])
         #expect(loaded.server == [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)])
     }
 

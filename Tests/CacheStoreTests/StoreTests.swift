@@ -129,8 +129,17 @@ import TestSupport
         _ = try? engine.get("k:6")
         changes = engine.takeChanges()
         #expect(changes.removedKeys == ["k:7"])
-        #expect(changes.entries.map(\.key) == ["k:6"])
-        #expect(changes.entries[0].recency > first.entries.map(\.recency).max()!)
+        // A read moves its entry in the recency order: only the stamp is rewritten, not the row.
+        #expect(changes.entries.isEmpty)
+        #expect(changes.recencies.map(\.key) == ["k:6"])
+        #expect(changes.recencies[0].recency > first.entries.map(\.recency).max()!)
+
+        // Read, then written: one row, no separate stamp.
+        _ = try? engine.get("k:8")
+        engine.put("k:8", 80)
+        _ = try? engine.get("k:8")
+        changes = engine.takeChanges()
+        #expect(changes.entries.map(\.key) == ["k:8"] && changes.recencies.isEmpty)
 
         try? engine.advance(by: 1000)
         #expect(engine.takeChanges().entries.isEmpty)
@@ -142,6 +151,7 @@ import TestSupport
         final class FailingStore: CacheStore {
             var commits = 0
             func load() throws(StoreError) -> StoredState? { nil }
+            func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {}
             func commit(_ changes: StoreChanges) throws(StoreError) {
                 commits += 1
                 if commits > 1 { throw StoreError("disk full") }
@@ -212,14 +222,86 @@ import TestSupport
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed("put a 1")
         try await writer.run { session, _ in try session.closeStore() }
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET body = '{\"key\": 1}'") }
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
+        for (damage, message) in [
+            ("value = '{\"n\": '", "damaged store: entries: damaged entry a (value is not valid JSON: unexpected end of JSON, expected a value)"),
+            ("tags = '{}'", "damaged store: entries[0].tags: expected an array"),
+            ("extra = '{\"key\": 1}'", "damaged store: entries: damaged entry a (extra holds key)"),
+            ("extra = '{\"colour\": 1}'", "damaged store: entries[0].colour: unknown field"),
+        ] {
+            try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET tags = NULL, extra = NULL, value = '1'; UPDATE entries SET \(damage)") }
+            let reader = await TestShell()
+            let refusal = await reader.run { session, cache in
+                do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+                return nil
+            }
+            #expect(refusal == message)
+            #expect(await reader.run { _, cache in cache.count } == 0)
         }
-        #expect(refusal == "damaged store: entries[0].key: expected a string")
-        #expect(await reader.run { _, cache in cache.count } == 0)
+    }
+
+    /// A store written by schema 3 (each entry's snapshot JSON in one column, as the previous
+    /// release wrote it) is upgraded in place when opened: the session continues from exactly the
+    /// state that wrote it, and the rows are typed columns afterwards.
+    @Test func upgradesAStoreOfSchema3InPlace() async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = await TestShell()
+        _ = await writer.typed(Self.script)
+        let document = await writer.run { session, cache in session.makeSnapshot(on: cache) }
+        guard case .object(var top) = document, case .array(let entries)? = top["entries"] else { throw StoreError("no entries") }
+        top["entries"] = nil
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.prepare(old, name: path, wal: true, upTo: "v3")
+        // The rows as schema 3 holds them: the state with the server's data and log apart.
+        let rows = await writer.run { _, cache -> StoreChanges in
+            cache.startTrackingChanges(everything: true)
+            return cache.takeChanges()
+        }
+        let state = rows.state
+        try await old.write { db in
+            try db.execute(sql: "INSERT INTO state (id, body) VALUES (1, ?)", arguments: [state])
+            for (i, entry) in entries.enumerated() {
+                guard case .object(let f) = entry, case .string(let key)? = f["key"] else { continue }
+                try db.execute(sql: "INSERT INTO entries (key, recency, body) VALUES (?, ?, ?)",
+                               arguments: [Data(key.utf8), i * 3, entry.compactText])
+            }
+            for line in rows.log { try db.execute(sql: "INSERT INTO log (position, body) VALUES (?, ?)", arguments: [line.position, line.body]) }
+            for key in rows.server {
+                try db.execute(sql: "INSERT INTO server_data (key, value, modified_at) VALUES (?, ?, ?)",
+                               arguments: [Data(key.key.utf8), key.value, key.modifiedAt])
+            }
+        }
+        try old.close()
+
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == 4)
+        let reader = try await Self.opened(store)
+        #expect(await Self.snapshotText(reader) == Self.snapshotText(writer))
+        let more = "get feed:c\nget feed:a\nadvance 30m\nkeys\nserver log\nstats"
+        #expect(await reader.typed(more) == writer.typed(more))
+        let columns = try await DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries') ORDER BY cid")
+        }
+        #expect(columns == ["key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
+                            "last_write", "last_put", "tags", "extra"])
+    }
+
+    /// A schema-3 row that is not a snapshot entry fails the upgrade, which changes nothing.
+    @Test func aDamagedSchema3RowFailsTheUpgrade() throws {
+        let path = Self.directory() + "/s.db"
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.prepare(old, name: path, wal: true, upTo: "v3")
+        try old.write { db in
+            try db.execute(sql: "INSERT INTO state (id, body) VALUES (1, '{}')")
+            try db.execute(sql: "INSERT INTO entries (key, recency, body) VALUES (?, 1, '{\"value\": 1')", arguments: [Data("a".utf8)])
+        }
+        try old.close()
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("upgraded a damaged store")
+        } catch {
+            #expect(error.message.hasPrefix("damaged store: damaged entry a (not valid JSON"))
+        }
+        #expect(try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "3")
     }
 
     @Test func migratesAnOlderStore() throws {

@@ -1,10 +1,10 @@
 import Foundation
 
 // Release-build benchmarks of the cache core. `swift run -c release CoreBenchmarks [NAME...]`
-// with NAME among get, put, policies, expiry, entity, json, recorder (all when none is given); `--entries N`
-// sets the cache size of get, put and policies.
+// with NAME among get, put, policies, expiry, entity, json, recorder, memory (all when none is given);
+// `--entries N` sets the cache size of get, put, policies and memory.
 
-let all = ["get", "put", "policies", "expiry", "entity", "json", "recorder"]
+let all = ["get", "put", "policies", "expiry", "entity", "json", "recorder", "memory"]
 var arguments = Array(CommandLine.arguments.dropFirst())
 /// `--entries N` changes the cache size of get and put (default 1,000,000), e.g. to compare with an in-cache size.
 var entries = 1_000_000
@@ -30,3 +30,4 @@ if chosen.contains("expiry") { EngineBenchmarks.expiry(totals: [10_000, 100_000,
 if chosen.contains("entity") { EngineBenchmarks.entityAndTag(totals: [100_000, 1_000_000]) }
 if chosen.contains("json") { JSONBenchmarks.run() }
 if chosen.contains("recorder") { RecorderBenchmarks.run() }
+if chosen.contains("memory") { MemoryBenchmarks.run(n: entries) }

@@ -79,3 +79,44 @@ let decodeRate = megabytesPerSecond(data.count, decodeSeconds)
 print("document: \(format(Double(bytes) / 1e6)) MB (Foundation's: \(format(Double(data.count) / 1e6)) MB)")
 print("snapshot: \(format(snapshotSeconds)) s, \(format(snapshotRate)) MB/s; JSONSerialization encode: \(format(encodeSeconds)) s, \(format(encodeRate)) MB/s; ratio \(String(format: "%.2f", snapshotRate / encodeRate))")
 print("restore:  \(format(restoreSeconds)) s, \(format(restoreRate)) MB/s; JSONSerialization decode: \(format(decodeSeconds)) s, \(format(decodeRate)) MB/s; ratio \(String(format: "%.2f", restoreRate / decodeRate))")
+
+// Python on the same document text, in the same run: `json.load` of the file (goal: restore at
+// least 2x its rate) and compact `json.dumps(sort_keys=True)` of what it loaded, which Python
+// does in its C encoder (it has none for indented output), against our compact snapshot
+// (`makeSnapshot().compactText`; goal: at least its rate). Skipped when python3 is missing.
+let (compactSeconds, compactText) = measure { engine.makeSnapshot().compactText }
+let compactRate = megabytesPerSecond(compactText.utf8.count, compactSeconds)
+let file = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-snapshot-bench-\(getpid()).json")
+try text.write(to: file, atomically: true, encoding: .utf8)
+defer { try? FileManager.default.removeItem(at: file) }
+let pythonScript = """
+import json, sys, time
+t = time.perf_counter()
+with open(sys.argv[1], 'rb') as f: doc = json.load(f)
+load = time.perf_counter() - t
+t = time.perf_counter()
+out = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(',', ':'))
+dump = time.perf_counter() - t
+print(load, dump, len(out.encode()))
+"""
+let python = Process()
+python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+python.arguments = ["python3", "-c", pythonScript, file.path]
+let pipe = Pipe()
+python.standardOutput = pipe
+if (try? python.run()) != nil {
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    python.waitUntilExit()
+    let fields = String(decoding: output, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    if python.terminationStatus == 0, fields.count == 3 {
+        let loadRate = megabytesPerSecond(bytes, fields[0])
+        let dumpRate = megabytesPerSecond(Int(fields[2]), fields[1])
+        print("python3 json.load: \(format(fields[0])) s, \(format(loadRate)) MB/s; restore / json.load: \(String(format: "%.2f", restoreRate / loadRate))x (goal >= 2x)")
+        print("compact snapshot: \(format(compactSeconds)) s, \(format(compactRate)) MB/s")
+        print("python3 json.dumps (C encoder, compact, sorted keys): \(format(fields[1])) s, \(format(dumpRate)) MB/s; compact snapshot / json.dumps: \(String(format: "%.2f", compactRate / dumpRate))x (goal >= 1x)")
+    } else {
+        print("python3: failed (status \(python.terminationStatus))")
+    }
+} else {
+    print("python3: not found, skipped")
+}

@@ -8,6 +8,9 @@ struct EntrySlots: RandomAccessCollection {
     private var storage: [Entry] = []
     /// Slots marked since the last `takeMarked()`, each once.
     private var marked: [Int32] = []
+    /// Slots whose recency stamp alone was set (`setRecency`) since the last `takeMarked()`;
+    /// repeats allowed, bounded by the moves between two takes.
+    private var touched: [Int32] = []
     /// Whether writes mark their slot.
     var tracking = false
 
@@ -36,6 +39,14 @@ struct EntrySlots: RandomAccessCollection {
         marked.append(Int32(i))
     }
 
+    /// Sets a slot's recency stamp without marking it written: a store rewrites only the stamp
+    /// of an entry that merely moved in the recency lists (`takeChanged`).
+    @inline(__always)
+    mutating func setRecency(_ i: Int, _ stamp: UInt64) {
+        storage[i].recency = stamp
+        if tracking && !storage[i].marked { touched.append(Int32(i)) }
+    }
+
     /// Marks a slot as written to (while tracking), for state kept beside the entries.
     @inline(__always)
     mutating func markChanged(_ i: Int) {
@@ -52,6 +63,21 @@ struct EntrySlots: RandomAccessCollection {
     /// The slots written to since the last call, each once, in the order first written; unmarks them.
     /// - Complexity: O(k) for k slots marked.
     mutating func takeMarked() -> [Int32] {
+        takeChanged().written
+    }
+
+    /// The slots written to since the last call, each once, in the order first written, and the
+    /// live slots whose recency stamp alone changed, each once; unmarks them.
+    /// - Complexity: O(k) for k slots marked or moved.
+    mutating func takeChanged() -> (written: [Int32], moved: [Int32]) {
+        var moved: [Int32] = []
+        if !touched.isEmpty {
+            var seen = Set<Int32>(minimumCapacity: touched.count)
+            for s in touched where storage[Int(s)].live && !storage[Int(s)].marked && seen.insert(s).inserted {
+                moved.append(s)
+            }
+            touched.removeAll(keepingCapacity: true)
+        }
         var list: [Int32] = []
         list.reserveCapacity(marked.count)
         // A slot replaced whole (reused for another key) is listed again: keep its first place.
@@ -60,6 +86,6 @@ struct EntrySlots: RandomAccessCollection {
             list.append(s)
         }
         marked.removeAll(keepingCapacity: true)
-        return list
+        return (list, moved)
     }
 }

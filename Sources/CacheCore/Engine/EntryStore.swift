@@ -379,7 +379,7 @@ struct EntryStore {
     /// Links a slot as the most recent of all, with a new recency stamp (which marks it changed).
     private mutating func linkGlobalAtTail(_ slot: Int32) {
         let i = Int(slot)
-        entries[i].recency = nextRecency
+        entries.setRecency(i, nextRecency)
         nextRecency &+= 1
         let tail = global.tail
         links[i].globalPrev = tail

@@ -129,6 +129,11 @@ public enum KeyName {
     /// The shell, configurations, snapshots and stores all check keys with this rule.
     /// - Complexity: O(n) in the length of `key`.
     public static func problem(withKey key: String) -> String? {
+        isPlainASCIIKey(key) ? nil : characterProblem(withKey: key)
+    }
+
+    /// `problem(withKey:)` decided on the key's characters (for any key).
+    static func characterProblem(withKey key: String) -> String? {
         guard !key.isEmpty else { return "keys are NAMESPACE:ID or ID" }
         if key.unicodeScalars.contains(where: isControl) { return "a key may not contain control characters" }
         if key.contains(where: \.isWhitespace) { return "a key may not contain white space" }
@@ -140,6 +145,33 @@ public enum KeyName {
         }
         if key.contains("*") { return "* is for patterns (keys, NS:*)" }
         return nil
+    }
+
+    /// A key of printable ASCII that the checks of `problem(withKey:)` all pass, decided on its
+    /// bytes (false leaves the decision to those checks): the common key, checked without
+    /// Unicode character properties.
+    static func isPlainASCIIKey(_ key: String) -> Bool {
+        var colon = -1
+        var badNameByte = false  // before the first colon, a byte a namespace name may not hold
+        var count = 0
+        for byte in key.utf8 {
+            guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "*") else { return false }
+            if colon < 0 {
+                if byte == UInt8(ascii: ":") {
+                    colon = count
+                } else if !((byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")) {
+                    badNameByte = true
+                }
+            }
+            count += 1
+        }
+        if count == 0 { return false }
+        if colon < 0 { return true }
+        if badNameByte || colon == 0 || colon == count - 1 { return false }
+        if colon == 3 && key.utf8.starts(with: "tag:".utf8) { return false }
+        return true
     }
 
     /// Why `name` is not a valid namespace name, or nil when it is: letters, digits, `-`, `_` and

@@ -18,6 +18,12 @@ extension Snapshot {
     /// - Throws: `SnapshotError` naming the first problem and its JSON path.
     /// - Complexity: O(size of the document).
     public init(_ json: JSONValue) throws(SnapshotError) {
+        try self.init(json, entriesFollow: false)
+    }
+
+    /// `init(_:)`; with `entriesFollow`, the document's `entries` are left for `append` (a
+    /// store's rows) and so are the checks that need them all.
+    init(_ json: JSONValue, entriesFollow: Bool) throws(SnapshotError) {
         guard case .object(let top) = json else { throw SnapshotError(path: "", "not a cachesh snapshot (expected a JSON object)") }
         guard case .string(let format)? = top["format"], format == Snapshot.format else {
             throw SnapshotError(path: "format", "not a cachesh snapshot (expected \"\(Snapshot.format)\")")
@@ -30,11 +36,11 @@ extension Snapshot {
         try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
                        "active", "entries", "pending", "server", "stats"])
         let entries = try root.array("entries")
-        try self.init(state: root, entries: entries)
+        try self.init(state: root, entries: entries, entriesFollow: entriesFollow)
     }
 
-    /// Decodes the state fields of `root` and the entries given (the store keeps them apart).
-    init(state root: SnapshotObject, entries: [JSONValue]) throws(SnapshotError) {
+    /// Decodes the state fields of `root` and the entries given (unless `entriesFollow`).
+    init(state root: SnapshotObject, entries: [JSONValue], entriesFollow: Bool) throws(SnapshotError) {
         clockStart = try root.time("clock_start")
         now = try root.time("now")
         seq = try root.seq("seq")
@@ -46,7 +52,7 @@ extension Snapshot {
         try decodeStats(root.object("stats"))
         var namespaceIndex: [String: Int] = [:]
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
-        try decodeEntries(entries, namespaceIndex: namespaceIndex)
+        if !entriesFollow { try decodeEntries(entries, namespaceIndex: namespaceIndex) }
         try decodePending(root.object("pending"))
         try decodeBehaviours(root)
         try decodeServer(root.object("server"))
@@ -172,36 +178,49 @@ extension Snapshot {
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(list.count)
-        var seen = Set<String>(minimumCapacity: list.count)
-        var seenRanks = Array(repeating: Set<Int64>(), count: namespaces.count)
-        let base = SnapshotPath("entries")
-        for (i, item) in list.enumerated() {
-            let e = try SnapshotObject(item, base.element(i))
-            try e.only(Self.entryFields)
-            let key = try e.key("key")
-            guard seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
-            guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
-                throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
-            }
-            guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
-                  stateText != EntryState.absent.rawValue else {
-                throw e.fail("state", "expected fresh, stale or expired")
-            }
-            var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
-                              storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
-                              expiresAt: try e.timeOrNever("expires_at"))
-            entry.storedSeq = try e.seq("seq")
-            entry.storedRequest = try e.seq("stored_request", default: 0)
-            entry.lastLocalWrite = try e.seq("last_write", default: 0)
-            entry.lastPut = try e.seq("last_put", default: 0)
-            entry.invalidated = try e.bool("invalidated", default: false)
-            entry.expiryReported = try e.bool("expiry_counted", default: false)
-            entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
-            entry.expirySeq = try e.seq("expiry_seq", default: 0)
-            if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
-            ranks.append(try Self.rank(e, namespaces[ns], seen: &seenRanks[ns]))
-            entries.append(entry)
+        var checks = EntryChecks(seen: Set(minimumCapacity: list.count), seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        for item in list { try decodeEntry(item, namespaceIndex: namespaceIndex, checks: &checks) }
+        try checkHands()
+    }
+
+    /// What the check of each entry needs to know of the entries before it.
+    struct EntryChecks {
+        var seen: Set<String>
+        /// Ranks taken, by namespace slot.
+        var seenRanks: [Set<Int64>]
+    }
+
+    /// Checks one entry object (the next one, least recent first) and appends it.
+    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], checks: inout EntryChecks) throws(SnapshotError) {
+        let e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
+        try e.only(Self.entryFields)
+        let key = try e.key("key")
+        guard checks.seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
+            throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
         }
+        guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
+              stateText != EntryState.absent.rawValue else {
+            throw e.fail("state", "expected fresh, stale or expired")
+        }
+        var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
+                          storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
+                          expiresAt: try e.timeOrNever("expires_at"))
+        entry.storedSeq = try e.seq("seq")
+        entry.storedRequest = try e.seq("stored_request", default: 0)
+        entry.lastLocalWrite = try e.seq("last_write", default: 0)
+        entry.lastPut = try e.seq("last_put", default: 0)
+        entry.invalidated = try e.bool("invalidated", default: false)
+        entry.expiryReported = try e.bool("expiry_counted", default: false)
+        entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
+        entry.expirySeq = try e.seq("expiry_seq", default: 0)
+        if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+        ranks.append(try Self.rank(e, namespaces[ns], seen: &checks.seenRanks[ns]))
+        entries.append(entry)
+    }
+
+    /// After the last entry: SIEVE's hand of each namespace rests on an entry of it.
+    func checkHands() throws(SnapshotError) {
         for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
             guard let i = entries.firstIndex(where: { $0.key == key }), entries[i].namespace == Int32(n) else {
                 throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,

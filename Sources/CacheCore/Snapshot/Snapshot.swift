@@ -50,6 +50,10 @@ public struct Snapshot {
     var total = Stats()
     /// The recency stamp of each entry, when read from a store (else they are numbered in order).
     var recencies: [UInt64]?
+    /// While a store's entry rows are read (`append(_:)`): namespace slots by name, and what the
+    /// checks of the rows before need.
+    var storeNamespaces: [String: Int]?
+    var storeChecks = EntryChecks(seen: [], seenRanks: [])
     /// The eviction rank of each entry of a namespace not under LRU (nil under LRU), by entry.
     var ranks: [EntryStore.Rank?] = []
     /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.
@@ -177,16 +181,23 @@ extension CacheEngine {
     /// LFU: when it was last accessed), `uses` (LFU) and `visited` (SIEVE, when set).
     func snapshotEntry(_ slot: Int32) -> JSONValue {
         let e = slots[Int(slot)]
-        var f: [String: JSONValue] = [
-            "key": .string(e.key),
-            "value": e.value,
-            "state": .string(e.state(at: now).rawValue),
-            "stored_at": Self.time(e.storedAt),
-            "stale_at": Self.timeOrNever(e.staleAt),
-            "expires_at": Self.timeOrNever(e.expiresAt),
-            "tags": Self.strings(e.tags),
-            "seq": .int(Int64(e.storedSeq)),
-        ]
+        var f = snapshotEntryExtras(slot)
+        f["key"] = .string(e.key)
+        f["value"] = e.value
+        f["state"] = .string(e.state(at: now).rawValue)
+        f["stored_at"] = Self.time(e.storedAt)
+        f["stale_at"] = Self.timeOrNever(e.staleAt)
+        f["expires_at"] = Self.timeOrNever(e.expiresAt)
+        f["tags"] = Self.strings(e.tags)
+        f["seq"] = .int(Int64(e.storedSeq))
+        return .object(f)
+    }
+
+    /// The fields of an entry's snapshot object that most entries do not have (empty for most
+    /// under LRU; outside it, the entry's eviction state).
+    func snapshotEntryExtras(_ slot: Int32) -> [String: JSONValue] {
+        let e = slots[Int(slot)]
+        var f: [String: JSONValue] = [:]
         if e.storedRequest != 0 { f["stored_request"] = .int(Int64(e.storedRequest)) }
         if e.lastLocalWrite != 0 { f["last_write"] = .int(Int64(e.lastLocalWrite)) }
         if e.lastPut != 0 { f["last_put"] = .int(Int64(e.lastPut)) }
@@ -225,7 +236,7 @@ extension CacheEngine {
                 }),
             ])
         }
-        return .object(f)
+        return f
     }
 
     private func snapshotRequest(_ r: InFlight) -> JSONValue {

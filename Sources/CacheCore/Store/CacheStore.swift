@@ -7,9 +7,14 @@
 /// by memory. A commit must be atomic: after a crash the store holds the rows of the last
 /// completed commit.
 public protocol CacheStore: AnyObject {
-    /// Everything the store holds, or nil when it is new (holds no state yet).
+    /// Everything the store holds but its entries, or nil when it is new (holds no state yet).
     /// - Throws: `StoreError` when the store cannot be read, or is not one this build reads.
     func load() throws(StoreError) -> StoredState?
+
+    /// Calls `each` with every entry row, least recent first, without holding them all; stops at
+    /// the first error `each` throws and rethrows it.
+    /// - Throws: `StoreError` when the store cannot be read, or from `each`.
+    func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError)
 
     /// Applies the changes in one transaction: all of them or none.
     /// - Throws: `StoreError` when the transaction failed; then nothing of it was applied.
@@ -28,14 +33,44 @@ extension CacheStore {
 }
 
 
-/// One entry row: its key, its recency stamp (larger is more recent) and its snapshot JSON.
+/// One entry row, in typed columns: its key, its recency stamp (larger is more recent), its value
+/// as compact JSON text, its times in ms since the epoch (nil for never), its store sequence
+/// number, the sequence numbers of the request that stored it and of its last local write and put
+/// (0 for none), its tags as a JSON array (nil for none) and, as a JSON object, the fields most
+/// entries do not have (`invalidated`, `expiry_counted`, `expiry_overridden`, `expiry_seq`,
+/// `mutations`, and outside LRU `rank`, `uses`, `visited`, as in a snapshot's entry; nil for none).
 public struct StoredEntry: Sendable, Equatable {
     public var key: String
     public var recency: Int64
-    public var body: String
-    public init(key: String, recency: Int64, body: String) {
-        self.key = key; self.recency = recency; self.body = body
+    public var value: String
+    public var storedAt: Int64
+    public var staleAt: Int64?
+    public var expiresAt: Int64?
+    public var seq: Int64
+    public var storedRequest: Int64
+    public var lastWrite: Int64
+    public var lastPut: Int64
+    public var tags: String?
+    public var extra: String?
+    public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
+                seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
+                tags: String? = nil, extra: String? = nil) {
+        self.key = key; self.recency = recency; self.value = value; self.storedAt = storedAt
+        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
+        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
+        self.tags = tags; self.extra = extra
     }
+
+    /// The fields with columns of their own (the rest go in `extra`).
+    static let columnFields = ["key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq",
+                               "stored_request", "last_write", "last_put"]
+}
+
+/// An entry that only moved in the recency order: its row keeps everything but the stamp.
+public struct StoredRecency: Sendable, Equatable {
+    public var key: String
+    public var recency: Int64
+    public init(key: String, recency: Int64) { self.key = key; self.recency = recency }
 }
 
 /// One line of the request log, at its position (0 is the oldest), as snapshot JSON.
@@ -56,26 +91,29 @@ public struct StoredServerKey: Sendable, Equatable {
     }
 }
 
-/// Everything a store holds: the state document, entries in recency order (least recent first),
-/// the request log in order, the server's keys in any order.
+/// Everything a store holds but its entries (which `CacheStore.loadEntries` streams): the state
+/// document, the request log in order, the server's keys in any order.
 public struct StoredState: Sendable {
     public var state: String
-    public var entries: [StoredEntry]
     public var log: [StoredLogLine]
     public var server: [StoredServerKey]
-    public init(state: String, entries: [StoredEntry], log: [StoredLogLine], server: [StoredServerKey]) {
-        self.state = state; self.entries = entries; self.log = log; self.server = server
+    /// How many entry rows there are (room to reserve).
+    public var entryCount: Int
+    public init(state: String, log: [StoredLogLine], server: [StoredServerKey], entryCount: Int = 0) {
+        self.state = state; self.log = log; self.server = server; self.entryCount = entryCount
     }
 }
 
 /// The rows one commit writes. Applied in this order: with `replacesAll`, every row goes first;
-/// with `logCleared`, every log row; then `removedKeys` are deleted, then `entries`, `log` and
-/// `server` rows written (replacing rows of the same key or position), then the state document.
+/// with `logCleared`, every log row; then `removedKeys` are deleted, then `entries`, `recencies`,
+/// `log` and `server` rows written (replacing rows of the same key or position), then the state
+/// document. A key is in at most one of `entries` and `recencies`.
 public struct StoreChanges: Sendable {
     public var replacesAll = false
     public var logCleared = false
     public var removedKeys: [String] = []
     public var entries: [StoredEntry] = []
+    public var recencies: [StoredRecency] = []
     public var log: [StoredLogLine] = []
     public var server: [StoredServerKey] = []
     public var state = ""
@@ -99,12 +137,13 @@ extension CacheEngine {
     public func startTrackingChanges(everything: Bool) {
         defer { if checksInvariants { checkInvariants() } }
         slots.tracking = true
-        _ = slots.takeMarked()
+        _ = slots.takeChanged()
         changes = ChangeLog(replacedAll: everything)
         origin.persistentState?.startTrackingChanges()
     }
 
     /// The rows that changed since the last call (everything, the first time or after `restore`).
+    /// An entry that only moved in the recency order (a `get`) is a `StoredRecency`, not a row.
     ///
     /// - Parameter scheduledCommand: the fields written beside each scheduled command, as for
     ///   `makeSnapshot`.
@@ -115,7 +154,7 @@ extension CacheEngine {
         var out = StoreChanges()
         let log = changes ?? ChangeLog(replacedAll: true)
         changes = ChangeLog()
-        let marked = slots.takeMarked()
+        let (written, moved) = slots.takeChanged()
         let originState = origin.persistentState
         let serverKeys = originState?.takeChangedKeys() ?? []
         out.state = JSONValue.object(snapshotState(scheduledCommand: scheduledCommand, forStore: true)).compactText
@@ -130,8 +169,12 @@ extension CacheEngine {
             return out
         }
         out.removedKeys = log.removedKeys
-        out.entries.reserveCapacity(marked.count)
-        for s in marked where slots[Int(s)].live { out.entries.append(storedEntry(s)) }
+        out.entries.reserveCapacity(written.count)
+        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s)) }
+        out.recencies.reserveCapacity(moved.count)
+        for s in moved {
+            out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency)))
+        }
         out.logCleared = log.logCleared
         var seen = Set<Int>()
         for position in log.logPositions where position < requestLog.count && seen.insert(position).inserted {
@@ -142,8 +185,16 @@ extension CacheEngine {
     }
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
-        StoredEntry(key: slots[Int(slot)].key, recency: Int64(bitPattern: slots[Int(slot)].recency),
-                    body: snapshotEntry(slot).compactText)
+        let e = slots[Int(slot)]
+        var extra = snapshotEntryExtras(slot)
+        for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
+                           storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
+                           expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
+                           storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
+                           lastPut: Int64(bitPattern: e.lastPut),
+                           tags: e.tags.isEmpty ? nil : Self.strings(e.tags).compactText,
+                           extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
@@ -151,8 +202,66 @@ extension CacheEngine {
     }
 }
 
+extension StoredEntry {
+    /// The fields of an entry row written by schema 3 (snapshot JSON in one text column) in typed
+    /// columns, for the upgrade of such a store.
+    /// - Throws: `SnapshotError` when the text is not an entry object of a snapshot.
+    public init(key: String, recency: Int64, snapshotJSON text: String) throws(SnapshotError) {
+        let json: JSONValue
+        do { json = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
+            throw SnapshotError(path: "", "damaged entry \(key) (not valid JSON: \(error.message))")
+        }
+        let o = try SnapshotObject(json, SnapshotPath("entry \(key)"))
+        var rest = o.fields
+        for name in Self.columnFields { rest[name] = nil }
+        let tags = try o.strings("tags")
+        self.init(key: key, recency: recency, value: try o.value("value").compactText, storedAt: try o.time("stored_at"),
+                  staleAt: try Self.never(o.timeOrNever("stale_at")), expiresAt: try Self.never(o.timeOrNever("expires_at")),
+                  seq: Int64(bitPattern: try o.seq("seq")), storedRequest: Int64(bitPattern: try o.seq("stored_request", default: 0)),
+                  lastWrite: Int64(bitPattern: try o.seq("last_write", default: 0)),
+                  lastPut: Int64(bitPattern: try o.seq("last_put", default: 0)),
+                  tags: tags.isEmpty ? nil : CacheEngine.strings(tags).compactText,
+                  extra: rest.isEmpty ? nil : JSONValue.object(rest).compactText)
+    }
+
+    private static func never(_ ms: Int64) -> Int64? { ms == .max ? nil : ms }
+
+    /// The row as a snapshot's entry object (its `state` is not stored: it follows from the times
+    /// and is checked, not read, by decoding).
+    func snapshotObject() throws(SnapshotError) -> JSONValue {
+        func parse(_ text: String, _ what: String) throws(SnapshotError) -> JSONValue {
+            do { return try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
+                throw SnapshotError(path: "entries", "damaged entry \(key) (\(what) is not valid JSON: \(error.message))")
+            }
+        }
+        var f: [String: JSONValue] = [:]
+        if let extra {
+            guard case .object(let fields) = try parse(extra, "extra") else {
+                throw SnapshotError(path: "entries", "damaged entry \(key) (extra is not a JSON object)")
+            }
+            f = fields
+        }
+        for name in Self.columnFields where f[name] != nil {
+            throw SnapshotError(path: "entries", "damaged entry \(key) (extra holds \(name))")
+        }
+        f["key"] = .string(key)
+        f["value"] = try parse(value, "value")
+        f["state"] = .string(EntryState.fresh.rawValue)
+        f["stored_at"] = .int(storedAt)
+        f["stale_at"] = staleAt.map(JSONValue.int) ?? .null
+        f["expires_at"] = expiresAt.map(JSONValue.int) ?? .null
+        f["tags"] = try tags.map { text throws(SnapshotError) in try parse(text, "tags") } ?? .array([])
+        f["seq"] = .int(seq)
+        if storedRequest != 0 { f["stored_request"] = .int(storedRequest) }
+        if lastWrite != 0 { f["last_write"] = .int(lastWrite) }
+        if lastPut != 0 { f["last_put"] = .int(lastPut) }
+        return .object(f)
+    }
+}
+
 extension Snapshot {
-    /// Reads a store's rows back into a checked snapshot, entries in their recency order.
+    /// A snapshot read from a store: the state document, log and server rows first
+    /// (`init(stored:)`), then each entry row in recency order (`append`).
     /// - Throws: `SnapshotError` naming the first problem (a damaged or foreign store).
     /// - Complexity: O(size of the rows).
     public init(stored: StoredState) throws(SnapshotError) {
@@ -161,14 +270,7 @@ extension Snapshot {
             throw SnapshotError(path: "", "damaged store state (not valid JSON: \(error.message))")
         }
         guard case .object(var top) = state else { throw SnapshotError(path: "", "damaged store state (expected a JSON object)") }
-        var entries: [JSONValue] = []
-        entries.reserveCapacity(stored.entries.count)
-        for entry in stored.entries {
-            do { entries.append(try JSONValue(parsing: entry.body, maxDepth: JSONValue.documentDepth)) } catch {
-                throw SnapshotError(path: "entries[\(entries.count)]", "damaged entry \(entry.key) (not valid JSON: \(error.message))")
-            }
-        }
-        top["entries"] = .array(entries)
+        top["entries"] = .array([])
         if case .object(var server)? = top["server"] {
             var log: [JSONValue] = []
             log.reserveCapacity(stored.log.count)
@@ -194,7 +296,82 @@ extension Snapshot {
             }
             top["server"] = .object(server)
         }
-        try self.init(.object(top))
-        recencies = stored.entries.map { UInt64(bitPattern: $0.recency) }
+        try self.init(.object(top), entriesFollow: true)
+        storeNamespaces = [:]
+        for (i, ns) in namespaces.enumerated() { storeNamespaces?[ns.name] = i }
+        storeChecks = EntryChecks(seen: Set(minimumCapacity: stored.entryCount),
+                                  seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        entries.reserveCapacity(stored.entryCount)
+        recencies = []
+        recencies?.reserveCapacity(stored.entryCount)
+    }
+
+    /// Checks one entry row (the next in recency order) and adds it to a snapshot read from a store.
+    /// - Throws: `SnapshotError` for a damaged row; the snapshot is then not to be used.
+    public mutating func append(_ row: StoredEntry) throws(SnapshotError) {
+        guard let namespaceIndex = storeNamespaces else { preconditionFailure("append to a snapshot not read from a store") }
+        var checks = EntryChecks(seen: [], seenRanks: [])
+        swap(&checks, &storeChecks)
+        defer { swap(&checks, &storeChecks) }
+        var plain = false
+        if row.extra == nil { plain = try decodePlainRow(row, namespaceIndex: namespaceIndex, seen: &checks.seen) }
+        if !plain {
+            try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks)
+        }
+        recencies?.append(UInt64(bitPattern: row.recency))
+    }
+
+    /// A row without rare fields of an LRU namespace, checked as `decodeEntry` checks an entry
+    /// object, without building one: the common case, once per entry when a store is opened.
+    /// - Returns: false, having changed nothing, for a row of another namespace (whose entries
+    ///   have eviction fields: `decodeEntry` tells what is missing).
+    private mutating func decodePlainRow(_ row: StoredEntry, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) -> Bool {
+        let path = SnapshotPath("entries").element(entries.count)
+        func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
+        let key = row.key
+        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))], namespaces[ns].policy.eviction == .lru else {
+            return false
+        }
+        try SnapshotObject.checkKey(key) { fail("key", $0) }
+        guard seen.insert(key).inserted else { throw fail("key", "\(key) appears twice") }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
+            throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
+        }
+        var tags: [String] = []
+        if let text = row.tags {
+            let list: JSONValue
+            do { list = try JSONValue(parsing: text, maxDepth: 1) } catch {
+                throw SnapshotError(path: "entries", "damaged entry \(key) (tags is not valid JSON: \(error.message))")
+            }
+            guard case .array(let items) = list else { throw fail("tags", "expected an array") }
+            tags.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                guard case .string(let tag) = item else { throw SnapshotError(path: path.child("tags").element(i).text, "expected a string") }
+                tags.append(tag)
+            }
+        }
+        for (name, n) in [("seq", row.seq), ("stored_request", row.storedRequest), ("last_write", row.lastWrite), ("last_put", row.lastPut)]
+            where n < 0 {
+            throw fail(name, "expected a sequence number (a whole number, not negative)")
+        }
+        var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
+                          staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
+        entry.storedSeq = UInt64(row.seq)
+        entry.storedRequest = UInt64(row.storedRequest)
+        entry.lastLocalWrite = UInt64(row.lastWrite)
+        entry.lastPut = UInt64(row.lastPut)
+        ranks.append(nil)
+        entries.append(entry)
+        return true
+    }
+
+    /// Ends the reading of a store's rows: checks what needs them all (SIEVE's hands), and drops
+    /// what only the checks needed.
+    /// - Throws: `SnapshotError` for a hand on no entry of its namespace.
+    public mutating func finishStored() throws(SnapshotError) {
+        storeChecks = EntryChecks(seen: [], seenRanks: [])
+        storeNamespaces = nil
+        try checkHands()
     }
 }

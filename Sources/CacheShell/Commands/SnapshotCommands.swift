@@ -74,6 +74,12 @@ extension Session {
 
     /// Applies a decoded snapshot, after checking the fields the shell wrote for scheduled commands.
     public func restore(_ snapshot: Snapshot, on cache: isolated Cache) throws(SnapshotError) {
+        try restore(snapshot, keepingDecoded: false, on: cache)
+    }
+
+    /// `restore(_:on:)`; with `keepingDecoded`, the base is kept as the decoded snapshot and its
+    /// document made only if a recording asks for it (opening a large store builds none).
+    func restore(_ snapshot: Snapshot, keepingDecoded: Bool, on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
         for command in snapshot.scheduledCommands {
             entries[command.id] = try Self.scheduledEntry(command)
@@ -86,7 +92,13 @@ extension Session {
             scheduled[token] = entries[command.id]
             return token
         }
-        baseDocument = makeSnapshot(on: cache)
+        if keepingDecoded {
+            baseDocument = nil
+            baseDecoded = snapshot
+        } else {
+            baseDecoded = nil
+            baseDocument = makeSnapshot(on: cache)
+        }
         history.removeAll()
     }
 

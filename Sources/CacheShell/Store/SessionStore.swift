@@ -25,8 +25,14 @@ extension Session {
     /// - Complexity: O(size of the store).
     public func open(store: any CacheStore, groupSize: Int = 256, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
+            var snapshot: Snapshot
+            do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
+            try store.loadEntries { row throws(StoreError) in
+                do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+            }
             do {
-                try restore(Snapshot(stored: stored), on: cache)
+                try snapshot.finishStored()
+                try restore(snapshot, keepingDecoded: true, on: cache)
             } catch {
                 throw StoreError("damaged store: \(error)")
             }

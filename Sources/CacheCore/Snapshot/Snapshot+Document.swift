@@ -1,0 +1,49 @@
+extension Snapshot {
+    /// The snapshot document of this decoded snapshot, as `CacheEngine.makeSnapshot` would write it
+    /// right after restoring it: the scheduled commands keep the fields they were read with.
+    ///
+    /// Lets a caller keep a decoded snapshot (which shares its values with the engine it was
+    /// restored into) instead of a document of the whole state, and render it only when asked.
+    /// - Complexity: O(size of the state).
+    public func document() -> JSONValue {
+        let engine = CacheEngine(origin: FrozenOrigin(server), clockStart: clockStart)
+        var fields: [[String: JSONValue]] = []
+        engine.restore(self) { command in
+            fields.append(command.fields)
+            return fields.count - 1
+        }
+        return engine.makeSnapshot { token in fields.indices.contains(token) ? fields[token] : [:] }
+    }
+}
+
+/// An origin that only holds a snapshot's server section, for `Snapshot.document()`: the engine
+/// around it is written, never run, so it is never asked anything.
+private final class FrozenOrigin: Origin, PersistentOrigin {
+    private var state: OriginSnapshot?
+    init(_ state: OriginSnapshot?) { self.state = state }
+
+    var isOnline: Bool { state?.isOnline ?? true }
+    var persistentState: (any PersistentOrigin)? { state == nil ? nil : self }
+
+    func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        preconditionFailure("a frozen origin is never asked")
+    }
+    func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
+        preconditionFailure("a frozen origin is never asked")
+    }
+    func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
+        preconditionFailure("a frozen origin is never asked")
+    }
+
+    func snapshot(withData: Bool) -> OriginSnapshot {
+        var s = state ?? OriginSnapshot(data: [:], modifiedAt: [:], latency: 0, latencies: [:], isOnline: true,
+                                        idField: "id", failNext: 0, failKey: [:])
+        if !withData { s.data = [:]; s.modifiedAt = [:] }
+        return s
+    }
+    func restore(_ snapshot: OriginSnapshot) { state = snapshot }
+    func startTrackingChanges() {}
+    func takeChangedKeys() -> [String] { [] }
+    func allKeys() -> [String] { [] }
+    func storedKey(_ key: String) -> StoredServerKey { StoredServerKey(key: key, value: nil, modifiedAt: nil) }
+}
