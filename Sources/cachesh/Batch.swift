@@ -63,7 +63,7 @@ enum Batch {
     }
 
     /// ``promptLine(_:)`` over the rest of the file open at `fd`, read in 64 KiB chunks: memory
-    /// stays bounded whatever the file's size. A read error ends the search (the run reports it).
+    /// stays bounded whatever the file's size. A read error ends the search (the run then reports it).
     /// - Complexity: O(n) in the length of the file.
     static func promptLine(fd: Int32) -> Int? {
         let prompt = Array("cachesh>".utf8)
@@ -152,6 +152,10 @@ enum Batch {
             if !isFile { terminal.flush() }
             let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && isFile {
+                terminal.write("cachesh: cannot read \(name): \(String(cString: strerror(errno)))\n", isError: true)
+                return 2
+            }
             if n <= 0 {
                 // End of input: what is left is the last command, complete or not.
                 if !skipping, let status = runPending(upTo: pending.count) { return status }
