@@ -139,9 +139,11 @@ public final class SQLiteStore: CacheStore, Sendable {
             let insert = try db.makeStatement(sql: insertEntrySQL(table: "entries_v4"))
             let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries")
             while let row = try rows.next() {
-                let key = Self.key(row[0])
+                let key = Self.key(try row.decode(atIndex: 0))
                 let entry: StoredEntry
-                do { entry = try StoredEntry(key: key, recency: row[1], snapshotJSON: row[2]) } catch {
+                do {
+                    entry = try StoredEntry(key: key, recency: try row.decode(atIndex: 1), snapshotJSON: try row.decode(atIndex: 2))
+                } catch {
                     throw StoreError("damaged store: \(error)")
                 }
                 try insert.execute(arguments: entryArguments(entry))
@@ -222,10 +224,16 @@ public final class SQLiteStore: CacheStore, Sendable {
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
-                while let row = try lines.next() { log.append(StoredLogLine(position: row[0], body: row[1])) }
+                // `decode` throws on a NULL or a wrong type (a damaged file): one clear error, not a crash.
+                while let row = try lines.next() {
+                    log.append(StoredLogLine(position: try row.decode(atIndex: 0), body: try row.decode(atIndex: 1)))
+                }
                 var server: [StoredServerKey] = []
                 let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
-                while let row = try keys.next() { server.append(StoredServerKey(key: Self.key(row[0]), value: row[1], modifiedAt: row[2])) }
+                while let row = try keys.next() {
+                    server.append(StoredServerKey(key: Self.key(try row.decode(atIndex: 0)), value: try row.decode(atIndex: 1),
+                                                  modifiedAt: try row.decode(atIndex: 2)))
+                }
                 return StoredState(state: state, log: log, server: server, entryCount: count)
             }
         } catch {
@@ -243,9 +251,12 @@ public final class SQLiteStore: CacheStore, Sendable {
                     FROM entries ORDER BY recency
                     """)
                 while let row = try rows.next() {
-                    let entry = StoredEntry(key: Self.key(row[0]), recency: row[1], value: row[2], storedAt: row[3],
-                                            staleAt: row[4], expiresAt: row[5], seq: row[6], storedRequest: row[7],
-                                            lastWrite: row[8], lastPut: row[9], tags: row[10], extra: row[11])
+                    let entry = StoredEntry(key: Self.key(try row.decode(atIndex: 0)), recency: try row.decode(atIndex: 1),
+                                            value: try row.decode(atIndex: 2), storedAt: try row.decode(atIndex: 3),
+                                            staleAt: try row.decode(atIndex: 4), expiresAt: try row.decode(atIndex: 5),
+                                            seq: try row.decode(atIndex: 6), storedRequest: try row.decode(atIndex: 7),
+                                            lastWrite: try row.decode(atIndex: 8), lastPut: try row.decode(atIndex: 9),
+                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11))
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
                         return

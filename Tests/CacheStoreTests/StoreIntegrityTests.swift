@@ -118,6 +118,36 @@ import TestSupport
         #expect(loaded.server == [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)])
     }
 
+    /// A damaged file can hold a NULL or a wrong type where the schema says NOT NULL (a cut page,
+    /// an edit by hand): reading it is one clear error, never a crash (a `try!` inside GRDB's
+    /// non-throwing subscript stopped the process before).
+    @Test(arguments: [("log", "body", "INSERT INTO log (position, body) VALUES (1, NULL)"),
+                      ("entries", "value", "UPDATE entries SET value = NULL")])
+    func aNullWhereTheSchemaForbidsItIsOneClearError(table: String, column: String, damage: String) throws {
+        let path = StoreTests.directory() + "/s.db"
+        let writer = try SQLiteStore(path: path)
+        try writer.commit(Self.rows(["a", "b"]))
+        try writer.close()
+        let raw = try DatabaseQueue(path: path)
+        try raw.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, '\(column) TEXT NOT NULL', '\(column) TEXT') WHERE name = ?",
+                           arguments: [table])
+        }
+        try raw.close()
+        let editor = try DatabaseQueue(path: path)
+        try editor.write { db in try db.execute(sql: damage) }
+        try editor.close()
+
+        let reader = try SQLiteStore(path: path)
+        #expect {
+            _ = try reader.load()
+            _ = try Self.entries(reader)
+        } throws: { error in
+            "\(error)".contains("cannot read store")
+        }
+    }
+
     // MARK: One process at a time
 
     @Test func aSecondOpenIsRefusedUntilTheFirstCloses() throws {
