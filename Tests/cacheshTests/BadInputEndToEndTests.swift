@@ -86,6 +86,7 @@ import Testing
         ("server log everything", "server log takes nothing or clear"),
         ("stats feed page", #"stats takes [NS] or reset; unexpected "page""#),
         ("watch tag:t", "watch takes KEY, NS:* or *"),
+        ("timeline tag:t", "timeline takes KEY, NS:* or *"),
         ("unwatch feed:1 profile:42", #"unwatch takes [KEY|NS:*|*]; unexpected "profile:42""#),
         ("source missing.cachesh", "cannot read missing.cachesh: No such file or directory"),
         ("output yaml", #"output takes human or json, not "yaml""#),

@@ -11,7 +11,7 @@ enum ObserveCommands {
         switch try args.target(i) {
         case .key(let key): return .key(key)
         case .namespace(let ns): return .namespace(ns)
-        case .tag: throw ShellError("watch takes KEY, NS:* or *", at: word.offset)
+        case .tag: throw ShellError("\(args.name) takes KEY, NS:* or *", at: word.offset)
         }
     }
 
