@@ -14,5 +14,7 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 python3 -c 'import pexpect' 2>/dev/null || python3 -m pip install -q pexpect
+# The interactive tests draw the shell on pyte, a terminal emulator that does not re-wrap on resize.
+python3 -c 'import pyte' 2>/dev/null || python3 -m pip install -q pyte
 # replay's comparison test and benchmark run libCacheSim's Python package (a wheel: quick).
 python3 -c 'import libcachesim' 2>/dev/null || python3 -m pip install -q libcachesim==0.3.5

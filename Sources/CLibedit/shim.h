@@ -48,6 +48,25 @@ static inline int cachesh_el_bind(EditLine *el, const char *key, const char *fun
     return el_set(el, EL_BIND, key, function, NULL);
 }
 
+/* Reads each character libedit edits with (`EL_GETCFN`): 1 and the character, 0 at the end
+   of input, -1 on an error (errno). */
+typedef int (*cachesh_read_function)(EditLine *, wchar_t *);
+
+static inline int cachesh_el_set_read_function(EditLine *el, cachesh_read_function f) {
+    return el_set(el, EL_GETCFN, f);
+}
+
+/* Draws the prompt and line again from the cursor's row and column 0, as if nothing were on the
+   screen (`EL_REFRESH`). */
+static inline int cachesh_el_refresh(EditLine *el) {
+    return el_set(el, EL_REFRESH);
+}
+
+/* Puts the terminal in libedit's editing mode (1) or back in the mode it found (0). */
+static inline int cachesh_el_prepare_terminal(EditLine *el, int editing) {
+    return el_set(el, EL_PREP_TERM, editing);
+}
+
 /* `setty -d MODE`: fix a tty mode while editing (e.g. "-isig"). */
 static inline int cachesh_el_setty_edit(EditLine *el, const char *mode) {
     return el_set(el, EL_SETTY, "-d", mode, NULL);

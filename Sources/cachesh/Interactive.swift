@@ -22,7 +22,9 @@ enum Interactive {
         terminal.interrupted = { interruptSignalled.load(ordering: .relaxed) }
         let hints = session.options.colour && !["0", "off", "no", "false"].contains(environment["CACHESH_HINTS"] ?? "")
         let safe = session.options.safe
-        guard let editor = LineEditor(historyPath: safe ? nil : historyPath(environment), hints: hints, completesFiles: !safe) else {
+        let ansi = environment["TERM"] != "dumb"
+        guard let editor = LineEditor(historyPath: safe ? nil : historyPath(environment), hints: hints,
+                                      completesFiles: !safe, ansi: ansi) else {
             terminal.write("cachesh: cannot set up line editing\n", isError: true)
             return 2
         }
@@ -30,7 +32,6 @@ enum Interactive {
             terminal.write("cachesh: \(problem)\n", isError: true)
             terminal.flush()
         }
-        let ansi = environment["TERM"] != "dumb"
         writeOut(banner + "\n")
         completionIndex.update(from: cache)
         var lines: [String] = []

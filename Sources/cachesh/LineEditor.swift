@@ -63,12 +63,15 @@ final class LineEditor {
     ///     file, or is larger than the limit, is neither read nor written (`historyProblem` says why).
     ///   - hints: show argument hints (dim text after the line).
     ///   - completesFiles: Tab completes file names, listing directories.
-    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true) {
+    ///   - ansi: the terminal moves its cursor on ANSI sequences (not `TERM=dumb`): a change of
+    ///     the window's size redraws the line at once (`TerminalInput`).
+    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true) {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
         self.editor = editor
         self.history = history
+        TerminalInput.setUp(editor, ansi: ansi)
         var usable = historyPath
         var problem: String?
         var load: String?
@@ -124,6 +127,7 @@ final class LineEditor {
     }
 
     deinit {
+        TerminalInput.tearDown()
         el_end(editor)
         history_end(history)
     }
@@ -141,7 +145,9 @@ final class LineEditor {
         }
         var count: Int32 = 0
         let quiet = TypeAhead.silence()
+        let resize = TerminalInput.watchResize(columns: columns)
         let line = el_gets(editor, &count)
+        TerminalInput.stopWatchingResize(resize)
         TypeAhead.restore(quiet)
         let interrupted = editorState.withLock { $0.interrupted }
         if interrupted || (line == nil && count < 0 && interruptSignalled.exchange(false, ordering: .relaxed)) {
@@ -213,7 +219,7 @@ private func promptText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>
 }
 
 /// The typed line: everything, and the part before the cursor.
-private func lineText(_ editor: OpaquePointer) -> (all: String, beforeCursor: String, afterCursor: String) {
+func lineText(_ editor: OpaquePointer) -> (all: String, beforeCursor: String, afterCursor: String) {
     guard let info = el_line(editor)?.pointee, let buffer = info.buffer else { return ("", "", "") }
     func text(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> String {
         String(decoding: UnsafeRawBufferPointer(start: from, count: max(0, to - from)), as: UTF8.self)
@@ -334,9 +340,13 @@ private func interruptKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     return UInt8(CC_REFRESH)
 }
 
-/// Ctrl-Z: suspends the shell (libedit restores the terminal around the stop).
+/// Ctrl-Z: suspends the shell with the terminal as it was before editing, and takes it back for
+/// editing once continued. (libedit's own handlers do that only the first time in a line: its
+/// reader, which would set them again, is replaced by `TerminalInput`'s.)
 private func suspendKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    if let editor { _ = cachesh_el_prepare_terminal(editor, 0) }
     raise(SIGTSTP)
+    if let editor { _ = cachesh_el_prepare_terminal(editor, 1) }
     return UInt8(CC_REDISPLAY)
 }
 

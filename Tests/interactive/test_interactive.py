@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the interactive shell: the real binary in a terminal (tmux), checked on
-the rendered screen.
+"""End-to-end tests of the interactive shell: the real binary in a terminal (tmux, and pyte for
+a terminal that does not re-wrap lines on resize), checked on the rendered screen.
 
     CACHESH_BIN=.build/debug/cachesh python3 Tests/interactive/test_interactive.py [NAME...]
 
@@ -144,6 +144,71 @@ class Shell:
 
     def wait_for_line(self, expected, what=None):
         self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
+
+
+class Screen:
+    """cachesh in a pseudo-terminal drawn by pyte, a terminal emulator that, like xterm and the
+    Linux console, does not re-wrap lines when its width changes (tmux does, so it cannot show
+    what a resize leaves on such a terminal). It answers cursor-position reports as a terminal
+    does. The screen is read on a deadline, never after a fixed sleep."""
+
+    running = []  # closed after each test, whether it passed or not
+
+    def __init__(self, home, env=None, width=40, height=12):
+        import pexpect  # noqa: PLC0415 — only these tests need them (scripts/install-deps.sh)
+        import pyte  # noqa: PLC0415
+        self.pexpect = pexpect
+        environment = {
+            "HOME": home,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "TERM": "xterm",
+            "LANG": "C.UTF-8",
+            "EDITRC": "",
+            "CACHESH_HISTORY": os.path.join(home, "history"),
+        }
+        environment.update(env or {})
+        self.screen = pyte.Screen(width, height)
+        self.screen.write_process_input = lambda text: self.child.send(text.encode())
+        self.stream = pyte.ByteStream(self.screen)
+        self.child = pexpect.spawn(BIN, [], env={k: v for k, v in environment.items() if v is not None},
+                                   cwd=home, dimensions=(height, width))
+        Screen.running.append(self)
+        self.wait_for(lambda s: any(r.startswith("cachesh>") for r in s.rows()), "the first prompt")
+
+    def rows(self):
+        return [row.rstrip() for row in self.screen.display]
+
+    def text(self):
+        return "\n".join(f"{i:2}|{row}" for i, row in enumerate(self.rows())) + \
+            f"\ncursor at row {self.screen.cursor.y}, column {self.screen.cursor.x}"
+
+    def pump(self, timeout):
+        """Feeds what the shell wrote within `timeout` seconds to the screen."""
+        try:
+            self.stream.feed(self.child.read_nonblocking(65536, timeout=timeout))
+        except self.pexpect.TIMEOUT:
+            pass
+
+    def wait_for(self, condition, what, wait=WAIT):
+        deadline = time.monotonic() + wait
+        while not condition(self):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
+            self.pump(min(remaining, 0.5))
+
+    def type(self, text):
+        self.child.send(text.encode())
+
+    def resize(self, width, height):
+        """What a terminal does when its window changes size: its screen first, then the
+        kernel's record of the size, which sends SIGWINCH to the shell."""
+        self.pump(0)
+        self.screen.resize(height, width)
+        self.child.setwinsize(height, width)
+
+    def close(self):
+        self.child.close(force=True)
 
 
 def zombie_exit_status(pid):
@@ -729,6 +794,116 @@ def test_ctrl_c_stops_a_long_source_between_commands(home):
         expect(any(l.startswith("state:") and l.split()[1] == "fresh" for l in sh.lines()), "the last put that ran is there", sh)
 
 
+def test_resize_redraws_a_wrapped_line(home):
+    """Narrowing, then widening, the window while a line wraps redraws it at the new width on a
+    terminal that does not re-wrap: the line once, no stale row, the cursor after the text; and
+    editing goes on."""
+    sh = Screen(home, width=40, height=12)
+    words = "echo one two three four five six seven eight nine ten"
+    line = "cachesh> " + words
+
+    def drawn(width):
+        return [line[i:i + width] for i in range(0, len(line), width)]
+
+    def shows(width):
+        def check(s):
+            rows = s.rows()
+            top = next((i for i, r in enumerate(rows) if r.startswith("cachesh>")), None)
+            if top is None:
+                return False
+            wrapped = drawn(width)
+            return (rows[top:top + len(wrapped)] == wrapped and not any(rows[top + len(wrapped):])
+                    and sum(1 for r in rows if "cachesh>" in r) == 1
+                    and (s.screen.cursor.y, s.screen.cursor.x) == (top + len(wrapped) - 1, len(wrapped[-1])))
+        return check
+
+    sh.type(words)
+    sh.wait_for(shows(40), "the line wrapped at 40 columns")
+    above = sh.rows()[:next(i for i, r in enumerate(sh.rows()) if r.startswith("cachesh>"))]
+    sh.resize(25, 12)
+    sh.wait_for(shows(25), "the line redrawn at 25 columns, no stale row, without a key")
+    expect(sh.rows()[:len(above)] == [r[:25].rstrip() for r in above], "what was above the line is left alone", sh)
+    sh.resize(40, 12)
+    sh.wait_for(shows(40), "the line redrawn at 40 columns, the third row cleared")
+    sh.type(" eleven\r")
+    output = "one two three four five six seven eight nine ten eleven"
+    expected = [(line + " eleven")[i:i + 40].rstrip() for i in range(0, len(line) + 7, 40)] + \
+        [output[i:i + 40].rstrip() for i in range(0, len(output), 40)] + ["cachesh>"]
+    sh.wait_for(lambda s: any(s.rows()[i:i + len(expected)] == expected for i in range(len(s.rows()))),
+                "the command as typed, its output, then the prompt")
+
+
+def test_resize_redraws_a_wrapped_line_where_the_terminal_rewraps(home):
+    """tmux re-wraps a line when its width changes, moving the cursor down or up a row: the line
+    is still drawn once at the new width, from its first row, and what was above stays. (With
+    hints on, as by default, every key redraws the whole line.)"""
+    sh = Shell(home, width=40, height=12)
+    words = "echo one two three four five six seven eight nine ten"
+    line = "cachesh> " + words
+
+    def shows(width):
+        wrapped = [line[i:i + width].rstrip() for i in range(0, len(line), width)]
+
+        def check(s):
+            rows = s.lines(banner=True)
+            top = next((i for i, r in enumerate(rows) if r.startswith("cachesh>")), None)
+            # Right above the line, the end of the banner (re-wrapped by tmux too; its first rows
+            # may have gone up into tmux's history); the line once, nothing below.
+            return (top is not None and top > 0 and rows[top - 1].endswith("leave")
+                    and sum(1 for r in rows if "cachesh>" in r) == 1
+                    and rows[top:top + len(wrapped)] == wrapped and not any(rows[top + len(wrapped):]))
+        return check
+
+    sh.type(words)
+    sh.wait_for(shows(40), "the line wrapped at 40 columns")
+    # tmux re-wraps the text itself; an edit inside the line after each resize shows whether the
+    # shell knows where its line now is.
+    for width, key in ((25, "s"), (40, "x"), (31, "y")):
+        tmux("resize-window", "-t", sh.name, "-x", str(width), "-y", "12")
+        # tmux changes its screen at once but tells the terminal device (which signals the shell)
+        # a moment later: keys typed in between would be drawn for the old width.
+        tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
+        sh.wait_for(lambda s: subprocess.run(["stty", "-F", tty, "size"], capture_output=True,
+                                             text=True).stdout.split() == ["12", str(width)],
+                    f"the terminal device to be {width} columns wide")
+        sh.keys("Left")
+        sh.type(key)
+        sh.keys("End")
+        line = line[:-1] + key + line[-1]
+        sh.wait_for(shows(width), f"the line drawn once at {width} columns, the banner above it")
+
+
+def test_resize_redraws_a_continuation_line_with_the_cursor_inside(home):
+    """On a continuation line (`...>`) with the cursor inside the text, a narrower window redraws
+    that line from its first row, the cursor where it was in the text; the line already accepted
+    above stays; the value is then finished and stored."""
+    sh = Screen(home, width=40, height=12)
+    sh.type("put doc:1 {\r")
+    sh.wait_for(lambda s: "...>" in s.rows(), "the continuation prompt")
+    text = '"title": "a title long enough to wrap", "n": 1'
+    sh.type(text + "\x1b[D" * 6)  # six Left arrows: the cursor before `"n": 1`
+    line = "...> " + text
+
+    def shows(width):
+        def check(s):
+            rows = s.rows()
+            top = next((i for i, r in enumerate(rows) if r.startswith("...>")), None)
+            wrapped = [line[i:i + width].rstrip() for i in range(0, len(line), width)]
+            cursor = len(line) - 6
+            return (top is not None and rows[top - 1] == "cachesh> put doc:1 {"[:width]
+                    and rows[top:top + len(wrapped)] == wrapped and not any(rows[top + len(wrapped):])
+                    and (s.screen.cursor.y, s.screen.cursor.x) == (top + cursor // width, cursor % width))
+        return check
+
+    sh.wait_for(shows(40), "the continuation line wrapped at 40 columns, the cursor inside")
+    sh.resize(30, 12)
+    sh.wait_for(shows(30), "the continuation line redrawn at 30 columns, the cursor in the same place")
+    sh.type("\x1b[F}\r")  # End, close the value, Enter
+    sh.wait_for(lambda s: "cachesh>" in s.rows(), "the next prompt")
+    sh.type("peek doc:1\r")
+    sh.wait_for(lambda s: any(r.startswith("state:") and "fresh" in r for r in s.rows()), "the value was stored")
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
@@ -759,6 +934,8 @@ def main():
                 detail = str(error) if isinstance(error, AssertionError) else traceback.format_exc()
                 print(f"FAIL {name}: " + detail.replace("\n", "\n     "))
             finally:
+                while Screen.running:
+                    Screen.running.pop().close()
                 for session in tmux("list-sessions", "-F", "#{session_name}", check=False).split():
                     if session != "keepalive":
                         tmux("kill-session", "-t", session, check=False)

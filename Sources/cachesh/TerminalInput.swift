@@ -1,0 +1,320 @@
+import CLibedit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// How the line editor reads the terminal: libedit's read-character function (`EL_GETCFN`),
+// replaced so that a change of the window's size redraws the line at once.
+//
+// libedit on its own (with `EL_SIGNAL`) only takes the new size when SIGWINCH arrives and draws
+// nothing until the next key; that draw starts from where the cursor was at the old width. A line
+// that wrapped is then left on the screen cut at the new width, with its rows out of place.
+// Here a SIGWINCH handler writes a byte to a pipe (nothing else: write(2) is async-signal-safe),
+// the read waits with poll(2) on the terminal and on that pipe, and on a resize the line is
+// erased from its first row and drawn again before reading goes on.
+
+/// The end of the wake-up pipe that the SIGWINCH handler writes to (-1: none).
+///
+/// Read in the signal handler: an atomic load of a global that is initialised (by
+/// `TerminalInput.setUp`) before the handler is installed, so the handler runs no initialiser.
+private let resizeWakeWriter = Atomic<Int32>(-1)
+
+/// SIGWINCH: one byte to the pipe. Only async-signal-safe work: an atomic load and write(2),
+/// errno kept as it was.
+private func resizeHandler(_ signal: Int32) {
+    let fd = resizeWakeWriter.load(ordering: .relaxed)
+    guard fd >= 0 else { return }
+    let saved = errno
+    var byte: UInt8 = 1
+    _ = write(fd, &byte, 1)
+    errno = saved
+}
+
+/// What the read function keeps between calls; used only on the thread that reads lines.
+private struct InputState {
+    /// The end of the wake-up pipe that poll(2) watches (-1: none).
+    var wakeReader: Int32 = -1
+    /// Bytes read from the terminal while waiting for its answer to a cursor report, not yet
+    /// handed to libedit (keys typed meanwhile).
+    var pending: [UInt8] = []
+    var pendingStart = 0
+    /// The width the line on the screen was laid out for.
+    var drawnColumns = 0
+    /// The terminal understands ANSI cursor movement (not `TERM=dumb`).
+    var ansi = true
+}
+
+private let inputState = Mutex(InputState())
+
+/// libedit's read-character function (`EL_GETCFN`): 1 and the character, 0 at the end of input,
+/// -1 on an error.
+private func readCharacterForLibedit(_ editor: OpaquePointer?, _ character: UnsafeMutablePointer<wchar_t>?) -> Int32 {
+    guard let editor, let character else { return -1 }
+    return TerminalInput.readCharacter(editor, into: character)
+}
+
+enum TerminalInput {
+    /// Makes the wake-up pipe and has libedit read through `readCharacter`.
+    static func setUp(_ editor: OpaquePointer, ansi: Bool) {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for fd in ends {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            }
+        }
+        inputState.withLock {
+            $0.wakeReader = ends[0]
+            $0.ansi = ansi
+        }
+        resizeWakeWriter.store(ends[1], ordering: .relaxed)
+        _ = cachesh_el_set_read_function(editor, readCharacterForLibedit)
+    }
+
+    static func tearDown() {
+        let writer = resizeWakeWriter.exchange(-1, ordering: .relaxed)
+        let reader = inputState.withLock { state in
+            defer { state.wakeReader = -1 }
+            return state.wakeReader
+        }
+        if writer >= 0 { close(writer) }
+        if reader >= 0 { close(reader) }
+    }
+
+    /// Around each `el_gets`: SIGWINCH wakes the read while a line is edited (libedit, which
+    /// installs its own handler for the edit, passes the signal on to this one), and is ignored
+    /// again while a command runs (the next edit starts at the size of the moment).
+    /// - Returns: the action to put back with `stopWatchingResize`.
+    static func watchResize(columns: Int) -> sigaction {
+        inputState.withLock { state in
+            state.drawnColumns = columns
+            drain(state.wakeReader)
+        }
+        var action = sigaction()
+        #if canImport(Glibc)
+        action.__sigaction_handler.sa_handler = resizeHandler
+        #else
+        action.__sigaction_u.__sa_handler = resizeHandler
+        #endif
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        var previous = sigaction()
+        sigaction(SIGWINCH, &action, &previous)
+        return previous
+    }
+
+    static func stopWatchingResize(_ previous: sigaction) {
+        var previous = previous
+        sigaction(SIGWINCH, &previous, nil)
+    }
+
+    /// Empties the non-blocking wake-up pipe (at most 64 reads of 64 bytes: it never holds more
+    /// than a burst of resizes).
+    private static func drain(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        for _ in 0..<64 where read(fd, &buffer, buffer.count) > 0 {}
+    }
+
+    // MARK: - Reading
+
+    private enum Input {
+        case byte(UInt8)
+        case end
+        case failed(Int32)
+    }
+
+    /// The next byte typed: first any kept while waiting for a cursor report, else from the
+    /// terminal, redrawing the line whenever the window changed size first.
+    private static func nextByte(_ editor: OpaquePointer) -> Input {
+        while true {
+            let (kept, wakeReader) = inputState.withLock { state -> (UInt8?, Int32) in
+                guard state.pendingStart < state.pending.count else { return (nil, state.wakeReader) }
+                let byte = state.pending[state.pendingStart]
+                state.pendingStart += 1
+                if state.pendingStart == state.pending.count {
+                    state.pending.removeAll(keepingCapacity: true)
+                    state.pendingStart = 0
+                }
+                return (byte, state.wakeReader)
+            }
+            if let kept { return .byte(kept) }
+            var watched = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+            if poll(&watched, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if watched[1].revents & Int16(POLLIN) != 0 {
+                drain(wakeReader)
+                redrawAfterResize(editor)
+                continue
+            }
+            guard watched[0].revents != 0 else { continue }
+            var byte: UInt8 = 0
+            let count = read(0, &byte, 1)
+            if count == 1 { return .byte(byte) }
+            if count == 0 { return .end }
+            if errno == EINTR || errno == EAGAIN { continue }
+            return .failed(errno)
+        }
+    }
+
+    /// One character for libedit, decoded as libedit's own reader does: an invalid sequence is
+    /// dropped but for its last byte, which may start the next; one longer than any character is
+    /// an error.
+    static func readCharacter(_ editor: OpaquePointer, into character: UnsafeMutablePointer<wchar_t>) -> Int32 {
+        var bytes: [CChar] = []
+        var needsByte = true
+        while true {
+            if needsByte {
+                switch nextByte(editor) {
+                case .byte(let byte): bytes.append(CChar(bitPattern: byte))
+                case .end:
+                    character.pointee = 0
+                    return 0
+                case .failed(let code):
+                    character.pointee = 0
+                    errno = code
+                    return -1
+                }
+            }
+            var shift = mbstate_t()
+            var wide: wchar_t = 0
+            let used = bytes.withUnsafeBufferPointer { mbrtowc(&wide, $0.baseAddress, $0.count, &shift) }
+            switch used {
+            case -1:
+                needsByte = bytes.count == 1
+                bytes = needsByte ? [] : [bytes[bytes.count - 1]]
+            case -2:
+                guard bytes.count < Int(MB_LEN_MAX) else {
+                    character.pointee = 0
+                    errno = EILSEQ
+                    return -1
+                }
+                needsByte = true
+            default:
+                character.pointee = wide
+                return 1
+            }
+        }
+    }
+
+    // MARK: - Redrawing
+
+    /// Takes the new size and draws the line again: back to the line's first row, erase to the
+    /// end of the screen, draw prompt and line at the new width. Where that first row now is
+    /// depends on the terminal: most keep each row as it was (xterm, the Linux console), some
+    /// re-wrap the text at the new width (tmux, VTE). When the two disagree the terminal is asked
+    /// where its cursor is; without an answer the line is drawn from the lower of the two rows,
+    /// which never erases what was printed above the prompt.
+    private static func redrawAfterResize(_ editor: OpaquePointer) {
+        el_resize(editor)
+        let columns = Int(cachesh_el_columns(editor))
+        let (old, ansi) = inputState.withLock { state in
+            defer { state.drawnColumns = columns }
+            return (state.drawnColumns, state.ansi)
+        }
+        guard ansi, old > 0, columns != old else { return }
+        let line = lineText(editor)
+        let continuing = editorState.withLock { !$0.pending.isEmpty }
+        let prompt = continuing ? "...> " : "cachesh> "
+        let kept = LineLayout.cursor(after: prompt + line.beforeCursor, columns: old)
+        let rewrapped = LineLayout.cursor(after: prompt + line.beforeCursor, columns: columns)
+        var row = min(kept.row, rewrapped.row)
+        if kept.row != rewrapped.row, let column = askCursorColumn().map({ min($0, columns - 1) }) {
+            let keptColumn = min(kept.column, columns - 1)
+            if column == rewrapped.column && column != keptColumn {
+                row = rewrapped.row
+            } else if column == keptColumn && column != rewrapped.column {
+                row = kept.row
+            }
+        }
+        writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
+        _ = cachesh_el_refresh(editor)
+    }
+
+    /// Asks the terminal for the cursor's position (`ESC[6n`) and waits up to a second for the
+    /// answer (`ESC[row;columnR`): its column, counted from 0. Keys that arrive meanwhile are kept
+    /// for reading; at most 4 KiB is read.
+    private static func askCursorColumn() -> Int? {
+        writeOut("\u{1b}[6n")
+        let deadline = ContinuousClock.now.advanced(by: .seconds(1))
+        var received: [UInt8] = []
+        var column: Int?
+        while column == nil && received.count < 4096 {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { break }
+            let milliseconds = Int32(min(1000, max(1, (left / .milliseconds(1)).rounded(.up))))
+            var watched = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&watched, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(0, &buffer, buffer.count)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard count > 0 else { break }
+            received += buffer[..<count]
+            if let (range, found) = cursorReport(in: received) {
+                received.removeSubrange(range)
+                column = found
+            }
+        }
+        inputState.withLock { state in
+            state.pending.append(contentsOf: received)
+        }
+        return column
+    }
+
+    /// The first `ESC [ digits ; digits R` in `bytes`: where it is, and its column counted from 0.
+    static func cursorReport(in bytes: [UInt8]) -> (Range<Int>, Int)? {
+        var start = 0
+        while let escape = bytes[start...].firstIndex(of: 0x1b) {
+            var i = escape + 1
+            start = escape + 1
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "[") else { continue }
+            i += 1
+            func number() -> Int? {
+                var value = 0
+                let first = i
+                while i < bytes.count, i - first < 6, bytes[i] >= 0x30, bytes[i] <= 0x39 {
+                    value = value * 10 + Int(bytes[i] - 0x30)
+                    i += 1
+                }
+                return i > first ? value : nil
+            }
+            guard number() != nil, i < bytes.count, bytes[i] == UInt8(ascii: ";") else { continue }
+            i += 1
+            guard let column = number(), i < bytes.count, bytes[i] == UInt8(ascii: "R") else { continue }
+            return (escape..<(i + 1), max(0, column - 1))
+        }
+        return nil
+    }
+}
+
+/// Where libedit puts the cursor after some text at a given width: each character in the row it
+/// fits in (a wide one that would cross the edge goes to the next row), tabs to the next multiple
+/// of 8 in the row, and a row filled to the edge moves the cursor to the start of the next.
+enum LineLayout {
+    static func cursor(after text: String, columns: Int) -> (row: Int, column: Int) {
+        guard columns > 0 else { return (0, 0) }
+        var row = 0
+        var column = 0
+        for scalar in text.unicodeScalars {
+            let width = scalar == "\t" ? 8 - column % 8 : DisplayWidth.of(String(scalar), startingAt: column)
+            if column + width > columns {
+                row += 1
+                column = 0
+            }
+            column += scalar == "\t" ? min(width, columns - column) : width
+            if column >= columns {
+                row += 1
+                column = 0
+            }
+        }
+        return (row, column)
+    }
+}
