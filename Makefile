@@ -12,8 +12,9 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The shipped build: Swift's libraries, SQLite, libedit and libstdc++ linked in (scripts/static-libs.sh).
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib
 
 # Builds cachesh and runs the guided tour of every behaviour.
 demo: release

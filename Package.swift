@@ -1,6 +1,21 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The shipped build (`make release`) sets CACHESH_STATIC_LIBS to a folder of static archives
+// (scripts/static-libs.sh): the executable then links SQLite, libedit (with tinfo, libbsd, libmd)
+// and libstdc++ from them, exports no symbols and is position-dependent. Start-up is then mostly
+// cachesh's own work: no shared library to find, map and bind, and no relocation of the Swift
+// metadata. Benchmarks/README.md has the figures; the SQLite code is the same release, linked in.
+let staticLibraries = Context.environment["CACHESH_STATIC_LIBS"].flatMap { $0.isEmpty ? nil : $0 }
+let shippedLinkerSettings: [LinkerSetting] = staticLibraries.map { folder in
+    [.unsafeFlags([
+        "-L", folder,
+        "-Xclang-linker", "-no-pie",
+        "-Xlinker", "--no-export-dynamic",
+        "-Xlinker", "-ltinfo", "-Xlinker", "-lbsd", "-Xlinker", "-lmd",
+    ])]
+} ?? []
+
 let package = Package(
     name: "cachesh",
     platforms: [.macOS(.v15)],
@@ -27,9 +42,10 @@ let package = Package(
         .target(name: "CacheServer", dependencies: ["CacheCore"]),
         .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"]),
         .target(name: "CacheStore", dependencies: ["CacheCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Found in the compiler's own search paths (no pkg-config: its -L of the system's library
+        // folder would come before CACHESH_STATIC_LIBS and make the shipped build load libedit.so).
         .systemLibrary(
             name: "CLibedit",
-            pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]
         ),
         .executableTarget(
@@ -39,7 +55,8 @@ let package = Package(
                 "CacheStore",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: shippedLinkerSettings
         ),
         .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer", "TestSupport"]),
