@@ -11,7 +11,7 @@ public final class SessionStore {
     public var groupSize: Int
     var commandsHeld = 0
 
-    public init(_ store: any CacheStore, groupSize: Int = 256) {
+    public init(_ store: any CacheStore, groupSize: Int = 1024) {
         self.store = store
         self.groupSize = max(1, groupSize)
     }
@@ -26,7 +26,7 @@ extension Session {
     /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
-    public func open(store: any CacheStore, groupSize: Int = 256, on cache: isolated Cache) throws(StoreError) {
+    public func open(store: any CacheStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
             // In a scope of its own: once restored, a batch's cache is the only holder of the
             // table, so its first change does not copy it.
