@@ -153,6 +153,11 @@ public final class Session {
     /// otherwise output collects until `takeOutput()`.
     public var sink: ((_ text: String, _ isError: Bool) -> Void)?
 
+    /// The buffer the sink writes standard output into, when set with it (a batch): a top-level
+    /// command whose reply is all it prints writes it straight there, with no copy on the way
+    /// (``writeDirectly(_:command:outputFrom:)``), in order with what the sink is handed.
+    public var directOutput: OutputBuffer?
+
     /// Hands collected output to the sink.
     func drainToSink() {
         guard let sink, !output.isEmpty else { return }
@@ -192,9 +197,13 @@ public final class Session {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
         var from = lexer.offset
-        while !quitRequested, let next = lexer.next() {
+        while !quitRequested {
+            let next = lexer.nextCommand()
+            if case .end = next { break }
             defer { from = lexer.offset }
             switch next {
+            case .end:
+                break
             case .failure(let diagnostic):
                 let start = output.count
                 fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
@@ -204,7 +213,7 @@ public final class Session {
                     noteHistory(source.bytes[span], outputFrom: start)
                 }
                 ok = false
-            case .success(let command):
+            case .command(let command):
                 if !execute(command, in: source, on: cache) { ok = false }
             }
             if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
@@ -255,9 +264,23 @@ public final class Session {
         if topLevel { cache.beginCommand() }
         let outputStart = output.count
         var ok = true
+        // The reply and the command's name, for the history when the reply was written straight
+        // to `directOutput` (no optional tuple: it would be moved by generic code).
+        var reply = Reply.nothing
+        var name = ""
+        var direct = false
         do {
-            let reply = try dispatch(first.text, command, source, on: cache)
-            emit(reply, command: first.text)
+            // The command's name looked up on its bytes; an alias (a bare word only) by `dispatch`.
+            if let index = first.withUTF8({ CommandCatalog.names.lookup($0) }) {
+                let spec = CommandCatalog.all[index]
+                name = spec.name
+                reply = try spec.run(self, cache, command, source)
+            } else {
+                name = first.text
+                reply = try dispatch(name, command, source, on: cache)
+            }
+            direct = topLevel && writeDirectly(reply, command: name, outputFrom: outputStart)
+            if !direct { emit(reply, command: name) }
         } catch {
             fail(error, in: source, command: first.text)
             ok = false
@@ -267,7 +290,11 @@ public final class Session {
             ok = false
         }
         if topLevel && keepsHistory {
-            noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
+            if direct {
+                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart, directReply: reply, name: name)
+            } else {
+                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
+            }
         }
         return ok
     }

@@ -133,12 +133,12 @@ enum Batch {
                     // Run what came before the prompt line, then stop.
                     let before = piece.prefix(upTo: lineStart(of: promptLine(piece)!, in: piece))
                     if !before.isEmpty {
-                        session.run(SourceFile(name: name, text: String(decoding: before, as: UTF8.self), firstLine: line), on: cache)
+                        session.run(SourceFile(name: name, bytes: UnsafeBufferPointer(rebasing: before), firstLine: line), on: cache)
                     }
                     terminal.write(error + "\n", isError: true)
                     return 2
                 }
-                let source = SourceFile(name: name, text: String(decoding: piece, as: UTF8.self), firstLine: line)
+                let source = SourceFile(name: name, bytes: piece, firstLine: line)
                 let ok = session.run(source, on: cache)
                 line += source.lineCount - 1
                 if session.quitRequested || (!ok && session.options.bail) { return session.anyFailed ? 1 : 0 }

@@ -1,5 +1,9 @@
 import CacheCore
 /// One word of a command, with where it came from.
+///
+/// A lexed word keeps its bytes as a range of the source's bytes (shared, not copied): its
+/// ``text`` is only built as a `String` when asked for, and the hot paths (a key, a JSON value, a
+/// command name) read ``withUTF8(_:)`` instead.
 public struct Word: Sendable, Equatable {
     /// How a word was written, which decides what ``Word/text`` holds.
     public enum Kind: Sendable, Equatable {
@@ -11,7 +15,22 @@ public struct Word: Sendable, Equatable {
         case json
     }
 
-    public var text: String
+    /// The bytes `range` indexes (the whole source); empty when `decoded` holds the text.
+    private var bytes: [UInt8]
+    private var range: Range<Int>
+    /// The text when it is not a plain range of the source (a quoted word with escapes, a word
+    /// made by a command).
+    private var decoded: String?
+
+    /// The word's text: see ``Kind``.
+    public var text: String {
+        get { decoded ?? String(decoding: bytes[range], as: UTF8.self) }
+        set {
+            decoded = newValue
+            bytes = []
+            range = 0..<0
+        }
+    }
     public var kind: Kind
     /// Byte offset of the word's first byte in the source.
     public var offset: Int
@@ -19,10 +38,43 @@ public struct Word: Sendable, Equatable {
     public var end: Int
 
     public init(text: String, kind: Kind, offset: Int, end: Int) {
-        self.text = text
+        self.bytes = []
+        self.range = 0..<0
+        self.decoded = text
         self.kind = kind
         self.offset = offset
         self.end = end
+    }
+
+    /// A word whose text is `bytes[range]`, held without a copy.
+    init(bytes: [UInt8], range: Range<Int>, kind: Kind, offset: Int, end: Int) {
+        self.bytes = bytes
+        self.range = range
+        self.decoded = nil
+        self.kind = kind
+        self.offset = offset
+        self.end = end
+    }
+
+    /// Calls `body` with the UTF-8 bytes of ``text``, without building it.
+    @inline(__always)
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if var decoded { return try decoded.withUTF8(body) }
+        return try bytes.withUnsafeBufferPointer { all in try body(UnsafeBufferPointer(rebasing: all[range])) }
+    }
+
+    /// Whether ``text`` is exactly `literal` (compared as bytes).
+    @inline(__always)
+    public func textEquals(_ literal: StaticString) -> Bool {
+        withUTF8 { text in
+            text.count == literal.utf8CodeUnitCount
+                && text.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+    }
+
+    public static func == (a: Word, b: Word) -> Bool {
+        a.kind == b.kind && a.offset == b.offset && a.end == b.end
+            && a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
     }
 
     /// Name and value of a bare `name=value` word whose name matches `[a-z][a-z0-9-]*`.
@@ -30,24 +82,46 @@ public struct Word: Sendable, Equatable {
     /// The value may be empty (`ttl=`), so the command can say what is missing.
     /// - Complexity: O(n) in the length of the name.
     public var option: (name: Substring, value: Substring)? {
-        guard kind == .bare, let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
-        let name = text[..<equals]
-        guard Self.isName(name) else { return nil }
-        return (name, text[text.utf8.index(after: equals)...])
+        guard kind == .bare, let equals = optionNameLength else { return nil }
+        let text = self.text
+        let index = text.utf8.index(text.utf8.startIndex, offsetBy: equals)
+        return (text[..<index], text[text.utf8.index(after: index)...])
+    }
+
+    /// The length of the name of a bare `name=value` word (the offset of its `=`), checked on its
+    /// bytes; nil when the word is no option.
+    private var optionNameLength: Int? {
+        withUTF8 { bytes -> Int? in
+            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+                  Self.isName(UnsafeBufferPointer(rebasing: bytes[..<equals])) else { return nil }
+            return equals
+        }
+    }
+
+    /// Whether the word is a `name=value` option or a `--name` flag (checked on its bytes).
+    var isOptionOrFlag: Bool {
+        guard kind == .bare else { return false }
+        return optionNameLength != nil || isFlag
+    }
+
+    private var isFlag: Bool {
+        withUTF8 { bytes in
+            bytes.count > 2 && bytes[0] == UInt8(ascii: "-") && bytes[1] == UInt8(ascii: "-")
+                && Self.isName(UnsafeBufferPointer(rebasing: bytes[2...]))
+        }
     }
 
     /// The name of a bare `--name` flag (without the dashes), where the name matches `[a-z][a-z0-9-]*`.
     ///
     /// - Complexity: O(n) in the length of the word.
     public var flag: Substring? {
-        guard kind == .bare, text.hasPrefix("--") else { return nil }
-        let name = text.dropFirst(2)
-        return Self.isName(name) ? name : nil
+        guard kind == .bare, isFlag else { return nil }
+        return text.dropFirst(2)
     }
 
-    private static func isName(_ name: Substring) -> Bool {
-        guard let first = name.utf8.first, isLowercaseLetter(first) else { return false }
-        return name.utf8.allSatisfy { byte in
+    private static func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = name.first, isLowercaseLetter(first) else { return false }
+        return name.allSatisfy { byte in
             isLowercaseLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
         }
     }
@@ -131,10 +205,27 @@ public struct Lexer: IteratorProtocol, Sequence {
     ///
     /// - Complexity: O(n) in the length of the command's source.
     public mutating func next() -> Result<RawCommand, Diagnostic>? {
+        switch nextCommand() {
+        case .command(let command): return .success(command)
+        case .failure(let diagnostic): return .failure(diagnostic)
+        case .end: return nil
+        }
+    }
+
+    /// What ``nextCommand()`` found.
+    enum Lexed {
+        case command(RawCommand)
+        case failure(Diagnostic)
+        case end
+    }
+
+    /// ``next()`` as one concrete enum, which the hot loop of a session moves without the generic
+    /// handling an optional `Result` gets.
+    mutating func nextCommand() -> Lexed {
         while true {
             let start = position
             skipSeparators()
-            guard position < bytes.count else { return nil }
+            guard position < bytes.count else { return .end }
 
             var words: [Word] = []
             words.reserveCapacity(8)
@@ -161,10 +252,11 @@ public struct Lexer: IteratorProtocol, Sequence {
                 }
                 if preceding.count < PrecedingWord.maxWords {
                     if case .success(let word) = result, word.kind == .bare {
-                        preceding.append(PrecedingWord(text: Array(bytes[wordStart..<Swift.min(position, wordStart + PrecedingWord.maxBytes)]),
-                                                       isBare: true))
+                        preceding.append(bytes.withUnsafeBufferPointer { all in
+                            PrecedingWord(bare: UnsafeBufferPointer(rebasing: all[wordStart..<position]))
+                        })
                     } else {
-                        preceding.append(PrecedingWord(text: [], isBare: false))
+                        preceding.append(PrecedingWord.notBare)
                     }
                 }
                 assert(position > wordStart, "lexer made no progress in a word")
@@ -173,7 +265,7 @@ public struct Lexer: IteratorProtocol, Sequence {
 
             if let failure { return .failure(failure) }
             if let first = words.first, let last = words.last {
-                return .success(RawCommand(words: words, offset: first.offset, end: last.end))
+                return .command(RawCommand(words: words, offset: first.offset, end: last.end))
             }
             // A comment-only line: look for the next command.
         }
@@ -232,7 +324,7 @@ public struct Lexer: IteratorProtocol, Sequence {
             if !acrossLines, case .success(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
                 // Balanced brackets where no JSON is taken, then more text: one bare word (`[fg]*`).
                 let rest = lexBare()
-                return .success(Word(text: word.text + rest.text, kind: .bare, offset: word.offset, end: rest.end))
+                return .success(Word(bytes: bytes, range: word.offset..<rest.end, kind: .bare, offset: word.offset, end: rest.end))
             }
         default:
             return .success(lexBare())
@@ -250,7 +342,7 @@ public struct Lexer: IteratorProtocol, Sequence {
     private mutating func lexBare() -> Word {
         let start = position
         while position < bytes.count && !isWordEnd(bytes[position]) { position += 1 }
-        return Word(text: string(start..<position), kind: .bare, offset: start, end: position)
+        return Word(bytes: bytes, range: start..<position, kind: .bare, offset: start, end: position)
     }
 
     /// Lexes a JSON string that must close on its line, decoding its escapes.
@@ -276,16 +368,11 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
         position = index + 1
         let content = open + 1..<index
-        let text: String
-        if hasEscape {
-            switch decodeEscapes(content) {
-            case .success(let decoded): text = decoded
-            case .failure(let diagnostic): return .failure(diagnostic)
-            }
-        } else {
-            text = string(content)
+        guard hasEscape else { return .success(Word(bytes: bytes, range: content, kind: .quoted, offset: open, end: position)) }
+        switch decodeEscapes(content) {
+        case .success(let decoded): return .success(Word(text: decoded, kind: .quoted, offset: open, end: position))
+        case .failure(let diagnostic): return .failure(diagnostic)
         }
-        return .success(Word(text: text, kind: .quoted, offset: open, end: position))
     }
 
     /// Decodes the JSON escapes of a quoted string's content.
@@ -408,7 +495,7 @@ public struct Lexer: IteratorProtocol, Sequence {
                 if depth == 0 {
                     position = index
                     if let tooDeep { return .failure(tooDeep) }
-                    return .success(Word(text: string(open..<index), kind: .json, offset: open, end: index))
+                    return .success(Word(bytes: bytes, range: open..<index, kind: .json, offset: open, end: index))
                 }
             case .quote:
                 let quote = index
