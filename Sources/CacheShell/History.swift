@@ -57,7 +57,8 @@ struct History: RandomAccessCollection {
 
     /// Makes the only entry a command (its source bytes, shared) and the reply it printed alone,
     /// rendered only if read. Only when the history keeps just the last entry.
-    mutating func appendLast(command: ArraySlice<UInt8>, reply: Reply, name: String, mode: OutputMode) {
+    /// `reply` is taken (swapped with the entry it replaces).
+    mutating func appendLast(command: ArraySlice<UInt8>, reply: inout Reply, name: String, mode: OutputMode) {
         precondition(!retainsAll, "the whole history keeps every entry's text")
         if !ends.isEmpty {
             commandBytes.removeAll(keepingCapacity: true)
@@ -66,7 +67,7 @@ struct History: RandomAccessCollection {
         }
         hasPending = true
         pendingCommand = command
-        pendingReply = reply
+        swap(&pendingReply, &reply)
         pendingName = name
         pendingMode = mode
     }

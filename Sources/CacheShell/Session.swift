@@ -194,12 +194,31 @@ public final class Session {
     /// - Returns: false if a command failed.
     @discardableResult
     public func run(_ source: SourceFile, semicolonsSeparate: Bool = false, on cache: isolated Cache) -> Bool {
+        run(source, semicolonsSeparate: semicolonsSeparate, holdingOpenJSON: false, on: cache).ok
+    }
+
+    /// Runs the commands of a piece of a stream (a script or standard input, read as it arrives)
+    /// that ends at a line feed: a last command whose JSON value is still open at the end of the
+    /// piece is not run (nor reported), as the rest of it has not arrived yet.
+    /// - Returns: false if a command failed, and the offset from which the piece was not run
+    ///   (the open command, and the blank lines or comments before it), or nil.
+    public func runPiece(_ source: SourceFile, on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
+        run(source, semicolonsSeparate: false, holdingOpenJSON: true, on: cache)
+    }
+
+    private func run(_ source: SourceFile, semicolonsSeparate: Bool, holdingOpenJSON: Bool,
+                     on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
         var from = lexer.offset
+        var held: Int?
         while !quitRequested {
             let next = lexer.nextCommand()
             if case .end = next { break }
+            if holdingOpenJSON, case .failure = next, lexer.endsInsideJSON {
+                held = Self.lineStart(ofCommandAfter: from, in: source.bytes)
+                break
+            }
             defer { from = lexer.offset }
             switch next {
             case .end:
@@ -220,7 +239,27 @@ public final class Session {
             if !ok && options.bail { break }
         }
         if depth == 0 && store != nil { commitOrHold(final: true, on: cache) }
-        return ok
+        return (ok, held)
+    }
+
+    /// Where the line starts on which the command after `from` begins, past blank lines and
+    /// comment lines: where a command still arriving is kept from.
+    static func lineStart(ofCommandAfter from: Int, in bytes: [UInt8]) -> Int {
+        var i = from
+        var lineStart = from
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): i += 1
+            case UInt8(ascii: "\n"):
+                i += 1
+                lineStart = i
+            case UInt8(ascii: "#"):
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
+            default:
+                return lineStart
+            }
+        }
+        return lineStart
     }
 
     /// The bytes of a command that did not lex, between where the lexer started looking for it and
@@ -291,7 +330,7 @@ public final class Session {
         }
         if topLevel && keepsHistory {
             if direct {
-                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart, directReply: reply, name: name)
+                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart, directReply: &reply, name: name)
             } else {
                 noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
             }

@@ -115,18 +115,25 @@ enum Batch {
     /// - Returns: the exit status.
     static func run(_ session: Session, on cache: isolated Cache, terminal: Terminal, from fd: Int32, name: String,
                     isFile: Bool) -> Int32 {
-        var scanner = CommandScanner()
-        /// Bytes read but not run yet: complete commands, then the start of the next one.
+        /// Bytes read but not run yet: the start of a command still arriving.
         var pending: [UInt8] = []
         /// The line number of `pending`'s first byte.
         var line = 1
-        /// Set while the rest of an over-long command is being skipped.
+        /// Set while the rest of an over-long command is being skipped; `scanner` then finds its end.
         var skipping = false
+        /// Set while `pending` holds a command whose JSON value spans lines: `scanner` has seen all
+        /// of `pending` and finds where that command ends, so the bytes are not lexed again and again.
+        var scanning = false
+        var scanner = CommandScanner()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        pending.reserveCapacity(chunk.count * 2)
 
-        /// Runs `pending[..<end]`; false when the run must stop (quit, --bail, a transcript).
-        func runPending(upTo end: Int) -> Int32? {
+        /// Runs the commands of `pending[..<end]`; with `holding`, a last command whose JSON value
+        /// is still open stays in `pending`. - Returns: the exit status when the run must stop
+        /// (quit, --bail, a transcript), else nil.
+        func runPending(upTo end: Int, holding: Bool) -> Int32? {
             guard end > 0 else { return nil }
+            var consumed = end
             let stop: Int32? = pending.withUnsafeBufferPointer { all in
                 let piece = UnsafeBufferPointer(rebasing: all[..<end])
                 if let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
@@ -139,12 +146,17 @@ enum Batch {
                     return 2
                 }
                 let source = SourceFile(name: name, bytes: piece, firstLine: line)
-                let ok = session.run(source, on: cache)
-                line += source.lineCount - 1
+                let (ok, heldFrom) = holding ? session.runPiece(source, on: cache) : (session.run(source, on: cache), nil)
+                if let heldFrom {
+                    consumed = heldFrom
+                    line = source.location(ofOffset: heldFrom).line
+                } else {
+                    line += source.lineCount - 1
+                }
                 if session.quitRequested || (!ok && session.options.bail) { return session.anyFailed ? 1 : 0 }
                 return nil
             }
-            pending.removeSubrange(..<end)
+            pending.removeSubrange(..<consumed)
             return stop
         }
 
@@ -158,7 +170,7 @@ enum Batch {
             }
             if n <= 0 {
                 // End of input: what is left is the last command, complete or not.
-                if !skipping, let status = runPending(upTo: pending.count) { return status }
+                if !skipping, let status = runPending(upTo: pending.count, holding: false) { return status }
                 return session.anyFailed ? 1 : 0
             }
             var offset = 0
@@ -174,17 +186,43 @@ enum Batch {
                 }
                 if skipping { continue }
             }
-            let end = chunk.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[offset..<n])) }
-            let runnable = end.map { pending.count + $0 } ?? 0
+            let before = pending.count
             pending.append(contentsOf: chunk[offset..<n])
-            if let status = runPending(upTo: runnable) { return status }
+            if scanning {
+                // A command whose JSON value spans lines is arriving: the scanner, which has seen
+                // all of `pending`, finds where it ends without reading it again.
+                let end = chunk.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[offset..<n])) }
+                if let end, let status = runPending(upTo: before + end, holding: true) { return status }
+                // Once nothing is left over, the next bytes start a command: back to the lexer alone.
+                if pending.isEmpty { scanning = false }
+            } else {
+                // Every command up to the last line feed read runs now, but one whose JSON value
+                // is still open (the lexer finds it: no second pass over the bytes).
+                let lastLineFeed = chunk.withUnsafeBufferPointer {
+                    UnsafeBufferPointer(rebasing: $0[offset..<n]).lastIndex(of: UInt8(ascii: "\n"))
+                }
+                if let lastLineFeed {
+                    let end = before + lastLineFeed + 1
+                    if let status = runPending(upTo: end, holding: true) { return status }
+                    if pending.count > n - offset - lastLineFeed - 1 {
+                        // A command was held: from here the scanner follows it to its end.
+                        scanning = true
+                        scanner = CommandScanner()
+                        _ = pending.withUnsafeBufferPointer { scanner.scan($0) }
+                    }
+                }
+            }
             if pending.count > maxCommandBytes {
                 terminal.write("\(name):\(line): error: command longer than \(maxCommandBytes >> 20) MiB "
                                + "(a { or [ never closed?): skipped to its end\n", isError: true)
                 session.anyFailed = true
+                // Where the rest of it ends: scan it from its start.
+                scanner = CommandScanner()
+                _ = pending.withUnsafeBufferPointer { scanner.scan($0) }
                 line += pending.count { $0 == UInt8(ascii: "\n") }
                 pending.removeAll()
                 skipping = true
+                scanning = false
                 if session.options.bail { return 1 }
             }
         }

@@ -185,6 +185,10 @@ public struct Lexer: IteratorProtocol, Sequence {
     private var expectedClosers: [UInt8] = []
     /// Set once the text has ended inside an open JSON value.
     private var endedInsideJSON = false
+
+    /// Whether the text has ended inside an open JSON value that may span lines (the last
+    /// command is not complete yet).
+    var endsInsideJSON: Bool { endedInsideJSON }
     /// The words of the command being lexed so far, failed ones included, as
     /// ``CommandCatalog/mayContinueJSON(after:)`` looks at them.
     private var preceding: [PrecedingWord] = []

@@ -415,10 +415,11 @@ extension Session {
     /// ``noteHistory(_:outputFrom:)`` for a command whose reply was written straight out
     /// (``writeDirectly(_:command:outputFrom:)``), before the output since `start`.
     /// - Complexity: O(n) in the length of the command and its output.
-    func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int, directReply reply: Reply, name: String) {
+    func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int, directReply reply: inout Reply, name: String) {
         if output.count == start && interactiveForms.isEmpty {
-            // Only kept as the last entry, rendered if ever read: no copy of the output.
-            history.appendLast(command: command, reply: reply, name: name, mode: options.mode)
+            // Only kept as the last entry, rendered if ever read: no copy of the output. (The
+            // reply is swapped in, and the previous one handed back to be let go.)
+            history.appendLast(command: command, reply: &reply, name: name, mode: options.mode)
             return
         }
         let text = Render.visible(reply.text(command: name, mode: options.mode, colour: false))
