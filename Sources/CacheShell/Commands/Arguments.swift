@@ -110,9 +110,16 @@ struct Arguments {
         }
         guard let colon else { return .plain }
         let namespace = UnsafeBufferPointer(rebasing: text[..<colon])
-        guard colon > 0 && colon < text.count - 1 && !namespace.elementsEqual("tag".utf8) && namespace.allSatisfy(isNameByte)
+        guard colon > 0 && colon < text.count - 1 && !equals(namespace, "tag") && namespace.allSatisfy(isNameByte)
         else { return .other }
-        return namespace.elementsEqual("default".utf8) ? .plainInDefault : .plain
+        return equals(namespace, "default") ? .plainInDefault : .plain
+    }
+
+    /// Whether `bytes` spell `literal`.
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount
+            && bytes.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// A name character that is ASCII: a letter, digit, -, _ or .

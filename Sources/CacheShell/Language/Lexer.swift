@@ -19,14 +19,19 @@ public struct Word: Sendable, Equatable {
     private var bytes: [UInt8]
     private var range: Range<Int>
     /// The text when it is not a plain range of the source (a quoted word with escapes, a word
-    /// made by a command).
-    private var decoded: String?
+    /// made by a command), with `isDecoded`. (Not an optional: copying a word stays cheap.)
+    private var decoded: String
+    private var isDecoded: Bool
 
     /// The word's text: see ``Kind``.
     public var text: String {
-        get { decoded ?? String(decoding: bytes[range], as: UTF8.self) }
+        get {
+            if isDecoded { return decoded }
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+        }
         set {
             decoded = newValue
+            isDecoded = true
             bytes = []
             range = 0..<0
         }
@@ -41,6 +46,7 @@ public struct Word: Sendable, Equatable {
         self.bytes = []
         self.range = 0..<0
         self.decoded = text
+        self.isDecoded = true
         self.kind = kind
         self.offset = offset
         self.end = end
@@ -50,7 +56,8 @@ public struct Word: Sendable, Equatable {
     init(bytes: [UInt8], range: Range<Int>, kind: Kind, offset: Int, end: Int) {
         self.bytes = bytes
         self.range = range
-        self.decoded = nil
+        self.decoded = ""
+        self.isDecoded = false
         self.kind = kind
         self.offset = offset
         self.end = end
@@ -59,7 +66,10 @@ public struct Word: Sendable, Equatable {
     /// Calls `body` with the UTF-8 bytes of ``text``, without building it.
     @inline(__always)
     public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        if var decoded { return try decoded.withUTF8(body) }
+        if isDecoded {
+            var decoded = decoded
+            return try decoded.withUTF8(body)
+        }
         return try bytes.withUnsafeBufferPointer { all in try body(UnsafeBufferPointer(rebasing: all[range])) }
     }
 

@@ -304,26 +304,27 @@ enum ValueText {
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
-            // The members sorted by key in a scratch buffer (on the stack when small): no hashing.
-            let count = object.count
-            withUnsafeTemporaryAllocation(of: (key: String, value: JSONValue).self, capacity: count) { members in
-                var k = 0
-                for member in object {
-                    (members.baseAddress! + k).initialize(to: member)
-                    k += 1
+            // The members' positions sorted by key in a scratch buffer (on the stack when small):
+            // no hashing, and no member copied to be sorted.
+            out.append(UInt8(ascii: "{"))
+            withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: object.count) { slots in
+                var count = 0
+                var index = object.startIndex
+                while index != object.endIndex {
+                    slots[count] = index
+                    count += 1
+                    object.formIndex(after: &index)
                 }
-                defer { members.baseAddress!.deinitialize(count: k) }
-                var sorted = UnsafeMutableBufferPointer(rebasing: members[..<k])
-                sorted.sort { $0.key < $1.key }
-                out.append(UInt8(ascii: "{"))
-                for i in 0..<k {
-                    if i > 0 { out.append(UInt8(ascii: ",")) }
-                    writeString(sorted[i].key, into: &out)
+                var sorted = UnsafeMutableBufferPointer(rebasing: slots[..<count])
+                if count > 1 { sorted.sort { object.keys[$0] < object.keys[$1] } }
+                for (k, slot) in sorted.enumerated() {
+                    if k > 0 { out.append(UInt8(ascii: ",")) }
+                    writeString(object.keys[slot], into: &out)
                     out.append(UInt8(ascii: ":"))
-                    write(sorted[i].value, into: &out)
+                    write(object.values[slot], into: &out)
                 }
-                out.append(UInt8(ascii: "}"))
             }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
