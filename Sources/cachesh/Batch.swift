@@ -69,37 +69,41 @@ enum Batch {
         let prompt = Array("cachesh>".utf8)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var line = 1
-        /// Bytes of the current line seen so far (counted up to 10), and whether they still
-        /// match: `cachesh>`, then a space, or a carriage return that ends the line.
-        var column = 0
-        var matching = true
-        var carriageReturn = false
-        func isPrompt() -> Bool { matching && (column == prompt.count || (column == prompt.count + 1 && carriageReturn)) }
+        /// The first bytes of the current line (up to 10: the prompt, then what may follow it).
+        var head: [UInt8] = []
+        head.reserveCapacity(10)
+        /// Whether the line read so far starts as a prompt line does: `cachesh>`, then a space,
+        /// or the line's end (a carriage return may come before it).
+        func isPrompt(ended: Bool) -> Bool {
+            guard head.count >= prompt.count, head[..<prompt.count].elementsEqual(prompt) else { return false }
+            if head.count == prompt.count { return ended }
+            if head[prompt.count] == UInt8(ascii: " ") { return true }
+            return ended && head.count == prompt.count + 1 && head[prompt.count] == UInt8(ascii: "\r")
+        }
         while true {
             let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return isPrompt() ? line : nil }
-            for byte in chunk[..<n] {
-                if byte == UInt8(ascii: "\n") {
-                    if isPrompt() { return line }
+            if n <= 0 { return isPrompt(ended: true) ? line : nil }
+            let found: Int? = chunk.withUnsafeBufferPointer { bytes in
+                var start = 0
+                while start < n {
+                    // The line's first bytes, then straight to its end.
+                    var i = start
+                    while head.count < 10 && i < n && bytes[i] != UInt8(ascii: "\n") {
+                        head.append(bytes[i])
+                        i += 1
+                    }
+                    let end = memchr(bytes.baseAddress! + i, Int32(UInt8(ascii: "\n")), n - i)
+                        .map { UnsafeRawPointer($0) - UnsafeRawPointer(bytes.baseAddress!) }
+                    guard let end else { return nil }
+                    if isPrompt(ended: true) { return line }
                     line += 1
-                    column = 0
-                    matching = true
-                    carriageReturn = false
-                    continue
+                    head.removeAll(keepingCapacity: true)
+                    start = end + 1
                 }
-                guard matching else { continue }
-                if column < prompt.count {
-                    matching = byte == prompt[column]
-                } else if column == prompt.count {
-                    if byte == UInt8(ascii: " ") { return line }
-                    carriageReturn = byte == UInt8(ascii: "\r")
-                    matching = carriageReturn
-                } else {
-                    matching = false
-                }
-                column += 1
+                return nil
             }
+            if let found { return found }
         }
     }
 
@@ -136,7 +140,8 @@ enum Batch {
             var consumed = end
             let stop: Int32? = pending.withUnsafeBufferPointer { all in
                 let piece = UnsafeBufferPointer(rebasing: all[..<end])
-                if let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
+                // A script was looked through before anything ran (`transcriptError(name:fd:)`).
+                if !isFile, let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
                     // Run what came before the prompt line, then stop.
                     let before = piece.prefix(upTo: lineStart(of: promptLine(piece)!, in: piece))
                     if !before.isEmpty {
