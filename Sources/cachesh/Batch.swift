@@ -66,44 +66,56 @@ enum Batch {
     /// stays bounded whatever the file's size. A read error ends the search (the run then reports it).
     /// - Complexity: O(n) in the length of the file.
     static func promptLine(fd: Int32) -> Int? {
-        let prompt = Array("cachesh>".utf8)
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let size = 1 << 16
+        let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        defer { chunk.deallocate() }
         var line = 1
-        /// The first bytes of the current line (up to 10: the prompt, then what may follow it).
-        var head: [UInt8] = []
-        head.reserveCapacity(10)
-        /// Whether the line read so far starts as a prompt line does: `cachesh>`, then a space,
-        /// or the line's end (a carriage return may come before it).
-        func isPrompt(ended: Bool) -> Bool {
-            guard head.count >= prompt.count, head[..<prompt.count].elementsEqual(prompt) else { return false }
-            if head.count == prompt.count { return ended }
-            if head[prompt.count] == UInt8(ascii: " ") { return true }
-            return ended && head.count == prompt.count + 1 && head[prompt.count] == UInt8(ascii: "\r")
-        }
+        /// The first bytes of the current line: the prompt, then what may follow it.
+        var head = LineHead()
         while true {
-            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            let n = systemRead(fd, chunk, size)
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return isPrompt(ended: true) ? line : nil }
-            let found: Int? = chunk.withUnsafeBufferPointer { bytes in
-                var start = 0
-                while start < n {
-                    // The line's first bytes, then straight to its end.
-                    var i = start
-                    while head.count < 10 && i < n && bytes[i] != UInt8(ascii: "\n") {
-                        head.append(bytes[i])
-                        i += 1
-                    }
-                    let end = memchr(bytes.baseAddress! + i, Int32(UInt8(ascii: "\n")), n - i)
-                        .map { UnsafeRawPointer($0) - UnsafeRawPointer(bytes.baseAddress!) }
-                    guard let end else { return nil }
-                    if isPrompt(ended: true) { return line }
-                    line += 1
-                    head.removeAll(keepingCapacity: true)
-                    start = end + 1
+            if n <= 0 { return head.isPrompt ? line : nil }
+            var start = 0
+            while start < n {
+                // The line's first bytes, then straight to its end.
+                var i = start
+                while !head.isFull && i < n && chunk[i] != UInt8(ascii: "\n") {
+                    head.append(chunk[i])
+                    i += 1
                 }
-                return nil
+                guard let found = memchr(chunk + i, Int32(UInt8(ascii: "\n")), n - i) else { break }
+                if head.isPrompt { return line }
+                line += 1
+                head = LineHead()
+                start = UnsafeMutableRawPointer(found) - UnsafeMutableRawPointer(chunk) + 1
             }
-            if let found { return found }
+        }
+    }
+
+    /// The first bytes of a line, as many as tell whether it is a prompt line.
+    private struct LineHead {
+        private static let prompt: [UInt8] = Array("cachesh>".utf8)
+        private var bytes: (UInt64, UInt64) = (0, 0)
+        private var count = 0
+        var isFull: Bool { count == 10 }
+
+        mutating func append(_ byte: UInt8) {
+            let at = count
+            withUnsafeMutableBytes(of: &bytes) { $0[at] = byte }
+            count += 1
+        }
+
+        /// The line, once ended, starts as a prompt line does: `cachesh>`, then a space, or the
+        /// line's end (a carriage return may come before it).
+        var isPrompt: Bool {
+            withUnsafeBytes(of: bytes) { raw in
+                let prompt = Self.prompt
+                guard count >= prompt.count, raw[..<prompt.count].elementsEqual(prompt) else { return false }
+                if count == prompt.count { return true }
+                if raw[prompt.count] == UInt8(ascii: " ") { return true }
+                return count == prompt.count + 1 && raw[prompt.count] == UInt8(ascii: "\r")
+            }
         }
     }
 
