@@ -39,7 +39,9 @@ public struct SessionOptions: Sendable {
 public final class Session {
     /// The simulated server the cache fetches from (`server ...` commands shape it).
     public let server: SimulatedServer
-    public var options: SessionOptions
+    public var options: SessionOptions {
+        didSet { updateDirectTarget() }
+    }
     /// Output not yet written out, in order: (text, isError).
     public internal(set) var output: [(text: String, isError: Bool)] = []
     /// A command was rejected (exit status 1).
@@ -66,7 +68,10 @@ public final class Session {
     /// the length of the run, and a `record` starts from the state at that point.
     public var keepsWholeHistory: Bool {
         get { history.retainsAll }
-        set { history.retainsAll = newValue }
+        set {
+            history.retainsAll = newValue
+            updateDirectTarget()
+        }
     }
     /// What the history notes for the command running now in place of its text and output: a
     /// `load FILE` is noted as `load {CONFIG}`, so a recording needs no other file.
@@ -75,7 +80,9 @@ public final class Session {
     /// `file` and `line` null), by index in `output`: the history keeps that form.
     var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
-    var recording: Recording?
+    var recording: Recording? {
+        didSet { updateDirectTarget() }
+    }
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     var timeline = Timeline()
     /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
@@ -116,7 +123,9 @@ public final class Session {
     public var baseDirectory: String?
     /// The persistent store (`--store`): each top-level command's changes are committed to it
     /// before its output is handed on (`commitOrHold`); set by `open(store:)`.
-    public internal(set) var store: SessionStore?
+    public internal(set) var store: SessionStore? {
+        didSet { updateDirectTarget() }
+    }
 
     struct ScheduledEntry {
         var text: String
@@ -156,7 +165,19 @@ public final class Session {
     /// The buffer the sink writes standard output into, when set with it (a batch): a top-level
     /// command whose reply is all it prints writes it straight there, with no copy on the way
     /// (``writeDirectly(_:command:outputFrom:)``), in order with what the sink is handed.
-    public var directOutput: OutputBuffer?
+    public var directOutput: OutputBuffer? {
+        didSet { updateDirectTarget() }
+    }
+
+    /// ``directOutput`` while the session's setup lets replies go straight to it: a batch that
+    /// keeps only its last history entry, with no store, recording, `--echo` nor colour; else
+    /// nil. Kept up to date by those properties, so a command checks one instead of each.
+    private(set) var directTarget: OutputBuffer?
+
+    private func updateDirectTarget() {
+        let allowed = !history.retainsAll && store == nil && recording == nil && !options.echo && !options.colour
+        directTarget = allowed ? directOutput : nil
+    }
 
     /// Hands collected output to the sink.
     func drainToSink() {

@@ -398,8 +398,7 @@ extension Session {
     /// would hand the sink.
     /// - Returns: false when the reply must go through `emit` instead.
     func writeDirectly(_ reply: Reply, command: String, outputFrom start: Int) -> Bool {
-        guard let direct = directOutput, output.count == start, output.isEmpty, !history.retainsAll, store == nil,
-              recording == nil, historyRewrite == nil, !options.echo, !options.colour, interactiveForms.isEmpty
+        guard let direct = directTarget, start == 0, output.isEmpty, historyRewrite == nil, interactiveForms.isEmpty
         else { return false }
         let from = direct.bytes.count
         reply.write(into: &direct.bytes, command: command, mode: options.mode, colour: false)
