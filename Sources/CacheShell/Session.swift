@@ -235,16 +235,15 @@ public final class Session {
         var held: Int?
         while !quitRequested {
             let next = lexer.nextCommand()
-            if case .end = next { break }
-            if holdingOpenJSON, case .failure = next, lexer.endsInsideJSON {
+            if next == nil && lexer.failure == nil { break }
+            if holdingOpenJSON, next == nil, lexer.endsInsideJSON {
                 held = Self.lineStart(ofCommandAfter: from, in: source.bytes)
                 break
             }
             defer { from = lexer.offset }
-            switch next {
-            case .end:
-                break
-            case .failure(let diagnostic):
+            if let command = next {
+                if !execute(command, in: source, on: cache) { ok = false }
+            } else if let diagnostic = lexer.failure {
                 let start = output.count
                 fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
                 if depth == 0 && keepsHistory {
@@ -253,8 +252,6 @@ public final class Session {
                     noteHistory(source.bytes[span], outputFrom: start)
                 }
                 ok = false
-            case .command(let command):
-                if !execute(command, in: source, on: cache) { ok = false }
             }
             if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
             if !ok && options.bail { break }

@@ -219,27 +219,23 @@ public struct Lexer: IteratorProtocol, Sequence {
     ///
     /// - Complexity: O(n) in the length of the command's source.
     public mutating func next() -> Result<RawCommand, Diagnostic>? {
-        switch nextCommand() {
-        case .command(let command): return .success(command)
-        case .failure(let diagnostic): return .failure(diagnostic)
-        case .end: return nil
-        }
+        if let command = nextCommand() { return .success(command) }
+        return failure.map { .failure($0) }
     }
 
-    /// What ``nextCommand()`` found.
-    enum Lexed {
-        case command(RawCommand)
-        case failure(Diagnostic)
-        case end
-    }
+    /// Why the last ``nextCommand()`` returned nil: the command that could not be lexed, or nil
+    /// at the end of the source.
+    private(set) var failure: Diagnostic?
 
-    /// ``next()`` as one concrete enum, which the hot loop of a session moves without the generic
-    /// handling an optional `Result` gets.
-    mutating func nextCommand() -> Lexed {
+    /// ``next()`` without the `Result`: the next command, or nil for one that could not be lexed
+    /// (``failure``) or at the end of the source. The hot loop of a session moves a plain
+    /// optional instead of an enum that generic code would destroy.
+    mutating func nextCommand() -> RawCommand? {
+        failure = nil
         while true {
             let start = position
             skipSeparators()
-            guard position < bytes.count else { return .end }
+            guard position < bytes.count else { return nil }
 
             var words: [Word] = []
             words.reserveCapacity(8)
@@ -259,13 +255,13 @@ public struct Lexer: IteratorProtocol, Sequence {
                 let wordStart = position
                 let result = lexWord()
                 switch result {
-                case .success(let word):
+                case .word(let word):
                     words.append(word)
-                case .failure(let diagnostic):
+                case .failed(let diagnostic):
                     if failure == nil { failure = diagnostic }
                 }
                 if preceding.count < PrecedingWord.maxWords {
-                    if case .success(let word) = result, word.kind == .bare {
+                    if case .word(let word) = result, word.kind == .bare {
                         preceding.append(bytes.withUnsafeBufferPointer { all in
                             PrecedingWord(bare: UnsafeBufferPointer(rebasing: all[wordStart..<position]))
                         })
@@ -277,9 +273,12 @@ public struct Lexer: IteratorProtocol, Sequence {
             }
             assert(position > start, "lexer made no progress in a command")
 
-            if let failure { return .failure(failure) }
+            if let failed = failure {
+                self.failure = failed
+                return nil
+            }
             if let first = words.first, let last = words.last {
-                return .command(RawCommand(words: words, offset: first.offset, end: last.end))
+                return RawCommand(words: words, offset: first.offset, end: last.end)
             }
             // A comment-only line: look for the next command.
         }
@@ -324,8 +323,8 @@ public struct Lexer: IteratorProtocol, Sequence {
     }
 
     /// Lexes the word at `position`, which is not blank, a separator or `#`.
-    private mutating func lexWord() -> Result<Word, Diagnostic> {
-        let result: Result<Word, Diagnostic>
+    private mutating func lexWord() -> LexedWord {
+        let result: LexedWord
         let what: String
         switch bytes[position] {
         case .quote:
@@ -335,18 +334,18 @@ public struct Lexer: IteratorProtocol, Sequence {
             let acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
             result = lexJSON(acrossLines: acrossLines)
             what = "a JSON value"
-            if !acrossLines, case .success(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
+            if !acrossLines, case .word(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
                 // Balanced brackets where no JSON is taken, then more text: one bare word (`[fg]*`).
                 let rest = lexBare()
-                return .success(Word(bytes: bytes, range: word.offset..<rest.end, kind: .bare, offset: word.offset, end: rest.end))
+                return .word(Word(bytes: bytes, range: word.offset..<rest.end, kind: .bare, offset: word.offset, end: rest.end))
             }
         default:
-            return .success(lexBare())
+            return .word(lexBare())
         }
-        if case .success = result, position < bytes.count, !isWordEnd(bytes[position]) {
+        if case .word = result, position < bytes.count, !isWordEnd(bytes[position]) {
             // Leave the stray text to be lexed (and dropped) as the next word.
             let stray = character(at: position)
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unexpected \"\(stray)\" right after \(what); separate words with a space",
                 offset: position))
         }
@@ -360,7 +359,7 @@ public struct Lexer: IteratorProtocol, Sequence {
     }
 
     /// Lexes a JSON string that must close on its line, decoding its escapes.
-    private mutating func lexQuoted() -> Result<Word, Diagnostic> {
+    private mutating func lexQuoted() -> LexedWord {
         let open = position
         var index = open + 1
         var hasEscape = false
@@ -376,16 +375,16 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
         guard index < bytes.count, bytes[index] == .quote else {
             position = index
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unterminated quoted string: the \" opened here has no closing \" on its line",
                 offset: open))
         }
         position = index + 1
         let content = open + 1..<index
-        guard hasEscape else { return .success(Word(bytes: bytes, range: content, kind: .quoted, offset: open, end: position)) }
+        guard hasEscape else { return .word(Word(bytes: bytes, range: content, kind: .quoted, offset: open, end: position)) }
         switch decodeEscapes(content) {
-        case .success(let decoded): return .success(Word(text: decoded, kind: .quoted, offset: open, end: position))
-        case .failure(let diagnostic): return .failure(diagnostic)
+        case .success(let decoded): return .word(Word(text: decoded, kind: .quoted, offset: open, end: position))
+        case .failure(let diagnostic): return .failed(diagnostic)
         }
     }
 
@@ -477,7 +476,7 @@ public struct Lexer: IteratorProtocol, Sequence {
     /// Nesting is tracked in ``expectedClosers`` (no recursion); past
     /// ``maxJSONDepth`` levels only a count is kept, to find where the value
     /// ends before reporting it as too deep.
-    private mutating func lexJSON(acrossLines: Bool) -> Result<Word, Diagnostic> {
+    private mutating func lexJSON(acrossLines: Bool) -> LexedWord {
         let open = position
         expectedClosers.removeAll(keepingCapacity: true)
         var depth = 0
@@ -499,7 +498,7 @@ public struct Lexer: IteratorProtocol, Sequence {
             case .closeBrace, .closeBracket:
                 if depth <= Self.maxJSONDepth, let expected = expectedClosers.popLast(), expected != byte {
                     position = index + 1
-                    return .failure(tooDeep ?? Diagnostic(
+                    return .failed(tooDeep ?? Diagnostic(
                         message: "mismatched \"\(Character(Unicode.Scalar(byte)))\" in JSON value: "
                             + "expected \"\(Character(Unicode.Scalar(expected)))\"",
                         offset: index))
@@ -508,8 +507,8 @@ public struct Lexer: IteratorProtocol, Sequence {
                 index += 1
                 if depth == 0 {
                     position = index
-                    if let tooDeep { return .failure(tooDeep) }
-                    return .success(Word(bytes: bytes, range: open..<index, kind: .json, offset: open, end: index))
+                    if let tooDeep { return .failed(tooDeep) }
+                    return .word(Word(bytes: bytes, range: open..<index, kind: .json, offset: open, end: index))
                 }
             case .quote:
                 let quote = index
@@ -522,7 +521,7 @@ public struct Lexer: IteratorProtocol, Sequence {
                 }
                 guard index < bytes.count, bytes[index] == .quote else {
                     position = index
-                    return .failure(tooDeep ?? Diagnostic(
+                    return .failed(tooDeep ?? Diagnostic(
                         message: "unterminated string in JSON value: the \" opened here has no closing \" on its line",
                         offset: quote))
                 }
@@ -530,7 +529,7 @@ public struct Lexer: IteratorProtocol, Sequence {
             case .lineFeed where !acrossLines:
                 position = index
                 let opener = Character(Unicode.Scalar(bytes[open]))
-                return .failure(tooDeep ?? Diagnostic(
+                return .failed(tooDeep ?? Diagnostic(
                     message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
                         + "quote text that holds a bracket)", offset: open))
             default:
@@ -539,17 +538,23 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
         position = index
         guard acrossLines else {
-            if let tooDeep { return .failure(tooDeep) }
+            if let tooDeep { return .failed(tooDeep) }
             let opener = Character(Unicode.Scalar(bytes[open]))
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
                     + "quote text that holds a bracket)", offset: open))
         }
         endedInsideJSON = true
-        if let tooDeep { return .failure(tooDeep) }
+        if let tooDeep { return .failed(tooDeep) }
         let opener = Character(Unicode.Scalar(bytes[open]))
-        return .failure(Diagnostic(
+        return .failed(Diagnostic(
             message: "unterminated JSON value: \"\(opener)\" opened here is never closed", offset: open))
+    }
+
+    /// A word, or why it could not be lexed (a concrete enum: moved without generic code).
+    private enum LexedWord {
+        case word(Word)
+        case failed(Diagnostic)
     }
 
     // MARK: Text
