@@ -338,4 +338,28 @@ struct BatchEndToEndTests {
                 """,
                                stderr: "mixed.cachesh:4: error: unknown command \"nonsense\" (try help)\n", status: 1))
     }
+
+    @Test("a value spanning lines across a read keeps its command whole and the lines after it numbered")
+    func aValueAcrossAReadStaysWhole() throws {
+        // 9,359 lines of 7 bytes, a blank line, a comment and another blank line: the `{` of the
+        // put is the last byte of the first 64 KiB read, the rest of its value comes with the next.
+        let script = String(repeating: "echo x\n", count: 9_359) + "\n# a comment {\n\nput a {\n\"k\": [1,\n2]}\nnonsense\nget a\n"
+        let expected = String(repeating: "x\n", count: 9_359) + """
+            keys: a
+            key:           a
+            state:         fresh
+            value:         {"k":[1,2]}
+            source:        cache
+            age_ms:        0
+            expires_in_ms: 300000 (5m)
+            tags:          []
+
+            """
+        let sandbox = try Sandbox()
+        try sandbox.write("across.cachesh", script)
+        #expect(try Cachesh.run(["across.cachesh"], in: sandbox.url) == Outcome(
+            stdout: expected, stderr: "across.cachesh:9366: error: unknown command \"nonsense\" (try help)\n", status: 1))
+        #expect(try Cachesh.run([], stdin: script) == Outcome(
+            stdout: expected, stderr: "<stdin>:9366: error: unknown command \"nonsense\" (try help)\n", status: 1))
+    }
 }
