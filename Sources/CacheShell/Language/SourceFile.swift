@@ -39,7 +39,20 @@ public struct SourceFile: Sendable {
         self.bytes = bytes
         var starts = [0]
         bytes.withUnsafeBufferPointer { bytes in
-            for offset in 0..<bytes.count where bytes[offset] == UInt8(ascii: "\n") { starts.append(offset + 1) }
+            // Eight bytes at a time: a word with no line feed (no zero byte once XORed with
+            // 0x0A in every byte) is skipped whole.
+            guard let base = bytes.baseAddress else { return }
+            let raw = UnsafeRawPointer(base)
+            let lineFeeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ lineFeeds
+                if (word &- ones) & ~word & highs != 0 {
+                    for i in offset..<offset + 8 where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
+                }
+                offset += 8
+            }
+            for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
         }
         self.lineStarts = starts
     }
