@@ -41,7 +41,15 @@ let package = Package(
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"]),
         .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"]),
-        .target(name: "CacheStore", dependencies: ["CacheCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "CacheStore",
+            dependencies: [
+                "CacheCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C interface, which the store binds its rows through.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         // Found in the compiler's own search paths (no pkg-config: its -L of the system's library
         // folder would come before CACHESH_STATIC_LIBS and make the shipped build load libedit.so).
         .systemLibrary(
