@@ -126,7 +126,7 @@ struct Reply {
         out.append(",\"tags\":")
         out.appendJSONArray(r.tags)
         out.append(",\"value\":")
-        out.append((r.value ?? .null).compactText)
+        out.append(r.valueText ?? "null")
         out.append("}\n")
         return out.text
     }
@@ -141,7 +141,7 @@ struct Reply {
         out.appendField("state", width: width)
         out.append(Render.stateText(r.state.rawValue, colour: colour))
         out.appendField("value", width: width)
-        out.append((r.value ?? .null).compactText)
+        out.append(r.valueText ?? "null")
         if isGet {
             out.appendField("source", width: width)
             out.append(r.source.rawValue)
@@ -512,7 +512,7 @@ enum Render {
             return "* \(time) pushed \(event.key)"
         }
         var line = "* \(time) \(event.cause.rawValue) \(event.key) \(stateText(event.state.rawValue, colour: colour))"
-        if let value = event.value { line += " " + value.compactText }
+        if let text = event.valueText { line += " " + text }
         line += " (\(event.source.rawValue))"
         return line
     }
