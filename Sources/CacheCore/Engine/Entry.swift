@@ -1,10 +1,11 @@
 /// A cached entry, stored in a slot of an `EntryStore` (inside the engine's `EntryTable`), which
 /// also links it into two recency lists (global and per namespace) by slot index.
 ///
-/// What a read needs (key, value, state flags, namespace, tags, times) comes first, so a read of
-/// a cached entry touches as few cache lines as it can. What only some writes need (the sequence
-/// numbers of the last local write and put, an `expire in=` item's, a mutation log) lives out of
-/// line in `cold`, which most entries do not have: 112 bytes a record.
+/// What a read needs (key, value, state flags, namespace, times) comes first, so a read of a
+/// cached entry touches as few cache lines as it can. What only some entries have (tags, the
+/// sequence numbers of the last local write and put when they are not the stored request's, an
+/// `expire in=` item's, a mutation log) lives out of line in `cold`, which most entries do not
+/// have: 104 bytes a record.
 struct Entry {
     var key: String
     /// The value, as canonical compact text. Changed only through `EntryTable.setValue` (the id
@@ -12,7 +13,6 @@ struct Entry {
     var stored: StoredValue
     private var flags: Flags
     var namespace: Int32
-    var tags: [String]
     var storedAt: Int64
     /// `Int64.max` when the namespace has no stale threshold.
     var staleAt: Int64
@@ -33,10 +33,10 @@ struct Entry {
         self.stored = stored
         self.flags = .live
         self.namespace = namespace
-        self.tags = tags
         self.storedAt = storedAt
         self.staleAt = staleAt
         self.expiresAt = expiresAt
+        if !tags.isEmpty { self.tags = tags }
     }
 
     /// An entry of `value`; `ids` is not kept (the table reads an entry's ids off its value).
@@ -63,6 +63,8 @@ struct Entry {
         static let writesAtRequest = Flags(rawValue: 1 << 5)
         /// `lastLocalWrite` and `lastPut` are in `cold`. With neither bit, both are 0.
         static let writesCold = Flags(rawValue: 1 << 6)
+        /// The entry has tags, in `cold`.
+        static let tagged = Flags(rawValue: 1 << 7)
     }
 
     @inline(__always)
@@ -150,6 +152,22 @@ struct Entry {
         dropColdIfUnused()
     }
 
+    /// The entry's tags (in `cold`, as few entries have any).
+    var tags: [String] {
+        get { flags.contains(.tagged) ? cold!.tags : [] }
+        set {
+            if newValue.isEmpty {
+                guard flags.contains(.tagged) else { return }
+                flags.remove(.tagged)
+                uniqueCold().tags = []
+                dropColdIfUnused()
+            } else {
+                uniqueCold().tags = newValue
+                flags.insert(.tagged)
+            }
+        }
+    }
+
     /// Sequence number of the scheduler item that reports an `expire in=` override (orders it among items due then).
     var expirySeq: UInt64 {
         get { cold?.expirySeq ?? 0 }
@@ -173,7 +191,7 @@ struct Entry {
     /// Whether the record out of line holds nothing but usual values (the invariant is that it then is nil).
     var hasIdleColdRecord: Bool {
         guard let cold else { return false }
-        return !flags.contains(.writesCold) && cold.expirySeq == 0 && cold.log == nil
+        return !flags.contains(.writesCold) && !flags.contains(.tagged) && cold.expirySeq == 0 && cold.log == nil
     }
 
     /// The fields out of line. A class so that an entry without them pays one pointer; copied on
@@ -184,9 +202,12 @@ struct Entry {
         var lastPut: UInt64 = 0
         var expirySeq: UInt64 = 0
         var log: MutationLog?
+        /// Meaningful only with `Flags.tagged`.
+        var tags: [String] = []
 
         func copy() -> Cold {
             let c = Cold()
+            c.tags = tags
             c.lastLocalWrite = lastLocalWrite
             c.lastPut = lastPut
             c.expirySeq = expirySeq
@@ -207,9 +228,8 @@ struct Entry {
     /// Drops what a dead entry does not need: its value, tags and out-of-line fields.
     mutating func releaseContents() {
         stored = .null
-        tags = []
         cold = nil
-        flags.remove([.writesAtRequest, .writesCold])
+        flags.remove([.writesAtRequest, .writesCold, .tagged])
     }
 
     private mutating func dropColdIfUnused() {

@@ -16,9 +16,25 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         init(_ value: JSONValue) { self.value = value }
     }
 
-    enum Storage: Sendable {
-        /// Canonical compact text: `JSONValue(parsing:)` of it prints it back byte for byte.
-        case text(String)
+    /// The UTF-8 bytes of a text longer than a `String` holds inline: one allocation of 16 bytes
+    /// of object header plus the bytes (a native `String` adds a 16-byte header of its own, a
+    /// terminating zero and rounding: 88 bytes for a 24-byte text where this takes 48).
+    final class Bytes: ManagedBuffer<Void, UInt8> {
+        static func make(_ bytes: UnsafeBufferPointer<UInt8>) -> Bytes {
+            let buffer = unsafeDowncast(Bytes.create(minimumCapacity: bytes.count) { _ in }, to: Bytes.self)
+            buffer.withUnsafeMutablePointerToElements { $0.initialize(from: bytes.baseAddress!, count: bytes.count) }
+            return buffer
+        }
+    }
+
+    /// `@unchecked Sendable` for `Bytes` (a `ManagedBuffer`, which cannot be `Sendable`): its bytes
+    /// are written once, in `Bytes.make`, before the buffer is stored here, and only read after;
+    /// no code writes to a buffer once made (this file's reads take the element pointer to read).
+    enum Storage: @unchecked Sendable {
+        /// Canonical compact text of at most 15 bytes, held inline by the string.
+        case small(String)
+        /// Canonical compact text of `count` bytes (more than 15).
+        case bytes(Bytes, count: Int)
         case deep(Deep)
     }
 
@@ -30,65 +46,86 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         let text = value.compactText
         // A value nested d levels deep prints at least 2d bytes, so only a long text can be too deep.
         if text.utf8.count > 2 * JSONValue.documentDepth && value.depth > JSONValue.documentDepth {
-            storage = .deep(Deep(value))
+            self.init(storage: .deep(Deep(value)))
         } else {
-            storage = .text(text)
+            self.init(canonical: text)
         }
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
     }
 
     /// A text already in canonical form (the compact text of a `JSONValue`, or a stored value's).
     init(canonical text: String) {
-        storage = .text(text)
+        var utf8 = text
+        storage = utf8.withUTF8 { bytes in
+            bytes.count <= 15 ? .small(text) : .bytes(Bytes.make(bytes), count: bytes.count)
+        }
     }
 
     /// `null`.
     public static let null = StoredValue(canonical: "null")
 
+    /// Calls `body` with the compact text's UTF-8 bytes (for output written as bytes; no copy).
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        switch storage {
+        case .small(var text):
+            return try text.withUTF8(body)
+        case .bytes(let buffer, let count):
+            return try buffer.withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: count)) }
+        case .deep(let deep):
+            var text = deep.value.compactText
+            return try text.withUTF8(body)
+        }
+    }
+
     /// The compact text: what `get` prints (equal to `json.compactText`).
-    /// - Complexity: O(1) (a value deeper than `JSONValue.documentDepth`: O(size)).
+    /// - Complexity: O(size of the text): a copy (a value deeper than `JSONValue.documentDepth`: printed).
     public var text: String {
         switch storage {
-        case .text(let text): return text
+        case .small(let text): return text
         case .deep(let deep): return deep.value.compactText
+        case .bytes: return withUTF8 { String(decoding: $0, as: UTF8.self) }
         }
     }
 
     /// The value as a tree.
     /// - Complexity: O(size of the text).
     public var json: JSONValue {
-        switch storage {
-        case .text(let text):
-            do { return try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
-                preconditionFailure("a stored value's text does not read back: \(error.message)")
+        if case .deep(let deep) = storage { return deep.value }
+        return withUTF8 { bytes in
+            var reader = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
+            do { return try reader.parseDocument() } catch {
+                preconditionFailure("a stored value's text does not read back: \(error)")
             }
-        case .deep(let deep):
-            return deep.value
         }
     }
 
-    /// Appends the compact text's UTF-8 bytes to `bytes` (for output written as bytes).
+    /// The number of bytes of the compact text.
+    public var utf8Count: Int { withUTF8 { $0.count } }
+
+    /// Appends the compact text's UTF-8 bytes to `bytes`.
     public func append(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: text.utf8)
+        withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     public var description: String { text }
 
     public static func == (a: StoredValue, b: StoredValue) -> Bool {
-        switch (a.storage, b.storage) {
-        case (.text(let x), .text(let y)):
-            if x.utf8.elementsEqual(y.utf8) { return true }
-            if isBytewise(x) && isBytewise(y) { return false }
-            return a.json == b.json
-        default:
-            return a.json == b.json
+        if case .deep = a.storage { return a.json == b.json }
+        if case .deep = b.storage { return a.json == b.json }
+        let (same, bytewise) = a.withUTF8 { x in
+            b.withUTF8 { y in (x.elementsEqual(y), isBytewise(x) && isBytewise(y)) }
         }
+        return same || (!bytewise && a.json == b.json)
     }
 
     /// Whether `JSONValue` equality of this canonical text and another such text is byte
     /// equality: ASCII only (no Unicode canonical equivalence) and no `-0` (where `-0.0` equals `0.0`).
-    private static func isBytewise(_ text: String) -> Bool {
+    private static func isBytewise(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
         var previous: UInt8 = 0
-        for byte in text.utf8 {
+        for byte in text {
             if byte >= 0x80 || (previous == UInt8(ascii: "-") && byte == UInt8(ascii: "0")) { return false }
             previous = byte
         }
@@ -115,17 +152,14 @@ extension StoredValue {
     /// `json.collectEntityIDs(idField:into:)`, read off the canonical text without a tree.
     /// - Complexity: O(size of the text).
     func entityIDs(_ field: IDField) -> [String] {
-        var ids: [String] = []
-        switch storage {
-        case .text(let text):
-            var text = text
-            text.withUTF8 { Self.scanIDs($0, field.quoted, into: &ids) }
-            if ids.count < 2 { return ids }
-        case .deep(let deep):
+        if case .deep(let deep) = storage {
             var set = Set<String>()
             deep.value.collectEntityIDs(idField: field.name, into: &set)
             return set.sorted()
         }
+        var ids: [String] = []
+        withUTF8 { Self.scanIDs($0, field.quoted, into: &ids) }
+        if ids.count < 2 { return ids }
         ids.sort()
         var unique: [String] = [ids[0]]
         for id in ids.dropFirst() where id != unique[unique.count - 1] { unique.append(id) }
