@@ -43,6 +43,13 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
     /// The stored form of `value`.
     /// - Complexity: O(n log k) for n bytes of text and objects of at most k keys.
     public init(_ value: JSONValue) {
+        // Scalars print as the writer prints them, without its buffer.
+        switch value {
+        case .null: self = .null; return
+        case .bool(let b): self.init(canonical: b ? "true" : "false"); return
+        case .int(let n): self.init(canonical: String(n)); return
+        default: break
+        }
         let text = value.compactText
         // A value nested d levels deep prints at least 2d bytes, so only a long text can be too deep.
         if text.utf8.count > 2 * JSONValue.documentDepth && value.depth > JSONValue.documentDepth {
@@ -158,7 +165,11 @@ extension StoredValue {
             return set.sorted()
         }
         var ids: [String] = []
-        withUTF8 { Self.scanIDs($0, field.quoted, into: &ids) }
+        withUTF8 { text in
+            // Only an object or an array holds an object.
+            guard let first = text.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return }
+            Self.scanIDs(text, field.quoted, into: &ids)
+        }
         if ids.count < 2 { return ids }
         ids.sort()
         var unique: [String] = [ids[0]]
