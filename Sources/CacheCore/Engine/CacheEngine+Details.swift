@@ -48,7 +48,7 @@ extension CacheEngine {
         let pending = e.log?.items.map {
             EntryDetails.PendingChange(patch: $0.patch.document, mutation: $0.mutation, sent: $0.reachedServer != nil)
         } ?? []
-        return EntryDetails(key: e.key, state: e.state(at: now), value: e.value, tags: e.tags, ids: e.ids,
+        return EntryDetails(key: e.key, state: e.state(at: now), value: e.value, tags: e.tags, ids: entries.ids(ofSlot: slot),
                             storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt, expiresAt: e.expiresAt,
                             invalidated: e.invalidated, expiryOverridden: e.expiryOverridden, pending: pending,
                             fetchInFlight: requestTable.fetch(forKey: key), recencyRank: newer + 1, entries: live)

@@ -7,15 +7,18 @@ extension CacheEngine {
     /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
     func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64,
                      put: UInt64? = nil) -> Int32 {
+        insertEntry(key: key, namespace: ns, value: StoredValue(value), tags: tags, request: request, put: put)
+    }
+
+    /// `insertEntry` of a value in its stored form.
+    func insertEntry(key: String, namespace ns: Int32, value: StoredValue, tags: [String], request: UInt64,
+                     put: UInt64? = nil) -> Int32 {
         let s = nextSeq()
-        var entry = Entry(key: key, namespace: ns, value: value, tags: tags, ids: [],
+        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags,
                           storedAt: now, staleAt: .max, expiresAt: .max)
         entry.storedRequest = request
         entry.storedSeq = s
-        if let put {
-            entry.lastLocalWrite = put
-            entry.lastPut = put
-        }
+        if let put { entry.setWrites(local: put, put: put) }
         let slot = entries.insert(entry)
         applyTimes(slot)
         return slot
@@ -33,7 +36,7 @@ extension CacheEngine {
 
     /// Sorts slots by printed key, for a deterministic order where a set gives none.
     /// - Complexity: O(k log k).
-    func sortedByKey(_ set: Set<Int32>) -> [Int32] {
-        set.sorted { slots[Int($0)].key < slots[Int($1)].key }
+    func sortedByKey<S: Sequence<Int32>>(_ slots: S) -> [Int32] {
+        slots.sorted { self.slots[Int($0)].key < self.slots[Int($1)].key }
     }
 }

@@ -31,7 +31,7 @@ extension CacheEngine {
     @discardableResult
     public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
-        let targets = sortedByKey(entries.idIndex[id] ?? [])
+        let targets = sortedByKey(entries.idIndex[id])
         var changes: [(Int32, JSONValue)] = []
         for slot in targets {
             do {

@@ -27,7 +27,7 @@ extension CacheEngine {
             let e = slots[Int(slot)]
             let watched = !observers.isEmpty && observers.isWatched(e.key, namespace: namespaces[e.namespace].name)
             if watched || reportsAllChanges {
-                let event = CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now), value: e.value, source: source)
+                let event = CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now), stored: e.stored, source: source)
                 if watched { delegate?.cacheEngine(self, observed: event) }
                 if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
             }

@@ -5,13 +5,19 @@ extension CacheEngine {
     /// - Returns: the keys changed (the key, then any evicted by the namespace's `max`).
     @discardableResult
     public func put(_ key: String, _ value: JSONValue, tags: [String] = []) -> [String] {
+        put(key, StoredValue(value), tags: tags)
+    }
+
+    /// `put` of a value in its stored form.
+    @discardableResult
+    public func put(_ key: String, _ value: StoredValue, tags: [String] = []) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let s = nextSeq()
         if let slot = entries.keyIndex[key] {
             let i = Int(slot)
             if var log = slots[i].log {
-                log.base = value
+                log.base = value.json
                 log.baseSeq = s
                 slots[i].log = log
                 entries.setValue(slot, recompute(log))
@@ -19,9 +25,7 @@ extension CacheEngine {
                 entries.setValue(slot, value)
             }
             if slots[i].tags != tags { entries.setTags(slot, tags) }
-            slots[i].lastLocalWrite = s
-            slots[i].lastPut = s
-            slots[i].storedRequest = s
+            slots[i].notePut(s)
             slots[i].invalidated = false
             restamp(slot)
             entries.touch(slot)

@@ -1,55 +1,242 @@
 /// A cached entry, stored in a slot of an `EntryStore` (inside the engine's `EntryTable`), which
 /// also links it into two recency lists (global and per namespace) by slot index.
 ///
-/// What a read needs (key, value, tags, times, state flags) comes first, so a read of a cached
-/// entry touches as few cache lines as it can.
+/// What a read needs (key, value, state flags, namespace, times) comes first, so a read of a
+/// cached entry touches as few cache lines as it can. What only some entries have (tags, the
+/// sequence numbers of the last local write and put when they are not the stored request's, an
+/// `expire in=` item's, a mutation log) lives out of line in `cold`, which most entries do not
+/// have: 104 bytes a record.
 struct Entry {
     var key: String
-    var value: JSONValue
-    var tags: [String]
+    /// The value, as canonical compact text. Changed only through `EntryTable.setValue` (the id
+    /// index follows it).
+    var stored: StoredValue
+    private var flags: Flags
+    var namespace: Int32
     var storedAt: Int64
     /// `Int64.max` when the namespace has no stale threshold.
     var staleAt: Int64
     var expiresAt: Int64
-    var namespace: Int32
-    var invalidated = false
-    var live = true
-    /// `expire` set `expiresAt` by hand; `ns` recomputation drops that.
-    var expiryOverridden = false
-    /// The expiry has been counted and reported; reset by a new store.
-    var expiryReported = false
-    /// Bumped by every store, so old expiry records of this slot are recognised as dead.
-    var generation: UInt32 = 0
-    /// Entity ids embedded in `value` (kept to update the id index when the value changes).
-    var ids: [String]
-    /// Sequence number of the store that set `storedAt`: orders expiries due at the same instant.
-    var storedSeq: UInt64 = 0
-    /// Sequence number of the scheduler item that reports an `expire in=` override (orders it among items due then).
-    var expirySeq: UInt64 = 0
-    /// Sequence number of the last local write (`put` or event) — B12.
-    var lastLocalWrite: UInt64 = 0
-    /// Sequence number of the last `put` (while mutations are pending, events join the log instead of discarding).
-    var lastPut: UInt64 = 0
-    /// Sequence number of the request (or put) whose value is stored now — B12.
-    var storedRequest: UInt64 = 0
-    /// Pending optimistic mutations: the confirmed base plus a log (B11).
-    var log: MutationLog?
     /// Recency stamp: larger is more recent (the order of the recency lists, kept by a store).
     var recency: UInt64 = 0
-    /// Written to since a store last took the changes (see `EntrySlots`).
-    var marked = false
+    /// Sequence number of the store that set `storedAt`: orders expiries due at the same instant.
+    var storedSeq: UInt64 = 0
+    private var storedRequestValue: UInt64 = 0
+    /// The fields few entries need, out of line; nil when each has its usual value (see `Cold`).
+    private var cold: Cold?
+    /// Bumped by every store, so old expiry records of this slot are recognised as dead.
+    var generation: UInt32 = 0
 
-    init(key: String, namespace: Int32, value: JSONValue, tags: [String], ids: [String],
+    init(key: String, namespace: Int32, stored: StoredValue, tags: [String],
          storedAt: Int64, staleAt: Int64, expiresAt: Int64) {
         self.key = key
-        self.value = value
-        self.tags = tags
+        self.stored = stored
+        self.flags = .live
+        self.namespace = namespace
         self.storedAt = storedAt
         self.staleAt = staleAt
         self.expiresAt = expiresAt
-        self.namespace = namespace
-        self.ids = ids
+        if !tags.isEmpty { self.tags = tags }
     }
+
+    /// An entry of `value`; `ids` is not kept (the table reads an entry's ids off its value).
+    init(key: String, namespace: Int32, value: JSONValue, tags: [String], ids: [String] = [],
+         storedAt: Int64, staleAt: Int64, expiresAt: Int64) {
+        self.init(key: key, namespace: namespace, stored: StoredValue(value), tags: tags,
+                  storedAt: storedAt, staleAt: staleAt, expiresAt: expiresAt)
+    }
+
+    /// The value as a tree, parsed from its text (for patches, snapshots and `explain`).
+    /// - Complexity: O(size of the value).
+    var value: JSONValue { stored.json }
+
+    // MARK: Flags
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let live = Flags(rawValue: 1 << 0)
+        static let invalidated = Flags(rawValue: 1 << 1)
+        static let expiryOverridden = Flags(rawValue: 1 << 2)
+        static let expiryReported = Flags(rawValue: 1 << 3)
+        static let marked = Flags(rawValue: 1 << 4)
+        /// `lastLocalWrite` and `lastPut` both equal `storedRequest` (a put stored the value).
+        static let writesAtRequest = Flags(rawValue: 1 << 5)
+        /// `lastLocalWrite` and `lastPut` are in `cold`. With neither bit, both are 0.
+        static let writesCold = Flags(rawValue: 1 << 6)
+        /// The entry has tags, in `cold`.
+        static let tagged = Flags(rawValue: 1 << 7)
+    }
+
+    @inline(__always)
+    private mutating func set(_ flag: Flags, _ on: Bool) {
+        if on { flags.insert(flag) } else { flags.remove(flag) }
+    }
+
+    /// In use; a free slot holds a dead entry until it is reused.
+    var live: Bool {
+        @inline(__always) get { flags.contains(.live) }
+        set { set(.live, newValue) }
+    }
+    var invalidated: Bool {
+        @inline(__always) get { flags.contains(.invalidated) }
+        set { set(.invalidated, newValue) }
+    }
+    /// `expire` set `expiresAt` by hand; `ns` recomputation drops that.
+    var expiryOverridden: Bool {
+        @inline(__always) get { flags.contains(.expiryOverridden) }
+        set { set(.expiryOverridden, newValue) }
+    }
+    /// The expiry has been counted and reported; reset by a new store.
+    var expiryReported: Bool {
+        @inline(__always) get { flags.contains(.expiryReported) }
+        set { set(.expiryReported, newValue) }
+    }
+    /// Written to since a store last took the changes (see `EntrySlots`).
+    var marked: Bool {
+        @inline(__always) get { flags.contains(.marked) }
+        set { set(.marked, newValue) }
+    }
+
+    // MARK: Sequence numbers of writes
+
+    /// Sequence number of the request (or put) whose value is stored now — B12.
+    var storedRequest: UInt64 {
+        @inline(__always) get { storedRequestValue }
+        set {
+            guard newValue != storedRequestValue else { return }
+            let (local, put) = (lastLocalWrite, lastPut)
+            storedRequestValue = newValue
+            setWrites(local: local, put: put)
+        }
+    }
+
+    /// Sequence number of the last local write (`put` or event) — B12.
+    var lastLocalWrite: UInt64 {
+        get {
+            if flags.contains(.writesAtRequest) { return storedRequestValue }
+            return flags.contains(.writesCold) ? cold!.lastLocalWrite : 0
+        }
+        set { setWrites(local: newValue, put: lastPut) }
+    }
+
+    /// Sequence number of the last `put` (while mutations are pending, events join the log instead of discarding).
+    var lastPut: UInt64 {
+        get {
+            if flags.contains(.writesAtRequest) { return storedRequestValue }
+            return flags.contains(.writesCold) ? cold!.lastPut : 0
+        }
+        set { setWrites(local: lastLocalWrite, put: newValue) }
+    }
+
+    /// A put of sequence number `seq` stored the value: it is the stored request, the last local
+    /// write and the last put (without the record out of line this takes otherwise).
+    mutating func notePut(_ seq: UInt64) {
+        storedRequestValue = seq
+        setWrites(local: seq, put: seq)
+    }
+
+    /// Sets `lastLocalWrite` and `lastPut` at once, in the form that needs no record out of line
+    /// when there is one (setting them one by one may make one for a moment).
+    mutating func setWrites(local: UInt64, put: UInt64) {
+        flags.remove([.writesAtRequest, .writesCold])
+        if local == 0 && put == 0 {
+        } else if local == storedRequestValue && put == storedRequestValue {
+            flags.insert(.writesAtRequest)
+        } else {
+            let c = uniqueCold()
+            c.lastLocalWrite = local
+            c.lastPut = put
+            flags.insert(.writesCold)
+            return
+        }
+        dropColdIfUnused()
+    }
+
+    /// The entry's tags (in `cold`, as few entries have any).
+    var tags: [String] {
+        get { flags.contains(.tagged) ? cold!.tags : [] }
+        set {
+            if newValue.isEmpty {
+                guard flags.contains(.tagged) else { return }
+                flags.remove(.tagged)
+                uniqueCold().tags = []
+                dropColdIfUnused()
+            } else {
+                uniqueCold().tags = newValue
+                flags.insert(.tagged)
+            }
+        }
+    }
+
+    /// Sequence number of the scheduler item that reports an `expire in=` override (orders it among items due then).
+    var expirySeq: UInt64 {
+        get { cold?.expirySeq ?? 0 }
+        set {
+            if newValue == 0 && cold == nil { return }
+            uniqueCold().expirySeq = newValue
+            dropColdIfUnused()
+        }
+    }
+
+    /// Pending optimistic mutations: the confirmed base plus a log (B11).
+    var log: MutationLog? {
+        get { cold?.log }
+        set {
+            if newValue == nil && cold == nil { return }
+            uniqueCold().log = newValue
+            dropColdIfUnused()
+        }
+    }
+
+    /// Whether the record out of line holds nothing but usual values (the invariant is that it then is nil).
+    var hasIdleColdRecord: Bool {
+        guard let cold else { return false }
+        return !flags.contains(.writesCold) && !flags.contains(.tagged) && cold.expirySeq == 0 && cold.log == nil
+    }
+
+    /// The fields out of line. A class so that an entry without them pays one pointer; copied on
+    /// write, so `Entry` keeps value semantics (a copy of an entry never sees another's writes).
+    private final class Cold {
+        /// Meaningful only with `Flags.writesCold`.
+        var lastLocalWrite: UInt64 = 0
+        var lastPut: UInt64 = 0
+        var expirySeq: UInt64 = 0
+        var log: MutationLog?
+        /// Meaningful only with `Flags.tagged`.
+        var tags: [String] = []
+
+        func copy() -> Cold {
+            let c = Cold()
+            c.tags = tags
+            c.lastLocalWrite = lastLocalWrite
+            c.lastPut = lastPut
+            c.expirySeq = expirySeq
+            c.log = log
+            return c
+        }
+    }
+
+    private mutating func uniqueCold() -> Cold {
+        if cold == nil {
+            cold = Cold()
+        } else if !isKnownUniquelyReferenced(&cold!) {
+            cold = cold!.copy()
+        }
+        return cold!
+    }
+
+    /// Drops what a dead entry does not need: its value, tags and out-of-line fields.
+    mutating func releaseContents() {
+        stored = .null
+        cold = nil
+        flags.remove([.writesAtRequest, .writesCold, .tagged])
+    }
+
+    private mutating func dropColdIfUnused() {
+        if hasIdleColdRecord { cold = nil }
+    }
+
+    // MARK: State
 
     func state(at now: Int64) -> EntryState {
         if now >= expiresAt { return .expired }
@@ -59,7 +246,7 @@ struct Entry {
 
     /// What a read of this entry returns at `now` (`pending` left false for the caller to set).
     func readResult(at now: Int64, source: ValueSource) -> ReadResult {
-        ReadResult(key: key, state: state(at: now), value: value, ageMs: now - storedAt,
+        ReadResult(key: key, state: state(at: now), stored: stored, ageMs: now - storedAt,
                    expiresInMs: expiresAt == .max ? .max : expiresAt - now, tags: tags, source: source)
     }
 

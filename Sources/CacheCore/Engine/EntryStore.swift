@@ -136,20 +136,17 @@ struct EntryStore {
     }
 
     /// Takes an entry out of both lists and frees its slot: the entry is marked dead, its value,
-    /// tags, ids and mutation log are dropped and its generation is bumped. SIEVE's hand, when
-    /// on it, moves to the entry after it.
+    /// tags and out-of-line fields (mutation log included) are dropped and its generation is
+    /// bumped. SIEVE's hand, when on it, moves to the entry after it.
     /// - Returns: what the engine's indexes need to forget it.
     /// - Complexity: O(1).
-    mutating func remove(_ slot: Int32) -> (key: String, ids: [String], tags: [String]) {
+    mutating func remove(_ slot: Int32) -> (key: String, tags: [String]) {
         unlinkGlobal(slot)
         leaveNamespace(slot)
         let i = Int(slot)
-        let removed = (entries[i].key, entries[i].ids, entries[i].tags)
+        let removed = (entries[i].key, entries[i].tags)
         entries[i].live = false
-        entries[i].value = .null
-        entries[i].tags = []
-        entries[i].ids = []
-        entries[i].log = nil
+        entries[i].releaseContents()
         entries[i].generation &+= 1
         ranks[i] = Rank()
         freeSlots.append(slot)

@@ -5,13 +5,17 @@
 /// Invariants (`invariantViolations()`):
 /// - those of `EntryStore` (free slots, recency lists, recency stamps);
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
-/// - each live entry's `ids` are the sorted entity ids its value embeds under `idField`, and the
-///   id index maps each id to exactly the live slots listing it, never to an empty set;
+/// - each live entry's value is canonical text (it reads back and prints as it is), and the id
+///   index maps each entity id to exactly the live slots whose value embeds it under `idField`
+///   (one slot inline, more in a set of two or more; see `IDIndex`);
 /// - the tag index maps each tag to exactly the live slots carrying it, never to an empty set;
-/// - a dead slot holds no ids, tags or mutation log; a live entry's mutation log, when it has
-///   one, has a mutation pending.
+/// - a dead slot holds no value, tags or mutation log; a live entry's mutation log, when it has
+///   one, has a mutation pending; no entry keeps an out-of-line record of usual values only.
 ///
-/// The fields the indexes depend on (`key`, `namespace`, `live`, `value`, `ids`, `tags`) change
+/// An entry's ids are not kept: they are read off its value's text when it is indexed and again
+/// when it is unindexed (a value does not change in between but through `setValue`).
+///
+/// The fields the indexes depend on (`key`, `namespace`, `live`, `stored`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
 /// The engine reads it through stored properties (`keyIndex[key]`, `idIndex[id]`,
@@ -24,16 +28,17 @@ struct EntryTable {
     /// Key → slot of every live entry. Lookup is O(1) (one hash).
     private(set) var keyIndex: [String: Int32] = [:]
     /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
-    private(set) var idIndex: [String: Set<Int32>] = [:]
+    private(set) var idIndex = IDIndex()
     /// Tag → slots of the live entries carrying it.
     private(set) var tagIndex: [String: Set<Int32>] = [:]
     /// The field holding an entity's id in values (B8), which the id index is built on.
-    private(set) var idField: String
+    var idField: String { idKey.name }
+    private var idKey: StoredValue.IDField
 
     /// An empty table with recency lists for `namespaceCount` namespaces, room for `capacity` entries.
     /// - Complexity: O(1); reserving room is O(capacity).
     init(idField: String = "id", namespaceCount: Int = 0, capacity: Int = 0) {
-        self.idField = idField
+        idKey = StoredValue.IDField(idField)
         store = EntryStore(namespaceCount: namespaceCount)
         if capacity > 0 {
             store.reserveCapacity(capacity)
@@ -56,24 +61,23 @@ struct EntryTable {
 
     // MARK: Entries in and out
 
-    /// Stores an entry as the most recently used and indexes its key, ids and tags; the entry's
-    /// `ids` are derived from its value.
+    /// Stores an entry as the most recently used and indexes its key, ids and tags.
     /// - Complexity: O(1) amortized, plus the size of its value and its tags.
     mutating func insert(_ entry: Entry) -> Int32 {
         let slot = store.insert(entry)
         keyIndex[entry.key] = slot
-        indexIDs(slot, entry.value)
+        for id in entry.stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
         for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
         return slot
     }
 
     /// Removes an entry from the indexes and both recency lists; the slot is reused.
     /// - Returns: the entry's key.
-    /// - Complexity: O(1) plus its ids and tags.
+    /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
+        for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
         let removed = store.remove(slot)
         keyIndex.removeValue(forKey: removed.key)
-        for id in removed.ids { Self.remove(slot, from: &idIndex, at: id) }
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
         return removed.key
     }
@@ -99,12 +103,26 @@ struct EntryTable {
         store.restoreOrder(ns, eviction, ranks: ranks, hand: hand, nextRank: nextRank)
     }
 
-    /// Replaces an entry's value, keeping the id index in step.
-    /// - Complexity: O(size of the old and new value's ids, plus the new value's size).
+    /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
+    /// - Complexity: O(size of the old and new value).
+    mutating func setValue(_ slot: Int32, _ value: StoredValue) {
+        let old = store.entries[Int(slot)].stored.entityIDs(idKey)
+        let new = value.entityIDs(idKey)
+        store.entries[Int(slot)].stored = value
+        guard old != new else { return }
+        for id in old { idIndex.remove(slot, for: id) }
+        for id in new { idIndex.insert(slot, for: id) }
+    }
+
+    /// `setValue` of a tree, stored as its canonical text.
     mutating func setValue(_ slot: Int32, _ value: JSONValue) {
-        unindexIDs(slot)
-        store.entries[Int(slot)].value = value
-        indexIDs(slot, value)
+        setValue(slot, StoredValue(value))
+    }
+
+    /// The entity ids the value of the entry in `slot` embeds, sorted.
+    /// - Complexity: O(size of the value).
+    func ids(ofSlot slot: Int32) -> [String] {
+        store.entries[Int(slot)].stored.entityIDs(idKey)
     }
 
     /// Replaces an entry's tags, keeping the tag index in step.
@@ -118,11 +136,10 @@ struct EntryTable {
     /// Changes the id field and rebuilds the id index on it.
     /// - Complexity: O(total size of the values).
     mutating func changeIDField(_ field: String) {
-        idField = field
-        idIndex.removeAll()
+        idKey = StoredValue.IDField(field)
+        idIndex = IDIndex()
         for slot in store.recencyOrder() {
-            store.entries[Int(slot)].ids = []
-            indexIDs(slot, store.entries[Int(slot)].value)
+            for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
         }
     }
 
@@ -134,27 +151,122 @@ struct EntryTable {
         store.nextRecency = (stamps.last ?? 0) &+ 1
     }
 
-    /// Indexes the entity ids of `value`, the value of the entry in `slot`.
-    private mutating func indexIDs(_ slot: Int32, _ value: JSONValue) {
-        var ids = Set<String>()
-        value.collectEntityIDs(idField: idField, into: &ids)
-        guard !ids.isEmpty else { return }
-        let list = ids.sorted()
-        store.entries[Int(slot)].ids = list
-        for id in list { idIndex[id, default: []].insert(slot) }
-    }
-
-    private mutating func unindexIDs(_ slot: Int32) {
-        let ids = store.entries[Int(slot)].ids
-        guard !ids.isEmpty else { return }
-        for id in ids { Self.remove(slot, from: &idIndex, at: id) }
-        store.entries[Int(slot)].ids = []
-    }
-
     private static func remove(_ slot: Int32, from index: inout [String: Set<Int32>], at name: String) {
         guard var set = index.removeValue(forKey: name) else { return }
         set.remove(slot)
         if !set.isEmpty { index[name] = set }
+    }
+}
+
+/// Entity id → the live slots whose value embeds it. Most entities are cached in one entry, so an
+/// id holds its one slot inline, four bytes beside the id; an id embedded by two or more entries
+/// holds the index of a set of its own. An id that is an integer's decimal text (`42`, whether
+/// the value held `42` or `"42"`) is keyed by the integer: 12 bytes a bucket instead of 20.
+struct IDIndex {
+    /// A slot (`>= 0`), or `-(k + 1)` for the slots in `sets[k]`; by integer id, then by other ids.
+    private var ints: [Int64: Int32] = [:]
+    private var strings: [String: Int32] = [:]
+    /// Sets of two or more slots; a free one (listed in `freeSets`) is empty.
+    private var sets: [Set<Int32>] = []
+    private var freeSets: [Int32] = []
+
+    /// The integer whose decimal text `id` is, if it is one (as `String(n)` prints it).
+    @inline(__always)
+    private static func integer(_ id: String) -> Int64? {
+        guard let n = Int64(id), id.utf8.first != UInt8(ascii: "+"), String(n).utf8.count == id.utf8.count else { return nil }
+        return n
+    }
+
+    /// The number of ids.
+    var count: Int { ints.count + strings.count }
+
+    /// What `id` holds: a slot (`>= 0`), a set (`< 0`), or nil.
+    func raw(_ id: String) -> Int32? {
+        if let n = Self.integer(id) { return ints[n] }
+        return strings[id]
+    }
+
+    private mutating func setRaw(_ id: String, _ raw: Int32?) {
+        if let n = Self.integer(id) { ints[n] = raw } else { strings[id] = raw }
+    }
+
+    /// The slots embedding `id`, in no particular order; empty when none does.
+    /// - Complexity: O(1) plus the slots returned.
+    subscript(id: String) -> [Int32] {
+        guard let raw = raw(id) else { return [] }
+        return raw >= 0 ? [raw] : Array(sets[Int(-raw - 1)])
+    }
+
+    /// Whether `slot` is listed for `id`.
+    func contains(_ slot: Int32, for id: String) -> Bool {
+        guard let raw = raw(id) else { return false }
+        return raw >= 0 ? raw == slot : sets[Int(-raw - 1)].contains(slot)
+    }
+
+    /// Lists `slot` for `id`.
+    /// - Complexity: O(1) amortized.
+    mutating func insert(_ slot: Int32, for id: String) {
+        guard let raw = raw(id) else { setRaw(id, slot); return }
+        if raw < 0 {
+            sets[Int(-raw - 1)].insert(slot)
+        } else if raw != slot {
+            let pair: Set<Int32> = [raw, slot]
+            let k: Int32
+            if let free = freeSets.popLast() {
+                k = free
+                sets[Int(k)] = pair
+            } else {
+                k = Int32(sets.count)
+                sets.append(pair)
+            }
+            setRaw(id, -k - 1)
+        }
+    }
+
+    /// Takes `slot` off `id`'s list; an id left with one slot holds it inline again, one left
+    /// with none is forgotten.
+    /// - Complexity: O(1) amortized.
+    mutating func remove(_ slot: Int32, for id: String) {
+        guard let raw = raw(id) else { return }
+        if raw >= 0 {
+            if raw == slot { setRaw(id, nil) }
+            return
+        }
+        let k = Int(-raw - 1)
+        sets[k].remove(slot)
+        guard sets[k].count < 2 else { return }
+        setRaw(id, sets[k].first)
+        sets[k] = []
+        freeSets.append(Int32(k))
+    }
+
+    /// Every id with what it holds, in no particular order (for the invariant checks).
+    private var allRaw: [(id: String, raw: Int32)] {
+        ints.map { (String($0.key), $0.value) } + strings.map { ($0.key, $0.value) }
+    }
+
+    /// Every id with its slots, in no particular order (for the invariant checks).
+    var all: [(id: String, slots: [Int32])] {
+        allRaw.map { ($0.id, $0.raw >= 0 ? [$0.raw] : Array(sets[Int(-$0.raw - 1)])) }
+    }
+
+    /// What is wrong with the index's own form: an integer id keyed as text, an id with a set of
+    /// fewer than two slots, or a set that is neither some id's nor free.
+    func formViolations() -> [String] {
+        var v: [String] = []
+        for id in strings.keys where Self.integer(id) != nil { v.append("id index: integer id \(id) is keyed as text") }
+        var used = Set<Int32>()
+        for (id, raw) in allRaw where raw < 0 {
+            let k = -raw - 1
+            guard Int(k) < sets.count else { v.append("id index: \(id) names set \(k) of \(sets.count)"); continue }
+            if sets[Int(k)].count < 2 { v.append("id index: \(id) has a set of \(sets[Int(k)].count) slots, not inline") }
+            if !used.insert(k).inserted { v.append("id index: set \(k) is shared by two ids") }
+        }
+        let free = Set(freeSets)
+        if free.count != freeSets.count { v.append("id index: a free set is listed twice") }
+        for k in free where used.contains(k) || !sets[Int(k)].isEmpty { v.append("id index: free set \(k) is in use") }
+        if used.count + free.count != sets.count { v.append("id index: \(sets.count - used.count - free.count) sets are neither used nor free") }
+        return v
     }
 }
 
@@ -171,9 +283,10 @@ extension EntryTable {
         for i in entries.indices {
             let e = entries[i]
             let slot = Int32(i)
+            if e.hasIdleColdRecord { v.append("entry table: slot \(i) keeps an out-of-line record of usual values only") }
             guard e.live else {
-                if !e.ids.isEmpty || !e.tags.isEmpty || e.log != nil {
-                    v.append("entry table: dead slot \(i) still holds ids, tags or a mutation log")
+                if e.stored != .null || !e.tags.isEmpty || e.log != nil {
+                    v.append("entry table: dead slot \(i) still holds a value, tags or a mutation log")
                 }
                 continue
             }
@@ -182,12 +295,17 @@ extension EntryTable {
                 v.append("key index: \(e.key) maps to slot \(keyIndex[e.key].map(String.init) ?? "none"), its entry is in slot \(i)")
             }
             if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
-            var embedded = Set<String>()
-            e.value.collectEntityIDs(idField: idField, into: &embedded)
-            if e.ids != embedded.sorted() {
-                v.append("id index: \(e.key) lists ids \(e.ids), its value embeds \(embedded.sorted())")
+            let tree = e.stored.json
+            if case .deep = e.stored.storage {} else if tree.compactText != e.stored.text {
+                v.append("entry table: the value of \(e.key) is not in canonical form: \(e.stored.text)")
             }
-            for id in e.ids where idIndex[id]?.contains(slot) != true {
+            var embedded = Set<String>()
+            tree.collectEntityIDs(idField: idField, into: &embedded)
+            let ids = ids(ofSlot: slot)
+            if ids != embedded.sorted() {
+                v.append("id index: \(e.key) reads as embedding ids \(ids), its value embeds \(embedded.sorted())")
+            }
+            for id in ids where !idIndex.contains(slot, for: id) {
                 v.append("id index: id \(id) of \(e.key) does not lead to slot \(i)")
             }
             for tag in e.tags where tagIndex[tag]?.contains(slot) != true {
@@ -207,7 +325,9 @@ extension EntryTable {
                 v.append("key index: \(key) maps to slot \(slot), which holds \(entries[Int(slot)].key)")
             }
         }
-        Self.checkSetIndex(idIndex, "id index", entries, listed: { $0.ids.contains($1) }, into: &v)
+        v += idIndex.formViolations()
+        Self.checkSetIndex(Dictionary(idIndex.all.map { ($0.id, Set($0.slots)) }, uniquingKeysWith: { a, _ in a }),
+                           "id index", entries, listed: { e, id in e.stored.entityIDs(idKey).contains(id) }, into: &v)
         Self.checkSetIndex(tagIndex, "tag index", entries, listed: { $0.tags.contains($1) }, into: &v)
         return v
     }
@@ -233,6 +353,11 @@ extension EntryTable {
     func checkInvariants() {
         let violations = invariantViolations()
         precondition(violations.isEmpty, "EntryTable invariants broken:\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Test hook: replaces an entry's value behind the id index's back, as a bug would.
+    mutating func testingReplaceStored(_ slot: Int32, _ value: StoredValue) {
+        store.entries[Int(slot)].stored = value
     }
 
     /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.

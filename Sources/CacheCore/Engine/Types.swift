@@ -13,7 +13,8 @@ public enum ValueSource: String, Sendable {
 public struct ReadResult: Sendable, Equatable {
     public var key: String
     public var state: EntryState
-    public var value: JSONValue?
+    /// The value as the cache keeps it (its compact text); nil when there is none to serve.
+    public var stored: StoredValue?
     public var ageMs: Int64?
     public var expiresInMs: Int64?
     public var tags: [String]
@@ -21,6 +22,36 @@ public struct ReadResult: Sendable, Equatable {
     public var offline = false
     public var error: String?
     public var pending = false
+
+    init(key: String, state: EntryState, stored: StoredValue?, ageMs: Int64?, expiresInMs: Int64?, tags: [String],
+         source: ValueSource, offline: Bool = false, error: String? = nil, pending: Bool = false) {
+        self.key = key
+        self.state = state
+        self.stored = stored
+        self.ageMs = ageMs
+        self.expiresInMs = expiresInMs
+        self.tags = tags
+        self.source = source
+        self.offline = offline
+        self.error = error
+        self.pending = pending
+    }
+
+    init(key: String, state: EntryState, value: JSONValue?, ageMs: Int64?, expiresInMs: Int64?, tags: [String],
+         source: ValueSource, offline: Bool = false, error: String? = nil, pending: Bool = false) {
+        self.init(key: key, state: state, stored: value.map(StoredValue.init), ageMs: ageMs, expiresInMs: expiresInMs,
+                  tags: tags, source: source, offline: offline, error: error, pending: pending)
+    }
+
+    /// The value as a tree, parsed from the stored text each time it is read.
+    /// - Complexity: O(size of the value).
+    public var value: JSONValue? {
+        get { stored?.json }
+        set { stored = newValue.map(StoredValue.init) }
+    }
+
+    /// The value's compact text, as `get` prints it (no parsing); nil when there is no value.
+    public var valueText: String? { stored?.text }
 }
 
 /// The causes an observer sees (B15).
@@ -39,8 +70,31 @@ public struct CacheEvent: Sendable, Equatable {
     public var key: String
     public var at: Int64
     public var state: EntryState
-    public var value: JSONValue?
+    /// The value as the cache keeps it (its compact text); nil when there is none.
+    public var stored: StoredValue?
     public var source: ValueSource
+
+    init(cause: ChangeCause, key: String, at: Int64, state: EntryState, stored: StoredValue?, source: ValueSource) {
+        self.cause = cause
+        self.key = key
+        self.at = at
+        self.state = state
+        self.stored = stored
+        self.source = source
+    }
+
+    init(cause: ChangeCause, key: String, at: Int64, state: EntryState, value: JSONValue?, source: ValueSource) {
+        self.init(cause: cause, key: key, at: at, state: state, stored: value.map(StoredValue.init), source: source)
+    }
+
+    /// The value as a tree, parsed from the stored text each time it is read.
+    public var value: JSONValue? {
+        get { stored?.json }
+        set { stored = newValue.map(StoredValue.init) }
+    }
+
+    /// The value's compact text (no parsing); nil when there is no value.
+    public var valueText: String? { stored?.text }
 }
 
 /// What an observer watches.

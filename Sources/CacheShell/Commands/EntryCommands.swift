@@ -113,7 +113,7 @@ enum EntryCommands {
             if let error = r.error { notes.append("error: \(error)") }
             return [r.key, r.state.rawValue, r.source.rawValue, r.ageMs.map(String.init) ?? "-",
                     r.expiresInMs.map(String.init) ?? "-", notes.joined(separator: ", "),
-                    (r.value ?? .null).compactText]
+                    r.valueText ?? "null"]
         }
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
                      human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,

@@ -151,7 +151,7 @@ struct Reply {
         out.append(",\"tags\":")
         out.appendJSONArray(r.tags)
         out.append(",\"value\":")
-        out.appendValue(r.value ?? .null)
+        out.appendStored(r.stored)
         out.append("}\n")
     }
 
@@ -163,7 +163,7 @@ struct Reply {
         out.appendField("state:         ")
         out.append(Render.stateText(r.state.rawValue, colour: colour))
         out.appendField("value:         ")
-        out.appendValue(r.value ?? .null)
+        out.appendStored(r.stored)
         if isGet {
             out.appendField("source:        ")
             out.append(r.source.rawValue)
@@ -233,6 +233,11 @@ struct TextBuilder {
     /// A value as JSON, as `JSONValue.compactText` writes it (``ValueText/write(_:into:)``).
     mutating func appendValue(_ value: JSONValue) {
         ValueText.write(value, into: &bytes)
+    }
+
+    /// A value as the cache keeps it, its compact text copied as it is (`null` for none).
+    mutating func appendStored(_ value: StoredValue?) {
+        if let value { value.append(to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
     }
 
     /// After a duration in milliseconds, the same in words (` (16h20m1s)`), from a second on:
@@ -702,7 +707,7 @@ enum Render {
             return "* \(time) pushed \(event.key)"
         }
         var line = "* \(time) \(event.cause.rawValue) \(event.key) \(stateText(event.state.rawValue, colour: colour))"
-        if let value = event.value { line += " " + value.compactText }
+        if let text = event.valueText { line += " " + text }
         line += " (\(event.source.rawValue))"
         return line
     }

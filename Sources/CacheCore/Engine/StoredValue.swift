@@ -1,0 +1,266 @@
+/// A cached value as the engine keeps it: its compact JSON text in canonical form (object keys
+/// sorted, numbers as `JSONValue.compactText` prints them), parsed into a `JSONValue` only where a
+/// tree is needed (a patch, `explain`, a snapshot). One string per value instead of a tree of
+/// enums and dictionaries: a small object such as `{"id":1,"likes":2}` takes one allocation
+/// instead of about five, and printing it is a copy.
+///
+/// Two stored values are equal exactly when their `JSONValue`s are: the same text is the same
+/// value; texts that differ only where `JSONValue`'s equality is looser than bytes (canonically
+/// equivalent Unicode such as `é` composed or not, `-0.0` and `0.0`) are compared as trees.
+public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
+    /// A value deeper than the reader takes back (`JSONValue.documentDepth`), which only an app's
+    /// own `JSONValue` can be (the shell, the server and patches stop at `JSONValue.maxDepth`):
+    /// kept as a tree so that it still reads back as it was stored.
+    final class Deep: Sendable {
+        let value: JSONValue
+        init(_ value: JSONValue) { self.value = value }
+    }
+
+    /// The UTF-8 bytes of a text longer than a `String` holds inline: one allocation of 16 bytes
+    /// of object header plus the bytes (a native `String` adds a 16-byte header of its own, a
+    /// terminating zero and rounding: 88 bytes for a 24-byte text where this takes 48).
+    final class Bytes: ManagedBuffer<Void, UInt8> {
+        static func make(_ bytes: UnsafeBufferPointer<UInt8>) -> Bytes {
+            let buffer = unsafeDowncast(Bytes.create(minimumCapacity: bytes.count) { _ in }, to: Bytes.self)
+            buffer.withUnsafeMutablePointerToElements { $0.initialize(from: bytes.baseAddress!, count: bytes.count) }
+            return buffer
+        }
+    }
+
+    /// `@unchecked Sendable` for `Bytes` (a `ManagedBuffer`, which cannot be `Sendable`): its bytes
+    /// are written once, in `Bytes.make`, before the buffer is stored here, and only read after;
+    /// no code writes to a buffer once made (this file's reads take the element pointer to read).
+    enum Storage: @unchecked Sendable {
+        /// Canonical compact text of at most 15 bytes, held inline by the string.
+        case small(String)
+        /// Canonical compact text of `count` bytes (more than 15).
+        case bytes(Bytes, count: Int)
+        case deep(Deep)
+    }
+
+    let storage: Storage
+
+    /// The stored form of `value`.
+    /// - Complexity: O(n log k) for n bytes of text and objects of at most k keys.
+    public init(_ value: JSONValue) {
+        // Scalars print as the writer prints them, without its buffer.
+        switch value {
+        case .null: self = .null; return
+        case .bool(let b): self.init(canonical: b ? "true" : "false"); return
+        case .int(let n): self.init(canonical: String(n)); return
+        default: break
+        }
+        let text = value.compactText
+        // A value nested d levels deep prints at least 2d bytes, so only a long text can be too deep.
+        if text.utf8.count > 2 * JSONValue.documentDepth && value.depth > JSONValue.documentDepth {
+            self.init(storage: .deep(Deep(value)))
+        } else {
+            self.init(canonical: text)
+        }
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
+    }
+
+    /// A text already in canonical form (the compact text of a `JSONValue`, or a stored value's).
+    init(canonical text: String) {
+        var utf8 = text
+        storage = utf8.withUTF8 { bytes in
+            bytes.count <= 15 ? .small(text) : .bytes(Bytes.make(bytes), count: bytes.count)
+        }
+    }
+
+    /// `null`.
+    public static let null = StoredValue(canonical: "null")
+
+    /// Calls `body` with the compact text's UTF-8 bytes (for output written as bytes; no copy).
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        switch storage {
+        case .small(var text):
+            return try text.withUTF8(body)
+        case .bytes(let buffer, let count):
+            return try buffer.withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: count)) }
+        case .deep(let deep):
+            var text = deep.value.compactText
+            return try text.withUTF8(body)
+        }
+    }
+
+    /// The compact text: what `get` prints (equal to `json.compactText`).
+    /// - Complexity: O(size of the text): a copy (a value deeper than `JSONValue.documentDepth`: printed).
+    public var text: String {
+        switch storage {
+        case .small(let text): return text
+        case .deep(let deep): return deep.value.compactText
+        case .bytes: return withUTF8 { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// The value as a tree.
+    /// - Complexity: O(size of the text).
+    public var json: JSONValue {
+        if case .deep(let deep) = storage { return deep.value }
+        return withUTF8 { bytes in
+            var reader = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
+            do { return try reader.parseDocument() } catch {
+                preconditionFailure("a stored value's text does not read back: \(error)")
+            }
+        }
+    }
+
+    /// The number of bytes of the compact text.
+    public var utf8Count: Int { withUTF8 { $0.count } }
+
+    /// Appends the compact text's UTF-8 bytes to `bytes`.
+    public func append(to bytes: inout [UInt8]) {
+        withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    public var description: String { text }
+
+    public static func == (a: StoredValue, b: StoredValue) -> Bool {
+        if case .deep = a.storage { return a.json == b.json }
+        if case .deep = b.storage { return a.json == b.json }
+        let (same, bytewise) = a.withUTF8 { x in
+            b.withUTF8 { y in (x.elementsEqual(y), isBytewise(x) && isBytewise(y)) }
+        }
+        return same || (!bytewise && a.json == b.json)
+    }
+
+    /// Whether `JSONValue` equality of this canonical text and another such text is byte
+    /// equality: ASCII only (no Unicode canonical equivalence) and no `-0` (where `-0.0` equals `0.0`).
+    private static func isBytewise(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text {
+            if byte >= 0x80 || (previous == UInt8(ascii: "-") && byte == UInt8(ascii: "0")) { return false }
+            previous = byte
+        }
+        return true
+    }
+}
+
+// MARK: - Entity ids
+
+extension StoredValue {
+    /// What the id scan looks for: an id field's name as a canonical text prints an object key.
+    struct IDField {
+        let name: String
+        /// `"name"`, escaped as the writer escapes it.
+        let quoted: [UInt8]
+
+        init(_ name: String) {
+            self.name = name
+            quoted = Array(JSONValue.string(name).compactText.utf8)
+        }
+    }
+
+    /// The entity ids the value embeds under `field` (B8), sorted, each once: the same as
+    /// `json.collectEntityIDs(idField:into:)`, read off the canonical text without a tree.
+    /// - Complexity: O(size of the text).
+    func entityIDs(_ field: IDField) -> [String] {
+        if case .deep(let deep) = storage {
+            var set = Set<String>()
+            deep.value.collectEntityIDs(idField: field.name, into: &set)
+            return set.sorted()
+        }
+        var ids: [String] = []
+        withUTF8 { text in
+            // Only an object or an array holds an object.
+            guard let first = text.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return }
+            Self.scanIDs(text, field.quoted, into: &ids)
+        }
+        if ids.count < 2 { return ids }
+        ids.sort()
+        var unique: [String] = [ids[0]]
+        for id in ids.dropFirst() where id != unique[unique.count - 1] { unique.append(id) }
+        return unique
+    }
+
+    /// Appends the id of every object in canonical compact text `b` whose key `quoted` holds an
+    /// integer (its decimal text) or a string. Canonical text has no white space, so a key is the
+    /// string right after `{` or after `,` inside an object, and its value starts right after `:`.
+    /// - Complexity: O(n); each turn of the loop moves past at least one byte.
+    private static func scanIDs(_ b: UnsafeBufferPointer<UInt8>, _ quoted: [UInt8], into ids: inout [String]) {
+        let n = b.count
+        // Whether each open container is an object: bits for the first 64 levels, an array deeper.
+        var objectBits: UInt64 = 0
+        var deeper: [Bool] = []
+        var depth = 0
+        var expectKey = false
+        func inObject() -> Bool {
+            depth == 0 ? false : depth <= 64 ? objectBits & (1 << UInt64(depth - 1)) != 0 : deeper[depth - 65]
+        }
+        var i = 0
+        while i < n {
+            switch b[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = b[i] == UInt8(ascii: "{")
+                depth += 1
+                if depth <= 64 {
+                    if isObject { objectBits |= 1 << UInt64(depth - 1) } else { objectBits &= ~(1 << UInt64(depth - 1)) }
+                } else {
+                    deeper.append(isObject)
+                }
+                expectKey = isObject
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth > 64 { deeper.removeLast() }
+                depth -= 1
+                expectKey = false
+                i += 1
+            case UInt8(ascii: ","):
+                expectKey = inObject()
+                i += 1
+            case UInt8(ascii: "\""):
+                let end = endOfString(b, from: i)
+                if expectKey {
+                    expectKey = false
+                    if end - i == quoted.count && end < n && b[end] == UInt8(ascii: ":")
+                        && quoted.withUnsafeBufferPointer({ q in (0..<q.count).allSatisfy { b[i + $0] == q[$0] } }) {
+                        if let id = idText(b, at: end + 1) { ids.append(id) }
+                    }
+                }
+                i = end
+            default:
+                i += 1
+            }
+        }
+    }
+
+    /// The index just past the string whose opening quote is at `start` (`b.count` if it does not end).
+    private static func endOfString(_ b: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var i = start + 1
+        while i < b.count {
+            switch b[i] {
+            case UInt8(ascii: "\""): return i + 1
+            case UInt8(ascii: "\\"): i += 2
+            default: i += 1
+            }
+        }
+        return b.count
+    }
+
+    /// The id text of the value starting at `start`: an integer's decimal text (as canonical text
+    /// prints an `.int`; a `.double` always has a `.` or an exponent), a string's content; else nil.
+    private static func idText(_ b: UnsafeBufferPointer<UInt8>, at start: Int) -> String? {
+        guard start < b.count else { return nil }
+        if b[start] == UInt8(ascii: "\"") {
+            let end = endOfString(b, from: start)
+            let content = UnsafeBufferPointer(rebasing: b[(start + 1)..<max(start + 1, end - 1)])
+            if !content.contains(UInt8(ascii: "\\")) { return String(decoding: content, as: UTF8.self) }
+            guard case .string(let s)? = try? JSONValue(parsing: UnsafeBufferPointer(rebasing: b[start..<end])) else { return nil }
+            return s
+        }
+        var end = start
+        if b[end] == UInt8(ascii: "-") { end += 1 }
+        let digits = end
+        while end < b.count && b[end] &- UInt8(ascii: "0") < 10 { end += 1 }
+        guard end > digits else { return nil }
+        if end < b.count {
+            let next = b[end]
+            if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return nil }
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+    }
+}

@@ -1,0 +1,181 @@
+@testable import CacheCore
+import Testing
+import TestSupport
+
+/// Values kept as canonical compact text (`StoredValue`): they read back as the value stored,
+/// compare as `JSONValue`s do, and give the id index the ids a walk of the tree gives; the entry
+/// record keeps its rarely used fields out of line without changing what they read.
+@Suite struct StoredValueTests {
+    @Test func randomValuesReadBackPrintTheSameAndEmbedTheSameIDs() throws {
+        var rng = SeededGenerator(seed: 19)
+        let fields = ["id", "k", "a\"b"].map(StoredValue.IDField.init)
+        for _ in 0..<3_000 {
+            let value = randomValue(&rng, depth: 0)
+            let stored = StoredValue(value)
+            #expect(stored.json == value)
+            #expect(stored.text == value.compactText)
+            #expect(StoredValue(stored.json).text == stored.text, "the text is canonical")
+            for field in fields {
+                var walked = Set<String>()
+                value.collectEntityIDs(idField: field.name, into: &walked)
+                #expect(stored.entityIDs(field) == walked.sorted(), "\(stored.text) under \(field.name)")
+            }
+        }
+    }
+
+    @Test func idsAreIntegersAndStringsAtAnyDepthNeverDoublesOrOtherKeysValues() {
+        let value = StoredValue(json(#"""
+            {"id":1,"items":[{"id":"x\"y","n":{"id":-20}},{"id":2.0},{"id":1e3},{"id":[3]},{"id":{"id":4}}],
+             "name":"id","x":{"ids":5,"id":"é"},"y":["id",6]}
+            """#))
+        #expect(value.entityIDs(.init("id")) == ["-20", "1", "4", "x\"y", "é"])
+        #expect(StoredValue(json(#"[1,{"id":1},{"id":"1"}]"#)).entityIDs(.init("id")) == ["1"], "42 and \"42\" are one entity")
+        #expect(StoredValue(json(#"{"a\"b":7,"id":8}"#)).entityIDs(.init("a\"b")) == ["7"])
+    }
+
+    @Test func storedValuesCompareAsTheirValuesDo() {
+        // Canonically equivalent strings are equal Swift strings, and -0.0 equals 0.0, though
+        // their texts differ.
+        #expect(StoredValue(.string("\u{E9}")) == StoredValue(.string("e\u{301}")))
+        #expect(StoredValue(["k": .string("\u{212A}")]) == StoredValue(["k": "K"]))
+        #expect(StoredValue(.double(-0.0)) == StoredValue(.double(0.0)))
+        #expect(StoredValue([.double(-0.0), 1]).text == "[-0.0,1]")
+        #expect(StoredValue(["a": 1, "b": [true, nil]]) == StoredValue(json(#"{"b":[true,null],"a":1}"#)))
+        #expect(StoredValue(42) != StoredValue(42.0))
+        #expect(StoredValue("x-0") != StoredValue("x-1"))
+        #expect(StoredValue(["k": "é"]) != StoredValue(["k": "e"]))
+    }
+
+    /// A value only an app's own `JSONValue` can make (the reader refuses it) is kept as it was.
+    @Test func aValueDeeperThanTheReaderTakesIsStoredAndReadAsItWas() throws {
+        var deep: JSONValue = ["id": 9]
+        for _ in 0..<(JSONValue.documentDepth + 10) { deep = .array([deep]) }
+        let h = Harness()
+        h.engine.put("deep", deep)
+        #expect(h.engine.peek("deep").value == deep)
+        #expect(h.engine.peek("deep").valueText == deep.compactText)
+        #expect(h.engine.details(of: "deep")?.ids == ["9"])
+        #expect(h.engine.entries.idIndex["9"] == [h.engine.entries.keyIndex["deep"]!])
+        #expect(h.engine.invariantViolations() == [])
+    }
+
+    @Test func aReadServesTheStoredTextAndItsTree() throws {
+        let h = Harness()
+        h.engine.put("feed:1", ["likes": 2, "id": 1])
+        let r = h.engine.peek("feed:1")
+        #expect(r.valueText == #"{"id":1,"likes":2}"#)
+        #expect(r.value == ["id": 1, "likes": 2])
+        var changed = r
+        changed.value = nil
+        #expect(changed.valueText == nil && changed.stored == nil)
+    }
+
+    /// An id embedded by one entry is held inline; by more, in a set; as entries go, inline again.
+    @Test func theIDIndexHoldsOneSlotInlineAndASetForMore() throws {
+        let h = Harness()
+        h.engine.put("a", ["id": 7])
+        h.engine.put("b", [["id": 7], ["id": 8]])
+        h.engine.put("c", ["x": ["id": "7"]])
+        #expect(h.engine.entries.idIndex["7"].count == 3)
+        #expect(h.engine.entries.idIndex.raw("8") == h.engine.entries.keyIndex["b"], "one slot, inline")
+        #expect(try #require(h.engine.entries.idIndex.raw("7")) < 0, "three slots, in a set")
+        h.engine.evict("a")
+        h.engine.put("c", ["x": "no ids"])
+        #expect(h.engine.entries.idIndex.raw("7") == h.engine.entries.keyIndex["b"], "one slot again, inline")
+        h.engine.put("b", ["id": 8])
+        #expect(h.engine.entries.idIndex["7"].isEmpty)
+        #expect(h.engine.entries.idIndex.count == 1)
+        h.engine.put("f", [["id": "007"], ["id": "+7"], ["id": "-0"], ["id": 0], ["id": -7]])
+        #expect(["007", "+7", "-0", "0", "-7", "7"].map { h.engine.entries.idIndex[$0].count } == [1, 1, 1, 1, 1, 0],
+                "an integer id and a text that only reads as one are two entities")
+        h.engine.evict("f")
+        h.engine.put("d", [["id": 8], ["id": 9]])
+        h.engine.put("e", ["id": 9])
+        h.engine.clear()
+        #expect(h.engine.entries.idIndex.count == 0)
+        #expect(h.engine.invariantViolations() == [])
+    }
+
+    /// The checker reads a value's ids off its text as the index does, and sees a text that is not canonical.
+    @Test func aValueChangedBehindTheIndexIsReported() {
+        let h = Harness()
+        h.engine.put("a", ["id": 7])
+        let slot = h.engine.entries.keyIndex["a"]!
+        h.engine.entries.testingReplaceStored(slot, StoredValue(canonical: #"{ "id": 8 }"#))
+        let violations = h.engine.invariantViolations()
+        #expect(violations.contains(#"entry table: the value of a is not in canonical form: { "id": 8 }"#))
+        #expect(violations.contains("id index: 7 leads to a, which does not list it"))
+    }
+
+    /// The write sequence numbers read back what was set, in any order, while an entry keeps no
+    /// out-of-line record when each has its usual value; a copy never sees another's writes.
+    @Test func anEntrysWriteFieldsReadBackWhatWasSet() {
+        var rng = SeededGenerator(seed: 5)
+        var entry = Entry(key: "k", namespace: 0, stored: .null, tags: [], storedAt: 0, staleAt: .max, expiresAt: .max)
+        var model = (request: UInt64(0), local: UInt64(0), put: UInt64(0), expiry: UInt64(0), log: false, tags: [String]())
+        let choices: [UInt64] = [0, 1, 2, 3]
+        for step in 0..<5_000 {
+            let n = choices[Int(rng.next() % 4)]
+            switch rng.next() % 8 {
+            case 0: entry.storedRequest = n; model.request = n
+            case 1: entry.lastLocalWrite = n; model.local = n
+            case 2: entry.lastPut = n; model.put = n
+            case 3: entry.expirySeq = n; model.expiry = n
+            case 4: entry.notePut(n); model.request = n; model.local = n; model.put = n
+            case 5: entry.setWrites(local: n, put: 3 - n); model.local = n; model.put = 3 - n
+            case 6:
+                let tags = n == 0 ? [] : ["t\(n)"]
+                entry.tags = tags
+                model.tags = tags
+            default:
+                let on = rng.next() % 2 == 0
+                entry.log = on ? MutationLog(base: .null, baseSeq: n) : nil
+                model.log = on
+            }
+            #expect(entry.storedRequest == model.request && entry.lastLocalWrite == model.local && entry.lastPut == model.put,
+                    "step \(step)")
+            #expect(entry.expirySeq == model.expiry && (entry.log != nil) == model.log && entry.tags == model.tags, "step \(step)")
+            #expect(!entry.hasIdleColdRecord, "step \(step)")
+            #expect(entry.live && !entry.invalidated && !entry.marked)
+        }
+        var a = entry
+        a.expirySeq = 9
+        a.lastPut = 9
+        a.tags = ["x"]
+        let b = a
+        a.expirySeq = 1
+        a.lastPut = 1
+        a.tags = []
+        #expect(b.expirySeq == 9 && b.lastPut == 9 && b.tags == ["x"])
+        #expect(a.expirySeq == 1 && a.lastPut == 1)
+    }
+
+    /// What a read needs and the sequence numbers every entry has fit in 104 bytes (184 when the
+    /// value was a tree and the rarely used fields were inline).
+    @Test func theEntryRecordStaysSmall() {
+        #expect(MemoryLayout<Entry>.stride <= 104)
+        #expect(MemoryLayout<StoredValue>.size <= 17)
+    }
+
+    private func randomValue(_ rng: inout SeededGenerator, depth: Int) -> JSONValue {
+        switch rng.next() % (depth > 3 ? 5 : 8) {
+        case 0: return .null
+        case 1: return .bool(rng.next() % 2 == 0)
+        case 2: return .int(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64))
+        case 3:
+            let doubles: [Double] = [-0.0, 0, 42, 1e15, 1e16, 0.1, -2.5e-8, 1e300, Double(Int64(bitPattern: rng.next()) % 1_000_000) / 7]
+            return .double(doubles[Int(rng.next() % UInt64(doubles.count))])
+        case 4:
+            let alphabet: [Character] = ["a", "1", "-", "\"", "\\", "\n", "é", "e\u{301}", "😀", "\u{1}", "\u{85}", " ", "/", ":", ",", "{", "]"]
+            return .string(String((0..<rng.next() % 6).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
+        case 5: return .array((0..<rng.next() % 4).map { _ in randomValue(&rng, depth: depth + 1) })
+        default:
+            var object: [String: JSONValue] = [:]
+            let keys = ["id", "k", "a\"b", "ids", "i", "é"]
+            for _ in 0..<rng.next() % 4 {
+                object[keys[Int(rng.next() % UInt64(keys.count))]] = randomValue(&rng, depth: depth + 1)
+            }
+            return .object(object)
+        }
+    }
+}
