@@ -125,7 +125,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func expectWord(_ word: StaticString) throws(JSONError) {
+    mutating func expectWord(_ word: StaticString) throws(JSONError) {
         let start = i
         let count = word.utf8CodeUnitCount
         let ok = word.withUTF8Buffer { expected in
@@ -400,7 +400,7 @@ struct JSONReader {
     }
 
     /// A number by the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+    mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = i
         var negative = false
         if bytes[i] == UInt8(ascii: "-") {

@@ -37,7 +37,7 @@ extension JSONValue {
 /// `close` write a document field by field in the layout `write` gives a tree, so both print
 /// the same bytes.
 struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
     let pretty: Bool
 
     init(pretty: Bool, capacity: Int = 64) {
@@ -135,6 +135,11 @@ struct JSONWriter {
         guard pretty else { return }
         bytes.append(0x0A)
         for _ in 0..<indent { bytes.append(0x20); bytes.append(0x20) }
+    }
+
+    @inline(__always)
+    mutating func appendBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: utf8)
     }
 
     @inline(__always)
