@@ -64,7 +64,7 @@ func rate(_ bytes: Int, _ seconds: Double) -> Double { Double(bytes) / 1e6 / sec
 func f1(_ x: Double) -> String { String(format: "%.1f", x) }
 func f2(_ x: Double) -> String { String(format: "%.2f", x) }
 func line(_ label: String, _ seconds: Double, _ bytes: Int) -> String {
-    "\(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(String(format: "%6.2f", seconds)) s  \(String(format: "%7.1f", rate(bytes, seconds))) MB/s"
+    "\(label.padding(toLength: 50, withPad: " ", startingAt: 0)) \(String(format: "%6.2f", seconds)) s  \(String(format: "%7.1f", rate(bytes, seconds))) MB/s"
 }
 
 // A cache of `entryCount` entries over three namespaces, with tags, a few stale and expired ones.
@@ -104,6 +104,7 @@ struct Form {
     var snapshotSeconds = 0.0
     var restoreSeconds = 0.0
     var parseSeconds = 0.0
+    var decodeSeconds = 0.0
     var file: URL?
     var bytes: Int { text.utf8.count }
 }
@@ -116,6 +117,7 @@ for k in forms.indices {
     forms[k].text = text
     forms[k].snapshotSeconds = snapshotSeconds
     forms[k].parseSeconds = try best { try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) }.seconds
+    forms[k].decodeSeconds = try best { try Snapshot(parsing: text).entryCount }.seconds
     forms[k].restoreSeconds = try best { () throws -> Int in
         let restored = CacheEngine(origin: SimulatedServer())
         try restored.restore(Snapshot(parsing: text), scheduleCommand: { _ in 0 })
@@ -174,6 +176,7 @@ for (k, form) in forms.enumerated() {
     print("\(form.name): \(f1(Double(form.bytes) / 1e6)) MB, \(form.bytes / max(1, entryCount)) bytes per entry")
     print(line("  snapshot (snapshotText, \(form.name))", form.snapshotSeconds, form.bytes))
     print(line("  restore (parse + check + rebuild)", form.restoreSeconds, form.bytes))
+    print(line("    of which parse + check (Snapshot(parsing:))", form.decodeSeconds, form.bytes))
     print(line("  parse only (JSONValue tree, for reference)", form.parseSeconds, form.bytes))
     guard python.count == 2 else { continue }
     let p = python[k]

@@ -1,11 +1,13 @@
-// Reading a snapshot's text without a tree of the whole document: one pass checks every byte
-// (JSONReader.skipValue) and notes where each top-level field starts; the state fields (small)
-// are then parsed into values and decoded as before, and the entries, usually nearly all of the
-// text, are decoded one by one straight from the text into the engine's entries, each entry's
-// fields into a fixed table (`EntryFields`) rather than a dictionary, its times read from the
-// bytes. Anything out of the ordinary (text that is not JSON, an entry that is not an object or
-// has a field no entry has, a key with escapes) is left to the tree reader, so every error a
-// document can get stays the one it got before, word for word.
+// Reading a snapshot's text without a tree of the whole document. A first pass checks the
+// top-level fields but `entries` (small: the state) and finds where each starts, passing over
+// `entries` by its brackets only; the state fields are parsed into values and decoded as
+// before, and the entries, usually nearly all of the text, are then parsed and checked one by one
+// straight from the text into the engine's entries, each entry's fields into a fixed table
+// (`EntryFields`) rather than a dictionary, its times read from the bytes. Anything out of the
+// ordinary (text that is not JSON, an entry that is not an object or has a field no entry has, a
+// field name with escapes, `entries` given twice) is left to the tree reader, and a document
+// refused for its content is first checked whole (a damaged file says so first), so every error
+// a document can get stays the one it got before, word for word.
 
 extension Snapshot {
     /// Parses and checks a snapshot document's text.
@@ -38,26 +40,28 @@ extension Snapshot {
     /// Thrown inside the text reader for what only the tree reader words right; never seen outside.
     static let readAsTree = SnapshotError(message: "", offset: -1)
 
-    /// Where a document's `entries` array is in its text, checked (every entry an object of
-    /// known fields with plain names) but not yet decoded.
+    /// Where a document's `entries` array is in its text: found by its brackets, not yet checked.
     struct EntryText {
         let bytes: UnsafeBufferPointer<UInt8>
-        /// The offset of its `[`.
+        /// The offset of its `[`, and the offset after its `]` by its brackets.
         let start: Int
+        let end: Int
+        /// The number of entries if the text is JSON (a capacity to reserve).
         let count: Int
-        /// No value in the document is nested deeper than `JSONValue.maxDepth`.
+        /// No value in the document is nested deeper than `JSONValue.maxDepth`, if it is JSON.
         let valuesWithinDepth: Bool
     }
 
     /// The snapshot of a document's UTF-8 text; nil when the tree reader is to read it.
     static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Result<Snapshot, SnapshotError>? {
-        // Pass 1: check the text, note where each top-level field's value starts.
+        // Pass 1: check the text but `entries`, note where each top-level field's value starts.
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
         r.skipWhitespace()
         guard r.i < bytes.count, bytes[r.i] == UInt8(ascii: "{") else { return nil }
         r.i += 1
         r.deepest = 1
-        var members: [(name: String, start: Int, entries: Int?)] = []
+        var members: [(name: String, start: Int)] = []
+        var entries: EntryText?
         r.skipWhitespace()
         if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "}") {
             r.i += 1
@@ -70,13 +74,16 @@ extension Snapshot {
                 r.i += 1
                 r.skipWhitespace()
                 let start = r.i
-                if name == "entries" && r.i < bytes.count && bytes[r.i] == UInt8(ascii: "[") {
-                    guard let count = checkEntries(&r) else { return nil }
-                    members.append((name, start, count))
+                if name == "entries" {
+                    // Given twice (only the last counts), or not an array: the tree reads it.
+                    guard entries == nil, r.i < bytes.count, bytes[r.i] == UInt8(ascii: "["),
+                          let (count, deepest) = passEntries(&r) else { return nil }
+                    entries = EntryText(bytes: bytes, start: start, end: r.i, count: count,
+                                        valuesWithinDepth: deepest <= 3 + JSONValue.maxDepth)
                 } else {
                     do { try r.skipValue(depth: 1) } catch { return nil }
-                    members.append((name, start, nil))
                 }
+                members.append((name, start))
                 r.skipWhitespace()
                 guard r.i < bytes.count else { return nil }
                 if bytes[r.i] == UInt8(ascii: ",") {
@@ -89,79 +96,63 @@ extension Snapshot {
             }
         }
         r.skipWhitespace()
-        guard r.i == bytes.count else { return nil }
+        guard r.i == bytes.count, let entries else { return nil }
 
         // Pass 2: the state fields as values, the entries from the text.
         var top: [String: JSONValue] = [:]
-        var entries: EntryText?
         for member in members {
-            if let count = member.entries {
+            if member.start == entries.start {
                 top[member.name] = .array([])
-                entries = EntryText(bytes: bytes, start: member.start, count: count,
-                                    valuesWithinDepth: r.deepest <= 3 + JSONValue.maxDepth)
             } else {
                 r.i = member.start
                 guard let value = try? r.parseValue(depth: 1) else { return nil }
                 top[member.name] = value
-                if member.name == "entries" { entries = nil }
             }
         }
-        return Result { () throws(SnapshotError) -> Snapshot in
-            try Snapshot(.object(top), entrySource: entries.map(EntrySource.text) ?? .document)
+        do {
+            return .success(try Snapshot(.object(top), entrySource: .text(entries)))
+        } catch {
+            // Refused for its content: unless the entries not yet read are JSON, the text is damaged.
+            if error == readAsTree { return nil }
+            var check = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
+            check.i = entries.start
+            do { try check.skipValue(depth: 1) } catch { return nil }
+            return .failure(error)
         }
     }
 
-    /// Checks the `entries` array at `r.i` (at depth 1 of the document) and reads past it: the
-    /// number of entries, or nil when the text is not JSON there or an entry is out of the
-    /// ordinary (not an object, a field no entry has, a field name with escapes).
-    private static func checkEntries(_ r: inout JSONReader) -> Int? {
+    /// Passes over the `entries` array at `r.i` by its brackets (strings skipped whole), checking
+    /// nothing else: the number of objects in it and the deepest level reached (the document's
+    /// object is level 1, the array 2), or nil if the text ends first.
+    private static func passEntries(_ r: inout JSONReader) -> (count: Int, deepest: Int)? {
         let bytes = r.bytes
-        r.i += 1
-        r.deepest = max(r.deepest, 2)
+        var i = r.i
+        var level = 1
+        var deepest = 2
         var count = 0
-        r.skipWhitespace()
-        if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "]") {
-            r.i += 1
-            return 0
-        }
-        while true {
-            r.skipWhitespace()
-            guard r.i < bytes.count, bytes[r.i] == UInt8(ascii: "{") else { return nil }
-            r.i += 1
-            r.deepest = max(r.deepest, 3)
-            r.skipWhitespace()
-            if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "}") {
-                r.i += 1
-            } else {
-                while true {
-                    r.skipWhitespace()
-                    guard let name = plainName(&r), EntryFields.slot(of: name) != nil else { return nil }
-                    r.skipWhitespace()
-                    guard r.i < bytes.count, bytes[r.i] == UInt8(ascii: ":") else { return nil }
-                    r.i += 1
-                    do { try r.skipValue(depth: 3) } catch { return nil }
-                    r.skipWhitespace()
-                    guard r.i < bytes.count else { return nil }
-                    if bytes[r.i] == UInt8(ascii: ",") {
-                        r.i += 1
-                        continue
-                    }
-                    guard bytes[r.i] == UInt8(ascii: "}") else { return nil }
-                    r.i += 1
-                    break
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: "\""):
+                i += 1
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\"") {
+                    i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1
                 }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                level += 1
+                if level == 3 && bytes[i] == UInt8(ascii: "{") { count += 1 }
+                deepest = max(deepest, level)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                level -= 1
+                if level == 1 {
+                    r.i = i + 1
+                    return (count, deepest)
+                }
+            default:
+                break
             }
-            count += 1
-            r.skipWhitespace()
-            guard r.i < bytes.count else { return nil }
-            if bytes[r.i] == UInt8(ascii: ",") {
-                r.i += 1
-                continue
-            }
-            guard bytes[r.i] == UInt8(ascii: "]") else { return nil }
-            r.i += 1
-            return count
+            i += 1
         }
+        return nil
     }
 
     /// The bytes of a field name at `r.i` without escapes or control characters, read past its
@@ -183,7 +174,16 @@ extension Snapshot {
         return nil
     }
 
-    /// Decodes the entries `checkEntries` checked, in order, as `decodeEntries` decodes an array.
+    /// The byte at `r.i` after blanks is `byte`: read past it. Else the tree reads the text.
+    @inline(__always)
+    private static func expect(_ byte: UInt8, _ r: inout JSONReader) throws(SnapshotError) {
+        r.skipWhitespace()
+        guard r.i < r.bytes.count, r.bytes[r.i] == byte else { throw readAsTree }
+        r.i += 1
+    }
+
+    /// Parses, checks and decodes the entries in order, as `decodeEntries` decodes an array; the
+    /// tree reader takes over (`readAsTree`) where the text is not JSON or out of the ordinary.
     mutating func decodeEntries(text: EntryText, namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(text.count)
         ranks.reserveCapacity(text.count)
@@ -191,31 +191,43 @@ extension Snapshot {
                                  seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
         let bytes = text.bytes
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
-        r.i = text.start + 1
+        r.i = text.start
+        try Self.expect(UInt8(ascii: "["), &r)
         var fields = EntryFields(valuesWithinDepth: text.valuesWithinDepth)
-        for n in 0..<text.count {
-            fields.clear(index: n)
-            r.skipWhitespace()
-            if n > 0 { r.i += 1; r.skipWhitespace() }  // ,
-            r.i += 1  // {
-            r.skipWhitespace()
-            if bytes[r.i] == UInt8(ascii: "}") {
-                r.i += 1
-            } else {
-                while true {
-                    r.skipWhitespace()
-                    guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
-                    r.skipWhitespace()
-                    r.i += 1  // :
-                    do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
-                    r.skipWhitespace()
-                    let separator = bytes[r.i]
+        r.skipWhitespace()
+        if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "]") {
+            r.i += 1
+        } else {
+            while true {
+                fields.clear(index: entries.count)
+                try Self.expect(UInt8(ascii: "{"), &r)
+                r.skipWhitespace()
+                if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "}") {
                     r.i += 1
-                    if separator == UInt8(ascii: "}") { break }
+                } else {
+                    while true {
+                        r.skipWhitespace()
+                        guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
+                        try Self.expect(UInt8(ascii: ":"), &r)
+                        do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
+                        r.skipWhitespace()
+                        guard r.i < bytes.count else { throw Self.readAsTree }
+                        let separator = bytes[r.i]
+                        r.i += 1
+                        if separator == UInt8(ascii: "}") { break }
+                        guard separator == UInt8(ascii: ",") else { throw Self.readAsTree }
+                    }
                 }
+                try decodeEntry(fields: fields, namespaceIndex: namespaceIndex, checks: &checks)
+                r.skipWhitespace()
+                guard r.i < bytes.count else { throw Self.readAsTree }
+                let separator = bytes[r.i]
+                r.i += 1
+                if separator == UInt8(ascii: "]") { break }
+                guard separator == UInt8(ascii: ",") else { throw Self.readAsTree }
             }
-            try decodeEntry(fields: fields, namespaceIndex: namespaceIndex, checks: &checks)
         }
+        guard r.i == text.end else { throw Self.readAsTree }
         try checkHands()
     }
 
