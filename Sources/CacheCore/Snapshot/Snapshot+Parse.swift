@@ -126,33 +126,68 @@ extension Snapshot {
     /// object is level 1, the array 2), or nil if the text ends first.
     private static func passEntries(_ r: inout JSONReader) -> (count: Int, deepest: Int)? {
         let bytes = r.bytes
+        guard let base = bytes.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base)
+        let n = bytes.count
         var i = r.i
         var level = 1
         var deepest = 2
         var count = 0
-        while i < bytes.count {
-            switch bytes[i] {
-            case UInt8(ascii: "\""):
-                i += 1
-                while i < bytes.count && bytes[i] != UInt8(ascii: "\"") {
-                    i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1
+        var inString = false
+        while i < n {
+            // Eight bytes at a time past those that matter: outside a string, quotes and
+            // brackets (`[` and `]` are `{` and `}` but for the 0x20 bit); inside, quotes and
+            // backslashes.
+            if inString {
+                while i + 8 <= n {
+                    let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    if hasByte(word, 0x22) || hasByte(word, 0x5C) { break }
+                    i += 8
                 }
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                level += 1
-                if level == 3 && bytes[i] == UInt8(ascii: "{") { count += 1 }
-                deepest = max(deepest, level)
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                level -= 1
-                if level == 1 {
-                    r.i = i + 1
-                    return (count, deepest)
+            } else {
+                while i + 8 <= n {
+                    let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let folded = word | 0x2020_2020_2020_2020
+                    if hasByte(word, 0x22) || hasByte(folded, 0x7B) || hasByte(folded, 0x7D) { break }
+                    i += 8
                 }
-            default:
-                break
+            }
+            guard i < n else { break }
+            let byte = bytes[i]
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    i += 2
+                    continue
+                }
+                if byte == UInt8(ascii: "\"") { inString = false }
+            } else {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    level += 1
+                    if level == 3 && byte == UInt8(ascii: "{") { count += 1 }
+                    deepest = max(deepest, level)
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    level -= 1
+                    if level == 1 {
+                        r.i = i + 1
+                        return (count, deepest)
+                    }
+                default:
+                    break
+                }
             }
             i += 1
         }
         return nil
+    }
+
+    /// Whether one of the eight bytes of `word` is `byte`.
+    @inline(__always)
+    private static func hasByte(_ word: UInt64, _ byte: UInt64) -> Bool {
+        let x = word ^ (byte &* 0x0101_0101_0101_0101)
+        return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0
     }
 
     /// The bytes of a field name at `r.i` without escapes or control characters, read past its
