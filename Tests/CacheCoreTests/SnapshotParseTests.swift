@@ -81,6 +81,27 @@ import Testing
         }
     }
 
+    /// Fields in another order than the printer's: `entries` followed by another array before
+    /// `format` reads the same, and its errors are the tree's.
+    @Test func anotherFieldOrderReadsAsTheTreeReadsIt() {
+        let h = Harness(["n": Policy(ttl: 60_000)])
+        h.engine.put("n:1", ["id": 1], tags: ["t"])
+        let text = h.engine.snapshotText(pretty: false)
+        #expect(text.hasSuffix(#","watches":[]}"#))
+        let moved = String(text.dropLast(#","watches":[]}"#.count) + "}")
+            .replacingOccurrences(of: #"],"format":"#, with: #"],"watches":[],"format":"#)
+        #expect(moved != text)
+        #expect(Self.textOutcome(moved).restored == text)
+        for (from, to) in [(#""hits":0"#, #""hits":-1"#), (#""seq":3,"#, #""seq":"x","#), (#""ttl_ms":60000"#, #""ttl_ms":-1"#)] {
+            let bad = moved.replacingOccurrences(of: from, with: to)
+            #expect(bad != moved, "\(from)")
+            #expect(Self.textOutcome(bad).error == Self.treeOutcome(bad), "\(to)")
+            #expect(Self.textOutcome(bad).error != nil, "\(to)")
+        }
+        let missing = moved.replacingOccurrences(of: #""watches":[],"#, with: "")
+        #expect(Self.textOutcome(missing).error == "watches: missing")
+    }
+
     /// Every refusal of `SnapshotTests`, and more about entries, says the same through the text.
     @Test func refusalsSayTheSameAsTheTree() {
         let document = SnapshotTests.busyHarness().engine.makeSnapshot()

@@ -50,7 +50,7 @@ struct JSONReader {
     let maxDepth: Int
     /// The next byte to read.
     var i = 0
-    /// The deepest level an object or array was opened at (`skipValue` keeps it).
+    /// The deepest level an object or array was opened at (`parseValue` and `skipValue` keep it).
     var deepest = 0
     /// The members of the objects being parsed, innermost last (`parseObject`).
     private var members: [(key: String, value: JSONValue)] = []
@@ -101,11 +101,13 @@ struct JSONReader {
             guard depth < maxDepth else {
                 throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
+            if depth >= deepest { deepest = depth + 1 }
             return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["):
             guard depth < maxDepth else {
                 throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
+            if depth >= deepest { deepest = depth + 1 }
             return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""):
             return .string(try parseString())

@@ -46,14 +46,52 @@ extension Snapshot {
         /// The offset of its `[`, and the offset after its `]` by its brackets.
         let start: Int
         let end: Int
-        /// The number of entries if the text is JSON (a capacity to reserve).
+        /// About the number of entries (a capacity to reserve).
         let count: Int
-        /// No value in the document is nested deeper than `JSONValue.maxDepth`, if it is JSON.
-        let valuesWithinDepth: Bool
     }
 
     /// The snapshot of a document's UTF-8 text; nil when the tree reader is to read it.
     static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Result<Snapshot, SnapshotError>? {
+        // Where `entries` ends is guessed first (see `entriesEnd`). Only a success is taken from
+        // a guess: it means the entries, parsed from their start, ended right there, so the rest
+        // was read as it is. Anything else is read again by the brackets (a wrong guess could
+        // have skipped fields the error would then miss).
+        if let guess = entriesEnd(bytes), let result = decode(utf8: bytes, entriesEnd: guess), case .success = result {
+            return result
+        }
+        return decode(utf8: bytes, entriesEnd: nil)
+    }
+
+    /// Where `entries` ends, guessed without reading it: after the `]` that comes before the last
+    /// `, "format"` of the text (the field after it in a document this program writes, whose
+    /// fields are sorted). The state after it is small, so this reads little.
+    private static func entriesEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let name: StaticString = "\"format\""
+        let length = name.utf8CodeUnitCount
+        var p = bytes.count - length
+        // The state after `entries` is what a long search would pass: give up after 64 MiB.
+        let limit = max(0, bytes.count - (64 << 20))
+        while p > limit {
+            p -= 1
+            guard bytes[p] == UInt8(ascii: "\""), name.withUTF8Buffer({ $0.elementsEqual(bytes[p..<p + length]) }) else { continue }
+            var k = p - 1
+            while k > 0 && isBlank(bytes[k]) { k -= 1 }
+            guard k > 0, bytes[k] == UInt8(ascii: ",") else { return nil }
+            k -= 1
+            while k > 0 && isBlank(bytes[k]) { k -= 1 }
+            guard bytes[k] == UInt8(ascii: "]") else { return nil }
+            return k + 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    /// `decode(utf8:)` with `entries` ending at `entriesEnd` if given, else where its brackets close.
+    private static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>, entriesEnd: Int?) -> Result<Snapshot, SnapshotError>? {
         // Pass 1: check the text but `entries`, note where each top-level field's value starts.
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
         r.skipWhitespace()
@@ -76,10 +114,15 @@ extension Snapshot {
                 let start = r.i
                 if name == "entries" {
                     // Given twice (only the last counts), or not an array: the tree reads it.
-                    guard entries == nil, r.i < bytes.count, bytes[r.i] == UInt8(ascii: "["),
-                          let (count, deepest) = passEntries(&r) else { return nil }
-                    entries = EntryText(bytes: bytes, start: start, end: r.i, count: count,
-                                        valuesWithinDepth: deepest <= 3 + JSONValue.maxDepth)
+                    guard entries == nil, r.i < bytes.count, bytes[r.i] == UInt8(ascii: "[") else { return nil }
+                    if let end = entriesEnd {
+                        guard end > start else { return nil }
+                        r.i = end
+                    } else {
+                        guard passEntries(&r) else { return nil }
+                    }
+                    // Entries are rarely under 200 bytes.
+                    entries = EntryText(bytes: bytes, start: start, end: r.i, count: (r.i - start) / 200)
                 } else {
                     do { try r.skipValue(depth: 1) } catch { return nil }
                 }
@@ -122,17 +165,14 @@ extension Snapshot {
     }
 
     /// Passes over the `entries` array at `r.i` by its brackets (strings skipped whole), checking
-    /// nothing else: the number of objects in it and the deepest level reached (the document's
-    /// object is level 1, the array 2), or nil if the text ends first.
-    private static func passEntries(_ r: inout JSONReader) -> (count: Int, deepest: Int)? {
+    /// nothing else; false if the text ends first.
+    private static func passEntries(_ r: inout JSONReader) -> Bool {
         let bytes = r.bytes
-        guard let base = bytes.baseAddress else { return nil }
+        guard let base = bytes.baseAddress else { return false }
         let raw = UnsafeRawPointer(base)
         let n = bytes.count
         var i = r.i
         var level = 1
-        var deepest = 2
-        var count = 0
         var inString = false
         while i < n {
             // Eight bytes at a time past those that matter: outside a string, quotes and
@@ -166,13 +206,11 @@ extension Snapshot {
                     inString = true
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     level += 1
-                    if level == 3 && byte == UInt8(ascii: "{") { count += 1 }
-                    deepest = max(deepest, level)
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     level -= 1
                     if level == 1 {
                         r.i = i + 1
-                        return (count, deepest)
+                        return true
                     }
                 default:
                     break
@@ -180,7 +218,7 @@ extension Snapshot {
             }
             i += 1
         }
-        return nil
+        return false
     }
 
     /// Whether one of the eight bytes of `word` is `byte`.
@@ -228,7 +266,7 @@ extension Snapshot {
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
         r.i = text.start
         try Self.expect(UInt8(ascii: "["), &r)
-        var fields = EntryFields(valuesWithinDepth: text.valuesWithinDepth)
+        var fields = EntryFields()
         r.skipWhitespace()
         if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "]") {
             r.i += 1
@@ -244,7 +282,10 @@ extension Snapshot {
                         r.skipWhitespace()
                         guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
                         try Self.expect(UInt8(ascii: ":"), &r)
+                        // The deepest level inside the field: an entry's values start at level 3.
+                        r.deepest = 0
                         do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
+                        if slot == EntryFields.valueSlot { fields.valuesWithinDepth = r.deepest <= 3 + JSONValue.maxDepth }
                         r.skipWhitespace()
                         guard r.i < bytes.count else { throw Self.readAsTree }
                         let separator = bytes[r.i]
@@ -296,17 +337,22 @@ struct EntryFields: SnapshotFields {
 
     var values: [JSONValue?]
     private(set) var path = SnapshotPath("entries")
-    let valuesWithinDepth: Bool
+    /// The `value` read is nested no deeper than `JSONValue.maxDepth` (then `dataValue` need
+    /// not measure it); the other fields are never data values.
+    var valuesWithinDepth = false
 
-    init(valuesWithinDepth: Bool) {
+    /// The slot of `value`.
+    static let valueSlot = 1
+
+    init() {
         values = Array(repeating: nil, count: Self.names.count)
-        self.valuesWithinDepth = valuesWithinDepth
     }
 
     /// Empties every slot for the entry at `index` of `entries`.
     mutating func clear(index: Int) {
         for k in values.indices { values[k] = nil }
         path = SnapshotPath("entries").element(index)
+        valuesWithinDepth = false
     }
 
     /// Whether the field of `slot` is an instant (stored_at, stale_at, expires_at).
