@@ -149,6 +149,7 @@ struct JSONReader {
         // The members go on `members` (shared by every level) and into a dictionary of the right
         // size at the end: no rehashing as it grows.
         let mark = members.count
+        if mark == 0 && members.capacity == 0 { members.reserveCapacity(16) }
         defer { members.removeSubrange(mark...) }
         while true {
             skipWhitespace()
