@@ -39,7 +39,9 @@ public struct SessionOptions: Sendable {
 public final class Session {
     /// The simulated server the cache fetches from (`server ...` commands shape it).
     public let server: SimulatedServer
-    public var options: SessionOptions
+    public var options: SessionOptions {
+        didSet { updateDirectTarget() }
+    }
     /// Output not yet written out, in order: (text, isError).
     public internal(set) var output: [(text: String, isError: Bool)] = []
     /// A command was rejected (exit status 1).
@@ -66,7 +68,10 @@ public final class Session {
     /// the length of the run, and a `record` starts from the state at that point.
     public var keepsWholeHistory: Bool {
         get { history.retainsAll }
-        set { history.retainsAll = newValue }
+        set {
+            history.retainsAll = newValue
+            updateDirectTarget()
+        }
     }
     /// What the history notes for the command running now in place of its text and output: a
     /// `load FILE` is noted as `load {CONFIG}`, so a recording needs no other file.
@@ -75,7 +80,9 @@ public final class Session {
     /// `file` and `line` null), by index in `output`: the history keeps that form.
     var interactiveForms: [Int: String] = [:]
     /// An open `record FILE`.
-    var recording: Recording?
+    var recording: Recording? {
+        didSet { updateDirectTarget() }
+    }
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     var timeline = Timeline()
     /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
@@ -116,7 +123,9 @@ public final class Session {
     public var baseDirectory: String?
     /// The persistent store (`--store`): each top-level command's changes are committed to it
     /// before its output is handed on (`commitOrHold`); set by `open(store:)`.
-    public internal(set) var store: SessionStore?
+    public internal(set) var store: SessionStore? {
+        didSet { updateDirectTarget() }
+    }
 
     struct ScheduledEntry {
         var text: String
@@ -152,6 +161,23 @@ public final class Session {
     /// Receives output after each top-level command when set (the executable's terminal);
     /// otherwise output collects until `takeOutput()`.
     public var sink: ((_ text: String, _ isError: Bool) -> Void)?
+
+    /// The buffer the sink writes standard output into, when set with it (a batch): a top-level
+    /// command whose reply is all it prints writes it straight there, with no copy on the way
+    /// (``writeDirectly(_:command:outputFrom:)``), in order with what the sink is handed.
+    public var directOutput: OutputBuffer? {
+        didSet { updateDirectTarget() }
+    }
+
+    /// ``directOutput`` while the session's setup lets replies go straight to it: a batch that
+    /// keeps only its last history entry, with no store, recording, `--echo` nor colour; else
+    /// nil. Kept up to date by those properties, so a command checks one instead of each.
+    private(set) var directTarget: OutputBuffer?
+
+    private func updateDirectTarget() {
+        let allowed = !history.retainsAll && store == nil && recording == nil && !options.echo && !options.colour
+        directTarget = allowed ? directOutput : nil
+    }
 
     /// Hands collected output to the sink.
     func drainToSink() {
@@ -189,13 +215,35 @@ public final class Session {
     /// - Returns: false if a command failed.
     @discardableResult
     public func run(_ source: SourceFile, semicolonsSeparate: Bool = false, on cache: isolated Cache) -> Bool {
+        run(source, semicolonsSeparate: semicolonsSeparate, holdingOpenJSON: false, on: cache).ok
+    }
+
+    /// Runs the commands of a piece of a stream (a script or standard input, read as it arrives)
+    /// that ends at a line feed: a last command whose JSON value is still open at the end of the
+    /// piece is not run (nor reported), as the rest of it has not arrived yet.
+    /// - Returns: false if a command failed, and the offset from which the piece was not run
+    ///   (the open command, and the blank lines or comments before it), or nil.
+    public func runPiece(_ source: SourceFile, on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
+        run(source, semicolonsSeparate: false, holdingOpenJSON: true, on: cache)
+    }
+
+    private func run(_ source: SourceFile, semicolonsSeparate: Bool, holdingOpenJSON: Bool,
+                     on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
         var from = lexer.offset
-        while !quitRequested, let next = lexer.next() {
+        var held: Int?
+        while !quitRequested {
+            let next = lexer.nextCommand()
+            if next == nil && lexer.failure == nil { break }
+            if holdingOpenJSON, next == nil, lexer.endsInsideJSON {
+                held = Self.lineStart(ofCommandAfter: from, in: source.bytes)
+                break
+            }
             defer { from = lexer.offset }
-            switch next {
-            case .failure(let diagnostic):
+            if let command = next {
+                if !execute(command, in: source, on: cache) { ok = false }
+            } else if let diagnostic = lexer.failure {
                 let start = output.count
                 fail(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
                 if depth == 0 && keepsHistory {
@@ -204,14 +252,32 @@ public final class Session {
                     noteHistory(source.bytes[span], outputFrom: start)
                 }
                 ok = false
-            case .success(let command):
-                if !execute(command, in: source, on: cache) { ok = false }
             }
             if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
             if !ok && options.bail { break }
         }
         if depth == 0 && store != nil { commitOrHold(final: true, on: cache) }
-        return ok
+        return (ok, held)
+    }
+
+    /// Where the line starts on which the command after `from` begins, past blank lines and
+    /// comment lines: where a command still arriving is kept from.
+    static func lineStart(ofCommandAfter from: Int, in bytes: [UInt8]) -> Int {
+        var i = from
+        var lineStart = from
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): i += 1
+            case UInt8(ascii: "\n"):
+                i += 1
+                lineStart = i
+            case UInt8(ascii: "#"):
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
+            default:
+                return lineStart
+            }
+        }
+        return lineStart
     }
 
     /// The bytes of a command that did not lex, between where the lexer started looking for it and
@@ -255,9 +321,23 @@ public final class Session {
         if topLevel { cache.beginCommand() }
         let outputStart = output.count
         var ok = true
+        // The reply and the command's name, for the history when the reply was written straight
+        // to `directOutput` (no optional tuple: it would be moved by generic code).
+        var reply = Reply.nothing
+        var name = ""
+        var direct = false
         do {
-            let reply = try dispatch(first.text, command, source, on: cache)
-            emit(reply, command: first.text)
+            // The command's name looked up on its bytes; an alias (a bare word only) by `dispatch`.
+            if let index = first.withUTF8({ CommandCatalog.names.lookup($0) }) {
+                let spec = CommandCatalog.all[index]
+                name = spec.name
+                reply = try spec.run(self, cache, command, source)
+            } else {
+                name = first.text
+                reply = try dispatch(name, command, source, on: cache)
+            }
+            direct = topLevel && writeDirectly(reply, command: name, outputFrom: outputStart)
+            if !direct { emit(reply, command: name) }
         } catch {
             fail(error, in: source, command: first.text)
             ok = false
@@ -267,7 +347,11 @@ public final class Session {
             ok = false
         }
         if topLevel && keepsHistory {
-            noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
+            if direct {
+                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart, directReply: &reply, name: name)
+            } else {
+                noteHistory(source.bytes[command.offset..<command.end], outputFrom: outputStart)
+            }
         }
         return ok
     }

@@ -66,39 +66,55 @@ enum Batch {
     /// stays bounded whatever the file's size. A read error ends the search (the run then reports it).
     /// - Complexity: O(n) in the length of the file.
     static func promptLine(fd: Int32) -> Int? {
-        let prompt = Array("cachesh>".utf8)
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let size = 1 << 16
+        let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        defer { chunk.deallocate() }
         var line = 1
-        /// Bytes of the current line seen so far (counted up to 10), and whether they still
-        /// match: `cachesh>`, then a space, or a carriage return that ends the line.
-        var column = 0
-        var matching = true
-        var carriageReturn = false
-        func isPrompt() -> Bool { matching && (column == prompt.count || (column == prompt.count + 1 && carriageReturn)) }
+        /// The first bytes of the current line: the prompt, then what may follow it.
+        var head = LineHead()
         while true {
-            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            let n = systemRead(fd, chunk, size)
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return isPrompt() ? line : nil }
-            for byte in chunk[..<n] {
-                if byte == UInt8(ascii: "\n") {
-                    if isPrompt() { return line }
-                    line += 1
-                    column = 0
-                    matching = true
-                    carriageReturn = false
-                    continue
+            if n <= 0 { return head.isPrompt ? line : nil }
+            var start = 0
+            while start < n {
+                // The line's first bytes, then straight to its end.
+                var i = start
+                while !head.isFull && i < n && chunk[i] != UInt8(ascii: "\n") {
+                    head.append(chunk[i])
+                    i += 1
                 }
-                guard matching else { continue }
-                if column < prompt.count {
-                    matching = byte == prompt[column]
-                } else if column == prompt.count {
-                    if byte == UInt8(ascii: " ") { return line }
-                    carriageReturn = byte == UInt8(ascii: "\r")
-                    matching = carriageReturn
-                } else {
-                    matching = false
-                }
-                column += 1
+                guard let found = memchr(chunk + i, Int32(UInt8(ascii: "\n")), n - i) else { break }
+                if head.isPrompt { return line }
+                line += 1
+                head = LineHead()
+                start = UnsafeMutableRawPointer(found) - UnsafeMutableRawPointer(chunk) + 1
+            }
+        }
+    }
+
+    /// The first bytes of a line, as many as tell whether it is a prompt line.
+    private struct LineHead {
+        private static let prompt: [UInt8] = Array("cachesh>".utf8)
+        private var bytes: (UInt64, UInt64) = (0, 0)
+        private var count = 0
+        var isFull: Bool { count == 10 }
+
+        mutating func append(_ byte: UInt8) {
+            let at = count
+            withUnsafeMutableBytes(of: &bytes) { $0[at] = byte }
+            count += 1
+        }
+
+        /// The line, once ended, starts as a prompt line does: `cachesh>`, then a space, or the
+        /// line's end (a carriage return may come before it).
+        var isPrompt: Bool {
+            withUnsafeBytes(of: bytes) { raw in
+                let prompt = Self.prompt
+                guard count >= prompt.count, raw[..<prompt.count].elementsEqual(prompt) else { return false }
+                if count == prompt.count { return true }
+                if raw[prompt.count] == UInt8(ascii: " ") { return true }
+                return count == prompt.count + 1 && raw[prompt.count] == UInt8(ascii: "\r")
             }
         }
     }
@@ -115,36 +131,49 @@ enum Batch {
     /// - Returns: the exit status.
     static func run(_ session: Session, on cache: isolated Cache, terminal: Terminal, from fd: Int32, name: String,
                     isFile: Bool) -> Int32 {
-        var scanner = CommandScanner()
-        /// Bytes read but not run yet: complete commands, then the start of the next one.
+        /// Bytes read but not run yet: the start of a command still arriving.
         var pending: [UInt8] = []
         /// The line number of `pending`'s first byte.
         var line = 1
-        /// Set while the rest of an over-long command is being skipped.
+        /// Set while the rest of an over-long command is being skipped; `scanner` then finds its end.
         var skipping = false
+        /// Set while `pending` holds a command whose JSON value spans lines: `scanner` has seen all
+        /// of `pending` and finds where that command ends, so the bytes are not lexed again and again.
+        var scanning = false
+        var scanner = CommandScanner()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        pending.reserveCapacity(chunk.count * 2)
 
-        /// Runs `pending[..<end]`; false when the run must stop (quit, --bail, a transcript).
-        func runPending(upTo end: Int) -> Int32? {
+        /// Runs the commands of `pending[..<end]`; with `holding`, a last command whose JSON value
+        /// is still open stays in `pending`. - Returns: the exit status when the run must stop
+        /// (quit, --bail, a transcript), else nil.
+        func runPending(upTo end: Int, holding: Bool) -> Int32? {
             guard end > 0 else { return nil }
+            var consumed = end
             let stop: Int32? = pending.withUnsafeBufferPointer { all in
                 let piece = UnsafeBufferPointer(rebasing: all[..<end])
-                if let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
+                // A script was looked through before anything ran (`transcriptError(name:fd:)`).
+                if !isFile, let error = transcriptError(name: name, text: piece, firstLine: line, isFile: isFile) {
                     // Run what came before the prompt line, then stop.
                     let before = piece.prefix(upTo: lineStart(of: promptLine(piece)!, in: piece))
                     if !before.isEmpty {
-                        session.run(SourceFile(name: name, text: String(decoding: before, as: UTF8.self), firstLine: line), on: cache)
+                        session.run(SourceFile(name: name, bytes: UnsafeBufferPointer(rebasing: before), firstLine: line), on: cache)
                     }
                     terminal.write(error + "\n", isError: true)
                     return 2
                 }
-                let source = SourceFile(name: name, text: String(decoding: piece, as: UTF8.self), firstLine: line)
-                let ok = session.run(source, on: cache)
-                line += source.lineCount - 1
+                let source = SourceFile(name: name, bytes: piece, firstLine: line)
+                let (ok, heldFrom) = holding ? session.runPiece(source, on: cache) : (session.run(source, on: cache), nil)
+                if let heldFrom {
+                    consumed = heldFrom
+                    line = source.location(ofOffset: heldFrom).line
+                } else {
+                    line += source.lineCount - 1
+                }
                 if session.quitRequested || (!ok && session.options.bail) { return session.anyFailed ? 1 : 0 }
                 return nil
             }
-            pending.removeSubrange(..<end)
+            pending.removeSubrange(..<consumed)
             return stop
         }
 
@@ -158,7 +187,7 @@ enum Batch {
             }
             if n <= 0 {
                 // End of input: what is left is the last command, complete or not.
-                if !skipping, let status = runPending(upTo: pending.count) { return status }
+                if !skipping, let status = runPending(upTo: pending.count, holding: false) { return status }
                 return session.anyFailed ? 1 : 0
             }
             var offset = 0
@@ -174,17 +203,43 @@ enum Batch {
                 }
                 if skipping { continue }
             }
-            let end = chunk.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[offset..<n])) }
-            let runnable = end.map { pending.count + $0 } ?? 0
+            let before = pending.count
             pending.append(contentsOf: chunk[offset..<n])
-            if let status = runPending(upTo: runnable) { return status }
+            if scanning {
+                // A command whose JSON value spans lines is arriving: the scanner, which has seen
+                // all of `pending`, finds where it ends without reading it again.
+                let end = chunk.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[offset..<n])) }
+                if let end, let status = runPending(upTo: before + end, holding: true) { return status }
+                // Once nothing is left over, the next bytes start a command: back to the lexer alone.
+                if pending.isEmpty { scanning = false }
+            } else {
+                // Every command up to the last line feed read runs now, but one whose JSON value
+                // is still open (the lexer finds it: no second pass over the bytes).
+                let lastLineFeed = chunk.withUnsafeBufferPointer {
+                    UnsafeBufferPointer(rebasing: $0[offset..<n]).lastIndex(of: UInt8(ascii: "\n"))
+                }
+                if let lastLineFeed {
+                    let end = before + lastLineFeed + 1
+                    if let status = runPending(upTo: end, holding: true) { return status }
+                    if pending.count > n - offset - lastLineFeed - 1 {
+                        // A command was held: from here the scanner follows it to its end.
+                        scanning = true
+                        scanner = CommandScanner()
+                        _ = pending.withUnsafeBufferPointer { scanner.scan($0) }
+                    }
+                }
+            }
             if pending.count > maxCommandBytes {
                 terminal.write("\(name):\(line): error: command longer than \(maxCommandBytes >> 20) MiB "
                                + "(a { or [ never closed?): skipped to its end\n", isError: true)
                 session.anyFailed = true
+                // Where the rest of it ends: scan it from its start.
+                scanner = CommandScanner()
+                _ = pending.withUnsafeBufferPointer { scanner.scan($0) }
                 line += pending.count { $0 == UInt8(ascii: "\n") }
                 pending.removeAll()
                 skipping = true
+                scanning = false
                 if session.options.bail { return 1 }
             }
         }

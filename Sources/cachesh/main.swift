@@ -154,26 +154,29 @@ struct Invocation {
 
 /// Buffered standard output; error lines flush it first so the two streams keep their order.
 final class Terminal {
-    private var buffer: [UInt8] = []
+    /// Standard output not written yet; a batch's session writes replies straight into it.
+    let output = OutputBuffer()
     /// Polled between pieces of a long output (the interactive shell's Ctrl-C): true drops the rest.
     var interrupted: (() -> Bool)?
 
-    init() { buffer.reserveCapacity(1 << 16) }
+    init() {
+        output.flush = { [unowned self] in self.flush() }
+    }
 
     func write(_ text: String, isError: Bool) {
         if isError {
             flush()
             writeAll(2, Array(text.utf8))
         } else {
-            buffer.append(contentsOf: text.utf8)
-            if buffer.count >= 1 << 16 { flush() }
+            output.bytes.append(contentsOf: text.utf8)
+            if output.bytes.count >= OutputBuffer.flushSize { flush() }
         }
     }
 
     func flush() {
-        guard !buffer.isEmpty else { return }
-        writeAll(1, buffer)
-        buffer.removeAll(keepingCapacity: true)
+        guard !output.bytes.isEmpty else { return }
+        writeAll(1, output.bytes)
+        output.bytes.removeAll(keepingCapacity: true)
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
@@ -269,6 +272,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
                        isError: false)
     }
     session.sink = { text, isError in terminal.write(text, isError: isError) }
+    if !interactive { session.directOutput = terminal.output }
     defer { terminal.flush() }
 
     if let path = command.store {

@@ -286,4 +286,80 @@ struct BatchEndToEndTests {
         try sandbox.write("ok.cachesh", "# cachesh> a comment\necho cachesh> x\n")
         #expect(try Cachesh.run(["ok.cachesh"], in: sandbox.url) == Outcome(stdout: "cachesh> x\n", stderr: "", status: 0))
     }
+
+    @Test("a script's replies print in order with events and errors, values byte for byte in either mode")
+    func repliesKeepTheirOrderAndBytes() throws {
+        // Replies of a batch are written straight to standard output; events, error lines and a
+        // switch of output mode around them must come out as before, values as JSON with sorted
+        // keys and escaped controls, durations in words.
+        let sandbox = try Sandbox()
+        try sandbox.write("mixed.cachesh", """
+            watch *
+            put a {"b":2,"a":[1,"x\\u0007\\u00e9"],"c":-9223372036854775808,"d":1.5}
+            get a
+            nonsense
+            advance 61500ms
+            peek a
+            output json
+            get a
+            unwatch *
+            put b 1 tags=t,u
+            get b
+            get missing:x
+
+            """)
+        let run = try Cachesh.run(["mixed.cachesh"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+                watching *
+                * 2026-01-01T00:00:00.000Z stored a fresh {"a":[1,"x\\u0007é"],"b":2,"c":-9223372036854775808,"d":1.5} (cache)
+                keys: a
+                key:           a
+                state:         fresh
+                value:         {"a":[1,"x\\u0007é"],"b":2,"c":-9223372036854775808,"d":1.5}
+                source:        cache
+                age_ms:        0
+                expires_in_ms: 300000 (5m)
+                tags:          []
+                now:    2026-01-01T00:01:01.500Z
+                now_ms: 61500 (1m1s)
+                key:           a
+                state:         fresh
+                value:         {"a":[1,"x\\u0007é"],"b":2,"c":-9223372036854775808,"d":1.5}
+                age_ms:        61500 (1m1s)
+                expires_in_ms: 238500 (3m58s)
+                tags:          []
+                {"command":"output","mode":"json","ok":true}
+                {"age_ms":61500,"command":"get","expires_in_ms":238500,"key":"a","source":"cache","state":"fresh","tags":[],"value":{"a":[1,"x\\u0007é"],"b":2,"c":-9223372036854775808,"d":1.5}}
+                {"command":"unwatch","ok":true,"unwatched":"*","was_watching":true}
+                {"command":"put","keys":["b"]}
+                {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","source":"cache","state":"fresh","tags":["t","u"],"value":1}
+                {"age_ms":null,"command":"get","error":"not found","expires_in_ms":null,"key":"missing:x","source":"cache","state":"absent","tags":[],"value":null}
+
+                """,
+                               stderr: "mixed.cachesh:4: error: unknown command \"nonsense\" (try help)\n", status: 1))
+    }
+
+    @Test("a value spanning lines across a read keeps its command whole and the lines after it numbered")
+    func aValueAcrossAReadStaysWhole() throws {
+        // 9,359 lines of 7 bytes, a blank line, a comment and another blank line: the `{` of the
+        // put is the last byte of the first 64 KiB read, the rest of its value comes with the next.
+        let script = String(repeating: "echo x\n", count: 9_359) + "\n# a comment {\n\nput a {\n\"k\": [1,\n2]}\nnonsense\nget a\n"
+        let expected = String(repeating: "x\n", count: 9_359) + """
+            keys: a
+            key:           a
+            state:         fresh
+            value:         {"k":[1,2]}
+            source:        cache
+            age_ms:        0
+            expires_in_ms: 300000 (5m)
+            tags:          []
+
+            """
+        let sandbox = try Sandbox()
+        try sandbox.write("across.cachesh", script)
+        #expect(try Cachesh.run(["across.cachesh"], in: sandbox.url) == Outcome(
+            stdout: expected, stderr: "across.cachesh:9366: error: unknown command \"nonsense\" (try help)\n", status: 1))
+        #expect(try Cachesh.run([], stdin: script) == Outcome(
+            stdout: expected, stderr: "<stdin>:9366: error: unknown command \"nonsense\" (try help)\n", status: 1))
+    }
 }

@@ -5,7 +5,11 @@ import CacheCore
 struct Arguments {
     let command: RawCommand
     let source: SourceFile
-    let name: String
+    /// The command's name as typed (with a subcommand's), for messages.
+    var name: String {
+        let skip = spec.parsing.skip
+        return skip == 1 ? command.words[0].text : command.words.prefix(skip).map(\.text).joined(separator: " ")
+    }
     /// The declaration the words were sorted against (its usage is quoted by arity errors).
     private let spec: CommandSpec
     private(set) var positional: [Word] = []
@@ -18,9 +22,9 @@ struct Arguments {
         self.source = source
         self.spec = spec
         let skip = spec.parsing.skip, leading = spec.parsing.leading
-        self.name = skip == 1 ? command.words[0].text : command.words.prefix(skip).map(\.text).joined(separator: " ")
+        positional.reserveCapacity(command.words.count - skip)
         for word in command.words.dropFirst(skip) {
-            if positional.count < leading {
+            if positional.count < leading || !word.isOptionOrFlag {
                 positional.append(word)
             } else if let flag = word.flag {
                 guard spec.parsing.flags.contains(String(flag)) else {
@@ -74,29 +78,48 @@ struct Arguments {
     }
 
     static func key(_ word: Word) throws(ShellError) -> String {
+        if word.kind == .bare {
+            switch word.withUTF8(plainKey) {
+            case .plain: return word.text
+            case .plainInDefault: return KeyName.canonical(word.text)
+            case .other: break
+            }
+        }
         let text = word.text
         guard word.kind == .bare, !text.isEmpty else { throw ShellError("bad key \(describe(word)): keys are NAMESPACE:ID or ID", at: word.offset) }
-        if isPlainKey(text) { return KeyName.canonical(text) }
         if let problem = KeyName.problem(withKey: text) {
             throw ShellError("bad key \(JSONValue.string(text).compactText): \(problem)", at: word.offset)
         }
         return KeyName.canonical(text)
     }
 
-    /// True for a valid ASCII key, checked on its UTF-8 bytes: the common case, which skips the
-    /// `Character` checks of `key(_:)` (for ASCII text, bytes and characters agree, as a bare word
-    /// never holds a CR LF pair). False sends the text through those checks, for their verdict.
+    private enum PlainKey { case plain, plainInDefault, other }
+
+    /// Whether `text` is a valid ASCII key, checked on its UTF-8 bytes: the common case, which
+    /// skips the `Character` checks of `key(_:)` (for ASCII text, bytes and characters agree, as a
+    /// bare word never holds a CR LF pair); `.plainInDefault` when it names namespace `default`
+    /// (`default:x`, canonically `x`). `.other` sends the text through those checks, for their verdict.
     /// - Complexity: O(n) in the length of `text`.
-    private static func isPlainKey(_ text: String) -> Bool {
+    private static func plainKey(_ text: UnsafeBufferPointer<UInt8>) -> PlainKey {
+        guard !text.isEmpty else { return .other }
         var colon: Int?
-        for (i, byte) in text.utf8.enumerated() {
-            if byte >= 0x80 || byte == UInt8(ascii: "*") || byte < 0x21 || byte == 0x7F { return false }
+        for i in 0..<text.count {
+            let byte = text[i]
+            if byte >= 0x80 || byte == UInt8(ascii: "*") || byte < 0x21 || byte == 0x7F { return .other }
             if byte == UInt8(ascii: ":") && colon == nil { colon = i }
         }
-        guard let colon else { return true }
-        let namespace = text.utf8.prefix(colon)
-        return colon > 0 && colon < text.utf8.count - 1 && !namespace.elementsEqual("tag".utf8)
-            && namespace.allSatisfy(isNameByte)
+        guard let colon else { return .plain }
+        let namespace = UnsafeBufferPointer(rebasing: text[..<colon])
+        guard colon > 0 && colon < text.count - 1 && !equals(namespace, "tag") && namespace.allSatisfy(isNameByte)
+        else { return .other }
+        return equals(namespace, "default") ? .plainInDefault : .plain
+    }
+
+    /// Whether `bytes` spell `literal`.
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount
+            && bytes.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// A name character that is ASCII: a letter, digit, -, _ or .
@@ -154,8 +177,10 @@ struct Arguments {
         case .quoted:
             return .string(word.text)
         case .json:
-            do { return try JSONValue(parsing: word.text) } catch {
-                throw ShellError("bad JSON: \(error.message)", at: word.offset + error.offset)
+            let parsed = word.withUTF8 { bytes in Result { () throws(JSONError) -> JSONValue in try JSONValue(parsing: bytes) } }
+            switch parsed {
+            case .success(let value): return value
+            case .failure(let error): throw ShellError("bad JSON: \(error.message)", at: word.offset + error.offset)
             }
         case .bare:
             if let first = word.text.utf8.first,

@@ -33,6 +33,12 @@ public enum CommandCatalog {
 
     private static let byName: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.name, $0) })
 
+    /// Every command's index in ``all`` by its name.
+    static let names = NameTable(all.enumerated().map { ($1.name, $0) })
+    /// ``names`` and the aliases (``Session/aliases``), which a bare word may name.
+    static let namesAndAliases = NameTable(all.enumerated().map { ($1.name, $0) }
+        + Session.aliases.map { alias, name in (alias, all.firstIndex { $0.name == name }!) })
+
     /// What the value of each option name is. An option name means one thing in every command
     /// (`tags=` is always a list of tags), so a value completes the same wherever it is typed.
     static let optionKinds: [String: CommandSpec.Option.Kind] = {
@@ -48,17 +54,87 @@ public enum CommandCatalog {
 
 /// What the lexer knows of a word already read in the command it is lexing: enough to find the
 /// command's declaration and count its arguments (``CommandCatalog/mayContinueJSON(after:)``).
-struct PrecedingWord: Sendable, Equatable {
-    /// A bare word's UTF-8 text, its first ``PrecedingWord/maxBytes`` bytes at most; empty for a
-    /// quoted word or a JSON value.
-    var text: [UInt8]
+struct PrecedingWord: Sendable {
+    /// A bare word's first ``PrecedingWord/inlineBytes`` bytes, held inline (no allocation per
+    /// word): enough for any command or subcommand name.
+    private var head: (UInt64, UInt64) = (0, 0)
+    /// How many bytes of `head` hold the word; ``longWord`` when the word is longer (it names no command).
+    private var length: UInt8 = 0
     var isBare: Bool
+    /// A bare `name=value` option or `--name` flag, judged on the word's first ``maxBytes`` bytes.
+    var isOptionOrFlag = false
 
-    /// Bytes of a word kept: more than any command name.
+    /// Bytes of a word looked at: more than any command name.
     static let maxBytes = 64
     /// Words of a command kept: more than any declaration has before a JSON argument, `at` and
     /// `expect` nested a few times included. A bracket after more words may span lines.
     static let maxWords = 24
+    private static let inlineBytes = 16
+    private static let longWord: UInt8 = .max
+
+    /// A quoted word or a JSON value.
+    static let notBare = PrecedingWord(isBare: false)
+
+    private init(isBare: Bool) { self.isBare = isBare }
+
+    /// A bare word, from its UTF-8 text (of which the first ``maxBytes`` bytes count).
+    init(bare text: UnsafeBufferPointer<UInt8>) {
+        isBare = true
+        let text = UnsafeBufferPointer(rebasing: text.prefix(Self.maxBytes))
+        isOptionOrFlag = Self.isOptionOrFlag(text)
+        if text.count > Self.inlineBytes {
+            length = Self.longWord
+        } else {
+            length = UInt8(text.count)
+            withUnsafeMutableBytes(of: &head) { head in
+                for (i, byte) in text.enumerated() { head[i] = byte }
+            }
+        }
+    }
+
+    /// Calls `body` with the word's bytes when it may be a name (empty for a long word or one not bare).
+    func withName<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let count = length == Self.longWord ? 0 : Int(length)
+        return withUnsafeBytes(of: head) { raw in
+            body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+        }
+    }
+
+    /// Whether `text` is `name=value` or `--name`, the name matching `[a-z][a-z0-9-]*`.
+    static func isOptionOrFlag(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        func isName(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            guard let first = name.first, first >= UInt8(ascii: "a") && first <= UInt8(ascii: "z") else { return false }
+            return name.allSatisfy { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "-") }
+        }
+        if let equals = text.firstIndex(of: UInt8(ascii: "=")), isName(text[..<equals]) { return true }
+        return text.count > 2 && text[0] == UInt8(ascii: "-") && text[1] == UInt8(ascii: "-") && isName(text[2...])
+    }
+}
+
+/// Names looked up by their UTF-8 bytes, without building a `String` or hashing: buckets by
+/// length and first byte, each a short list compared byte by byte.
+struct NameTable<Value: Sendable>: Sendable {
+    private var buckets: [[(name: [UInt8], value: Value)]] = Array(repeating: [], count: 512)
+
+    init(_ pairs: [(String, Value)]) {
+        for (name, value) in pairs {
+            let bytes = Array(name.utf8)
+            buckets[Self.bucket(bytes.count, bytes.first ?? 0)].append((bytes, value))
+        }
+    }
+
+    @inline(__always)
+    private static func bucket(_ count: Int, _ first: UInt8) -> Int { (count & 15) << 5 | Int(first & 31) }
+
+    /// The value named by `bytes`, or nil.
+    /// - Complexity: O(length of the name) for a table of distinct names.
+    func lookup(_ bytes: UnsafeBufferPointer<UInt8>) -> Value? {
+        guard let first = bytes.first else { return nil }
+        for entry in buckets[Self.bucket(bytes.count, first)] where entry.name.count == bytes.count {
+            if entry.name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return entry.value }
+        }
+        return nil
+    }
 }
 
 extension CommandCatalog {
@@ -79,12 +155,19 @@ extension CommandCatalog {
         // Nested command lines (`at 5s put k {`): each round looks at one command's declaration.
         for _ in 0..<PrecedingWord.maxWords {
             guard let first = words.first, first.isBare else { return true }
-            let typed = String(decoding: first.text, as: UTF8.self)
-            guard var spec = info(Session.aliases[typed] ?? typed) else { return true }
+            guard let found = first.withName({ namesAndAliases.lookup($0) }) else { return true }
             words = words.dropFirst()
+            if let shape = plainShapes[found] {
+                // The common case (`put KEY {`): the answer by the positional's index alone.
+                var index = 0
+                for word in words where !(index >= shape.leading && word.isBare && word.isOptionOrFlag) { index += 1 }
+                return shape.takesJSON[min(index, shape.takesJSON.count - 1)]
+            }
+            var spec = all[found]
             if !spec.subcommands.isEmpty {
                 guard let second = words.first, second.isBare,
-                      let sub = spec.subcommands.first(where: { $0.name.utf8.elementsEqual(second.text) }) else { return true }
+                      let sub = second.withName({ name in spec.subcommands.first(where: { $0.name.utf8.elementsEqual(name) }) })
+                else { return true }
                 spec = sub
                 words = words.dropFirst()
             }
@@ -98,7 +181,7 @@ extension CommandCatalog {
                     break
                 }
                 let word = words[position]
-                if !(index >= spec.parsing.leading && word.isBare && isOptionOrFlag(word.text)) { index += 1 }
+                if !(index >= spec.parsing.leading && word.isBare && word.isOptionOrFlag) { index += 1 }
                 position += 1
             }
             if let restStart {
@@ -116,21 +199,40 @@ extension CommandCatalog {
                 argument = nil
             }
             guard let argument else { return true }
-            return argument.alternatives.contains { alternative in
-                switch alternative.kind {
-                case .value, .patch, .file: true
-                // The first word of a command line: a bracket there is no command, which the command reports.
-                case .command: argument.takesRest
-                case .text: argument.takesRest ? false : alternative.text.hasPrefix("{") || alternative.text.hasPrefix("[")
-                default: false
-                }
-            }
+            return takesJSON(argument)
         }
         return true
     }
 
-    private static func isOptionOrFlag(_ text: [UInt8]) -> Bool {
-        let word = Word(text: String(decoding: text, as: UTF8.self), kind: .bare, offset: 0, end: 0)
-        return word.option != nil || word.flag != nil
+    /// Whether a JSON value written as `argument` may span lines.
+    private static func takesJSON(_ argument: CommandSpec.Argument) -> Bool {
+        argument.alternatives.contains { alternative in
+            switch alternative.kind {
+            case .value, .patch, .file: true
+            // The first word of a command line: a bracket there is no command, which the command reports.
+            case .command: argument.takesRest
+            case .text: argument.takesRest ? false : alternative.text.hasPrefix("{") || alternative.text.hasPrefix("[")
+            default: false
+            }
+        }
     }
+
+    /// A command with neither subcommands nor an argument that takes the rest of the line: what
+    /// ``mayContinueJSON(after:)`` answers depends only on the index of the positional.
+    private struct PlainShape {
+        /// Words before options and flags count as positionals.
+        let leading: Int
+        /// The answer for each positional index; the last one for every index from there on.
+        let takesJSON: [Bool]
+    }
+
+    /// ``PlainShape`` of each command of ``all``, by index; nil for the others.
+    private static let plainShapes: [PlainShape?] = all.map { spec in
+        guard spec.subcommands.isEmpty, !spec.arguments.contains(where: \.takesRest) else { return nil }
+        var answers = spec.arguments.map(takesJSON)
+        // Past the declared arguments: the last one again if it repeats, else anything (the command reports it).
+        answers.append(spec.arguments.last.map { $0.repeats ? takesJSON($0) : true } ?? true)
+        return PlainShape(leading: spec.parsing.leading, takesJSON: answers)
+    }
+
 }

@@ -35,6 +35,12 @@ enum EntryCommands {
         example: "put feed:home [{\"id\":1,\"likes\":3}] tags=home", run: put)
 
     static func put(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let words = command.words
+        if words.count == 3 && !words[1].isOptionOrFlag && !words[2].isOptionOrFlag {
+            // The common form, `put KEY VALUE`: the same checks in the same order, without sorting words.
+            let key = try Arguments.key(words[1])
+            return .keys(cache.put(key, try Arguments.value(words[2]), tags: []))
+        }
         let args = try Arguments(command, source, for: put)
         try args.expect(2...2)
         let key = try args.key(0)
@@ -60,6 +66,15 @@ enum EntryCommands {
         example: "get feed:home --nowait", run: get)
 
     static func get(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        if command.words.count == 2 && !command.words[1].isOptionOrFlag {
+            // The common form, `get KEY`: no flags to sort out.
+            let key = try Arguments.key(command.words[1])
+            do {
+                return .read(try cache.read(key, force: false, nowait: session.inScheduled), isGet: true)
+            } catch {
+                throw ShellError(error.message, at: command.offset)
+            }
+        }
         let args = try Arguments(command, source, for: get)
         try args.expect(1...1)
         let key = try args.key(0)

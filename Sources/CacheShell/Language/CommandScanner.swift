@@ -30,7 +30,7 @@ public struct CommandScanner: Sendable {
     /// The command's words so far, as the lexer records them.
     private var preceding: [PrecedingWord] = []
     /// The word being scanned: its first bytes, and whether it is (so far) a bare word.
-    private var word: [UInt8] = []
+    private var word = WordHead()
     private var wordIsBare = false
 
     public init() {}
@@ -50,7 +50,11 @@ public struct CommandScanner: Sendable {
     /// - Complexity: O(n) in the number of bytes.
     public mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var lastEnd: Int?
-        for (i, byte) in bytes.enumerated() {
+        let n = bytes.count
+        var i = 0
+        while i < n {
+            let byte = bytes[i]
+            defer { i += 1 }
             switch state {
             case .between:
                 switch byte {
@@ -78,12 +82,30 @@ public struct CommandScanner: Sendable {
                 default:
                     // (After balanced brackets where no JSON value is taken, text makes the word bare.)
                     wordIsBare = true
-                    keep(byte)
+                    // The rest of the word at once, up to a blank or the line's end.
+                    var end = i + 1
+                    while end < n && !Self.endsBare(bytes[end]) { end += 1 }
+                    keep(bytes, i..<end)
+                    i = end - 1
                 }
             case .comment:
-                if byte == .lineFeed { state = .between; endCommand(); lastEnd = i + 1 }
+                if byte == .lineFeed {
+                    state = .between; endCommand(); lastEnd = i + 1
+                } else if let lineFeed = UnsafeBufferPointer(rebasing: bytes[i...]).firstIndex(of: .lineFeed) {
+                    i += lineFeed - 1
+                } else {
+                    i = n - 1
+                }
             case .quoted, .jsonString:
                 let inJSON = state == .jsonString
+                if !Self.endsString(byte) {
+                    // Plain text of the string at once, up to a quote, a backslash or the line's end.
+                    var end = i + 1
+                    while end < n && !Self.endsString(bytes[end]) { end += 1 }
+                    if inJSON { keep(bytes, i..<end) }
+                    i = end - 1
+                    continue
+                }
                 switch byte {
                 case .quote:
                     if inJSON { state = .json } else { endWord(); state = .between }
@@ -106,6 +128,14 @@ public struct CommandScanner: Sendable {
                     state = state == .jsonStringEscape ? .jsonString : .quoted
                 }
             case .json:
+                if !Self.isJSONStructure(byte) {
+                    // Bytes between brackets and strings at once.
+                    var end = i + 1
+                    while end < n && !Self.isJSONStructure(bytes[end]) { end += 1 }
+                    keep(bytes, i..<end)
+                    i = end - 1
+                    continue
+                }
                 keep(byte)
                 switch byte {
                 case .openBrace, .openBracket: open(byte)
@@ -157,26 +187,80 @@ public struct CommandScanner: Sendable {
     }
 
     private mutating func startWord(bare: Bool) {
-        word.removeAll(keepingCapacity: true)
+        word.count = 0
         wordIsBare = bare
+    }
+
+    @inline(__always)
+    private static func endsBare(_ byte: UInt8) -> Bool {
+        byte == .space || byte == .tab || byte == .carriageReturn || byte == .lineFeed
+    }
+
+    @inline(__always)
+    private static func endsString(_ byte: UInt8) -> Bool {
+        byte == .quote || byte == .backslash || byte == .lineFeed
+    }
+
+    /// A byte the `.json` state acts on: a bracket, a quote or a line feed.
+    @inline(__always)
+    private static func isJSONStructure(_ byte: UInt8) -> Bool {
+        switch byte {
+        case .openBrace, .openBracket, .closeBrace, .closeBracket, .quote, .lineFeed: true
+        default: false
+        }
+    }
+
+    /// Keeps `bytes[range]` of the word, up to as many as the lexer keeps.
+    private mutating func keep(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        word.append(UnsafeBufferPointer(rebasing: bytes[range]))
     }
 
     /// Keeps a byte of the word, up to as many as the lexer keeps.
     private mutating func keep(_ byte: UInt8) {
-        if word.count < PrecedingWord.maxBytes { word.append(byte) }
+        word.append(byte)
     }
 
     /// The word ends: a bare word keeps its text, as the lexer does.
     private mutating func endWord() {
         if preceding.count < PrecedingWord.maxWords {
-            preceding.append(PrecedingWord(text: wordIsBare ? word : [], isBare: wordIsBare))
+            preceding.append(wordIsBare ? word.withBytes { PrecedingWord(bare: $0) } : .notBare)
         }
-        word.removeAll(keepingCapacity: true)
+        word.count = 0
     }
 
     private mutating func endCommand() {
         preceding.removeAll(keepingCapacity: true)
-        word.removeAll(keepingCapacity: true)
+        word.count = 0
+    }
+}
+
+/// The first ``PrecedingWord/maxBytes`` bytes of a word, held inline: keeping them allocates nothing.
+private struct WordHead {
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// How many bytes are kept.
+    var count = 0
+
+    init() { assert(MemoryLayout.size(ofValue: storage) == PrecedingWord.maxBytes) }
+
+    /// Keeps `byte` while there is room.
+    mutating func append(_ byte: UInt8) {
+        guard count < PrecedingWord.maxBytes else { return }
+        let at = count
+        withUnsafeMutableBytes(of: &storage) { $0[at] = byte }
+        count += 1
+    }
+
+    /// Keeps as many of `bytes` as there is room for.
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let n = min(bytes.count, PrecedingWord.maxBytes - count)
+        guard n > 0, let source = bytes.baseAddress else { return }
+        let at = count
+        withUnsafeMutableBytes(of: &storage) { ($0.baseAddress! + at).copyMemory(from: source, byteCount: n) }
+        count += n
+    }
+
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        withUnsafeBytes(of: storage) { body(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
     }
 }
 

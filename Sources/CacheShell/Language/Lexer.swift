@@ -1,5 +1,9 @@
 import CacheCore
 /// One word of a command, with where it came from.
+///
+/// A lexed word keeps its bytes as a range of the source's bytes (shared, not copied): its
+/// ``text`` is only built as a `String` when asked for, and the hot paths (a key, a JSON value, a
+/// command name) read ``withUTF8(_:)`` instead.
 public struct Word: Sendable, Equatable {
     /// How a word was written, which decides what ``Word/text`` holds.
     public enum Kind: Sendable, Equatable {
@@ -11,7 +15,27 @@ public struct Word: Sendable, Equatable {
         case json
     }
 
-    public var text: String
+    /// The bytes `range` indexes (the whole source); empty when `decoded` holds the text.
+    private var bytes: [UInt8]
+    private var range: Range<Int>
+    /// The text when it is not a plain range of the source (a quoted word with escapes, a word
+    /// made by a command), with `isDecoded`. (Not an optional: copying a word stays cheap.)
+    private var decoded: String
+    private var isDecoded: Bool
+
+    /// The word's text: see ``Kind``.
+    public var text: String {
+        get {
+            if isDecoded { return decoded }
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+        }
+        set {
+            decoded = newValue
+            isDecoded = true
+            bytes = []
+            range = 0..<0
+        }
+    }
     public var kind: Kind
     /// Byte offset of the word's first byte in the source.
     public var offset: Int
@@ -19,10 +43,48 @@ public struct Word: Sendable, Equatable {
     public var end: Int
 
     public init(text: String, kind: Kind, offset: Int, end: Int) {
-        self.text = text
+        self.bytes = []
+        self.range = 0..<0
+        self.decoded = text
+        self.isDecoded = true
         self.kind = kind
         self.offset = offset
         self.end = end
+    }
+
+    /// A word whose text is `bytes[range]`, held without a copy.
+    init(bytes: [UInt8], range: Range<Int>, kind: Kind, offset: Int, end: Int) {
+        self.bytes = bytes
+        self.range = range
+        self.decoded = ""
+        self.isDecoded = false
+        self.kind = kind
+        self.offset = offset
+        self.end = end
+    }
+
+    /// Calls `body` with the UTF-8 bytes of ``text``, without building it.
+    @inline(__always)
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if isDecoded {
+            var decoded = decoded
+            return try decoded.withUTF8(body)
+        }
+        return try bytes.withUnsafeBufferPointer { all in try body(UnsafeBufferPointer(rebasing: all[range])) }
+    }
+
+    /// Whether ``text`` is exactly `literal` (compared as bytes).
+    @inline(__always)
+    public func textEquals(_ literal: StaticString) -> Bool {
+        withUTF8 { text in
+            text.count == literal.utf8CodeUnitCount
+                && text.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+    }
+
+    public static func == (a: Word, b: Word) -> Bool {
+        a.kind == b.kind && a.offset == b.offset && a.end == b.end
+            && a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
     }
 
     /// Name and value of a bare `name=value` word whose name matches `[a-z][a-z0-9-]*`.
@@ -30,24 +92,46 @@ public struct Word: Sendable, Equatable {
     /// The value may be empty (`ttl=`), so the command can say what is missing.
     /// - Complexity: O(n) in the length of the name.
     public var option: (name: Substring, value: Substring)? {
-        guard kind == .bare, let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
-        let name = text[..<equals]
-        guard Self.isName(name) else { return nil }
-        return (name, text[text.utf8.index(after: equals)...])
+        guard kind == .bare, let equals = optionNameLength else { return nil }
+        let text = self.text
+        let index = text.utf8.index(text.utf8.startIndex, offsetBy: equals)
+        return (text[..<index], text[text.utf8.index(after: index)...])
+    }
+
+    /// The length of the name of a bare `name=value` word (the offset of its `=`), checked on its
+    /// bytes; nil when the word is no option.
+    private var optionNameLength: Int? {
+        withUTF8 { bytes -> Int? in
+            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+                  Self.isName(UnsafeBufferPointer(rebasing: bytes[..<equals])) else { return nil }
+            return equals
+        }
+    }
+
+    /// Whether the word is a `name=value` option or a `--name` flag (checked on its bytes).
+    var isOptionOrFlag: Bool {
+        guard kind == .bare else { return false }
+        return optionNameLength != nil || isFlag
+    }
+
+    private var isFlag: Bool {
+        withUTF8 { bytes in
+            bytes.count > 2 && bytes[0] == UInt8(ascii: "-") && bytes[1] == UInt8(ascii: "-")
+                && Self.isName(UnsafeBufferPointer(rebasing: bytes[2...]))
+        }
     }
 
     /// The name of a bare `--name` flag (without the dashes), where the name matches `[a-z][a-z0-9-]*`.
     ///
     /// - Complexity: O(n) in the length of the word.
     public var flag: Substring? {
-        guard kind == .bare, text.hasPrefix("--") else { return nil }
-        let name = text.dropFirst(2)
-        return Self.isName(name) ? name : nil
+        guard kind == .bare, isFlag else { return nil }
+        return text.dropFirst(2)
     }
 
-    private static func isName(_ name: Substring) -> Bool {
-        guard let first = name.utf8.first, isLowercaseLetter(first) else { return false }
-        return name.utf8.allSatisfy { byte in
+    private static func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = name.first, isLowercaseLetter(first) else { return false }
+        return name.allSatisfy { byte in
             isLowercaseLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
         }
     }
@@ -111,6 +195,10 @@ public struct Lexer: IteratorProtocol, Sequence {
     private var expectedClosers: [UInt8] = []
     /// Set once the text has ended inside an open JSON value.
     private var endedInsideJSON = false
+
+    /// Whether the text has ended inside an open JSON value that may span lines (the last
+    /// command is not complete yet).
+    var endsInsideJSON: Bool { endedInsideJSON }
     /// The words of the command being lexed so far, failed ones included, as
     /// ``CommandCatalog/mayContinueJSON(after:)`` looks at them.
     private var preceding: [PrecedingWord] = []
@@ -131,6 +219,19 @@ public struct Lexer: IteratorProtocol, Sequence {
     ///
     /// - Complexity: O(n) in the length of the command's source.
     public mutating func next() -> Result<RawCommand, Diagnostic>? {
+        if let command = nextCommand() { return .success(command) }
+        return failure.map { .failure($0) }
+    }
+
+    /// Why the last ``nextCommand()`` returned nil: the command that could not be lexed, or nil
+    /// at the end of the source.
+    private(set) var failure: Diagnostic?
+
+    /// ``next()`` without the `Result`: the next command, or nil for one that could not be lexed
+    /// (``failure``) or at the end of the source. The hot loop of a session moves a plain
+    /// optional instead of an enum that generic code would destroy.
+    mutating func nextCommand() -> RawCommand? {
+        failure = nil
         while true {
             let start = position
             skipSeparators()
@@ -154,26 +255,30 @@ public struct Lexer: IteratorProtocol, Sequence {
                 let wordStart = position
                 let result = lexWord()
                 switch result {
-                case .success(let word):
+                case .word(let word):
                     words.append(word)
-                case .failure(let diagnostic):
+                case .failed(let diagnostic):
                     if failure == nil { failure = diagnostic }
                 }
                 if preceding.count < PrecedingWord.maxWords {
-                    if case .success(let word) = result, word.kind == .bare {
-                        preceding.append(PrecedingWord(text: Array(bytes[wordStart..<Swift.min(position, wordStart + PrecedingWord.maxBytes)]),
-                                                       isBare: true))
+                    if case .word(let word) = result, word.kind == .bare {
+                        preceding.append(bytes.withUnsafeBufferPointer { all in
+                            PrecedingWord(bare: UnsafeBufferPointer(rebasing: all[wordStart..<position]))
+                        })
                     } else {
-                        preceding.append(PrecedingWord(text: [], isBare: false))
+                        preceding.append(PrecedingWord.notBare)
                     }
                 }
                 assert(position > wordStart, "lexer made no progress in a word")
             }
             assert(position > start, "lexer made no progress in a command")
 
-            if let failure { return .failure(failure) }
+            if let failed = failure {
+                self.failure = failed
+                return nil
+            }
             if let first = words.first, let last = words.last {
-                return .success(RawCommand(words: words, offset: first.offset, end: last.end))
+                return RawCommand(words: words, offset: first.offset, end: last.end)
             }
             // A comment-only line: look for the next command.
         }
@@ -218,8 +323,8 @@ public struct Lexer: IteratorProtocol, Sequence {
     }
 
     /// Lexes the word at `position`, which is not blank, a separator or `#`.
-    private mutating func lexWord() -> Result<Word, Diagnostic> {
-        let result: Result<Word, Diagnostic>
+    private mutating func lexWord() -> LexedWord {
+        let result: LexedWord
         let what: String
         switch bytes[position] {
         case .quote:
@@ -229,18 +334,18 @@ public struct Lexer: IteratorProtocol, Sequence {
             let acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
             result = lexJSON(acrossLines: acrossLines)
             what = "a JSON value"
-            if !acrossLines, case .success(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
+            if !acrossLines, case .word(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
                 // Balanced brackets where no JSON is taken, then more text: one bare word (`[fg]*`).
                 let rest = lexBare()
-                return .success(Word(text: word.text + rest.text, kind: .bare, offset: word.offset, end: rest.end))
+                return .word(Word(bytes: bytes, range: word.offset..<rest.end, kind: .bare, offset: word.offset, end: rest.end))
             }
         default:
-            return .success(lexBare())
+            return .word(lexBare())
         }
-        if case .success = result, position < bytes.count, !isWordEnd(bytes[position]) {
+        if case .word = result, position < bytes.count, !isWordEnd(bytes[position]) {
             // Leave the stray text to be lexed (and dropped) as the next word.
             let stray = character(at: position)
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unexpected \"\(stray)\" right after \(what); separate words with a space",
                 offset: position))
         }
@@ -250,11 +355,11 @@ public struct Lexer: IteratorProtocol, Sequence {
     private mutating func lexBare() -> Word {
         let start = position
         while position < bytes.count && !isWordEnd(bytes[position]) { position += 1 }
-        return Word(text: string(start..<position), kind: .bare, offset: start, end: position)
+        return Word(bytes: bytes, range: start..<position, kind: .bare, offset: start, end: position)
     }
 
     /// Lexes a JSON string that must close on its line, decoding its escapes.
-    private mutating func lexQuoted() -> Result<Word, Diagnostic> {
+    private mutating func lexQuoted() -> LexedWord {
         let open = position
         var index = open + 1
         var hasEscape = false
@@ -270,22 +375,17 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
         guard index < bytes.count, bytes[index] == .quote else {
             position = index
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unterminated quoted string: the \" opened here has no closing \" on its line",
                 offset: open))
         }
         position = index + 1
         let content = open + 1..<index
-        let text: String
-        if hasEscape {
-            switch decodeEscapes(content) {
-            case .success(let decoded): text = decoded
-            case .failure(let diagnostic): return .failure(diagnostic)
-            }
-        } else {
-            text = string(content)
+        guard hasEscape else { return .word(Word(bytes: bytes, range: content, kind: .quoted, offset: open, end: position)) }
+        switch decodeEscapes(content) {
+        case .success(let decoded): return .word(Word(text: decoded, kind: .quoted, offset: open, end: position))
+        case .failure(let diagnostic): return .failed(diagnostic)
         }
-        return .success(Word(text: text, kind: .quoted, offset: open, end: position))
     }
 
     /// Decodes the JSON escapes of a quoted string's content.
@@ -376,7 +476,7 @@ public struct Lexer: IteratorProtocol, Sequence {
     /// Nesting is tracked in ``expectedClosers`` (no recursion); past
     /// ``maxJSONDepth`` levels only a count is kept, to find where the value
     /// ends before reporting it as too deep.
-    private mutating func lexJSON(acrossLines: Bool) -> Result<Word, Diagnostic> {
+    private mutating func lexJSON(acrossLines: Bool) -> LexedWord {
         let open = position
         expectedClosers.removeAll(keepingCapacity: true)
         var depth = 0
@@ -398,7 +498,7 @@ public struct Lexer: IteratorProtocol, Sequence {
             case .closeBrace, .closeBracket:
                 if depth <= Self.maxJSONDepth, let expected = expectedClosers.popLast(), expected != byte {
                     position = index + 1
-                    return .failure(tooDeep ?? Diagnostic(
+                    return .failed(tooDeep ?? Diagnostic(
                         message: "mismatched \"\(Character(Unicode.Scalar(byte)))\" in JSON value: "
                             + "expected \"\(Character(Unicode.Scalar(expected)))\"",
                         offset: index))
@@ -407,8 +507,8 @@ public struct Lexer: IteratorProtocol, Sequence {
                 index += 1
                 if depth == 0 {
                     position = index
-                    if let tooDeep { return .failure(tooDeep) }
-                    return .success(Word(text: string(open..<index), kind: .json, offset: open, end: index))
+                    if let tooDeep { return .failed(tooDeep) }
+                    return .word(Word(bytes: bytes, range: open..<index, kind: .json, offset: open, end: index))
                 }
             case .quote:
                 let quote = index
@@ -421,7 +521,7 @@ public struct Lexer: IteratorProtocol, Sequence {
                 }
                 guard index < bytes.count, bytes[index] == .quote else {
                     position = index
-                    return .failure(tooDeep ?? Diagnostic(
+                    return .failed(tooDeep ?? Diagnostic(
                         message: "unterminated string in JSON value: the \" opened here has no closing \" on its line",
                         offset: quote))
                 }
@@ -429,7 +529,7 @@ public struct Lexer: IteratorProtocol, Sequence {
             case .lineFeed where !acrossLines:
                 position = index
                 let opener = Character(Unicode.Scalar(bytes[open]))
-                return .failure(tooDeep ?? Diagnostic(
+                return .failed(tooDeep ?? Diagnostic(
                     message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
                         + "quote text that holds a bracket)", offset: open))
             default:
@@ -438,17 +538,23 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
         position = index
         guard acrossLines else {
-            if let tooDeep { return .failure(tooDeep) }
+            if let tooDeep { return .failed(tooDeep) }
             let opener = Character(Unicode.Scalar(bytes[open]))
-            return .failure(Diagnostic(
+            return .failed(Diagnostic(
                 message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
                     + "quote text that holds a bracket)", offset: open))
         }
         endedInsideJSON = true
-        if let tooDeep { return .failure(tooDeep) }
+        if let tooDeep { return .failed(tooDeep) }
         let opener = Character(Unicode.Scalar(bytes[open]))
-        return .failure(Diagnostic(
+        return .failed(Diagnostic(
             message: "unterminated JSON value: \"\(opener)\" opened here is never closed", offset: open))
+    }
+
+    /// A word, or why it could not be lexed (a concrete enum: moved without generic code).
+    private enum LexedWord {
+        case word(Word)
+        case failed(Diagnostic)
     }
 
     // MARK: Text

@@ -18,14 +18,60 @@ public struct SourceFile: Sendable {
     ///
     /// - Complexity: O(n) in the length of `text`.
     public init(name: String?, text: String, firstLine: Int = 1) {
+        self.init(name: name, utf8: Array(text.utf8), firstLine: firstLine)
+    }
+
+    /// Wraps text given as UTF-8 bytes (a piece of a stream), as `init(name:text:firstLine:)` would
+    /// the `String` decoded from them: bytes that are not UTF-8 become U+FFFD.
+    ///
+    /// - Complexity: O(n) in the number of bytes.
+    public init(name: String?, bytes: UnsafeBufferPointer<UInt8>, firstLine: Int = 1) {
+        if Self.isASCII(bytes) {
+            self.init(name: name, utf8: Array(bytes), firstLine: firstLine)
+        } else {
+            self.init(name: name, text: String(decoding: bytes, as: UTF8.self), firstLine: firstLine)
+        }
+    }
+
+    private init(name: String?, utf8 bytes: [UInt8], firstLine: Int) {
         self.name = name
         self.firstLine = firstLine
-        self.bytes = Array(text.utf8)
+        self.bytes = bytes
         var starts = [0]
-        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
-            starts.append(offset + 1)
+        bytes.withUnsafeBufferPointer { bytes in
+            // Eight bytes at a time: a word with no line feed (no zero byte once XORed with
+            // 0x0A in every byte) is skipped whole.
+            guard let base = bytes.baseAddress else { return }
+            let raw = UnsafeRawPointer(base)
+            let lineFeeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ lineFeeds
+                if (word &- ones) & ~word & highs != 0 {
+                    for i in offset..<offset + 8 where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
+                }
+                offset += 8
+            }
+            for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
         }
         self.lineStarts = starts
+    }
+
+    /// Whether every byte is ASCII (so the bytes are UTF-8 as they stand), eight at a time.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        var high: UInt64 = 0
+        while i + 8 <= bytes.count {
+            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            high |= UInt64(bytes[i])
+            i += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// The number of lines the text starts (one more than its line feeds).

@@ -49,6 +49,9 @@ struct Reply {
         }
     }
 
+    /// A reply that prints nothing, to start from.
+    static let nothing = Reply(.keys([], ok: false))
+
     /// `ok: true` and what changed.
     static func ok(_ extra: [String: JSONValue] = [:], human: [String]? = nil) -> Reply {
         var fields = extra
@@ -74,35 +77,57 @@ struct Reply {
     /// Everything the reply prints, each line ending in a line feed; empty when it prints nothing.
     /// - Parameter command: the command's name, the `command` field of JSON output.
     func text(command: String, mode: OutputMode, colour: Bool) -> String {
+        var bytes: [UInt8] = []
+        write(into: &bytes, command: command, mode: mode, colour: colour)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends to `bytes` everything the reply prints (``text(command:mode:colour:)``), written
+    /// straight into them.
+    func write(into bytes: inout [UInt8], command: String, mode: OutputMode, colour: Bool) {
         switch (content, mode) {
         case (.read(let result, let isGet), .json):
-            return Self.readJSON(result, isGet: isGet, command: command)
+            var out = TextBuilder(taking: &bytes)
+            Self.readJSON(result, isGet: isGet, command: command, into: &out)
+            out.finish(into: &bytes)
         case (.read(let result, let isGet), .human):
-            return Self.readLines(result, isGet: isGet, colour: colour)
+            var out = TextBuilder(taking: &bytes)
+            Self.readLines(result, isGet: isGet, colour: colour, into: &out)
+            out.finish(into: &bytes)
         case (.keys(let keys, let ok), .json):
-            var out = TextBuilder()
+            var out = TextBuilder(taking: &bytes)
             out.append("{\"command\":")
             out.appendJSONString(command)
             out.append(",\"keys\":")
             out.appendJSONArray(keys)
             out.append(ok ? ",\"ok\":true}\n" : "}\n")
-            return out.text
+            out.finish(into: &bytes)
         case (.keys(let keys, _), .human):
-            return Self.keysLine(keys) + "\n"
+            if keys.isEmpty {
+                bytes.append(contentsOf: "keys: (none)\n".utf8)
+            } else {
+                bytes.append(contentsOf: "keys:".utf8)
+                for key in keys {
+                    bytes.append(UInt8(ascii: " "))
+                    ValueText.append(key, to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "\n"))
+            }
         case (.fields(var fields, _), .json):
             fields["command"] = .string(command)
-            return JSONValue.object(fields).compactText + "\n"
+            bytes.append(contentsOf: JSONValue.object(fields).compactText.utf8)
+            bytes.append(UInt8(ascii: "\n"))
         case (.fields(let fields, let human), .human):
             let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
-            var out = ""
-            for line in lines { out += line + "\n" }
-            return out
+            for line in lines {
+                bytes.append(contentsOf: line.utf8)
+                bytes.append(UInt8(ascii: "\n"))
+            }
         }
     }
 
     /// The JSON object of a read with its `command`: the keys in sorted order, as `compactText` writes them.
-    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String) -> String {
-        var out = TextBuilder()
+    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, into out: inout TextBuilder) {
         out.append("{\"age_ms\":")
         out.append(r.ageMs)
         out.append(",\"command\":")
@@ -126,89 +151,118 @@ struct Reply {
         out.append(",\"tags\":")
         out.appendJSONArray(r.tags)
         out.append(",\"value\":")
-        out.append((r.value ?? .null).compactText)
+        out.appendValue(r.value ?? .null)
         out.append("}\n")
-        return out.text
     }
 
     /// The human lines of a read: `fieldLines` of its fields in `readOrder`, whose longest name,
     /// `expires_in_ms`, is always present and sets the width.
-    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool) -> String {
-        var out = TextBuilder()
-        let width = "expires_in_ms".utf8.count
-        out.appendField("key", width: width)
+    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool, into out: inout TextBuilder) {
+        out.appendField("key:           ")
         out.append(r.key)
-        out.appendField("state", width: width)
+        out.appendField("state:         ")
         out.append(Render.stateText(r.state.rawValue, colour: colour))
-        out.appendField("value", width: width)
-        out.append((r.value ?? .null).compactText)
+        out.appendField("value:         ")
+        out.appendValue(r.value ?? .null)
         if isGet {
-            out.appendField("source", width: width)
+            out.appendField("source:        ")
             out.append(r.source.rawValue)
         }
-        out.appendField("age_ms", width: width)
+        out.appendField("age_ms:        ")
         out.append(r.ageMs)
         out.appendWords(r.ageMs)
-        out.appendField("expires_in_ms", width: width)
+        out.appendField("expires_in_ms: ")
         out.append(r.expiresInMs)
         out.appendWords(r.expiresInMs)
-        out.appendField("tags", width: width)
+        out.appendField("tags:          ")
         out.appendJSONArray(r.tags)
         if isGet {
             if r.offline {
-                out.appendField("offline", width: width)
+                out.appendField("offline:       ")
                 out.append("true")
             }
             if r.pending {
-                out.appendField("pending", width: width)
+                out.appendField("pending:       ")
                 out.append("true")
             }
             if let error = r.error {
-                out.appendField("error", width: width)
+                out.appendField("error:         ")
                 out.append(Render.visible(error))
             }
         }
         out.append("\n")
-        return out.text
     }
 }
 
-/// Output text built as UTF-8 bytes, which take many small appends far faster than a `String`.
+/// Output text built as UTF-8 bytes, which take many small appends far faster than a `String`:
+/// a reply's text, or a reply written straight after the output before it (``init(taking:)``).
 struct TextBuilder {
-    private var bytes: [UInt8] = []
+    private(set) var bytes: [UInt8] = []
+    /// Where this text starts in `bytes`.
+    private let start: Int
 
-    init() { bytes.reserveCapacity(256) }
+    init() {
+        bytes.reserveCapacity(256)
+        start = 0
+    }
+
+    /// Continues `bytes`, taking them over (no copy) until ``finish(into:)`` hands them back.
+    init(taking bytes: inout [UInt8]) {
+        swap(&self.bytes, &bytes)
+        start = self.bytes.count
+    }
+
+    /// Hands the bytes back to where ``init(taking:)`` took them from.
+    mutating func finish(into bytes: inout [UInt8]) {
+        swap(&self.bytes, &bytes)
+    }
 
     /// The text so far.
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    var text: String { String(decoding: bytes[start...], as: UTF8.self) }
 
     mutating func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        ValueText.append(text, to: &bytes)
     }
 
     /// A whole number as JSON (and the human layout) writes it; nil is `null`.
     mutating func append(_ number: Int64?) {
-        append(number.map { String($0) } ?? "null")
+        guard let number else { return append("null") }
+        ValueText.writeInteger(number, into: &bytes)
     }
 
-    /// After a duration in milliseconds, the same in words (` (16h20m1s)`), from a second on.
+    /// A value as JSON, as `JSONValue.compactText` writes it (``ValueText/write(_:into:)``).
+    mutating func appendValue(_ value: JSONValue) {
+        ValueText.write(value, into: &bytes)
+    }
+
+    /// After a duration in milliseconds, the same in words (` (16h20m1s)`), from a second on:
+    /// `Render.durationWords`, written without building strings.
     mutating func appendWords(_ ms: Int64?) {
-        if let ms, let words = Render.durationWords(ms) { append(" (" + words + ")") }
+        guard let ms, ms.magnitude >= 1_000 else { return }
+        var rest = ms.magnitude >= 60_000 ? ms.magnitude / 1_000 * 1_000 : ms.magnitude
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(UInt8(ascii: "("))
+        if ms < 0 { bytes.append(UInt8(ascii: "-")) }
+        func unit(_ size: UInt64, _ first: UInt8, _ second: UInt8? = nil) {
+            let amount = rest / size
+            guard amount > 0 else { return }
+            ValueText.writeInteger(amount, into: &bytes)
+            bytes.append(first)
+            if let second { bytes.append(second) }
+            rest -= amount * size
+        }
+        unit(86_400_000, UInt8(ascii: "d"))
+        unit(3_600_000, UInt8(ascii: "h"))
+        unit(60_000, UInt8(ascii: "m"))
+        unit(1_000, UInt8(ascii: "s"))
+        unit(1, UInt8(ascii: "m"), UInt8(ascii: "s"))
+        bytes.append(UInt8(ascii: ")"))
     }
 
     /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
     /// - Complexity: O(n) in the length of `text`.
     mutating func appendJSONString(_ text: String) {
-        let needsEscape = text.utf8.contains {
-            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F || $0 == 0xC2
-        }
-        if needsEscape {
-            append(JSONValue.string(text).compactText)
-        } else {
-            bytes.append(UInt8(ascii: "\""))
-            append(text)
-            bytes.append(UInt8(ascii: "\""))
-        }
+        ValueText.writeString(text, into: &bytes)
     }
 
     /// An array of strings as compact JSON.
@@ -221,14 +275,114 @@ struct TextBuilder {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    /// Starts a `name: value` line of `Render.fieldLines` (names padded to `width`): ends the line
-    /// before it, if any, and writes the name, the colon and the padding.
-    mutating func appendField(_ name: String, width: Int) {
-        if !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
-        append(name)
-        bytes.append(UInt8(ascii: ":"))
-        for _ in 0..<(width - name.count + 1) { bytes.append(UInt8(ascii: " ")) }
+    /// Starts a `name: value` line of `Render.fieldLines`: ends the line before it, if any, and
+    /// writes `prefix`, the name, its colon and the padding to the width of the longest name.
+    mutating func appendField(_ prefix: StaticString) {
+        if bytes.count > start { bytes.append(UInt8(ascii: "\n")) }
+        bytes.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
     }
+}
+
+/// How a cached value is printed: compact JSON, keys sorted, byte for byte as
+/// `JSONValue.compactText` writes it, but straight into the output. Every value a read prints
+/// goes through ``write(_:into:)``, the one place to change when values are stored as text.
+enum ValueText {
+    /// Appends `value` as compact JSON to `out`.
+    /// - Complexity: O(n log k) for n bytes of output and objects of at most k keys.
+    static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let n): writeInteger(n, into: &out)
+        case .double: out.append(contentsOf: value.compactText.utf8)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let array):
+            out.append(UInt8(ascii: "["))
+            for (k, element) in array.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let object):
+            // The members' positions sorted by key in a scratch buffer (on the stack when small):
+            // no hashing, and no member copied to be sorted.
+            out.append(UInt8(ascii: "{"))
+            withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: object.count) { slots in
+                var count = 0
+                var index = object.startIndex
+                while index != object.endIndex {
+                    slots[count] = index
+                    count += 1
+                    object.formIndex(after: &index)
+                }
+                var sorted = UnsafeMutableBufferPointer(rebasing: slots[..<count])
+                if count > 1 { sorted.sort { object.keys[$0] < object.keys[$1] } }
+                for (k, slot) in sorted.enumerated() {
+                    if k > 0 { out.append(UInt8(ascii: ",")) }
+                    writeString(object.keys[slot], into: &out)
+                    out.append(UInt8(ascii: ":"))
+                    write(object.values[slot], into: &out)
+                }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A whole number in decimal.
+    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        writeInteger(n.magnitude, into: &out)
+    }
+
+    static func writeInteger(_ n: UInt64, into out: inout [UInt8]) {
+        if n < 10 {
+            out.append(UInt8(ascii: "0") + UInt8(n))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var count = 0
+        var rest = n
+        withUnsafeMutableBytes(of: &digits) { raw in
+            let buffer = raw.bindMemory(to: UInt8.self)
+            while rest > 0 {
+                count += 1
+                buffer[24 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[(24 - count)...]))
+        }
+    }
+
+    /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
+    /// - Complexity: O(n) in the length of `text`.
+    static func writeString(_ text: String, into out: inout [UInt8]) {
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            guard isPlain(utf8) else { return false }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: utf8)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain { append(JSONValue.string(text).compactText, to: &out) }
+    }
+
+    /// Appends the UTF-8 bytes of `text` (in one copy).
+    @inline(__always)
+    static func append(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    /// No byte of `bytes` needs an escape in a JSON string (nor starts a C1 control).
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2 {
+            return false
+        }
+        return true
+    }
+
+    private static func isPlain(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(isPlain) }
 }
 
 extension Session {
@@ -236,6 +390,42 @@ extension Session {
     func emit(_ reply: Reply, command: String) {
         let text = reply.text(command: command, mode: options.mode, colour: options.colour)
         if !text.isEmpty { write(lines: text) }
+    }
+
+    /// Writes a top-level command's reply straight to ``directOutput`` when nothing stands in the
+    /// way: a batch that prints nothing else for the command, keeps only the last history entry,
+    /// records nothing, echoes nothing and has no colour nor store. The bytes are those `emit`
+    /// would hand the sink.
+    /// - Returns: false when the reply must go through `emit` instead.
+    func writeDirectly(_ reply: Reply, command: String, outputFrom start: Int) -> Bool {
+        guard let direct = directTarget, start == 0, output.isEmpty, historyRewrite == nil, interactiveForms.isEmpty
+        else { return false }
+        let from = direct.bytes.count
+        reply.write(into: &direct.bytes, command: command, mode: options.mode, colour: false)
+        if direct.bytes[from...].withUnsafeBufferPointer(Render.hasControl) {
+            // What `write(lines:)` would do: escape what could drive the terminal.
+            let text = Render.visible(String(decoding: direct.bytes[from...], as: UTF8.self))
+            direct.bytes.removeSubrange(from...)
+            direct.bytes.append(contentsOf: text.utf8)
+        }
+        if direct.bytes.count >= OutputBuffer.flushSize { direct.flush() }
+        return true
+    }
+
+    /// ``noteHistory(_:outputFrom:)`` for a command whose reply was written straight out
+    /// (``writeDirectly(_:command:outputFrom:)``), before the output since `start`.
+    /// - Complexity: O(n) in the length of the command and its output.
+    func noteHistory(_ command: ArraySlice<UInt8>, outputFrom start: Int, directReply reply: inout Reply, name: String) {
+        if output.count == start && interactiveForms.isEmpty {
+            // Only kept as the last entry, rendered if ever read: no copy of the output. (The
+            // reply is swapped in, and the previous one handed back to be let go.)
+            history.appendLast(command: command, reply: &reply, name: name, mode: options.mode)
+            return
+        }
+        let text = Render.visible(reply.text(command: name, mode: options.mode, colour: false))
+        let pieces = [text] + (start..<output.count).map { interactiveForms[$0] ?? output[$0].text }
+        history.append(command: command, output: pieces)
+        interactiveForms.removeAll()
     }
 
     /// Adds a top-level command and what it printed since output index `start` to the history
@@ -348,7 +538,7 @@ enum Render {
 
     /// Whether UTF-8 `bytes` hold a control character `visible` escapes: one tight pass over the
     /// bytes (the usual answer is no).
-    private static func hasControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func hasControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         // Eight bytes at a time, with exact per-byte masks (no carries between bytes): a word with
         // no byte below 0x20 but line feed and tab, no 0x7F and no 0xC2 is plain; a word with one
         // is looked at byte by byte, with the byte after it (a C1 control is 0xC2 0x80...0x9F).
