@@ -458,6 +458,13 @@ public actor Cache {
         engine.makeSnapshot(scheduledCommand: scheduledCommand)
     }
 
+    /// The snapshot document as text, pretty (a snapshot file's form) or compact: the bytes of
+    /// `makeSnapshot(scheduledCommand:)` printed, written in one pass without the document.
+    /// - Complexity: O(size of the state).
+    public func snapshotText(pretty: Bool, scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> String {
+        engine.snapshotText(pretty: pretty, scheduledCommand: scheduledCommand)
+    }
+
     /// Replaces the whole state with a checked snapshot; `scheduleCommand` turns each scheduled
     /// command back into a token.
     public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {

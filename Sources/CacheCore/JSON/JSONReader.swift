@@ -46,9 +46,16 @@ extension JSONValue {
 ///
 /// Recursion depth is bounded by `JSONValue.maxDepth`; every loop consumes at least one byte per turn.
 struct JSONReader {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private let maxDepth: Int
-    private var i = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    let maxDepth: Int
+    /// The next byte to read.
+    var i = 0
+    /// The deepest level an object or array was opened at (`parseValue` and `skipValue` keep it).
+    var deepest = 0
+    /// The members of the objects being parsed, innermost last (`parseObject`).
+    private var members: [(key: String, value: JSONValue)] = []
+    /// `skipValue`'s buffer for escaped strings, kept between strings.
+    private var scratch: [UInt8] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maxDepth) {
         self.bytes = bytes
@@ -64,7 +71,7 @@ struct JSONReader {
         return value
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while i < bytes.count {
             switch bytes[i] {
             case 0x20, 0x0A, 0x0D, 0x09: i += 1
@@ -85,7 +92,8 @@ struct JSONReader {
         return "character '\(String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<end]), as: UTF8.self))'"
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+    /// The value starting at the next non-blank byte, nested `depth` levels in its document.
+    mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
         skipWhitespace()
         guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected a value", offset: i) }
         switch bytes[i] {
@@ -93,11 +101,13 @@ struct JSONReader {
             guard depth < maxDepth else {
                 throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
+            if depth >= deepest { deepest = depth + 1 }
             return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["):
             guard depth < maxDepth else {
                 throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
             }
+            if depth >= deepest { deepest = depth + 1 }
             return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""):
             return .string(try parseString())
@@ -117,7 +127,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func expectWord(_ word: StaticString) throws(JSONError) {
+    mutating func expectWord(_ word: StaticString) throws(JSONError) {
         let start = i
         let count = word.utf8CodeUnitCount
         let ok = word.withUTF8Buffer { expected in
@@ -131,12 +141,16 @@ struct JSONReader {
 
     private mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
         i += 1  // {
-        var object: [String: JSONValue] = [:]
         skipWhitespace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") {
             i += 1
-            return .object(object)
+            return .object([:])
         }
+        // The members go on `members` (shared by every level) and into a dictionary of the right
+        // size at the end: no rehashing as it grows.
+        let mark = members.count
+        if mark == 0 && members.capacity == 0 { members.reserveCapacity(16) }
+        defer { members.removeSubrange(mark...) }
         while true {
             skipWhitespace()
             guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected '}'", offset: i) }
@@ -149,7 +163,8 @@ struct JSONReader {
                 throw JSONError(message: "unexpected \(describe(i)), expected ':' after an object key", offset: i)
             }
             i += 1
-            object[key] = try parseValue(depth: depth)
+            let value = try parseValue(depth: depth)
+            members.append((key, value))
             skipWhitespace()
             guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected '}'", offset: i) }
             if bytes[i] == UInt8(ascii: ",") {
@@ -158,6 +173,9 @@ struct JSONReader {
             }
             if bytes[i] == UInt8(ascii: "}") {
                 i += 1
+                var object = [String: JSONValue](minimumCapacity: members.count - mark)
+                // A duplicated key keeps its last value.
+                for k in mark..<members.count { object[members[k].key] = members[k].value }
                 return .object(object)
             }
             throw JSONError(message: "unexpected \(describe(i)), expected ',' or '}'", offset: i)
@@ -189,7 +207,7 @@ struct JSONReader {
     }
 
     /// A string starting at the opening quote; the common case (no escapes) is one copy.
-    private mutating func parseString() throws(JSONError) -> String {
+    mutating func parseString() throws(JSONError) -> String {
         let open = i
         i += 1
         let start = i
@@ -278,8 +296,114 @@ struct JSONReader {
         return value
     }
 
+    // MARK: Checking without building
+
+    /// Reads past the value starting at the next non-blank byte, nested `depth` levels in its
+    /// document, building nothing: it throws wherever `parseValue` would (possibly with another
+    /// message: a caller that needs the message parses again), and accepts only what `parseValue`
+    /// accepts. Keeps `deepest`.
+    mutating func skipValue(depth: Int) throws(JSONError) {
+        skipWhitespace()
+        guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected a value", offset: i) }
+        switch bytes[i] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            guard depth < maxDepth else {
+                throw JSONError(message: "JSON nested deeper than \(maxDepth) levels", offset: i)
+            }
+            if depth + 1 > deepest { deepest = depth + 1 }
+            if bytes[i] == UInt8(ascii: "{") { try skipObject(depth: depth + 1) } else { try skipArray(depth: depth + 1) }
+        case UInt8(ascii: "\""):
+            try skipString()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            _ = try parseNumber()
+        case UInt8(ascii: "t"): try expectWord("true")
+        case UInt8(ascii: "f"): try expectWord("false")
+        case UInt8(ascii: "n"): try expectWord("null")
+        default:
+            throw JSONError(message: "unexpected \(describe(i)), expected a JSON value", offset: i)
+        }
+    }
+
+    /// `skipValue` of an object whose `{` is at `i`.
+    private mutating func skipObject(depth: Int) throws(JSONError) {
+        i += 1
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw JSONError(message: "expected a string key", offset: i) }
+            try skipString()
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw JSONError(message: "expected ':'", offset: i) }
+            i += 1
+            try skipValue(depth: depth)
+            skipWhitespace()
+            guard i < bytes.count else { throw JSONError(message: "expected '}'", offset: i) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return
+            }
+            throw JSONError(message: "expected ',' or '}'", offset: i)
+        }
+    }
+
+    /// `skipValue` of an array whose `[` is at `i`.
+    private mutating func skipArray(depth: Int) throws(JSONError) {
+        i += 1
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            return
+        }
+        while true {
+            try skipValue(depth: depth)
+            skipWhitespace()
+            guard i < bytes.count else { throw JSONError(message: "expected ']'", offset: i) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return
+            }
+            throw JSONError(message: "expected ',' or ']'", offset: i)
+        }
+    }
+
+    /// Reads past a string whose opening quote is at `i`, checking it as `parseString` does.
+    mutating func skipString() throws(JSONError) {
+        let open = i
+        i += 1
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") {
+                i += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") {
+                var buffer = scratch
+                scratch = []
+                buffer.removeAll(keepingCapacity: true)
+                try parseEscape(into: &buffer)
+                scratch = buffer
+                continue
+            }
+            if byte < 0x20 { throw JSONError(message: "control character in a string", offset: i) }
+            i += 1
+        }
+        throw JSONError(message: "unterminated string", offset: open)
+    }
+
     /// A number by the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+    mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = i
         var negative = false
         if bytes[i] == UInt8(ascii: "-") {

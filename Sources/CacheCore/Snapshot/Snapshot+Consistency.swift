@@ -31,7 +31,8 @@ extension Snapshot {
         var perNamespace = Array(repeating: 0, count: namespaces.count)
         let known = mutationsKnown
         for (i, e) in entries.enumerated() {
-            let path = "entries[\(i)]"
+            // The path is written only for an error: most documents have none.
+            var path: String { "entries[\(i)]" }
             // Times: stored, then stale and expired no earlier; nothing stored after now; an
             // expiry that passed was counted (the engine reports each one when the clock passes it).
             if e.storedAt > now { throw SnapshotError(path: "\(path).stored_at", "is after now (\(TimeText.iso8601(ms: now)))") }

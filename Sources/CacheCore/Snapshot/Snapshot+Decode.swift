@@ -1,19 +1,6 @@
 import DequeModule
 
 extension Snapshot {
-    /// Parses and checks a snapshot document's text.
-    /// - Throws: `SnapshotError` for text that is not JSON (a damaged or truncated file: the line of
-    ///   the problem), another `format` or `version`, or a bad field (its JSON path).
-    /// - Complexity: O(size of the text).
-    public init(parsing text: String) throws(SnapshotError) {
-        let json: JSONValue
-        do { json = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
-            let line = text.utf8.prefix(error.offset).reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-            throw SnapshotError(path: "", "damaged snapshot (not valid JSON at line \(line): \(error.message))")
-        }
-        try self.init(json)
-    }
-
     /// Checks a whole snapshot document and decodes it; nothing is applied anywhere.
     /// - Throws: `SnapshotError` naming the first problem and its JSON path.
     /// - Complexity: O(size of the document).
@@ -24,6 +11,20 @@ extension Snapshot {
     /// `init(_:)`; with `entriesFollow`, the document's `entries` are left for `append` (a
     /// store's rows) and so are the checks that need them all.
     init(_ json: JSONValue, entriesFollow: Bool) throws(SnapshotError) {
+        try self.init(json, entrySource: entriesFollow ? .follow : .document)
+    }
+
+    /// Where the entries of a document being decoded are.
+    enum EntrySource {
+        /// In the document's `entries` array.
+        case document
+        /// Left for `append` (a store's rows).
+        case follow
+        /// Still in the text, read by `decodeEntries(text:)` (the document's `entries` is a placeholder).
+        case text(EntryText)
+    }
+
+    init(_ json: JSONValue, entrySource: EntrySource) throws(SnapshotError) {
         guard case .object(let top) = json else { throw SnapshotError(path: "", "not a cachesh snapshot (expected a JSON object)") }
         guard case .string(let format)? = top["format"], format == Snapshot.format else {
             throw SnapshotError(path: "format", "not a cachesh snapshot (expected \"\(Snapshot.format)\")")
@@ -36,11 +37,16 @@ extension Snapshot {
         try root.only(["format", "version", "clock_start", "now", "seq", "id_field", "namespaces", "push", "watches",
                        "active", "entries", "pending", "server", "stats"])
         let entries = try root.array("entries")
-        try self.init(state: root, entries: entries, entriesFollow: entriesFollow)
+        try self.init(state: root, entries: entries, entrySource: entrySource)
     }
 
     /// Decodes the state fields of `root` and the entries given (unless `entriesFollow`).
     init(state root: SnapshotObject, entries: [JSONValue], entriesFollow: Bool) throws(SnapshotError) {
+        try self.init(state: root, entries: entries, entrySource: entriesFollow ? .follow : .document)
+    }
+
+    /// Decodes the state fields of `root` and the entries from `entrySource`.
+    init(state root: SnapshotObject, entries: [JSONValue], entrySource: EntrySource) throws(SnapshotError) {
         clockStart = try root.time("clock_start")
         now = try root.time("now")
         seq = try root.seq("seq")
@@ -52,7 +58,11 @@ extension Snapshot {
         try decodeStats(root.object("stats"))
         var namespaceIndex: [String: Int] = [:]
         for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
-        if !entriesFollow { try decodeEntries(entries, namespaceIndex: namespaceIndex) }
+        switch entrySource {
+        case .document: try decodeEntries(entries, namespaceIndex: namespaceIndex)
+        case .follow: break
+        case .text(let text): try decodeEntries(text: text, namespaceIndex: namespaceIndex)
+        }
         try decodePending(root.object("pending"))
         try decodeBehaviours(root)
         try decodeServer(root.object("server"))
@@ -170,7 +180,7 @@ extension Snapshot {
         }
     }
 
-    private static let entryFields: Set<String> = [
+    static let entryFields: Set<String> = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
         "rank", "uses", "visited",
@@ -194,6 +204,12 @@ extension Snapshot {
     mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], checks: inout EntryChecks) throws(SnapshotError) {
         let e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
         try e.only(Self.entryFields)
+        try decodeEntry(fields: e, namespaceIndex: namespaceIndex, checks: &checks)
+    }
+
+    /// `decodeEntry` of an entry's fields, all of them known (`entryFields`).
+    mutating func decodeEntry<Fields: SnapshotFields>(fields e: Fields, namespaceIndex: [String: Int],
+                                                      checks: inout EntryChecks) throws(SnapshotError) {
         let key = try e.key("key")
         guard checks.seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
         guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
@@ -231,12 +247,15 @@ extension Snapshot {
 
     /// An entry's eviction state: none under LRU; `rank` (unique in its namespace) otherwise,
     /// `uses` (at least 1) under LFU, `visited` under SIEVE.
-    private static func rank(_ e: SnapshotObject, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
+    private static func rank<Fields: SnapshotFields>(_ e: Fields, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
         let eviction = ns.policy.eviction
         guard eviction != .lru else {
-            for field in ["rank", "uses", "visited"] where e.has(field) {
-                throw e.fail(field, "an entry of an lru namespace has no \(field) (its place is its recency)")
+            func refuse(_ field: String) -> SnapshotError {
+                e.fail(field, "an entry of an lru namespace has no \(field) (its place is its recency)")
             }
+            if e.has("rank") { throw refuse("rank") }
+            if e.has("uses") { throw refuse("uses") }
+            if e.has("visited") { throw refuse("visited") }
             return nil
         }
         if eviction != .lfu && e.has("uses") { throw e.fail("uses", "only an entry of an lfu namespace has uses") }

@@ -214,26 +214,29 @@ extension CacheEngine {
             f["expiry_overridden"] = .bool(true)
             if !e.expiryReported { f["expiry_seq"] = .int(Int64(e.expirySeq)) }
         }
-        if let log = e.log {
-            f["mutations"] = .object([
-                "base": log.base,
-                "base_seq": .int(Int64(log.baseSeq)),
-                "pending": .array(log.pending.sorted().map { .int(Int64($0)) }),
-                "items": .array(log.items.map { item in
-                    var fields: [String: JSONValue] = [
-                        "seq": .int(Int64(item.seq)),
-                        "patch": item.patch.document,
-                        "entity": item.entityID.map(JSONValue.string) ?? .null,
-                        "mutation": item.mutation.map { .int(Int64($0)) } ?? .null,
-                        "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
-                    ]
-                    if let before = item.before { fields["before"] = before }
-                    if item.inert { fields["inert"] = .bool(true) }
-                    return .object(fields)
-                }),
-            ])
-        }
+        if let log = e.log { f["mutations"] = Self.mutationsJSON(log) }
         return f
+    }
+
+    /// An entry's `mutations` field.
+    static func mutationsJSON(_ log: MutationLog) -> JSONValue {
+        .object([
+            "base": log.base,
+            "base_seq": .int(Int64(log.baseSeq)),
+            "pending": .array(log.pending.sorted().map { .int(Int64($0)) }),
+            "items": .array(log.items.map { item in
+                var fields: [String: JSONValue] = [
+                    "seq": .int(Int64(item.seq)),
+                    "patch": item.patch.document,
+                    "entity": item.entityID.map(JSONValue.string) ?? .null,
+                    "mutation": item.mutation.map { .int(Int64($0)) } ?? .null,
+                    "reached_server": item.reachedServer.map { .int(Int64($0)) } ?? .null,
+                ]
+                if let before = item.before { fields["before"] = before }
+                if item.inert { fields["inert"] = .bool(true) }
+                return .object(fields)
+            }),
+        ])
     }
 
     private func snapshotRequest(_ r: InFlight) -> JSONValue {

@@ -13,8 +13,19 @@ struct SnapshotPath {
     func element(_ i: Int) -> SnapshotPath { SnapshotPath(parent: text, index: i) }
 }
 
+/// The fields of one JSON object of a snapshot, by name: a decoded object (`SnapshotObject`) or
+/// an entry read straight from the text (`EntryFields`), checked by the same accessors.
+protocol SnapshotFields {
+    /// The field's value, nil when absent.
+    func field(_ name: String) -> JSONValue?
+    var path: SnapshotPath { get }
+    /// True when no value of these fields can be nested deeper than `JSONValue.maxDepth`
+    /// (the reader saw the whole document shallower): `dataValue` need not measure.
+    var valuesWithinDepth: Bool { get }
+}
+
 /// Typed, path-aware access to the fields of one JSON object of a snapshot.
-struct SnapshotObject {
+struct SnapshotObject: SnapshotFields {
     let fields: [String: JSONValue]
     let path: SnapshotPath
 
@@ -24,7 +35,8 @@ struct SnapshotObject {
         self.path = path
     }
 
-    func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
+    @inline(__always) func field(_ name: String) -> JSONValue? { fields[name] }
+    var valuesWithinDepth: Bool { false }
 
     /// Refuses fields not in `allowed` (a damaged or foreign document).
     func only(_ allowed: Set<String>) throws(SnapshotError) {
@@ -35,10 +47,20 @@ struct SnapshotObject {
         if let unknown { throw fail(unknown, "unknown field") }
     }
 
-    func has(_ name: String) -> Bool { fields[name] != nil }
+    static func checkKey(_ key: String, _ fail: (String) -> SnapshotError) throws(SnapshotError) {
+        if key.isEmpty { throw fail("a key must not be empty") }
+        if let problem = KeyName.problem(withKey: key) { throw fail("bad key \(JSONValue.string(key).compactText): \(problem)") }
+        if KeyName.canonical(key) != key { throw fail("\"\(key)\" is not a key's printed form") }
+    }
+}
+
+extension SnapshotFields {
+    func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
+
+    func has(_ name: String) -> Bool { field(name) != nil }
 
     func value(_ name: String) throws(SnapshotError) -> JSONValue {
-        guard let v = fields[name] else { throw fail(name, "missing") }
+        guard let v = field(name) else { throw fail(name, "missing") }
         return v
     }
 
@@ -46,7 +68,7 @@ struct SnapshotObject {
     /// refused, so a document never brings in what the shell would not accept.
     func dataValue(_ name: String) throws(SnapshotError) -> JSONValue {
         let v = try value(name)
-        if v.depth > JSONValue.maxDepth { throw fail(name, "nested deeper than \(JSONValue.maxDepth) levels") }
+        if !valuesWithinDepth && v.depth > JSONValue.maxDepth { throw fail(name, "nested deeper than \(JSONValue.maxDepth) levels") }
         return v
     }
 
@@ -65,13 +87,13 @@ struct SnapshotObject {
     }
 
     func optionalString(_ name: String) throws(SnapshotError) -> String? {
-        guard let v = fields[name], v != .null else { return nil }
+        guard let v = field(name), v != .null else { return nil }
         guard case .string(let s) = v else { throw fail(name, "expected a string or null") }
         return s
     }
 
     func bool(_ name: String, default fallback: Bool? = nil) throws(SnapshotError) -> Bool {
-        guard let v = fields[name] else {
+        guard let v = field(name) else {
             if let fallback { return fallback }
             throw fail(name, "missing")
         }
@@ -80,7 +102,7 @@ struct SnapshotObject {
     }
 
     func int(_ name: String, default fallback: Int64? = nil) throws(SnapshotError) -> Int64 {
-        guard let v = fields[name] else {
+        guard let v = field(name) else {
             if let fallback { return fallback }
             throw fail(name, "missing")
         }
@@ -95,14 +117,14 @@ struct SnapshotObject {
     }
 
     func optionalInt(_ name: String) throws(SnapshotError) -> Int64? {
-        guard let v = fields[name], v != .null else { return nil }
+        guard let v = field(name), v != .null else { return nil }
         guard case .int(let n) = v else { throw fail(name, "expected a whole number or null") }
         return n
     }
 
     /// A sequence number (a whole number, not negative); `fallback` when absent.
     func seq(_ name: String, default fallback: UInt64? = nil) throws(SnapshotError) -> UInt64 {
-        guard let v = fields[name] else {
+        guard let v = field(name) else {
             if let fallback { return fallback }
             throw fail(name, "missing")
         }
@@ -111,7 +133,7 @@ struct SnapshotObject {
     }
 
     func optionalSeq(_ name: String) throws(SnapshotError) -> UInt64? {
-        guard let v = fields[name], v != .null else { return nil }
+        guard let v = field(name), v != .null else { return nil }
         return try seq(name)
     }
 
@@ -134,7 +156,7 @@ struct SnapshotObject {
     }
 
     func optionalTime(_ name: String) throws(SnapshotError) -> Int64? {
-        guard let v = fields[name], v != .null else { return nil }
+        guard let v = field(name), v != .null else { return nil }
         return try time(name)
     }
 
@@ -174,20 +196,14 @@ struct SnapshotObject {
     /// A cache key in its printed form.
     func key(_ name: String) throws(SnapshotError) -> String {
         let key = try string(name)
-        try Self.checkKey(key) { fail(name, $0) }
+        try SnapshotObject.checkKey(key) { fail(name, $0) }
         return key
-    }
-
-    static func checkKey(_ key: String, _ fail: (String) -> SnapshotError) throws(SnapshotError) {
-        if key.isEmpty { throw fail("a key must not be empty") }
-        if let problem = KeyName.problem(withKey: key) { throw fail("bad key \(JSONValue.string(key).compactText): \(problem)") }
-        if KeyName.canonical(key) != key { throw fail("\"\(key)\" is not a key's printed form") }
     }
 
     func keys(_ name: String) throws(SnapshotError) -> [String] {
         let keys = try strings(name)
         for (i, key) in keys.enumerated() {
-            try Self.checkKey(key) { SnapshotError(path: path.child(name).element(i).text, $0) }
+            try SnapshotObject.checkKey(key) { SnapshotError(path: path.child(name).element(i).text, $0) }
         }
         return keys
     }

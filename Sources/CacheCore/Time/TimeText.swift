@@ -170,11 +170,17 @@ public enum TimeText {
     /// ISO 8601's expanded form: `-0001-…`, `+10000-…`.
     /// - Complexity: O(1).
     public static func iso8601(ms: Int64) -> String {
-        let (days, msOfDay) = floorDivide(ms, msPerDay)
-        let (year, month, day) = civil(fromDays: days)
-
         var bytes: [UInt8] = []
         bytes.reserveCapacity(26)
+        appendISO8601(ms: ms, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``iso8601(ms:)``'s text to `bytes` (UTF-8), without making a string.
+    /// - Complexity: O(1).
+    public static func appendISO8601(ms: Int64, to bytes: inout [UInt8]) {
+        let (days, msOfDay) = floorDivide(ms, msPerDay)
+        let (year, month, day) = civil(fromDays: days)
         if year < 0 {
             bytes.append(UInt8(ascii: "-"))
             append(year.magnitude, width: 4, to: &bytes)
@@ -185,19 +191,20 @@ public enum TimeText {
             append(UInt64(year), width: 4, to: &bytes)
         }
         bytes.append(UInt8(ascii: "-"))
-        append(UInt64(month), width: 2, to: &bytes)
+        append2(UInt64(month), to: &bytes)
         bytes.append(UInt8(ascii: "-"))
-        append(UInt64(day), width: 2, to: &bytes)
+        append2(UInt64(day), to: &bytes)
         bytes.append(UInt8(ascii: "T"))
-        append(UInt64(msOfDay / 3_600_000), width: 2, to: &bytes)
+        append2(UInt64(msOfDay / 3_600_000), to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        append(UInt64(msOfDay / 60_000 % 60), width: 2, to: &bytes)
+        append2(UInt64(msOfDay / 60_000 % 60), to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        append(UInt64(msOfDay / 1_000 % 60), width: 2, to: &bytes)
+        append2(UInt64(msOfDay / 1_000 % 60), to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        append(UInt64(msOfDay % 1_000), width: 3, to: &bytes)
+        let milli = UInt64(msOfDay % 1_000)
+        bytes.append(UInt8(ascii: "0") + UInt8(milli / 100))
+        append2(milli % 100, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Reads exactly the form ``iso8601(ms:)`` writes for years 0000–9999,
@@ -207,18 +214,22 @@ public enum TimeText {
     ///   (`2025-02-29`) and times (`24:00:00.000`, leap seconds).
     /// - Complexity: O(1).
     public static func parseISO8601(_ s: Substring) -> Int64? {
-        let bytes = Array(s.utf8)
+        var s = s
+        return s.withUTF8 { parseISO8601(utf8: $0) }
+    }
+
+    /// ``parseISO8601(_:)`` of UTF-8 bytes.
+    /// - Complexity: O(1).
+    public static func parseISO8601(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard bytes.count == 24 else { return nil }
-        let separators: [(Int, Unicode.Scalar)] = [
-            (4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z"),
-        ]
-        for (position, expected) in separators where bytes[position] != UInt8(ascii: expected) {
-            return nil
-        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+            bytes[23] == UInt8(ascii: "Z")
+        else { return nil }
         func number(_ start: Int, _ width: Int) -> Int64? {
             var value: Int64 = 0
-            for byte in bytes[start..<start + width] {
-                guard let digit = digitValue(byte) else { return nil }
+            for k in start..<start + width {
+                guard let digit = digitValue(bytes[k]) else { return nil }
                 value = value * 10 + digit
             }
             return value
@@ -275,7 +286,19 @@ public enum TimeText {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// Two digits, `value` below 100.
+    @inline(__always)
+    private static func append2(_ value: UInt64, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "0") + UInt8(value / 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
     private static func append(_ value: UInt64, width: Int, to bytes: inout [UInt8]) {
+        if width == 4 && value < 10_000 {
+            append2(value / 100, to: &bytes)
+            append2(value % 100, to: &bytes)
+            return
+        }
         var digits: [UInt8] = []
         var rest = value
         repeat {

@@ -10,13 +10,13 @@ enum SnapshotCommands {
     static func snapshot(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: snapshot)
         try args.expect(0...1)
-        let document = session.makeSnapshot(on: cache)
         guard let word = args.positional.first else {
+            let document = session.makeSnapshot(on: cache)
             return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
         }
         let path = session.resolvePath(word.text, relativeTo: source)
         if session.options.safe { throw session.refusedBySafe("write", path, at: word.offset) }
-        do { try FileIO.writeAtomically(path, Session.documentText(document, newline: true)) } catch {
+        do { try FileIO.writeAtomically(path, session.snapshotFileText(on: cache)) } catch {
             throw ShellError("cannot write \(path): \(error)", at: word.offset)
         }
         let count = cache.count
@@ -55,12 +55,22 @@ extension Session {
     /// and origin of each command scheduled by `at`.
     /// - Complexity: O(n) in the size of the state.
     public func makeSnapshot(on cache: isolated Cache) -> JSONValue {
-        cache.makeSnapshot { token in
-            guard let entry = scheduled[token] else { return [:] }
-            return ["command": .string(entry.text),
-                    "file": entry.source.name.map(JSONValue.string) ?? .null,
-                    "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
-        }
+        cache.makeSnapshot(scheduledCommand: scheduledFields)
+    }
+
+    /// The fields a snapshot writes beside the scheduled command of `token`.
+    private func scheduledFields(_ token: Int) -> [String: JSONValue] {
+        guard let entry = scheduled[token] else { return [:] }
+        return ["command": .string(entry.text),
+                "file": entry.source.name.map(JSONValue.string) ?? .null,
+                "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+    }
+
+    /// What `snapshot FILE` writes: the pretty document ending in a newline, written straight from
+    /// the state (the same bytes as `documentText(makeSnapshot(on:), newline: true)`).
+    /// - Complexity: O(n) in the size of the state.
+    func snapshotFileText(on cache: isolated Cache) -> String {
+        cache.snapshotText(pretty: true, scheduledCommand: scheduledFields) + "\n"
     }
 
     /// Replaces the whole session state with a snapshot document's: entries, clock, statistics,
