@@ -6,7 +6,7 @@ extension CacheEngine {
     /// number of the `put` storing it (nil for a fetched value).
     /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
     func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64,
-                     put: UInt64? = nil) -> Int32 {
+                     put: UInt64? = nil, hash: UInt32? = nil) -> Int32 {
         let s = nextSeq()
         var entry = Entry(key: key, namespace: ns, value: value, tags: tags, ids: [],
                           storedAt: now, staleAt: .max, expiresAt: .max)
@@ -16,7 +16,7 @@ extension CacheEngine {
             entry.lastLocalWrite = put
             entry.lastPut = put
         }
-        let slot = entries.insert(entry)
+        let slot = entries.insert(entry, hash: hash ?? KeyIndex.hash(key))
         applyTimes(slot)
         return slot
     }

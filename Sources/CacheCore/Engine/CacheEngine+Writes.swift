@@ -8,7 +8,8 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let s = nextSeq()
-        if let slot = entries.keyIndex[key] {
+        let hash = KeyIndex.hash(key)
+        if let slot = entries.slot(forKey: key, hash: hash) {
             let i = Int(slot)
             if var log = slots[i].log {
                 log.base = value
@@ -29,7 +30,7 @@ extension CacheEngine {
             return [key]
         }
         let ns = namespaceSlot(forKey: key)
-        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s)
+        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
         emit(.stored, slot: slot, source: .cache)
         var changed = [key]
         evictOverflow(ns, sparing: slot, into: &changed)
@@ -42,7 +43,7 @@ extension CacheEngine {
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { return [] }
+        guard let slot = entries.slot(forKey: key) else { return [] }
         let s = nextSeq()
         let i = Int(slot)
         if let delay, delay > 0 {
@@ -104,7 +105,7 @@ extension CacheEngine {
     func resolve(_ target: Target) -> [Int32] {
         switch target {
         case .key(let key):
-            return entries.keyIndex[KeyName.canonical(key)].map { [$0] } ?? []
+            return entries.slot(forKey: KeyName.canonical(key)).map { [$0] } ?? []
         case .namespace(let name):
             guard let ns = namespaces.slot(named: name) else { return [] }
             return entries.store.slots(inNamespace: ns)
@@ -128,7 +129,7 @@ extension CacheEngine {
         requestTable.voidResponses(forKey: key)
         mutationQueue.drop { $0 == key }
         dropDeferred { $0 == key }
-        guard let slot = entries.keyIndex[key] else { return [] }
+        guard let slot = entries.slot(forKey: key) else { return [] }
         let ns = slots[Int(slot)].namespace
         removeEntry(slot)
         emit(.evicted, key: key, namespace: ns)

@@ -14,15 +14,16 @@
 /// The fields the indexes depend on (`key`, `namespace`, `live`, `value`, `ids`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
-/// The engine reads it through stored properties (`keyIndex[key]`, `idIndex[id]`,
-/// `store.entries`) rather than non-mutating methods: such a method called on a value held in a
-/// class's property may copy the whole value first (a retain and release of each of its
-/// buffers), which made a cache hit run a fifth more instructions.
+/// The engine reads it through stored properties (`idIndex[id]`, `store.entries`) or inlined
+/// methods (`slot(forKey:)`) rather than other non-mutating methods: such a method called on a
+/// value held in a class's property may copy the whole value first (a retain and release of each
+/// of its buffers), which made a cache hit run a fifth more instructions.
 struct EntryTable {
     /// The entries by slot and their recency lists.
     private(set) var store: EntryStore
-    /// Key → slot of every live entry. Lookup is O(1) (one hash).
-    private(set) var keyIndex: [String: Int32] = [:]
+    /// Key → slot of every live entry, comparing keys against the entries' own (`slot(forKey:)`).
+    /// Lookup is O(1) (one hash).
+    private(set) var keyIndex = KeyIndex()
     /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
     private(set) var idIndex: [String: Set<Int32>] = [:]
     /// Tag → slots of the live entries carrying it.
@@ -50,6 +51,19 @@ struct EntryTable {
     /// The number of live entries.
     var count: Int { keyIndex.count }
 
+    /// The slot of the live entry whose key (in canonical form) is `key`, or nil.
+    /// - Complexity: O(1) expected: one hash, one bucket line, the entry's key on a hash match.
+    @inline(__always)
+    func slot(forKey key: String) -> Int32? {
+        slot(forKey: key, hash: KeyIndex.hash(key))
+    }
+
+    /// `slot(forKey:)` with the key's hash (`KeyIndex.hash`) already taken.
+    @inline(__always)
+    func slot(forKey key: String, hash: UInt32) -> Int32? {
+        keyIndex.find(hash: hash) { store.entries[Int($0)].key == key }
+    }
+
     /// Makes room for the recency list of one more namespace (the next namespace slot).
     /// - Complexity: O(1) amortized.
     mutating func addNamespace() { store.addNamespace() }
@@ -60,8 +74,13 @@ struct EntryTable {
     /// `ids` are derived from its value.
     /// - Complexity: O(1) amortized, plus the size of its value and its tags.
     mutating func insert(_ entry: Entry) -> Int32 {
+        insert(entry, hash: KeyIndex.hash(entry.key))
+    }
+
+    /// `insert(_:)` with the key's hash (`KeyIndex.hash`) already taken; the key must be absent.
+    mutating func insert(_ entry: Entry, hash: UInt32) -> Int32 {
         let slot = store.insert(entry)
-        keyIndex[entry.key] = slot
+        keyIndex.insert(hash: hash, slot: slot)
         indexIDs(slot, entry.value)
         for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
         return slot
@@ -72,7 +91,7 @@ struct EntryTable {
     /// - Complexity: O(1) plus its ids and tags.
     mutating func remove(_ slot: Int32) -> String {
         let removed = store.remove(slot)
-        keyIndex.removeValue(forKey: removed.key)
+        keyIndex.remove(hash: KeyIndex.hash(removed.key), slot: slot)
         for id in removed.ids { Self.remove(slot, from: &idIndex, at: id) }
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
         return removed.key
@@ -178,8 +197,9 @@ extension EntryTable {
                 continue
             }
             live += 1
-            if keyIndex[e.key] != slot {
-                v.append("key index: \(e.key) maps to slot \(keyIndex[e.key].map(String.init) ?? "none"), its entry is in slot \(i)")
+            let found = keyIndex.find(hash: KeyIndex.hash(e.key)) { entries[Int($0)].key == e.key }
+            if found != slot {
+                v.append("key index: \(e.key) maps to slot \(found.map(String.init) ?? "none"), its entry is in slot \(i)")
             }
             if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
             var embedded = Set<String>()
@@ -198,13 +218,14 @@ extension EntryTable {
             }
         }
         if keyIndex.count != live { v.append("key index: holds \(keyIndex.count) keys, \(live) entries are live") }
-        for (key, slot) in keyIndex {
+        v += keyIndex.structureViolations()
+        for (hash, slot) in keyIndex.contents() {
             guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
-                v.append("key index: \(key) maps to slot \(slot), which holds no live entry")
+                v.append("key index: a key maps to slot \(slot), which holds no live entry")
                 continue
             }
-            if entries[Int(slot)].key != key {
-                v.append("key index: \(key) maps to slot \(slot), which holds \(entries[Int(slot)].key)")
+            if KeyIndex.hash(entries[Int(slot)].key) != hash {
+                v.append("key index: a key maps to slot \(slot), which holds \(entries[Int(slot)].key) of another hash")
             }
         }
         Self.checkSetIndex(idIndex, "id index", entries, listed: { $0.ids.contains($1) }, into: &v)
@@ -237,6 +258,8 @@ extension EntryTable {
 
     /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.
     mutating func testingCorruptKeyIndex(_ key: String, slot: Int32?) {
-        keyIndex[key] = slot
+        let hash = KeyIndex.hash(key)
+        if let old = self.slot(forKey: key, hash: hash) { keyIndex.remove(hash: hash, slot: old) }
+        if let slot { keyIndex.testingPlace(hash: hash, slot: slot) }
     }
 }
