@@ -137,11 +137,9 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         var out: [(key: String, state: EntryState, ageMs: Int64)] = []
-        var s = entries.store.globalHead
-        while s >= 0 {
+        for s in entries.store.recencyOrder() {
             let e = slots[Int(s)]
             if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
-            s = entries.store.next(after: s)
         }
         return out
     }

@@ -9,8 +9,7 @@ extension CacheEngine {
         var request: [String: Int64] = [:]
         for ns in namespaces.indices where entries.store.count(inNamespace: Int32(ns)) > 0 {
             var oldest = Int64.max
-            var s = entries.store.head(inNamespace: Int32(ns))
-            while s >= 0 { oldest = min(oldest, slots[Int(s)].storedAt); s = entries.store.nextInNamespace(after: s) }
+            for s in entries.store.slots(inNamespace: Int32(ns)) { oldest = min(oldest, slots[Int(s)].storedAt) }
             request[namespaces[Int32(ns)].name] = oldest
         }
         return request

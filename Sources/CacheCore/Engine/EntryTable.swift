@@ -149,8 +149,7 @@ struct EntryTable {
     /// store's, so rows not rewritten stay in order with new ones.
     /// - Complexity: O(k) for k stamps.
     mutating func restoreRecencies(_ stamps: [UInt64]) {
-        for (i, stamp) in stamps.enumerated() { store.entries[i].recency = stamp }
-        store.nextRecency = (stamps.last ?? 0) &+ 1
+        store.restoreRecencies(stamps)
     }
 
     /// Indexes the entity ids of `value`, the value of the entry in `slot`.
