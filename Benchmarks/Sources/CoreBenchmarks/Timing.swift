@@ -16,6 +16,21 @@ enum Timing {
         return best
     }
 
+    /// Alternates rounds of `baseline` and `body` (each performs `ops` operations), so that both see
+    /// the same load on a shared machine, and returns the best of each in ns per operation.
+    static func interleaved(ops: Int, rounds: Int = 5, baseline: () -> Int, _ body: () -> Int) -> (baseline: Double, body: Double) {
+        var best = (baseline: Double.infinity, body: Double.infinity)
+        for _ in 0..<rounds {
+            var checksum = 0
+            let b = clock.measure { checksum = baseline() }
+            consume(checksum)
+            let e = clock.measure { checksum = body() }
+            consume(checksum)
+            best = (min(best.baseline, nanoseconds(b) / Double(ops)), min(best.body, nanoseconds(e) / Double(ops)))
+        }
+        return best
+    }
+
     static func nanoseconds(_ d: Duration) -> Double {
         Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
     }

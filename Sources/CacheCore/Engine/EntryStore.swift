@@ -90,6 +90,9 @@ struct EntryStore {
     private(set) var nextRecency: UInt64 = 0
     /// Every live entry in recency order (see the type's description).
     private var recency = RecencyQueue()
+    /// By slot: a live entry's recency stamp (a copy of `Entry.recency`), `UInt64.max` for a dead
+    /// slot. Whether a queue item is current is one read of this dense array, not of the entry.
+    private var stamps: [UInt64] = []
     /// The number of live entries.
     private var liveCount = 0
     /// Links by slot, beside `entries`.
@@ -124,6 +127,7 @@ struct EntryStore {
         links.reserveCapacity(n)
         ranks.reserveCapacity(n)
         recency.items.reserveCapacity(n)
+        stamps.reserveCapacity(n)
     }
 
     /// The number of entries in a namespace.
@@ -153,6 +157,7 @@ struct EntryStore {
             entries.append(entry)
             links.append(Links())
             ranks.append(Rank())
+            stamps.append(.max)
         }
         liveCount += 1
         stampMostRecent(slot)
@@ -177,6 +182,7 @@ struct EntryStore {
         entries[i].log = nil
         entries[i].generation &+= 1
         ranks[i] = Rank()
+        stamps[i] = .max
         freeSlots.append(slot)
         if recency.needsCompaction(current: liveCount) { compactGlobal() }
         return removed
@@ -190,7 +196,7 @@ struct EntryStore {
         switch namespaceLists[ns].eviction {
         case .lru:
             // The most recent of all is the most recent of its namespace too.
-            if entries[Int(slot)].recency &+ 1 == nextRecency { return }
+            if stamps[Int(slot)] &+ 1 == nextRecency { return }
             stampMostRecent(slot)
             appendToNamespaceQueue(slot, ns)
         case .fifo:
@@ -404,7 +410,7 @@ struct EntryStore {
     }
 
     private mutating func moveToGlobalTail(_ slot: Int32) {
-        guard entries[Int(slot)].recency &+ 1 != nextRecency else { return }
+        guard stamps[Int(slot)] &+ 1 != nextRecency else { return }
         stampMostRecent(slot)
     }
 
@@ -414,6 +420,7 @@ struct EntryStore {
     private mutating func stampMostRecent(_ slot: Int32) {
         let stamp = nextRecency
         entries.setRecency(Int(slot), stamp)
+        stamps[Int(slot)] = stamp
         nextRecency = stamp &+ 1
         recency.append(stamp, slot)
         if recency.needsCompaction(current: liveCount) { compactGlobal() }
@@ -422,7 +429,7 @@ struct EntryStore {
     /// Appends a slot, just stamped, to its LRU namespace's queue.
     @inline(__always)
     private mutating func appendToNamespaceQueue(_ slot: Int32, _ ns: Int) {
-        namespaceQueues[ns].append(entries[Int(slot)].recency, slot)
+        namespaceQueues[ns].append(stamps[Int(slot)], slot)
         if namespaceQueues[ns].needsCompaction(current: namespaceLists[ns].count) { compactNamespace(ns) }
     }
 
@@ -441,8 +448,7 @@ struct EntryStore {
     /// Whether a queue item is current: its slot is live and still has its stamp.
     @inline(__always)
     private func isCurrent(_ item: RecencyQueue.Item) -> Bool {
-        let i = Int(item.slot)
-        return entries[i].live && entries[i].recency == item.stamp
+        stamps[Int(item.slot)] == item.stamp
     }
 
     /// LRU: the least recent entry of a namespace other than `sparing` (or `sparing` when it is
@@ -485,18 +491,21 @@ struct EntryStore {
     /// Replaces the recency stamps of slots 0..<k (entries just inserted in recency order) with
     /// `stamps`, increasing, and rebuilds the queues on them.
     /// - Complexity: O(n) for n slots.
-    mutating func restoreRecencies(_ stamps: [UInt64]) {
+    mutating func restoreRecencies(_ saved: [UInt64]) {
         let order = recencyOrder()
-        for (i, stamp) in stamps.enumerated() { entries[i].recency = stamp }
-        nextRecency = (stamps.last ?? 0) &+ 1
+        for (i, stamp) in saved.enumerated() {
+            entries[i].recency = stamp
+            if entries[i].live { stamps[i] = stamp }
+        }
+        nextRecency = (saved.last ?? 0) &+ 1
         recency = RecencyQueue()
-        for s in order { recency.append(entries[Int(s)].recency, s) }
+        for s in order { recency.append(stamps[Int(s)], s) }
         for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
             namespaceQueues[n] = RecencyQueue()
         }
         for s in order {
             let ns = Int(entries[Int(s)].namespace)
-            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(entries[Int(s)].recency, s) }
+            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(stamps[Int(s)], s) }
         }
     }
 
@@ -583,6 +592,10 @@ extension EntryStore {
 
         let global = queueViolations(recency, "global recency queue", current: live, into: &v)
         if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
+        if stamps.count != entries.count { v.append("entry store: \(stamps.count) stamps for \(entries.count) slots"); return v }
+        for i in entries.indices where stamps[i] != (entries[i].live ? entries[i].recency : .max) {
+            v.append("entry store: slot \(i) has stamp \(stamps[i]) beside the entry's \(entries[i].recency)")
+        }
         if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
 
         if namespaceQueues.count != namespaceLists.count {
