@@ -75,7 +75,7 @@ extension CacheEngine {
                 }
                 for (key, value) in (verdict.items ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let key = KeyName.canonical(key)
-                    guard entries.slot(forKey: key) != nil else { continue }
+                    guard entrySlot(forKey: key) != nil else { continue }
                     if storeResponse(key: key, value: value, request: request.id, refresh: true, invalidated: false),
                        !result.keys.contains(key) {
                         result.keys.append(key)

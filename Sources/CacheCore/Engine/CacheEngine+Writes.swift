@@ -9,7 +9,7 @@ extension CacheEngine {
         let key = KeyName.canonical(key)
         let s = nextSeq()
         let hash = KeyIndex.hash(key)
-        if let slot = entries.slot(forKey: key, hash: hash) {
+        if let slot = entrySlot(forKey: key, hash: hash) {
             let i = Int(slot)
             if var log = slots[i].log {
                 log.base = value
@@ -32,7 +32,11 @@ extension CacheEngine {
         let ns = namespaceSlot(forKey: key)
         let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
         emit(.stored, slot: slot, source: .cache)
-        var changed = [key]
+        // Room for the key and one eviction, the usual put into a full namespace, so that the
+        // eviction's key does not make the array grow (a second allocation and a copy).
+        var changed: [String] = []
+        changed.reserveCapacity(2)
+        changed.append(key)
         evictOverflow(ns, sparing: slot, into: &changed)
         return changed
     }
@@ -43,7 +47,7 @@ extension CacheEngine {
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.slot(forKey: key) else { return [] }
+        guard let slot = entrySlot(forKey: key) else { return [] }
         let s = nextSeq()
         let i = Int(slot)
         if let delay, delay > 0 {
@@ -105,7 +109,7 @@ extension CacheEngine {
     func resolve(_ target: Target) -> [Int32] {
         switch target {
         case .key(let key):
-            return entries.slot(forKey: KeyName.canonical(key)).map { [$0] } ?? []
+            return entrySlot(forKey: KeyName.canonical(key)).map { [$0] } ?? []
         case .namespace(let name):
             guard let ns = namespaces.slot(named: name) else { return [] }
             return entries.store.slots(inNamespace: ns)
@@ -129,7 +133,7 @@ extension CacheEngine {
         requestTable.voidResponses(forKey: key)
         mutationQueue.drop { $0 == key }
         dropDeferred { $0 == key }
-        guard let slot = entries.slot(forKey: key) else { return [] }
+        guard let slot = entrySlot(forKey: key) else { return [] }
         let ns = slots[Int(slot)].namespace
         removeEntry(slot)
         emit(.evicted, key: key, namespace: ns)

@@ -14,14 +14,14 @@
 /// The fields the indexes depend on (`key`, `namespace`, `live`, `value`, `ids`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
-/// The engine reads it through stored properties (`idIndex[id]`, `store.entries`) or inlined
-/// methods (`slot(forKey:)`) rather than other non-mutating methods: such a method called on a
-/// value held in a class's property may copy the whole value first (a retain and release of each
-/// of its buffers), which made a cache hit run a fifth more instructions.
+/// The engine reads it through stored properties (`keyIndex`, `idIndex[id]`, `store.entries`)
+/// rather than non-mutating methods: such a method called on a value held in a class's property
+/// may copy the whole value first (a retain and release of each of its buffers), which made a
+/// cache hit run a fifth more instructions (and a key lookup as a method, 900 more).
 struct EntryTable {
     /// The entries by slot and their recency lists.
     private(set) var store: EntryStore
-    /// Key → slot of every live entry, comparing keys against the entries' own (`slot(forKey:)`).
+    /// Key → slot of every live entry, comparing keys against the entries' own (`CacheEngine.entrySlot(forKey:)`).
     /// Lookup is O(1) (one hash).
     private(set) var keyIndex = KeyIndex()
     /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
@@ -51,15 +51,10 @@ struct EntryTable {
     /// The number of live entries.
     var count: Int { keyIndex.count }
 
-    /// The slot of the live entry whose key (in canonical form) is `key`, or nil.
-    /// - Complexity: O(1) expected: one hash, one bucket line, the entry's key on a hash match.
-    @inline(__always)
-    func slot(forKey key: String) -> Int32? {
-        slot(forKey: key, hash: KeyIndex.hash(key))
-    }
-
-    /// `slot(forKey:)` with the key's hash (`KeyIndex.hash`) already taken.
-    @inline(__always)
+    /// The slot of the live entry whose key (in canonical form) is `key`, or nil. The engine
+    /// looks keys up through its stored property instead (`CacheEngine.entrySlot(forKey:)`),
+    /// which does not copy the table.
+    /// - Complexity: O(1) expected.
     func slot(forKey key: String, hash: UInt32) -> Int32? {
         keyIndex.find(hash: hash) { store.entries[Int($0)].key == key }
     }
