@@ -26,7 +26,15 @@ let package = Package(
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"]),
         .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"]),
-        .target(name: "CacheStore", dependencies: ["CacheCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "CacheStore",
+            dependencies: [
+                "CacheCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C interface, which the store binds its rows through.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         .systemLibrary(
             name: "CLibedit",
             pkgConfig: "libedit",

@@ -39,34 +39,40 @@ with open(path, "w") as f:
         f.write(f'put feed:{i} {{"id":{i},"text":"item {i}"}}\n')
 PY
 
-# Wall time in seconds and peak resident memory in kB of one run of "$@" (output discarded).
+# Wall time in seconds, peak resident memory in kB and CPU time (user + system) in seconds of one
+# run of "$@" (output discarded).
 timed() {
     local start end
     start=$(date +%s.%N)
-    /usr/bin/time -f %M -o "$DIR/rss" "$@" > "$DIR/out" 2>&1
+    /usr/bin/time -f '%M %U %S' -o "$DIR/rss" "$@" > "$DIR/out" 2>&1
     end=$(date +%s.%N)
-    echo "$(echo "$end - $start" | bc -l) $(cat "$DIR/rss")"
+    read -r kb user system < "$DIR/rss"
+    echo "$(echo "$end - $start" | bc -l) $kb $(echo "$user + $system" | bc -l)"
 }
 
-# Best time of RUNS runs of "$@", each after `rm -f $FRESH*` when FRESH is set; prints "seconds kB".
+# Best wall time of RUNS runs of "$@", each after `rm -f $FRESH*` when FRESH is set, with that
+# run's peak memory, and the least CPU time of the runs; prints "seconds kB cpu-seconds". On
+# shared cores the CPU time is the steadier figure: other processes stretch the wall time only.
 best() {
-    local best="" rss=""
+    local best="" rss="" cpu=""
     for _ in $(seq "$RUNS"); do
         if [[ -n "${FRESH:-}" ]]; then rm -f "$FRESH"*; fi
-        read -r t m < <(timed "$@")
+        read -r t m c < <(timed "$@")
         if [[ -z "$best" ]] || (( $(echo "$t < $best" | bc -l) )); then best=$t; rss=$m; fi
+        if [[ -z "$cpu" ]] || (( $(echo "$c < $cpu" | bc -l) )); then cpu=$c; fi
     done
-    echo "$best $rss"
+    echo "$best $rss $cpu"
 }
 
 ratio() { echo "$1 / $2" | bc -l; }
 
 report() { # report NAME BIN
-    local name=$1 bin=$2 plain stored cold coldrss scan db="$DIR/big-$1.db"
-    read -r plain _ < <(FRESH="$DIR/s.db" best "$bin" "$DIR/puts.cachesh")
-    read -r stored _ < <(FRESH="$DIR/s.db" best "$bin" --store "$DIR/s.db" "$DIR/puts.cachesh")
-    printf '%-9s %d put commands: without store %.3f s (%.0f/s), with --store %.3f s (%.0f/s): %.2fx (goal <= 2x)\n' \
-        "$name" "$N" "$plain" "$(ratio "$N" "$plain")" "$stored" "$(ratio "$N" "$stored")" "$(ratio "$stored" "$plain")"
+    local name=$1 bin=$2 plain stored plaincpu storedcpu cold coldrss scan db="$DIR/big-$1.db"
+    read -r plain _ plaincpu < <(FRESH="$DIR/s.db" best "$bin" "$DIR/puts.cachesh")
+    read -r stored _ storedcpu < <(FRESH="$DIR/s.db" best "$bin" --store "$DIR/s.db" "$DIR/puts.cachesh")
+    printf '%-9s %d put commands: without store %.3f s (%.0f/s), with --store %.3f s (%.0f/s): %.2fx (goal <= 2x); CPU %.3f s against %.3f s: %.2fx\n' \
+        "$name" "$N" "$plain" "$(ratio "$N" "$plain")" "$stored" "$(ratio "$N" "$stored")" "$(ratio "$stored" "$plain")" \
+        "$storedcpu" "$plaincpu" "$(ratio "$storedcpu" "$plaincpu")"
 
     rm -f "$db"*
     "$bin" --store "$db" "$DIR/fill.cachesh" > /dev/null
@@ -75,7 +81,7 @@ report() { # report NAME BIN
     # Every column of every entry row, in the order cachesh loads them.
     columns=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('entries')")
     read -r scan _ < <(best sqlite3 "$db" "SELECT $columns FROM entries ORDER BY recency")
-    read -r cold coldrss < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")
+    read -r cold coldrss _ < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")
     grep -q '"id":' "$DIR/out" || { echo "store-bench: the first get found nothing: $(cat "$DIR/out")" >&2; exit 1; }
     printf '%-9s cold start on %d entries (%s): %.3f s, sqlite3 reading the rows %.3f s: %.2fx (goal <= 6x); peak %.0f MB (goal < 700)\n' \
         "$name" "$M" "$size" "$cold" "$scan" "$(ratio "$cold" "$scan")" "$(ratio "$coldrss" 1000)"

@@ -1,6 +1,7 @@
 import CacheCore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
@@ -158,9 +159,15 @@ public final class SQLiteStore: CacheStore, Sendable {
         return migrator
     }
 
+    /// Writes an entry row; a row of the same key is updated in place (its key and the index on
+    /// it stay as they are), not deleted and inserted again.
     static func insertEntrySQL(table: String) -> String {
-        "INSERT OR REPLACE INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
-            + "last_write, last_put, tags, extra) VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
+            + "last_write, last_put, tags, extra) VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            + "ON CONFLICT (key) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
+            + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
+            + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
+            + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
     }
 
     static func entryArguments(_ e: StoredEntry) -> StatementArguments {
@@ -177,6 +184,10 @@ public final class SQLiteStore: CacheStore, Sendable {
                 try queue.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    // A checkpoint every 4096 pages of log (16 MB) rather than SQLite's 1000: a
+                    // page changed by many commits is copied into the database file less often.
+                    // (What a commit makes durable does not depend on checkpoints.)
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 4096")
                 }
             }
             if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
@@ -269,6 +280,9 @@ public final class SQLiteStore: CacheStore, Sendable {
         if let failure { throw failure }
     }
 
+    /// Writes the changes in one transaction. The rows are bound straight through SQLite's C
+    /// interface on statements prepared once per store (GRDB's statement cache): a commit of a
+    /// group of puts spends its time in SQLite, not in building argument lists.
     public func commit(_ changes: StoreChanges) throws(StoreError) {
         do {
             try queue.write { db in
@@ -278,36 +292,126 @@ public final class SQLiteStore: CacheStore, Sendable {
                     try db.execute(sql: "DELETE FROM log")
                 }
                 if !changes.removedKeys.isEmpty {
-                    let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = \(Self.keyParameter)")
-                    for key in changes.removedKeys { try delete.execute(arguments: [Self.blob(key)]) }
+                    let delete = try RowWriter(db, "DELETE FROM entries WHERE key = \(Self.keyParameter)")
+                    for key in changes.removedKeys {
+                        delete.bind(1, blob: key)
+                        try delete.run()
+                    }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try db.cachedStatement(sql: Self.insertEntrySQL(table: "entries"))
-                    for e in changes.entries { try upsert.execute(arguments: Self.entryArguments(e)) }
+                    let upsert = try RowWriter(db, Self.insertEntrySQL(table: "entries"))
+                    for e in changes.entries {
+                        upsert.bind(1, blob: e.key)
+                        upsert.bind(2, e.recency)
+                        upsert.bind(3, e.value)
+                        upsert.bind(4, e.storedAt)
+                        upsert.bind(5, e.staleAt)
+                        upsert.bind(6, e.expiresAt)
+                        upsert.bind(7, e.seq)
+                        upsert.bind(8, e.storedRequest)
+                        upsert.bind(9, e.lastWrite)
+                        upsert.bind(10, e.lastPut)
+                        upsert.bind(11, e.tags)
+                        upsert.bind(12, e.extra)
+                        try upsert.run()
+                    }
                 }
                 if !changes.recencies.isEmpty {
-                    let update = try db.cachedStatement(sql: "UPDATE entries SET recency = ? WHERE key = \(Self.keyParameter)")
-                    for r in changes.recencies { try update.execute(arguments: [r.recency, Self.blob(r.key)]) }
+                    let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE key = \(Self.keyParameter)")
+                    for r in changes.recencies {
+                        update.bind(1, r.recency)
+                        update.bind(2, blob: r.key)
+                        try update.run()
+                    }
                 }
                 if !changes.log.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
-                    for line in changes.log { try upsert.execute(arguments: [line.position, line.body]) }
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
+                    for line in changes.log {
+                        upsert.bind(1, line.position)
+                        upsert.bind(2, line.body)
+                        try upsert.run()
+                    }
                 }
                 if !changes.server.isEmpty {
-                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (\(Self.keyParameter), ?, ?)")
-                    let delete = try db.cachedStatement(sql: "DELETE FROM server_data WHERE key = \(Self.keyParameter)")
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (\(Self.keyParameter), ?, ?)")
+                    let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = \(Self.keyParameter)")
                     for row in changes.server {
                         if row.value == nil && row.modifiedAt == nil {
-                            try delete.execute(arguments: [Self.blob(row.key)])
+                            delete.bind(1, blob: row.key)
+                            try delete.run()
                         } else {
-                            try upsert.execute(arguments: [Self.blob(row.key), row.value, row.modifiedAt])
+                            upsert.bind(1, blob: row.key)
+                            upsert.bind(2, row.value)
+                            upsert.bind(3, row.modifiedAt)
+                            try upsert.run()
                         }
                     }
                 }
-                try db.execute(sql: "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)", arguments: [changes.state])
+                let state = try RowWriter(db, "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)")
+                state.bind(1, changes.state)
+                try state.run()
             }
         } catch {
             throw StoreError("cannot write store \(path): \(Self.describe(error))")
+        }
+    }
+
+    /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped
+    /// through SQLite's C interface (no argument list is built). Each value is copied by SQLite
+    /// when bound; `run` steps the statement once and resets it for the next row.
+    private struct RowWriter {
+        let db: Database
+        let statement: SQLiteStatement
+
+        init(_ db: Database, _ sql: String) throws {
+            self.db = db
+            statement = try db.cachedStatement(sql: sql).sqliteStatement
+        }
+
+        /// A key as a BLOB of its UTF-8 bytes (an empty one as an empty BLOB, not NULL).
+        func bind(_ index: Int32, blob key: String) {
+            var key = key
+            key.withUTF8 { bytes in
+                if bytes.isEmpty {
+                    _ = sqlite3_bind_zeroblob(statement, index, 0)
+                } else {
+                    _ = sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), sqliteTransient)
+                }
+            }
+        }
+
+        /// Text (JSON text never holds a NUL), or NULL for nil.
+        func bind(_ index: Int32, _ text: String?) {
+            guard var text else {
+                _ = sqlite3_bind_null(statement, index)
+                return
+            }
+            text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    if let start = chars.baseAddress {
+                        _ = sqlite3_bind_text(statement, index, start, Int32(chars.count), sqliteTransient)
+                    } else {
+                        _ = sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
+                    }
+                }
+            }
+        }
+
+        /// An integer, or NULL for nil.
+        func bind(_ index: Int32, _ n: Int64?) {
+            if let n { _ = sqlite3_bind_int64(statement, index, n) } else { _ = sqlite3_bind_null(statement, index) }
+        }
+
+        /// Steps the statement once (a write returns no row) and resets it.
+        /// - Throws: `DatabaseError` with SQLite's code and message when the step fails.
+        func run() throws {
+            let code = sqlite3_step(statement)
+            if code != SQLITE_DONE {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                sqlite3_reset(statement)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+            }
+            sqlite3_reset(statement)
         }
     }
 
@@ -328,3 +432,6 @@ public final class SQLiteStore: CacheStore, Sendable {
         return "\(error)"
     }
 }
+
+/// SQLite's `SQLITE_TRANSIENT`: it copies a bound value before the bind returns.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -217,6 +217,65 @@ import TestSupport
         #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
     }
 
+    /// The interactive shell records a session opened on a store from the state it began with:
+    /// that state stays as it was at open however the cache changes after (the cache's entry
+    /// table is shared with it until the first change, then copied).
+    @Test func stateAtOpenStaysTheRecordingsStart() async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed(Self.script)
+        try await writer.run { session, _ in try session.closeStore() }
+        let atOpen = await Self.snapshotText(writer)
+        let reader = try await Self.opened(SQLiteStore(path: path))
+        _ = await reader.typed("put feed:new 1\nget feed:b\nevict feed:c\nadvance 1m")
+        #expect(await Self.snapshotText(reader) != atOpen)
+        #expect(await reader.run { session, _ in session.baseSnapshot } == atOpen + "\n")
+    }
+
+    /// A batch opened on a store keeps no state it began from (the rows go into the cache and
+    /// nowhere else): its `record` starts with the state at that point.
+    @Test func batchOnAStoreRecordsFromTheStateAtRecord() async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("put a 1\nput b 2")
+        try await writer.run { session, _ in try session.closeStore() }
+        let batch = await TestShell()
+        try await batch.run { session, cache in
+            session.keepsWholeHistory = false
+            try session.open(store: SQLiteStore(path: path), on: cache)
+        }
+        #expect(await batch.run { session, _ in session.baseSnapshot } == nil)
+        let transcript = Self.directory() + "/t.transcript"
+        _ = await batch.typed("put c 3\nrecord \(transcript)\nget a\nrecord stop")
+        let text = try String(contentsOfFile: transcript, encoding: .utf8)
+        #expect(text.hasPrefix("cachesh> restore {"))
+        for key in ["\"a\"", "\"b\"", "\"c\""] { #expect(text.contains("\"key\": \(key)")) }
+        #expect(text.contains("cachesh> get a\n"))
+    }
+
+    /// A namespace with more entries in the store than its `max` allows is a damaged store,
+    /// refused as a snapshot with the same fault is.
+    @Test func refusesAStoreOverANamespaceMax() async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("ns f max=2\nput f:1 1\nput f:2 2")
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                INSERT INTO entries (key, recency, value, stored_at, seq, stored_request, last_write, last_put)
+                SELECT CAST('f:3' AS BLOB), recency + 1, value, stored_at, seq, stored_request, last_write, last_put
+                FROM entries WHERE key = CAST('f:2' AS BLOB)
+                """)
+        }
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: namespaces.f.max: is 2, but the store holds 3 entries of f")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+    }
+
     @Test func refusesADamagedState() async throws {
         let path = Self.directory() + "/s.db"
         let writer = try await Self.opened(SQLiteStore(path: path))

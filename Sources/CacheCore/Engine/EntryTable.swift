@@ -55,6 +55,13 @@ struct EntryTable {
     /// looks keys up through its stored property instead (`CacheEngine.entrySlot(forKey:)`),
     /// which does not copy the table.
     /// - Complexity: O(1) expected.
+    @inline(__always)
+    func slot(forKey key: String) -> Int32? {
+        slot(forKey: key, hash: KeyIndex.hash(key))
+    }
+
+    /// `slot(forKey:)` with the key's hash (`KeyIndex.hash`) already taken.
+    @inline(__always)
     func slot(forKey key: String, hash: UInt32) -> Int32? {
         keyIndex.find(hash: hash) { store.entries[Int($0)].key == key }
     }

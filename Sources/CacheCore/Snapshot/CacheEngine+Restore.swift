@@ -30,25 +30,27 @@ extension CacheEngine {
         namespaces = NamespaceTable(restoring: snapshot.namespaces)
 
         let tracking = changes != nil
-        entries = EntryTable(idField: snapshot.idField, namespaceCount: snapshot.namespaces.count,
-                             capacity: snapshot.entries.count)
-        slots.tracking = tracking
+        if let stored = snapshot.stored {
+            // A store's rows, already in a table with their stamps and eviction orders.
+            entries = stored.table
+            slots.tracking = tracking
+        } else {
+            entries = EntryTable(idField: snapshot.idField, namespaceCount: snapshot.namespaces.count,
+                                 capacity: snapshot.entries.count)
+            slots.tracking = tracking
+            for entry in snapshot.entries { _ = entries.insert(entry) }
+            // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
+            // entry i: the table was empty).
+            var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)
+            for (i, rank) in snapshot.ranks.enumerated() {
+                if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
+            }
+            for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
+                let hand = snapshot.hands[n].flatMap { entrySlot(forKey: $0) } ?? -1
+                entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)
+            }
+        }
         if tracking { changes = ChangeLog(replacedAll: true) }
-        for entry in snapshot.entries { _ = entries.insert(entry) }
-        if let recencies = snapshot.recencies {
-            // A store's stamps: keep them, so rows not rewritten stay in order with new ones.
-            entries.restoreRecencies(recencies)
-        }
-        // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
-        // entry i: the table was empty).
-        var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)
-        for (i, rank) in snapshot.ranks.enumerated() {
-            if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
-        }
-        for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
-            let hand = snapshot.hands[n].flatMap { entrySlot(forKey: $0) } ?? -1
-            entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)
-        }
 
         var scheduled: [ScheduledItem] = []
         expiry = ExpiryQueues(namespaceCount: snapshot.namespaces.count)

@@ -48,12 +48,9 @@ public struct Snapshot {
     /// Lines the log dropped to stay within its bound (`server.log_dropped`, absent when 0).
     var requestLogDropped = 0
     var total = Stats()
-    /// The recency stamp of each entry, when read from a store (else they are numbered in order).
-    var recencies: [UInt64]?
-    /// While a store's entry rows are read (`append(_:)`): namespace slots by name, and what the
-    /// checks of the rows before need.
-    var storeNamespaces: [String: Int]?
-    var storeChecks = EntryChecks(seen: [], seenRanks: [])
+    /// Read from a store: its entry rows, already in an entry table (`append(_:)`, in
+    /// CacheStore.swift); `entries` and `ranks` are then empty.
+    var stored: StoredRows?
     /// The eviction rank of each entry of a namespace not under LRU (nil under LRU), by entry.
     var ranks: [EntryStore.Rank?] = []
     /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.
@@ -62,7 +59,7 @@ public struct Snapshot {
     var nextRanks: [Int: UInt64] = [:]
 
     /// The number of cached entries.
-    public var entryCount: Int { entries.count }
+    public var entryCount: Int { stored?.table.count ?? entries.count }
 }
 
 // MARK: - Writing

@@ -186,8 +186,13 @@ extension CacheEngine {
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
         let e = slots[Int(slot)]
-        var extra = snapshotEntryExtras(slot)
-        for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+        var extra: [String: JSONValue] = [:]
+        // Most entries have none of the fields `extra` holds: no dictionary is built for them.
+        if e.invalidated || e.expiryReported || e.expiryOverridden || e.log != nil
+            || entries.store.eviction(ofNamespace: e.namespace) != .lru {
+            extra = snapshotEntryExtras(slot)
+            for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+        }
         return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
                            storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
                            expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
@@ -259,9 +264,27 @@ extension StoredEntry {
     }
 }
 
+/// A store's entry rows as `Snapshot.append(_:)` reads them: straight into the entry table the
+/// engine will run on (no list of decoded entries beside it), with what the checks of the rows
+/// before need.
+struct StoredRows {
+    /// The entries read so far, least recent first; slot i holds row i.
+    var table: EntryTable
+    /// Namespace slots by name.
+    var namespaceIndex: [String: Int]
+    /// Each row's recency stamp, by slot (set in the table by `finishStored`).
+    var recencies: [UInt64] = []
+    /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
+    var ranks: [[Int32: EntryStore.Rank]]
+    /// Ranks taken, by namespace slot.
+    var seenRanks: [Set<Int64>]
+    /// Rows read, by namespace slot.
+    var perNamespace: [Int]
+}
+
 extension Snapshot {
     /// A snapshot read from a store: the state document, log and server rows first
-    /// (`init(stored:)`), then each entry row in recency order (`append`).
+    /// (`init(stored:)`), then each entry row in recency order (`append`), then `finishStored`.
     /// - Throws: `SnapshotError` naming the first problem (a damaged or foreign store).
     /// - Complexity: O(size of the rows).
     public init(stored: StoredState) throws(SnapshotError) {
@@ -297,43 +320,63 @@ extension Snapshot {
             top["server"] = .object(server)
         }
         try self.init(.object(top), entriesFollow: true)
-        storeNamespaces = [:]
-        for (i, ns) in namespaces.enumerated() { storeNamespaces?[ns.name] = i }
-        storeChecks = EntryChecks(seen: Set(minimumCapacity: stored.entryCount),
-                                  seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
-        entries.reserveCapacity(stored.entryCount)
-        recencies = []
-        recencies?.reserveCapacity(stored.entryCount)
+        var namespaceIndex: [String: Int] = [:]
+        for (i, ns) in namespaces.enumerated() { namespaceIndex[ns.name] = i }
+        var rows = StoredRows(table: EntryTable(idField: idField, namespaceCount: namespaces.count, capacity: stored.entryCount),
+                              namespaceIndex: namespaceIndex,
+                              ranks: Array(repeating: [:], count: namespaces.count),
+                              seenRanks: Array(repeating: [], count: namespaces.count),
+                              perNamespace: Array(repeating: 0, count: namespaces.count))
+        rows.recencies.reserveCapacity(stored.entryCount)
+        self.stored = rows
     }
 
     /// Checks one entry row (the next in recency order) and adds it to a snapshot read from a store.
+    /// A key seen before is found in the table's key index: no set of keys is kept beside it.
     /// - Throws: `SnapshotError` for a damaged row; the snapshot is then not to be used.
     public mutating func append(_ row: StoredEntry) throws(SnapshotError) {
-        guard let namespaceIndex = storeNamespaces else { preconditionFailure("append to a snapshot not read from a store") }
-        var checks = EntryChecks(seen: [], seenRanks: [])
-        swap(&checks, &storeChecks)
-        defer { swap(&checks, &storeChecks) }
-        var plain = false
-        if row.extra == nil { plain = try decodePlainRow(row, namespaceIndex: namespaceIndex, seen: &checks.seen) }
-        if !plain {
-            try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks)
+        guard stored != nil else { preconditionFailure("append to a snapshot not read from a store") }
+        let index = stored!.recencies.count
+        let path = SnapshotPath("entries").element(index)
+        var entry: Entry
+        var rank: EntryStore.Rank?
+        if row.extra == nil, let plain = try plainEntry(row, path: path) {
+            entry = plain
+        } else {
+            if stored!.table.slot(forKey: row.key) != nil { throw SnapshotError(path: path.field("key"), "\(row.key) appears twice") }
+            // `decodeEntry` appends to `entries` and `ranks` (and names the row by their count):
+            // the entry is moved on into the table at once.
+            var checks = EntryChecks(seen: [], seenRanks: [])
+            swap(&checks.seenRanks, &stored!.seenRanks)
+            defer { swap(&checks.seenRanks, &stored!.seenRanks) }
+            let namespaceIndex = stored!.namespaceIndex
+            do { try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks) } catch {
+                var error = error
+                if error.path.hasPrefix("entries[0]") { error.path = "entries[\(index)]" + error.path.dropFirst("entries[0]".count) }
+                throw error
+            }
+            entry = entries.removeLast()
+            rank = ranks.removeLast()
         }
-        recencies?.append(UInt64(bitPattern: row.recency))
+        let ns = Int(entry.namespace)
+        stored!.perNamespace[ns] += 1
+        let slot = stored!.table.insert(entry)
+        if let rank { stored!.ranks[ns][slot] = rank }
+        stored!.recencies.append(UInt64(bitPattern: row.recency))
     }
 
-    /// A row without rare fields of an LRU namespace, checked as `decodeEntry` checks an entry
-    /// object, without building one: the common case, once per entry when a store is opened.
-    /// - Returns: false, having changed nothing, for a row of another namespace (whose entries
-    ///   have eviction fields: `decodeEntry` tells what is missing).
-    private mutating func decodePlainRow(_ row: StoredEntry, namespaceIndex: [String: Int], seen: inout Set<String>) throws(SnapshotError) -> Bool {
-        let path = SnapshotPath("entries").element(entries.count)
+    /// A row without rare fields of an LRU namespace as an entry, checked as `decodeEntry` checks
+    /// an entry object, without building one: the common case, once per entry when a store is opened.
+    /// - Returns: nil, having changed nothing, for a row of another namespace (whose entries have
+    ///   eviction fields: `decodeEntry` tells what is missing).
+    private func plainEntry(_ row: StoredEntry, path: SnapshotPath) throws(SnapshotError) -> Entry? {
         func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
         let key = row.key
-        guard let ns = namespaceIndex[String(KeyName.namespace(of: key))], namespaces[ns].policy.eviction == .lru else {
-            return false
+        guard let ns = stored!.namespaceIndex[String(KeyName.namespace(of: key))], namespaces[ns].policy.eviction == .lru else {
+            return nil
         }
         try SnapshotObject.checkKey(key) { fail("key", $0) }
-        guard seen.insert(key).inserted else { throw fail("key", "\(key) appears twice") }
+        guard stored!.table.slot(forKey: key) == nil else { throw fail("key", "\(key) appears twice") }
         let value: JSONValue
         do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
             throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
@@ -361,17 +404,34 @@ extension Snapshot {
         entry.storedRequest = UInt64(row.storedRequest)
         entry.lastLocalWrite = UInt64(row.lastWrite)
         entry.lastPut = UInt64(row.lastPut)
-        ranks.append(nil)
-        entries.append(entry)
-        return true
+        return entry
     }
 
-    /// Ends the reading of a store's rows: checks what needs them all (SIEVE's hands), and drops
-    /// what only the checks needed.
-    /// - Throws: `SnapshotError` for a hand on no entry of its namespace.
+    /// Ends the reading of a store's rows: checks what needs them all (each namespace's `max`,
+    /// SIEVE's hands) and puts the stamps and eviction orders in the table.
+    /// - Throws: `SnapshotError` for a namespace over its `max` or a hand on no entry of its namespace.
     public mutating func finishStored() throws(SnapshotError) {
-        storeChecks = EntryChecks(seen: [], seenRanks: [])
-        storeNamespaces = nil
-        try checkHands()
+        guard var rows = stored else { preconditionFailure("finishStored on a snapshot not read from a store") }
+        stored = nil
+        for (n, ns) in namespaces.enumerated() {
+            if let max = ns.policy.max, rows.perNamespace[n] > max {
+                throw SnapshotError(path: "namespaces.\(ns.name).max", "is \(max), but the store holds \(rows.perNamespace[n]) entries of \(ns.name)")
+            }
+        }
+        for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
+            guard let slot = rows.table.slot(forKey: key), rows.table.slots[Int(slot)].namespace == Int32(n) else {
+                throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,
+                                    "\(key) is not an entry of this namespace")
+            }
+        }
+        rows.table.restoreRecencies(rows.recencies)
+        rows.recencies = []
+        for (n, ns) in namespaces.enumerated() where ns.policy.eviction != .lru {
+            let hand = hands[n].flatMap { rows.table.slot(forKey: $0) } ?? -1
+            rows.table.restoreOrder(Int32(n), ns.policy.eviction, ranks: rows.ranks[n], hand: hand, nextRank: nextRanks[n] ?? 0)
+        }
+        rows.ranks = []
+        rows.seenRanks = []
+        stored = rows
     }
 }

@@ -74,12 +74,22 @@ extension Session {
 
     /// Applies a decoded snapshot, after checking the fields the shell wrote for scheduled commands.
     public func restore(_ snapshot: Snapshot, on cache: isolated Cache) throws(SnapshotError) {
-        try restore(snapshot, keepingDecoded: false, on: cache)
+        try restore(snapshot, base: .document, on: cache)
     }
 
-    /// `restore(_:on:)`; with `keepingDecoded`, the base is kept as the decoded snapshot and its
-    /// document made only if a recording asks for it (opening a large store builds none).
-    func restore(_ snapshot: Snapshot, keepingDecoded: Bool, on cache: isolated Cache) throws(SnapshotError) {
+    /// What a restored session keeps as the state it began from, for `record` (`baseSnapshot`).
+    enum RestoredBase {
+        /// The snapshot document of the state (`restore`).
+        case document
+        /// The decoded snapshot, its document made only if a recording asks for it (a store opened
+        /// by the interactive shell, which records from the session's start).
+        case decoded
+        /// Nothing (a store opened by a batch: its `record` starts from the state at that point).
+        case none
+    }
+
+    /// `restore(_:on:)`, keeping `base` as the state the session began from.
+    func restore(_ snapshot: Snapshot, base: RestoredBase, on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
         for command in snapshot.scheduledCommands {
             entries[command.id] = try Self.scheduledEntry(command)
@@ -92,12 +102,15 @@ extension Session {
             scheduled[token] = entries[command.id]
             return token
         }
-        if keepingDecoded {
-            baseDocument = nil
-            baseDecoded = snapshot
-        } else {
+        switch base {
+        case .document:
             baseDecoded = nil
             baseDocument = makeSnapshot(on: cache)
+        case .decoded:
+            baseDocument = nil
+            baseDecoded = snapshot
+        case .none:
+            baseSnapshot = nil
         }
         history.removeAll()
     }

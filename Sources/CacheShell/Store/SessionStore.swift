@@ -11,30 +11,37 @@ public final class SessionStore {
     public var groupSize: Int
     var commandsHeld = 0
 
-    public init(_ store: any CacheStore, groupSize: Int = 256) {
+    public init(_ store: any CacheStore, groupSize: Int = 1024) {
         self.store = store
         self.groupSize = max(1, groupSize)
     }
 }
 
 extension Session {
-    /// Opens the session on a store: continues from the state it holds (as `restore` would: a
-    /// recording then begins with it), or writes this session's state into a new one.
+    /// Opens the session on a store: continues from the state it holds (as `restore` would), or
+    /// writes this session's state into a new one. The rows go straight into the cache's entry
+    /// table. A session that keeps its whole history (the interactive shell, whose `record` writes
+    /// the session from its start) keeps the state it began from (sharing the table until the
+    /// first change); a batch keeps none (its `record` starts from the state at that point).
     /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
-    public func open(store: any CacheStore, groupSize: Int = 256, on cache: isolated Cache) throws(StoreError) {
+    public func open(store: any CacheStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
-            var snapshot: Snapshot
-            do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
-            try store.loadEntries { row throws(StoreError) in
-                do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
-            }
+            // In a scope of its own: once restored, a batch's cache is the only holder of the
+            // table, so its first change does not copy it.
             do {
-                try snapshot.finishStored()
-                try restore(snapshot, keepingDecoded: true, on: cache)
-            } catch {
-                throw StoreError("damaged store: \(error)")
+                var snapshot: Snapshot
+                do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
+                try store.loadEntries { row throws(StoreError) in
+                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+                }
+                do {
+                    try snapshot.finishStored()
+                    try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, on: cache)
+                } catch {
+                    throw StoreError("damaged store: \(error)")
+                }
             }
             cache.startTrackingChanges(everything: false)
         } else {
