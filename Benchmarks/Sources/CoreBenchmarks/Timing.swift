@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Timing helpers: wall-clock nanoseconds per operation, best of several rounds.
 enum Timing {
     static let clock = ContinuousClock()
@@ -14,6 +20,43 @@ enum Timing {
             best = min(best, nanoseconds(elapsed) / Double(ops))
         }
         return best
+    }
+
+    /// Alternates rounds of `baseline` and `body` (each performs `ops` operations), so that both see
+    /// the same load on a shared machine, and returns the best of each in ns per operation of the
+    /// thread's CPU time (time spent descheduled by other jobs is not counted).
+    static func interleaved(ops: Int, rounds: Int = 7, baseline: () -> Int, _ body: () -> Int) -> (baseline: Double, body: Double) {
+        var best = (baseline: Double.infinity, body: Double.infinity)
+        for _ in 0..<rounds {
+            var checksum = 0
+            let b = cpuNanoseconds { checksum = baseline() }
+            consume(checksum)
+            let e = cpuNanoseconds { checksum = body() }
+            consume(checksum)
+            best = (min(best.baseline, b / Double(ops)), min(best.body, e / Double(ops)))
+        }
+        return best
+    }
+
+    /// `nsPerOp` in the thread's CPU time.
+    static func cpuNsPerOp(ops: Int, rounds: Int = 3, _ body: () -> Int) -> Double {
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            var checksum = 0
+            let elapsed = cpuNanoseconds { checksum = body() }
+            consume(checksum)
+            best = min(best, elapsed / Double(ops))
+        }
+        return best
+    }
+
+    /// The calling thread's CPU time spent in `body`, in nanoseconds.
+    static func cpuNanoseconds(_ body: () -> Void) -> Double {
+        var start = timespec(), end = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
+        body()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end)
+        return Double(end.tv_sec - start.tv_sec) * 1e9 + Double(end.tv_nsec - start.tv_nsec)
     }
 
     static func nanoseconds(_ d: Duration) -> Double {

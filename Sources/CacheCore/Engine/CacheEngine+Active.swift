@@ -36,7 +36,7 @@ extension CacheEngine {
         guard origin.isOnline else { return [] }
         var sent: [String] = []
         for key in behaviours.active.sorted() where requestTable.fetch(forKey: key) == nil {
-            let slot = entries.keyIndex[key]
+            let slot = entrySlot(forKey: key)
             let state = slot.map { slots[Int($0)].state(at: now) } ?? .absent
             guard state != .fresh else { continue }
             sendFetch([key], refresh: [state == .stale])

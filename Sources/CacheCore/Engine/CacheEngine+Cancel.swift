@@ -22,7 +22,7 @@ extension CacheEngine {
             behaviours.retries[id] = nil
             var outcomes: [String: KeyOutcome] = [:]
             for k in request.keys {
-                outcomes[k] = entries.keyIndex[k] == nil ? .failed("cancelled") : .discarded
+                outcomes[k] = entrySlot(forKey: k) == nil ? .failed("cancelled") : .discarded
                 if !keys.contains(k) { keys.append(k) }
             }
             setFate(id, .cancelled)
@@ -33,7 +33,7 @@ extension CacheEngine {
             reportCompletion(request)
         }
         for k in keys {
-            if let slot = entries.keyIndex[k] { emit(.cancelled, slot: slot, source: .cache) } else {
+            if let slot = entrySlot(forKey: k) { emit(.cancelled, slot: slot, source: .cache) } else {
                 emit(.cancelled, key: k, namespace: namespaceSlot(forKey: k))
             }
         }

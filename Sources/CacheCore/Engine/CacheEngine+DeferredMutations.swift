@@ -68,7 +68,7 @@ extension CacheEngine {
         if !(request.keys.indices.contains { j in j != i && request.keys[j] == key }) {
             behaviours.deferredMutations.remove(mutation.id)
         }
-        guard !request.voided[i], entries.keyIndex[key] == nil, case .keys(let result)? = request.answer else { return false }
+        guard !request.voided[i], entrySlot(forKey: key) == nil, case .keys(let result)? = request.answer else { return false }
         let ns = namespaceSlot(forKey: key)
         switch result {
         case .success(let answers):

@@ -38,7 +38,7 @@ extension CacheEngine {
     /// - Complexity: O(entries), for the recency rank.
     public func details(of key: String) -> EntryDetails? {
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { return nil }
+        guard let slot = entrySlot(forKey: key) else { return nil }
         let e = slots[Int(slot)]
         var newer = 0, live = 0
         for other in slots where other.live {

@@ -2,24 +2,36 @@
 // tracking on the way in, the store's change log on the way out.
 
 extension CacheEngine {
+    /// The slot of the cached entry of `key` (in canonical form), or nil; `hash` is the key's
+    /// `KeyIndex.hash` when already taken.
+    ///
+    /// Reads the key index and the entries' keys through stored properties: the same lookup as
+    /// a method of `EntryTable` copied the whole table first (a retain and release of each of its
+    /// buffers, some 900 instructions).
+    /// - Complexity: O(1) expected: one hash, one bucket line, the entry's key on a hash match.
+    @inline(__always)
+    func entrySlot(forKey key: String, hash: UInt32? = nil) -> Int32? {
+        entries.keyIndex.find(hash: hash ?? KeyIndex.hash(key)) { slots[Int($0)].key == key }
+    }
+
     /// Stores a new entry as the most recently used and queues its expiry; `put` is the sequence
     /// number of the `put` storing it (nil for a fetched value).
     /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
     func insertEntry(key: String, namespace ns: Int32, value: JSONValue, tags: [String], request: UInt64,
-                     put: UInt64? = nil) -> Int32 {
-        insertEntry(key: key, namespace: ns, value: StoredValue(value), tags: tags, request: request, put: put)
+                     put: UInt64? = nil, hash: UInt32? = nil) -> Int32 {
+        insertEntry(key: key, namespace: ns, value: StoredValue(value), tags: tags, request: request, put: put, hash: hash)
     }
 
     /// `insertEntry` of a value in its stored form.
     func insertEntry(key: String, namespace ns: Int32, value: StoredValue, tags: [String], request: UInt64,
-                     put: UInt64? = nil) -> Int32 {
+                     put: UInt64? = nil, hash: UInt32? = nil) -> Int32 {
         let s = nextSeq()
         var entry = Entry(key: key, namespace: ns, stored: value, tags: tags,
                           storedAt: now, staleAt: .max, expiresAt: .max)
         entry.storedRequest = request
         entry.storedSeq = s
         if let put { entry.setWrites(local: put, put: put) }
-        let slot = entries.insert(entry)
+        let slot = entries.insert(entry, hash: hash ?? KeyIndex.hash(key))
         applyTimes(slot)
         return slot
     }

@@ -9,7 +9,7 @@ extension CacheEngine {
     public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else {
+        guard let slot = entrySlot(forKey: key) else {
             // Not cached yet: the answer of a first fetch in flight predates the event (SPEC §1.1).
             if !own && requestTable.fetch(forKey: key) != nil && !isNaive(.lastAnswerWins, key: key) {
                 requestTable.markInvalidated(key)
@@ -57,7 +57,7 @@ extension CacheEngine {
     private func invalidateAnswersInFlight(embedding id: String, except patched: Set<Int32>) {
         guard !requestTable.isEmpty else { return }
         requestTable.noteEntityEvent(id) { key in
-            if let slot = entries.keyIndex[key], patched.contains(slot) { return false }
+            if let slot = entrySlot(forKey: key), patched.contains(slot) { return false }
             return !isNaive(.lastAnswerWins, key: key)
         }
     }

@@ -8,7 +8,7 @@ extension CacheEngine {
     public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { return deferMutation(key, patch: patch, options: options) }
+        guard let slot = entrySlot(forKey: key) else { return deferMutation(key, patch: patch, options: options) }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
         return startMutation([(slot, value)], patch: patch, entityID: nil, options: options)
@@ -86,7 +86,7 @@ extension CacheEngine {
         }
         noteSent(mutation: mutation.id, request: id)
         for key in mutation.keys {
-            guard let slot = entries.keyIndex[key], var log = slots[Int(slot)].log else { continue }
+            guard let slot = entrySlot(forKey: key), var log = slots[Int(slot)].log else { continue }
             for j in log.items.indices where log.items[j].mutation == mutation.id { log.items[j].reachedServer = id }
             slots[Int(slot)].log = log
         }
@@ -113,10 +113,10 @@ extension CacheEngine {
         var anyApplied = false
         var refetch: [String] = []
         for (i, key) in request.keys.enumerated() {
-            if entries.keyIndex[key] == nil || request.voided[i] {
+            if entrySlot(forKey: key) == nil || request.voided[i] {
                 if completeDeferred(key, mutation: mutation, request: request, answer: i, refetch: &refetch) { anyApplied = true }
             }
-            guard !request.voided[i], let slot = entries.keyIndex[key], var log = slots[Int(slot)].log,
+            guard !request.voided[i], let slot = entrySlot(forKey: key), var log = slots[Int(slot)].log,
                   log.pending.contains(mutation.id) else { continue }
             anyApplied = true
             log.pending.remove(mutation.id)
@@ -174,7 +174,7 @@ extension CacheEngine {
             setFate(request.id, anyApplied ? .stored : .discarded)
         }
         behaviours.deferredMutations.remove(mutation.id)
-        if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entries.keyIndex[$0] != nil }) }
+        if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entrySlot(forKey: $0) != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
         }

@@ -46,7 +46,7 @@ extension CacheEngine {
         guard let key = behaviours.pollKey(id: id, at: time), let poll = behaviours.polls[key] else { return }
         schedulePoll(key, every: poll.every, due: time.addingClamped(poll.every))
         guard origin.isOnline, requestTable.fetch(forKey: key) == nil else { return }
-        sendFetch([key], refresh: [entries.keyIndex[key] != nil])
+        sendFetch([key], refresh: [entrySlot(forKey: key) != nil])
     }
 
     /// The scheduled items of restored polls.

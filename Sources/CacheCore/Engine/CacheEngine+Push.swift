@@ -49,10 +49,10 @@ extension CacheEngine {
         switch target {
         case .key(let key):
             let key = KeyName.canonical(key)
-            if entries.keyIndex[key] == nil && requestTable.fetch(forKey: key) != nil { extra.append(key) }
+            if entrySlot(forKey: key) == nil && requestTable.fetch(forKey: key) != nil { extra.append(key) }
         case .namespace(let name):
             for key in requestTable.fetchInFlight.keys
-            where entries.keyIndex[key] == nil && KeyName.namespace(of: key) == name { extra.append(key) }
+            where entrySlot(forKey: key) == nil && KeyName.namespace(of: key) == name { extra.append(key) }
         case .tag:
             break
         }

@@ -12,7 +12,7 @@ extension CacheEngine {
         let nowait = nowait || runningScheduled > 0
         let key = KeyName.canonical(key)
         _ = nextSeq()
-        let slot = entries.keyIndex[key]
+        let slot = entrySlot(forKey: key)
         guard origin.isOnline else { return offlineRead(key, slot) }
         if let slot {
             let i = Int(slot)
@@ -60,14 +60,14 @@ extension CacheEngine {
         let nowait = nowait || runningScheduled > 0
         let keys = keys.map(KeyName.canonical)
         _ = nextSeq()
-        guard origin.isOnline else { return keys.map { offlineRead($0, entries.keyIndex[$0]) } }
+        guard origin.isOnline else { return keys.map { offlineRead($0, entrySlot(forKey: $0)) } }
         var toSend: [String] = []
         var refresh: [Bool] = []
         var planned = Set<String>()
         var waitOn: [String: UInt64?] = [:]   // key -> request it waits on (nil = the bulk one)
         var served: [String: ReadResult] = [:]  // fresh and stale keys: what get would serve now
         for key in keys {
-            let slot = entries.keyIndex[key]
+            let slot = entrySlot(forKey: key)
             var state = EntryState.absent
             let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
             if let slot {
@@ -137,18 +137,16 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         var out: [(key: String, state: EntryState, ageMs: Int64)] = []
-        var s = entries.store.globalHead
-        while s >= 0 {
+        for s in entries.store.recencyOrder() {
             let e = slots[Int(s)]
             if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
-            s = entries.store.next(after: s)
         }
         return out
     }
 
     /// What the cache has for a key now.
     func current(_ key: String) -> ReadResult {
-        if let slot = entries.keyIndex[key] { return read(slot) }
+        if let slot = entrySlot(forKey: key) { return read(slot) }
         return ReadResult(key: key, state: .absent, value: nil, ageMs: nil, expiresInMs: nil, tags: [],
                           source: .cache, pending: requestTable.fetch(forKey: key) != nil)
     }
@@ -185,12 +183,12 @@ extension CacheEngine {
     func result(for key: String, outcome: KeyOutcome?) -> ReadResult {
         switch outcome {
         case .stored?:
-            if let slot = entries.keyIndex[key] { return read(slot, source: .server) }
+            if let slot = entrySlot(forKey: key) { return read(slot, source: .server) }
             return current(key)
         case .discarded?, nil:
             return current(key)
         case .failed(let message)?:
-            guard let slot = entries.keyIndex[key] else {
+            guard let slot = entrySlot(forKey: key) else {
                 var r = current(key)
                 r.error = message
                 return r

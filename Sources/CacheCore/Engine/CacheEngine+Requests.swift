@@ -169,7 +169,7 @@ extension CacheEngine {
     /// - Returns: whether it was stored.
     func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool,
                        evicted: inout [String]) -> Bool {
-        if let slot = entries.keyIndex[key] {
+        if let slot = entrySlot(forKey: key) {
             let i = Int(slot)
             let naive = namespaces.policy(slots[i].namespace).naive
             let lastWins = naive.contains(.lastAnswerWins)

@@ -9,8 +9,7 @@ extension CacheEngine {
         var request: [String: Int64] = [:]
         for ns in namespaces.indices where entries.store.count(inNamespace: Int32(ns)) > 0 {
             var oldest = Int64.max
-            var s = entries.store.head(inNamespace: Int32(ns))
-            while s >= 0 { oldest = min(oldest, slots[Int(s)].storedAt); s = entries.store.nextInNamespace(after: s) }
+            for s in entries.store.slots(inNamespace: Int32(ns)) { oldest = min(oldest, slots[Int(s)].storedAt) }
             request[namespaces[Int32(ns)].name] = oldest
         }
         return request
@@ -76,7 +75,7 @@ extension CacheEngine {
                 }
                 for (key, value) in (verdict.items ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let key = KeyName.canonical(key)
-                    guard entries.keyIndex[key] != nil else { continue }
+                    guard entrySlot(forKey: key) != nil else { continue }
                     if storeResponse(key: key, value: value, request: request.id, refresh: true, invalidated: false),
                        !result.keys.contains(key) {
                         result.keys.append(key)

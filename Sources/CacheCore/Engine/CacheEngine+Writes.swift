@@ -14,7 +14,8 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let s = nextSeq()
-        if let slot = entries.keyIndex[key] {
+        let hash = KeyIndex.hash(key)
+        if let slot = entrySlot(forKey: key, hash: hash) {
             let i = Int(slot)
             if var log = slots[i].log {
                 log.base = value.json
@@ -33,9 +34,13 @@ extension CacheEngine {
             return [key]
         }
         let ns = namespaceSlot(forKey: key)
-        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s)
+        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
         emit(.stored, slot: slot, source: .cache)
-        var changed = [key]
+        // Room for the key and one eviction, the usual put into a full namespace, so that the
+        // eviction's key does not make the array grow (a second allocation and a copy).
+        var changed: [String] = []
+        changed.reserveCapacity(2)
+        changed.append(key)
         evictOverflow(ns, sparing: slot, into: &changed)
         return changed
     }
@@ -46,7 +51,7 @@ extension CacheEngine {
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        guard let slot = entries.keyIndex[key] else { return [] }
+        guard let slot = entrySlot(forKey: key) else { return [] }
         let s = nextSeq()
         let i = Int(slot)
         if let delay, delay > 0 {
@@ -108,7 +113,7 @@ extension CacheEngine {
     func resolve(_ target: Target) -> [Int32] {
         switch target {
         case .key(let key):
-            return entries.keyIndex[KeyName.canonical(key)].map { [$0] } ?? []
+            return entrySlot(forKey: KeyName.canonical(key)).map { [$0] } ?? []
         case .namespace(let name):
             guard let ns = namespaces.slot(named: name) else { return [] }
             return entries.store.slots(inNamespace: ns)
@@ -132,7 +137,7 @@ extension CacheEngine {
         requestTable.voidResponses(forKey: key)
         mutationQueue.drop { $0 == key }
         dropDeferred { $0 == key }
-        guard let slot = entries.keyIndex[key] else { return [] }
+        guard let slot = entrySlot(forKey: key) else { return [] }
         let ns = slots[Int(slot)].namespace
         removeEntry(slot)
         emit(.evicted, key: key, namespace: ns)

@@ -1,30 +1,58 @@
-/// The cached entries by slot, with their lists: one over every entry in recency order (least
-/// recent at the head), and one per namespace in its eviction order (next victim first; SIEVE's
-/// in insertion order, its victim found by a hand), both doubly linked through slot numbers.
+/// The cached entries by slot, with their orders: every entry in recency order (least recent
+/// first), and each namespace in its eviction order (next victim first; SIEVE's in insertion
+/// order, its victim found by a hand).
+///
+/// Recency is a stamp per entry (`Entry.recency`, from `nextRecency`: larger is more recent) and a
+/// queue of (stamp, slot) items in stamp order, appended to by each access: an item is current
+/// while its slot is live and still has that stamp, and the items an entry left behind are
+/// skipped and, once they are a third of the queue, dropped in one pass (O(1) amortized). So an
+/// access writes the entry's stamp and appends to a queue, instead of unlinking the entry from
+/// neighbours scattered over memory. The global order is such a queue; so is an LRU namespace's
+/// (its victim is the first current item). FIFO, SIEVE and LFU namespaces keep a doubly linked
+/// list through slot numbers (`Links`, an array of 8-byte records beside the entries).
 ///
 /// A value type held (inside the engine's `EntryTable`) in one stored property of the engine, so
 /// that an operation on it (a touch, an insert, a removal) is one exclusivity-checked access of
-/// the engine instead of one per field it reads or writes. The links sit in their own array of 16-byte records, apart from the
-/// entries, so making an entry the most recent reads and writes a few small records rather than
-/// the entry and both of its neighbours.
+/// the engine instead of one per field it reads or writes.
 ///
 /// Per namespace eviction order (`Eviction`), each operation O(1):
-/// - LRU: an access moves the entry to the tail; the head is the victim.
+/// - LRU: an access appends the entry to the namespace's queue; the first current item is the victim.
 /// - FIFO: entries stay in insertion order; the head is the victim.
 /// - SIEVE: insertion order, a visited bit per entry (`Rank.uses` 0 or 1) and a hand (`List.hand`);
 ///   the victim search clears bits, each step of it one bit, so it is O(1) amortized.
 /// - LFU: the list is sorted by (uses, when it reached them); entries of equal uses form a bucket
 ///   with its first and last slot, so an access moves the entry after the last of the next bucket.
 struct EntryStore {
-    /// An entry's neighbours in the global list and in its namespace's list (-1: none).
+    /// An entry's neighbours in its namespace's list (-1: none); unused under LRU.
     struct Links {
-        var globalPrev: Int32 = -1
-        var globalNext: Int32 = -1
         var nsPrev: Int32 = -1
         var nsNext: Int32 = -1
     }
 
-    /// The ends and length of one list; for a namespace, its eviction policy and SIEVE's hand.
+    /// Slots in the order of the stamps they were given (see the type's description): the items
+    /// from `head` on are live; those before were skipped and wait for the next compaction.
+    struct RecencyQueue {
+        struct Item {
+            var stamp: UInt64
+            var slot: Int32
+        }
+        var items: [Item] = []
+        var head = 0
+
+        @inline(__always)
+        mutating func append(_ stamp: UInt64, _ slot: Int32) {
+            items.append(Item(stamp: stamp, slot: slot))
+        }
+
+        /// Whether the queue holds so many items that it should drop the stale ones: more than half
+        /// again as many as the `current` entries it orders, plus a little.
+        @inline(__always)
+        func needsCompaction(current: Int) -> Bool {
+            items.count > current + current / 2 + 64
+        }
+    }
+
+    /// The ends and length of a namespace's list, its eviction policy and SIEVE's hand.
     struct List {
         var head: Int32 = -1
         var tail: Int32 = -1
@@ -59,7 +87,14 @@ struct EntryStore {
     /// Writes mark their slot for a persistent store while tracking is on (see `EntrySlots`).
     var entries = EntrySlots()
     /// The next recency stamp (see `Entry.recency`): larger is more recent.
-    var nextRecency: UInt64 = 0
+    private(set) var nextRecency: UInt64 = 0
+    /// Every live entry in recency order (see the type's description).
+    private var recency = RecencyQueue()
+    /// By slot: a live entry's recency stamp (a copy of `Entry.recency`), `UInt64.max` for a dead
+    /// slot. Whether a queue item is current is one read of this dense array, not of the entry.
+    private var stamps: [UInt64] = []
+    /// The number of live entries.
+    private var liveCount = 0
     /// Links by slot, beside `entries`.
     private var links: [Links] = []
     /// Eviction state by slot, beside `entries`.
@@ -67,18 +102,21 @@ struct EntryStore {
     private var buckets: [Bucket] = []
     private var freeBuckets: [Int32] = []
     private var freeSlots: [Int32] = []
-    private var global = List()
     /// By namespace slot.
     private var namespaceLists: [List] = []
+    /// By namespace slot: an LRU namespace's entries in recency order; empty under other policies.
+    private var namespaceQueues: [RecencyQueue] = []
 
     /// An empty store for `namespaceCount` namespaces, each LRU.
     init(namespaceCount: Int = 0) {
         namespaceLists = Array(repeating: List(), count: namespaceCount)
+        namespaceQueues = Array(repeating: RecencyQueue(), count: namespaceCount)
     }
 
     /// Makes room for the list of one more namespace (the next namespace slot), LRU.
     mutating func addNamespace() {
         namespaceLists.append(List())
+        namespaceQueues.append(RecencyQueue())
     }
 
     /// The number of namespaces with a list (the next namespace slot).
@@ -88,19 +126,9 @@ struct EntryStore {
         entries.reserveCapacity(n)
         links.reserveCapacity(n)
         ranks.reserveCapacity(n)
+        recency.items.reserveCapacity(n)
+        stamps.reserveCapacity(n)
     }
-
-    /// The least recently used entry of all, or -1.
-    var globalHead: Int32 { global.head }
-
-    /// The next more recent entry after `slot` in the global list, or -1.
-    func next(after slot: Int32) -> Int32 { links[Int(slot)].globalNext }
-
-    /// The first entry of a namespace's list (the next victim but under SIEVE), or -1.
-    func head(inNamespace ns: Int32) -> Int32 { namespaceLists[Int(ns)].head }
-
-    /// The entry after `slot` in its namespace's list, or -1.
-    func nextInNamespace(after slot: Int32) -> Int32 { links[Int(slot)].nsNext }
 
     /// The number of entries in a namespace.
     func count(inNamespace ns: Int32) -> Int { namespaceLists[Int(ns)].count }
@@ -129,8 +157,10 @@ struct EntryStore {
             entries.append(entry)
             links.append(Links())
             ranks.append(Rank())
+            stamps.append(.max)
         }
-        linkGlobalAtTail(slot)
+        liveCount += 1
+        stampMostRecent(slot)
         placeNew(slot)
         return slot
     }
@@ -141,15 +171,17 @@ struct EntryStore {
     /// - Returns: what the engine's indexes need to forget it.
     /// - Complexity: O(1).
     mutating func remove(_ slot: Int32) -> (key: String, tags: [String]) {
-        unlinkGlobal(slot)
         leaveNamespace(slot)
+        liveCount -= 1
         let i = Int(slot)
         let removed = (entries[i].key, entries[i].tags)
         entries[i].live = false
         entries[i].releaseContents()
         entries[i].generation &+= 1
         ranks[i] = Rank()
+        stamps[i] = .max
         freeSlots.append(slot)
+        if recency.needsCompaction(current: liveCount) { compactGlobal() }
         return removed
     }
 
@@ -160,11 +192,10 @@ struct EntryStore {
         let ns = Int(entries[Int(slot)].namespace)
         switch namespaceLists[ns].eviction {
         case .lru:
-            if global.tail == slot && namespaceLists[ns].tail == slot { return }
-            unlinkGlobal(slot)
-            linkGlobalAtTail(slot)
-            unlinkNamespace(slot)
-            linkNamespace(slot, after: namespaceLists[ns].tail)
+            // The most recent of all is the most recent of its namespace too.
+            if stamps[Int(slot)] &+ 1 == nextRecency { return }
+            stampMostRecent(slot)
+            appendToNamespaceQueue(slot, ns)
         case .fifo:
             moveToGlobalTail(slot)
         case .sieve:
@@ -189,6 +220,7 @@ struct EntryStore {
         let n = Int(ns)
         let list = namespaceLists[n]
         guard list.count > limit else { return nil }
+        guard list.eviction != .lru else { return lruVictim(n, sparing: sparing) }
         guard list.count > 1 else { return list.head }
         switch list.eviction {
         case .lru, .fifo, .lfu:
@@ -228,6 +260,7 @@ struct EntryStore {
             for s in members where freed.insert(ranks[Int(s)].bucket).inserted { freeBuckets.append(ranks[Int(s)].bucket) }
         }
         namespaceLists[n] = List(eviction: eviction)
+        namespaceQueues[n] = RecencyQueue()
         for s in members {
             ranks[Int(s)] = Rank()
             placeNew(s)
@@ -244,6 +277,7 @@ struct EntryStore {
         let n = Int(ns)
         var members = slots(inNamespace: ns)
         namespaceLists[n] = List(eviction: eviction, nextRank: nextRank)
+        namespaceQueues[n] = RecencyQueue()
         switch eviction {
         case .lru:
             members.sort { entries[Int($0)].recency < entries[Int($1)].recency }
@@ -255,7 +289,7 @@ struct EntryStore {
         for s in members {
             let i = Int(s)
             let rank = saved[s] ?? Rank(stamp: namespaceLists[n].nextRank, uses: eviction == .lfu ? 1 : 0)
-            linkNamespace(s, after: namespaceLists[n].tail)
+            linkLast(s)
             ranks[i] = Rank(stamp: rank.stamp, uses: rank.uses, bucket: -1)
             if rank.stamp >= namespaceLists[n].nextRank { namespaceLists[n].nextRank = rank.stamp &+ 1 }
             guard eviction == .lfu else { continue }
@@ -285,7 +319,7 @@ struct EntryStore {
         switch namespaceLists[ns].eviction {
         case .lru, .fifo, .sieve:
             ranks[i].uses = 0
-            linkNamespace(slot, after: namespaceLists[ns].tail)
+            linkLast(slot)
         case .lfu:
             ranks[i].uses = 1
             let head = namespaceLists[ns].head
@@ -306,7 +340,12 @@ struct EntryStore {
         let i = Int(slot)
         let ns = Int(entries[i].namespace)
         switch namespaceLists[ns].eviction {
-        case .lru, .fifo:
+        case .lru:
+            // Its items in the queue stop being current when the slot dies.
+            namespaceLists[ns].count -= 1
+            if namespaceQueues[ns].needsCompaction(current: namespaceLists[ns].count) { compactNamespace(ns) }
+            return
+        case .fifo:
             break
         case .sieve:
             if namespaceLists[ns].hand == slot { namespaceLists[ns].hand = links[i].nsNext }
@@ -368,29 +407,103 @@ struct EntryStore {
     }
 
     private mutating func moveToGlobalTail(_ slot: Int32) {
-        guard global.tail != slot else { return }
-        unlinkGlobal(slot)
-        linkGlobalAtTail(slot)
+        guard stamps[Int(slot)] &+ 1 != nextRecency else { return }
+        stampMostRecent(slot)
     }
 
-    /// Links a slot as the most recent of all, with a new recency stamp (which marks it changed).
-    private mutating func linkGlobalAtTail(_ slot: Int32) {
-        let i = Int(slot)
-        entries.setRecency(i, nextRecency)
-        nextRecency &+= 1
-        let tail = global.tail
-        links[i].globalPrev = tail
-        links[i].globalNext = -1
-        if tail >= 0 { links[Int(tail)].globalNext = slot } else { global.head = slot }
-        global.tail = slot
-        global.count += 1
+    /// Makes a live slot the most recent of all: a new recency stamp (which marks it moved for a
+    /// store) and an item at the end of the global queue.
+    @inline(__always)
+    private mutating func stampMostRecent(_ slot: Int32) {
+        let stamp = nextRecency
+        entries.setRecency(Int(slot), stamp)
+        stamps[Int(slot)] = stamp
+        nextRecency = stamp &+ 1
+        recency.append(stamp, slot)
+        if recency.needsCompaction(current: liveCount) { compactGlobal() }
     }
 
-    private mutating func unlinkGlobal(_ slot: Int32) {
-        let l = links[Int(slot)]
-        if l.globalPrev >= 0 { links[Int(l.globalPrev)].globalNext = l.globalNext } else { global.head = l.globalNext }
-        if l.globalNext >= 0 { links[Int(l.globalNext)].globalPrev = l.globalPrev } else { global.tail = l.globalPrev }
-        global.count -= 1
+    /// Appends a slot, just stamped, to its LRU namespace's queue.
+    @inline(__always)
+    private mutating func appendToNamespaceQueue(_ slot: Int32, _ ns: Int) {
+        namespaceQueues[ns].append(stamps[Int(slot)], slot)
+        if namespaceQueues[ns].needsCompaction(current: namespaceLists[ns].count) { compactNamespace(ns) }
+    }
+
+    /// Puts a slot last in its namespace's order: under LRU at the end of its queue with its
+    /// current stamp, else linked after the tail.
+    private mutating func linkLast(_ slot: Int32) {
+        let ns = Int(entries[Int(slot)].namespace)
+        if namespaceLists[ns].eviction == .lru {
+            namespaceLists[ns].count += 1
+            appendToNamespaceQueue(slot, ns)
+        } else {
+            linkNamespace(slot, after: namespaceLists[ns].tail)
+        }
+    }
+
+    /// Whether a queue item is current: its slot is live and still has its stamp.
+    @inline(__always)
+    private func isCurrent(_ item: RecencyQueue.Item) -> Bool {
+        stamps[Int(item.slot)] == item.stamp
+    }
+
+    /// LRU: the least recent entry of a namespace other than `sparing` (or `sparing` when it is
+    /// the only one); drops the stale items it passes at the head of the queue.
+    /// - Complexity: O(1) amortized (each item is passed at the head once).
+    private mutating func lruVictim(_ n: Int, sparing: Int32) -> Int32? {
+        let count = namespaceLists[n].count
+        var q = namespaceQueues[n].head
+        let end = namespaceQueues[n].items.count
+        while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
+        namespaceQueues[n].head = q
+        guard q < end else { return nil }
+        let first = namespaceQueues[n].items[q].slot
+        guard first == sparing && count > 1 else { return first }
+        // The spared entry leads (it was not stored last): the next current item.
+        q += 1
+        while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
+        return q < end ? namespaceQueues[n].items[q].slot : first
+    }
+
+    /// Drops the stale items of the global queue.
+    /// - Complexity: O(items), after at least half as many appends or removals as it keeps.
+    private mutating func compactGlobal() {
+        var kept: [RecencyQueue.Item] = []
+        kept.reserveCapacity(liveCount + liveCount / 2 + 65)
+        for q in recency.head..<recency.items.count where isCurrent(recency.items[q]) { kept.append(recency.items[q]) }
+        recency = RecencyQueue(items: kept, head: 0)
+    }
+
+    /// Drops the stale items of an LRU namespace's queue.
+    private mutating func compactNamespace(_ n: Int) {
+        var kept: [RecencyQueue.Item] = []
+        let count = namespaceLists[n].count
+        kept.reserveCapacity(count + count / 2 + 65)
+        let queue = namespaceQueues[n]
+        for q in queue.head..<queue.items.count where isCurrent(queue.items[q]) { kept.append(queue.items[q]) }
+        namespaceQueues[n] = RecencyQueue(items: kept, head: 0)
+    }
+
+    /// Replaces the recency stamps of slots 0..<k (entries just inserted in recency order) with
+    /// `stamps`, increasing, and rebuilds the queues on them.
+    /// - Complexity: O(n) for n slots.
+    mutating func restoreRecencies(_ saved: [UInt64]) {
+        let order = recencyOrder()
+        for (i, stamp) in saved.enumerated() {
+            entries[i].recency = stamp
+            if entries[i].live { stamps[i] = stamp }
+        }
+        nextRecency = (saved.last ?? 0) &+ 1
+        recency = RecencyQueue()
+        for s in order { recency.append(stamps[Int(s)], s) }
+        for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
+            namespaceQueues[n] = RecencyQueue()
+        }
+        for s in order {
+            let ns = Int(entries[Int(s)].namespace)
+            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(stamps[Int(s)], s) }
+        }
     }
 
     /// Links a slot into its namespace's list after `anchor` (-1: first).
@@ -417,9 +530,8 @@ struct EntryStore {
     /// - Complexity: O(n).
     func recencyOrder() -> [Int32] {
         var out: [Int32] = []
-        out.reserveCapacity(global.count)
-        var s = global.head
-        while s >= 0 { out.append(s); s = links[Int(s)].globalNext }
+        out.reserveCapacity(liveCount)
+        for q in recency.head..<recency.items.count where isCurrent(recency.items[q]) { out.append(recency.items[q].slot) }
         return out
     }
 
@@ -429,6 +541,11 @@ struct EntryStore {
     func slots(inNamespace ns: Int32) -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(namespaceLists[Int(ns)].count)
+        if namespaceLists[Int(ns)].eviction == .lru {
+            let queue = namespaceQueues[Int(ns)]
+            for q in queue.head..<queue.items.count where isCurrent(queue.items[q]) { out.append(queue.items[q].slot) }
+            return out
+        }
         var s = namespaceLists[Int(ns)].head
         while s >= 0 { out.append(s); s = links[Int(s)].nsNext }
         return out
@@ -441,10 +558,11 @@ extension EntryStore {
     /// What is wrong with the store, one message per broken rule; empty when it is sound:
     /// - there is one link record per slot, and every live entry's namespace has a list;
     /// - the free slots are exactly the dead ones, each listed once;
-    /// - the global list and each namespace's list are doubly linked both ways, end at their `tail`
-    ///   and hold `count` entries; the global list holds every live entry once, and each
-    ///   namespace's list holds exactly the live entries of that namespace;
-    /// - recency stamps strictly increase along the global list, below `nextRecency`.
+    /// - the stamps of the global queue's items strictly increase, below `nextRecency`; its
+    ///   current items are every live entry once; it is compacted as promised (`needsCompaction`);
+    /// - each LRU namespace's queue likewise, for the live entries of that namespace; each other
+    ///   namespace's list is doubly linked both ways, ends at its `tail` and holds `count` entries,
+    ///   exactly the live entries of that namespace.
     /// - Complexity: O(n) for n slots.
     func invariantViolations() -> [String] {
         var v: [String] = []
@@ -469,28 +587,32 @@ extension EntryStore {
             v.append("entry store: \(entries.count - live) dead slots but \(free.count) free ones")
         }
 
-        let global = walk(self.global, "global recency list", global: true, into: &v)
-        var seen = [Bool](repeating: false, count: entries.count)
-        var distinct = 0
-        var lastStamp: UInt64?
-        for s in global {
-            let e = entries[Int(s)]
-            if !e.live { v.append("global recency list: holds dead slot \(s)") }
-            if seen[Int(s)] { v.append("global recency list: holds slot \(s) twice") } else { distinct += 1 }
-            seen[Int(s)] = true
-            if let last = lastStamp, e.recency <= last {
-                v.append("global recency list: stamp \(e.recency) of slot \(s) (\(e.key)) follows stamp \(last)")
-            }
-            if e.recency >= nextRecency {
-                v.append("global recency list: stamp \(e.recency) of slot \(s) is not below the next stamp \(nextRecency)")
-            }
-            lastStamp = e.recency
+        let global = queueViolations(recency, "global recency queue", current: live, into: &v)
+        if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
+        if stamps.count != entries.count { v.append("entry store: \(stamps.count) stamps for \(entries.count) slots"); return v }
+        for i in entries.indices where stamps[i] != (entries[i].live ? entries[i].recency : .max) {
+            v.append("entry store: slot \(i) has stamp \(stamps[i]) beside the entry's \(entries[i].recency)")
         }
-        if distinct != live { v.append("global recency list: holds \(distinct) distinct entries, \(live) are live") }
+        if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
 
+        if namespaceQueues.count != namespaceLists.count {
+            v.append("entry store: \(namespaceQueues.count) namespace queues for \(namespaceLists.count) lists")
+            return v
+        }
         var inNamespaces = 0
         for ns in namespaceLists.indices {
-            let list = walk(namespaceLists[ns], "recency list of namespace slot \(ns)", global: false, into: &v)
+            let list: [Int32]
+            if namespaceLists[ns].eviction == .lru {
+                let name = "recency queue of namespace slot \(ns)"
+                list = queueViolations(namespaceQueues[ns], name, current: namespaceLists[ns].count, into: &v)
+                if list.count != namespaceLists[ns].count {
+                    v.append("\(name): holds \(list.count) current entries, its count is \(namespaceLists[ns].count)")
+                }
+                if namespaceLists[ns].head != -1 || namespaceLists[ns].tail != -1 { v.append("\(name): has list ends") }
+            } else {
+                if !namespaceQueues[ns].items.isEmpty { v.append("recency queue of namespace slot \(ns): holds items under \(namespaceLists[ns].eviction.rawValue)") }
+                list = walk(namespaceLists[ns], "recency list of namespace slot \(ns)", into: &v)
+            }
             inNamespaces += list.count
             for s in list where !entries[Int(s)].live || entries[Int(s)].namespace != Int32(ns) {
                 v.append("recency list of namespace slot \(ns): holds slot \(s), which is "
@@ -554,9 +676,36 @@ extension EntryStore {
         }
     }
 
+    /// The slots of a queue's current items in order, noting stamps out of order or not below
+    /// `nextRecency`, a slot current twice, a head past the end and a queue longer than its
+    /// compaction allows for `current` entries.
+    private func queueViolations(_ queue: RecencyQueue, _ name: String, current: Int, into v: inout [String]) -> [Int32] {
+        var out: [Int32] = []
+        guard queue.head >= 0, queue.head <= queue.items.count else {
+            v.append("\(name): head \(queue.head) outside its \(queue.items.count) items"); return out
+        }
+        if queue.needsCompaction(current: current) {
+            v.append("\(name): \(queue.items.count) items for \(current) entries, not compacted")
+        }
+        var seen = Set<Int32>()
+        var last: UInt64?
+        for item in queue.items[queue.head...] {
+            guard item.slot >= 0, Int(item.slot) < entries.count else {
+                v.append("\(name): item of slot \(item.slot), out of range"); continue
+            }
+            if let last, item.stamp <= last { v.append("\(name): stamp \(item.stamp) of slot \(item.slot) follows stamp \(last)") }
+            if item.stamp >= nextRecency { v.append("\(name): stamp \(item.stamp) of slot \(item.slot) is not below the next stamp \(nextRecency)") }
+            last = item.stamp
+            guard isCurrent(item) else { continue }
+            if !seen.insert(item.slot).inserted { v.append("\(name): holds slot \(item.slot) twice") }
+            out.append(item.slot)
+        }
+        return out
+    }
+
     /// The slots of one list from head to tail, noting broken links. Stops after one more step than
     /// there are slots (a longer walk has gone round a cycle) or at a link out of range.
-    private func walk(_ list: List, _ name: @autoclosure () -> String, global: Bool, into v: inout [String]) -> [Int32] {
+    private func walk(_ list: List, _ name: @autoclosure () -> String, into v: inout [String]) -> [Int32] {
         var out: [Int32] = []
         var previous: Int32 = -1
         var s = list.head
@@ -564,11 +713,11 @@ extension EntryStore {
             guard Int(s) < entries.count else { v.append("\(name()): link to slot \(s), out of range"); return out }
             guard out.count < entries.count else { v.append("\(name()): goes round a cycle"); return out }
             let l = links[Int(s)]
-            let back = global ? l.globalPrev : l.nsPrev
+            let back = l.nsPrev
             if back != previous { v.append("\(name()): slot \(s) links back to \(back), not \(previous)") }
             out.append(s)
             previous = s
-            s = global ? l.globalNext : l.nsNext
+            s = l.nsNext
         }
         if previous != list.tail { v.append("\(name()): ends at slot \(previous), its tail is \(list.tail)") }
         if out.count != list.count { v.append("\(name()): holds \(out.count) entries, its count is \(list.count)") }

@@ -18,15 +18,16 @@
 /// The fields the indexes depend on (`key`, `namespace`, `live`, `stored`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
-/// The engine reads it through stored properties (`keyIndex[key]`, `idIndex[id]`,
-/// `store.entries`) rather than non-mutating methods: such a method called on a value held in a
-/// class's property may copy the whole value first (a retain and release of each of its
-/// buffers), which made a cache hit run a fifth more instructions.
+/// The engine reads it through stored properties (`keyIndex`, `idIndex[id]`, `store.entries`)
+/// rather than non-mutating methods: such a method called on a value held in a class's property
+/// may copy the whole value first (a retain and release of each of its buffers), which made a
+/// cache hit run a fifth more instructions (and a key lookup as a method, 900 more).
 struct EntryTable {
     /// The entries by slot and their recency lists.
     private(set) var store: EntryStore
-    /// Key → slot of every live entry. Lookup is O(1) (one hash).
-    private(set) var keyIndex: [String: Int32] = [:]
+    /// Key → slot of every live entry, comparing keys against the entries' own (`CacheEngine.entrySlot(forKey:)`).
+    /// Lookup is O(1) (one hash).
+    private(set) var keyIndex = KeyIndex()
     /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
     private(set) var idIndex = IDIndex()
     /// Tag → slots of the live entries carrying it.
@@ -55,6 +56,21 @@ struct EntryTable {
     /// The number of live entries.
     var count: Int { keyIndex.count }
 
+    /// The slot of the live entry whose key (in canonical form) is `key`, or nil. The engine
+    /// looks keys up through its stored property instead (`CacheEngine.entrySlot(forKey:)`),
+    /// which does not copy the table.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    func slot(forKey key: String) -> Int32? {
+        slot(forKey: key, hash: KeyIndex.hash(key))
+    }
+
+    /// `slot(forKey:)` with the key's hash (`KeyIndex.hash`) already taken.
+    @inline(__always)
+    func slot(forKey key: String, hash: UInt32) -> Int32? {
+        keyIndex.find(hash: hash) { store.entries[Int($0)].key == key }
+    }
+
     /// Makes room for the recency list of one more namespace (the next namespace slot).
     /// - Complexity: O(1) amortized.
     mutating func addNamespace() { store.addNamespace() }
@@ -64,8 +80,13 @@ struct EntryTable {
     /// Stores an entry as the most recently used and indexes its key, ids and tags.
     /// - Complexity: O(1) amortized, plus the size of its value and its tags.
     mutating func insert(_ entry: Entry) -> Int32 {
+        insert(entry, hash: KeyIndex.hash(entry.key))
+    }
+
+    /// `insert(_:)` with the key's hash (`KeyIndex.hash`) already taken; the key must be absent.
+    mutating func insert(_ entry: Entry, hash: UInt32) -> Int32 {
         let slot = store.insert(entry)
-        keyIndex[entry.key] = slot
+        keyIndex.insert(hash: hash, slot: slot)
         for id in entry.stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
         for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
         return slot
@@ -77,7 +98,7 @@ struct EntryTable {
     mutating func remove(_ slot: Int32) -> String {
         for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
         let removed = store.remove(slot)
-        keyIndex.removeValue(forKey: removed.key)
+        keyIndex.remove(hash: KeyIndex.hash(removed.key), slot: slot)
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
         return removed.key
     }
@@ -147,8 +168,7 @@ struct EntryTable {
     /// store's, so rows not rewritten stay in order with new ones.
     /// - Complexity: O(k) for k stamps.
     mutating func restoreRecencies(_ stamps: [UInt64]) {
-        for (i, stamp) in stamps.enumerated() { store.entries[i].recency = stamp }
-        store.nextRecency = (stamps.last ?? 0) &+ 1
+        store.restoreRecencies(stamps)
     }
 
     private static func remove(_ slot: Int32, from index: inout [String: Set<Int32>], at name: String) {
@@ -291,8 +311,9 @@ extension EntryTable {
                 continue
             }
             live += 1
-            if keyIndex[e.key] != slot {
-                v.append("key index: \(e.key) maps to slot \(keyIndex[e.key].map(String.init) ?? "none"), its entry is in slot \(i)")
+            let found = keyIndex.find(hash: KeyIndex.hash(e.key)) { entries[Int($0)].key == e.key }
+            if found != slot {
+                v.append("key index: \(e.key) maps to slot \(found.map(String.init) ?? "none"), its entry is in slot \(i)")
             }
             if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
             let tree = e.stored.json
@@ -316,13 +337,14 @@ extension EntryTable {
             }
         }
         if keyIndex.count != live { v.append("key index: holds \(keyIndex.count) keys, \(live) entries are live") }
-        for (key, slot) in keyIndex {
+        v += keyIndex.structureViolations()
+        for (hash, slot) in keyIndex.contents() {
             guard slot >= 0, Int(slot) < entries.count, entries[Int(slot)].live else {
-                v.append("key index: \(key) maps to slot \(slot), which holds no live entry")
+                v.append("key index: a key maps to slot \(slot), which holds no live entry")
                 continue
             }
-            if entries[Int(slot)].key != key {
-                v.append("key index: \(key) maps to slot \(slot), which holds \(entries[Int(slot)].key)")
+            if KeyIndex.hash(entries[Int(slot)].key) != hash {
+                v.append("key index: a key maps to slot \(slot), which holds \(entries[Int(slot)].key) of another hash")
             }
         }
         v += idIndex.formViolations()
@@ -362,6 +384,8 @@ extension EntryTable {
 
     /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.
     mutating func testingCorruptKeyIndex(_ key: String, slot: Int32?) {
-        keyIndex[key] = slot
+        let hash = KeyIndex.hash(key)
+        if let old = self.slot(forKey: key, hash: hash) { keyIndex.remove(hash: hash, slot: old) }
+        if let slot { keyIndex.testingPlace(hash: hash, slot: slot) }
     }
 }

@@ -46,7 +46,7 @@ extension CacheEngine {
                 if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
             }
             for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
-                let hand = snapshot.hands[n].flatMap { entries.keyIndex[$0] } ?? -1
+                let hand = snapshot.hands[n].flatMap { entrySlot(forKey: $0) } ?? -1
                 entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)
             }
         }

@@ -42,11 +42,9 @@ extension CacheEngine {
     private func writeEntries(_ w: inout JSONWriter) {
         w.open(UInt8(ascii: "["))
         var first = true
-        var s = entries.store.globalHead
-        while s >= 0 {
+        for s in entries.store.recencyOrder() {
             w.element(indent: 2, first: &first)
             writeEntry(s, &w)
-            s = entries.store.next(after: s)
         }
         w.close(UInt8(ascii: "]"), indent: 1, empty: first)
     }

@@ -74,11 +74,7 @@ extension CacheEngine {
     public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
         var list: [JSONValue] = []
         list.reserveCapacity(entries.count)
-        var s = entries.store.globalHead
-        while s >= 0 {
-            list.append(snapshotEntry(s))
-            s = entries.store.next(after: s)
-        }
+        for s in entries.store.recencyOrder() { list.append(snapshotEntry(s)) }
         var document = snapshotState(scheduledCommand: scheduledCommand)
         document["entries"] = .array(list)
         return .object(document)

@@ -343,7 +343,7 @@ extension Snapshot {
         if row.extra == nil, let plain = try plainEntry(row, path: path) {
             entry = plain
         } else {
-            if stored!.table.keyIndex[row.key] != nil { throw SnapshotError(path: path.field("key"), "\(row.key) appears twice") }
+            if stored!.table.slot(forKey: row.key) != nil { throw SnapshotError(path: path.field("key"), "\(row.key) appears twice") }
             // `decodeEntry` appends to `entries` and `ranks` (and names the row by their count):
             // the entry is moved on into the table at once.
             var checks = EntryChecks(seen: [], seenRanks: [])
@@ -376,7 +376,7 @@ extension Snapshot {
             return nil
         }
         try SnapshotObject.checkKey(key) { fail("key", $0) }
-        guard stored!.table.keyIndex[key] == nil else { throw fail("key", "\(key) appears twice") }
+        guard stored!.table.slot(forKey: key) == nil else { throw fail("key", "\(key) appears twice") }
         let value: JSONValue
         do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
             throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
@@ -419,7 +419,7 @@ extension Snapshot {
             }
         }
         for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
-            guard let slot = rows.table.keyIndex[key], rows.table.slots[Int(slot)].namespace == Int32(n) else {
+            guard let slot = rows.table.slot(forKey: key), rows.table.slots[Int(slot)].namespace == Int32(n) else {
                 throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,
                                     "\(key) is not an entry of this namespace")
             }
@@ -427,7 +427,7 @@ extension Snapshot {
         rows.table.restoreRecencies(rows.recencies)
         rows.recencies = []
         for (n, ns) in namespaces.enumerated() where ns.policy.eviction != .lru {
-            let hand = hands[n].flatMap { rows.table.keyIndex[$0] } ?? -1
+            let hand = hands[n].flatMap { rows.table.slot(forKey: $0) } ?? -1
             rows.table.restoreOrder(Int32(n), ns.policy.eviction, ranks: rows.ranks[n], hand: hand, nextRank: nextRanks[n] ?? 0)
         }
         rows.ranks = []

@@ -1,0 +1,175 @@
+@testable import CacheCore
+import Testing
+
+/// The key index on its own: keys in an array stand in for the entries' stored keys, and a test
+/// hash stands in for `KeyIndex.hash` where collisions are wanted.
+@Suite struct KeyIndexTests {
+    /// An index over `keys` (slot = position), hashed by `hash`.
+    final class Table {
+        var index = KeyIndex()
+        var keys: [String?] = []
+        let hash: (String) -> UInt32
+
+        init(hash: @escaping (String) -> UInt32 = KeyIndex.hash) { self.hash = hash }
+
+        func slot(_ key: String) -> Int32? {
+            index.find(hash: hash(key)) { keys[Int($0)] == key }
+        }
+
+        func add(_ key: String) {
+            precondition(slot(key) == nil)
+            keys.append(key)
+            index.insert(hash: hash(key), slot: Int32(keys.count - 1))
+        }
+
+        @discardableResult
+        func remove(_ key: String) -> Bool {
+            guard let s = slot(key) else { return false }
+            keys[Int(s)] = nil
+            return index.remove(hash: hash(key), slot: s)
+        }
+
+        /// Every key still held leads to its slot, every removed one to nothing, and the table is sound.
+        func check(sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(index.structureViolations() == [], sourceLocation: sourceLocation)
+            for (i, key) in keys.enumerated() {
+                guard let key else { continue }
+                #expect(slot(key) == Int32(i), "\(key)", sourceLocation: sourceLocation)
+            }
+            #expect(index.count == keys.compactMap { $0 }.count, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func insertLookupAndRemove() {
+        let t = Table()
+        #expect(t.slot("a") == nil)
+        t.add("a"); t.add("b"); t.add("feed:home")
+        #expect(t.slot("a") == 0)
+        #expect(t.slot("b") == 1)
+        #expect(t.slot("feed:home") == 2)
+        #expect(t.slot("feed:hom") == nil)
+        #expect(t.remove("b"))
+        #expect(t.slot("b") == nil)
+        #expect(!t.remove("b"), "removing an absent key changes nothing")
+        let wrongSlot = t.index.remove(hash: KeyIndex.hash("a"), slot: 7)
+        #expect(!wrongSlot, "a key is removed only from its own slot")
+        t.check()
+    }
+
+    @Test func growsAndKeepsEveryKey() {
+        let t = Table()
+        let start = t.index.bucketCount
+        for i in 0..<10_000 { t.add("n:\(i)") }
+        #expect(t.index.bucketCount > start)
+        #expect(t.index.count * 4 <= t.index.bucketCount * 3, "never over three quarters full")
+        t.check()
+        for i in stride(from: 0, to: 10_000, by: 3) { #expect(t.remove("n:\(i)")) }
+        t.check()
+        for i in 10_000..<12_000 { t.add("n:\(i)") }
+        t.check()
+        #expect(t.slot("n:3") == nil)
+        #expect(t.slot("n:4") == 4)
+    }
+
+    @Test func reservingRoomDoesNotGrowLater() {
+        var index = KeyIndex(capacity: 1_000)
+        let size = index.bucketCount
+        for i in 0..<1_000 { index.insert(hash: UInt32(i * 7919 % 65_536), slot: Int32(i)) }
+        #expect(index.bucketCount == size)
+        #expect(index.structureViolations() == [])
+    }
+
+    /// Every key on the same home: one probe run, where a removal must keep the keys after it reachable.
+    @Test func collidingKeysStayReachableThroughRemovals() {
+        let t = Table(hash: { _ in 5 })
+        for i in 0..<6 { t.add("k\(i)") }
+        t.check()
+        #expect(t.remove("k0"), "the first of the run")
+        t.check()
+        #expect(t.remove("k3"), "the middle")
+        t.check()
+        #expect(t.remove("k5"), "the last")
+        t.check()
+        t.add("k6")
+        t.check()
+        #expect(t.slot("k0") == nil)
+        #expect(t.slot("k4") == 4)
+    }
+
+    /// Keys of different homes interleaved in one run that wraps past the table's end: a removal
+    /// moves back only the keys whose probe passes the hole.
+    @Test func backwardShiftRespectsHomesAndWrapsAround() {
+        // 8 buckets before growth: homes 6, 7, 6, 0, 7 fill 6, 7, 0, 1, 2 (wrapping).
+        let homes: [String: UInt32] = ["a": 6, "b": 7, "c": 6, "d": 0, "e": 7]
+        let t = Table(hash: { homes[$0] ?? 3 })
+        for k in ["a", "b", "c", "d", "e"] { t.add(k) }
+        #expect(t.index.bucketCount == 8)
+        t.check()
+        #expect(t.remove("b"))
+        t.check()
+        #expect(t.remove("a"))
+        t.check()
+        t.add("f")
+        t.check()
+        #expect(t.remove("d"))
+        t.check()
+        #expect(t.slot("c") == 2)
+        #expect(t.slot("e") == 4)
+        #expect(t.slot("f") == 5)
+    }
+
+    /// Equal hashes of different keys: the stored key decides.
+    @Test func aHashMatchIsConfirmedByTheKey() {
+        let t = Table(hash: { $0.hasPrefix("x") ? 1 : 2 })
+        t.add("x1"); t.add("x2"); t.add("y")
+        #expect(t.slot("x2") == 1)
+        #expect(t.slot("x3") == nil)
+        #expect(t.remove("x1"))
+        #expect(t.slot("x2") == 1)
+        t.check()
+    }
+
+    /// Random inserts and removals against a dictionary, with a hash of few values so that runs are long.
+    @Test func randomOperationsAgreeWithADictionary() {
+        let t = Table(hash: { UInt32(truncatingIfNeeded: $0.hashValue) & 0x3F })
+        var model: [String: Int32] = [:]
+        var rng = SplitMix(seed: 42)
+        for step in 0..<4_000 {
+            let key = "k\(rng.next() % 300)"
+            if model[key] != nil && rng.next() % 2 == 0 {
+                #expect(t.remove(key))
+                model[key] = nil
+            } else if model[key] == nil {
+                t.add(key)
+                model[key] = Int32(t.keys.count - 1)
+            }
+            if step % 500 == 0 { t.check() }
+        }
+        for (key, slot) in model { #expect(t.slot(key) == slot) }
+        t.check()
+    }
+
+    /// A broken probe chain (a bucket cut off from its home) is reported.
+    @Test func aBrokenChainIsReported() {
+        var index = KeyIndex()
+        index.testingPlace(hash: 3, slot: 0)
+        index.testingPlace(hash: 3, slot: 1)
+        let removed = index.remove(hash: 3, slot: 0)
+        #expect(removed)
+        #expect(index.structureViolations() == [])
+        index.testingPlace(hash: 3, slot: 1)
+        #expect(index.structureViolations().contains("key index: slot 1 is held twice"))
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
