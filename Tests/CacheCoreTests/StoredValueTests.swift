@@ -55,7 +55,7 @@ import TestSupport
         #expect(h.engine.peek("deep").value == deep)
         #expect(h.engine.peek("deep").valueText == deep.compactText)
         #expect(h.engine.details(of: "deep")?.ids == ["9"])
-        #expect(h.engine.entries.idIndex["9"] == [h.engine.entries.keyIndex["deep"]!])
+        #expect(h.engine.entries.idIndex["9"] == [h.engine.entries.slot(forKey: "deep")!])
         #expect(h.engine.invariantViolations() == [])
     }
 
@@ -77,11 +77,11 @@ import TestSupport
         h.engine.put("b", [["id": 7], ["id": 8]])
         h.engine.put("c", ["x": ["id": "7"]])
         #expect(h.engine.entries.idIndex["7"].count == 3)
-        #expect(h.engine.entries.idIndex.raw("8") == h.engine.entries.keyIndex["b"], "one slot, inline")
+        #expect(h.engine.entries.idIndex.raw("8") == h.engine.entries.slot(forKey: "b"), "one slot, inline")
         #expect(try #require(h.engine.entries.idIndex.raw("7")) < 0, "three slots, in a set")
         h.engine.evict("a")
         h.engine.put("c", ["x": "no ids"])
-        #expect(h.engine.entries.idIndex.raw("7") == h.engine.entries.keyIndex["b"], "one slot again, inline")
+        #expect(h.engine.entries.idIndex.raw("7") == h.engine.entries.slot(forKey: "b"), "one slot again, inline")
         h.engine.put("b", ["id": 8])
         #expect(h.engine.entries.idIndex["7"].isEmpty)
         #expect(h.engine.entries.idIndex.count == 1)
@@ -100,7 +100,7 @@ import TestSupport
     @Test func aValueChangedBehindTheIndexIsReported() {
         let h = Harness()
         h.engine.put("a", ["id": 7])
-        let slot = h.engine.entries.keyIndex["a"]!
+        let slot = h.engine.entries.slot(forKey: "a")!
         h.engine.entries.testingReplaceStored(slot, StoredValue(canonical: #"{ "id": 8 }"#))
         let violations = h.engine.invariantViolations()
         #expect(violations.contains(#"entry table: the value of a is not in canonical form: { "id": 8 }"#))

@@ -127,7 +127,7 @@ extension CacheEngine {
             w.writeInt(Int64(bitPattern: rank.uses))
         }
         w.member("value", indent: ind, first: &first)
-        w.write(e.value, indent: ind)
+        e.stored.withUTF8 { w.writeCanonical(utf8: $0, indent: ind) }
         if eviction == .sieve && rank.uses > 0 {
             w.member("visited", indent: ind, first: &first)
             w.appendASCII("true")
