@@ -16,8 +16,13 @@ for pair in sqlite3:libsqlite3-dev edit:libedit-dev tinfo:libncurses-dev bsd:lib
     archive=/usr/lib/$multiarch/lib$name.a
     if [[ -f $archive ]]; then ln -sf "$archive" "$dir/lib$name.a"; else missing+=("${pair#*:}"); fi
 done
-stdcxx=$(${CXX:-c++} -print-file-name=libstdc++.a 2>/dev/null || true)
-if [[ -n $stdcxx && -f $stdcxx ]]; then ln -sf "$stdcxx" "$dir/libstdc++.a"; else missing+=("libstdc++-dev"); fi
+# The Swift toolchain's clang++ knows where GCC's libstdc++.a is when no c++ is installed.
+stdcxx=""
+for cxx in "${CXX:-c++}" clang++ g++; do
+    found=$("$cxx" -print-file-name=libstdc++.a 2>/dev/null || true)
+    if [[ $found == /* && -f $found ]]; then stdcxx=$found; break; fi
+done
+if [[ -n $stdcxx ]]; then ln -sf "$stdcxx" "$dir/libstdc++.a"; else missing+=("libstdc++-dev"); fi
 if [[ ${#missing[@]} -gt 0 ]]; then
     echo "static-libs.sh: missing static libraries; install: ${missing[*]}" >&2
     exit 1
