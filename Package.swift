@@ -7,12 +7,12 @@ import PackageDescription
 // shared library to find, map and bind. It stays position-independent, so the executable is
 // placed at a random address like every other program on the system (cachesh opens stores and
 // runs transcripts from strangers); its relative relocations are packed (DT_RELR), which halves
-// the cost of applying them. Benchmarks/README.md has the figures; the SQLite code is the same release, linked in.
+// the cost of applying them (lld, which the Swift toolchain ships). Benchmarks/README.md has the figures; the SQLite code is the same release, linked in.
 let staticLibraries = Context.environment["CACHESH_STATIC_LIBS"].flatMap { $0.isEmpty ? nil : $0 }
 let shippedLinkerSettings: [LinkerSetting] = staticLibraries.map { folder in
     [.unsafeFlags([
         "-L", folder,
-        "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         "-Xlinker", "--no-export-dynamic",
         "-Xlinker", "-ltinfo", "-Xlinker", "-lbsd", "-Xlinker", "-lmd",
     ])]
