@@ -55,10 +55,10 @@ enum Interactive {
                 lines.removeAll()
                 editor.remember(historyEntry(text))
                 guard !text.allSatisfy(\.isWhitespace) else { continue }
-                // A Ctrl-C that reached us as a signal before this command began (typed while a
-                // busy machine had not yet handed the terminal to the line editor) was meant for
-                // the prompt, which the terminal already flushed: it must not cut this command.
-                _ = interruptSignalled.exchange(false, ordering: .relaxed)
+                // No flag is cleared here: a Ctrl-C typed after Enter (the terminal is back in
+                // its cooked mode once el_gets returns) is meant for this command. A stale one,
+                // typed before the editor took the terminal, was dropped as keys were read
+                // (`TerminalInput.readCharacter`).
                 let output = session.runTyped(text, on: cache)
                 if !(pager && isHelp(text) && Pager.show(output, environment: environment)) {
                     terminal.write(output, isError: false)

@@ -142,6 +142,13 @@ enum TerminalInput {
                 return (byte, state.wakeReader)
             }
             if let kept { return .byte(kept) }
+            // A Ctrl-C that reached us as a signal before the editor took the terminal (typed
+            // while a busy machine drew the prompt) was meant for the prompt, which the terminal
+            // already flushed: it must not cut the command this line starts. The editor turns
+            // ISIG off before it reads, so from here until el_gets returns no Ctrl-C arrives as
+            // a signal; one after Enter (once el_gets restored the cooked mode) stays set for
+            // the command. Cleared before each wait for a key, the last one being Enter's.
+            _ = interruptSignalled.exchange(false, ordering: .relaxed)
             var watched = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
             if poll(&watched, 2, -1) < 0 {

@@ -777,8 +777,18 @@ def test_ctrl_c_stops_a_long_source_between_commands(home):
     sh.type(f"source {script}")
     sh.keys("Enter")
     tty = tmux("display-message", "-p", "-t", sh.name, "#{pane_tty}").strip()
-    sh.wait_for(lambda s: "icanon" in subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
-                                                     text=True).stdout.split(), "the command to be running")
+
+    def running(s):
+        # The editor has handed the line over: the terminal is back in its cooked mode (ICANON)
+        # and the shell has moved the cursor below the line, which it does just before the
+        # command starts. A Ctrl-C from here on is meant for the command.
+        rows = tmux("capture-pane", "-p", "-t", s.name).split("\n")
+        line = next((i for i, r in enumerate(rows) if r.startswith(f"cachesh> source {script}")), None)
+        cursor = int(tmux("display-message", "-p", "-t", s.name, "#{cursor_y}").strip())
+        modes = subprocess.run(["stty", "-F", tty, "-a"], capture_output=True, text=True).stdout.split()
+        return line is not None and cursor > line and "icanon" in modes and "isig" in modes
+
+    sh.wait_for(running, "the command to be running", 120)
     sh.keys("C-c")
     sh.wait_for(lambda s: any("error: interrupted (Ctrl-C) after " in l for l in s.lines())
                 and s.last_line() == "cachesh>", "the interruption and the prompt", 300)
