@@ -11,7 +11,7 @@ extension CacheEngine {
     /// - Complexity: O(1) expected: one hash, one bucket line, the entry's key on a hash match.
     @inline(__always)
     func entrySlot(forKey key: String, hash: UInt32? = nil) -> Int32? {
-        entries.keyIndex.find(hash: hash ?? KeyIndex.hash(key)) { slots[Int($0)].key == key }
+        state.entrySlot(forKey: key, hash: hash ?? KeyIndex.hash(key))
     }
 
     /// Stores a new entry as the most recently used and queues its expiry; `put` is the sequence
@@ -25,14 +25,9 @@ extension CacheEngine {
     /// `insertEntry` of a value in its stored form.
     func insertEntry(key: String, namespace ns: Int32, value: StoredValue, tags: [String], request: UInt64,
                      put: UInt64? = nil, hash: UInt32? = nil) -> Int32 {
-        let s = nextSeq()
-        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags,
-                          storedAt: now, staleAt: .max, expiresAt: .max)
-        entry.storedRequest = request
-        entry.storedSeq = s
-        if let put { entry.setWrites(local: put, put: put) }
-        let slot = entries.insert(entry, hash: hash ?? KeyIndex.hash(key))
-        applyTimes(slot)
+        let (slot, scan) = state.insertEntry(key: key, namespace: ns, value: value, tags: tags, request: request,
+                                             put: put, hash: hash ?? KeyIndex.hash(key))
+        if let scan { scheduler.insert(scan) }
         return slot
     }
 
@@ -41,9 +36,7 @@ extension CacheEngine {
     /// - Complexity: O(1) plus its ids and tags.
     @discardableResult
     func removeEntry(_ slot: Int32) -> String {
-        let key = entries.remove(slot)
-        changes?.removedKeys.append(key)
-        return key
+        state.removeEntry(slot)
     }
 
     /// Sorts slots by printed key, for a deterministic order where a set gives none.

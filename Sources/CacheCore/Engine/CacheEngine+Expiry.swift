@@ -13,15 +13,7 @@ extension CacheEngine {
     /// Derives stale and expiry times from `storedAt` and the policy, and queues the expiry.
     /// - Complexity: O(1) amortized (one append to the namespace's expiry FIFO).
     func applyTimes(_ slot: Int32) {
-        let ns = slots[Int(slot)].namespace
-        let record = slots[Int(slot)].applyTimes(namespaces.policy(ns), slot: slot)
-        if let scan = expiry.enqueue(record, in: ns) { scheduler.insert(scan) }
-        // Records of entries evicted, removed or stored again since are dropped lazily at the head;
-        // when they outnumber the namespace's entries, drop them all, so the FIFO stays within
-        // twice the entries (plus a little) however long the run: O(1) amortized per append.
-        if expiry.queues[Int(ns)].records.count > 2 * entries.store.count(inNamespace: ns) + 64 {
-            expiry.compact(ns, keeping: isLive)
-        }
+        if let scan = state.applyTimes(slot) { scheduler.insert(scan) }
     }
 
     /// Rebuilds a namespace's expiry FIFO after its times were recomputed.
@@ -45,9 +37,7 @@ extension CacheEngine {
 
     /// Whether an expiry record still stands for its entry's expiry (else it is skipped).
     func isLive(_ r: ExpiryRecord) -> Bool {
-        let e = slots[Int(r.slot)]
-        return e.live && e.generation == r.generation && !e.expiryOverridden && !e.expiryReported
-            && e.expiresAt == r.time
+        EngineState.isLive(r, in: slots)
     }
 
     /// Runs a scheduled scan of a namespace's FIFO: reports the head's expiry if it is due and

@@ -8,6 +8,8 @@ extension CacheEngine {
     /// - the parts kept by namespace slot (recency lists, expiry FIFOs, counters) have one entry per namespace;
     /// - each namespace's list is kept for the eviction policy its policy names;
     /// - each entry is in the namespace its key names;
+    /// - the engine's notes of whether changes are hooked (`hooked`) and whether requests are
+    ///   kept by key (`EngineState.requestsByKey`) agree with what they note;
     /// - no sequence number in use (an entry's, a request's, a queued mutation's) is past `seq`;
     /// - each FIFO whose scan is marked scheduled has that scan in the scheduler; each entry waiting to
     ///   expire has a live record in its namespace's FIFO, or (after `expire in=`) an override item;
@@ -50,6 +52,12 @@ extension CacheEngine {
                     + "\(expiry.queues.count) expiry FIFOs and \(statistics.byNamespace.count) sets of counters"]
         }
         var v: [String] = []
+        if state.requestsByKey != (!requestTable.fetchInFlight.isEmpty || !requestTable.byKey.isEmpty) {
+            v.append("engine: notes \(state.requestsByKey ? "" : "no ")requests by key, the request table holds "
+                     + "\(requestTable.fetchInFlight.count) fetches in flight and \(requestTable.byKey.count) keys")
+        }
+        let hooks = !observers.isEmpty || reportsAllChanges || !behaviours.deferred.isEmpty || !behaviours.active.isEmpty
+        if hooked != hooks { v.append("engine: notes \(hooked ? "" : "no ")hooks on changes, there are \(hooks ? "" : "none")") }
         for ns in namespaces.indices where entries.store.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
             v.append("namespace \(namespaces[Int32(ns)].name): policy \(namespaces.policy(Int32(ns)).eviction.rawValue), "
                      + "but its entries are kept for \(entries.store.eviction(ofNamespace: Int32(ns)).rawValue)")

@@ -22,6 +22,11 @@ extension CacheEngine {
     /// Reports a change of the entry in `slot` if it is watched.
     @inline(__always)
     func emit(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        if hooked { emitHooked(cause, slot: slot, source: source) }
+    }
+
+    /// `emit` when something may have to hear of the change (`hooked`).
+    private func emitHooked(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
         if !behaviours.deferred.isEmpty && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
         if !observers.isEmpty || reportsAllChanges {
             let e = slots[Int(slot)]
@@ -36,7 +41,13 @@ extension CacheEngine {
     }
 
     /// Reports a change of a key that is no longer cached.
+    @inline(__always)
     func emit(_ cause: ChangeCause, key: String, namespace: Int32) {
+        if hooked { emitHooked(cause, key: key, namespace: namespace) }
+    }
+
+    /// `emit` of a key no longer cached, when something may have to hear of it (`hooked`).
+    private func emitHooked(_ cause: ChangeCause, key: String, namespace: Int32) {
         let watched = !observers.isEmpty && observers.isWatched(key, namespace: namespaces[namespace].name)
         guard watched || reportsAllChanges else { return }
         let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, value: nil, source: .cache)

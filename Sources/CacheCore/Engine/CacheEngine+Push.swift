@@ -65,12 +65,13 @@ extension CacheEngine {
     /// Whether the namespace of `key` has naive policy `p` switched on.
     @inline(__always)
     func isNaive(_ p: NaivePolicy, key: String) -> Bool {
-        namespaces.policy(namespaceSlot(forKey: key)).naive.contains(p)
+        let ns = namespaceSlot(forKey: key)
+        return namespaces.isNaive(p, ns: ns)
     }
 
     /// Whether namespace slot `ns` has naive policy `p` switched on.
     @inline(__always)
     func isNaive(_ p: NaivePolicy, ns: Int32) -> Bool {
-        namespaces.policy(ns).naive.contains(p)
+        namespaces.isNaive(p, ns: ns)
     }
 }

@@ -9,32 +9,27 @@ extension CacheEngine {
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         defer { if checksInvariants { checkInvariants() } }
-        let nowait = nowait || runningScheduled > 0
         let key = KeyName.canonical(key)
-        _ = nextSeq()
-        let slot = entrySlot(forKey: key)
-        guard origin.isOnline else { return offlineRead(key, slot) }
-        if let slot {
-            let i = Int(slot)
-            let ns = slots[i].namespace
-            var state = slots[i].state(at: now)
-            entries.touch(slot)
-            // serve-expired: an expired value is served as a stale one is.
-            if state == .expired && isNaive(.serveExpired, ns: ns) { state = .stale }
-            if !force {
-                switch state {
-                case .fresh:
-                    count(\.hits, ns)
-                    return read(slot)
-                case .stale:
-                    count(\.staleHits, ns)
-                    if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
-                    return read(slot)
-                case .expired, .absent:
-                    break
-                }
+        let hash = KeyIndex.hash(key)
+        guard origin.isOnline else {
+            _ = nextSeq()
+            return offlineRead(key, entrySlot(forKey: key, hash: hash))
+        }
+        // One access to the engine's state finds, touches, counts and reads a fresh hit.
+        let hit = state.getStep(key: key, hash: hash, force: force)
+        if let hit {
+            if var r = hit.result {
+                if hit.requestsByKey { r.pending = requestTable.fetch(forKey: key) != nil }
+                return r
+            }
+            if !force && hit.state == .stale {
+                count(\.staleHits, hit.ns)
+                if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
+                return read(hit.slot)
             }
         }
+        let nowait = nowait || runningScheduled > 0
+        let slot = hit?.slot
         let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
         count(\.misses, ns)
         let id: UInt64

@@ -216,14 +216,20 @@ extension CacheEngine {
     /// keys to `evicted`; `sparing` as above.
     /// - Complexity: O(1) per entry evicted (SIEVE: amortized), plus its ids and tags.
     func evictOverflow(_ ns: Int32, sparing: Int32 = -1, into evicted: inout [String]) {
-        guard let max = namespaces.policy(ns).max else { return }
-        // Each turn removes one entry of the namespace, so this ends within its count.
-        while let victim = entries.victim(inNamespace: ns, over: max, sparing: sparing) {
-            let key = removeEntry(victim)
-            requestTable.voidResponses(forKey: key)
-            count(\.evictions, ns)
+        evictOverflow(ns, over: namespaces.maxEntries(ns), sparing: sparing, into: &evicted)
+    }
+
+    /// `evictOverflow` with the namespace's `max` already read (nil: none).
+    @inline(__always)
+    func evictOverflow(_ ns: Int32, over max: Int?, sparing: Int32, into evicted: inout [String]) {
+        guard let max else { return }
+        // Each turn removes one entry of the namespace, so this ends within its count. When no
+        // more is over `max`, the loop ends without asking again, unless `emit` ran something.
+        while let (key, more, requestsByKey) = state.evictOne(ns, over: max, sparing: sparing) {
+            if requestsByKey { requestTable.voidResponses(forKey: key) }
             evicted.append(key)
             emit(.evicted, key: key, namespace: ns)
+            if !more && !hooked { break }
         }
     }
 }

@@ -13,9 +13,11 @@ extension CacheEngine {
     public func put(_ key: String, _ value: StoredValue, tags: [String] = []) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
-        let s = nextSeq()
         let hash = KeyIndex.hash(key)
-        if let slot = entrySlot(forKey: key, hash: hash) {
+        // One access to the engine's state finds the key and, when it is new, stores it.
+        let (s, step) = state.putStep(key: key, hash: hash, value: value, tags: tags)
+        switch step {
+        case .cached(let slot):
             let i = Int(slot)
             if var log = slots[i].log {
                 log.base = value.json
@@ -32,17 +34,18 @@ extension CacheEngine {
             entries.touch(slot)
             emit(.stored, slot: slot, source: .cache)
             return [key]
+        case .stored(let slot, let ns, let max, let scan):
+            if let scan { scheduler.insert(scan) }
+            emit(.stored, slot: slot, source: .cache)
+            // Room for the key and one eviction, the usual put into a full namespace, so that the
+            // eviction's key does not make the array grow (a second allocation and a copy).
+            var changed: [String] = []
+            changed.reserveCapacity(2)
+            changed.append(key)
+            // (What emit ran when hooked cannot change a policy, but read it again then to be sure.)
+            evictOverflow(ns, over: hooked ? namespaces.maxEntries(ns) : max, sparing: slot, into: &changed)
+            return changed
         }
-        let ns = namespaceSlot(forKey: key)
-        let slot = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
-        emit(.stored, slot: slot, source: .cache)
-        // Room for the key and one eviction, the usual put into a full namespace, so that the
-        // eviction's key does not make the array grow (a second allocation and a copy).
-        var changed: [String] = []
-        changed.reserveCapacity(2)
-        changed.append(key)
-        evictOverflow(ns, sparing: slot, into: &changed)
-        return changed
     }
 
     /// Expires an entry now, or sets a new time to expiry `delay` from now (`expire KEY in=D`).

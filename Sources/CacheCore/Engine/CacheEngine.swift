@@ -29,13 +29,27 @@ public final class CacheEngine {
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
     public static let runawayLimit = 1_000_000
 
-    public internal(set) var origin: any Origin
+    // Unchecked exclusivity: `Origin` is class-bound, so a read of this property is one load of
+    // a reference (then retained; calls run on that reference, not inside an access to the
+    // property), and it is only ever assigned whole (`init`, `replaceOrigin`), never passed inout:
+    // no two accesses to it can overlap. Checked, every read and write paid a dynamic access check.
+    @exclusivity(unchecked) public internal(set) var origin: any Origin
     /// The virtual clock's start (SPEC §2: 2026-01-01T00:00:00.000Z); replaced by `restore`.
     public internal(set) var clockStart: Int64
+    /// The clock, the sequence number, the entries, the namespaces, the expiry FIFOs, the
+    /// counters and the store's change log: what a `get` hit and a `put` read and change, in one
+    /// stored property so that each is one checked access (see `EngineState`).
+    var state: EngineState
     /// Current virtual time, ms since the Unix epoch.
-    public internal(set) var now: Int64
+    public internal(set) var now: Int64 {
+        @inline(__always) get { state.now }
+        set { state.now = newValue }
+    }
     /// The global sequence number of the last event (SPEC §1.1).
-    public internal(set) var seq: UInt64 = 0
+    public internal(set) var seq: UInt64 {
+        @inline(__always) get { state.seq }
+        set { state.seq = newValue }
+    }
     public weak var delegate: (any CacheEngineDelegate)?
     /// Checks every invariant after each public operation that can change the state, and stops
     /// the process on a violation. For tests: a check is O(n) in the size of the state. Off, it
@@ -49,33 +63,59 @@ public final class CacheEngine {
         preconditionFailure("CacheEngine invariants broken:\n" + violations.joined(separator: "\n"))
     }
 
-    /// The entries: slots, recency lists, key, id and tag indexes.
-    var entries = EntryTable()
-    /// The namespaces by slot and name, with their policies.
-    var namespaces = NamespaceTable()
-    /// The expiry FIFO of each namespace.
-    var expiry = ExpiryQueues()
+    /// The entries: slots, recency lists, key, id and tag indexes (in `state`).
+    var entries: EntryTable {
+        @inline(__always) _read { yield state.entries }
+        @inline(__always) _modify { yield &state.entries }
+    }
+    /// The namespaces by slot and name, with their policies (in `state`).
+    var namespaces: NamespaceTable {
+        @inline(__always) _read { yield state.namespaces }
+        @inline(__always) _modify { yield &state.namespaces }
+    }
+    /// The expiry FIFO of each namespace (in `state`).
+    var expiry: ExpiryQueues {
+        @inline(__always) _read { yield state.expiry }
+        @inline(__always) _modify { yield &state.expiry }
+    }
     /// Work in time: completions, expiry scans and overrides, `at` commands.
     var scheduler = Scheduler()
-    /// Requests in flight, by id and key, and the outcomes readers wait for.
-    var requestTable = RequestTable()
+    /// Requests in flight, by id and key, and the outcomes readers wait for. Not in `state`: the
+    /// engine passes it closures that read the entries. `state.requestsByKey` follows it.
+    var requestTable = RequestTable() {
+        didSet { state.requestsByKey = !requestTable.fetchInFlight.isEmpty || !requestTable.byKey.isEmpty }
+    }
     /// Every request sent, with its fate.
     var serverLog = ServerLog()
     /// Optimistic mutations waiting for the origin, and the one being replayed.
     var mutationQueue = MutationQueue()
     /// The scopes observers watch.
-    var observers = Observers()
+    var observers = Observers() { didSet { noteHooks() } }
     /// Report every change to an entry to the delegate (`cacheEngine(_:noted:)`), watched or not:
     /// the shell's `timeline` keeps them. Off by default: a change nobody asked for costs nothing.
-    public var reportsAllChanges = false
+    public var reportsAllChanges = false { didSet { noteHooks() } }
     /// The push rules.
     var rules = PushRules()
-    /// The counters, in total and per namespace.
-    var statistics = Statistics()
-    /// What changed since a store last took the changes; nil when no store tracks them.
-    var changes: ChangeLog?
+    /// The counters, in total and per namespace (in `state`).
+    var statistics: Statistics {
+        @inline(__always) _read { yield state.statistics }
+        @inline(__always) _modify { yield &state.statistics }
+    }
+    /// What changed since a store last took the changes; nil when no store tracks them (in `state`).
+    var changes: ChangeLog? {
+        @inline(__always) _read { yield state.changes }
+        @inline(__always) _modify { yield &state.changes }
+    }
     /// The app's behaviours an app opts into: active keys and polls (`AppBehaviours`).
-    var behaviours = AppBehaviours()
+    var behaviours = AppBehaviours() { didSet { noteHooks() } }
+    /// Whether a change to an entry may have to be reported or acted on: something is watched,
+    /// every change is reported, or an app behaviour (deferred mutations, active keys) is on.
+    /// When false, `emit` returns at once. Kept by `noteHooks()` after every write to the
+    /// properties it depends on.
+    // Unchecked exclusivity: the flag is only ever read or assigned whole (in `noteHooks`), never
+    // passed inout or held in an access across a call, so no two accesses to it can overlap;
+    // checked, each change to an entry paid a dynamic access check to read it.
+    @exclusivity(unchecked) private(set) var hooked = false
     /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
     var runningScheduled = 0
 
@@ -83,7 +123,7 @@ public final class CacheEngine {
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {
         self.origin = origin
         self.clockStart = clockStart
-        self.now = clockStart
+        self.state = EngineState(now: clockStart)
         _ = namespaceSlot(named: KeyName.defaultNamespace)
     }
 
@@ -105,8 +145,13 @@ public final class CacheEngine {
     /// The entries by slot (kept in `entries`, which owns their indexes and recency links). Read
     /// through stored properties only, so no part is copied to read an entry.
     var slots: EntrySlots {
-        _read { yield entries.store.entries }
-        _modify { yield &entries.slots }
+        @inline(__always) _read { yield state.entries.store.entries }
+        @inline(__always) _modify { yield &state.entries.slots }
+    }
+
+    /// Sets `hooked` from what it depends on.
+    private func noteHooks() {
+        hooked = !observers.isEmpty || reportsAllChanges || !behaviours.deferred.isEmpty || !behaviours.active.isEmpty
     }
 
     /// Marks the start of a command: the runaway limit counts items per command.
@@ -118,8 +163,7 @@ public final class CacheEngine {
 
     @inline(__always)
     func nextSeq() -> UInt64 {
-        seq &+= 1
-        return seq
+        state.nextSeq()
     }
 }
 
@@ -128,25 +172,14 @@ public final class CacheEngine {
 extension CacheEngine {
     /// The namespace slot for a name, created with the default policy when new.
     func namespaceSlot(named name: Substring) -> Int32 {
-        let (slot, created) = namespaces.slot(creating: name)
-        if created { addNamespaceParts() }
-        return slot
+        state.namespaceSlot(named: name)
     }
 
     func namespaceSlot(named name: String) -> Int32 { namespaceSlot(named: Substring(name)) }
 
     @inline(__always)
     func namespaceSlot(forKey key: String) -> Int32 {
-        let (slot, created) = namespaces.slot(forKey: key)
-        if created { addNamespaceParts() }
-        return slot
-    }
-
-    /// Gives the parts kept by namespace slot their state for a namespace just created.
-    private func addNamespaceParts() {
-        entries.addNamespace()
-        expiry.addNamespace()
-        statistics.addNamespace()
+        state.namespaceSlot(forKey: key)
     }
 
     @inline(__always)

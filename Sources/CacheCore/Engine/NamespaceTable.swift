@@ -41,6 +41,27 @@ struct NamespaceTable {
     @inline(__always)
     func policy(_ ns: Int32) -> Policy { all[Int(ns)].policy }
 
+    /// A namespace's `ttl` and `stale`, read in place (`policy(_:)` copies the whole policy, its
+    /// set of naive policies retained and released).
+    /// - Complexity: O(1).
+    @inline(__always)
+    func times(_ ns: Int32) -> (ttl: Int64, stale: Int64?) {
+        (all[Int(ns)].policy.ttl, all[Int(ns)].policy.stale)
+    }
+
+    /// A namespace's `max`, read in place.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func maxEntries(_ ns: Int32) -> Int? { all[Int(ns)].policy.max }
+
+    /// Whether a namespace has naive policy `p` switched on, read in place.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func isNaive(_ p: NaivePolicy, ns: Int32) -> Bool {
+        let naive = all[Int(ns)].policy.naive
+        return !naive.isEmpty && naive.contains(p)
+    }
+
     /// The slot of an existing namespace.
     /// - Complexity: O(1).
     func slot(named name: String) -> Int32? { index[name] }

@@ -1,0 +1,208 @@
+// The parts of the engine's state that a `get` hit and a `put` change, in one value, and the
+// steps of those operations written as its methods.
+
+/// The clock, the sequence number, the entries, the namespaces, the expiry FIFOs, the counters
+/// and the store's change log: the state a `get` hit and a `put` read and change, held in one
+/// stored property of the engine (`CacheEngine.state`; the engine's `now`, `seq`, `entries`,
+/// `namespaces`, `expiry`, `statistics` and `changes` read and write through it).
+///
+/// Each access to a stored property of a class is checked for exclusivity at run time (about 80
+/// instructions: `swift_beginAccess` and its end); a `put` that evicts reached these six parts
+/// through some 23 such accesses. A mutating method of this value is one access of the engine's
+/// property, and inside it the parts are fields of a struct, whose exclusivity the compiler
+/// checks statically, for nothing at run time. So the hot operations are written here, each
+/// called once per operation.
+struct EngineState {
+    /// Current virtual time, ms since the Unix epoch.
+    var now: Int64
+    /// The global sequence number of the last event (SPEC §1.1).
+    var seq: UInt64 = 0
+    /// The entries: slots, recency lists, key, id and tag indexes.
+    var entries = EntryTable()
+    /// The namespaces by slot and name, with their policies.
+    var namespaces = NamespaceTable()
+    /// The expiry FIFO of each namespace.
+    var expiry = ExpiryQueues()
+    /// The counters, in total and per namespace.
+    var statistics = Statistics()
+    /// Whether the engine's request table holds a fetch in flight or a request by key: when
+    /// not, no key has a fetch in flight or a response to void (kept by the engine).
+    var requestsByKey = false
+    /// What changed since a store last took the changes; nil when no store tracks them.
+    var changes: ChangeLog?
+
+    init(now: Int64) {
+        self.now = now
+    }
+
+    @inline(__always)
+    mutating func nextSeq() -> UInt64 {
+        seq &+= 1
+        return seq
+    }
+
+    /// The slot of the cached entry of `key` (canonical form) whose `KeyIndex.hash` is `hash`, or nil.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    func entrySlot(forKey key: String, hash: UInt32) -> Int32? {
+        entries.keyIndex.find(hash: hash) { entries.store.entries[Int($0)].key == key }
+    }
+
+    // MARK: Namespaces
+
+    /// The namespace slot for a name, created with the default policy when new.
+    mutating func namespaceSlot(named name: Substring) -> Int32 {
+        let (slot, created) = namespaces.slot(creating: name)
+        if created { addNamespaceParts() }
+        return slot
+    }
+
+    /// The slot of a key's namespace, created with the default policy when new.
+    @inline(__always)
+    mutating func namespaceSlot(forKey key: String) -> Int32 {
+        let (slot, created) = namespaces.slot(forKey: key)
+        if created { addNamespaceParts() }
+        return slot
+    }
+
+    /// Gives the parts kept by namespace slot their state for a namespace just created.
+    private mutating func addNamespaceParts() {
+        entries.addNamespace()
+        expiry.addNamespace()
+        statistics.addNamespace()
+    }
+
+    // MARK: Entries in and out
+
+    /// Stores a new entry as the most recently used and queues its expiry (see
+    /// `CacheEngine.insertEntry`).
+    /// - Returns: its slot, and the expiry scan to schedule, when the namespace had none.
+    /// - Complexity: O(1) amortized, plus the size of `value` for the id index.
+    mutating func insertEntry(key: String, namespace ns: Int32, value: StoredValue, tags: [String], request: UInt64,
+                              put: UInt64?, hash: UInt32) -> (slot: Int32, scan: ScheduledItem?) {
+        let s = nextSeq()
+        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags,
+                          storedAt: now, staleAt: .max, expiresAt: .max)
+        entry.storedRequest = request
+        entry.storedSeq = s
+        if let put { entry.setWrites(local: put, put: put) }
+        let slot = entries.insert(entry, hash: hash)
+        return (slot, applyTimes(slot))
+    }
+
+    /// Derives an entry's stale and expiry times from its `storedAt` and its namespace's policy,
+    /// drops an `expire` override and a reported expiry, and queues the expiry.
+    /// - Returns: the expiry scan to schedule, when the namespace had none.
+    /// - Complexity: O(1) amortized (one append to the namespace's expiry FIFO).
+    mutating func applyTimes(_ slot: Int32) -> ScheduledItem? {
+        let i = Int(slot)
+        let ns = entries.store.entries[i].namespace
+        let times = namespaces.times(ns)
+        let record = entries.slots[i].applyTimes(ttl: times.ttl, stale: times.stale, slot: slot)
+        let scan = expiry.enqueue(record, in: ns)
+        // Records of entries evicted, removed or stored again since are dropped lazily at the head;
+        // when they outnumber the namespace's entries, drop them all, so the FIFO stays within
+        // twice the entries (plus a little) however long the run: O(1) amortized per append.
+        if expiry.queues[Int(ns)].records.count > 2 * entries.store.count(inNamespace: ns) + 64 {
+            expiry.compact(ns) { r in Self.isLive(r, in: entries.store.entries) }
+        }
+        return scan
+    }
+
+    /// Whether an expiry record still stands for its entry's expiry (else it is skipped).
+    @inline(__always)
+    static func isLive(_ r: ExpiryRecord, in slots: EntrySlots) -> Bool {
+        let e = slots[Int(r.slot)]
+        return e.live && e.generation == r.generation && !e.expiryOverridden && !e.expiryReported
+            && e.expiresAt == r.time
+    }
+
+    /// Removes an entry from every index and list (the slot is reused) and notes its key for a store.
+    /// - Returns: the entry's key.
+    /// - Complexity: O(1) plus its ids and tags.
+    @inline(__always)
+    mutating func removeEntry(_ slot: Int32) -> String {
+        let key = entries.remove(slot)
+        changes?.removedKeys.append(key)
+        return key
+    }
+
+    /// Evicts the policy's next victim of a namespace holding more than `max` entries, sparing
+    /// `sparing` unless it is the only one: removes it and counts the eviction (the engine voids
+    /// its responses in flight, when `requestsByKey`).
+    /// - Returns: the evicted key, whether the namespace still holds more than `max` entries and
+    ///   `requestsByKey`; nil when it is within `max`.
+    /// - Complexity: O(1) (SIEVE: amortized), plus its ids and tags.
+    @inline(__always)
+    mutating func evictOne(_ ns: Int32, over max: Int, sparing: Int32) -> (key: String, more: Bool, requestsByKey: Bool)? {
+        guard let victim = entries.victim(inNamespace: ns, over: max, sparing: sparing) else { return nil }
+        let key = removeEntry(victim)
+        statistics.count(\.evictions, ns)
+        return (key, entries.store.count(inNamespace: ns) > max, requestsByKey)
+    }
+
+    // MARK: The operations
+
+    /// What `put` found and did: the key was cached (its slot; the engine updates it), or a new
+    /// entry was stored (its slot and namespace, the namespace's `max` and an expiry scan to schedule).
+    enum PutStep {
+        case cached(slot: Int32)
+        case stored(slot: Int32, ns: Int32, max: Int?, scan: ScheduledItem?)
+    }
+
+    /// `put`'s first step: takes the put's sequence number `s`, and stores the value as a new
+    /// entry when the key (canonical, its hash `hash`) is not cached.
+    @inline(__always)
+    mutating func putStep(key: String, hash: UInt32, value: StoredValue, tags: [String]) -> (s: UInt64, step: PutStep) {
+        let s = nextSeq()
+        if let slot = entrySlot(forKey: key, hash: hash) { return (s, .cached(slot: slot)) }
+        let ns = namespaceSlot(forKey: key)
+        let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
+        return (s, .stored(slot: slot, ns: ns, max: namespaces.maxEntries(ns), scan: scan))
+    }
+
+    /// What a `get` of a cached entry (online) found: the entry's slot and namespace and the state it is
+    /// served in; for a fresh entry, the result read (its `pending` for the caller to set when
+    /// `requestsByKey`).
+    struct Hit {
+        var slot: Int32
+        var ns: Int32
+        var state: EntryState
+        var result: ReadResult?
+        /// `requestsByKey`: whether the key may have a fetch in flight (`pending`).
+        var requestsByKey = true
+    }
+
+    /// `get`'s first step, online: takes a sequence number; for a cached key, touches the entry
+    /// and, unless `force`, counts a fresh hit and reads it (as `CacheEngine.get` does).
+    /// - Returns: nil when the key is not cached.
+    @inline(__always)
+    mutating func getStep(key: String, hash: UInt32, force: Bool) -> Hit? {
+        _ = nextSeq()
+        guard let slot = entrySlot(forKey: key, hash: hash) else { return nil }
+        let i = Int(slot)
+        let ns = entries.store.entries[i].namespace
+        var state = entries.store.entries[i].state(at: now)
+        entries.touch(slot)
+        // serve-expired: an expired value is served as a stale one is.
+        if state == .expired && namespaces.isNaive(.serveExpired, ns: ns) { state = .stale }
+        guard !force && state == .fresh else { return Hit(slot: slot, ns: ns, state: state, result: nil) }
+        statistics.count(\.hits, ns)
+        let r = entries.store.entries[i].readResult(at: now, source: .cache)
+        return Hit(slot: slot, ns: ns, state: state, result: r, requestsByKey: requestsByKey)
+    }
+}
+
+extension Entry {
+    /// Derives the stale and expiry times from `storedAt`, a namespace's `ttl` and `stale` (nil:
+    /// never stale by age), dropping an `expire` override and a reported expiry.
+    /// - Returns: the record that queues the expiry of the entry in `slot`.
+    @inline(__always)
+    mutating func applyTimes(ttl: Int64, stale: Int64?, slot: Int32) -> ExpiryRecord {
+        staleAt = stale.map { storedAt.addingClamped($0) } ?? .max
+        expiresAt = storedAt.addingClamped(ttl)
+        expiryOverridden = false
+        expiryReported = false
+        return ExpiryRecord(time: expiresAt, seq: storedSeq, slot: slot, generation: generation)
+    }
+}
