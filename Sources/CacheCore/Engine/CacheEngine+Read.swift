@@ -16,20 +16,18 @@ extension CacheEngine {
             return offlineRead(key, entrySlot(forKey: key, hash: hash))
         }
         // One access to the engine's state finds, touches, counts and reads a fresh hit.
-        let hit = state.getStep(key: key, hash: hash, force: force)
-        if let hit {
-            if var r = hit.result {
-                if hit.requestsByKey { r.pending = requestTable.fetch(forKey: key) != nil }
-                return r
-            }
-            if !force && hit.state == .stale {
-                count(\.staleHits, hit.ns)
-                if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
-                return read(hit.slot)
-            }
+        var found = EngineState.Found()
+        if var r = state.getStep(key: key, hash: hash, force: force, found: &found) {
+            if found.requestsByKey { r.pending = requestTable.fetch(forKey: key) != nil }
+            return r
+        }
+        if found.slot >= 0 && !force && found.state == .stale {
+            count(\.staleHits, found.ns)
+            if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
+            return read(found.slot)
         }
         let nowait = nowait || runningScheduled > 0
-        let slot = hit?.slot
+        let slot = found.slot >= 0 ? found.slot : nil
         let ns = slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key)
         count(\.misses, ns)
         let id: UInt64

@@ -161,24 +161,25 @@ struct EngineState {
         return (s, .stored(slot: slot, ns: ns, max: namespaces.maxEntries(ns), scan: scan))
     }
 
-    /// What a `get` of a cached entry (online) found: the entry's slot and namespace and the state it is
-    /// served in; for a fresh entry, the result read (its `pending` for the caller to set when
-    /// `requestsByKey`).
-    struct Hit {
-        var slot: Int32
-        var ns: Int32
-        var state: EntryState
-        var result: ReadResult?
+    /// What a `get` of a cached entry (online) found besides a fresh hit: the entry's slot (-1:
+    /// not cached) and namespace and the state it is served in. Plain values only, so that
+    /// passing it back costs no copy of references.
+    struct Found {
+        var slot: Int32 = -1
+        var ns: Int32 = -1
+        var state = EntryState.absent
         /// `requestsByKey`: whether the key may have a fetch in flight (`pending`).
         var requestsByKey = true
     }
 
     /// `get`'s first step, online: takes a sequence number; for a cached key, touches the entry
     /// and, unless `force`, counts a fresh hit and reads it (as `CacheEngine.get` does).
-    /// - Returns: nil when the key is not cached.
+    /// - Returns: the fresh hit read (its `pending` for the caller to set when
+    ///   `found.requestsByKey`); nil for anything else, `found` saying what was found.
     @inline(__always)
-    mutating func getStep(key: String, hash: UInt32, force: Bool) -> Hit? {
+    mutating func getStep(key: String, hash: UInt32, force: Bool, found: inout Found) -> ReadResult? {
         _ = nextSeq()
+        found.requestsByKey = requestsByKey
         guard let slot = entrySlot(forKey: key, hash: hash) else { return nil }
         let i = Int(slot)
         let ns = entries.store.entries[i].namespace
@@ -186,10 +187,12 @@ struct EngineState {
         entries.touch(slot)
         // serve-expired: an expired value is served as a stale one is.
         if state == .expired && namespaces.isNaive(.serveExpired, ns: ns) { state = .stale }
-        guard !force && state == .fresh else { return Hit(slot: slot, ns: ns, state: state, result: nil) }
+        found.slot = slot
+        found.ns = ns
+        found.state = state
+        guard !force && state == .fresh else { return nil }
         statistics.count(\.hits, ns)
-        let r = entries.store.entries[i].readResult(at: now, source: .cache)
-        return Hit(slot: slot, ns: ns, state: state, result: r, requestsByKey: requestsByKey)
+        return entries.store.entries[i].readResult(at: now, source: .cache)
     }
 }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A namespace: its name, its policy and whether it was defined (its recency list is in
 /// `EntryStore`, its expiry FIFO in `ExpiryQueues`, its counters in `Statistics`, all by slot).
 struct NamespaceState {
@@ -80,11 +86,36 @@ struct NamespaceTable {
     /// The slot of a key's namespace, created when new; remembers it for the next key.
     /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last.
     mutating func slot(forKey key: String) -> (slot: Int32, created: Bool) {
+        if let last {
+            switch Self.key(key, isIn: last.name) {
+            case true?: return (last.slot, false)
+            case false?: break
+            case nil: if last.name == KeyName.namespace(of: key) { return (last.slot, false) }
+            }
+        }
         let name = KeyName.namespace(of: key)
-        if let last, last.name == name { return (last.slot, false) }
         let found = slot(creating: name)
         last = (String(name), found.slot)
         return found
+    }
+
+    /// Whether the namespace of `key` (as `KeyName.namespace(of:)` reads it) is `name`, a name
+    /// without a colon, compared on their UTF-8 bytes without making a substring; nil when a
+    /// string is not stored contiguously (then ask `KeyName.namespace(of:)`).
+    /// - Complexity: O(length of `name`); O(length of `key`) for the default namespace.
+    @inline(__always)
+    static func key(_ key: String, isIn name: String) -> Bool? {
+        let colon = UInt8(ascii: ":")
+        return key.utf8.withContiguousStorageIfAvailable { k -> Bool? in
+            name.utf8.withContiguousStorageIfAvailable { n -> Bool in
+                if k.count > n.count && k[n.count] == colon
+                    && (n.isEmpty || memcmp(k.baseAddress!, n.baseAddress!, n.count) == 0) {
+                    return true
+                }
+                // A key without a colon is in the default namespace.
+                return name == KeyName.defaultNamespace && !k.contains(colon)
+            }
+        } ?? nil
     }
 
     /// Sets a namespace's policy and whether it counts as defined.

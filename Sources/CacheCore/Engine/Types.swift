@@ -163,7 +163,8 @@ public enum KeyName {
     /// The canonical printed form.
     @inlinable
     public static func canonical(_ key: String) -> String {
-        if key.utf8.starts(with: "default:".utf8) { return String(key.dropFirst(8)) }
+        // Most keys differ from the prefix at their first byte: one byte read decides them.
+        if key.utf8.first == UInt8(ascii: "d") && key.utf8.starts(with: "default:".utf8) { return String(key.dropFirst(8)) }
         return key
     }
 
