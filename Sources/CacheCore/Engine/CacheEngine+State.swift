@@ -192,7 +192,12 @@ struct EngineState {
         found.state = state
         guard !force && state == .fresh else { return nil }
         statistics.count(\.hits, ns)
-        return entries.store.entries[i].readResult(at: now, source: .cache)
+        // `Entry.readResult` of a fresh entry, its fields read in place.
+        let expiresAt = entries.store.entries[i].expiresAt
+        return ReadResult(key: entries.store.entries[i].key, state: .fresh, stored: entries.store.entries[i].stored,
+                          ageMs: now - entries.store.entries[i].storedAt,
+                          expiresInMs: expiresAt == .max ? .max : expiresAt - now,
+                          tags: entries.store.entries[i].tags, source: .cache)
     }
 }
 

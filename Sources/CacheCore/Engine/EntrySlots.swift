@@ -25,7 +25,9 @@ struct EntrySlots: RandomAccessCollection {
     func index(before i: Int) -> Int { i - 1 }
 
     subscript(i: Int) -> Entry {
-        @inline(__always) get { storage[i] }
+        // Borrowed in place: a read of one field (`slots[i].key`) copies neither the entry nor
+        // its references (a getter returned the whole entry, retained, to read one field).
+        @inline(__always) _read { yield storage[i] }
         @inline(__always) _modify {
             yield &storage[i]
             if tracking { mark(i) }
