@@ -22,8 +22,10 @@ public protocol CacheEngineDelegate: AnyObject {
 /// check of them, held in a stored property and changed in place: `entries` (the entries, their
 /// recency lists and indexes), `namespaces`, `expiry` (the per-namespace expiry FIFOs),
 /// `scheduler`, `requestTable` (requests in flight), `serverLog`, `mutationQueue` (the offline
-/// queue), `observers`, `rules` (push rules) and `statistics`. The engine's methods coordinate
-/// them; with `checksInvariants` on, every public operation that can change the state ends with
+/// queue), `observers`, `rules` (push rules) and `statistics`. Those a `get` hit and a `put`
+/// change (`entries`, `namespaces`, `expiry`, `statistics`, with the clock and the sequence
+/// number) sit together in one stored property, `state` (`EngineState`), so that each such
+/// operation is one dynamically checked access. The engine's methods coordinate them; with `checksInvariants` on, every public operation that can change the state ends with
 /// a check of every part and of how they agree (`invariantViolations()`).
 public final class CacheEngine {
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
