@@ -219,7 +219,7 @@ extension Snapshot {
               stateText != EntryState.absent.rawValue else {
             throw e.fail("state", "expected fresh, stale or expired")
         }
-        var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
+        var entry = Entry(key: key, namespace: Int32(ns), stored: try e.storedValue("value"), tags: try e.strings("tags"),
                           storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
                           expiresAt: try e.timeOrNever("expires_at"))
         entry.storedSeq = try e.seq("seq")

@@ -267,6 +267,7 @@ extension Snapshot {
         r.i = text.start
         try Self.expect(UInt8(ascii: "["), &r)
         var fields = EntryFields()
+        var scanner = CanonicalScanner(bytes, maxDepth: JSONValue.maxDepth)
         r.skipWhitespace()
         if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "]") {
             r.i += 1
@@ -283,9 +284,11 @@ extension Snapshot {
                         guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
                         try Self.expect(UInt8(ascii: ":"), &r)
                         // The deepest level inside the field: an entry's values start at level 3.
-                        r.deepest = 0
-                        do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
-                        if slot == EntryFields.valueSlot { fields.valuesWithinDepth = r.deepest <= 3 + JSONValue.maxDepth }
+                        if slot == EntryFields.valueSlot {
+                            try Self.readValue(&fields, &r, &scanner)
+                        } else {
+                            do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
+                        }
                         r.skipWhitespace()
                         guard r.i < bytes.count else { throw Self.readAsTree }
                         let separator = bytes[r.i]
@@ -305,6 +308,27 @@ extension Snapshot {
         }
         guard r.i == text.end else { throw Self.readAsTree }
         try checkHands()
+    }
+
+    /// The entry's `value` at `r.i`: checked and put in canonical form straight from the text
+    /// (`CanonicalScanner`), or else (an object with keys not plain ASCII in order, a value nested
+    /// deeper than values may be, text that is not JSON) read as a tree as any other field, whose
+    /// depth `dataValue` then checks.
+    @inline(__always)
+    private static func readValue(_ fields: inout EntryFields, _ r: inout JSONReader, _ scanner: inout CanonicalScanner) throws(SnapshotError) {
+        r.skipWhitespace()
+        scanner.position = r.i
+        if scanner.scan() {
+            r.i = scanner.position
+            fields.stored = scanner.withText { StoredValue(canonicalUTF8: $0) }
+            fields.values[EntryFields.valueSlot] = .null  // present; `storedValue` gives it
+            return
+        }
+        fields.stored = nil
+        // The deepest level inside the field: an entry's values start at level 3.
+        r.deepest = 0
+        do { fields.values[EntryFields.valueSlot] = try r.parseValue(depth: 3) } catch { throw readAsTree }
+        fields.valuesWithinDepth = r.deepest <= 3 + JSONValue.maxDepth
     }
 
     /// The value of the entry field in `slot` at `r.i`: a time written in the usual form is
@@ -336,6 +360,8 @@ struct EntryFields: SnapshotFields {
     private static let nameBytes: [[UInt8]] = names.map { Array($0.utf8) }
 
     var values: [JSONValue?]
+    /// The `value` read straight into its stored form (its slot in `values` then holds a placeholder).
+    var stored: StoredValue?
     private(set) var path = SnapshotPath("entries")
     /// The `value` read is nested no deeper than `JSONValue.maxDepth` (then `dataValue` need
     /// not measure it); the other fields are never data values.
@@ -351,6 +377,7 @@ struct EntryFields: SnapshotFields {
     /// Empties every slot for the entry at `index` of `entries`.
     mutating func clear(index: Int) {
         for k in values.indices { values[k] = nil }
+        stored = nil
         path = SnapshotPath("entries").element(index)
         valuesWithinDepth = false
     }
@@ -368,6 +395,11 @@ struct EntryFields: SnapshotFields {
     func field(_ name: String) -> JSONValue? {
         guard let k = Self.slot(of: name) else { return nil }
         return values[k]
+    }
+
+    func storedValue(_ name: String) throws(SnapshotError) -> StoredValue {
+        if let stored, name == "value" { return stored }
+        return StoredValue(try dataValue(name))
     }
 
     /// The slot of `name`, compared only with names of its length (the check of every entry
