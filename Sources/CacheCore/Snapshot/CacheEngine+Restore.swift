@@ -38,7 +38,11 @@ extension CacheEngine {
             entries = EntryTable(idField: snapshot.idField, namespaceCount: snapshot.namespaces.count,
                                  capacity: snapshot.entries.count)
             slots.tracking = tracking
-            for entry in snapshot.entries { _ = entries.insert(entry) }
+            if snapshot.keyHashes.count == snapshot.entries.count {
+                for (entry, hash) in zip(snapshot.entries, snapshot.keyHashes) { _ = entries.insert(entry, hash: hash) }
+            } else {
+                for entry in snapshot.entries { _ = entries.insert(entry) }
+            }
             // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
             // entry i: the table was empty).
             var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)

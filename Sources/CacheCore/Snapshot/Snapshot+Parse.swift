@@ -260,8 +260,9 @@ extension Snapshot {
     mutating func decodeEntries(text: EntryText, namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(text.count)
         ranks.reserveCapacity(text.count)
-        var checks = EntryChecks(seen: Set(minimumCapacity: text.count),
-                                 seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        var checks = EntryChecks(seen: [], seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count),
+                                 keys: KeyIndex(capacity: text.count))
+        keyHashes.reserveCapacity(text.count)
         let bytes = text.bytes
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
         r.i = text.start
@@ -385,11 +386,32 @@ struct EntryFields: SnapshotFields {
     /// Whether the field of `slot` is an instant (stored_at, stale_at, expires_at).
     @inline(__always) static func isTime(_ slot: Int) -> Bool { slot >= 3 && slot <= 5 }
 
+    /// The slot of a name given as bytes: the one candidate of its length and first byte, compared.
     static func slot(of name: UnsafeBufferPointer<UInt8>) -> Int? {
-        for (k, candidate) in nameBytes.enumerated() where candidate.count == name.count {
-            if candidate.withUnsafeBufferPointer({ $0.elementsEqual(name) }) { return k }
+        guard let first = name.first else { return nil }
+        let k: Int
+        switch (name.count, first) {
+        case (3, UInt8(ascii: "k")): k = 0
+        case (3, UInt8(ascii: "s")): k = 7
+        case (4, UInt8(ascii: "t")): k = 6
+        case (4, UInt8(ascii: "r")): k = 16
+        case (4, UInt8(ascii: "u")): k = 17
+        case (5, UInt8(ascii: "v")): k = 1
+        case (5, UInt8(ascii: "s")): k = 2
+        case (7, _): k = 18
+        case (8, UInt8(ascii: "s")): k = 4
+        case (8, UInt8(ascii: "l")): k = 10
+        case (9, UInt8(ascii: "s")): k = 3
+        case (9, UInt8(ascii: "m")): k = 15
+        case (10, UInt8(ascii: "l")): k = 9
+        case (10, UInt8(ascii: "e")): k = name[7] == UInt8(ascii: "s") ? 14 : 5
+        case (11, _): k = 11
+        case (14, UInt8(ascii: "s")): k = 8
+        case (14, UInt8(ascii: "e")): k = 12
+        case (17, _): k = 13
+        default: return nil
         }
-        return nil
+        return nameBytes[k].withUnsafeBufferPointer { $0.elementsEqual(name) } ? k : nil
     }
 
     func field(_ name: String) -> JSONValue? {
