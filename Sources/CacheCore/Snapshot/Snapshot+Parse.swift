@@ -411,7 +411,11 @@ struct EntryFields: SnapshotFields {
         case (17, _): k = 13
         default: return nil
         }
-        return nameBytes[k].withUnsafeBufferPointer { $0.elementsEqual(name) } ? k : nil
+        return nameBytes[k].withUnsafeBufferPointer { candidate in
+            guard candidate.count == name.count else { return false }
+            for j in 0..<name.count where candidate[j] != name[j] { return false }
+            return true
+        } ? k : nil
     }
 
     func field(_ name: String) -> JSONValue? {
