@@ -193,7 +193,8 @@ extension CacheEngine {
             extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         }
-        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
+        // The stored text is the value's compact text already: no tree is built and printed.
+        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.stored.text,
                            storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
                            expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
                            storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
