@@ -418,8 +418,12 @@ public final class Session {
             let valueStart = keyEnd + 1
             guard bytes[keyEnd] == UInt8(ascii: " "), valueStart < bytes.count,
                   bytes[valueStart] == UInt8(ascii: "{") || bytes[valueStart] == UInt8(ascii: "[") else { return nil }
-            var valueEnd = valueStart
-            while valueEnd < bytes.count && bytes[valueEnd] != UInt8(ascii: "\n") { valueEnd += 1 }
+            // The line feed ending the line, if the value is short enough to be taken here.
+            let valueEnd = bytes.withUnsafeBufferPointer { all -> Int in
+                let limit = min(all.count - valueStart, Self.maxPlainValueBytes + 1)
+                guard let found = memchr(all.baseAddress! + valueStart, Int32(UInt8(ascii: "\n")), limit) else { return all.count }
+                return UnsafeRawPointer(found) - UnsafeRawPointer(all.baseAddress!)
+            }
             guard valueEnd < bytes.count, valueEnd - valueStart <= Self.maxPlainValueBytes,
                   bytes[valueEnd - 1] == UInt8(ascii: "}") || bytes[valueEnd - 1] == UInt8(ascii: "]") else { return nil }
             valueRange = valueStart..<valueEnd
