@@ -466,7 +466,8 @@ public final class Session {
             fail(error, in: source, command: name)
             ok = false
         }
-        if let request = server.takeDivergence() {
+        let divergence = server.takeDivergence()
+        if let request = divergence {
             // The command as the lexer makes it, for the error line.
             var words = [Word(bytes: bytes, range: start..<start + 3, kind: .bare, offset: start, end: start + 3),
                          Word(bytes: bytes, range: keyStart..<keyEnd, kind: .bare, offset: keyStart, end: keyEnd)]
@@ -475,7 +476,11 @@ public final class Session {
             ok = false
         }
         if topLevel && keepsHistory {
-            if direct {
+            if direct && divergence == nil {
+                // The reply is all the command printed (`writeDirectly` found no output before it,
+                // and nothing came after): the history's one entry, as `noteHistory` would make it.
+                history.appendLast(command: bytes[start..<end], reply: &reply, name: name, mode: options.mode)
+            } else if direct {
                 noteHistory(bytes[start..<end], outputFrom: outputStart, directReply: &reply, name: name)
             } else {
                 noteHistory(bytes[start..<end], outputFrom: outputStart)
