@@ -217,11 +217,11 @@ struct Arguments {
         return StoredValue(try value(word))
     }
 
-    /// The stored form of a JSON text (a JSON word's bytes); nil when it is not JSON, for
-    /// ``value(_:)`` to say why.
+    /// The stored form of a JSON text (a JSON word's bytes), checked and canonicalised in one pass
+    /// without a tree (``StoredValue/init(parsingJSON:maxDepth:)``, byte for byte what the tree
+    /// gives); nil when it is not JSON, for ``value(_:)`` to say why.
     static func storedJSON(_ bytes: UnsafeBufferPointer<UInt8>) -> StoredValue? {
-        guard let value = try? JSONValue(parsing: bytes) else { return nil }
-        return StoredValue(value)
+        try? StoredValue(parsingJSON: bytes)
     }
 
     /// Whether `text` has the grammar of a JSON number (RFC 8259) but no finite Double holds it.
