@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay bench bench-replay attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay bench bench-micro bench-micro-update bench-replay attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -56,6 +56,15 @@ test-replay:
 
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks CoreBenchmarks
+
+# The core's micro-benchmarks against their checked-in allocation and instruction counts
+# (Benchmarks/Micro/Thresholds): exit 2 when one got worse, 4 when one got better past its margin.
+bench-micro: deps
+	cd Benchmarks/Micro && $(SWIFT) package benchmark thresholds check
+
+# After an intended change: measures them again and rewrites Benchmarks/Micro/Thresholds.
+bench-micro-update: deps
+	SWIFT=$(SWIFT) Benchmarks/Micro/update-thresholds.sh
 
 # replay against libcachesim on the same 1M-request trace: requests/s and peak memory.
 bench-replay: deps

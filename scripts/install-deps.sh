@@ -6,6 +6,9 @@ pkg-config --exists libedit 2>/dev/null || need+=(libedit-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v tmux >/dev/null || need+=(tmux)
 [ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+# The micro-benchmarks' instruction counts (make bench-micro) and compare-builds.py run valgrind.
+command -v valgrind >/dev/null || need+=(valgrind)
+command -v objcopy >/dev/null || need+=(binutils)
 # The static archives the shipped build links in (make release, scripts/static-libs.sh).
 lib=/usr/lib/$(cc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 [ -e "$lib/libtinfo.a" ] || need+=(libncurses-dev)

@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// Micro-benchmarks of the cache core on ordo-one/benchmark, with thresholds on allocation and
-/// instruction counts checked in (`Thresholds/`), so a regression fails
+/// instruction counts (valgrind's) checked in (`Thresholds/`), so a regression fails
 /// `swift package benchmark thresholds check`. A package of its own (not the root's, not
 /// `Benchmarks/`'s) so neither the root's build nor the comparison scripts pull in the harness.
 /// See ../README.md for how to run it.
@@ -20,10 +20,14 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "CacheCore", package: "cachesh"),
                 .product(name: "CacheServer", package: "cachesh"),
+                .product(name: "CacheShell", package: "cachesh"),
+                "CoreMicroCount",
             ],
             path: "Benchmarks/CoreMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Runs a benchmark's count under valgrind before the harness's main (see its comment).
+        .target(name: "CoreMicroCount", path: "Benchmarks/CoreMicroCount"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -278,6 +278,14 @@ public actor Cache {
         return noting(.put(key: key, value: value, tags: tags), RecordedReturn.keys) { engine.put(key, value, tags: tags) }
     }
 
+    /// `put` of a value in its stored form (the shell's, read from its JSON text without a tree).
+    @discardableResult
+    public func put(_ key: String, _ value: StoredValue, tags: [String] = []) -> [String] {
+        sync()
+        defer { finish() }
+        return noting(.put(key: key, value: value.json, tags: tags), RecordedReturn.keys) { engine.put(key, value, tags: tags) }
+    }
+
     /// Expires a key now, or `in` ms from now (an override of its policy). - Returns: the keys changed.
     @discardableResult
     public func expire(_ key: String, in delay: Int64? = nil) -> [String] {

@@ -234,6 +234,15 @@ public final class Session {
         var from = lexer.offset
         var held: Int?
         while !quitRequested {
+            if readsPlainCommands && !semicolonsSeparate, let plain = runPlainCommand(at: lexer.offset, in: source, on: cache) {
+                // The common form of `put` or `get`, run without the lexer (``runPlainCommand``).
+                lexer.skip(to: plain.end)
+                from = plain.end
+                if !plain.ok { ok = false }
+                if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
+                if !ok && options.bail { break }
+                continue
+            }
             let next = lexer.nextCommand()
             if next == nil && lexer.failure == nil { break }
             if holdingOpenJSON, next == nil, lexer.endsInsideJSON {
@@ -354,6 +363,130 @@ public final class Session {
             }
         }
         return ok
+    }
+
+    // MARK: The common commands of a batch
+
+    /// The longest JSON value ``runPlainCommand(at:in:on:)`` takes: shorter than any value nested
+    /// deeper than the lexer and the JSON reader allow (`Lexer.maxJSONDepth`, `JSONValue.maxDepth`;
+    /// d levels take 2d bytes), so the two never disagree on one it runs.
+    /// Run the commonest commands of a batch without the lexer (``runPlainCommand(at:in:on:)``);
+    /// off only in tests that check it changes nothing.
+    var readsPlainCommands = true
+
+    static let maxPlainValueBytes = 2 * min(Lexer.maxJSONDepth, JSONValue.maxDepth)
+
+    /// Runs the command after `offset` when it is in the commonest form of a batch, read straight
+    /// from the bytes instead of through the lexer: `put KEY VALUE` or `get KEY` on one line of
+    /// its own ending in a line feed, one space between the words, KEY a valid ASCII key that is
+    /// no option nor flag, VALUE a JSON object or array that is valid and holds no line feed.
+    /// What it runs, prints and notes is what ``execute(_:in:on:)`` does for the command the lexer
+    /// would make of that line; any other line, or one whose key or value is not valid (whose
+    /// error the lexer and the command's handler word), is left to them.
+    /// - Returns: where the command ends (at its line feed, where the lexer stops) and whether it
+    ///   succeeded; nil when the line is left to the lexer.
+    /// - Complexity: O(n) in the length of the line.
+    func runPlainCommand(at offset: Int, in source: SourceFile, on cache: isolated Cache) -> (end: Int, ok: Bool)? {
+        let bytes = source.bytes
+        var start = offset
+        while start < bytes.count {
+            let byte = bytes[start]
+            guard byte == UInt8(ascii: "\n") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+            else { break }
+            start += 1
+        }
+        // `put ` or `get `, then a key that is a bare word: no quote, bracket, comment, option nor flag.
+        guard start + 5 < bytes.count, bytes[start + 2] == UInt8(ascii: "t"), bytes[start + 3] == UInt8(ascii: " ") else { return nil }
+        let isPut = bytes[start] == UInt8(ascii: "p") && bytes[start + 1] == UInt8(ascii: "u")
+        guard isPut || (bytes[start] == UInt8(ascii: "g") && bytes[start + 1] == UInt8(ascii: "e")) else { return nil }
+        let keyStart = start + 4
+        switch bytes[keyStart] {
+        case UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "#"), UInt8(ascii: "-"): return nil
+        default: break
+        }
+        // The key runs to the next space (put) or the line feed (get); bytes a key may not hold
+        // (blanks among them) send the line to the lexer through `plainKey`.
+        var keyEnd = keyStart
+        while keyEnd < bytes.count, bytes[keyEnd] != UInt8(ascii: "\n"), bytes[keyEnd] != UInt8(ascii: " ") {
+            if bytes[keyEnd] == UInt8(ascii: "=") { return nil }
+            keyEnd += 1
+        }
+        guard keyEnd < bytes.count else { return nil }
+        let end: Int
+        var valueRange = 0..<0
+        if isPut {
+            let valueStart = keyEnd + 1
+            guard bytes[keyEnd] == UInt8(ascii: " "), valueStart < bytes.count,
+                  bytes[valueStart] == UInt8(ascii: "{") || bytes[valueStart] == UInt8(ascii: "[") else { return nil }
+            // The line feed ending the line, if the value is short enough to be taken here.
+            let valueEnd = bytes.withUnsafeBufferPointer { all -> Int in
+                let limit = min(all.count - valueStart, Self.maxPlainValueBytes + 1)
+                guard let found = memchr(all.baseAddress! + valueStart, Int32(UInt8(ascii: "\n")), limit) else { return all.count }
+                return UnsafeRawPointer(found) - UnsafeRawPointer(all.baseAddress!)
+            }
+            guard valueEnd < bytes.count, valueEnd - valueStart <= Self.maxPlainValueBytes,
+                  bytes[valueEnd - 1] == UInt8(ascii: "}") || bytes[valueEnd - 1] == UInt8(ascii: "]") else { return nil }
+            valueRange = valueStart..<valueEnd
+            end = valueEnd
+        } else {
+            guard bytes[keyEnd] == UInt8(ascii: "\n") else { return nil }
+            end = keyEnd
+        }
+        let parsed: (key: String, value: StoredValue?)? = bytes.withUnsafeBufferPointer { all in
+            guard let key = Arguments.keyIfPlain(UnsafeBufferPointer(rebasing: all[keyStart..<keyEnd])) else { return nil }
+            guard isPut else { return (key, nil) }
+            guard let value = Arguments.storedJSON(UnsafeBufferPointer(rebasing: all[valueRange])) else { return nil }
+            return (key, value)
+        }
+        guard let parsed else { return nil }
+
+        // What `execute` does around the handler, for this command.
+        let topLevel = depth == 0
+        depth += 1
+        defer { depth -= 1 }
+        if topLevel { cache.beginCommand() }
+        let outputStart = output.count
+        var ok = true
+        var reply = Reply.nothing
+        let name = isPut ? "put" : "get"
+        var direct = false
+        do throws(ShellError) {
+            if let value = parsed.value {
+                reply = .keys(cache.put(parsed.key, value, tags: []))
+            } else {
+                do {
+                    reply = .read(try cache.read(parsed.key, force: false, nowait: inScheduled), isGet: true)
+                } catch {
+                    throw ShellError(error.message, at: start)
+                }
+            }
+            direct = topLevel && writeDirectly(reply, command: name, outputFrom: outputStart)
+            if !direct { emit(reply, command: name) }
+        } catch {
+            fail(error, in: source, command: name)
+            ok = false
+        }
+        let divergence = server.takeDivergence()
+        if let request = divergence {
+            // The command as the lexer makes it, for the error line.
+            var words = [Word(bytes: bytes, range: start..<start + 3, kind: .bare, offset: start, end: start + 3),
+                         Word(bytes: bytes, range: keyStart..<keyEnd, kind: .bare, offset: keyStart, end: keyEnd)]
+            if isPut { words.append(Word(bytes: bytes, range: valueRange, kind: .json, offset: valueRange.lowerBound, end: end)) }
+            noteDivergence(request, command: RawCommand(words: words, offset: start, end: end), in: source)
+            ok = false
+        }
+        if topLevel && keepsHistory {
+            if direct && divergence == nil {
+                // The reply is all the command printed (`writeDirectly` found no output before it,
+                // and nothing came after): the history's one entry, as `noteHistory` would make it.
+                history.appendLast(command: bytes[start..<end], reply: &reply, name: name, mode: options.mode)
+            } else if direct {
+                noteHistory(bytes[start..<end], outputFrom: outputStart, directReply: &reply, name: name)
+            } else {
+                noteHistory(bytes[start..<end], outputFrom: outputStart)
+            }
+        }
+        return (end, ok)
     }
 
     func fail(_ error: ShellError, in source: SourceFile, command: String?) {

@@ -161,9 +161,10 @@ public final class SQLiteStore: CacheStore, Sendable {
 
     /// Writes an entry row; a row of the same key is updated in place (its key and the index on
     /// it stay as they are), not deleted and inserted again.
-    static func insertEntrySQL(table: String) -> String {
+    /// - Parameter key: the SQL of the key argument (`keyParameter` for arguments bound by GRDB).
+    static func insertEntrySQL(table: String, key: String = keyParameter) -> String {
         "INSERT INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
-            + "last_write, last_put, tags, extra) VALUES (\(keyParameter), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            + "last_write, last_put, tags, extra) VALUES (\(key), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             + "ON CONFLICT (key) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
             + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
             + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
@@ -281,8 +282,9 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// Writes the changes in one transaction. The rows are bound straight through SQLite's C
-    /// interface on statements prepared once per store (GRDB's statement cache): a commit of a
-    /// group of puts spends its time in SQLite, not in building argument lists.
+    /// interface on statements prepared once per store (GRDB's statement cache), each key and
+    /// entry value without a copy (`RowWriter.run(blob:text:)`): a commit of a group of puts
+    /// spends its time in SQLite, not in building argument lists.
     public func commit(_ changes: StoreChanges) throws(StoreError) {
         do {
             try queue.write { db in
@@ -292,18 +294,16 @@ public final class SQLiteStore: CacheStore, Sendable {
                     try db.execute(sql: "DELETE FROM log")
                 }
                 if !changes.removedKeys.isEmpty {
-                    let delete = try RowWriter(db, "DELETE FROM entries WHERE key = \(Self.keyParameter)")
+                    let delete = try RowWriter(db, "DELETE FROM entries WHERE key = ?")
                     for key in changes.removedKeys {
                         delete.bind(1, blob: key)
                         try delete.run()
                     }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try RowWriter(db, Self.insertEntrySQL(table: "entries"))
+                    let upsert = try RowWriter(db, Self.insertEntrySQL(table: "entries", key: "?"))
                     for e in changes.entries {
-                        upsert.bind(1, blob: e.key)
                         upsert.bind(2, e.recency)
-                        upsert.bind(3, e.value)
                         upsert.bind(4, e.storedAt)
                         upsert.bind(5, e.staleAt)
                         upsert.bind(6, e.expiresAt)
@@ -313,11 +313,11 @@ public final class SQLiteStore: CacheStore, Sendable {
                         upsert.bind(10, e.lastPut)
                         upsert.bind(11, e.tags)
                         upsert.bind(12, e.extra)
-                        try upsert.run()
+                        try upsert.run(blob: 1, e.key, text: 3, e.value)
                     }
                 }
                 if !changes.recencies.isEmpty {
-                    let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE key = \(Self.keyParameter)")
+                    let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE key = ?")
                     for r in changes.recencies {
                         update.bind(1, r.recency)
                         update.bind(2, blob: r.key)
@@ -333,8 +333,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                     }
                 }
                 if !changes.server.isEmpty {
-                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (\(Self.keyParameter), ?, ?)")
-                    let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = \(Self.keyParameter)")
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
+                    let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
                     for row in changes.server {
                         if row.value == nil && row.modifiedAt == nil {
                             delete.bind(1, blob: row.key)
@@ -357,8 +357,10 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped
-    /// through SQLite's C interface (no argument list is built). Each value is copied by SQLite
-    /// when bound; `run` steps the statement once and resets it for the next row.
+    /// through SQLite's C interface (no argument list is built). A key is bound as a BLOB (an
+    /// empty one as an empty BLOB, never NULL), so the statements take a plain `?` for it. Values
+    /// bound by `bind` are copied by SQLite; `run(blob:text:)` lends SQLite a key and a text
+    /// for the one step it runs. `run` steps the statement once and resets it for the next row.
     private struct RowWriter {
         let db: Database
         let statement: SQLiteStatement
@@ -402,6 +404,36 @@ public final class SQLiteStore: CacheStore, Sendable {
             if let n { _ = sqlite3_bind_int64(statement, index, n) } else { _ = sqlite3_bind_null(statement, index) }
         }
 
+        /// Binds `key` (as `bind(_:blob:)` does) and `text` (never NULL) without SQLite copying
+        /// them, steps the statement as `run()` does, and unbinds both: SQLite reads the bytes
+        /// only during the step (`SQLITE_STATIC`), while `withUTF8` lends them, and no later step
+        /// can find them bound.
+        func run(blob keyIndex: Int32, _ key: String, text textIndex: Int32, _ text: String) throws {
+            var key = key
+            var text = text
+            defer {
+                _ = sqlite3_bind_null(statement, keyIndex)
+                _ = sqlite3_bind_null(statement, textIndex)
+            }
+            try key.withUTF8 { keyBytes in
+                try text.withUTF8 { textBytes in
+                    if let start = keyBytes.baseAddress, !keyBytes.isEmpty {
+                        _ = sqlite3_bind_blob(statement, keyIndex, start, Int32(keyBytes.count), sqliteStatic)
+                    } else {
+                        _ = sqlite3_bind_zeroblob(statement, keyIndex, 0)
+                    }
+                    try textBytes.withMemoryRebound(to: CChar.self) { chars in
+                        if let start = chars.baseAddress {
+                            _ = sqlite3_bind_text(statement, textIndex, start, Int32(chars.count), sqliteStatic)
+                        } else {
+                            _ = sqlite3_bind_text(statement, textIndex, "", 0, sqliteTransient)
+                        }
+                        try run()
+                    }
+                }
+            }
+        }
+
         /// Steps the statement once (a write returns no row) and resets it.
         /// - Throws: `DatabaseError` with SQLite's code and message when the step fails.
         func run() throws {
@@ -435,3 +467,7 @@ public final class SQLiteStore: CacheStore, Sendable {
 
 /// SQLite's `SQLITE_TRANSIENT`: it copies a bound value before the bind returns.
 private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// SQLite's `SQLITE_STATIC`: it reads a bound value where it is, until the value is bound again
+/// (the caller keeps the bytes alive and unchanged until then).
+private let sqliteStatic: sqlite3_destructor_type? = nil

@@ -1,4 +1,4 @@
-import CacheCore
+@testable import CacheCore
 import TestSupport
 import Testing
 
@@ -64,5 +64,145 @@ import Testing
         #expect(throws: JSONError(message: "JSON nested deeper than 512 levels", offset: 512)) {
             try JSONValue.canonicalCompactText(parsing: tooDeep)
         }
+    }
+}
+
+/// A stored value straight from JSON bytes (`StoredValue(parsingJSON:)`, what the shell's `put`
+/// and a snapshot's entries use) is the tree's, byte for byte, and bad text gets the tree's error.
+@Suite struct StoredValueParsingTests {
+    /// The tree path's outcome for `bytes`: the stored text, or the reader's error.
+    static func treeOutcome(_ bytes: [UInt8], maxDepth: Int = JSONValue.maxDepth) -> Result<String, JSONError> {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer, maxDepth: maxDepth)
+            do throws(JSONError) { return .success(StoredValue(try reader.parseDocument()).text) } catch { return .failure(error) }
+        }
+    }
+
+    static func scannedOutcome(_ bytes: [UInt8], maxDepth: Int = JSONValue.maxDepth) -> Result<String, JSONError> {
+        bytes.withUnsafeBufferPointer { buffer in
+            do throws(JSONError) { return .success(try StoredValue(parsingJSON: buffer, maxDepth: maxDepth).text) } catch { return .failure(error) }
+        }
+    }
+
+    static func expectSame(_ bytes: [UInt8], maxDepth: Int = JSONValue.maxDepth, sourceLocation: SourceLocation = #_sourceLocation) {
+        let tree = treeOutcome(bytes, maxDepth: maxDepth)
+        let scanned = scannedOutcome(bytes, maxDepth: maxDepth)
+        #expect(scanned == tree, "\(String(decoding: bytes, as: UTF8.self).debugDescription)", sourceLocation: sourceLocation)
+    }
+
+    /// Text of `value` in forms other than the canonical one: blanks anywhere, escapes the writer
+    /// does not use, numbers written otherwise, keys in another order.
+    static func otherForm(_ value: JSONValue, _ rng: inout SeededGenerator) -> String {
+        func blank() -> String { ["", "", " ", "\n  ", "\t", "\r\n"][Int(rng.next() % 6)] }
+        func string(_ s: String) -> String {
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch (scalar.value, rng.next() % 4) {
+                case (0x22, _): out += "\\\""
+                case (0x5C, _): out += "\\\\"
+                case (0..<0x20, _): out += "\\u" + hex4(UInt16(scalar.value)).uppercased()
+                case (let v, 0) where v < 0x10000: out += "\\u" + hex4(UInt16(v))
+                case (0x2F, _): out += "\\/"
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        switch value {
+        case .null, .bool: return blank() + value.compactText + blank()
+        case .int(let n):
+            return n == 0 && rng.next() % 2 == 0 ? "-0" : String(n)
+        case .double(let d):
+            let text = JSONValue.text(of: d)
+            if text.contains("e") { return text.uppercased() }
+            return rng.next() % 2 == 0 ? text + "0" : text + "E0"
+        case .string(let s): return string(s)
+        case .array(let items):
+            return "[" + blank() + items.map { otherForm($0, &rng) }.joined(separator: blank() + "," + blank()) + blank() + "]"
+        case .object(let fields):
+            let pairs = fields.sorted { $0.key < $1.key }
+            let ordered = rng.next() % 3 == 0 ? pairs.reversed() : pairs
+            return "{" + blank() + ordered.map { string($0.key) + blank() + ":" + blank() + otherForm($0.value, &rng) }
+                .joined(separator: blank() + "," + blank()) + blank() + "}"
+        }
+    }
+
+    @Test func randomValuesInEveryFormGiveTheTreesBytes() {
+        var rng = SeededGenerator(seed: 1919)
+        for _ in 0..<4_000 {
+            let value = JSONCanonicalTests.randomValue(&rng, depth: 0)
+            let compact = value.compactText
+            for text in [compact, value.prettyText(), Self.otherForm(value, &rng), " \(compact)\n"] {
+                let bytes = Array(text.utf8)
+                Self.expectSame(bytes)
+                // The canonical text is the stored value's own.
+                let stored = try? StoredValue(parsingJSON: text)
+                #expect(stored?.text == StoredValue(value).text)
+                #expect(stored.map { (try? StoredValue(parsingJSON: $0.text)) == $0 } ?? false)
+            }
+        }
+    }
+
+    /// Texts damaged a byte at a time (a byte dropped, changed or added, the text cut short):
+    /// the same value or the same error, message and offset.
+    @Test func damagedTextsGetTheTreesErrors() {
+        var rng = SeededGenerator(seed: 77)
+        let alphabet = Array(#"{}[]:,"\ -+.eE019aunlftr/"#.utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC2, 0xE2, 0xED, 0xF4, 0xFF]
+        for _ in 0..<4_000 {
+            let value = JSONCanonicalTests.randomValue(&rng, depth: 0)
+            var bytes = Array((rng.next() % 2 == 0 ? value.compactText : Self.otherForm(value, &rng)).utf8)
+            for _ in 0..<(1 + rng.next() % 2) {
+                let at = bytes.isEmpty ? 0 : Int(rng.next() % UInt64(bytes.count))
+                switch rng.next() % 4 {
+                case 0 where !bytes.isEmpty: bytes.remove(at: at)
+                case 1 where !bytes.isEmpty: bytes[at] = alphabet[Int(rng.next() % UInt64(alphabet.count))]
+                case 2: bytes.insert(alphabet[Int(rng.next() % UInt64(alphabet.count))], at: at)
+                default: bytes = Array(bytes.prefix(at))
+                }
+            }
+            Self.expectSame(bytes)
+        }
+    }
+
+    /// Bytes a `String` could not hold: invalid UTF-8 is read as the tree reads it (repaired).
+    @Test(arguments: [
+        [0x22, 0xFF, 0x22], [0x22, 0xC2, 0x85, 0x22], [0x22, 0xC2, 0xA0, 0x22], [0x22, 0xC0, 0xAF, 0x22],
+        [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],
+        [0x22, 0xF0, 0x9F, 0x98, 0x80, 0x22], [0x22, 0x7F, 0x22], [0x5B, 0x22, 0xE9, 0x22, 0x5D],
+        [0x7B, 0x22, 0xC3, 0xA9, 0x22, 0x3A, 0x31, 0x7D], [0x22, 0xE2, 0x82, 0xAC, 0x22],
+    ] as [[UInt8]])
+    func bytesNotValidUTF8AreReadAsTheTreeReadsThem(bytes: [UInt8]) {
+        Self.expectSame(bytes)
+    }
+
+    @Test func depthIsBoundedAsTheReaderBoundsIt() {
+        let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        Self.expectSame(Array(ok.utf8))
+        Self.expectSame(Array(("[" + ok + "]").utf8))
+        Self.expectSame(Array(("{\"a\":" + ok + "}").utf8))
+        Self.expectSame(Array("[[[1]]]".utf8), maxDepth: 2)
+        Self.expectSame(Array("[[1]]".utf8), maxDepth: 2)
+        #expect(throws: JSONError(message: "JSON nested deeper than 512 levels", offset: 512)) {
+            try StoredValue(parsingJSON: "[" + ok + "]")
+        }
+    }
+
+    @Test(arguments: [
+        "", " ", "1 2", "[1,]", "{\"a\":1,}", "01", "-", "1.", "1e", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"",
+        "\"\\udc00\"", "\"a\u{1}\"", "tru", "nul", "[1e999]", "{\"b\":1,\"a\":}", "{\"a\" 1}", "[", "\"abc",
+    ])
+    func badTextGetsTheReadersError(text: String) {
+        Self.expectSame(Array(text.utf8))
+    }
+
+    @Test func canonicalTextIsKeptAsItIs() throws {
+        for text in [#"{"a":[1,-2,3.5,1e+22,"x\n\u0001\u007f\u0085é😀"],"b":{"c":null,"d":true}}"#, "-0.0", "\"\"", "[]", "{}"] {
+            #expect(try StoredValue(parsingJSON: text).text == text)
+            #expect(try JSONValue(parsing: text).compactText == text)
+        }
+        #expect(try StoredValue(parsingJSON: "-0").text == "0")
+        #expect(try StoredValue(parsingJSON: "1E+22").text == "1e+22")
+        #expect(try StoredValue(parsingJSON: #"{"b":1,"a":{"d":2,"c":3}}"#).text == #"{"a":{"c":3,"d":2},"b":1}"#)
+        #expect(try StoredValue(parsingJSON: #"["\/\u0041\u00E9\u00e9"]"#).text == #"["/Aéé"]"#)
     }
 }

@@ -81,6 +81,32 @@ import Testing
         }
     }
 
+    /// An entry's value in forms the printer never writes (keys out of order or repeated, keys
+    /// that are not plain ASCII, escapes and numbers written otherwise, blanks, `value` given
+    /// twice) reads as the tree reads it: the value is put in canonical form straight from the text.
+    @Test func valuesInOtherFormsReadAsTheTreeReadsThem() throws {
+        let h = Harness(["n": Policy(ttl: 60_000)])
+        h.engine.put("n:1", ["a": 1, "b": [true, "x"]])
+        let text = h.engine.snapshotText(pretty: false)
+        let canonical = #""value":{"a":1,"b":[true,"x"]}"#
+        #expect(text.contains(canonical))
+        let forms = [
+            #"{"b":[true,"x"],"a":1}"#, #"{ "a" : 1 , "b" : [ true , "\u0078" ] }"#, #"{"a":1.0E0}"#, #"{"a":1,"a":-0,"b":[true,"\/"]}"#,
+            #"{"é":1,"a":[1e2,-0.0,12345678901234567890]}"#, #"{"a":1},"value":{"é":"\u00e9"}"#,
+            #"{"é":1},"value":{"b":2,"a":1}"#, #"["\ud83d\ude00","\u007F","\u0085","x\u0001"]"#,
+        ]
+        for (i, form) in forms.enumerated() {
+            let variant = text.replacingOccurrences(of: canonical, with: #""value":"# + form)
+            let outcome = Self.textOutcome(variant)
+            let tree = CacheEngine(origin: SimulatedServer())
+            try tree.restore(JSONValue(parsing: variant, maxDepth: JSONValue.documentDepth)) { _ in 0 }
+            #expect(outcome.error == nil, "\(form)")
+            #expect(outcome.restored == tree.snapshotText(pretty: false), "\(form)")
+            // The first two are the same value as written.
+            #expect((outcome.restored == text) == (i < 2), "\(form)")
+        }
+    }
+
     /// Fields in another order than the printer's: `entries` followed by another array before
     /// `format` reads the same, and its errors are the tree's.
     @Test func anotherFieldOrderReadsAsTheTreeReadsIt() {

@@ -298,6 +298,53 @@ import TestSupport
         }
     }
 
+    /// A row is checked against the state as a snapshot's entry is: times after the store's
+    /// `now` or out of order, an expiry that passed uncounted, sequence numbers past the state's,
+    /// a mutation log waiting for no mutation, eviction fields its namespace's policy does not
+    /// have (or lacks). Each is refused as a damaged store, the cache stays empty and the file
+    /// keeps its rows as they were.
+    @Test(arguments: [
+        ("stored_at = stored_at + 20000 WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].stored_at: is after now (2026-01-01T00:00:10.000Z)"),
+        ("stale_at = stored_at - 1 WHERE key = CAST('f:a' AS BLOB)", "entries[0].stale_at: is before stored_at"),
+        ("expires_at = stored_at - 1 WHERE key = CAST('f:a' AS BLOB)", "entries[0].expires_at: is before stored_at"),
+        ("expires_at = stored_at + 5000 WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].expiry_counted: is false, but expires_at is before now: the expiry passed uncounted"),
+        ("seq = 99 WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].seq: 99 is past the top-level seq 6 (seq must be at least every sequence number in use)"),
+        ("last_put = 99 WHERE key = CAST('g:b' AS BLOB)",
+         "entries[1].last_put: 99 is past the top-level seq 6 (seq must be at least every sequence number in use)"),
+        ("extra = '{\"mutations\":{\"base\":1,\"base_seq\":1,\"pending\":[1],\"items\":[]}}' WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].mutations.pending: mutation 1 is neither queued (pending.queued_mutations) nor in flight (pending.requests)"),
+        ("extra = '{\"rank\":5}' WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].rank: an entry of an lru namespace has no rank (its place is its recency)"),
+        ("extra = NULL WHERE key = CAST('g:b' AS BLOB)", "entries[1].rank: missing"),
+        ("extra = '{\"rank\":0,\"uses\":0}' WHERE key = CAST('g:b' AS BLOB)", "entries[1].uses: expected at least 1"),
+        ("extra = '{\"rank\":0,\"uses\":1,\"visited\":true}' WHERE key = CAST('g:b' AS BLOB)",
+         "entries[1].visited: only an entry of a sieve namespace is visited"),
+    ])
+    func refusesARowThatContradictsTheState(damage: String, message: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("ns f ttl=1m stale=30s\nns g policy=lfu\nput f:a 1\nput g:b 2\nadvance 10s")
+        try await writer.run { session, _ in try session.closeStore() }
+        let rows = { () throws -> [[String]] in
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM entries ORDER BY recency").map { row in row.databaseValues.map(\.description) }
+            }
+        }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        let damaged = try rows()
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: " + message)
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try rows() == damaged)
+    }
+
     /// A store written by schema 3 (each entry's snapshot JSON in one column, as the previous
     /// release wrote it) is upgraded in place when opened: the session continues from exactly the
     /// state that wrote it, and the rows are typed columns afterwards.

@@ -31,17 +31,19 @@ struct EntryStore {
 
     /// Slots in the order of the stamps they were given (see the type's description): the items
     /// from `head` on are live; those before were skipped and wait for the next compaction.
-    struct RecencyQueue {
-        struct Item {
-            var stamp: UInt64
-            var slot: Int32
-        }
+    ///
+    /// An item holds no stamp: the global queue's items are bare slots, an item current while its
+    /// slot's `Place.global` is the item's index; an LRU namespace's items carry the index their
+    /// slot's global item had when they were appended (`NamespaceItem`), current while it still
+    /// has it. So an item takes 4 bytes in the global queue and 8 in a namespace's, where a stamp
+    /// and a slot took 16 in each.
+    struct RecencyQueue<Item> {
         var items: [Item] = []
         var head = 0
 
         @inline(__always)
-        mutating func append(_ stamp: UInt64, _ slot: Int32) {
-            items.append(Item(stamp: stamp, slot: slot))
+        mutating func append(_ item: Item) {
+            items.append(item)
         }
 
         /// Whether the queue holds so many items that it should drop the stale ones: more than half
@@ -50,6 +52,28 @@ struct EntryStore {
         func needsCompaction(current: Int) -> Bool {
             items.count > current + current / 2 + 64
         }
+    }
+
+    /// An item of an LRU namespace's queue: its slot, and the index of the slot's item in the
+    /// global queue when it was appended (renumbered when the global queue is compacted).
+    struct NamespaceItem {
+        var global: UInt32
+        var slot: Int32
+    }
+
+    /// Where a slot's state lives beside its entry: the index of its current item in the global
+    /// queue (`UInt32.max` for a dead slot; the global queue holds at most 1.5 times the 2^31
+    /// slots plus 65 items, below `UInt32.max`), and outside LRU the index of its `Side` record
+    /// (-1 for none: a dead slot or an LRU namespace's entry, which needs no links or rank).
+    struct Place {
+        var global: UInt32 = .max
+        var side: Int32 = -1
+    }
+
+    /// The links and rank of an entry of a FIFO, SIEVE or LFU namespace (LRU needs neither).
+    struct Side {
+        var links = Links()
+        var rank = Rank()
     }
 
     /// The ends and length of a namespace's list, its eviction policy and SIEVE's hand.
@@ -89,34 +113,71 @@ struct EntryStore {
     /// The next recency stamp (see `Entry.recency`): larger is more recent.
     private(set) var nextRecency: UInt64 = 0
     /// Every live entry in recency order (see the type's description).
-    private var recency = RecencyQueue()
-    /// By slot: a live entry's recency stamp (a copy of `Entry.recency`), `UInt64.max` for a dead
-    /// slot. Whether a queue item is current is one read of this dense array, not of the entry.
-    private var stamps: [UInt64] = []
+    private var recency = RecencyQueue<Int32>()
+    /// By slot, beside `entries`: where its queue item and its links and rank are. Whether a queue
+    /// item is current is one read of this dense array, not of the entry.
+    private var places: [Place] = []
     /// The number of live entries.
     private var liveCount = 0
-    /// Links by slot, beside `entries`.
-    private var links: [Links] = []
-    /// Eviction state by slot, beside `entries`.
-    private(set) var ranks: [Rank] = []
+    /// Links and ranks of the entries outside LRU namespaces (`Place.side`); a free one is listed
+    /// in `freeSides`.
+    private var side: [Side] = []
+    private var freeSides: [Int32] = []
     private var buckets: [Bucket] = []
     private var freeBuckets: [Int32] = []
     private var freeSlots: [Int32] = []
     /// By namespace slot.
     private var namespaceLists: [List] = []
     /// By namespace slot: an LRU namespace's entries in recency order; empty under other policies.
-    private var namespaceQueues: [RecencyQueue] = []
+    private var namespaceQueues: [RecencyQueue<NamespaceItem>] = []
+
+    /// The index of a slot's `Side` record (the slot must have one).
+    @inline(__always)
+    private func sx(_ slot: Int) -> Int { Int(places[slot].side) }
+
+    /// Eviction state by slot (a default rank for an entry of an LRU namespace or a dead slot).
+    var ranks: Ranks { Ranks(places: places, side: side) }
+
+    /// The ranks by slot, read through the slots' places.
+    struct Ranks {
+        fileprivate let places: [Place]
+        fileprivate let side: [Side]
+        subscript(slot: Int) -> Rank {
+            let k = places[slot].side
+            return k >= 0 ? side[Int(k)].rank : Rank()
+        }
+    }
+
+    /// Gives a slot a `Side` record of its own, reset, unless it has one (which is left as it is).
+    private mutating func ensureSide(_ slot: Int32) {
+        guard places[Int(slot)].side < 0 else { return }
+        if let free = freeSides.popLast() {
+            side[Int(free)] = Side()
+            places[Int(slot)].side = free
+        } else {
+            places[Int(slot)].side = Int32(side.count)
+            side.append(Side())
+        }
+    }
+
+    /// Frees a slot's `Side` record, if it has one.
+    private mutating func releaseSide(_ slot: Int32) {
+        let k = places[Int(slot)].side
+        guard k >= 0 else { return }
+        freeSides.append(k)
+        places[Int(slot)].side = -1
+    }
 
     /// An empty store for `namespaceCount` namespaces, each LRU.
     init(namespaceCount: Int = 0) {
         namespaceLists = Array(repeating: List(), count: namespaceCount)
-        namespaceQueues = Array(repeating: RecencyQueue(), count: namespaceCount)
+        namespaceQueues = Array(repeating: RecencyQueue<NamespaceItem>(), count: namespaceCount)
     }
 
     /// Makes room for the list of one more namespace (the next namespace slot), LRU.
     mutating func addNamespace() {
         namespaceLists.append(List())
-        namespaceQueues.append(RecencyQueue())
+        namespaceQueues.append(RecencyQueue<NamespaceItem>())
     }
 
     /// The number of namespaces with a list (the next namespace slot).
@@ -124,10 +185,8 @@ struct EntryStore {
 
     mutating func reserveCapacity(_ n: Int) {
         entries.reserveCapacity(n)
-        links.reserveCapacity(n)
-        ranks.reserveCapacity(n)
+        places.reserveCapacity(n)
         recency.items.reserveCapacity(n)
-        stamps.reserveCapacity(n)
     }
 
     /// The number of entries in a namespace.
@@ -155,9 +214,7 @@ struct EntryStore {
         } else {
             slot = Int32(entries.count)
             entries.append(entry)
-            links.append(Links())
-            ranks.append(Rank())
-            stamps.append(.max)
+            places.append(Place())
         }
         liveCount += 1
         stampMostRecent(slot)
@@ -178,8 +235,8 @@ struct EntryStore {
         entries[i].live = false
         entries[i].releaseContents()
         entries[i].generation &+= 1
-        ranks[i] = Rank()
-        stamps[i] = .max
+        releaseSide(slot)
+        places[i].global = .max
         freeSlots.append(slot)
         if recency.needsCompaction(current: liveCount) { compactGlobal() }
         return removed
@@ -193,15 +250,15 @@ struct EntryStore {
         switch namespaceLists[ns].eviction {
         case .lru:
             // The most recent of all is the most recent of its namespace too.
-            if stamps[Int(slot)] &+ 1 == nextRecency { return }
+            if entries[Int(slot)].recency &+ 1 == nextRecency { return }
             stampMostRecent(slot)
             appendToNamespaceQueue(slot, ns)
         case .fifo:
             moveToGlobalTail(slot)
         case .sieve:
             moveToGlobalTail(slot)
-            if ranks[Int(slot)].uses == 0 {
-                ranks[Int(slot)].uses = 1
+            if side[sx(Int(slot))].rank.uses == 0 {
+                side[sx(Int(slot))].rank.uses = 1
                 entries.markChanged(Int(slot))
             }
         case .lfu:
@@ -226,21 +283,21 @@ struct EntryStore {
         case .lru, .fifo, .lfu:
             // LRU and FIFO keep a new entry at the tail; LFU puts it last of the entries with one
             // use, so it leads only when it is alone there, and the next is the victim it spares.
-            return list.head == sparing ? links[Int(list.head)].nsNext : list.head
+            return list.head == sparing ? side[sx(Int(list.head))].links.nsNext : list.head
         case .sieve:
             var p = list.hand >= 0 ? list.hand : list.head
             // Each turn clears a visited bit or passes the spared entry: at most count + 2 turns.
             for _ in 0...(list.count + 2) {
                 if p != sparing {
-                    if ranks[Int(p)].uses == 0 { break }
-                    ranks[Int(p)].uses = 0
+                    if side[sx(Int(p))].rank.uses == 0 { break }
+                    side[sx(Int(p))].rank.uses = 0
                     entries.markChanged(Int(p))
                 }
-                let next = links[Int(p)].nsNext
+                let next = side[sx(Int(p))].links.nsNext
                 p = next >= 0 ? next : list.head
             }
-            var hand = links[Int(p)].nsNext
-            if hand >= 0 && hand == sparing { hand = links[Int(hand)].nsNext }
+            var hand = side[sx(Int(p))].links.nsNext
+            if hand >= 0 && hand == sparing { hand = side[sx(Int(hand))].links.nsNext }
             namespaceLists[n].hand = hand
             return p
         }
@@ -257,12 +314,17 @@ struct EntryStore {
         let members = slots(inNamespace: ns).sorted { entries[Int($0)].recency < entries[Int($1)].recency }
         if namespaceLists[n].eviction == .lfu {
             var freed = Set<Int32>()
-            for s in members where freed.insert(ranks[Int(s)].bucket).inserted { freeBuckets.append(ranks[Int(s)].bucket) }
+            for s in members where freed.insert(side[sx(Int(s))].rank.bucket).inserted { freeBuckets.append(side[sx(Int(s))].rank.bucket) }
         }
         namespaceLists[n] = List(eviction: eviction)
         namespaceQueues[n] = RecencyQueue()
         for s in members {
-            ranks[Int(s)] = Rank()
+            if eviction == .lru {
+                releaseSide(s)
+            } else {
+                ensureSide(s)
+                side[sx(Int(s))].rank = Rank()
+            }
             placeNew(s)
             entries.markChanged(Int(s))
         }
@@ -289,17 +351,19 @@ struct EntryStore {
         for s in members {
             let i = Int(s)
             let rank = saved[s] ?? Rank(stamp: namespaceLists[n].nextRank, uses: eviction == .lfu ? 1 : 0)
+            if eviction == .lru { releaseSide(s) } else { ensureSide(s) }
             linkLast(s)
-            ranks[i] = Rank(stamp: rank.stamp, uses: rank.uses, bucket: -1)
             if rank.stamp >= namespaceLists[n].nextRank { namespaceLists[n].nextRank = rank.stamp &+ 1 }
+            guard eviction != .lru else { continue }
+            side[sx(i)].rank = Rank(stamp: rank.stamp, uses: rank.uses, bucket: -1)
             guard eviction == .lfu else { continue }
-            let previous = links[i].nsPrev
-            if previous >= 0 && ranks[Int(previous)].uses == rank.uses {
-                let b = ranks[Int(previous)].bucket
+            let previous = side[sx(i)].links.nsPrev
+            if previous >= 0 && side[sx(Int(previous))].rank.uses == rank.uses {
+                let b = side[sx(Int(previous))].rank.bucket
                 buckets[Int(b)].last = s
-                ranks[i].bucket = b
+                side[sx(i)].rank.bucket = b
             } else {
-                ranks[i].bucket = newBucket(rank.uses, s)
+                side[sx(i)].rank.bucket = newBucket(rank.uses, s)
             }
         }
         if eviction == .sieve && hand >= 0 && entries[Int(hand)].live && entries[Int(hand)].namespace == ns {
@@ -314,23 +378,29 @@ struct EntryStore {
     private mutating func placeNew(_ slot: Int32) {
         let i = Int(slot)
         let ns = Int(entries[i].namespace)
-        ranks[i].stamp = namespaceLists[ns].nextRank
+        let stamp = namespaceLists[ns].nextRank
         namespaceLists[ns].nextRank &+= 1
         switch namespaceLists[ns].eviction {
-        case .lru, .fifo, .sieve:
-            ranks[i].uses = 0
+        case .lru:
+            linkLast(slot)
+        case .fifo, .sieve:
+            ensureSide(slot)
+            side[sx(i)].rank.stamp = stamp
+            side[sx(i)].rank.uses = 0
             linkLast(slot)
         case .lfu:
-            ranks[i].uses = 1
+            ensureSide(slot)
+            side[sx(i)].rank.stamp = stamp
+            side[sx(i)].rank.uses = 1
             let head = namespaceLists[ns].head
-            if head >= 0 && ranks[Int(head)].uses == 1 {
-                let b = ranks[Int(head)].bucket
+            if head >= 0 && side[sx(Int(head))].rank.uses == 1 {
+                let b = side[sx(Int(head))].rank.bucket
                 linkNamespace(slot, after: buckets[Int(b)].last)
                 buckets[Int(b)].last = slot
-                ranks[i].bucket = b
+                side[sx(i)].rank.bucket = b
             } else {
                 linkNamespace(slot, after: -1)
-                ranks[i].bucket = newBucket(1, slot)
+                side[sx(i)].rank.bucket = newBucket(1, slot)
             }
         }
     }
@@ -348,15 +418,15 @@ struct EntryStore {
         case .fifo:
             break
         case .sieve:
-            if namespaceLists[ns].hand == slot { namespaceLists[ns].hand = links[i].nsNext }
+            if namespaceLists[ns].hand == slot { namespaceLists[ns].hand = side[sx(i)].links.nsNext }
         case .lfu:
-            let b = Int(ranks[i].bucket)
+            let b = Int(side[sx(i)].rank.bucket)
             if buckets[b].first == slot && buckets[b].last == slot {
                 freeBuckets.append(Int32(b))
             } else if buckets[b].first == slot {
-                buckets[b].first = links[i].nsNext
+                buckets[b].first = side[sx(i)].links.nsNext
             } else if buckets[b].last == slot {
-                buckets[b].last = links[i].nsPrev
+                buckets[b].last = side[sx(i)].links.nsPrev
             }
         }
         unlinkNamespace(slot)
@@ -365,22 +435,22 @@ struct EntryStore {
     /// LFU: one more use; the entry goes last among those with as many.
     private mutating func useOnce(_ slot: Int32) {
         let i = Int(slot)
-        let b = Int(ranks[i].bucket)
+        let b = Int(side[sx(i)].rank.bucket)
         let uses = buckets[b].uses &+ 1
         let last = buckets[b].last
-        let after = links[Int(last)].nsNext
+        let after = side[sx(Int(last))].links.nsNext
         var target: Int32 = -1
         var anchor = last
-        if after >= 0 && buckets[Int(ranks[Int(after)].bucket)].uses == uses {
-            target = ranks[Int(after)].bucket
+        if after >= 0 && buckets[Int(side[sx(Int(after))].rank.bucket)].uses == uses {
+            target = side[sx(Int(after))].rank.bucket
             anchor = buckets[Int(target)].last
         }
         if buckets[b].first == slot && last == slot {
             freeBuckets.append(Int32(b))
         } else if buckets[b].first == slot {
-            buckets[b].first = links[i].nsNext
+            buckets[b].first = side[sx(i)].links.nsNext
         } else if last == slot {
-            buckets[b].last = links[i].nsPrev
+            buckets[b].last = side[sx(i)].links.nsPrev
         }
         if anchor != slot {
             unlinkNamespace(slot)
@@ -392,7 +462,7 @@ struct EntryStore {
             target = newBucket(uses, slot)
         }
         let ns = Int(entries[i].namespace)
-        ranks[i] = Rank(stamp: namespaceLists[ns].nextRank, uses: uses, bucket: target)
+        side[sx(i)].rank = Rank(stamp: namespaceLists[ns].nextRank, uses: uses, bucket: target)
         namespaceLists[ns].nextRank &+= 1
     }
 
@@ -407,7 +477,7 @@ struct EntryStore {
     }
 
     private mutating func moveToGlobalTail(_ slot: Int32) {
-        guard stamps[Int(slot)] &+ 1 != nextRecency else { return }
+        guard entries[Int(slot)].recency &+ 1 != nextRecency else { return }
         stampMostRecent(slot)
     }
 
@@ -417,16 +487,16 @@ struct EntryStore {
     private mutating func stampMostRecent(_ slot: Int32) {
         let stamp = nextRecency
         entries.setRecency(Int(slot), stamp)
-        stamps[Int(slot)] = stamp
+        places[Int(slot)].global = UInt32(truncatingIfNeeded: recency.items.count)
         nextRecency = stamp &+ 1
-        recency.append(stamp, slot)
+        recency.append(slot)
         if recency.needsCompaction(current: liveCount) { compactGlobal() }
     }
 
     /// Appends a slot, just stamped, to its LRU namespace's queue.
     @inline(__always)
     private mutating func appendToNamespaceQueue(_ slot: Int32, _ ns: Int) {
-        namespaceQueues[ns].append(stamps[Int(slot)], slot)
+        namespaceQueues[ns].append(NamespaceItem(global: places[Int(slot)].global, slot: slot))
         if namespaceQueues[ns].needsCompaction(current: namespaceLists[ns].count) { compactNamespace(ns) }
     }
 
@@ -442,10 +512,18 @@ struct EntryStore {
         }
     }
 
-    /// Whether a queue item is current: its slot is live and still has its stamp.
+    /// Whether the global queue's item at index `q` is current: its slot is live and has not
+    /// been given a newer item since.
     @inline(__always)
-    private func isCurrent(_ item: RecencyQueue.Item) -> Bool {
-        stamps[Int(item.slot)] == item.stamp
+    private func isCurrent(_ q: Int) -> Bool {
+        places[Int(recency.items[q])].global == UInt32(truncatingIfNeeded: q)
+    }
+
+    /// Whether an LRU namespace's queue item is current: its slot's global item is still the one
+    /// it was appended with.
+    @inline(__always)
+    private func isCurrent(_ item: NamespaceItem) -> Bool {
+        places[Int(item.slot)].global == item.global
     }
 
     /// LRU: the least recent entry of a namespace other than `sparing` (or `sparing` when it is
@@ -466,18 +544,29 @@ struct EntryStore {
         return q < end ? namespaceQueues[n].items[q].slot : first
     }
 
-    /// Drops the stale items of the global queue.
-    /// - Complexity: O(items), after at least half as many appends or removals as it keeps.
+    /// Drops the stale items of the global queue, renumbering the current ones; the LRU
+    /// namespaces' queues drop their stale items too and follow the new numbers.
+    /// - Complexity: O(items of all queues), after at least half as many appends or removals as
+    ///   the global queue keeps.
     private mutating func compactGlobal() {
-        var kept: [RecencyQueue.Item] = []
+        for n in namespaceQueues.indices where !namespaceQueues[n].items.isEmpty { compactNamespace(n) }
+        var kept: [Int32] = []
         kept.reserveCapacity(liveCount + liveCount / 2 + 65)
-        for q in recency.head..<recency.items.count where isCurrent(recency.items[q]) { kept.append(recency.items[q]) }
+        for q in recency.head..<recency.items.count where isCurrent(q) {
+            places[Int(recency.items[q])].global = UInt32(truncatingIfNeeded: kept.count)
+            kept.append(recency.items[q])
+        }
         recency = RecencyQueue(items: kept, head: 0)
+        for n in namespaceQueues.indices {
+            for q in namespaceQueues[n].items.indices {
+                namespaceQueues[n].items[q].global = places[Int(namespaceQueues[n].items[q].slot)].global
+            }
+        }
     }
 
     /// Drops the stale items of an LRU namespace's queue.
     private mutating func compactNamespace(_ n: Int) {
-        var kept: [RecencyQueue.Item] = []
+        var kept: [NamespaceItem] = []
         let count = namespaceLists[n].count
         kept.reserveCapacity(count + count / 2 + 65)
         let queue = namespaceQueues[n]
@@ -492,17 +581,19 @@ struct EntryStore {
         let order = recencyOrder()
         for (i, stamp) in saved.enumerated() {
             entries[i].recency = stamp
-            if entries[i].live { stamps[i] = stamp }
         }
         nextRecency = (saved.last ?? 0) &+ 1
         recency = RecencyQueue()
-        for s in order { recency.append(stamps[Int(s)], s) }
+        for s in order {
+            places[Int(s)].global = UInt32(truncatingIfNeeded: recency.items.count)
+            recency.append(s)
+        }
         for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
             namespaceQueues[n] = RecencyQueue()
         }
         for s in order {
             let ns = Int(entries[Int(s)].namespace)
-            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(stamps[Int(s)], s) }
+            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(NamespaceItem(global: places[Int(s)].global, slot: s)) }
         }
     }
 
@@ -510,19 +601,19 @@ struct EntryStore {
     private mutating func linkNamespace(_ slot: Int32, after anchor: Int32) {
         let i = Int(slot)
         let ns = Int(entries[i].namespace)
-        let next = anchor >= 0 ? links[Int(anchor)].nsNext : namespaceLists[ns].head
-        links[i].nsPrev = anchor
-        links[i].nsNext = next
-        if anchor >= 0 { links[Int(anchor)].nsNext = slot } else { namespaceLists[ns].head = slot }
-        if next >= 0 { links[Int(next)].nsPrev = slot } else { namespaceLists[ns].tail = slot }
+        let next = anchor >= 0 ? side[sx(Int(anchor))].links.nsNext : namespaceLists[ns].head
+        side[sx(i)].links.nsPrev = anchor
+        side[sx(i)].links.nsNext = next
+        if anchor >= 0 { side[sx(Int(anchor))].links.nsNext = slot } else { namespaceLists[ns].head = slot }
+        if next >= 0 { side[sx(Int(next))].links.nsPrev = slot } else { namespaceLists[ns].tail = slot }
         namespaceLists[ns].count += 1
     }
 
     private mutating func unlinkNamespace(_ slot: Int32) {
-        let l = links[Int(slot)]
+        let l = side[sx(Int(slot))].links
         let ns = Int(entries[Int(slot)].namespace)
-        if l.nsPrev >= 0 { links[Int(l.nsPrev)].nsNext = l.nsNext } else { namespaceLists[ns].head = l.nsNext }
-        if l.nsNext >= 0 { links[Int(l.nsNext)].nsPrev = l.nsPrev } else { namespaceLists[ns].tail = l.nsPrev }
+        if l.nsPrev >= 0 { side[sx(Int(l.nsPrev))].links.nsNext = l.nsNext } else { namespaceLists[ns].head = l.nsNext }
+        if l.nsNext >= 0 { side[sx(Int(l.nsNext))].links.nsPrev = l.nsPrev } else { namespaceLists[ns].tail = l.nsPrev }
         namespaceLists[ns].count -= 1
     }
 
@@ -531,7 +622,7 @@ struct EntryStore {
     func recencyOrder() -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(liveCount)
-        for q in recency.head..<recency.items.count where isCurrent(recency.items[q]) { out.append(recency.items[q].slot) }
+        for q in recency.head..<recency.items.count where isCurrent(q) { out.append(recency.items[q]) }
         return out
     }
 
@@ -547,7 +638,7 @@ struct EntryStore {
             return out
         }
         var s = namespaceLists[Int(ns)].head
-        while s >= 0 { out.append(s); s = links[Int(s)].nsNext }
+        while s >= 0 { out.append(s); s = side[sx(Int(s))].links.nsNext }
         return out
     }
 }
@@ -556,18 +647,21 @@ struct EntryStore {
 
 extension EntryStore {
     /// What is wrong with the store, one message per broken rule; empty when it is sound:
-    /// - there is one link record per slot, and every live entry's namespace has a list;
+    /// - there is one place per slot, and every live entry's namespace has a list;
     /// - the free slots are exactly the dead ones, each listed once;
-    /// - the stamps of the global queue's items strictly increase, below `nextRecency`; its
-    ///   current items are every live entry once; it is compacted as promised (`needsCompaction`);
+    /// - a live slot's place names its item in the global queue, a dead slot's none; exactly the
+    ///   live entries outside LRU namespaces have a `Side` record, each their own, and the free
+    ///   records are the others;
+    /// - the recency stamps of the global queue's current items strictly increase, below
+    ///   `nextRecency`; they are every live entry once; it is compacted as promised (`needsCompaction`);
     /// - each LRU namespace's queue likewise, for the live entries of that namespace; each other
     ///   namespace's list is doubly linked both ways, ends at its `tail` and holds `count` entries,
     ///   exactly the live entries of that namespace.
     /// - Complexity: O(n) for n slots.
     func invariantViolations() -> [String] {
         var v: [String] = []
-        guard links.count == entries.count else {
-            return ["entry store: \(links.count) link records for \(entries.count) slots"]
+        guard places.count == entries.count else {
+            return ["entry store: \(places.count) places for \(entries.count) slots"]
         }
         var live = 0
         for i in entries.indices where entries[i].live {
@@ -587,12 +681,33 @@ extension EntryStore {
             v.append("entry store: \(entries.count - live) dead slots but \(free.count) free ones")
         }
 
-        let global = queueViolations(recency, "global recency queue", current: live, into: &v)
-        if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
-        if stamps.count != entries.count { v.append("entry store: \(stamps.count) stamps for \(entries.count) slots"); return v }
-        for i in entries.indices where stamps[i] != (entries[i].live ? entries[i].recency : .max) {
-            v.append("entry store: slot \(i) has stamp \(stamps[i]) beside the entry's \(entries[i].recency)")
+        var sides = Set<Int32>()
+        for i in entries.indices {
+            let place = places[i]
+            let e = entries[i]
+            if !e.live {
+                if place.global != .max { v.append("entry store: dead slot \(i) has a queue item") }
+            } else if Int(place.global) >= recency.items.count || recency.items[Int(place.global)] != Int32(i) {
+                v.append("entry store: slot \(i) (\(e.key)) names item \(place.global) of the global queue, not its own")
+            }
+            let wantsSide = e.live && Int(e.namespace) < namespaceLists.count && namespaceLists[Int(e.namespace)].eviction != .lru
+            if (place.side >= 0) != wantsSide {
+                v.append("entry store: slot \(i) " + (wantsSide ? "has no links and rank" : "has links and a rank it does not need"))
+            }
+            guard place.side >= 0 else { continue }
+            if Int(place.side) >= side.count { v.append("entry store: slot \(i) has side record \(place.side), out of range") }
+            if !sides.insert(place.side).inserted { v.append("entry store: side record \(place.side) is shared") }
         }
+        let freeSet = Set(freeSides)
+        if freeSet.count != freeSides.count || !freeSet.isDisjoint(with: sides) || freeSet.count + sides.count != side.count {
+            v.append("entry store: \(side.count) side records, \(sides.count) used and \(freeSides.count) listed free")
+        }
+        if v.contains(where: { $0.hasPrefix("entry store: slot") }) { return v }
+
+        let global = queueViolations(recency.items.indices.map { (recency.items[$0], inRange(recency.items[$0]) && isCurrent($0)) },
+                                     head: recency.head,
+                                     "global recency queue", current: live, into: &v)
+        if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
         if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
 
         if namespaceQueues.count != namespaceLists.count {
@@ -604,7 +719,9 @@ extension EntryStore {
             let list: [Int32]
             if namespaceLists[ns].eviction == .lru {
                 let name = "recency queue of namespace slot \(ns)"
-                list = queueViolations(namespaceQueues[ns], name, current: namespaceLists[ns].count, into: &v)
+                let queue = namespaceQueues[ns]
+                list = queueViolations(queue.items.map { ($0.slot, inRange($0.slot) && isCurrent($0)) }, head: queue.head, name,
+                                       current: namespaceLists[ns].count, into: &v)
                 if list.count != namespaceLists[ns].count {
                     v.append("\(name): holds \(list.count) current entries, its count is \(namespaceLists[ns].count)")
                 }
@@ -623,7 +740,6 @@ extension EntryStore {
             }
         }
         if inNamespaces != live { v.append("namespace recency lists: hold \(inNamespaces) entries in all, \(live) are live") }
-        if ranks.count != entries.count { v.append("entry store: \(ranks.count) ranks for \(entries.count) slots") }
         return v
     }
 
@@ -633,7 +749,7 @@ extension EntryStore {
     private func orderViolations(_ ns: Int32, _ list: [Int32], into v: inout [String]) {
         let state = namespaceLists[Int(ns)]
         let name = "\(state.eviction.rawValue) list of namespace slot \(ns)"
-        guard ranks.count == entries.count else { return }
+        guard state.eviction == .lru || list.allSatisfy({ places[Int($0)].side >= 0 }) else { return }
         var previous: Int32 = -1
         for s in list {
             let r = ranks[Int(s)]
@@ -648,8 +764,8 @@ extension EntryStore {
                 }
             case .fifo, .sieve:
                 if state.eviction == .sieve && r.uses > 1 { v.append("\(name): slot \(s) has visited bit \(r.uses)") }
-                if previous >= 0 && r.stamp <= ranks[Int(previous)].stamp {
-                    v.append("\(name): slot \(s) (stamp \(r.stamp)) follows slot \(previous) (stamp \(ranks[Int(previous)].stamp))")
+                if previous >= 0 && r.stamp <= side[sx(Int(previous))].rank.stamp {
+                    v.append("\(name): slot \(s) (stamp \(r.stamp)) follows slot \(previous) (stamp \(side[sx(Int(previous))].rank.stamp))")
                 }
             case .lfu:
                 guard r.bucket >= 0, Int(r.bucket) < buckets.count else {
@@ -657,15 +773,15 @@ extension EntryStore {
                 }
                 let b = buckets[Int(r.bucket)]
                 if b.uses != r.uses || r.uses == 0 { v.append("\(name): slot \(s) has \(r.uses) uses, its bucket \(b.uses)") }
-                let p = previous >= 0 ? ranks[Int(previous)] : nil
+                let p = previous >= 0 ? side[sx(Int(previous))].rank : nil
                 let first = p == nil || p!.uses != r.uses
                 if let p, (p.uses, p.stamp) >= (r.uses, r.stamp) {
                     v.append("\(name): slot \(s) (\(r.uses) uses, stamp \(r.stamp)) follows slot \(previous) (\(p.uses) uses, stamp \(p.stamp))")
                 }
                 if first != (b.first == s) { v.append("\(name): slot \(s) and the first of its bucket (\(b.first)) disagree") }
                 if !first && p!.bucket != r.bucket { v.append("\(name): slots \(previous) and \(s) have equal uses in two buckets") }
-                let next = links[Int(s)].nsNext
-                let last = next < 0 || ranks[Int(next)].uses != r.uses
+                let next = side[sx(Int(s))].links.nsNext
+                let last = next < 0 || side[sx(Int(next))].rank.uses != r.uses
                 if last != (b.last == s) { v.append("\(name): slot \(s) and the last of its bucket (\(b.last)) disagree") }
             }
         }
@@ -676,32 +792,37 @@ extension EntryStore {
         }
     }
 
-    /// The slots of a queue's current items in order, noting stamps out of order or not below
+    /// The slots of a queue's current items in order (the queue's items as slots and whether each
+    /// is current, from index 0), noting recency stamps of current items out of order or not below
     /// `nextRecency`, a slot current twice, a head past the end and a queue longer than its
     /// compaction allows for `current` entries.
-    private func queueViolations(_ queue: RecencyQueue, _ name: String, current: Int, into v: inout [String]) -> [Int32] {
+    private func queueViolations(_ items: [(slot: Int32, current: Bool)], head: Int, _ name: String, current: Int,
+                                 into v: inout [String]) -> [Int32] {
         var out: [Int32] = []
-        guard queue.head >= 0, queue.head <= queue.items.count else {
-            v.append("\(name): head \(queue.head) outside its \(queue.items.count) items"); return out
+        guard head >= 0, head <= items.count else {
+            v.append("\(name): head \(head) outside its \(items.count) items"); return out
         }
-        if queue.needsCompaction(current: current) {
-            v.append("\(name): \(queue.items.count) items for \(current) entries, not compacted")
+        if items.count > current + current / 2 + 64 {
+            v.append("\(name): \(items.count) items for \(current) entries, not compacted")
         }
         var seen = Set<Int32>()
         var last: UInt64?
-        for item in queue.items[queue.head...] {
+        for item in items[head...] {
             guard item.slot >= 0, Int(item.slot) < entries.count else {
                 v.append("\(name): item of slot \(item.slot), out of range"); continue
             }
-            if let last, item.stamp <= last { v.append("\(name): stamp \(item.stamp) of slot \(item.slot) follows stamp \(last)") }
-            if item.stamp >= nextRecency { v.append("\(name): stamp \(item.stamp) of slot \(item.slot) is not below the next stamp \(nextRecency)") }
-            last = item.stamp
-            guard isCurrent(item) else { continue }
+            guard item.current else { continue }
+            let stamp = entries[Int(item.slot)].recency
+            if let last, stamp <= last { v.append("\(name): stamp \(stamp) of slot \(item.slot) follows stamp \(last)") }
+            if stamp >= nextRecency { v.append("\(name): stamp \(stamp) of slot \(item.slot) is not below the next stamp \(nextRecency)") }
+            last = stamp
             if !seen.insert(item.slot).inserted { v.append("\(name): holds slot \(item.slot) twice") }
             out.append(item.slot)
         }
         return out
     }
+
+    private func inRange(_ slot: Int32) -> Bool { slot >= 0 && Int(slot) < places.count }
 
     /// The slots of one list from head to tail, noting broken links. Stops after one more step than
     /// there are slots (a longer walk has gone round a cycle) or at a link out of range.
@@ -712,7 +833,8 @@ extension EntryStore {
         while s >= 0 {
             guard Int(s) < entries.count else { v.append("\(name()): link to slot \(s), out of range"); return out }
             guard out.count < entries.count else { v.append("\(name()): goes round a cycle"); return out }
-            let l = links[Int(s)]
+            guard places[Int(s)].side >= 0 else { v.append("\(name()): slot \(s) has no links"); return out }
+            let l = side[sx(Int(s))].links
             let back = l.nsPrev
             if back != previous { v.append("\(name()): slot \(s) links back to \(back), not \(previous)") }
             out.append(s)

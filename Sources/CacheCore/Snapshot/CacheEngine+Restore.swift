@@ -13,13 +13,32 @@ extension CacheEngine {
 
     /// Replaces the entire state with a checked snapshot; see `restore(_:scheduleCommand:)`.
     /// Cannot fail: everything was checked when the snapshot was decoded.
-    public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
+    public func restore(_ snapshot: consuming Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
         defer { if checksInvariants { checkInvariants() } }
         replaceState(with: snapshot, scheduleCommand: scheduleCommand)
     }
 
+    /// Moves the snapshot's entries into the (empty) table in their order, with their keys'
+    /// hashes when decoding took them. Moved, not copied: a copy would touch each value's and
+    /// tags' storage (a retain now, a release when the snapshot goes), far apart in memory.
+    private func insertEntries(of snapshot: inout Snapshot) {
+        var list = snapshot.entries
+        snapshot.entries = []
+        let hashes = snapshot.keyHashes.count == list.count ? snapshot.keyHashes : nil
+        // What is left in the list in place of an entry moved out: nothing to retain or release.
+        let placeholder = Entry(key: "", namespace: 0, stored: .null, tags: [], storedAt: 0, staleAt: 0, expiresAt: 0)
+        list.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for i in buffer.indices {
+                let entry = (base + i).move()
+                (base + i).initialize(to: placeholder)
+                if let hashes { _ = entries.insert(entry, hash: hashes[i]) } else { _ = entries.insert(entry) }
+            }
+        }
+    }
+
     /// `restore` without the check of invariants: every part is rebuilt from the snapshot.
-    private func replaceState(with snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
+    private func replaceState(with snapshot: consuming Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
         clockStart = snapshot.clockStart
         now = snapshot.now
         seq = snapshot.seq
@@ -38,13 +57,13 @@ extension CacheEngine {
             entries = EntryTable(idField: snapshot.idField, namespaceCount: snapshot.namespaces.count,
                                  capacity: snapshot.entries.count)
             slots.tracking = tracking
-            for entry in snapshot.entries { _ = entries.insert(entry) }
             // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
             // entry i: the table was empty).
             var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)
             for (i, rank) in snapshot.ranks.enumerated() {
                 if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
             }
+            insertEntries(of: &snapshot)
             for (n, ns) in snapshot.namespaces.enumerated() where ns.policy.eviction != .lru {
                 let hand = snapshot.hands[n].flatMap { entrySlot(forKey: $0) } ?? -1
                 entries.restoreOrder(Int32(n), ns.policy.eviction, ranks: saved[n], hand: hand, nextRank: snapshot.nextRanks[n] ?? 0)

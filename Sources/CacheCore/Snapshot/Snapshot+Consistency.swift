@@ -21,7 +21,7 @@ extension Snapshot {
     }
 
     /// The mutation ids in flight (a mutate request's) and queued.
-    private var mutationsKnown: (inFlight: Set<UInt64>, queued: Set<UInt64>) {
+    var mutationsKnown: (inFlight: Set<UInt64>, queued: Set<UInt64>) {
         var inFlight = Set<UInt64>()
         for r in requests { if let m = r.mutation { inFlight.insert(m.id) } }
         return (inFlight, Set(mutationQueue.map(\.id)))
@@ -31,41 +31,48 @@ extension Snapshot {
         var perNamespace = Array(repeating: 0, count: namespaces.count)
         let known = mutationsKnown
         for (i, e) in entries.enumerated() {
-            // The path is written only for an error: most documents have none.
-            var path: String { "entries[\(i)]" }
-            // Times: stored, then stale and expired no earlier; nothing stored after now; an
-            // expiry that passed was counted (the engine reports each one when the clock passes it).
-            if e.storedAt > now { throw SnapshotError(path: "\(path).stored_at", "is after now (\(TimeText.iso8601(ms: now)))") }
-            if e.staleAt < e.storedAt { throw SnapshotError(path: "\(path).stale_at", "is before stored_at") }
-            if e.expiresAt < e.storedAt { throw SnapshotError(path: "\(path).expires_at", "is before stored_at") }
-            if e.expiresAt < now && !e.expiryReported {
-                throw SnapshotError(path: "\(path).expiry_counted", "is false, but expires_at is before now: the expiry passed uncounted")
-            }
-            try within(e.storedSeq, "\(path).seq")
-            try within(e.storedRequest, "\(path).stored_request")
-            try within(e.lastLocalWrite, "\(path).last_write")
-            try within(e.lastPut, "\(path).last_put")
-            try within(e.expirySeq, "\(path).expiry_seq")
+            try checkEntry(e, at: i, known: known)
             perNamespace[Int(e.namespace)] += 1
-            guard let log = e.log else { continue }
-            let logPath = "\(path).mutations"
-            if log.pending.isEmpty { throw SnapshotError(path: "\(logPath).pending", "is empty: an entry keeps a mutation log only while a mutation is pending") }
-            try within(log.baseSeq, "\(logPath).base_seq")
-            for (j, item) in log.items.enumerated() {
-                try within(item.seq, "\(logPath).items[\(j)].seq")
-                if let m = item.mutation { try within(m, "\(logPath).items[\(j)].mutation") }
-                if let r = item.reachedServer { try within(r, "\(logPath).items[\(j)].reached_server") }
-            }
-            for id in log.pending.sorted() {
-                try within(id, "\(logPath).pending")
-                if !known.queued.contains(id) && !known.inFlight.contains(id) {
-                    throw SnapshotError(path: "\(logPath).pending", "mutation \(id) is neither queued (pending.queued_mutations) nor in flight (pending.requests)")
-                }
-            }
         }
         for (i, ns) in namespaces.enumerated() {
             if let max = ns.policy.max, perNamespace[i] > max {
                 throw SnapshotError(path: "namespaces.\(ns.name).max", "is \(max), but entries holds \(perNamespace[i]) entries of \(ns.name)")
+            }
+        }
+    }
+
+    /// Checks one decoded entry, `entries[i]`, against the state (its clock, sequence numbers and
+    /// the mutations `known`): a snapshot's entries and a store's rows (`append`) alike.
+    /// - Throws: `SnapshotError` with the path of the first contradiction.
+    func checkEntry(_ e: Entry, at i: Int, known: (inFlight: Set<UInt64>, queued: Set<UInt64>)) throws(SnapshotError) {
+        // The path is written only for an error: most documents have none.
+        var path: String { "entries[\(i)]" }
+        // Times: stored, then stale and expired no earlier; nothing stored after now; an
+        // expiry that passed was counted (the engine reports each one when the clock passes it).
+        if e.storedAt > now { throw SnapshotError(path: "\(path).stored_at", "is after now (\(TimeText.iso8601(ms: now)))") }
+        if e.staleAt < e.storedAt { throw SnapshotError(path: "\(path).stale_at", "is before stored_at") }
+        if e.expiresAt < e.storedAt { throw SnapshotError(path: "\(path).expires_at", "is before stored_at") }
+        if e.expiresAt < now && !e.expiryReported {
+            throw SnapshotError(path: "\(path).expiry_counted", "is false, but expires_at is before now: the expiry passed uncounted")
+        }
+        try within(e.storedSeq, "\(path).seq")
+        try within(e.storedRequest, "\(path).stored_request")
+        try within(e.lastLocalWrite, "\(path).last_write")
+        try within(e.lastPut, "\(path).last_put")
+        try within(e.expirySeq, "\(path).expiry_seq")
+        guard let log = e.log else { return }
+        let logPath = "\(path).mutations"
+        if log.pending.isEmpty { throw SnapshotError(path: "\(logPath).pending", "is empty: an entry keeps a mutation log only while a mutation is pending") }
+        try within(log.baseSeq, "\(logPath).base_seq")
+        for (j, item) in log.items.enumerated() {
+            try within(item.seq, "\(logPath).items[\(j)].seq")
+            if let m = item.mutation { try within(m, "\(logPath).items[\(j)].mutation") }
+            if let r = item.reachedServer { try within(r, "\(logPath).items[\(j)].reached_server") }
+        }
+        for id in log.pending.sorted() {
+            try within(id, "\(logPath).pending")
+            if !known.queued.contains(id) && !known.inFlight.contains(id) {
+                throw SnapshotError(path: "\(logPath).pending", "mutation \(id) is neither queued (pending.queued_mutations) nor in flight (pending.requests)")
             }
         }
     }

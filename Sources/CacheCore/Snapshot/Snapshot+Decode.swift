@@ -188,16 +188,22 @@ extension Snapshot {
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(list.count)
-        var checks = EntryChecks(seen: Set(minimumCapacity: list.count), seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        var checks = EntryChecks(seen: [], seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count),
+                                 keys: KeyIndex(capacity: list.count))
+        keyHashes.reserveCapacity(list.count)
         for item in list { try decodeEntry(item, namespaceIndex: namespaceIndex, checks: &checks) }
         try checkHands()
     }
 
     /// What the check of each entry needs to know of the entries before it.
     struct EntryChecks {
+        /// The keys seen, when `keys` is nil.
         var seen: Set<String>
         /// Ranks taken, by namespace slot.
         var seenRanks: [Set<Int64>]
+        /// The keys seen, by their hashes (`KeyIndex.hash`, kept in `keyHashes` for the
+        /// engine's key index) to the entry that has it; nil to use `seen`.
+        var keys: KeyIndex? = nil
     }
 
     /// Checks one entry object (the next one, least recent first) and appends it.
@@ -211,7 +217,17 @@ extension Snapshot {
     mutating func decodeEntry<Fields: SnapshotFields>(fields e: Fields, namespaceIndex: [String: Int],
                                                       checks: inout EntryChecks) throws(SnapshotError) {
         let key = try e.key("key")
-        guard checks.seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+        if checks.keys != nil {
+            // The key is hashed once: for this check and, kept, for the engine's key index.
+            let hash = KeyIndex.hash(key)
+            guard checks.keys!.find(hash: hash, where: { entries[Int($0)].key == key }) == nil else {
+                throw e.fail("key", "\(key) appears twice")
+            }
+            checks.keys!.insert(hash: hash, slot: Int32(entries.count))
+            keyHashes.append(hash)
+        } else {
+            guard checks.seen.insert(key).inserted else { throw e.fail("key", "\(key) appears twice") }
+        }
         guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
             throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
         }
@@ -219,7 +235,7 @@ extension Snapshot {
               stateText != EntryState.absent.rawValue else {
             throw e.fail("state", "expected fresh, stale or expired")
         }
-        var entry = Entry(key: key, namespace: Int32(ns), value: try e.dataValue("value"), tags: try e.strings("tags"), ids: [],
+        var entry = Entry(key: key, namespace: Int32(ns), stored: try e.storedValue("value"), tags: try e.strings("tags"),
                           storedAt: try e.time("stored_at"), staleAt: try e.timeOrNever("stale_at"),
                           expiresAt: try e.timeOrNever("expires_at"))
         entry.storedSeq = try e.seq("seq")

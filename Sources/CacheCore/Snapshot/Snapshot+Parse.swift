@@ -260,13 +260,15 @@ extension Snapshot {
     mutating func decodeEntries(text: EntryText, namespaceIndex: [String: Int]) throws(SnapshotError) {
         entries.reserveCapacity(text.count)
         ranks.reserveCapacity(text.count)
-        var checks = EntryChecks(seen: Set(minimumCapacity: text.count),
-                                 seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count))
+        var checks = EntryChecks(seen: [], seenRanks: Array(repeating: Set<Int64>(), count: namespaces.count),
+                                 keys: KeyIndex(capacity: text.count))
+        keyHashes.reserveCapacity(text.count)
         let bytes = text.bytes
         var r = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
         r.i = text.start
         try Self.expect(UInt8(ascii: "["), &r)
         var fields = EntryFields()
+        var scanner = CanonicalScanner(bytes, maxDepth: JSONValue.maxDepth)
         r.skipWhitespace()
         if r.i < bytes.count && bytes[r.i] == UInt8(ascii: "]") {
             r.i += 1
@@ -283,9 +285,11 @@ extension Snapshot {
                         guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
                         try Self.expect(UInt8(ascii: ":"), &r)
                         // The deepest level inside the field: an entry's values start at level 3.
-                        r.deepest = 0
-                        do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
-                        if slot == EntryFields.valueSlot { fields.valuesWithinDepth = r.deepest <= 3 + JSONValue.maxDepth }
+                        if slot == EntryFields.valueSlot {
+                            try Self.readValue(&fields, &r, &scanner)
+                        } else {
+                            do { fields.values[slot] = try Self.readField(slot, &r) } catch { throw Self.readAsTree }
+                        }
                         r.skipWhitespace()
                         guard r.i < bytes.count else { throw Self.readAsTree }
                         let separator = bytes[r.i]
@@ -305,6 +309,27 @@ extension Snapshot {
         }
         guard r.i == text.end else { throw Self.readAsTree }
         try checkHands()
+    }
+
+    /// The entry's `value` at `r.i`: checked and put in canonical form straight from the text
+    /// (`CanonicalScanner`), or else (an object with keys not plain ASCII in order, a value nested
+    /// deeper than values may be, text that is not JSON) read as a tree as any other field, whose
+    /// depth `dataValue` then checks.
+    @inline(__always)
+    private static func readValue(_ fields: inout EntryFields, _ r: inout JSONReader, _ scanner: inout CanonicalScanner) throws(SnapshotError) {
+        r.skipWhitespace()
+        scanner.position = r.i
+        if scanner.scan() {
+            r.i = scanner.position
+            fields.stored = scanner.withText { StoredValue(canonicalUTF8: $0) }
+            fields.values[EntryFields.valueSlot] = .null  // present; `storedValue` gives it
+            return
+        }
+        fields.stored = nil
+        // The deepest level inside the field: an entry's values start at level 3.
+        r.deepest = 0
+        do { fields.values[EntryFields.valueSlot] = try r.parseValue(depth: 3) } catch { throw readAsTree }
+        fields.valuesWithinDepth = r.deepest <= 3 + JSONValue.maxDepth
     }
 
     /// The value of the entry field in `slot` at `r.i`: a time written in the usual form is
@@ -336,6 +361,8 @@ struct EntryFields: SnapshotFields {
     private static let nameBytes: [[UInt8]] = names.map { Array($0.utf8) }
 
     var values: [JSONValue?]
+    /// The `value` read straight into its stored form (its slot in `values` then holds a placeholder).
+    var stored: StoredValue?
     private(set) var path = SnapshotPath("entries")
     /// The `value` read is nested no deeper than `JSONValue.maxDepth` (then `dataValue` need
     /// not measure it); the other fields are never data values.
@@ -351,6 +378,7 @@ struct EntryFields: SnapshotFields {
     /// Empties every slot for the entry at `index` of `entries`.
     mutating func clear(index: Int) {
         for k in values.indices { values[k] = nil }
+        stored = nil
         path = SnapshotPath("entries").element(index)
         valuesWithinDepth = false
     }
@@ -358,16 +386,46 @@ struct EntryFields: SnapshotFields {
     /// Whether the field of `slot` is an instant (stored_at, stale_at, expires_at).
     @inline(__always) static func isTime(_ slot: Int) -> Bool { slot >= 3 && slot <= 5 }
 
+    /// The slot of a name given as bytes: the one candidate of its length and first byte, compared.
     static func slot(of name: UnsafeBufferPointer<UInt8>) -> Int? {
-        for (k, candidate) in nameBytes.enumerated() where candidate.count == name.count {
-            if candidate.withUnsafeBufferPointer({ $0.elementsEqual(name) }) { return k }
+        guard let first = name.first else { return nil }
+        let k: Int
+        switch (name.count, first) {
+        case (3, UInt8(ascii: "k")): k = 0
+        case (3, UInt8(ascii: "s")): k = 7
+        case (4, UInt8(ascii: "t")): k = 6
+        case (4, UInt8(ascii: "r")): k = 16
+        case (4, UInt8(ascii: "u")): k = 17
+        case (5, UInt8(ascii: "v")): k = 1
+        case (5, UInt8(ascii: "s")): k = 2
+        case (7, _): k = 18
+        case (8, UInt8(ascii: "s")): k = 4
+        case (8, UInt8(ascii: "l")): k = 10
+        case (9, UInt8(ascii: "s")): k = 3
+        case (9, UInt8(ascii: "m")): k = 15
+        case (10, UInt8(ascii: "l")): k = 9
+        case (10, UInt8(ascii: "e")): k = name[7] == UInt8(ascii: "s") ? 14 : 5
+        case (11, _): k = 11
+        case (14, UInt8(ascii: "s")): k = 8
+        case (14, UInt8(ascii: "e")): k = 12
+        case (17, _): k = 13
+        default: return nil
         }
-        return nil
+        return nameBytes[k].withUnsafeBufferPointer { candidate in
+            guard candidate.count == name.count else { return false }
+            for j in 0..<name.count where candidate[j] != name[j] { return false }
+            return true
+        } ? k : nil
     }
 
     func field(_ name: String) -> JSONValue? {
         guard let k = Self.slot(of: name) else { return nil }
         return values[k]
+    }
+
+    func storedValue(_ name: String) throws(SnapshotError) -> StoredValue {
+        if let stored, name == "value" { return stored }
+        return StoredValue(try dataValue(name))
     }
 
     /// The slot of `name`, compared only with names of its length (the check of every entry

@@ -51,6 +51,8 @@ public struct Snapshot {
     /// Read from a store: its entry rows, already in an entry table (`append(_:)`, in
     /// CacheStore.swift); `entries` and `ranks` are then empty.
     var stored: StoredRows?
+    /// The hash of each entry's key (`KeyIndex.hash`), by entry, when decoding took them (else empty).
+    var keyHashes: [UInt32] = []
     /// The eviction rank of each entry of a namespace not under LRU (nil under LRU), by entry.
     var ranks: [EntryStore.Rank?] = []
     /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.

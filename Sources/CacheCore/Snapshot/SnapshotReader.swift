@@ -22,6 +22,8 @@ protocol SnapshotFields {
     /// True when no value of these fields can be nested deeper than `JSONValue.maxDepth`
     /// (the reader saw the whole document shallower): `dataValue` need not measure.
     var valuesWithinDepth: Bool { get }
+    /// `dataValue(name)` in its stored form (a reader that read it so gives it without a tree).
+    func storedValue(_ name: String) throws(SnapshotError) -> StoredValue
 }
 
 /// Typed, path-aware access to the fields of one JSON object of a snapshot.
@@ -70,6 +72,10 @@ extension SnapshotFields {
         let v = try value(name)
         if !valuesWithinDepth && v.depth > JSONValue.maxDepth { throw fail(name, "nested deeper than \(JSONValue.maxDepth) levels") }
         return v
+    }
+
+    func storedValue(_ name: String) throws(SnapshotError) -> StoredValue {
+        StoredValue(try dataValue(name))
     }
 
     func object(_ name: String) throws(SnapshotError) -> SnapshotObject {

@@ -193,7 +193,8 @@ extension CacheEngine {
             extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         }
-        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.value.compactText,
+        // The stored text is the value's compact text already: no tree is built and printed.
+        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.stored.text,
                            storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
                            expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
                            storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
@@ -280,6 +281,8 @@ struct StoredRows {
     var seenRanks: [Set<Int64>]
     /// Rows read, by namespace slot.
     var perNamespace: [Int]
+    /// The mutations in flight and queued, which a row's mutation log may wait for.
+    var known: (inFlight: Set<UInt64>, queued: Set<UInt64>)
 }
 
 extension Snapshot {
@@ -326,13 +329,17 @@ extension Snapshot {
                               namespaceIndex: namespaceIndex,
                               ranks: Array(repeating: [:], count: namespaces.count),
                               seenRanks: Array(repeating: [], count: namespaces.count),
-                              perNamespace: Array(repeating: 0, count: namespaces.count))
+                              perNamespace: Array(repeating: 0, count: namespaces.count),
+                              known: mutationsKnown)
         rows.recencies.reserveCapacity(stored.entryCount)
         self.stored = rows
     }
 
     /// Checks one entry row (the next in recency order) and adds it to a snapshot read from a store.
-    /// A key seen before is found in the table's key index: no set of keys is kept beside it.
+    /// A row is checked as a snapshot's entry is, against the state read before it: each field on
+    /// its own, then the entry against the clock, sequence numbers, mutations and its namespace's
+    /// policy (`checkEntry`). A key seen before is found in the table's key index: no set of keys
+    /// is kept beside it.
     /// - Throws: `SnapshotError` for a damaged row; the snapshot is then not to be used.
     public mutating func append(_ row: StoredEntry) throws(SnapshotError) {
         guard stored != nil else { preconditionFailure("append to a snapshot not read from a store") }
@@ -358,6 +365,7 @@ extension Snapshot {
             entry = entries.removeLast()
             rank = ranks.removeLast()
         }
+        try checkEntry(entry, at: index, known: stored!.known)
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
         let slot = stored!.table.insert(entry)

@@ -95,6 +95,16 @@ struct Arguments {
 
     private enum PlainKey { case plain, plainInDefault, other }
 
+    /// ``key(_:)`` of a bare word given as its UTF-8 bytes, when it is a valid ASCII key (the
+    /// common case); nil when it is not, for ``key(_:)`` to give its verdict.
+    static func keyIfPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        switch plainKey(bytes) {
+        case .plain: return String(decoding: bytes, as: UTF8.self)
+        case .plainInDefault: return KeyName.canonical(String(decoding: bytes, as: UTF8.self))
+        case .other: return nil
+        }
+    }
+
     /// Whether `text` is a valid ASCII key, checked on its UTF-8 bytes: the common case, which
     /// skips the `Character` checks of `key(_:)` (for ASCII text, bytes and characters agree, as a
     /// bare word never holds a CR LF pair); `.plainInDefault` when it names namespace `default`
@@ -199,6 +209,20 @@ struct Arguments {
     }
 
     func value(_ i: Int) throws(ShellError) -> JSONValue { try Self.value(positional[i]) }
+
+    /// ``value(_:)`` in the form the cache keeps it: a JSON word goes from its text to its stored
+    /// form without a tree where it can (``storedJSON(_:)``).
+    static func storedValue(_ word: Word) throws(ShellError) -> StoredValue {
+        if word.kind == .json, let stored = word.withUTF8(storedJSON) { return stored }
+        return StoredValue(try value(word))
+    }
+
+    /// The stored form of a JSON text (a JSON word's bytes), checked and canonicalised in one pass
+    /// without a tree (``StoredValue/init(parsingJSON:maxDepth:)``, byte for byte what the tree
+    /// gives); nil when it is not JSON, for ``value(_:)`` to say why.
+    static func storedJSON(_ bytes: UnsafeBufferPointer<UInt8>) -> StoredValue? {
+        try? StoredValue(parsingJSON: bytes)
+    }
 
     /// Whether `text` has the grammar of a JSON number (RFC 8259) but no finite Double holds it.
     static func isOutOfRangeNumber(_ text: String) -> Bool {

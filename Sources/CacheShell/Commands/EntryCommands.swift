@@ -39,7 +39,7 @@ enum EntryCommands {
         if words.count == 3 && !words[1].isOptionOrFlag && !words[2].isOptionOrFlag {
             // The common form, `put KEY VALUE`: the same checks in the same order, without sorting words.
             let key = try Arguments.key(words[1])
-            return .keys(cache.put(key, try Arguments.value(words[2]), tags: []))
+            return .keys(cache.put(key, try Arguments.storedValue(words[2]), tags: []))
         }
         let args = try Arguments(command, source, for: put)
         try args.expect(2...2)

@@ -227,6 +227,12 @@ public struct Lexer: IteratorProtocol, Sequence {
     /// at the end of the source.
     private(set) var failure: Diagnostic?
 
+    /// Goes on from `offset` (the end of a command read without the lexer, at its line feed).
+    mutating func skip(to offset: Int) {
+        position = offset
+        failure = nil
+    }
+
     /// ``next()`` without the `Result`: the next command, or nil for one that could not be lexed
     /// (``failure``) or at the end of the source. The hot loop of a session moves a plain
     /// optional instead of an enum that generic code would destroy.

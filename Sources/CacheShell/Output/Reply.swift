@@ -85,25 +85,27 @@ struct Reply {
     /// Appends to `bytes` everything the reply prints (``text(command:mode:colour:)``), written
     /// straight into them.
     func write(into bytes: inout [UInt8], command: String, mode: OutputMode, colour: Bool) {
-        switch (content, mode) {
-        case (.read(let result, let isGet), .json):
+        // Switched on `content` alone, then on `mode` (pairing the two in a tuple would copy the
+        // content, a read's result with its strings, for each reply).
+        switch content {
+        case .read(let result, let isGet):
             var out = TextBuilder(taking: &bytes)
-            Self.readJSON(result, isGet: isGet, command: command, into: &out)
+            if mode == .json {
+                Self.readJSON(result, isGet: isGet, command: command, into: &out)
+            } else {
+                Self.readLines(result, isGet: isGet, colour: colour, into: &out)
+            }
             out.finish(into: &bytes)
-        case (.read(let result, let isGet), .human):
-            var out = TextBuilder(taking: &bytes)
-            Self.readLines(result, isGet: isGet, colour: colour, into: &out)
-            out.finish(into: &bytes)
-        case (.keys(let keys, let ok), .json):
-            var out = TextBuilder(taking: &bytes)
-            out.append("{\"command\":")
-            out.appendJSONString(command)
-            out.append(",\"keys\":")
-            out.appendJSONArray(keys)
-            out.append(ok ? ",\"ok\":true}\n" : "}\n")
-            out.finish(into: &bytes)
-        case (.keys(let keys, _), .human):
-            if keys.isEmpty {
+        case .keys(let keys, let ok):
+            if mode == .json {
+                var out = TextBuilder(taking: &bytes)
+                out.append("{\"command\":")
+                out.appendJSONString(command)
+                out.append(",\"keys\":")
+                out.appendJSONArray(keys)
+                out.append(ok ? ",\"ok\":true}\n" : "}\n")
+                out.finish(into: &bytes)
+            } else if keys.isEmpty {
                 bytes.append(contentsOf: "keys: (none)\n".utf8)
             } else {
                 bytes.append(contentsOf: "keys:".utf8)
@@ -113,15 +115,18 @@ struct Reply {
                 }
                 bytes.append(UInt8(ascii: "\n"))
             }
-        case (.fields(var fields, _), .json):
-            fields["command"] = .string(command)
-            bytes.append(contentsOf: JSONValue.object(fields).compactText.utf8)
-            bytes.append(UInt8(ascii: "\n"))
-        case (.fields(let fields, let human), .human):
-            let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
-            for line in lines {
-                bytes.append(contentsOf: line.utf8)
+        case .fields(let fields, let human):
+            if mode == .json {
+                var fields = fields
+                fields["command"] = .string(command)
+                bytes.append(contentsOf: JSONValue.object(fields).compactText.utf8)
                 bytes.append(UInt8(ascii: "\n"))
+            } else {
+                let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
+                for line in lines {
+                    bytes.append(contentsOf: line.utf8)
+                    bytes.append(UInt8(ascii: "\n"))
+                }
             }
         }
     }
@@ -405,15 +410,20 @@ extension Session {
     func writeDirectly(_ reply: Reply, command: String, outputFrom start: Int) -> Bool {
         guard let direct = directTarget, start == 0, output.isEmpty, historyRewrite == nil, interactiveForms.isEmpty
         else { return false }
-        let from = direct.bytes.count
-        reply.write(into: &direct.bytes, command: command, mode: options.mode, colour: false)
-        if direct.bytes[from...].withUnsafeBufferPointer(Render.hasControl) {
+        // The buffer's bytes taken out while the reply is written (one access to them, not one per use).
+        var bytes: [UInt8] = []
+        swap(&bytes, &direct.bytes)
+        let from = bytes.count
+        reply.write(into: &bytes, command: command, mode: options.mode, colour: false)
+        if bytes.withUnsafeBufferPointer({ Render.hasControl(UnsafeBufferPointer(rebasing: $0[from...])) }) {
             // What `write(lines:)` would do: escape what could drive the terminal.
-            let text = Render.visible(String(decoding: direct.bytes[from...], as: UTF8.self))
-            direct.bytes.removeSubrange(from...)
-            direct.bytes.append(contentsOf: text.utf8)
+            let text = Render.visible(String(decoding: bytes[from...], as: UTF8.self))
+            bytes.removeSubrange(from...)
+            bytes.append(contentsOf: text.utf8)
         }
-        if direct.bytes.count >= OutputBuffer.flushSize { direct.flush() }
+        let full = bytes.count >= OutputBuffer.flushSize
+        swap(&bytes, &direct.bytes)
+        if full { direct.flush() }
         return true
     }
 
