@@ -45,14 +45,7 @@ public actor Cache {
     var callMark: (time: Int64, stepSeq: UInt64) = (.min, 0)
 
     /// Hears what happens inside each call, synchronously and in order (the shell prints it).
-    public var delegate: (any CacheDelegate)? {
-        get { delegateReference }
-        set { delegateReference = newValue }
-    }
-    /// ``delegate``: internal, so that the compiler sees every access (each a load or an
-    /// assignment) and leaves out the run-time exclusivity check of a public stored property,
-    /// which each change the engine reports would pay.
-    fileprivate weak var delegateReference: (any CacheDelegate)?
+    public weak var delegate: (any CacheDelegate)?
 
     /// A cache on the virtual clock over a synchronous origin (a simulated server, a test double).
     /// - Parameter clockStart: the virtual clock's start, ms since the Unix epoch (SPEC §2).
@@ -741,7 +734,7 @@ final class EngineRelay: CacheEngineDelegate {
     }
 
     func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {
-        onCache { $0.delegateReference?.cache($0, noted: event) }
+        onCache { $0.delegate?.cache($0, noted: event) }
     }
 }
 
