@@ -31,7 +31,9 @@ public actor Cache {
     private var waiting: [UInt64: [WaitingRead]] = [:]
     private var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
-    private var streamEvents: [CacheEvent] = []
+    // Unchecked exclusivity: only appended to, read whole and emptied, calling no other code
+    // meanwhile, so no two accesses overlap; `finish()` reads it after every call.
+    @exclusivity(unchecked) private var streamEvents: [CacheEvent] = []
     /// Live mode: the due time the timer task sleeps until, if one is running.
     private var timerDue: Int64?
     private let relay: EngineRelay
@@ -684,29 +686,55 @@ extension CacheDelegate {
     public func cache(_ cache: isolated Cache, noted event: CacheEvent) {}
 }
 
-/// Hands the engine's reports to its `Cache`. The engine only runs inside the cache's methods,
-/// so its reports arrive on the cache's executor: `assumeIsolated` checks that at run time.
+/// Hands the engine's reports to its `Cache`, inside the cache's isolation.
+///
+/// Why the relay may enter the cache's isolation without asking the runtime (which costs more
+/// than a `put` in the engine): the relay is the delegate of one engine only, `Cache.engine`, set
+/// in the cache's initialisers. That engine is actor-isolated state (a non-`Sendable` `let` of the
+/// actor, never handed out: the compiler's region checking keeps it inside the actor's isolation),
+/// and it calls its delegate only synchronously from its own methods. So every call here comes
+/// from a method of the engine called from code isolated to the cache, on the cache's executor.
+/// Debug builds still check it (`assumeIsolated`).
+///
+/// The cache owns the relay and the engine, and the engine runs only inside the cache's methods,
+/// so the cache is alive whenever the relay is called: it is held `unowned(unsafe)`, which costs
+/// no reference counting (a `weak` load costs a runtime call).
 final class EngineRelay: CacheEngineDelegate {
-    weak var cache: Cache?
+    unowned(unsafe) var cache: Cache?
+
+    /// Runs `body` isolated to the cache (see the type's comment for why it already is).
+    @inline(__always)
+    private func onCache(_ body: (isolated Cache) -> Void) {
+        guard let cache else { return }
+        #if DEBUG
+        cache.assumeIsolated(body)
+        #else
+        // What `assumeIsolated` does once its check has passed: the same closure called with the
+        // cache as its isolated argument (the two function types differ only in that attribute).
+        withoutActuallyEscaping(body) { body in
+            unsafeBitCast(body, to: ((Cache) -> Void).self)(cache)
+        }
+        #endif
+    }
 
     func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) {
-        cache?.assumeIsolated { $0.engineObserved(event) }
+        onCache { $0.engineObserved(event) }
     }
 
     func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {
-        cache?.assumeIsolated { $0.engineRunScheduled(token) }
+        onCache { $0.engineRunScheduled(token) }
     }
 
     func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
-        cache?.assumeIsolated { $0.engineValidated(result) }
+        onCache { $0.engineValidated(result) }
     }
 
     func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion) {
-        cache?.assumeIsolated { $0.engineCompleted(request) }
+        onCache { $0.engineCompleted(request) }
     }
 
     func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {
-        cache?.assumeIsolated { $0.delegate?.cache($0, noted: event) }
+        onCache { $0.delegate?.cache($0, noted: event) }
     }
 }
 

@@ -40,14 +40,42 @@ public final class Session {
     /// The simulated server the cache fetches from (`server ...` commands shape it).
     public let server: SimulatedServer
     public var options: SessionOptions {
-        didSet { updateDirectTarget() }
+        get { settings }
+        set {
+            settings = newValue
+            updateDirectTarget()
+        }
     }
     /// Output not yet written out, in order: (text, isError).
-    public internal(set) var output: [(text: String, isError: Bool)] = []
+    // Unchecked exclusivity (here, on `history` and on `timeline`): each access to these is a
+    // read, an assignment or a mutating call of the standard library's collections (or of
+    // `History`, `Timeline`, which only mutate their own collections) that calls back into no
+    // code of this session, so no access to one can begin while another is under way; checked,
+    // each access of every command paid a run-time check (about 80 instructions).
+    @exclusivity(unchecked) var output: [(text: String, isError: Bool)] = []
     /// A command was rejected (exit status 1).
     public var anyFailed = false
     /// `quit` was run.
-    public internal(set) var quitRequested = false
+    public internal(set) var quitRequested: Bool {
+        get { quitting }
+        set { quitting = newValue }
+    }
+
+    // The state behind the public properties of a session, which the commands read and write:
+    // internal, so that the compiler sees every access to them and can leave out the run-time
+    // exclusivity checks a public stored property of a class costs on each access.
+    /// ``options``.
+    private(set) var settings: SessionOptions
+    /// ``quitRequested``.
+    private(set) var quitting = false
+    /// ``keepsHistory``.
+    private(set) var historyKept = true
+    /// ``sink``.
+    private(set) var outputSink: ((_ text: String, _ isError: Bool) -> Void)?
+    /// ``store``.
+    private(set) var openStore: SessionStore? {
+        didSet { updateDirectTarget() }
+    }
 
     /// Commands scheduled by `at`, by token.
     var scheduled: [Int: ScheduledEntry] = [:]
@@ -60,9 +88,12 @@ public final class Session {
     var depth = 0
     /// Every top-level (command, output) of this session so far, errors in the interactive form,
     /// for `record` (which writes the session from its start).
-    var history = History()
+    @exclusivity(unchecked) var history = History()
     /// Keep the history (off for benchmarks of huge batches that never record).
-    public var keepsHistory = true
+    public var keepsHistory: Bool {
+        get { historyKept }
+        set { historyKept = newValue }
+    }
     /// Keep every command of the session for `record` (the interactive shell); when false (a
     /// batch: script, `-c`, standard input) only the last is kept, so memory does not grow with
     /// the length of the run, and a `record` starts from the state at that point.
@@ -84,7 +115,7 @@ public final class Session {
         didSet { updateDirectTarget() }
     }
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
-    var timeline = Timeline()
+    @exclusivity(unchecked) var timeline = Timeline()
     /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a
     /// transcript's replay at the first.
     public internal(set) var safeRefusals = 0
@@ -124,7 +155,8 @@ public final class Session {
     /// The persistent store (`--store`): each top-level command's changes are committed to it
     /// before its output is handed on (`commitOrHold`); set by `open(store:)`.
     public internal(set) var store: SessionStore? {
-        didSet { updateDirectTarget() }
+        get { openStore }
+        set { openStore = newValue }
     }
 
     struct ScheduledEntry {
@@ -140,7 +172,7 @@ public final class Session {
     public init(cache: isolated Cache, options: SessionOptions = SessionOptions()) {
         let server = SimulatedServer()
         self.server = server
-        self.options = options
+        settings = options
         cache.useOrigin(server)
         cache.setDelegate(self)
         cache.reportsAllChanges = true
@@ -160,7 +192,10 @@ public final class Session {
 
     /// Receives output after each top-level command when set (the executable's terminal);
     /// otherwise output collects until `takeOutput()`.
-    public var sink: ((_ text: String, _ isError: Bool) -> Void)?
+    public var sink: ((_ text: String, _ isError: Bool) -> Void)? {
+        get { outputSink }
+        set { outputSink = newValue }
+    }
 
     /// The buffer the sink writes standard output into, when set with it (a batch): a top-level
     /// command whose reply is all it prints writes it straight there, with no copy on the way
@@ -175,13 +210,13 @@ public final class Session {
     private(set) var directTarget: OutputBuffer?
 
     private func updateDirectTarget() {
-        let allowed = !history.retainsAll && store == nil && recording == nil && !options.echo && !options.colour
+        let allowed = !history.retainsAll && openStore == nil && recording == nil && !settings.echo && !settings.colour
         directTarget = allowed ? directOutput : nil
     }
 
     /// Hands collected output to the sink.
     func drainToSink() {
-        guard let sink, !output.isEmpty else { return }
+        guard let sink = outputSink, !output.isEmpty else { return }
         for (text, isError) in output { sink(text, isError) }
         output.removeAll(keepingCapacity: true)
         if !interactiveForms.isEmpty { interactiveForms.removeAll() }
@@ -233,14 +268,14 @@ public final class Session {
         var ok = true
         var from = lexer.offset
         var held: Int?
-        while !quitRequested {
+        while !quitting {
             if readsPlainCommands && !semicolonsSeparate, let plain = runPlainCommand(at: lexer.offset, in: source, on: cache) {
                 // The common form of `put` or `get`, run without the lexer (``runPlainCommand``).
                 lexer.skip(to: plain.end)
                 from = plain.end
                 if !plain.ok { ok = false }
-                if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
-                if !ok && options.bail { break }
+                if depth == 0 { openStore == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
+                if !ok && settings.bail { break }
                 continue
             }
             let next = lexer.nextCommand()
@@ -475,11 +510,11 @@ public final class Session {
             noteDivergence(request, command: RawCommand(words: words, offset: start, end: end), in: source)
             ok = false
         }
-        if topLevel && keepsHistory {
+        if topLevel && historyKept {
             if direct && divergence == nil {
                 // The reply is all the command printed (`writeDirectly` found no output before it,
                 // and nothing came after): the history's one entry, as `noteHistory` would make it.
-                history.appendLast(command: bytes[start..<end], reply: &reply, name: name, mode: options.mode)
+                history.appendLast(command: bytes[start..<end], reply: &reply, name: name, mode: settings.mode)
             } else if direct {
                 noteHistory(bytes[start..<end], outputFrom: outputStart, directReply: &reply, name: name)
             } else {
@@ -624,7 +659,7 @@ extension Session: CacheDelegate {
 
     public func cache(_ cache: isolated Cache, noted event: CacheEvent) {
         // A benchmark's huge batch keeps no history, nor a timeline.
-        if keepsHistory { timeline.append(event) }
+        if historyKept { timeline.append(event) }
     }
 
     public func cache(_ cache: isolated Cache, runScheduled token: Int) {

@@ -166,20 +166,21 @@ final class Terminal {
     func write(_ text: String, isError: Bool) {
         if isError {
             flush()
-            writeAll(2, Array(text.utf8))
+            var text = text
+            text.withUTF8 { writeAll(2, $0) }
         } else {
-            output.bytes.append(contentsOf: text.utf8)
-            if output.bytes.count >= OutputBuffer.flushSize { flush() }
+            output.append(text)
+            if output.count >= OutputBuffer.flushSize { flush() }
         }
     }
 
     func flush() {
-        guard !output.bytes.isEmpty else { return }
-        writeAll(1, output.bytes)
-        output.bytes.removeAll(keepingCapacity: true)
+        guard output.count > 0 else { return }
+        output.withBytes { writeAll(1, $0) }
+        output.removeAll()
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    private func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
         var offset = 0
         while offset < bytes.count {
             if let interrupted, interrupted() {
@@ -189,7 +190,7 @@ final class Terminal {
             }
             // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece.
             let end = interrupted == nil ? bytes.count : min(bytes.count, offset + (1 << 16))
-            let n = bytes[offset..<end].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+            let n = systemWrite(fd, bytes.baseAddress! + offset, end - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return

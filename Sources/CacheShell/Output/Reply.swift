@@ -77,172 +77,169 @@ struct Reply {
     /// Everything the reply prints, each line ending in a line feed; empty when it prints nothing.
     /// - Parameter command: the command's name, the `command` field of JSON output.
     func text(command: String, mode: OutputMode, colour: Bool) -> String {
-        var bytes: [UInt8] = []
-        write(into: &bytes, command: command, mode: mode, colour: colour)
-        return String(decoding: bytes, as: UTF8.self)
+        var out = ByteWriter(capacity: 256)
+        defer { out.deallocate() }
+        write(into: &out, command: command, mode: mode, colour: colour)
+        return out.text()
     }
 
-    /// Appends to `bytes` everything the reply prints (``text(command:mode:colour:)``), written
-    /// straight into them.
-    func write(into bytes: inout [UInt8], command: String, mode: OutputMode, colour: Bool) {
+    /// Appends to `out` everything the reply prints (``text(command:mode:colour:)``), written
+    /// straight into it.
+    /// - Returns: whether what it wrote may hold a control character `Render.visible` escapes:
+    ///   false when none of the text it took from data (keys, values, tags) holds one, so the
+    ///   rest, written here, need not be looked through.
+    @discardableResult
+    func write(into out: inout ByteWriter, command: String, mode: OutputMode, colour: Bool) -> Bool {
         // Switched on `content` alone, then on `mode` (pairing the two in a tuple would copy the
         // content, a read's result with its strings, for each reply).
         switch content {
         case .read(let result, let isGet):
-            var out = TextBuilder(taking: &bytes)
             if mode == .json {
-                Self.readJSON(result, isGet: isGet, command: command, into: &out)
+                return Self.readJSON(result, isGet: isGet, command: command, into: &out)
             } else {
-                Self.readLines(result, isGet: isGet, colour: colour, into: &out)
+                return Self.readLines(result, isGet: isGet, colour: colour, into: &out)
             }
-            out.finish(into: &bytes)
         case .keys(let keys, let ok):
+            var control = false
             if mode == .json {
-                var out = TextBuilder(taking: &bytes)
                 out.append("{\"command\":")
-                out.appendJSONString(command)
+                control = out.appendJSONString(command)
                 out.append(",\"keys\":")
-                out.appendJSONArray(keys)
-                out.append(ok ? ",\"ok\":true}\n" : "}\n")
-                out.finish(into: &bytes)
+                control = out.appendJSONArray(keys) || control
+                out.append(ok ? ",\"ok\":true}\n" as StaticString : "}\n")
             } else if keys.isEmpty {
-                bytes.append(contentsOf: "keys: (none)\n".utf8)
+                out.append("keys: (none)\n")
             } else {
-                bytes.append(contentsOf: "keys:".utf8)
+                out.append("keys:")
                 for key in keys {
-                    bytes.append(UInt8(ascii: " "))
-                    ValueText.append(key, to: &bytes)
+                    out.append(UInt8(ascii: " "))
+                    control = out.appendChecked(key) || control
                 }
-                bytes.append(UInt8(ascii: "\n"))
+                out.append(UInt8(ascii: "\n"))
             }
+            return control
         case .fields(let fields, let human):
+            let start = out.count
             if mode == .json {
                 var fields = fields
                 fields["command"] = .string(command)
-                bytes.append(contentsOf: JSONValue.object(fields).compactText.utf8)
-                bytes.append(UInt8(ascii: "\n"))
+                out.append(JSONValue.object(fields).compactText)
+                out.append(UInt8(ascii: "\n"))
             } else {
                 let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
                 for line in lines {
-                    bytes.append(contentsOf: line.utf8)
-                    bytes.append(UInt8(ascii: "\n"))
+                    out.append(line)
+                    out.append(UInt8(ascii: "\n"))
                 }
             }
+            return Render.hasControl(out.written(from: start))
         }
     }
 
     /// The JSON object of a read with its `command`: the keys in sorted order, as `compactText` writes them.
-    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, into out: inout TextBuilder) {
+    /// - Returns: whether it may hold a control character (``write(into:command:mode:colour:)``).
+    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, into out: inout ByteWriter) -> Bool {
         out.append("{\"age_ms\":")
-        out.append(r.ageMs)
+        out.appendNumber(r.ageMs)
         out.append(",\"command\":")
-        out.appendJSONString(command)
+        var control = out.appendJSONString(command)
         if isGet, let error = r.error {
             out.append(",\"error\":")
-            out.appendJSONString(error)
+            control = out.appendJSONString(error) || control
         }
         out.append(",\"expires_in_ms\":")
-        out.append(r.expiresInMs)
+        out.appendNumber(r.expiresInMs)
         out.append(",\"key\":")
-        out.appendJSONString(r.key)
+        control = out.appendJSONString(r.key) || control
         if isGet && r.offline { out.append(",\"offline\":true") }
         if isGet && r.pending { out.append(",\"pending\":true") }
         if isGet {
-            out.append(",\"source\":")
-            out.appendJSONString(r.source.rawValue)
+            out.append(",\"source\":\"")
+            out.append(r.source.rawValue)
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(",\"state\":")
-        out.appendJSONString(r.state.rawValue)
-        out.append(",\"tags\":")
-        out.appendJSONArray(r.tags)
+        out.append(",\"state\":\"")
+        out.append(r.state.rawValue)
+        out.append("\",\"tags\":")
+        control = out.appendJSONArray(r.tags) || control
         out.append(",\"value\":")
-        out.appendStored(r.stored)
+        control = out.appendStored(r.stored) || control
         out.append("}\n")
+        return control
     }
 
     /// The human lines of a read: `fieldLines` of its fields in `readOrder`, whose longest name,
     /// `expires_in_ms`, is always present and sets the width.
-    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool, into out: inout TextBuilder) {
-        out.appendField("key:           ")
-        out.append(r.key)
-        out.appendField("state:         ")
-        out.append(Render.stateText(r.state.rawValue, colour: colour))
-        out.appendField("value:         ")
-        out.appendStored(r.stored)
+    /// - Returns: whether they may hold a control character (``write(into:command:mode:colour:)``).
+    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool, into out: inout ByteWriter) -> Bool {
+        out.append("key:           ")
+        var control = out.appendChecked(r.key)
+        out.append("\nstate:         ")
+        if colour {
+            out.append(Render.stateText(r.state.rawValue, colour: colour))
+        } else {
+            out.append(r.state.rawValue)
+        }
+        out.append("\nvalue:         ")
+        control = out.appendStored(r.stored) || control
         if isGet {
-            out.appendField("source:        ")
+            out.append("\nsource:        ")
             out.append(r.source.rawValue)
         }
-        out.appendField("age_ms:        ")
-        out.append(r.ageMs)
+        out.append("\nage_ms:        ")
+        out.appendNumber(r.ageMs)
         out.appendWords(r.ageMs)
-        out.appendField("expires_in_ms: ")
-        out.append(r.expiresInMs)
+        out.append("\nexpires_in_ms: ")
+        out.appendNumber(r.expiresInMs)
         out.appendWords(r.expiresInMs)
-        out.appendField("tags:          ")
-        out.appendJSONArray(r.tags)
+        out.append("\ntags:          ")
+        control = out.appendJSONArray(r.tags) || control
         if isGet {
-            if r.offline {
-                out.appendField("offline:       ")
-                out.append("true")
-            }
-            if r.pending {
-                out.appendField("pending:       ")
-                out.append("true")
-            }
+            if r.offline { out.append("\noffline:       true") }
+            if r.pending { out.append("\npending:       true") }
             if let error = r.error {
-                out.appendField("error:         ")
+                out.append("\nerror:         ")
                 out.append(Render.visible(error))
             }
         }
-        out.append("\n")
+        out.append(UInt8(ascii: "\n"))
+        return control
     }
 }
 
-/// Output text built as UTF-8 bytes, which take many small appends far faster than a `String`:
-/// a reply's text, or a reply written straight after the output before it (``init(taking:)``).
-struct TextBuilder {
-    private(set) var bytes: [UInt8] = []
-    /// Where this text starts in `bytes`.
-    private let start: Int
-
-    init() {
-        bytes.reserveCapacity(256)
-        start = 0
-    }
-
-    /// Continues `bytes`, taking them over (no copy) until ``finish(into:)`` hands them back.
-    init(taking bytes: inout [UInt8]) {
-        swap(&self.bytes, &bytes)
-        start = self.bytes.count
-    }
-
-    /// Hands the bytes back to where ``init(taking:)`` took them from.
-    mutating func finish(into bytes: inout [UInt8]) {
-        swap(&self.bytes, &bytes)
-    }
-
-    /// The text so far.
-    var text: String { String(decoding: bytes[start...], as: UTF8.self) }
-
-    mutating func append(_ text: String) {
-        ValueText.append(text, to: &bytes)
-    }
-
+/// How replies are written: pieces of JSON and of the human layout, byte for byte as
+/// `JSONValue.compactText` and `Render` write them, straight into the output.
+extension ByteWriter {
     /// A whole number as JSON (and the human layout) writes it; nil is `null`.
-    mutating func append(_ number: Int64?) {
-        guard let number else { return append("null") }
-        ValueText.writeInteger(number, into: &bytes)
-    }
-
-    /// A value as JSON, as `JSONValue.compactText` writes it (``ValueText/write(_:into:)``).
-    mutating func appendValue(_ value: JSONValue) {
-        ValueText.write(value, into: &bytes)
+    @inline(__always)
+    mutating func appendNumber(_ number: Int64?) {
+        guard let number else { return append("null" as StaticString) }
+        appendInteger(number)
     }
 
     /// A value as the cache keeps it, its compact text copied as it is (`null` for none).
-    mutating func appendStored(_ value: StoredValue?) {
-        if let value { value.append(to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+    /// - Returns: whether the text holds a control character `Render.visible` escapes.
+    @inline(__always)
+    mutating func appendStored(_ value: StoredValue?) -> Bool {
+        guard let value else {
+            append("null" as StaticString)
+            return false
+        }
+        return value.withUTF8 { text in
+            append(text)
+            return Render.hasControl(text)
+        }
+    }
+
+    /// The UTF-8 bytes of `text`.
+    /// - Returns: whether they hold a control character `Render.visible` escapes.
+    @inline(__always)
+    mutating func appendChecked(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { text in
+            append(text)
+            return Render.hasControl(text)
+        }
     }
 
     /// After a duration in milliseconds, the same in words (` (16h20m1s)`), from a second on:
@@ -250,15 +247,13 @@ struct TextBuilder {
     mutating func appendWords(_ ms: Int64?) {
         guard let ms, ms.magnitude >= 1_000 else { return }
         var rest = ms.magnitude >= 60_000 ? ms.magnitude / 1_000 * 1_000 : ms.magnitude
-        bytes.append(UInt8(ascii: " "))
-        bytes.append(UInt8(ascii: "("))
-        if ms < 0 { bytes.append(UInt8(ascii: "-")) }
+        append(ms < 0 ? " (-" as StaticString : " (")
         func unit(_ size: UInt64, _ first: UInt8, _ second: UInt8? = nil) {
             let amount = rest / size
             guard amount > 0 else { return }
-            ValueText.writeInteger(amount, into: &bytes)
-            bytes.append(first)
-            if let second { bytes.append(second) }
+            appendInteger(amount)
+            append(first)
+            if let second { append(second) }
             rest -= amount * size
         }
         unit(86_400_000, UInt8(ascii: "d"))
@@ -266,133 +261,57 @@ struct TextBuilder {
         unit(60_000, UInt8(ascii: "m"))
         unit(1_000, UInt8(ascii: "s"))
         unit(1, UInt8(ascii: "m"), UInt8(ascii: "s"))
-        bytes.append(UInt8(ascii: ")"))
+        append(UInt8(ascii: ")"))
     }
 
     /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
+    /// - Returns: whether the string written holds a control character `Render.visible` escapes
+    ///   (JSON escapes those below U+0020, not U+007F nor the C1 controls).
     /// - Complexity: O(n) in the length of `text`.
-    mutating func appendJSONString(_ text: String) {
-        ValueText.writeString(text, into: &bytes)
+    @discardableResult
+    mutating func appendJSONString(_ text: String) -> Bool {
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            // Plain text holds no byte below 0x20, no 0x7F and no 0xC2: no control character.
+            guard ValueText.isPlain(utf8) else { return false }
+            reserve(utf8.count + 2)
+            append(UInt8(ascii: "\""))
+            append(utf8)
+            append(UInt8(ascii: "\""))
+            return true
+        }
+        if plain { return false }
+        return appendChecked(JSONValue.string(text).compactText)
     }
 
     /// An array of strings as compact JSON.
-    mutating func appendJSONArray(_ strings: [String]) {
-        bytes.append(UInt8(ascii: "["))
-        for (i, string) in strings.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            appendJSONString(string)
+    /// - Returns: whether it holds a control character (``appendJSONString(_:)``).
+    @discardableResult
+    mutating func appendJSONArray(_ strings: [String]) -> Bool {
+        guard !strings.isEmpty else {
+            append("[]" as StaticString)
+            return false
         }
-        bytes.append(UInt8(ascii: "]"))
-    }
-
-    /// Starts a `name: value` line of `Render.fieldLines`: ends the line before it, if any, and
-    /// writes `prefix`, the name, its colon and the padding to the width of the longest name.
-    mutating func appendField(_ prefix: StaticString) {
-        if bytes.count > start { bytes.append(UInt8(ascii: "\n")) }
-        bytes.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        append(UInt8(ascii: "["))
+        var control = false
+        for (i, string) in strings.enumerated() {
+            if i > 0 { append(UInt8(ascii: ",")) }
+            control = appendJSONString(string) || control
+        }
+        append(UInt8(ascii: "]"))
+        return control
     }
 }
 
-/// How a cached value is printed: compact JSON, keys sorted, byte for byte as
-/// `JSONValue.compactText` writes it, but straight into the output. Every value a read prints
-/// goes through ``write(_:into:)``, the one place to change when values are stored as text.
+/// The checks behind the writing of JSON strings.
 enum ValueText {
-    /// Appends `value` as compact JSON to `out`.
-    /// - Complexity: O(n log k) for n bytes of output and objects of at most k keys.
-    static func write(_ value: JSONValue, into out: inout [UInt8]) {
-        switch value {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let n): writeInteger(n, into: &out)
-        case .double: out.append(contentsOf: value.compactText.utf8)
-        case .string(let s): writeString(s, into: &out)
-        case .array(let array):
-            out.append(UInt8(ascii: "["))
-            for (k, element) in array.enumerated() {
-                if k > 0 { out.append(UInt8(ascii: ",")) }
-                write(element, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let object):
-            // The members' positions sorted by key in a scratch buffer (on the stack when small):
-            // no hashing, and no member copied to be sorted.
-            out.append(UInt8(ascii: "{"))
-            withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: object.count) { slots in
-                var count = 0
-                var index = object.startIndex
-                while index != object.endIndex {
-                    slots[count] = index
-                    count += 1
-                    object.formIndex(after: &index)
-                }
-                var sorted = UnsafeMutableBufferPointer(rebasing: slots[..<count])
-                if count > 1 { sorted.sort { object.keys[$0] < object.keys[$1] } }
-                for (k, slot) in sorted.enumerated() {
-                    if k > 0 { out.append(UInt8(ascii: ",")) }
-                    writeString(object.keys[slot], into: &out)
-                    out.append(UInt8(ascii: ":"))
-                    write(object.values[slot], into: &out)
-                }
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    /// A whole number in decimal.
-    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
-        if n < 0 { out.append(UInt8(ascii: "-")) }
-        writeInteger(n.magnitude, into: &out)
-    }
-
-    static func writeInteger(_ n: UInt64, into out: inout [UInt8]) {
-        if n < 10 {
-            out.append(UInt8(ascii: "0") + UInt8(n))
-            return
-        }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var count = 0
-        var rest = n
-        withUnsafeMutableBytes(of: &digits) { raw in
-            let buffer = raw.bindMemory(to: UInt8.self)
-            while rest > 0 {
-                count += 1
-                buffer[24 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[(24 - count)...]))
-        }
-    }
-
-    /// `text` as a JSON string, escaped exactly as `JSONValue.compactText` escapes it.
-    /// - Complexity: O(n) in the length of `text`.
-    static func writeString(_ text: String, into out: inout [UInt8]) {
-        var text = text
-        let plain = text.withUTF8 { utf8 in
-            guard isPlain(utf8) else { return false }
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: utf8)
-            out.append(UInt8(ascii: "\""))
-            return true
-        }
-        if !plain { append(JSONValue.string(text).compactText, to: &out) }
-    }
-
-    /// Appends the UTF-8 bytes of `text` (in one copy).
-    @inline(__always)
-    static func append(_ text: String, to out: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { out.append(contentsOf: $0) }
-    }
-
     /// No byte of `bytes` needs an escape in a JSON string (nor starts a C1 control).
-    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2 {
             return false
         }
         return true
     }
-
-    private static func isPlain(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(isPlain) }
 }
 
 extension Session {
@@ -408,22 +327,20 @@ extension Session {
     /// would hand the sink.
     /// - Returns: false when the reply must go through `emit` instead.
     func writeDirectly(_ reply: Reply, command: String, outputFrom start: Int) -> Bool {
-        guard let direct = directTarget, start == 0, output.isEmpty, historyRewrite == nil, interactiveForms.isEmpty
-        else { return false }
-        // The buffer's bytes taken out while the reply is written (one access to them, not one per use).
-        var bytes: [UInt8] = []
-        swap(&bytes, &direct.bytes)
-        let from = bytes.count
-        reply.write(into: &bytes, command: command, mode: options.mode, colour: false)
-        if bytes.withUnsafeBufferPointer({ Render.hasControl(UnsafeBufferPointer(rebasing: $0[from...])) }) {
+        // (`interactiveForms` indexes `output`, so it is empty too.)
+        guard let direct = directTarget, start == 0, output.isEmpty, historyRewrite == nil else { return false }
+        // The buffer's writer taken out while the reply is written (one access to it, not one per
+        // use), and put back before anything else can write to the buffer.
+        var out = direct.writer
+        let from = out.count
+        if reply.write(into: &out, command: command, mode: settings.mode, colour: false) {
             // What `write(lines:)` would do: escape what could drive the terminal.
-            let text = Render.visible(String(decoding: bytes[from...], as: UTF8.self))
-            bytes.removeSubrange(from...)
-            bytes.append(contentsOf: text.utf8)
+            let text = Render.visible(out.text(from: from))
+            out.removeLast(from: from)
+            out.append(text)
         }
-        let full = bytes.count >= OutputBuffer.flushSize
-        swap(&bytes, &direct.bytes)
-        if full { direct.flush() }
+        direct.writer = out
+        if out.count >= OutputBuffer.flushSize { direct.flush() }
         return true
     }
 

@@ -147,14 +147,14 @@ enum BatchRound {
         let output = OutputBuffer()
         var written = 0
         output.flush = { [unowned output] in
-            written += output.bytes.count
-            output.bytes.removeAll(keepingCapacity: true)
+            written += output.count
+            output.removeAll()
         }
         session.keepsWholeHistory = false
         session.sink = { text, _ in written += text.utf8.count }
         session.directOutput = output
         _ = script.withUnsafeBufferPointer { session.run(SourceFile(name: "bench.cachesh", bytes: $0), on: cache) }
-        return written + output.bytes.count + (session.anyFailed ? -1_000_000_000 : 0)
+        return written + output.count + (session.anyFailed ? -1_000_000_000 : 0)
     }
 
     /// One round: `script` on a new session on a new cache; negative if a command failed.
