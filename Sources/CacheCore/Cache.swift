@@ -763,7 +763,9 @@ public final class AsyncOrigin: Origin {
     var fetchFunction: (@Sendable ([String]) async throws -> [String: JSONValue])?
     var mutateFunction: (@Sendable (MutationRequest) async throws -> [String: JSONValue])?
     private var started: [Call] = []
-    public var isOnline = true
+    // Unchecked exclusivity: a `Bool` only ever read or assigned whole, never passed inout, so no
+    // two accesses to it can overlap; the engine reads it on every `get`.
+    @exclusivity(unchecked) public var isOnline = true
 
     init() {}
 

@@ -12,7 +12,10 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public private(set) var modifiedAt: [String: Int64] = [:]
     public var latency: Int64 = 100
     public var latencies: [String: Int64] = [:]
-    public var isOnline = true
+    // Unchecked exclusivity: a `Bool` that is only read or assigned whole (`server offline` and
+    // `online`, `restore`, tests) or toggled in place (a test's `toggle()`, which calls nothing
+    // that could read it meanwhile), so no two accesses to it can overlap. The engine reads it on every `get`; checked, each read paid a dynamic access check.
+    @exclusivity(unchecked) public var isOnline = true
     public var idField = "id"
     /// Requests of any kind still to fail.
     public private(set) var failNext = 0

@@ -150,6 +150,22 @@ import TestSupport
         #expect(a.expirySeq == 1 && a.lastPut == 1)
     }
 
+    /// An integer is stored as `String(n)` prints it, on both sides of the inline fast path's
+    /// bounds (15 bytes) and at the extremes.
+    @Test func integersAreStoredAsTheyPrint() {
+        let edges: [Int64] = [0, 1, -1, 9, 10, -10, 42, 99_999_999_999_999, 100_000_000_000_000,
+                              -99_999_999_999_999, -100_000_000_000_000, 999_999_999_999_999,
+                              .max, .min, .max - 1, .min + 1]
+        var rng = SeededGenerator(seed: 19)
+        let random = (0..<2000).map { _ in Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64) }
+        for n in edges + random {
+            let stored = StoredValue(.int(n))
+            #expect(stored.text == String(n))
+            #expect(stored.json == .int(n))
+            #expect(stored == StoredValue(canonical: String(n)))
+        }
+    }
+
     /// What a read needs and the sequence numbers every entry has fit in 104 bytes (184 when the
     /// value was a tree and the rarely used fields were inline).
     @Test func theEntryRecordStaysSmall() {

@@ -26,6 +26,10 @@ struct Entry {
     private var cold: Cold?
     /// Bumped by every store, so old expiry records of this slot are recognised as dead.
     var generation: UInt32 = 0
+    /// The key's `KeyIndex.hash`, set when the entry enters a table (`EntryTable.insert`), so
+    /// that removing it (an eviction) finds its bucket without hashing the key again. It sits in
+    /// what was the record's tail padding: an entry stays 104 bytes.
+    var keyHash: UInt32 = 0
 
     init(key: String, namespace: Int32, stored: StoredValue, tags: [String],
          storedAt: Int64, staleAt: Int64, expiresAt: Int64) {

@@ -5,6 +5,7 @@
 /// Invariants (`invariantViolations()`):
 /// - those of `EntryStore` (free slots, recency lists, recency stamps);
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
+///   each live entry keeps its key's hash (`Entry.keyHash`);
 /// - each live entry's value is canonical text (it reads back and prints as it is), and the id
 ///   index maps each entity id to exactly the live slots whose value embeds it under `idField`
 ///   (one slot inline, more in a set of two or more; see `IDIndex`);
@@ -85,6 +86,8 @@ struct EntryTable {
 
     /// `insert(_:)` with the key's hash (`KeyIndex.hash`) already taken; the key must be absent.
     mutating func insert(_ entry: Entry, hash: UInt32) -> Int32 {
+        var entry = entry
+        entry.keyHash = hash
         let slot = store.insert(entry)
         keyIndex.insert(hash: hash, slot: slot)
         for id in entry.stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
@@ -97,8 +100,10 @@ struct EntryTable {
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
         for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+        // The hash kept at insertion: the key is not hashed again.
+        let hash = store.entries[Int(slot)].keyHash
         let removed = store.remove(slot)
-        keyIndex.remove(hash: KeyIndex.hash(removed.key), slot: slot)
+        keyIndex.remove(hash: hash, slot: slot)
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
         return removed.key
     }
@@ -204,6 +209,7 @@ extension EntryTable {
                 v.append("key index: \(e.key) maps to slot \(found.map(String.init) ?? "none"), its entry is in slot \(i)")
             }
             if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
+            if e.keyHash != KeyIndex.hash(e.key) { v.append("entry table: \(e.key) keeps a hash that is not its key's") }
             let tree = e.stored.json
             if case .deep = e.stored.storage {} else if tree.compactText != e.stored.text {
                 v.append("entry table: the value of \(e.key) is not in canonical form: \(e.stored.text)")

@@ -47,7 +47,7 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         switch value {
         case .null: self = .null; return
         case .bool(let b): self.init(canonical: b ? "true" : "false"); return
-        case .int(let n): self.init(canonical: String(n)); return
+        case .int(let n): self.init(int: n); return
         default: break
         }
         let text = value.compactText
@@ -61,6 +61,32 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
 
     private init(storage: Storage) {
         self.storage = storage
+    }
+
+    /// The stored form of an integer: its decimal digits, as `String(n)` prints them. One of at
+    /// most 15 bytes (any whose magnitude is below 10^14) is written straight into an inline
+    /// string, without the general printer.
+    /// - Complexity: O(digits).
+    init(int n: Int64) {
+        guard n > -100_000_000_000_000 && n < 100_000_000_000_000 else {
+            self.init(canonical: String(n))
+            return
+        }
+        let text = String(unsafeUninitializedCapacity: 15) { buffer in
+            var length = n < 0 ? 1 : 0
+            var rest = n.magnitude
+            repeat { length += 1; rest /= 10 } while rest != 0
+            if n < 0 { buffer[0] = UInt8(ascii: "-") }
+            var i = length
+            rest = n.magnitude
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest != 0
+            return length
+        }
+        self.init(storage: .small(text))
     }
 
     /// A text already in canonical form (the compact text of a `JSONValue`, or a stored value's).
