@@ -4,8 +4,8 @@ import Testing
 /// `cancel`, `watch --active`, `focus`, `poll` and `unpoll` through the built binary: what a
 /// script of a bug report prints and asserts.
 @Suite struct AppBehaviourEndToEndTests {
-    @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() throws {
-        let run = try Cachesh.script("""
+    @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() async throws {
+        let run = try await Cachesh.script("""
             server set feed:home [1]
             get feed:home --async
             at 40ms cancel feed:home
@@ -21,8 +21,8 @@ import Testing
         #expect(run.stderr == "script.cachesh:8: error: no fetch of feed:home in flight: nothing to cancel\n", "\(run)")
     }
 
-    @Test func anActiveKeyRefetchesWhenInvalidatedAndOnFocus() throws {
-        let run = try Cachesh.script("""
+    @Test func anActiveKeyRefetchesWhenInvalidatedAndOnFocus() async throws {
+        let run = try await Cachesh.script("""
             server set a 1
             get a
             watch a --active
@@ -52,15 +52,15 @@ import Testing
                                      + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"watching\":[]}\n"), "\(run)")
     }
 
-    @Test func activeNeedsAKey() throws {
-        let run = try Cachesh.script("watch feed:* --active\nwatch\n")
+    @Test func activeNeedsAKey() async throws {
+        let run = try await Cachesh.script("watch feed:* --active\nwatch\n")
         #expect(run.status == 1)
         #expect(run.stderr == "script.cachesh:1: error: --active takes one KEY, not a pattern\n", "\(run)")
         #expect(run.stdout == "watching: (nothing)\n", "\(run)")
     }
 
-    @Test func pollRefetchesOnScheduleShowsInPendingAndSurvivesASnapshot() throws {
-        let run = try Cachesh.script("""
+    @Test func pollRefetchesOnScheduleShowsInPendingAndSurvivesASnapshot() async throws {
+        let run = try await Cachesh.script("""
             server set feed:home 1
             poll feed:home every=30s
             pending
@@ -88,8 +88,8 @@ import Testing
 }
 
 @Suite struct RetryEndToEndTests {
-    @Test func everyAttemptIsInTheServerLogAndTheReadFailsOnlyAfterTheLast() throws {
-        let run = try Cachesh.script("""
+    @Test func everyAttemptIsInTheServerLogAndTheReadFailsOnlyAfterTheLast() async throws {
+        let run = try await Cachesh.script("""
             ns feed retry=2 backoff=1s
             server set feed:home 1
             server fail 3 feed:home
@@ -106,8 +106,8 @@ import Testing
         #expect(run.stderr == "script.cachesh:8: error: retry must be a whole number from 0 to 30, not \"31\"\n", "\(run)")
     }
 
-    @Test func aConfigurationSetsRetries() throws {
-        let run = try Cachesh.script("load c.json\nconfig\n",
+    @Test func aConfigurationSetsRetries() async throws {
+        let run = try await Cachesh.script("load c.json\nconfig\n",
                                      files: ["c.json": #"{"namespaces": {"feed": {"retry": 1, "backoff": "250ms"}}}"#])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("ns feed ttl=5m retry=1 backoff=250ms\n"), "\(run)")
@@ -115,8 +115,8 @@ import Testing
 }
 
 @Suite struct MutationBehaviourEndToEndTests {
-    @Test func mutateWhileLoadingPessimisticAndWithoutABody() throws {
-        let run = try Cachesh.script("""
+    @Test func mutateWhileLoadingPessimisticAndWithoutABody() async throws {
+        let run = try await Cachesh.script("""
             server set post:1 {"likes": 1}
             get post:1 --async
             mutate post:1 {"likes": {"$inc": 1}}
@@ -144,13 +144,13 @@ import Testing
 
 @Suite struct AppBehaviourStoreEndToEndTests {
     /// A store keeps polls, active keys and retry settings across runs: the poll comes due in the next one.
-    @Test func aStoreKeepsPollsActiveKeysAndRetries() throws {
+    @Test func aStoreKeepsPollsActiveKeysAndRetries() async throws {
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("s.db").path
         for command in ["server set feed:home 1", "poll feed:home every=30s", "watch a --active", "ns feed retry=2"] {
-            #expect(try Cachesh.run(["--store", store, "-c", command], in: sandbox.url).status == 0)
+            #expect(try await Cachesh.run(["--store", store, "-c", command], in: sandbox.url).status == 0)
         }
-        let resumed = try Cachesh.run(["--store", store, "-c", "advance 31s\nwatch\nconfig\nexpect server log requests.0.at_ms=30000"],
+        let resumed = try await Cachesh.run(["--store", store, "-c", "advance 31s\nwatch\nconfig\nexpect server log requests.0.at_ms=30000"],
                                       in: sandbox.url)
         #expect(resumed.status == 0, "\(resumed)")
         #expect(resumed.stdout.contains("watching: a\nactive: a\n"), "\(resumed)")

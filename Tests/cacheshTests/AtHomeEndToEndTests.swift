@@ -5,45 +5,45 @@ import Testing
 /// comments, brackets outside JSON values, and suggestions only when close.
 @Suite struct AtHomeEndToEndTests {
     @Test(arguments: ["exit", "\\q", ".quit", ".exit", "q", "quit"])
-    func quittingWordsOfOtherShellsQuit(_ word: String) throws {
-        let run = try Cachesh.run(["-c", "echo before; \(word); echo after"])
+    func quittingWordsOfOtherShellsQuit(_ word: String) async throws {
+        let run = try await Cachesh.run(["-c", "echo before; \(word); echo after"])
         #expect(run == Outcome(stdout: "before\n", stderr: "", status: 0))
     }
 
-    @Test func questionMarkIsHelp() throws {
-        let help = try Cachesh.run(["-c", "help"]), question = try Cachesh.run(["-c", "?"])
+    @Test func questionMarkIsHelp() async throws {
+        let help = try await Cachesh.run(["-c", "help"]), question = try await Cachesh.run(["-c", "?"])
         #expect(question == help)
-        #expect(try Cachesh.run(["-c", "? exit"]) == Cachesh.run(["-c", "help quit"]))
+        #expect(try await Cachesh.run(["-c", "? exit"]) == Cachesh.run(["-c", "help quit"]))
     }
 
-    @Test func aCommentEndsAtTheNextSemicolonInDashC() throws {
-        let run = try Cachesh.run(["-c", "put a:1 1 # note; keys"])
+    @Test func aCommentEndsAtTheNextSemicolonInDashC() async throws {
+        let run = try await Cachesh.run(["-c", "put a:1 1 # note; keys"])
         #expect(run == Outcome(stdout: "keys: a:1\nkey  state  age_ms\na:1  fresh  0\n", stderr: "", status: 0))
     }
 
-    @Test func aHashInsideOrStartingALongerWordIsText() throws {
-        let run = try Cachesh.run(["-c", "put a#b 1; echo #3 and # not this"])
+    @Test func aHashInsideOrStartingALongerWordIsText() async throws {
+        let run = try await Cachesh.run(["-c", "put a#b 1; echo #3 and # not this"])
         #expect(run == Outcome(stdout: "keys: a#b\n#3 and\n", stderr: "", status: 0))
     }
 
-    @Test func anUnbalancedBracketOutsideJSONIsAnErrorOnItsLineOnly() throws {
-        let run = try Cachesh.script("echo step [1 of 3\nput b:1 2\nkeys [ab]*\n")
+    @Test func anUnbalancedBracketOutsideJSONIsAnErrorOnItsLineOnly() async throws {
+        let run = try await Cachesh.script("echo step [1 of 3\nput b:1 2\nkeys [ab]*\n")
         #expect(run.stdout == "keys: b:1\nkey  state  age_ms\nb:1  fresh  0\n")
         #expect(run.stderr == "script.cachesh:1: error: unbalanced \"[\": it is not closed on its line "
                 + "(only a JSON value may span lines; quote text that holds a bracket)\n")
         #expect(run.status == 1)
     }
 
-    @Test func standardInputSplitsCommandsAsAScriptDoes() throws {
-        let run = try Cachesh.run([], stdin: "echo step [1 of 3\nput b:1 2\nput c:1 {\n\"x\": 1}\n# c\nkeys\n")
+    @Test func standardInputSplitsCommandsAsAScriptDoes() async throws {
+        let run = try await Cachesh.run([], stdin: "echo step [1 of 3\nput b:1 2\nput c:1 {\n\"x\": 1}\n# c\nkeys\n")
         #expect(run.stdout == "keys: b:1\nkeys: c:1\nkey  state  age_ms\nb:1  fresh  0\nc:1  fresh  0\n")
         #expect(run.stderr.hasPrefix("<stdin>:1: error: unbalanced \"[\""))
     }
 
     @Test(arguments: [("gte a", " (did you mean get?)"), ("stast", " (did you mean stats?)"),
                       ("exi", " (try help)"), ("evcit a", " (did you mean evict?)"), ("!", " (try help)")])
-    func suggestionsOnlyWhenClose(_ typed: String, _ ending: String) throws {
-        let run = try Cachesh.run(["-c", typed])
+    func suggestionsOnlyWhenClose(_ typed: String, _ ending: String) async throws {
+        let run = try await Cachesh.run(["-c", typed])
         let name = typed.split(separator: " ")[0]
         #expect(run.stderr == "-c:1: error: unknown command \"\(name)\"\(ending)\n")
     }
@@ -59,40 +59,40 @@ import Testing
         ("mutate entity 1", "mutate entity needs a PATCH after the ID (mutate entity ID PATCH)"),
         ("mutate feed:a", "mutate needs a PATCH after the key (mutate KEY PATCH)"),
     ])
-    func typosAreErrorsThatSayWhatWasExpected(_ typed: String, _ message: String) throws {
-        let run = try Cachesh.run(["-c", "put feed:a 1; " + typed + "; keys"])
+    func typosAreErrorsThatSayWhatWasExpected(_ typed: String, _ message: String) async throws {
+        let run = try await Cachesh.run(["-c", "put feed:a 1; " + typed + "; keys"])
         #expect(run.stderr == "-c:1: error: \(message)\n")
         #expect(run.stdout == "keys: feed:a\nkey     state  age_ms\nfeed:a  fresh  0\n", "state unchanged")
         #expect(run.status == 1)
     }
 
-    @Test func clearTakesNSStarAsInvalidateDoes() throws {
-        let run = try Cachesh.run(["-c", "put feed:a 1; put b 2; clear feed:*; keys"])
+    @Test func clearTakesNSStarAsInvalidateDoes() async throws {
+        let run = try await Cachesh.run(["-c", "put feed:a 1; put b 2; clear feed:*; keys"])
         #expect(run == Outcome(stdout: "keys: feed:a\nkeys: b\nkeys: feed:a\nkey  state  age_ms\nb    fresh  0\n", stderr: "", status: 0))
     }
 
-    @Test func aPushArgumentItsRuleDoesNotUseIsAnError() throws {
+    @Test func aPushArgumentItsRuleDoesNotUseIsAnError() async throws {
         let config = #"{"push": {"friend-blocked": {"invalidate": ["feed:{user}"]}}}"#
-        let withConfig = try Cachesh.script("load c.json\npush friend-blocked user=42 extra=1\npush friend-blocked user=42\n",
+        let withConfig = try await Cachesh.script("load c.json\npush friend-blocked user=42 extra=1\npush friend-blocked user=42\n",
                                             files: ["c.json": config])
         #expect(withConfig.stderr == #"script.cachesh:2: error: push "friend-blocked" takes user=VALUE; unexpected extra="# + "\n")
         #expect(withConfig.status == 1)
     }
 
-    @Test func aTildeInAFileNameIsTheHomeDirectory() throws {
+    @Test func aTildeInAFileNameIsTheHomeDirectory() async throws {
         let home = try Sandbox()
-        let run = try Cachesh.run(["-c", "put a 1; snapshot ~/s.json; evict a; restore ~/s.json; keys"],
+        let run = try await Cachesh.run(["-c", "put a 1; snapshot ~/s.json; evict a; restore ~/s.json; keys"],
                                   environment: ["HOME": home.url.path])
         #expect(run.status == 0, "\(run)")
         #expect(FileManager.default.fileExists(atPath: home.url.appendingPathComponent("s.json").path))
         #expect(run.stdout.hasSuffix("key  state  age_ms\na    fresh  0\n"))
     }
 
-    @Test func verifyWritesAJUnitReportForCI() throws {
+    @Test func verifyWritesAJUnitReportForCI() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("good.transcript", "cachesh> echo hi\nhi\n")
         try sandbox.write("bad.transcript", "cachesh> echo <&>\nno\n")
-        let run = try Cachesh.run(["--verify", "--junit", "report.xml", "good.transcript", "bad.transcript"], in: sandbox.url)
+        let run = try await Cachesh.run(["--verify", "--junit", "report.xml", "good.transcript", "bad.transcript"], in: sandbox.url)
         #expect(run.status == 1)
         let report = try String(contentsOf: sandbox.url.appendingPathComponent("report.xml"), encoding: .utf8)
         #expect(report == """
@@ -114,7 +114,7 @@ import Testing
             </testsuites>
 
             """)
-        let alone = try Cachesh.run(["--junit", "r.xml", "-c", "now"], in: sandbox.url)
+        let alone = try await Cachesh.run(["--junit", "r.xml", "-c", "now"], in: sandbox.url)
         #expect(alone.status == 2 && alone.stderr == "cachesh: --junit goes with --verify\n")
     }
 }

@@ -103,9 +103,9 @@ import Testing
     }
 
     @Test(arguments: cases)
-    func badCommandPrintsOneErrorLineAndChangesNothing(_ bad: String, _ message: String) throws {
+    func badCommandPrintsOneErrorLineAndChangesNothing(_ bad: String, _ message: String) async throws {
         let (text, line) = Self.script(around: bad)
-        let run = try Cachesh.script(text, files: Self.files)
+        let run = try await Cachesh.script(text, files: Self.files)
         #expect(run.stderr == "script.cachesh:\(line): error: \(message)\n")
         #expect(run.status == 1)
         let parts = run.stdout.components(separatedBy: "---\n")
@@ -115,9 +115,9 @@ import Testing
     }
 
     @Test(arguments: cases)
-    func badCommandInJSONModeIsOneErrorObjectAndChangesNothing(_ bad: String, _ message: String) throws {
+    func badCommandInJSONModeIsOneErrorObjectAndChangesNothing(_ bad: String, _ message: String) async throws {
         let (text, line) = Self.script(around: bad)
-        let run = try Cachesh.script(text, options: ["--json"], files: Self.files)
+        let run = try await Cachesh.script(text, options: ["--json"], files: Self.files)
         #expect(run.stderr == "")
         #expect(run.status == 1)
         let parts = run.stdout.components(separatedBy: #"{"command":"echo","text":"---"}"# + "\n")
@@ -130,8 +130,8 @@ import Testing
         #expect(parts[3] == parts[1], "state changed")
     }
 
-    @Test func errorInASourcedFileNamesThatFileAndLineAndFailsTheSource() throws {
-        let run = try Cachesh.script("put a 1\nsource lib/inner.cachesh\nkeys\n", files: [
+    @Test func errorInASourcedFileNamesThatFileAndLineAndFailsTheSource() async throws {
+        let run = try await Cachesh.script("put a 1\nsource lib/inner.cachesh\nkeys\n", files: [
             "lib/inner.cachesh": "put b 2\n\nadvance 5x\nput c 3\n",
         ])
         #expect(run.stderr == #"lib/inner.cachesh:3: error: bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"# + "\n")
@@ -139,8 +139,8 @@ import Testing
         #expect(run.status == 1)
     }
 
-    @Test func errorOfACommandRunByAtPointsAtTheAtLineAndFailsTheRun() throws {
-        let run = try Cachesh.script("now\nat 1s get feed:*\nadvance 2s\nkeys\n")
+    @Test func errorOfACommandRunByAtPointsAtTheAtLineAndFailsTheRun() async throws {
+        let run = try await Cachesh.script("now\nat 1s get feed:*\nadvance 2s\nkeys\n")
         #expect(run.stderr == #"script.cachesh:2: error: (at 2026-01-01T00:00:01.000Z) bad key "feed:*": * is for patterns (keys, NS:*)"# + "\n")
         #expect(run.stdout == """
             now:    2026-01-01T00:00:00.000Z
@@ -154,14 +154,14 @@ import Testing
         #expect(run.status == 1)
     }
 
-    @Test func anErrorQuotingAWordThatSpansLinesIsStillOneLine() throws {
-        let run = try Cachesh.script("evict a {\"x\":\n  [1, 2]\n}\nnow\n")
+    @Test func anErrorQuotingAWordThatSpansLinesIsStillOneLine() async throws {
+        let run = try await Cachesh.script("evict a {\"x\":\n  [1, 2]\n}\nnow\n")
         #expect(run.stderr == #"script.cachesh:1: error: evict takes KEY; unexpected "{"x":\n  [1, 2]\n}""# + "\n")
         #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n")
     }
 
-    @Test func dateOverflowInAtIsClampedNotACrash() throws {
-        let run = try Cachesh.script("at 106751991167d echo never\npending\n")
+    @Test func dateOverflowInAtIsClampedNotACrash() async throws {
+        let run = try await Cachesh.script("at 106751991167d echo never\npending\n")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.hasPrefix("scheduled at +292278994-08-17T07:12:55.807Z: echo never\n"))
     }

@@ -660,16 +660,16 @@ struct Scene: CustomTestStringConvertible, Sendable {
     ]
 
     @Test(arguments: scenes)
-    func humanOutput(_ scene: Scene) throws {
-        let run = try Cachesh.script(scene.script + "\n", files: scene.files)
+    func humanOutput(_ scene: Scene) async throws {
+        let run = try await Cachesh.script(scene.script + "\n", files: scene.files)
         #expect(run.stdout == scene.human + "\n")
         #expect(run.stderr == "")
         #expect(run.status == 0)
     }
 
     @Test(arguments: scenes)
-    func jsonOutput(_ scene: Scene) throws {
-        let run = try Cachesh.script(scene.script + "\n", options: ["--json"], files: scene.files)
+    func jsonOutput(_ scene: Scene) async throws {
+        let run = try await Cachesh.script(scene.script + "\n", options: ["--json"], files: scene.files)
         #expect(run.stdout == scene.json + "\n")
         #expect(run.stderr == "")
         #expect(run.status == 0)

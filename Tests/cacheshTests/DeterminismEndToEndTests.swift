@@ -41,16 +41,16 @@ import Testing
         """
 
     @Test(arguments: [[], ["--json"]])
-    func sameScriptTwiceGivesIdenticalOutput(_ options: [String]) throws {
-        let first = try Cachesh.script(Self.busyScript, options: options)
-        let second = try Cachesh.script(Self.busyScript, options: options)
+    func sameScriptTwiceGivesIdenticalOutput(_ options: [String]) async throws {
+        let first = try await Cachesh.script(Self.busyScript, options: options)
+        let second = try await Cachesh.script(Self.busyScript, options: options)
         #expect(first.stdout.split(separator: "\n").count > 50)
         #expect(first.status == 0, "\(first)")
         #expect(first == second)
     }
 
     /// Every example script, each run twice in its own copy of the examples (they may write snapshots).
-    @Test func everyExampleTwiceGivesIdenticalOutput() throws {
+    @Test func everyExampleTwiceGivesIdenticalOutput() async throws {
         let examples = Cachesh.packageRoot.appendingPathComponent("Examples")
         let names = try FileManager.default.contentsOfDirectory(atPath: examples.path)
             .filter { $0.hasSuffix(".cachesh") }.sorted()
@@ -61,7 +61,7 @@ import Testing
                 let sandbox = try Sandbox()
                 let copy = sandbox.url.appendingPathComponent("Examples")
                 try FileManager.default.copyItem(at: examples, to: copy)
-                outcomes.append(try Cachesh.run([name], in: copy))
+                outcomes.append(try await Cachesh.run([name], in: copy))
             }
             #expect(outcomes[0] == outcomes[1], "\(name)")
             #expect(!outcomes[0].stdout.isEmpty, "\(name)")

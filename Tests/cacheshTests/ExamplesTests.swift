@@ -15,8 +15,8 @@ struct ExamplesTests {
     }
 
     @Test("each scenario script runs in batch mode with exit 0 and nothing on stderr", arguments: scenarios)
-    func scriptRuns(name: String) throws {
-        let run = try Cachesh.run(["\(name).cachesh"], in: Self.root.appendingPathComponent("Examples"))
+    func scriptRuns(name: String) async throws {
+        let run = try await Cachesh.run(["\(name).cachesh"], in: Self.root.appendingPathComponent("Examples"))
         #expect(run.status == 0, "\(name): \(run.stderr)")
         #expect(run.stderr.isEmpty)
         #expect(!run.stdout.isEmpty)

@@ -11,8 +11,8 @@ import Testing
 
         """
 
-    @Test func assertionsThatHoldPrintOkAndExitZero() throws {
-        let run = try Cachesh.script(Self.setup + """
+    @Test func assertionsThatHoldPrintOkAndExitZero() async throws {
+        let run = try await Cachesh.script(Self.setup + """
             expect peek feed:home state=fresh value.posts.0.likes=3 value."a.b".c="1" tags=[]
             expect stats feed hits=0 misses=1 requests=1
             expect get feed:home source=cache state=fresh
@@ -24,8 +24,8 @@ import Testing
         #expect(run.stdout.hasSuffix("expect: ok\nexpect: ok\nexpect: ok\nexpect: ok\nexpect: ok\nexpect: ok\n"), "\(run)")
     }
 
-    @Test func aFailedAssertionNamesThePathTheValuesAndTheLine() throws {
-        let run = try Cachesh.script(Self.setup + """
+    @Test func aFailedAssertionNamesThePathTheValuesAndTheLine() async throws {
+        let run = try await Cachesh.script(Self.setup + """
             expect peek feed:home value.posts.0.likes="3"
             expect peek feed:home value.posts.1.likes=3
             expect peek feed:home state=stale
@@ -39,8 +39,8 @@ import Testing
             """, "\(run)")
     }
 
-    @Test func checkingTouchesNothing() throws {
-        let run = try Cachesh.script(Self.setup + """
+    @Test func checkingTouchesNothing() async throws {
+        let run = try await Cachesh.script(Self.setup + """
             expect peek feed:home state=fresh
             expect keys
             expect stats hits=0
@@ -49,8 +49,8 @@ import Testing
         #expect(run.status == 0, "\(run)")
     }
 
-    @Test func onlyReadsAndGetAreChecked() throws {
-        let run = try Cachesh.script("expect put a:1 1 x=1\nexpect server set a:1 1 x=1\nexpect peek a:1\nexpect\n")
+    @Test func onlyReadsAndGetAreChecked() async throws {
+        let run = try await Cachesh.script("expect put a:1 1 x=1\nexpect server set a:1 1 x=1\nexpect peek a:1\nexpect\n")
         #expect(run.status == 1)
         #expect(run.stderr == """
             script.cachesh:1: error: expect runs peek, keys, stats, pending, server show, server log, now, config or get, not "put"
@@ -61,8 +61,8 @@ import Testing
             """, "\(run)")
     }
 
-    @Test func jsonOutputCountsTheChecks() throws {
-        let run = try Cachesh.script("put a:1 2\nexpect peek a:1 value=2 state=fresh\n", options: ["--json"])
+    @Test func jsonOutputCountsTheChecks() async throws {
+        let run = try await Cachesh.script("put a:1 2\nexpect peek a:1 value=2 state=fresh\n", options: ["--json"])
         #expect(run.stdout.split(separator: "\n").last == #"{"checked":2,"command":"expect","ok":true}"#, "\(run)")
     }
 }

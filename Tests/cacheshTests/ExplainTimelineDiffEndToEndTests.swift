@@ -4,8 +4,8 @@ import Testing
 /// `explain`, `timeline` and `diff` (SPEC §3): why an entry is in its state, what happened to it
 /// whether or not it was watched, and how two states differ.
 @Suite struct ExplainTimelineDiffEndToEndTests {
-    @Test func explainSaysWhyAnEntryIsStaleAndWhenItWillExpire() throws {
-        let run = try Cachesh.run(["-c", "ns feed ttl=10m stale=1m; put feed:a 1 tags=x; advance 30s; invalidate tag:x; explain feed:a"])
+    @Test func explainSaysWhyAnEntryIsStaleAndWhenItWillExpire() async throws {
+        let run = try await Cachesh.run(["-c", "ns feed ttl=10m stale=1m; put feed:a 1 tags=x; advance 30s; invalidate tag:x; explain feed:a"])
         #expect(run.status == 0)
         #expect(run.stdout.hasSuffix("""
             key:           feed:a
@@ -31,47 +31,47 @@ import Testing
         ("expire feed:a in=5s; advance 6s", "expired at 2026-01-01T00:00:05.000Z, a time set by expire"),
         ("now", "fresh: stored 0ms ago; stale at 2026-01-01T00:01:00.000Z"),
     ])
-    func explainNamesTheReason(_ steps: String, _ reason: String) throws {
-        let run = try Cachesh.run(["--json", "-c", "ns feed ttl=10m stale=1m; put feed:a 1; \(steps); explain feed:a"])
+    func explainNamesTheReason(_ steps: String, _ reason: String) async throws {
+        let run = try await Cachesh.run(["--json", "-c", "ns feed ttl=10m stale=1m; put feed:a 1; \(steps); explain feed:a"])
         let last = try #require(run.stdout.split(separator: "\n").last)
         #expect(last.contains("\"reason\":\"\(reason)\""), "\(last)")
     }
 
-    @Test func explainShowsPendingMutationsIdsAndRecency() throws {
-        let run = try Cachesh.run(["-c", "put feed:b {\"id\":7}; put feed:c 1; mutate feed:b {\"n\":1}; explain feed:b"])
+    @Test func explainShowsPendingMutationsIdsAndRecency() async throws {
+        let run = try await Cachesh.run(["-c", "put feed:b {\"id\":7}; put feed:c 1; mutate feed:b {\"n\":1}; explain feed:b"])
         #expect(run.stdout.contains("pending:       mutation sent {\"n\":1}\n"))
         #expect(run.stdout.contains("ids:           [\"7\"]\n"))
         #expect(run.stdout.contains("recency_rank:  1 of 2 "))
-        let absent = try Cachesh.run(["-c", "put a 1; evict a; explain a"])
+        let absent = try await Cachesh.run(["-c", "put a 1; evict a; explain a"])
         #expect(absent.stdout.hasSuffix("reason: a is not cached: evicted at 2026-01-01T00:00:00.000Z\n"))
     }
 
-    @Test func timelineShowsWhatAWatchWouldHavePrinted() throws {
+    @Test func timelineShowsWhatAWatchWouldHavePrinted() async throws {
         let steps = "ns feed ttl=10m; put feed:a 1; put feed:b 2; invalidate feed:a; advance 11m"
-        let watched = try Cachesh.run(["-c", "watch feed:a; " + steps])
-        let run = try Cachesh.run(["-c", steps + "; timeline feed:a"])
+        let watched = try await Cachesh.run(["-c", "watch feed:a; " + steps])
+        let run = try await Cachesh.run(["-c", steps + "; timeline feed:a"])
         let observerLines = watched.stdout.split(separator: "\n").filter { $0.hasPrefix("* ") }
         #expect(observerLines.count == 3)
         #expect(run.stdout.hasSuffix(observerLines.joined(separator: "\n") + "\n"))
-        let namespace = try Cachesh.run(["-c", steps + "; timeline feed:*"])
+        let namespace = try await Cachesh.run(["-c", steps + "; timeline feed:*"])
         #expect(namespace.stdout.split(separator: "\n").filter { $0.hasPrefix("* ") }.count == 5)
-        let none = try Cachesh.run(["-c", "put a 1; timeline b"])
+        let none = try await Cachesh.run(["-c", "put a 1; timeline b"])
         #expect(none.stdout.hasSuffix("(no changes to b this session)\n"))
-        let unknown = try Cachesh.run(["-c", "timeline nope:*"])
+        let unknown = try await Cachesh.run(["-c", "timeline nope:*"])
         #expect(unknown.stderr.hasPrefix("-c:1: error: timeline: unknown namespace \"nope\""))
     }
 
-    @Test func timelineIsBoundedAndSaysWhatItDropped() throws {
+    @Test func timelineIsBoundedAndSaysWhatItDropped() async throws {
         let script = "ns k max=1\n" + (0..<10_005).map { "put k:\($0 % 7) \($0)" }.joined(separator: "\n") + "\ntimeline *\n"
-        let run = try Cachesh.run([], stdin: script)
+        let run = try await Cachesh.run([], stdin: script)
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.last == "(\(10_005 * 2 - 1 - 10_000) earlier changes are not kept: the timeline keeps the last 10000)")
         #expect(lines.filter { $0.hasPrefix("* ") }.count == 10_000)
     }
 
-    @Test func diffComparesSnapshotsEntryByEntry() throws {
+    @Test func diffComparesSnapshotsEntryByEntry() async throws {
         let sandbox = try Sandbox()
-        let first = try Cachesh.run(["-c", "put a 1; put b 2 tags=t; put c 3; snapshot one.json; put a 10; evict c; put d 4; snapshot two.json; diff one.json two.json; diff two.json"],
+        let first = try await Cachesh.run(["-c", "put a 1; put b 2 tags=t; put c 3; snapshot one.json; put a 10; evict c; put d 4; snapshot two.json; diff one.json two.json; diff two.json"],
                                     in: sandbox.url)
         #expect(first.status == 0, "\(first)")
         #expect(first.stdout.hasSuffix("""
@@ -89,13 +89,13 @@ import Testing
             """))
     }
 
-    @Test func diffReadsFilesSoSafeRefusesItAndAFileThatIsNoSnapshotIsAnError() throws {
+    @Test func diffReadsFilesSoSafeRefusesItAndAFileThatIsNoSnapshotIsAnError() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("x.json", "{\"a\": 1}")
-        let safe = try Cachesh.run(["--safe", "-c", "diff x.json"], in: sandbox.url)
+        let safe = try await Cachesh.run(["--safe", "-c", "diff x.json"], in: sandbox.url)
         #expect(safe.stderr.hasPrefix("-c:1: error: --safe: commands may not read files"))
         #expect(safe.status == 1)
-        let bad = try Cachesh.run(["-c", "diff x.json"], in: sandbox.url)
+        let bad = try await Cachesh.run(["-c", "diff x.json"], in: sandbox.url)
         #expect(bad.stderr == "-c:1: error: x.json: not a snapshot (snapshot FILE writes one)\n")
     }
 }

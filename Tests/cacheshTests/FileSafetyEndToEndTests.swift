@@ -6,11 +6,11 @@ import Testing
 @Suite("File safety")
 struct FileSafetyEndToEndTests {
     @Test("--safe refuses snapshot FILE, restore and record, creating no file; snapshot to stdout still works")
-    func safeModeRefusesCommandsThatWriteFiles() throws {
+    func safeModeRefusesCommandsThatWriteFiles() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("script.cachesh", "put a:1 1\nsnapshot a.json\nrestore old.json\nrecord t.transcript\nkeys\n")
         try sandbox.write("old.json", "{}")
-        let run = try Cachesh.run(["--safe", "script.cachesh"], in: sandbox.url)
+        let run = try await Cachesh.run(["--safe", "script.cachesh"], in: sandbox.url)
         #expect(run == Outcome(stdout: "keys: a:1\nkey  state  age_ms\na:1  fresh  0\n", stderr: """
             script.cachesh:2: error: --safe: commands may not write files (a.json)
             script.cachesh:3: error: --safe: commands may not read files (old.json)
@@ -19,7 +19,7 @@ struct FileSafetyEndToEndTests {
             """, status: 1))
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
         #expect(files == ["old.json", "script.cachesh"])
-        let stdout = try Cachesh.run(["--safe", "-c", "put a:1 1; snapshot"])
+        let stdout = try await Cachesh.run(["--safe", "-c", "put a:1 1; snapshot"])
         #expect(stdout.status == 0 && stdout.stdout.contains("\"format\": \"cachesh-snapshot\""))
     }
 
@@ -31,25 +31,25 @@ struct FileSafetyEndToEndTests {
             ("source evil.cachesh", "read", "evil.cachesh"),
             ("record out.transcript", "write", "out.transcript"),
           ])
-    func safeVerifyRefusesTranscriptFileCommands(command: String, verb: String, file: String) throws {
+    func safeVerifyRefusesTranscriptFileCommands(command: String, verb: String, file: String) async throws {
         let sandbox = try Sandbox()
         try sandbox.write("old.json", "{}")
         try sandbox.write("app.json", "{}")
         try sandbox.write("evil.cachesh", "snapshot pwned.json\n")
         try sandbox.write("bug.transcript", "A bug report.\ncachesh> put a 1\nkeys: a\ncachesh> \(command)\nwhatever\ncachesh> get a\n")
         let before = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
-        let run = try Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
+        let run = try await Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
         #expect(run == Outcome(stdout: "0 passed, 1 failed\n",
                                stderr: "bug.transcript:4: error: --safe: commands may not \(verb) files (\(file))\n", status: 1))
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted() == before)
         // The same file in a script is refused at its line with the same words.
         try sandbox.write("bug.cachesh", "put a 1\n\(command)\n")
-        let script = try Cachesh.run(["--safe", "bug.cachesh"], in: sandbox.url)
+        let script = try await Cachesh.run(["--safe", "bug.cachesh"], in: sandbox.url)
         #expect(script.stderr == "bug.cachesh:2: error: --safe: commands may not \(verb) files (\(file))\n")
     }
 
     @Test("--safe refuses file commands that at scheduled, in a transcript and in a store's restored state")
-    func safeRefusesScheduledFileCommands() throws {
+    func safeRefusesScheduledFileCommands() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("bug.transcript", """
             cachesh> at 1m snapshot later.json
@@ -58,13 +58,13 @@ struct FileSafetyEndToEndTests {
             whatever
 
             """)
-        let run = try Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
+        let run = try await Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url)
         #expect(run == Outcome(stdout: "0 passed, 1 failed\n",
                                stderr: "bug.transcript:3: error: --safe: commands may not write files (later.json)\n", status: 1))
         // A store keeps the scheduled command; reopened with --safe, it is refused when it comes due.
         let store = sandbox.url.appendingPathComponent("s.db").path
-        #expect(try Cachesh.run(["--store", store, "-c", "at 1m snapshot later.json"], in: sandbox.url).status == 0)
-        let resumed = try Cachesh.run(["--safe", "--store", store, "-c", "advance 2m"], in: sandbox.url)
+        #expect(try await Cachesh.run(["--store", store, "-c", "at 1m snapshot later.json"], in: sandbox.url).status == 0)
+        let resumed = try await Cachesh.run(["--safe", "--store", store, "-c", "advance 2m"], in: sandbox.url)
         #expect(resumed.status == 1)
         #expect(resumed.stderr == "-c:1: error: (at 2026-01-01T00:01:00.000Z) --safe: commands may not write files (later.json)\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("later.json").path))
@@ -72,7 +72,7 @@ struct FileSafetyEndToEndTests {
 
     @Test("a snapshot write killed at a random moment leaves the old file or the new one, whole",
           arguments: [11, 12, 13, 14, 15] as [UInt64])
-    func killedSnapshotWriteLeavesAWholeFile(seed: UInt64) throws {
+    func killedSnapshotWriteLeavesAWholeFile(seed: UInt64) async throws {
         let sandbox = try Sandbox()
         // A large state, so writing its snapshot takes a while.
         var script = "ns big max=200000\n"
@@ -82,33 +82,36 @@ struct FileSafetyEndToEndTests {
         let old = "{\"old\": true}\n"
         try sandbox.write("state.json", old)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Cachesh.binaryPath)
-        process.arguments = ["fill.cachesh"]
-        process.currentDirectoryURL = sandbox.url
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         // Kill it once the snapshot's temporary file holds a seeded number of bytes: mid-write.
+        // The watching polls the folder on a thread of its own, never one of the test pool's.
         let threshold = 1 + Int(seed % 5) * 400_000
-        var sawTemporary = false
-        while process.isRunning {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: sandbox.url.path)) ?? []
-            guard let temporary = names.first(where: { $0.hasPrefix(".state.json.") }) else { continue }
-            sawTemporary = true
-            let size = (try? FileManager.default.attributesOfItem(atPath: sandbox.url.appendingPathComponent(temporary).path)[.size] as? Int) ?? 0
-            if size >= threshold {
-                kill(process.processIdentifier, SIGKILL)
-                break
+        let folder = sandbox.url
+        let (sawTemporary, status) = try await ChildSlots.shared.holding {
+            let child = try await Child.start(Cachesh.binaryPath, ["fill.cachesh"], in: folder, stdout: .nullDevice, stderr: .pipe)
+            let sawTemporary = await OwnThread.run { () -> Bool in
+                var sawTemporary = false
+                let deadline = ContinuousClock.now + .seconds(Cachesh.timeLimit)
+                while child.isRunning && ContinuousClock.now < deadline {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                    guard let temporary = names.first(where: { $0.hasPrefix(".state.json.") }) else { usleep(100); continue }
+                    sawTemporary = true
+                    let size = (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(temporary).path)[.size] as? Int) ?? 0
+                    if size >= threshold {
+                        child.signal(SIGKILL)
+                        break
+                    }
+                    usleep(100)
+                }
+                return sawTemporary
             }
+            return (sawTemporary, try await child.exitStatus(within: Cachesh.timeLimit))
         }
-        process.waitUntilExit()
-        #expect(sawTemporary || process.terminationStatus == 0)
+        #expect(sawTemporary || status == 0)
 
         let text = try String(contentsOf: sandbox.url.appendingPathComponent("state.json"), encoding: .utf8)
         if text != old {
             // The new file: whole, and restorable.
-            let check = try Cachesh.run(["-c", "restore state.json; keys big:3999*"], in: sandbox.url)
+            let check = try await Cachesh.run(["-c", "restore state.json; keys big:3999*"], in: sandbox.url)
             #expect(check.status == 0, "\(check)")
             #expect(check.stdout.contains("restored state.json (40000 entries"), "\(check)")
         }

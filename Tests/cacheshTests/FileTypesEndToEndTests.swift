@@ -42,13 +42,13 @@ struct FileWriteEndToEndTests {
     }
 
     @Test("snapshot FILE refuses a FIFO, a device and a directory, leaving each as it was and the cache unchanged")
-    func snapshotRefusesWhatIsNotARegularFile() throws {
+    func snapshotRefusesWhatIsNotARegularFile() async throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.url.appendingPathComponent("pipe").path
         #expect(mkfifo(fifo, 0o644) == 0)
         try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir"), withIntermediateDirectories: false)
         let device = Self.characterDevice(in: sandbox)
-        let run = try Cachesh.run(["-c", "put a 1; snapshot pipe; snapshot \(device); snapshot dir; put b 2; keys"], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "put a 1; snapshot pipe; snapshot \(device); snapshot dir; put b 2; keys"], in: sandbox.url)
         #expect(run.stderr == """
             -c:1: error: cannot write pipe: is a FIFO, not a regular file
             -c:1: error: cannot write \(device): is a character device, not a regular file
@@ -64,14 +64,14 @@ struct FileWriteEndToEndTests {
     }
 
     @Test("snapshot FILE keeps the file's mode, and through a symbolic link replaces the file it points to")
-    func snapshotKeepsModeAndFollowsLinks() throws {
+    func snapshotKeepsModeAndFollowsLinks() async throws {
         let sandbox = try Sandbox()
         let private_ = try sandbox.write("private.json", "old\n", permissions: 0o600)
         let shared = try sandbox.write("shared.json", "old\n", permissions: 0o640)
         let target = try sandbox.write("real/target.json", "old\n", permissions: 0o604)
         let link = sandbox.url.appendingPathComponent("link.json").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real/target.json")
-        let run = try Cachesh.run(["-c", "put a 1; snapshot private.json; snapshot shared.json; snapshot link.json; snapshot new.json"],
+        let run = try await Cachesh.run(["-c", "put a 1; snapshot private.json; snapshot shared.json; snapshot link.json; snapshot new.json"],
                                   in: sandbox.url)
         #expect(run.status == 0, "\(run)")
         #expect(try Self.mode(private_) == 0o600)
@@ -92,16 +92,16 @@ struct FileWriteEndToEndTests {
     }
 
     @Test("snapshot FILE refuses a file its owner made read-only", .enabled(if: geteuid() != 0, "root may write any file"))
-    func snapshotRefusesAReadOnlyFile() throws {
+    func snapshotRefusesAReadOnlyFile() async throws {
         let sandbox = try Sandbox()
         let kept = try sandbox.write("kept.json", "old\n", permissions: 0o444)
-        let run = try Cachesh.run(["-c", "snapshot kept.json"], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "snapshot kept.json"], in: sandbox.url)
         #expect(run == Outcome(stdout: "", stderr: "-c:1: error: cannot write kept.json: Permission denied\n", status: 1))
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == "old\n")
     }
 
     @Test("record FILE on a full disk leaves the old transcript whole and reports the error")
-    func recordOnAFullDiskKeepsTheOldTranscript() throws {
+    func recordOnAFullDiskKeepsTheOldTranscript() async throws {
         let sandbox = try Sandbox()
         let old = "cachesh> echo old\nold\n"
         let transcript = try sandbox.write("t.transcript", old, permissions: 0o600)
@@ -110,7 +110,7 @@ struct FileWriteEndToEndTests {
         for i in 0..<200 { script += "put k:\(i) \"a value long enough to fill the disk \(i)\"\n" }
         script += "record t.transcript\nkeys k:199\n"
         try sandbox.write("script.cachesh", script)
-        let run = try Self.runOnAFullDisk(["script.cachesh"], in: sandbox)
+        let run = try await Self.runOnAFullDisk(["script.cachesh"], in: sandbox)
         #expect(run.status == 1, "\(run)")
         #expect(run.stderr == "script.cachesh:201: error: record: cannot write t.transcript: File too large\n", "\(run)")
         #expect(try String(contentsOfFile: transcript, encoding: .utf8) == old)
@@ -119,29 +119,29 @@ struct FileWriteEndToEndTests {
     }
 
     @Test("a recording whose write fails later keeps the commands before it, and still replays")
-    func recordCutsAFailedAppendBackToWholeCommands() throws {
+    func recordCutsAFailedAppendBackToWholeCommands() async throws {
         let sandbox = try Sandbox()
         let long = String(repeating: "x", count: 20_000)
         try sandbox.write("script.cachesh", "record t.transcript\necho short\necho \(long)\necho after\nrecord stop\n")
-        let run = try Self.runOnAFullDisk(["script.cachesh"], in: sandbox)
+        let run = try await Self.runOnAFullDisk(["script.cachesh"], in: sandbox)
         #expect(run.status == 1, "\(run)")
         #expect(run.stderr == "script.cachesh:5: error: record: could not write t.transcript: File too large\n", "\(run)")
         let written = try String(contentsOfFile: sandbox.url.appendingPathComponent("t.transcript").path, encoding: .utf8)
         // The state at `record` (a batch keeps no history), then the whole commands written.
         #expect(written.hasPrefix("cachesh> restore {\n"))
         #expect(written.hasSuffix("restored (0 entries, now 2026-01-01T00:00:00.000Z)\ncachesh> echo short\nshort\n"))
-        let replay = try Cachesh.run(["--verify", "t.transcript"], in: sandbox.url)
+        let replay = try await Cachesh.run(["--verify", "t.transcript"], in: sandbox.url)
         #expect(replay.stdout == "1 passed, 0 failed\n", "\(replay)")
     }
 
     @Test("--verify --update keeps a transcript's mode and its symbolic link")
-    func updateKeepsModeAndLink() throws {
+    func updateKeepsModeAndLink() async throws {
         let sandbox = try Sandbox()
         let target = try sandbox.write("kept/real.transcript", "cachesh> echo hi\nwrong\n", permissions: 0o600)
         let link = sandbox.url.appendingPathComponent("t.transcript").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         // Without CI in the environment, where --update refuses to run.
-        let run = try Cachesh.run(["-u", "CI", Cachesh.binaryPath, "--verify", "--update", "t.transcript"], in: sandbox.url,
+        let run = try await Cachesh.run(["-u", "CI", Cachesh.binaryPath, "--verify", "--update", "t.transcript"], in: sandbox.url,
                                   executable: "/usr/bin/env")
         #expect(run.status == 0 && run.stdout.hasSuffix("0 passed, 1 failed, 1 updated\n"), "\(run)")
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "cachesh> echo hi\nhi\n")
@@ -151,8 +151,8 @@ struct FileWriteEndToEndTests {
 
     /// Runs cachesh with a file size limit of a few KiB (as a full disk would stop it: a write past
     /// it fails with EFBIG, the signal it would raise ignored).
-    static func runOnAFullDisk(_ arguments: [String], in sandbox: Sandbox) throws -> Outcome {
-        try Cachesh.run(["-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"", Cachesh.binaryPath] + arguments,
+    static func runOnAFullDisk(_ arguments: [String], in sandbox: Sandbox) async throws -> Outcome {
+        try await Cachesh.run(["-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"", Cachesh.binaryPath] + arguments,
                         in: sandbox.url, executable: "/bin/sh")
     }
 }
@@ -168,11 +168,11 @@ struct FileReadEndToEndTests {
     }
 
     @Test("source, load and restore refuse a device, a FIFO with no writer and a directory at once")
-    func commandsRefuseWhatIsNotARegularFile() throws {
+    func commandsRefuseWhatIsNotARegularFile() async throws {
         let sandbox = try Sandbox()
         #expect(mkfifo(sandbox.url.appendingPathComponent("pipe").path, 0o644) == 0)
         try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir"), withIntermediateDirectories: false)
-        let run = try Cachesh.run(["-c", "put a 1; source /dev/zero; source pipe; load pipe; restore /dev/zero; restore pipe; load dir; keys"],
+        let run = try await Cachesh.run(["-c", "put a 1; source /dev/zero; source pipe; load pipe; restore /dev/zero; restore pipe; load dir; keys"],
                                   in: sandbox.url)
         #expect(run == Outcome(stdout: "keys: a\nkey  state  age_ms\na    fresh  0\n", stderr: """
             -c:1: error: cannot read /dev/zero: is a character device, not a regular file
@@ -186,11 +186,11 @@ struct FileReadEndToEndTests {
     }
 
     @Test("a script, --config or --verify file that is a FIFO or a device exits 2 at once")
-    func commandLineFilesRefuseWhatIsNotARegularFile() throws {
+    func commandLineFilesRefuseWhatIsNotARegularFile() async throws {
         let sandbox = try Sandbox()
         #expect(mkfifo(sandbox.url.appendingPathComponent("pipe").path, 0o644) == 0)
         for arguments in [["pipe"], ["--config", "pipe", "-c", "now"], ["--verify", "pipe"], ["/dev/zero"]] {
-            let run = try Cachesh.run(arguments, in: sandbox.url)
+            let run = try await Cachesh.run(arguments, in: sandbox.url)
             let name = arguments.contains("/dev/zero") ? "/dev/zero" : "pipe"
             let kind = name == "pipe" ? "a FIFO" : "a character device"
             #expect(run == Outcome(stdout: "", stderr: "cachesh: cannot read \(name): is \(kind), not a regular file\n", status: 2),
@@ -199,12 +199,12 @@ struct FileReadEndToEndTests {
     }
 
     @Test("a file over the limit is refused with the file and the limit named, and nothing of it is run")
-    func filesOverTheLimitAreRefused() throws {
+    func filesOverTheLimitAreRefused() async throws {
         let sandbox = try Sandbox()
         _ = try Self.sparse(sandbox, "big.cachesh", size: 64 << 20 + 1)
         _ = try Self.sparse(sandbox, "big.json", size: 64 << 20 + 1)
         _ = try Self.sparse(sandbox, "huge.json", size: 1 << 30 + 1)
-        let commands = try Cachesh.run(["-c", "put a 1; source big.cachesh; load big.json; restore huge.json; keys"], in: sandbox.url)
+        let commands = try await Cachesh.run(["-c", "put a 1; source big.cachesh; load big.json; restore huge.json; keys"], in: sandbox.url)
         #expect(commands == Outcome(stdout: "keys: a\nkey  state  age_ms\na    fresh  0\n", stderr: """
             -c:1: error: cannot read big.cachesh: larger than 64 MiB, the most cachesh reads from such a file
             -c:1: error: cannot read big.json: larger than 64 MiB, the most cachesh reads from such a file
@@ -213,32 +213,32 @@ struct FileReadEndToEndTests {
             """, status: 1))
         for arguments in [["--config", "big.json", "-c", "now"], ["--verify", "big.cachesh"]] {
             let name = arguments.first { $0.hasPrefix("big") }!
-            let run = try Cachesh.run(arguments, in: sandbox.url)
+            let run = try await Cachesh.run(arguments, in: sandbox.url)
             #expect(run == Outcome(stdout: "", stderr: "cachesh: cannot read \(name): larger than 64 MiB, the most cachesh reads from such a file\n",
                                    status: 2), "\(arguments)")
         }
     }
 
     @Test("a script FILE streams: its limit is per command, so a file of 64 MiB with no line feed is one command too long")
-    func aScriptHasALimitPerCommand() throws {
+    func aScriptHasALimitPerCommand() async throws {
         let sandbox = try Sandbox()
         _ = try Self.sparse(sandbox, "big.cachesh", size: 64 << 20 + 1)
-        #expect(try Cachesh.run(["big.cachesh"], in: sandbox.url) == Outcome(stdout: "",
+        #expect(try await Cachesh.run(["big.cachesh"], in: sandbox.url, timeLimit: Cachesh.heavyTimeLimit) == Outcome(stdout: "",
             stderr: "big.cachesh:1: error: command longer than 16 MiB (a { or [ never closed?): skipped to its end\n", status: 1))
     }
 
     @Test("a snapshot over 64 MiB is still restored: snapshots have a limit of their own")
-    func snapshotsHaveALargerLimit() throws {
+    func snapshotsHaveALargerLimit() async throws {
         let sandbox = try Sandbox()
         // A snapshot padded past 64 MiB with blanks, which JSON ignores.
-        let snapshot = try Cachesh.run(["-c", "put a 1; snapshot s.json"], in: sandbox.url)
+        let snapshot = try await Cachesh.run(["-c", "put a 1; snapshot s.json"], in: sandbox.url)
         #expect(snapshot.status == 0)
         let path = sandbox.url.appendingPathComponent("s.json").path
         let handle = try #require(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()
         handle.write(Data(repeating: 0x20, count: 64 << 20))
         try handle.close()
-        let run = try Cachesh.run(["-c", "restore s.json; keys"], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "restore s.json; keys"], in: sandbox.url, timeLimit: Cachesh.heavyTimeLimit)
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.hasSuffix("a    fresh  0\n"), "\(run)")
     }

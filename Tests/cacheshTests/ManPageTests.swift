@@ -110,20 +110,12 @@ import Testing
             .first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
+    /// Runs `program arguments...` to its end (see Child.swift: awaited, both outputs read as they come).
     static func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil)
-        throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        async throws -> (status: Int32, output: String, errors: String) {
+        let child = try await Child.start(program, arguments, environment: environment)
+        let status = try await child.exitStatus(within: Cachesh.timeLimit)
+        return (status, child.output?.value.text ?? "", child.errors?.value.text ?? "")
     }
 
     static func options(in line: String) -> [String] {
@@ -132,8 +124,8 @@ import Testing
     }
 
     @Test(.enabled(if: executable != nil, "cachesh is not built beside the tests"))
-    func manPageDescribesEveryCommandLineOption() throws {
-        let help = try Self.run(Self.executable!, ["--help"]).output
+    func manPageDescribesEveryCommandLineOption() async throws {
+        let help = try await Self.run(Self.executable!, ["--help"]).output
         let optionLines = help.split(separator: "\n").drop { $0 != "OPTIONS:" }.filter { $0.hasPrefix("  -") }
         let listed = optionLines.flatMap { Self.options(in: String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != "<" }
             .components(separatedBy: "  ")[0])) }
@@ -156,10 +148,10 @@ import Testing
     }
 
     @Test(.enabled(if: program("man") != nil, "man is not installed: the page's rendering is not checked"))
-    func manRendersThePageWithoutWarningsAndEverySynopsis() throws {
+    func manRendersThePageWithoutWarningsAndEverySynopsis() async throws {
         let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "MANWIDTH": "200",
                            "LC_ALL": "C", "HOME": NSTemporaryDirectory()]
-        let (status, output, errors) = try Self.run(Self.program("man")!, ["--warnings", "-l", Self.manPath], environment: environment)
+        let (status, output, errors) = try await Self.run(Self.program("man")!, ["--warnings", "-l", Self.manPath], environment: environment)
         #expect(status == 0)
         #expect(errors == "")
         let lines = output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
@@ -172,8 +164,8 @@ import Testing
     }
 
     @Test(.enabled(if: program("groff") != nil, "groff is not installed: the page's markup is not checked"))
-    func groffFindsNoProblemInTheMarkup() throws {
-        let (status, _, errors) = try Self.run(Self.program("groff")!, ["-man", "-ww", "-z", Self.manPath])
+    func groffFindsNoProblemInTheMarkup() async throws {
+        let (status, _, errors) = try await Self.run(Self.program("groff")!, ["-man", "-ww", "-z", Self.manPath])
         #expect(status == 0)
         #expect(errors == "")
     }

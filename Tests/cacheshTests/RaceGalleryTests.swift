@@ -35,8 +35,8 @@ struct RaceGalleryTests {
     }
 
     @Test(arguments: races)
-    func scriptRunsUnderSafeWithEveryExpectationMet(name: String) throws {
-        let run = try Cachesh.run(["--safe", "\(name).cachesh"], in: Self.directory)
+    func scriptRunsUnderSafeWithEveryExpectationMet(name: String) async throws {
+        let run = try await Cachesh.run(["--safe", "\(name).cachesh"], in: Self.directory)
         #expect(run.status == 0, "\(name): \(run.stderr)")
         #expect(run.stderr.isEmpty)
         let expects = try String(contentsOf: Self.directory.appendingPathComponent("\(name).cachesh"), encoding: .utf8)
@@ -45,26 +45,26 @@ struct RaceGalleryTests {
     }
 
     @Test(arguments: races)
-    func transcriptHoldsTheScriptsCommandsAndVerifiesUnderSafe(name: String) throws {
+    func transcriptHoldsTheScriptsCommandsAndVerifiesUnderSafe(name: String) async throws {
         let script = try String(contentsOf: Self.directory.appendingPathComponent("\(name).cachesh"), encoding: .utf8)
         let transcript = try String(contentsOf: Self.directory.appendingPathComponent("\(name).transcript"), encoding: .utf8)
         let commands = script.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }.map(String.init)
         let replayed = transcript.split(separator: "\n", omittingEmptySubsequences: false)
             .filter { $0.hasPrefix("cachesh> ") }.map { String($0.dropFirst("cachesh> ".count)) }
         #expect(replayed == commands)
-        let run = try Cachesh.run(["--verify", "--safe", "\(name).transcript"], in: Self.directory)
+        let run = try await Cachesh.run(["--verify", "--safe", "\(name).transcript"], in: Self.directory)
         #expect(run.status == 0, "\(name): \(run.stdout)\(run.stderr)")
     }
 }
 
 /// The naive switches outlive the process in a store, like every other part of a policy.
-@Test func naivePoliciesSurviveTheStore() throws {
+@Test func naivePoliciesSurviveTheStore() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-naive-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("s.db").path
-    let first = try Cachesh.run(["--store", store, "-c", "ns feed naive=serve-expired,join-refetch; ns page ttl=1m"])
+    let first = try await Cachesh.run(["--store", store, "-c", "ns feed naive=serve-expired,join-refetch; ns page ttl=1m"])
     #expect(first.status == 0, "\(first.stderr)")
-    let second = try Cachesh.run(["--store", store, "-c", "config"])
+    let second = try await Cachesh.run(["--store", store, "-c", "config"])
     #expect(second.stdout.hasPrefix("ns feed ttl=5m naive=join-refetch,serve-expired\nns page ttl=1m\n"))
 }

@@ -9,10 +9,10 @@ struct ReplayEndToEndTests {
     static let trace = "a\nb\na\nc\na\nb\nd\na\n"
 
     @Test("a sweep prints one row per combination: policy, max, ttl, stale and the counters")
-    func sweepTable() throws {
+    func sweepTable() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
-        let run = try Cachesh.run(["-c", "replay trace.txt max=1,2 policy=lru,fifo ttl=none stale=none"], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "replay trace.txt max=1,2 policy=lru,fifo ttl=none stale=none"], in: sandbox.url)
         #expect(run == Outcome(stdout: """
             replayed 8 requests of trace.txt over 7ms of virtual time, namespace default
             policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
@@ -25,10 +25,10 @@ struct ReplayEndToEndTests {
     }
 
     @Test("--json prints one object whose rows carry the documented fields; defaults come from ns=NAME")
-    func jsonRows() throws {
+    func jsonRows() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", "0 a\n1 a\n2 a\n70 a\n")
-        let run = try Cachesh.run(["--json", "-c", "ns feed ttl=1m stale=1s max=5; replay trace.txt ns=feed format=timed"], in: sandbox.url)
+        let run = try await Cachesh.run(["--json", "-c", "ns feed ttl=1m stale=1s max=5; replay trace.txt ns=feed format=timed"], in: sandbox.url)
         #expect(run.status == 0, "\(run)")
         let lines = run.stdout.split(separator: "\n")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
@@ -47,23 +47,23 @@ struct ReplayEndToEndTests {
     }
 
     @Test("max=LOW..HIGH sweeps ten sizes per decade, HIGH last")
-    func sizeRange() throws {
+    func sizeRange() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
-        let run = try Cachesh.run(["--json", "-c", "replay trace.txt max=10..40,40,none ttl=none"], in: sandbox.url)
+        let run = try await Cachesh.run(["--json", "-c", "replay trace.txt max=10..40,40,none ttl=none"], in: sandbox.url)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let rows = try #require(object["rows"] as? [[String: Any]])
         #expect(rows.map { $0["max"] as? Int } == [10, 13, 16, 20, 25, 32, 40, nil])
     }
 
     @Test("the session's cache, clock, statistics and server log are unchanged by a replay")
-    func sessionUnchanged() throws {
+    func sessionUnchanged() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
         let before = "ns t max=2\nput t:x 1\nget t:x\nadvance 1s\n"
         let after = "stats\nnow\nkeys\nserver log\n"
-        let plain = try Cachesh.run(["-c", before + after], in: sandbox.url)
-        let replayed = try Cachesh.run(["-c", before + "replay trace.txt ns=t max=1,2,3 policy=lru,sieve\n" + after], in: sandbox.url)
+        let plain = try await Cachesh.run(["-c", before + after], in: sandbox.url)
+        let replayed = try await Cachesh.run(["-c", before + "replay trace.txt ns=t max=1,2,3 policy=lru,sieve\n" + after], in: sandbox.url)
         #expect(plain.status == 0 && replayed.status == 0)
         let table = replayed.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let withoutReplay = table.filter { !$0.hasPrefix("replayed ") && !$0.hasPrefix("policy ") && !$0.hasPrefix("lru ") && !$0.hasPrefix("sieve ") }
@@ -71,10 +71,10 @@ struct ReplayEndToEndTests {
     }
 
     @Test("csv= and plot= write the rows and an SVG chart of hit ratio against max")
-    func csvAndPlot() throws {
+    func csvAndPlot() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
-        let run = try Cachesh.run(["-c", "replay trace.txt max=1,2 policy=lru,fifo ttl=none csv=rows.csv plot=curve.svg"], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "replay trace.txt max=1,2 policy=lru,fifo ttl=none csv=rows.csv plot=curve.svg"], in: sandbox.url)
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.hasSuffix("wrote rows.csv\nwrote curve.svg\n"))
         let csv = try String(contentsOf: sandbox.url.appendingPathComponent("rows.csv"), encoding: .utf8)
@@ -93,22 +93,22 @@ struct ReplayEndToEndTests {
     }
 
     @Test("a malformed line stops the replay with the trace's file and line, and writes nothing")
-    func malformedLine() throws {
+    func malformedLine() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", "10 a\n11 b\n9 c\n")
         try sandbox.write("run.cachesh", "replay trace.txt format=timed max=1,2 csv=rows.csv plot=p.svg\nstats\n")
-        let run = try Cachesh.run(["run.cachesh"], in: sandbox.url)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
         #expect(run.status == 1)
         #expect(run.stderr == "trace.txt:3: error: time goes backwards: 9s after 11s (sort the trace by time)\n")
         #expect(run.stdout.hasPrefix("counter           total"))  // the script goes on: stats runs
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
         #expect(files == ["run.cachesh", "trace.txt"])
-        let json = try Cachesh.run(["--json", "-c", "replay trace.txt format=timed"], in: sandbox.url)
+        let json = try await Cachesh.run(["--json", "-c", "replay trace.txt format=timed"], in: sandbox.url)
         #expect(json.stdout == "{\"command\":\"replay\",\"error\":\"time goes backwards: 9s after 11s (sort the trace by time)\",\"file\":\"trace.txt\",\"line\":3}\n")
     }
 
     @Test("bad options are refused at the word that carries them")
-    func badOptions() throws {
+    func badOptions() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
         try sandbox.write("run.cachesh", """
@@ -123,13 +123,13 @@ struct ReplayEndToEndTests {
             replay trace.txt max=none plot=p.svg
 
             """)
-        let run = try Cachesh.run(["run.cachesh"], in: sandbox.url)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
         #expect(run.stderr == """
             run.cachesh:1: error: replay: max=0: use a whole number of entries, at least 1, a range LOW..HIGH, or none
             run.cachesh:2: error: replay: policy=arc: use lru, fifo, sieve, lfu or optimal
             run.cachesh:3: error: replay: policy=optimal needs each request's next access: use a format=oracle trace
             run.cachesh:4: error: replay: format=parquet: use keys, timed, csv or oracle
-            run.cachesh:5: error: \(try Self.durationError("5x"))
+            run.cachesh:5: error: \(try await Self.durationError("5x"))
             run.cachesh:6: error: replay: missing.txt: cannot read: No such file or directory
             run.cachesh:7: error: replay: key= names a CSV column; this trace is format=keys
             run.cachesh:8: error: replay: max=50..50: a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH
@@ -138,31 +138,31 @@ struct ReplayEndToEndTests {
             """)
     }
 
-    static func durationError(_ text: String) throws -> String {
-        let run = try Cachesh.run(["-c", "advance \(text)"])
+    static func durationError(_ text: String) async throws -> String {
+        let run = try await Cachesh.run(["-c", "advance \(text)"])
         return String(run.stderr.dropFirst("-c:1: error: ".count).dropLast())
     }
 
     @Test("--safe refuses replay: it reads a file")
-    func safeRefuses() throws {
+    func safeRefuses() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("trace.txt", Self.trace)
-        let run = try Cachesh.run(["--safe", "-c", "replay trace.txt"], in: sandbox.url)
+        let run = try await Cachesh.run(["--safe", "-c", "replay trace.txt"], in: sandbox.url)
         #expect(run == Outcome(stdout: "", stderr: "-c:1: error: --safe: commands may not read files (trace.txt)\n", status: 1))
     }
 
     @Test("the example sweep script runs over the shipped traces")
-    func exampleSweep() throws {
+    func exampleSweep() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let run = try Cachesh.run([root.appendingPathComponent("Examples/traces/sweep.cachesh").path])
+        let run = try await Cachesh.run([root.appendingPathComponent("Examples/traces/sweep.cachesh").path])
         #expect(run.status == 0 && run.stderr.isEmpty, "\(run)")
         #expect(run.stdout.components(separatedBy: "\nreplayed ").count == 4)  // three replays after the ns line
         #expect(run.stdout.contains("replayed 2117 requests of feed-day.csv"))
     }
 
     @Test("help replay shows the synopsis and every option")
-    func help() throws {
-        let run = try Cachesh.run(["-c", "help replay"])
+    func help() async throws {
+        let run = try await Cachesh.run(["-c", "help replay"])
         #expect(run.status == 0)
         for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "plot=FILE", "oracle"] {
             #expect(run.stdout.contains(option), "\(option)")

@@ -26,16 +26,16 @@ import Testing
         """
 
     @Test(arguments: [[], ["--json"], ["--safe"]])
-    func noControlCharacterFromDataReachesTheTerminal(options: [String]) throws {
-        let run = try Cachesh.script(Self.hostile, options: options)
+    func noControlCharacterFromDataReachesTheTerminal(options: [String]) async throws {
+        let run = try await Cachesh.script(Self.hostile, options: options)
         #expect(Self.controlBytes(run.stdout).isEmpty, "\(run.stdout.debugDescription)")
         #expect(Self.controlBytes(run.stderr).isEmpty, "\(run.stderr.debugDescription)")
         #expect(run.stdout.contains(#"\u001b]0;pwned\u0007\u001b[31mRED\u009b2J\u007f"#))
         #expect(run.status == 1, "the unknown command and the bad key fail")
     }
 
-    @Test func humanOutputKeepsTypes() throws {
-        let run = try Cachesh.script("""
+    @Test func humanOutputKeepsTypes() async throws {
+        let run = try await Cachesh.script("""
             put n:1 1
             put n:2 "1"
             put n:3 null

@@ -13,40 +13,36 @@ import Glibc
     /// Starts `cachesh --store F --json` on `put k:i i` / `advance 1ms` pairs, reads `lines`
     /// lines of its output (each an acknowledged command), kills it with SIGKILL and returns the
     /// number of complete lines read.
-    static func runAndKill(store: String, afterLines lines: Int) throws -> Int {
+    static func runAndKill(store: String, afterLines lines: Int) async throws -> Int {
         var script = ""
         for i in 0..<pairs { script += "put k:\(i) \(i)\nadvance 1ms\n" }
         let sandbox = try Sandbox()
         let input = try sandbox.write("input.cachesh", script)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Cachesh.binaryPath)
-        process.arguments = ["--store", store, "--json"]
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        var seen = 0
-        let reader = pipe.fileHandleForReading
-        while seen < lines {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            seen += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        let inputURL = URL(fileURLWithPath: input)
+        return try await ChildSlots.shared.holding {
+            let child = try await Child.start(Cachesh.binaryPath, ["--store", store, "--json"],
+                                              stdin: .file(inputURL), stdout: .pipe, stderr: .pipe)
+            guard let output = child.output,
+                  let read = await output.wait(seconds: Cachesh.timeLimit, until: { $0.ended || $0.newlines >= lines }) else {
+                child.signal(SIGKILL)
+                throw HarnessError(description: "cachesh printed fewer than \(lines) lines within \(Int(Cachesh.timeLimit)) s\n\(child.describe())")
+            }
+            child.signal(SIGKILL)
+            _ = try await child.exitStatus(within: Cachesh.timeLimit)
+            return read.newlines
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        return seen
     }
 
     @Test(arguments: [1, 2, 3])
-    func restartAfterSIGKILLHasEveryAcknowledgedCommand(seed: UInt64) throws {
+    func restartAfterSIGKILLHasEveryAcknowledgedCommand(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("crash.db").path
-        let acknowledged = try Self.runAndKill(store: store, afterLines: Int.random(in: 1...(2 * Self.pairs - 1), using: &random))
+        let acknowledged = try await Self.runAndKill(store: store, afterLines: Int.random(in: 1...(2 * Self.pairs - 1), using: &random))
         let puts = (acknowledged + 1) / 2
         let advances = acknowledged / 2
 
-        let after = try Cachesh.run(["--store", store, "--json", "-c", "now; keys"])
+        let after = try await Cachesh.run(["--store", store, "--json", "-c", "now; keys"])
         #expect(after.status == 0, "\(after)")
         let lines = after.stdout.split(separator: "\n")
         try #require(lines.count == 2, "\(after)")
@@ -63,23 +59,23 @@ import Glibc
         #expect(clock == m - 1 || clock == m, "\(m) entries at \(clock) ms")
     }
 
-    @Test func refusesAFileThatIsNotAStoreAndLeavesItUnchanged() throws {
+    @Test func refusesAFileThatIsNotAStoreAndLeavesItUnchanged() async throws {
         let sandbox = try Sandbox()
         let path = try sandbox.write("notes.txt", String(repeating: "plain text, not a database\n", count: 50))
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let outcome = try Cachesh.run(["--store", path, "-c", "put a 1"])
+        let outcome = try await Cachesh.run(["--store", path, "-c", "put a 1"])
         #expect(outcome.status == 2)
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr == "cachesh: cannot open store \(path): file is not a database\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
-    @Test func storeContinuesAcrossRuns() throws {
+    @Test func storeContinuesAcrossRuns() async throws {
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("s.db").path
-        let first = try Cachesh.run(["--store", store, "-c", "ns feed ttl=1m; put feed:a 1; advance 30s; put b 2; get feed:a"])
+        let first = try await Cachesh.run(["--store", store, "-c", "ns feed ttl=1m; put feed:a 1; advance 30s; put b 2; get feed:a"])
         #expect(first.status == 0, "\(first)")
-        let second = try Cachesh.run(["--store", store, "-c", "keys; now; stats"])
+        let second = try await Cachesh.run(["--store", store, "-c", "keys; now; stats"])
         #expect(second.stdout == """
             key     state  age_ms
             b       fresh  0

@@ -10,7 +10,7 @@ import Darwin
 @Suite struct StoreIntegrityEndToEndTests {
     /// Keys and values with unusual characters read back from the store byte for byte: the
     /// snapshot of the reopened session is the snapshot of the session that wrote it.
-    @Test func unusualKeysAndValuesSurviveARestart() throws {
+    @Test func unusualKeysAndValuesSurviveARestart() async throws {
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("s.db").path
         let script = #"""
@@ -24,10 +24,10 @@ import Darwin
             evict path:a\b/c
             snapshot
             """#
-        let first = try Cachesh.run(["--store", store], stdin: script + "\n")
+        let first = try await Cachesh.run(["--store", store], stdin: script + "\n")
         #expect(first.status == 0, "\(first)")
         let written = try #require(first.stdout.range(of: "{\n")).lowerBound
-        let second = try Cachesh.run(["--store", store, "-c", "snapshot"])
+        let second = try await Cachesh.run(["--store", store, "-c", "snapshot"])
         #expect(second.status == 0, "\(second)")
         #expect(second.stdout == String(first.stdout[written...]))
         #expect(second.stdout.contains(#""key": "emoji:😀""#))
@@ -44,14 +44,14 @@ import Darwin
         ([], "put a 1\nput b 2\nquit\nput c 3\n", 0),
         (["-c", "put a 1; put b 2", "--config", "missing.json"], "", 2),
     ])
-    func aCleanExitLeavesTheWholeStoreInItsFile(arguments: [String], stdin: String, status: Int32) throws {
+    func aCleanExitLeavesTheWholeStoreInItsFile(arguments: [String], stdin: String, status: Int32) async throws {
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("s.db").path
         if status == 2 {
             // The store already holds a and b; the refused --config changes nothing.
-            #expect(try Cachesh.run(["--store", store, "-c", "put a 1; put b 2"]).status == 0)
+            #expect(try await Cachesh.run(["--store", store, "-c", "put a 1; put b 2"]).status == 0)
         }
-        let run = try Cachesh.run(["--store", store] + arguments, stdin: stdin, in: sandbox.url)
+        let run = try await Cachesh.run(["--store", store] + arguments, stdin: stdin, in: sandbox.url)
         #expect(run.status == status, "\(run)")
         let wal = (try? FileManager.default.attributesOfItem(atPath: store + "-wal")[.size] as? Int) ?? 0
         #expect(wal == 0, "the WAL still holds \(wal) bytes")
@@ -59,7 +59,7 @@ import Darwin
         let elsewhere = try Sandbox()
         let copy = elsewhere.url.appendingPathComponent("copy.db").path
         try FileManager.default.copyItem(atPath: store, toPath: copy)
-        let reopened = try Cachesh.run(["--store", copy, "-c", "keys"])
+        let reopened = try await Cachesh.run(["--store", copy, "-c", "keys"])
         #expect(reopened == Outcome(stdout: "key  state  age_ms\na    fresh  0\nb    fresh  0\n", stderr: "", status: 0))
     }
 }

@@ -29,12 +29,12 @@ import Testing
         let sandbox = try Sandbox()
         let recording = sandbox.url.appendingPathComponent("session.recording").path
         try await Self.record(to: recording)
-        let transcribed = try Cachesh.run(["--transcribe", "session.recording"] + (json ? ["--json"] : []), in: sandbox.url)
+        let transcribed = try await Cachesh.run(["--transcribe", "session.recording"] + (json ? ["--json"] : []), in: sandbox.url)
         #expect(transcribed.status == 0 && transcribed.stderr.isEmpty, "\(transcribed)")
         #expect(transcribed.stdout.hasPrefix(json ? "cachesh> output json\n" : "cachesh> restore {\n"))
         #expect(transcribed.stdout.contains("cachesh> get feed:home --async\n"))
         try sandbox.write("session.transcript", transcribed.stdout)
-        let verified = try Cachesh.run(["--verify", "--safe", "session.transcript"], in: sandbox.url)
+        let verified = try await Cachesh.run(["--verify", "--safe", "session.transcript"], in: sandbox.url)
         #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
     }
 
@@ -50,11 +50,11 @@ import Testing
         try await cache.defineNamespace("page", PolicyChange(max: .some(2), eviction: .sieve))
         for key in ["page:1", "page:2", "page:1", "page:3", "page:4", "page:1"] { _ = try await cache.read(key) }
         try await cache.stopRecording()
-        let transcribed = try Cachesh.run(["--transcribe", "policy.recording"], in: sandbox.url)
+        let transcribed = try await Cachesh.run(["--transcribe", "policy.recording"], in: sandbox.url)
         #expect(transcribed.status == 0, "\(transcribed)")
         #expect(transcribed.stdout.contains("cachesh> ns page max=2 policy=sieve\nns page ttl=5m max=2 policy=sieve\n"))
         try sandbox.write("policy.transcript", transcribed.stdout)
-        let verified = try Cachesh.run(["--verify", "policy.transcript"], in: sandbox.url)
+        let verified = try await Cachesh.run(["--verify", "policy.transcript"], in: sandbox.url)
         #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
     }
 
@@ -90,7 +90,7 @@ import Testing
         for c in cases {
             let sandbox = try Sandbox()
             try sandbox.write(c.name + ".rec", c.text)
-            let outcome = try Cachesh.run(["--transcribe", c.name + ".rec"], in: sandbox.url)
+            let outcome = try await Cachesh.run(["--transcribe", c.name + ".rec"], in: sandbox.url)
             #expect(outcome.status == 2 && outcome.stdout.isEmpty, "\(c.name): \(outcome)")
             #expect(outcome.stderr.hasPrefix(c.message) && outcome.stderr.split(separator: "\n").count == 1,
                     "\(c.name): \(outcome.stderr)")
@@ -105,7 +105,7 @@ import Testing
         _ = await cache.put("feed:ok", 1)
         _ = await cache.put("feed:two words", 1)
         try await cache.stopRecording()
-        let outcome = try Cachesh.run(["--transcribe", "odd.rec"], in: sandbox.url)
+        let outcome = try await Cachesh.run(["--transcribe", "odd.rec"], in: sandbox.url)
         #expect(outcome.status == 2)
         #expect(outcome.stderr == #"odd.rec:4: error: the key "feed:two words" cannot be typed in the shell: a key may not contain white space"# + "\n",
                 "\(outcome)")

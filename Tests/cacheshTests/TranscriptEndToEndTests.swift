@@ -10,8 +10,8 @@ private struct CacheshRun: Equatable {
 
 /// The built executable: `CACHESH_BIN`, else beside the test bundle, else the package's debug build.
 /// Runs `cachesh arguments` in `directory` with a clean environment (no `CI`, `NO_COLOR` set) plus `extra`.
-private func cachesh(_ arguments: [String], in directory: String, environment extra: [String: String] = [:]) throws -> CacheshRun {
-    let run = try Cachesh.run(arguments, in: URL(fileURLWithPath: directory), environment: extra, cleanEnvironment: true)
+private func cachesh(_ arguments: [String], in directory: String, environment extra: [String: String] = [:]) async throws -> CacheshRun {
+    let run = try await Cachesh.run(arguments, in: URL(fileURLWithPath: directory), environment: extra, cleanEnvironment: true)
     return CacheshRun(stdout: run.stdout, stderr: run.stderr, status: run.status)
 }
 
@@ -51,14 +51,14 @@ private let feedTranscript = """
     """
 
 @Suite(.serialized) struct TranscriptEndToEndTests {
-    @Test func aPassingTranscriptPrintsOnlyTheSummary() throws {
+    @Test func aPassingTranscriptPrintsOnlyTheSummary() async throws {
         let dir = try directory(with: ["feed.transcript": feedTranscript])
-        #expect(try cachesh(["--verify", "feed.transcript"], in: dir) == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+        #expect(try await cachesh(["--verify", "feed.transcript"], in: dir) == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
 
     /// A file that holds no command checks nothing: it fails with a line naming it, whatever it
     /// is, and the summary counts it among the files.
-    @Test func aFileWithNoCommandFailsByName() throws {
+    @Test func aFileWithNoCommandFailsByName() async throws {
         let dir = try directory(with: [
             "feed.transcript": feedTranscript,
             "empty.transcript": "",
@@ -67,7 +67,7 @@ private let feedTranscript = """
         ])
         let noise = (0..<4096).map { (n: Int) in UInt8(truncatingIfNeeded: (n &* 2654435761) >> 13) }
         #expect(FileManager.default.createFile(atPath: dir + "/noise.bin", contents: Data(noise)))
-        let run = try cachesh(["--verify", "empty.transcript", "feed.transcript", "script.cachesh", "notes.md", "noise.bin"], in: dir)
+        let run = try await cachesh(["--verify", "empty.transcript", "feed.transcript", "script.cachesh", "notes.md", "noise.bin"], in: dir)
         #expect(run == CacheshRun(stdout: """
             empty.transcript: no commands
             script.cachesh: no commands
@@ -77,20 +77,20 @@ private let feedTranscript = """
 
             """, stderr: "", status: 1))
         for file in ["empty.transcript", "script.cachesh", "notes.md", "noise.bin"] {
-            #expect(try cachesh(["--verify", file], in: dir)
+            #expect(try await cachesh(["--verify", file], in: dir)
                 == CacheshRun(stdout: "\(file): no commands\n0 passed, 1 failed\n", stderr: "", status: 1))
         }
         // --update has nothing to write back, so it fails too and leaves the file alone.
-        let update = try cachesh(["--verify", "--update", "script.cachesh"], in: dir)
+        let update = try await cachesh(["--verify", "--update", "script.cachesh"], in: dir)
         #expect(update == CacheshRun(stdout: "script.cachesh: no commands\n0 passed, 1 failed, 0 updated\n", stderr: "", status: 1))
         #expect(read(dir + "/script.cachesh") == "put a 1\nget a\n")
     }
 
-    @Test func aFailingTranscriptPrintsTheDiffUpdateWouldApply() throws {
+    @Test func aFailingTranscriptPrintsTheDiffUpdateWouldApply() async throws {
         let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
             .replacingOccurrences(of: "now_ms: 360000 (6m)\n", with: "")
         let dir = try directory(with: ["feed.transcript": feedTranscript, "wrong.transcript": wrong])
-        let run = try cachesh(["--verify", "feed.transcript", "wrong.transcript"], in: dir)
+        let run = try await cachesh(["--verify", "feed.transcript", "wrong.transcript"], in: dir)
         #expect(run == CacheshRun(stdout: """
             @ wrong.transcript:7
             --- wrong.transcript
@@ -119,10 +119,10 @@ private let feedTranscript = """
             """, stderr: "", status: 1))
     }
 
-    @Test func updateRewritesFailingOutputOnceAndThenChangesNothing() throws {
+    @Test func updateRewritesFailingOutputOnceAndThenChangesNothing() async throws {
         let wrong = feedTranscript.replacingOccurrences(of: "state:         stale", with: "state:         fresh")
         let dir = try directory(with: ["wrong.transcript": wrong])
-        let first = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
+        let first = try await cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
         #expect(first == CacheshRun(stdout: """
             @ wrong.transcript:10
             --- wrong.transcript
@@ -141,15 +141,15 @@ private let feedTranscript = """
 
             """, stderr: "", status: 0))
         #expect(read(dir + "/wrong.transcript") == feedTranscript)
-        let second = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
+        let second = try await cachesh(["--verify", "--update", "wrong.transcript"], in: dir)
         #expect(second == CacheshRun(stdout: "1 passed, 0 failed, 0 updated\n", stderr: "", status: 0))
         #expect(read(dir + "/wrong.transcript") == feedTranscript)
     }
 
-    @Test func updateIsRefusedWhenCIIsSet() throws {
+    @Test func updateIsRefusedWhenCIIsSet() async throws {
         let wrong = feedTranscript.replacingOccurrences(of: "stale", with: "fresh")
         let dir = try directory(with: ["wrong.transcript": wrong])
-        let run = try cachesh(["--verify", "--update", "wrong.transcript"], in: dir, environment: ["CI": "1"])
+        let run = try await cachesh(["--verify", "--update", "wrong.transcript"], in: dir, environment: ["CI": "1"])
         #expect(run == CacheshRun(stdout: "", stderr: """
             cachesh: --update refuses to run when CI is set: a CI job must check transcripts, not rewrite them (unset CI to update)
 
@@ -157,14 +157,14 @@ private let feedTranscript = """
         #expect(read(dir + "/wrong.transcript") == wrong)
     }
 
-    @Test func aMissingFileExitsTwoAndRunsNothing() throws {
+    @Test func aMissingFileExitsTwoAndRunsNothing() async throws {
         let dir = try directory(with: ["feed.transcript": feedTranscript])
-        let run = try cachesh(["--verify", "feed.transcript", "missing.transcript"], in: dir)
+        let run = try await cachesh(["--verify", "feed.transcript", "missing.transcript"], in: dir)
         #expect(run == CacheshRun(stdout: "", stderr: "cachesh: cannot read missing.transcript: No such file or directory\n", status: 2))
-        #expect(try cachesh(["--verify"], in: dir).status == 2)
+        #expect(try await cachesh(["--verify"], in: dir).status == 2)
     }
 
-    @Test func wildcardsMatchAndUpdateKeepsThem() throws {
+    @Test func wildcardsMatchAndUpdateKeepsThem() async throws {
         let text = """
             cachesh> put feed:1 [1]
             keys: feed:1
@@ -181,12 +181,12 @@ private let feedTranscript = """
 
             """
         let dir = try directory(with: ["w.transcript": text])
-        #expect(try cachesh(["--verify", "w.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+        #expect(try await cachesh(["--verify", "w.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
 
         let wrong = text.replacingOccurrences(of: "now_ms: 1500", with: "now_ms: 1")
             .replacingOccurrences(of: "error:         not found", with: "error:         gone")
         try wrong.write(toFile: dir + "/w.transcript", atomically: true, encoding: .utf8)
-        let run = try cachesh(["--verify", "--update", "w.transcript"], in: dir)
+        let run = try await cachesh(["--verify", "--update", "w.transcript"], in: dir)
         #expect(run.status == 0)
         #expect(run.stdout.hasSuffix("updated w.transcript:3\nupdated w.transcript:10\n0 passed, 1 failed, 1 updated\n"))
         #expect(read(dir + "/w.transcript") == text)
@@ -195,7 +195,7 @@ private let feedTranscript = """
     /// A copy of a terminal session (prompts, a continuation, an error, the last empty prompt with
     /// its trailing blank dropped) is a transcript. Written by hand in the interactive shell's
     /// layout: `cachesh> ` then the typed line, `...> ` for each further line of an open value.
-    @Test func aPastedTerminalSessionIsATranscript() throws {
+    @Test func aPastedTerminalSessionIsATranscript() async throws {
         let pasted = """
             $ cachesh
             cachesh> put profile:42 {
@@ -218,12 +218,12 @@ private let feedTranscript = """
 
             """
         let dir = try directory(with: ["pasted.transcript": pasted])
-        let run = try cachesh(["--verify", "pasted.transcript"], in: dir)
+        let run = try await cachesh(["--verify", "pasted.transcript"], in: dir)
         #expect(run == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
 
     @Test(arguments: [false, true])
-    func aRecordedBatchSessionVerifiesByteForByte(json: Bool) throws {
+    func aRecordedBatchSessionVerifiesByteForByte(json: Bool) async throws {
         let script = """
             # A script that records itself.
             put feed:1 {"id": 1,
@@ -242,7 +242,7 @@ private let feedTranscript = """
 
             """
         let dir = try directory(with: ["s.cachesh": script])
-        let run = try cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir)
+        let run = try await cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir)
         #expect(run.status == 1, "the script has an error")
         let recorded = try #require(read(dir + "/out.transcript"))
         // A batch keeps no history: the recording starts from the state at `record`, inline.
@@ -278,29 +278,29 @@ private let feedTranscript = """
         } else {
             #expect(recorded.contains("cachesh> echo ...\n{\"command\":\"echo\",\"text\":\"...\"}\n") || recorded.contains("cachesh> echo ...\n"))
         }
-        let verify = try cachesh(["--safe", "--verify", "out.transcript"], in: dir)
+        let verify = try await cachesh(["--safe", "--verify", "out.transcript"], in: dir)
         #expect(verify == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
 
-    @Test func aBatchSessionBegunWithConfigRecordsItsStateInline() throws {
+    @Test func aBatchSessionBegunWithConfigRecordsItsStateInline() async throws {
         let dir = try directory(with: [
             "conf.json": #"{"namespaces": {"feed": {"ttl": "1m", "max": 2}}, "server": {"latency": "40ms"}}"#,
             "s.cachesh": "put feed:1 1\nrecord out.transcript\nadvance 2m\nget feed:1\n",
         ])
-        #expect(try cachesh(["--config", "conf.json", "s.cachesh"], in: dir).status == 0)
+        #expect(try await cachesh(["--config", "conf.json", "s.cachesh"], in: dir).status == 0)
         let recorded = try #require(read(dir + "/out.transcript"))
         #expect(recorded.hasPrefix("cachesh> restore {\n"))
         #expect(recorded.contains("...>       \"max\": 2,\n"), "the configuration is in the snapshot")
         #expect(!recorded.contains("conf.json"), "the transcript names no other file")
         try FileManager.default.removeItem(atPath: dir + "/conf.json")
-        #expect(try cachesh(["--safe", "--verify", "out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+        #expect(try await cachesh(["--safe", "--verify", "out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
     }
 
-    @Test func anInlineLoadRunsUnderSafeAndNamesTheJSONPath() throws {
+    @Test func anInlineLoadRunsUnderSafeAndNamesTheJSONPath() async throws {
         let dir = try directory(with: [
             "s.cachesh": "load {\"namespaces\": {\"feed\": {\"ttl\": \"1m\",\n  \"max\": 2}}}\nconfig\nload {\"namespaces\": {\"feed\": {\"ttl\": 5}}}\nconfig\n",
         ])
-        let run = try cachesh(["--safe", "s.cachesh"], in: dir)
+        let run = try await cachesh(["--safe", "s.cachesh"], in: dir)
         #expect(run.status == 1)
         #expect(run.stdout.hasPrefix("loaded configuration\nns feed ttl=1m max=2\n"))
         #expect(run.stdout.components(separatedBy: "ns feed ttl=1m max=2\n").count == 3, "the refused load changed nothing")
@@ -308,12 +308,12 @@ private let feedTranscript = """
     }
 
     @Test(arguments: [false, true])
-    func aSessionAfterRestoreRecordsItsSnapshotInline(json: Bool) throws {
+    func aSessionAfterRestoreRecordsItsSnapshotInline(json: Bool) async throws {
         let dir = try directory(with: [
             "s.cachesh": "put a 1\nadvance 2s\nsnapshot s.json\nclear\nrestore s.json\nget a\nrecord sub/out.transcript\nput b 2\n",
             "sub/.keep": "",
         ])
-        #expect(try cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir).status == 0)
+        #expect(try await cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir).status == 0)
         #expect(read(dir + "/sub/out.snapshot.json") == nil, "no file beside the transcript")
         let recorded = try #require(read(dir + "/sub/out.transcript"))
         #expect(recorded.hasPrefix((json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
@@ -321,10 +321,10 @@ private let feedTranscript = """
         #expect(recorded.contains(json ? "{\"command\":\"restore\",\"entries\":1,\"now\":\"2026-01-01T00:00:02.000Z\",\"ok\":true}\n"
                                        : "restored (1 entry, now 2026-01-01T00:00:02.000Z)\n"))
         #expect(recorded.hasSuffix(json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"]}\n" : "cachesh> put b 2\nkeys: b\n"))
-        #expect(try cachesh(["--safe", "--verify", "sub/out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
+        #expect(try await cachesh(["--safe", "--verify", "sub/out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
     }
 
-    @Test func markdownRunsItsCacheshBlocksInOneSession() throws {
+    @Test func markdownRunsItsCacheshBlocksInOneSession() async throws {
         let readme = """
             # cachesh
 
@@ -349,7 +349,7 @@ private let feedTranscript = """
 
             """
         let dir = try directory(with: ["README.md": readme, "docs/plain.md": "# No blocks\n\n```swift\nlet x = 1\n```\n"])
-        let run = try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
+        let run = try await cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
         #expect(run == CacheshRun(stdout: """
             @ README.md:17
             --- README.md
@@ -365,16 +365,16 @@ private let feedTranscript = """
             0 passed, 2 failed
 
             """, stderr: "", status: 1))
-        #expect(try cachesh(["--verify", "--update", "README.md"], in: dir).status == 0)
+        #expect(try await cachesh(["--verify", "--update", "README.md"], in: dir).status == 0)
         #expect(read(dir + "/README.md") == readme.replacingOccurrences(of: "a    stale  0", with: "a    fresh  0"))
-        #expect(try cachesh(["--verify", "README.md"], in: dir).stdout == "1 passed, 0 failed\n")
+        #expect(try await cachesh(["--verify", "README.md"], in: dir).stdout == "1 passed, 0 failed\n")
         // A Markdown file without a cachesh block holds nothing to check: it fails, by name.
-        #expect(try cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
+        #expect(try await cachesh(["--verify", "README.md", "docs/plain.md"], in: dir)
             == CacheshRun(stdout: "docs/plain.md: no commands\n1 passed, 1 failed\n", stderr: "", status: 1))
     }
 
     /// 500 transcripts of 20 commands run in one process; one of them differs.
-    @Test func manyTranscriptsRunInOneProcess() throws {
+    @Test func manyTranscriptsRunInOneProcess() async throws {
         var files: [String: String] = [:]
         for n in 0..<500 {
             var text = "Transcript \(n).\n"
@@ -388,7 +388,7 @@ private let feedTranscript = """
         }
         let dir = try directory(with: files)
         let names = (0..<500).map { "t/\($0).transcript" }
-        let run = try cachesh(["--verify"] + names, in: dir)
+        let run = try await cachesh(["--verify"] + names, in: dir)
         #expect(run.status == 1)
         #expect(run.stdout.hasSuffix("""
             @@ -55,7 +55,7 @@
@@ -408,8 +408,8 @@ private let feedTranscript = """
 }
 
 /// The "did you mean" hint the built shell gives for an unknown command `name`.
-private func hint(for name: String, in directory: String) -> String {
-    let line = (try? cachesh(["-c", name], in: directory).stderr) ?? ""
+private func hint(for name: String, in directory: String) async -> String {
+    let line = (try? await cachesh(["-c", name], in: directory).stderr) ?? ""
     let prefix = "-c:1: error: unknown command \"\(name)\""
     return String(line.dropFirst(prefix.count).dropLast())
 }

@@ -30,19 +30,26 @@ enum Cachesh {
             ?? packageRoot.appendingPathComponent(".build/debug/cachesh").path
     }
 
-    /// A run longer than this is a hang: the process is killed and the test fails.
-    static let timeLimit: TimeInterval = 60
+    /// A run longer than this is a hang: the process is killed and the test fails, with what it
+    /// had printed. Generous: a debug build on a busy machine can be many times slower than alone.
+    static let timeLimit: Double = 120
 
-    /// Runs `cachesh arguments...` in `directory` with `stdin` as its standard input.
+    /// The time limit of a run that reads or writes tens of MiB (a 64 MiB script, a 16 MiB
+    /// command): seconds alone, but minutes on a machine whose cores are all taken.
+    static let heavyTimeLimit: Double = 600
+
+    /// Runs `cachesh arguments...` in `directory` with `stdin` as its standard input, and waits
+    /// for it without holding a thread (see Child.swift), in one of ``ChildSlots``.
     /// - Parameters:
     ///   - executable: the program to start (the binary itself by default; a script for `#!` tests).
     ///   - environment: variables set on top of this process's environment.
-    /// - Throws: `HarnessError` when the binary is missing or the run exceeds ``timeLimit``.
     ///   - cleanEnvironment: start from only `PATH` and `NO_COLOR=1` instead of this process's
     ///     environment (no `CI`, no `TERM`), then add `environment`.
+    ///   - timeLimit: seconds after which the run is a hang (``timeLimit`` by default).
+    /// - Throws: `HarnessError` when the binary is missing or the run exceeds its time limit.
     static func run(_ arguments: [String], stdin: String = "", in directory: URL? = nil,
                     executable: String? = nil, environment: [String: String] = [:],
-                    cleanEnvironment: Bool = false) throws -> Outcome {
+                    cleanEnvironment: Bool = false, timeLimit: Double = timeLimit) async throws -> Outcome {
         let path = executable ?? binaryPath
         guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
             throw HarnessError(description: "no cachesh binary at \(binaryPath): run `swift build` before `swift test` "
@@ -53,49 +60,28 @@ enum Cachesh {
         let output = sandbox.url.appendingPathComponent("stdout")
         let errors = sandbox.url.appendingPathComponent("stderr")
         try Data(stdin.utf8).write(to: input)
-        try Data().write(to: output)
-        try Data().write(to: errors)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory ?? sandbox.url
         var variables = cleanEnvironment ? ["PATH": "/usr/bin:/bin", "NO_COLOR": "1"] : ProcessInfo.processInfo.environment
         if !cleanEnvironment { variables.removeValue(forKey: "NO_COLOR") }
         for (name, value) in environment { variables[name] = value }
-        process.environment = variables
-        let stdinHandle = try FileHandle(forReadingFrom: input)
-        let stdoutHandle = try FileHandle(forWritingTo: output)
-        let stderrHandle = try FileHandle(forWritingTo: errors)
-        defer {
-            try? stdinHandle.close()
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-        }
-        process.standardInput = stdinHandle
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        if finished.wait(timeout: .now() + timeLimit) == .timedOut {
-            process.terminate()
-            process.waitUntilExit()
-            throw HarnessError(description: "cachesh \(arguments) did not finish within \(Int(timeLimit)) s")
+        let workingDirectory = directory ?? sandbox.url
+        let status = try await ChildSlots.shared.holding { [variables] in
+            let child = try await Child.start(path, arguments, name: "cachesh \(arguments)", in: workingDirectory,
+                                              environment: variables, stdin: .file(input), stdout: .file(output), stderr: .file(errors))
+            return try await child.exitStatus(within: timeLimit)
         }
         return Outcome(stdout: String(decoding: try Data(contentsOf: output), as: UTF8.self),
                        stderr: String(decoding: try Data(contentsOf: errors), as: UTF8.self),
-                       status: process.terminationStatus)
+                       status: status)
     }
 
     /// Writes `text` to `script.cachesh` in a fresh directory (with `files` beside it) and runs
     /// `cachesh [options] script.cachesh` there, so errors name `script.cachesh`.
-    static func script(_ text: String, options: [String] = [], files: [String: String] = [:]) throws -> Outcome {
+    static func script(_ text: String, options: [String] = [], files: [String: String] = [:]) async throws -> Outcome {
         let sandbox = try Sandbox()
         try sandbox.write("script.cachesh", text)
         for (name, content) in files { try sandbox.write(name, content) }
-        return try run(options + ["script.cachesh"], in: sandbox.url)
+        return try await run(options + ["script.cachesh"], in: sandbox.url)
     }
 }
 
