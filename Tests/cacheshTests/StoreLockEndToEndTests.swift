@@ -10,7 +10,9 @@ import Darwin
 /// second one is refused (exit 2) or, with `--wait`, waits and then continues from what the first
 /// one left, so no printed change is lost. (Ctrl-C ending a wait is tested in a terminal, in
 /// Tests/interactive: a process started from here inherits a signal mask that blocks SIGINT.)
-@Suite(.timeLimit(.minutes(15)))
+/// Each child has a deadline of its own (Cachesh.timeLimit); the suite's limit only catches a hang
+/// of the tests themselves, long because on a busy two-core machine they share it with every other.
+@Suite(.timeLimit(.minutes(20)))
 struct StoreLockEndToEndTests {
     /// Polls `condition` until it holds, or fails after `seconds`: a deadline that only matters
     /// when something is wrong. Between tries the test is suspended, not spinning: the child it
