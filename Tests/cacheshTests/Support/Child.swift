@@ -67,8 +67,10 @@ final class Watched<Value: Sendable>: Sendable {
             wake(id)
         }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            // A timer that fired before this registration found nothing to wake: by then the
+            // deadline has passed, which is checked here under the same lock.
             let now = state.withLock { state -> Bool in
-                if state.version != version { return true }
+                if state.version != version || ContinuousClock.now >= deadline { return true }
                 state.waiters[id] = waiter
                 return false
             }
