@@ -25,19 +25,26 @@ extension CacheEngine {
         if hooked { emitHooked(cause, slot: slot, source: source) }
     }
 
-    /// `emit` when something may have to hear of the change (`hooked`).
+    /// `emit` when something may have to hear of the change (`hooked`). What listens is read from
+    /// `hooks` again after each step that may run other code (a deferred patch, a delegate).
     private func emitHooked(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
-        if !behaviours.deferred.isEmpty && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
-        if !observers.isEmpty || reportsAllChanges {
-            let e = slots[Int(slot)]
-            let watched = !observers.isEmpty && observers.isWatched(e.key, namespace: namespaces[e.namespace].name)
-            if watched || reportsAllChanges {
-                let event = CacheEvent(cause: cause, key: e.key, at: now, state: e.state(at: now), stored: e.stored, source: source)
+        if hooks.contains(.deferred) && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
+        let hooks = self.hooks
+        if !hooks.isDisjoint(with: [.observers, .allChanges]) {
+            let watched = hooks.contains(.observers) && isWatched(slot)
+            if watched || hooks.contains(.allChanges) {
+                let event = state.changeEvent(cause, slot: slot, source: source)
                 if watched { delegate?.cacheEngine(self, observed: event) }
-                if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
+                if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
             }
         }
-        if !behaviours.active.isEmpty { refetchIfActive(slot, after: cause) }
+        if self.hooks.contains(.active) { refetchIfActive(slot, after: cause) }
+    }
+
+    /// Whether a change of the entry in `slot` is reported to observers.
+    private func isWatched(_ slot: Int32) -> Bool {
+        let i = Int(slot)
+        return observers.isWatched(slots[i].key, namespace: namespaces[slots[i].namespace].name)
     }
 
     /// Reports a change of a key that is no longer cached.
@@ -48,11 +55,12 @@ extension CacheEngine {
 
     /// `emit` of a key no longer cached, when something may have to hear of it (`hooked`).
     private func emitHooked(_ cause: ChangeCause, key: String, namespace: Int32) {
-        let watched = !observers.isEmpty && observers.isWatched(key, namespace: namespaces[namespace].name)
-        guard watched || reportsAllChanges else { return }
-        let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, value: nil, source: .cache)
+        let hooks = self.hooks
+        let watched = hooks.contains(.observers) && observers.isWatched(key, namespace: namespaces[namespace].name)
+        guard watched || hooks.contains(.allChanges) else { return }
+        let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache)
         if watched { delegate?.cacheEngine(self, observed: event) }
-        if reportsAllChanges { delegate?.cacheEngine(self, noted: event) }
+        if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
     }
 
     /// Reports a push to observers of everything.

@@ -30,9 +30,16 @@ struct EngineState {
     var requestsByKey = false
     /// What changed since a store last took the changes; nil when no store tracks them.
     var changes: ChangeLog?
+    /// The keys the last `put` changed, which it returns: kept so that the next put reuses the
+    /// array's buffer when its caller has let go of it (as a caller that ignores the result, or
+    /// reads it and drops it, has), instead of allocating one per put. A caller that keeps the
+    /// array keeps its own copy: the next put, finding the buffer shared, takes a new one.
+    private(set) var changedKeys: [String] = []
 
     init(now: Int64) {
         self.now = now
+        // Room for a put's key and the one it evicts from a full namespace.
+        changedKeys.reserveCapacity(2)
     }
 
     @inline(__always)
@@ -81,13 +88,22 @@ struct EngineState {
     mutating func insertEntry(key: String, namespace ns: Int32, value: StoredValue, tags: [String], request: UInt64,
                               put: UInt64?, hash: UInt32) -> (slot: Int32, scan: ScheduledItem?) {
         let s = nextSeq()
-        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags,
-                          storedAt: now, staleAt: .max, expiresAt: .max)
-        entry.storedRequest = request
+        // The entry is made whole here, its times included (as `applyTimes` derives them from
+        // `storedAt`), and moved into its slot: no copy of the record on the way.
+        let times = namespaces.times(ns)
+        let expiresAt = now.addingClamped(times.ttl)
+        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags, storedAt: now,
+                          staleAt: times.stale.map { now.addingClamped($0) } ?? .max, expiresAt: expiresAt)
+        if let put, put == request {
+            entry.notePut(put)
+        } else {
+            entry.storedRequest = request
+            if let put { entry.setWrites(local: put, put: put) }
+        }
         entry.storedSeq = s
-        if let put { entry.setWrites(local: put, put: put) }
-        let slot = entries.insert(entry, hash: hash)
-        return (slot, applyTimes(slot))
+        let slot = entries.insert(consume entry, hash: hash)
+        let generation = entries.store.entries[Int(slot)].generation
+        return (slot, enqueueExpiry(ExpiryRecord(time: expiresAt, seq: s, slot: slot, generation: generation), in: ns))
     }
 
     /// Derives an entry's stale and expiry times from its `storedAt` and its namespace's policy,
@@ -99,10 +115,19 @@ struct EngineState {
         let ns = entries.store.entries[i].namespace
         let times = namespaces.times(ns)
         let record = entries.slots[i].applyTimes(ttl: times.ttl, stale: times.stale, slot: slot)
+        return enqueueExpiry(record, in: ns)
+    }
+
+    /// Queues an entry's expiry record in its namespace's FIFO.
+    /// - Returns: the expiry scan to schedule, when the namespace had none.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func enqueueExpiry(_ record: ExpiryRecord, in ns: Int32) -> ScheduledItem? {
         let scan = expiry.enqueue(record, in: ns)
-        // Records of entries evicted, removed or stored again since are dropped lazily at the head;
-        // when they outnumber the namespace's entries, drop them all, so the FIFO stays within
-        // twice the entries (plus a little) however long the run: O(1) amortized per append.
+        // Records of entries evicted, removed or stored again since are dropped lazily at the head
+        // (an entry removed while its record leads goes at once, see `removeEntry`); when they
+        // outnumber the namespace's entries, drop them all, so the FIFO stays within twice the
+        // entries (plus a little) however long the run: O(1) amortized per append.
         if expiry.queues[Int(ns)].records.count > 2 * entries.store.count(inNamespace: ns) + 64 {
             expiry.compact(ns) { r in Self.isLive(r, in: entries.store.entries) }
         }
@@ -118,11 +143,17 @@ struct EngineState {
     }
 
     /// Removes an entry from every index and list (the slot is reused) and notes its key for a store.
+    /// Its expiry record, when it leads its FIFO (the usual case for the least recent entry of a
+    /// namespace whose entries are put and evicted in turn), is dropped with it: the record is dead
+    /// from now on, and a dead record at the head would only wait for a scan or a compaction.
     /// - Returns: the entry's key.
     /// - Complexity: O(1) plus its ids and tags.
     @inline(__always)
     mutating func removeEntry(_ slot: Int32) -> String {
+        let ns = entries.store.entries[Int(slot)].namespace
+        let generation = entries.store.entries[Int(slot)].generation
         let key = entries.remove(slot)
+        expiry.dropHead(ns, ifOf: slot, generation: generation)
         changes?.removedKeys.append(key)
         return key
     }
@@ -144,21 +175,67 @@ struct EngineState {
     // MARK: The operations
 
     /// What `put` found and did: the key was cached (its slot; the engine updates it), or a new
-    /// entry was stored (its slot and namespace, the namespace's `max` and an expiry scan to schedule).
+    /// entry was stored (its slot and namespace, the namespace's `max`, an expiry scan to
+    /// schedule, and the first entry evicted for it when the step evicted).
     enum PutStep {
         case cached(slot: Int32)
-        case stored(slot: Int32, ns: Int32, max: Int?, scan: ScheduledItem?)
+        case stored(slot: Int32, ns: Int32, max: Int?, scan: ScheduledItem?, evicted: Evicted?)
+    }
+
+    /// An entry `put` evicted in its step: its key, whether the namespace is still over its `max`
+    /// and `requestsByKey` (the engine then voids the key's responses in flight).
+    struct Evicted {
+        var key: String
+        var more: Bool
+        var requestsByKey: Bool
     }
 
     /// `put`'s first step: takes the put's sequence number `s`, and stores the value as a new
-    /// entry when the key (canonical, its hash `hash`) is not cached.
+    /// entry when the key (canonical, its hash `hash`) is not cached; with `evicting`, it also
+    /// evicts the namespace's first victim when the new entry puts it over its `max` (the engine
+    /// asks for that only when nothing hears of changes, so that no report comes between).
+    /// - Returns: also the keys changed so far (the key, and the key evicted), in the array kept
+    ///   for the purpose (`changedKeys`).
     @inline(__always)
-    mutating func putStep(key: String, hash: UInt32, value: StoredValue, tags: [String]) -> (s: UInt64, step: PutStep) {
+    mutating func putStep(key: String, hash: UInt32, value: StoredValue, tags: [String],
+                          evicting: Bool) -> (s: UInt64, step: PutStep, changed: [String]) {
         let s = nextSeq()
-        if let slot = entrySlot(forKey: key, hash: hash) { return (s, .cached(slot: slot)) }
+        if let slot = entrySlot(forKey: key, hash: hash) {
+            noteChangedKeys(key, nil)
+            return (s, .cached(slot: slot), changedKeys)
+        }
         let ns = namespaceSlot(forKey: key)
         let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
-        return (s, .stored(slot: slot, ns: ns, max: namespaces.maxEntries(ns), scan: scan))
+        let max = namespaces.maxEntries(ns)
+        guard evicting, let max, let e = evictOne(ns, over: max, sparing: slot) else {
+            noteChangedKeys(key, nil)
+            return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: nil), changedKeys)
+        }
+        noteChangedKeys(key, e.key)
+        let evicted = Evicted(key: e.key, more: e.more, requestsByKey: e.requestsByKey)
+        return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: evicted), changedKeys)
+    }
+
+    /// Makes `changedKeys` hold `key`, then `evicted` if any, writing over the keys it holds
+    /// (in its buffer, when no caller holds it any more).
+    /// - Complexity: O(1): it holds at most two keys.
+    @inline(__always)
+    private mutating func noteChangedKeys(_ key: String, _ evicted: String?) {
+        if changedKeys.isEmpty { changedKeys.append(key) } else { changedKeys[0] = key }
+        let count = evicted == nil ? 1 : 2
+        if let evicted {
+            if changedKeys.count < 2 { changedKeys.append(evicted) } else { changedKeys[1] = evicted }
+        }
+        while changedKeys.count > count { changedKeys.removeLast() }
+    }
+
+    /// The report of a change to the entry in `slot`, its fields read in place. (Mutating only so
+    /// that it runs on the engine's state in place: a method that is not may copy the state.)
+    @inline(__always)
+    mutating func changeEvent(_ cause: ChangeCause, slot: Int32, source: ValueSource) -> CacheEvent {
+        let i = Int(slot)
+        return CacheEvent(cause: cause, key: entries.store.entries[i].key, at: now, state: entries.store.entries[i].state(at: now),
+                          stored: entries.store.entries[i].stored, source: source)
     }
 
     /// What a `get` of a cached entry (online) found besides a fresh hit: the entry's slot (-1:

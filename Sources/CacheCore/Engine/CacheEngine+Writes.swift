@@ -14,8 +14,10 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let hash = KeyIndex.hash(key)
-        // One access to the engine's state finds the key and, when it is new, stores it.
-        let (s, step) = state.putStep(key: key, hash: hash, value: value, tags: tags)
+        // One access to the engine's state finds the key and, when it is new, stores it and (when
+        // nothing hears of changes, so that no report comes between) evicts for it.
+        let hooked = self.hooked
+        let (s, step, changed) = state.putStep(key: key, hash: hash, value: value, tags: tags, evicting: !hooked)
         switch step {
         case .cached(let slot):
             let i = Int(slot)
@@ -33,17 +35,23 @@ extension CacheEngine {
             restamp(slot)
             entries.touch(slot)
             emit(.stored, slot: slot, source: .cache)
-            return [key]
-        case .stored(let slot, let ns, let max, let scan):
+            return changed
+        case .stored(let slot, let ns, let max, let scan, let evicted):
             if let scan { scheduler.insert(scan) }
+            guard hooked else {
+                // The step evicted when the namespace went over its `max`: what is left is to void
+                // the key's responses in flight, and to go on if the namespace is still over.
+                guard let evicted else { return changed }
+                if evicted.requestsByKey { requestTable.voidResponses(forKey: evicted.key) }
+                guard evicted.more else { return changed }
+                var changed = changed
+                evictOverflow(ns, over: max, sparing: slot, into: &changed)
+                return changed
+            }
             emit(.stored, slot: slot, source: .cache)
-            // Room for the key and one eviction, the usual put into a full namespace, so that the
-            // eviction's key does not make the array grow (a second allocation and a copy).
-            var changed: [String] = []
-            changed.reserveCapacity(2)
-            changed.append(key)
-            // (What emit ran when hooked cannot change a policy, but read it again then to be sure.)
-            evictOverflow(ns, over: hooked ? namespaces.maxEntries(ns) : max, sparing: slot, into: &changed)
+            var changed = changed
+            // (What emit ran cannot change a policy, but read it again to be sure.)
+            evictOverflow(ns, over: namespaces.maxEntries(ns), sparing: slot, into: &changed)
             return changed
         }
     }

@@ -52,7 +52,11 @@ public final class CacheEngine {
         @inline(__always) get { state.seq }
         set { state.seq = newValue }
     }
-    public weak var delegate: (any CacheEngineDelegate)?
+    // Unchecked exclusivity: a weak reference only ever loaded or assigned whole, never passed
+    // inout or held in an access across a call (a call on the delegate runs on the strong
+    // reference loaded), so no two accesses to it can overlap; checked, each report of a change
+    // paid a dynamic access check to load it.
+    @exclusivity(unchecked) public weak var delegate: (any CacheEngineDelegate)?
     /// Checks every invariant after each public operation that can change the state, and stops
     /// the process on a violation. For tests: a check is O(n) in the size of the state. Off, it
     /// costs one load and branch per operation.
@@ -110,14 +114,32 @@ public final class CacheEngine {
     }
     /// The app's behaviours an app opts into: active keys and polls (`AppBehaviours`).
     var behaviours = AppBehaviours() { didSet { noteHooks() } }
-    /// Whether a change to an entry may have to be reported or acted on: something is watched,
-    /// every change is reported, or an app behaviour (deferred mutations, active keys) is on.
-    /// When false, `emit` returns at once. Kept by `noteHooks()` after every write to the
-    /// properties it depends on.
-    // Unchecked exclusivity: the flag is only ever read or assigned whole (in `noteHooks`), never
+    /// What may have to hear of or act on a change to an entry: something is watched, every change
+    /// is reported, or an app behaviour (deferred mutations, active keys) is on. When none, `emit`
+    /// returns at once. Kept by `noteHooks()` after every write to the properties it depends on,
+    /// so that a change reads one flag set instead of those properties (each read of one was a
+    /// dynamic access check).
+    // Unchecked exclusivity: the set is only ever read or assigned whole (in `noteHooks`), never
     // passed inout or held in an access across a call, so no two accesses to it can overlap;
     // checked, each change to an entry paid a dynamic access check to read it.
-    @exclusivity(unchecked) private(set) var hooked = false
+    @exclusivity(unchecked) private(set) var hooks: Hooks = []
+    /// Whether anything may have to hear of or act on a change to an entry (`hooks`).
+    var hooked: Bool {
+        @inline(__always) get { !hooks.isEmpty }
+    }
+
+    /// What listens to changes to entries (`hooks`).
+    struct Hooks: OptionSet {
+        let rawValue: UInt8
+        /// Some scope is watched (`observers` is not empty).
+        static let observers = Hooks(rawValue: 1 << 0)
+        /// `reportsAllChanges`.
+        static let allChanges = Hooks(rawValue: 1 << 1)
+        /// Patches of mutations wait for their key's value (`behaviours.deferred`).
+        static let deferred = Hooks(rawValue: 1 << 2)
+        /// Some key is active (`behaviours.active`).
+        static let active = Hooks(rawValue: 1 << 3)
+    }
     /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
     var runningScheduled = 0
 
@@ -151,9 +173,14 @@ public final class CacheEngine {
         @inline(__always) _modify { yield &state.entries.slots }
     }
 
-    /// Sets `hooked` from what it depends on.
+    /// Sets `hooks` from what it depends on.
     private func noteHooks() {
-        hooked = !observers.isEmpty || reportsAllChanges || !behaviours.deferred.isEmpty || !behaviours.active.isEmpty
+        var hooks: Hooks = []
+        if !observers.isEmpty { hooks.insert(.observers) }
+        if reportsAllChanges { hooks.insert(.allChanges) }
+        if !behaviours.deferred.isEmpty { hooks.insert(.deferred) }
+        if !behaviours.active.isEmpty { hooks.insert(.active) }
+        self.hooks = hooks
     }
 
     /// Marks the start of a command: the runaway limit counts items per command.

@@ -55,8 +55,8 @@ struct EntrySlots: RandomAccessCollection {
         if tracking { mark(i) }
     }
 
-    mutating func append(_ entry: Entry) {
-        storage.append(entry)
+    mutating func append(_ entry: consuming Entry) {
+        storage.append(consume entry)
         if tracking { mark(storage.count - 1) }
     }
 

@@ -211,16 +211,18 @@ struct EntryStore {
     /// Stores an entry as the most recently used and as its namespace's policy places a new
     /// entry, in a free slot if there is one (its generation then follows the slot's last one).
     /// - Complexity: O(1) amortized.
-    mutating func insert(_ entry: Entry) -> Int32 {
+    mutating func insert(_ entry: consuming Entry) -> Int32 {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
+            // Moved in, then changed in place: a consuming parameter changed before it is moved
+            // is copied (its references retained and released again).
             let generation = entries[Int(free)].generation &+ 1
-            entries[Int(free)] = entry
+            entries[Int(free)] = consume entry
             entries[Int(free)].generation = generation
         } else {
             slot = Int32(entries.count)
-            entries.append(entry)
+            entries.append(consume entry)
             places.append(Place())
         }
         liveCount += 1

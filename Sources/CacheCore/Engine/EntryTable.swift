@@ -80,18 +80,22 @@ struct EntryTable {
 
     /// Stores an entry as the most recently used and indexes its key, ids and tags.
     /// - Complexity: O(1) amortized, plus the size of its value and its tags.
-    mutating func insert(_ entry: Entry) -> Int32 {
-        insert(entry, hash: KeyIndex.hash(entry.key))
+    mutating func insert(_ entry: consuming Entry) -> Int32 {
+        let hash = KeyIndex.hash(entry.key)
+        return insert(consume entry, hash: hash)
     }
 
     /// `insert(_:)` with the key's hash (`KeyIndex.hash`) already taken; the key must be absent.
-    mutating func insert(_ entry: Entry, hash: UInt32) -> Int32 {
-        var entry = entry
-        entry.keyHash = hash
-        let slot = store.insert(entry)
+    /// The entry is moved into its slot (a caller passing its last use of it copies nothing) and
+    /// given the hash there (changed before the move, it would be copied).
+    mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
+        let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDs(idKey) : []
+        let tags = entry.tags
+        let slot = store.insert(consume entry)
+        store.entries[Int(slot)].keyHash = hash
         keyIndex.insert(hash: hash, slot: slot)
-        for id in entry.stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
-        for tag in entry.tags { tagIndex[tag, default: []].insert(slot) }
+        for id in ids { idIndex.insert(slot, for: id) }
+        for tag in tags { tagIndex[tag, default: []].insert(slot) }
         return slot
     }
 
@@ -99,7 +103,9 @@ struct EntryTable {
     /// - Returns: the entry's key.
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
-        for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+        if store.entries[Int(slot)].stored.mayEmbedIDs {
+            for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+        }
         // The hash kept at insertion: the key is not hashed again.
         let hash = store.entries[Int(slot)].keyHash
         let removed = store.remove(slot)

@@ -71,6 +71,15 @@ struct ExpiryQueues {
         return true
     }
 
+    /// Drops the head record of a namespace's FIFO if it is the record of `slot` at `generation`
+    /// (an entry just removed, so the record is dead).
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func dropHead(_ ns: Int32, ifOf slot: Int32, generation: UInt32) {
+        guard let head = queues[Int(ns)].records.first, head.slot == slot, head.generation == generation else { return }
+        queues[Int(ns)].records.removeFirst()
+    }
+
     /// Removes the head record of a namespace's FIFO.
     /// - Complexity: O(1).
     mutating func removeHead(_ ns: Int32) {

@@ -181,6 +181,23 @@ extension StoredValue {
         }
     }
 
+    /// Whether the value is an object or an array, the only values that can embed an entity id:
+    /// when not, `entityIDs` is empty without a scan (one byte read).
+    /// - Complexity: O(1).
+    @inline(__always)
+    var mayEmbedIDs: Bool {
+        switch storage {
+        case .small(let text):
+            let first = text.utf8.first
+            return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        case .bytes(let buffer, _):
+            let first = buffer.withUnsafeMutablePointerToElements { $0.pointee }
+            return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        case .deep:
+            return true
+        }
+    }
+
     /// The entity ids the value embeds under `field` (B8), sorted, each once: the same as
     /// `json.collectEntityIDs(idField:into:)`, read off the canonical text without a tree.
     /// - Complexity: O(size of the text).
