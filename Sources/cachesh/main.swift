@@ -112,7 +112,7 @@ struct Invocation {
     /// repeat, an unknown name) is nil and left to it, with its messages.
     /// - Complexity: O(n) in the number of arguments.
     init?(plain arguments: [String]) {
-        var seen: Set<String> = []
+        var seen: [String] = []  // a handful at most: a linear search is cheaper than a set's set-up
         var i = 0
         while i < arguments.count {
             let argument = arguments[i]
@@ -122,7 +122,8 @@ struct Invocation {
                 files.append(argument)
                 continue
             }
-            guard seen.insert(argument).inserted else { return nil }
+            guard !seen.contains(argument) else { return nil }
+            seen.append(argument)
             switch argument {
             case "--json": json = true
             case "--bail": bail = true
@@ -331,18 +332,9 @@ func transcribe(_ path: String, _ command: Invocation, mode: OutputMode) -> Int3
 
 /// The process environment as a dictionary.
 struct ProcessEnvironment {
-    private var values: [String: String] = [:]
-    init() {
-        var p = environ
-        while let entry = p.pointee {
-            let text = String(cString: entry)
-            if let eq = text.firstIndex(of: "=") {
-                values[String(text[..<eq])] = String(text[text.index(after: eq)...])
-            }
-            p += 1
-        }
-    }
-    subscript(_ name: String) -> String? { values[name] }
+    /// The variable `name`, read when asked: building a table of the whole environment at start-up
+    /// cost more than the few names the shell ever looks up.
+    subscript(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
 exit(runMain())

@@ -74,14 +74,14 @@ public final class CommandSpec: Sendable {
     /// runs that form's handler.
     convenience init(name: String, summary: String, subcommands: [CommandSpec], example: String) {
         let names = subcommands.map(\.name)
-        let byName = Dictionary(uniqueKeysWithValues: subcommands.map { ($0.name, $0.run) })
         self.init(name: name, summary: summary, example: example, arguments: [], options: [], flags: [],
                   subcommands: subcommands, depth: 1) { session, cache, command, source throws(ShellError) in
             guard command.words.count >= 2 else {
                 throw ShellError("\(name) needs one of: " + names.joined(separator: ", "), at: command.end)
             }
             let word = command.words[1]
-            guard let run = byName[word.text] else {
+            // A few forms each: searched in order, with no hash table to build at start-up.
+            guard let run = subcommands.first(where: { $0.name == word.text })?.run else {
                 throw ShellError("unknown \(name) command \"\(word.text)\" (use " + names.joined(separator: ", ") + ")",
                                  at: word.offset)
             }
@@ -115,8 +115,8 @@ public final class CommandSpec: Sendable {
         let verbatim = arguments.lastIndex { $0.takesRest || $0.alternatives.contains { $0.kind.isTakenAsItStands } }
         parsing = Parsing(
             skip: depth,
-            options: options.contains { $0.kind == .pushParameters } ? nil : Set(options.map(\.name)),
-            flags: Set(flags.flatMap(\.names)),
+            options: options.contains { $0.kind == .pushParameters } ? nil : options.map(\.name),
+            flags: flags.flatMap(\.names),
             leading: verbatim.map { arguments[$0].takesRest ? Int.max : $0 + 1 } ?? 0,
             usage: parts.isEmpty ? "no arguments" : parts.joined(separator: " "))
     }
@@ -142,10 +142,11 @@ public final class CommandSpec: Sendable {
     struct Parsing: Sendable {
         /// Words before the arguments: the name, and a subcommand's name.
         let skip: Int
-        /// The option names accepted; nil accepts any (`push`'s parameters).
-        let options: Set<String>?
+        /// The option names accepted; nil accepts any (`push`'s parameters). A few names each:
+        /// searched in order, with no hash table to build at start-up.
+        let options: [String]?
         /// The flag names accepted, without the dashes.
-        let flags: Set<String>
+        let flags: [String]
         /// This many positionals are taken first whatever they look like (`put k a=b` stores the
         /// string `a=b`): up to the last argument that is a JSON value or the rest of the line.
         let leading: Int
