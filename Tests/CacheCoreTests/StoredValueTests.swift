@@ -46,6 +46,20 @@ import TestSupport
         #expect(StoredValue(["k": "é"]) != StoredValue(["k": "e"]))
     }
 
+    /// Short texts read back as the reader reads them, integers (taken without the reader) and
+    /// anything else alike.
+    @Test func shortTextsReadBackAsTheReaderReadsThem() throws {
+        let texts = ["0", "-0", "7", "-7", "42", "-1234567890", "99999999999999", "-9999999999999",
+                     "123456789012345", "1.5", "-0.0", "1e3", "2E-3", "true", "false", "null", "\"7\"", "[1]", "{}"]
+        for text in texts {
+            let read = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth)
+            #expect(StoredValue(canonical: text).json == read, "\(text)")
+            if case .int(let n) = read { #expect(StoredValue(int: n).json == .int(n)) }
+        }
+        #expect(StoredValue(canonical: "-0").json == .int(0))
+        #expect(StoredValue(canonical: "123456789012345").json == .int(123_456_789_012_345))
+    }
+
     /// A value only an app's own `JSONValue` can make (the reader refuses it) is kept as it was.
     @Test func aValueDeeperThanTheReaderTakesIsStoredAndReadAsItWas() throws {
         var deep: JSONValue = ["id": 9]

@@ -8,19 +8,28 @@ extension CacheEngine {
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
-        defer { if checksInvariants { checkInvariants() } }
         let key = KeyName.canonical(key)
         let hash = KeyIndex.hash(key)
         guard origin.isOnline else {
+            defer { if checksInvariants { checkInvariants() } }
             _ = nextSeq()
             return offlineRead(key, entrySlot(forKey: key, hash: hash))
         }
         // One access to the engine's state finds, touches, counts and reads a fresh hit.
         var found = EngineState.Found()
-        if var r = state.getStep(key: key, hash: hash, force: force, found: &found) {
-            if found.requestsByKey { r.pending = requestTable.fetch(forKey: key) != nil }
+        if let r = state.getStep(key: key, hash: hash, force: force, found: &found) {
+            if checksInvariants { checkInvariants() }
             return r
         }
+        return try get(key, found: found, force: force, nowait: nowait)
+    }
+
+    /// `get` (online) after its first step (`EngineState.getStep`) found no fresh hit to return
+    /// as it is, `found` saying what it found.
+    private func get(_ key: String, found: EngineState.Found, force: Bool, nowait: Bool) throws(CacheError) -> ReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        // A fresh hit while requests by key exist: read with `pending` set.
+        if found.freshHit { return read(found.slot) }
         if found.slot >= 0 && !force && found.state == .stale {
             count(\.staleHits, found.ns)
             if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }

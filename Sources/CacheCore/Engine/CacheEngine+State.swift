@@ -245,18 +245,18 @@ struct EngineState {
         var slot: Int32 = -1
         var ns: Int32 = -1
         var state = EntryState.absent
-        /// `requestsByKey`: whether the key may have a fetch in flight (`pending`).
-        var requestsByKey = true
+        /// A fresh hit, counted and touched, left for the caller to read because the key may have
+        /// a fetch in flight (`requestsByKey`: its result's `pending` needs the request table).
+        var freshHit = false
     }
 
     /// `get`'s first step, online: takes a sequence number; for a cached key, touches the entry
     /// and, unless `force`, counts a fresh hit and reads it (as `CacheEngine.get` does).
-    /// - Returns: the fresh hit read (its `pending` for the caller to set when
-    ///   `found.requestsByKey`); nil for anything else, `found` saying what was found.
+    /// - Returns: the fresh hit read, when no request by key exists (so `pending` is false); nil
+    ///   for anything else, `found` saying what was found (`freshHit`: a hit for the caller to read).
     @inline(__always)
     mutating func getStep(key: String, hash: UInt32, force: Bool, found: inout Found) -> ReadResult? {
         _ = nextSeq()
-        found.requestsByKey = requestsByKey
         guard let slot = entrySlot(forKey: key, hash: hash) else { return nil }
         let i = Int(slot)
         let ns = entries.store.entries[i].namespace
@@ -269,6 +269,10 @@ struct EngineState {
         found.state = state
         guard !force && state == .fresh else { return nil }
         statistics.count(\.hits, ns)
+        guard !requestsByKey else {
+            found.freshHit = true
+            return nil
+        }
         // `Entry.readResult` of a fresh entry, its fields read in place.
         let expiresAt = entries.store.entries[i].expiresAt
         return ReadResult(key: entries.store.entries[i].key, state: .fresh, stored: entries.store.entries[i].stored,

@@ -23,20 +23,13 @@ public struct ReadResult: Sendable, Equatable {
     public var error: String?
     public var pending = false
 
-    init(key: String, state: EntryState, stored: StoredValue?, ageMs: Int64?, expiresInMs: Int64?, tags: [String],
-         source: ValueSource, offline: Bool = false, error: String? = nil, pending: Bool = false) {
-        self.key = key
-        self.state = state
-        self.stored = stored
-        self.ageMs = ageMs
-        self.expiresInMs = expiresInMs
-        self.tags = tags
-        self.source = source
-        self.offline = offline
-        self.error = error
-        self.pending = pending
-    }
+    // Built by the memberwise initializer, `init(key:state:stored:ageMs:expiresInMs:tags:source:offline:error:pending:)`
+    // (the other initializers are in an extension, so that it exists): an initializer written
+    // out, assigning each property in turn, left a get hit with a copy of the whole result and the
+    // destruction of the original once inlined (about 270 instructions a hit).
+}
 
+extension ReadResult {
     init(key: String, state: EntryState, value: JSONValue?, ageMs: Int64?, expiresInMs: Int64?, tags: [String],
          source: ValueSource, offline: Bool = false, error: String? = nil, pending: Bool = false) {
         self.init(key: key, state: state, stored: value.map(StoredValue.init), ageMs: ageMs, expiresInMs: expiresInMs,
