@@ -214,6 +214,38 @@ import TestSupport
         #expect(scheduled == "the recording holds a call to schedule(...), which a transcript cannot replay: its token names work of the app's own, which the shell has no command for (schedule it before startRecording() or after stopRecording())")
     }
 
+    /// Random sessions mixing these calls with reads, writes and the clock record and replay
+    /// identically, in both output modes.
+    @Test(arguments: 0..<16)
+    func randomSessionsWithLifecycleCallsReplay(seed: Int) async throws {
+        var random = SeededGenerator(seed: UInt64(seed) &* 104_729 &+ 3)
+        let keys = ["feed:home", "profile:1", "badge:n", "page:1"]
+        try await Self.recordAndReplay(watchAll: seed % 2 == 0) { cache in
+            for _ in 0..<60 {
+                let key = random.pick(keys)
+                switch Int.random(in: 0..<14, using: &random) {
+                case 0: _ = try await cache.startRead(key)
+                case 1: _ = try await cache.get(key)
+                case 2: _ = try? await cache.cancel(key)
+                case 3:
+                    await cache.setActive(key, true)
+                    await cache.watch(.key(key))
+                case 4: await cache.setActive(key, false)
+                case 5: if random.chance(20) { await cache.clearActive() }
+                case 6: _ = await cache.focus()
+                case 7: try? await cache.poll(key, every: Int64.random(in: 0...2_000, using: &random))
+                case 8: _ = random.chance(70) ? [String(await cache.unpoll(key))] : await cache.unpollAll()
+                case 9:
+                    _ = try? await cache.mutate(key, patch: Patch(["n": ["$inc": 1]]),
+                                                options: MutationOptions(pessimistic: random.chance(50), refetch: random.chance(50)))
+                case 10: _ = await cache.invalidate(.key(key))
+                case 11: _ = await cache.put(key, ["n": .int(Int64.random(in: 0...9, using: &random))])
+                default: try await cache.advance(by: Int64.random(in: 0...900, using: &random))
+                }
+            }
+        }
+    }
+
     /// A version 1 file (written before these calls were recorded) reads as it did: a mutation
     /// line has no option fields and is the default options.
     @Test func aVersionOneRecordingStillReads() async throws {
