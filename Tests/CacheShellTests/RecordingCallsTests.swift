@@ -167,9 +167,13 @@ import TestSupport
             try await cache.advance(by: 2_000)
             _ = try await cache.get("profile:1")
             _ = try await cache.push("logout", arguments: [:])
+            await #expect(throws: CacheError.self) {
+                try await cache.configure(CacheConfiguration(namespaces: ["feed": Policy(timeout: 0)]))
+            }
         }
         #expect(text.contains("cachesh> load {\n"))
         #expect(text.contains("loaded configuration"))
+        #expect(text.contains("\nerror: load: timeout must be positive\n"))
     }
 
     @Test func restoreMidRecordingBecomesAnInlineRestore() async throws {

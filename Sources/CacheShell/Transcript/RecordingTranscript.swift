@@ -172,7 +172,8 @@ private struct Writer {
         let name = String(command.prefix { $0 != " " })
         let text: String
         if case .error(let message) = returned {
-            let line = Session.oneLine(message)
+            // `load {CONFIG}` names itself before the error of the configuration it applies.
+            let line = Session.oneLine(call.isConfigure ? "load: " + message : message)
             text = mode == .json
                 ? JSONValue.object(["error": .string(line), "command": .string(name), "file": .null, "line": .null]).compactText + "\n"
                 : "error: \(line)\n"
@@ -633,3 +634,6 @@ extension RecordingTranscript {
     }
 }
 
+private extension RecordedCall {
+    var isConfigure: Bool { if case .configure = self { true } else { false } }
+}
