@@ -3,8 +3,6 @@
 // fetch's async call keeps running (a Swift task is not stopped from here) and its answer, when
 // it comes, finds the request gone and is dropped; polls and active refetches are scheduled items
 // and requests like any other, run when the clock reaches them.
-//
-// A recording notes these calls as `unsupported` (a transcript of it cannot replay them yet).
 
 extension Cache {
     /// Cancels every fetch in flight holding `key`: its answer is discarded, its readers get what
@@ -15,17 +13,17 @@ extension Cache {
     public func cancel(_ key: String) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(.unsupported("cancel"), RecordedReturn.keys) { () throws(CacheError) in try engine.cancel(key) }
+        return try tryNoting(.cancel(key: key), RecordedReturn.keys) { () throws(CacheError) in try engine.cancel(key) }
     }
 
     /// Makes `key` active (refetched when it turns stale or expires, on `focus` and reconnect) or not.
     public func setActive(_ key: String, _ active: Bool) {
-        noting(.unsupported("setActive"), { RecordedReturn.nothing }) { engine.setActive(key, active) }
+        noting(.setActive(key: key, active: active), { RecordedReturn.nothing }) { engine.setActive(key, active) }
     }
 
     /// Makes no key active.
     public func clearActive() {
-        noting(.unsupported("clearActive"), { RecordedReturn.nothing }) { engine.clearActive() }
+        noting(.clearActive, { RecordedReturn.nothing }) { engine.clearActive() }
     }
 
     /// The active keys, sorted.
@@ -37,26 +35,26 @@ extension Cache {
     public func focus() -> [String] {
         sync()
         defer { finish() }
-        return noting(.unsupported("focus"), RecordedReturn.keys) { engine.focus() }
+        return noting(.focus, RecordedReturn.keys) { engine.focus() }
     }
 
     /// Refetches `key` every `every` ms from now. - Throws: `CacheError` for a period under 1 ms.
     public func poll(_ key: String, every: Int64) throws(CacheError) {
         sync()
         defer { finish() }
-        try tryNoting(.unsupported("poll"), { RecordedReturn.nothing }) { () throws(CacheError) in try engine.poll(key, every: every) }
+        try tryNoting(.poll(key: key, every: every), { RecordedReturn.nothing }) { () throws(CacheError) in try engine.poll(key, every: every) }
     }
 
     /// Stops polling `key`. - Returns: whether it was polled.
     @discardableResult
     public func unpoll(_ key: String) -> Bool {
-        noting(.unsupported("unpoll"), { _ in RecordedReturn.nothing }) { engine.unpoll(key) }
+        noting(.unpoll(key: key), RecordedReturn.polled) { engine.unpoll(key) }
     }
 
     /// Stops every poll. - Returns: the keys that were polled.
     @discardableResult
     public func unpollAll() -> [String] {
-        noting(.unsupported("unpoll"), RecordedReturn.keys) { engine.unpollAll() }
+        noting(.unpollAll, RecordedReturn.keys) { engine.unpollAll() }
     }
 
     /// The polls, by key.

@@ -142,7 +142,7 @@ public actor Cache {
     public func configure(_ configuration: CacheConfiguration) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(.unsupported("configure"), RecordedReturn.keys) { () throws(CacheError) in try engine.configure(configuration) }
+        return try tryNoting(.configure(configuration), RecordedReturn.keys) { () throws(CacheError) in try engine.configure(configuration) }
     }
 
     /// Defines or changes one namespace's policy (B1); existing entries get the new times.
@@ -342,8 +342,7 @@ public actor Cache {
     public func mutate(_ key: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        // A recording has no words for the options yet: such a call is noted as one a transcript cannot replay.
-        return try tryNoting(options == MutationOptions() ? .mutate(key: key, patch: patch.document) : .unsupported("mutate with options"),
+        return try tryNoting(.mutate(key: key, patch: patch.document, options: options),
                              RecordedReturn.keys) {
             () throws(CacheError) in try engine.mutate(key, patch: patch, options: options)
         }
@@ -355,7 +354,7 @@ public actor Cache {
     public func mutate(entity id: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(options == MutationOptions() ? .mutateEntity(id: id, patch: patch.document) : .unsupported("mutate with options"),
+        return try tryNoting(.mutateEntity(id: id, patch: patch.document, options: options),
                              RecordedReturn.keys) {
             () throws(CacheError) in try engine.mutate(entity: id, patch: patch, options: options)
         }
@@ -482,7 +481,7 @@ public actor Cache {
     /// Replaces the whole state with a checked snapshot; `scheduleCommand` turns each scheduled
     /// command back into a token.
     public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
-        noting(.unsupported("restore"), { RecordedReturn.nothing }) { engine.restore(snapshot, scheduleCommand: scheduleCommand) }
+        noting(.restore(snapshot: makeSnapshot()), { RecordedReturn.nothing }) { engine.restore(snapshot, scheduleCommand: scheduleCommand) }
         finish()
     }
 

@@ -75,10 +75,12 @@ import Testing
         var unknown = good
         unknown[4] = #"{"record":"teleport","at":1}"#
         let cases: [(name: String, text: String, message: String)] = [
-            ("newer", ([#"{"format":"cachesh-recording","version":2}"#] + good.dropFirst()).joined(separator: "\n"),
-             "newer.rec:1: error: recording format version 2 is newer than this cachesh reads (version 1): use a newer cachesh"),
+            ("newer", ([#"{"format":"cachesh-recording","version":3}"#] + good.dropFirst()).joined(separator: "\n"),
+             "newer.rec:1: error: recording format version 3 is newer than this cachesh reads (version 2): use a newer cachesh"),
+            ("older", ([#"{"format":"cachesh-recording","version":0}"#] + good.dropFirst()).joined(separator: "\n"),
+             "older.rec:1: error: recording format version 0 is not supported (this cachesh reads versions 1 to 2)"),
             ("other", #"{"format":"cachesh-snapshot","version":1}"# + "\n",
-             #"other.rec:1: error: not a cachesh recording (its first line must be {"format":"cachesh-recording","version":1})"#),
+             #"other.rec:1: error: not a cachesh recording (its first line must be {"format":"cachesh-recording","version":2})"#),
             ("damaged", damaged.joined(separator: "\n") + "\n", "damaged.rec:4: error: damaged record: "),
             ("unknown", unknown.joined(separator: "\n") + "\n", #"unknown.rec:5: error: damaged record: record.record: unknown kind "teleport""#),
             ("cut", good.dropLast().joined(separator: "\n") + "\n" + String(good.last!.prefix(9)),

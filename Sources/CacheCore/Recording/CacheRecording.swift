@@ -65,8 +65,8 @@ public enum RecordedCall: Sendable, Equatable {
     case clear(namespace: String?)
     case memoryWarning
     /// `patch` is the patch's document.
-    case mutate(key: String, patch: JSONValue)
-    case mutateEntity(id: String, patch: JSONValue)
+    case mutate(key: String, patch: JSONValue, options: MutationOptions = MutationOptions())
+    case mutateEntity(id: String, patch: JSONValue, options: MutationOptions = MutationOptions())
     case event(key: String, patch: JSONValue, own: Bool)
     case eventEntity(id: String, patch: JSONValue, own: Bool)
     case push(type: String, arguments: [String: String])
@@ -77,7 +77,18 @@ public enum RecordedCall: Sendable, Equatable {
     case unwatch(WatchScope?)
     case resetStats
     case clearRequestLog
-    /// A call a transcript cannot replay (`configure`, `restore`, `schedule`), by name.
+    case cancel(key: String)
+    case setActive(key: String, active: Bool)
+    case clearActive
+    case focus
+    case poll(key: String, every: Int64)
+    case unpoll(key: String)
+    case unpollAll
+    /// The whole configuration applied.
+    case configure(CacheConfiguration)
+    /// A snapshot restored: the cache's state just after it, as a snapshot document.
+    case restore(snapshot: JSONValue)
+    /// A call a transcript cannot replay (`schedule`: work of the app's own), by name.
     case unsupported(String)
 }
 
@@ -95,6 +106,8 @@ public enum RecordedReturn: Sendable, Equatable {
     case policy(Policy, keys: [String])
     /// `unwatch` of one scope: whether it was watched.
     case watched(Bool)
+    /// `unpoll` of one key: whether it was polled.
+    case polled(Bool)
     /// The call threw this `CacheError` message.
     case error(String)
 }

@@ -1,12 +1,18 @@
 /// A recording on disk (SPEC §5.6): JSON Lines. The first line is the header
-/// `{"format":"cachesh-recording","version":1}`; each further line is one `CacheRecord`, an object
+/// `{"format":"cachesh-recording","version":2}`; each further line is one `CacheRecord`, an object
 /// whose `record` field names its kind; the last is the `end` record. Times are whole ms since
 /// the Unix epoch. A reader refuses another format, a newer version, a damaged line and a file
 /// cut short (no `end`), naming the line.
+///
+/// Version 2 added the calls `cancel`, `set-active`, `clear-active`, `focus`, `poll`, `unpoll`,
+/// `unpoll-all`, `configure`, `restore`, the `pessimistic` and `refetch` flags of `mutate` and
+/// `mutate-entity`, and the `polled` result; a version 1 file (which has none of them) reads as it did.
 public enum RecordingFormat {
     public static let format = "cachesh-recording"
     /// The version this build writes and the newest it reads.
-    public static let version: Int64 = 1
+    public static let version: Int64 = 2
+    /// The oldest version this build reads.
+    public static let oldestVersion: Int64 = 1
 
     /// The header line, without its line feed.
     public static var header: String {
@@ -95,7 +101,9 @@ public enum RecordingFormat {
         if v > version {
             throw fail("recording format version \(v) is newer than this cachesh reads (version \(version)): use a newer cachesh")
         }
-        guard v == version else { throw fail("recording format version \(v) is not supported (this cachesh reads version \(version))") }
+        guard v >= oldestVersion else {
+            throw fail("recording format version \(v) is not supported (this cachesh reads versions \(oldestVersion) to \(version))")
+        }
         for name in top.keys.sorted() where name != "format" && name != "version" {
             throw fail("the header has an unknown field \"\(name)\"")
         }
@@ -153,8 +161,12 @@ extension RecordingFormat {
         case .evict(let key): f = ["name": "evict", "key": .string(key)]
         case .clear(let namespace): f = ["name": "clear", "namespace": namespace.map(JSONValue.string) ?? .null]
         case .memoryWarning: f = ["name": "memory-warning"]
-        case .mutate(let key, let patch): f = ["name": "mutate", "key": .string(key), "patch": patch]
-        case .mutateEntity(let id, let patch): f = ["name": "mutate-entity", "id": .string(id), "patch": patch]
+        case .mutate(let key, let patch, let options):
+            f = ["name": "mutate", "key": .string(key), "patch": patch]
+            mutationOptions(options, into: &f)
+        case .mutateEntity(let id, let patch, let options):
+            f = ["name": "mutate-entity", "id": .string(id), "patch": patch]
+            mutationOptions(options, into: &f)
         case .event(let key, let patch, let own): f = ["name": "event", "key": .string(key), "patch": patch, "own": .bool(own)]
         case .eventEntity(let id, let patch, let own): f = ["name": "event-entity", "id": .string(id), "patch": patch, "own": .bool(own)]
         case .push(let type, let arguments):
@@ -178,9 +190,44 @@ extension RecordingFormat {
         case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
         case .resetStats: f = ["name": "reset-stats"]
         case .clearRequestLog: f = ["name": "clear-request-log"]
+        case .cancel(let key): f = ["name": "cancel", "key": .string(key)]
+        case .setActive(let key, let active): f = ["name": "set-active", "key": .string(key), "active": .bool(active)]
+        case .clearActive: f = ["name": "clear-active"]
+        case .focus: f = ["name": "focus"]
+        case .poll(let key, let every): f = ["name": "poll", "key": .string(key), "every": .int(every)]
+        case .unpoll(let key): f = ["name": "unpoll", "key": .string(key)]
+        case .unpollAll: f = ["name": "unpoll-all"]
+        case .configure(let configuration):
+            f = ["name": "configure",
+                 "namespaces": .object(configuration.namespaces.mapValues { .object(policyFields($0, whole: true)) }),
+                 "push": .object(configuration.push.mapValues { rule in
+                     .object(["invalidate": strings(rule.invalidate), "refresh": strings(rule.refresh), "evict": strings(rule.evict)])
+                 }),
+                 "id_field": .string(configuration.idField)]
+        case .restore(let snapshot): f = ["name": "restore", "snapshot": snapshot]
         case .unsupported(let name): f = ["name": "unsupported", "call": .string(name)]
         }
         return .object(f)
+    }
+
+    /// The flags of a mutation that is not optimistic or expects no body (absent when false, as
+    /// version 1 wrote every mutation).
+    private static func mutationOptions(_ options: MutationOptions, into f: inout [String: JSONValue]) {
+        if options.pessimistic { f["pessimistic"] = true }
+        if options.refetch { f["refetch"] = true }
+    }
+
+    /// A policy's fields, as `define-namespace` returns it; `whole` (`configure`) also writes a
+    /// backoff without retries.
+    private static func policyFields(_ p: Policy, whole: Bool = false) -> [String: JSONValue] {
+        var policy: [String: JSONValue] = [
+            "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
+            "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
+        ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
+        if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
+        if whole && p.backoff != Policy().backoff { policy["backoff"] = .int(p.backoff) }
+        if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
+        return policy
     }
 
     static func encode(_ returned: RecordedReturn) -> JSONValue {
@@ -196,14 +243,9 @@ extension RecordingFormat {
         case .keys(let keys): return .object(["keys": strings(keys)])
         case .validation(let v): return .object(["validation": encode(v)])
         case .policy(let p, let keys):
-            var policy: [String: JSONValue] = [
-                "ttl": .int(p.ttl), "stale": optional(p.stale), "max": p.max.map { .int(Int64($0)) } ?? .null,
-                "stale_if_error": optional(p.staleIfError), "timeout": optional(p.timeout), "purgeable": .bool(p.purgeable),
-            ].merging(p.eviction == .lru ? [:] : ["policy": .string(p.eviction.rawValue)]) { $1 }
-            if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
-            if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
-            return .object(["policy": .object(policy), "keys": strings(keys)])
+            return .object(["policy": .object(policyFields(p)), "keys": strings(keys)])
         case .watched(let was): return .object(["watched": .bool(was)])
+        case .polled(let was): return .object(["polled": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
         }
     }
@@ -389,8 +431,8 @@ extension RecordingFormat {
         case "evict": return .evict(key: try f.string("key"))
         case "clear": return .clear(namespace: try f.optionalString("namespace"))
         case "memory-warning": return .memoryWarning
-        case "mutate": return .mutate(key: try f.string("key"), patch: try f.value("patch"))
-        case "mutate-entity": return .mutateEntity(id: try f.string("id"), patch: try f.value("patch"))
+        case "mutate": return .mutate(key: try f.string("key"), patch: try f.value("patch"), options: try mutationOptions(f))
+        case "mutate-entity": return .mutateEntity(id: try f.string("id"), patch: try f.value("patch"), options: try mutationOptions(f))
         case "event": return .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"))
         case "event-entity": return .eventEntity(id: try f.string("id"), patch: try f.value("patch"), own: try f.bool("own"))
         case "push":
@@ -418,9 +460,45 @@ extension RecordingFormat {
         case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
         case "reset-stats": return .resetStats
         case "clear-request-log": return .clearRequestLog
+        case "cancel": return .cancel(key: try f.string("key"))
+        case "set-active": return .setActive(key: try f.string("key"), active: try f.bool("active"))
+        case "clear-active": return .clearActive
+        case "focus": return .focus
+        case "poll": return .poll(key: try f.string("key"), every: try f.int("every"))
+        case "unpoll": return .unpoll(key: try f.string("key"))
+        case "unpoll-all": return .unpollAll
+        case "configure":
+            var configuration = CacheConfiguration(idField: try f.string("id_field"))
+            let namespaces = try f.object("namespaces")
+            for name in namespaces.fields.keys { configuration.namespaces[name] = try policy(namespaces.object(name)) }
+            let push = try f.object("push")
+            for type in push.fields.keys {
+                let rule = try push.object(type)
+                configuration.push[type] = PushRule(invalidate: try rule.strings("invalidate"), refresh: try rule.strings("refresh"),
+                                                    evict: try rule.strings("evict"))
+            }
+            return .configure(configuration)
+        case "restore": return .restore(snapshot: try f.value("snapshot"))
         case "unsupported": return .unsupported(try f.string("call"))
         default: throw f.fail("name", "unknown call \"\(name)\"")
         }
+    }
+
+    private static func mutationOptions(_ f: Fields) throws(Diagnostic) -> MutationOptions {
+        MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"))
+    }
+
+    /// A whole policy written by `policyFields`.
+    private static func policy(_ p: Fields) throws(Diagnostic) -> Policy {
+        var policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
+                            max: try p.optionalInt("max").map { Int(clamping: $0) },
+                            staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
+                            purgeable: try p.bool("purgeable"),
+                            eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru,
+                            naive: p.has("naive") ? try naive(p, "naive") : [])
+        if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
+        if p.has("backoff") { policy.backoff = try p.int("backoff") }
+        return policy
     }
 
     /// A list of naive policy names (SPEC §1.2).
@@ -457,20 +535,11 @@ extension RecordingFormat {
             }
             return .entries(out)
         }
-        if f.has("policy") {
-            let p = try f.object("policy")
-            var policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
-                                max: try p.optionalInt("max").map { Int(clamping: $0) },
-                                staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
-                                purgeable: try p.bool("purgeable"),
-                                eviction: p.has("policy") ? try p.enumValue("policy", Eviction.self) : .lru,
-                                naive: p.has("naive") ? try naive(p, "naive") : [])
-            if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
-            return .policy(policy, keys: try f.strings("keys"))
-        }
+        if f.has("policy") { return .policy(try policy(f.object("policy")), keys: try f.strings("keys")) }
         if f.has("keys") { return .keys(try f.strings("keys")) }
         if f.has("validation") { return .validation(try decodeValidation(f.object("validation"))) }
         if f.has("watched") { return .watched(try f.bool("watched")) }
+        if f.has("polled") { return .polled(try f.bool("polled")) }
         if f.has("error") { return .error(try f.string("error")) }
         throw Diagnostic("\(f.what): unknown kind of result")
     }

@@ -29,12 +29,22 @@ private struct Writer {
     let mode: OutputMode
     let snapshot: JSONValue
     var now: Int64
-    let clockStart: Int64
+    var clockStart: Int64
+    /// The scopes watched and the keys active, as the replay has them: the shell only makes a
+    /// key active as it watches it (`watch KEY --active`) and `unwatch` makes keys inactive too,
+    /// so an app's calls on them are written as the commands that give the same state.
+    var watches: Set<String> = []
+    var active: Set<String> = []
     var out = ""
-    /// Each request's kind, keys and sending time, by id.
-    var sent: [UInt64: (kind: RequestKind, keys: [String], at: Int64)] = [:]
-    /// Each request's completion: its answer and time, by id.
-    var completed: [UInt64: (answer: RequestAnswer?, at: Int64)] = [:]
+    /// A request: its id, and how many snapshots had been restored during the recording when it
+    /// was sent (a restored state numbers its requests again).
+    struct Request: Hashable { var epoch: Int; var id: UInt64 }
+    /// Each request's kind, keys and sending time.
+    var sent: [Request: (kind: RequestKind, keys: [String], at: Int64)] = [:]
+    /// Each request's completion: its answer and time.
+    var completed: [Request: (answer: RequestAnswer?, at: Int64)] = [:]
+    /// How many snapshots have been restored before the record being written.
+    var epoch = 0
     /// The index of the record being written, for errors.
     var index = 0
 
@@ -50,23 +60,37 @@ private struct Writer {
         clockStart = parsed.clockStart
         for record in records {
             switch record {
-            case .sent(let id, let kind, let keys, let at): sent[id] = (kind, keys, at)
-            case .completed(let id, let answer, let at): if completed[id] == nil { completed[id] = (answer, at) }
+            case .sent(let id, let kind, let keys, let at): sent[Request(epoch: epoch, id: id)] = (kind, keys, at)
+            case .completed(let id, let answer, let at):
+                if completed[Request(epoch: epoch, id: id)] == nil { completed[Request(epoch: epoch, id: id)] = (answer, at) }
+            case .call(.restore, _, _, _): epoch += 1
             default: break
             }
         }
-        snapshot = Self.answeringRequests(in: document, completed)
+        snapshot = Self.answeringRequests(in: document, completed, epoch: 0)
+        epoch = 0
+        (watches, active) = Self.observing(document)
+    }
+
+    /// The watched scopes and the active keys of a snapshot document.
+    private static func observing(_ document: JSONValue) -> (Set<String>, Set<String>) {
+        func strings(_ value: JSONValue?) -> Set<String> {
+            guard case .array(let items)? = value else { return [] }
+            return Set(items.compactMap { if case .string(let s) = $0 { return s } else { return nil } })
+        }
+        guard case .object(let top) = document else { return ([], []) }
+        return (strings(top["watches"]), strings(top["active"]))
     }
 
     /// The snapshot with the recorded answers of the requests it holds in flight, so the replay
     /// completes them as the app saw (a request never answered keeps what it had: its timeout).
-    private static func answeringRequests(in document: JSONValue,
-                                          _ completed: [UInt64: (answer: RequestAnswer?, at: Int64)]) -> JSONValue {
+    private static func answeringRequests(in document: JSONValue, _ completed: [Request: (answer: RequestAnswer?, at: Int64)],
+                                  epoch: Int) -> JSONValue {
         guard case .object(var top) = document, case .object(var pending)? = top["pending"],
               case .array(let requests)? = pending["requests"] else { return document }
         pending["requests"] = .array(requests.map { request in
             guard case .object(var fields) = request, case .int(let id)? = fields["id"],
-                  let done = completed[UInt64(bitPattern: id)], let answer = done.answer else { return request }
+                  let done = completed[Request(epoch: epoch, id: UInt64(bitPattern: id))], let answer = done.answer else { return request }
             fields["completes_at"] = .string(TimeText.iso8601(ms: done.at))
             switch answer {
             case .keys(.failure(let f)), .validation(.failure(let f)): fields["answer"] = .object(["error": .string(f.message)])
@@ -107,7 +131,7 @@ private struct Writer {
             case .call(let call, let returned, let at, let ended):
                 if let pending = step { try writeStep(pending.to, pending.content); step = nil }
                 if at > now { try writeStep(at, []) }
-                try writeCall(call, returned, content)
+                try writeCall(call, returned, content, next: nextCall(after: i, ended: ended))
                 now = ended
                 content = []
             case .end:
@@ -122,6 +146,12 @@ private struct Writer {
         return out
     }
 
+    /// The call recorded right after record `i` at the instant it ended, with nothing between.
+    private func nextCall(after i: Int, ended: Int64) -> RecordedCall? {
+        guard i + 1 < records.count, case .call(let call, _, let at, _) = records[i + 1], at == ended else { return nil }
+        return call
+    }
+
     // MARK: Units
 
     /// One `advance` to `to`, with what happened while the clock moved.
@@ -134,13 +164,16 @@ private struct Writer {
              events(content) + reply(Reply(fields, order: ["now", "now_ms"]), "advance"))
     }
 
-    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
+    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord],
+                                    next: RecordedCall?) throws(Diagnostic) {
         let (command, shown) = try self.command(call, returned)
+        let after = try observing(call, returned, next: next)
         try writeAnswers(content)
         let name = String(command.prefix { $0 != " " })
         let text: String
         if case .error(let message) = returned {
-            let line = Session.oneLine(message)
+            // `load {CONFIG}` names itself before the error of the configuration it applies.
+            let line = Session.oneLine(call.isConfigure ? "load: " + message : message)
             text = mode == .json
                 ? JSONValue.object(["error": .string(line), "command": .string(name), "file": .null, "line": .null]).compactText + "\n"
                 : "error: \(line)\n"
@@ -148,6 +181,78 @@ private struct Writer {
             text = shown.map { reply($0, name) } ?? ""
         }
         emit(command, events(content) + text)
+        for (command, shown) in after { emit(command, reply(shown, String(command.prefix { $0 != " " }))) }
+        if case .restore(let document) = call {
+            // The snapshot's own clock and watches; the shell's restore also resets its scripted server.
+            if let parsed = try? Snapshot(document) { now = parsed.now; clockStart = parsed.clockStart }
+            (watches, active) = Self.observing(document)
+            epoch += 1
+            emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
+        }
+    }
+
+    /// Keeps `watches` and `active` as the replay has them after a call that changes them, and
+    /// gives the commands written after the call's own to make the replay's state the app's
+    /// (`setActive(KEY, false)` of a watched key: `unwatch KEY`, then `watch KEY` again).
+    /// - Throws: when the shell cannot give the app's state and the next call (made at the same
+    ///   instant, nothing between) does not mend it: that call's command then gives it.
+    private mutating func observing(_ call: RecordedCall, _ returned: RecordedReturn,
+                                    next: RecordedCall?) throws(Diagnostic) -> [(String, Reply)] {
+        var after: [(String, Reply)] = []
+        switch call {
+        case .watch(let scope):
+            watches.insert(Self.watchText(scope))
+        case .unwatch(nil):
+            watches = []
+            if !active.isEmpty {
+                let keys = active.sorted().joined(separator: " ")
+                active = []
+                guard case .clearActive? = next else {
+                    throw fail("unwatch() while keys are active (\(keys)): the shell's unwatch also makes every key inactive;"
+                               + " call clearActive() right after unwatch() for a transcript")
+                }
+            }
+        case .unwatch(let scope?):
+            let text = Self.watchText(scope)
+            watches.remove(text)
+            if case .key = scope, active.remove(text) != nil {
+                guard case .setActive(let key, false)? = next, KeyName.canonical(key) == text else {
+                    throw fail("unwatch(\(text)) of an active key: the shell's unwatch \(text) also makes it inactive;"
+                               + " call setActive(\(text), false) right after it for a transcript")
+                }
+            }
+        case .setActive(let key, true):
+            let key = KeyName.canonical(key)
+            if !watches.contains(key) {
+                guard case .watch(.key(let watched))? = next, KeyName.canonical(watched) == key else {
+                    throw fail("setActive(\(key), true) on a key not watched: the shell makes a key active only as it watches it"
+                               + " (watch \(key) --active); call watch(.key(\"\(key)\")) right after setActive for a transcript")
+                }
+                watches.insert(key)
+            }
+            active.insert(key)
+        case .setActive(let key, false):
+            let key = KeyName.canonical(key)
+            active.remove(key)
+            if watches.contains(key) { after.append(Self.watchCommand(key)) }
+        case .clearActive:
+            active = []
+            for scope in watches.sorted() { after.append(Self.watchCommand(scope)) }
+        default:
+            break
+        }
+        return after
+    }
+
+    /// A scope as the snapshot's `watches` and the shell write it (a key in its canonical form).
+    private static func watchText(_ scope: WatchScope) -> String {
+        if case .key(let key) = scope { return KeyName.canonical(key) }
+        return RecordingFormat.scopeText(scope)
+    }
+
+    /// `watch SCOPE` and what it prints.
+    private static func watchCommand(_ text: String) -> (String, Reply) {
+        ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
     }
 
     /// The lines printed while a unit ran: observer events, finished reads, validation answers.
@@ -173,7 +278,7 @@ private struct Writer {
         for record in content {
             guard case .sent(let id, let kind, let keys, let at) = record else { continue }
             var options: [String] = []
-            let done = completed[id]
+            let done = completed[Request(epoch: epoch, id: id)]
             if let done, done.answer != nil { options.append("latency=" + TimeText.formatDuration(max(0, done.at - at))) }
             switch done?.answer {
             case nil:
@@ -288,12 +393,12 @@ private struct Writer {
             return ("clear" + (namespace.map { " " + $0 } ?? ""), keys())
         case .memoryWarning:
             return ("memory-warning", keys())
-        case .mutate(let key, let patch):
+        case .mutate(let key, let patch, let options):
             try checkKey(key)
-            return ("mutate \(key) \(patch.compactText)", okKeys(returned))
-        case .mutateEntity(let id, let patch):
+            return ("mutate \(key) \(patch.compactText)" + Self.flags(options), okKeys(returned))
+        case .mutateEntity(let id, let patch, let options):
             try checkWord(id, "entity id")
-            return ("mutate entity \(id) \(patch.compactText)", okKeys(returned))
+            return ("mutate entity \(id) \(patch.compactText)" + Self.flags(options), okKeys(returned))
         case .event(let key, let patch, let own):
             try checkKey(key)
             return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), okKeys(returned))
@@ -356,10 +461,109 @@ private struct Writer {
             return ("stats reset", .ok(human: ["stats reset"]))
         case .clearRequestLog:
             return ("server log clear", .ok(human: ["server: log cleared"]))
+        case .cancel(let key):
+            try checkKey(key)
+            return ("cancel \(key)", okKeys(returned))
+        case .setActive(let key, let isActive):
+            try checkKey(key)
+            let key = KeyName.canonical(key)
+            if isActive {
+                return ("watch \(key) --active", .ok(["watching": .string(key), "active": true], human: ["watching \(key) (active)"]))
+            }
+            let was = watches.contains(key)
+            return ("unwatch \(key)", .ok(["unwatched": .string(key), "was_watching": .bool(was)],
+                                          human: [was ? "stopped watching \(key)" : "was not watching \(key)"]))
+        case .clearActive:
+            return ("unwatch", .ok(["unwatched": .string("all")], human: ["watching nothing"]))
+        case .focus:
+            return ("focus", okKeys(returned))
+        case .poll(let key, let every):
+            try checkKey(key)
+            if every < 0 { throw fail("poll every a negative time cannot be typed") }
+            let key = KeyName.canonical(key)
+            return ("poll \(key) every=" + TimeText.formatDuration(every),
+                    .ok(["key": .string(key), "every_ms": .int(every)], human: ["polling \(key) every \(TimeText.formatDuration(every))"]))
+        case .unpoll(let key):
+            try checkKey(key)
+            let key = KeyName.canonical(key)
+            let was: Bool
+            if case .polled(let p) = returned { was = p } else { was = false }
+            return ("unpoll \(key)", .ok(["key": .string(key), "was_polling": .bool(was)],
+                                         human: [was ? "stopped polling \(key)" : "was not polling \(key)"]))
+        case .unpollAll:
+            guard case .keys(let keys) = returned else { return ("unpoll", nil) }
+            return ("unpoll", .ok(["keys": .array(keys.map(JSONValue.string))], human: ["polling nothing"]))
+        case .configure(let configuration):
+            let document = try configurationDocument(configuration)
+            return ("load " + Session.documentText(document, newline: false), ConfigCommands.loadedInline(changed: keysOf(returned)))
+        case .restore(let document):
+            let restored: Snapshot
+            do { restored = try Snapshot(document) } catch { throw fail("the snapshot restored: \(error)") }
+            if !restored.scheduledCommands.isEmpty {
+                throw fail("restore of a state holding work scheduled by schedule(after:token:) (the app's own tokens),"
+                           + " which a transcript cannot replay")
+            }
+            var entries = 0
+            if case .object(let top) = document, case .array(let list)? = top["entries"] { entries = list.count }
+            let text = Session.documentText(Self.answeringRequests(in: document, completed, epoch: epoch + 1), newline: false)
+            return ("restore " + text, SnapshotCommands.restoredInline(entries: entries, now: restored.now))
         case .unsupported(let name):
             throw fail("the recording holds a call to \(name)(...), which a transcript cannot replay"
-                       + (name == "configure" ? " (configure the cache before startRecording())" : ""))
+                       + (name == "schedule" ? ": its token names work of the app's own, which the shell has no command for"
+                          + " (schedule it before startRecording() or after stopRecording())" : ""))
         }
+    }
+
+    /// ` --pessimistic`, ` --refetch`: the options of a mutation as the shell's flags.
+    private static func flags(_ options: MutationOptions) -> String {
+        (options.pessimistic ? " --pessimistic" : "") + (options.refetch ? " --refetch" : "")
+    }
+
+    private func keysOf(_ returned: RecordedReturn) -> [String] {
+        if case .keys(let k) = returned { return k }
+        return []
+    }
+
+    /// A configuration as the document `load {CONFIG}` reads (SPEC §5.1), checked to read back
+    /// as the same configuration.
+    private func configurationDocument(_ configuration: CacheConfiguration) throws(Diagnostic) -> JSONValue {
+        func duration(_ ms: Int64) -> JSONValue { .string(TimeText.formatDuration(ms)) }
+        var namespaces: [String: JSONValue] = [:]
+        let defaults = Policy()
+        for (name, p) in configuration.namespaces {
+            var f: [String: JSONValue] = ["ttl": duration(p.ttl)]
+            if let stale = p.stale { f["stale"] = duration(stale) }
+            if let max = p.max { f["max"] = .int(Int64(max)) }
+            if p.eviction != defaults.eviction { f["policy"] = .string(p.eviction.rawValue) }
+            if let s = p.staleIfError { f["stale-if-error"] = duration(s) }
+            if let t = p.timeout { f["timeout"] = duration(t) }
+            if p.purgeable { f["purgeable"] = true }
+            if p.retry != defaults.retry { f["retry"] = .int(Int64(p.retry)) }
+            if p.backoff != defaults.backoff { f["backoff"] = duration(p.backoff) }
+            if !p.naive.isEmpty { f["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+            namespaces[name] = .object(f)
+        }
+        var push: [String: JSONValue] = [:]
+        for (type, rule) in configuration.push {
+            var f: [String: JSONValue] = [:]
+            if !rule.invalidate.isEmpty { f["invalidate"] = .array(rule.invalidate.map(JSONValue.string)) }
+            if !rule.refresh.isEmpty { f["refresh"] = .array(rule.refresh.map(JSONValue.string)) }
+            if !rule.evict.isEmpty { f["evict"] = .array(rule.evict.map(JSONValue.string)) }
+            push[type] = .object(f)
+        }
+        var top: [String: JSONValue] = [:]
+        if !namespaces.isEmpty { top["namespaces"] = .object(namespaces) }
+        if !push.isEmpty { top["push"] = .object(push) }
+        if configuration.idField != CacheConfiguration().idField { top["id-field"] = .string(configuration.idField) }
+        let document = JSONValue.object(top)
+        let parsed: ParsedConfiguration
+        do { parsed = try ParsedConfiguration(text: document.compactText) } catch {
+            throw fail("configure(...) with a configuration load {CONFIG} cannot give: \(error.message)")
+        }
+        guard parsed.cache == configuration else {
+            throw fail("configure(...) with a configuration load {CONFIG} cannot give exactly (a negative time, or a name it refuses)")
+        }
+        return document
     }
 
     private func okKeys(_ returned: RecordedReturn) -> Reply? {
@@ -430,3 +634,6 @@ extension RecordingTranscript {
     }
 }
 
+private extension RecordedCall {
+    var isConfigure: Bool { if case .configure = self { true } else { false } }
+}

@@ -1,0 +1,271 @@
+import CacheCore
+import CacheServer
+import CacheShell
+import Testing
+import TestSupport
+
+/// The app calls a recording used to refuse — cancel, active keys, focus, polls, mutations with
+/// options, configure, restore — are recorded with their arguments, written as the shell commands
+/// that do the same, and replay byte for byte; their JSON Lines read back equal.
+@Suite struct RecordingCallsTests {
+    static func server() -> SimulatedServer {
+        let server = SimulatedServer()
+        server.set("feed:home", ["posts": [["id": 1, "likes": 3]]], at: TimeText.virtualEpochMs)
+        server.set("profile:1", ["id": 1, "name": "ann", "likes": 3], at: TimeText.virtualEpochMs)
+        server.set("badge:n", 4, at: TimeText.virtualEpochMs)
+        server.latencies["profile:1"] = 200
+        return server
+    }
+
+    /// Records `session` on a cache over the simulated server (a feed namespace of 1 s, watching
+    /// all unless `watchAll` is false), checks the recording's JSON Lines read back equal, writes
+    /// it as a transcript in both output modes and replays each.
+    /// - Returns: the human transcript.
+    @discardableResult
+    static func recordAndReplay(watchAll: Bool = true, _ session: (Cache) async throws -> Void) async throws -> String {
+        let cache = Cache(origin: server())
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 1_000))
+        if watchAll { await cache.watch(.all) }
+        _ = try await cache.get("feed:home")
+        await cache.startRecording()
+        try await session(cache)
+        try await cache.advance(by: 500)
+        let recording = try await cache.stopRecording()
+        let lines = RecordingFormat.text(of: recording)
+        #expect(lines.hasPrefix(#"{"format":"cachesh-recording","version":2}"#))
+        let reread = try RecordingFormat.parse(lines)
+        #expect(reread == recording, "\(lines)")
+        var human = ""
+        for mode in [OutputMode.human, .json] {
+            let text = try RecordingTranscript.text(of: recording, mode: mode)
+            if mode == .human { human = text }
+            let check = await TranscriptCheck.replay(name: "calls.transcript", text: text, safe: true)
+            #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+        }
+        return human
+    }
+
+    /// The conversion's error for `session`'s recording.
+    static func refusal(_ session: (Cache) async throws -> Void) async throws -> String {
+        let cache = Cache(origin: server())
+        await cache.startRecording()
+        try await session(cache)
+        let recording = try await cache.stopRecording()
+        #expect(try RecordingFormat.parse(RecordingFormat.text(of: recording)) == recording)
+        do {
+            let text = try RecordingTranscript.text(of: recording)
+            Issue.record("converted:\n\(text)")
+            return ""
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func focusRefetchesActiveKeysAndTheTranscriptSaysFocus() async throws {
+        let text = try await Self.recordAndReplay(watchAll: false) { cache in
+            await cache.setActive("feed:home", true)
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("profile:1", true)
+            await cache.watch(.key("profile:1"))
+            #expect(await cache.focus() == ["profile:1"])
+            try await cache.advance(by: 1_500)
+            #expect(await cache.focus() == [])
+            await cache.setActive("feed:home", false)
+            await cache.setActive("profile:1", false)
+            await cache.setActive("page:1", false)
+            _ = await cache.evict("profile:1")
+            try await cache.advance(by: 2_000)
+            #expect(await cache.focus() == [])
+        }
+        #expect(text.contains("cachesh> watch feed:home --active\nwatching feed:home (active)\ncachesh> watch feed:home\nwatching feed:home\n"))
+        #expect(text.contains("cachesh> focus\nkeys: profile:1\n"))
+        #expect(text.contains("cachesh> focus\nkeys: (none)\n"))
+        #expect(text.contains("cachesh> unwatch feed:home\nstopped watching feed:home\ncachesh> watch feed:home\nwatching feed:home\n"))
+        #expect(text.contains("cachesh> unwatch profile:1\nstopped watching profile:1\ncachesh> watch profile:1\nwatching profile:1\n"))
+        #expect(text.contains("cachesh> unwatch page:1\nwas not watching page:1\n"))
+    }
+
+    @Test func clearActiveKeepsWhatIsWatched() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            await cache.watch(.key("profile:1"))
+            await cache.setActive("profile:1", true)
+            await cache.watch(.namespace("feed"))
+            await cache.clearActive()
+            try await cache.advance(by: 1_500)
+            _ = await cache.focus()
+            _ = try await cache.get("profile:1")
+        }
+        #expect(text.contains("cachesh> unwatch\nwatching nothing\ncachesh> watch *\nwatching *\ncachesh> watch feed:*\nwatching feed:*\ncachesh> watch profile:1\nwatching profile:1\n"))
+    }
+
+    @Test func unwatchingAnActiveKeyThenMakingItInactiveConverts() async throws {
+        try await Self.recordAndReplay(watchAll: false) { cache in
+            await cache.setActive("feed:home", true)
+            await cache.watch(.key("feed:home"))
+            _ = await cache.unwatch(.key("feed:home"))
+            await cache.setActive("feed:home", false)
+            try await cache.advance(by: 1_500)
+            _ = await cache.focus()
+        }
+    }
+
+    @Test func pollsAndUnpollsReplay() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            try await cache.poll("badge:n", every: 1_500)
+            try await cache.advance(by: 3_200)
+            #expect(await cache.unpoll("badge:n"))
+            #expect(await cache.unpoll("badge:n") == false)
+            try await cache.poll("badge:n", every: 700)
+            try await cache.poll("feed:home", every: 60_000)
+            try await cache.advance(by: 800)
+            #expect(await cache.unpollAll() == ["badge:n", "feed:home"])
+            await #expect(throws: CacheError.self) { try await cache.poll("badge:n", every: 0) }
+        }
+        #expect(text.contains("cachesh> poll badge:n every=1s500ms\npolling badge:n every 1s500ms\n"))
+        #expect(text.contains("cachesh> unpoll badge:n\nstopped polling badge:n\ncachesh> unpoll badge:n\nwas not polling badge:n\n"))
+        #expect(text.contains("cachesh> unpoll\npolling nothing\n"))
+        #expect(text.contains("cachesh> poll badge:n every=0ms\nerror: "))
+    }
+
+    @Test func cancelReplaysWithItsKeysAndItsError() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            _ = try await cache.startRead("profile:1")
+            try await cache.advance(by: 50)
+            #expect(try await cache.cancel("profile:1") == ["profile:1"])
+            await #expect(throws: CacheError.self) { try await cache.cancel("profile:1") }
+            try await cache.advance(by: 300)
+        }
+        #expect(text.contains("error:         cancelled\n* 2026-01-01T00:00:00.150Z cancelled profile:1 absent (cache)\nkeys: profile:1\n"
+                              + "cachesh> cancel profile:1\nerror: no fetch of profile:1 in flight: nothing to cancel\n"))
+    }
+
+    @Test func mutationsWithOptionsReplayWithTheirFlags() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            _ = try await cache.get("profile:1")
+            _ = try await cache.mutate("profile:1", patch: Patch(["likes": ["$inc": 1]]), options: MutationOptions(pessimistic: true))
+            try await cache.advance(by: 300)
+            _ = try await cache.mutate("feed:home", patch: Patch(["seen": true]), options: MutationOptions(refetch: true))
+            try await cache.advance(by: 300)
+            _ = try await cache.mutate(entity: "1", patch: Patch(["likes": ["$inc": 2]]),
+                                       options: MutationOptions(pessimistic: true, refetch: true))
+            try await cache.advance(by: 300)
+        }
+        #expect(text.contains(#"cachesh> mutate profile:1 {"likes":{"$inc":1}} --pessimistic"# + "\n"))
+        #expect(text.contains(#"cachesh> mutate feed:home {"seen":true} --refetch"# + "\n"))
+        #expect(text.contains(#"cachesh> mutate entity 1 {"likes":{"$inc":2}} --pessimistic --refetch"# + "\n"))
+    }
+
+    @Test func configureBecomesLoadOfTheConfigurationItself() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            _ = try await cache.get("profile:1")
+            _ = try await cache.configure(CacheConfiguration(
+                namespaces: ["profile": Policy(ttl: 1_500, stale: 300, max: 3, staleIfError: 90_000, timeout: 250, purgeable: true,
+                                               eviction: .sieve, naive: [.lastAnswerWins]),
+                             "feed": Policy(ttl: 60_000)],
+                push: ["logout": PushRule(invalidate: ["feed:*"], evict: ["tag:t"]), "ping": PushRule()],
+                idField: "uid"))
+            try await cache.advance(by: 2_000)
+            _ = try await cache.get("profile:1")
+            _ = try await cache.push("logout", arguments: [:])
+            await #expect(throws: CacheError.self) {
+                try await cache.configure(CacheConfiguration(namespaces: ["feed": Policy(timeout: 0)]))
+            }
+        }
+        #expect(text.contains("cachesh> load {\n"))
+        #expect(text.contains("loaded configuration"))
+        #expect(text.contains("\nerror: load: timeout must be positive\n"))
+    }
+
+    @Test func restoreMidRecordingBecomesAnInlineRestore() async throws {
+        let other = Cache(origin: Self.server(), clockStart: TimeText.virtualEpochMs + 3_600_000)
+        _ = await other.put("note:1", ["a": 1], tags: ["t"])
+        await other.watch(.namespace("note"))
+        await other.setActive("note:1", true)
+        let document = await other.makeSnapshot()
+        let text = try await Self.recordAndReplay { cache in
+            _ = try await cache.get("profile:1")
+            await cache.restore(try Snapshot(document)) { _ in 0 }
+            _ = await cache.put("note:2", 2)
+            try await cache.advance(by: 100)
+            _ = try await cache.get("profile:1")
+            await cache.clearActive()
+        }
+        #expect(text.contains("restored (1 entry, now 2026-01-01T01:00:00.000Z)\ncachesh> server strict on\nserver: strict on\ncachesh> put note:2 2\n"))
+        #expect(text.contains("cachesh> unwatch\nwatching nothing\ncachesh> watch note:*\nwatching note:*\n"))
+    }
+
+    @Test func whatTheShellCannotSayIsRefusedSayingWhatToDo() async throws {
+        let notWatched = try await Self.refusal { cache in
+            await cache.setActive("feed:home", true)
+            _ = await cache.focus()
+        }
+        #expect(notWatched == #"setActive(feed:home, true) on a key not watched: the shell makes a key active only as it watches it (watch feed:home --active); call watch(.key("feed:home")) right after setActive for a transcript"#)
+        let unwatched = try await Self.refusal { cache in
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("feed:home", true)
+            _ = await cache.unwatch(.key("feed:home"))
+        }
+        #expect(unwatched == "unwatch(feed:home) of an active key: the shell's unwatch feed:home also makes it inactive; call setActive(feed:home, false) right after it for a transcript")
+        let all = try await Self.refusal { cache in
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("feed:home", true)
+            _ = await cache.unwatch(nil)
+        }
+        #expect(all == "unwatch() while keys are active (feed:home): the shell's unwatch also makes every key inactive; call clearActive() right after unwatch() for a transcript")
+        let scheduled = try await Self.refusal { cache in
+            _ = await cache.schedule(after: 100, token: 7)
+        }
+        #expect(scheduled == "the recording holds a call to schedule(...), which a transcript cannot replay: its token names work of the app's own, which the shell has no command for (schedule it before startRecording() or after stopRecording())")
+    }
+
+    /// Random sessions mixing these calls with reads, writes and the clock record and replay
+    /// identically, in both output modes.
+    @Test(arguments: 0..<16)
+    func randomSessionsWithLifecycleCallsReplay(seed: Int) async throws {
+        var random = SeededGenerator(seed: UInt64(seed) &* 104_729 &+ 3)
+        let keys = ["feed:home", "profile:1", "badge:n", "page:1"]
+        try await Self.recordAndReplay(watchAll: seed % 2 == 0) { cache in
+            for _ in 0..<60 {
+                let key = random.pick(keys)
+                switch Int.random(in: 0..<14, using: &random) {
+                case 0: _ = try await cache.startRead(key)
+                case 1: _ = try await cache.get(key)
+                case 2: _ = try? await cache.cancel(key)
+                case 3:
+                    await cache.setActive(key, true)
+                    await cache.watch(.key(key))
+                case 4: await cache.setActive(key, false)
+                case 5: if random.chance(20) { await cache.clearActive() }
+                case 6: _ = await cache.focus()
+                case 7: try? await cache.poll(key, every: Int64.random(in: 0...2_000, using: &random))
+                case 8: _ = random.chance(70) ? [String(await cache.unpoll(key))] : await cache.unpollAll()
+                case 9:
+                    _ = try? await cache.mutate(key, patch: Patch(["n": ["$inc": 1]]),
+                                                options: MutationOptions(pessimistic: random.chance(50), refetch: random.chance(50)))
+                case 10: _ = await cache.invalidate(.key(key))
+                case 11: _ = await cache.put(key, ["n": .int(Int64.random(in: 0...9, using: &random))])
+                default: try await cache.advance(by: Int64.random(in: 0...900, using: &random))
+                }
+            }
+        }
+    }
+
+    /// A version 1 file (written before these calls were recorded) reads as it did: a mutation
+    /// line has no option fields and is the default options.
+    @Test func aVersionOneRecordingStillReads() async throws {
+        let snapshot = await Cache().makeSnapshot().compactText
+        let text = #"{"format":"cachesh-recording","version":1}"# + "\n"
+            + #"{"live":false,"record":"begin","snapshot":"# + snapshot + "}\n"
+            + #"{"at":1767225600000,"call":{"key":"a:1","name":"mutate","patch":{"n":1}},"ended":1767225600000,"record":"call","returned":{"keys":["a:1"]}}"# + "\n"
+            + #"{"at":1767225600000,"call":{"name":"unwatch","scope":"a:1"},"ended":1767225600000,"record":"call","returned":{"watched":false}}"# + "\n"
+            + #"{"at":1767225600000,"record":"end"}"# + "\n"
+        let recording = try RecordingFormat.parse(text)
+        #expect(recording.records.count == 4)
+        #expect(recording.records[1] == .call(.mutate(key: "a:1", patch: ["n": 1], options: MutationOptions()),
+                                              returned: .keys(["a:1"]), at: 1_767_225_600_000, ended: 1_767_225_600_000))
+        #expect(recording.records[2] == .call(.unwatch(.key("a:1")), returned: .watched(false), at: 1_767_225_600_000,
+                                              ended: 1_767_225_600_000))
+        // A line of version 1 is written the same today: a mutation without options has no new field.
+        #expect(RecordingFormat.line(recording.records[1]) == text.split(separator: "\n")[2].description)
+    }
+}
