@@ -13,7 +13,9 @@ import Synchronization
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
-/// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`), `log`
+/// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`; one B-tree keyed
+/// by the key, `WITHOUT ROWID` and with no index on the recency, so writing a row touches one tree:
+/// loading sorts the rows by recency instead), `log`
 /// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
@@ -25,7 +27,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     private let queue: DatabaseQueue
     /// Held from open to close (`StoreLock.release`); nil for a store in memory.
@@ -156,15 +158,43 @@ public final class SQLiteStore: CacheStore, Sendable {
                 UPDATE meta SET value = '4' WHERE name = 'schema';
                 """)
         }
+        migrator.registerMigration("v5") { db in
+            // One B-tree per row written: the entries keyed by their key (`WITHOUT ROWID`: no
+            // rowid table beside the key's index) and no index on the recency, which a put had
+            // to update too; loading sorts the rows by recency instead. The rows are copied as
+            // they are, in key order.
+            try db.execute(sql: """
+                CREATE TABLE entries_v5 (\(entryColumnsSQL)) WITHOUT ROWID;
+                INSERT INTO entries_v5 (\(entryColumns)) SELECT \(entryColumns) FROM entries ORDER BY key;
+                DROP TABLE entries;
+                ALTER TABLE entries_v5 RENAME TO entries;
+                UPDATE meta SET value = '5' WHERE name = 'schema';
+                """)
+        }
         return migrator
     }
 
-    /// Writes an entry row; a row of the same key is updated in place (its key and the index on
-    /// it stay as they are), not deleted and inserted again.
+    /// The entry columns, in the order every statement here names them.
+    static let entryColumns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+
+    /// The entry table's columns and key, as schema 5 declares them.
+    static let entryColumnsSQL = """
+        key BLOB PRIMARY KEY NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
+        stored_at INTEGER NOT NULL, stale_at INTEGER, expires_at INTEGER, seq INTEGER NOT NULL,
+        stored_request INTEGER NOT NULL, last_write INTEGER NOT NULL, last_put INTEGER NOT NULL,
+        tags TEXT, extra TEXT
+        """
+
+    /// Entry rows written by one step of `commit`'s batched statement.
+    static let rowsPerStatement = 32
+
+    /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
+    /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
     /// - Parameter key: the SQL of the key argument (`keyParameter` for arguments bound by GRDB).
-    static func insertEntrySQL(table: String, key: String = keyParameter) -> String {
-        "INSERT INTO \(table) (key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, "
-            + "last_write, last_put, tags, extra) VALUES (\(key), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    static func insertEntrySQL(table: String, key: String = keyParameter, rows: Int = 1) -> String {
+        let row = "(\(key), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT INTO \(table) (\(entryColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ") + " "
             + "ON CONFLICT (key) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
             + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
             + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
@@ -262,6 +292,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                     SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra
                     FROM entries ORDER BY recency
                     """)
+                // No index orders the rows by recency (schema 5): SQLite sorts them, in bounded
+                // memory (spilling to temporary files), and hands them on one at a time.
                 while let row = try rows.next() {
                     let entry = StoredEntry(key: Self.key(try row.decode(atIndex: 0)), recency: try row.decode(atIndex: 1),
                                             value: try row.decode(atIndex: 2), storedAt: try row.decode(atIndex: 3),
@@ -282,9 +314,9 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// Writes the changes in one transaction. The rows are bound straight through SQLite's C
-    /// interface on statements prepared once per store (GRDB's statement cache), each key and
-    /// entry value without a copy (`RowWriter.run(blob:text:)`): a commit of a group of puts
-    /// spends its time in SQLite, not in building argument lists.
+    /// interface on statements prepared once per store (GRDB's statement cache), entry rows many
+    /// to a statement (`writeEntries`): a commit of a group of puts spends its time in SQLite,
+    /// not in building argument lists.
     public func commit(_ changes: StoreChanges) throws(StoreError) {
         do {
             try queue.write { db in
@@ -301,20 +333,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                     }
                 }
                 if !changes.entries.isEmpty {
-                    let upsert = try RowWriter(db, Self.insertEntrySQL(table: "entries", key: "?"))
-                    for e in changes.entries {
-                        upsert.bind(2, e.recency)
-                        upsert.bind(4, e.storedAt)
-                        upsert.bind(5, e.staleAt)
-                        upsert.bind(6, e.expiresAt)
-                        upsert.bind(7, e.seq)
-                        upsert.bind(8, e.storedRequest)
-                        upsert.bind(9, e.lastWrite)
-                        upsert.bind(10, e.lastPut)
-                        upsert.bind(11, e.tags)
-                        upsert.bind(12, e.extra)
-                        try upsert.run(blob: 1, e.key, text: 3, e.value)
-                    }
+                    try Self.writeEntries(changes.entries, db)
                 }
                 if !changes.recencies.isEmpty {
                     let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE key = ?")
@@ -356,11 +375,68 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
+    /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step):
+    /// a step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
+    /// once per row. The keys and values of a batch are copied into one buffer that SQLite reads
+    /// where it is (`SQLITE_STATIC`) during the step; every argument is bound anew for each step,
+    /// and all are cleared after it, so no later step can find the buffer bound.
+    private static func writeEntries(_ entries: [StoredEntry], _ db: Database) throws {
+        let batch = try RowWriter(db, insertEntrySQL(table: "entries", key: "?", rows: rowsPerStatement))
+        let single = try RowWriter(db, insertEntrySQL(table: "entries", key: "?"))
+        var bytes: [UInt8] = []
+        var start = 0
+        while start < entries.count {
+            let count = entries.count - start >= rowsPerStatement ? rowsPerStatement : 1
+            let writer = count == 1 ? single : batch
+            let rows = entries[start..<(start + count)]
+            start = rows.endIndex
+            bytes.removeAll(keepingCapacity: true)
+            for e in rows {
+                bytes.append(contentsOf: e.key.utf8)
+                bytes.append(contentsOf: e.value.utf8)
+            }
+            try bytes.withUnsafeBufferPointer { buffer in
+                defer { sqlite3_clear_bindings(writer.statement) }
+                var offset = 0
+                for (r, e) in rows.enumerated() {
+                    let base = Int32(r * 12)
+                    let keyCount = e.key.utf8.count
+                    let valueCount = e.value.utf8.count
+                    if let start = buffer.baseAddress, keyCount > 0 {
+                        _ = sqlite3_bind_blob(writer.statement, base + 1, start + offset, Int32(keyCount), sqliteStatic)
+                    } else {
+                        _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+                    }
+                    offset += keyCount
+                    if let start = buffer.baseAddress, valueCount > 0 {
+                        UnsafeRawPointer(start + offset).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
+                            _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                        }
+                    } else {
+                        _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
+                    }
+                    offset += valueCount
+                    writer.bind(base + 2, e.recency)
+                    writer.bind(base + 4, e.storedAt)
+                    writer.bind(base + 5, e.staleAt)
+                    writer.bind(base + 6, e.expiresAt)
+                    writer.bind(base + 7, e.seq)
+                    writer.bind(base + 8, e.storedRequest)
+                    writer.bind(base + 9, e.lastWrite)
+                    writer.bind(base + 10, e.lastPut)
+                    writer.bind(base + 11, e.tags)
+                    writer.bind(base + 12, e.extra)
+                }
+                try writer.run()
+            }
+        }
+    }
+
     /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped
     /// through SQLite's C interface (no argument list is built). A key is bound as a BLOB (an
     /// empty one as an empty BLOB, never NULL), so the statements take a plain `?` for it. Values
-    /// bound by `bind` are copied by SQLite; `run(blob:text:)` lends SQLite a key and a text
-    /// for the one step it runs. `run` steps the statement once and resets it for the next row.
+    /// bound by `bind` are copied by SQLite. `run` steps the statement once and resets it for the
+    /// next row.
     private struct RowWriter {
         let db: Database
         let statement: SQLiteStatement
@@ -402,36 +478,6 @@ public final class SQLiteStore: CacheStore, Sendable {
         /// An integer, or NULL for nil.
         func bind(_ index: Int32, _ n: Int64?) {
             if let n { _ = sqlite3_bind_int64(statement, index, n) } else { _ = sqlite3_bind_null(statement, index) }
-        }
-
-        /// Binds `key` (as `bind(_:blob:)` does) and `text` (never NULL) without SQLite copying
-        /// them, steps the statement as `run()` does, and unbinds both: SQLite reads the bytes
-        /// only during the step (`SQLITE_STATIC`), while `withUTF8` lends them, and no later step
-        /// can find them bound.
-        func run(blob keyIndex: Int32, _ key: String, text textIndex: Int32, _ text: String) throws {
-            var key = key
-            var text = text
-            defer {
-                _ = sqlite3_bind_null(statement, keyIndex)
-                _ = sqlite3_bind_null(statement, textIndex)
-            }
-            try key.withUTF8 { keyBytes in
-                try text.withUTF8 { textBytes in
-                    if let start = keyBytes.baseAddress, !keyBytes.isEmpty {
-                        _ = sqlite3_bind_blob(statement, keyIndex, start, Int32(keyBytes.count), sqliteStatic)
-                    } else {
-                        _ = sqlite3_bind_zeroblob(statement, keyIndex, 0)
-                    }
-                    try textBytes.withMemoryRebound(to: CChar.self) { chars in
-                        if let start = chars.baseAddress {
-                            _ = sqlite3_bind_text(statement, textIndex, start, Int32(chars.count), sqliteStatic)
-                        } else {
-                            _ = sqlite3_bind_text(statement, textIndex, "", 0, sqliteTransient)
-                        }
-                        try run()
-                    }
-                }
-            }
         }
 
         /// Steps the statement once (a write returns no row) and resets it.

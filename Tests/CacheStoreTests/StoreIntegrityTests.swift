@@ -102,7 +102,7 @@ import TestSupport
         try old.close()
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 4)
+        #expect(try store.schema() == SQLiteStore.schemaVersion)
         #expect(try Self.entries(store) == [
             StoredEntry(key: "feed:a", recency: 1, value: "{\"n\":1}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 1),
             StoredEntry(key: "caf\u{e9}", recency: 2, value: "{\"n\":2}", storedAt: 6, staleAt: 7, expiresAt: nil, seq: 2,

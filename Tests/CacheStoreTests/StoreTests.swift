@@ -379,7 +379,7 @@ import TestSupport
         try old.close()
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 4)
+        #expect(try store.schema() == SQLiteStore.schemaVersion)
         let reader = try await Self.opened(store)
         #expect(await Self.snapshotText(reader) == Self.snapshotText(writer))
         let more = "get feed:c\nget feed:a\nadvance 30m\nkeys\nserver log\nstats"
@@ -389,6 +389,40 @@ import TestSupport
         }
         #expect(columns == ["key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
                             "last_write", "last_put", "tags", "extra"])
+    }
+
+    /// A store of schema 4 as cachesh wrote it before schema 5 (`Tests/store-schema4`, made by the
+    /// cachesh of that time) is upgraded in place when opened: every row is kept as it was, the
+    /// recency order with it, the entries are one `WITHOUT ROWID` table with no recency index,
+    /// and a session on it prints what that cachesh printed (`expected.txt`: keys, stats, snapshot).
+    @Test func upgradesAStoreOfSchema4WrittenByThePreviousRelease() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("store-schema4")
+        let path = Self.directory() + "/s.db"
+        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
+        let expected = try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8)
+        let columns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+        func rows() throws -> [[DatabaseValue]] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT \(columns) FROM entries ORDER BY recency").map { Array($0.databaseValues) }
+            }
+        }
+        let before = try rows()
+        #expect(before.count == 14)
+        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "4")
+
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == 5)
+        let reader = try await Self.opened(store)
+        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
+        try store.close()
+        #expect(try rows() == before)
+        let layout = try await DatabaseQueue(path: path).read { db in
+            (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? "",
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"))
+        }
+        #expect(layout.0.hasSuffix("WITHOUT ROWID"))
+        #expect(layout.1.isEmpty)
     }
 
     /// A schema-3 row that is not a snapshot entry fails the upgrade, which changes nothing.
