@@ -74,7 +74,11 @@ enum LifecycleCommands {
             return .ok(["keys": .array(cache.unpollAll().map(JSONValue.string))], human: ["polling nothing"])
         }
         let key = try args.key(0)
-        let was = cache.unpoll(key)
-        return .ok(["key": .string(key), "was_polling": .bool(was)], human: [was ? "stopped polling \(key)" : "was not polling \(key)"])
+        return unpolled(key, was: cache.unpoll(key))
+    }
+
+    /// What `unpoll KEY` prints (also written by transcripts of recordings).
+    static func unpolled(_ key: String, was: Bool) -> Reply {
+        .ok(["key": .string(key), "was_polling": .bool(was)], human: [was ? "stopped polling \(key)" : "was not polling \(key)"])
     }
 }

@@ -68,13 +68,20 @@ enum ObserveCommands {
         if args.positional.isEmpty {
             cache.unwatch(nil)
             cache.clearActive()
-            return .ok(["unwatched": .string("all")], human: ["watching nothing"])
+            return unwatchedAll
         }
         let scope = try scope(args, 0)
         if case .key(let key) = scope { cache.setActive(key, false) }
-        let was = cache.unwatch(scope)
-        return .ok(["unwatched": .string(describe(scope)), "was_watching": .bool(was)],
-                   human: [was ? "stopped watching \(describe(scope))" : "was not watching \(describe(scope))"])
+        return unwatched(describe(scope), was: cache.unwatch(scope))
+    }
+
+    /// What `unwatch` prints: nothing watched any more.
+    static var unwatchedAll: Reply { .ok(["unwatched": .string("all")], human: ["watching nothing"]) }
+
+    /// What `unwatch SCOPE` prints, `scope` as `describe` gives it (also written by transcripts of recordings).
+    static func unwatched(_ scope: String, was: Bool) -> Reply {
+        .ok(["unwatched": .string(scope), "was_watching": .bool(was)],
+            human: [was ? "stopped watching \(scope)" : "was not watching \(scope)"])
     }
 
     static func statsFields(_ s: Stats) -> [String: JSONValue] {

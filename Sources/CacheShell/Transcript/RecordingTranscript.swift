@@ -450,13 +450,12 @@ private struct Writer {
             let text = RecordingFormat.scopeText(scope)
             return ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
         case .unwatch(let scope):
-            guard let scope else { return ("unwatch", .ok(["unwatched": .string("all")], human: ["watching nothing"])) }
+            guard let scope else { return ("unwatch", ObserveCommands.unwatchedAll) }
             try checkScope(scope)
             let text = RecordingFormat.scopeText(scope)
             let was: Bool
             if case .watched(let w) = returned { was = w } else { was = false }
-            return ("unwatch \(text)", .ok(["unwatched": .string(text), "was_watching": .bool(was)],
-                                           human: [was ? "stopped watching \(text)" : "was not watching \(text)"]))
+            return ("unwatch \(text)", ObserveCommands.unwatched(text, was: was))
         case .resetStats:
             return ("stats reset", .ok(human: ["stats reset"]))
         case .clearRequestLog:
@@ -471,10 +470,9 @@ private struct Writer {
                 return ("watch \(key) --active", .ok(["watching": .string(key), "active": true], human: ["watching \(key) (active)"]))
             }
             let was = watches.contains(key)
-            return ("unwatch \(key)", .ok(["unwatched": .string(key), "was_watching": .bool(was)],
-                                          human: [was ? "stopped watching \(key)" : "was not watching \(key)"]))
+            return ("unwatch \(key)", ObserveCommands.unwatched(key, was: was))
         case .clearActive:
-            return ("unwatch", .ok(["unwatched": .string("all")], human: ["watching nothing"]))
+            return ("unwatch", ObserveCommands.unwatchedAll)
         case .focus:
             return ("focus", okKeys(returned))
         case .poll(let key, let every):
@@ -488,8 +486,7 @@ private struct Writer {
             let key = KeyName.canonical(key)
             let was: Bool
             if case .polled(let p) = returned { was = p } else { was = false }
-            return ("unpoll \(key)", .ok(["key": .string(key), "was_polling": .bool(was)],
-                                         human: [was ? "stopped polling \(key)" : "was not polling \(key)"]))
+            return ("unpoll \(key)", LifecycleCommands.unpolled(key, was: was))
         case .unpollAll:
             guard case .keys(let keys) = returned else { return ("unpoll", nil) }
             return ("unpoll", .ok(["keys": .array(keys.map(JSONValue.string))], human: ["polling nothing"]))
