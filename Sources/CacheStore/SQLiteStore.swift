@@ -384,6 +384,8 @@ public final class SQLiteStore: CacheStore, Sendable {
         let batch = try RowWriter(db, insertEntrySQL(table: "entries", key: "?", rows: rowsPerStatement))
         let single = try RowWriter(db, insertEntrySQL(table: "entries", key: "?"))
         var bytes: [UInt8] = []
+        var valueCounts: [Int] = []
+        valueCounts.reserveCapacity(rowsPerStatement)
         var start = 0
         while start < entries.count {
             let count = entries.count - start >= rowsPerStatement ? rowsPerStatement : 1
@@ -391,9 +393,14 @@ public final class SQLiteStore: CacheStore, Sendable {
             let rows = entries[start..<(start + count)]
             start = rows.endIndex
             bytes.removeAll(keepingCapacity: true)
+            valueCounts.removeAll(keepingCapacity: true)
             for e in rows {
                 bytes.append(contentsOf: e.key.utf8)
-                bytes.append(contentsOf: e.value.utf8)
+                // The value's bytes where the entry keeps them (no string is made of them).
+                e.withValueUTF8 { value in
+                    bytes.append(contentsOf: value)
+                    valueCounts.append(value.count)
+                }
             }
             try bytes.withUnsafeBufferPointer { buffer in
                 defer { sqlite3_clear_bindings(writer.statement) }
@@ -401,7 +408,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                 for (r, e) in rows.enumerated() {
                     let base = Int32(r * 12)
                     let keyCount = e.key.utf8.count
-                    let valueCount = e.value.utf8.count
+                    let valueCount = valueCounts[r]
                     if let start = buffer.baseAddress, keyCount > 0 {
                         _ = sqlite3_bind_blob(writer.statement, base + 1, start + offset, Int32(keyCount), sqliteStatic)
                     } else {
