@@ -232,22 +232,25 @@ extension CacheEngine {
     }
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
-        let e = slots[Int(slot)]
+        // Each field read where the slot keeps it: the entry is not copied out (which retains and
+        // releases every reference it holds).
+        let i = Int(slot)
         var extra: [String: JSONValue] = [:]
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
-        if e.invalidated || e.expiryReported || e.expiryOverridden || e.log != nil
-            || entries.store.eviction(ofNamespace: e.namespace) != .lru {
+        if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
+            || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
             extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         }
+        let staleAt = slots[i].staleAt, expiresAt = slots[i].expiresAt
         // The stored value is its compact text already, lent to the row as it is: no tree is built
         // and printed, no string made.
-        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), stored: e.stored,
-                           storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
-                           expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
-                           storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
-                           lastPut: Int64(bitPattern: e.lastPut),
-                           tags: e.tags.isEmpty ? nil : Self.strings(e.tags).compactText,
+        return StoredEntry(key: slots[i].key, recency: Int64(bitPattern: slots[i].recency), stored: slots[i].stored,
+                           storedAt: slots[i].storedAt, staleAt: staleAt == .max ? nil : staleAt,
+                           expiresAt: expiresAt == .max ? nil : expiresAt, seq: Int64(bitPattern: slots[i].storedSeq),
+                           storedRequest: Int64(bitPattern: slots[i].storedRequest),
+                           lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
+                           tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
                            extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
     }
 
