@@ -205,12 +205,20 @@ public final class Session {
     }
 
     /// ``directOutput`` while the session's setup lets replies go straight to it: a batch that
-    /// keeps only its last history entry, with no store, recording, `--echo` nor colour; else
-    /// nil. Kept up to date by those properties, so a command checks one instead of each.
+    /// keeps only its last history entry, with no recording, `--echo` nor colour; else nil. Kept
+    /// up to date by those properties, so a command checks one instead of each. With a store,
+    /// the replies written there are held (``heldDirectBytes``): not flushed before the commit
+    /// that covers them.
     private(set) var directTarget: OutputBuffer?
 
+    /// With a store, how many bytes at the end of ``directOutput`` are replies of commands not
+    /// committed yet: nothing flushes them before ``commitOrHold(final:on:)`` commits, and a
+    /// failed commit takes them back. (Nothing else writes to the buffer while a source runs
+    /// but the sink, which the session calls only after a commit; so they are its last bytes.)
+    var heldDirectBytes = 0
+
     private func updateDirectTarget() {
-        let allowed = !history.retainsAll && openStore == nil && recording == nil && !settings.echo && !settings.colour
+        let allowed = !history.retainsAll && recording == nil && !settings.echo && !settings.colour
         directTarget = allowed ? directOutput : nil
     }
 

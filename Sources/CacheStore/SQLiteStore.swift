@@ -384,50 +384,61 @@ public final class SQLiteStore: CacheStore, Sendable {
         let batch = try RowWriter(db, insertEntrySQL(table: "entries", key: "?", rows: rowsPerStatement))
         let single = try RowWriter(db, insertEntrySQL(table: "entries", key: "?"))
         var bytes: [UInt8] = []
-        var start = 0
-        while start < entries.count {
-            let count = entries.count - start >= rowsPerStatement ? rowsPerStatement : 1
-            let writer = count == 1 ? single : batch
-            let rows = entries[start..<(start + count)]
-            start = rows.endIndex
-            bytes.removeAll(keepingCapacity: true)
-            for e in rows {
-                bytes.append(contentsOf: e.key.utf8)
-                bytes.append(contentsOf: e.value.utf8)
-            }
-            try bytes.withUnsafeBufferPointer { buffer in
-                defer { sqlite3_clear_bindings(writer.statement) }
-                var offset = 0
-                for (r, e) in rows.enumerated() {
-                    let base = Int32(r * 12)
-                    let keyCount = e.key.utf8.count
-                    let valueCount = e.value.utf8.count
-                    if let start = buffer.baseAddress, keyCount > 0 {
-                        _ = sqlite3_bind_blob(writer.statement, base + 1, start + offset, Int32(keyCount), sqliteStatic)
-                    } else {
-                        _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+        var valueCounts: [Int] = []
+        valueCounts.reserveCapacity(rowsPerStatement)
+        // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
+        // copied out of it, which retains and releases every reference it holds.
+        try entries.withUnsafeBufferPointer { all in
+            var start = 0
+            while start < all.count {
+                let count = all.count - start >= rowsPerStatement ? rowsPerStatement : 1
+                let writer = count == 1 ? single : batch
+                let rows = start..<(start + count)
+                start = rows.upperBound
+                bytes.removeAll(keepingCapacity: true)
+                valueCounts.removeAll(keepingCapacity: true)
+                for i in rows {
+                    bytes.append(contentsOf: all[i].key.utf8)
+                    // The value's bytes where the entry keeps them (no string is made of them).
+                    all[i].withValueUTF8 { value in
+                        bytes.append(contentsOf: value)
+                        valueCounts.append(value.count)
                     }
-                    offset += keyCount
-                    if let start = buffer.baseAddress, valueCount > 0 {
-                        UnsafeRawPointer(start + offset).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                            _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
-                        }
-                    } else {
-                        _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
-                    }
-                    offset += valueCount
-                    writer.bind(base + 2, e.recency)
-                    writer.bind(base + 4, e.storedAt)
-                    writer.bind(base + 5, e.staleAt)
-                    writer.bind(base + 6, e.expiresAt)
-                    writer.bind(base + 7, e.seq)
-                    writer.bind(base + 8, e.storedRequest)
-                    writer.bind(base + 9, e.lastWrite)
-                    writer.bind(base + 10, e.lastPut)
-                    writer.bind(base + 11, e.tags)
-                    writer.bind(base + 12, e.extra)
                 }
-                try writer.run()
+                try bytes.withUnsafeBufferPointer { buffer in
+                    defer { sqlite3_clear_bindings(writer.statement) }
+                    var offset = 0
+                    for (r, i) in rows.enumerated() {
+                        let base = Int32(r * 12)
+                        let keyCount = all[i].key.utf8.count
+                        let valueCount = valueCounts[r]
+                        if let start = buffer.baseAddress, keyCount > 0 {
+                            _ = sqlite3_bind_blob(writer.statement, base + 1, start + offset, Int32(keyCount), sqliteStatic)
+                        } else {
+                            _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+                        }
+                        offset += keyCount
+                        if let start = buffer.baseAddress, valueCount > 0 {
+                            UnsafeRawPointer(start + offset).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
+                                _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                            }
+                        } else {
+                            _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
+                        }
+                        offset += valueCount
+                        writer.bind(base + 2, all[i].recency)
+                        writer.bind(base + 4, all[i].storedAt)
+                        writer.bind(base + 5, all[i].staleAt)
+                        writer.bind(base + 6, all[i].expiresAt)
+                        writer.bind(base + 7, all[i].seq)
+                        writer.bind(base + 8, all[i].storedRequest)
+                        writer.bind(base + 9, all[i].lastWrite)
+                        writer.bind(base + 10, all[i].lastPut)
+                        writer.bind(base + 11, all[i].tags)
+                        writer.bind(base + 12, all[i].extra)
+                    }
+                    try writer.run()
+                }
             }
         }
     }

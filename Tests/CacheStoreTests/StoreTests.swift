@@ -170,6 +170,77 @@ import TestSupport
         #expect(await session.quitRequested)
     }
 
+    /// A batch writes each reply straight into its output buffer; with a store it stays there,
+    /// unflushed however large the buffer grows, until the commit that covers it, and a failed
+    /// commit takes back the replies it would have made durable. What is printed is what the same
+    /// commands print without a store.
+    @Test func directRepliesWaitForTheirCommit() async throws {
+        final class CountingStore: CacheStore {
+            var commits = 0
+            var flushedAtCommit: [Int] = []
+            var flushed: () -> Int = { 0 }
+            let failsAfter: Int
+            init(failsAfter: Int) { self.failsAfter = failsAfter }
+            func load() throws(StoreError) -> StoredState? { nil }
+            func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {}
+            func commit(_ changes: StoreChanges) throws(StoreError) {
+                commits += 1
+                flushedAtCommit.append(flushed())
+                if commits > failsAfter { throw StoreError("disk full") }
+            }
+        }
+        // Each `get` prints a value of 40 000 bytes: two of them pass the buffer's flush size.
+        let big = "{\"text\":\"" + String(repeating: "x", count: 40_000) + "\"}"
+        let firstGroup = "put k:1 \(big)\nget k:1\nget k:1\n"
+        let script = firstGroup + "get k:1\nget k:1\nget k:1\n"
+        func run(failingAfter commits: Int?, _ script: String) async throws -> (stdout: String, errors: [String], flushedAtCommit: [Int]) {
+            let session = await TestShell()
+            return try await session.run { session, cache in
+                let errors = Printed()
+                let buffer = OutputBuffer()
+                let stdout = Printed()
+                buffer.flush = {
+                    buffer.withBytes { stdout.lines.append(String(decoding: $0, as: UTF8.self)) }
+                    buffer.removeAll()
+                }
+                session.keepsWholeHistory = false
+                session.directOutput = buffer
+                session.sink = { text, isError in
+                    if isError {
+                        buffer.flush()
+                        errors.lines.append(text)
+                    } else {
+                        buffer.append(text)
+                    }
+                }
+                var store: CountingStore?
+                if let commits {
+                    let opened = CountingStore(failsAfter: commits)
+                    opened.flushed = { stdout.lines.joined().utf8.count }
+                    try session.open(store: opened, groupSize: 3, on: cache)
+                    store = opened
+                }
+                session.run(SourceFile(name: "s.cachesh", text: script), on: cache)
+                buffer.flush()
+                return (stdout.lines.joined(), errors.lines, store?.flushedAtCommit ?? [])
+            }
+        }
+        let plain = try await run(failingAfter: nil, script)
+        #expect(plain.stdout.utf8.count > 5 * 40_000 && plain.errors.isEmpty)
+        let firstGroupOutput = try await run(failingAfter: nil, firstGroup).stdout
+
+        // Commits: at the open, after 3 commands, after the last 3, at the end of the run. Nothing
+        // is flushed before the commit of the group it belongs to.
+        let stored = try await run(failingAfter: 10, script)
+        #expect(stored.stdout == plain.stdout && stored.errors.isEmpty)
+        #expect(stored.flushedAtCommit == [0, 0, firstGroupOutput.utf8.count, plain.stdout.utf8.count])
+
+        // The second group's commit fails: only the first group's replies are printed.
+        let failed = try await run(failingAfter: 2, script)
+        #expect(failed.stdout == firstGroupOutput)
+        #expect(failed.errors == ["cachesh: disk full\n"])
+    }
+
     // MARK: Refusals
 
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

@@ -42,7 +42,23 @@ extension CacheStore {
 public struct StoredEntry: Sendable, Equatable {
     public var key: String
     public var recency: Int64
-    public var value: String
+    /// The value as compact JSON text. An entry taken from an engine lends the engine's own
+    /// copy of it (``withValueUTF8(_:)``): no text is made for a row a store writes.
+    public var value: String {
+        get {
+            switch valueText {
+            case .text(let text): return text
+            case .stored(let stored): return stored.text
+            }
+        }
+        set { valueText = .text(newValue) }
+    }
+    /// The value's text: a string, or the engine's stored value (its compact text).
+    private var valueText: ValueText
+    private enum ValueText: Sendable {
+        case text(String)
+        case stored(StoredValue)
+    }
     public var storedAt: Int64
     public var staleAt: Int64?
     public var expiresAt: Int64?
@@ -55,10 +71,41 @@ public struct StoredEntry: Sendable, Equatable {
     public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
                 seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
                 tags: String? = nil, extra: String? = nil) {
-        self.key = key; self.recency = recency; self.value = value; self.storedAt = storedAt
+        self.init(key: key, recency: recency, valueText: .text(value), storedAt: storedAt, staleAt: staleAt,
+                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
+                  tags: tags, extra: extra)
+    }
+
+    /// An entry whose value is an engine's stored value, lent as it is.
+    init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
+         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
+        self.init(key: key, recency: recency, valueText: .stored(stored), storedAt: storedAt, staleAt: staleAt,
+                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
+                  tags: tags, extra: extra)
+    }
+
+    private init(key: String, recency: Int64, valueText: ValueText, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
+                 seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
+        self.key = key; self.recency = recency; self.valueText = valueText; self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
+    }
+
+    /// Calls `body` with the UTF-8 bytes of the value's compact text, where they are kept.
+    public func withValueUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        switch valueText {
+        case .text(var text): return try text.withUTF8(body)
+        case .stored(let stored): return try stored.withUTF8(body)
+        }
+    }
+
+    /// Equal when every field is, the value compared as text (however it is held).
+    public static func == (a: StoredEntry, b: StoredEntry) -> Bool {
+        a.key == b.key && a.recency == b.recency && a.storedAt == b.storedAt && a.staleAt == b.staleAt
+            && a.expiresAt == b.expiresAt && a.seq == b.seq && a.storedRequest == b.storedRequest
+            && a.lastWrite == b.lastWrite && a.lastPut == b.lastPut && a.tags == b.tags && a.extra == b.extra
+            && a.withValueUTF8 { x in b.withValueUTF8 { y in x.elementsEqual(y) } }
     }
 
     /// The fields with columns of their own (the rest go in `extra`).
@@ -185,21 +232,25 @@ extension CacheEngine {
     }
 
     private func storedEntry(_ slot: Int32) -> StoredEntry {
-        let e = slots[Int(slot)]
+        // Each field read where the slot keeps it: the entry is not copied out (which retains and
+        // releases every reference it holds).
+        let i = Int(slot)
         var extra: [String: JSONValue] = [:]
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
-        if e.invalidated || e.expiryReported || e.expiryOverridden || e.log != nil
-            || entries.store.eviction(ofNamespace: e.namespace) != .lru {
+        if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
+            || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
             extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         }
-        // The stored text is the value's compact text already: no tree is built and printed.
-        return StoredEntry(key: e.key, recency: Int64(bitPattern: e.recency), value: e.stored.text,
-                           storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt,
-                           expiresAt: e.expiresAt == .max ? nil : e.expiresAt, seq: Int64(bitPattern: e.storedSeq),
-                           storedRequest: Int64(bitPattern: e.storedRequest), lastWrite: Int64(bitPattern: e.lastLocalWrite),
-                           lastPut: Int64(bitPattern: e.lastPut),
-                           tags: e.tags.isEmpty ? nil : Self.strings(e.tags).compactText,
+        let staleAt = slots[i].staleAt, expiresAt = slots[i].expiresAt
+        // The stored value is its compact text already, lent to the row as it is: no tree is built
+        // and printed, no string made.
+        return StoredEntry(key: slots[i].key, recency: Int64(bitPattern: slots[i].recency), stored: slots[i].stored,
+                           storedAt: slots[i].storedAt, staleAt: staleAt == .max ? nil : staleAt,
+                           expiresAt: expiresAt == .max ? nil : expiresAt, seq: Int64(bitPattern: slots[i].storedSeq),
+                           storedRequest: Int64(bitPattern: slots[i].storedRequest),
+                           lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
+                           tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
                            extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
     }
 

@@ -322,9 +322,10 @@ extension Session {
     }
 
     /// Writes a top-level command's reply straight to ``directOutput`` when nothing stands in the
-    /// way: a batch that prints nothing else for the command, keeps only the last history entry,
-    /// records nothing, echoes nothing and has no colour nor store. The bytes are those `emit`
-    /// would hand the sink.
+    /// way: a batch that prints nothing else for the command (and, with a store, has no output of
+    /// an earlier command held before it), keeps only the last history entry, records nothing,
+    /// echoes nothing and has no colour. The bytes are those `emit` would hand the sink; with a
+    /// store they stay in the buffer until the covering commit (``heldDirectBytes``).
     /// - Returns: false when the reply must go through `emit` instead.
     func writeDirectly(_ reply: Reply, command: String, outputFrom start: Int) -> Bool {
         // (`interactiveForms` indexes `output`, so it is empty too.)
@@ -340,7 +341,12 @@ extension Session {
             out.append(text)
         }
         direct.writer = out
-        if out.count >= OutputBuffer.flushSize { direct.flush() }
+        if openStore != nil {
+            // Held until the commit that makes the command's changes durable (SPEC §5.3).
+            heldDirectBytes += out.count - from
+        } else if out.count >= OutputBuffer.flushSize {
+            direct.flush()
+        }
         return true
     }
 

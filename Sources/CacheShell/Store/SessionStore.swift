@@ -78,12 +78,19 @@ extension Session {
         } catch {
             // The held output reports changes that are not durable: it is not printed.
             _ = takeOutput()
+            if heldDirectBytes > 0, let direct = directOutput {
+                direct.writer.removeLast(from: max(0, direct.count - heldDirectBytes))
+            }
+            heldDirectBytes = 0
             writeError("cachesh: \(error)")
             anyFailed = true
             quitRequested = true
             store = nil
         }
+        heldDirectBytes = 0
         drainToSink()
+        // Replies written straight to the buffer were kept there past its flush size until now.
+        if let direct = directOutput, direct.count >= OutputBuffer.flushSize { direct.flush() }
     }
 
     /// The fields a snapshot writes beside a scheduled command (its text, file and line).
