@@ -26,11 +26,13 @@ started=$(date +%s)
 "$swift" build --package-path "$here/client"
 python3 "$here/server.py" --port-file "$work/port" > /dev/null &
 server_pid=$!
-for _ in $(seq 1 100); do
+# Up to 60 s: a busy machine can be slow to start Python; a server that exits stops the wait.
+for _ in $(seq 1 600); do
     [ -s "$work/port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
 done
-[ -s "$work/port" ] || { echo "live-app: the server did not start within 10 s" >&2; exit 1; }
+[ -s "$work/port" ] || { echo "live-app: the server exited or did not start within 60 s" >&2; exit 1; }
 port="$(cat "$work/port")"
 
 "$here/client/.build/debug/LiveAppClient" "http://127.0.0.1:$port" "$work/session.transcript"
