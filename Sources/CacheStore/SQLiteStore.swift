@@ -375,71 +375,136 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step):
-    /// a step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
-    /// once per row. The keys and values of a batch are copied into one buffer that SQLite reads
-    /// where it is (`SQLITE_STATIC`) during the step; every argument is bound anew for each step,
-    /// and all are cleared after it, so no later step can find the buffer bound.
+    /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step),
+    /// in the order of their keys (the table's order: the bytes compared as `memcmp` does, a
+    /// shorter key first when one begins the other).
+    ///
+    /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
+    /// once per row. In key order, the rows of a step land on a few neighbouring pages of the
+    /// table, not on one page each: SQLite copies every page a step of a statement of many rows
+    /// changes into its statement journal (in memory, spilled to a temporary file past 64 KiB),
+    /// so a step that touches few pages keeps that journal small and off the disk, and the
+    /// B-tree pages the next row descends through are the ones the last row used.
+    ///
+    /// The keys and values of all the rows are copied into two buffers that SQLite reads where
+    /// they are (`SQLITE_STATIC`) during the steps; every argument is bound anew for each step,
+    /// and all are cleared once the rows are written (or fail), so no later use of the
+    /// statements can find the buffers bound. Memory: the two buffers and one index per row,
+    /// O(size of the rows), as `entries` is already.
     private static func writeEntries(_ entries: [StoredEntry], _ db: Database) throws {
         let batch = try RowWriter(db, insertEntrySQL(table: "entries", key: "?", rows: rowsPerStatement))
         let single = try RowWriter(db, insertEntrySQL(table: "entries", key: "?"))
-        var bytes: [UInt8] = []
-        var valueCounts: [Int] = []
-        valueCounts.reserveCapacity(rowsPerStatement)
+        defer {
+            sqlite3_clear_bindings(batch.statement)
+            sqlite3_clear_bindings(single.statement)
+        }
+        let count = entries.count
+        // Row i's key is keys[keyEnds[i - 1]..<keyEnds[i]] (from 0 for the first), its value the
+        // same in `values`.
+        var keys: [UInt8] = []
+        var values: [UInt8] = []
+        var keyEnds = [Int](repeating: 0, count: count)
+        var valueEnds = [Int](repeating: 0, count: count)
+        keys.reserveCapacity(count * 16)
+        values.reserveCapacity(count * 64)
         // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
         // copied out of it, which retains and releases every reference it holds.
         try entries.withUnsafeBufferPointer { all in
-            var start = 0
-            while start < all.count {
-                let count = all.count - start >= rowsPerStatement ? rowsPerStatement : 1
-                let writer = count == 1 ? single : batch
-                let rows = start..<(start + count)
-                start = rows.upperBound
-                bytes.removeAll(keepingCapacity: true)
-                valueCounts.removeAll(keepingCapacity: true)
-                for i in rows {
-                    bytes.append(contentsOf: all[i].key.utf8)
-                    // The value's bytes where the entry keeps them (no string is made of them).
-                    all[i].withValueUTF8 { value in
-                        bytes.append(contentsOf: value)
-                        valueCounts.append(value.count)
-                    }
-                }
-                try bytes.withUnsafeBufferPointer { buffer in
-                    defer { sqlite3_clear_bindings(writer.statement) }
-                    var offset = 0
-                    for (r, i) in rows.enumerated() {
-                        let base = Int32(r * 12)
-                        let keyCount = all[i].key.utf8.count
-                        let valueCount = valueCounts[r]
-                        if let start = buffer.baseAddress, keyCount > 0 {
-                            _ = sqlite3_bind_blob(writer.statement, base + 1, start + offset, Int32(keyCount), sqliteStatic)
-                        } else {
-                            _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
-                        }
-                        offset += keyCount
-                        if let start = buffer.baseAddress, valueCount > 0 {
-                            UnsafeRawPointer(start + offset).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                                _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
-                            }
-                        } else {
-                            _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
-                        }
-                        offset += valueCount
-                        writer.bind(base + 2, all[i].recency)
-                        writer.bind(base + 4, all[i].storedAt)
-                        writer.bind(base + 5, all[i].staleAt)
-                        writer.bind(base + 6, all[i].expiresAt)
-                        writer.bind(base + 7, all[i].seq)
-                        writer.bind(base + 8, all[i].storedRequest)
-                        writer.bind(base + 9, all[i].lastWrite)
-                        writer.bind(base + 10, all[i].lastPut)
-                        writer.bind(base + 11, all[i].tags)
-                        writer.bind(base + 12, all[i].extra)
-                    }
-                    try writer.run()
+            for i in 0..<count {
+                keys.append(contentsOf: all[i].key.utf8)
+                keyEnds[i] = keys.count
+                // The value's bytes where the entry keeps them (no string is made of them).
+                all[i].withValueUTF8 { value in values.append(contentsOf: value) }
+                valueEnds[i] = values.count
+            }
+            // The order of the keys: by their first 16 bytes as two big-endian integers (most
+            // keys are that short), the rest of the bytes and the length deciding between keys
+            // that begin alike.
+            var order: [KeyOrder] = []
+            order.reserveCapacity(count)
+            keys.withUnsafeBufferPointer { keys in
+                for i in 0..<count {
+                    let start = i == 0 ? 0 : keyEnds[i - 1]
+                    order.append(KeyOrder(keys, from: start, count: keyEnds[i] - start, row: Int32(i)))
                 }
             }
+            try keys.withUnsafeBufferPointer { keys in
+                try values.withUnsafeBufferPointer { values in
+                    try keyEnds.withUnsafeBufferPointer { keyEnds in
+                        try valueEnds.withUnsafeBufferPointer { valueEnds in
+                            order.sort { a, b in
+                                if a.high != b.high { return a.high < b.high }
+                                if a.low != b.low { return a.low < b.low }
+                                if a.count > 16 && b.count > 16 {
+                                    let aStart = a.row == 0 ? 0 : keyEnds[Int(a.row) - 1]
+                                    let bStart = b.row == 0 ? 0 : keyEnds[Int(b.row) - 1]
+                                    let c = memcmp(keys.baseAddress! + aStart + 16, keys.baseAddress! + bStart + 16,
+                                                   Int(min(a.count, b.count)) - 16)
+                                    if c != 0 { return c < 0 }
+                                }
+                                // Equal keys (none in a commit's changes) keep their order.
+                                return a.count != b.count ? a.count < b.count : a.row < b.row
+                            }
+                            var start = 0
+                            while start < count {
+                                let rows = count - start >= rowsPerStatement ? rowsPerStatement : 1
+                                let writer = rows == 1 ? single : batch
+                                for r in 0..<rows {
+                                    let i = Int(order[start + r].row)
+                                    let base = Int32(r * 12)
+                                    let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
+                                    let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
+                                    if keyCount > 0 {
+                                        _ = sqlite3_bind_blob(writer.statement, base + 1, keys.baseAddress! + keyStart,
+                                                              Int32(keyCount), sqliteStatic)
+                                    } else {
+                                        _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+                                    }
+                                    if valueCount > 0 {
+                                        UnsafeRawPointer(values.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
+                                            _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                                        }
+                                    } else {
+                                        _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
+                                    }
+                                    writer.bind(base + 2, all[i].recency)
+                                    writer.bind(base + 4, all[i].storedAt)
+                                    writer.bind(base + 5, all[i].staleAt)
+                                    writer.bind(base + 6, all[i].expiresAt)
+                                    writer.bind(base + 7, all[i].seq)
+                                    writer.bind(base + 8, all[i].storedRequest)
+                                    writer.bind(base + 9, all[i].lastWrite)
+                                    writer.bind(base + 10, all[i].lastPut)
+                                    writer.bind(base + 11, all[i].tags)
+                                    writer.bind(base + 12, all[i].extra)
+                                }
+                                try writer.run()
+                                start += rows
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key's place in the table's order, for sorting rows: its first 16 bytes as two big-endian
+    /// integers (zeros past its end), its length and its row.
+    private struct KeyOrder {
+        var high: UInt64
+        var low: UInt64
+        var count: Int32
+        var row: Int32
+
+        init(_ keys: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, row: Int32) {
+            var prefix: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &prefix) { bytes in
+                for k in 0..<min(count, 16) { bytes[k] = keys[start + k] }
+            }
+            high = UInt64(bigEndian: prefix.0)
+            low = UInt64(bigEndian: prefix.1)
+            self.count = Int32(count)
+            self.row = row
         }
     }
 

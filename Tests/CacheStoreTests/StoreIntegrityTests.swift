@@ -71,6 +71,53 @@ import TestSupport
         #expect(after.server.count == Self.keys.count - 1)
     }
 
+    /// Many rows to a commit (more than one statement's batch), written in the table's key order
+    /// whatever order they come in: keys that share their first 16 bytes or more, that begin
+    /// one another, or differ only past a NUL, the empty key and `keys`, in a scrambled order;
+    /// then a commit that rewrites some of them and adds others. Every row reads back as
+    /// committed, each key once.
+    @Test func manyRowsInAnyOrderReadBackAsCommitted() throws {
+        let path = StoreTests.directory() + "/s.db"
+        var unique = Self.keys
+        for i in 0..<150 {
+            unique.append("namespace-with-a-long-name:\(i)")
+            unique.append("namespace-with-a-long-name:\(i)\u{0}")
+            unique.append("profile:\(i)")
+            unique.append("p\(i)")
+        }
+        // Scrambled: the keys at the multiples of a prime, around the list.
+        let keys = unique.indices.map { unique[$0 * 7919 % unique.count] }
+        #expect(Set(keys.map(Self.bytes)).count == unique.count)
+        let first = Self.rows(keys)
+        let store = try SQLiteStore(path: path)
+        try store.commit(first)
+        #expect(try Self.entries(store) == first.entries)
+
+        var changes = StoreChanges()
+        changes.state = "{}"
+        var expected = first.entries
+        for (i, key) in keys.enumerated().reversed() where i % 3 == 0 {
+            let row = StoredEntry(key: key, recency: Int64(1000 + i), value: "{\"again\":\(i)}", storedAt: 5, staleAt: 6,
+                                  expiresAt: nil, seq: Int64(1000 + i), lastPut: 7)
+            changes.entries.append(row)
+            expected.removeAll { Self.bytes($0.key) == Self.bytes(key) }
+            expected.append(row)
+        }
+        for i in 0..<40 {
+            let row = StoredEntry(key: "namespace-with-a-long-name:\(i)-new", recency: Int64(2000 + i), value: "\(i)",
+                                  storedAt: 1, staleAt: nil, expiresAt: nil, seq: Int64(2000 + i))
+            changes.entries.insert(row, at: i * 3 % (changes.entries.count + 1))
+            expected.append(row)
+        }
+        try store.commit(changes)
+        try store.close()
+
+        let reader = try SQLiteStore(path: path)
+        let loaded = try #require(try reader.load())
+        #expect(loaded.entryCount == expected.count)
+        #expect(try Self.entries(reader) == expected.sorted { $0.recency < $1.recency })
+    }
+
     @Test func keysAreStoredAsBlobs() throws {
         let path = StoreTests.directory() + "/s.db"
         let store = try SQLiteStore(path: path)
