@@ -266,11 +266,14 @@ public final class Session {
     /// piece is not run (nor reported), as the rest of it has not arrived yet.
     /// - Returns: false if a command failed, and the offset from which the piece was not run
     ///   (the open command, and the blank lines or comments before it), or nil.
-    public func runPiece(_ source: SourceFile, on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
-        run(source, semicolonsSeparate: false, holdingOpenJSON: true, on: cache)
+    /// - Parameter endsCommitGroup: with a store, commit what the piece ran (and hand on its
+    ///   output) at its end, as at the end of any source; else its commands join the next
+    ///   piece's group, and the caller ends it (`commitHeld`).
+    public func runPiece(_ source: SourceFile, endsCommitGroup: Bool = true, on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
+        run(source, semicolonsSeparate: false, holdingOpenJSON: true, endsCommitGroup: endsCommitGroup, on: cache)
     }
 
-    private func run(_ source: SourceFile, semicolonsSeparate: Bool, holdingOpenJSON: Bool,
+    private func run(_ source: SourceFile, semicolonsSeparate: Bool, holdingOpenJSON: Bool, endsCommitGroup: Bool = true,
                      on cache: isolated Cache) -> (ok: Bool, heldFrom: Int?) {
         var lexer = Lexer(source, semicolonSeparates: semicolonsSeparate)
         var ok = true
@@ -308,7 +311,8 @@ public final class Session {
             if depth == 0 { store == nil ? drainToSink() : commitOrHold(final: false, on: cache) }
             if !ok && options.bail { break }
         }
-        if depth == 0 && store != nil { commitOrHold(final: true, on: cache) }
+        // A run that stops early (`quit`, --bail, a failed commit) ends its group all the same.
+        if depth == 0 && store != nil && (endsCommitGroup || quitting || !ok) { commitOrHold(final: true, on: cache) }
         return (ok, held)
     }
 

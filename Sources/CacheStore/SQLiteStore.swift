@@ -218,7 +218,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                     // A checkpoint every 4096 pages of log (16 MB) rather than SQLite's 1000: a
                     // page changed by many commits is copied into the database file less often.
                     // (What a commit makes durable does not depend on checkpoints.)
-                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 4096")
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
                 }
             }
             if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }

@@ -131,6 +131,15 @@ enum Batch {
     /// - Returns: the exit status.
     static func run(_ session: Session, on cache: isolated Cache, terminal: Terminal, from fd: Int32, name: String,
                     isFile: Bool) -> Int32 {
+        let status = runStream(session, on: cache, terminal: terminal, from: fd, name: name, isFile: isFile)
+        // A script's pieces do not end commit groups (`Session.runPiece`): the commands since the
+        // last commit are committed now, and a commit that fails fails the run.
+        if isFile && !session.commitHeld(on: cache) && status == 0 { return 1 }
+        return status
+    }
+
+    private static func runStream(_ session: Session, on cache: isolated Cache, terminal: Terminal, from fd: Int32,
+                                  name: String, isFile: Bool) -> Int32 {
         /// Bytes read but not run yet: the start of a command still arriving.
         var pending: [UInt8] = []
         /// The line number of `pending`'s first byte.
@@ -163,7 +172,10 @@ enum Batch {
                     return 2
                 }
                 let source = SourceFile(name: name, bytes: piece, firstLine: line)
-                let (ok, heldFrom) = holding ? session.runPiece(source, on: cache) : (session.run(source, on: cache), nil)
+                // A piece of a script ends no commit group: reading the next piece does not wait.
+                // One of standard input does, as reading on may wait for the next line.
+                let (ok, heldFrom) = holding ? session.runPiece(source, endsCommitGroup: !isFile, on: cache)
+                    : (session.run(source, on: cache), nil)
                 if let heldFrom {
                     consumed = heldFrom
                     line = source.location(ofOffset: heldFrom).line
@@ -182,6 +194,8 @@ enum Batch {
             let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && isFile {
+                // What ran before is committed (and its output written) before this line.
+                _ = session.commitHeld(on: cache)
                 terminal.write("cachesh: cannot read \(name): \(String(cString: strerror(errno)))\n", isError: true)
                 return 2
             }
@@ -230,6 +244,7 @@ enum Batch {
                 }
             }
             if pending.count > maxCommandBytes {
+                _ = session.commitHeld(on: cache)
                 terminal.write("\(name):\(line): error: command longer than \(maxCommandBytes >> 20) MiB "
                                + "(a { or [ never closed?): skipped to its end\n", isError: true)
                 session.anyFailed = true

@@ -35,6 +35,39 @@ import Darwin
         #expect(!second.stdout.contains("path:a"))
     }
 
+    /// A script longer than the pieces it is read in (64 KiB): its commands are committed in
+    /// groups across the pieces, and what it prints, with a failing command and a `quit` in it,
+    /// is what it prints without a store. The store then holds every command up to the `quit`
+    /// and none after it; without the `quit`, every command to the end.
+    @Test func aScriptOfManyPiecesPrintsAndStoresWhatItRan() async throws {
+        var lines: [String] = []
+        for i in 0..<5000 {
+            lines.append(#"put k:\#(i) {"n":\#(i),"pad":"abcdefghijklmnopqrstuvwxyz"}"#)
+            if i % 700 == 0 { lines.append("get k:\(i / 2)") }
+            if i == 2500 { lines.append("frob") }
+            if i == 4000 { lines.append("quit") }
+        }
+        let script = lines.joined(separator: "\n") + "\n"
+        #expect(script.utf8.count > 3 << 16)
+        let plain = try await Cachesh.script(script)
+        let sandbox = try Sandbox()
+        try sandbox.write("script.cachesh", script)
+        let stored = try await Cachesh.run(["--store", "s.db", "script.cachesh"], in: sandbox.url)
+        #expect(stored.status == 1 && stored.status == plain.status, "\(stored)")
+        #expect(stored.stdout == plain.stdout)
+        #expect(stored.stderr == plain.stderr)
+        #expect(stored.stderr.contains("frob"))
+        let after = try await Cachesh.run(["--store", "s.db", "-c", "get k:4000; get k:4001"], in: sandbox.url)
+        #expect(after.stdout.contains(#"value:         {"n":4000,"#), "\(after)")
+        #expect(!after.stdout.contains(#""n":4001"#), "\(after)")
+
+        // Without the `quit`, the last command of the script is in the store too.
+        try sandbox.write("all.cachesh", lines.filter { $0 != "quit" }.joined(separator: "\n") + "\n")
+        #expect(try await Cachesh.run(["--store", "all.db", "all.cachesh"], in: sandbox.url).status == 1)
+        let last = try await Cachesh.run(["--store", "all.db", "-c", "get k:4999"], in: sandbox.url)
+        #expect(last.stdout.contains(#"value:         {"n":4999,"#), "\(last)")
+    }
+
     /// After a clean exit (every command accepted, one rejected, `quit`, a `--config` that is
     /// refused) the WAL is checkpointed into the database file: a copy of that file alone, without
     /// its `-wal`, is the whole store.

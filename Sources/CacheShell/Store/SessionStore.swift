@@ -93,6 +93,15 @@ extension Session {
         if let direct = directOutput, direct.count >= OutputBuffer.flushSize { direct.flush() }
     }
 
+    /// Commits the commands run since the last commit, if any, and hands on their output: the
+    /// end of a group that a source's end did not end (`runPiece(_:endsCommitGroup:on:)`).
+    /// - Returns: false when the commit failed (reported, and the session then has no store).
+    public func commitHeld(on cache: isolated Cache) -> Bool {
+        guard depth == 0, let link = store, link.commandsHeld > 0 else { return true }
+        commitOrHold(final: true, on: cache)
+        return store != nil
+    }
+
     /// The fields a snapshot writes beside a scheduled command (its text, file and line).
     private func scheduledCommandFields(_ token: Int) -> [String: JSONValue] {
         guard let entry = scheduled[token] else { return [:] }
