@@ -448,6 +448,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                                 // Equal keys (none in a commit's changes) keep their order.
                                 return a.count != b.count ? a.count < b.count : a.row < b.row
                             }
+                            var batchBound = Bindings(count: rowsPerStatement * 12)
+                            var singleBound = Bindings(count: 12)
                             var start = 0
                             while start < count {
                                 let rows = count - start >= rowsPerStatement ? rowsPerStatement : 1
@@ -470,16 +472,22 @@ public final class SQLiteStore: CacheStore, Sendable {
                                     } else {
                                         _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
                                     }
-                                    writer.bind(base + 2, all[i].recency)
-                                    writer.bind(base + 4, all[i].storedAt)
-                                    writer.bind(base + 5, all[i].staleAt)
-                                    writer.bind(base + 6, all[i].expiresAt)
-                                    writer.bind(base + 7, all[i].seq)
-                                    writer.bind(base + 8, all[i].storedRequest)
-                                    writer.bind(base + 9, all[i].lastWrite)
-                                    writer.bind(base + 10, all[i].lastPut)
-                                    writer.bind(base + 11, all[i].tags)
-                                    writer.bind(base + 12, all[i].extra)
+                                    func bind(_ index: Int32, _ n: Int64?) {
+                                        if rows == 1 { singleBound.bind(writer, index, n) } else { batchBound.bind(writer, index, n) }
+                                    }
+                                    func bind(_ index: Int32, _ text: String?) {
+                                        if rows == 1 { singleBound.bind(writer, index, text) } else { batchBound.bind(writer, index, text) }
+                                    }
+                                    bind(base + 2, all[i].recency)
+                                    bind(base + 4, all[i].storedAt)
+                                    bind(base + 5, all[i].staleAt)
+                                    bind(base + 6, all[i].expiresAt)
+                                    bind(base + 7, all[i].seq)
+                                    bind(base + 8, all[i].storedRequest)
+                                    bind(base + 9, all[i].lastWrite)
+                                    bind(base + 10, all[i].lastPut)
+                                    bind(base + 11, all[i].tags)
+                                    bind(base + 12, all[i].extra)
                                 }
                                 try writer.run()
                                 start += rows
@@ -488,6 +496,47 @@ public final class SQLiteStore: CacheStore, Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// What each integer or NULL parameter of a statement was last bound to. SQLite keeps a
+    /// parameter's binding from one step to the next (`sqlite3_reset` does not clear it), so a
+    /// parameter that holds the same integer, or NULL, for this row as for the row of the last
+    /// step needs no call: most rows of a group share their times, and most of their optional
+    /// fields are NULL. A text is always bound anew; nothing is known before the first binding.
+    private struct Bindings {
+        /// Per parameter (from index 1 at 0): 0 unknown, 1 NULL, 2 the integer in `values`.
+        var states: [UInt8]
+        var values: [Int64]
+
+        init(count: Int) {
+            states = Array(repeating: 0, count: count)
+            values = Array(repeating: 0, count: count)
+        }
+
+        mutating func bind(_ writer: RowWriter, _ index: Int32, _ n: Int64?) {
+            let p = Int(index) - 1
+            if let n {
+                if states[p] == 2 && values[p] == n { return }
+                _ = sqlite3_bind_int64(writer.statement, index, n)
+                states[p] = 2
+                values[p] = n
+            } else {
+                if states[p] == 1 { return }
+                _ = sqlite3_bind_null(writer.statement, index)
+                states[p] = 1
+            }
+        }
+
+        mutating func bind(_ writer: RowWriter, _ index: Int32, _ text: String?) {
+            let p = Int(index) - 1
+            if text == nil {
+                if states[p] == 1 { return }
+                states[p] = 1
+            } else {
+                states[p] = 0
+            }
+            writer.bind(index, text)
         }
     }
 
