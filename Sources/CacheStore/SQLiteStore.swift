@@ -213,8 +213,12 @@ public final class SQLiteStore: CacheStore, Sendable {
             try queue.read { db in try check(db, name: name) }
             if wal {
                 try queue.writeWithoutTransaction { db in
-                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    // The sync level first: turning a new, empty file into a WAL database is a
+                    // rollback-journal transaction (it writes the first page), whose journal then
+                    // is synced once, not twice (SQLite's NORMAL for such a journal). The file
+                    // holds nothing yet, and a killed process leaves it empty or whole.
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
                     // A checkpoint every 16384 pages of log (64 MiB) rather than SQLite's 1000: a
                     // page changed by many commits is copied into the database file less often,
                     // and each checkpoint's syncs are paid less often. The log on disk is then at
