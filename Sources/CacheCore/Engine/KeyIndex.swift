@@ -55,6 +55,18 @@ struct KeyIndex {
         return key._nfcCodeUnits.withUnsafeBufferPointer { KeyHash.hash($0) }
     }
 
+    /// A key in canonical form (`KeyName.canonical`) and its hash: for an ASCII key without the
+    /// `default:` prefix (the usual key, already canonical) one pass over its bytes decides both.
+    @inline(__always)
+    static func canonical(_ key: String) -> (key: String, hash: UInt32) {
+        let fast = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.isASCII(bytes) && !KeyHash.hasDefaultPrefix(bytes) ? KeyHash.hash(bytes) : nil
+        }
+        if let fast, let hash = fast { return (key, hash) }
+        let canonical = KeyName.canonical(key)
+        return (canonical, hash(canonical))
+    }
+
     /// The slot of the key whose hash is `hash` and whose stored key `matches`, or nil.
     /// `matches` is called only for slots whose bucket carries the same hash.
     /// - Complexity: O(1) expected.
@@ -248,6 +260,15 @@ enum KeyHash {
             i += 1
         }
         return or & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes start with `default:` (the default namespace's prefix, which a key's
+    /// canonical form drops).
+    @inline(__always)
+    static func hasDefaultPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 8, let base = bytes.baseAddress else { return false }
+        // "default:" read as a little-endian UInt64.
+        return UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)) == 0x3A74_6C75_6166_6564
     }
 
     /// The hash of `bytes`: one folded multiply for at most 16 bytes, one more per 16 bytes
