@@ -140,6 +140,35 @@ import Testing
         #expect(engine.count == 1)
     }
 
+    /// The one pass that canonicalizes and hashes a key agrees with `KeyName.canonical` and
+    /// `KeyIndex.hash` taken in turn, for keys with and without the default namespace's prefix.
+    @Test func canonicalKeyAndHashInOnePass() {
+        let keys = ["home", "default:home", "default:", "default:default:x", "defaultx:y", "Default:home", "feed:1",
+                    "default:caf\u{E9}", "caf\u{E9}", "n:123456", "a-rather-long-namespace:and-a-long-id-of-40-bytes-or-so", ""]
+        for key in keys {
+            let (canonical, hash) = KeyIndex.canonical(key)
+            #expect(canonical == KeyName.canonical(key), "\(key)")
+            #expect(hash == KeyIndex.hash(KeyName.canonical(key)), "\(key)")
+        }
+    }
+
+    /// Tables large enough to ask for huge pages hold what they would without: an array made
+    /// that way, and one grown a step at a time past the threshold.
+    @Test func largeTablesKeepTheirElements() {
+        let n = HugePages.threshold / MemoryLayout<UInt64>.stride + 1000
+        let zeros = HugePages.array(repeating: UInt64(7), count: n)
+        #expect(zeros.count == n && zeros.allSatisfy { $0 == 7 })
+        var grown: [Int32] = []
+        for i in 0..<(2 * HugePages.threshold / MemoryLayout<Int32>.stride + 5) {
+            HugePages.makeRoomForAppend(&grown)
+            grown.append(Int32(truncatingIfNeeded: i))
+        }
+        #expect(grown.indices.allSatisfy { grown[$0] == Int32(truncatingIfNeeded: $0) })
+        var reserved = [1, 2, 3]
+        HugePages.reserve(&reserved, HugePages.threshold)
+        #expect(reserved == [1, 2, 3] && reserved.capacity >= HugePages.threshold)
+    }
+
     /// Keys that differ in one byte, or only in length, at every length up to 40 (the hash reads
     /// a short key's ends twice, overlapping): nearly all hash apart, and the low bits (the
     /// bucket) spread.

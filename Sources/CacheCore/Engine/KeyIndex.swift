@@ -27,7 +27,7 @@ struct KeyIndex {
 
     init(capacity: Int = 0) {
         let size = Self.size(for: capacity)
-        buckets = Array(repeating: 0, count: size)
+        buckets = HugePages.array(repeating: 0, count: size)
         mask = size - 1
     }
 
@@ -148,7 +148,7 @@ struct KeyIndex {
 
     private mutating func rehash(_ size: Int) {
         let old = buckets
-        buckets = Array(repeating: 0, count: size)
+        buckets = HugePages.array(repeating: 0, count: size)
         mask = size - 1
         for b in old where b != 0 { place(b) }
     }
