@@ -119,6 +119,78 @@ import Testing
     }
 
     /// Equal hashes of different keys: the stored key decides.
+    /// Keys that `String` holds equal (canonically equivalent) are one key: they hash alike,
+    /// though their bytes differ, and the engine finds the entry stored under either spelling.
+    @Test func equalKeysSpelledDifferentlyHashAlike() throws {
+        let pairs: [(String, String)] = [
+            ("caf\u{E9}", "cafe\u{301}"),                 // é composed and decomposed
+            ("a;b", "a\u{37E}b"),                          // U+037E is canonically ";"
+            ("\u{212A}elvin", "Kelvin"),                   // the Kelvin sign is canonically "K"
+            ("ns:\u{C5}ngstr\u{F6}m-long-key-of-many-bytes", "ns:A\u{30A}ngstro\u{308}m-long-key-of-many-bytes"),
+        ]
+        for (a, b) in pairs {
+            #expect(a == b && Array(a.utf8) != Array(b.utf8))
+            #expect(KeyIndex.hash(a) == KeyIndex.hash(b), "\(a)")
+        }
+        let engine = CacheEngine(origin: NoOrigin())
+        engine.checksInvariants = true
+        engine.put("a;b", .int(1))
+        let read = try engine.get("a\u{37E}b")
+        #expect(read.state == .fresh && read.value == .int(1))
+        #expect(engine.count == 1)
+    }
+
+    /// The one pass that canonicalizes and hashes a key agrees with `KeyName.canonical` and
+    /// `KeyIndex.hash` taken in turn, for keys with and without the default namespace's prefix.
+    @Test func canonicalKeyAndHashInOnePass() {
+        let keys = ["home", "default:home", "default:", "default:default:x", "defaultx:y", "Default:home", "feed:1",
+                    "default:caf\u{E9}", "caf\u{E9}", "n:123456", "a-rather-long-namespace:and-a-long-id-of-40-bytes-or-so", ""]
+        for key in keys {
+            let (canonical, hash) = KeyIndex.canonical(key)
+            #expect(canonical == KeyName.canonical(key), "\(key)")
+            #expect(hash == KeyIndex.hash(KeyName.canonical(key)), "\(key)")
+        }
+    }
+
+    /// Tables large enough to ask for huge pages hold what they would without: an array made
+    /// that way, and one grown a step at a time past the threshold.
+    @Test func largeTablesKeepTheirElements() {
+        let n = HugePages.threshold / MemoryLayout<UInt64>.stride + 1000
+        let zeros = HugePages.array(repeating: UInt64(7), count: n)
+        #expect(zeros.count == n && zeros.allSatisfy { $0 == 7 })
+        var grown: [Int32] = []
+        for i in 0..<(2 * HugePages.threshold / MemoryLayout<Int32>.stride + 5) {
+            HugePages.makeRoomForAppend(&grown)
+            grown.append(Int32(truncatingIfNeeded: i))
+        }
+        #expect(grown.indices.allSatisfy { grown[$0] == Int32(truncatingIfNeeded: $0) })
+        var reserved = [1, 2, 3]
+        HugePages.reserve(&reserved, HugePages.threshold)
+        #expect(reserved == [1, 2, 3] && reserved.capacity >= HugePages.threshold)
+    }
+
+    /// Keys that differ in one byte, or only in length, at every length up to 40 (the hash reads
+    /// a short key's ends twice, overlapping): nearly all hash apart, and the low bits (the
+    /// bucket) spread.
+    @Test func nearKeysHashApart() {
+        var hashes = Set<UInt32>()
+        var buckets = Set<UInt32>()
+        var n = 0
+        for length in 0...40 {
+            let base = String(repeating: "k", count: length)
+            for variant in [base, base + "\u{0}", String(base.dropLast()) + "j", "j" + base.dropFirst()] {
+                n += 1
+                let h = KeyIndex.hash(variant)
+                hashes.insert(h)
+                buckets.insert(h & 0xFF)
+            }
+        }
+        #expect(hashes.count >= n - 45, "\(n - hashes.count) collisions among \(n) keys")
+        #expect(buckets.count > 60, "\(buckets.count) of 256 buckets used by \(n) keys")
+        let ids = (0..<4096).map { KeyIndex.hash("n:\($0)") & 0xFFF }
+        #expect(Set(ids).count > 2200, "4096 keys n:0... fill \(Set(ids).count) of 4096 buckets")
+    }
+
     @Test func aHashMatchIsConfirmedByTheKey() {
         let t = Table(hash: { $0.hasPrefix("x") ? 1 : 2 })
         t.add("x1"); t.add("x2"); t.add("y")

@@ -7,6 +7,11 @@ import Darwin
 /// Timing helpers: wall-clock nanoseconds per operation, best of several rounds.
 enum Timing {
     static let clock = ContinuousClock()
+    /// The rounds `interleaved` alternates by default (`--rounds`).
+    // nonisolated(unsafe): written once by main.swift's argument parsing, before any benchmark
+    // runs, and only read after, all on the main thread (the benchmarks start no tasks or threads
+    // that read it), so no two accesses can race.
+    nonisolated(unsafe) static var alternatingRounds = 7
 
     /// Runs `body` (which performs `ops` operations and returns a checksum) `rounds` times and
     /// returns the best time per operation in nanoseconds; the checksum is consumed so the work
@@ -25,7 +30,7 @@ enum Timing {
     /// Alternates rounds of `baseline` and `body` (each performs `ops` operations), so that both see
     /// the same load on a shared machine, and returns the best of each in ns per operation of the
     /// thread's CPU time (time spent descheduled by other jobs is not counted).
-    static func interleaved(ops: Int, rounds: Int = 7, baseline: () -> Int, _ body: () -> Int) -> (baseline: Double, body: Double) {
+    static func interleaved(ops: Int, rounds: Int = alternatingRounds, baseline: () -> Int, _ body: () -> Int) -> (baseline: Double, body: Double) {
         var best = (baseline: Double.infinity, body: Double.infinity)
         for _ in 0..<rounds {
             var checksum = 0

@@ -2,7 +2,7 @@ import Foundation
 
 // Release-build benchmarks of the cache core. `swift run -c release CoreBenchmarks [NAME...]`
 // with NAME among get, put, policies, expiry, entity, json, recorder, memory (all when none is given);
-// `--entries N` sets the cache size of get, put, policies and memory.
+// `--entries N` sets the cache size of get, put, policies and memory; `--rounds N` the rounds of get and put.
 
 let all = ["get", "put", "policies", "expiry", "entity", "json", "recorder", "memory"]
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -10,6 +10,12 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 var entries = 1_000_000
 if let i = arguments.firstIndex(of: "--entries"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) {
     entries = n
+    arguments.removeSubrange(i...i + 1)
+}
+/// `--rounds N` sets how many rounds of get and put alternate with their baseline's (default 7):
+/// 1 makes a run short enough to count instructions and cache misses under valgrind.
+if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]), n > 0 {
+    Timing.alternatingRounds = n
     arguments.removeSubrange(i...i + 1)
 }
 let chosen = arguments.isEmpty ? all : arguments

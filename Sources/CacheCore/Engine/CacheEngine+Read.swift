@@ -8,8 +8,7 @@ extension CacheEngine {
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
-        let key = KeyName.canonical(key)
-        let hash = KeyIndex.hash(key)
+        let (key, hash) = KeyIndex.canonical(key)
         guard origin.isOnline else {
             defer { if checksInvariants { checkInvariants() } }
             _ = nextSeq()

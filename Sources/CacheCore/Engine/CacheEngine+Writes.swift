@@ -12,8 +12,7 @@ extension CacheEngine {
     @discardableResult
     public func put(_ key: String, _ value: StoredValue, tags: [String] = []) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
-        let key = KeyName.canonical(key)
-        let hash = KeyIndex.hash(key)
+        let (key, hash) = KeyIndex.canonical(key)
         // One access to the engine's state finds the key and, when it is new, stores it and (when
         // nothing hears of changes, so that no report comes between) evicts for it.
         let hooked = self.hooked

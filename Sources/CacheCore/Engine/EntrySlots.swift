@@ -56,11 +56,12 @@ struct EntrySlots: RandomAccessCollection {
     }
 
     mutating func append(_ entry: consuming Entry) {
+        HugePages.makeRoomForAppend(&storage)
         storage.append(consume entry)
         if tracking { mark(storage.count - 1) }
     }
 
-    mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
+    mutating func reserveCapacity(_ n: Int) { HugePages.reserve(&storage, n) }
 
     /// The slots written to since the last call, each once, in the order first written; unmarks them.
     /// - Complexity: O(k) for k slots marked.

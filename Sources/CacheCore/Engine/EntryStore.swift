@@ -192,7 +192,7 @@ struct EntryStore {
 
     mutating func reserveCapacity(_ n: Int) {
         entries.reserveCapacity(n)
-        places.reserveCapacity(n)
+        HugePages.reserve(&places, n)
         recency.items.reserveCapacity(n)
     }
 
@@ -223,6 +223,7 @@ struct EntryStore {
         } else {
             slot = Int32(entries.count)
             entries.append(consume entry)
+            HugePages.makeRoomForAppend(&places)
             places.append(Place())
         }
         liveCount += 1

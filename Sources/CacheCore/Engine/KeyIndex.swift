@@ -1,3 +1,7 @@
+// `String._nfcCodeUnits` (the standard library's normalization, which `String`'s own hashing and
+// `==` use) makes a key that is not ASCII hash as every key equal to it does.
+@_spi(_Unicode) import Swift
+
 /// Key → slot of the live entries: an open-addressing hash table of 8-byte buckets, each the
 /// low 32 bits of the key's hash and the slot + 1 (0: an empty bucket), probed linearly.
 ///
@@ -8,9 +12,9 @@
 /// had never been there and a removal needs no rehash of other keys: a bucket's home is its
 /// stored hash bits.
 ///
-/// Keys are hashed with Swift's `Hasher`, seeded per process: the bucket order differs from run
-/// to run, so nothing may iterate the index for anything a user sees (only the invariant check
-/// walks it).
+/// Keys are hashed with `KeyHash`, keyed per process from Swift's hash seed: the bucket order
+/// differs from run to run, so nothing may iterate the index for anything a user sees (only the
+/// invariant check walks it).
 ///
 /// Complexity: lookup, insertion and removal are O(1) expected (one hash each; a table at most
 /// three quarters full); growth doubles the table, O(1) amortized per insertion.
@@ -23,7 +27,7 @@ struct KeyIndex {
 
     init(capacity: Int = 0) {
         let size = Self.size(for: capacity)
-        buckets = Array(repeating: 0, count: size)
+        buckets = HugePages.array(repeating: 0, count: size)
         mask = size - 1
     }
 
@@ -37,10 +41,30 @@ struct KeyIndex {
     /// The number of buckets.
     var bucketCount: Int { buckets.count }
 
-    /// The hash of a key (its canonical form; equal keys, equal hashes).
+    /// The hash of a key (its canonical form; equal keys, equal hashes): `KeyHash` of its UTF-8
+    /// bytes in Unicode normal form C, which equal keys share (`String`'s `==` is canonical
+    /// equivalence, as `é` and `e` + U+0301, or `;` and U+037E). An ASCII key is in that form as
+    /// it is; another is normalized first (an allocation, for the rare key that is not ASCII).
+    /// - Complexity: O(length of the key).
     @inline(__always)
     static func hash(_ key: String) -> UInt32 {
-        UInt32(truncatingIfNeeded: key.hashValue)
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.isASCII(bytes) ? KeyHash.hash(bytes) : nil
+        }
+        if let ascii, let hash = ascii { return hash }
+        return key._nfcCodeUnits.withUnsafeBufferPointer { KeyHash.hash($0) }
+    }
+
+    /// A key in canonical form (`KeyName.canonical`) and its hash: for an ASCII key without the
+    /// `default:` prefix (the usual key, already canonical) one pass over its bytes decides both.
+    @inline(__always)
+    static func canonical(_ key: String) -> (key: String, hash: UInt32) {
+        let fast = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.isASCII(bytes) && !KeyHash.hasDefaultPrefix(bytes) ? KeyHash.hash(bytes) : nil
+        }
+        if let fast, let hash = fast { return (key, hash) }
+        let canonical = KeyName.canonical(key)
+        return (canonical, hash(canonical))
     }
 
     /// The slot of the key whose hash is `hash` and whose stored key `matches`, or nil.
@@ -124,7 +148,7 @@ struct KeyIndex {
 
     private mutating func rehash(_ size: Int) {
         let old = buckets
-        buckets = Array(repeating: 0, count: size)
+        buckets = HugePages.array(repeating: 0, count: size)
         mask = size - 1
         for b in old where b != 0 { place(b) }
     }
@@ -179,5 +203,107 @@ struct KeyIndex {
     mutating func testingPlace(hash: UInt32, slot: Int32) {
         place(UInt64(hash) << 32 | UInt64(UInt32(slot) + 1))
         count += 1
+    }
+}
+
+/// The hash of a key's bytes that the key index files it under: a folded multiply (the high and
+/// low halves of a 128-bit product, xored) of the bytes, 16 at a time, mixed with keys drawn per
+/// process. Swift's `Hasher` (SipHash-1-3) took some 230 instructions for a key of 8 bytes; this
+/// takes about 30, on every `get`, `put` and lookup of a key.
+///
+/// The keys come from Swift's own per-process hash seed (a `Hasher`'s output), so, as with
+/// `Hasher`, which keys share a bucket cannot be known from outside the process (no one can
+/// choose keys that all collide), and `SWIFT_DETERMINISTIC_HASHING` makes them the same in
+/// every run (what the instruction-count benchmarks set).
+enum KeyHash {
+    /// The per-process keys.
+    struct Seeds {
+        let s0: UInt64
+        let s1: UInt64
+        let s2: UInt64
+        init() {
+            func draw(_ n: UInt64) -> UInt64 {
+                var hasher = Hasher()
+                hasher.combine(n)
+                return UInt64(bitPattern: Int64(hasher.finalize()))
+            }
+            s0 = draw(0x243F_6A88_85A3_08D3)
+            s1 = draw(0x1319_8A2E_0370_7344)
+            s2 = draw(0xA409_3822_299F_31D0)
+        }
+    }
+
+    static let seeds = Seeds()
+
+    /// The high and low halves of `a * b` (128 bits) xored: every bit of both factors reaches
+    /// the low bits of the result.
+    @inline(__always)
+    static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (high, low) = a.multipliedFullWidth(by: b)
+        return high ^ low
+    }
+
+    /// Whether every byte is below 0x80.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = bytes.count
+        guard n > 0, let base = bytes.baseAddress else { return true }
+        let p = UnsafeRawPointer(base)
+        var i = 0
+        var or: UInt64 = 0
+        while i + 8 <= n {
+            or |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            or |= UInt64(bytes[i])
+            i += 1
+        }
+        return or & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes start with `default:` (the default namespace's prefix, which a key's
+    /// canonical form drops).
+    @inline(__always)
+    static func hasDefaultPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 8, let base = bytes.baseAddress else { return false }
+        // "default:" read as a little-endian UInt64.
+        return UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)) == 0x3A74_6C75_6166_6564
+    }
+
+    /// The hash of `bytes`: one folded multiply for at most 16 bytes, one more per 16 bytes
+    /// beyond; the length is mixed in, so bytes read twice (the overlapping ends of a short key)
+    /// cannot make two lengths collide.
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        let seeds = Self.seeds
+        let n = bytes.count
+        var acc = seeds.s0 &+ UInt64(truncatingIfNeeded: n)
+        var lo: UInt64 = 0
+        var hi: UInt64 = 0
+        if n > 0, let base = bytes.baseAddress {
+            let p = UnsafeRawPointer(base)
+            if n >= 8 {
+                var i = 0
+                // Every 16 bytes but the last 16 (read below: the last 16 bytes of the key, or
+                // the first 8 and the last 8 of a key shorter than 16, overlapping).
+                while n - i > 16 {
+                    acc = fold(p.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ seeds.s1,
+                               p.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self) ^ acc)
+                    i += 16
+                }
+                lo = p.loadUnaligned(fromByteOffset: n >= 16 ? n - 16 : 0, as: UInt64.self)
+                hi = p.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            } else if n >= 4 {
+                lo = UInt64(p.loadUnaligned(as: UInt32.self))
+                hi = UInt64(p.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+            } else {
+                lo = UInt64(bytes[0])
+                hi = UInt64(bytes[n / 2]) << 8 | UInt64(bytes[n - 1])
+            }
+        }
+        let h = fold(lo ^ seeds.s1, hi ^ acc)
+        let m = fold(h ^ seeds.s2, 0x9E37_79B9_7F4A_7C15)
+        return UInt32(truncatingIfNeeded: m) ^ UInt32(truncatingIfNeeded: m >> 32)
     }
 }

@@ -146,9 +146,9 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
     /// - Complexity: O(length), at most 15 bytes.
     @inline(__always)
     private static func integer(_ text: String) -> Int64? {
-        // The bytes of a short string, copied out of it once (iterating `utf8` decodes each).
-        var text = text
-        return text.withUTF8 { bytes -> Int64? in
+        // The bytes of a short string, copied out of it once (iterating `utf8` decodes each), in
+        // place (`withUTF8`, mutating, took a copy of the string first).
+        let parsed = text.utf8.withContiguousStorageIfAvailable { bytes -> Int64? in
             guard !bytes.isEmpty, bytes.count <= 15 else { return nil }
             let negative = bytes[0] == UInt8(ascii: "-")
             let first = negative ? 1 : 0
@@ -161,6 +161,7 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
             }
             return negative ? -value : value
         }
+        return parsed ?? nil
     }
 
     /// The number of bytes of the compact text.
