@@ -14,8 +14,10 @@ import Synchronization
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
 /// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`; one B-tree keyed
-/// by the key, `WITHOUT ROWID` and with no index on the recency, so writing a row touches one tree:
-/// loading sorts the rows by recency instead), `log`
+/// by a row id this store gives in increasing order, with no index on the key or the recency, so
+/// writing a row touches one tree and a new key's row goes at its right edge: the store keeps each
+/// key's row id in memory (`rowIDs`; the engine keeps keys unique) and loading sorts the rows by
+/// recency), `log`
 /// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
@@ -379,7 +381,7 @@ public final class SQLiteStore: CacheStore, Sendable {
             try rowIDs.withLock { (ids: inout RowIDs) throws in
                 let cleared = changes.replacesAll
                 var removedNow = Set<RowKey>()
-                var added: [(key: String, id: Int64)] = []
+                var added: [(key: RowKey, id: Int64)] = []
                 var next: Int64 = 0
                 try queue.write { db in
                     // Read before this transaction's first change (built or not, the map is of
@@ -403,11 +405,12 @@ public final class SQLiteStore: CacheStore, Sendable {
                         var rowIDs = [Int64](repeating: 0, count: changes.entries.count)
                         let checkRemoved = !removedNow.isEmpty
                         for (i, entry) in changes.entries.enumerated() {
-                            if !cleared, !(checkRemoved && removedNow.contains(RowKey(entry.key))), let id = ids.ids[RowKey(entry.key)] {
+                            let key = RowKey(entry.key)
+                            if !cleared, !(checkRemoved && removedNow.contains(key)), let id = ids.ids[key] {
                                 rowIDs[i] = id
                             } else {
                                 rowIDs[i] = next
-                                added.append((entry.key, next))
+                                added.append((key, next))
                                 next += 1
                             }
                         }
@@ -454,7 +457,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 } else {
                     for key in removedNow { ids.ids.removeValue(forKey: key) }
                 }
-                for row in added { ids.ids[RowKey(row.key)] = row.id }
+                ids.ids.reserveCapacity(ids.ids.count + added.count)
+                for row in added { ids.ids[row.key] = row.id }
                 ids.next = next
             }
         } catch let error as StoreError {
@@ -639,23 +643,47 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// A key compared and hashed by its UTF-8 bytes, as the table and the engine tell keys apart
-    /// (Swift's `String` equality would take "caf\u{e9}" and "cafe\u{301}" for one key).
+    /// (Swift's `String` equality would take "caf\u{e9}" and "cafe\u{301}" for one key). The
+    /// bytes are hashed once, when the key is made, by a folded multiply over 8 bytes at a time;
+    /// the dictionary hashes (with its per-process seed) and compares that number, and compares
+    /// the bytes only when the numbers are equal.
     struct RowKey: Hashable {
         var text: String
+        let bytesHash: UInt64
 
-        init(_ text: String) { self.text = text }
+        init(_ text: String) {
+            self.text = text
+            var copy = text
+            bytesHash = copy.withUTF8 { bytes in
+                let raw = UnsafeRawBufferPointer(bytes)
+                var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
+                var i = 0
+                while i + 8 <= raw.count {
+                    h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+                    h ^= h >> 31
+                    i += 8
+                }
+                var tail: UInt64 = 0
+                var shift: UInt64 = 0
+                while i < raw.count {
+                    tail |= UInt64(raw[i]) << shift
+                    shift += 8
+                    i += 1
+                }
+                h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
+                return h ^ (h >> 29)
+            }
+        }
 
         static func == (a: RowKey, b: RowKey) -> Bool {
+            guard a.bytesHash == b.bytesHash else { return false }
             var a = a.text, b = b.text
             return a.withUTF8 { x in
                 b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
             }
         }
 
-        func hash(into hasher: inout Hasher) {
-            var text = text
-            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
+        func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
     }
 
     /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped
