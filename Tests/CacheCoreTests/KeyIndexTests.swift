@@ -140,6 +140,28 @@ import Testing
         #expect(engine.count == 1)
     }
 
+    /// `KeyIndex.asciiInNormalForm` is exactly the scalars that are not ASCII yet equal (as a
+    /// `String`) to an ASCII character, by the standard library's own Unicode data: if a later
+    /// Unicode gave another scalar such a form, this test names it.
+    @Test func theScalarsEqualToASCIIAreTheOnesListed() {
+        var ascii: [String: UInt8] = [:]
+        for byte in UInt8(0)..<0x80 { ascii[String(UnicodeScalar(byte))] = byte }
+        var found: [UInt32: UInt8] = [:]
+        for value in UInt32(0x80)...0x10FFFF {
+            guard let scalar = UnicodeScalar(value) else { continue }
+            if let byte = ascii[String(scalar)] { found[value] = byte }
+        }
+        #expect(found == KeyIndex.asciiInNormalForm)
+        for (value, byte) in found {
+            let key = "ns:" + String(UnicodeScalar(value)!) + "x"
+            let same = "ns:" + String(UnicodeScalar(byte)) + "x"
+            #expect(key == same && KeyIndex.hash(key) == KeyIndex.hash(same))
+        }
+        // A key with other scalars besides goes to the standard library's hash, alike for both
+        // spellings.
+        #expect(KeyIndex.hash("\u{212A}\u{301}") == KeyIndex.hash("\u{1E30}"))
+    }
+
     /// The one pass that canonicalizes and hashes a key agrees with `KeyName.canonical` and
     /// `KeyIndex.hash` taken in turn, for keys with and without the default namespace's prefix.
     @Test func canonicalKeyAndHashInOnePass() {

@@ -1,7 +1,3 @@
-// `String._nfcCodeUnits` (the standard library's normalization, which `String`'s own hashing and
-// `==` use) makes a key that is not ASCII hash as every key equal to it does.
-@_spi(_Unicode) import Swift
-
 /// Key → slot of the live entries: an open-addressing hash table of 8-byte buckets, each the
 /// low 32 bits of the key's hash and the slot + 1 (0: an empty bucket), probed linearly.
 ///
@@ -41,10 +37,10 @@ struct KeyIndex {
     /// The number of buckets.
     var bucketCount: Int { buckets.count }
 
-    /// The hash of a key (its canonical form; equal keys, equal hashes): `KeyHash` of its UTF-8
-    /// bytes in Unicode normal form C, which equal keys share (`String`'s `==` is canonical
-    /// equivalence, as `é` and `e` + U+0301, or `;` and U+037E). An ASCII key is in that form as
-    /// it is; another is normalized first (an allocation, for the rare key that is not ASCII).
+    /// The hash of a key (equal keys, equal hashes; `String`'s `==` is canonical equivalence, as
+    /// `é` and `e` + U+0301, or `;` and U+037E): `KeyHash` of the UTF-8 bytes of an ASCII key,
+    /// which is in Unicode normal form C as it is; for the rare key that is not ASCII,
+    /// `nonASCIIHash`.
     /// - Complexity: O(length of the key).
     @inline(__always)
     static func hash(_ key: String) -> UInt32 {
@@ -52,7 +48,38 @@ struct KeyIndex {
             KeyHash.isASCII(bytes) ? KeyHash.hash(bytes) : nil
         }
         if let ascii, let hash = ascii { return hash }
-        return key._nfcCodeUnits.withUnsafeBufferPointer { KeyHash.hash($0) }
+        return nonASCIIHash(key)
+    }
+
+    /// The Unicode scalars that are not ASCII but whose normal form C is (each a singleton
+    /// decomposition): U+037E GREEK QUESTION MARK is `;`, U+1FEF GREEK VARIA is `` ` ``, U+212A
+    /// KELVIN SIGN is `K`. No composition gives ASCII, so a key is equal to an ASCII key exactly
+    /// when each of its scalars is ASCII or one of these (`KeyIndexTests` checks the list against
+    /// the standard library's own Unicode data).
+    static let asciiInNormalForm: [UInt32: UInt8] = [0x37E: 0x3B, 0x1FEF: 0x60, 0x212A: 0x4B]
+
+    /// The hash of a key that is not ASCII. A key equal to an ASCII key (its scalars ASCII or in
+    /// `asciiInNormalForm`) hashes as that key's bytes, as `hash` hashes the ASCII key; any other
+    /// is hashed by the standard library's `Hasher`, whose hash of a `String` is the same for
+    /// every canonically equivalent spelling (keys equal to it are not ASCII either). Public API
+    /// only: no normalization of our own, whose tables would age with Unicode.
+    @inline(never)
+    static func nonASCIIHash(_ key: String) -> UInt32 {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(key.utf8.count)
+        for scalar in key.unicodeScalars {
+            if scalar.isASCII {
+                bytes.append(UInt8(scalar.value))
+            } else if let ascii = asciiInNormalForm[scalar.value] {
+                bytes.append(ascii)
+            } else {
+                var hasher = Hasher()
+                hasher.combine(key)
+                let hash = UInt64(bitPattern: Int64(hasher.finalize()))
+                return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+            }
+        }
+        return bytes.withUnsafeBufferPointer { KeyHash.hash($0) }
     }
 
     /// A key in canonical form (`KeyName.canonical`) and its hash: for an ASCII key without the
