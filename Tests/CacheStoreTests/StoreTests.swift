@@ -458,14 +458,14 @@ import TestSupport
         let columns = try await DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries') ORDER BY cid")
         }
-        #expect(columns == ["key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
+        #expect(columns == ["id", "key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
                             "last_write", "last_put", "tags", "extra"])
     }
 
     /// A store of schema 4 as cachesh wrote it before schema 5 (`Tests/store-schema4`, made by the
     /// cachesh of that time) is upgraded in place when opened: every row is kept as it was, the
-    /// recency order with it, the entries are one `WITHOUT ROWID` table with no recency index,
-    /// and a session on it prints what that cachesh printed (`expected.txt`: keys, stats, snapshot).
+    /// recency order with it, the entries are one table keyed by a row id with no index, and a
+    /// session on it prints what that cachesh printed (`expected.txt`: keys, stats, snapshot).
     @Test func upgradesAStoreOfSchema4WrittenByThePreviousRelease() async throws {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("store-schema4")
@@ -483,17 +483,71 @@ import TestSupport
         #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "4")
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 5)
+        #expect(try store.schema() == 6)
         let reader = try await Self.opened(store)
         #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
         try store.close()
         #expect(try rows() == before)
-        let layout = try await DatabaseQueue(path: path).read { db in
+        try Self.expectSchema6Layout(path)
+    }
+
+    /// The entries of schema 6: keyed by the row id, with no index at all.
+    static func expectSchema6Layout(_ path: String) throws {
+        let layout = try DatabaseQueue(path: path).read { db in
             (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? "",
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"))
         }
-        #expect(layout.0.hasSuffix("WITHOUT ROWID"))
+        #expect(layout.0.contains("id INTEGER PRIMARY KEY, key BLOB NOT NULL"))
+        #expect(!layout.0.contains("WITHOUT ROWID"))
         #expect(layout.1.isEmpty)
+    }
+
+    /// A store of schema 5 as the previous release wrote it (`Tests/store-schema5`) is upgraded in
+    /// place when opened: every row is kept byte for byte (each column's type and bytes), and a
+    /// session on it prints what that release printed (`keys`, `stats`, `snapshot`); puts, evictions
+    /// and reads after the upgrade find the upgraded rows by their keys, and a reopen continues
+    /// from them.
+    @Test func upgradesAStoreOfSchema5WrittenByThePreviousRelease() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("store-schema5")
+        let path = Self.directory() + "/s.db"
+        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
+        let expected = try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8)
+        let columns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+        // Each column as its SQLite type and the hex of its bytes.
+        let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
+        func rows() throws -> [[String]] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY key").map { row in (0..<12).map { row[$0] as String } }
+            }
+        }
+        let before = try rows()
+        #expect(before.count == 15)
+        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "5")
+
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == 6)
+        let reader = try await Self.opened(store)
+        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
+        try store.close()
+        #expect(try rows() == before)
+        try Self.expectSchema6Layout(path)
+
+        // The rows are found by key after the upgrade: a put replaces its row, an evict deletes
+        // it, a new key adds one; the next open reads exactly that.
+        let more = "put feed:d 5\nevict ff:2\nput new:1 1\nget lfu:1\nkeys"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        let said = await writer.typed(more)
+        let after = await Self.snapshotText(writer)
+        try await writer.run { session, _ in try session.closeStore() }
+        let counts = try await DatabaseQueue(path: path).read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT count(DISTINCT key) FROM entries") ?? 0)
+        }
+        #expect(counts.0 == 15 && counts.1 == 15)
+        let again = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(again) == after)
+        #expect(said.contains("new:1"))
     }
 
     /// A schema-3 row that is not a snapshot entry fails the upgrade, which changes nothing.
