@@ -214,16 +214,20 @@ public final class SQLiteStore: CacheStore, Sendable {
         tags TEXT, extra TEXT
         """
 
+    /// An upsert's update of a row that is there: every column of `entryColumns` but the key takes
+    /// the new row's value.
+    static let updateEveryColumnButTheKey = "recency = excluded.recency, value = excluded.value, "
+        + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
+        + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
+        + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
+
     /// Writes `rows` entry rows of schema 6 (13 arguments each: the row id, then the columns in
     /// `entryColumns`' order); a row of the same id is updated in place.
     static func writeEntrySQL(rows: Int) -> String {
         let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         return "INSERT INTO entries (id, \(entryColumns)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ") + " "
-            + "ON CONFLICT (id) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
-            + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
-            + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
-            + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
+            + "ON CONFLICT (id) DO UPDATE SET \(updateEveryColumnButTheKey)"
     }
 
     /// Entry rows written by one step of `commit`'s batched statement.
@@ -236,10 +240,7 @@ public final class SQLiteStore: CacheStore, Sendable {
         let row = "(\(key), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         return "INSERT INTO \(table) (\(entryColumns)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ") + " "
-            + "ON CONFLICT (key) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
-            + "stored_at = excluded.stored_at, stale_at = excluded.stale_at, expires_at = excluded.expires_at, "
-            + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
-            + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
+            + "ON CONFLICT (key) DO UPDATE SET \(updateEveryColumnButTheKey)"
     }
 
     static func entryArguments(_ e: StoredEntry) -> StatementArguments {

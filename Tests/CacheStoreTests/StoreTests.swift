@@ -467,12 +467,8 @@ import TestSupport
     /// recency order with it, the entries are one table keyed by a row id with no index, and a
     /// session on it prints what that cachesh printed (`expected.txt`: keys, stats, snapshot).
     @Test func upgradesAStoreOfSchema4WrittenByThePreviousRelease() async throws {
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("store-schema4")
-        let path = Self.directory() + "/s.db"
-        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
-        let expected = try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8)
-        let columns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+        let (path, expected) = try Self.copyOfFixture("store-schema4")
+        let columns = Self.entryColumns
         func rows() throws -> [[DatabaseValue]] {
             try DatabaseQueue(path: path).read { db in
                 try Row.fetchAll(db, sql: "SELECT \(columns) FROM entries ORDER BY recency").map { Array($0.databaseValues) }
@@ -489,6 +485,19 @@ import TestSupport
         try store.close()
         #expect(try rows() == before)
         try Self.expectSchema6Layout(path)
+    }
+
+    /// The entry columns every schema since 4 has, in their order.
+    static let entryColumns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+
+    /// A copy, in a new directory, of the store of the fixture `Tests/NAME` (`store.db`), and what
+    /// a session on it printed when the fixture was made (`expected.txt`).
+    static func copyOfFixture(_ name: String) throws -> (path: String, expected: String) {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(name)
+        let path = directory() + "/s.db"
+        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
+        return (path, try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8))
     }
 
     /// The entries of schema 6: keyed by the row id, with no index at all.
@@ -508,12 +517,8 @@ import TestSupport
     /// and reads after the upgrade find the upgraded rows by their keys, and a reopen continues
     /// from them.
     @Test func upgradesAStoreOfSchema5WrittenByThePreviousRelease() async throws {
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("store-schema5")
-        let path = Self.directory() + "/s.db"
-        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
-        let expected = try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8)
-        let columns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
+        let (path, expected) = try Self.copyOfFixture("store-schema5")
+        let columns = Self.entryColumns
         // Each column as its SQLite type and the hex of its bytes.
         let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
         func rows() throws -> [[String]] {
