@@ -278,7 +278,7 @@ struct EngineState {
         return ReadResult(key: entries.store.entries[i].key, state: .fresh, stored: entries.store.entries[i].stored,
                           ageMs: now - entries.store.entries[i].storedAt,
                           expiresInMs: expiresAt == .max ? .max : expiresAt - now,
-                          tags: entries.store.entries[i].tags, source: .cache)
+                          source: .cache, extras: entries.store.entries[i].readExtras)
     }
 }
 

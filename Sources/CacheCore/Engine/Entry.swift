@@ -251,7 +251,12 @@ struct Entry {
     /// What a read of this entry returns at `now` (`pending` left false for the caller to set).
     func readResult(at now: Int64, source: ValueSource) -> ReadResult {
         ReadResult(key: key, state: state(at: now), stored: stored, ageMs: now - storedAt,
-                   expiresInMs: expiresAt == .max ? .max : expiresAt - now, tags: tags, source: source)
+                   expiresInMs: expiresAt == .max ? .max : expiresAt - now, source: source, extras: readExtras)
+    }
+
+    /// A read's `ReadResult.extras`: the tags, when the entry has any, else nil (no array).
+    var readExtras: ReadResult.Extras? {
+        @inline(__always) get { flags.contains(.tagged) ? ReadResult.Extras.make(tags: cold!.tags, error: nil) : nil }
     }
 
     /// Derives the stale and expiry times from `storedAt` and `policy`, dropping an `expire`
