@@ -135,8 +135,22 @@ struct EntryStore {
     private var freeSlots: [Int32] = []
     /// By namespace slot.
     private var namespaceLists: [List] = []
-    /// By namespace slot: an LRU namespace's entries in recency order; empty under other policies.
+    /// By namespace slot: an LRU namespace's entries in recency order; empty under other policies
+    /// and for the `solo` namespace.
     private var namespaceQueues: [RecencyQueue<NamespaceItem>] = []
+    /// The LRU namespace that holds every live entry and keeps no queue of its own, or -1.
+    ///
+    /// While one LRU namespace holds every live entry, its recency order is the global one: its
+    /// queue would repeat the global queue, so an access appends to the global queue only and the
+    /// namespace's victim is the global queue's first current item. The store becomes solo when an
+    /// entry is stored while it holds none (the entry's namespace, if LRU), and stops being solo
+    /// when an entry of another namespace is stored (the solo namespace's queue is then built from
+    /// the global queue's current items, O(n) for n live entries) or the namespace leaves LRU; it
+    /// does not become solo again until it holds no entry. This stays O(1) amortized: the store
+    /// became solo when it was empty, so the n entries the build orders were all stored since then,
+    /// and no build happens again before as many entries are stored anew (the global queue's
+    /// length is at most 1.75 n + 65, so the build's pass is O(n + 1)).
+    private var solo: Int32 = -1
 
     /// The index of a slot's `Side` record (the slot must have one).
     @inline(__always)
@@ -226,6 +240,8 @@ struct EntryStore {
             HugePages.makeRoomForAppend(&places)
             places.append(Place())
         }
+        let ns = entries[Int(slot)].namespace
+        if solo >= 0 ? ns != solo : liveCount == 0 { changeSolo(storing: ns) }
         liveCount += 1
         stampMostRecent(slot)
         placeNew(slot)
@@ -262,7 +278,7 @@ struct EntryStore {
             // The most recent of all is the most recent of its namespace too.
             if entries[Int(slot)].recency &+ 1 == nextRecency { return }
             stampMostRecent(slot)
-            appendToNamespaceQueue(slot, ns)
+            if Int32(truncatingIfNeeded: ns) != solo { appendToNamespaceQueue(slot, ns) }
         case .fifo:
             moveToGlobalTail(slot)
         case .sieve:
@@ -322,6 +338,7 @@ struct EntryStore {
         let n = Int(ns)
         guard namespaceLists[n].eviction != eviction else { return }
         let members = slots(inNamespace: ns).sorted { entries[Int($0)].recency < entries[Int($1)].recency }
+        if ns == solo { solo = -1 }
         if namespaceLists[n].eviction == .lfu {
             var freed = Set<Int32>()
             for s in members where freed.insert(side[sx(Int(s))].rank.bucket).inserted { freeBuckets.append(side[sx(Int(s))].rank.bucket) }
@@ -348,6 +365,7 @@ struct EntryStore {
     mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks saved: [Int32: Rank], hand: Int32, nextRank: UInt64) {
         let n = Int(ns)
         var members = slots(inNamespace: ns)
+        if ns == solo && eviction != .lru { solo = -1 }
         namespaceLists[n] = List(eviction: eviction, nextRank: nextRank)
         namespaceQueues[n] = RecencyQueue()
         switch eviction {
@@ -516,7 +534,7 @@ struct EntryStore {
         let ns = Int(entries[Int(slot)].namespace)
         if namespaceLists[ns].eviction == .lru {
             namespaceLists[ns].count += 1
-            appendToNamespaceQueue(slot, ns)
+            if Int32(truncatingIfNeeded: ns) != solo { appendToNamespaceQueue(slot, ns) }
         } else {
             linkNamespace(slot, after: namespaceLists[ns].tail)
         }
@@ -541,6 +559,19 @@ struct EntryStore {
     /// - Complexity: O(1) amortized (each item is passed at the head once).
     private mutating func lruVictim(_ n: Int, sparing: Int32) -> Int32? {
         let count = namespaceLists[n].count
+        if Int32(truncatingIfNeeded: n) == solo {
+            // Its order is the global queue's: the same search there.
+            var q = recency.head
+            let end = recency.items.count
+            while q < end && !isCurrent(q) { q += 1 }
+            recency.head = q
+            guard q < end else { return nil }
+            let first = recency.items[q]
+            guard first == sparing && count > 1 else { return first }
+            q += 1
+            while q < end && !isCurrent(q) { q += 1 }
+            return q < end ? recency.items[q] : first
+        }
         var q = namespaceQueues[n].head
         let end = namespaceQueues[n].items.count
         while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
@@ -552,6 +583,26 @@ struct EntryStore {
         q += 1
         while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
         return q < end ? namespaceQueues[n].items[q].slot : first
+    }
+
+    /// Before an entry of namespace `ns` is stored: an empty store becomes solo in `ns` if it is
+    /// LRU (its queue, whose items are all stale, emptied), else not solo; a solo store gets an
+    /// entry of another namespace, so the solo namespace's queue is built from the global one.
+    /// - Complexity: O(1) when the store is empty, else O(n) for n live entries (see `solo`).
+    private mutating func changeSolo(storing ns: Int32) {
+        if liveCount == 0 {
+            solo = namespaceLists[Int(ns)].eviction == .lru ? ns : -1
+            if solo >= 0 { namespaceQueues[Int(ns)] = RecencyQueue() }
+            return
+        }
+        let n = Int(solo)
+        solo = -1
+        var queue = RecencyQueue<NamespaceItem>()
+        queue.items.reserveCapacity(RecencyQueue<NamespaceItem>.limit(current: namespaceLists[n].count) + 1)
+        for q in recency.head..<recency.items.count where isCurrent(q) {
+            queue.items.append(NamespaceItem(global: UInt32(truncatingIfNeeded: q), slot: recency.items[q]))
+        }
+        namespaceQueues[n] = queue
     }
 
     /// Drops the stale items of the global queue, renumbering the current ones; the LRU
@@ -654,7 +705,7 @@ struct EntryStore {
         }
         for s in order {
             let ns = Int(entries[Int(s)].namespace)
-            if namespaceLists[ns].eviction == .lru { namespaceQueues[ns].append(NamespaceItem(global: places[Int(s)].global, slot: s)) }
+            if namespaceLists[ns].eviction == .lru && Int32(ns) != solo { namespaceQueues[ns].append(NamespaceItem(global: places[Int(s)].global, slot: s)) }
         }
     }
 
@@ -693,6 +744,7 @@ struct EntryStore {
     func slots(inNamespace ns: Int32) -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(namespaceLists[Int(ns)].count)
+        if ns == solo { return recencyOrder() }
         if namespaceLists[Int(ns)].eviction == .lru {
             let queue = namespaceQueues[Int(ns)]
             for q in queue.head..<queue.items.count where isCurrent(queue.items[q]) { out.append(queue.items[q].slot) }
@@ -715,7 +767,9 @@ extension EntryStore {
     ///   records are the others;
     /// - the recency stamps of the global queue's current items strictly increase, below
     ///   `nextRecency`; they are every live entry once; it is compacted as promised (`needsCompaction`);
-    /// - each LRU namespace's queue likewise, for the live entries of that namespace; each other
+    /// - each LRU namespace's queue likewise, for the live entries of that namespace, but for the
+    ///   `solo` namespace (if any): it is LRU, holds every live entry, its queue is empty and its
+    ///   order is the global queue's; each other
     ///   namespace's list is doubly linked both ways, ends at its `tail` and holds `count` entries,
     ///   exactly the live entries of that namespace.
     /// - Complexity: O(n) for n slots.
@@ -775,10 +829,26 @@ extension EntryStore {
             v.append("entry store: \(namespaceQueues.count) namespace queues for \(namespaceLists.count) lists")
             return v
         }
+        if solo != -1 {
+            if solo < 0 || Int(solo) >= namespaceLists.count {
+                v.append("entry store: solo namespace slot \(solo) has no list"); return v
+            }
+            if namespaceLists[Int(solo)].eviction != .lru {
+                v.append("entry store: solo namespace slot \(solo) is \(namespaceLists[Int(solo)].eviction.rawValue), not lru")
+            }
+        }
         var inNamespaces = 0
         for ns in namespaceLists.indices {
             let list: [Int32]
-            if namespaceLists[ns].eviction == .lru {
+            if Int32(ns) == solo {
+                let name = "recency order of solo namespace slot \(ns)"
+                list = global
+                if list.count != namespaceLists[ns].count {
+                    v.append("\(name): the global queue holds \(list.count) current entries, its count is \(namespaceLists[ns].count)")
+                }
+                if !namespaceQueues[ns].items.isEmpty || namespaceQueues[ns].head != 0 { v.append("\(name): has a queue of its own") }
+                if namespaceLists[ns].head != -1 || namespaceLists[ns].tail != -1 { v.append("\(name): has list ends") }
+            } else if namespaceLists[ns].eviction == .lru {
                 let name = "recency queue of namespace slot \(ns)"
                 let queue = namespaceQueues[ns]
                 list = queueViolations(queue.items.map { ($0.slot, inRange($0.slot) && isCurrent($0)) }, head: queue.head, name,
