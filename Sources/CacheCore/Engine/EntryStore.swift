@@ -8,15 +8,18 @@
 /// skipped and, once they are three sevenths of the queue, dropped in one pass (O(1) amortized). So an
 /// access writes the entry's stamp and appends to a queue, instead of unlinking the entry from
 /// neighbours scattered over memory. The global order is such a queue; so is an LRU namespace's
-/// (its victim is the first current item). FIFO, SIEVE and LFU namespaces keep a doubly linked
-/// list through slot numbers (`Links`, an array of 8-byte records beside the entries).
+/// (its victim is the first current item), but for an LRU namespace holding every live entry,
+/// whose order is the global queue's (`solo`: an access then appends to one queue). FIFO, SIEVE
+/// and LFU namespaces keep a doubly linked list through slot numbers (`Links`, an array of 8-byte
+/// records beside the entries).
 ///
 /// A value type held (inside the engine's `EntryTable`) in one stored property of the engine, so
 /// that an operation on it (a touch, an insert, a removal) is one exclusivity-checked access of
 /// the engine instead of one per field it reads or writes.
 ///
 /// Per namespace eviction order (`Eviction`), each operation O(1):
-/// - LRU: an access appends the entry to the namespace's queue; the first current item is the victim.
+/// - LRU: an access appends the entry to the namespace's queue (none for the `solo` namespace, whose
+///   queue is the global one); the first current item is the victim.
 /// - FIFO: entries stay in insertion order; the head is the victim.
 /// - SIEVE: insertion order, a visited bit per entry (`Rank.uses` 0 or 1) and a hand (`List.hand`);
 ///   the victim search clears bits, each step of it one bit, so it is O(1) amortized.
