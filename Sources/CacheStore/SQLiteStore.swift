@@ -14,10 +14,10 @@ import Synchronization
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
 /// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`; one B-tree keyed
-/// by a row id this store gives in increasing order, with no index on the key or the recency, so
-/// writing a row touches one tree and a new key's row goes at its right edge: the store keeps each
-/// key's row id in memory (`rowIDs`; the engine keeps keys unique) and loading sorts the rows by
-/// recency), `log`
+/// by a row id the engine gives in increasing order (`StoredEntry.rowID`), with no index on the
+/// key or the recency, so writing a row touches one tree and a new key's row goes at its right
+/// edge: the engine keeps each entry's row id beside it, loaded from the rows, and keeps keys
+/// unique; loading sorts the rows by recency), `log`
 /// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
@@ -38,10 +38,6 @@ public final class SQLiteStore: CacheStore, Sendable {
     private let closed = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
-    /// Each entry row's id by its key (schema 6: the table has no index on the key), and the
-    /// next id to give a new row. Built by `loadEntries` (or by the first commit, from the
-    /// table, when no complete load came first); changed only after a commit succeeds.
-    private let rowIDs = Mutex(RowIDs())
 
     /// Opens (or creates) the store at `path`, locked for this process; an older schema is
     /// migrated.
@@ -332,15 +328,12 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    /// Streams the entry rows, least recent first, one at a time: none is kept here but each
-    /// row's id by its key (`rowIDs`, built anew by a load that reads every row).
+    /// Streams the entry rows, least recent first, one at a time, each with its row id; none is
+    /// kept here.
     public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
-        var ids: [RowKey: Int64] = [:]
-        var top: Int64 = 0
         do {
             try queue.read { db in
-                ids.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra, id
                     FROM entries ORDER BY recency
@@ -349,15 +342,13 @@ public final class SQLiteStore: CacheStore, Sendable {
                 // (spilling to temporary files), and hands them on one at a time.
                 while let row = try rows.next() {
                     let key = Self.key(try row.decode(atIndex: 0))
-                    let id: Int64 = try row.decode(atIndex: 12)
-                    ids[RowKey(key)] = id
-                    if id > top { top = id }
                     let entry = StoredEntry(key: key, recency: try row.decode(atIndex: 1),
                                             value: try row.decode(atIndex: 2), storedAt: try row.decode(atIndex: 3),
                                             staleAt: try row.decode(atIndex: 4), expiresAt: try row.decode(atIndex: 5),
                                             seq: try row.decode(atIndex: 6), storedRequest: try row.decode(atIndex: 7),
                                             lastWrite: try row.decode(atIndex: 8), lastPut: try row.decode(atIndex: 9),
-                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11))
+                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11),
+                                            rowID: try row.decode(atIndex: 12))
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
                         return
@@ -368,99 +359,68 @@ public final class SQLiteStore: CacheStore, Sendable {
             throw StoreError("cannot read store \(path): \(Self.describe(error))")
         }
         if let failure { throw failure }
-        rowIDs.withLock { $0 = RowIDs(ids: ids, next: top + 1, built: true) }
     }
 
     /// Writes the changes in one transaction. The rows are bound straight through SQLite's C
     /// interface on statements prepared once per store (GRDB's statement cache), entry rows many
-    /// to a statement (`writeEntries`): a commit of a group of puts spends its time in SQLite,
-    /// not in building argument lists. A key's row is found by its id (`rowIDs`); a new key's
-    /// row gets the next id, at the right edge of the table. The map of ids changes only once
-    /// the transaction is committed: after a failed commit it still matches the file.
+    /// to a step of one statement (`writeEntries`): a commit of a group of puts spends its time in
+    /// SQLite, not in building argument lists. Entry rows are written, moved and deleted by the
+    /// row ids the engine gives them (`StoredEntry.rowID`): no key is looked up. The store keeps
+    /// nothing of a commit in memory, so a failed one (rolled back) leaves nothing to undo.
+    /// - Throws: `StoreError` when the transaction fails, or an entry row has no id (0 or less).
     public func commit(_ changes: StoreChanges) throws(StoreError) {
+        if let bad = changes.entries.first(where: { $0.rowID <= 0 }) {
+            throw StoreError("cannot write store \(path): the entry row of \(bad.key) has no row id")
+        }
         do {
-            try rowIDs.withLock { (ids: inout RowIDs) throws in
-                let cleared = changes.replacesAll
-                var removedNow = Set<RowKey>()
-                var added: [(key: RowKey, id: Int64)] = []
-                var next: Int64 = 0
-                try queue.write { db in
-                    // Read before this transaction's first change (built or not, the map is of
-                    // the rows as they are now).
-                    if !ids.built { ids = try RowIDs(db) }
-                    next = ids.next
-                    if cleared {
-                        try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
-                    } else if changes.logCleared {
-                        try db.execute(sql: "DELETE FROM log")
+            try queue.write { db in
+                if changes.replacesAll {
+                    try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
+                } else if changes.logCleared {
+                    try db.execute(sql: "DELETE FROM log")
+                }
+                if !changes.replacesAll && changes.removedRowIDs.contains(where: { $0 > 0 }) {
+                    let delete = try RowWriter(db, "DELETE FROM entries WHERE id = ?")
+                    for id in changes.removedRowIDs where id > 0 {
+                        delete.bind(1, id)
+                        try delete.run()
                     }
-                    if !changes.removedKeys.isEmpty {
-                        let delete = try RowWriter(db, "DELETE FROM entries WHERE id = ?")
-                        for key in changes.removedKeys where removedNow.insert(RowKey(key)).inserted {
-                            guard !cleared, let id = ids.ids[RowKey(key)] else { continue }
-                            delete.bind(1, id)
+                }
+                if !changes.entries.isEmpty { try Self.writeEntries(changes.entries, db) }
+                if !changes.recencies.isEmpty && !changes.replacesAll {
+                    let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
+                    for r in changes.recencies where r.rowID > 0 {
+                        update.bind(1, r.recency)
+                        update.bind(2, r.rowID)
+                        try update.run()
+                    }
+                }
+                if !changes.log.isEmpty {
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
+                    for line in changes.log {
+                        upsert.bind(1, line.position)
+                        upsert.bind(2, line.body)
+                        try upsert.run()
+                    }
+                }
+                if !changes.server.isEmpty {
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
+                    let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
+                    for row in changes.server {
+                        if row.value == nil && row.modifiedAt == nil {
+                            delete.bind(1, blob: row.key)
                             try delete.run()
-                        }
-                    }
-                    if !changes.entries.isEmpty {
-                        var rowIDs = [Int64](repeating: 0, count: changes.entries.count)
-                        let checkRemoved = !removedNow.isEmpty
-                        for (i, entry) in changes.entries.enumerated() {
-                            let key = RowKey(entry.key)
-                            if !cleared, !(checkRemoved && removedNow.contains(key)), let id = ids.ids[key] {
-                                rowIDs[i] = id
-                            } else {
-                                rowIDs[i] = next
-                                added.append((key, next))
-                                next += 1
-                            }
-                        }
-                        try Self.writeEntries(changes.entries, ids: rowIDs, db)
-                    }
-                    if !changes.recencies.isEmpty && !cleared {
-                        let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
-                        for r in changes.recencies {
-                            guard !removedNow.contains(RowKey(r.key)), let id = ids.ids[RowKey(r.key)] else { continue }
-                            update.bind(1, r.recency)
-                            update.bind(2, id)
-                            try update.run()
-                        }
-                    }
-                    if !changes.log.isEmpty {
-                        let upsert = try RowWriter(db, "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
-                        for line in changes.log {
-                            upsert.bind(1, line.position)
-                            upsert.bind(2, line.body)
+                        } else {
+                            upsert.bind(1, blob: row.key)
+                            upsert.bind(2, row.value)
+                            upsert.bind(3, row.modifiedAt)
                             try upsert.run()
                         }
                     }
-                    if !changes.server.isEmpty {
-                        let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
-                        let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
-                        for row in changes.server {
-                            if row.value == nil && row.modifiedAt == nil {
-                                delete.bind(1, blob: row.key)
-                                try delete.run()
-                            } else {
-                                upsert.bind(1, blob: row.key)
-                                upsert.bind(2, row.value)
-                                upsert.bind(3, row.modifiedAt)
-                                try upsert.run()
-                            }
-                        }
-                    }
-                    let state = try RowWriter(db, "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)")
-                    state.bind(1, changes.state)
-                    try state.run()
                 }
-                if cleared {
-                    ids.ids.removeAll(keepingCapacity: true)
-                } else {
-                    for key in removedNow { ids.ids.removeValue(forKey: key) }
-                }
-                ids.ids.reserveCapacity(ids.ids.count + added.count)
-                for row in added { ids.ids[row.key] = row.id }
-                ids.next = next
+                let state = try RowWriter(db, "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)")
+                state.bind(1, changes.state)
+                try state.run()
             }
         } catch let error as StoreError {
             throw error
@@ -470,7 +430,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step),
-    /// in the order of their row ids (`ids[i]` is row i's): new rows, whose ids are the largest,
+    /// in the order of their row ids: new rows, whose ids are the largest,
     /// go at the right edge of the table, and a step's rows land on a few neighbouring pages.
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
@@ -483,7 +443,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// and all are cleared once the rows are written (or fail), so no later use of the
     /// statements can find the buffers bound. Memory: the two buffers and one index per row,
     /// O(size of the rows), as `entries` is already.
-    private static func writeEntries(_ entries: [StoredEntry], ids: [Int64], _ db: Database) throws {
+    private static func writeEntries(_ entries: [StoredEntry], _ db: Database) throws {
         let batch = try RowWriter(db, writeEntrySQL(rows: rowsPerStatement))
         let single = try RowWriter(db, writeEntrySQL(rows: 1))
         defer {
@@ -512,11 +472,11 @@ public final class SQLiteStore: CacheStore, Sendable {
             // The rows in the order of their ids (often already so: a group of new keys).
             var order = Array(0..<Int32(count))
             var sorted = true
-            for i in 1..<max(count, 1) where ids[i - 1] > ids[i] {
+            for i in 1..<max(count, 1) where all[i - 1].rowID > all[i].rowID {
                 sorted = false
                 break
             }
-            if !sorted { order.sort { ids[Int($0)] < ids[Int($1)] } }
+            if !sorted { order.sort { all[Int($0)].rowID < all[Int($1)].rowID } }
             try keys.withUnsafeBufferPointer { keys in
                 try values.withUnsafeBufferPointer { values in
                     try keyEnds.withUnsafeBufferPointer { keyEnds in
@@ -530,7 +490,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
                                     let base = Int32(r * 13) + 1
-                                    _ = sqlite3_bind_int64(writer.statement, base, ids[i])
+                                    _ = sqlite3_bind_int64(writer.statement, base, all[i].rowID)
                                     let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
                                     let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
                                     if keyCount > 0 {
@@ -612,81 +572,6 @@ public final class SQLiteStore: CacheStore, Sendable {
             }
             writer.bind(index, text)
         }
-    }
-
-    /// Each entry row's id by its key, and the next id to give (one past the largest in the
-    /// table). Memory: a dictionary slot of 32 bytes (the key's string, its 8-byte hash and the
-    /// 8-byte id) in a power-of-two table at most three-quarters full: 43 to 86 bytes an entry
-    /// (64 MiB for 1 M entries), plus, for a key longer than 15 UTF-8 bytes, its string's storage
-    /// when the cache does not share it.
-    struct RowIDs {
-        var ids: [RowKey: Int64] = [:]
-        var next: Int64 = 1
-        /// False until a load or a commit has read every row's id.
-        var built = false
-
-        init() {}
-
-        init(ids: [RowKey: Int64], next: Int64, built: Bool) {
-            self.ids = ids
-            self.next = next
-            self.built = built
-        }
-
-        /// The ids of the rows in `db`.
-        init(_ db: Database) throws {
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, key FROM entries")
-            while let row = try rows.next() {
-                let id: Int64 = try row.decode(atIndex: 0)
-                ids[RowKey(SQLiteStore.key(try row.decode(atIndex: 1)))] = id
-                if id >= next { next = id + 1 }
-            }
-            built = true
-        }
-    }
-
-    /// A key compared and hashed by its UTF-8 bytes, as the table and the engine tell keys apart
-    /// (Swift's `String` equality would take "caf\u{e9}" and "cafe\u{301}" for one key). The
-    /// bytes are hashed once, when the key is made, by a folded multiply over 8 bytes at a time;
-    /// the dictionary hashes (with its per-process seed) and compares that number, and compares
-    /// the bytes only when the numbers are equal.
-    struct RowKey: Hashable {
-        var text: String
-        let bytesHash: UInt64
-
-        init(_ text: String) {
-            self.text = text
-            var copy = text
-            bytesHash = copy.withUTF8 { bytes in
-                let raw = UnsafeRawBufferPointer(bytes)
-                var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
-                var i = 0
-                while i + 8 <= raw.count {
-                    h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-                    h ^= h >> 31
-                    i += 8
-                }
-                var tail: UInt64 = 0
-                var shift: UInt64 = 0
-                while i < raw.count {
-                    tail |= UInt64(raw[i]) << shift
-                    shift += 8
-                    i += 1
-                }
-                h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
-                return h ^ (h >> 29)
-            }
-        }
-
-        static func == (a: RowKey, b: RowKey) -> Bool {
-            guard a.bytesHash == b.bytesHash else { return false }
-            var a = a.text, b = b.text
-            return a.withUTF8 { x in
-                b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
-            }
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
     }
 
     /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped

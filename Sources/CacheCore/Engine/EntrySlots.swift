@@ -13,6 +13,15 @@ struct EntrySlots: RandomAccessCollection {
     private var touched: [Int32] = []
     /// Whether writes mark their slot.
     var tracking = false
+    /// Each slot's row id in a persistent store, while `keepsRowIDs` (else empty): 0 for a slot
+    /// whose entry has no row yet (written since the last `takeChanges`, or dead). Kept beside the
+    /// entries, not in them, so a read of an entry never loads it; 8 bytes a slot, only with a
+    /// store. A store writes and deletes rows by these ids and keeps no map of its own.
+    private(set) var rowIDs: [Int64] = []
+    /// The id the next new row gets: one past the largest given or loaded.
+    private(set) var nextRowID: Int64 = 1
+    /// Whether `rowIDs` is kept (from a store's rows, or since tracking began).
+    private(set) var keepsRowIDs = false
 
     init() {}
 
@@ -58,7 +67,76 @@ struct EntrySlots: RandomAccessCollection {
     mutating func append(_ entry: consuming Entry) {
         HugePages.makeRoomForAppend(&storage)
         storage.append(consume entry)
+        if keepsRowIDs { rowIDs.append(0) }
         if tracking { mark(storage.count - 1) }
+    }
+
+    // MARK: Row ids
+
+    /// Starts keeping row ids, none given yet (each slot 0), when not kept already.
+    mutating func keepRowIDs() {
+        guard !keepsRowIDs else { return }
+        keepsRowIDs = true
+        rowIDs = Array(repeating: 0, count: storage.count)
+        nextRowID = 1
+    }
+
+    /// Stops keeping row ids (they are not known: the next commit writes every row anew).
+    mutating func dropRowIDs() {
+        keepsRowIDs = false
+        rowIDs = []
+        nextRowID = 1
+    }
+
+    /// Sets a slot's row id as a store holds it (loading its rows); the next new row's id
+    /// follows the largest.
+    mutating func setRowID(_ i: Int, _ id: Int64) {
+        rowIDs[i] = id
+        if id >= nextRowID { nextRowID = id &+ 1 }
+    }
+
+    /// A live slot's row id, given now (the next id) when it has none.
+    @inline(__always)
+    mutating func rowIDForWrite(_ i: Int) -> Int64 {
+        let id = rowIDs[i]
+        if id != 0 { return id }
+        let given = nextRowID
+        rowIDs[i] = given
+        nextRowID = given &+ 1
+        return given
+    }
+
+    /// A slot's row id (0 for none), which it no longer has: its entry is being removed.
+    @inline(__always)
+    mutating func takeRowID(_ i: Int) -> Int64 {
+        guard keepsRowIDs else { return 0 }
+        let id = rowIDs[i]
+        rowIDs[i] = 0
+        return id
+    }
+
+    /// Gives the slots of `order` the ids 1, 2, ... in that order, every other slot none: a store
+    /// written anew (`StoreChanges.replacesAll`).
+    mutating func renumberRows(_ order: [Int32]) {
+        keepsRowIDs = true
+        rowIDs = Array(repeating: 0, count: storage.count)
+        for (n, s) in order.enumerated() { rowIDs[Int(s)] = Int64(n + 1) }
+        nextRowID = Int64(order.count + 1)
+    }
+
+    /// What is wrong with the row ids kept: one per slot, none on a dead slot, each live one's
+    /// its own and below `nextRowID`.
+    func rowIDViolations() -> [String] {
+        guard keepsRowIDs else { return rowIDs.isEmpty ? [] : ["entry slots: \(rowIDs.count) row ids kept while none should be"] }
+        guard rowIDs.count == storage.count else { return ["entry slots: \(rowIDs.count) row ids for \(storage.count) slots"] }
+        var v: [String] = []
+        var seen = Set<Int64>()
+        for (i, id) in rowIDs.enumerated() where id != 0 {
+            if !storage[i].live { v.append("entry slots: dead slot \(i) has row id \(id)") }
+            if id < 0 || id >= nextRowID { v.append("entry slots: slot \(i)'s row id \(id) is not below the next, \(nextRowID)") }
+            if !seen.insert(id).inserted { v.append("entry slots: row id \(id) is given twice") }
+        }
+        return v
     }
 
     mutating func reserveCapacity(_ n: Int) { HugePages.reserve(&storage, n) }

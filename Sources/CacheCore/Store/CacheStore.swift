@@ -39,8 +39,14 @@ extension CacheStore {
 /// (0 for none), its tags as a JSON array (nil for none) and, as a JSON object, the fields most
 /// entries do not have (`invalidated`, `expiry_counted`, `expiry_overridden`, `expiry_seq`,
 /// `mutations`, and outside LRU `rank`, `uses`, `visited`, as in a snapshot's entry; nil for none).
+///
+/// `rowID` names the row: the engine gives each entry's row an id (positive, unique among the
+/// rows, larger for a newer row; 0 for none) and a store reads and writes rows by it, so it need
+/// not find a row by its key. A row loaded from a store carries the id the store keeps it under.
 public struct StoredEntry: Sendable, Equatable {
     public var key: String
+    /// The row's id (0: none given).
+    public var rowID: Int64
     public var recency: Int64
     /// The value as compact JSON text. An entry taken from an engine lends the engine's own
     /// copy of it (``withValueUTF8(_:)``): no text is made for a row a store writes.
@@ -70,23 +76,24 @@ public struct StoredEntry: Sendable, Equatable {
     public var extra: String?
     public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
                 seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
-                tags: String? = nil, extra: String? = nil) {
+                tags: String? = nil, extra: String? = nil, rowID: Int64 = 0) {
         self.init(key: key, recency: recency, valueText: .text(value), storedAt: storedAt, staleAt: staleAt,
                   expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra)
+                  tags: tags, extra: extra, rowID: rowID)
     }
 
     /// An entry whose value is an engine's stored value, lent as it is.
     init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
+         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
         self.init(key: key, recency: recency, valueText: .stored(stored), storedAt: storedAt, staleAt: staleAt,
                   expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra)
+                  tags: tags, extra: extra, rowID: rowID)
     }
 
     private init(key: String, recency: Int64, valueText: ValueText, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-                 seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
-        self.key = key; self.recency = recency; self.valueText = valueText; self.storedAt = storedAt
+                 seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?,
+                 rowID: Int64) {
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = valueText; self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
@@ -100,7 +107,8 @@ public struct StoredEntry: Sendable, Equatable {
         }
     }
 
-    /// Equal when every field is, the value compared as text (however it is held).
+    /// Equal when every field of the row's contents is, the value compared as text (however it is
+    /// held); the row id, where a store keeps the row, is not compared.
     public static func == (a: StoredEntry, b: StoredEntry) -> Bool {
         a.key == b.key && a.recency == b.recency && a.storedAt == b.storedAt && a.staleAt == b.staleAt
             && a.expiresAt == b.expiresAt && a.seq == b.seq && a.storedRequest == b.storedRequest
@@ -113,11 +121,13 @@ public struct StoredEntry: Sendable, Equatable {
                                "stored_request", "last_write", "last_put"]
 }
 
-/// An entry that only moved in the recency order: its row keeps everything but the stamp.
+/// An entry that only moved in the recency order: its row (`rowID`, as `StoredEntry`'s) keeps
+/// everything but the stamp.
 public struct StoredRecency: Sendable, Equatable {
     public var key: String
     public var recency: Int64
-    public init(key: String, recency: Int64) { self.key = key; self.recency = recency }
+    public var rowID: Int64
+    public init(key: String, recency: Int64, rowID: Int64 = 0) { self.key = key; self.recency = recency; self.rowID = rowID }
 }
 
 /// One line of the request log, at its position (0 is the oldest), as snapshot JSON.
@@ -155,10 +165,16 @@ public struct StoredState: Sendable {
 /// with `logCleared`, every log row; then `removedKeys` are deleted, then `entries`, `recencies`,
 /// `log` and `server` rows written (replacing rows of the same key or position), then the state
 /// document. A key is in at most one of `entries` and `recencies`.
+///
+/// Entry rows are named by their row ids (`StoredEntry.rowID`): an entry row replaces the row of
+/// its id, a new id is a new row, `removedRowIDs[i]` is the id of `removedKeys[i]`'s row (0 when
+/// it had none: the entry came and went between two commits). With `replacesAll` the ids are
+/// 1, 2, ... in recency order.
 public struct StoreChanges: Sendable {
     public var replacesAll = false
     public var logCleared = false
     public var removedKeys: [String] = []
+    public var removedRowIDs: [Int64] = []
     public var entries: [StoredEntry] = []
     public var recencies: [StoredRecency] = []
     public var log: [StoredLogLine] = []
@@ -172,6 +188,8 @@ struct ChangeLog {
     /// `restore` replaced everything: every row is written anew.
     var replacedAll = false
     var removedKeys: [String] = []
+    /// The row id of each of `removedKeys` (0 for none).
+    var removedRowIDs: [Int64] = []
     var logCleared = false
     /// Positions of request-log lines added or changed (repeats allowed).
     var logPositions: [Int] = []
@@ -180,13 +198,23 @@ struct ChangeLog {
 extension CacheEngine {
     /// Starts noting what changes, for `takeChanges`.
     /// - Parameter everything: the first `takeChanges` writes the whole state (a new store); else
-    ///   only what changes from now on (a store this state was just read from).
+    ///   only what changes from now on (a store this state was just read from, whose rows' ids
+    ///   the entries keep; when they do not, everything is written all the same).
     public func startTrackingChanges(everything: Bool) {
         defer { if checksInvariants { checkInvariants() } }
         slots.tracking = true
         _ = slots.takeChanged()
-        changes = ChangeLog(replacedAll: everything)
+        changes = ChangeLog(replacedAll: everything || !slots.keepsRowIDs)
+        slots.keepRowIDs()
         origin.persistentState?.startTrackingChanges()
+    }
+
+    /// The changes last taken were not committed (the commit failed, and the store holds the rows
+    /// as they were): the next `takeChanges` writes everything anew, so the store and the
+    /// engine's row ids agree again whatever the failed commit did.
+    public func changesNotCommitted() {
+        guard changes != nil else { return }
+        changes = ChangeLog(replacedAll: true)
     }
 
     /// The rows that changed since the last call (everything, the first time or after `restore`).
@@ -208,7 +236,9 @@ extension CacheEngine {
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(entries.count)
-            for s in entries.store.recencyOrder() { out.entries.append(storedEntry(s)) }
+            let order = entries.store.recencyOrder()
+            slots.renumberRows(order)
+            for s in order { out.entries.append(storedEntry(s, rowID: slots.rowIDs[Int(s)])) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
@@ -216,11 +246,20 @@ extension CacheEngine {
             return out
         }
         out.removedKeys = log.removedKeys
+        out.removedRowIDs = log.removedRowIDs
         out.entries.reserveCapacity(written.count)
-        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s)) }
+        // A new entry's row gets the next id here, in the order first written: new rows go at
+        // the right edge of a store's table, in order.
+        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s)))) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
-            out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency)))
+            let id = slots.rowIDs[Int(s)]
+            // (Every live entry got its row when it was first taken; one without is written whole.)
+            if id == 0 {
+                out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s))))
+                continue
+            }
+            out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency), rowID: id))
         }
         out.logCleared = log.logCleared
         var seen = Set<Int>()
@@ -231,7 +270,7 @@ extension CacheEngine {
         return out
     }
 
-    private func storedEntry(_ slot: Int32) -> StoredEntry {
+    private func storedEntry(_ slot: Int32, rowID: Int64) -> StoredEntry {
         // Each field read where the slot keeps it: the entry is not copied out (which retains and
         // releases every reference it holds).
         let i = Int(slot)
@@ -251,7 +290,7 @@ extension CacheEngine {
                            storedRequest: Int64(bitPattern: slots[i].storedRequest),
                            lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
                            tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
-                           extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
+                           extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText, rowID: rowID)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
@@ -326,6 +365,9 @@ struct StoredRows {
     var namespaceIndex: [String: Int]
     /// Each row's recency stamp, by slot (set in the table by `finishStored`).
     var recencies: [UInt64] = []
+    /// A row came without a row id (0 or less): the table keeps none (the first commit writes
+    /// every row anew).
+    var rowIDsMissing = false
     /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
     var ranks: [[Int32: EntryStore.Rank]]
     /// Ranks taken, by namespace slot.
@@ -383,6 +425,7 @@ extension Snapshot {
                               perNamespace: Array(repeating: 0, count: namespaces.count),
                               known: mutationsKnown)
         rows.recencies.reserveCapacity(stored.entryCount)
+        rows.table.slots.keepRowIDs()
         self.stored = rows
     }
 
@@ -420,6 +463,7 @@ extension Snapshot {
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
         let slot = stored!.table.insert(entry)
+        if row.rowID > 0 { stored!.table.slots.setRowID(Int(slot), row.rowID) } else { stored!.rowIDsMissing = true }
         if let rank { stored!.ranks[ns][slot] = rank }
         stored!.recencies.append(UInt64(bitPattern: row.recency))
     }
@@ -485,6 +529,7 @@ extension Snapshot {
         }
         rows.table.restoreRecencies(rows.recencies)
         rows.recencies = []
+        if rows.rowIDsMissing { rows.table.slots.dropRowIDs() }
         for (n, ns) in namespaces.enumerated() where ns.policy.eviction != .lru {
             let hand = hands[n].flatMap { rows.table.slot(forKey: $0) } ?? -1
             rows.table.restoreOrder(Int32(n), ns.policy.eviction, ranks: rows.ranks[n], hand: hand, nextRank: nextRanks[n] ?? 0)
