@@ -226,8 +226,27 @@ public final class SQLiteStore: CacheStore, Sendable {
             + "ON CONFLICT (id) DO UPDATE SET \(updateEveryColumnButTheKey)"
     }
 
-    /// Entry rows written by one step of `commit`'s batched statement.
+    /// Inserts `rows` new entry rows of schema 6 (13 arguments each, as `writeEntrySQL`'s). `OR
+    /// FAIL`: a statement that fails keeps what it wrote before, so SQLite keeps no statement
+    /// journal for it (a copy of every page a step changes, to undo the step alone), which
+    /// `commit` does not need: a failed step fails the whole transaction, which is rolled back.
+    /// A row whose id is taken fails the statement (the engine gives each new row an id of its
+    /// own).
+    static func insertNewEntrySQL(rows: Int) -> String {
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (id, \(entryColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
+    /// Entry rows written by one step of `commit`'s batched statements: rows that may be in the
+    /// table already (an upsert, whose statement journal grows with the pages a step changes),
+    /// and new rows (at the right edge of the table, with no statement journal).
     static let rowsPerStatement = 32
+    static let newRowsPerStatement = 128
+
+    /// The statements `writeEntries` steps (built once).
+    static let entrySQL = (batch: writeEntrySQL(rows: rowsPerStatement), single: writeEntrySQL(rows: 1),
+                           newBatch: insertNewEntrySQL(rows: newRowsPerStatement), newSingle: insertNewEntrySQL(rows: 1))
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -246,6 +265,9 @@ public final class SQLiteStore: CacheStore, Sendable {
 
     /// Checks that the database is new or a cachesh store this build reads, migrates it, then
     /// turns on the WAL journal. Nothing is written before the checks pass.
+    /// The page size of a new store's file (an existing file keeps its own).
+    static let pageSize = 16384
+
     static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil) throws(StoreError) {
         do {
             try queue.read { db in try check(db, name: name) }
@@ -256,6 +278,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                     // is synced once, not twice (SQLite's NORMAL for such a journal). The file
                     // holds nothing yet, and a killed process leaves it empty or whole.
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    try db.execute(sql: "PRAGMA page_size = \(pageSize)")
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
                     // A checkpoint every 16384 pages of log (64 MiB) rather than SQLite's 1000: a
                     // page changed by many commits is copied into the database file less often,
@@ -263,7 +286,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                     // most that plus one commit (its index in memory, 8 bytes a page: 128 KiB);
                     // `close` empties it. (What a commit makes durable does not depend on
                     // checkpoints.)
-                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
+                    let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
             if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
@@ -386,7 +410,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                         try delete.run()
                     }
                 }
-                if !changes.entries.isEmpty { try Self.writeEntries(changes.entries, db) }
+                if !changes.entries.isEmpty { try Self.writeEntries(changes.entries, firstNew: changes.firstNewRowID, db) }
                 if !changes.recencies.isEmpty && !changes.replacesAll {
                     let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
                     for r in changes.recencies where r.rowID > 0 {
@@ -429,27 +453,27 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step),
-    /// in the order of their row ids: new rows, whose ids are the largest,
-    /// go at the right edge of the table, and a step's rows land on a few neighbouring pages.
+    /// Writes entry rows many to a step of one statement (the rest one to a step), in the order
+    /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
+    /// upsert `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
+    /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
+    /// a few neighbouring pages.
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
-    /// once per row. SQLite copies every page a step of a statement of many rows changes into its
-    /// statement journal (in memory, spilled to a temporary file past 64 KiB), so a step that
-    /// touches few pages keeps that journal small and off the disk.
+    /// once per row. SQLite copies every page a step of an upsert of many rows changes into its
+    /// statement journal (in memory, spilled to a temporary file past 64 KiB), so such a step
+    /// touches few pages to keep that journal small and off the disk; the insert keeps none.
     ///
     /// The keys and values of all the rows are copied into two buffers that SQLite reads where
     /// they are (`SQLITE_STATIC`) during the steps; every argument is bound anew for each step,
     /// and all are cleared once the rows are written (or fail), so no later use of the
     /// statements can find the buffers bound. Memory: the two buffers and one index per row,
     /// O(size of the rows), as `entries` is already.
-    private static func writeEntries(_ entries: [StoredEntry], _ db: Database) throws {
-        let batch = try RowWriter(db, writeEntrySQL(rows: rowsPerStatement))
-        let single = try RowWriter(db, writeEntrySQL(rows: 1))
-        defer {
-            sqlite3_clear_bindings(batch.statement)
-            sqlite3_clear_bindings(single.statement)
-        }
+    private static func writeEntries(_ entries: [StoredEntry], firstNew: Int64, _ db: Database) throws {
+        let sql = entrySQL
+        var writers = [try BatchWriter(db, sql.batch, rows: rowsPerStatement), try BatchWriter(db, sql.single, rows: 1),
+                       try BatchWriter(db, sql.newBatch, rows: newRowsPerStatement), try BatchWriter(db, sql.newSingle, rows: 1)]
+        defer { for w in writers { sqlite3_clear_bindings(w.writer.statement) } }
         let count = entries.count
         // Row i's key is keys[keyEnds[i - 1]..<keyEnds[i]] (from 0 for the first), its value the
         // same in `values`.
@@ -477,53 +501,51 @@ public final class SQLiteStore: CacheStore, Sendable {
                 break
             }
             if !sorted { order.sort { all[Int($0)].rowID < all[Int($1)].rowID } }
+            // The new rows follow the others in that order.
+            var split = count
+            while split > 0 && all[Int(order[split - 1])].rowID >= firstNew { split -= 1 }
             try keys.withUnsafeBufferPointer { keys in
                 try values.withUnsafeBufferPointer { values in
                     try keyEnds.withUnsafeBufferPointer { keyEnds in
                         try valueEnds.withUnsafeBufferPointer { valueEnds in
-                            var batchBound = Bindings(count: rowsPerStatement * 13)
-                            var singleBound = Bindings(count: 13)
                             var start = 0
                             while start < count {
-                                let rows = count - start >= rowsPerStatement ? rowsPerStatement : 1
-                                let writer = rows == 1 ? single : batch
+                                let new = start >= split
+                                let end = new ? count : split
+                                let w = (new ? 2 : 0) + (end - start >= writers[new ? 2 : 0].rows ? 0 : 1)
+                                let rows = writers[w].rows
+                                let statement = writers[w].writer.statement
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
                                     let base = Int32(r * 13) + 1
-                                    _ = sqlite3_bind_int64(writer.statement, base, all[i].rowID)
+                                    _ = sqlite3_bind_int64(statement, base, all[i].rowID)
                                     let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
                                     let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
                                     if keyCount > 0 {
-                                        _ = sqlite3_bind_blob(writer.statement, base + 1, keys.baseAddress! + keyStart,
+                                        _ = sqlite3_bind_blob(statement, base + 1, keys.baseAddress! + keyStart,
                                                               Int32(keyCount), sqliteStatic)
                                     } else {
-                                        _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+                                        _ = sqlite3_bind_zeroblob(statement, base + 1, 0)
                                     }
                                     if valueCount > 0 {
                                         UnsafeRawPointer(values.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                                            _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                                            _ = sqlite3_bind_text(statement, base + 3, text, Int32(valueCount), sqliteStatic)
                                         }
                                     } else {
-                                        _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
+                                        _ = sqlite3_bind_text(statement, base + 3, "", 0, sqliteTransient)
                                     }
-                                    func bind(_ index: Int32, _ n: Int64?) {
-                                        if rows == 1 { singleBound.bind(writer, index, n) } else { batchBound.bind(writer, index, n) }
-                                    }
-                                    func bind(_ index: Int32, _ text: String?) {
-                                        if rows == 1 { singleBound.bind(writer, index, text) } else { batchBound.bind(writer, index, text) }
-                                    }
-                                    bind(base + 2, all[i].recency)
-                                    bind(base + 4, all[i].storedAt)
-                                    bind(base + 5, all[i].staleAt)
-                                    bind(base + 6, all[i].expiresAt)
-                                    bind(base + 7, all[i].seq)
-                                    bind(base + 8, all[i].storedRequest)
-                                    bind(base + 9, all[i].lastWrite)
-                                    bind(base + 10, all[i].lastPut)
-                                    bind(base + 11, all[i].tags)
-                                    bind(base + 12, all[i].extra)
+                                    writers[w].bind(base + 2, all[i].recency)
+                                    writers[w].bind(base + 4, all[i].storedAt)
+                                    writers[w].bind(base + 5, all[i].staleAt)
+                                    writers[w].bind(base + 6, all[i].expiresAt)
+                                    writers[w].bind(base + 7, all[i].seq)
+                                    writers[w].bind(base + 8, all[i].storedRequest)
+                                    writers[w].bind(base + 9, all[i].lastWrite)
+                                    writers[w].bind(base + 10, all[i].lastPut)
+                                    writers[w].bind(base + 11, all[i].tags)
+                                    writers[w].bind(base + 12, all[i].extra)
                                 }
-                                try writer.run()
+                                try writers[w].writer.run()
                                 start += rows
                             }
                         }
@@ -531,6 +553,23 @@ public final class SQLiteStore: CacheStore, Sendable {
                 }
             }
         }
+    }
+
+    /// One of `writeEntries`' statements, with what its parameters were last bound to.
+    private struct BatchWriter {
+        let writer: RowWriter
+        /// Entry rows a step writes.
+        let rows: Int
+        var bound: Bindings
+
+        init(_ db: Database, _ sql: String, rows: Int) throws {
+            writer = try RowWriter(db, sql)
+            self.rows = rows
+            bound = Bindings(count: rows * 13)
+        }
+
+        mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }
+        mutating func bind(_ index: Int32, _ text: String?) { bound.bind(writer, index, text) }
     }
 
     /// What each integer or NULL parameter of a statement was last bound to. SQLite keeps a

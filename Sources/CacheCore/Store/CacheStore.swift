@@ -169,9 +169,11 @@ public struct StoredState: Sendable {
 /// Entry rows are named by their row ids (`StoredEntry.rowID`): an entry row replaces the row of
 /// its id, a new id is a new row, `removedRowIDs[i]` is the id of `removedKeys[i]`'s row (0 when
 /// it had none: the entry came and went between two commits). With `replacesAll` the ids are
-/// 1, 2, ... in recency order.
+/// 1, 2, ... in recency order. An entry row whose id is `firstNewRowID` or more is new: the store
+/// holds no row of that id (it may insert the row without looking for one).
 public struct StoreChanges: Sendable {
     public var replacesAll = false
+    public var firstNewRowID: Int64 = .max
     public var logCleared = false
     public var removedKeys: [String] = []
     public var removedRowIDs: [Int64] = []
@@ -238,6 +240,7 @@ extension CacheEngine {
             out.entries.reserveCapacity(entries.count)
             let order = entries.store.recencyOrder()
             slots.renumberRows(order)
+            out.firstNewRowID = 1
             for s in order { out.entries.append(storedEntry(s, rowID: slots.rowIDs[Int(s)])) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
@@ -247,6 +250,7 @@ extension CacheEngine {
         }
         out.removedKeys = log.removedKeys
         out.removedRowIDs = log.removedRowIDs
+        out.firstNewRowID = slots.nextRowID
         out.entries.reserveCapacity(written.count)
         // A new entry's row gets the next id here, in the order first written: new rows go at
         // the right edge of a store's table, in order.
