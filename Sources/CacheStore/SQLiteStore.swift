@@ -238,15 +238,27 @@ public final class SQLiteStore: CacheStore, Sendable {
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
+    /// `insertNewEntrySQL` without the id (12 arguments a row): SQLite gives each row one more
+    /// than the largest id in the table, which `writeEntries` uses when that is the row's id.
+    /// SQLite then finds the place of each row at the table's right edge at once, where an id
+    /// given is looked up from the root.
+    static func appendEntrySQL(rows: Int) -> String {
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (\(entryColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
     /// Entry rows written by one step of `commit`'s batched statements: rows that may be in the
     /// table already (an upsert, whose statement journal grows with the pages a step changes),
     /// and new rows (at the right edge of the table, with no statement journal).
     static let rowsPerStatement = 32
     static let newRowsPerStatement = 128
 
-    /// The statements `writeEntries` steps (built once).
-    static let entrySQL = (batch: writeEntrySQL(rows: rowsPerStatement), single: writeEntrySQL(rows: 1),
-                           newBatch: insertNewEntrySQL(rows: newRowsPerStatement), newSingle: insertNewEntrySQL(rows: 1))
+    /// The statements `writeEntries` steps (built once), in pairs (many rows to a step, one):
+    /// the upsert, the insert of new rows with their ids, the insert of new rows without.
+    static let entrySQL = [writeEntrySQL(rows: rowsPerStatement), writeEntrySQL(rows: 1),
+                           insertNewEntrySQL(rows: newRowsPerStatement), insertNewEntrySQL(rows: 1),
+                           appendEntrySQL(rows: newRowsPerStatement), appendEntrySQL(rows: 1)]
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -457,7 +469,10 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
     /// upsert `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
     /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
-    /// a few neighbouring pages.
+    /// a few neighbouring pages. When the new rows' ids follow the largest id in the table one by
+    /// one (as they do unless the newest rows were deleted), SQLite gives them those ids itself
+    /// (`appendEntrySQL`), and each step checks that the last id it gave is the one expected (a
+    /// mismatch fails the commit, never writes a row under another id).
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
     /// once per row. SQLite copies every page a step of an upsert of many rows changes into its
@@ -470,10 +485,16 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// statements can find the buffers bound. Memory: the two buffers and one index per row,
     /// O(size of the rows), as `entries` is already.
     private static func writeEntries(_ entries: [StoredEntry], firstNew: Int64, _ db: Database) throws {
-        let sql = entrySQL
-        var writers = [try BatchWriter(db, sql.batch, rows: rowsPerStatement), try BatchWriter(db, sql.single, rows: 1),
-                       try BatchWriter(db, sql.newBatch, rows: newRowsPerStatement), try BatchWriter(db, sql.newSingle, rows: 1)]
-        defer { for w in writers { sqlite3_clear_bindings(w.writer.statement) } }
+        // Prepared (found in the connection's cache) when first used.
+        var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
+        defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
+        func writer(_ k: Int) throws -> Int {
+            if writers[k] == nil {
+                writers[k] = try BatchWriter(db, entrySQL[k], rows: k % 2 == 0 ? (k == 0 ? rowsPerStatement : newRowsPerStatement) : 1,
+                                             hasID: k < 4)
+            }
+            return k
+        }
         let count = entries.count
         // Row i's key is keys[keyEnds[i - 1]..<keyEnds[i]] (from 0 for the first), its value the
         // same in `values`.
@@ -487,10 +508,9 @@ public final class SQLiteStore: CacheStore, Sendable {
         // copied out of it, which retains and releases every reference it holds.
         try entries.withUnsafeBufferPointer { all in
             for i in 0..<count {
-                keys.append(contentsOf: all[i].key.utf8)
-                keyEnds[i] = keys.count
                 // The value's bytes where the entry keeps them (no string is made of them).
-                all[i].withValueUTF8 { value in values.append(contentsOf: value) }
+                all[i].appendUTF8(key: &keys, value: &values)
+                keyEnds[i] = keys.count
                 valueEnds[i] = values.count
             }
             // The rows in the order of their ids (often already so: a group of new keys).
@@ -504,6 +524,20 @@ public final class SQLiteStore: CacheStore, Sendable {
             // The new rows follow the others in that order.
             var split = count
             while split > 0 && all[Int(order[split - 1])].rowID >= firstNew { split -= 1 }
+            // Whether SQLite gives the new rows their ids: they follow the table's largest one
+            // by one (read after the deletes and the upserts before them).
+            var appending = false
+            if split < count {
+                var next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM entries")) ?? 0
+                appending = true
+                for k in split..<count {
+                    next += 1
+                    if all[Int(order[k])].rowID != next {
+                        appending = false
+                        break
+                    }
+                }
+            }
             try keys.withUnsafeBufferPointer { keys in
                 try values.withUnsafeBufferPointer { values in
                     try keyEnds.withUnsafeBufferPointer { keyEnds in
@@ -512,40 +546,56 @@ public final class SQLiteStore: CacheStore, Sendable {
                             while start < count {
                                 let new = start >= split
                                 let end = new ? count : split
-                                let w = (new ? 2 : 0) + (end - start >= writers[new ? 2 : 0].rows ? 0 : 1)
-                                let rows = writers[w].rows
-                                let statement = writers[w].writer.statement
+                                let pair = new ? (appending ? 4 : 2) : 0
+                                let many = pair == 0 ? rowsPerStatement : newRowsPerStatement
+                                let w = try writer(pair + (end - start >= many ? 0 : 1))
+                                // Taken out of the list for the step (held once, its bindings change in place).
+                                var current = writers[w]!
+                                writers[w] = nil
+                                defer { writers[w] = current }
+                                let rows = current.rows
+                                let statement = current.writer.statement
+                                let width: Int32 = appending && new ? 12 : 13
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
-                                    let base = Int32(r * 13) + 1
-                                    _ = sqlite3_bind_int64(statement, base, all[i].rowID)
+                                    // Parameter `base + c` holds column c of `entryColumns` (0: the key).
+                                    let base = Int32(r) * width + (width - 11)
+                                    if width == 13 { _ = sqlite3_bind_int64(statement, base - 1, all[i].rowID) }
                                     let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
                                     let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
                                     if keyCount > 0 {
-                                        _ = sqlite3_bind_blob(statement, base + 1, keys.baseAddress! + keyStart,
+                                        _ = sqlite3_bind_blob(statement, base, keys.baseAddress! + keyStart,
                                                               Int32(keyCount), sqliteStatic)
                                     } else {
-                                        _ = sqlite3_bind_zeroblob(statement, base + 1, 0)
+                                        _ = sqlite3_bind_zeroblob(statement, base, 0)
                                     }
                                     if valueCount > 0 {
                                         UnsafeRawPointer(values.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                                            _ = sqlite3_bind_text(statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                                            _ = sqlite3_bind_text(statement, base + 2, text, Int32(valueCount), sqliteStatic)
                                         }
                                     } else {
-                                        _ = sqlite3_bind_text(statement, base + 3, "", 0, sqliteTransient)
+                                        _ = sqlite3_bind_text(statement, base + 2, "", 0, sqliteTransient)
                                     }
-                                    writers[w].bind(base + 2, all[i].recency)
-                                    writers[w].bind(base + 4, all[i].storedAt)
-                                    writers[w].bind(base + 5, all[i].staleAt)
-                                    writers[w].bind(base + 6, all[i].expiresAt)
-                                    writers[w].bind(base + 7, all[i].seq)
-                                    writers[w].bind(base + 8, all[i].storedRequest)
-                                    writers[w].bind(base + 9, all[i].lastWrite)
-                                    writers[w].bind(base + 10, all[i].lastPut)
-                                    writers[w].bind(base + 11, all[i].tags)
-                                    writers[w].bind(base + 12, all[i].extra)
+                                    current.bind(base + 1, all[i].recency)
+                                    current.bind(base + 3, all[i].storedAt)
+                                    current.bind(base + 4, all[i].staleAt)
+                                    current.bind(base + 5, all[i].expiresAt)
+                                    current.bind(base + 6, all[i].seq)
+                                    current.bind(base + 7, all[i].storedRequest)
+                                    current.bind(base + 8, all[i].lastWrite)
+                                    current.bind(base + 9, all[i].lastPut)
+                                    current.bind(base + 10, all[i].tags)
+                                    current.bind(base + 11, all[i].extra)
                                 }
-                                try writers[w].writer.run()
+                                try current.writer.run()
+                                if width == 12 {
+                                    let expected = all[Int(order[start + rows - 1])].rowID
+                                    let given = sqlite3_last_insert_rowid(db.sqliteConnection)
+                                    guard given == expected else {
+                                        throw DatabaseError(resultCode: .SQLITE_INTERNAL,
+                                                            message: "the new rows were given ids up to \(given), not \(expected)")
+                                    }
+                                }
                                 start += rows
                             }
                         }
@@ -562,10 +612,10 @@ public final class SQLiteStore: CacheStore, Sendable {
         let rows: Int
         var bound: Bindings
 
-        init(_ db: Database, _ sql: String, rows: Int) throws {
+        init(_ db: Database, _ sql: String, rows: Int, hasID: Bool) throws {
             writer = try RowWriter(db, sql)
             self.rows = rows
-            bound = Bindings(count: rows * 13)
+            bound = Bindings(count: rows * (hasID ? 13 : 12))
         }
 
         mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }

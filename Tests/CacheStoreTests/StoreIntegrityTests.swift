@@ -194,6 +194,52 @@ import TestSupport
         try store.close()
     }
 
+    /// New rows (ids from `firstNewRowID` on) keep their ids whether they follow the largest id
+    /// in the table (SQLite numbers them) or not (the newest rows were deleted: the ids are
+    /// bound); a commit that calls a row new whose id is taken fails and changes nothing.
+    @Test func newRowsKeepTheirIDs() throws {
+        let store = try SQLiteStore(path: StoreTests.directory() + "/s.db")
+        func row(_ key: String, _ id: Int64) -> StoredEntry {
+            StoredEntry(key: key, recency: id, value: "\(id)", storedAt: 1, staleAt: nil, expiresAt: nil, seq: id, rowID: id)
+        }
+        func ids() throws -> [String] { try Self.entries(store).map { "\($0.key)#\($0.rowID)" } }
+        var changes = StoreChanges()
+        changes.state = "{}"
+        changes.replacesAll = true
+        changes.firstNewRowID = 1
+        changes.entries = (1...300).map { row("k\($0)", Int64($0)) }
+        try store.commit(changes)
+        #expect(try ids() == (1...300).map { "k\($0)#\($0)" })
+
+        // The newest rows go: the next new rows' ids do not follow the largest left.
+        changes = StoreChanges()
+        changes.state = "{}"
+        changes.removedKeys = ["k299", "k300"]
+        changes.removedRowIDs = [299, 300]
+        changes.firstNewRowID = 301
+        changes.entries = [row("k1", 1)] + (301...440).map { row("n\($0)", Int64($0)) }
+        try store.commit(changes)
+        // (`k1` rewritten in place, its stamp as it was: first in recency order.)
+        var expected = (1...298).map { "k\($0)#\($0)" } + (301...440).map { "n\($0)#\($0)" }
+        #expect(try ids() == expected)
+
+        // They follow it: numbered by SQLite, the same ids.
+        changes.removedKeys = []
+        changes.removedRowIDs = []
+        changes.firstNewRowID = 441
+        changes.entries = (441...700).map { row("m\($0)", Int64($0)) }
+        try store.commit(changes)
+        expected += (441...700).map { "m\($0)#\($0)" }
+        #expect(try ids() == expected)
+
+        // A row called new whose id is taken fails the commit.
+        changes.firstNewRowID = 700
+        changes.entries = [row("x", 700), row("y", 701)]
+        #expect(throws: StoreError.self) { try store.commit(changes) }
+        #expect(try ids() == expected)
+        try store.close()
+    }
+
     /// A row without an id is refused, and nothing of its commit is written.
     @Test func anEntryRowWithoutAnIDIsRefused() throws {
         let path = StoreTests.directory() + "/s.db"

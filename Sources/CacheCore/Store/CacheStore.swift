@@ -107,6 +107,18 @@ public struct StoredEntry: Sendable, Equatable {
         }
     }
 
+    /// Appends the key's UTF-8 bytes to `keys` and the value's compact text's to `values`, where
+    /// a store gathers the rows it binds (done here, where the value's storage is known, not
+    /// through a closure per row).
+    public func appendUTF8(key keys: inout [UInt8], value values: inout [UInt8]) {
+        var key = key
+        key.withUTF8 { keys.append(contentsOf: $0) }
+        switch valueText {
+        case .text(var text): text.withUTF8 { values.append(contentsOf: $0) }
+        case .stored(let stored): stored.withUTF8 { values.append(contentsOf: $0) }
+        }
+    }
+
     /// Equal when every field of the row's contents is, the value compared as text (however it is
     /// held); the row id, where a store keeps the row, is not compared.
     public static func == (a: StoredEntry, b: StoredEntry) -> Bool {
