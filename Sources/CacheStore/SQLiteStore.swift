@@ -500,19 +500,16 @@ public final class SQLiteStore: CacheStore, Sendable {
         // same in `values`.
         var keys: [UInt8] = []
         var values: [UInt8] = []
-        var keyEnds = [Int](repeating: 0, count: count)
-        var valueEnds = [Int](repeating: 0, count: count)
+        var keyEnds: [Int] = []
+        var valueEnds: [Int] = []
+        keyEnds.reserveCapacity(count)
+        valueEnds.reserveCapacity(count)
         keys.reserveCapacity(count * 16)
         values.reserveCapacity(count * 64)
+        StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
         // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
         // copied out of it, which retains and releases every reference it holds.
         try entries.withUnsafeBufferPointer { all in
-            for i in 0..<count {
-                // The value's bytes where the entry keeps them (no string is made of them).
-                all[i].appendUTF8(key: &keys, value: &values)
-                keyEnds[i] = keys.count
-                valueEnds[i] = values.count
-            }
             // The rows in the order of their ids (often already so: a group of new keys).
             var order = Array(0..<Int32(count))
             var sorted = true

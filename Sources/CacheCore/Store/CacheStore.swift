@@ -77,23 +77,18 @@ public struct StoredEntry: Sendable, Equatable {
     public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
                 seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
                 tags: String? = nil, extra: String? = nil, rowID: Int64 = 0) {
-        self.init(key: key, recency: recency, valueText: .text(value), storedAt: storedAt, staleAt: staleAt,
-                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra, rowID: rowID)
+        // Each field set here, not by delegating to another initializer (which builds the entry
+        // apart and copies it: a retain and release of each reference, per row).
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .text(value); self.storedAt = storedAt
+        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
+        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
+        self.tags = tags; self.extra = extra
     }
 
     /// An entry whose value is an engine's stored value, lent as it is.
     init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
          seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
-        self.init(key: key, recency: recency, valueText: .stored(stored), storedAt: storedAt, staleAt: staleAt,
-                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra, rowID: rowID)
-    }
-
-    private init(key: String, recency: Int64, valueText: ValueText, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-                 seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?,
-                 rowID: Int64) {
-        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = valueText; self.storedAt = storedAt
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .stored(stored); self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
@@ -107,15 +102,24 @@ public struct StoredEntry: Sendable, Equatable {
         }
     }
 
-    /// Appends the key's UTF-8 bytes to `keys` and the value's compact text's to `values`, where
-    /// a store gathers the rows it binds (done here, where the value's storage is known, not
-    /// through a closure per row).
-    public func appendUTF8(key keys: inout [UInt8], value values: inout [UInt8]) {
-        var key = key
-        key.withUTF8 { keys.append(contentsOf: $0) }
-        switch valueText {
-        case .text(var text): text.withUTF8 { values.append(contentsOf: $0) }
-        case .stored(let stored): stored.withUTF8 { values.append(contentsOf: $0) }
+    /// Appends each row's key's UTF-8 bytes to `keys` and its value's compact text's to `values`,
+    /// and where each ends (`keyEnds[i]`, `valueEnds[i]`, one past row i's last byte), for a
+    /// store that binds the rows from two buffers. Done here, where the value's storage is
+    /// known: no row is copied, no closure called per row.
+    public static func gatherUTF8(_ rows: [StoredEntry], keys: inout [UInt8], values: inout [UInt8],
+                                  keyEnds: inout [Int], valueEnds: inout [Int]) {
+        rows.withUnsafeBufferPointer { all in
+            for i in all.indices {
+                all[i].key.utf8.withContiguousStorageIfAvailable { keys.append(contentsOf: $0) }
+                    ?? keys.append(contentsOf: all[i].key.utf8)
+                switch all[i].valueText {
+                case .text(let text):
+                    text.utf8.withContiguousStorageIfAvailable { values.append(contentsOf: $0) } ?? values.append(contentsOf: text.utf8)
+                case .stored(let stored): stored.withUTF8 { values.append(contentsOf: $0) }
+                }
+                keyEnds.append(keys.count)
+                valueEnds.append(values.count)
+            }
         }
     }
 
@@ -290,12 +294,13 @@ extension CacheEngine {
         // Each field read where the slot keeps it: the entry is not copied out (which retains and
         // releases every reference it holds).
         let i = Int(slot)
-        var extra: [String: JSONValue] = [:]
+        var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
         if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
             || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
-            extra = snapshotEntryExtras(slot)
+            var extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+            if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
         }
         let staleAt = slots[i].staleAt, expiresAt = slots[i].expiresAt
         // The stored value is its compact text already, lent to the row as it is: no tree is built
@@ -306,7 +311,7 @@ extension CacheEngine {
                            storedRequest: Int64(bitPattern: slots[i].storedRequest),
                            lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
                            tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
-                           extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText, rowID: rowID)
+                           extra: extraText, rowID: rowID)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
