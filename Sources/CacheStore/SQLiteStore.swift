@@ -190,6 +190,22 @@ public final class SQLiteStore: CacheStore, Sendable {
         return migrator
     }
 
+    /// A new store's tables as the migrations up to v6 leave them, the migrations recorded as
+    /// applied (as GRDB's migrator records them): a new file is written once, not through six
+    /// upgrades of tables that hold nothing (a sixteenth of the log a new store wrote before).
+    static func createSchema6(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '6');
+            CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
+            CREATE TABLE entries (\(entryColumnsSQL6));
+            CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
+            CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+            CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6');
+            """)
+    }
+
     /// The entry columns, in the order every statement here names them.
     static let entryColumns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
 
@@ -282,9 +298,13 @@ public final class SQLiteStore: CacheStore, Sendable {
 
     static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil) throws(StoreError) {
         do {
-            try queue.read { db in try check(db, name: name) }
+            // A new file is made whole before the session's first commit, with no sync of its own
+            // (a killed process leaves it empty or whole; it holds nothing yet), in one
+            // transaction of schema 6 (`createSchema6`) rather than the six upgrades.
+            let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if wal {
                 try queue.writeWithoutTransaction { db in
+                    if isNew { try db.execute(sql: "PRAGMA synchronous = OFF") }
                     // The sync level first: turning a new, empty file into a WAL database is a
                     // rollback-journal transaction (it writes the first page), whose journal then
                     // is synced once, not twice (SQLite's NORMAL for such a journal). The file
@@ -302,7 +322,9 @@ public final class SQLiteStore: CacheStore, Sendable {
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
+            if isNew { try queue.write { db in try createSchema6(db) } }
             if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
+            if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -310,10 +332,12 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    private static func check(_ db: Database, name: String) throws(StoreError) {
+    /// - Returns: whether the database is new (holds no table).
+    @discardableResult
+    private static func check(_ db: Database, name: String) throws(StoreError) -> Bool {
         do {
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            if tables == 0 { return }
+            if tables == 0 { return true }
             guard try db.tableExists("meta"),
                   try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == format else {
                 throw StoreError("\(name) is not a cachesh store (an SQLite database without cachesh's tables); refusing to change it")
@@ -324,6 +348,7 @@ public final class SQLiteStore: CacheStore, Sendable {
             if schema > schemaVersion || superseded {
                 throw StoreError("\(name) was written by a newer cachesh (store schema \(schema); this one reads up to \(schemaVersion)); refusing to change it")
             }
+            return false
         } catch let error as StoreError {
             throw error
         } catch {

@@ -683,6 +683,36 @@ import TestSupport
         #expect(try store.schema() == SQLiteStore.schemaVersion)
         #expect(try store.load()?.state == "x")
     }
+
+    /// A new store is made in one step with the tables, columns, keys and recorded migrations a
+    /// store upgraded from schema 1 has, its page size 16 KiB, its journal the WAL.
+    @Test func aNewStoreIsTheSchemaTheUpgradesMake() throws {
+        func describe(_ path: String) throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                var out = try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master ORDER BY name")
+                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                    out += try String.fetchAll(db, sql: """
+                        SELECT ? || '.' || name || ' ' || type || ' ' || "notnull" || ' ' || ifnull(dflt_value, '-') || ' ' || pk
+                        FROM pragma_table_info(?) ORDER BY cid
+                        """, arguments: [table, table])
+                }
+                out += try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                out += try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                out += try String.fetchAll(db, sql: "SELECT 'journal ' || journal_mode FROM pragma_journal_mode")
+                return out
+            }
+        }
+        let upgraded = Self.directory() + "/upgraded.db"
+        let old = try DatabaseQueue(path: upgraded)
+        try SQLiteStore.prepare(old, name: upgraded, wal: true, upTo: "v1")
+        try old.close()
+        try SQLiteStore(path: upgraded).close()
+        let new = Self.directory() + "/new.db"
+        try SQLiteStore(path: new).close()
+        #expect(try describe(new) == describe(upgraded))
+        #expect(try describe(new).contains("entries.id INTEGER 0 - 1"))
+        #expect(try DatabaseQueue(path: new).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == SQLiteStore.pageSize)
+    }
 }
 
 /// Lines a sink collected.
