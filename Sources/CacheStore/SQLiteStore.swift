@@ -304,15 +304,14 @@ public final class SQLiteStore: CacheStore, Sendable {
             let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if wal {
                 try queue.writeWithoutTransaction { db in
-                    if isNew { try db.execute(sql: "PRAGMA synchronous = OFF") }
                     // The sync level first: turning a new, empty file into a WAL database is a
-                    // rollback-journal transaction (it writes the first page), whose journal then
-                    // is synced once, not twice (SQLite's NORMAL for such a journal). The file
-                    // holds nothing yet, and a killed process leaves it empty or whole.
-                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    // rollback-journal transaction (it writes the first page), and its tables are
+                    // one more; neither is synced (OFF until they are made, NORMAL after): the
+                    // file holds nothing yet, and a killed process leaves it empty or whole.
+                    try db.execute(sql: isNew ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL")
                     try db.execute(sql: "PRAGMA page_size = \(pageSize)")
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
-                    // A checkpoint every 16384 pages of log (64 MiB) rather than SQLite's 1000: a
+                    // A checkpoint every 64 MiB of log (4096 pages of 16 KiB) rather than SQLite's 1000 pages: a
                     // page changed by many commits is copied into the database file less often,
                     // and each checkpoint's syncs are paid less often. The log on disk is then at
                     // most that plus one commit (its index in memory, 8 bytes a page: 128 KiB);
