@@ -257,7 +257,7 @@ extension CacheEngine {
             let order = entries.store.recencyOrder()
             slots.renumberRows(order)
             out.firstNewRowID = 1
-            for s in order { out.entries.append(storedEntry(s, rowID: slots.rowIDs[Int(s)])) }
+            for s in order { out.entries.append(storedEntry(s, rowID: slots.rowID(Int(s)))) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
@@ -273,7 +273,7 @@ extension CacheEngine {
         for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s)))) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
-            let id = slots.rowIDs[Int(s)]
+            let id = slots.rowID(Int(s))
             // (Every live entry got its row when it was first taken; one without is written whole.)
             if id == 0 {
                 out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s))))
