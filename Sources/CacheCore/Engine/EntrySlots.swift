@@ -16,16 +16,23 @@ struct EntrySlots: RandomAccessCollection {
     /// Whether writes mark their slot.
     var tracking = false
 
+    // Unchecked exclusivity: a box is read and changed only inside `EntrySlots`' own methods,
+    // each access to a field begun and ended within one statement (never passed inout across a
+    // call, never held while another access to the same box begins), and a box is changed only
+    // once it is this array's own (`ownBox`); checked, each access paid a dynamic check (about a
+    // hundred instructions per put with a store).
     final class Tracked {
         /// Slots whose recency stamp alone was set (`setRecency`) since the last
         /// `takeChanged()`; repeats allowed, bounded by the moves between two takes.
-        var touched: [Int32] = []
-        /// Each slot's row id in a persistent store, when kept: 0 for a slot whose entry has
-        /// no row yet (written since the last `takeChanges`, or dead). 8 bytes a slot, only
-        /// with a store. A store writes and deletes rows by these ids and keeps no map of its own.
-        var ids: [Int64]?
+        @exclusivity(unchecked) var touched: [Int32] = []
+        /// Each slot's row id in a persistent store, when kept (`keeps`): 0 for a slot whose
+        /// entry has no row yet (written since the last `takeChanges`, or dead). 8 bytes a slot,
+        /// only with a store. A store writes and deletes rows by these ids and keeps no map of
+        /// its own.
+        @exclusivity(unchecked) var ids: [Int64] = []
+        @exclusivity(unchecked) var keeps = false
         /// The id the next new row gets: one past the largest given or loaded.
-        var next: Int64 = 1
+        @exclusivity(unchecked) var next: Int64 = 1
 
         init() {}
 
@@ -33,17 +40,21 @@ struct EntrySlots: RandomAccessCollection {
             let c = Tracked()
             c.touched = touched
             c.ids = ids
+            c.keeps = keeps
             c.next = next
             return c
         }
     }
 
     /// Whether row ids are kept (from a store's rows, or since tracking began).
-    var keepsRowIDs: Bool { box?.ids != nil }
+    var keepsRowIDs: Bool { box?.keeps ?? false }
     /// The id the next new row gets.
     var nextRowID: Int64 { box?.next ?? 1 }
     /// A slot's row id (0 for none, or when none are kept).
-    func rowID(_ i: Int) -> Int64 { box?.ids?[i] ?? 0 }
+    func rowID(_ i: Int) -> Int64 {
+        guard let b = box, b.keeps else { return 0 }
+        return b.ids[i]
+    }
 
     /// The box, this array's own (made, or copied first when another array shares it).
     private mutating func ownBox() -> Tracked {
@@ -99,7 +110,8 @@ struct EntrySlots: RandomAccessCollection {
     mutating func append(_ entry: consuming Entry) {
         HugePages.makeRoomForAppend(&storage)
         storage.append(consume entry)
-        if box?.ids != nil { ownBox().ids!.append(0) }
+        // (No binding of the box held across `ownBox()`: it would see the box shared and copy it.)
+        if box?.keeps == true { ownBox().ids.append(0) }
         if tracking { mark(storage.count - 1) }
     }
 
@@ -107,23 +119,26 @@ struct EntrySlots: RandomAccessCollection {
 
     /// Starts keeping row ids, none given yet (each slot 0), when not kept already.
     mutating func keepRowIDs() {
-        guard box?.ids == nil else { return }
+        if box?.keeps == true { return }
         let b = ownBox()
         b.ids = Array(repeating: 0, count: storage.count)
+        b.keeps = true
         b.next = 1
     }
 
     /// Stops keeping row ids (they are not known: the next commit writes every row anew).
     mutating func dropRowIDs() {
-        guard box?.ids != nil else { return }
-        ownBox().ids = nil
+        guard box?.keeps == true else { return }
+        let own = ownBox()
+        own.ids = []
+        own.keeps = false
     }
 
     /// Sets a slot's row id as a store holds it (loading its rows); the next new row's id
     /// follows the largest.
     mutating func setRowID(_ i: Int, _ id: Int64) {
         let b = ownBox()
-        b.ids![i] = id
+        b.ids[i] = id
         if id >= b.next { b.next = id &+ 1 }
     }
 
@@ -131,10 +146,10 @@ struct EntrySlots: RandomAccessCollection {
     @inline(__always)
     mutating func rowIDForWrite(_ i: Int) -> Int64 {
         let b = ownBox()
-        let id = b.ids![i]
+        let id = b.ids[i]
         if id != 0 { return id }
         let given = b.next
-        b.ids![i] = given
+        b.ids[i] = given
         b.next = given &+ 1
         return given
     }
@@ -142,10 +157,10 @@ struct EntrySlots: RandomAccessCollection {
     /// A slot's row id (0 for none), which it no longer has: its entry is being removed.
     @inline(__always)
     mutating func takeRowID(_ i: Int) -> Int64 {
-        guard box?.ids != nil else { return 0 }
+        guard box?.keeps == true else { return 0 }
         let b = ownBox()
-        let id = b.ids![i]
-        b.ids![i] = 0
+        let id = b.ids[i]
+        b.ids[i] = 0
         return id
     }
 
@@ -156,13 +171,15 @@ struct EntrySlots: RandomAccessCollection {
         for (n, s) in order.enumerated() { ids[Int(s)] = Int64(n + 1) }
         let b = ownBox()
         b.ids = ids
+        b.keeps = true
         b.next = Int64(order.count + 1)
     }
 
     /// What is wrong with the row ids kept: one per slot, none on a dead slot, each live one's
     /// its own and below the next.
     func rowIDViolations() -> [String] {
-        guard let b = box, let ids = b.ids else { return [] }
+        guard let b = box, b.keeps else { return [] }
+        let ids = b.ids
         guard ids.count == storage.count else { return ["entry slots: \(ids.count) row ids for \(storage.count) slots"] }
         var v: [String] = []
         var seen = Set<Int64>()
