@@ -493,6 +493,9 @@ public actor Cache {
         engine.takeChanges(scheduledCommand: scheduledCommand)
     }
 
+    /// The changes last taken were not committed: the next `takeChanges` writes everything anew.
+    public func changesNotCommitted() { engine.changesNotCommitted() }
+
     // MARK: Plumbing
 
     /// Called by the relay for each event, inside the engine's call.

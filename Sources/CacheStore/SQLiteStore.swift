@@ -14,10 +14,10 @@ import Synchronization
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
 /// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
 /// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`; one B-tree keyed
-/// by a row id this store gives in increasing order, with no index on the key or the recency, so
-/// writing a row touches one tree and a new key's row goes at its right edge: the store keeps each
-/// key's row id in memory (`rowIDs`; the engine keeps keys unique) and loading sorts the rows by
-/// recency), `log`
+/// by a row id the engine gives in increasing order (`StoredEntry.rowID`), with no index on the
+/// key or the recency, so writing a row touches one tree and a new key's row goes at its right
+/// edge: the engine keeps each entry's row id beside it, loaded from the rows, and keeps keys
+/// unique; loading sorts the rows by recency), `log`
 /// (request-log lines by position) and
 /// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
@@ -38,10 +38,6 @@ public final class SQLiteStore: CacheStore, Sendable {
     private let closed = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
-    /// Each entry row's id by its key (schema 6: the table has no index on the key), and the
-    /// next id to give a new row. Built by `loadEntries` (or by the first commit, from the
-    /// table, when no complete load came first); changed only after a commit succeeds.
-    private let rowIDs = Mutex(RowIDs())
 
     /// Opens (or creates) the store at `path`, locked for this process; an older schema is
     /// migrated.
@@ -194,6 +190,22 @@ public final class SQLiteStore: CacheStore, Sendable {
         return migrator
     }
 
+    /// A new store's tables as the migrations up to v6 leave them, the migrations recorded as
+    /// applied (as GRDB's migrator records them): a new file is written once, not through six
+    /// upgrades of tables that hold nothing (a sixteenth of the log a new store wrote before).
+    static func createSchema6(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '6');
+            CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
+            CREATE TABLE entries (\(entryColumnsSQL6));
+            CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
+            CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+            CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6');
+            """)
+    }
+
     /// The entry columns, in the order every statement here names them.
     static let entryColumns = "key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra"
 
@@ -230,8 +242,39 @@ public final class SQLiteStore: CacheStore, Sendable {
             + "ON CONFLICT (id) DO UPDATE SET \(updateEveryColumnButTheKey)"
     }
 
-    /// Entry rows written by one step of `commit`'s batched statement.
+    /// Inserts `rows` new entry rows of schema 6 (13 arguments each, as `writeEntrySQL`'s). `OR
+    /// FAIL`: a statement that fails keeps what it wrote before, so SQLite keeps no statement
+    /// journal for it (a copy of every page a step changes, to undo the step alone), which
+    /// `commit` does not need: a failed step fails the whole transaction, which is rolled back.
+    /// A row whose id is taken fails the statement (the engine gives each new row an id of its
+    /// own).
+    static func insertNewEntrySQL(rows: Int) -> String {
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (id, \(entryColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
+    /// `insertNewEntrySQL` without the id (12 arguments a row): SQLite gives each row one more
+    /// than the largest id in the table, which `writeEntries` uses when that is the row's id.
+    /// SQLite then finds the place of each row at the table's right edge at once, where an id
+    /// given is looked up from the root.
+    static func appendEntrySQL(rows: Int) -> String {
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (\(entryColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
+    /// Entry rows written by one step of `commit`'s batched statements: rows that may be in the
+    /// table already (an upsert, whose statement journal grows with the pages a step changes),
+    /// and new rows (at the right edge of the table, with no statement journal).
     static let rowsPerStatement = 32
+    static let newRowsPerStatement = 128
+
+    /// The statements `writeEntries` steps (built once), in pairs (many rows to a step, one):
+    /// the upsert, the insert of new rows with their ids, the insert of new rows without.
+    static let entrySQL = [writeEntrySQL(rows: rowsPerStatement), writeEntrySQL(rows: 1),
+                           insertNewEntrySQL(rows: newRowsPerStatement), insertNewEntrySQL(rows: 1),
+                           appendEntrySQL(rows: newRowsPerStatement), appendEntrySQL(rows: 1)]
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -250,27 +293,37 @@ public final class SQLiteStore: CacheStore, Sendable {
 
     /// Checks that the database is new or a cachesh store this build reads, migrates it, then
     /// turns on the WAL journal. Nothing is written before the checks pass.
+    /// The page size of a new store's file (an existing file keeps its own).
+    static let pageSize = 16384
+
     static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil) throws(StoreError) {
         do {
-            try queue.read { db in try check(db, name: name) }
+            // A new file is made whole before the session's first commit, with no sync of its own
+            // (a killed process leaves it empty or whole; it holds nothing yet), in one
+            // transaction of schema 6 (`createSchema6`) rather than the six upgrades.
+            let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if wal {
                 try queue.writeWithoutTransaction { db in
                     // The sync level first: turning a new, empty file into a WAL database is a
-                    // rollback-journal transaction (it writes the first page), whose journal then
-                    // is synced once, not twice (SQLite's NORMAL for such a journal). The file
-                    // holds nothing yet, and a killed process leaves it empty or whole.
-                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    // rollback-journal transaction (it writes the first page), and its tables are
+                    // one more; neither is synced (OFF until they are made, NORMAL after): the
+                    // file holds nothing yet, and a killed process leaves it empty or whole.
+                    try db.execute(sql: isNew ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL")
+                    try db.execute(sql: "PRAGMA page_size = \(pageSize)")
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
-                    // A checkpoint every 16384 pages of log (64 MiB) rather than SQLite's 1000: a
+                    // A checkpoint every 64 MiB of log (4096 pages of 16 KiB) rather than SQLite's 1000 pages: a
                     // page changed by many commits is copied into the database file less often,
                     // and each checkpoint's syncs are paid less often. The log on disk is then at
                     // most that plus one commit (its index in memory, 8 bytes a page: 128 KiB);
                     // `close` empties it. (What a commit makes durable does not depend on
                     // checkpoints.)
-                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
+                    let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
+            if isNew { try queue.write { db in try createSchema6(db) } }
             if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
+            if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -278,10 +331,12 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    private static func check(_ db: Database, name: String) throws(StoreError) {
+    /// - Returns: whether the database is new (holds no table).
+    @discardableResult
+    private static func check(_ db: Database, name: String) throws(StoreError) -> Bool {
         do {
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            if tables == 0 { return }
+            if tables == 0 { return true }
             guard try db.tableExists("meta"),
                   try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == format else {
                 throw StoreError("\(name) is not a cachesh store (an SQLite database without cachesh's tables); refusing to change it")
@@ -292,6 +347,7 @@ public final class SQLiteStore: CacheStore, Sendable {
             if schema > schemaVersion || superseded {
                 throw StoreError("\(name) was written by a newer cachesh (store schema \(schema); this one reads up to \(schemaVersion)); refusing to change it")
             }
+            return false
         } catch let error as StoreError {
             throw error
         } catch {
@@ -332,15 +388,12 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    /// Streams the entry rows, least recent first, one at a time: none is kept here but each
-    /// row's id by its key (`rowIDs`, built anew by a load that reads every row).
+    /// Streams the entry rows, least recent first, one at a time, each with its row id; none is
+    /// kept here.
     public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
-        var ids: [RowKey: Int64] = [:]
-        var top: Int64 = 0
         do {
             try queue.read { db in
-                ids.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra, id
                     FROM entries ORDER BY recency
@@ -349,15 +402,13 @@ public final class SQLiteStore: CacheStore, Sendable {
                 // (spilling to temporary files), and hands them on one at a time.
                 while let row = try rows.next() {
                     let key = Self.key(try row.decode(atIndex: 0))
-                    let id: Int64 = try row.decode(atIndex: 12)
-                    ids[RowKey(key)] = id
-                    if id > top { top = id }
                     let entry = StoredEntry(key: key, recency: try row.decode(atIndex: 1),
                                             value: try row.decode(atIndex: 2), storedAt: try row.decode(atIndex: 3),
                                             staleAt: try row.decode(atIndex: 4), expiresAt: try row.decode(atIndex: 5),
                                             seq: try row.decode(atIndex: 6), storedRequest: try row.decode(atIndex: 7),
                                             lastWrite: try row.decode(atIndex: 8), lastPut: try row.decode(atIndex: 9),
-                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11))
+                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11),
+                                            rowID: try row.decode(atIndex: 12))
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
                         return
@@ -368,99 +419,68 @@ public final class SQLiteStore: CacheStore, Sendable {
             throw StoreError("cannot read store \(path): \(Self.describe(error))")
         }
         if let failure { throw failure }
-        rowIDs.withLock { $0 = RowIDs(ids: ids, next: top + 1, built: true) }
     }
 
     /// Writes the changes in one transaction. The rows are bound straight through SQLite's C
     /// interface on statements prepared once per store (GRDB's statement cache), entry rows many
-    /// to a statement (`writeEntries`): a commit of a group of puts spends its time in SQLite,
-    /// not in building argument lists. A key's row is found by its id (`rowIDs`); a new key's
-    /// row gets the next id, at the right edge of the table. The map of ids changes only once
-    /// the transaction is committed: after a failed commit it still matches the file.
+    /// to a step of one statement (`writeEntries`): a commit of a group of puts spends its time in
+    /// SQLite, not in building argument lists. Entry rows are written, moved and deleted by the
+    /// row ids the engine gives them (`StoredEntry.rowID`): no key is looked up. The store keeps
+    /// nothing of a commit in memory, so a failed one (rolled back) leaves nothing to undo.
+    /// - Throws: `StoreError` when the transaction fails, or an entry row has no id (0 or less).
     public func commit(_ changes: StoreChanges) throws(StoreError) {
+        if let bad = changes.entries.first(where: { $0.rowID <= 0 }) {
+            throw StoreError("cannot write store \(path): the entry row of \(bad.key) has no row id")
+        }
         do {
-            try rowIDs.withLock { (ids: inout RowIDs) throws in
-                let cleared = changes.replacesAll
-                var removedNow = Set<RowKey>()
-                var added: [(key: RowKey, id: Int64)] = []
-                var next: Int64 = 0
-                try queue.write { db in
-                    // Read before this transaction's first change (built or not, the map is of
-                    // the rows as they are now).
-                    if !ids.built { ids = try RowIDs(db) }
-                    next = ids.next
-                    if cleared {
-                        try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
-                    } else if changes.logCleared {
-                        try db.execute(sql: "DELETE FROM log")
+            try queue.write { db in
+                if changes.replacesAll {
+                    try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
+                } else if changes.logCleared {
+                    try db.execute(sql: "DELETE FROM log")
+                }
+                if !changes.replacesAll && changes.removedRowIDs.contains(where: { $0 > 0 }) {
+                    let delete = try RowWriter(db, "DELETE FROM entries WHERE id = ?")
+                    for id in changes.removedRowIDs where id > 0 {
+                        delete.bind(1, id)
+                        try delete.run()
                     }
-                    if !changes.removedKeys.isEmpty {
-                        let delete = try RowWriter(db, "DELETE FROM entries WHERE id = ?")
-                        for key in changes.removedKeys where removedNow.insert(RowKey(key)).inserted {
-                            guard !cleared, let id = ids.ids[RowKey(key)] else { continue }
-                            delete.bind(1, id)
+                }
+                if !changes.entries.isEmpty { try Self.writeEntries(changes.entries, firstNew: changes.firstNewRowID, db) }
+                if !changes.recencies.isEmpty && !changes.replacesAll {
+                    let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
+                    for r in changes.recencies where r.rowID > 0 {
+                        update.bind(1, r.recency)
+                        update.bind(2, r.rowID)
+                        try update.run()
+                    }
+                }
+                if !changes.log.isEmpty {
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
+                    for line in changes.log {
+                        upsert.bind(1, line.position)
+                        upsert.bind(2, line.body)
+                        try upsert.run()
+                    }
+                }
+                if !changes.server.isEmpty {
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
+                    let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
+                    for row in changes.server {
+                        if row.value == nil && row.modifiedAt == nil {
+                            delete.bind(1, blob: row.key)
                             try delete.run()
-                        }
-                    }
-                    if !changes.entries.isEmpty {
-                        var rowIDs = [Int64](repeating: 0, count: changes.entries.count)
-                        let checkRemoved = !removedNow.isEmpty
-                        for (i, entry) in changes.entries.enumerated() {
-                            let key = RowKey(entry.key)
-                            if !cleared, !(checkRemoved && removedNow.contains(key)), let id = ids.ids[key] {
-                                rowIDs[i] = id
-                            } else {
-                                rowIDs[i] = next
-                                added.append((key, next))
-                                next += 1
-                            }
-                        }
-                        try Self.writeEntries(changes.entries, ids: rowIDs, db)
-                    }
-                    if !changes.recencies.isEmpty && !cleared {
-                        let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
-                        for r in changes.recencies {
-                            guard !removedNow.contains(RowKey(r.key)), let id = ids.ids[RowKey(r.key)] else { continue }
-                            update.bind(1, r.recency)
-                            update.bind(2, id)
-                            try update.run()
-                        }
-                    }
-                    if !changes.log.isEmpty {
-                        let upsert = try RowWriter(db, "INSERT OR REPLACE INTO log (position, body) VALUES (?, ?)")
-                        for line in changes.log {
-                            upsert.bind(1, line.position)
-                            upsert.bind(2, line.body)
+                        } else {
+                            upsert.bind(1, blob: row.key)
+                            upsert.bind(2, row.value)
+                            upsert.bind(3, row.modifiedAt)
                             try upsert.run()
                         }
                     }
-                    if !changes.server.isEmpty {
-                        let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
-                        let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
-                        for row in changes.server {
-                            if row.value == nil && row.modifiedAt == nil {
-                                delete.bind(1, blob: row.key)
-                                try delete.run()
-                            } else {
-                                upsert.bind(1, blob: row.key)
-                                upsert.bind(2, row.value)
-                                upsert.bind(3, row.modifiedAt)
-                                try upsert.run()
-                            }
-                        }
-                    }
-                    let state = try RowWriter(db, "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)")
-                    state.bind(1, changes.state)
-                    try state.run()
                 }
-                if cleared {
-                    ids.ids.removeAll(keepingCapacity: true)
-                } else {
-                    for key in removedNow { ids.ids.removeValue(forKey: key) }
-                }
-                ids.ids.reserveCapacity(ids.ids.count + added.count)
-                for row in added { ids.ids[row.key] = row.id }
-                ids.next = next
+                let state = try RowWriter(db, "INSERT OR REPLACE INTO state (id, body) VALUES (1, ?)")
+                state.bind(1, changes.state)
+                try state.run()
             }
         } catch let error as StoreError {
             throw error
@@ -469,101 +489,134 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
-    /// Writes entry rows `rowsPerStatement` to a step of one statement (the rest one to a step),
-    /// in the order of their row ids (`ids[i]` is row i's): new rows, whose ids are the largest,
-    /// go at the right edge of the table, and a step's rows land on a few neighbouring pages.
+    /// Writes entry rows many to a step of one statement (the rest one to a step), in the order
+    /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
+    /// upsert `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
+    /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
+    /// a few neighbouring pages. When the new rows' ids follow the largest id in the table one by
+    /// one (as they do unless the newest rows were deleted), SQLite gives them those ids itself
+    /// (`appendEntrySQL`), and each step checks that the last id it gave is the one expected (a
+    /// mismatch fails the commit, never writes a row under another id).
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
-    /// once per row. SQLite copies every page a step of a statement of many rows changes into its
-    /// statement journal (in memory, spilled to a temporary file past 64 KiB), so a step that
-    /// touches few pages keeps that journal small and off the disk.
+    /// once per row. SQLite copies every page a step of an upsert of many rows changes into its
+    /// statement journal (in memory, spilled to a temporary file past 64 KiB), so such a step
+    /// touches few pages to keep that journal small and off the disk; the insert keeps none.
     ///
     /// The keys and values of all the rows are copied into two buffers that SQLite reads where
     /// they are (`SQLITE_STATIC`) during the steps; every argument is bound anew for each step,
     /// and all are cleared once the rows are written (or fail), so no later use of the
     /// statements can find the buffers bound. Memory: the two buffers and one index per row,
     /// O(size of the rows), as `entries` is already.
-    private static func writeEntries(_ entries: [StoredEntry], ids: [Int64], _ db: Database) throws {
-        let batch = try RowWriter(db, writeEntrySQL(rows: rowsPerStatement))
-        let single = try RowWriter(db, writeEntrySQL(rows: 1))
-        defer {
-            sqlite3_clear_bindings(batch.statement)
-            sqlite3_clear_bindings(single.statement)
+    private static func writeEntries(_ entries: [StoredEntry], firstNew: Int64, _ db: Database) throws {
+        // Prepared (found in the connection's cache) when first used.
+        var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
+        defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
+        func writer(_ k: Int) throws -> Int {
+            if writers[k] == nil {
+                writers[k] = try BatchWriter(db, entrySQL[k], rows: k % 2 == 0 ? (k == 0 ? rowsPerStatement : newRowsPerStatement) : 1,
+                                             hasID: k < 4)
+            }
+            return k
         }
         let count = entries.count
         // Row i's key is keys[keyEnds[i - 1]..<keyEnds[i]] (from 0 for the first), its value the
         // same in `values`.
         var keys: [UInt8] = []
         var values: [UInt8] = []
-        var keyEnds = [Int](repeating: 0, count: count)
-        var valueEnds = [Int](repeating: 0, count: count)
+        var keyEnds: [Int] = []
+        var valueEnds: [Int] = []
+        keyEnds.reserveCapacity(count)
+        valueEnds.reserveCapacity(count)
         keys.reserveCapacity(count * 16)
         values.reserveCapacity(count * 64)
+        StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
         // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
         // copied out of it, which retains and releases every reference it holds.
         try entries.withUnsafeBufferPointer { all in
-            for i in 0..<count {
-                keys.append(contentsOf: all[i].key.utf8)
-                keyEnds[i] = keys.count
-                // The value's bytes where the entry keeps them (no string is made of them).
-                all[i].withValueUTF8 { value in values.append(contentsOf: value) }
-                valueEnds[i] = values.count
-            }
             // The rows in the order of their ids (often already so: a group of new keys).
             var order = Array(0..<Int32(count))
             var sorted = true
-            for i in 1..<max(count, 1) where ids[i - 1] > ids[i] {
+            for i in 1..<max(count, 1) where all[i - 1].rowID > all[i].rowID {
                 sorted = false
                 break
             }
-            if !sorted { order.sort { ids[Int($0)] < ids[Int($1)] } }
+            if !sorted { order.sort { all[Int($0)].rowID < all[Int($1)].rowID } }
+            // The new rows follow the others in that order.
+            var split = count
+            while split > 0 && all[Int(order[split - 1])].rowID >= firstNew { split -= 1 }
+            // Whether SQLite gives the new rows their ids: they follow the table's largest one
+            // by one (read after the deletes and the upserts before them).
+            var appending = false
+            if split < count {
+                var next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM entries")) ?? 0
+                appending = true
+                for k in split..<count {
+                    next += 1
+                    if all[Int(order[k])].rowID != next {
+                        appending = false
+                        break
+                    }
+                }
+            }
             try keys.withUnsafeBufferPointer { keys in
                 try values.withUnsafeBufferPointer { values in
                     try keyEnds.withUnsafeBufferPointer { keyEnds in
                         try valueEnds.withUnsafeBufferPointer { valueEnds in
-                            var batchBound = Bindings(count: rowsPerStatement * 13)
-                            var singleBound = Bindings(count: 13)
                             var start = 0
                             while start < count {
-                                let rows = count - start >= rowsPerStatement ? rowsPerStatement : 1
-                                let writer = rows == 1 ? single : batch
+                                let new = start >= split
+                                let end = new ? count : split
+                                let pair = new ? (appending ? 4 : 2) : 0
+                                let many = pair == 0 ? rowsPerStatement : newRowsPerStatement
+                                let w = try writer(pair + (end - start >= many ? 0 : 1))
+                                // Taken out of the list for the step (held once, its bindings change in place).
+                                var current = writers[w]!
+                                writers[w] = nil
+                                defer { writers[w] = current }
+                                let rows = current.rows
+                                let statement = current.writer.statement
+                                let width: Int32 = appending && new ? 12 : 13
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
-                                    let base = Int32(r * 13) + 1
-                                    _ = sqlite3_bind_int64(writer.statement, base, ids[i])
+                                    // Parameter `base + c` holds column c of `entryColumns` (0: the key).
+                                    let base = Int32(r) * width + (width - 11)
+                                    if width == 13 { _ = sqlite3_bind_int64(statement, base - 1, all[i].rowID) }
                                     let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
                                     let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
                                     if keyCount > 0 {
-                                        _ = sqlite3_bind_blob(writer.statement, base + 1, keys.baseAddress! + keyStart,
+                                        _ = sqlite3_bind_blob(statement, base, keys.baseAddress! + keyStart,
                                                               Int32(keyCount), sqliteStatic)
                                     } else {
-                                        _ = sqlite3_bind_zeroblob(writer.statement, base + 1, 0)
+                                        _ = sqlite3_bind_zeroblob(statement, base, 0)
                                     }
                                     if valueCount > 0 {
                                         UnsafeRawPointer(values.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                                            _ = sqlite3_bind_text(writer.statement, base + 3, text, Int32(valueCount), sqliteStatic)
+                                            _ = sqlite3_bind_text(statement, base + 2, text, Int32(valueCount), sqliteStatic)
                                         }
                                     } else {
-                                        _ = sqlite3_bind_text(writer.statement, base + 3, "", 0, sqliteTransient)
+                                        _ = sqlite3_bind_text(statement, base + 2, "", 0, sqliteTransient)
                                     }
-                                    func bind(_ index: Int32, _ n: Int64?) {
-                                        if rows == 1 { singleBound.bind(writer, index, n) } else { batchBound.bind(writer, index, n) }
-                                    }
-                                    func bind(_ index: Int32, _ text: String?) {
-                                        if rows == 1 { singleBound.bind(writer, index, text) } else { batchBound.bind(writer, index, text) }
-                                    }
-                                    bind(base + 2, all[i].recency)
-                                    bind(base + 4, all[i].storedAt)
-                                    bind(base + 5, all[i].staleAt)
-                                    bind(base + 6, all[i].expiresAt)
-                                    bind(base + 7, all[i].seq)
-                                    bind(base + 8, all[i].storedRequest)
-                                    bind(base + 9, all[i].lastWrite)
-                                    bind(base + 10, all[i].lastPut)
-                                    bind(base + 11, all[i].tags)
-                                    bind(base + 12, all[i].extra)
+                                    current.bind(base + 1, all[i].recency)
+                                    current.bind(base + 3, all[i].storedAt)
+                                    current.bind(base + 4, all[i].staleAt)
+                                    current.bind(base + 5, all[i].expiresAt)
+                                    current.bind(base + 6, all[i].seq)
+                                    current.bind(base + 7, all[i].storedRequest)
+                                    current.bind(base + 8, all[i].lastWrite)
+                                    current.bind(base + 9, all[i].lastPut)
+                                    current.bind(base + 10, all[i].tags)
+                                    current.bind(base + 11, all[i].extra)
                                 }
-                                try writer.run()
+                                try current.writer.run()
+                                if width == 12 {
+                                    let expected = all[Int(order[start + rows - 1])].rowID
+                                    let given = sqlite3_last_insert_rowid(db.sqliteConnection)
+                                    guard given == expected else {
+                                        throw DatabaseError(resultCode: .SQLITE_INTERNAL,
+                                                            message: "the new rows were given ids up to \(given), not \(expected)")
+                                    }
+                                }
                                 start += rows
                             }
                         }
@@ -571,6 +624,23 @@ public final class SQLiteStore: CacheStore, Sendable {
                 }
             }
         }
+    }
+
+    /// One of `writeEntries`' statements, with what its parameters were last bound to.
+    private struct BatchWriter {
+        let writer: RowWriter
+        /// Entry rows a step writes.
+        let rows: Int
+        var bound: Bindings
+
+        init(_ db: Database, _ sql: String, rows: Int, hasID: Bool) throws {
+            writer = try RowWriter(db, sql)
+            self.rows = rows
+            bound = Bindings(count: rows * (hasID ? 13 : 12))
+        }
+
+        mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }
+        mutating func bind(_ index: Int32, _ text: String?) { bound.bind(writer, index, text) }
     }
 
     /// What each integer or NULL parameter of a statement was last bound to. SQLite keeps a
@@ -612,81 +682,6 @@ public final class SQLiteStore: CacheStore, Sendable {
             }
             writer.bind(index, text)
         }
-    }
-
-    /// Each entry row's id by its key, and the next id to give (one past the largest in the
-    /// table). Memory: a dictionary slot of 32 bytes (the key's string, its 8-byte hash and the
-    /// 8-byte id) in a power-of-two table at most three-quarters full: 43 to 86 bytes an entry
-    /// (64 MiB for 1 M entries), plus, for a key longer than 15 UTF-8 bytes, its string's storage
-    /// when the cache does not share it.
-    struct RowIDs {
-        var ids: [RowKey: Int64] = [:]
-        var next: Int64 = 1
-        /// False until a load or a commit has read every row's id.
-        var built = false
-
-        init() {}
-
-        init(ids: [RowKey: Int64], next: Int64, built: Bool) {
-            self.ids = ids
-            self.next = next
-            self.built = built
-        }
-
-        /// The ids of the rows in `db`.
-        init(_ db: Database) throws {
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, key FROM entries")
-            while let row = try rows.next() {
-                let id: Int64 = try row.decode(atIndex: 0)
-                ids[RowKey(SQLiteStore.key(try row.decode(atIndex: 1)))] = id
-                if id >= next { next = id + 1 }
-            }
-            built = true
-        }
-    }
-
-    /// A key compared and hashed by its UTF-8 bytes, as the table and the engine tell keys apart
-    /// (Swift's `String` equality would take "caf\u{e9}" and "cafe\u{301}" for one key). The
-    /// bytes are hashed once, when the key is made, by a folded multiply over 8 bytes at a time;
-    /// the dictionary hashes (with its per-process seed) and compares that number, and compares
-    /// the bytes only when the numbers are equal.
-    struct RowKey: Hashable {
-        var text: String
-        let bytesHash: UInt64
-
-        init(_ text: String) {
-            self.text = text
-            var copy = text
-            bytesHash = copy.withUTF8 { bytes in
-                let raw = UnsafeRawBufferPointer(bytes)
-                var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
-                var i = 0
-                while i + 8 <= raw.count {
-                    h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-                    h ^= h >> 31
-                    i += 8
-                }
-                var tail: UInt64 = 0
-                var shift: UInt64 = 0
-                while i < raw.count {
-                    tail |= UInt64(raw[i]) << shift
-                    shift += 8
-                    i += 1
-                }
-                h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
-                return h ^ (h >> 29)
-            }
-        }
-
-        static func == (a: RowKey, b: RowKey) -> Bool {
-            guard a.bytesHash == b.bytesHash else { return false }
-            var a = a.text, b = b.text
-            return a.withUTF8 { x in
-                b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
-            }
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
     }
 
     /// One write of a row: a statement from GRDB's cache of the connection, bound and stepped

@@ -18,7 +18,8 @@ import TestSupport
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    /// A state whose entries and server keys are `keys`, each value naming its key's position.
+    /// A state whose entries and server keys are `keys`, each value naming its key's position,
+    /// row i's id i + 1 (as the engine numbers the rows of a store written anew).
     static func rows(_ keys: [String]) -> StoreChanges {
         var changes = StoreChanges()
         changes.replacesAll = true
@@ -26,7 +27,8 @@ import TestSupport
         for (i, key) in keys.enumerated() {
             changes.entries.append(StoredEntry(key: key, recency: Int64(i), value: "{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}",
                                                storedAt: Int64(i), staleAt: nil, expiresAt: 1000, seq: Int64(i),
-                                               tags: "[\"t\\u0000\u{1F600}\"]", extra: i == 0 ? "{\"invalidated\":true}" : nil))
+                                               tags: "[\"t\\u0000\u{1F600}\"]", extra: i == 0 ? "{\"invalidated\":true}" : nil,
+                                               rowID: Int64(i + 1)))
             changes.server.append(StoredServerKey(key: key, value: "\(i)", modifiedAt: Int64(i)))
         }
         return changes
@@ -53,6 +55,7 @@ import TestSupport
         #expect(entries.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
         #expect(entries.map { Array($0.value.utf8) } == Self.rows(Self.keys).entries.map { Array($0.value.utf8) })
         #expect(entries == Self.rows(Self.keys).entries)
+        #expect(entries.map(\.rowID) == Self.keys.indices.map { Int64($0 + 1) })
         let server = loaded.server.sorted { $0.modifiedAt! < $1.modifiedAt! }
         #expect(server.map { Self.bytes($0.key) } == Self.keys.map(Self.bytes))
         #expect(server.map(\.value) == Self.keys.indices.map { "\($0)" })
@@ -61,6 +64,7 @@ import TestSupport
         var changes = StoreChanges()
         changes.state = "{}"
         changes.removedKeys = ["h\u{0}", "s", ""]
+        changes.removedRowIDs = changes.removedKeys.map { key in Int64(Self.keys.firstIndex { Self.bytes($0) == Self.bytes(key) }! + 1) }
         changes.server = [StoredServerKey(key: "\u{0}", value: nil, modifiedAt: nil)]
         try reader.commit(changes)
         let after = try #require(try reader.load())
@@ -71,8 +75,8 @@ import TestSupport
         #expect(after.server.count == Self.keys.count - 1)
     }
 
-    /// Many rows to a commit (more than one statement's batch), written in the table's key order
-    /// whatever order they come in: keys that share their first 16 bytes or more, that begin
+    /// Many rows to a commit (more than one statement's batch), written in the order of their
+    /// row ids whatever order they come in: keys that share their first 16 bytes or more, that begin
     /// one another, or differ only past a NUL, the empty key and `keys`, in a scrambled order;
     /// then a commit that rewrites some of them and adds others. Every row reads back as
     /// committed, each key once.
@@ -98,14 +102,14 @@ import TestSupport
         var expected = first.entries
         for (i, key) in keys.enumerated().reversed() where i % 3 == 0 {
             let row = StoredEntry(key: key, recency: Int64(1000 + i), value: "{\"again\":\(i)}", storedAt: 5, staleAt: 6,
-                                  expiresAt: nil, seq: Int64(1000 + i), lastPut: 7)
+                                  expiresAt: nil, seq: Int64(1000 + i), lastPut: 7, rowID: Int64(i + 1))
             changes.entries.append(row)
             expected.removeAll { Self.bytes($0.key) == Self.bytes(key) }
             expected.append(row)
         }
         for i in 0..<40 {
             let row = StoredEntry(key: "namespace-with-a-long-name:\(i)-new", recency: Int64(2000 + i), value: "\(i)",
-                                  storedAt: 1, staleAt: nil, expiresAt: nil, seq: Int64(2000 + i))
+                                  storedAt: 1, staleAt: nil, expiresAt: nil, seq: Int64(2000 + i), rowID: Int64(keys.count + 1 + i))
             changes.entries.insert(row, at: i * 3 % (changes.entries.count + 1))
             expected.append(row)
         }
@@ -115,60 +119,136 @@ import TestSupport
         let reader = try SQLiteStore(path: path)
         let loaded = try #require(try reader.load())
         #expect(loaded.entryCount == expected.count)
-        #expect(try Self.entries(reader) == expected.sorted { $0.recency < $1.recency })
+        let read = try Self.entries(reader)
+        #expect(read == expected.sorted { $0.recency < $1.recency })
+        #expect(read.map(\.rowID) == expected.sorted { $0.recency < $1.recency }.map(\.rowID))
     }
 
-    /// Every key (a NUL in it, the empty key, two keys equal as Swift strings but not as bytes) finds its own row when written again, moved or
-    /// deleted in later commits, through the store's map of row ids (schema 6 has no index on
-    /// the key), also in a store reopened in between; a failed commit changes neither the file
-    /// nor that map, so the next commits still find each key's one row.
-    @Test func laterCommitsFindEachKeysRow() throws {
+    /// Every row (a key with a NUL in it, the empty key, two keys equal as Swift strings but not as
+    /// bytes) is written again, moved and deleted by its row id, also in a store reopened in
+    /// between, and a new id is a new row; a failed commit changes nothing in the file, so the
+    /// next commits find each row where it was.
+    @Test func laterCommitsWriteEachRowByItsID() throws {
         let path = StoreTests.directory() + "/s.db"
         var store = try SQLiteStore(path: path)
         try store.commit(Self.rows(Self.keys))
+        // Row ids: `keys[i]`'s is i + 1 (`rows`); the rows added later get the ids given here.
+        var ids: [[UInt8]: Int64] = [:]
+        for (i, key) in Self.keys.enumerated() { ids[Self.bytes(key)] = Int64(i + 1) }
+        var next: Int64 = 100
+        func id(_ key: String) -> Int64 {
+            if let id = ids[Self.bytes(key)] { return id }
+            defer { next += 1 }
+            ids[Self.bytes(key)] = next
+            return next
+        }
         func update(_ keys: [String], value: String, removing: [String] = [], moving: [String] = []) -> StoreChanges {
             var changes = StoreChanges()
             changes.state = "{}"
             changes.removedKeys = removing
+            changes.removedRowIDs = removing.map { key in ids.removeValue(forKey: Self.bytes(key)) ?? 0 }
             for key in keys {
-                changes.entries.append(StoredEntry(key: key, recency: 100, value: value, storedAt: 1, staleAt: nil, expiresAt: nil, seq: 1))
+                changes.entries.append(StoredEntry(key: key, recency: 100, value: value, storedAt: 1, staleAt: nil, expiresAt: nil,
+                                                   seq: 1, rowID: id(key)))
             }
-            changes.recencies = moving.map { StoredRecency(key: $0, recency: 200) }
+            changes.recencies = moving.map { StoredRecency(key: $0, recency: 200, rowID: id($0)) }
             return changes
         }
         // By the keys' bytes: "caf\u{e9}" and "cafe\u{301}" are equal as Swift strings, but two keys.
         func rows() throws -> [[UInt8]: [String]] {
             var out: [[UInt8]: [String]] = [:]
-            try store.loadEntries { out[Array($0.key.utf8), default: []].append($0.value + "@\($0.recency)") }
+            try store.loadEntries { out[Array($0.key.utf8), default: []].append($0.value + "@\($0.recency)#\($0.rowID)") }
             return out
         }
         try store.commit(update(["h\u{0}", "", "new\u{0}", "caf\u{e9}"], value: "1", removing: ["s"], moving: ["\u{0}"]))
         // A failing commit: the log's insert is refused after the entries were written.
         try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON log BEGIN SELECT RAISE(ABORT, 'refused'); END") }
+        let saved = ids
         var failing = update(["h\u{0}", "s", "other"], value: "2", removing: ["h", "new\u{0}"])
         failing.log = [StoredLogLine(position: 1, body: "x")]
         #expect(throws: StoreError.self) { try store.commit(failing) }
+        ids = saved
         try DatabaseQueue(path: path).write { try $0.execute(sql: "DROP TRIGGER refuse") }
         try store.commit(update(["h\u{0}", "s", "new\u{0}"], value: "3", removing: ["h"], moving: [""]))
         var expected: [[UInt8]: [String]] = [:]
-        for (i, key) in Self.keys.enumerated() { expected[Self.bytes(key)] = ["{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}@\(i)"] }
+        for (i, key) in Self.keys.enumerated() {
+            expected[Self.bytes(key)] = ["{\"n\":\(i),\"v\":\"a\\u0000b\\u001f\u{1F600}e\u{301}\"}@\(i)#\(i + 1)"]
+        }
         expected[Self.bytes("h")] = nil
-        expected[Self.bytes("h\u{0}")] = ["3@100"]
-        expected[Self.bytes("s")] = ["3@100"]
-        expected[Self.bytes("new\u{0}")] = ["3@100"]
-        expected[Self.bytes("\u{0}")] = [expected[Self.bytes("\u{0}")]![0].replacingOccurrences(of: "@4", with: "@200")]
-        expected[Self.bytes("")] = ["1@200"]
-        expected[Self.bytes("caf\u{e9}")] = ["1@100"]
+        expected[Self.bytes("h\u{0}")] = ["3@100#1"]
+        // `s` was removed, then put again: a new row (the failed commit's id for it was never written).
+        expected[Self.bytes("s")] = ["3@100#\(ids[Self.bytes("s")]!)"]
+        expected[Self.bytes("new\u{0}")] = ["3@100#100"]
+        expected[Self.bytes("\u{0}")] = [expected[Self.bytes("\u{0}")]![0].replacingOccurrences(of: "@4#", with: "@200#")]
+        expected[Self.bytes("")] = ["1@200#\(Self.keys.count)"]
+        expected[Self.bytes("caf\u{e9}")] = ["1@100#8"]
         #expect(try rows() == expected)
         try store.close()
         store = try SQLiteStore(path: path)
         #expect(try rows() == expected)
         try store.commit(update(["s", "late"], value: "4", removing: ["\u{0}"]))
-        expected[Self.bytes("s")] = ["4@100"]
-        expected[Self.bytes("late")] = ["4@100"]
+        expected[Self.bytes("s")] = ["4@100#\(ids[Self.bytes("s")]!)"]
+        expected[Self.bytes("late")] = ["4@100#\(ids[Self.bytes("late")]!)"]
         expected[Self.bytes("\u{0}")] = nil
         #expect(try rows() == expected)
         try store.close()
+    }
+
+    /// New rows (ids from `firstNewRowID` on) keep their ids whether they follow the largest id
+    /// in the table (SQLite numbers them) or not (the newest rows were deleted: the ids are
+    /// bound); a commit that calls a row new whose id is taken fails and changes nothing.
+    @Test func newRowsKeepTheirIDs() throws {
+        let store = try SQLiteStore(path: StoreTests.directory() + "/s.db")
+        func row(_ key: String, _ id: Int64) -> StoredEntry {
+            StoredEntry(key: key, recency: id, value: "\(id)", storedAt: 1, staleAt: nil, expiresAt: nil, seq: id, rowID: id)
+        }
+        func ids() throws -> [String] { try Self.entries(store).map { "\($0.key)#\($0.rowID)" } }
+        var changes = StoreChanges()
+        changes.state = "{}"
+        changes.replacesAll = true
+        changes.firstNewRowID = 1
+        changes.entries = (1...300).map { row("k\($0)", Int64($0)) }
+        try store.commit(changes)
+        #expect(try ids() == (1...300).map { "k\($0)#\($0)" })
+
+        // The newest rows go: the next new rows' ids do not follow the largest left.
+        changes = StoreChanges()
+        changes.state = "{}"
+        changes.removedKeys = ["k299", "k300"]
+        changes.removedRowIDs = [299, 300]
+        changes.firstNewRowID = 301
+        changes.entries = [row("k1", 1)] + (301...440).map { row("n\($0)", Int64($0)) }
+        try store.commit(changes)
+        // (`k1` rewritten in place, its stamp as it was: first in recency order.)
+        var expected = (1...298).map { "k\($0)#\($0)" } + (301...440).map { "n\($0)#\($0)" }
+        #expect(try ids() == expected)
+
+        // They follow it: numbered by SQLite, the same ids.
+        changes.removedKeys = []
+        changes.removedRowIDs = []
+        changes.firstNewRowID = 441
+        changes.entries = (441...700).map { row("m\($0)", Int64($0)) }
+        try store.commit(changes)
+        expected += (441...700).map { "m\($0)#\($0)" }
+        #expect(try ids() == expected)
+
+        // A row called new whose id is taken fails the commit.
+        changes.firstNewRowID = 700
+        changes.entries = [row("x", 700), row("y", 701)]
+        #expect(throws: StoreError.self) { try store.commit(changes) }
+        #expect(try ids() == expected)
+        try store.close()
+    }
+
+    /// A row without an id is refused, and nothing of its commit is written.
+    @Test func anEntryRowWithoutAnIDIsRefused() throws {
+        let path = StoreTests.directory() + "/s.db"
+        let store = try SQLiteStore(path: path)
+        try store.commit(Self.rows(["a"]))
+        var changes = Self.rows(["b", "c"])
+        changes.entries[1].rowID = 0
+        #expect(throws: StoreError.self) { try store.commit(changes) }
+        #expect(try Self.entries(store).map(\.key) == ["a"])
     }
 
     @Test func keysAreStoredAsBlobs() throws {
@@ -203,14 +283,18 @@ import TestSupport
 
         let store = try SQLiteStore(path: path)
         #expect(try store.schema() == SQLiteStore.schemaVersion)
-        #expect(try Self.entries(store) == [
+        let upgraded = try Self.entries(store)
+        // Schema 6 numbered the rows in key order.
+        #expect(upgraded.map(\.rowID) == [2, 1])
+        #expect(upgraded == [
             StoredEntry(key: "feed:a", recency: 1, value: "{\"n\":1}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 1),
             StoredEntry(key: "caf\u{e9}", recency: 2, value: "{\"n\":2}", storedAt: 6, staleAt: 7, expiresAt: nil, seq: 2,
                         lastPut: 2, tags: "[\"t\"]", extra: "{\"invalidated\":true}"),
         ])
         var changes = StoreChanges()
         changes.state = "{}"
-        changes.entries = [StoredEntry(key: "feed:a", recency: 3, value: "{\"n\":3}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3)]
+        changes.entries = [StoredEntry(key: "feed:a", recency: 3, value: "{\"n\":3}", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3,
+                                       rowID: 2)]
         changes.server = [StoredServerKey(key: "feed:a", value: "2", modifiedAt: 6)]
         try store.commit(changes)
         let loaded = try #require(try store.load())

@@ -95,7 +95,13 @@ import TestSupport
         }
         let reader = try await Self.opened(store)
         let more = "put f:4 4\nput f:5 5\nput s:5 5\nput s:6 6\nput l:4 4\nput l:5 5\nkeys\nns\nstats"
-        let expected = await writer.typed(more)
+        // The writer's state goes on in a twin without the store, which is the reader's now (two
+        // sessions adding rows to one store would give two rows one id).
+        let written = await Self.snapshotText(writer)
+        let twin = await TestShell()
+        try await twin.run { session, cache in try session.restore(snapshotText: written, on: cache) }
+        #expect(await Self.snapshotText(twin) == written)
+        let expected = await twin.typed(more)
         #expect(await reader.typed(more) == expected)
         #expect(expected.contains("policy"))
     }
@@ -143,6 +149,98 @@ import TestSupport
 
         try? engine.advance(by: 1000)
         #expect(engine.takeChanges().entries.isEmpty)
+    }
+
+    /// Each entry's row has an id of its own: a new entry's is the next, given when its row is
+    /// first taken; a removed entry's goes with it (a key put again is a new row, in the slot
+    /// reused or not); a read moves the row by its id; an entry that came and went between two
+    /// takes has no row to delete; after a failed commit, everything is written anew, numbered
+    /// in recency order.
+    @Test func rowIDsFollowTheEntries() throws {
+        let engine = CacheEngine(origin: SimulatedServer())
+        engine.checksInvariants = true
+        _ = engine.put("k:0", 0)
+        engine.startTrackingChanges(everything: true)
+        var changes = engine.takeChanges()
+        #expect(changes.replacesAll && changes.entries.map(\.rowID) == [1])
+        _ = engine.put("k:1", 1)
+        _ = engine.put("k:2", 2)
+        changes = engine.takeChanges()
+        #expect(changes.entries.map { "\($0.key)#\($0.rowID)" } == ["k:1#2", "k:2#3"])
+
+        _ = engine.evict("k:1")
+        _ = engine.put("k:1", 11)
+        _ = engine.put("k:3", 3)
+        _ = engine.put("k:4", 4)
+        _ = engine.evict("k:4")
+        _ = engine.put("k:2", 22)
+        changes = engine.takeChanges()
+        #expect(changes.removedKeys == ["k:1", "k:4"] && changes.removedRowIDs == [2, 0])
+        #expect(changes.entries.map { "\($0.key)#\($0.rowID)" } == ["k:1#4", "k:3#5", "k:2#3"])
+
+        _ = try engine.get("k:0")
+        changes = engine.takeChanges()
+        #expect(changes.entries.isEmpty && changes.recencies.map { "\($0.key)#\($0.rowID)" } == ["k:0#1"])
+
+        _ = engine.put("k:5", 5)
+        _ = engine.takeChanges()
+        engine.changesNotCommitted()
+        changes = engine.takeChanges()
+        #expect(changes.replacesAll)
+        #expect(changes.entries.map { "\($0.key)#\($0.rowID)" } == ["k:1#1", "k:3#2", "k:2#3", "k:0#4", "k:5#5"])
+        _ = engine.put("k:6", 6)
+        #expect(engine.takeChanges().entries.map(\.rowID) == [6])
+    }
+
+    /// An engine and a store on a file, through evictions, keys put again, a failed commit, a
+    /// reopen and more commits: after each commit the store holds each live entry once, and an
+    /// engine read back from it holds the same state as the one that wrote it.
+    @Test func theStoreFollowsTheEngineThroughEvictionsFailuresAndReopening() throws {
+        let path = Self.directory() + "/s.db"
+        func readBack(_ store: SQLiteStore) throws -> CacheEngine {
+            let engine = CacheEngine(origin: SimulatedServer())
+            var snapshot = try Snapshot(stored: try #require(try store.load()))
+            try store.loadEntries { row throws(StoreError) in
+                do { try snapshot.append(row) } catch { throw StoreError("\(error)") }
+            }
+            try snapshot.finishStored()
+            engine.restore(snapshot, scheduleCommand: { _ in -1 })
+            return engine
+        }
+        func rowKeys() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT CAST(key AS TEXT) FROM entries ORDER BY id") }
+        }
+        var store = try SQLiteStore(path: path)
+        var engine = CacheEngine(origin: SimulatedServer())
+        engine.checksInvariants = true
+        _ = try engine.defineNamespace("f", PolicyChange(max: .some(3)))
+        engine.startTrackingChanges(everything: true)
+        try store.commit(engine.takeChanges())
+        func step(_ body: (CacheEngine) throws -> Void) throws {
+            try body(engine)
+            try store.commit(engine.takeChanges())
+            #expect(try readBack(store).makeSnapshot() == engine.makeSnapshot())
+            #expect(try rowKeys().sorted() == engine.keys().map(\.key).sorted())
+        }
+        try step { e in for i in 0..<5 { _ = e.put("f:\(i)", .int(Int64(i))) } }
+        try step { e in _ = e.put("f:0", 10); _ = try e.get("f:3"); _ = e.put("f:1", 11) }
+        // A failed commit (the state row is refused), then the next commit writes everything anew.
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'refused'); END") }
+        _ = engine.put("f:5", 5)
+        _ = engine.evict("f:0")
+        #expect(throws: StoreError.self) { try store.commit(engine.takeChanges()) }
+        engine.changesNotCommitted()
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        try step { e in _ = e.put("f:6", 6) }
+        try store.close()
+        store = try SQLiteStore(path: path)
+        engine = try readBack(store)
+        engine.checksInvariants = true
+        engine.startTrackingChanges(everything: false)
+        try store.commit(engine.takeChanges())
+        try step { e in _ = e.put("f:7", 7); _ = e.put("f:1", 21); _ = e.evict("f:6"); _ = e.put("f:6", 26) }
+        try step { e in _ = e.clear(); _ = e.put("f:8", 8) }
+        try store.close()
     }
 
     /// Output is handed on only after the commit that covers it: a failed commit prints the error
@@ -584,6 +682,36 @@ import TestSupport
         let store = try SQLiteStore(path: path)
         #expect(try store.schema() == SQLiteStore.schemaVersion)
         #expect(try store.load()?.state == "x")
+    }
+
+    /// A new store is made in one step with the tables, columns, keys and recorded migrations a
+    /// store upgraded from schema 1 has, its page size 16 KiB, its journal the WAL.
+    @Test func aNewStoreIsTheSchemaTheUpgradesMake() throws {
+        func describe(_ path: String) throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                var out = try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master ORDER BY name")
+                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                    out += try String.fetchAll(db, sql: """
+                        SELECT ? || '.' || name || ' ' || type || ' ' || "notnull" || ' ' || ifnull(dflt_value, '-') || ' ' || pk
+                        FROM pragma_table_info(?) ORDER BY cid
+                        """, arguments: [table, table])
+                }
+                out += try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                out += try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                out += try String.fetchAll(db, sql: "SELECT 'journal ' || journal_mode FROM pragma_journal_mode")
+                return out
+            }
+        }
+        let upgraded = Self.directory() + "/upgraded.db"
+        let old = try DatabaseQueue(path: upgraded)
+        try SQLiteStore.prepare(old, name: upgraded, wal: true, upTo: "v1")
+        try old.close()
+        try SQLiteStore(path: upgraded).close()
+        let new = Self.directory() + "/new.db"
+        try SQLiteStore(path: new).close()
+        #expect(try describe(new) == describe(upgraded))
+        #expect(try describe(new).contains("entries.id INTEGER 0 - 1"))
+        #expect(try DatabaseQueue(path: new).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == SQLiteStore.pageSize)
     }
 }
 

@@ -154,7 +154,14 @@ struct EngineState {
         let generation = entries.store.entries[Int(slot)].generation
         let key = entries.remove(slot)
         expiry.dropHead(ns, ifOf: slot, generation: generation)
-        changes?.removedKeys.append(key)
+        // The slot's row id goes with the entry (a key put again later is a new row). Only with
+        // a store: read through stored properties, the check costs a cache without one nothing.
+        var rowID: Int64 = 0
+        if entries.store.entries.keepsRowIDs { rowID = entries.slots.takeRowID(Int(slot)) }
+        if changes != nil {
+            changes!.removedKeys.append(key)
+            changes!.removedRowIDs.append(rowID)
+        }
         return key
     }
 

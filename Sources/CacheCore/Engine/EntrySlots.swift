@@ -8,11 +8,63 @@ struct EntrySlots: RandomAccessCollection {
     private var storage: [Entry] = []
     /// Slots marked since the last `takeMarked()`, each once.
     private var marked: [Int32] = []
-    /// Slots whose recency stamp alone was set (`setRecency`) since the last `takeMarked()`;
-    /// repeats allowed, bounded by the moves between two takes.
-    private var touched: [Int32] = []
+    /// What only a store's tracking keeps (nil before it begins): the slots whose recency stamp
+    /// alone was set, and the row ids (see `Tracked`). In a box of its own, copied when shared
+    /// (as the slot array is), so that the slot array stays four words: one word more made a
+    /// batch without a store allocate more (the benchmarks' shell batch: 2,057 → 2,250).
+    private var box: Tracked?
     /// Whether writes mark their slot.
     var tracking = false
+
+    // Unchecked exclusivity: a box is read and changed only inside `EntrySlots`' own methods,
+    // each access to a field begun and ended within one statement (never passed inout across a
+    // call, never held while another access to the same box begins), and a box is changed only
+    // once it is this array's own (`ownBox`); checked, each access paid a dynamic check (about a
+    // hundred instructions per put with a store).
+    final class Tracked {
+        /// Slots whose recency stamp alone was set (`setRecency`) since the last
+        /// `takeChanged()`; repeats allowed, bounded by the moves between two takes.
+        @exclusivity(unchecked) var touched: [Int32] = []
+        /// Each slot's row id in a persistent store, when kept (`keeps`): 0 for a slot whose
+        /// entry has no row yet (written since the last `takeChanges`, or dead). 8 bytes a slot,
+        /// only with a store. A store writes and deletes rows by these ids and keeps no map of
+        /// its own.
+        @exclusivity(unchecked) var ids: [Int64] = []
+        @exclusivity(unchecked) var keeps = false
+        /// The id the next new row gets: one past the largest given or loaded.
+        @exclusivity(unchecked) var next: Int64 = 1
+
+        init() {}
+
+        func copy() -> Tracked {
+            let c = Tracked()
+            c.touched = touched
+            c.ids = ids
+            c.keeps = keeps
+            c.next = next
+            return c
+        }
+    }
+
+    /// Whether row ids are kept (from a store's rows, or since tracking began).
+    var keepsRowIDs: Bool { box?.keeps ?? false }
+    /// The id the next new row gets.
+    var nextRowID: Int64 { box?.next ?? 1 }
+    /// A slot's row id (0 for none, or when none are kept).
+    func rowID(_ i: Int) -> Int64 {
+        guard let b = box, b.keeps else { return 0 }
+        return b.ids[i]
+    }
+
+    /// The box, this array's own (made, or copied first when another array shares it).
+    private mutating func ownBox() -> Tracked {
+        if box == nil {
+            box = Tracked()
+        } else if !isKnownUniquelyReferenced(&box) {
+            box = box!.copy()
+        }
+        return box!
+    }
 
     init() {}
 
@@ -46,7 +98,7 @@ struct EntrySlots: RandomAccessCollection {
     @inline(__always)
     mutating func setRecency(_ i: Int, _ stamp: UInt64) {
         storage[i].recency = stamp
-        if tracking && !storage[i].marked { touched.append(Int32(i)) }
+        if tracking && !storage[i].marked { ownBox().touched.append(Int32(i)) }
     }
 
     /// Marks a slot as written to (while tracking), for state kept beside the entries.
@@ -58,7 +110,85 @@ struct EntrySlots: RandomAccessCollection {
     mutating func append(_ entry: consuming Entry) {
         HugePages.makeRoomForAppend(&storage)
         storage.append(consume entry)
+        // (No binding of the box held across `ownBox()`: it would see the box shared and copy it.)
+        if box?.keeps == true { ownBox().ids.append(0) }
         if tracking { mark(storage.count - 1) }
+    }
+
+    // MARK: Row ids
+
+    /// Starts keeping row ids, none given yet (each slot 0), when not kept already.
+    mutating func keepRowIDs() {
+        if box?.keeps == true { return }
+        let b = ownBox()
+        b.ids = Array(repeating: 0, count: storage.count)
+        b.keeps = true
+        b.next = 1
+    }
+
+    /// Stops keeping row ids (they are not known: the next commit writes every row anew).
+    mutating func dropRowIDs() {
+        guard box?.keeps == true else { return }
+        let own = ownBox()
+        own.ids = []
+        own.keeps = false
+    }
+
+    /// Sets a slot's row id as a store holds it (loading its rows); the next new row's id
+    /// follows the largest.
+    mutating func setRowID(_ i: Int, _ id: Int64) {
+        let b = ownBox()
+        b.ids[i] = id
+        if id >= b.next { b.next = id &+ 1 }
+    }
+
+    /// A live slot's row id, given now (the next id) when it has none.
+    @inline(__always)
+    mutating func rowIDForWrite(_ i: Int) -> Int64 {
+        let b = ownBox()
+        let id = b.ids[i]
+        if id != 0 { return id }
+        let given = b.next
+        b.ids[i] = given
+        b.next = given &+ 1
+        return given
+    }
+
+    /// A slot's row id (0 for none), which it no longer has: its entry is being removed.
+    @inline(__always)
+    mutating func takeRowID(_ i: Int) -> Int64 {
+        guard box?.keeps == true else { return 0 }
+        let b = ownBox()
+        let id = b.ids[i]
+        b.ids[i] = 0
+        return id
+    }
+
+    /// Gives the slots of `order` the ids 1, 2, ... in that order, every other slot none: a store
+    /// written anew (`StoreChanges.replacesAll`).
+    mutating func renumberRows(_ order: [Int32]) {
+        var ids = [Int64](repeating: 0, count: storage.count)
+        for (n, s) in order.enumerated() { ids[Int(s)] = Int64(n + 1) }
+        let b = ownBox()
+        b.ids = ids
+        b.keeps = true
+        b.next = Int64(order.count + 1)
+    }
+
+    /// What is wrong with the row ids kept: one per slot, none on a dead slot, each live one's
+    /// its own and below the next.
+    func rowIDViolations() -> [String] {
+        guard let b = box, b.keeps else { return [] }
+        let ids = b.ids
+        guard ids.count == storage.count else { return ["entry slots: \(ids.count) row ids for \(storage.count) slots"] }
+        var v: [String] = []
+        var seen = Set<Int64>()
+        for (i, id) in ids.enumerated() where id != 0 {
+            if !storage[i].live { v.append("entry slots: dead slot \(i) has row id \(id)") }
+            if id < 0 || id >= b.next { v.append("entry slots: slot \(i)'s row id \(id) is not below the next, \(b.next)") }
+            if !seen.insert(id).inserted { v.append("entry slots: row id \(id) is given twice") }
+        }
+        return v
     }
 
     mutating func reserveCapacity(_ n: Int) { HugePages.reserve(&storage, n) }
@@ -74,12 +204,12 @@ struct EntrySlots: RandomAccessCollection {
     /// - Complexity: O(k) for k slots marked or moved.
     mutating func takeChanged() -> (written: [Int32], moved: [Int32]) {
         var moved: [Int32] = []
-        if !touched.isEmpty {
+        if let touched = box?.touched, !touched.isEmpty {
             var seen = Set<Int32>(minimumCapacity: touched.count)
             for s in touched where storage[Int(s)].live && !storage[Int(s)].marked && seen.insert(s).inserted {
                 moved.append(s)
             }
-            touched.removeAll(keepingCapacity: true)
+            ownBox().touched.removeAll(keepingCapacity: true)
         }
         var list: [Int32] = []
         list.reserveCapacity(marked.count)

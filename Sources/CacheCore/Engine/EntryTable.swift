@@ -3,7 +3,8 @@
 /// index. A value type held in one stored property of the engine and changed in place.
 ///
 /// Invariants (`invariantViolations()`):
-/// - those of `EntryStore` (free slots, recency lists, recency stamps);
+/// - those of `EntryStore` (free slots, recency lists, recency stamps) and, while kept, the
+///   store's row ids (`EntrySlots.rowIDViolations`);
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
 ///   each live entry keeps its key's hash (`Entry.keyHash`);
 /// - each live entry's value is canonical text (it reads back and prints as it is), and the id
@@ -198,6 +199,7 @@ extension EntryTable {
     func invariantViolations() -> [String] {
         var v = store.invariantViolations()
         let entries = store.entries
+        v += entries.rowIDViolations()
         var live = 0
         for i in entries.indices {
             let e = entries[i]

@@ -39,8 +39,14 @@ extension CacheStore {
 /// (0 for none), its tags as a JSON array (nil for none) and, as a JSON object, the fields most
 /// entries do not have (`invalidated`, `expiry_counted`, `expiry_overridden`, `expiry_seq`,
 /// `mutations`, and outside LRU `rank`, `uses`, `visited`, as in a snapshot's entry; nil for none).
+///
+/// `rowID` names the row: the engine gives each entry's row an id (positive, unique among the
+/// rows, larger for a newer row; 0 for none) and a store reads and writes rows by it, so it need
+/// not find a row by its key. A row loaded from a store carries the id the store keeps it under.
 public struct StoredEntry: Sendable, Equatable {
     public var key: String
+    /// The row's id (0: none given).
+    public var rowID: Int64
     public var recency: Int64
     /// The value as compact JSON text. An entry taken from an engine lends the engine's own
     /// copy of it (``withValueUTF8(_:)``): no text is made for a row a store writes.
@@ -70,23 +76,19 @@ public struct StoredEntry: Sendable, Equatable {
     public var extra: String?
     public init(key: String, recency: Int64, value: String, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
                 seq: Int64, storedRequest: Int64 = 0, lastWrite: Int64 = 0, lastPut: Int64 = 0,
-                tags: String? = nil, extra: String? = nil) {
-        self.init(key: key, recency: recency, valueText: .text(value), storedAt: storedAt, staleAt: staleAt,
-                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra)
+                tags: String? = nil, extra: String? = nil, rowID: Int64 = 0) {
+        // Each field set here, not by delegating to another initializer (which builds the entry
+        // apart and copies it: a retain and release of each reference, per row).
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .text(value); self.storedAt = storedAt
+        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
+        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
+        self.tags = tags; self.extra = extra
     }
 
     /// An entry whose value is an engine's stored value, lent as it is.
     init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
-        self.init(key: key, recency: recency, valueText: .stored(stored), storedAt: storedAt, staleAt: staleAt,
-                  expiresAt: expiresAt, seq: seq, storedRequest: storedRequest, lastWrite: lastWrite, lastPut: lastPut,
-                  tags: tags, extra: extra)
-    }
-
-    private init(key: String, recency: Int64, valueText: ValueText, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-                 seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?) {
-        self.key = key; self.recency = recency; self.valueText = valueText; self.storedAt = storedAt
+         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .stored(stored); self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
@@ -100,7 +102,29 @@ public struct StoredEntry: Sendable, Equatable {
         }
     }
 
-    /// Equal when every field is, the value compared as text (however it is held).
+    /// Appends each row's key's UTF-8 bytes to `keys` and its value's compact text's to `values`,
+    /// and where each ends (`keyEnds[i]`, `valueEnds[i]`, one past row i's last byte), for a
+    /// store that binds the rows from two buffers. Done here, where the value's storage is
+    /// known: no row is copied, no closure called per row.
+    public static func gatherUTF8(_ rows: [StoredEntry], keys: inout [UInt8], values: inout [UInt8],
+                                  keyEnds: inout [Int], valueEnds: inout [Int]) {
+        rows.withUnsafeBufferPointer { all in
+            for i in all.indices {
+                all[i].key.utf8.withContiguousStorageIfAvailable { keys.append(contentsOf: $0) }
+                    ?? keys.append(contentsOf: all[i].key.utf8)
+                switch all[i].valueText {
+                case .text(let text):
+                    text.utf8.withContiguousStorageIfAvailable { values.append(contentsOf: $0) } ?? values.append(contentsOf: text.utf8)
+                case .stored(let stored): stored.withUTF8 { values.append(contentsOf: $0) }
+                }
+                keyEnds.append(keys.count)
+                valueEnds.append(values.count)
+            }
+        }
+    }
+
+    /// Equal when every field of the row's contents is, the value compared as text (however it is
+    /// held); the row id, where a store keeps the row, is not compared.
     public static func == (a: StoredEntry, b: StoredEntry) -> Bool {
         a.key == b.key && a.recency == b.recency && a.storedAt == b.storedAt && a.staleAt == b.staleAt
             && a.expiresAt == b.expiresAt && a.seq == b.seq && a.storedRequest == b.storedRequest
@@ -113,11 +137,13 @@ public struct StoredEntry: Sendable, Equatable {
                                "stored_request", "last_write", "last_put"]
 }
 
-/// An entry that only moved in the recency order: its row keeps everything but the stamp.
+/// An entry that only moved in the recency order: its row (`rowID`, as `StoredEntry`'s) keeps
+/// everything but the stamp.
 public struct StoredRecency: Sendable, Equatable {
     public var key: String
     public var recency: Int64
-    public init(key: String, recency: Int64) { self.key = key; self.recency = recency }
+    public var rowID: Int64
+    public init(key: String, recency: Int64, rowID: Int64 = 0) { self.key = key; self.recency = recency; self.rowID = rowID }
 }
 
 /// One line of the request log, at its position (0 is the oldest), as snapshot JSON.
@@ -155,10 +181,18 @@ public struct StoredState: Sendable {
 /// with `logCleared`, every log row; then `removedKeys` are deleted, then `entries`, `recencies`,
 /// `log` and `server` rows written (replacing rows of the same key or position), then the state
 /// document. A key is in at most one of `entries` and `recencies`.
+///
+/// Entry rows are named by their row ids (`StoredEntry.rowID`): an entry row replaces the row of
+/// its id, a new id is a new row, `removedRowIDs[i]` is the id of `removedKeys[i]`'s row (0 when
+/// it had none: the entry came and went between two commits). With `replacesAll` the ids are
+/// 1, 2, ... in recency order. An entry row whose id is `firstNewRowID` or more is new: the store
+/// holds no row of that id (it may insert the row without looking for one).
 public struct StoreChanges: Sendable {
     public var replacesAll = false
+    public var firstNewRowID: Int64 = .max
     public var logCleared = false
     public var removedKeys: [String] = []
+    public var removedRowIDs: [Int64] = []
     public var entries: [StoredEntry] = []
     public var recencies: [StoredRecency] = []
     public var log: [StoredLogLine] = []
@@ -172,6 +206,8 @@ struct ChangeLog {
     /// `restore` replaced everything: every row is written anew.
     var replacedAll = false
     var removedKeys: [String] = []
+    /// The row id of each of `removedKeys` (0 for none).
+    var removedRowIDs: [Int64] = []
     var logCleared = false
     /// Positions of request-log lines added or changed (repeats allowed).
     var logPositions: [Int] = []
@@ -180,13 +216,23 @@ struct ChangeLog {
 extension CacheEngine {
     /// Starts noting what changes, for `takeChanges`.
     /// - Parameter everything: the first `takeChanges` writes the whole state (a new store); else
-    ///   only what changes from now on (a store this state was just read from).
+    ///   only what changes from now on (a store this state was just read from, whose rows' ids
+    ///   the entries keep; when they do not, everything is written all the same).
     public func startTrackingChanges(everything: Bool) {
         defer { if checksInvariants { checkInvariants() } }
         slots.tracking = true
         _ = slots.takeChanged()
-        changes = ChangeLog(replacedAll: everything)
+        changes = ChangeLog(replacedAll: everything || !slots.keepsRowIDs)
+        slots.keepRowIDs()
         origin.persistentState?.startTrackingChanges()
+    }
+
+    /// The changes last taken were not committed (the commit failed, and the store holds the rows
+    /// as they were): the next `takeChanges` writes everything anew, so the store and the
+    /// engine's row ids agree again whatever the failed commit did.
+    public func changesNotCommitted() {
+        guard changes != nil else { return }
+        changes = ChangeLog(replacedAll: true)
     }
 
     /// The rows that changed since the last call (everything, the first time or after `restore`).
@@ -208,7 +254,10 @@ extension CacheEngine {
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(entries.count)
-            for s in entries.store.recencyOrder() { out.entries.append(storedEntry(s)) }
+            let order = entries.store.recencyOrder()
+            slots.renumberRows(order)
+            out.firstNewRowID = 1
+            for s in order { out.entries.append(storedEntry(s, rowID: slots.rowID(Int(s)))) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
@@ -216,11 +265,21 @@ extension CacheEngine {
             return out
         }
         out.removedKeys = log.removedKeys
+        out.removedRowIDs = log.removedRowIDs
+        out.firstNewRowID = slots.nextRowID
         out.entries.reserveCapacity(written.count)
-        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s)) }
+        // A new entry's row gets the next id here, in the order first written: new rows go at
+        // the right edge of a store's table, in order.
+        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s)))) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
-            out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency)))
+            let id = slots.rowID(Int(s))
+            // (Every live entry got its row when it was first taken; one without is written whole.)
+            if id == 0 {
+                out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s))))
+                continue
+            }
+            out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency), rowID: id))
         }
         out.logCleared = log.logCleared
         var seen = Set<Int>()
@@ -231,16 +290,17 @@ extension CacheEngine {
         return out
     }
 
-    private func storedEntry(_ slot: Int32) -> StoredEntry {
+    private func storedEntry(_ slot: Int32, rowID: Int64) -> StoredEntry {
         // Each field read where the slot keeps it: the entry is not copied out (which retains and
         // releases every reference it holds).
         let i = Int(slot)
-        var extra: [String: JSONValue] = [:]
+        var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
         if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
             || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
-            extra = snapshotEntryExtras(slot)
+            var extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+            if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
         }
         let staleAt = slots[i].staleAt, expiresAt = slots[i].expiresAt
         // The stored value is its compact text already, lent to the row as it is: no tree is built
@@ -251,7 +311,7 @@ extension CacheEngine {
                            storedRequest: Int64(bitPattern: slots[i].storedRequest),
                            lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
                            tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
-                           extra: extra.isEmpty ? nil : JSONValue.object(extra).compactText)
+                           extra: extraText, rowID: rowID)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
@@ -326,6 +386,9 @@ struct StoredRows {
     var namespaceIndex: [String: Int]
     /// Each row's recency stamp, by slot (set in the table by `finishStored`).
     var recencies: [UInt64] = []
+    /// A row came without a row id (0 or less): the table keeps none (the first commit writes
+    /// every row anew).
+    var rowIDsMissing = false
     /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
     var ranks: [[Int32: EntryStore.Rank]]
     /// Ranks taken, by namespace slot.
@@ -383,6 +446,7 @@ extension Snapshot {
                               perNamespace: Array(repeating: 0, count: namespaces.count),
                               known: mutationsKnown)
         rows.recencies.reserveCapacity(stored.entryCount)
+        rows.table.slots.keepRowIDs()
         self.stored = rows
     }
 
@@ -420,6 +484,7 @@ extension Snapshot {
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
         let slot = stored!.table.insert(entry)
+        if row.rowID > 0 { stored!.table.slots.setRowID(Int(slot), row.rowID) } else { stored!.rowIDsMissing = true }
         if let rank { stored!.ranks[ns][slot] = rank }
         stored!.recencies.append(UInt64(bitPattern: row.recency))
     }
@@ -485,6 +550,7 @@ extension Snapshot {
         }
         rows.table.restoreRecencies(rows.recencies)
         rows.recencies = []
+        if rows.rowIDsMissing { rows.table.slots.dropRowIDs() }
         for (n, ns) in namespaces.enumerated() where ns.policy.eviction != .lru {
             let hand = hands[n].flatMap { rows.table.slot(forKey: $0) } ?? -1
             rows.table.restoreOrder(Int32(n), ns.policy.eviction, ranks: rows.ranks[n], hand: hand, nextRank: nextRanks[n] ?? 0)

@@ -76,6 +76,9 @@ extension Session {
         do {
             try link.store.commit(cache.takeChanges(scheduledCommand: scheduledCommandFields))
         } catch {
+            // The engine's row ids no longer match the store's rows: should the store be used
+            // again, its next commit writes everything anew.
+            cache.changesNotCommitted()
             // The held output reports changes that are not durable: it is not printed.
             _ = takeOutput()
             if heldDirectBytes > 0, let direct = directOutput {
