@@ -32,11 +32,7 @@ enum HugePages {
     /// reach `threshold`. Pages already touched stay as they are until the system merges them.
     static func advise(_ base: UnsafeMutableRawPointer?, bytes: Int) {
         #if os(Linux)
-        guard let base, bytes >= threshold else { return }
-        let start = (Int(bitPattern: base) + size - 1) & ~(size - 1)
-        let end = (Int(bitPattern: base) + bytes) & ~(size - 1)
-        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
-        _ = madvise(first, end - start, MADV_HUGEPAGE)
+        wholePages(base, bytes: bytes, MADV_HUGEPAGE)
         #endif
     }
 
@@ -48,13 +44,21 @@ enum HugePages {
     /// - Complexity: O(bytes) at most (a copy of the pages not on huge pages yet).
     static func collapse(_ base: UnsafeMutableRawPointer?, bytes: Int) {
         #if os(Linux)
+        wholePages(base, bytes: bytes, collapseAdvice)
+        #endif
+    }
+
+    #if os(Linux)
+    /// Gives `advice` for the whole huge pages inside the `bytes` bytes at `base`, when that many
+    /// reach `threshold` (advice only: its result is not needed, the system may refuse it).
+    private static func wholePages(_ base: UnsafeMutableRawPointer?, bytes: Int, _ advice: Int32) {
         guard let base, bytes >= threshold else { return }
         let start = (Int(bitPattern: base) + size - 1) & ~(size - 1)
         let end = (Int(bitPattern: base) + bytes) & ~(size - 1)
         guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
-        _ = madvise(first, end - start, collapseAdvice)
-        #endif
+        _ = madvise(first, end - start, advice)
     }
+    #endif
 
     /// An array of `count` copies of `value` whose storage asked for huge pages before any of
     /// it was written (so the system can back it with them from the start), and is collapsed into
