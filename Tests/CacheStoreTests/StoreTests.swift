@@ -243,6 +243,33 @@ import TestSupport
         try store.close()
     }
 
+    /// A store whose rows carry ids cachesh never gives (the largest possible, or 0 or less, as a
+    /// hand-edited file may) is read as it is; its first commit writes every row anew, numbered
+    /// from 1, and later puts get the ids that follow (no id runs past the largest an id can be).
+    @Test(arguments: [Int64.max, 0, -5])
+    func rowsWithIDsCacheshNeverGivesAreRenumbered(id: Int64) async throws {
+        let path = Self.directory() + "/s.db"
+        func rows() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT id, CAST(key AS TEXT) AS k FROM entries ORDER BY id").map { "\($0["id"] as Int64):\($0["k"] as String)" }
+            }
+        }
+        var store = try SQLiteStore(path: path)
+        _ = try await Self.opened(store).typed("put a:1 1\nput a:2 2")
+        try store.close()
+        try await DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE entries SET id = ? WHERE id = 2", arguments: [id]) }
+        store = try SQLiteStore(path: path)
+        let out = try await Self.opened(store).typed("put a:3 3\nput a:4 4\nkeys")
+        #expect(!out.contains("error") && !out.contains("cannot"), "\(out)")
+        #expect(out.hasSuffix("a:4  fresh  0\n"), "\(out)")
+        try store.close()
+        #expect(try rows() == ["1:a:1", "2:a:2", "3:a:3", "4:a:4"])
+        store = try SQLiteStore(path: path)
+        _ = try await Self.opened(store).typed("put a:5 5")
+        try store.close()
+        #expect(try rows() == ["1:a:1", "2:a:2", "3:a:3", "4:a:4", "5:a:5"])
+    }
+
     /// Output is handed on only after the commit that covers it: a failed commit prints the error
     /// and not the output of the commands it would have made durable, and stops the session.
     @Test func failedCommitWithholdsOutput() async throws {

@@ -386,8 +386,8 @@ struct StoredRows {
     var namespaceIndex: [String: Int]
     /// Each row's recency stamp, by slot (set in the table by `finishStored`).
     var recencies: [UInt64] = []
-    /// A row came without a row id (0 or less): the table keeps none (the first commit writes
-    /// every row anew).
+    /// A row came without a row id (0 or less), or with one past `Snapshot.largestKeptRowID`: the
+    /// table keeps none (the first commit writes every row anew, numbered from 1).
     var rowIDsMissing = false
     /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
     var ranks: [[Int32: EntryStore.Rank]]
@@ -400,6 +400,11 @@ struct StoredRows {
 }
 
 extension Snapshot {
+    /// The largest row id a cache keeps as its row's: a row loaded with a larger one (never given
+    /// by cachesh, which counts from 1) makes the first commit write every row anew, numbered from
+    /// 1, so that giving the next new row an id can never pass `Int64.max`.
+    static let largestKeptRowID = Int64.max / 2
+
     /// A snapshot read from a store: the state document, log and server rows first
     /// (`init(stored:)`), then each entry row in recency order (`append`), then `finishStored`.
     /// - Throws: `SnapshotError` naming the first problem (a damaged or foreign store).
@@ -484,7 +489,11 @@ extension Snapshot {
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
         let slot = stored!.table.insert(entry)
-        if row.rowID > 0 { stored!.table.slots.setRowID(Int(slot), row.rowID) } else { stored!.rowIDsMissing = true }
+        if row.rowID > 0 && row.rowID <= Self.largestKeptRowID {
+            stored!.table.slots.setRowID(Int(slot), row.rowID)
+        } else {
+            stored!.rowIDsMissing = true
+        }
         if let rank { stored!.ranks[ns][slot] = rank }
         stored!.recencies.append(UInt64(bitPattern: row.recency))
     }
