@@ -187,6 +187,10 @@ public struct StoredState: Sendable {
 /// it had none: the entry came and went between two commits). With `replacesAll` the ids are
 /// 1, 2, ... in recency order. An entry row whose id is `firstNewRowID` or more is new: the store
 /// holds no row of that id (it may insert the row without looking for one).
+///
+/// The ids are the cache's (it gives them), so a store takes the changes of one cache only, the
+/// one that read it or wrote it anew: two caches committing to one store would give two rows one
+/// id. (The shell holds a store's lock for one session at a time.)
 public struct StoreChanges: Sendable {
     public var replacesAll = false
     public var firstNewRowID: Int64 = .max
