@@ -599,17 +599,8 @@ import TestSupport
                 try Row.fetchAll(db, sql: "SELECT \(columns) FROM entries ORDER BY recency").map { Array($0.databaseValues) }
             }
         }
-        let before = try rows()
-        #expect(before.count == 14)
-        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "4")
-
-        let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 6)
-        let reader = try await Self.opened(store)
-        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
-        try store.close()
-        #expect(try rows() == before)
-        try Self.expectSchema6Layout(path)
+        #expect(try rows().count == 14)
+        try await Self.expectUpgrade(path, from: 4, printing: expected, rows: rows)
     }
 
     /// The entry columns every schema since 4 has, in their order.
@@ -623,6 +614,22 @@ import TestSupport
         let path = directory() + "/s.db"
         try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("store.db").path, toPath: path)
         return (path, try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8))
+    }
+
+    /// Opens the store at `path`, a fixture of schema `schema`: it is upgraded to schema 6, a
+    /// session on it prints `expected` (`keys`, `stats`, `snapshot`), and once closed every row is
+    /// as `rows` read it before and the entries have schema 6's layout.
+    static func expectUpgrade<Rows: Equatable>(_ path: String, from schema: Int, printing expected: String,
+                                               rows: () throws -> Rows) async throws {
+        let before = try rows()
+        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(schema)")
+        let store = try SQLiteStore(path: path)
+        #expect(try store.schema() == 6)
+        let reader = try await Self.opened(store)
+        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
+        try store.close()
+        #expect(try rows() == before)
+        try Self.expectSchema6Layout(path)
     }
 
     /// The entries of schema 6: keyed by the row id, with no index at all.
@@ -651,17 +658,8 @@ import TestSupport
                 try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY key").map { row in (0..<12).map { row[$0] as String } }
             }
         }
-        let before = try rows()
-        #expect(before.count == 15)
-        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "5")
-
-        let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 6)
-        let reader = try await Self.opened(store)
-        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
-        try store.close()
-        #expect(try rows() == before)
-        try Self.expectSchema6Layout(path)
+        #expect(try rows().count == 15)
+        try await Self.expectUpgrade(path, from: 5, printing: expected, rows: rows)
 
         // The rows are found by key after the upgrade: a put replaces its row, an evict deletes
         // it, a new key adds one; the next open reads exactly that.
