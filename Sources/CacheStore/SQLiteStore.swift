@@ -270,11 +270,34 @@ public final class SQLiteStore: CacheStore, Sendable {
     static let rowsPerStatement = 32
     static let newRowsPerStatement = 128
 
-    /// The statements `writeEntries` steps (built once), in pairs (many rows to a step, one):
-    /// the upsert, the insert of new rows with their ids, the insert of new rows without.
-    static let entrySQL = [writeEntrySQL(rows: rowsPerStatement), writeEntrySQL(rows: 1),
-                           insertNewEntrySQL(rows: newRowsPerStatement), insertNewEntrySQL(rows: 1),
-                           appendEntrySQL(rows: newRowsPerStatement), appendEntrySQL(rows: 1)]
+    /// The three ways `writeEntries` writes entry rows.
+    enum EntryWrite: Int, CaseIterable {
+        /// Rows that may be in the table already (`writeEntrySQL`).
+        case upsert
+        /// New rows with the ids given them (`insertNewEntrySQL`).
+        case insert
+        /// New rows numbered by SQLite (`appendEntrySQL`): no id argument.
+        case append
+
+        /// The rows a step of its statement of many rows writes.
+        var rowsPerStep: Int { self == .upsert ? rowsPerStatement : newRowsPerStatement }
+
+        /// Its statement for `rows` rows.
+        func sql(rows: Int) -> String {
+            switch self {
+            case .upsert: writeEntrySQL(rows: rows)
+            case .insert: insertNewEntrySQL(rows: rows)
+            case .append: appendEntrySQL(rows: rows)
+            }
+        }
+
+        /// The index in `entrySQL` of its statement of many rows (`many`) or of one row.
+        func index(many: Bool) -> Int { rawValue * 2 + (many ? 0 : 1) }
+    }
+
+    /// The statements `writeEntries` steps, built once: for each `EntryWrite`, the statement of
+    /// `rowsPerStep` rows, then that of one row.
+    static let entrySQL = EntryWrite.allCases.flatMap { [$0.sql(rows: $0.rowsPerStep), $0.sql(rows: 1)] }
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -512,10 +535,10 @@ public final class SQLiteStore: CacheStore, Sendable {
         // Prepared (found in the connection's cache) when first used.
         var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
         defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
-        func writer(_ k: Int) throws -> Int {
+        func writer(_ kind: EntryWrite, many: Bool) throws -> Int {
+            let k = kind.index(many: many)
             if writers[k] == nil {
-                writers[k] = try BatchWriter(db, entrySQL[k], rows: k % 2 == 0 ? (k == 0 ? rowsPerStatement : newRowsPerStatement) : 1,
-                                             hasID: k < 4)
+                writers[k] = try BatchWriter(db, entrySQL[k], rows: many ? kind.rowsPerStep : 1, hasID: kind != .append)
             }
             return k
         }
@@ -567,16 +590,15 @@ public final class SQLiteStore: CacheStore, Sendable {
                             while start < count {
                                 let new = start >= split
                                 let end = new ? count : split
-                                let pair = new ? (appending ? 4 : 2) : 0
-                                let many = pair == 0 ? rowsPerStatement : newRowsPerStatement
-                                let w = try writer(pair + (end - start >= many ? 0 : 1))
+                                let kind: EntryWrite = new ? (appending ? .append : .insert) : .upsert
+                                let w = try writer(kind, many: end - start >= kind.rowsPerStep)
                                 // Taken out of the list for the step (held once, its bindings change in place).
                                 var current = writers[w]!
                                 writers[w] = nil
                                 defer { writers[w] = current }
                                 let rows = current.rows
                                 let statement = current.writer.statement
-                                let width: Int32 = appending && new ? 12 : 13
+                                let width: Int32 = kind == .append ? 12 : 13
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
                                     // Parameter `base + c` holds column c of `entryColumns` (0: the key).
