@@ -50,7 +50,10 @@ import TestSupport
     /// anything else alike.
     @Test func shortTextsReadBackAsTheReaderReadsThem() throws {
         let texts = ["0", "-0", "7", "-7", "42", "-1234567890", "99999999999999", "-9999999999999",
-                     "123456789012345", "1.5", "-0.0", "1e3", "2E-3", "true", "false", "null", "\"7\"", "[1]", "{}"]
+                     "123456789012345", "1.5", "-0.0", "1e3", "2E-3", "true", "false", "null", "\"7\"", "[1]", "{}",
+                     // Eight digits fill the first word; a ninth, or a sign, reaches the second.
+                     "12345678", "-12345678", "123456789", "-1234567", "90000000", "10000000000001",
+                     "98765432109876", "-98765432109876", "1234567.5", "-1234567e5", "12345678.5", "1234567890.25"]
         for text in texts {
             let read = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth)
             #expect(StoredValue(canonical: text).json == read, "\(text)")

@@ -8,7 +8,27 @@ extension CacheEngine {
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
     /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        // The usual key is its own canonical form: read with the key as given (borrowed, so no
+        // copy of it is made and dropped, some 30 instructions a hit), hashed with the key
+        // index's copy of the hash keys (a field read, not a method call on the index, which
+        // may copy the index first).
+        if let hash = KeyIndex.hashIfCanonical(key, state.entries.keyIndex.seeds) {
+            return try get(canonical: key, hash: hash, force: force, nowait: nowait)
+        }
+        return try getCanonicalizing(key, force: force, nowait: nowait)
+    }
+
+    /// `get` of a key that is not its own canonical form as it is (not ASCII, or with the
+    /// `default:` prefix): read with its canonical form.
+    @inline(never)
+    private func getCanonicalizing(_ key: String, force: Bool, nowait: Bool) throws(CacheError) -> ReadResult {
         let (key, hash) = KeyIndex.canonical(key)
+        return try get(canonical: key, hash: hash, force: force, nowait: nowait)
+    }
+
+    /// `get` of a key in canonical form whose hash is `hash`.
+    @inline(__always)
+    private func get(canonical key: String, hash: UInt32, force: Bool, nowait: Bool) throws(CacheError) -> ReadResult {
         guard origin.isOnline else {
             defer { if checksInvariants { checkInvariants() } }
             _ = nextSeq()

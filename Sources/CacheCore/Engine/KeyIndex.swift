@@ -20,6 +20,11 @@ struct KeyIndex {
     private var mask: Int
     /// The number of keys.
     private(set) var count = 0
+    /// `KeyHash.seeds`, copied: the same in every index of the process, so a hash taken with
+    /// either is the same hash. The engine's `get` hashes with this copy, read through its stored
+    /// properties: a read of the global checks that it is initialized (a `swift_once` call, some
+    /// 12 instructions a get).
+    let seeds = KeyHash.seeds
 
     init(capacity: Int = 0) {
         let size = Self.size(for: capacity)
@@ -45,7 +50,7 @@ struct KeyIndex {
     @inline(__always)
     static func hash(_ key: String) -> UInt32 {
         let ascii = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
-            KeyHash.isASCII(bytes) ? KeyHash.hash(bytes) : nil
+            KeyHash.asciiHash(bytes, KeyHash.seeds)
         }
         if let ascii, let hash = ascii { return hash }
         return nonASCIIHash(key)
@@ -86,12 +91,21 @@ struct KeyIndex {
     /// `default:` prefix (the usual key, already canonical) one pass over its bytes decides both.
     @inline(__always)
     static func canonical(_ key: String) -> (key: String, hash: UInt32) {
-        let fast = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
-            KeyHash.isASCII(bytes) && !KeyHash.hasDefaultPrefix(bytes) ? KeyHash.hash(bytes) : nil
-        }
-        if let fast, let hash = fast { return (key, hash) }
+        if let hash = hashIfCanonical(key, KeyHash.seeds) { return (key, hash) }
         let canonical = KeyName.canonical(key)
         return (canonical, hash(canonical))
+    }
+
+    /// The hash of a key that is its own canonical form as it is (ASCII, without the `default:`
+    /// prefix: the usual key), decided in the one pass over its bytes that hashes them; nil for any
+    /// other key (`canonical` then makes its canonical form). A caller that gets a hash uses the key
+    /// as given, with no copy of it to make and drop.
+    @inline(__always)
+    static func hashIfCanonical(_ key: String, _ seeds: KeyHash.Seeds) -> UInt32? {
+        let fast = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.hasDefaultPrefix(bytes) ? nil : KeyHash.asciiHash(bytes, seeds)
+        }
+        return fast ?? nil
     }
 
     /// The slot of the key whose hash is `hash` and whose stored key `matches`, or nil.
@@ -270,25 +284,6 @@ enum KeyHash {
         return high ^ low
     }
 
-    /// Whether every byte is below 0x80.
-    @inline(__always)
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let n = bytes.count
-        guard n > 0, let base = bytes.baseAddress else { return true }
-        let p = UnsafeRawPointer(base)
-        var i = 0
-        var or: UInt64 = 0
-        while i + 8 <= n {
-            or |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < n {
-            or |= UInt64(bytes[i])
-            i += 1
-        }
-        return or & 0x8080_8080_8080_8080 == 0
-    }
-
     /// Whether the bytes start with `default:` (the default namespace's prefix, which a key's
     /// canonical form drops).
     @inline(__always)
@@ -303,11 +298,29 @@ enum KeyHash {
     /// cannot make two lengths collide.
     @inline(__always)
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        let seeds = Self.seeds
+        hashAndBits(bytes, seeds).hash
+    }
+
+    /// The hash of `bytes` (as `hash`) when every byte is ASCII (below 0x80), else nil.
+    @inline(__always)
+    static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>, _ seeds: Seeds) -> UInt32? {
+        let (hash, bits) = hashAndBits(bytes, seeds)
+        return bits & 0x8080_8080_8080_8080 == 0 ? hash : nil
+    }
+
+    /// The hash of `bytes` and the OR of the words it read. The words read cover every byte (the
+    /// last 16 or 8 bytes read as two overlapping words, 4 to 7 as two overlapping halves, 1 to 3
+    /// as the first, middle and last, each at its own byte's place), so the OR has a byte's high
+    /// bit set exactly when some byte has it: a key is checked to be ASCII in the pass that
+    /// hashes it, with no loop of its own over the bytes. (Unused, the OR costs nothing: the
+    /// optimizer drops it.)
+    @inline(__always)
+    static func hashAndBits(_ bytes: UnsafeBufferPointer<UInt8>, _ seeds: Seeds) -> (hash: UInt32, bits: UInt64) {
         let n = bytes.count
         var acc = seeds.s0 &+ UInt64(truncatingIfNeeded: n)
         var lo: UInt64 = 0
         var hi: UInt64 = 0
+        var bits: UInt64 = 0
         if n > 0, let base = bytes.baseAddress {
             let p = UnsafeRawPointer(base)
             if n >= 8 {
@@ -315,8 +328,10 @@ enum KeyHash {
                 // Every 16 bytes but the last 16 (read below: the last 16 bytes of the key, or
                 // the first 8 and the last 8 of a key shorter than 16, overlapping).
                 while n - i > 16 {
-                    acc = fold(p.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ seeds.s1,
-                               p.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self) ^ acc)
+                    let a = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let b = p.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
+                    bits |= a | b
+                    acc = fold(a ^ seeds.s1, b ^ acc)
                     i += 16
                 }
                 lo = p.loadUnaligned(fromByteOffset: n >= 16 ? n - 16 : 0, as: UInt64.self)
@@ -329,8 +344,9 @@ enum KeyHash {
                 hi = UInt64(bytes[n / 2]) << 8 | UInt64(bytes[n - 1])
             }
         }
+        bits |= lo | hi
         let h = fold(lo ^ seeds.s1, hi ^ acc)
         let m = fold(h ^ seeds.s2, 0x9E37_79B9_7F4A_7C15)
-        return UInt32(truncatingIfNeeded: m) ^ UInt32(truncatingIfNeeded: m >> 32)
+        return (UInt32(truncatingIfNeeded: m) ^ UInt32(truncatingIfNeeded: m >> 32), bits)
     }
 }

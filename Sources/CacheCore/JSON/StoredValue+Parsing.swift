@@ -36,7 +36,7 @@ extension StoredValue {
     /// deep), copied.
     init(canonicalUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.count <= 15 {
-            self = StoredValue(canonical: String(decoding: bytes, as: UTF8.self))
+            storage = .small(Inline(bytes))
         } else {
             storage = .bytes(Bytes.make(bytes), count: bytes.count)
         }
