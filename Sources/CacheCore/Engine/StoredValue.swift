@@ -229,13 +229,21 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The value as a tree.
+    ///
+    /// A short integer, the usual value read, is taken from the inline bytes here; anything else
+    /// is read in a function of its own, so that this one keeps a small frame with no buffer on
+    /// the stack (the reader's frame and the stack check it needed were some 25 instructions of
+    /// each read of an integer).
     /// - Complexity: O(size of the text).
     public var json: JSONValue {
-        switch storage {
-        case .deep(let deep): return deep.value
-        case .small(let text): if let n = text.integer { return .int(n) }
-        case .bytes: break
-        }
+        if case .small(let text) = storage, let n = text.integer { return .int(n) }
+        return tree()
+    }
+
+    /// `json` of any value but a short integer.
+    @inline(never)
+    private func tree() -> JSONValue {
+        if case .deep(let deep) = storage { return deep.value }
         return withUTF8 { bytes in
             var reader = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
             do { return try reader.parseDocument() } catch {
