@@ -745,9 +745,9 @@ struct EntryStore {
     /// first; LFU: fewest uses first).
     /// - Complexity: O(entries in the namespace).
     func slots(inNamespace ns: Int32) -> [Int32] {
+        if ns == solo { return recencyOrder() }
         var out: [Int32] = []
         out.reserveCapacity(namespaceLists[Int(ns)].count)
-        if ns == solo { return recencyOrder() }
         if namespaceLists[Int(ns)].eviction == .lru {
             let queue = namespaceQueues[Int(ns)]
             for q in queue.head..<queue.items.count where isCurrent(queue.items[q]) { out.append(queue.items[q].slot) }
