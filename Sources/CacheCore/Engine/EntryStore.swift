@@ -128,7 +128,13 @@ struct EntryStore {
     /// item is current is one read of this dense array, not of the entry.
     private var places: [Place] = []
     /// The number of live entries.
-    private var liveCount = 0
+    private var liveCount = 0 {
+        didSet { recencyLimit = RecencyQueue<Int32>.limit(current: liveCount) }
+    }
+    /// The global queue's compaction limit for `liveCount` (`RecencyQueue.limit`), kept as the
+    /// count changes: an access compares the queue's length with it instead of working it out
+    /// again (some 15 instructions a `get` hit).
+    private var recencyLimit = RecencyQueue<Int32>.limit(current: 0)
     /// Links and ranks of the entries outside LRU namespaces (`Place.side`); a free one is listed
     /// in `freeSides`.
     private var side: [Side] = []
@@ -267,7 +273,7 @@ struct EntryStore {
         releaseSide(slot)
         places[i].global = .max
         freeSlots.append(slot)
-        if recency.needsCompaction(current: liveCount) { compactGlobal() }
+        if recency.items.count > recencyLimit { compactGlobal() }
         return removed
     }
 
@@ -534,7 +540,7 @@ struct EntryStore {
         places[Int(slot)].global = UInt32(truncatingIfNeeded: recency.items.count)
         nextRecency = stamp &+ 1
         recency.append(slot)
-        if recency.needsCompaction(current: liveCount) { compactGlobal() }
+        if recency.items.count > recencyLimit { compactGlobal() }
     }
 
     /// Appends a slot, just stamped, to its LRU namespace's queue.
@@ -758,9 +764,9 @@ struct EntryStore {
     /// first; LFU: fewest uses first).
     /// - Complexity: O(entries in the namespace).
     func slots(inNamespace ns: Int32) -> [Int32] {
+        if ns == solo { return recencyOrder() }
         var out: [Int32] = []
         out.reserveCapacity(namespaceLists[Int(ns)].count)
-        if ns == solo { return recencyOrder() }
         if namespaceLists[Int(ns)].eviction == .lru {
             let queue = namespaceQueues[Int(ns)]
             for q in queue.head..<queue.items.count where isCurrent(queue.items[q]) { out.append(queue.items[q].slot) }
@@ -839,6 +845,9 @@ extension EntryStore {
                                      head: recency.head,
                                      "global recency queue", current: live, into: &v)
         if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
+        if recencyLimit != RecencyQueue<Int32>.limit(current: liveCount) {
+            v.append("entry store: the global queue's limit \(recencyLimit) is not the one for \(liveCount) entries")
+        }
         if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
 
         if namespaceQueues.count != namespaceLists.count {
