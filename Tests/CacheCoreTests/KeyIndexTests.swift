@@ -174,6 +174,25 @@ import Testing
         }
     }
 
+    /// A key is used as its own canonical form only when every byte is ASCII, wherever the
+    /// first other byte lies (the check rides on the hash's reads of the key, which must cover
+    /// each byte): keys of every length up to 40 with one `é` at each place are not, and hash
+    /// alike in either spelling.
+    @Test func aByteThatIsNotASCIIIsSeenAnywhereInTheKey() {
+        for n in 0...40 {
+            let ascii = String(repeating: "k", count: n)
+            #expect(KeyIndex.hashIfCanonical(ascii, KeyHash.seeds) == KeyIndex.hash(ascii), "\(n)")
+            for p in 0...n {
+                let (head, tail) = (String(repeating: "k", count: p), String(repeating: "k", count: n - p))
+                let composed = head + "\u{E9}" + tail
+                let decomposed = head + "e\u{301}" + tail
+                #expect(KeyIndex.hashIfCanonical(composed, KeyHash.seeds) == nil, "\(n) \(p)")
+                #expect(KeyIndex.hashIfCanonical(decomposed, KeyHash.seeds) == nil, "\(n) \(p)")
+                #expect(KeyIndex.hash(composed) == KeyIndex.hash(decomposed), "\(n) \(p)")
+            }
+        }
+    }
+
     /// Tables large enough to ask for huge pages hold what they would without: an array made
     /// that way, and one grown a step at a time past the threshold.
     @Test func largeTablesKeepTheirElements() {
