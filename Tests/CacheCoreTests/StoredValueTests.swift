@@ -46,6 +46,36 @@ import TestSupport
         #expect(StoredValue(["k": "é"]) != StoredValue(["k": "e"]))
     }
 
+    /// The inline integer reader (`StoredValue.Inline.integer`) against the grammar it reads, on
+    /// texts of every length up to 15 built from digits and the bytes around them (`/` and `:`
+    /// border `0` and `9`, `-`, `.`, `e`, a byte of 0x80 and above): an optional `-`, then `0` or
+    /// digits not starting with `0`, read as the number they spell; anything else nil.
+    @Test func inlineIntegersAreReadExactlyWhenTheTextIsOne() {
+        var rng = SeededGenerator(seed: 1915)
+        let alphabet: [UInt8] = Array("0123456789".utf8) + Array("0123456789".utf8) + Array("-/:.e ".utf8) + [0x80, 0xC3, 0xFF, 0x00]
+        func expected(_ bytes: [UInt8]) -> Int64? {
+            var digits = bytes[...]
+            let negative = digits.first == UInt8(ascii: "-")
+            if negative { digits = digits.dropFirst() }
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            guard digits.first != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+            let magnitude = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 0x30) }
+            return negative ? -magnitude : magnitude
+        }
+        for _ in 0..<200_000 {
+            let n = Int(rng.next() % 16)
+            var bytes = (0..<n).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+            // Half the texts are numbers but for at most one byte.
+            if rng.next() % 2 == 0 {
+                bytes = (0..<n).map { i in i == 0 && rng.next() % 3 == 0 ? UInt8(ascii: "-") : UInt8(ascii: "1") &+ UInt8(rng.next() % 9) }
+                if n > 0 && rng.next() % 2 == 0 { bytes[Int(rng.next() % UInt64(n))] = alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+            }
+            let read = bytes.withUnsafeBufferPointer { StoredValue.Inline($0).integer }
+            #expect(read == expected(bytes), "\(bytes)")
+        }
+    }
+
+
     /// Short texts read back as the reader reads them, integers (taken without the reader) and
     /// anything else alike.
     @Test func shortTextsReadBackAsTheReaderReadsThem() throws {
