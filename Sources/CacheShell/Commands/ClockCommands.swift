@@ -68,7 +68,11 @@ extension Session {
     /// Runs a command `at` scheduled, from the scheduler: reads never block; its result prints as
     /// an `"event": "at"` line; its error fails the command that ran the scheduler.
     func runScheduledCommand(_ entry: ScheduledEntry, on cache: isolated Cache) {
-        let local = SourceFile(name: nil, text: entry.text)
+        // The text keeps the name and line of the place that scheduled it: a file it names
+        // resolves beside that script, and an `at` it runs schedules with that place too, so a
+        // nested command's error still says FILE:LINE (SPEC §6, §7).
+        let local = SourceFile(name: entry.source.name, text: entry.text,
+                               firstLine: entry.source.location(ofOffset: entry.offset).line)
         var lexer = Lexer(local, semicolonSeparates: false)
         let wasScheduled = inScheduled
         inScheduled = true

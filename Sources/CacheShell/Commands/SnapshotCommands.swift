@@ -144,9 +144,10 @@ extension Session {
         guard case .int(let line)? = f["line"], line >= 1, line <= 10_000_000 else {
             throw SnapshotError(path: "\(command.path).line", "expected a line number")
         }
-        // Put the text on its original line so an error it reports names the same place.
-        let padding = String(repeating: "\n", count: Int(line) - 1)
-        return ScheduledEntry(text: text, source: SourceFile(name: file, text: padding + text), offset: padding.utf8.count)
+        // The text starts on its original line so an error it reports names the same place; the
+        // line is a number, not lines of padding (a snapshot of a few KB naming line 10,000,000
+        // for each of many commands must not take gigabytes).
+        return ScheduledEntry(text: text, source: SourceFile(name: file, text: text, firstLine: Int(line)), offset: 0)
     }
 
     /// A snapshot document as printed: pretty, sorted keys; ending in a newline for a file.

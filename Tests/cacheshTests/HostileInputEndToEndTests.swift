@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// Inputs made to break cachesh, each once a defect: what the user sees now (SPEC §5.4, §6, §7).
+@Suite struct HostileInputEndToEndTests {
+    /// A snapshot of a few KB whose scheduled commands each claim to come from line 10,000,000
+    /// restores at once in little memory (it used to pad each command with that many lines and
+    /// died for want of memory), and the commands still report that line.
+    @Test func scheduledCommandLinesCostNoMemory() async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["-c", "at 1ms put x; snapshot state.json"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let text = try String(contentsOf: sandbox.url.appendingPathComponent("state.json"), encoding: .utf8)
+        guard var document = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+              var pending = document["pending"] as? [String: Any],
+              let scheduled = pending["scheduled"] as? [[String: Any]], var item = scheduled.first
+        else { Issue.record("no scheduled command in \(text)"); return }
+        item["line"] = 10_000_000
+        pending["scheduled"] = (1...400).map { id -> [String: Any] in
+            var copy = item
+            copy["id"] = id
+            return copy
+        }
+        document["pending"] = pending
+        document["seq"] = 1000
+        let inline = String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+        // Inline, as a stranger's transcript or script would hold it: --safe does not stop it.
+        try sandbox.write("big.cachesh", "restore \(inline)\nadvance 1ms\n")
+        let outcome = try await Cachesh.run(["--safe", "big.cachesh"], in: sandbox.url)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stdout.hasPrefix("restored (0 entries, now 2026-01-01T00:00:00.000Z)\n"), "\(outcome)")
+        let errors = outcome.stderr.split(separator: "\n")
+        #expect(errors.count == 400, "\(outcome.stderr.prefix(300))")
+        #expect(errors.first == "-c:10000000: error: (at 2026-01-01T00:00:00.001Z) put needs KEY VALUE [tags=a,b]")
+    }
+
+    /// A command scheduled by a scheduled command (`at 1ms at 1ms ...`) reports its error with
+    /// the file and line that scheduled it (it used to print a bare `error: ...`, and JSON
+    /// `"file": null`), and a file it names resolves beside that script, not the working directory.
+    @Test func nestedScheduledCommandsKeepTheirPlace() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("sub/nested.cachesh", "echo start\nat 1ms at 1ms put x\nat 1ms at 1ms snapshot here.json\nadvance 5ms\n")
+        let human = try await Cachesh.run(["sub/nested.cachesh"], in: sandbox.url)
+        #expect(human.status == 1, "\(human)")
+        #expect(human.stderr == "sub/nested.cachesh:2: error: (at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]\n")
+        #expect(FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("sub/here.json").path))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("here.json").path))
+
+        let json = try await Cachesh.run(["--json", "sub/nested.cachesh"], in: sandbox.url)
+        #expect(json.stdout.contains(#"{"command":"put","error":"(at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]","file":"sub/nested.cachesh","line":2}"#),
+                "\(json)")
+
+        // Under --safe the nested refusal names its place too.
+        let safe = try await Cachesh.run(["--safe", "-c", "at 1ms at 1ms snapshot x.json; advance 5ms"], in: sandbox.url)
+        #expect(safe.stderr == "-c:1: error: (at 2026-01-01T00:00:00.002Z) --safe: commands may not write files (x.json)\n", "\(safe)")
+    }
+}
