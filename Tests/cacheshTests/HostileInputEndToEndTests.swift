@@ -39,12 +39,14 @@ import Testing
     /// `"file": null`), and a file it names resolves beside that script, not the working directory.
     @Test func nestedScheduledCommandsKeepTheirPlace() async throws {
         let sandbox = try Sandbox()
-        try sandbox.write("sub/nested.cachesh", "echo start\nat 1ms at 1ms put x\nat 1ms at 1ms snapshot here.json\nadvance 5ms\n")
+        try sandbox.write("sub/nested.cachesh", "echo start\nat 1ms at 1ms put x\nat 1ms at 1ms snapshot here.json\nat 1ms snapshot once.json\nadvance 5ms\n")
         let human = try await Cachesh.run(["sub/nested.cachesh"], in: sandbox.url)
         #expect(human.status == 1, "\(human)")
         #expect(human.stderr == "sub/nested.cachesh:2: error: (at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]\n")
         #expect(FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("sub/here.json").path))
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("here.json").path))
+        #expect(FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("sub/once.json").path))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("once.json").path))
 
         let json = try await Cachesh.run(["--json", "sub/nested.cachesh"], in: sandbox.url)
         #expect(json.stdout.contains(#"{"command":"put","error":"(at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]","file":"sub/nested.cachesh","line":2}"#),
