@@ -56,4 +56,51 @@ import Testing
         let safe = try await Cachesh.run(["--safe", "-c", "at 1ms at 1ms snapshot x.json; advance 5ms"], in: sandbox.url)
         #expect(safe.stderr == "-c:1: error: (at 2026-01-01T00:00:00.002Z) --safe: commands may not write files (x.json)\n", "\(safe)")
     }
+
+    /// A transcript with CRLF line endings reads as with LF: its output lines are expected output,
+    /// never run (the whole file used to be one command, so an output line such as
+    /// `snapshot evil.json` ran), and one that matches passes.
+    @Test func crlfTranscriptsAreReadLineByLine() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("evil.transcript", "cachesh> put a:1 1\r\nsnapshot evil.json\r\n")
+        let evil = try await Cachesh.run(["--verify", "evil.transcript"], in: sandbox.url)
+        #expect(evil.status == 1, "\(evil)")
+        #expect(evil.stdout == """
+            @ evil.transcript:1
+            --- evil.transcript
+            +++ evil.transcript (actual)
+            @@ -1,2 +1,2 @@
+             cachesh> put a:1 1
+            -snapshot evil.json
+            +keys: a:1
+            0 passed, 1 failed
+
+            """, "\(evil)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("evil.json").path))
+
+        try sandbox.write("good.transcript", "cachesh> put a:1 [1,\r\n...> 2]\r\nkeys: a:1\r\ncachesh> get a:1\r\n"
+                          + "key:           a:1\r\nstate:         fresh\r\nvalue:         [1,2]\r\n...\r\n")
+        let good = try await Cachesh.run(["--verify", "good.transcript"], in: sandbox.url)
+        #expect(good == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(good)")
+
+        // A CRLF script's command that spans lines is recorded with its continuation prompt.
+        try sandbox.write("crlf.cachesh", "record rec.transcript\r\nput a:1 [1,\r\n2]\r\n")
+        let recorded = try await Cachesh.run(["crlf.cachesh"], in: sandbox.url)
+        #expect(recorded.status == 0, "\(recorded)")
+        let transcript = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
+        #expect(transcript.hasSuffix("cachesh> put a:1 [1,\n...> 2]\nkeys: a:1\n"), "\(transcript)")
+        let replayed = try await Cachesh.run(["--verify", "rec.transcript"], in: sandbox.url)
+        #expect(replayed.status == 0, "\(replayed)")
+    }
+
+    /// A damaged transcript's control characters are escaped in the diff, as in all output:
+    /// none reaches the terminal raw (they used to be printed as they stood, NUL and ESC included).
+    @Test func diffsEscapeTheTranscriptsControlCharacters() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("damaged.transcript", "cachesh> echo hi\n\u{1B}]0;pwned\u{07}\u{0}x\n")
+        let outcome = try await Cachesh.run(["--verify", "damaged.transcript"], in: sandbox.url)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stdout.contains("\n-\\u001b]0;pwned\\u0007\\u0000x\n+hi\n"), "\(outcome)")
+        #expect(!outcome.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(outcome)")
+    }
 }

@@ -17,7 +17,7 @@ public struct Transcript: Sendable {
         public var indent: Int
     }
 
-    /// The file's lines, without their newlines.
+    /// The file's lines, without their newlines (LF, or CRLF).
     public let lines: [Substring]
     /// The file ends with a newline (kept when it is rewritten).
     public let endsWithNewline: Bool
@@ -28,7 +28,8 @@ public struct Transcript: Sendable {
     ///
     /// - Complexity: O(n) in the length of `text`.
     public init(text: String, markdown: Bool) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // CRLF ends a line as LF does (a transcript saved on Windows): `--update` writes LF.
+        var lines = TranscriptSyntax.lines(text)
         endsWithNewline = lines.last?.isEmpty == true
         if endsWithNewline { lines.removeLast() }
         self.lines = lines

@@ -177,7 +177,9 @@ public struct TranscriptCheck: Sendable {
             let oldCount = slice.filter { $0.mark != "+" }.count
             let newCount = slice.filter { $0.mark != "-" }.count
             text += "@@ -\(Self.range(oldAt[start], oldCount)) +\(Self.range(newAt[start], newCount)) @@\n"
-            for row in slice { text += String(row.mark) + row.text + "\n" }
+            // A transcript's own lines may hold control characters (a damaged file): written
+            // escaped, as all output is, so none reaches the terminal raw (SPEC §4).
+            for row in slice { text += String(row.mark) + Render.visible(String(row.text)) + "\n" }
             c = last + 1
         }
         return text

@@ -45,7 +45,7 @@ public enum TranscriptSyntax {
     /// - Complexity: O(n) in the length of the command and output.
     public static func render(command: String, output: String) -> String {
         var text = ""
-        for (i, line) in command.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (i, line) in lines(command).enumerated() {
             text += (i == 0 ? prompt : continuationPrompt) + line + "\n"
         }
         for line in outputLines(output) {
@@ -56,8 +56,31 @@ public enum TranscriptSyntax {
 
     /// The lines of a command's output; the newline ending the last line does not start another.
     static func outputLines(_ output: String) -> [Substring] {
-        var lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        var lines = lines(output)
         if lines.last?.isEmpty == true { lines.removeLast() }
+        return lines
+    }
+
+    /// `text` split at each line feed, a carriage return before it dropped (a line ends with LF
+    /// or CRLF). The split is on bytes: a `String` holds CR LF as one `Character`, which a split
+    /// on `"\n"` passes over, so a CRLF file would be one line and its output lines would run
+    /// as one command's continuation.
+    /// - Complexity: O(n) in the length of `text`.
+    static func lines(_ text: String) -> [Substring] {
+        var lines: [Substring] = []
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        var i = start
+        while i != utf8.endIndex {
+            if utf8[i] == UInt8(ascii: "\n") {
+                var end = i
+                if end != start, utf8[utf8.index(before: end)] == UInt8(ascii: "\r") { end = utf8.index(before: end) }
+                lines.append(text[start..<end])
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        lines.append(text[start...])
         return lines
     }
 }
