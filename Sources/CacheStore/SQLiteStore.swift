@@ -50,6 +50,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     ///   file is then unchanged.
     public init(path: String, wait: Bool = false, waiting: (String) -> Void = { _ in }) throws(StoreError) {
         self.path = path
+        try Self.requireRegularFiles(path)
         let lock = try StoreLock(store: path, wait: wait, waiting: waiting)
         do {
             queue = try DatabaseQueue(path: path)
@@ -58,6 +59,24 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
         self.lock = lock
         try Self.prepare(queue, name: path, wal: true)
+    }
+
+    /// Refuses a store that is not a regular file (or a link to one), before anything is locked,
+    /// created or read: SQLite would open a FIFO, a device or a directory as it does a file and
+    /// fail later with a message that does not say why ("disk I/O error"), or write its pages to a
+    /// device. Its `-wal` and `-shm` files, when there are some, must be regular files too. A
+    /// missing store is fine: it is created.
+    /// - Throws: `StoreError`: `cannot open store PATH: is a FIFO, not a regular file`, or
+    ///   `... PATH-wal is a FIFO, not a regular file`.
+    static func requireRegularFiles(_ path: String) throws(StoreError) {
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        if exists, let problem = StoreLock.notRegular(st) { throw StoreError("cannot open store \(path): \(problem)") }
+        // SQLite keeps its files beside the file a link leads to.
+        let base = exists ? (StoreLock.realPath(path) ?? path) : path
+        for sidecar in [base + "-wal", base + "-shm"] where stat(sidecar, &st) == 0 {
+            if let problem = StoreLock.notRegular(st) { throw StoreError("cannot open store \(path): \(sidecar) \(problem)") }
+        }
     }
 
     deinit {

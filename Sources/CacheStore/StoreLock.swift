@@ -48,9 +48,19 @@ final class StoreLock: Sendable {
         var toldWaiting = false
         var locked: Int32 = -1
         while true {
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            // Not through a symbolic link, and only a regular file: the lock file is truncated and
+            // written, so a link planted at its name (in a shared directory) must not lead that
+            // write to another file, and a FIFO or device must not stand in for it.
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             guard fd >= 0 else {
-                throw StoreError("cannot open store \(storePath): cannot create its lock file \(path): \(Self.lastError())")
+                let message = errno == ELOOP ? "is a symbolic link, not a regular file" : Self.lastError()
+                throw StoreError("cannot open store \(storePath): cannot create its lock file \(path): \(message)")
+            }
+            var opened = stat()
+            if fstat(fd, &opened) != 0 || Self.notRegular(opened) != nil {
+                let message = Self.notRegular(opened) ?? Self.lastError()
+                close(fd)
+                throw StoreError("cannot open store \(storePath): cannot create its lock file \(path): \(message)")
             }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK else {
@@ -112,7 +122,21 @@ final class StoreLock: Sendable {
         return text.split(separator: "\n").first.flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
-    private static func realPath(_ path: String) -> String? {
+    /// "is a FIFO, not a regular file", or nil for a regular file.
+    static func notRegular(_ st: stat) -> String? {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "is a directory"
+        case S_IFIFO: return "is a FIFO, not a regular file"
+        case S_IFCHR: return "is a character device, not a regular file"
+        case S_IFBLK: return "is a block device, not a regular file"
+        case S_IFSOCK: return "is a socket, not a regular file"
+        case S_IFLNK: return "is a symbolic link, not a regular file"
+        default: return "is not a regular file"
+        }
+    }
+
+    static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

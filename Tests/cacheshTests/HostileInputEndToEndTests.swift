@@ -103,4 +103,49 @@ import Testing
         #expect(outcome.stdout.contains("\n-\\u001b]0;pwned\\u0007\\u0000x\n+hi\n"), "\(outcome)")
         #expect(!outcome.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(outcome)")
     }
+
+    /// `--store` takes only a regular file (or a new one): a directory, a FIFO or a device is
+    /// refused with one line, exit 2, before anything is locked or written (SQLite used to open
+    /// them and fail with "disk I/O error" or "no such table"), and so are a `-wal` that is not a
+    /// regular file and a lock file that is a symbolic link, which used to be followed: the file
+    /// it led to was truncated to the process id.
+    @Test func storeFilesMustBeRegular() async throws {
+        let sandbox = try Sandbox()
+        let dir = sandbox.url.path
+        #expect(mkfifo(dir + "/fifo.db", 0o644) == 0)
+        try FileManager.default.createDirectory(atPath: dir + "/folder.db", withIntermediateDirectories: false)
+        let made = try await Cachesh.run(["--store", "s.db", "-c", "put a:1 1"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        #expect(mkfifo(dir + "/s.db-wal", 0o644) == 0)
+        try sandbox.write("precious.txt", "keep me\n")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/t.db-lock", withDestinationPath: "precious.txt")
+
+        let cases: [(store: String, message: String)] = [
+            ("folder.db", "cachesh: cannot open store folder.db: is a directory"),
+            ("fifo.db", "cachesh: cannot open store fifo.db: is a FIFO, not a regular file"),
+            ("s.db", "cachesh: cannot open store s.db: \(try realPath(dir))/s.db-wal is a FIFO, not a regular file"),
+            ("t.db", "cachesh: cannot open store t.db: cannot create its lock file \(try realPath(dir))/t.db-lock: is a symbolic link, not a regular file"),
+        ]
+        for c in cases {
+            let outcome = try await Cachesh.run(["--store", c.store, "-c", "put b:1 1"], in: sandbox.url)
+            #expect(outcome == Outcome(stdout: "", stderr: c.message + "\n", status: 2), "\(c.store): \(outcome)")
+        }
+        #expect(try String(contentsOfFile: dir + "/precious.txt", encoding: .utf8) == "keep me\n")
+        var st = stat()
+        #expect(lstat(dir + "/t.db-lock", &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+        #expect(lstat(dir + "/fifo.db", &st) == 0 && st.st_mode & S_IFMT == S_IFIFO)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/t.db"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/fifo.db-lock"))
+
+        // The same store opens once its -wal is a file again, with what it held.
+        unlink(dir + "/s.db-wal")
+        let reopened = try await Cachesh.run(["--store", "s.db", "-c", "keys"], in: sandbox.url)
+        #expect(reopened.stdout == "key  state  age_ms\na:1  fresh  0\n", "\(reopened)")
+    }
+
+    private func realPath(_ path: String) throws -> String {
+        guard let resolved = realpath(path, nil) else { throw HarnessError(description: "no \(path)") }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 }
