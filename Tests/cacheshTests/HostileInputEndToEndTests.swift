@@ -148,4 +148,25 @@ import Testing
         defer { free(resolved) }
         return String(cString: resolved)
     }
+
+    /// `replay`'s numbers at the end of their range: a curve up to `Int64.max` ends there (it used
+    /// to trap converting a size past it), and a `step=` whose request times would pass the range
+    /// of a trace's times is an error at the request's line, nothing written (the product wrapped
+    /// round: times went backwards and the replay reported `over -2ms of virtual time`).
+    @Test func replayNumbersAtTheirLimits() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", "a\nb\nc\n")
+        let curve = try await Cachesh.run(["--json", "-c", "replay trace.txt max=1..9223372036854775807"], in: sandbox.url)
+        #expect(curve.status == 0, "\(curve.stderr)")
+        #expect(curve.stdout.contains(#""max":9223372036854775807"#), "\(curve.stdout.suffix(300))")
+
+        let step = try await Cachesh.run(["-c", "replay trace.txt step=9223372036854775807ms csv=rows.csv"], in: sandbox.url)
+        #expect(step == Outcome(stdout: "", stderr: "trace.txt:2: error: the time of request 2 (step=9223372036854775807ms each) is out of range\n",
+                                status: 1), "\(step)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("rows.csv").path))
+
+        // A long step within the range is replayed as it is.
+        let long = try await Cachesh.run(["-c", "replay trace.txt step=1000000d"], in: sandbox.url)
+        #expect(long.stdout.hasPrefix("replayed 3 requests of trace.txt over 2000000d of virtual time"), "\(long)")
+    }
 }

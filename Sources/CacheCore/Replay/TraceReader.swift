@@ -211,8 +211,7 @@ public final class TraceReader {
         case .keys:
             if p[a] == UInt8(ascii: "#") { return nil }
             let id = try key(p, a, b)
-            let time = Int64(requests) &* options.step
-            lastTime = time
+            let time = try steppedTime()
             requests += 1
             return TraceRequest(time: time, id: id)
         case .timed:
@@ -288,6 +287,18 @@ public final class TraceReader {
         let (micros, overflow) = whole.multipliedReportingOverflow(by: unit)
         if overflow || micros > Int64.max / 4 { throw fail("time \(quoted(p, a, b)) is out of range") }
         return micros + fraction
+    }
+
+    /// The virtual time (ms) of the next request of a trace without times: `step=` per request,
+    /// within the range a timed trace's times have (a product that wrapped round used to give
+    /// times that went backwards, and a negative duration).
+    private func steppedTime() throws(ReplayError) -> Int64 {
+        let (time, overflow) = Int64(requests).multipliedReportingOverflow(by: options.step)
+        if overflow || time > Int64.max / 4 / 1000 {
+            throw fail("the time of request \(requests + 1) (step=\(options.step)ms each) is out of range")
+        }
+        lastTime = time
+        return time
     }
 
     /// The virtual time (ms since the first request) of a request at `micros`.
@@ -411,8 +422,7 @@ public final class TraceReader {
             let tf = trimmed(fields[timeField])
             time = try clock(try timeValue(p, tf.start, tf.end))
         } else {
-            time = Int64(requests) &* options.step
-            lastTime = time
+            time = try steppedTime()
         }
         requests += 1
         return TraceRequest(time: time, id: id)

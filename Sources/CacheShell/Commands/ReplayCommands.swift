@@ -193,7 +193,9 @@ enum ReplayCommands {
     static func curve(from low: Int, to high: Int) -> [Int?] {
         var sizes: [Int?] = []
         var x = Double(low)
-        while Int(x.rounded()) < high && sizes.count < maxCombinations {
+        // Compared as doubles: a size past Int.max (`max=1..9223372036854775807`) is never
+        // converted, which would trap.
+        while x.rounded() < Double(high) && sizes.count < maxCombinations {
             let n = Int(x.rounded())
             if sizes.last != .some(n) { sizes.append(n) }
             x *= 1.2589254117941673  // 10^(1/10)
