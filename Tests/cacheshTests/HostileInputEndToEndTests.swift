@@ -159,6 +159,13 @@ import Testing
         let curve = try await Cachesh.run(["--json", "-c", "replay trace.txt max=1..9223372036854775807"], in: sandbox.url)
         #expect(curve.status == 0, "\(curve.stderr)")
         #expect(curve.stdout.contains(#""max":9223372036854775807"#), "\(curve.stdout.suffix(300))")
+        // And its chart, whose axis is labelled up to that size (that trapped too).
+        for (sizes, label) in [("1..9223372036854775807", ">5000000000000000000</text>"), ("1,9223372036854775807", ">9223372036854775807</text>")] {
+            let plot = try await Cachesh.run(["-c", "replay trace.txt max=\(sizes) plot=curve.svg"], in: sandbox.url)
+            #expect(plot.status == 0, "\(plot.stderr)")
+            let svg = try String(contentsOf: sandbox.url.appendingPathComponent("curve.svg"), encoding: .utf8)
+            #expect(svg.contains(label), "\(svg.suffix(500))")
+        }
 
         let step = try await Cachesh.run(["-c", "replay trace.txt step=9223372036854775807ms csv=rows.csv"], in: sandbox.url)
         #expect(step == Outcome(stdout: "", stderr: "trace.txt:2: error: the time of request 2 (step=9223372036854775807ms each) is out of range\n",

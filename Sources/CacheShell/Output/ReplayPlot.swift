@@ -57,7 +57,7 @@ enum ReplayPlot {
         // X ticks at each distinct max, or at round numbers when there are many.
         for x in ticks(Set(xs).sorted(), logScale: logScale) {
             svg += "<line x1=\"\(px(x))\" y1=\"\(fmt(top))\" x2=\"\(px(x))\" y2=\"\(fmt(top + plotH))\" stroke=\"#f0f0f0\"/>\n"
-            svg += "<text x=\"\(px(x))\" y=\"\(fmt(top + plotH + 18))\" text-anchor=\"middle\">\(Int(x))</text>\n"
+            svg += "<text x=\"\(px(x))\" y=\"\(fmt(top + plotH + 18))\" text-anchor=\"middle\">\(label(x))</text>\n"
         }
         svg += "<rect x=\"\(fmt(left))\" y=\"\(fmt(top))\" width=\"\(fmt(plotW))\" height=\"\(fmt(plotH))\" fill=\"none\" stroke=\"#444\"/>\n"
         svg += "<text x=\"\(fmt(left + plotW / 2))\" y=\"\(fmt(height - 16))\" text-anchor=\"middle\">max (entries\(logScale ? ", log scale" : ""))</text>\n"
@@ -99,6 +99,12 @@ enum ReplayPlot {
             while x <= hi { out.append(x); x += step }
         }
         return out
+    }
+
+    /// A size on the x axis as a whole number. The largest size, `Int.max`, is 2^63 as a double,
+    /// which does not convert back to an `Int` (that trapped): it is written as itself.
+    static func label(_ x: Double) -> String {
+        x >= Double(Int.max) ? String(Int.max) : String(Int(x))
     }
 
     /// One decimal, without a trailing .0.
