@@ -176,4 +176,32 @@ import Testing
         let long = try await Cachesh.run(["-c", "replay trace.txt step=1000000d"], in: sandbox.url)
         #expect(long.stdout.hasPrefix("replayed 3 requests of trace.txt over 2000000d of virtual time"), "\(long)")
     }
+
+    /// `advance` past the clock's end is refused and runs nothing: it used to move the clock less
+    /// than asked, to the end, and run the work clamped there (`echo never`) and the polls due at
+    /// that same instant, again and again up to the runaway limit.
+    @Test func advancePastTheClocksEndIsRefused() async throws {
+        let outcome = try await Cachesh.script("""
+            at 106751991167d echo never
+            advance 9223372036854775807ms
+            advance 106751991167d
+            now
+            advance 106751970713d7h12m55s806ms
+            advance 1ms
+            pending
+
+            """)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stderr == """
+            script.cachesh:2: error: advance 9223372036854775807ms: the clock would reach its end (+292278994-08-17T07:12:55.807Z); it can move at most 106751970713d7h12m55s806ms from now
+            script.cachesh:3: error: advance 106751991167d: the clock would reach its end (+292278994-08-17T07:12:55.807Z); it can move at most 106751970713d7h12m55s806ms from now
+            script.cachesh:6: error: advance 1ms: the clock would reach its end (+292278994-08-17T07:12:55.807Z)
+
+            """, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n"), "\(outcome.stdout.prefix(600))")
+        #expect(!outcome.stdout.contains("\n  never\n"), "\(outcome.stdout.suffix(600))")
+        #expect(outcome.stdout.hasSuffix("now:    +292278994-08-17T07:12:55.806Z\nnow_ms: 9223370269629175806 (106751970713d7h12m55s)\n"
+                                          + "due                             in    what  detail\n"
+                                          + "+292278994-08-17T07:12:55.807Z  +1ms  at    echo never\n"), "\(outcome.stdout.suffix(600))")
+    }
 }

@@ -28,6 +28,17 @@ enum ClockCommands {
         let args = try Arguments(command, source, for: advance)
         try args.expect(1...1, usage: "D (\(Meaning.duration))")
         let duration = try args.duration(0)
+        // The end of time (`Int64.max`) is where work scheduled past it waits (`at 106751991167d`
+        // is clamped there): the clock never reaches it, and an advance that would is refused,
+        // nothing run, instead of moving less than asked (and running that work, and polls at
+        // the same instant again and again, up to the runaway limit).
+        let (target, overflow) = cache.now.addingReportingOverflow(duration)
+        if overflow || target == .max {
+            let end = TimeText.iso8601(ms: .max)
+            let room = cache.now < .max - 1 ? "; it can move at most \(TimeText.formatDuration(.max - 1 - cache.now)) from now" : ""
+            throw ShellError("advance \(args.positional[0].text): the clock would reach its end (\(end))" + room,
+                             at: args.positional[0].offset)
+        }
         do { try cache.advance(by: duration) } catch { throw ShellError(error.message, at: command.offset) }
         return Reply(nowFields(cache), order: ["now", "now_ms"])
     }
