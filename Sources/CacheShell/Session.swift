@@ -539,8 +539,9 @@ public final class Session {
     func fail(_ error: ShellError, in source: SourceFile, command: String?) {
         anyFailed = true
         if error.alreadyReported { return }
-        // One line per error (SPEC §7), even when it quotes a word that spans lines.
-        let message = Self.oneLine(error.message)
+        // One line per error (SPEC §7), even when it quotes a word that spans lines, and a line
+        // of a readable length, even when it quotes a word of megabytes.
+        let message = Self.shortened(Self.oneLine(error.message))
         let diagnostic = Diagnostic(message: message, offset: error.offset)
         // The history keeps errors as typed commands print them, but not those of a sourced file,
         // which a replay names by that file too.
@@ -580,6 +581,36 @@ public final class Session {
             }
         }
         return Render.visible(line)
+    }
+
+    /// The most bytes of an error message: past it, ``shortened(_:)`` leaves out its middle.
+    static let maxErrorBytes = 1000
+
+    /// `message` when it is at most ``maxErrorBytes`` bytes long; else its start and its end with
+    /// `... (N bytes left out) ...` between them, cut between characters: an error that quotes a
+    /// word of megabytes (`unknown command "xxx..."`) is still a line a person reads, and still
+    /// ends as it would (`" (try help)`).
+    /// - Complexity: O(n) in the length of `message`.
+    static func shortened(_ message: String) -> String {
+        let bytes = message.utf8.count
+        guard bytes > maxErrorBytes else { return message }
+        let headBytes = maxErrorBytes * 3 / 4, tailBytes = maxErrorBytes / 5
+        var head = message.startIndex, used = 0
+        for i in message.indices {
+            let size = message[i...].first!.utf8.count
+            if used + size > headBytes { break }
+            used += size
+            head = message.index(after: i)
+        }
+        var tail = message.endIndex, kept = 0
+        while tail > head {
+            let before = message.index(before: tail)
+            let size = message[before].utf8.count
+            if kept + size > tailBytes { break }
+            kept += size
+            tail = before
+        }
+        return message[..<head] + " ... (\(bytes - used - kept) bytes left out) ... " + message[tail...]
     }
 
     /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.

@@ -204,4 +204,21 @@ import Testing
                                           + "due                             in    what  detail\n"
                                           + "+292278994-08-17T07:12:55.807Z  +1ms  at    echo never\n"), "\(outcome.stdout.suffix(600))")
     }
+
+    /// An error that quotes a word of megabytes is one line a person can read: its middle is left
+    /// out, saying how much (it used to quote the whole word, a 10 MB line; NUL bytes, escaped,
+    /// six times that). The command after it runs.
+    @Test func anErrorQuotingAHugeWordIsShortened() async throws {
+        let word = String(repeating: "x", count: 4 << 20)
+        let outcome = try await Cachesh.script(word + "\nget \u{0}" + String(repeating: "y", count: 100_000) + "\nnow\n")
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n", "\(outcome.stdout.prefix(300))")
+        let lines = outcome.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(outcome.stderr.prefix(300))")
+        #expect(lines.allSatisfy { $0.utf8.count < 1100 }, "\(lines.map(\.utf8.count))")
+        #expect(lines.first?.hasPrefix("script.cachesh:1: error: unknown command \"xxxx") == true)
+        #expect(lines.first?.contains("xxx ... (4193383 bytes left out) ... xxx") == true, "\(lines.first ?? "")")
+        #expect(lines.first?.hasSuffix("xxx\" (try help)") == true)
+        #expect(lines.last?.hasPrefix(#"script.cachesh:2: error: bad key "\u0000yyy"#) == true, "\(lines.last ?? "")")
+    }
 }
