@@ -191,7 +191,7 @@ enum Batch {
 
         while true {
             if !isFile { terminal.flush() }
-            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            var n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && isFile {
                 // What ran before is committed (and its output written) before this line.
@@ -204,6 +204,25 @@ enum Batch {
                 if !skipping, let status = runPending(upTo: pending.count, holding: false) { return status }
                 return session.anyFailed ? 1 : 0
             }
+            // A NUL byte is not text: the input is binary (`cachesh < /dev/zero`, which has no end
+            // and no line feed to end an over-long command at). The whole lines before it run;
+            // then the run stops at its line.
+            var stopsAtNUL = false
+            let nulAt = chunk.withUnsafeBufferPointer { bytes -> Int? in
+                memchr(bytes.baseAddress!, 0, n).map { UnsafeRawPointer($0) - UnsafeRawPointer(bytes.baseAddress!) }
+            }
+            if let at = nulAt {
+                n = chunk[..<at].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+                stopsAtNUL = true
+            }
+            func stopAtNUL() -> Int32 {
+                _ = session.commitHeld(on: cache)
+                // A command still open before it (a JSON value spanning lines) is dropped with it.
+                let nulLine = line + pending.count { $0 == UInt8(ascii: "\n") }
+                terminal.write("\(name):\(nulLine): error: a NUL byte: this is not text (binary input?); stopped reading\n",
+                               isError: true)
+                return 2
+            }
             var offset = 0
             if skipping {
                 // Drop the over-long command line by line, up to the line that ends it.
@@ -215,7 +234,10 @@ enum Batch {
                     offset = lineEnd
                     if ended { skipping = false }
                 }
-                if skipping { continue }
+                if skipping {
+                    if stopsAtNUL { return stopAtNUL() }
+                    continue
+                }
             }
             let before = pending.count
             pending.append(contentsOf: chunk[offset..<n])
@@ -257,6 +279,7 @@ enum Batch {
                 scanning = false
                 if session.options.bail { return 1 }
             }
+            if stopsAtNUL { return stopAtNUL() }
         }
     }
 

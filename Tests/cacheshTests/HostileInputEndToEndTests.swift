@@ -210,7 +210,7 @@ import Testing
     /// six times that). The command after it runs.
     @Test func anErrorQuotingAHugeWordIsShortened() async throws {
         let word = String(repeating: "x", count: 4 << 20)
-        let outcome = try await Cachesh.script(word + "\nget \u{0}" + String(repeating: "y", count: 100_000) + "\nnow\n")
+        let outcome = try await Cachesh.script(word + "\nget \u{1}" + String(repeating: "y", count: 100_000) + "\nnow\n")
         #expect(outcome.status == 1)
         #expect(outcome.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n", "\(outcome.stdout.prefix(300))")
         let lines = outcome.stderr.split(separator: "\n")
@@ -219,6 +219,29 @@ import Testing
         #expect(lines.first?.hasPrefix("script.cachesh:1: error: unknown command \"xxxx") == true)
         #expect(lines.first?.contains("xxx ... (4193383 bytes left out) ... xxx") == true, "\(lines.first ?? "")")
         #expect(lines.first?.hasSuffix("xxx\" (try help)") == true)
-        #expect(lines.last?.hasPrefix(#"script.cachesh:2: error: bad key "\u0000yyy"#) == true, "\(lines.last ?? "")")
+        #expect(lines.last?.hasPrefix(#"script.cachesh:2: error: bad key "\u0001yyy"#) == true, "\(lines.last ?? "")")
+    }
+
+    /// Binary input stops at its first NUL byte with one line, exit 2: `cachesh < /dev/zero`
+    /// used to read without end (in bounded memory, but never finishing, since the over-long
+    /// command it reported had no line feed to end at). The whole lines before the NUL run.
+    @Test func binaryInputStopsAtItsFirstNUL() async throws {
+        let sandbox = try Sandbox()
+        let out = sandbox.url.appendingPathComponent("out"), err = sandbox.url.appendingPathComponent("err")
+        let child = try await Child.start(Cachesh.binaryPath, [], in: sandbox.url, stdin: .file(URL(fileURLWithPath: "/dev/zero")),
+                                          stdout: .file(out), stderr: .file(err))
+        #expect(try await child.exitStatus(within: Cachesh.timeLimit) == 2)
+        #expect(try String(contentsOf: err, encoding: .utf8) == "<stdin>:1: error: a NUL byte: this is not text (binary input?); stopped reading\n")
+
+        let piped = try await Cachesh.run([], stdin: "put a:1 1\nput b:1 [1,\n2,\u{0}3]\nkeys\n")
+        #expect(piped == Outcome(stdout: "keys: a:1\n",
+                                 stderr: "<stdin>:3: error: a NUL byte: this is not text (binary input?); stopped reading\n",
+                                 status: 2), "\(piped)")
+
+        try sandbox.write("nul.cachesh", "put a:1 1\necho a\u{0}b\nkeys\n")
+        let script = try await Cachesh.run(["nul.cachesh"], in: sandbox.url)
+        #expect(script == Outcome(stdout: "keys: a:1\n",
+                                  stderr: "nul.cachesh:2: error: a NUL byte: this is not text (binary input?); stopped reading\n",
+                                  status: 2), "\(script)")
     }
 }
