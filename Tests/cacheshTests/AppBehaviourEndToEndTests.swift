@@ -184,6 +184,36 @@ import Testing
         #expect(run.stderr == "script.cachesh:8: error: retry must be a whole number from 0 to 30, not \"31\"\n", "\(run)")
     }
 
+    /// The table is then wider than 80 columns, so it is written a record a namespace (SPEC §4).
+    @Test func theNamespaceTableShowsRetriesWhenSomeNamespaceRetries() async throws {
+        let run = try await Cachesh.script("ns feed ttl=1m retry=3 backoff=250ms\nns page ttl=2m\nns\nns feed retry=0\nns\n")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            timeout:        -
+            retry:          3
+            backoff:        250ms
+            purgeable:      no
+            entries:        0
+
+            namespace:      page
+            ttl:            2m
+            stale:          -
+            max:            -
+            policy:         lru
+            stale-if-error: -
+            timeout:        -
+            retry:          -
+            backoff:        -
+            purgeable:      no
+            entries:        0
+            ns feed ttl=1m
+            namespace  ttl  stale  max  policy  stale-if-error  timeout  purgeable  entries
+            feed       1m   -      -    lru     -               -        no         0
+            page       2m   -      -    lru     -               -        no         0
+
+            """), "\(run)")
+    }
+
     @Test func aConfigurationSetsRetries() async throws {
         let run = try await Cachesh.script("load c.json\nconfig\n",
                                      files: ["c.json": #"{"namespaces": {"feed": {"retry": 1, "backoff": "250ms"}}}"#])
