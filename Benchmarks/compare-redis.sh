@@ -73,9 +73,9 @@ rcli shutdown nosave >/dev/null 2>&1 || true
 wait "$redis_pid" 2>/dev/null || true
 redis_pid=""
 
-# Start-up: exec to exit.
-read -r cachesh_start_med cachesh_start_mean cachesh_start_min < <(python3 "$here/gen-script.py" startup "$startup_runs" -- "$cachesh" -c now)
-read -r sqlite_start_med sqlite_start_mean sqlite_start_min < <(python3 "$here/gen-script.py" startup "$startup_runs" -- sqlite3 :memory: 'select 1')
+# Start-up: exec to exit, one run of each in turn (as compare-startup.sh times it).
+{ read -r cachesh_start_med cachesh_start_mean cachesh_start_min; read -r sqlite_start_med sqlite_start_mean sqlite_start_min; } \
+    < <(python3 "$here/gen-script.py" startup "$startup_runs" -- "$cachesh" -c now -- sqlite3 :memory: 'select 1')
 
 python3 - "$commands" <<EOF
 import sys
@@ -94,7 +94,7 @@ for name, best, median, kb, server in rows:
 cachesh = n / $cachesh_s
 print(f"\ncachesh / redis-cli plain: {cachesh / (n / $plain_s):.1f}x  (goal >= 20x)")
 print(f"cachesh / redis-cli --pipe: {cachesh / (n / $pipe_s):.2f}x  (stretch goal >= 1x)")
-print(f"\nstart-up, exec to exit, $startup_runs runs (median / mean / min ms):")
+print(f"\nstart-up, exec to exit, $startup_runs runs each, alternating (median / mean / min ms):")
 print(f"  cachesh -c now              {$cachesh_start_med:7.2f} {$cachesh_start_mean:7.2f} {$cachesh_start_min:7.2f}")
 print(f"  sqlite3 :memory: 'select 1' {$sqlite_start_med:7.2f} {$sqlite_start_mean:7.2f} {$sqlite_start_min:7.2f}")
 print(f"  ratio (median): {$cachesh_start_med / $sqlite_start_med:.2f}x")

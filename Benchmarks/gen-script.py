@@ -8,7 +8,10 @@
                                        "-") and stdout to /dev/null, each run after the shell
                                        command BEFORE ("" for none); prints "BEST_SECONDS
                                        MEDIAN_SECONDS MAXRSS_KB EXIT" (EXIT: the first nonzero)
-  gen-script.py startup RUNS -- CMD... runs CMD RUNS times; prints "MEDIAN_MS MEAN_MS MIN_MS"
+  gen-script.py startup RUNS -- CMD... [-- CMD...]
+                                       runs each CMD RUNS times, one run of each in turn (so
+                                       that all see the same load), after one warm-up run each;
+                                       prints "MEDIAN_MS MEAN_MS MIN_MS" a line per CMD
   gen-script.py freeport               prints a free TCP port on 127.0.0.1
 """
 import os
@@ -88,13 +91,30 @@ def measure(runs, before, stdin_path, cmd):
     print(f"{min(times):.4f} {statistics.median(times):.4f} {peak} {code}")
 
 
-def startup(runs, cmd):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def startup(runs, cmds):
+    for cmd in cmds:
         subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
-        times.append((time.perf_counter() - start) * 1000)
-    print(f"{statistics.median(times):.2f} {statistics.mean(times):.2f} {min(times):.2f}")
+    times = [[] for _ in cmds]
+    for _ in range(runs):
+        for cmd, t in zip(cmds, times):
+            start = time.perf_counter()
+            subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
+            t.append((time.perf_counter() - start) * 1000)
+    for t in times:
+        print(f"{statistics.median(t):.2f} {statistics.mean(t):.2f} {min(t):.2f}")
+
+
+def split_commands(args):
+    """CMD... [-- CMD...] as a list of argument lists (none empty)."""
+    cmds = [[]]
+    for a in args:
+        if a == "--":
+            cmds.append([])
+        else:
+            cmds[-1].append(a)
+    if any(not c for c in cmds):
+        raise SystemExit("gen-script.py startup: an empty command")
+    return cmds
 
 
 def main(argv):
@@ -103,7 +123,7 @@ def main(argv):
     elif len(argv) >= 6 and argv[0] == "measure" and argv[4] == "--":
         measure(int(argv[1]), argv[2], argv[3], argv[5:])
     elif len(argv) >= 4 and argv[0] == "startup" and argv[2] == "--":
-        startup(int(argv[1]), argv[3:])
+        startup(int(argv[1]), split_commands(argv[3:]))
     elif argv == ["freeport"]:
         s = socket.socket()
         s.bind(("127.0.0.1", 0))

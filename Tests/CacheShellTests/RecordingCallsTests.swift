@@ -77,12 +77,13 @@ import TestSupport
             try await cache.advance(by: 2_000)
             #expect(await cache.focus() == [])
         }
-        #expect(text.contains("cachesh> watch feed:home --active\nwatching feed:home (active)\ncachesh> watch feed:home\nwatching feed:home\n"))
+        #expect(text.contains("cachesh> activate feed:home\nfeed:home is active\ncachesh> watch feed:home\nwatching feed:home\n"))
         #expect(text.contains("cachesh> focus\nkeys: profile:1\n"))
         #expect(text.contains("cachesh> focus\nkeys: (none)\n"))
-        #expect(text.contains("cachesh> unwatch feed:home\nstopped watching feed:home\ncachesh> watch feed:home\nwatching feed:home\n"))
-        #expect(text.contains("cachesh> unwatch profile:1\nstopped watching profile:1\ncachesh> watch profile:1\nwatching profile:1\n"))
-        #expect(text.contains("cachesh> unwatch page:1\nwas not watching page:1\n"))
+        #expect(text.contains("cachesh> deactivate feed:home\nfeed:home is no longer active\n"
+                              + "cachesh> deactivate profile:1\nprofile:1 is no longer active\n"
+                              + "cachesh> deactivate page:1\npage:1 was not active\n"))
+        #expect(!text.contains("cachesh> unwatch"))
     }
 
     @Test func clearActiveKeepsWhatIsWatched() async throws {
@@ -95,7 +96,8 @@ import TestSupport
             _ = await cache.focus()
             _ = try await cache.get("profile:1")
         }
-        #expect(text.contains("cachesh> unwatch\nwatching nothing\ncachesh> watch *\nwatching *\ncachesh> watch feed:*\nwatching feed:*\ncachesh> watch profile:1\nwatching profile:1\n"))
+        #expect(text.contains("cachesh> deactivate\nnothing is active\ncachesh> advance 1s500ms\n"))
+        #expect(!text.contains("cachesh> unwatch"))
     }
 
     @Test func unwatchingAnActiveKeyThenMakingItInactiveConverts() async throws {
@@ -191,27 +193,68 @@ import TestSupport
             await cache.clearActive()
         }
         #expect(text.contains("restored (1 entry, now 2026-01-01T01:00:00.000Z)\ncachesh> server strict on\nserver: strict on\ncachesh> put note:2 2\n"))
-        #expect(text.contains("cachesh> unwatch\nwatching nothing\ncachesh> watch note:*\nwatching note:*\n"))
+        #expect(text.contains("cachesh> deactivate\nnothing is active\n"))
+    }
+
+    /// An app that keeps a key fresh with `setActive` and no observer: `activate KEY`, and the
+    /// refetches its invalidation and expiry send replay (the transcript used to be refused).
+    @Test func anActiveKeyNotWatchedBecomesActivate() async throws {
+        let text = try await Self.recordAndReplay(watchAll: false) { cache in
+            await cache.setActive("default:badge", true)
+            await cache.setActive("feed:home", true)
+            _ = await cache.invalidate(.key("feed:home"))
+            try await cache.advance(by: 1_500)
+            _ = await cache.peek("feed:home")
+            await cache.setActive("feed:home", false)
+            try await cache.advance(by: 1_500)
+            _ = await cache.peek("feed:home")
+            _ = await cache.focus()
+        }
+        #expect(text.contains("cachesh> activate badge\nbadge is active\ncachesh> activate feed:home\nfeed:home is active\n"
+                              + "cachesh> server next feed:home latency=100ms"))
+        #expect(text.contains("cachesh> deactivate feed:home\nfeed:home is no longer active\n"))
+        #expect(text.contains("cachesh> focus\nkeys: badge\n"))
+        #expect(!text.contains("cachesh> watch") && !text.contains("cachesh> unwatch"))
+    }
+
+    /// The app's unwatch of an active key leaves it active, the shell's does not: `activate KEY`
+    /// follows `unwatch KEY` (the transcript used to be refused), and its expiry refetches it on replay.
+    @Test func unwatchOfAnActiveKeyIsFollowedByActivate() async throws {
+        let text = try await Self.recordAndReplay(watchAll: false) { cache in
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("feed:home", true)
+            #expect(await cache.unwatch(.key("feed:home")))
+            try await cache.advance(by: 1_500)
+            _ = await cache.peek("feed:home")
+        }
+        #expect(text.contains("cachesh> unwatch feed:home\nstopped watching feed:home\ncachesh> activate feed:home\nfeed:home is active\n"))
+        #expect(text.contains("cachesh> server next feed:home latency=100ms"))
+    }
+
+    /// The app's `unwatch()` with keys active: the shell's `unwatch`, then `activate K` for each,
+    /// in key order (the transcript used to be refused); `unwatch NS:*` and `unwatch *` make no
+    /// key inactive, so nothing follows them.
+    @Test func unwatchOfEverythingIsFollowedByActivateOfEachActiveKey() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            await cache.watch(.namespace("feed"))
+            await cache.watch(.key("profile:1"))
+            await cache.setActive("profile:1", true)
+            await cache.setActive("feed:home", true)
+            await cache.setActive("badge:n", true)
+            #expect(await cache.unwatch(.namespace("feed")))
+            #expect(await cache.unwatch(.all))
+            _ = await cache.unwatch(nil)
+            try await cache.advance(by: 1_500)
+            #expect(await cache.focus() == ["badge:n", "profile:1"])
+        }
+        #expect(text.contains("cachesh> unwatch feed:*\nstopped watching feed:*\ncachesh> unwatch *\nstopped watching *\n"
+                              + "cachesh> unwatch\nwatching nothing\ncachesh> activate badge:n\nbadge:n is active\n"
+                              + "cachesh> activate feed:home\nfeed:home is active\ncachesh> activate profile:1\nprofile:1 is active\n"
+                              + "cachesh> server next feed:home "))
+        #expect(text.contains("cachesh> focus\nkeys: badge:n profile:1\n"))
     }
 
     @Test func whatTheShellCannotSayIsRefusedSayingWhatToDo() async throws {
-        let notWatched = try await Self.refusal { cache in
-            await cache.setActive("feed:home", true)
-            _ = await cache.focus()
-        }
-        #expect(notWatched == #"setActive(feed:home, true) on a key not watched: the shell makes a key active only as it watches it (watch feed:home --active); call watch(.key("feed:home")) right after setActive for a transcript"#)
-        let unwatched = try await Self.refusal { cache in
-            await cache.watch(.key("feed:home"))
-            await cache.setActive("feed:home", true)
-            _ = await cache.unwatch(.key("feed:home"))
-        }
-        #expect(unwatched == "unwatch(feed:home) of an active key: the shell's unwatch feed:home also makes it inactive; call setActive(feed:home, false) right after it for a transcript")
-        let all = try await Self.refusal { cache in
-            await cache.watch(.key("feed:home"))
-            await cache.setActive("feed:home", true)
-            _ = await cache.unwatch(nil)
-        }
-        #expect(all == "unwatch() while keys are active (feed:home): the shell's unwatch also makes every key inactive; call clearActive() right after unwatch() for a transcript")
         let scheduled = try await Self.refusal { cache in
             _ = await cache.schedule(after: 100, token: 7)
         }
@@ -233,8 +276,9 @@ import TestSupport
                 case 2: _ = try? await cache.cancel(key)
                 case 3:
                     await cache.setActive(key, true)
-                    await cache.watch(.key(key))
-                case 4: await cache.setActive(key, false)
+                    if random.chance(50) { await cache.watch(.key(key)) }
+                case 4:
+                    if random.chance(50) { await cache.setActive(key, false) } else { _ = await cache.unwatch(random.chance(80) ? .key(key) : nil) }
                 case 5: if random.chance(20) { await cache.clearActive() }
                 case 6: _ = await cache.focus()
                 case 7: try? await cache.poll(key, every: Int64.random(in: 0...2_000, using: &random))

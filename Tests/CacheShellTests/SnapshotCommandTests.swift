@@ -64,6 +64,38 @@ import TestSupport
         #expect(await fresh.run { session, _ in session.baseSnapshot } == a)
     }
 
+    /// A batch keeps no copy of the state it restored (its `record` starts from the state at that
+    /// point); a session that keeps its history renders the restored state for `record`, and the
+    /// recording it writes then starts from that state, not from the one `record` is typed in.
+    @Test func onlyASessionThatKeepsItsHistoryKeepsTheRestoredStateForRecord() async throws {
+        let dir = Self.directory()
+        let original = await TestShell()
+        _ = await Self.run(original, Self.scriptA)
+        _ = await original.typed("snapshot \(dir)/a.json")
+        let a = try String(contentsOfFile: "\(dir)/a.json", encoding: .utf8)
+
+        let batch = await Session.with { session, cache in
+            session.keepsWholeHistory = false
+            _ = session.run(SourceFile(name: "t.cachesh", text: "restore \(dir)/a.json\nput late 1\nrecord \(dir)/batch.transcript\n"), on: cache)
+            return (session.baseSnapshot, session.anyFailed)
+        }
+        #expect(batch.0 == nil)
+        #expect(!batch.1)
+        let batchRecording = try String(contentsOfFile: "\(dir)/batch.transcript", encoding: .utf8)
+        // The state at `record`: it holds the key put after the restore, and no `put` follows.
+        #expect(batchRecording.contains(#""key": "late""#))
+        #expect(!batchRecording.contains("> put late 1"))
+
+        let kept = await TestShell()
+        _ = await kept.typed("restore \(dir)/a.json")
+        _ = await kept.typed("put late 1")
+        _ = await kept.typed("record \(dir)/kept.transcript")
+        #expect(await kept.run { session, _ in session.baseSnapshot } == a)
+        let keptRecording = try String(contentsOfFile: "\(dir)/kept.transcript", encoding: .utf8)
+        #expect(!keptRecording.contains(#""key": "late""#))
+        #expect(keptRecording.contains("> put late 1"))
+    }
+
     @Test func snapshotWithoutPendingWorkRoundTrips() async throws {
         let dir = Self.directory()
         let session = await TestShell()

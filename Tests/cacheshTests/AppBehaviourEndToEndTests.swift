@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// `cancel`, `watch --active`, `focus`, `poll` and `unpoll` through the built binary: what a
-/// script of a bug report prints and asserts.
+/// `cancel`, `activate`, `deactivate`, `watch --active`, `focus`, `poll` and `unpoll` through the
+/// built binary: what a script of a bug report prints and asserts.
 @Suite struct AppBehaviourEndToEndTests {
     @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() async throws {
         let run = try await Cachesh.script("""
@@ -50,6 +50,84 @@ import Testing
         #expect(run.stdout.contains("* 2026-01-01T00:00:00.400Z fetched a fresh 2 (server)\n"), "\(run)")
         #expect(run.stdout.hasSuffix("stopped watching a\nkeys: a\nkeys: (none)\n"
                                      + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"watching\":[]}\n"), "\(run)")
+    }
+
+    /// A transcript of `activate` and `deactivate` (a key active with no observer: refetched when
+    /// invalidated and on focus, silently) replays byte for byte; one changed line fails it.
+    @Test func aTranscriptOfActivateReplaysByteForByte() async throws {
+        let sandbox = try Sandbox()
+        let transcript = """
+            A feed kept fresh without an observer.
+
+            cachesh> server set feed:home 1
+            server: set feed:home
+            cachesh> get feed:home
+            key:           feed:home
+            state:         fresh
+            value:         1
+            source:        server
+            age_ms:        0
+            expires_in_ms: 300000 (5m)
+            tags:          []
+            cachesh> activate feed:home
+            feed:home is active
+            cachesh> server set feed:home 2
+            server: set feed:home
+            cachesh> invalidate feed:home
+            keys: feed:home
+            cachesh> advance 100ms
+            now:    2026-01-01T00:00:00.200Z
+            now_ms: 200
+            cachesh> peek feed:home
+            key:           feed:home
+            state:         fresh
+            value:         2
+            age_ms:        0
+            expires_in_ms: 300000 (5m)
+            tags:          []
+            cachesh> deactivate feed:home
+            feed:home is no longer active
+            cachesh> activate badge:n
+            badge:n is active
+            cachesh> server set badge:n 7
+            server: set badge:n
+            cachesh> focus
+            keys: badge:n
+            cachesh> advance 100ms
+            now:    2026-01-01T00:00:00.300Z
+            now_ms: 300
+            cachesh> output json
+            {"command":"output","mode":"json","ok":true}
+            cachesh> activate
+            {"active":["badge:n"],"command":"activate"}
+            cachesh> deactivate
+            {"command":"deactivate","keys":["badge:n"],"ok":true}
+            cachesh> deactivate badge:n
+            {"command":"deactivate","key":"badge:n","ok":true,"was_active":false}
+
+            """
+        try sandbox.write("active.transcript", transcript)
+        let verified = try await Cachesh.run(["--verify", "active.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(verified)")
+        try sandbox.write("changed.transcript", transcript.replacingOccurrences(of: "keys: badge:n\n", with: "keys: (none)\n"))
+        let changed = try await Cachesh.run(["--verify", "changed.transcript"], in: sandbox.url)
+        #expect(changed.status == 1 && changed.stdout.contains("-keys: (none)\n+keys: badge:n\n"), "\(changed)")
+    }
+
+    /// A key made active with `activate` (not watched) is kept by `snapshot`/`restore`.
+    @Test func aKeyMadeActiveSurvivesASnapshot() async throws {
+        let run = try await Cachesh.script("""
+            activate feed:home
+            snapshot snap.json
+            deactivate
+            activate
+            restore snap.json
+            activate
+            watch
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("nothing is active\nactive: (nothing)\nrestored snap.json (0 entries, now 2026-01-01T00:00:00.000Z)\n"
+                                     + "active: feed:home\nwatching: (nothing)\nactive: feed:home\n"), "\(run)")
     }
 
     @Test func activeNeedsAKey() async throws {
@@ -106,6 +184,36 @@ import Testing
         #expect(run.stderr == "script.cachesh:8: error: retry must be a whole number from 0 to 30, not \"31\"\n", "\(run)")
     }
 
+    /// The table is then wider than 80 columns, so it is written a record a namespace (SPEC §4).
+    @Test func theNamespaceTableShowsRetriesWhenSomeNamespaceRetries() async throws {
+        let run = try await Cachesh.script("ns feed ttl=1m retry=3 backoff=250ms\nns page ttl=2m\nns\nns feed retry=0\nns\n")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            timeout:        -
+            retry:          3
+            backoff:        250ms
+            purgeable:      no
+            entries:        0
+
+            namespace:      page
+            ttl:            2m
+            stale:          -
+            max:            -
+            policy:         lru
+            stale-if-error: -
+            timeout:        -
+            retry:          -
+            backoff:        -
+            purgeable:      no
+            entries:        0
+            ns feed ttl=1m
+            namespace  ttl  stale  max  policy  stale-if-error  timeout  purgeable  entries
+            feed       1m   -      -    lru     -               -        no         0
+            page       2m   -      -    lru     -               -        no         0
+
+            """), "\(run)")
+    }
+
     @Test func aConfigurationSetsRetries() async throws {
         let run = try await Cachesh.script("load c.json\nconfig\n",
                                      files: ["c.json": #"{"namespaces": {"feed": {"retry": 1, "backoff": "250ms"}}}"#])
@@ -155,6 +263,20 @@ import Testing
         #expect(resumed.status == 0, "\(resumed)")
         #expect(resumed.stdout.contains("watching: a\nactive: a\n"), "\(resumed)")
         #expect(resumed.stdout.contains("ns feed ttl=5m retry=2 backoff=1s\n"), "\(resumed)")
+        #expect(resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
+    }
+
+    /// A key made active with `activate` alone (no watch) is kept by the store: the next run
+    /// still has it active, and refetches it when it is invalidated.
+    @Test func aStoreKeepsAKeyMadeActiveWithoutAWatch() async throws {
+        let sandbox = try Sandbox()
+        let store = sandbox.url.appendingPathComponent("s.db").path
+        let first = try await Cachesh.run(["--store", store, "-c", "server set feed:home 1\nget feed:home\nactivate feed:home"], in: sandbox.url)
+        #expect(first.status == 0 && first.stdout.hasSuffix("feed:home is active\n"), "\(first)")
+        let resumed = try await Cachesh.run(["--store", store, "-c", "activate\nwatch\ninvalidate feed:home\nadvance 1s\nexpect server log requests.1.fate=stored"],
+                                            in: sandbox.url)
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(resumed.stdout.hasPrefix("active: feed:home\nwatching: (nothing)\nactive: feed:home\n"), "\(resumed)")
         #expect(resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
     }
 }

@@ -58,6 +58,51 @@ import Testing
         #expect(verified.status == 0, "\(verified)\n\(transcribed.stdout)")
     }
 
+    /// The recordings `--transcribe` used to refuse for their active keys — a key made active and
+    /// not watched, an unwatch of an active key, `unwatch()` with keys active — become transcripts
+    /// with `activate`, which `--verify` replays, in both output modes.
+    @Test(arguments: ["not-watched", "unwatch-key", "unwatch-all"], [false, true])
+    func activeKeysTranscribeAndVerify(_ name: String, json: Bool) async throws {
+        let sandbox = try Sandbox()
+        let server = SimulatedServer()
+        server.set("feed:home", 1, at: TimeText.virtualEpochMs)
+        server.set("badge:n", 2, at: TimeText.virtualEpochMs)
+        let cache = Cache(origin: server)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 1_000))
+        _ = try await cache.read("feed:home")
+        try await cache.startRecording(to: sandbox.url.appendingPathComponent("app.recording").path)
+        let expected: String
+        switch name {
+        case "not-watched":
+            await cache.setActive("feed:home", true)
+            expected = "cachesh> activate feed:home\nfeed:home is active\n"
+        case "unwatch-key":
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("feed:home", true)
+            _ = await cache.unwatch(.key("feed:home"))
+            expected = "cachesh> unwatch feed:home\nstopped watching feed:home\ncachesh> activate feed:home\nfeed:home is active\n"
+        default:
+            await cache.watch(.key("feed:home"))
+            await cache.setActive("feed:home", true)
+            await cache.setActive("badge:n", true)
+            _ = await cache.unwatch(nil)
+            expected = "cachesh> unwatch\nwatching nothing\ncachesh> activate badge:n\nbadge:n is active\n"
+                + "cachesh> activate feed:home\nfeed:home is active\n"
+        }
+        // The feed expires and is refetched because it is still active; focus fetches the rest.
+        try await cache.advance(by: 1_500)
+        _ = await cache.focus()
+        _ = await cache.peek("feed:home")
+        try await cache.stopRecording()
+        let transcribed = try await Cachesh.run(["--transcribe", "app.recording"] + (json ? ["--json"] : []), in: sandbox.url)
+        #expect(transcribed.status == 0 && transcribed.stderr.isEmpty, "\(transcribed)")
+        if !json { #expect(transcribed.stdout.contains(expected), "\(transcribed.stdout)") }
+        #expect(transcribed.stdout.contains("cachesh> server next feed:home latency=100ms value=1\n"), "\(transcribed.stdout)")
+        try sandbox.write("app.transcript", transcribed.stdout)
+        let verified = try await Cachesh.run(["--verify", "app.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(verified)\n\(transcribed.stdout)")
+    }
+
     /// The header and the first records of a real recording, and its end.
     static func lines() async throws -> [String] {
         let sandbox = try Sandbox()

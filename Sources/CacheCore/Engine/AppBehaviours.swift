@@ -24,7 +24,7 @@ struct Poll: Equatable {
 /// - `pollKeys` is the inverse of `polls`: each poll's id leads to its key, and no other id is there;
 /// - every poll's period is at least 1 ms.
 struct AppBehaviours {
-    /// The active keys (`watch KEY --active`), canonical.
+    /// The active keys (`setActive`; the shell's `activate KEY` or `watch KEY --active`), canonical.
     var active: Set<String> = []
     /// The polls by key.
     private(set) var polls: [String: Poll] = [:]

@@ -1,7 +1,7 @@
-// Active keys (`watch KEY --active`): keys an app shows on screen. Unlike a plain observer, an
-// active key is refetched when it turns stale or expires (an invalidation, a push, a validation,
-// its expiry), when the app comes back to the foreground (`focus`) and when the origin is
-// reachable again (`server online`).
+// Active keys (`setActive`; the shell's `activate KEY`): keys an app shows on screen. Unlike a
+// plain observer, an active key is refetched when it turns stale or expires (an invalidation, a
+// push, a validation, its expiry), when the app comes back to the foreground (`focus`) and when
+// the origin is reachable again (`server online`).
 
 extension CacheEngine {
     /// The active keys, sorted.

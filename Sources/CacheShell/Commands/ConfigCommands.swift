@@ -130,17 +130,24 @@ enum ConfigCommands {
             f["defined"] = .bool(ns.defined)
             out[ns.name] = .object(f)
         }
-        // A naive column only when some namespace has a naive policy on.
+        // Retry and naive columns only when some namespace uses them: a table of namespaces that
+        // do not is what it always was.
+        let anyRetry = all.contains { $0.policy.retry > 0 }
         let anyNaive = all.contains { !$0.policy.naive.isEmpty }
         let rows = all.map { ns -> [String] in
-            [ns.name, TimeText.formatDuration(ns.policy.ttl), ns.policy.stale.map(TimeText.formatDuration) ?? "-",
-             ns.policy.max.map(String.init) ?? "-", ns.policy.eviction.rawValue, ns.policy.staleIfError.map(TimeText.formatDuration) ?? "-",
-             ns.policy.timeout.map(TimeText.formatDuration) ?? "-", ns.policy.purgeable ? "yes" : "no", String(ns.count)]
-                + (anyNaive ? [ns.policy.naive.isEmpty ? "-" : NaivePolicy.text(ns.policy.naive)] : [])
+            let p = ns.policy
+            let retry = p.retry > 0 ? [String(p.retry), TimeText.formatDuration(p.backoff)] : ["-", "-"]
+            return [ns.name, TimeText.formatDuration(p.ttl), p.stale.map(TimeText.formatDuration) ?? "-",
+                    p.max.map(String.init) ?? "-", p.eviction.rawValue, p.staleIfError.map(TimeText.formatDuration) ?? "-",
+                    p.timeout.map(TimeText.formatDuration) ?? "-"]
+                + (anyRetry ? retry : [])
+                + [p.purgeable ? "yes" : "no", String(ns.count)]
+                + (anyNaive ? [p.naive.isEmpty ? "-" : NaivePolicy.text(p.naive)] : [])
         }
         return Reply(["namespaces": .object(out)],
-                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "entries"]
-                                         + (anyNaive ? ["naive"] : []), rows))
+                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout"]
+                                         + (anyRetry ? ["retry", "backoff"] : [])
+                                         + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)

@@ -1,10 +1,12 @@
 import CacheCore
 
-/// `cancel`, `focus`, `poll`, `unpoll`: what an app does with its requests besides reading —
-/// gives up on one, comes back to the foreground, refetches on a timer. (Active keys, which
-/// `focus` refetches, are declared with `watch KEY --active`.)
+/// `cancel`, `activate`, `deactivate`, `focus`, `poll`, `unpoll`: what an app does with its
+/// requests besides reading — gives up on one, marks the keys it shows as active (refetched when
+/// they turn stale or expire, on `focus` and on `server online`), comes back to the foreground,
+/// refetches on a timer.
 enum LifecycleCommands {
-    static let family = CommandFamily(title: "Requests and app lifecycle", commands: [cancel, focus, poll, unpoll])
+    static let family = CommandFamily(title: "Requests and app lifecycle",
+                                      commands: [cancel, activate, deactivate, focus, poll, unpoll])
 
     static let cancel = CommandSpec(
         name: "cancel", summary: "cancel the fetch in flight for a key: its answer is discarded",
@@ -18,6 +20,62 @@ enum LifecycleCommands {
         do { return .keys(try cache.cancel(key), ok: true) } catch {
             throw ShellError(error.message, at: args.positional[0].offset)
         }
+    }
+
+    static let activate = CommandSpec(
+        name: "activate", summary: "make a key active (refetched when not fresh); alone, list them",
+        arguments: [.key(meaning: "the key the app shows; it need not be cached or watched").optional],
+        example: "activate feed:home", run: activate)
+
+    /// Runs `activate KEY` (`Cache.setActive(KEY, true)`; watches are unchanged) or, alone, lists
+    /// the active keys as `watch` alone does.
+    static func activate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: activate)
+        try args.expect(0...1)
+        guard !args.positional.isEmpty else {
+            let keys = cache.activeKeys
+            return Reply(["active": .array(keys.map(JSONValue.string))],
+                         human: [keys.isEmpty ? "active: (nothing)" : "active: " + keys.joined(separator: " ")])
+        }
+        let key = try args.key(0)
+        cache.setActive(key, true)
+        return activated(key)
+    }
+
+    /// What `activate KEY` prints (also written by transcripts of recordings).
+    static func activated(_ key: String) -> Reply {
+        .ok(["key": .string(key), "active": .bool(true)], human: ["\(key) is active"])
+    }
+
+    static let deactivate = CommandSpec(
+        name: "deactivate", summary: "make a key inactive, or every key; watches stay",
+        arguments: [.key(meaning: "a key given to activate; without it, no key stays active").optional],
+        example: "deactivate feed:home", run: deactivate)
+
+    /// Runs `deactivate KEY` (`Cache.setActive(KEY, false)`) or, alone, `Cache.clearActive()`;
+    /// watches are unchanged. A key that is not active is no error, as `unpoll` of a key not polled.
+    static func deactivate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: deactivate)
+        try args.expect(0...1)
+        guard !args.positional.isEmpty else {
+            let keys = cache.activeKeys
+            cache.clearActive()
+            return deactivatedAll(keys)
+        }
+        let key = try args.key(0)
+        let was = cache.activeKeys.contains(key)
+        cache.setActive(key, false)
+        return deactivated(key, was: was)
+    }
+
+    /// What `deactivate KEY` prints (also written by transcripts of recordings).
+    static func deactivated(_ key: String, was: Bool) -> Reply {
+        .ok(["key": .string(key), "was_active": .bool(was)], human: [was ? "\(key) is no longer active" : "\(key) was not active"])
+    }
+
+    /// What `deactivate` prints: `keys`, those that were active (also written by transcripts of recordings).
+    static func deactivatedAll(_ keys: [String]) -> Reply {
+        .ok(["keys": .array(keys.map(JSONValue.string))], human: ["nothing is active"])
     }
 
     static let focus = CommandSpec(

@@ -83,18 +83,20 @@ extension Session {
     }
 
     /// Applies a decoded snapshot, after checking the fields the shell wrote for scheduled commands.
+    /// A session that keeps its whole history keeps the decoded snapshot as the state it began
+    /// from, its document made only if `record` asks for it; a batch keeps none (its `record`
+    /// starts from the state at that point). Neither builds a document of the state here: for a
+    /// large snapshot that tree cost more memory than the cache it restored.
     public func restore(_ snapshot: Snapshot, on cache: isolated Cache) throws(SnapshotError) {
-        try restore(snapshot, base: .document, on: cache)
+        try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, on: cache)
     }
 
     /// What a restored session keeps as the state it began from, for `record` (`baseSnapshot`).
     enum RestoredBase {
-        /// The snapshot document of the state (`restore`).
-        case document
-        /// The decoded snapshot, its document made only if a recording asks for it (a store opened
-        /// by the interactive shell, which records from the session's start).
+        /// The decoded snapshot, its document made only if a recording asks for it (a `restore`, or
+        /// a store opened, by a session that keeps its whole history: the interactive shell).
         case decoded
-        /// Nothing (a store opened by a batch: its `record` starts from the state at that point).
+        /// Nothing (a batch: its `record` starts from the state at that point).
         case none
     }
 
@@ -113,9 +115,6 @@ extension Session {
             return token
         }
         switch base {
-        case .document:
-            baseDecoded = nil
-            baseDocument = makeSnapshot(on: cache)
         case .decoded:
             baseDocument = nil
             baseDecoded = snapshot

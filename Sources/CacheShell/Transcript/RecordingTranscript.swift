@@ -30,10 +30,8 @@ private struct Writer {
     let snapshot: JSONValue
     var now: Int64
     var clockStart: Int64
-    /// The scopes watched and the keys active, as the replay has them: the shell only makes a
-    /// key active as it watches it (`watch KEY --active`) and `unwatch` makes keys inactive too,
-    /// so an app's calls on them are written as the commands that give the same state.
-    var watches: Set<String> = []
+    /// The keys active, as the app and the replay have them: `deactivate` prints which were, and
+    /// the shell's `unwatch` makes keys inactive where the app's does not (see `observing`).
     var active: Set<String> = []
     var out = ""
     /// A request: its id, and how many snapshots had been restored during the recording when it
@@ -69,17 +67,13 @@ private struct Writer {
         }
         snapshot = Self.answeringRequests(in: document, completed, epoch: 0)
         epoch = 0
-        (watches, active) = Self.observing(document)
+        active = Self.activeKeys(document)
     }
 
-    /// The watched scopes and the active keys of a snapshot document.
-    private static func observing(_ document: JSONValue) -> (Set<String>, Set<String>) {
-        func strings(_ value: JSONValue?) -> Set<String> {
-            guard case .array(let items)? = value else { return [] }
-            return Set(items.compactMap { if case .string(let s) = $0 { return s } else { return nil } })
-        }
-        guard case .object(let top) = document else { return ([], []) }
-        return (strings(top["watches"]), strings(top["active"]))
+    /// The active keys of a snapshot document.
+    private static func activeKeys(_ document: JSONValue) -> Set<String> {
+        guard case .object(let top) = document, case .array(let items)? = top["active"] else { return [] }
+        return Set(items.compactMap { if case .string(let s) = $0 { return s } else { return nil } })
     }
 
     /// The snapshot with the recorded answers of the requests it holds in flight, so the replay
@@ -131,7 +125,7 @@ private struct Writer {
             case .call(let call, let returned, let at, let ended):
                 if let pending = step { try writeStep(pending.to, pending.content); step = nil }
                 if at > now { try writeStep(at, []) }
-                try writeCall(call, returned, content, next: nextCall(after: i, ended: ended))
+                try writeCall(call, returned, content)
                 now = ended
                 content = []
             case .end:
@@ -146,12 +140,6 @@ private struct Writer {
         return out
     }
 
-    /// The call recorded right after record `i` at the instant it ended, with nothing between.
-    private func nextCall(after i: Int, ended: Int64) -> RecordedCall? {
-        guard i + 1 < records.count, case .call(let call, _, let at, _) = records[i + 1], at == ended else { return nil }
-        return call
-    }
-
     // MARK: Units
 
     /// One `advance` to `to`, with what happened while the clock moved.
@@ -164,10 +152,9 @@ private struct Writer {
              events(content) + reply(Reply(fields, order: ["now", "now_ms"]), "advance"))
     }
 
-    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord],
-                                    next: RecordedCall?) throws(Diagnostic) {
+    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
         let (command, shown) = try self.command(call, returned)
-        let after = try observing(call, returned, next: next)
+        let after = observing(call)
         try writeAnswers(content)
         let name = String(command.prefix { $0 != " " })
         let text: String
@@ -183,76 +170,34 @@ private struct Writer {
         emit(command, events(content) + text)
         for (command, shown) in after { emit(command, reply(shown, String(command.prefix { $0 != " " }))) }
         if case .restore(let document) = call {
-            // The snapshot's own clock and watches; the shell's restore also resets its scripted server.
+            // The snapshot's own clock and active keys; the shell's restore also resets its scripted server.
             if let parsed = try? Snapshot(document) { now = parsed.now; clockStart = parsed.clockStart }
-            (watches, active) = Self.observing(document)
+            active = Self.activeKeys(document)
             epoch += 1
             emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
         }
     }
 
-    /// Keeps `watches` and `active` as the replay has them after a call that changes them, and
-    /// gives the commands written after the call's own to make the replay's state the app's
-    /// (`setActive(KEY, false)` of a watched key: `unwatch KEY`, then `watch KEY` again).
-    /// - Throws: when the shell cannot give the app's state and the next call (made at the same
-    ///   instant, nothing between) does not mend it: that call's command then gives it.
-    private mutating func observing(_ call: RecordedCall, _ returned: RecordedReturn,
-                                    next: RecordedCall?) throws(Diagnostic) -> [(String, Reply)] {
-        var after: [(String, Reply)] = []
+    /// Keeps `active` as the app has it after a call that changes it, and gives the commands
+    /// written after the call's own to make the replay's the same: the shell's `unwatch KEY` also
+    /// makes KEY inactive and `unwatch` alone every key (`unwatch NS:*` and `unwatch *` none),
+    /// where the app's unwatch leaves them active, so `activate K` follows for each (sorted).
+    private mutating func observing(_ call: RecordedCall) -> [(String, Reply)] {
         switch call {
-        case .watch(let scope):
-            watches.insert(Self.watchText(scope))
         case .unwatch(nil):
-            watches = []
-            if !active.isEmpty {
-                let keys = active.sorted().joined(separator: " ")
-                active = []
-                guard case .clearActive? = next else {
-                    throw fail("unwatch() while keys are active (\(keys)): the shell's unwatch also makes every key inactive;"
-                               + " call clearActive() right after unwatch() for a transcript")
-                }
-            }
-        case .unwatch(let scope?):
-            let text = Self.watchText(scope)
-            watches.remove(text)
-            if case .key = scope, active.remove(text) != nil {
-                guard case .setActive(let key, false)? = next, KeyName.canonical(key) == text else {
-                    throw fail("unwatch(\(text)) of an active key: the shell's unwatch \(text) also makes it inactive;"
-                               + " call setActive(\(text), false) right after it for a transcript")
-                }
-            }
-        case .setActive(let key, true):
+            return active.sorted().map { ("activate \($0)", LifecycleCommands.activated($0)) }
+        case .unwatch(.key(let key)?):
             let key = KeyName.canonical(key)
-            if !watches.contains(key) {
-                guard case .watch(.key(let watched))? = next, KeyName.canonical(watched) == key else {
-                    throw fail("setActive(\(key), true) on a key not watched: the shell makes a key active only as it watches it"
-                               + " (watch \(key) --active); call watch(.key(\"\(key)\")) right after setActive for a transcript")
-                }
-                watches.insert(key)
-            }
-            active.insert(key)
-        case .setActive(let key, false):
+            return active.contains(key) ? [("activate \(key)", LifecycleCommands.activated(key))] : []
+        case .setActive(let key, let isActive):
             let key = KeyName.canonical(key)
-            active.remove(key)
-            if watches.contains(key) { after.append(Self.watchCommand(key)) }
+            if isActive { active.insert(key) } else { active.remove(key) }
         case .clearActive:
             active = []
-            for scope in watches.sorted() { after.append(Self.watchCommand(scope)) }
         default:
             break
         }
-        return after
-    }
-
-    /// A scope as the snapshot's `watches` and the shell write it (a key in its canonical form).
-    private static func watchText(_ scope: WatchScope) -> String {
-        if case .key(let key) = scope { return KeyName.canonical(key) }
-        return RecordingFormat.scopeText(scope)
-    }
-
-    /// `watch SCOPE` and what it prints.
-    private static func watchCommand(_ text: String) -> (String, Reply) {
-        ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
+        return []
     }
 
     /// The lines printed while a unit ran: observer events, finished reads, validation answers.
@@ -466,13 +411,10 @@ private struct Writer {
         case .setActive(let key, let isActive):
             try checkKey(key)
             let key = KeyName.canonical(key)
-            if isActive {
-                return ("watch \(key) --active", .ok(["watching": .string(key), "active": true], human: ["watching \(key) (active)"]))
-            }
-            let was = watches.contains(key)
-            return ("unwatch \(key)", ObserveCommands.unwatched(key, was: was))
+            if isActive { return ("activate \(key)", LifecycleCommands.activated(key)) }
+            return ("deactivate \(key)", LifecycleCommands.deactivated(key, was: active.contains(key)))
         case .clearActive:
-            return ("unwatch", ObserveCommands.unwatchedAll)
+            return ("deactivate", LifecycleCommands.deactivatedAll(active.sorted()))
         case .focus:
             return ("focus", okKeys(returned))
         case .poll(let key, let every):
