@@ -171,6 +171,21 @@ enum Batch {
                     terminal.write(error + "\n", isError: true)
                     return 2
                 }
+                // Text that is not UTF-8 is not a script: as with a NUL byte, the whole lines
+                // before it run, then the run stops (a repair would make different keys one).
+                if let bad = FileIO.firstInvalidUTF8(piece) {
+                    let badLine = line + piece[..<bad].count { $0 == UInt8(ascii: "\n") }
+                    let before = piece.prefix(upTo: lineStart(of: badLine - line + 1, in: piece))
+                    if !before.isEmpty {
+                        // A command still open there (a JSON value spanning lines) stops with it, unrun.
+                        _ = session.runPiece(SourceFile(name: name, bytes: UnsafeBufferPointer(rebasing: before), firstLine: line),
+                                             on: cache)
+                    }
+                    _ = session.commitHeld(on: cache)
+                    terminal.write("\(name):\(badLine): error: not UTF-8 text (byte \(FileIO.hexByte(piece[bad]))): "
+                                   + "cachesh reads UTF-8; stopped reading\n", isError: true)
+                    return 2
+                }
                 let source = SourceFile(name: name, bytes: piece, firstLine: line)
                 // A piece of a script ends no commit group: reading the next piece does not wait.
                 // One of standard input does, as reading on may wait for the next line.

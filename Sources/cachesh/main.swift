@@ -208,6 +208,15 @@ func fail(usage message: String) -> Never {
 }
 
 func runMain() -> Int32 {
+    // An argument that is not UTF-8 (-c text, a file name in Latin-1) would reach cachesh
+    // repaired, each bad byte a U+FFFD: refused instead, as input that is not UTF-8 is.
+    for i in 1..<Int(CommandLine.argc) {
+        guard let raw = CommandLine.unsafeArgv[i] else { continue }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+        if let bad = FileIO.firstInvalidUTF8(bytes) {
+            fail(usage: "argument \(i) is not UTF-8 text (byte \(FileIO.hexByte(bytes[bad]))): cachesh reads UTF-8")
+        }
+    }
     let arguments = Array(CommandLine.arguments.dropFirst())
     let command: Invocation
     if let plain = Invocation(plain: arguments) {

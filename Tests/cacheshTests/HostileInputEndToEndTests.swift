@@ -244,4 +244,34 @@ import Testing
                                   stderr: "nul.cachesh:2: error: a NUL byte: this is not text (binary input?); stopped reading\n",
                                   status: 2), "\(script)")
     }
+
+    /// Bytes that are not UTF-8 are refused, not repaired: each used to become U+FFFD, so two
+    /// different keys (`a:\xFF`, `a:\xFE`) silently became one.
+    @Test func inputThatIsNotUTF8IsRefused() async throws {
+        let sandbox = try Sandbox()
+        func write(_ name: String, _ bytes: [UInt8]) throws {
+            try Data(bytes).write(to: sandbox.url.appendingPathComponent(name))
+        }
+        // A script: the whole lines before the bad byte run (not a command still open there).
+        try write("latin1.cachesh", Array("put a:1 1\nput b:1 [1,\n\"caf".utf8) + [0xE9] + Array("\"]\nkeys\n".utf8))
+        let script = try await Cachesh.run(["latin1.cachesh"], in: sandbox.url)
+        #expect(script == Outcome(stdout: "keys: a:1\n",
+                                  stderr: "latin1.cachesh:3: error: not UTF-8 text (byte 0xE9): cachesh reads UTF-8; stopped reading\n",
+                                  status: 2), "\(script)")
+        // Standard input the same.
+        let child = try await Child.start(Cachesh.binaryPath, [], in: sandbox.url,
+                                          stdin: .file(sandbox.url.appendingPathComponent("latin1.cachesh")))
+        #expect(try await child.exitStatus(within: Cachesh.timeLimit) == 2)
+
+        // A file a command reads is refused whole; the session goes on.
+        try write("keys.cachesh", Array("put a:".utf8) + [0xFF] + Array(" 1\nput a:".utf8) + [0xFE] + Array(" 2\n".utf8))
+        let sourced = try await Cachesh.run(["-c", "source keys.cachesh; keys"], in: sandbox.url)
+        #expect(sourced == Outcome(stdout: "(no entries)\n",
+                                   stderr: "-c:1: error: cannot read keys.cachesh: not UTF-8 text (byte 0xFF on line 1)\n", status: 1),
+                "\(sourced)")
+        try write("bad.transcript", Array("cachesh> echo ".utf8) + [0xC3] + Array("\n".utf8))
+        let verified = try await Cachesh.run(["--verify", "bad.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "", stderr: "cachesh: cannot read bad.transcript: not UTF-8 text (byte 0xC3 on line 1)\n",
+                                    status: 2), "\(verified)")
+    }
 }

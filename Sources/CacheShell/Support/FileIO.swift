@@ -53,7 +53,50 @@ public enum FileIO {
             bytes.append(contentsOf: buffer[0..<n])
             if bytes.count > limit { throw tooLarge(limit) }
         }
+        if let bad = bytes.withUnsafeBufferPointer({ firstInvalidUTF8($0) }) {
+            throw Failure(description: bytes.withUnsafeBufferPointer { notUTF8($0, at: bad) })
+        }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The offset of the first byte of `bytes` that is not part of valid UTF-8, or nil when all
+    /// of it is UTF-8 text. Text that is not UTF-8 (Latin-1, random bytes) is refused rather than
+    /// repaired: a repair turns each bad byte into U+FFFD, so two different keys (`a:\xFF`,
+    /// `a:\xFE`) would silently become one.
+    /// - Complexity: O(n) in the number of bytes; ASCII eight bytes at a time.
+    public static func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var i = 0
+        while i < bytes.count {
+            if i + 8 <= bytes.count,
+               UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
+            }
+            if bytes[i] < 0x80 {
+                i += 1
+                continue
+            }
+            var parser = Unicode.UTF8.ForwardParser()
+            var rest = UnsafeBufferPointer(rebasing: bytes[i...]).makeIterator()
+            switch parser.parseScalar(from: &rest) {
+            case .valid(let scalar): i += scalar.count
+            case .error, .emptyInput: return i
+            }
+        }
+        return nil
+    }
+
+    /// `not UTF-8 text (byte 0xFF on line 3)` for the bad byte at `offset` of `bytes`.
+    public static func notUTF8(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> String {
+        let line = 1 + bytes[..<offset].count { $0 == UInt8(ascii: "\n") }
+        return "not UTF-8 text (byte \(hexByte(bytes[offset])) on line \(line))"
+    }
+
+    /// `0xFF`.
+    public static func hexByte(_ byte: UInt8) -> String {
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "0x" + (hex.count == 1 ? "0" : "") + hex
     }
 
     /// Opens a regular file for reading, refusing anything else before opening it (so a FIFO
