@@ -274,4 +274,32 @@ import Testing
         #expect(verified == Outcome(stdout: "", stderr: "cachesh: cannot read bad.transcript: not UTF-8 text (byte 0xC3 on line 1)\n",
                                     status: 2), "\(verified)")
     }
+
+    /// A flag given twice is an error as an option given twice is, and so is a flag with its
+    /// negation (the last one used to win silently); the namespace is as it was.
+    @Test func repeatedAndContradictoryFlagsAreRefused() async throws {
+        let outcome = try await Cachesh.script("""
+            ns feed --purgeable
+            get feed:1 --force --force
+            event entity 1 {"x":1} --own --own
+            ns feed --purgeable --no-purgeable
+            ns feed ttl=1m --no-purgeable --purgeable
+            ns
+
+            """)
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr == """
+            script.cachesh:2: error: get: flag --force given twice
+            script.cachesh:3: error: event: flag --own given twice
+            script.cachesh:4: error: ns: --purgeable and --no-purgeable do not go together
+            script.cachesh:5: error: ns: --no-purgeable and --purgeable do not go together
+
+            """, "\(outcome)")
+        #expect(outcome.stdout.hasPrefix("ns feed ttl=5m --purgeable\n"), "\(outcome)")
+        #expect(outcome.stdout.hasSuffix("""
+            namespace  ttl  stale  max  policy  stale-if-error  timeout  purgeable  entries
+            feed       5m   -      -    lru     -               -        yes        0
+
+            """), "\(outcome.stdout)")
+    }
 }

@@ -30,7 +30,15 @@ struct Arguments {
                 guard spec.parsing.flags.contains(String(flag)) else {
                     throw ShellError("\(name) has no flag --\(flag)" + Self.list(spec.parsing.flags.map { "--" + $0 }), at: word.offset)
                 }
-                flags.insert(String(flag))
+                // As an option given twice: a repeat is a typo or a pasted line, never meant.
+                guard flags.insert(String(flag)).inserted else {
+                    throw ShellError("\(name): flag --\(flag) given twice", at: word.offset)
+                }
+                // A flag and its negation (`--purgeable --no-purgeable`) contradict each other.
+                let opposite = flag.hasPrefix("no-") ? String(flag.dropFirst(3)) : "no-" + flag
+                if flags.contains(opposite) {
+                    throw ShellError("\(name): --\(opposite) and --\(flag) do not go together", at: word.offset)
+                }
             } else if let option = word.option, spec.parsing.options?.contains(String(option.name)) ?? true {
                 if options[String(option.name)] != nil {
                     throw ShellError("\(name): option \(option.name)= given twice", at: word.offset)
