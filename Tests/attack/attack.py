@@ -192,6 +192,25 @@ def attack_twoproc(binary, rng, trials, work):
 
 # --- hostile scripts -----------------------------------------------------------------------
 
+def far_lines_restore():
+    """An inline snapshot of a few KB whose 400 scheduled commands each claim line 10,000,000."""
+    scheduled = [{"command": "echo x", "due": "2026-01-01T00:00:00.001Z", "file": "-c", "id": i + 1, "line": 10_000_000}
+                 for i in range(400)]
+    snapshot = {"clock_start": "2026-01-01T00:00:00.000Z", "entries": [], "format": "cachesh-snapshot", "id_field": "id",
+                "namespaces": {"default": {"defined": False, "index": 0, "max": None, "purgeable": False,
+                                           "stale_if_error_ms": None, "stale_ms": None, "timeout_ms": None, "ttl_ms": 300000}},
+                "now": "2026-01-01T00:00:00.000Z",
+                "pending": {"fetching": {}, "queued_mutations": [], "replaying": None, "requests": [], "scheduled": scheduled},
+                "push": {}, "seq": 1000,
+                "server": {"data": {}, "fail_keys": {}, "fail_next": 0, "id_field": "id", "latencies_ms": {}, "latency_ms": 100,
+                           "log": [], "modified_at": {}, "online": True},
+                "stats": {"evictions": 0, "expirations": 0, "fetch_failures": 0, "hits": 0, "invalidations": 0, "joined": 0,
+                          "misses": 0, "namespaces": {}, "refresh_failures": 0, "refreshes": 0, "requests": 0, "rollbacks": 0,
+                          "stale_hits": 0},
+                "version": 1, "watches": []}
+    return "restore " + json.dumps(snapshot) + "\nadvance 1ms\n"
+
+
 def hostile_cases(work):
     fifo = os.path.join(work, "fifo")
     if not os.path.exists(fifo):
@@ -221,6 +240,10 @@ def hostile_cases(work):
         ("a runaway schedule", "at 1ms advance 1ms\n" + "at 0ms echo x\n" * 1000 + "advance 1d\n", None),
         ("many namespaces and tags", "".join(f"put n{i}:1 1 tags=t{i}\n" for i in range(20000)) + "invalidate tag:t5\n", None),
         ("big numbers", "put n:1 1e400\nput n:2 {\"x\": 1.7e308}\nevent patch n:2 {\"x\": {\"$inc\": 1.7e308}}\n", None),
+        ("scheduled commands naming far lines", far_lines_restore(), None),
+        ("the clock's end", "at 106751991167d echo never\npoll a:1 every=1d\nadvance 9223372036854775807ms\n"
+         "advance 106751970713d\nadvance 1d\n", None),
+        ("a NUL byte and bytes that are not UTF-8", "put a:1 1\nput a:\udcff 1\necho \0\n", None),
     ]
     return cases
 
