@@ -40,7 +40,7 @@ enum Verify {
             let check = Cache().withIsolation { TranscriptCheck(name: file, text: text, safe: safe, on: $0) }
             if check.transcript.steps.isEmpty {
                 failed += 1
-                terminal.write("\(file): no commands\n", isError: false)
+                terminal.write(VisibleText.of("\(file): no commands\n"), isError: false)
                 outcomes.append((file, "\(file): no commands"))
                 continue
             }
@@ -62,7 +62,7 @@ enum Verify {
                 try FileIO.writeAtomically(file, check.updatedText())
                 updated += 1
                 for index in check.differences.indices {
-                    terminal.write("updated \(file):\(check.updatedLine(of: index))\n", isError: false)
+                    terminal.write(VisibleText.of("updated \(file):\(check.updatedLine(of: index))\n"), isError: false)
                 }
             } catch {
                 terminal.write("cachesh: cannot update \(file): \(error)\n", isError: true)

@@ -167,7 +167,9 @@ final class Terminal {
     func write(_ text: String, isError: Bool) {
         if isError {
             flush()
-            var text = text
+            // An error line may name a file given on the command line: no control character
+            // of it reaches the terminal raw (SPEC §4); a session's own lines are escaped already.
+            var text = VisibleText.of(text)
             text.withUTF8 { writeAll(2, $0) }
         } else {
             output.append(text)
@@ -202,7 +204,7 @@ final class Terminal {
 }
 
 func fail(usage message: String) -> Never {
-    let text = "cachesh: \(message)\n"
+    let text = VisibleText.of("cachesh: \(message)\n")
     _ = text.withCString { systemWrite(2, $0, strlen($0)) }
     exit(2)
 }

@@ -302,4 +302,35 @@ import Testing
 
             """), "\(outcome.stdout)")
     }
+
+    /// A file name given on the command line is escaped in cachesh's own messages, as everything
+    /// it prints is: a name holding an escape sequence (a stranger's bug report unpacked) used to
+    /// reach the terminal raw in `cannot read`, `cannot open store` and `--verify`'s diff and
+    /// `no commands` lines.
+    @Test func fileNamesInMessagesAreEscaped() async throws {
+        let sandbox = try Sandbox()
+        let escape = "\u{1B}]0;pwned\u{07}"
+        try sandbox.write("w\(escape).transcript", "cachesh> echo hi\n")
+        try sandbox.write("e\(escape).transcript", "")
+        let runs = [
+            (["x\(escape).cachesh"], "", #"cachesh: cannot read x\u001b]0;pwned\u0007.cachesh: No such file or directory"# + "\n"),
+            (["--store", "/nonexistent/s\(escape).db", "-c", "keys"], "",
+             #"cachesh: cannot open store /nonexistent/s\u001b]0;pwned\u0007.db: cannot create its lock file /nonexistent/s\u001b]0;pwned\u0007.db-lock: No such file or directory"# + "\n"),
+            (["--verify", "w\(escape).transcript"], #"""
+                @ w\u001b]0;pwned\u0007.transcript:1
+                --- w\u001b]0;pwned\u0007.transcript
+                +++ w\u001b]0;pwned\u0007.transcript (actual)
+                @@ -1 +1,2 @@
+                 cachesh> echo hi
+                +hi
+                0 passed, 1 failed
+
+                """#, ""),
+            (["--verify", "e\(escape).transcript"], "e\\u001b]0;pwned\\u0007.transcript: no commands\n0 passed, 1 failed\n", ""),
+        ]
+        for (arguments, stdout, stderr) in runs {
+            let outcome = try await Cachesh.run(arguments, in: sandbox.url)
+            #expect(outcome.stdout == stdout && outcome.stderr == stderr, "\(arguments): \(outcome)")
+        }
+    }
 }

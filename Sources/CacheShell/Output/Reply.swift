@@ -395,6 +395,15 @@ extension Session {
     }
 }
 
+/// Text with its control characters escaped as all output writes them (`\u001b`), for what is
+/// printed outside a session's replies: the executable's own messages, which name files given on
+/// the command line (a name may hold an escape sequence).
+public enum VisibleText {
+    /// `text` with U+0000-U+001F (but line feed and tab), U+007F and U+0080-U+009F escaped.
+    /// - Complexity: O(n) in the length of `text`.
+    public static func of(_ text: String) -> String { Render.visible(text) }
+}
+
 /// Human output: aligned `name: value` lines and tables, states coloured on a terminal.
 enum Render {
     static func stateText(_ state: String, colour: Bool) -> String {

@@ -99,6 +99,7 @@ public struct TranscriptCheck: Sendable {
         var delta = 0
         var changedUpTo = 0
         for difference in differences {
+            let name = Render.visible(name)
             text += "@ \(name):\(difference.step.line + 1)\n--- \(name)\n+++ \(name) (actual)\n"
             text += hunks(difference, lineDelta: delta, contextFrom: changedUpTo)
             delta += difference.replacement.count - difference.step.expected.count
