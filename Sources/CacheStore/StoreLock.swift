@@ -123,18 +123,7 @@ final class StoreLock: Sendable {
     }
 
     /// "is a FIFO, not a regular file", or nil for a regular file.
-    static func notRegular(_ st: stat) -> String? {
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: return nil
-        case S_IFDIR: return "is a directory"
-        case S_IFIFO: return "is a FIFO, not a regular file"
-        case S_IFCHR: return "is a character device, not a regular file"
-        case S_IFBLK: return "is a block device, not a regular file"
-        case S_IFSOCK: return "is a socket, not a regular file"
-        case S_IFLNK: return "is a symbolic link, not a regular file"
-        default: return "is not a regular file"
-        }
-    }
+    static func notRegular(_ st: stat) -> String? { FileKind.notRegular(st) }
 
     static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

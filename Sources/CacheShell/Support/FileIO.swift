@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CacheCore
 
 /// The files cachesh reads and writes, through two helpers (SPEC §5.4):
 ///
@@ -140,18 +141,7 @@ public enum FileIO {
     }
 
     /// "is a FIFO, not a regular file", or nil for a regular file.
-    static func notRegular(_ st: stat) -> String? {
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: return nil
-        case S_IFDIR: return "is a directory"
-        case S_IFIFO: return "is a FIFO, not a regular file"
-        case S_IFCHR: return "is a character device, not a regular file"
-        case S_IFBLK: return "is a block device, not a regular file"
-        case S_IFSOCK: return "is a socket, not a regular file"
-        case S_IFLNK: return "is a symbolic link, not a regular file"
-        default: return "is not a regular file"
-        }
-    }
+    static func notRegular(_ st: stat) -> String? { FileKind.notRegular(st) }
 
     private static func requireRegular(_ st: stat) throws(Failure) {
         if let problem = notRegular(st) { throw Failure(description: problem) }
