@@ -105,6 +105,31 @@ struct Invocation {
         transcribe = parsed.transcribe
     }
 
+    /// The names that take a value (`--store FILE`, `--store=FILE`, `-c TEXT`).
+    static let valueNames: Set<String> = ["-c", "--config", "--store", "--transcribe", "--junit"]
+
+    /// The error for the first flag or option given twice (`--json --json`, `--store a
+    /// --store=b`), or nil when none is; read on a line ArgumentParser accepted, so each value
+    /// follows its name. Nothing after `--` is a flag.
+    /// - Complexity: O(n) in the number of arguments.
+    static func repeated(in arguments: [String]) -> String? {
+        var seen: Set<String> = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            if argument == "--" { return nil }
+            guard argument.hasPrefix("-"), argument.utf8.count > 1 else { continue }
+            let name = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? argument
+            let takesValue = valueNames.contains(name)
+            if takesValue && name == argument { i += 1 }
+            if !seen.insert(name).inserted {
+                return takesValue ? "option \(name) given twice" : "flag \(name) given twice"
+            }
+        }
+        return nil
+    }
+
     /// Reads a plain command line by hand: each flag and option at most once, spelled `--name` or
     /// `-c` with its value as the next argument, and files; the values and files neither empty nor
     /// starting with `-`. ArgumentParser reads such a line the same way but costs about a
@@ -236,6 +261,9 @@ func runMain() -> Int32 {
             // ArgumentParser's message starts "Error: " and already points at --help.
             fail(usage: message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
         }
+        // ArgumentParser lets the last of a repeated flag or option win: refused instead, as a
+        // shell command's flag or option given twice is (the plain reading leaves a repeat to this).
+        if let repeated = Invocation.repeated(in: arguments) { fail(usage: repeated) }
     }
     let stdoutIsTerminal = isatty(1) == 1
     let stdinIsTerminal = isatty(0) == 1

@@ -334,3 +334,31 @@ import Testing
         }
     }
 }
+
+extension HostileInputEndToEndTests {
+    /// Every flag and option of the command line given twice is bad usage, as a shell command's
+    /// flag given twice is an error: the last one used to win silently (`--json --json` ran).
+    @Test func commandLineFlagsAndOptionsGivenTwiceAreRefused() async throws {
+        let flags = ["--json", "--bail", "--safe", "--echo", "--no-pager", "--wait", "--verify", "--update"]
+        for flag in flags {
+            let outcome = try await Cachesh.run([flag, "-c", "now", flag])
+            #expect(outcome == Outcome(stdout: "", stderr: "cachesh: flag \(flag) given twice\n", status: 2), "\(flag): \(outcome)")
+        }
+        let options: [(first: [String], second: [String], name: String)] = [
+            (["-c", "now"], ["-c", "now"], "-c"),
+            (["--config", "a.json"], ["--config=b.json"], "--config"),
+            (["--store=a.db"], ["--store", "b.db"], "--store"),
+            (["--transcribe", "a.jsonl"], ["--transcribe", "a.jsonl"], "--transcribe"),
+            (["--junit", "a.xml"], ["--junit=b.xml"], "--junit"),
+        ]
+        for option in options {
+            let outcome = try await Cachesh.run(option.first + ["--json"] + option.second)
+            #expect(outcome == Outcome(stdout: "", stderr: "cachesh: option \(option.name) given twice\n", status: 2),
+                    "\(option.name): \(outcome)")
+        }
+        // Once each is still fine.
+        let once = try await Cachesh.run(["--json", "--bail", "-c", "now"])
+        #expect(once == Outcome(stdout: #"{"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}"# + "\n", stderr: "", status: 0),
+                "\(once)")
+    }
+}
