@@ -56,6 +56,30 @@ import Testing
         #expect(throws: CacheError.self) { try h.engine.push("nope", arguments: [:]) }
         #expect(h.engine.stats().invalidations == 0)
     }
+
+    /// A rule whose target holds a placeholder no push can fill (unclosed, empty, nested, or a
+    /// stray `}`) refuses the whole configuration, which changes nothing: `profile:{user` used to
+    /// be taken as a key with a brace in it.
+    @Test func brokenPlaceholdersRefuseTheWholeConfiguration() {
+        let h = spawn()
+        let problems = [
+            "profile:{user": "the placeholder {user is not closed (write {name})",
+            "profile:{}": "the placeholder {} has no name (write {name})",
+            "profile:{a{b}}": "placeholders do not nest: { inside {a{",
+            "profile:b}": "} with no { before it",
+            "profile:{a}}": "} with no { before it",
+        ]
+        for (target, problem) in problems.sorted(by: { $0.key < $1.key }) {
+            let configuration = CacheConfiguration(namespaces: ["profile": Policy(ttl: minute)],
+                                                   push: ["ok": PushRule(evict: ["x:{y}"]), "t": PushRule(refresh: ["a:*", target])])
+            #expect(throws: CacheError(#"push rule "t": refresh[1]: "# + JSONValue.string(target).compactText + ": " + problem)) {
+                try h.engine.configure(configuration)
+            }
+            #expect(h.engine.pushRules.keys.sorted() == ["friend-blocked", "new-posts", "profile-updated", "tag-deleted"])
+            #expect(h.engine.policy(of: "profile").ttl == 60 * minute)
+        }
+        #expect(PushRule.templateProblem("profile:{user}:{page}") == nil)
+    }
 }
 
 @Suite struct ValidationTests {

@@ -362,3 +362,48 @@ extension HostileInputEndToEndTests {
                 "\(once)")
     }
 }
+
+extension HostileInputEndToEndTests {
+    /// A push rule's target with a placeholder no push can fill is refused at the `load` line
+    /// with its JSON path, and nothing of the configuration is applied; so is one whose name
+    /// `push NAME=VALUE` cannot type, and the same target in `load {CONFIG}`, `--config` and a
+    /// restored snapshot. `profile:{user` used to load, as a key with a brace in it.
+    @Test func brokenPushPlaceholdersAreRefused() async throws {
+        let problems: [(target: String, problem: String)] = [
+            ("profile:{user", "the placeholder {user is not closed (write {name})"),
+            ("profile:{}", "the placeholder {} has no name (write {name})"),
+            ("profile:{a{b}}", "placeholders do not nest: { inside {a{"),
+            ("profile:b}", "} with no { before it"),
+            ("tag:{user}}", "} with no { before it"),
+            ("profile:{User}", "push cannot fill {User}: a placeholder's name is a lowercase letter, then lowercase letters, "
+                + "digits or -, as push NAME=VALUE takes it"),
+        ]
+        for (target, problem) in problems {
+            let config = #"{"namespaces": {"profile": {"ttl": "1h"}}, "push": {"blocked": {"refresh": ["friends:*"], "# +
+                #""invalidate": ["friends:*", "\#(target)"]}}}"#
+            let outcome = try await Cachesh.script("ns friends ttl=1m\nload cfg.json\nconfig\n", files: ["cfg.json": config])
+            #expect(outcome == Outcome(stdout: "ns friends ttl=1m\nns friends ttl=1m\nid-field: id\nserver latency: 100ms\n",
+                                       stderr: "script.cachesh:2: error: cfg.json: $.push.blocked.invalidate[1]: \"\(target)\": \(problem)\n",
+                                       status: 1), "\(target): \(outcome)")
+            let inline = try await Cachesh.run(["-c", "load \(config); config"])
+            #expect(inline.stderr == "-c:1: error: load: $.push.blocked.invalidate[1]: \"\(target)\": \(problem)\n", "\(inline)")
+            #expect(inline.stdout == "id-field: id\nserver latency: 100ms\n", "\(inline)")
+        }
+        let sandbox = try Sandbox()
+        try sandbox.write("cfg.json", #"{"push": {"blocked": {"evict": ["profile:{user"]}}}"#)
+        let initial = try await Cachesh.run(["--config", "cfg.json", "-c", "now"], in: sandbox.url)
+        #expect(initial == Outcome(stdout: "", stderr: "cachesh: cfg.json: $.push.blocked.evict[0]: \"profile:{user\": "
+                                   + "the placeholder {user is not closed (write {name})\n", status: 2), "\(initial)")
+
+        // A snapshot holding such a rule (written by hand, or by an app's cache) is refused too.
+        try sandbox.write("good.json", #"{"push": {"blocked": {"evict": ["profile:{user}"]}}}"#)
+        let made = try await Cachesh.run(["-c", "load good.json; snapshot s.json"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let text = try String(contentsOf: sandbox.url.appendingPathComponent("s.json"), encoding: .utf8)
+        try sandbox.write("bad.json", text.replacingOccurrences(of: "profile:{user}", with: "profile:{user"))
+        let restored = try await Cachesh.run(["-c", "restore bad.json; config"], in: sandbox.url)
+        #expect(restored.stderr.hasPrefix("-c:1: error: "), "\(restored)")
+        #expect(restored.stderr.hasSuffix("push.blocked.evict[0]: the placeholder {user is not closed (write {name})\n"), "\(restored)")
+        #expect(restored.stdout == "id-field: id\nserver latency: 100ms\n", "\(restored)")
+    }
+}

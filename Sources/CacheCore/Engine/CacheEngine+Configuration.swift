@@ -49,6 +49,10 @@ extension CacheEngine {
             try Self.validateNamespaceName(name)
             try Self.validate(policy)
         }
+        // Every rule checked before anything changes: a broken one refuses the whole configuration.
+        for (type, rule) in configuration.push.sorted(by: { $0.key < $1.key }) {
+            if let problem = rule.templateProblem { throw CacheError("push rule \(JSONValue.string(type).compactText): \(problem)") }
+        }
         _ = nextSeq()
         for name in configuration.namespaces.keys.sorted() { _ = namespaceSlot(named: name) }
         for n in namespaces.indices {

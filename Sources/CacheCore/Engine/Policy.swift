@@ -151,6 +151,45 @@ public struct PushRule: Sendable, Equatable {
         self.invalidate = invalidate; self.refresh = refresh; self.evict = evict
     }
 
+    /// Why `target` is not a well-formed template, or nil when it is: each `{` opens a
+    /// placeholder that the next `}` closes, with a name between them that holds no `{`
+    /// (placeholders do not nest), and no `}` stands outside a placeholder. A push could never
+    /// fill a broken one: `profile:{user` would be taken as a key with a brace in it.
+    /// - Complexity: O(n) in the length of `target`.
+    public static func templateProblem(_ target: String) -> String? {
+        var open: String.Index?
+        for i in target.indices {
+            switch target[i] {
+            case "{":
+                if let start = open {
+                    return "placeholders do not nest: { inside \(target[start...i])"
+                }
+                open = i
+            case "}":
+                guard let start = open else { return "} with no { before it" }
+                if target.index(after: start) == i { return "the placeholder {} has no name (write {name})" }
+                open = nil
+            default:
+                break
+            }
+        }
+        if let start = open { return "the placeholder \(target[start...]) is not closed (write {name})" }
+        return nil
+    }
+
+    /// The first target of the rule that is not a well-formed template (`templateProblem`), as
+    /// `ACTION[I]: "TARGET": PROBLEM`, or nil.
+    public var templateProblem: String? {
+        for (action, targets) in [("invalidate", invalidate), ("refresh", refresh), ("evict", evict)] {
+            for (i, target) in targets.enumerated() {
+                if let problem = Self.templateProblem(target) {
+                    return "\(action)[\(i)]: \(JSONValue.string(target).compactText): \(problem)"
+                }
+            }
+        }
+        return nil
+    }
+
     /// The `{name}` placeholders the rule's targets use, in first-seen order.
     public var parameters: [String] {
         var seen: [String] = []

@@ -133,8 +133,17 @@ extension Snapshot {
         for type in o.fields.keys.sorted() {
             let r = try o.object(type)
             try r.only(["invalidate", "refresh", "evict"])
-            pushRules[type] = PushRule(invalidate: try r.strings("invalidate"), refresh: try r.strings("refresh"),
-                                       evict: try r.strings("evict"))
+            let rule = PushRule(invalidate: try r.strings("invalidate"), refresh: try r.strings("refresh"),
+                                evict: try r.strings("evict"))
+            // As `load` refuses it: a push could never fill a broken placeholder.
+            for action in ["invalidate", "refresh", "evict"] {
+                for (i, target) in try r.strings(action).enumerated() {
+                    if let problem = PushRule.templateProblem(target) {
+                        throw SnapshotError(path: r.path.child(action).element(i).text, problem)
+                    }
+                }
+            }
+            pushRules[type] = rule
         }
     }
 

@@ -378,9 +378,23 @@ struct ParsedConfiguration {
             guard case .string(let s) = item, !s.isEmpty, !s.contains(" ") else {
                 throw Problem(message: "\(path)[\(i)]: expected a target string (KEY, NS:* or tag:T)")
             }
+            if let problem = PushRule.templateProblem(s) {
+                throw Problem(message: "\(path)[\(i)]: \(JSONValue.string(s).compactText): \(problem)")
+            }
+            // A placeholder `push` cannot fill: its name=value takes a name as an option's is typed.
+            for name in PushRule(invalidate: [s]).parameters where !Self.isParameterName(name) {
+                throw Problem(message: "\(path)[\(i)]: \(JSONValue.string(s).compactText): push cannot fill {\(name)}: "
+                              + "a placeholder's name is a lowercase letter, then lowercase letters, digits or -, as push NAME=VALUE takes it")
+            }
             out.append(s)
         }
         return out
+    }
+
+    /// Whether `name` is typed as the name of push's `name=value`: `[a-z][a-z0-9-]*`.
+    private static func isParameterName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
     }
 
     private static func checkKey(_ key: String, _ path: String) throws(Problem) {
