@@ -47,6 +47,13 @@ enum Interactive {
                 writeOut(ansi && lines.isEmpty ? erase(lines, columns: editor.columns) : "^C\n")
                 lines.removeAll()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
+            case .notUTF8(let byte):
+                // As batch input refuses such a byte, but the session goes on: one error line,
+                // and the command this line belongs to (its earlier lines too) is not run.
+                writeOut("\n")
+                lines.removeAll()
+                terminal.write(Self.notUTF8Error(byte) + "\n", isError: false)
+                terminal.flush()
             case .line(let line):
                 writeOut("\n")
                 lines.append(line)
@@ -69,6 +76,11 @@ enum Interactive {
                 if session.quitRequested { return 0 }
             }
         }
+    }
+
+    /// The error line for a typed line holding `byte`, which is not UTF-8.
+    static func notUTF8Error(_ byte: UInt8) -> String {
+        "error: not UTF-8 text (byte \(FileIO.hexByte(byte))): cachesh reads UTF-8; the command was not run"
     }
 
     /// Whether a typed line asks for help (`help ...`, `? ...`): the one output that is paged.

@@ -43,6 +43,8 @@ let interruptSignalled = Atomic<Bool>(false)
 /// How one attempt to read a line ended.
 enum LineRead {
     case line(String)
+    /// A line holding a byte that is not UTF-8 (the first such byte): it is not run.
+    case notUTF8(UInt8)
     /// Ctrl-C: the line (and any unfinished command) is dropped.
     case interrupted
     /// Ctrl-D on an empty line, or the terminal went away.
@@ -144,6 +146,7 @@ final class LineEditor {
             $0.lastTab = nil
         }
         var count: Int32 = 0
+        TerminalInput.startLine()
         let quiet = TypeAhead.silence()
         let resize = TerminalInput.watchResize(columns: columns)
         let line = el_gets(editor, &count)
@@ -154,6 +157,8 @@ final class LineEditor {
             return .interrupted
         }
         guard let line else { return .endOfInput }
+        // libedit dropped the bytes that are not UTF-8: what is left is not what was typed.
+        if let bad = TerminalInput.takeInvalidByte() { return .notUTF8(bad) }
         // `count` bytes: the buffer need not end there (a line accepted by `acceptKey` is not
         // terminated like one accepted by libedit's own newline).
         let length = min(max(0, Int(count)), strlen(line))

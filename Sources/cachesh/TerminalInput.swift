@@ -45,6 +45,9 @@ private struct InputState {
     var drawnColumns = 0
     /// The terminal understands ANSI cursor movement (not `TERM=dumb`).
     var ansi = true
+    /// The first byte of the line being read that starts no UTF-8 character (nil: none so far);
+    /// libedit drops such bytes, so the line it returns no longer shows them.
+    var invalidByte: UInt8?
 }
 
 private let inputState = Mutex(InputState())
@@ -170,9 +173,23 @@ enum TerminalInput {
         }
     }
 
+    /// Forgets the invalid byte of the last line (`takeInvalidByte`): a new line starts.
+    static func startLine() {
+        inputState.withLock { $0.invalidByte = nil }
+    }
+
+    /// The first byte of the line just read that was not UTF-8 (nil: none), forgotten once taken.
+    static func takeInvalidByte() -> UInt8? {
+        inputState.withLock { state in
+            defer { state.invalidByte = nil }
+            return state.invalidByte
+        }
+    }
+
     /// One character for libedit, decoded as libedit's own reader does: an invalid sequence is
-    /// dropped but for its last byte, which may start the next; one longer than any character is
-    /// an error.
+    /// dropped but for its last byte, which may start the next (its first byte is kept for
+    /// `takeInvalidByte`: the line is not UTF-8, so it is not run); one longer than any character
+    /// is an error.
     static func readCharacter(_ editor: OpaquePointer, into character: UnsafeMutablePointer<wchar_t>) -> Int32 {
         var bytes: [CChar] = []
         var needsByte = true
@@ -194,6 +211,10 @@ enum TerminalInput {
             let used = bytes.withUnsafeBufferPointer { mbrtowc(&wide, $0.baseAddress, $0.count, &shift) }
             switch used {
             case -1:
+                let bad = UInt8(bitPattern: bytes[0])
+                inputState.withLock { state in
+                    if state.invalidByte == nil { state.invalidByte = bad }
+                }
                 needsByte = bytes.count == 1
                 bytes = needsByte ? [] : [bytes[bytes.count - 1]]
             case -2:

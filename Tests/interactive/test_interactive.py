@@ -914,6 +914,26 @@ def test_resize_redraws_a_continuation_line_with_the_cursor_inside(home):
     sh.wait_for(lambda s: any(r.startswith("state:") and "fresh" in r for r in s.rows()), "the value was stored")
 
 
+def test_a_line_that_is_not_utf8_is_not_run(home):
+    """A typed line holding a byte that is not UTF-8 (a Latin-1 terminal's é) gets one error line
+    and is not run, nor the earlier lines of the command it ends; the session goes on. libedit
+    used to drop the byte and run what was left (`put caf:1 1`)."""
+    sh = Screen(home, NO_HINTS, width=100, height=16)
+    error = "error: not UTF-8 text (byte 0xE9): cachesh reads UTF-8; the command was not run"
+    sh.child.send(b"put caf\xe9:1 1\r")
+    sh.wait_for(lambda s: s.rows().count(error) == 1 and [r for r in s.rows() if r][-1] == "cachesh>",
+                "the error line, then a prompt")
+    sh.child.send(b'put doc:1 {\r"name": "\xe9"}\r')
+    sh.wait_for(lambda s: s.rows().count(error) == 2, "the error line of the continuation")
+    sh.type("put café:1 1\r")
+    sh.wait_for(lambda s: "keys: café:1" in s.rows(), "a UTF-8 line runs")
+    sh.type("keys\r")
+    sh.wait_for(lambda s: any(r.startswith("café:1") for r in s.rows()), "the keys")
+    rows = [r for r in sh.rows() if r]
+    expect(not any(r.startswith("caf:1") or r.startswith("doc:1") for r in rows), "nothing of the bad lines ran", sh)
+    expect(rows.count(error) == 2, "one error line each", sh)
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
