@@ -382,7 +382,8 @@ public final class Session {
         var reply = Reply.nothing
         var name = ""
         var direct = false
-        do {
+        do throws(ShellError) {
+            if let refusal = readOnlyRefusal(command) { throw refusal }
             // The command's name looked up on its bytes; an alias (a bare word only) by `dispatch`.
             if let index = first.withUTF8({ CommandCatalog.names.lookup($0) }) {
                 let spec = CommandCatalog.all[index]
@@ -434,6 +435,8 @@ public final class Session {
     ///   succeeded; nil when the line is left to the lexer.
     /// - Complexity: O(n) in the length of the line.
     func runPlainCommand(at offset: Int, in source: SourceFile, on cache: isolated Cache) -> (end: Int, ok: Bool)? {
+        // `put` and `get` change a store: on a read-only one, `execute` refuses them.
+        if store?.readOnlyState != nil { return nil }
         let bytes = source.bytes
         var start = offset
         while start < bytes.count {
@@ -616,6 +619,11 @@ public final class Session {
     /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.
     /// - Returns: false (after printing the error) when the file cannot be read or is refused.
     public func loadInitialConfiguration(path: String, on cache: isolated Cache) -> Bool {
+        if let link = store, link.readOnlyState != nil {
+            writeError("cachesh: --config: the store \(link.store.path) is read-only: loading a configuration would change it")
+            drainToSink()
+            return false
+        }
         let text: String
         do { text = try FileIO.read(path) } catch {
             writeError("cachesh: cannot read \(path): \(error)")

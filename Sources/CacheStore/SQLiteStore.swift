@@ -38,6 +38,13 @@ public final class SQLiteStore: CacheStore, Sendable {
     private let closed = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
+    /// SQLite opened the file read-only (no write permission): nothing is written to it, not
+    /// even at open or close; `commit` refuses.
+    public let isReadOnly: Bool
+    /// SQLite's `-wal` and `-shm` files of the store that did not exist before it was opened:
+    /// on a read-only store SQLite makes them (read-only, as the file) and leaves them at close,
+    /// where they would make the next open that may write fail; so they are removed then.
+    private let sidecarsMade: [String]
 
     /// Opens (or creates) the store at `path`, locked for this process; an older schema is
     /// migrated.
@@ -52,13 +59,24 @@ public final class SQLiteStore: CacheStore, Sendable {
         self.path = path
         try Self.requireRegularFiles(path)
         let lock = try StoreLock(store: path, wait: wait, waiting: waiting)
+        // Beside the file a link leads to, where SQLite keeps them.
+        let base = StoreLock.realPath(path) ?? path
+        var absent: [String] = []
+        for file in [base + "-wal", base + "-shm"] {
+            var st = stat()
+            if stat(file, &st) != 0 { absent.append(file) }
+        }
         do {
             queue = try DatabaseQueue(path: path)
         } catch {
             throw StoreError("cannot open store \(path): \(Self.describe(error))")
         }
         self.lock = lock
-        try Self.prepare(queue, name: path, wal: true)
+        // SQLite opens a file it may not write read-only, without an error: asked here, so that
+        // opening writes nothing to it (no journal mode, no upgrade) and a session on it commits nothing.
+        isReadOnly = queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+        sidecarsMade = isReadOnly ? absent : []
+        try Self.prepare(queue, name: path, wal: true, readOnly: isReadOnly)
     }
 
     /// Refuses a store that is not a regular file (or a link to one), before anything is locked,
@@ -81,8 +99,22 @@ public final class SQLiteStore: CacheStore, Sendable {
 
     deinit {
         // The database is closed before the lock goes, so no other process opens it meanwhile.
-        if !closed.load(ordering: .acquiring) { try? queue.close() }
+        if !closed.load(ordering: .acquiring) {
+            try? queue.close()
+            removeSidecarsMade()
+        }
         lock?.release()
+    }
+
+    /// Removes the `-wal` and `-shm` files SQLite made for a read-only store (`sidecarsMade`),
+    /// once the database is closed and while the lock is still held; a `-wal` holding anything
+    /// stays (nothing is written to a read-only store, so it never does).
+    private func removeSidecarsMade() {
+        for file in sidecarsMade {
+            var st = stat()
+            guard stat(file, &st) == 0, !file.hasSuffix("-wal") || st.st_size == 0 else { continue }
+            unlink(file)
+        }
     }
 
     /// Checkpoints the WAL into the database file (emptying it), closes the database and
@@ -93,7 +125,7 @@ public final class SQLiteStore: CacheStore, Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         defer { lock?.release() }
         do {
-            if lock != nil {
+            if lock != nil && !isReadOnly {
                 try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             }
         } catch {
@@ -103,12 +135,15 @@ public final class SQLiteStore: CacheStore, Sendable {
         do { try queue.close() } catch {
             throw StoreError("cannot close store \(path): \(Self.describe(error))")
         }
+        removeSidecarsMade()
     }
 
     /// A store in memory, for tests: the same schema, nothing on disk.
     public init() throws(StoreError) {
         path = ":memory:"
         lock = nil
+        isReadOnly = false
+        sidecarsMade = []
         do { queue = try DatabaseQueue() } catch { throw StoreError("cannot open an in-memory store: \(Self.describe(error))") }
         try Self.prepare(queue, name: path, wal: false)
     }
@@ -338,12 +373,24 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// The page size of a new store's file (an existing file keeps its own).
     static let pageSize = 16384
 
-    static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil) throws(StoreError) {
+    static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil,
+                        readOnly: Bool = false) throws(StoreError) {
         do {
             // A new file is made whole before the session's first commit, with no sync of its own
             // (a killed process leaves it empty or whole; it holds nothing yet), in one
             // transaction of schema 6 (`createSchema6`) rather than the six upgrades.
             let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
+            if readOnly {
+                // Read as it is: nothing to make, nothing to upgrade.
+                if isNew { throw StoreError("cannot open store \(name): it is read-only and holds no store yet") }
+                let current = try queue.read { db in try migrator.hasCompletedMigrations(db) }
+                if !current {
+                    let schema = try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'") } ?? "?"
+                    throw StoreError("cannot open store \(name): it is read-only, and its schema \(schema) needs an upgrade "
+                                     + "to schema \(schemaVersion), which would write it")
+                }
+                return
+            }
             if wal {
                 try queue.writeWithoutTransaction { db in
                     // The sync level first: turning a new, empty file into a WAL database is a
@@ -471,6 +518,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     /// nothing of a commit in memory, so a failed one (rolled back) leaves nothing to undo.
     /// - Throws: `StoreError` when the transaction fails, or an entry row has no id (0 or less).
     public func commit(_ changes: StoreChanges) throws(StoreError) {
+        if isReadOnly { throw StoreError("cannot write store \(path): it is read-only") }
         if let bad = changes.entries.first(where: { $0.rowID <= 0 }) {
             throw StoreError("cannot write store \(path): the entry row of \(bad.key) has no row id")
         }

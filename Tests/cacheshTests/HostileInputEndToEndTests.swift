@@ -407,3 +407,67 @@ extension HostileInputEndToEndTests {
         #expect(restored.stdout == "id-field: id\nserver latency: 100ms\n", "\(restored)")
     }
 }
+
+extension HostileInputEndToEndTests {
+    /// How to run cachesh on a store it may only read: as it is, or as root (who may write any
+    /// file) through `setpriv` as the user nobody; nil when neither can be done here.
+    static func readOnlyRunner() -> (executable: String?, prefix: [String])? {
+        if geteuid() != 0 { return (nil, []) }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return nil }
+        return ("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Cachesh.binaryPath])
+    }
+
+    /// A store file without write permission opens read-only: what changes nothing the store
+    /// keeps runs (`keys`, `peek`, `stats`, `snapshot`), what would change it (`get` too: a read
+    /// counts and reorders) is refused at its line saying the store is read-only, the session goes
+    /// on, and the file is left as it was, with no `-wal`, `-shm` or `-lock` beside it. Even
+    /// `keys` used to fail with `cannot write store FILE: attempt to write a readonly database`.
+    @Test(.enabled(if: readOnlyRunner() != nil, "setpriv is needed to drop root's right to write any file"))
+    func aReadOnlyStoreRunsWhatChangesNothing() async throws {
+        let runner = try #require(Self.readOnlyRunner())
+        let sandbox = try Sandbox()
+        // The user the read-only run is may make files here (the lock, SQLite's -wal and -shm).
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.url.path)
+        let made = try await Cachesh.run(["--store", "st.db", "-c", "put a 1; put b 2; get a"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let store = sandbox.url.appendingPathComponent("st.db")
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store.path)
+        let bytes = try Data(contentsOf: store)
+        try sandbox.write("script.cachesh", "keys\npeek a\nput c 3\nget a\nstats reset\nstats\nsnapshot\n")
+        try sandbox.write("c.json", "{}")
+
+        let outcome = try await Cachesh.run(runner.prefix + ["--store", "st.db", "script.cachesh"], in: sandbox.url,
+                                            executable: runner.executable)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stderr == """
+            script.cachesh:3: error: the store st.db is read-only: put would change it
+            script.cachesh:4: error: the store st.db is read-only: get would change it (a read counts in the statistics and makes the entry the most recent; peek changes nothing)
+            script.cachesh:5: error: the store st.db is read-only: stats reset would change it
+
+            """, "\(outcome)")
+        #expect(outcome.stdout.hasPrefix("""
+            key  state  age_ms
+            b    fresh  0
+            a    fresh  0
+            key:           a
+            state:         fresh
+            value:         1
+            age_ms:        0
+            expires_in_ms: 300000 (5m)
+            tags:          []
+            counter           default  total
+            hits              1        1
+
+            """), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains(#""format": "cachesh-snapshot""#), "\(outcome.stdout)")
+
+        let configured = try await Cachesh.run(runner.prefix + ["--store", "st.db", "--config", "c.json", "-c", "keys"],
+                                               in: sandbox.url, executable: runner.executable)
+        #expect(configured == Outcome(stdout: "", stderr: "cachesh: --config: the store st.db is read-only: loading a configuration would change it\n",
+                                      status: 2), "\(configured)")
+
+        #expect(try Data(contentsOf: store) == bytes)
+        let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        #expect(left == ["c.json", "script.cachesh", "st.db"], "\(left)")
+    }
+}

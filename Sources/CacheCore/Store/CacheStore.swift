@@ -25,11 +25,24 @@ public protocol CacheStore: AnyObject {
     /// Commits after it fail; a second close does nothing.
     /// - Throws: `StoreError` when that fails; what was committed stays committed.
     func close() throws(StoreError)
+
+    /// Whether the store can only be read (a file without write permission): a session on it
+    /// runs only what changes nothing it keeps, and commits nothing.
+    var isReadOnly: Bool { get }
+
+    /// The store as messages name it (for SQLite, its file as given).
+    var path: String { get }
 }
 
 extension CacheStore {
     /// A store with nothing to finish (one in memory) closes by doing nothing.
     public func close() throws(StoreError) {}
+
+    /// A store is written unless it says otherwise.
+    public var isReadOnly: Bool { false }
+
+    /// A store with no file.
+    public var path: String { "the store" }
 }
 
 
@@ -192,6 +205,13 @@ public struct StoredState: Sendable {
 /// one that read it or wrote it anew: two caches committing to one store would give two rows one
 /// id. (The shell holds a store's lock for one session at a time.)
 public struct StoreChanges: Sendable {
+    /// Whether committing these changes would leave a store whose state document is `state`
+    /// as it is: no row to write, move or remove, and the same document.
+    public func changesNothing(besides state: String) -> Bool {
+        !replacesAll && !logCleared && removedKeys.isEmpty && removedRowIDs.isEmpty && entries.isEmpty
+            && recencies.isEmpty && log.isEmpty && server.isEmpty && self.state == state
+    }
+
     public var replacesAll = false
     public var firstNewRowID: Int64 = .max
     public var logCleared = false

@@ -10,6 +10,10 @@ public final class SessionStore {
     /// Top-level commands per commit at most (their output waits for it).
     public var groupSize: Int
     var commandsHeld = 0
+    /// A read-only store (`CacheStore.isReadOnly`): the state document as opened, which no
+    /// command may change (commands that would are refused before they run,
+    /// ``Session/readOnlyRefusal(_:)``); nil for a store that is written.
+    var readOnlyState: String?
 
     public init(_ store: any CacheStore, groupSize: Int = 1024) {
         self.store = store
@@ -44,11 +48,16 @@ extension Session {
                 }
             }
             cache.startTrackingChanges(everything: false)
+        } else if store.isReadOnly {
+            throw StoreError("cannot open store \(store.path): it is read-only and holds no session yet")
         } else {
             cache.startTrackingChanges(everything: true)
         }
-        try store.commit(cache.takeChanges(scheduledCommand: scheduledCommandFields))
-        self.store = SessionStore(store, groupSize: groupSize)
+        let changes = cache.takeChanges(scheduledCommand: scheduledCommandFields)
+        let link = SessionStore(store, groupSize: groupSize)
+        // A read-only store is only read: what it holds is the state as opened, and stays so.
+        if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
+        self.store = link
     }
 
     /// Closes the store at a clean exit (checkpointed, unlocked: `CacheStore.close`). Every
@@ -74,7 +83,14 @@ extension Session {
         }
         link.commandsHeld = 0
         do {
-            try link.store.commit(cache.takeChanges(scheduledCommand: scheduledCommandFields))
+            let changes = cache.takeChanges(scheduledCommand: scheduledCommandFields)
+            if let opened = link.readOnlyState {
+                // Commands that would change the store are refused before they run; one that
+                // changed it all the same is not reported as done (its output is dropped below).
+                if !changes.changesNothing(besides: opened) { throw StoreError("cannot write store \(link.store.path): it is read-only") }
+            } else {
+                try link.store.commit(changes)
+            }
         } catch {
             // The engine's row ids no longer match the store's rows: should the store be used
             // again, its next commit writes everything anew.

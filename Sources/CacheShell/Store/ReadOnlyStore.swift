@@ -1,0 +1,74 @@
+import CacheCore
+
+/// A session on a read-only store (`--store FILE` on a file without write permission, SPEC §5.3):
+/// commands that change nothing the store keeps run; the others are refused before they run, so
+/// the cache stays as the store holds it.
+///
+/// The store keeps the whole state: namespaces, entries with their recency and eviction state,
+/// the clock, pending work, watches, active keys and polls, the server, the statistics. So a
+/// `get` changes it (it counts a hit or a miss and makes the entry the most recent, or fetches)
+/// and is refused; `peek` reads an entry without changing anything. What the store does not keep
+/// may change: the output mode, scripted answers (`server next`, `server strict`), files written
+/// by `snapshot FILE` and `record`.
+extension Session {
+    /// The error for `command` when the session's store is read-only and the command would
+    /// change what it keeps; nil otherwise (an unknown command is left to its own error).
+    func readOnlyRefusal(_ command: RawCommand) -> ShellError? {
+        guard let link = store, link.readOnlyState != nil, let first = command.words.first,
+              Self.wouldChangeStore(command.words[...]) else { return nil }
+        let name = Self.describe(command.words[...])
+        let hint = name.hasSuffix("get") ? " (a read counts in the statistics and makes the entry the most recent; peek changes nothing)" : ""
+        return ShellError("the store \(link.store.path) is read-only: \(name) would change it\(hint)", at: first.offset)
+    }
+
+    /// The command as a refusal names it: with its subcommand (`server set`, `stats reset`), and
+    /// `expect` with the command it runs (`expect get`).
+    private static func describe(_ words: ArraySlice<Word>) -> String {
+        guard let first = words.first else { return "" }
+        let name = aliases[first.text] ?? first.text
+        let rest = words.dropFirst()
+        switch name {
+        case "server", "stats":
+            // `server log clear` in full: `server log` alone changes nothing.
+            return ([name] + rest.prefix(rest.first?.text == "log" ? 2 : 1).map(\.text)).joined(separator: " ")
+        case "expect": return "expect " + describe(rest)
+        default: return name
+        }
+    }
+
+    /// Commands that never change what a store keeps, whatever their arguments.
+    static let storeUnchanged: Set<String> = [
+        "config", "now", "peek", "keys", "pending", "timeline", "explain", "snapshot", "diff", "replay", "source",
+        "record", "output", "echo", "help", "quit",
+    ]
+
+    /// Commands that change it only with arguments: alone, they list (`ns`, `activate`, `poll`, `watch`).
+    static let storeUnchangedAlone: Set<String> = ["ns", "activate", "poll", "watch"]
+
+    /// Whether the command `words` would change what a store keeps (an unknown command would not:
+    /// it fails as it would anywhere). `source` is not: each command it runs is checked itself;
+    /// `expect` is as the command it runs.
+    static func wouldChangeStore(_ words: ArraySlice<Word>) -> Bool {
+        guard let first = words.first, first.kind == .bare else { return false }
+        let name = aliases[first.text] ?? first.text
+        guard CommandCatalog.info(name) != nil else { return false }
+        let rest = words.dropFirst()
+        if storeUnchanged.contains(name) { return false }
+        if storeUnchangedAlone.contains(name) { return !rest.isEmpty }
+        switch name {
+        case "stats":
+            return rest.first?.text == "reset"
+        case "server":
+            switch rest.first?.text {
+            case "show", "next", "strict": return false
+            case "log": return rest.dropFirst().first?.text == "clear"
+            case nil: return false
+            default: return CommandCatalog.info("server")!.subcommands.contains { $0.name == rest.first!.text }
+            }
+        case "expect":
+            return wouldChangeStore(rest)
+        default:
+            return true
+        }
+    }
+}
