@@ -61,6 +61,27 @@ import Testing
             """, "\(run)")
     }
 
+    @Test func aMalformedPathIsAnErrorAtItsLine() async throws {
+        // A quote inside a bare segment used to be a literal character of the field name, so the
+        // assertion looked for a field nobody meant and failed on a misleading "found nothing".
+        let run = try await Cachesh.script(Self.setup + #"""
+            expect peek feed:home value.x"=1
+            expect peek feed:home value."a.b=1
+            expect peek feed:home value..c=1
+            expect peek feed:home value."a.b"c=1
+            expect peek feed:home value."a.b".c="1"
+            """#)
+        #expect(run.status == 1)
+        #expect(run.stderr == #"""
+            script.cachesh:4: error: expect: bad path value.x": a " may only open a quoted segment
+            script.cachesh:5: error: expect: bad path value."a.b: a quoted segment needs its closing "
+            script.cachesh:6: error: expect: bad path value..c: an empty segment
+            script.cachesh:7: error: expect: bad path value."a.b"c: segments are separated by .
+
+            """#, "\(run)")
+        #expect(run.stdout.hasSuffix("expect: ok\n"), "\(run)")
+    }
+
     @Test func jsonOutputCountsTheChecks() async throws {
         let run = try await Cachesh.script("put a:1 2\nexpect peek a:1 value=2 state=fresh\n", options: ["--json"])
         #expect(run.stdout.split(separator: "\n").last == #"{"checked":2,"command":"expect","ok":true}"#, "\(run)")

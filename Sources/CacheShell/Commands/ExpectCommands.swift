@@ -121,6 +121,9 @@ enum ExpectCommands {
                 let end = rest.firstIndex(of: ".") ?? rest.endIndex
                 segment = String(rest[..<end])
                 guard !segment.isEmpty else { throw ShellError("expect: bad path \(text): an empty segment", at: offset) }
+                guard !segment.contains("\"") else {
+                    throw ShellError("expect: bad path \(text): a \" may only open a quoted segment", at: offset)
+                }
                 if let index = Int(segment), index >= 0, segment.allSatisfy(\.isNumber) {
                     segments.append(.index(index))
                 } else {
