@@ -49,6 +49,13 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         // A fresh hit while requests by key exist: read with `pending` set.
         if found.freshHit { return read(found.slot) }
+        let waits = !(nowait || runningScheduled > 0) && !(found.slot >= 0 && !force && found.state == .stale)
+        if waits, let refusal = endOfTimeRefusal(reading: key, slot: found.slot, force: force) {
+            // Nothing happened: give back the sequence number `getStep` took.
+            seq &-= 1
+            throw refusal
+        }
+        if found.slot >= 0 { entries.touch(found.slot) }
         if found.slot >= 0 && !force && found.state == .stale {
             count(\.staleHits, found.ns)
             if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
@@ -80,6 +87,7 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         let nowait = nowait || runningScheduled > 0
         let keys = keys.map(KeyName.canonical)
+        if !nowait && origin.isOnline, let refusal = endOfTimeRefusal(readingAll: keys) { throw refusal }
         _ = nextSeq()
         guard origin.isOnline else { return keys.map { offlineRead($0, entrySlot(forKey: $0)) } }
         var toSend: [String] = []
