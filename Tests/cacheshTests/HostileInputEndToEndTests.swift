@@ -250,6 +250,11 @@ import Testing
             get r:x
             now
             advance 1d
+            server latency 106751991167d at:x
+            at 1ms get at:x
+            advance 1ms
+            server latency 1ms at:x
+            get at:x
 
             """)
         let outcome = try await Cachesh.run(["script.cachesh"], in: sandbox.url)
@@ -263,6 +268,7 @@ import Testing
             script.cachesh:19: error: waiting for the answer to fetch sv:b \(end): its answer never comes (server next --no-answer) and no timeout= gives up on it; nothing was sent
             script.cachesh:28: error: waiting for the answer to fetch sv:x \(end): the request in flight is due there; nothing was done
             script.cachesh:34: error: waiting for the answer to fetch r:x \(end): stopped waiting at 2026-01-01T00:00:06.000Z, the request still in flight
+            script.cachesh:41: error: waiting for the answer to fetch at:x \(end): the request in flight is due there; nothing was done
 
             """, "\(outcome.stderr)")
         // Nothing of the refused commands happened: not a request, a count, a touch, a namespace, a tick.
@@ -271,8 +277,11 @@ import Testing
         #expect(before == after)
         // The scripted answer was not taken: the next read takes it, and times out.
         #expect(outcome.stdout.contains("error:         timed out after 1s\n"), "\(outcome.stdout)")
+        // A read run by at does not wait: its request is sent, due at the end, and the clock moves on.
+        #expect(outcome.stdout.hasSuffix("pending:       true\nnow:    2026-01-02T00:00:06.001Z\nnow_ms: 86406001 (1d6s)\nserver: latency of at:x 1ms\n"),
+                "\(outcome.stdout.suffix(300))")
         // The wait that stopped left the clock where it stopped, and it moves on.
-        #expect(outcome.stdout.hasSuffix("now:    2026-01-01T00:00:06.000Z\nnow_ms: 6000 (6s)\nnow:    2026-01-02T00:00:06.000Z\nnow_ms: 86406000 (1d6s)\n"),
+        #expect(outcome.stdout.contains("now:    2026-01-01T00:00:06.000Z\nnow_ms: 6000 (6s)\nnow:    2026-01-02T00:00:06.000Z\nnow_ms: 86406000 (1d6s)\n"),
                 "\(outcome.stdout.suffix(300))")
     }
 

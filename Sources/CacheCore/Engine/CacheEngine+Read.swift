@@ -6,7 +6,8 @@ extension CacheEngine {
     ///   - force: always send a new request and wait (never joins).
     ///   - nowait: start what the read would start and return at once with what the cache has.
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
-    /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
+    /// - Throws: `CacheError` when waiting runs away (SPEC §7), or when the answer it would wait
+    ///   for is due at the clock's end (then nothing changed, SPEC §2).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         // The usual key is its own canonical form: read with the key as given (borrowed, so no
         // copy of it is made and dropped, some 30 instructions a hit), hashed with the key
