@@ -192,7 +192,8 @@ public actor Cache {
     /// The app's read (B3–B5), awaited. Fresh and stale entries return at once (stale ones are
     /// refreshed in the background); an absent or expired key waits for its fetch: on the virtual
     /// clock the clock runs to the answer, in live mode the call suspends until it arrives.
-    /// - Throws: `CacheError` only when the virtual clock runs away (SPEC §7).
+    /// - Throws: `CacheError` only when the virtual clock runs away (SPEC §7) or would wait until
+    ///   its end (SPEC §2).
     public func get(_ key: String, force: Bool = false) async throws(CacheError) -> ReadResult {
         guard asyncOrigin != nil else { return try read(key, force: force) }
         sync()
@@ -229,7 +230,8 @@ public actor Cache {
     ///   - force: always send a new request and wait for it.
     ///   - nowait: return at once with what the cache has; the request starts as usual.
     ///     In live mode every `read` is `nowait`: only `get` suspends.
-    /// - Throws: `CacheError` when the virtual clock runs away (SPEC §7).
+    /// - Throws: `CacheError` when the virtual clock runs away (SPEC §7) or would wait until its
+    ///   end (SPEC §2: nothing changes then).
     /// - Complexity: a hit is O(1).
     public func read(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         sync()

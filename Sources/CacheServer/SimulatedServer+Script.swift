@@ -106,6 +106,28 @@ extension SimulatedServer {
         }
     }
 
+    /// How long after it is sent a fetch of `keys` sent now would be answered, as `fetch` would
+    /// decide it (`Int64.max`: `--no-answer`), changing nothing; nil for a strict divergence, which
+    /// no answer ends.
+    public func latencyIfSent(fetch keys: [String]) -> Int64? {
+        let queued = keys.map { scripted[$0]?.first }
+        guard strict || queued.contains(where: { $0 != nil }) else { return latency(for: keys) }
+        if strict && queued.contains(where: { $0 == nil }) { return nil }
+        var ms: Int64 = 0
+        for (i, answer) in queued.enumerated() {
+            if answer?.outcome == .noAnswer { return .max }
+            ms = max(ms, answer?.latency ?? latency(for: [keys[i]]))
+        }
+        return ms
+    }
+
+    /// The same for a validation sent now.
+    public func latencyIfSentValidation() -> Int64? {
+        guard strict || !scriptedValidations.isEmpty else { return latency }
+        guard let answer = scriptedValidations.first else { return nil }
+        return answer.outcome == .noAnswer ? .max : answer.latency ?? latency
+    }
+
     private func diverged(_ request: String) {
         if divergence == nil { divergence = request }
     }

@@ -205,6 +205,86 @@ import Testing
                                           + "+292278994-08-17T07:12:55.807Z  +1ms  at    echo never\n"), "\(outcome.stdout.suffix(600))")
     }
 
+    /// A command that waits for an answer due at the clock's end (`server latency 106751991167d`,
+    /// a per-key latency, `server next --no-answer` with no `timeout=`, a request in flight due
+    /// there) is refused at its line, nothing sent, counted, touched or moved: it used to run the
+    /// clock to its end, after which every `advance` was refused. A wait that finds out only while
+    /// waiting (a retry sent with a latency a scheduled command set) stops before the end.
+    @Test func waitingForAnAnswerAtTheClocksEndIsRefused() async throws {
+        let end = "would run the clock to its end (+292278994-08-17T07:12:55.807Z)"
+        let sandbox = try Sandbox()
+        try sandbox.write("script.cachesh", """
+            ns lfu policy=lfu max=3 ttl=1s
+            ns sv policy=sieve max=3 ttl=1s
+            put lfu:a 1
+            put sv:a 1
+            put sv:b 2
+            advance 2s
+            server latency 1ms
+            server latency 106751991167d lfu:a
+            server latency 106751991167d sv:a
+            server latency 106751991167d new:x
+            server next --validate latency=106751991167d
+            snapshot before.json
+            get lfu:a
+            get sv:a --force
+            get new:x
+            mget sv:b sv:a lfu:a
+            validate
+            server next sv:b --no-answer
+            mget sv:b
+            snapshot after.json
+            server latency 1ms lfu:a
+            server next lfu:a --no-answer
+            ns lfu timeout=1s
+            get lfu:a
+            server latency 106751991167d
+            get sv:x --nowait
+            server latency 1ms
+            get sv:x
+            advance 1s
+            ns r retry=1 backoff=1s
+            server latency 1s
+            server fail 1
+            at 1500ms server latency 106751991167d
+            get r:x
+            now
+            advance 1d
+            server latency 106751991167d at:x
+            at 1ms get at:x
+            advance 1ms
+            server latency 1ms at:x
+            get at:x
+
+            """)
+        let outcome = try await Cachesh.run(["script.cachesh"], in: sandbox.url)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stderr == """
+            script.cachesh:13: error: waiting for the answer to fetch lfu:a \(end): it is answered 106751991167d from now; nothing was sent
+            script.cachesh:14: error: waiting for the answer to fetch sv:a \(end): it is answered 106751991167d from now; nothing was sent
+            script.cachesh:15: error: waiting for the answer to fetch new:x \(end): it is answered 106751991167d from now; nothing was sent
+            script.cachesh:16: error: waiting for the answer to fetch sv:b sv:a lfu:a \(end): it is answered 106751991167d from now; nothing was sent
+            script.cachesh:17: error: waiting for the answer to validate \(end): it is answered 106751991167d from now; nothing was sent
+            script.cachesh:19: error: waiting for the answer to fetch sv:b \(end): its answer never comes (server next --no-answer) and no timeout= gives up on it; nothing was sent
+            script.cachesh:28: error: waiting for the answer to fetch sv:x \(end): the request in flight is due there; nothing was done
+            script.cachesh:34: error: waiting for the answer to fetch r:x \(end): stopped waiting at 2026-01-01T00:00:06.000Z, the request still in flight
+            script.cachesh:41: error: waiting for the answer to fetch at:x \(end): the request in flight is due there; nothing was done
+
+            """, "\(outcome.stderr)")
+        // Nothing of the refused commands happened: not a request, a count, a touch, a namespace, a tick.
+        let before = try String(contentsOf: sandbox.url.appendingPathComponent("before.json"), encoding: .utf8)
+        let after = try String(contentsOf: sandbox.url.appendingPathComponent("after.json"), encoding: .utf8)
+        #expect(before == after)
+        // The scripted answer was not taken: the next read takes it, and times out.
+        #expect(outcome.stdout.contains("error:         timed out after 1s\n"), "\(outcome.stdout)")
+        // A read run by at does not wait: its request is sent, due at the end, and the clock moves on.
+        #expect(outcome.stdout.hasSuffix("pending:       true\nnow:    2026-01-02T00:00:06.001Z\nnow_ms: 86406001 (1d6s)\nserver: latency of at:x 1ms\n"),
+                "\(outcome.stdout.suffix(300))")
+        // The wait that stopped left the clock where it stopped, and it moves on.
+        #expect(outcome.stdout.contains("now:    2026-01-01T00:00:06.000Z\nnow_ms: 6000 (6s)\nnow:    2026-01-02T00:00:06.000Z\nnow_ms: 86406000 (1d6s)\n"),
+                "\(outcome.stdout.suffix(300))")
+    }
+
     /// An error that quotes a word of megabytes is one line a person can read: its middle is left
     /// out, saying how much (it used to quote the whole word, a 10 MB line; NUL bytes, escaped,
     /// six times that). The command after it runs.

@@ -144,6 +144,52 @@ import Testing
         }
     }
 
+    /// A recording whose clock goes backwards is refused at the line where it does, exit 2, as
+    /// other damaged recordings are: a `step` back in time used to be written `advance 0ms`, and a
+    /// call, a request or an event before the clock went through as if in order.
+    @Test func aRecordingWhoseClockGoesBackwardsIsRefusedAtItsLine() async throws {
+        let good = try await Self.lines()
+        #expect(good.count == 21 && good[11] == #"{"record":"step","to":1767225602000}"#
+                && good[17] == #"{"record":"step","to":1767225602100}"#, "\(good)")
+        func changed(_ line: Int, _ from: String, _ to: String) -> String {
+            var lines = good
+            #expect(lines[line - 1].contains(from), "line \(line): \(lines[line - 1])")
+            lines[line - 1] = lines[line - 1].replacingOccurrences(of: from, with: to)
+            return lines.joined(separator: "\n") + "\n"
+        }
+        let back = "damaged record: the clock goes backwards:"
+        let cases: [(text: String, message: String)] = [
+            (changed(18, "1767225602100", "1767225601000"),
+             "18: error: \(back) to 2026-01-01T00:00:01.000Z is before 2026-01-01T00:00:02.000Z, where the recording's clock already was"),
+            (changed(12, "1767225602000", "1767225599000"),
+             "12: error: \(back) to 2025-12-31T23:59:59.000Z is before 2026-01-01T00:00:00.000Z, where the recording's clock already was"),
+            (changed(12, "1767225602000", "1767225600050"),
+             "12: error: \(back) to 2026-01-01T00:00:00.050Z is before 2026-01-01T00:00:00.100Z, the time of line 7, which happened during it"),
+            (changed(4, #""ended":1767225600000"#, #""ended":1767225599999"#),
+             "4: error: \(back) ended 2025-12-31T23:59:59.999Z is before at 2026-01-01T00:00:00.000Z"),
+            (changed(14, #"{"at":1767225602000"#, #"{"at":1767225601000"#),
+             "14: error: \(back) at 2026-01-01T00:00:01.000Z is before 2026-01-01T00:00:02.000Z, where the recording's clock already was"),
+            (changed(13, "1767225602000", "1767225601000"),
+             "13: error: \(back) at 2026-01-01T00:00:01.000Z is before 2026-01-01T00:00:02.000Z, where the recording's clock already was"),
+            (changed(3, "1767225600000", "1767225599000"),
+             "3: error: \(back) at 2025-12-31T23:59:59.000Z is before 2026-01-01T00:00:00.000Z, where the recording's clock already was"),
+            (changed(19, "1767225602100", "1767225602200"),
+             "20: error: \(back) ended 2026-01-01T00:00:02.100Z is before 2026-01-01T00:00:02.200Z, the time of line 19, which happened during it"),
+            (changed(21, "1767225602100", "1767225602000"),
+             "21: error: \(back) at 2026-01-01T00:00:02.000Z is before 2026-01-01T00:00:02.100Z, where the recording's clock already was"),
+        ]
+        let sandbox = try Sandbox()
+        for c in cases {
+            try sandbox.write("back.rec", c.text)
+            let outcome = try await Cachesh.run(["--transcribe", "back.rec"], in: sandbox.url)
+            #expect(outcome == Outcome(stdout: "", stderr: "back.rec:" + c.message + "\n", status: 2), "\(outcome)")
+        }
+        // The recording as it was transcribes.
+        try sandbox.write("good.rec", good.joined(separator: "\n") + "\n")
+        let outcome = try await Cachesh.run(["--transcribe", "good.rec"], in: sandbox.url)
+        #expect(outcome.status == 0, "\(outcome)")
+    }
+
     @Test func aCallTheShellCannotTypeIsRefusedAtItsRecord() async throws {
         let sandbox = try Sandbox()
         let path = sandbox.url.appendingPathComponent("odd.rec").path

@@ -6,7 +6,8 @@ extension CacheEngine {
     ///   - force: always send a new request and wait (never joins).
     ///   - nowait: start what the read would start and return at once with what the cache has.
     /// - Complexity: a hit is O(1): one hash lookup and a recency touch.
-    /// - Throws: `CacheError` only when waiting runs away (SPEC §7).
+    /// - Throws: `CacheError` when waiting runs away (SPEC §7), or when the answer it would wait
+    ///   for is due at the clock's end (then nothing changed, SPEC §2).
     public func get(_ key: String, force: Bool = false, nowait: Bool = false) throws(CacheError) -> ReadResult {
         // The usual key is its own canonical form: read with the key as given (borrowed, so no
         // copy of it is made and dropped, some 30 instructions a hit), hashed with the key
@@ -49,6 +50,13 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         // A fresh hit while requests by key exist: read with `pending` set.
         if found.freshHit { return read(found.slot) }
+        let waits = !(nowait || runningScheduled > 0) && !(found.slot >= 0 && !force && found.state == .stale)
+        if waits, let refusal = endOfTimeRefusal(reading: key, slot: found.slot, force: force) {
+            // Nothing happened: give back the sequence number `getStep` took.
+            seq &-= 1
+            throw refusal
+        }
+        if found.slot >= 0 { entries.touch(found.slot) }
         if found.slot >= 0 && !force && found.state == .stale {
             count(\.staleHits, found.ns)
             if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
@@ -80,6 +88,7 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         let nowait = nowait || runningScheduled > 0
         let keys = keys.map(KeyName.canonical)
+        if !nowait && origin.isOnline, let refusal = endOfTimeRefusal(readingAll: keys) { throw refusal }
         _ = nextSeq()
         guard origin.isOnline else { return keys.map { offlineRead($0, entrySlot(forKey: $0)) } }
         var toSend: [String] = []

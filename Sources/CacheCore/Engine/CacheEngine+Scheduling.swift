@@ -45,13 +45,6 @@ extension CacheEngine {
         return true
     }
 
-    /// Runs scheduled work until request `id` has completed (or nothing is left to run).
-    func run(until id: UInt64) throws(CacheError) {
-        while requestTable[id] != nil {
-            guard try runNext(upTo: .max) else { return }
-        }
-    }
-
     /// Schedules external work (the shell's `at`) `delay` ms from now; it runs at the next
     /// scheduling step at the earliest, never inline.
     /// - Returns: the item's id.

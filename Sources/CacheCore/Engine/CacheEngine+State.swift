@@ -257,8 +257,9 @@ struct EngineState {
         var freshHit = false
     }
 
-    /// `get`'s first step, online: takes a sequence number; for a cached key, touches the entry
-    /// and, unless `force`, counts a fresh hit and reads it (as `CacheEngine.get` does).
+    /// `get`'s first step, online: takes a sequence number; for a fresh hit (unless `force`),
+    /// touches the entry, counts the hit and reads it (as `CacheEngine.get` does); any other
+    /// cached entry is left for the caller to touch.
     /// - Returns: the fresh hit read, when no request by key exists (so `pending` is false); nil
     ///   for anything else, `found` saying what was found (`freshHit`: a hit for the caller to read).
     @inline(__always)
@@ -268,13 +269,15 @@ struct EngineState {
         let i = Int(slot)
         let ns = entries.store.entries[i].namespace
         var state = entries.store.entries[i].state(at: now)
-        entries.touch(slot)
         // serve-expired: an expired value is served as a stale one is.
         if state == .expired && namespaces.isNaive(.serveExpired, ns: ns) { state = .stale }
         found.slot = slot
         found.ns = ns
         found.state = state
+        // Not a fresh hit: the caller touches the entry, once it knows the read can go on (a
+        // read that would wait until the clock's end is refused, nothing touched).
         guard !force && state == .fresh else { return nil }
+        entries.touch(slot)
         statistics.count(\.hits, ns)
         guard !requestsByKey else {
             found.freshHit = true

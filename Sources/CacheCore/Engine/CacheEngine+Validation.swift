@@ -22,6 +22,7 @@ extension CacheEngine {
     public func validate(items: Bool, wait: Bool = true) throws(CacheError) -> ValidationResult {
         defer { if checksInvariants { checkInvariants() } }
         let request = validationRequest()
+        if wait, let refusal = endOfTimeRefusal(sending: .validate, keys: []) { throw refusal }
         _ = nextSeq()
         guard origin.isOnline else {
             return ValidationResult(request: request, response: nil, error: "offline", keys: [])

@@ -56,6 +56,13 @@ public protocol Origin: AnyObject {
     func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]>
     /// The origin's own state for snapshots and stores, if it keeps any (default: none).
     var persistentState: (any PersistentOrigin)? { get }
+    /// How long after it is sent a fetch of `keys` sent now would be answered (`Int64.max`: never),
+    /// without sending it or changing anything; nil when the origin cannot tell (the default) or
+    /// would defer it. A read that waits checks it first: one whose answer would come at the end of
+    /// the virtual clock's time is refused before anything is sent (SPEC §2).
+    func latencyIfSent(fetch keys: [String]) -> Int64?
+    /// The same for a validation sent now.
+    func latencyIfSentValidation() -> Int64?
 }
 
 /// The state an origin keeps of its own that belongs in a snapshot's `server` section and in a
@@ -102,4 +109,8 @@ public protocol PersistentOrigin: AnyObject {
 extension Origin {
     /// None: an app's origin keeps no state of its own in snapshots.
     public var persistentState: (any PersistentOrigin)? { nil }
+    /// Unknown: an app's origin cannot say when it will answer.
+    public func latencyIfSent(fetch keys: [String]) -> Int64? { nil }
+    /// Unknown: an app's origin cannot say when it will answer.
+    public func latencyIfSentValidation() -> Int64? { nil }
 }

@@ -1,8 +1,8 @@
 /// A recording on disk (SPEC §5.6): JSON Lines. The first line is the header
 /// `{"format":"cachesh-recording","version":2}`; each further line is one `CacheRecord`, an object
 /// whose `record` field names its kind; the last is the `end` record. Times are whole ms since
-/// the Unix epoch. A reader refuses another format, a newer version, a damaged line and a file
-/// cut short (no `end`), naming the line.
+/// the Unix epoch. A reader refuses another format, a newer version, a damaged line (a record
+/// whose time goes backwards included) and a file cut short (no `end`), naming the line.
 ///
 /// Version 2 added the calls `cancel`, `set-active`, `clear-active`, `focus`, `poll`, `unpoll`,
 /// `unpoll-all`, `configure`, `restore`, the `pessimistic` and `refetch` flags of `mutate` and
@@ -49,6 +49,7 @@ public enum RecordingFormat {
         var lineNumber = 0
         var sawEnd = false
         var lastOffset = 0
+        var clock = RecordingClock()
         let utf8 = text.utf8
         var start = utf8.startIndex
         while start < utf8.endIndex {
@@ -82,6 +83,7 @@ public enum RecordingFormat {
             default:
                 if records.isEmpty { throw fail("damaged record: the recording must start with a begin record") }
             }
+            try clock.check(record, at: lineOffset, line: lineNumber)
             records.append(record)
             recordOffsets.append(lineOffset)
         }
@@ -91,6 +93,84 @@ public enum RecordingFormat {
                              at: lastOffset)
         }
         return CacheRecording(records: records)
+    }
+
+    /// The clock through a recording (SPEC §5.6): it never goes backwards but by a `restore`.
+    /// A unit (a `call` or a `step`) follows the records of what happened during it: their times
+    /// lie between the clock before the unit and its end (`ended`, `to`), and a call ends no
+    /// earlier than it began (`at`).
+    private struct RecordingClock {
+        /// The clock after the last unit (the `begin` snapshot's `now` first); nil while unknown.
+        var now: Int64?
+        /// The earliest and the latest time among the records since the last unit, with where they are.
+        var earliest: (time: Int64, offset: Int)?
+        var latest: (time: Int64, line: Int)?
+
+        mutating func check(_ record: CacheRecord, at offset: Int, line: Int) throws(Diagnostic) {
+            switch record {
+            case .begin(let snapshot, _):
+                if case .object(let top) = snapshot, case .string(let text)? = top["now"] {
+                    now = TimeText.parseISO8601(Substring(text))
+                }
+            case .step(let to):
+                try endsUnit(to, "to", at: offset)
+            case .call(let call, _, let at, let ended):
+                try notBefore(at, "at", at: offset)
+                if case .restore = call {
+                    // A restore sets the clock to the snapshot's, earlier or later, and the
+                    // requests its log holds are noted then, at their own times.
+                    earliest = nil
+                    latest = nil
+                    now = ended
+                    return
+                }
+                if ended < at {
+                    throw Diagnostic("damaged record: the clock goes backwards: ended \(TimeText.iso8601(ms: ended)) is before "
+                                     + "at \(TimeText.iso8601(ms: at))", at: offset)
+                }
+                try endsUnit(ended, "ended", at: offset)
+            case .end(let at):
+                try endsUnit(at, "at", at: offset)
+            case .sent(_, _, _, let at), .completed(_, _, let at), .read(_, _, let at), .validated(_, let at):
+                during(at, at: offset, line: line)
+            case .arrived(_, let at, let applied):
+                if let applied, applied < at {
+                    throw Diagnostic("damaged record: the clock goes backwards: applied \(TimeText.iso8601(ms: applied)) is before "
+                                     + "at \(TimeText.iso8601(ms: at))", at: offset)
+                }
+                during(at, at: offset, line: line)
+            case .observed(let event):
+                during(event.at, at: offset, line: line)
+            }
+        }
+
+        /// A time of the record at `offset` that must not be before the clock.
+        private func notBefore(_ time: Int64, _ field: String, at offset: Int) throws(Diagnostic) {
+            guard let now, time < now else { return }
+            throw Diagnostic("damaged record: the clock goes backwards: \(field) \(TimeText.iso8601(ms: time)) is before "
+                             + "\(TimeText.iso8601(ms: now)), where the recording's clock already was", at: offset)
+        }
+
+        /// The time of something that happened during the coming unit.
+        private mutating func during(_ time: Int64, at offset: Int, line: Int) {
+            if time < earliest?.time ?? .max { earliest = (time, offset) }
+            if time > latest?.time ?? .min { latest = (time, line) }
+        }
+
+        /// The end of a unit, at `offset`: the unit and what happened during it lie between the
+        /// clock and this time, where the clock moves.
+        private mutating func endsUnit(_ time: Int64, _ field: String, at offset: Int) throws(Diagnostic) {
+            if let earliest { try notBefore(earliest.time, "at", at: earliest.offset) }
+            try notBefore(time, field, at: offset)
+            if let latest, time < latest.time {
+                throw Diagnostic("damaged record: the clock goes backwards: \(field) \(TimeText.iso8601(ms: time)) is before "
+                                 + "\(TimeText.iso8601(ms: latest.time)), the time of line \(latest.line), which happened during it",
+                                 at: offset)
+            }
+            earliest = nil
+            latest = nil
+            now = time
+        }
     }
 
     private static func checkHeader(_ json: JSONValue, _ fail: (String) -> Diagnostic) throws(Diagnostic) {
