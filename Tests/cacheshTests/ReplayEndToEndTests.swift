@@ -1,5 +1,10 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `replay FILE` through the built executable: the table, JSON rows, CSV and SVG files, a
 /// session left as it was, bad traces and `--safe`.
@@ -136,6 +141,113 @@ struct ReplayEndToEndTests {
             run.cachesh:9: error: replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)
 
             """)
+    }
+
+    /// The session's state after a command: what `keys`, `now` and `stats` print.
+    static let probe = "keys\nnow\nstats\n"
+
+    @Test("a FIFO, a device or a directory given as the trace is refused at once, the session unchanged")
+    func notARegularFile() async throws {
+        let sandbox = try Sandbox()
+        #expect(mkfifo(sandbox.url.appendingPathComponent("pipe.txt").path, 0o644) == 0)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir.txt"), withIntermediateDirectories: false)
+        // A FIFO with no writer used to block the open for ever; /dev/zero read as oracle
+        // records (all zero, a valid record each) never ended.
+        let before = try await Cachesh.run(["-c", "put a 1\n" + Self.probe], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "put a 1\nreplay pipe.txt\nreplay /dev/zero format=oracle\nreplay dir.txt\n" + Self.probe],
+                                        in: sandbox.url, timeLimit: 20)
+        #expect(run.stderr == """
+            -c:2: error: replay: pipe.txt: cannot read: is a FIFO, not a regular file
+            -c:3: error: replay: /dev/zero: cannot read: is a character device, not a regular file
+            -c:4: error: replay: dir.txt: cannot read: is a directory
+
+            """)
+        #expect(run.stdout == before.stdout && run.status == 1)
+    }
+
+    @Test("a UTF-8 byte order mark is not part of the first key or column name")
+    func byteOrderMark() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("bom.txt", "\u{FEFF}a\nb\na\n")
+        try sandbox.write("bom.csv", "\u{FEFF}key,time\r\na,1\r\nb,2\r\na,3\r\n")
+        let run = try await Cachesh.run(["-c", "replay bom.txt max=2 ttl=none\nreplay bom.csv max=2 ttl=none"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 3 requests of bom.txt over 2ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       2  none   none         2     1           0       2          0            0     0.3333
+            replayed 3 requests of bom.csv over 2s of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       2  none   none         2     1           0       2          0            0     0.3333
+
+            """, stderr: "", status: 0))
+    }
+
+    @Test("header=no reads a headerless CSV (libCacheSim's twitter layout) with key= and time= column numbers")
+    func headerlessCSV() async throws {
+        let sandbox = try Sandbox()
+        // timestamp, key, key size, value size, client id, operation, ttl; no header line.
+        try sandbox.write("twitter.csv", """
+            0,q:1,10,20,7,get,0
+            1,"q,2",10,20,7,get,0
+            1,q:1,10,20,7,get,0
+            5,q:3,10,20,7,get,0
+            9,"q,2",10,20,7,get,0
+
+            """)
+        let run = try await Cachesh.run(["--json", "-c", "replay twitter.csv header=no key=2 time=1 max=2 ttl=none"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["trace_requests"] as? Int == 5 && object["duration_ms"] as? Int == 9_000)
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.count == 1 && rows[0]["hits"] as? Int == 1 && rows[0]["misses"] as? Int == 4)
+        // A header named by number: the same counts, the header line skipped.
+        try sandbox.write("named.csv", "t,k\n0,a\n1,b\n2,a\n")
+        let numbered = try await Cachesh.run(["-c", "replay named.csv key=2 time=1 max=2 ttl=none"], in: sandbox.url)
+        #expect(numbered.stdout.contains("replayed 3 requests of named.csv over 2s"), "\(numbered)")
+        let errors = try await Cachesh.run(["-c", """
+            replay twitter.csv
+            replay twitter.csv header=no
+            replay twitter.csv header=no key=2 time=stamp
+            replay twitter.csv header=no key=8
+            replay twitter.csv key=0
+            replay twitter.csv header=maybe
+            replay named.csv format=keys header=no
+            """ + "\n" + Self.probe], in: sandbox.url)
+        let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
+        #expect(errors.stderr == """
+            twitter.csv:1: error: no column "key" in the header (it has 0, q:1, 10, 20, 7, get, 0); name the key column with key=NAME or key=NUMBER, and give header=no if the first line is a row
+            -c:2: error: replay: header=no: name the key column by its number (key=2)
+            -c:3: error: replay: header=no: name the time column by its number (time=2)
+            twitter.csv:1: error: key=8: no column 8; the first row has 7 columns
+            -c:5: error: replay: key=0: columns are numbered from 1
+            -c:6: error: replay: header=maybe: use yes or no
+            -c:7: error: replay: header= is for a CSV trace; this trace is format=keys
+
+            """)
+        #expect(errors.stdout == plain.stdout)
+    }
+
+    @Test("csv= and plot= are both checked before the replay: one that cannot be written leaves the other unwritten")
+    func outputsCheckedFirst() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir"), withIntermediateDirectories: false)
+        let run = try await Cachesh.run(["-c", """
+            replay trace.txt max=1,2 csv=rows.csv plot=dir
+            replay trace.txt max=1,2 csv=missing/rows.csv plot=p.svg
+            replay trace.txt max=1,2 csv=trace.txt
+            replay trace.txt max=1,2 csv=same plot=same
+            """], in: sandbox.url)
+        #expect(run == Outcome(stdout: "", stderr: """
+            -c:1: error: cannot write dir: is a directory
+            -c:2: error: cannot write missing/rows.csv: No such file or directory
+            -c:3: error: replay: csv=trace.txt names the trace itself; write the rows elsewhere
+            -c:4: error: replay: csv= and plot= name the same file
+
+            """, status: 1))
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        #expect(files == ["dir", "trace.txt"])
+        #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
     static func durationError(_ text: String) async throws -> String {

@@ -36,15 +36,24 @@ public struct TraceOptions: Sendable, Equatable {
     public var timeUnit: TraceTimeUnit
     /// The clock's step per request when the trace has no times (ms).
     public var step: Int64
-    /// CSV: the key column's name.
+    /// CSV: the key column, by its name in the header or by its number (1 the first).
     public var keyColumn: String
-    /// CSV: the time column's name; nil: `time` if the header has it, else no times.
+    /// CSV: the time column, by name or number; nil: `time` if the header has it, else no times.
     public var timeColumn: String?
+    /// CSV: whether the first line is a header (false: every line is a row, and the columns are
+    /// named by number, as in libCacheSim's headerless CSV traces).
+    public var header: Bool
 
     public init(format: TraceFormat = .keys, timeUnit: TraceTimeUnit = .s, step: Int64 = 1,
-                keyColumn: String = "key", timeColumn: String? = nil) {
+                keyColumn: String = "key", timeColumn: String? = nil, header: Bool = true) {
         self.format = format; self.timeUnit = timeUnit; self.step = step
-        self.keyColumn = keyColumn; self.timeColumn = timeColumn
+        self.keyColumn = keyColumn; self.timeColumn = timeColumn; self.header = header
+    }
+
+    /// The 0-based index a column number (`2`) names; nil for a name.
+    public static func columnNumber(_ column: String) -> Int? {
+        guard !column.isEmpty, column.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(column).map { $0 - 1 } ?? Int.max
     }
 }
 
@@ -76,6 +85,7 @@ public final class TraceReader {
     /// The last request's time (virtual ms since the first).
     public private(set) var lastTime: Int64 = 0
     // CSV.
+    /// Whether the columns are still to be found (from the header, or the first row).
     private var header = false
     private var keyField = -1
     private var timeField = -1
@@ -87,12 +97,23 @@ public final class TraceReader {
     public init(path: String, name: String, options: TraceOptions) throws(ReplayError) {
         self.name = name
         self.options = options
-        let fd = open(path, O_RDONLY)
+        // Look before opening: opening a FIFO blocks until a writer comes, and a device
+        // (/dev/zero, /dev/urandom as an oracle trace) reads without end.
+        var before = stat()
+        guard stat(path, &before) == 0 else { throw ReplayError(file: name, "cannot read: \(String(cString: strerror(errno)))") }
+        if let problem = FileKind.notRegular(before) { throw ReplayError(file: name, "cannot read: \(problem)") }
+        // O_NONBLOCK in case a FIFO took the file's place since: its open returns at once.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw ReplayError(file: name, "cannot read: \(String(cString: strerror(errno)))") }
         var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+        guard fstat(fd, &st) == 0 else {
+            let problem = String(cString: strerror(errno))
             close(fd)
-            throw ReplayError(file: name, "cannot read: is a directory")
+            throw ReplayError(file: name, "cannot read: \(problem)")
+        }
+        if let problem = FileKind.notRegular(st) {
+            close(fd)
+            throw ReplayError(file: name, "cannot read: \(problem)")
         }
         self.fd = fd
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 8)
@@ -191,7 +212,10 @@ public final class TraceReader {
             }
             line += 1
             let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let a = start
+            var a = start
+            // A UTF-8 byte order mark (what some editors put first) is not part of the first
+            // key or column name.
+            if line == 1 && lineEnd - a >= 3 && base[a] == 0xEF && base[a + 1] == 0xBB && base[a + 2] == 0xBF { a += 3 }
             var b = lineEnd
             start = lineEnd < end ? lineEnd + 1 : end
             if b > a && base[b - 1] == 0x0D { b -= 1 }
@@ -370,28 +394,39 @@ public final class TraceReader {
         return String(decoding: bytes, as: UTF8.self).trimmingBlanks()
     }
 
+    /// The index of the column `column` names: a number (1 the first), or a name in the header.
+    private func column(_ column: String, of names: [String], for role: String) throws(ReplayError) -> Int {
+        if let index = TraceOptions.columnNumber(column) {
+            guard index >= 0 && index < fieldCount else {
+                throw fail("\(role)=\(column): no column \(column); the \(options.header ? "header" : "first row") has \(fieldCount) columns")
+            }
+            return index
+        }
+        guard options.header else {
+            throw fail("\(role)=\(column): without a header, name the \(role) column by its number (\(role)=2)")
+        }
+        guard let index = names.firstIndex(of: column) else {
+            throw fail("no column \"\(column)\" in the header (it has \(names.joined(separator: ", "))); name the \(role) column with \(role)=NAME or \(role)=NUMBER, and give header=no if the first line is a row")
+        }
+        return index
+    }
+
     private func csvRow(_ p: UnsafeMutablePointer<UInt8>, _ from: Int, _ to: Int) throws(ReplayError) -> TraceRequest? {
         try splitCSV(p, from, to)
         if header {
             header = false
-            let names = fields.map { fieldText(p, $0) }
-            fieldCount = names.count
-            guard let k = names.firstIndex(of: options.keyColumn) else {
-                throw fail("no column \"\(options.keyColumn)\" in the header (it has \(names.joined(separator: ", "))); name the key column with key=")
-            }
-            keyField = k
+            let names = options.header ? fields.map { fieldText(p, $0) } : []
+            fieldCount = fields.count
+            keyField = try column(options.keyColumn, of: names, for: "key")
             if let column = options.timeColumn {
-                guard let t = names.firstIndex(of: column) else {
-                    throw fail("no column \"\(column)\" in the header (it has \(names.joined(separator: ", ")))")
-                }
-                timeField = t
+                timeField = try self.column(column, of: names, for: "time")
             } else {
                 timeField = names.firstIndex(of: "time") ?? -1
             }
-            return nil
+            if options.header { return nil }
         }
         if fields.count != fieldCount {
-            throw fail("\(fields.count) fields where the header has \(fieldCount)")
+            throw fail("\(fields.count) fields where the \(options.header ? "header" : "first row") has \(fieldCount)")
         }
         var kf = fields[keyField]
         // Trim blanks around unquoted fields.
