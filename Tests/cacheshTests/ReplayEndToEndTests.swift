@@ -250,6 +250,30 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
+    @Test("a zstd- or gzip-compressed trace is refused at its first line, saying so")
+    func compressedTrace() async throws {
+        let sandbox = try Sandbox()
+        // The magic numbers and a little of what follows; the rest does not matter.
+        let zstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x0A, 0x51, 0x00, 0x00, 0x61, 0x0A, 0x62, 0x0A])
+        let gzip = Data([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4B, 0xE4, 0x02, 0x00])
+        try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
+        try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
+        try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
+        let run = try await Cachesh.run(["-c", """
+            replay t.csv.zst format=csv header=no key=2
+            replay t.oracleGeneral.zst format=oracle
+            replay t.txt.gz
+            """ + "\n" + Self.probe], in: sandbox.url)
+        let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
+        #expect(run.stderr == """
+            t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
+            t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
+            t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
+
+            """)
+        #expect(run.stdout == plain.stdout && run.status == 1)
+    }
+
     static func durationError(_ text: String) async throws -> String {
         let run = try await Cachesh.run(["-c", "advance \(text)"])
         return String(run.stderr.dropFirst("-c:1: error: ".count).dropLast())

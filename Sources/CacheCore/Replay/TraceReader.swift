@@ -75,6 +75,8 @@ public final class TraceReader {
     private var start = 0
     private var end = 0
     private var atEOF = false
+    /// Whether the file's first bytes were checked for a compressed file.
+    private var checkedStart = false
     /// Lines (records) consumed so far.
     public private(set) var line = 0
     /// Requests read so far.
@@ -154,11 +156,32 @@ public final class TraceReader {
     /// Replaces `batch` with up to `count` next requests; false (and an empty batch) at the end.
     public func next(into batch: inout [TraceRequest], count: Int) throws(ReplayError) -> Bool {
         batch.removeAll(keepingCapacity: true)
+        if !checkedStart { try checkStart() }
         while batch.count < count {
             guard let request = try options.format == .oracle ? nextRecord() : nextLine() else { break }
             batch.append(request)
         }
         return !batch.isEmpty
+    }
+
+    /// Refuses a compressed file (libCacheSim's traces often come as `.zst`): its bytes read as
+    /// keys or records gave an error about control characters, or nonsense counts.
+    private func checkStart() throws(ReplayError) {
+        checkedStart = true
+        while end - start < 4 && !atEOF { _ = try refill() }
+        let p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
+        let n = end - start
+        var kind: (name: String, tool: String)?
+        if n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD {
+            kind = ("zstd", "zstd -d")
+        } else if options.format != .oracle && n >= 2 && p[0] == 0x1F && p[1] == 0x8B {
+            // Not for oracle records: a time's low bytes may be 1F 8B.
+            kind = ("gzip", "gunzip")
+        }
+        if let kind {
+            line = 1
+            throw fail("the trace is \(kind.name)-compressed: decompress it first (\(kind.tool))")
+        }
     }
 
     // MARK: Binary records

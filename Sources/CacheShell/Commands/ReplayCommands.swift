@@ -14,7 +14,7 @@ enum ReplayCommands {
         arguments: [.file(meaning: "the trace, streamed: one get of the namespace's key per request, on a server that has every key and answers at once")],
         options: [
             .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
-            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral, else keys"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin, else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
             .text("key", placeholder: "COL", meaning: "CSV: the key column, by name or number, 1 the first (default key)"),
