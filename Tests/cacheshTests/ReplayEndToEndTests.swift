@@ -274,6 +274,33 @@ struct ReplayEndToEndTests {
         #expect(run.stdout == plain.stdout && run.status == 1)
     }
 
+    @Test("times are limited by their value, not their digits: Unix times in microseconds (16 digits) replay")
+    func microsecondUnixTimes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("us.timed", "1732500000000000 a\n1732500000500000 a\n1732500002000000.5 b\n")
+        try sandbox.write("us.csv", "time,key\n1732500000000000,a\n1732500000500000,a\n")
+        // The last time the clock takes (Int64.max / 4 µs), and one past it.
+        try sandbox.write("edge.timed", "0 a\n2305843009213693951 a\n")
+        try sandbox.write("past.timed", "0 a\n2305843009213693952 a\n")
+        try sandbox.write("huge.timed", "0 a\n99999999999999999999 a\n")
+        let run = try await Cachesh.run(["-c", """
+            replay us.timed format=timed time-unit=us ttl=none
+            replay us.csv time-unit=us ttl=none
+            replay edge.timed format=timed time-unit=us ttl=none
+            replay past.timed format=timed time-unit=us ttl=none
+            replay huge.timed format=timed time-unit=us ttl=none
+            """], in: sandbox.url)
+        let lines = run.stdout.split(separator: "\n").filter { $0.hasPrefix("replayed") }
+        #expect(lines == ["replayed 3 requests of us.timed over 2s of virtual time, namespace default",
+                          "replayed 2 requests of us.csv over 500ms of virtual time, namespace default",
+                          "replayed 2 requests of edge.timed over 26687997d19h13s693ms of virtual time, namespace default"])
+        #expect(run.stderr == """
+            past.timed:2: error: time "2305843009213693952" is out of range
+            huge.timed:2: error: time "99999999999999999999" is out of range
+
+            """)
+    }
+
     static func durationError(_ text: String) async throws -> String {
         let run = try await Cachesh.run(["-c", "advance \(text)"])
         return String(run.stderr.dropFirst("-c:1: error: ".count).dropLast())

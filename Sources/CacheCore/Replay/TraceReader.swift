@@ -310,11 +310,15 @@ public final class TraceReader {
         var whole: Int64 = 0
         var i = a
         var digits = 0
+        // The range is the value's, not a count of digits: a Unix time in microseconds has 16
+        // (1732500000000000), and 15 digits used to be the most.
         while i < b, p[i] >= 0x30, p[i] <= 0x39 {
-            whole = whole &* 10 &+ Int64(p[i] - 0x30)
+            let (tens, o1) = whole.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = tens.addingReportingOverflow(Int64(p[i] - 0x30))
+            if o1 || o2 { throw fail("time \(quoted(p, a, b)) is out of range") }
+            whole = sum
             digits += 1
             i += 1
-            if digits > 15 { throw fail("time \(quoted(p, a, b)) is out of range") }
         }
         var fraction: Int64 = 0
         var scale = unit
@@ -332,7 +336,7 @@ public final class TraceReader {
             throw fail("bad time \(quoted(p, a, b)): expected a number of \(options.timeUnit.rawValue) or YYYY-MM-DDTHH:MM:SS.sssZ")
         }
         let (micros, overflow) = whole.multipliedReportingOverflow(by: unit)
-        if overflow || micros > Int64.max / 4 { throw fail("time \(quoted(p, a, b)) is out of range") }
+        if overflow || micros > Int64.max / 4 - fraction { throw fail("time \(quoted(p, a, b)) is out of range") }
         return micros + fraction
     }
 
