@@ -301,6 +301,23 @@ struct ReplayEndToEndTests {
             """)
     }
 
+    @Test("an empty trace, or a CSV with only its header, replays no request: one row per combination, every counter 0")
+    func emptyTrace() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("empty.txt", "")
+        try sandbox.write("header.csv", "time,key\r\n")
+        let run = try await Cachesh.run(["-c", "replay empty.txt max=1 ttl=none\nreplay header.csv max=1 ttl=none"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 0 requests of empty.txt over 0ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         0     0           0       0          0            0     0.0000
+            replayed 0 requests of header.csv over 0ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         0     0           0       0          0            0     0.0000
+
+            """, stderr: "", status: 0))
+    }
+
     static func durationError(_ text: String) async throws -> String {
         let run = try await Cachesh.run(["-c", "advance \(text)"])
         return String(run.stderr.dropFirst("-c:1: error: ".count).dropLast())
