@@ -250,7 +250,7 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
-    @Test("a zstd- or gzip-compressed trace is refused at its first line, saying so")
+    @Test("a zstd- or gzip-compressed trace, or UTF-16 text, is refused at its first line, saying so")
     func compressedTrace() async throws {
         let sandbox = try Sandbox()
         // The magic numbers and a little of what follows; the rest does not matter.
@@ -259,16 +259,20 @@ struct ReplayEndToEndTests {
         try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
         try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
         try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
+        try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+            .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
         let run = try await Cachesh.run(["-c", """
             replay t.csv.zst format=csv header=no key=2
             replay t.oracleGeneral.zst format=oracle
             replay t.txt.gz
+            replay utf16.csv
             """ + "\n" + Self.probe], in: sandbox.url)
         let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
         #expect(run.stderr == """
             t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
+            utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
 
             """)
         #expect(run.stdout == plain.stdout && run.status == 1)

@@ -164,8 +164,8 @@ public final class TraceReader {
         return !batch.isEmpty
     }
 
-    /// Refuses a compressed file (libCacheSim's traces often come as `.zst`): its bytes read as
-    /// keys or records gave an error about control characters, or nonsense counts.
+    /// Refuses a compressed file (libCacheSim's traces often come as `.zst`) and UTF-16 text: their
+    /// bytes read as keys or records gave an error about control characters, or nonsense counts.
     private func checkStart() throws(ReplayError) {
         checkedStart = true
         while end - start < 4 && !atEOF { _ = try refill() }
@@ -181,6 +181,11 @@ public final class TraceReader {
         if let kind {
             line = 1
             throw fail("the trace is \(kind.name)-compressed: decompress it first (\(kind.tool))")
+        }
+        // UTF-16 text (what some spreadsheets export) read as bytes is keys full of NULs.
+        if options.format != .oracle && n >= 2 && ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] == 0xFE && p[1] == 0xFF)) {
+            line = 1
+            throw fail("the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
         }
     }
 
