@@ -212,6 +212,9 @@ struct ReplayEndToEndTests {
             replay twitter.csv key=0
             replay twitter.csv header=maybe
             replay named.csv format=keys header=no
+            replay named.csv format=keys time-unit=ms
+            replay named.csv format=timed step=1s
+            replay named.csv format=oracle step=1s
             """ + "\n" + Self.probe], in: sandbox.url)
         let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
         #expect(errors.stderr == """
@@ -222,6 +225,9 @@ struct ReplayEndToEndTests {
             -c:5: error: replay: key=0: columns are numbered from 1
             -c:6: error: replay: header=maybe: use yes or no
             -c:7: error: replay: header= is for a CSV trace; this trace is format=keys
+            -c:8: error: replay: time-unit= is for a trace with times; a format=keys trace has none (the clock moves step= per request)
+            -c:9: error: replay: step= is for a trace without times; a format=timed trace has them
+            -c:10: error: replay: step= is for a trace without times; a format=oracle trace has them
 
             """)
         #expect(errors.stdout == plain.stdout)

@@ -186,6 +186,14 @@ enum ReplayCommands {
         if let (text, word) = args.option("step") {
             options.step = try Arguments.duration(text, at: word.offset + 5)
         }
+        // An option the format has no use for is refused rather than ignored (a keys trace with
+        // time-unit=ms was replayed as if the unit meant something).
+        if options.format == .keys, let (_, word) = args.option("time-unit") {
+            throw ShellError("replay: time-unit= is for a trace with times; a format=keys trace has none (the clock moves step= per request)", at: word.offset)
+        }
+        if options.format == .timed || options.format == .oracle, let (_, word) = args.option("step") {
+            throw ShellError("replay: step= is for a trace without times; a format=\(options.format.rawValue) trace has them", at: word.offset)
+        }
         for name in ["key", "time", "header"] {
             guard let (text, word) = args.option(name) else { continue }
             guard options.format == .csv else {
