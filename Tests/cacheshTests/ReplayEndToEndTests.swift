@@ -256,7 +256,7 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
-    @Test("a zstd- or gzip-compressed trace, or UTF-16 text, is refused at its first line, saying so")
+    @Test("a zstd- or gzip-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
     func compressedTrace() async throws {
         let sandbox = try Sandbox()
         // The magic numbers and a little of what follows; the rest does not matter.
@@ -267,11 +267,19 @@ struct ReplayEndToEndTests {
         try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
         try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
             .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
+        // Two oracleGeneral records (time 1, id 7, size 1, next access -1), read as text.
+        var record = Data([1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]) + Data(repeating: 0xFF, count: 8)
+        record += record
+        try record.write(to: sandbox.url.appendingPathComponent("t.bin"))
+        try Data("a\nb\0c\n".utf8).write(to: sandbox.url.appendingPathComponent("nul.txt"))
         let run = try await Cachesh.run(["-c", """
             replay t.csv.zst format=csv header=no key=2
             replay t.oracleGeneral.zst format=oracle
             replay t.txt.gz
             replay utf16.csv
+            replay t.bin format=keys
+            replay t.bin format=csv
+            replay nul.txt
             """ + "\n" + Self.probe], in: sandbox.url)
         let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
         #expect(run.stderr == """
@@ -279,6 +287,9 @@ struct ReplayEndToEndTests {
             t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
             utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
+            t.bin:1: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
+            t.bin:1: error: a NUL byte: this is a binary file, not format=csv text (an oracleGeneral trace takes format=oracle)
+            nul.txt:2: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
 
             """)
         #expect(run.stdout == plain.stdout && run.status == 1)

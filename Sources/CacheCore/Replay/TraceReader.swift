@@ -187,6 +187,13 @@ public final class TraceReader {
             line = 1
             throw fail("the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
         }
+        // Text never holds a NUL byte; a binary trace (oracleGeneral, vscsi) read as text failed
+        // on control characters in a key, or on a header of binary noise.
+        if options.format != .oracle, let nul = memchr(p, 0, Swift.min(n, 4096)) {
+            let offset = p.distance(to: nul.assumingMemoryBound(to: UInt8.self))
+            line = 1 + UnsafeBufferPointer(start: p, count: offset).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            throw fail("a NUL byte: this is a binary file, not format=\(options.format.rawValue) text (an oracleGeneral trace takes format=oracle)")
+        }
     }
 
     // MARK: Binary records
