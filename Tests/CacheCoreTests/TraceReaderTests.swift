@@ -95,7 +95,7 @@ import Darwin
         #expect(Self.error("5 a\n4 b\n", TraceOptions(format: .timed))
                 == "t.txt:2: error: time goes backwards: 4s after 5s (sort the trace by time)")
         #expect(Self.error("a,b\n1,2\n", TraceOptions(format: .csv))
-                == "t.txt:1: error: no column \"key\" in the header (it has a, b); name the key column with key=")
+                == "t.txt:1: error: no column \"key\" in the header (it has a, b); name the key column with key=NAME or key=NUMBER, and give header=no if the first line is a row")
         #expect(Self.error("key,time\nx,1\ny\n", TraceOptions(format: .csv)) == "t.txt:3: error: 1 fields where the header has 2")
         #expect(Self.error("a\nk*\n", TraceOptions(format: .keys)) == "t.txt:2: error: * is for patterns, not keys (\"k*\")")
     }

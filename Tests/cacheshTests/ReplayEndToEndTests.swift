@@ -1,5 +1,10 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `replay FILE` through the built executable: the table, JSON rows, CSV and SVG files, a
 /// session left as it was, bad traces and `--safe`.
@@ -136,6 +141,202 @@ struct ReplayEndToEndTests {
             run.cachesh:9: error: replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)
 
             """)
+    }
+
+    /// The session's state after a command: what `keys`, `now` and `stats` print.
+    static let probe = "keys\nnow\nstats\n"
+
+    @Test("a FIFO, a device or a directory given as the trace is refused at once, the session unchanged")
+    func notARegularFile() async throws {
+        let sandbox = try Sandbox()
+        #expect(mkfifo(sandbox.url.appendingPathComponent("pipe.txt").path, 0o644) == 0)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir.txt"), withIntermediateDirectories: false)
+        // A FIFO with no writer used to block the open for ever; /dev/zero read as oracle
+        // records (all zero, a valid record each) never ended.
+        let before = try await Cachesh.run(["-c", "put a 1\n" + Self.probe], in: sandbox.url)
+        let run = try await Cachesh.run(["-c", "put a 1\nreplay pipe.txt\nreplay /dev/zero format=oracle\nreplay dir.txt\n" + Self.probe],
+                                        in: sandbox.url, timeLimit: 20)
+        #expect(run.stderr == """
+            -c:2: error: replay: pipe.txt: cannot read: is a FIFO, not a regular file
+            -c:3: error: replay: /dev/zero: cannot read: is a character device, not a regular file
+            -c:4: error: replay: dir.txt: cannot read: is a directory
+
+            """)
+        #expect(run.stdout == before.stdout && run.status == 1)
+    }
+
+    @Test("a UTF-8 byte order mark is not part of the first key or column name")
+    func byteOrderMark() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("bom.txt", "\u{FEFF}a\nb\na\n")
+        try sandbox.write("bom.csv", "\u{FEFF}key,time\r\na,1\r\nb,2\r\na,3\r\n")
+        let run = try await Cachesh.run(["-c", "replay bom.txt max=2 ttl=none\nreplay bom.csv max=2 ttl=none"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 3 requests of bom.txt over 2ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       2  none   none         2     1           0       2          0            0     0.3333
+            replayed 3 requests of bom.csv over 2s of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       2  none   none         2     1           0       2          0            0     0.3333
+
+            """, stderr: "", status: 0))
+    }
+
+    @Test("header=no reads a headerless CSV (libCacheSim's twitter layout) with key= and time= column numbers")
+    func headerlessCSV() async throws {
+        let sandbox = try Sandbox()
+        // timestamp, key, key size, value size, client id, operation, ttl; no header line.
+        try sandbox.write("twitter.csv", """
+            0,q:1,10,20,7,get,0
+            1,"q,2",10,20,7,get,0
+            1,q:1,10,20,7,get,0
+            5,q:3,10,20,7,get,0
+            9,"q,2",10,20,7,get,0
+
+            """)
+        let run = try await Cachesh.run(["--json", "-c", "replay twitter.csv header=no key=2 time=1 max=2 ttl=none"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["trace_requests"] as? Int == 5 && object["duration_ms"] as? Int == 9_000)
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.count == 1 && rows[0]["hits"] as? Int == 1 && rows[0]["misses"] as? Int == 4)
+        // A header named by number: the same counts, the header line skipped.
+        try sandbox.write("named.csv", "t,k\n0,a\n1,b\n2,a\n")
+        let numbered = try await Cachesh.run(["-c", "replay named.csv key=2 time=1 max=2 ttl=none"], in: sandbox.url)
+        #expect(numbered.stdout.contains("replayed 3 requests of named.csv over 2s"), "\(numbered)")
+        let errors = try await Cachesh.run(["-c", """
+            replay twitter.csv
+            replay twitter.csv header=no
+            replay twitter.csv header=no key=2 time=stamp
+            replay twitter.csv header=no key=8
+            replay twitter.csv key=0
+            replay twitter.csv header=maybe
+            replay named.csv format=keys header=no
+            replay named.csv format=keys time-unit=ms
+            replay named.csv format=timed step=1s
+            replay named.csv format=oracle step=1s
+            """ + "\n" + Self.probe], in: sandbox.url)
+        let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
+        #expect(errors.stderr == """
+            twitter.csv:1: error: no column "key" in the header (it has 0, q:1, 10, 20, 7, get, 0); name the key column with key=NAME or key=NUMBER, and give header=no if the first line is a row
+            -c:2: error: replay: header=no: name the key column by its number (key=2)
+            -c:3: error: replay: header=no: name the time column by its number (time=2)
+            twitter.csv:1: error: key=8: no column 8; the first row has 7 columns
+            -c:5: error: replay: key=0: columns are numbered from 1
+            -c:6: error: replay: header=maybe: use yes or no
+            -c:7: error: replay: header= is for a CSV trace; this trace is format=keys
+            -c:8: error: replay: time-unit= is for a trace with times; a format=keys trace has none (the clock moves step= per request)
+            -c:9: error: replay: step= is for a trace without times; a format=timed trace has them
+            -c:10: error: replay: step= is for a trace without times; a format=oracle trace has them
+
+            """)
+        #expect(errors.stdout == plain.stdout)
+    }
+
+    @Test("csv= and plot= are both checked before the replay: one that cannot be written leaves the other unwritten")
+    func outputsCheckedFirst() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("dir"), withIntermediateDirectories: false)
+        let run = try await Cachesh.run(["-c", """
+            replay trace.txt max=1,2 csv=rows.csv plot=dir
+            replay trace.txt max=1,2 csv=missing/rows.csv plot=p.svg
+            replay trace.txt max=1,2 csv=trace.txt
+            replay trace.txt max=1,2 csv=same plot=same
+            """], in: sandbox.url)
+        #expect(run == Outcome(stdout: "", stderr: """
+            -c:1: error: cannot write dir: is a directory
+            -c:2: error: cannot write missing/rows.csv: No such file or directory
+            -c:3: error: replay: csv=trace.txt names the trace itself; write the rows elsewhere
+            -c:4: error: replay: csv= and plot= name the same file
+
+            """, status: 1))
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        #expect(files == ["dir", "trace.txt"])
+        #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
+    }
+
+    @Test("a zstd- or gzip-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
+    func compressedTrace() async throws {
+        let sandbox = try Sandbox()
+        // The magic numbers and a little of what follows; the rest does not matter.
+        let zstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x0A, 0x51, 0x00, 0x00, 0x61, 0x0A, 0x62, 0x0A])
+        let gzip = Data([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4B, 0xE4, 0x02, 0x00])
+        try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
+        try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
+        try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
+        try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+            .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
+        // Two oracleGeneral records (time 1, id 7, size 1, next access -1), read as text.
+        var record = Data([1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]) + Data(repeating: 0xFF, count: 8)
+        record += record
+        try record.write(to: sandbox.url.appendingPathComponent("t.bin"))
+        try Data("a\nb\0c\n".utf8).write(to: sandbox.url.appendingPathComponent("nul.txt"))
+        let run = try await Cachesh.run(["-c", """
+            replay t.csv.zst format=csv header=no key=2
+            replay t.oracleGeneral.zst format=oracle
+            replay t.txt.gz
+            replay utf16.csv
+            replay t.bin format=keys
+            replay t.bin format=csv
+            replay nul.txt
+            """ + "\n" + Self.probe], in: sandbox.url)
+        let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
+        #expect(run.stderr == """
+            t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
+            t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
+            t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
+            utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
+            t.bin:1: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
+            t.bin:1: error: a NUL byte: this is a binary file, not format=csv text (an oracleGeneral trace takes format=oracle)
+            nul.txt:2: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
+
+            """)
+        #expect(run.stdout == plain.stdout && run.status == 1)
+    }
+
+    @Test("times are limited by their value, not their digits: Unix times in microseconds (16 digits) replay")
+    func microsecondUnixTimes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("us.timed", "1732500000000000 a\n1732500000500000 a\n1732500002000000.5 b\n")
+        try sandbox.write("us.csv", "time,key\n1732500000000000,a\n1732500000500000,a\n")
+        // The last time the clock takes (Int64.max / 4 µs), and one past it.
+        try sandbox.write("edge.timed", "0 a\n2305843009213693951 a\n")
+        try sandbox.write("past.timed", "0 a\n2305843009213693952 a\n")
+        try sandbox.write("huge.timed", "0 a\n99999999999999999999 a\n")
+        let run = try await Cachesh.run(["-c", """
+            replay us.timed format=timed time-unit=us ttl=none
+            replay us.csv time-unit=us ttl=none
+            replay edge.timed format=timed time-unit=us ttl=none
+            replay past.timed format=timed time-unit=us ttl=none
+            replay huge.timed format=timed time-unit=us ttl=none
+            """], in: sandbox.url)
+        let lines = run.stdout.split(separator: "\n").filter { $0.hasPrefix("replayed") }
+        #expect(lines == ["replayed 3 requests of us.timed over 2s of virtual time, namespace default",
+                          "replayed 2 requests of us.csv over 500ms of virtual time, namespace default",
+                          "replayed 2 requests of edge.timed over 26687997d19h13s693ms of virtual time, namespace default"])
+        #expect(run.stderr == """
+            past.timed:2: error: time "2305843009213693952" is out of range
+            huge.timed:2: error: time "99999999999999999999" is out of range
+
+            """)
+    }
+
+    @Test("an empty trace, or a CSV with only its header, replays no request: one row per combination, every counter 0")
+    func emptyTrace() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("empty.txt", "")
+        try sandbox.write("header.csv", "time,key\r\n")
+        let run = try await Cachesh.run(["-c", "replay empty.txt max=1 ttl=none\nreplay header.csv max=1 ttl=none"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 0 requests of empty.txt over 0ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         0     0           0       0          0            0     0.0000
+            replayed 0 requests of header.csv over 0ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         0     0           0       0          0            0     0.0000
+
+            """, stderr: "", status: 0))
     }
 
     static func durationError(_ text: String) async throws -> String {

@@ -4,7 +4,8 @@ libcachesim (object size 1, no TTL) and compares the hit counts of every policy 
 
 cachesh's LRU, FIFO and SIEVE must equal libcachesim's; LFU too, as both break ties the same
 way (among the least frequently used, the entry that reached its count first); Belady
-(`policy=optimal`) as well. The text formats must give the oracle format's counts.
+(`policy=optimal`) as well. The text formats must give the oracle format's counts, and a
+headerless twitter-layout CSV (`header=no key=2 time=1`) libcachesim's CSV reader's.
 
 Usage: CACHESH_BIN=.build/debug/cachesh python3 Tests/replay/compare_libcachesim.py
 """
@@ -29,6 +30,17 @@ PEERS = {"lru": lcs.LRU, "fifo": lcs.FIFO, "sieve": lcs.Sieve, "lfu": lcs.LFU, "
 
 def libcachesim_hits(path, policy, size, n):
     reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = PEERS[policy](cache_size=size)
+    miss_ratio, _ = cache.process_trace(reader)
+    return round((1 - miss_ratio) * n)
+
+
+def libcachesim_csv_hits(path, policy, size, n):
+    """Hits of libcachesim reading a headerless twitter-layout CSV (string keys, sizes ignored)."""
+    params = lcs.ReaderInitParam(ignore_obj_size=True, has_header=False, has_header_set=True, delimiter=",",
+                                 obj_id_is_num=False, obj_id_is_num_set=True)
+    params.time_field, params.obj_id_field, params.obj_size_field = 1, 2, 4
+    reader = lcs.TraceReader(path, lcs.TraceType.CSV_TRACE, params)
     cache = PEERS[policy](cache_size=size)
     miss_ratio, _ = cache.process_trace(reader)
     return round((1 - miss_ratio) * n)
@@ -78,6 +90,17 @@ def main():
             passed, failed = passed + same, failed + (not same)
             if not same:
                 print(f"{name:10} {row['policy']:7} max={row['max']:<5} keys format {row['hits']} != oracle {twin['hits']}")
+        # A headerless twitter-layout CSV (header=no, columns by number) against libcachesim's
+        # CSV reader of the same file.
+        twitter = os.path.join(workdir, name + ".twitter.csv")
+        traces.write_twitter_csv(trace, twitter)
+        csv_rows = cachesh_rows(twitter, f"header=no key=2 time=1 policy=lru,fifo,sieve,lfu max={sizes}")
+        for row in csv_rows:
+            theirs = libcachesim_csv_hits(twitter, row["policy"], row["max"], len(trace))
+            same = row["hits"] == theirs
+            passed, failed = passed + same, failed + (not same)
+            if not same:
+                print(f"{name:10} {row['policy']:7} max={row['max']:<5} twitter csv: cachesh {row['hits']} != libcachesim {theirs}")
     print(f"replay: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -90,3 +90,11 @@ def write_timed(trace, path, prefix="k"):
     with open(path, "w") as f:
         for t, oid in trace:
             f.write(f"{t} {prefix}{oid}\n")
+
+
+def write_twitter_csv(trace, path, prefix="q:"):
+    """libCacheSim's twitter CSV layout, without a header: timestamp, key, key size, value size,
+    client id, operation, ttl."""
+    with open(path, "w") as f:
+        for i, (t, oid) in enumerate(trace):
+            f.write(f"{t},{prefix}{oid},{8 + oid % 16},{100 + oid % 900},{i % 7},get,0\n")

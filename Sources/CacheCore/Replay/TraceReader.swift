@@ -36,15 +36,24 @@ public struct TraceOptions: Sendable, Equatable {
     public var timeUnit: TraceTimeUnit
     /// The clock's step per request when the trace has no times (ms).
     public var step: Int64
-    /// CSV: the key column's name.
+    /// CSV: the key column, by its name in the header or by its number (1 the first).
     public var keyColumn: String
-    /// CSV: the time column's name; nil: `time` if the header has it, else no times.
+    /// CSV: the time column, by name or number; nil: `time` if the header has it, else no times.
     public var timeColumn: String?
+    /// CSV: whether the first line is a header (false: every line is a row, and the columns are
+    /// named by number, as in libCacheSim's headerless CSV traces).
+    public var header: Bool
 
     public init(format: TraceFormat = .keys, timeUnit: TraceTimeUnit = .s, step: Int64 = 1,
-                keyColumn: String = "key", timeColumn: String? = nil) {
+                keyColumn: String = "key", timeColumn: String? = nil, header: Bool = true) {
         self.format = format; self.timeUnit = timeUnit; self.step = step
-        self.keyColumn = keyColumn; self.timeColumn = timeColumn
+        self.keyColumn = keyColumn; self.timeColumn = timeColumn; self.header = header
+    }
+
+    /// The 0-based index a column number (`2`) names; nil for a name.
+    public static func columnNumber(_ column: String) -> Int? {
+        guard !column.isEmpty, column.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(column).map { $0 - 1 } ?? Int.max
     }
 }
 
@@ -66,6 +75,8 @@ public final class TraceReader {
     private var start = 0
     private var end = 0
     private var atEOF = false
+    /// Whether the file's first bytes were checked for a compressed file.
+    private var checkedStart = false
     /// Lines (records) consumed so far.
     public private(set) var line = 0
     /// Requests read so far.
@@ -76,6 +87,7 @@ public final class TraceReader {
     /// The last request's time (virtual ms since the first).
     public private(set) var lastTime: Int64 = 0
     // CSV.
+    /// Whether the columns are still to be found (from the header, or the first row).
     private var header = false
     private var keyField = -1
     private var timeField = -1
@@ -87,12 +99,23 @@ public final class TraceReader {
     public init(path: String, name: String, options: TraceOptions) throws(ReplayError) {
         self.name = name
         self.options = options
-        let fd = open(path, O_RDONLY)
+        // Look before opening: opening a FIFO blocks until a writer comes, and a device
+        // (/dev/zero, /dev/urandom as an oracle trace) reads without end.
+        var before = stat()
+        guard stat(path, &before) == 0 else { throw ReplayError(file: name, "cannot read: \(String(cString: strerror(errno)))") }
+        if let problem = FileKind.notRegular(before) { throw ReplayError(file: name, "cannot read: \(problem)") }
+        // O_NONBLOCK in case a FIFO took the file's place since: its open returns at once.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw ReplayError(file: name, "cannot read: \(String(cString: strerror(errno)))") }
         var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+        guard fstat(fd, &st) == 0 else {
+            let problem = String(cString: strerror(errno))
             close(fd)
-            throw ReplayError(file: name, "cannot read: is a directory")
+            throw ReplayError(file: name, "cannot read: \(problem)")
+        }
+        if let problem = FileKind.notRegular(st) {
+            close(fd)
+            throw ReplayError(file: name, "cannot read: \(problem)")
         }
         self.fd = fd
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 8)
@@ -133,11 +156,44 @@ public final class TraceReader {
     /// Replaces `batch` with up to `count` next requests; false (and an empty batch) at the end.
     public func next(into batch: inout [TraceRequest], count: Int) throws(ReplayError) -> Bool {
         batch.removeAll(keepingCapacity: true)
+        if !checkedStart { try checkStart() }
         while batch.count < count {
             guard let request = try options.format == .oracle ? nextRecord() : nextLine() else { break }
             batch.append(request)
         }
         return !batch.isEmpty
+    }
+
+    /// Refuses a compressed file (libCacheSim's traces often come as `.zst`) and UTF-16 text: their
+    /// bytes read as keys or records gave an error about control characters, or nonsense counts.
+    private func checkStart() throws(ReplayError) {
+        checkedStart = true
+        while end - start < 4 && !atEOF { _ = try refill() }
+        let p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
+        let n = end - start
+        var kind: (name: String, tool: String)?
+        if n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD {
+            kind = ("zstd", "zstd -d")
+        } else if options.format != .oracle && n >= 2 && p[0] == 0x1F && p[1] == 0x8B {
+            // Not for oracle records: a time's low bytes may be 1F 8B.
+            kind = ("gzip", "gunzip")
+        }
+        if let kind {
+            line = 1
+            throw fail("the trace is \(kind.name)-compressed: decompress it first (\(kind.tool))")
+        }
+        // UTF-16 text (what some spreadsheets export) read as bytes is keys full of NULs.
+        if options.format != .oracle && n >= 2 && ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] == 0xFE && p[1] == 0xFF)) {
+            line = 1
+            throw fail("the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
+        }
+        // Text never holds a NUL byte; a binary trace (oracleGeneral, vscsi) read as text failed
+        // on control characters in a key, or on a header of binary noise.
+        if options.format != .oracle, let nul = memchr(p, 0, Swift.min(n, 4096)) {
+            let offset = p.distance(to: nul.assumingMemoryBound(to: UInt8.self))
+            line = 1 + UnsafeBufferPointer(start: p, count: offset).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            throw fail("a NUL byte: this is a binary file, not format=\(options.format.rawValue) text (an oracleGeneral trace takes format=oracle)")
+        }
     }
 
     // MARK: Binary records
@@ -191,7 +247,10 @@ public final class TraceReader {
             }
             line += 1
             let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let a = start
+            var a = start
+            // A UTF-8 byte order mark (what some editors put first) is not part of the first
+            // key or column name.
+            if line == 1 && lineEnd - a >= 3 && base[a] == 0xEF && base[a + 1] == 0xBB && base[a + 2] == 0xBF { a += 3 }
             var b = lineEnd
             start = lineEnd < end ? lineEnd + 1 : end
             if b > a && base[b - 1] == 0x0D { b -= 1 }
@@ -263,11 +322,15 @@ public final class TraceReader {
         var whole: Int64 = 0
         var i = a
         var digits = 0
+        // The range is the value's, not a count of digits: a Unix time in microseconds has 16
+        // (1732500000000000), and 15 digits used to be the most.
         while i < b, p[i] >= 0x30, p[i] <= 0x39 {
-            whole = whole &* 10 &+ Int64(p[i] - 0x30)
+            let (tens, o1) = whole.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = tens.addingReportingOverflow(Int64(p[i] - 0x30))
+            if o1 || o2 { throw fail("time \(quoted(p, a, b)) is out of range") }
+            whole = sum
             digits += 1
             i += 1
-            if digits > 15 { throw fail("time \(quoted(p, a, b)) is out of range") }
         }
         var fraction: Int64 = 0
         var scale = unit
@@ -285,7 +348,7 @@ public final class TraceReader {
             throw fail("bad time \(quoted(p, a, b)): expected a number of \(options.timeUnit.rawValue) or YYYY-MM-DDTHH:MM:SS.sssZ")
         }
         let (micros, overflow) = whole.multipliedReportingOverflow(by: unit)
-        if overflow || micros > Int64.max / 4 { throw fail("time \(quoted(p, a, b)) is out of range") }
+        if overflow || micros > Int64.max / 4 - fraction { throw fail("time \(quoted(p, a, b)) is out of range") }
         return micros + fraction
     }
 
@@ -370,28 +433,39 @@ public final class TraceReader {
         return String(decoding: bytes, as: UTF8.self).trimmingBlanks()
     }
 
+    /// The index of the column `column` names: a number (1 the first), or a name in the header.
+    private func column(_ column: String, of names: [String], for role: String) throws(ReplayError) -> Int {
+        if let index = TraceOptions.columnNumber(column) {
+            guard index >= 0 && index < fieldCount else {
+                throw fail("\(role)=\(column): no column \(column); the \(options.header ? "header" : "first row") has \(fieldCount) columns")
+            }
+            return index
+        }
+        guard options.header else {
+            throw fail("\(role)=\(column): without a header, name the \(role) column by its number (\(role)=2)")
+        }
+        guard let index = names.firstIndex(of: column) else {
+            throw fail("no column \"\(column)\" in the header (it has \(names.joined(separator: ", "))); name the \(role) column with \(role)=NAME or \(role)=NUMBER, and give header=no if the first line is a row")
+        }
+        return index
+    }
+
     private func csvRow(_ p: UnsafeMutablePointer<UInt8>, _ from: Int, _ to: Int) throws(ReplayError) -> TraceRequest? {
         try splitCSV(p, from, to)
         if header {
             header = false
-            let names = fields.map { fieldText(p, $0) }
-            fieldCount = names.count
-            guard let k = names.firstIndex(of: options.keyColumn) else {
-                throw fail("no column \"\(options.keyColumn)\" in the header (it has \(names.joined(separator: ", "))); name the key column with key=")
-            }
-            keyField = k
+            let names = options.header ? fields.map { fieldText(p, $0) } : []
+            fieldCount = fields.count
+            keyField = try column(options.keyColumn, of: names, for: "key")
             if let column = options.timeColumn {
-                guard let t = names.firstIndex(of: column) else {
-                    throw fail("no column \"\(column)\" in the header (it has \(names.joined(separator: ", ")))")
-                }
-                timeField = t
+                timeField = try self.column(column, of: names, for: "time")
             } else {
                 timeField = names.firstIndex(of: "time") ?? -1
             }
-            return nil
+            if options.header { return nil }
         }
         if fields.count != fieldCount {
-            throw fail("\(fields.count) fields where the header has \(fieldCount)")
+            throw fail("\(fields.count) fields where the \(options.header ? "header" : "first row") has \(fieldCount)")
         }
         var kf = fields[keyField]
         // Trim blanks around unquoted fields.

@@ -1,4 +1,9 @@
 import CacheCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `replay FILE`: an access trace through scratch caches, one per combination of the swept
 /// options; the session's cache, clock, statistics and server log are not touched.
@@ -9,11 +14,12 @@ enum ReplayCommands {
         arguments: [.file(meaning: "the trace, streamed: one get of the namespace's key per request, on a server that has every key and answers at once")],
         options: [
             .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
-            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral, else keys"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin, else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
-            .text("key", placeholder: "COL", meaning: "CSV: the key column (default key)"),
-            .text("time", placeholder: "COL", meaning: "CSV: the time column (default time, if the header has it)"),
+            .text("key", placeholder: "COL", meaning: "CSV: the key column, by name or number, 1 the first (default key)"),
+            .text("time", placeholder: "COL", meaning: "CSV: the time column, by name or number (default time, if the header has it)"),
+            .text("header", placeholder: "yes|no", meaning: "CSV: no when the first line is a row, not a header; then key= (and time=) are column numbers"),
             .text("policy", placeholder: "P,...", meaning: "eviction policies: lru, fifo, sieve, lfu, optimal (Belady; needs format=oracle); default: the namespace's"),
             CommandSpec.Option(name: "max", placeholder: "N,...", kind: .count, meaning: "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
@@ -87,6 +93,23 @@ enum ReplayCommands {
         let plotPath = try outputPath(args, "plot", session: session, source: source)
         if let (_, offset) = plotPath, !sizes.contains(where: { $0 != nil }) {
             throw ShellError("replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)", at: offset)
+        }
+
+        // Both outputs are checked before the replay, so one that cannot be written leaves the
+        // other unwritten too (csv= used to be written and plot= then refused).
+        var targets: [(path: String, offset: Int, option: String)] = []
+        if let (path, offset) = csvPath { targets.append((path, offset, "csv")) }
+        if let (path, offset) = plotPath { targets.append((path, offset, "plot")) }
+        for target in targets {
+            if sameFile(target.path, path) {
+                throw ShellError("replay: \(target.option)=\(args.option(target.option)!.0) names the trace itself; write the rows elsewhere", at: target.offset)
+            }
+            do { try FileIO.checkWritable(target.path) } catch {
+                throw ShellError("cannot write \(target.path): \(error)", at: target.offset)
+            }
+        }
+        if targets.count == 2 && (targets[0].path == targets[1].path || sameFile(targets[0].path, targets[1].path)) {
+            throw ShellError("replay: csv= and plot= name the same file", at: targets[1].offset)
         }
 
         let result: ReplayResult
@@ -163,15 +186,48 @@ enum ReplayCommands {
         if let (text, word) = args.option("step") {
             options.step = try Arguments.duration(text, at: word.offset + 5)
         }
-        for name in ["key", "time"] {
+        // An option the format has no use for is refused rather than ignored (a keys trace with
+        // time-unit=ms was replayed as if the unit meant something).
+        if options.format == .keys, let (_, word) = args.option("time-unit") {
+            throw ShellError("replay: time-unit= is for a trace with times; a format=keys trace has none (the clock moves step= per request)", at: word.offset)
+        }
+        if options.format == .timed || options.format == .oracle, let (_, word) = args.option("step") {
+            throw ShellError("replay: step= is for a trace without times; a format=\(options.format.rawValue) trace has them", at: word.offset)
+        }
+        for name in ["key", "time", "header"] {
             guard let (text, word) = args.option(name) else { continue }
             guard options.format == .csv else {
-                throw ShellError("replay: \(name)= names a CSV column; this trace is format=\(options.format.rawValue)", at: word.offset)
+                let what = name == "header" ? "header= is for a CSV trace" : "\(name)= names a CSV column"
+                throw ShellError("replay: \(what); this trace is format=\(options.format.rawValue)", at: word.offset)
             }
-            guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a column name", at: word.offset) }
+            if name == "header" {
+                guard text == "yes" || text == "no" else { throw ShellError("replay: header=\(text): use yes or no", at: word.offset) }
+                options.header = text == "yes"
+                continue
+            }
+            guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a column name or number", at: word.offset) }
+            if let index = TraceOptions.columnNumber(String(text)), index < 0 {
+                throw ShellError("replay: \(name)=\(text): columns are numbered from 1", at: word.offset)
+            }
             if name == "key" { options.keyColumn = String(text) } else { options.timeColumn = String(text) }
         }
+        if !options.header {
+            // Without a header, columns have numbers only.
+            for name in ["key", "time"] {
+                let column = name == "key" ? options.keyColumn : options.timeColumn
+                guard let column, TraceOptions.columnNumber(column) == nil else { continue }
+                throw ShellError("replay: header=no: name the \(name) column by its number (\(name)=2)",
+                                 at: args.option(name)?.1.offset ?? args.option("header")!.1.offset)
+            }
+        }
         return options
+    }
+
+    /// Whether two paths lead to one existing file.
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var x = stat(), y = stat()
+        guard stat(a, &x) == 0, stat(b, &y) == 0 else { return false }
+        return x.st_dev == y.st_dev && x.st_ino == y.st_ino
     }
 
     /// A comma list option's values, each parsed by `parse`; `fallback` when absent.

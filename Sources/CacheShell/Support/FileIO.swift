@@ -194,6 +194,20 @@ public enum FileIO {
         }
     }
 
+    /// Checks, without writing anything, what ``writeAtomically(_:_:)`` would refuse at once: a
+    /// target that is not a regular file or is read-only, a directory that is missing or
+    /// read-only. A command that writes several files checks them all first, so one that cannot
+    /// be written leaves the others unwritten.
+    /// - Throws: `Failure` (its text follows "cannot write FILE: ").
+    public static func checkWritable(_ path: String) throws(Failure) {
+        let (target, existing) = try resolve(path)
+        if let existing {
+            if let problem = notRegular(existing) { throw Failure(description: problem) }
+            guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
+        }
+        guard access(split(target).directory, W_OK) == 0 else { throw Failure(description: lastError()) }
+    }
+
     /// The one writer: the steps of ``FileIO``, with `body` writing the new file's content.
     static func replace(_ path: String, newFileMode: mode_t = 0o666,
                         writing body: (Int32) throws(Failure) -> Void) throws(Failure) -> Int32 {
