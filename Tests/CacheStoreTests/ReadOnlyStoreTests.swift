@@ -101,6 +101,9 @@ import TestSupport
             ("server delete page:1", "server delete"), ("server latency 1s", "server latency"), ("server fail 1", "server fail"),
             ("server offline", "server offline"), ("server online", "server online"), ("server log clear", "server log clear"),
             ("expect get feed:a state=fresh", "expect get"),
+            // A command's name runs it quoted too (an alias only bare): the refusal goes by what runs.
+            ("\"put\" feed:z 1", "put"), ("\"get\" feed:a", "get"), ("\"server\" \"set\" feed:a 1", "server set"),
+            ("\"stats\" reset", "stats reset"),
         ]
         for (command, name) in writes {
             let output = await shell.typed(command)

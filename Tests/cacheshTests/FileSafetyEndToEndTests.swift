@@ -23,6 +23,33 @@ struct FileSafetyEndToEndTests {
         #expect(stdout.status == 0 && stdout.stdout.contains("\"format\": \"cachesh-snapshot\""))
     }
 
+    /// A file a command writes is replaced whole (renamed over): one of the session's store's
+    /// own files was replaced too, `snapshot st.db` leaving `file is not a database` and
+    /// `snapshot st.db-wal` losing what the WAL held. They are refused, by name or through a link.
+    @Test("snapshot, record and replay refuse the files of the session's store")
+    func theStoresFilesAreNotWritten() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.keys", "a\nb\n")
+        try FileManager.default.createSymbolicLink(atPath: sandbox.url.appendingPathComponent("link.json").path,
+                                                   withDestinationPath: "st.db")
+        let run = try await Cachesh.run(["--store", "st.db", "-c", """
+            put a 1; snapshot st.db; snapshot st.db-wal; snapshot ./st.db-shm; record st.db-lock
+            snapshot link.json; replay t.keys csv=st.db-wal; put b 2
+            """], in: sandbox.url)
+        let lose = "writing it would lose the store"
+        #expect(run.stderr == """
+            -c:1: error: cannot write st.db: it is the session's store st.db: \(lose)
+            -c:1: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
+            -c:1: error: cannot write ./st.db-shm: it is SQLite's -shm file of the session's store st.db: \(lose)
+            -c:1: error: record: cannot write st.db-lock: it is the lock file of the session's store st.db: \(lose)
+            -c:2: error: cannot write link.json: it is the session's store st.db: \(lose)
+            -c:2: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
+
+            """, "\(run)")
+        let reopened = try await Cachesh.run(["--store", "st.db", "-c", "keys"], in: sandbox.url)
+        #expect(reopened == Outcome(stdout: "key  state  age_ms\na    fresh  0\nb    fresh  0\n", stderr: "", status: 0), "\(reopened)")
+    }
+
     @Test("--safe --verify refuses a transcript's file commands at their line, as in a script, and touches no file",
           arguments: [
             ("snapshot x.json", "write", "x.json"),

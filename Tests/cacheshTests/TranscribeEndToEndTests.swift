@@ -190,6 +190,46 @@ import Testing
         #expect(outcome.status == 0, "\(outcome)")
     }
 
+    /// A read or validation the app had refused because its answer would come at the clock's end
+    /// (SPEC §2) sent nothing, so nothing scripted it: the transcript's replay, strict, sent it and
+    /// diverged. It is replayed refused as the app was, by the server's latency, strict mode off
+    /// for it; the reads after it are scripted as ever.
+    @Test func aReadRefusedAsWaitingUntilTheClocksEndTranscribesAndVerifies() async throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("end.rec").path
+        let server = SimulatedServer()
+        server.set("a", .int(1), at: TimeText.virtualEpochMs)
+        server.set("b", .int(2), at: TimeText.virtualEpochMs)
+        let end: Int64 = 106_751_991_167 * 86_400_000
+        server.latencies["b"] = end
+        _ = server.queueValidation(ScriptedAnswer(latency: end, outcome: .data))
+        let cache = Cache(origin: server)
+        try await cache.startRecording(to: path)
+        _ = try await cache.read("a")
+        var refusals = 0
+        do { _ = try await cache.read("b") } catch { refusals += 1 }
+        do { _ = try await cache.mget(["a", "b", "c"]) } catch { refusals += 1 }
+        do { _ = try await cache.validate(items: false) } catch { refusals += 1 }
+        try await cache.advance(by: 10)
+        _ = try await cache.read("c")
+        try await cache.stopRecording()
+        #expect(refusals == 3)
+        let transcribed = try await Cachesh.run(["--transcribe", "end.rec"], in: sandbox.url)
+        #expect(transcribed.status == 0, "\(transcribed)")
+        #expect(transcribed.stdout.contains("""
+            cachesh> server strict off
+            server: strict off
+            cachesh> server latency 106751991167d b
+            server: latency of b 106751991167d
+            cachesh> get b
+            error: waiting for the answer to fetch b would run the clock to its end (+292278994-08-17T07:12:55.807Z): it is answered 106751991167d from now; nothing was sent
+            cachesh> server strict on
+            """), "\(transcribed.stdout)")
+        try sandbox.write("end.transcript", transcribed.stdout)
+        let verified = try await Cachesh.run(["--verify", "end.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(verified)\n\(transcribed.stdout)")
+    }
+
     @Test func aCallTheShellCannotTypeIsRefusedAtItsRecord() async throws {
         let sandbox = try Sandbox()
         let path = sandbox.url.appendingPathComponent("odd.rec").path

@@ -7,8 +7,8 @@ import CacheCore
 /// or a `get`, which runs as usual so its `source`, `error` and `offline` can be checked. Its
 /// JSON result is then compared, field by field, with the trailing `PATH=VALUE` words: PATH is
 /// dot-separated, numeric segments index arrays, a segment holding a `.` is written as a JSON
-/// string (`"a.b".c`); VALUE is JSON (a bare word is a string) and compared with its type, so
-/// `value=1` is not `value="1"`. A VALUE with spaces follows `PATH=` as a word of its own
+/// string (`value."a.b".c`: not the first, as a word starting with `"` is a quoted string); VALUE
+/// is JSON (a bare word is a string) and compared with its type, so `value=1` is not `value="1"`. A VALUE with spaces follows `PATH=` as a word of its own
 /// (`value= {"a": 1}`).
 enum ExpectCommands {
     /// The commands `expect` may run.
@@ -30,7 +30,7 @@ enum ExpectCommands {
     static let expect = CommandSpec(
         name: "expect", summary: "run a read-only command (or get) and check fields of its result",
         arguments: [
-            .commandLine("COMMAND", meaning: "peek, keys, stats, pending, server show, server log, now, config or get with its arguments, then for each field of its JSON result to check, its path (a.b.0, \"a.b\".c) = the JSON it must equal, type and all (a bare word is a string; PATH= then a word for a value with spaces)"),
+            .commandLine("COMMAND", meaning: "peek, keys, stats, pending, server show, server log, now, config or get with its arguments, then for each field of its JSON result to check, its path (a.b.0, a.\"b.c\".d) = the JSON it must equal, type and all (a bare word is a string; PATH= then a word for a value with spaces)"),
         ],
         example: "expect now now_ms=0", run: expect)
 

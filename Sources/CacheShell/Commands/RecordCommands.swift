@@ -48,6 +48,7 @@ enum RecordCommands {
             throw ShellError("already recording to \(current.name) (record stop first)", at: word.offset)
         }
         let path = session.resolvePath(word.text, relativeTo: source)
+        if let problem = session.storeFileProblem(path) { throw ShellError("record: cannot write \(path): \(problem)", at: word.offset) }
         let recording: Recording
         do {
             recording = try Recording(name: word.text, path: path, session: session, on: cache)

@@ -104,6 +104,9 @@ enum ReplayCommands {
             if sameFile(target.path, path) {
                 throw ShellError("replay: \(target.option)=\(args.option(target.option)!.0) names the trace itself; write the rows elsewhere", at: target.offset)
             }
+            if let problem = session.storeFileProblem(target.path) {
+                throw ShellError("cannot write \(target.path): \(problem)", at: target.offset)
+            }
             do { try FileIO.checkWritable(target.path) } catch {
                 throw ShellError("cannot write \(target.path): \(error)", at: target.offset)
             }

@@ -25,7 +25,7 @@ extension Session {
     /// `expect` with the command it runs (`expect get`).
     private static func describe(_ words: ArraySlice<Word>) -> String {
         guard let first = words.first else { return "" }
-        let name = aliases[first.text] ?? first.text
+        let name = commandName(first)
         let rest = words.dropFirst()
         switch name {
         case "server", "stats":
@@ -34,6 +34,12 @@ extension Session {
         case "expect": return "expect " + describe(rest)
         default: return name
         }
+    }
+
+    /// The command a first word runs, as `execute` finds it: a command's name however it is
+    /// written (`"put"` runs `put`), an alias only as a bare word.
+    private static func commandName(_ first: Word) -> String {
+        first.kind == .bare ? aliases[first.text] ?? first.text : first.text
     }
 
     /// Commands that never change what a store keeps, whatever their arguments.
@@ -46,11 +52,12 @@ extension Session {
     static let storeUnchangedAlone: Set<String> = ["ns", "activate", "poll", "watch"]
 
     /// Whether the command `words` would change what a store keeps (an unknown command would not:
-    /// it fails as it would anywhere). `source` is not: each command it runs is checked itself;
+    /// it fails as it would anywhere). Its name and subcommand count however they are written:
+    /// a quoted `"put"` runs `put`. `source` is not: each command it runs is checked itself;
     /// `expect` is as the command it runs.
     static func wouldChangeStore(_ words: ArraySlice<Word>) -> Bool {
-        guard let first = words.first, first.kind == .bare else { return false }
-        let name = aliases[first.text] ?? first.text
+        guard let first = words.first else { return false }
+        let name = commandName(first)
         guard CommandCatalog.info(name) != nil else { return false }
         let rest = words.dropFirst()
         if storeUnchanged.contains(name) { return false }

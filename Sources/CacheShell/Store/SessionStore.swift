@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CacheCore
 
 /// A session's persistent store (`--store`, SPEC §5.3) and the commands run since its last commit.
@@ -127,5 +132,45 @@ extension Session {
         return ["command": .string(entry.text),
                 "file": entry.source.name.map(JSONValue.string) ?? .null,
                 "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+    }
+}
+
+extension Session {
+    /// Why a command may not write `path` (resolved): it is one of the files of the session's
+    /// store (SPEC §5.3) — the store, SQLite's `-wal` and `-shm` beside it, or its lock file —
+    /// which a file written whole (renamed over it) would replace, losing the store, what its
+    /// WAL holds, or its lock; nil for any other file, or without a store on disk.
+    /// - Complexity: a few `stat`s.
+    func storeFileProblem(_ path: String) -> String? {
+        guard let link = store else { return nil }
+        var st = stat()
+        guard stat(link.store.path, &st) == 0, let base = Self.realPath(link.store.path) else { return nil }
+        let target = Self.resolvedName(path)
+        for suffix in ["", "-wal", "-shm", "-lock"] {
+            var other = stat()
+            let same = target == base + suffix
+                || (stat(path, &st) == 0 && stat(base + suffix, &other) == 0 && st.st_dev == other.st_dev && st.st_ino == other.st_ino)
+            guard same else { continue }
+            let what = suffix.isEmpty ? "the session's store" : suffix == "-lock" ? "the lock file of the session's store"
+                : "SQLite's \(suffix) file of the session's store"
+            return "it is \(what) \(link.store.path): writing it would lose the store"
+        }
+        return nil
+    }
+
+    /// The absolute path of an existing file, links followed; nil when there is none.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `path` with its directory made absolute and links followed, the file itself too when it
+    /// is a link: the file a write to `path` would replace, existing or not.
+    private static func resolvedName(_ path: String) -> String {
+        if let real = realPath(path) { return real }
+        let (directory, name) = FileIO.split(path)
+        guard let real = realPath(directory) else { return path }
+        return (real == "/" ? "" : real) + "/" + name
     }
 }

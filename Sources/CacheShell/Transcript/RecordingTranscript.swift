@@ -11,7 +11,9 @@ import CacheServer
 /// a read the app awaited), and each run of clock steps between calls as one `advance D` (even
 /// `advance 0ms`: the answers and expiries due then run there, before the next call). Before a
 /// command that sends requests come their answers, `server next KEY latency=D ...`, with the
-/// latency the recording measured from sending to completion. Output is rendered by the shell's
+/// latency the recording measured from sending to completion; a read refused as waiting until the
+/// clock's end, which sent nothing, between `server strict off` and `server strict on` after
+/// `server latency D KEY` (SPEC §5.6). Output is rendered by the shell's
 /// own code from the recorded results and events.
 public enum RecordingTranscript {
     /// The transcript of `recording`, in `mode` (JSON starts with `output json`).
@@ -167,7 +169,26 @@ private struct Writer {
         } else {
             text = shown.map { reply($0, name) } ?? ""
         }
+        // A read or validation refused because its answer would come at the clock's end sent
+        // nothing, so no `server next` scripts it, and strict mode would send it and diverge:
+        // the replay is refused as the app was by the server's latency, strict mode off for it.
+        // (A latency set here is never used again: under strict mode every answer carries its own.)
+        let refused: (keys: [String]?, wait: String)?
+        if case .error(let message) = returned, call.isRead { refused = Self.endOfTimeWait(message) } else { refused = nil }
+        if let refused {
+            emit("server strict off", reply(ServerScriptCommands.strictReply(false), "server"))
+            let ms = TimeText.parseDuration(Substring(refused.wait)) ?? 0
+            if let keys = refused.keys {
+                for key in keys {
+                    emit("server latency \(refused.wait) \(key)",
+                         reply(.ok(["key": .string(key), "latency_ms": .int(ms)], human: ["server: latency of \(key) \(refused.wait)"]), "server"))
+                }
+            } else {
+                emit("server latency \(refused.wait)", reply(.ok(["latency_ms": .int(ms)], human: ["server: latency \(refused.wait)"]), "server"))
+            }
+        }
         emit(command, events(content) + text)
+        if refused != nil { emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server")) }
         for (command, shown) in after { emit(command, reply(shown, String(command.prefix { $0 != " " }))) }
         if case .restore(let document) = call {
             // The snapshot's own clock and active keys; the shell's restore also resets its scripted server.
@@ -282,6 +303,24 @@ private struct Writer {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The request a read or validation refused as waiting until the clock's end would have sent
+    /// (SPEC §2), as its error gives it: the keys of its fetch (nil: a validation) and how long
+    /// after sending it was to be answered; nil for any other error.
+    static func endOfTimeWait(_ message: String) -> (keys: [String]?, wait: String)? {
+        let prefix = "waiting for the answer to ", suffix = " from now; nothing was sent"
+        guard message.hasPrefix(prefix), message.hasSuffix(suffix),
+              let would = message.firstRange(of: " would run the clock to its end ("),
+              let answered = message[would.upperBound...].firstRange(of: "): it is answered "),
+              answered.upperBound <= message.index(message.endIndex, offsetBy: -suffix.count) else { return nil }
+        let request = message[message.index(message.startIndex, offsetBy: prefix.count)..<would.lowerBound]
+        let wait = String(message[answered.upperBound..<message.index(message.endIndex, offsetBy: -suffix.count)])
+        guard TimeText.parseDuration(Substring(wait)) != nil else { return nil }
+        let words = request.split(separator: " ").map(String.init)
+        if words == ["validate"] { return (nil, wait) }
+        guard words.first == "fetch", words.count > 1 else { return nil }
+        return (Array(words.dropFirst()), wait)
     }
 
     // MARK: Calls as commands
@@ -575,4 +614,11 @@ extension RecordingTranscript {
 
 private extension RecordedCall {
     var isConfigure: Bool { if case .configure = self { true } else { false } }
+    /// A call that may wait for an answer: `get`, `mget`, `validate`.
+    var isRead: Bool {
+        switch self {
+        case .get, .mget, .validate: true
+        default: false
+        }
+    }
 }
