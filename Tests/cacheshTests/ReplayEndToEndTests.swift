@@ -243,12 +243,16 @@ struct ReplayEndToEndTests {
             replay trace.txt max=1,2 csv=missing/rows.csv plot=p.svg
             replay trace.txt max=1,2 csv=trace.txt
             replay trace.txt max=1,2 csv=same plot=same
+            replay trace.txt max=1,2 csv=new.svg plot=./new.svg
+            replay trace.txt max=1,2 csv=dir/../new.svg plot=new.svg
             """], in: sandbox.url)
         #expect(run == Outcome(stdout: "", stderr: """
             -c:1: error: cannot write dir: is a directory
             -c:2: error: cannot write missing/rows.csv: No such file or directory
             -c:3: error: replay: csv=trace.txt names the trace itself; write the rows elsewhere
             -c:4: error: replay: csv= and plot= name the same file
+            -c:5: error: replay: csv= and plot= name the same file
+            -c:6: error: replay: csv= and plot= name the same file
 
             """, status: 1))
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()

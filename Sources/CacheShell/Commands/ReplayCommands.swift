@@ -226,11 +226,23 @@ enum ReplayCommands {
         return options
     }
 
-    /// Whether two paths lead to one existing file.
+    /// Whether two paths lead to one file: the same existing file, or, for a file not made yet,
+    /// the same name in the same existing folder (`a.svg` and `./a.svg`).
     private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var x = stat(), y = stat()
-        guard stat(a, &x) == 0, stat(b, &y) == 0 else { return false }
-        return x.st_dev == y.st_dev && x.st_ino == y.st_ino
+        guard let x = identity(a), let y = identity(b) else { return false }
+        return x == y
+    }
+
+    /// What names a file whatever the spelling of its path: its device and inode when it exists,
+    /// else its folder's device and inode and its own name; nil when neither can be read.
+    private static func identity(_ path: String) -> (dev: UInt64, ino: UInt64, name: String)? {
+        var info = stat()
+        if stat(path, &info) == 0 { return (UInt64(info.st_dev), UInt64(info.st_ino), "") }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty, stat(folder, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), name)
     }
 
     /// A comma list option's values, each parsed by `parse`; `fallback` when absent.
