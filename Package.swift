@@ -15,6 +15,12 @@ let shippedLinkerSettings: [LinkerSetting] = staticLibraries.map { folder in
         "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         "-Xlinker", "--no-export-dynamic",
         "-Xlinker", "-ltinfo", "-Xlinker", "-lbsd", "-Xlinker", "-lmd",
+        // GCC's unwinder linked in too: one shared library less to load at every start.
+        "-Xclang-linker", "-static-libgcc",
+        // The functions a start runs, next to each other (scripts/startup-order.sh writes the
+        // list): fewer pages of code to fault in.
+        "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/startup-order.txt",
+        "-Xlinker", "--no-warn-symbol-ordering",
     ])]
 } ?? []
 // The shipped build reaches the metadata of a generic type with concrete arguments
