@@ -12,9 +12,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The shipped build: Swift's libraries, SQLite, libedit and libstdc++ linked in (scripts/static-libs.sh).
+# The shipped build: Swift's libraries, SQLite, libedit and libstdc++ linked in (scripts/static-libs.sh);
+# no $ORIGIN run path, as it loads no library of its own (the loader does not look beside it).
 release: deps
-	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib
+	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
 # Builds cachesh and runs the guided tour of every behaviour.
 demo: release

@@ -36,7 +36,7 @@ need() {
 }
 
 echo "building cachesh (release, static Swift stdlib) ..." >&2
-(cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --product cachesh >&2)
+(cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --disable-local-rpath --product cachesh >&2)
 cachesh="$root/.build/release/cachesh"
 need redis-server redis-server
 need redis-cli redis-tools

@@ -21,7 +21,7 @@ command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed (apt-get insta
 cachesh=${CACHESH:-}
 if [[ -z $cachesh ]]; then
     echo "building cachesh as make release does ..." >&2
-    (cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --product cachesh >&2)
+    (cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --disable-local-rpath --product cachesh >&2)
     cachesh="$root/.build/release/cachesh"
 fi
 

@@ -34,7 +34,7 @@ import TestSupport
         #expect(parsing.flags == ["force", "no-force"])
         // Up to the JSON value, words are taken as they stand.
         #expect(parsing.leading == 2)
-        #expect(parsing.usage == "KEY VALUE [NS|all] [ttl=D] [tags=a,b] [--force]")
+        #expect(Self.probe.usage == "KEY VALUE [NS|all] [ttl=D] [tags=a,b] [--force]")
     }
 
     private static func arguments(_ text: String, _ spec: CommandSpec) -> Result<Arguments, ShellError> {
@@ -95,7 +95,7 @@ import TestSupport
         #expect(spec.synopsis == "probe SUBCOMMAND ...")
         #expect(spec.help.map(\.name) == ["one KEY", "two [VALUE]"])
         #expect(spec.subcommands[1].parsing.skip == 2 && spec.subcommands[1].parsing.leading == 1)
-        #expect(spec.subcommands[1].parsing.usage == "[VALUE]")
+        #expect(spec.subcommands[1].usage == "[VALUE]")
         #expect(CommandForm.forms(of: spec).map { $0.remainder(filled: 0, typedOptions: []) } == ["one KEY", "two [VALUE]"])
         let replies = await TestShell().run { session, cache in
             ["probe two", "probe", "probe three"].map { text -> String in

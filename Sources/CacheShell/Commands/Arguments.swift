@@ -70,10 +70,10 @@ struct Arguments {
     /// `usage`, by default what the command's declaration shows (`KEY [--force] [--nowait]`).
     func expect(_ count: ClosedRange<Int>, usage: String? = nil) throws(ShellError) {
         if positional.count < count.lowerBound {
-            throw ShellError("\(name) needs \(usage ?? spec.parsing.usage)", at: command.words.last.map { $0.end } ?? command.offset)
+            throw ShellError("\(name) needs \(usage ?? spec.usage)", at: command.words.last.map { $0.end } ?? command.offset)
         }
         if positional.count > count.upperBound {
-            throw ShellError("\(name) takes \(usage ?? spec.parsing.usage); unexpected \"\(positional[count.upperBound].text)\"",
+            throw ShellError("\(name) takes \(usage ?? spec.usage); unexpected \"\(positional[count.upperBound].text)\"",
                              at: positional[count.upperBound].offset)
         }
     }

@@ -51,10 +51,18 @@ public final class CommandSpec: Sendable {
     /// One line: the name, then the arguments, options and flags; ALL-CAPS words are arguments,
     /// `[...]` is optional, `a|b` is a choice, `...` repeats (`get KEY [--force] [--nowait]`). A
     /// command with subcommands shows `SUBCOMMAND ...` and its help lists their forms.
-    public let synopsis: String
+    ///
+    /// Built when asked (by `help`, completion, the man page check), not with the catalog: the
+    /// catalog is built at every start, and running a script needs none of these texts.
+    public var synopsis: String { ([name] + synopsisParts).joined(separator: " ") }
     /// What `help COMMAND` lists between the summary and the example: each argument, option and
     /// flag with what it means, in synopsis order (for a command with subcommands, each form).
-    public let help: [(name: String, meaning: String)]
+    /// Built when asked, as ``synopsis`` is.
+    public var help: [(name: String, meaning: String)] {
+        subcommands.isEmpty
+            ? arguments.flatMap(\.help) + options.map(\.help) + flags.flatMap(\.help)
+            : subcommands.map { ($0.synopsis, $0.summary) }
+    }
     /// How `Arguments` sorts this command's words.
     let parsing: Parsing
 
@@ -107,18 +115,24 @@ public final class CommandSpec: Sendable {
         self.flags = flags
         self.subcommands = subcommands
         self.run = run
-        let parts = subcommands.isEmpty ? Self.parts(arguments, options, flags, requiringArguments: false) : ["SUBCOMMAND", "..."]
-        synopsis = ([name] + parts).joined(separator: " ")
-        help = subcommands.isEmpty
-            ? arguments.flatMap(\.help) + options.map(\.help) + flags.flatMap(\.help)
-            : subcommands.map { ($0.synopsis, $0.summary) }
         let verbatim = arguments.lastIndex { $0.takesRest || $0.alternatives.contains { $0.kind.isTakenAsItStands } }
         parsing = Parsing(
             skip: depth,
             options: options.contains { $0.kind == .pushParameters } ? nil : options.map(\.name),
             flags: flags.flatMap(\.names),
-            leading: verbatim.map { arguments[$0].takesRest ? Int.max : $0 + 1 } ?? 0,
-            usage: parts.isEmpty ? "no arguments" : parts.joined(separator: " "))
+            leading: verbatim.map { arguments[$0].takesRest ? Int.max : $0 + 1 } ?? 0)
+    }
+
+    /// The synopsis after the name, word by word.
+    private var synopsisParts: [String] {
+        subcommands.isEmpty ? Self.parts(arguments, options, flags, requiringArguments: false) : ["SUBCOMMAND", "..."]
+    }
+
+    /// What an arity error says the command takes (`KEY [--force] [--nowait]`, `no arguments`).
+    /// Built when an error needs it.
+    var usage: String {
+        let parts = synopsisParts
+        return parts.isEmpty ? "no arguments" : parts.joined(separator: " ")
     }
 
     /// The option (`ttl=`) and flag (`--force`, `--no-purgeable`) names the command accepts, as
@@ -150,8 +164,6 @@ public final class CommandSpec: Sendable {
         /// This many positionals are taken first whatever they look like (`put k a=b` stores the
         /// string `a=b`): up to the last argument that is a JSON value or the rest of the line.
         let leading: Int
-        /// What an arity error says the command takes (`KEY [--force] [--nowait]`, `no arguments`).
-        let usage: String
     }
 }
 
