@@ -80,7 +80,8 @@ extension CacheEngine {
                 let slot = insertEntry(key: key, namespace: ns, value: value, tags: [], request: request.id)
                 applyDeferred(slot, cause: .confirmed)
                 emit(.confirmed, slot: slot, source: .server)
-                evictOverflow(ns)
+                // The victim is chosen among the other entries (SPEC §1.1 Eviction), as for a fetch.
+                evictOverflow(ns, sparing: slot)
                 return true
             case .notFound:
                 break
@@ -93,6 +94,19 @@ extension CacheEngine {
             emit(.rolledBack, key: key, namespace: ns)
         }
         return true
+    }
+
+    /// Eviction by `max` removed `key`: the queued mutations of it made before keep their place
+    /// in the queue (the server still gets them), but their answers no longer store the key
+    /// again, as B12 voids the answers already in flight (SPEC §1.1).
+    /// - Complexity: O(queued mutations), only while some mutation waits for a key's value.
+    @inline(__always)
+    func forgetDeferredMutations(ofEvicted key: String) {
+        if !behaviours.deferredMutations.isEmpty { forgetQueuedDeferredMutations(of: key) }
+    }
+
+    private func forgetQueuedDeferredMutations(of key: String) {
+        for m in mutationQueue.queued where m.keys.contains(key) { behaviours.deferredMutations.remove(m.id) }
     }
 
     /// Drops the waiting patches of the keys `clear` or `evict` removes (their queued mutations are

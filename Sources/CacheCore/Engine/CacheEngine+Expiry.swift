@@ -40,11 +40,17 @@ extension CacheEngine {
         EngineState.isLive(r, in: slots)
     }
 
-    /// Runs a scheduled scan of a namespace's FIFO: reports the head's expiry if it is due and
-    /// live, drops dead records at the head, and schedules the next scan.
-    func runExpiryScan(_ ns: Int32, epoch: UInt32) {
+    /// Runs a scheduled scan of a namespace's FIFO, due at (`time`, `seq`): reports the head's
+    /// expiry if it is live and due no later than the scan in (time, sequence) order, drops dead
+    /// records at the head, and schedules the next scan.
+    ///
+    /// The scan was scheduled for the record then at the head. When that entry was removed or
+    /// stored again since, the head is another record, which may fall due at the same instant
+    /// with a later sequence number: work scheduled between the two (an `at` command) runs
+    /// first (SPEC §2), so that record gets a scan of its own instead of being reported now.
+    func runExpiryScan(_ ns: Int32, epoch: UInt32, time: Int64, seq: UInt64) {
         guard expiry.beginScan(ns, epoch: epoch) else { return }
-        if let record = expiry.head(ns), record.time <= now {
+        if let record = expiry.head(ns), (record.time, record.seq) <= (time, seq) {
             expiry.removeHead(ns)
             if isLive(record) { reportExpiry(record.slot) }
         }

@@ -159,7 +159,8 @@ extension CacheEngine {
             let value = recompute(log)
             if log.pending.isEmpty {
                 // A refetch's answer older than the mutation must not undo it: the mutation is the newest write.
-                let newest = mutation.refetch ? max(log.baseSeq, request.id) : log.baseSeq
+                // A failed mutation wrote nothing: it does not count as a write (SPEC §1.1 B11).
+                let newest = mutation.refetch && failure == nil ? max(log.baseSeq, request.id) : log.baseSeq
                 slots[Int(slot)].storedRequest = max(slots[Int(slot)].storedRequest, newest)
                 slots[Int(slot)].log = nil
             } else {

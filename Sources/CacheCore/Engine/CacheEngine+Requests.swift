@@ -227,6 +227,7 @@ extension CacheEngine {
         // more is over `max`, the loop ends without asking again, unless `emit` ran something.
         while let (key, more, requestsByKey) = state.evictOne(ns, over: max, sparing: sparing) {
             if requestsByKey { requestTable.voidResponses(forKey: key) }
+            forgetDeferredMutations(ofEvicted: key)
             evicted.append(key)
             emit(.evicted, key: key, namespace: ns)
             if !more && !hooked { break }

@@ -27,7 +27,7 @@ extension CacheEngine {
             if let due = requestTable[id].map({ $0.completesAt }), due != item.time { break }
             complete(id)
         case .expiryScan(let ns, let epoch):
-            runExpiryScan(ns, epoch: epoch)
+            runExpiryScan(ns, epoch: epoch, time: item.time, seq: item.seq)
         case .expiryOverride(let slot, let generation):
             runExpiryOverride(slot: slot, generation: generation, at: item.time)
         case .external(let id):

@@ -42,6 +42,7 @@ extension CacheEngine {
                 // the key's responses in flight, and to go on if the namespace is still over.
                 guard let evicted else { return changed }
                 if evicted.requestsByKey { requestTable.voidResponses(forKey: evicted.key) }
+                forgetDeferredMutations(ofEvicted: evicted.key)
                 guard evicted.more else { return changed }
                 var changed = changed
                 evictOverflow(ns, over: max, sparing: slot, into: &changed)

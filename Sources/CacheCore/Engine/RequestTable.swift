@@ -103,13 +103,26 @@ struct RequestTable {
     mutating func remove(_ id: UInt64) -> InFlight? {
         guard let request = byID.removeValue(forKey: id) else { return nil }
         for key in request.keys {
-            if fetchInFlight[key] == id { fetchInFlight.removeValue(forKey: key) }
-            if var ids = byKey.removeValue(forKey: key) {
-                ids.removeAll { $0 == id }
-                if !ids.isEmpty { byKey[key] = ids }
+            var ids = byKey.removeValue(forKey: key) ?? []
+            ids.removeAll { $0 == id }
+            if !ids.isEmpty { byKey[key] = ids }
+            if fetchInFlight[key] == id {
+                // An older fetch of the key may still be in flight (a `get --force` sent after it
+                // completed first): reads join that one now, not a request of their own.
+                fetchInFlight[key] = newestFetch(of: key, among: ids)
             }
         }
         return request
+    }
+
+    /// The newest fetch among `ids` (requests holding `key`, oldest first) whose response for the
+    /// key is not void.
+    /// - Complexity: O(ids · their keys).
+    private func newestFetch(of key: String, among ids: [UInt64]) -> UInt64? {
+        ids.last { id in
+            guard let r = byID[id], r.kind == .fetch, let i = r.keys.firstIndex(of: key) else { return false }
+            return !r.voided[i]
+        }
     }
 
     /// One more caller waits for request `id`.
