@@ -1,5 +1,6 @@
 @testable import CacheCore
 import CacheServer
+import Foundation
 import Testing
 import TestSupport
 
@@ -19,10 +20,19 @@ import TestSupport
 /// of it are in flight, first fetches included; the server goes offline and back (reads served
 /// flagged, a push's refresh invalidating instead).
 ///
-/// Not covered here (other suites test them): `--force`, `invalidate`, `expire`, entity events,
-/// mutations, scripted failures and policy changes during a run.
+/// Requests of one key overlap (plain, forced, failing, joined): `server latency D KEY` makes a
+/// later request answer first and `server fail 1 KEY` fails the next one. Optimistic mutations
+/// (`mutate`, `--refetch`) reach cached keys and keys not cached, in every eviction policy, and
+/// queue offline across evictions; `at D put` and `at D mget` fall due at the same instants as
+/// expiries, also after the entry at the head of a namespace's expiries was removed.
+///
+/// Not covered here (other suites test them): `invalidate`, `expire`, entity events, pessimistic
+/// mutations, scripted answers and policy changes during a run.
 @Suite struct ModelTests {
-    static let sequences = 2_000
+    /// 2,000 in `make test`; `CACHESH_MODEL_SEQUENCES=N swift test --filter ModelTests` runs a
+    /// longer search (seeds 0 to N-1, in the same chunks).
+    static let sequences = ProcessInfo.processInfo.environment["CACHESH_MODEL_SEQUENCES"].flatMap { Int($0) }
+        .map { max($0, chunks) } ?? 2_000
     static let length = 200
     static let chunks = 8
 
@@ -37,6 +47,8 @@ import TestSupport
     static let missing: Set<String> = ["b:gone"]
     static let latency: Int64 = 100
     static let steps: [Int64] = [0, 1, 49, 50, 99, 100, 150, 250, 300]
+    /// `server latency D KEY`: a request sent later may answer first.
+    static let latencies: [Int64] = [50, 100, 250, 400]
 
     enum Op: CustomStringConvertible {
         case put(String, Int)
@@ -48,6 +60,11 @@ import TestSupport
         case keys
         case mget([String], nowait: Bool)
         case atMget(Int64, [String])
+        case atPut(Int64, String, Int)
+        case force(String, nowait: Bool)
+        case mutate(String, Int, refetch: Bool)
+        case fail(String)
+        case latency(String, Int64)
         case event(String, Int)
         case push(String)
         case offline
@@ -64,6 +81,11 @@ import TestSupport
             case .keys: "keys"
             case .mget(let keys, let nowait): "mget " + keys.joined(separator: " ") + (nowait ? " --nowait" : "")
             case .atMget(let ms, let keys): "at \(ms)ms mget " + keys.joined(separator: " ")
+            case .atPut(let ms, let key, let n): "at \(ms)ms put \(key) v\(n)"
+            case .force(let key, let nowait): "get \(key) --force" + (nowait ? " --nowait" : "")
+            case .mutate(let key, let n, let refetch): "mutate \(key) \"m\(n)\"" + (refetch ? " --refetch" : "")
+            case .fail(let key): "server fail 1 \(key)"
+            case .latency(let key, let ms): "server latency \(ms)ms \(key)"
             case .event(let key, let n): "event \(key) \"e\(n)\""
             case .push(let key): "push changed key=\(key)"
             case .offline: "server offline"
@@ -102,7 +124,7 @@ import TestSupport
         }
         #expect(coverage.boundaryReads > 0, "no read landed exactly on a stale or expiry instant")
         for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "refresh_failures",
-                        "evictions", "expirations", "invalidations"] {
+                        "evictions", "expirations", "invalidations", "rollbacks"] {
             #expect(coverage.counters[counter, default: 0] > 0, "\(counter) never moved")
         }
     }
@@ -134,7 +156,7 @@ import TestSupport
         var ops: [Op] = []
         for n in 0..<length {
             let key = keys[Int(rng.next() % UInt64(keys.count))]
-            let roll = rng.next() % 100
+            let roll = rng.next() % 122
             /// 2 to 4 keys, mostly of one namespace so an answer can hold more of it than its `max`.
             func bulk() -> [String] {
                 let n = 2 + Int(rng.next() % 3)
@@ -157,6 +179,13 @@ import TestSupport
             case 93..<95:
                 let names: [String?] = [nil, "a", "b", "c", "d"]
                 ops.append(.clear(names[Int(rng.next() % 5)]))
+            case 100..<104: ops.append(.force(key, nowait: rng.next() % 2 == 0))
+            case 104..<111: ops.append(.mutate(key, n, refetch: rng.next() % 4 == 0))
+            case 111..<114: ops.append(.fail(key))
+            case 114..<117: ops.append(.latency(key, latencies[Int(rng.next() % UInt64(latencies.count))]))
+            case 117..<120: ops.append(.atPut(steps[Int(rng.next() % UInt64(steps.count))], key, n))
+            case 120: ops.append(.offline)
+            case 121: ops.append(.online)
             default: ops.append(.keys)
             }
         }
@@ -186,11 +215,18 @@ import TestSupport
         for (name, p) in policies.sorted(by: { $0.key < $1.key }) {
             _ = try! engine.defineNamespace(name, PolicyChange(ttl: p.ttl, stale: .some(p.stale), max: .some(p.max), eviction: p.eviction))
         }
-        // `at D mget`: the delegate runs each scheduled bulk read as the shell does, never blocking.
+        // `at D mget` and `at D put`: the delegate runs each scheduled command as the shell does,
+        // never blocking.
         let delegate = EventLog()
-        var scheduledKeys: [Int: [String]] = [:]
-        // Not told `nowait`: the engine must not block in a scheduled command by itself (SPEC §2).
-        delegate.onScheduled = { token in _ = try! engine.mget(scheduledKeys.removeValue(forKey: token)!) }
+        var scheduledOps: [Int: Op] = [:]
+        delegate.onScheduled = { token in
+            switch scheduledOps.removeValue(forKey: token)! {
+            // Not told `nowait`: the engine must not block in a scheduled command by itself (SPEC §2).
+            case .atMget(_, let keys): _ = try! engine.mget(keys)
+            case .atPut(_, let key, let n): engine.put(key, .string("v\(n)"))
+            default: preconditionFailure("only at commands are scheduled")
+            }
+        }
         engine.delegate = delegate
         let model = ReferenceModel(policies: policies, latency: latency, missing: missing)
         configure(model)
@@ -221,9 +257,26 @@ import TestSupport
                 let (got, want) = (try! engine.mget(keys, nowait: nowait).map(read), model.mget(keys, nowait: nowait))
                 if got != want { mismatch = ("\(got)", "\(want)") }
             case .atMget(let ms, let keys):
-                scheduledKeys[index] = keys
+                scheduledOps[index] = op
                 engine.schedule(after: ms, token: index)
                 model.schedule(after: ms, mget: keys)
+            case .atPut(let ms, let key, let n):
+                scheduledOps[index] = op
+                engine.schedule(after: ms, token: index)
+                model.schedule(after: ms, put: key, "v\(n)")
+            case .force(let key, let nowait):
+                let (got, want) = (read(try! engine.get(key, force: true, nowait: nowait)), model.get(key, nowait: nowait, force: true))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .mutate(let key, let n, let refetch):
+                let got = try! engine.mutate(key, patch: try! Patch(.string("m\(n)")), options: MutationOptions(refetch: refetch))
+                let want = model.mutate(key, "m\(n)", refetch: refetch)
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .fail(let key):
+                origin.fail(next: 1, key: key)
+                model.failures[key] = 1
+            case .latency(let key, let ms):
+                origin.latencies[key] = ms
+                model.latencies[key] = ms
             case .event(let key, let n):
                 origin.set(key, .string("e\(n)"), at: engine.now)
                 let (got, want) = (try! engine.event(key, patch: try! Patch(.string("e\(n)"))), model.event(key, "e\(n)"))
@@ -237,7 +290,7 @@ import TestSupport
             case .online:
                 origin.isOnline = true
                 engine.originDidComeOnline()
-                model.online = true
+                model.goOnline()
             case .keys:
                 let got = engine.keys(matching: Glob("[ab]:*")).map { "\($0.key) \($0.state) \($0.ageMs)" }
                 let want = model.keys().filter { $0.key.hasPrefix("a:") || $0.key.hasPrefix("b:") }
@@ -275,12 +328,13 @@ import TestSupport
         let pending = engine.pendingWork().filter { if case .request = $0.kind { true } else { false } }
         let requests = model.pendingRequests()
         let samePending = pending.count == requests.count && pending.indices.allSatisfy { i in
-            pending[i].kind == .request(.fetch, keys: requests[i].keys)
+            pending[i].kind == .request(requests[i].isFetch ? .fetch : .mutate, keys: requests[i].keys)
                 && pending[i].dueAt == requests[i].completesAt + engine.clockStart
         }
         if !samePending {
             let text = pending.map { "\($0.kind)@\(($0.dueAt ?? -1) - engine.clockStart)" }
-            return "after `\(op)` pending is \(text), the model says \(requests.map { "\($0.keys)@\($0.completesAt)" })"
+            return "after `\(op)` pending is \(text), the model says "
+                + "\(requests.map { "\($0.isFetch ? "fetch" : "mutate") \($0.keys)@\($0.completesAt)" })"
         }
         // The totals after each command; every namespace's counters after the last one.
         if engine.stats() != model.total {

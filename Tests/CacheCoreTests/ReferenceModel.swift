@@ -1,9 +1,15 @@
 import CacheCore
 
-/// A deliberately naive model of the parts of SPEC §1/§1.1 that `put`, `get` (blocking and
-/// `--nowait`), `mget` (blocking, `--nowait` and scheduled by `at`), `peek`, `keys`, `advance`,
-/// `evict`, `clear`, key events and pushes whose rule refreshes a key touch, for the model-based test,
-/// with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by sorting and scanning.
+/// A deliberately naive model of the parts of SPEC §1/§1.1 that `put` (typed and scheduled by
+/// `at`), `get` (blocking, `--nowait`, `--force`), `mget` (blocking, `--nowait` and scheduled by
+/// `at`), `peek`, `keys`, `advance`, `evict`, `clear`, key events, pushes whose rule refreshes a
+/// key, optimistic mutations (`mutate KEY VALUE`, `--refetch`, of cached keys and of keys not
+/// cached, offline queues), `server fail 1 KEY` and `server latency D KEY` touch, for the
+/// model-based test, with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by
+/// sorting and scanning.
+///
+/// A mutation's patch is a whole value (a JSON merge patch that is not an object replaces the
+/// value), so an entry with mutations pending shows the last item of its log, or its base.
 ///
 /// Everything is a plain array searched linearly: entries in recency order (least recent first),
 /// requests in flight in the order sent. Times are ms since the clock's start. Sequence numbers
@@ -12,8 +18,8 @@ import CacheCore
 ///
 /// The server holds `"srv-KEY"` for every key except those in `missing`, which answer `not
 /// found`, until an event changes a key's value; it answers with the data as of the request;
-/// every request takes `latency` ms. Offline (`server offline`) it is sent nothing; requests
-/// already in flight complete.
+/// every request takes `latency` ms, or the longest `server latency` of its keys. Offline
+/// (`server offline`) it is sent nothing; requests already in flight complete.
 final class ReferenceModel {
     struct NamespacePolicy {
         var ttl: Int64
@@ -45,11 +51,43 @@ final class ReferenceModel {
         var uses = 1
         /// SIEVE: read since the hand last passed it.
         var visited = false
+        /// Sequence number of the last `put` (with mutations pending, events do not discard answers).
+        var lastPut = 0
+        /// Mutations pending (B11): the confirmed base and the log applied on top.
+        var log: Log?
+    }
+
+    /// An item of a mutation log: a mutation's value or an event's, in arrival order.
+    struct LogItem {
+        var seq: Int
+        var value: String
+        var mutation: Int?
+        /// The request that carried it to the server (an event's own sequence number).
+        var reachedServer: Int?
+    }
+
+    /// B11: a confirmed base and the pending mutations and events applied on top.
+    struct Log {
+        var base: String
+        var baseSeq: Int
+        var items: [LogItem] = []
+        var pending: Set<Int> = []
+        /// Each item replaces the value: the last one shows.
+        var value: String { items.last?.value ?? base }
+    }
+
+    /// A mutation as sent: its id (the sequence number it was made at), key and value.
+    struct Mutation {
+        var id: Int
+        var key: String
+        var value: String
+        var refetch: Bool
     }
 
     /// A fetch of one key or more (a bulk read's), each key's flags kept by position.
     struct Request {
         var id: Int
+        var mutation: Mutation?
         var keys: [String]
         var completesAt: Int64
         var refresh: [Bool]
@@ -59,17 +97,22 @@ final class ReferenceModel {
         var invalidated: [Bool]
         /// The server's answer per key as of sending (nil: not found).
         var answers: [String?]
+        /// `server fail` failed it whole.
+        var failed = false
+
+        var isFetch: Bool { mutation == nil }
 
         func index(_ key: String) -> Int? { keys.firstIndex(of: key) }
     }
 
     enum Outcome { case stored, discarded, failed(String) }
 
-    /// An `mget` scheduled by `at`: it runs as `--nowait` when due.
+    /// An `mget` (or a `put`, `value` set) scheduled by `at`: the `mget` runs as `--nowait` when due.
     struct Scheduled {
         var seq: Int
         var due: Int64
         var keys: [String]
+        var value: String?
     }
 
     /// What a read shows, in the engine's `ReadResult` terms.
@@ -114,8 +157,19 @@ final class ReferenceModel {
     private var seq = 0
     private var outcomes: [Int: [String: Outcome]] = [:]
     private(set) var scheduled: [Scheduled] = []
-    /// Values events gave the server (otherwise `"srv-KEY"`).
+    /// Values events and mutations gave the server (otherwise `"srv-KEY"`).
     private var data: [String: String] = [:]
+    /// `server latency D KEY`.
+    var latencies: [String: Int64] = [:]
+    /// `server fail N KEY`: how many more requests holding the key fail.
+    var failures: [String: Int] = [:]
+    /// Mutations made offline or behind queued ones, oldest first, and the request replaying one.
+    private(set) var queue: [Mutation] = []
+    private var replaying: Int?
+    /// Patches of mutations of keys not cached, waiting for the key's first value.
+    private var deferred: [String: [LogItem]] = [:]
+    /// Mutations of keys not cached whose own answer may still store the key.
+    private var deferredMutations: Set<Int> = []
     /// The next rank of each namespace.
     private var nextRank: [String: Int] = [:]
     /// SIEVE: the key the hand of each namespace rests on (none: the next search starts at the oldest).
@@ -151,14 +205,17 @@ final class ReferenceModel {
 
     func position(_ key: String) -> Int? { entries.firstIndex { $0.key == key } }
 
-    /// The fetch a read of `key` joins: the latest sent whose response for it is not void.
+    /// The fetch a read of `key` joins: the latest fetch sent, still in flight, whose response
+    /// for it is not void (an older one when a newer completed first).
     func inFlight(_ key: String) -> Int? {
-        requests.last { r in r.index(key).map { !r.voided[$0] } ?? false }?.id
+        requests.last { r in r.isFetch && (r.index(key).map { !r.voided[$0] } ?? false) }?.id
     }
 
-    /// Marks the responses in flight for `key` to be stored stale.
+    /// Marks the responses of fetches in flight for `key` to be stored stale.
     func markInvalidated(_ key: String) {
-        for j in requests.indices { if let i = requests[j].index(key) { requests[j].invalidated[i] = true } }
+        for j in requests.indices where requests[j].isFetch {
+            if let i = requests[j].index(key) { requests[j].invalidated[i] = true }
+        }
     }
 
     func nextSeq() -> Int {
@@ -247,6 +304,8 @@ final class ReferenceModel {
         while entries.filter({ $0.namespace == ns }).count > max {
             let victim = victim(ns, sparing: sparing)
             void(victim)
+            // Queued mutations of the victim are still sent; their answers no longer store it.
+            for m in queue where m.key == victim { deferredMutations.remove(m.id) }
             remove(victim)
             count(\.evictions, victim)
             evicted.append(victim)
@@ -260,12 +319,30 @@ final class ReferenceModel {
 
     func send(_ key: String, refresh: Bool) -> Int { send([key], refresh: [refresh]) }
 
+    func serverValue(_ key: String) -> String? { data[key] ?? (missing.contains(key) ? nil : "srv-\(key)") }
+
+    /// Whether a request holding `keys` fails (`server fail N KEY`), using up the failures.
+    func takeFailure(_ keys: [String]) -> Bool {
+        var failed = false
+        for key in keys {
+            if let n = failures[key], n > 0 {
+                failed = true
+                failures[key] = n == 1 ? nil : n - 1
+            }
+        }
+        return failed
+    }
+
     /// Sends one fetch for `keys`: `requests` rises once in total and once per namespace involved.
     func send(_ keys: [String], refresh: [Bool]) -> Int {
         let id = nextSeq()
-        let answers = keys.map { data[$0] ?? (missing.contains($0) ? nil : "srv-\($0)") }
-        requests.append(Request(id: id, keys: keys, completesAt: now + latency, refresh: refresh,
-                                voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers))
+        let failed = takeFailure(keys)
+        let answers = keys.map(serverValue)
+        let ms = keys.map { latencies[$0] ?? latency }.max()!
+        var request = Request(id: id, keys: keys, completesAt: now + ms, refresh: refresh,
+                              voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers)
+        request.failed = failed
+        requests.append(request)
         logIndex[id] = log.count
         log.append((now, keys, "pending"))
         total.requests += 1
@@ -279,13 +356,13 @@ final class ReferenceModel {
 
     // MARK: Scheduled work
 
-    enum Work { case completion(Int), expiry(String), mget(Int) }
+    enum Work { case completion(Int), expiry(String), scheduled(Int) }
 
     /// The earliest scheduled item, by (time, sequence number).
     func nextWork() -> (time: Int64, seq: Int, work: Work)? {
         var best: (time: Int64, seq: Int, work: Work)?
         for c in scheduled where best.map({ (c.due, c.seq) < ($0.time, $0.seq) }) ?? true {
-            best = (c.due, c.seq, .mget(c.seq))
+            best = (c.due, c.seq, .scheduled(c.seq))
         }
         for r in requests where best.map({ (r.completesAt, r.id) < ($0.time, $0.seq) }) ?? true {
             best = (r.completesAt, r.id, .completion(r.id))
@@ -305,13 +382,14 @@ final class ReferenceModel {
             let i = position(key)!
             entries[i].expiryCounted = true
             count(\.expirations, key)
-        case .mget(let seq):
+        case .scheduled(let seq):
             let c = scheduled.first { $0.seq == seq }!
             scheduled.removeAll { $0.seq == seq }
-            _ = mget(c.keys, nowait: true)
+            if let value = c.value { _ = put(c.keys[0], value) } else { _ = mget(c.keys, nowait: true) }
         case .completion(let id):
             let r = requests.first { $0.id == id }!
             requests.removeAll { $0.id == id }
+            if r.mutation != nil { return completeMutation(r) }
             var keyOutcomes: [String: Outcome] = [:]
             var evicted: [String] = []
             var anyStored = false
@@ -322,16 +400,32 @@ final class ReferenceModel {
             }
             outcomes[id] = keyOutcomes
             let allFailed = keyOutcomes.values.allSatisfy { if case .failed = $0 { true } else { false } }
-            log[logIndex[id]!].fate = anyStored ? "stored" : allFailed ? "failed" : "discarded"
+            // A request the server failed is `failed` in the log even when its keys' responses were void.
+            log[logIndex[id]!].fate = r.failed ? "failed" : anyStored ? "stored" : allFailed ? "failed" : "discarded"
         }
     }
 
     /// Key `k` of request `r`'s answer: stored (stale if marked), discarded by B12, or failed.
     func complete(_ r: Request, _ k: Int, evicted: inout [String]) -> Outcome {
         let key = r.keys[k]
-        guard let answer = r.answers[k] else {
+        guard !r.failed, let answer = r.answers[k] else {
             count(r.refresh[k] ? \.refreshFailures : \.fetchFailures, key)
-            return .failed("not found")
+            return .failed(r.failed ? "server error" : "not found")
+        }
+        if let i = position(key), var log = entries[i].log {
+            // B11: the answer becomes the base; log items it already saw are dropped.
+            if r.id < entries[i].lastPut || r.id < log.baseSeq { return .discarded }
+            log.base = answer
+            log.baseSeq = max(log.baseSeq, r.id)
+            log.items.removeAll { ($0.reachedServer ?? .max) < r.id }
+            entries[i].log = log
+            entries[i].value = log.value
+            entries[i].storedAt = now
+            entries[i].storeSeq = nextSeq()
+            entries[i].storedBy = max(entries[i].storedBy, r.id)
+            entries[i].expiryCounted = false
+            entries[i].invalidated = r.invalidated[k]
+            return .stored
         }
         if let i = position(key) {
             if r.id < entries[i].lastWrite || r.id < entries[i].storedBy { return .discarded }
@@ -348,8 +442,144 @@ final class ReferenceModel {
                           lastWrite: 0, storedBy: r.id)
         entry.invalidated = r.invalidated[k]
         store(entry)
+        applyDeferred(key, fetchedBy: r.id)
         evicted += evictOverflow(namespaceOf: key, sparing: key)
         return .stored
+    }
+
+    /// The first value of `key` was stored: the patches waiting for it join its log; a fetched
+    /// value keeps only those its request did not see.
+    func applyDeferred(_ key: String, fetchedBy request: Int?) {
+        guard let items = deferred.removeValue(forKey: key), let i = position(key) else { return }
+        var log = entries[i].log ?? Log(base: entries[i].value, baseSeq: entries[i].storedBy)
+        log.items += request.map { r in items.filter { ($0.reachedServer ?? .max) >= r } } ?? items
+        for item in items { if let m = item.mutation { log.pending.insert(m) } }
+        entries[i].log = log
+        entries[i].value = log.value
+    }
+
+    // MARK: Mutations (B11)
+
+    /// `mutate KEY VALUE`: applied at once to a cached entry (an access), or waiting for the key's
+    /// first value; sent, or queued while offline or behind queued ones.
+    func mutate(_ key: String, _ value: String, refetch: Bool) -> [String] {
+        let m = nextSeq()
+        let item = LogItem(seq: m, value: value, mutation: m, reachedServer: nil)
+        if let i = position(key) {
+            var log = entries[i].log ?? Log(base: entries[i].value, baseSeq: entries[i].storedBy)
+            log.items.append(item)
+            log.pending.insert(m)
+            entries[i].log = log
+            entries[i].value = log.value
+            touch(i)
+        } else {
+            deferred[key, default: []].append(item)
+            deferredMutations.insert(m)
+        }
+        let mutation = Mutation(id: m, key: key, value: value, refetch: refetch)
+        if !online || !queue.isEmpty { queue.append(mutation) } else { _ = sendMutation(mutation) }
+        return [key]
+    }
+
+    /// Sends a mutation: the server applies it now unless it fails (or does not have the key).
+    func sendMutation(_ m: Mutation) -> Int {
+        let id = nextSeq()
+        var failed = takeFailure([m.key])
+        if !failed {
+            if serverValue(m.key) == nil { failed = true } else { data[m.key] = m.value }
+        }
+        for key in deferred.keys {
+            for j in deferred[key]!.indices where deferred[key]![j].mutation == m.id { deferred[key]![j].reachedServer = id }
+        }
+        if let i = position(m.key), var log = entries[i].log {
+            for j in log.items.indices where log.items[j].mutation == m.id { log.items[j].reachedServer = id }
+            entries[i].log = log
+        }
+        var request = Request(id: id, mutation: m, keys: [m.key], completesAt: now + (latencies[m.key] ?? latency),
+                              refresh: [false], voided: [false], invalidated: [false], answers: [serverValue(m.key)])
+        request.failed = failed
+        requests.append(request)
+        logIndex[id] = log.count
+        log.append((now, [m.key], "pending"))
+        count(\.requests, m.key)
+        return id
+    }
+
+    func sendNextQueued() {
+        guard replaying == nil, online, !queue.isEmpty else { return }
+        replaying = sendMutation(queue.removeFirst())
+    }
+
+    /// `server online`: queued mutations replay, one at a time.
+    func goOnline() {
+        online = true
+        sendNextQueued()
+    }
+
+    /// A mutation's answer: confirms (new base) or rolls back; on a key not cached (or whose
+    /// answer is void) as a waiting mutation's.
+    func completeMutation(_ r: Request) {
+        let m = r.mutation!
+        let key = m.key
+        var applied = false
+        var refetch: [String] = []
+        if position(key) == nil || r.voided[0], deferredMutations.contains(m.id) {
+            if var items = deferred[key] {
+                items.removeAll { $0.mutation == m.id }
+                deferred[key] = items.isEmpty ? nil : items
+            }
+            deferredMutations.remove(m.id)
+            if !r.voided[0] && position(key) == nil {
+                applied = true
+                if !r.failed, let answer = r.answers[0] {
+                    if m.refetch {
+                        refetch.append(key)
+                    } else {
+                        store(Entry(key: key, namespace: Self.namespace(of: key), policy: policy(namespace: Self.namespace(of: key)),
+                                    value: answer, storedAt: now, storeSeq: nextSeq(), lastWrite: 0, storedBy: r.id))
+                        applyDeferred(key, fetchedBy: nil)
+                        evictOverflow(namespaceOf: key, sparing: key)
+                    }
+                } else {
+                    count(\.rollbacks, key)
+                }
+            }
+        }
+        if !r.voided[0], let i = position(key), var log = entries[i].log, log.pending.contains(m.id) {
+            applied = true
+            log.pending.remove(m.id)
+            let success = !r.failed && (r.answers[0] != nil || m.refetch)
+            if success {
+                if m.refetch {
+                    refetch.append(key)
+                } else if r.id < log.baseSeq {
+                    log.items.removeAll { $0.mutation == m.id }
+                } else {
+                    log.base = r.answers[0]!
+                    log.baseSeq = r.id
+                    log.items.removeAll { ($0.reachedServer ?? .max) <= r.id }
+                }
+            } else {
+                log.items.removeAll { $0.mutation == m.id }
+                count(\.rollbacks, key)
+            }
+            entries[i].value = log.value
+            if log.pending.isEmpty {
+                // A refetch's answer older than the mutation must not undo it; a failure wrote nothing.
+                let newest = m.refetch && success ? max(log.baseSeq, r.id) : log.baseSeq
+                entries[i].storedBy = max(entries[i].storedBy, newest)
+                entries[i].log = nil
+            } else {
+                entries[i].log = log
+            }
+        }
+        log[logIndex[r.id]!].fate = r.failed ? "failed" : applied ? "stored" : "discarded"
+        deferredMutations.remove(m.id)
+        if !refetch.isEmpty && online { _ = send(refetch, refresh: refetch.map { position($0) != nil }) }
+        if replaying == r.id {
+            replaying = nil
+            sendNextQueued()
+        }
     }
 
     // MARK: Commands
@@ -363,9 +593,18 @@ final class ReferenceModel {
     func put(_ key: String, _ value: String) -> [String] {
         let s = nextSeq()
         if let i = position(key) {
-            entries[i].value = value
+            if var log = entries[i].log {
+                // B11: a put replaces the base and keeps the log applied on top.
+                log.base = value
+                log.baseSeq = s
+                entries[i].log = log
+                entries[i].value = log.value
+            } else {
+                entries[i].value = value
+            }
             entries[i].storedAt = now
             entries[i].lastWrite = s
+            entries[i].lastPut = s
             entries[i].storedBy = s
             entries[i].storeSeq = nextSeq()
             entries[i].expiryCounted = false
@@ -374,7 +613,9 @@ final class ReferenceModel {
             return [key]
         }
         store(Entry(key: key, namespace: Self.namespace(of: key),
-                    policy: policy(namespace: Self.namespace(of: key)), value: value, storedAt: now, storeSeq: nextSeq(), lastWrite: s, storedBy: s))
+                    policy: policy(namespace: Self.namespace(of: key)), value: value, storedAt: now, storeSeq: nextSeq(), lastWrite: s,
+                    storedBy: s, lastPut: s))
+        applyDeferred(key, fetchedBy: nil)
         return [key] + evictOverflow(namespaceOf: key, sparing: key)
     }
 
@@ -399,9 +640,12 @@ final class ReferenceModel {
         return r
     }
 
-    func get(_ key: String, nowait: Bool) -> Read {
+    func get(_ key: String, nowait: Bool, force: Bool = false) -> Read {
         if !online { return offlineRead(key) }
-        if let i = position(key) {
+        if let i = position(key), force {
+            noteBoundary(entries[i])
+            touch(i)
+        } else if let i = position(key) {
             noteBoundary(entries[i])
             let st = state(entries[i])
             touch(i)
@@ -418,7 +662,7 @@ final class ReferenceModel {
         }
         count(\.misses, key)
         let id: Int
-        if let joined = inFlight(key) {
+        if !force, let joined = inFlight(key) {
             count(\.joined, key)
             id = joined
         } else {
@@ -503,12 +747,22 @@ final class ReferenceModel {
         scheduled.append(Scheduled(seq: nextSeq(), due: now + delay, keys: keys))
     }
 
+    /// `at D put KEY VALUE`.
+    func schedule(after delay: Int64, put key: String, _ value: String) {
+        scheduled.append(Scheduled(seq: nextSeq(), due: now + delay, keys: [key], value: value))
+    }
+
     /// `event KEY "VALUE"`: the server's data changes; a cached value is replaced (and B12 then
     /// discards older answers); a first fetch in flight of the key has its answer stored stale.
     func event(_ key: String, _ value: String) -> [String] {
         data[key] = value
         if let i = position(key) {
             let s = nextSeq()
+            if var log = entries[i].log {
+                // While mutations are pending, events join the log (B11).
+                log.items.append(LogItem(seq: s, value: value, mutation: nil, reachedServer: s))
+                entries[i].log = log
+            }
             entries[i].value = value
             entries[i].lastWrite = s
             return [key]
@@ -542,8 +796,22 @@ final class ReferenceModel {
         return current(key)
     }
 
+    /// `evict` and `clear` drop the queued mutations and waiting patches of the keys they remove.
+    private func dropMutations(where inScope: (String) -> Bool) {
+        queue.removeAll { inScope($0.key) }
+        guard !deferredMutations.isEmpty else { return }
+        for key in deferred.keys where inScope(key) { deferred[key] = nil }
+        let live = Set(queue.map(\.id) + requests.compactMap { $0.mutation?.id })
+        deferredMutations.formIntersection(live)
+        for key in deferred.keys {
+            deferred[key]!.removeAll { !live.contains($0.mutation ?? 0) }
+            if deferred[key]!.isEmpty { deferred[key] = nil }
+        }
+    }
+
     func evict(_ key: String) -> [String] {
         void(key)
+        dropMutations { $0 == key }
         guard position(key) != nil else { return [] }
         remove(key)
         return [key]
@@ -552,6 +820,7 @@ final class ReferenceModel {
     func clear(namespace: String?) -> [String] {
         let inScope = { (key: String) in namespace.map { Self.namespace(of: key) == $0 } ?? true }
         for r in requests { for key in r.keys where inScope(key) { void(key) } }
+        dropMutations(where: inScope)
         let removed = entries.filter { inScope($0.key) }.map(\.key)
         for key in removed { remove(key) }
         return removed
