@@ -49,6 +49,9 @@ import TestSupport
     static let steps: [Int64] = [0, 1, 49, 50, 99, 100, 150, 250, 300]
     /// `server latency D KEY`: a request sent later may answer first.
     static let latencies: [Int64] = [50, 100, 250, 400]
+    /// Delays of `at`: the steps, and the namespaces' ttls, so that scheduled commands fall due at
+    /// the instants entries stored with them expire.
+    static let atDelays: [Int64] = steps + [400, 600]
 
     enum Op: CustomStringConvertible {
         case put(String, Int)
@@ -154,8 +157,12 @@ import TestSupport
     static func generate(seed: UInt64) -> [Op] {
         var rng = SeededGenerator(seed: seed)
         var ops: [Op] = []
+        var lastKey = keys[0]
         for n in 0..<length {
-            let key = keys[Int(rng.next() % UInt64(keys.count))]
+            // Every third command names the key of the one before, so that requests, failures,
+            // latencies and mutations of one key meet.
+            let key = rng.next() % 3 == 0 ? lastKey : keys[Int(rng.next() % UInt64(keys.count))]
+            lastKey = key
             let roll = rng.next() % 122
             /// 2 to 4 keys, mostly of one namespace so an answer can hold more of it than its `max`.
             func bulk() -> [String] {
@@ -172,7 +179,7 @@ import TestSupport
             case 72..<76: ops.append(.evict(key))
             case 76..<79: ops.append(.mget(bulk(), nowait: false))
             case 79..<81: ops.append(.mget(bulk(), nowait: true))
-            case 81..<84: ops.append(.atMget(steps[Int(rng.next() % UInt64(steps.count))], bulk()))
+            case 81..<84: ops.append(.atMget(atDelays[Int(rng.next() % UInt64(atDelays.count))], bulk()))
             case 84..<89: ops.append(.event(key, n))
             case 89..<92: ops.append(.push(key))
             case 92: ops.append(rng.next() % 2 == 0 ? .offline : .online)
@@ -183,7 +190,7 @@ import TestSupport
             case 104..<111: ops.append(.mutate(key, n, refetch: rng.next() % 4 == 0))
             case 111..<114: ops.append(.fail(key))
             case 114..<117: ops.append(.latency(key, latencies[Int(rng.next() % UInt64(latencies.count))]))
-            case 117..<120: ops.append(.atPut(steps[Int(rng.next() % UInt64(steps.count))], key, n))
+            case 117..<120: ops.append(.atPut(atDelays[Int(rng.next() % UInt64(atDelays.count))], key, n))
             case 120: ops.append(.offline)
             case 121: ops.append(.online)
             default: ops.append(.keys)
