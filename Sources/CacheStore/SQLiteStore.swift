@@ -540,7 +540,14 @@ public final class SQLiteStore: CacheStore, Sendable {
     public func load() throws(StoreError) -> StoredState? {
         do {
             return try queue.read { db -> StoredState? in
-                guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else { return nil }
+                guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else {
+                    // No session yet (a store made, then its process killed before the first
+                    // commit) holds no rows either: rows without the state are a damaged store,
+                    // not a new one to write over.
+                    let rows = try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM entries) + (SELECT count(*) FROM log) + (SELECT count(*) FROM server_data)") ?? 0
+                    if rows > 0 { throw StoreError("damaged store: \(path) holds \(rows) rows but no state row (the session they belong to)") }
+                    return nil
+                }
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
@@ -556,6 +563,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 }
                 return StoredState(state: state, log: log, server: server, entryCount: count)
             }
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError("cannot read store \(path): \(Self.describe(error))")
         }

@@ -133,7 +133,7 @@ final class StoreLock: Sendable {
         let text = n > 0 ? buffer[0..<n] : []
         let isPID = text.count >= 2 && text.count <= 32 && text.last == UInt8(ascii: "\n")
             && text.dropLast().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        return isPID && n == Int(st.st_size) ? nil : "exists and is not a cachesh lock file (it holds something else than a process id)"
+        return isPID && n == Int(st.st_size) ? nil : "exists and is not a cachesh lock file (it holds something other than a process id)"
     }
 
     /// The process id written in a held lock file, if it holds one.

@@ -18,7 +18,7 @@ import CacheCore
 enum RecordCommands {
     static let record = CommandSpec(
         name: "record", summary: "write this session as a transcript, until record stop",
-        arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced once the session so far is on disk, its mode kept"),
+        arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced by the whole recording at record stop or when the session ends (a failed write leaves the old file), its mode kept"),
                            .word("stop", meaning: "stop writing"))],
         example: "record session.transcript", run: record)
 
