@@ -942,9 +942,11 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).
+    /// On one line: SQLite quotes text of the file in some messages (a damaged schema's SQL),
+    /// whose line breaks are written `\n`.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
-        return "\(error)"
+        let text = (error as? DatabaseError).map { $0.message ?? "\($0.resultCode)" } ?? "\(error)"
+        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }
 

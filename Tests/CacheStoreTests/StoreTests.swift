@@ -729,6 +729,23 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
 
+    /// SQLite quotes a damaged schema's SQL, from the file, in its message: the refusal stays
+    /// on one line.
+    @Test func aDamagedSchemasTextStaysOnOneLine() throws {
+        let path = Self.directory() + "/s.db"
+        try SQLiteStore(path: path).close()
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = 'CREATE TABLE entries (id INTEGER PRIMARY KEY, `key\nrecency' WHERE name = 'entries'")
+        }
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a store whose schema does not parse")
+        } catch {
+            #expect(error.message == "cannot open store \(path): malformed database schema (entries) - unrecognized token: \"`key\\nrecency\"")
+        }
+    }
+
     /// `meta` and the migrations table must agree on a schema this build reads: anything else is a
     /// damaged store, named as such (an extra migration row is not "a newer cachesh"), and the
     /// file is left as it was.

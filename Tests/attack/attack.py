@@ -334,8 +334,9 @@ def attack_store(binary, rng, smoke, work):
              "UPDATE meta SET value = '6x' WHERE name = 'schema'", "INSERT INTO grdb_migrations VALUES ('v7')",
              "INSERT INTO grdb_migrations VALUES ('zz')", "DELETE FROM grdb_migrations WHERE identifier = 'v2'",
              "UPDATE meta SET value = '3' WHERE name = 'schema'", "DELETE FROM meta WHERE name = 'schema'",
-             "UPDATE log SET position = position + 1000000", "UPDATE entries SET recency = 4611686018427387904"]
-    for damage in (metas[:4] if smoke else metas):
+             "UPDATE log SET position = position + 1000000", "UPDATE entries SET recency = 4611686018427387904",
+             "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE TABLE entries (id INTEGER PRIMARY KEY, `key\n\x1b[31mred' WHERE name = 'entries'"]
+    for damage in (metas[:4] + metas[-1:] if smoke else metas):
         trials.append((damage[:56], None, damage, "refused"))
     held, notes = 0, []
     base = os.path.join(work, "store-base.db")
