@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// A libFuzzer target for the cachesh language, separate from the root package so that
+// libFuzzer targets for the cachesh language (ScriptFuzzer) and for transcripts and snapshots
+// (TranscriptFuzzer), separate from the root package so that
 // `swift build` and `swift test` there never see it. See README.md for how to run it.
 let package = Package(
     name: "CacheshFuzz",
@@ -10,6 +11,11 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "ScriptFuzzer",
+            dependencies: [.product(name: "CacheShell", package: "cachesh")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "TranscriptFuzzer",
             dependencies: [.product(name: "CacheShell", package: "cachesh")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),

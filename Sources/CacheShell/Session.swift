@@ -114,6 +114,14 @@ public final class Session {
     var recording: Recording? {
         didSet { updateDirectTarget() }
     }
+
+    /// Ends an open `record FILE` as the session ends: the transcript replaces its file.
+    /// - Returns: the error line when it could not be written (the file is then as it was), or nil.
+    public func endRecording() -> String? {
+        guard let open = recording else { return nil }
+        recording = nil
+        return open.stop().map { "record: could not write \(open.name): \($0)" }
+    }
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     @exclusivity(unchecked) var timeline = Timeline()
     /// The file commands `--safe` has refused so far, the last one's message: `--verify` stops a

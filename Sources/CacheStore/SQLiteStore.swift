@@ -36,6 +36,10 @@ public final class SQLiteStore: CacheStore, Sendable {
     private let lock: StoreLock?
     /// Set by the first `close()`.
     private let closed = Atomic<Bool>(false)
+    /// An older schema's upgrade ran at open in a transaction still open (`upgrade`): the first
+    /// `commit` commits it (the session checked the rows by then); a close before that rolls it
+    /// back, so a store refused as damaged is left as its own version wrote it.
+    private let upgradeOpen = Atomic<Bool>(false)
     /// The file, for messages.
     public let path: String
     /// SQLite opened the file read-only (no write permission): nothing is written to it, not
@@ -66,17 +70,32 @@ public final class SQLiteStore: CacheStore, Sendable {
             var st = stat()
             if stat(file, &st) != 0 { absent.append(file) }
         }
+        // Checked once the lock is held: a file another cachesh is making is not looked at.
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        if exists && st.st_size == 0 {
+            throw StoreError("cannot open store \(path): it is an empty file (0 bytes), not a cachesh store; "
+                             + "refusing to take it for a new one (remove it to start a new store)")
+        }
+        // Read-only by its permission bits, not only by what the kernel lets this process do:
+        // root may write a file of mode 0444, which is read-only all the same.
+        let modeReadOnly = exists && FileKind.permissionBitsForbidWriting(st)
         do {
-            queue = try DatabaseQueue(path: path)
+            var configuration = Configuration()
+            configuration.readonly = modeReadOnly
+            // An upgrade's transaction stays open from `prepare` to the first `commit` (`upgradeOpen`).
+            configuration.allowsUnsafeTransactions = true
+            queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
             throw StoreError("cannot open store \(path): \(Self.describe(error))")
         }
         self.lock = lock
         // SQLite opens a file it may not write read-only, without an error: asked here, so that
         // opening writes nothing to it (no journal mode, no upgrade) and a session on it commits nothing.
-        isReadOnly = queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+        isReadOnly = modeReadOnly || queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
         sidecarsMade = isReadOnly ? absent : []
-        try Self.prepare(queue, name: path, wal: true, readOnly: isReadOnly)
+        let upgrading = try Self.prepare(queue, name: path, wal: true, readOnly: isReadOnly)
+        upgradeOpen.store(upgrading, ordering: .releasing)
     }
 
     /// Refuses a store that is not a regular file (or a link to one), before anything is locked,
@@ -90,6 +109,13 @@ public final class SQLiteStore: CacheStore, Sendable {
         var st = stat()
         let exists = stat(path, &st) == 0
         if exists, let problem = StoreLock.notRegular(st) { throw StoreError("cannot open store \(path): \(problem)") }
+        // One name per store: each name of a file has its own lock file and SQLite its own
+        // `-wal` beside it, so two processes on two hard links would both write the store, and a
+        // log left under one name would later be played over what the other wrote.
+        if exists && st.st_nlink > 1 {
+            throw StoreError("cannot open store \(path): the file has \(st.st_nlink) hard links; a store must have one name "
+                             + "(each name would get its own lock and write-ahead log; a symbolic link is fine)")
+        }
         // SQLite keeps its files beside the file a link leads to.
         let base = exists ? (StoreLock.realPath(path) ?? path) : path
         for sidecar in [base + "-wal", base + "-shm"] where stat(sidecar, &st) == 0 {
@@ -100,10 +126,17 @@ public final class SQLiteStore: CacheStore, Sendable {
     deinit {
         // The database is closed before the lock goes, so no other process opens it meanwhile.
         if !closed.load(ordering: .acquiring) {
+            rollBackUpgrade()
             try? queue.close()
             removeSidecarsMade()
         }
         lock?.release()
+    }
+
+    /// Rolls back an upgrade no commit followed (`upgradeOpen`): the session refused the store.
+    private func rollBackUpgrade() {
+        guard upgradeOpen.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        try? queue.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
     }
 
     /// Removes the `-wal` and `-shm` files SQLite made for a read-only store (`sidecarsMade`),
@@ -124,6 +157,7 @@ public final class SQLiteStore: CacheStore, Sendable {
     public func close() throws(StoreError) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         defer { lock?.release() }
+        rollBackUpgrade()
         do {
             if lock != nil && !isReadOnly {
                 try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -148,10 +182,19 @@ public final class SQLiteStore: CacheStore, Sendable {
         try Self.prepare(queue, name: path, wal: false)
     }
 
-    /// The migrations, oldest first; each ends by recording its schema version in `meta`.
+    /// The migrator of `migrations`, which tells which ones a store has applied (and which tests
+    /// use to make stores of an older schema).
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
+        for (identifier, body) in migrations { migrator.registerMigration(identifier, migrate: body) }
+        return migrator
+    }
+
+    /// The migrations, oldest first, by identifier; each ends by recording its schema version in
+    /// `meta`. Opening a store runs those it lacks in one transaction of its own (`upgrade`), not
+    /// through the migrator, so that the rows are checked before it commits.
+    static let migrations: [(String, @Sendable (Database) throws -> Void)] = [
+        ("v1", { db in
             try db.execute(sql: """
                 CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '1');
@@ -160,15 +203,15 @@ public final class SQLiteStore: CacheStore, Sendable {
                 CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
                 CREATE TABLE server_data (key TEXT PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
                 """)
-        }
-        migrator.registerMigration("v2") { db in
+        }),
+        ("v2", { db in
             // Loading reads entries in recency order.
             try db.execute(sql: """
                 CREATE INDEX entries_by_recency ON entries (recency);
                 UPDATE meta SET value = '2' WHERE name = 'schema';
                 """)
-        }
-        migrator.registerMigration("v3") { db in
+        }),
+        ("v3", { db in
             // Keys as BLOBs: bound as text, a key was cut at its first NUL. (The keys of an older
             // store were written as text and were cut already; they are kept as they are.)
             try db.execute(sql: """
@@ -183,8 +226,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 ALTER TABLE server_data_v3 RENAME TO server_data;
                 UPDATE meta SET value = '3' WHERE name = 'schema';
                 """)
-        }
-        migrator.registerMigration("v4") { db in
+        }),
+        ("v4", { db in
             // Typed columns: a value is its compact text, times are integers, and a row whose
             // entry only moved in the recency order rewrites just its stamp. Each schema-3 row's
             // snapshot JSON is converted in place (a damaged one fails the upgrade, which then
@@ -198,7 +241,7 @@ public final class SQLiteStore: CacheStore, Sendable {
             let insert = try db.makeStatement(sql: insertEntrySQL(table: "entries_v4"))
             let rows = try Row.fetchCursor(db, sql: "SELECT key, recency, body FROM entries")
             while let row = try rows.next() {
-                let key = Self.key(try row.decode(atIndex: 0))
+                let key = SQLiteStore.key(try row.decode(atIndex: 0))
                 let entry: StoredEntry
                 do {
                     entry = try StoredEntry(key: key, recency: try row.decode(atIndex: 1), snapshotJSON: try row.decode(atIndex: 2))
@@ -213,8 +256,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 CREATE INDEX entries_by_recency ON entries (recency);
                 UPDATE meta SET value = '4' WHERE name = 'schema';
                 """)
-        }
-        migrator.registerMigration("v5") { db in
+        }),
+        ("v5", { db in
             // One B-tree per row written: the entries keyed by their key (`WITHOUT ROWID`: no
             // rowid table beside the key's index) and no index on the recency, which a put had
             // to update too; loading sorts the rows by recency instead. The rows are copied as
@@ -226,8 +269,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 ALTER TABLE entries_v5 RENAME TO entries;
                 UPDATE meta SET value = '5' WHERE name = 'schema';
                 """)
-        }
-        migrator.registerMigration("v6") { db in
+        }),
+        ("v6", { db in
             // The entries keyed by a row id the store gives in increasing order, with no index on
             // the key (keys are unique by the engine, and the store finds a key's row through
             // its map of ids): a new row goes at the right edge of the one B-tree, so a commit of
@@ -240,9 +283,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 ALTER TABLE entries_v6 RENAME TO entries;
                 UPDATE meta SET value = '6' WHERE name = 'schema';
                 """)
-        }
-        return migrator
-    }
+        }),
+    ]
 
     /// A new store's tables as the migrations up to v6 leave them, the migrations recorded as
     /// applied (as GRDB's migrator records them): a new file is written once, not through six
@@ -368,13 +410,18 @@ public final class SQLiteStore: CacheStore, Sendable {
          e.tags, e.extra]
     }
 
-    /// Checks that the database is new or a cachesh store this build reads, migrates it, then
-    /// turns on the WAL journal. Nothing is written before the checks pass.
     /// The page size of a new store's file (an existing file keeps its own).
     static let pageSize = 16384
 
+    /// Checks that the database is new or a cachesh store this build reads, turns on the WAL
+    /// journal, and makes a new store's tables or upgrades an older one. Nothing is written
+    /// before the checks pass.
+    /// - Parameter migration: for tests: migrate a new database up to this one, committed.
+    /// - Returns: whether an upgrade ran in a transaction left open (`upgrade`), which the
+    ///   caller commits once the rows are checked, or rolls back.
+    @discardableResult
     static func prepare(_ queue: DatabaseQueue, name: String, wal: Bool, upTo migration: String? = nil,
-                        readOnly: Bool = false) throws(StoreError) {
+                        readOnly: Bool = false) throws(StoreError) -> Bool {
         do {
             // A new file is made whole before the session's first commit, with no sync of its own
             // (a killed process leaves it empty or whole; it holds nothing yet), in one
@@ -389,7 +436,7 @@ public final class SQLiteStore: CacheStore, Sendable {
                     throw StoreError("cannot open store \(name): it is read-only, and its schema \(schema) needs an upgrade "
                                      + "to schema \(schemaVersion), which would write it")
                 }
-                return
+                return false
             }
             if wal {
                 try queue.writeWithoutTransaction { db in
@@ -411,8 +458,9 @@ public final class SQLiteStore: CacheStore, Sendable {
                 }
             }
             if isNew { try queue.write { db in try createSchema6(db) } }
-            if let migration { try migrator.migrate(queue, upTo: migration) } else { try migrator.migrate(queue) }
+            if let migration { try migrator.migrate(queue, upTo: migration) }
             if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
+            return isNew || migration != nil ? false : try upgrade(queue)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -420,6 +468,32 @@ public final class SQLiteStore: CacheStore, Sendable {
         }
     }
 
+    /// Runs the migrations a store lacks, in order, in one transaction that it leaves open: the
+    /// session reads and checks the rows inside it, then `commit` commits it, or `close` rolls it
+    /// back. A store refused as damaged (by a migration or by those checks) is so left as the
+    /// older cachesh that wrote it can still open it.
+    /// - Returns: whether it began a transaction (some migration ran).
+    private static func upgrade(_ queue: DatabaseQueue) throws -> Bool {
+        let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        let missing = migrations.filter { !applied.contains($0.0) }
+        if missing.isEmpty { return false }
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            do {
+                for (identifier, body) in missing {
+                    try body(db)
+                    try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+                }
+            } catch {
+                try? db.execute(sql: "ROLLBACK")
+                throw error
+            }
+        }
+        return true
+    }
+
+    /// Checks `meta`: the format, then a schema version this build reads, which the migrations
+    /// table agrees with (it lists v1 to that version, nothing else).
     /// - Returns: whether the database is new (holds no table).
     @discardableResult
     private static func check(_ db: Database, name: String) throws(StoreError) -> Bool {
@@ -430,11 +504,21 @@ public final class SQLiteStore: CacheStore, Sendable {
                   try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == format else {
                 throw StoreError("\(name) is not a cachesh store (an SQLite database without cachesh's tables); refusing to change it")
             }
-            let schema = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'").flatMap { Int($0) }
-            guard let schema else { throw StoreError("\(name): damaged cachesh store (no schema version)") }
-            let superseded = try migrator.hasBeenSuperseded(db)
-            if schema > schemaVersion || superseded {
+            guard let text = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'") else {
+                throw StoreError("\(name): damaged cachesh store (no schema version); refusing to change it")
+            }
+            guard let schema = Int(text), schema >= 1 else {
+                throw StoreError("\(name): damaged cachesh store (its schema version is \"\(text)\", not a whole number from 1); refusing to change it")
+            }
+            if schema > schemaVersion {
                 throw StoreError("\(name) was written by a newer cachesh (store schema \(schema); this one reads up to \(schemaVersion)); refusing to change it")
+            }
+            let applied = try migrator.appliedIdentifiers(db)
+            let expected = Set(migrations.prefix(schema).map(\.0))
+            if applied != expected {
+                let extra = applied.subtracting(expected).sorted(), lacking = expected.subtracting(applied).sorted()
+                let problem = extra.isEmpty ? "lacks \(lacking.joined(separator: ", "))" : "also lists \(extra.joined(separator: ", "))"
+                throw StoreError("\(name): damaged cachesh store (its schema version is \(schema), but its migrations table \(problem)); refusing to change it")
             }
             return false
         } catch let error as StoreError {
@@ -456,7 +540,14 @@ public final class SQLiteStore: CacheStore, Sendable {
     public func load() throws(StoreError) -> StoredState? {
         do {
             return try queue.read { db -> StoredState? in
-                guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else { return nil }
+                guard let state = try String.fetchOne(db, sql: "SELECT body FROM state WHERE id = 1") else {
+                    // No session yet (a store made, then its process killed before the first
+                    // commit) holds no rows either: rows without the state are a damaged store,
+                    // not a new one to write over.
+                    let rows = try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM entries) + (SELECT count(*) FROM log) + (SELECT count(*) FROM server_data)") ?? 0
+                    if rows > 0 { throw StoreError("damaged store: \(path) holds \(rows) rows but no state row (the session they belong to)") }
+                    return nil
+                }
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0
                 var log: [StoredLogLine] = []
                 let lines = try Row.fetchCursor(db, sql: "SELECT position, body FROM log ORDER BY position")
@@ -472,6 +563,8 @@ public final class SQLiteStore: CacheStore, Sendable {
                 }
                 return StoredState(state: state, log: log, server: server, entryCount: count)
             }
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError("cannot read store \(path): \(Self.describe(error))")
         }
@@ -523,6 +616,9 @@ public final class SQLiteStore: CacheStore, Sendable {
             throw StoreError("cannot write store \(path): the entry row of \(bad.key) has no row id")
         }
         do {
+            if upgradeOpen.exchange(false, ordering: .acquiringAndReleasing) {
+                try queue.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+            }
             try queue.write { db in
                 if changes.replacesAll {
                     try db.execute(sql: "DELETE FROM entries; DELETE FROM log; DELETE FROM server_data")
@@ -846,9 +942,11 @@ public final class SQLiteStore: CacheStore, Sendable {
     }
 
     /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).
+    /// On one line: SQLite quotes text of the file in some messages (a damaged schema's SQL),
+    /// whose line breaks are written `\n`.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
-        return "\(error)"
+        let text = (error as? DatabaseError).map { $0.message ?? "\($0.resultCode)" } ?? "\(error)"
+        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }
 

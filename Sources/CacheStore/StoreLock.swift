@@ -89,6 +89,12 @@ final class StoreLock: Sendable {
             // the lock of a file nobody else will look at, and must take the one at the path.
             var held = stat(), current = stat()
             if fstat(fd, &held) == 0 && stat(path, &current) == 0 && held.st_dev == current.st_dev && held.st_ino == current.st_ino {
+                // Written (truncated, then removed at release) only if it is one: a file cachesh
+                // made, which no other name leads to. The lock is held, so no cachesh is writing it.
+                if let problem = Self.notALockFile(fd, held) {
+                    close(fd)
+                    throw StoreError("cannot open store \(storePath): \(path) \(problem); refusing to change it (remove it if it is not needed)")
+                }
                 locked = fd
                 break
             }
@@ -103,14 +109,31 @@ final class StoreLock: Sendable {
 
     deinit { release() }
 
-    /// Removes the lock file and releases the lock (idempotent).
+    /// Removes the lock file and releases the lock (idempotent). Only the file this lock holds is
+    /// removed: another put at its name meanwhile stays.
     func release() {
         descriptor.withLock { fd in
             guard fd >= 0 else { return }
-            unlink(path)
+            var held = stat(), current = stat()
+            if fstat(fd, &held) == 0 && lstat(path, &current) == 0 && held.st_dev == current.st_dev && held.st_ino == current.st_ino {
+                unlink(path)
+            }
             close(fd)
             fd = -1
         }
+    }
+
+    /// Why the file open at `fd` is not a lock file cachesh made (nil when it is one): it has
+    /// another name (a hard link), or it holds something else than nothing or one process id.
+    private static func notALockFile(_ fd: Int32, _ st: stat) -> String? {
+        if st.st_nlink != 1 { return "has \(st.st_nlink) hard links, so it is not a lock file cachesh made" }
+        if st.st_size == 0 { return nil }
+        var buffer = [UInt8](repeating: 0, count: 33)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let text = n > 0 ? buffer[0..<n] : []
+        let isPID = text.count >= 2 && text.count <= 32 && text.last == UInt8(ascii: "\n")
+            && text.dropLast().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        return isPID && n == Int(st.st_size) ? nil : "exists and is not a cachesh lock file (it holds something other than a process id)"
     }
 
     /// The process id written in a held lock file, if it holds one.

@@ -24,12 +24,17 @@ enum StoreSession {
     }
 }
 
-/// Ends the process with `status` after closing the session's store, if it has one, so the store
+/// Ends the process with `status` after ending an open `record` (its file replaced by the whole
+/// transcript) and closing the session's store, if it has one, so the store
 /// file alone holds everything and the lock is released; a store that cannot be closed cleanly
 /// is reported and turns a status of 0 into 1. The session itself stays alive: freeing a large
 /// cache and its history piece by piece is work nobody waits for.
 func finish(_ session: Session, _ terminal: Terminal, status: Int32) -> Never {
     var status = status
+    if let failure = session.endRecording() {
+        terminal.write("cachesh: \(failure)\n", isError: true)
+        if status == 0 { status = 1 }
+    }
     do { try session.closeStore() } catch {
         terminal.write("cachesh: \(error)\n", isError: true)
         if status == 0 { status = 1 }

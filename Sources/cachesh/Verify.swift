@@ -21,6 +21,11 @@ enum Verify {
             terminal.write("cachesh: --update refuses to run when CI is set: a CI job must check transcripts, not rewrite them (unset CI to update)\n", isError: true)
             return 2
         }
+        // The report must not replace a transcript it reports on (under any name of it).
+        if let junit, let file = files.first(where: { FileIO.sameFile(junit, $0) }) {
+            terminal.write("cachesh: --junit \(junit) names the transcript \(file) being verified; write the report elsewhere\n", isError: true)
+            return 2
+        }
         // Read every file first, so a typo in one name changes nothing.
         var texts: [String] = []
         var unreadable = false

@@ -76,7 +76,7 @@ import TestSupport
 
         let batch = await Session.with { session, cache in
             session.keepsWholeHistory = false
-            _ = session.run(SourceFile(name: "t.cachesh", text: "restore \(dir)/a.json\nput late 1\nrecord \(dir)/batch.transcript\n"), on: cache)
+            _ = session.run(SourceFile(name: "t.cachesh", text: "restore \(dir)/a.json\nput late 1\nrecord \(dir)/batch.transcript\nrecord stop\n"), on: cache)
             return (session.baseSnapshot, session.anyFailed)
         }
         #expect(batch.0 == nil)
@@ -90,6 +90,7 @@ import TestSupport
         _ = await kept.typed("restore \(dir)/a.json")
         _ = await kept.typed("put late 1")
         _ = await kept.typed("record \(dir)/kept.transcript")
+        _ = await kept.typed("record stop")
         #expect(await kept.run { session, _ in session.baseSnapshot } == a)
         let keptRecording = try String(contentsOfFile: "\(dir)/kept.transcript", encoding: .utf8)
         #expect(!keptRecording.contains(#""key": "late""#))

@@ -66,7 +66,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
     @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))
-        await runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\n", in: directory)
+        await runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\nrecord stop\n", in: directory)
         #expect(contents(directory + "/out.transcript") == """
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
@@ -83,13 +83,13 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
     @Test func aSessionThatBeganInJsonAndSwitchedToHumanStillReplays() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))
-        await runScript(session, "now\noutput human\nnow\nrecord out.transcript\n", in: directory)
+        await runScript(session, "now\noutput human\nnow\nrecord out.transcript\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         #expect(text.hasPrefix("cachesh> output json\n"))
         #expect(await verify(directory + "/out.transcript") == "")
         // Without a switch, a human session writes no `output` line.
         let human = await TestShell()
-        await runScript(human, "now\nrecord h.transcript\n", in: directory)
+        await runScript(human, "now\nrecord h.transcript\nrecord stop\n", in: directory)
         #expect(contents(directory + "/h.transcript")?.hasPrefix("cachesh> now\n") == true)
     }
 
@@ -105,7 +105,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             return [relative, absolute]
         }
         #expect(loaded == [false, true], "relative to the working directory, then absolute")
-        await runScript(session, "put feed:a 1\nrecord out.transcript\n", in: directory)
+        await runScript(session, "put feed:a 1\nrecord out.transcript\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         // The configuration itself, not the file's name: the transcript alone replays.
         #expect(text == "cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\n"
@@ -119,7 +119,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         let session = await TestShell()
         let base = await TestShell().snapshotText() + "\n"
         await session.run { session, _ in session.baseSnapshot = base }
-        await runScript(session, "echo hi\nrecord out.transcript\n", in: directory)
+        await runScript(session, "echo hi\nrecord out.transcript\nrecord stop\n", in: directory)
         #expect(contents(directory + "/out.snapshot.json") == nil, "no file beside the transcript")
         let text = contents(directory + "/out.transcript") ?? ""
         let inline = TranscriptSyntax.render(command: "restore " + base.dropLast(), output: "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n")
@@ -219,6 +219,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             echo ...> y
             get
             record out.transcript
+            record stop
 
             """, in: directory)
         #expect(await verify(directory + "/out.transcript") == "")

@@ -678,6 +678,128 @@ import TestSupport
         #expect(said.contains("new:1"))
     }
 
+    /// A damaged store of an older schema (here the previous release's schema 5, with a row the
+    /// session's checks refuse) is refused before its upgrade commits: the file keeps its schema,
+    /// its migrations and every byte of its rows, so the cachesh that wrote it still opens it.
+    @Test(arguments: [
+        ("stored_at = 9000000000000000 WHERE key = CAST('again' AS BLOB)", "entries[14].stored_at: is after now (2026-01-01T00:06:01.300Z)"),
+        ("recency = -1 WHERE key = CAST('again' AS BLOB)", "entries[0].recency: -1 is not a recency stamp (0 to 4611686018427387903)"),
+        ("seq = 1000 WHERE key = CAST('again' AS BLOB)", "entries[14].seq: 1000 is past the top-level seq 68 (seq must be at least every sequence number in use)"),
+    ])
+    func aDamagedOlderStoreIsRefusedBeforeItsUpgrade(damage: String, message: String) async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema5")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        func everything() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    + String.fetchAll(db, sql: "SELECT hex(key) || hex(recency) || hex(value) || ifnull(stored_at, '') FROM entries ORDER BY key")
+                    + String.fetchAll(db, sql: "SELECT ifnull(sql, name) FROM sqlite_master ORDER BY name")
+            }
+        }
+        let before = try everything()
+        #expect(before.contains("schema=5"))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: " + message)
+        #expect(try everything() == before)
+        // Undamaged, the same store upgrades.
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET stored_at = 1767225961300, recency = 27, seq = 68 WHERE key = CAST('again' AS BLOB)") }
+        let store = try SQLiteStore(path: path)
+        _ = try await Self.opened(store)
+        try store.close()
+        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "6")
+    }
+
+    /// Rows without the state row they belong to are a damaged store, not a new one to write over
+    /// (a store whose process was killed before its first commit holds no rows at all).
+    @Test func rowsWithoutTheStateAreADamagedStore() async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema5")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "DELETE FROM state") }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: \(path) holds 24 rows but no state row (the session they belong to)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
+    /// SQLite quotes a damaged schema's SQL, from the file, in its message: the refusal stays
+    /// on one line.
+    @Test func aDamagedSchemasTextStaysOnOneLine() throws {
+        let path = Self.directory() + "/s.db"
+        try SQLiteStore(path: path).close()
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = 'CREATE TABLE entries (id INTEGER PRIMARY KEY, `key\nrecency' WHERE name = 'entries'")
+        }
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a store whose schema does not parse")
+        } catch {
+            #expect(error.message == "cannot open store \(path): malformed database schema (entries) - unrecognized token: \"`key\\nrecency\"")
+        }
+    }
+
+    /// `meta` and the migrations table must agree on a schema this build reads: anything else is a
+    /// damaged store, named as such (an extra migration row is not "a newer cachesh"), and the
+    /// file is left as it was.
+    @Test(arguments: [
+        ("UPDATE meta SET value = '-1' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"-1\", not a whole number from 1)"),
+        ("UPDATE meta SET value = '0' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"0\", not a whole number from 1)"),
+        ("UPDATE meta SET value = 'six' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"six\", not a whole number from 1)"),
+        ("DELETE FROM meta WHERE name = 'schema'", "damaged cachesh store (no schema version)"),
+        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 6, but its migrations table also lists v0)"),
+        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 6, but its migrations table lacks v4)"),
+        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6)"),
+    ])
+    func aSchemaTheMigrationsContradictIsRefused(damage: String, message: String) throws {
+        let path = Self.directory() + "/s.db"
+        try SQLiteStore(path: path).close()
+        try DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            _ = try SQLiteStore(path: path)
+            Issue.record("opened a damaged store")
+        } catch {
+            #expect(error.message == "\(path): \(message); refusing to change it")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
+    /// The integers only a store's rows carry are checked at open against what the engine does
+    /// with them: recency stamps (in range, each after the one before), times whose age or time
+    /// left is no number, log rows off their positions. Each is refused as a damaged store.
+    @Test(arguments: [
+        ("UPDATE entries SET recency = 4611686018427387904 WHERE key = CAST('f:a' AS BLOB)",
+         "entries[2].recency: 4611686018427387904 is not a recency stamp (0 to 4611686018427387903)"),
+        ("UPDATE entries SET recency = (SELECT recency FROM entries WHERE key = CAST('f:a' AS BLOB)) WHERE key = CAST('g:b' AS BLOB)",
+         "entries[1].recency: 0 is not after the stamp of the row before (0): two rows share a place in the recency order"),
+        ("UPDATE entries SET stored_at = -9223372036854775808, stale_at = NULL WHERE key = CAST('f:a' AS BLOB)",
+         "entries[0].stored_at: -9223372036854775808 is so far from now that the entry's age is no number"),
+        ("UPDATE log SET position = 5 WHERE position = 0",
+         "server.log[0]: damaged log row: at position 5, not 0 (the positions are 0, 1, 2, ...)"),
+    ])
+    func aRowNumberTheEngineCannotTakeIsRefused(damage: String, message: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("ns f ttl=1m\nput f:a 1\nput g:b 2\nserver set s 1\nget s\nadvance 10s")
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: " + message)
+        #expect(await reader.run { _, cache in cache.count } == 0)
+    }
+
     /// A schema-3 row that is not a snapshot entry fails the upgrade, which changes nothing.
     @Test func aDamagedSchema3RowFailsTheUpgrade() throws {
         let path = Self.directory() + "/s.db"
@@ -711,7 +833,7 @@ import TestSupport
 
     /// A new store is made in one step with the tables, columns, keys and recorded migrations a
     /// store upgraded from schema 1 has, its page size 16 KiB, its journal the WAL.
-    @Test func aNewStoreIsTheSchemaTheUpgradesMake() throws {
+    @Test func aNewStoreIsTheSchemaTheUpgradesMake() async throws {
         func describe(_ path: String) throws -> [String] {
             try DatabaseQueue(path: path).read { db in
                 var out = try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master ORDER BY name")
@@ -731,12 +853,15 @@ import TestSupport
         let old = try DatabaseQueue(path: upgraded)
         try SQLiteStore.prepare(old, name: upgraded, wal: true, upTo: "v1")
         try old.close()
-        try SQLiteStore(path: upgraded).close()
+        // The upgrade is committed by the session's first commit, once the rows are checked.
+        let store = try SQLiteStore(path: upgraded)
+        _ = try await Self.opened(store)
+        try store.close()
         let new = Self.directory() + "/new.db"
         try SQLiteStore(path: new).close()
         #expect(try describe(new) == describe(upgraded))
         #expect(try describe(new).contains("entries.id INTEGER 0 - 1"))
-        #expect(try DatabaseQueue(path: new).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == SQLiteStore.pageSize)
+        #expect(try await DatabaseQueue(path: new).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == SQLiteStore.pageSize)
     }
 }
 

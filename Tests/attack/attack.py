@@ -14,7 +14,18 @@ Kinds of attack (each a number of seeded trials):
            a FIFO with no writer), special files as targets, control characters; each must end
            within its time limit, without a signal, with bounded memory and, where it names a
            file it may not touch, leave that file as it was.
-  fuzz     the libFuzzer target in Fuzz/ for a fixed time (skipped when it cannot be built).
+  store    stores a stranger hands over: damaged older-schema stores (refused and left byte for byte
+           as they were, their schema number too), a `meta.schema` or migrations table that
+           contradict each other, a 0-byte file, row integers the engine cannot go on from (recency,
+           times, log positions), a hard link to a store (refused under both names; nothing a first
+           process printed is lost), a file or hard link where the lock file goes (left as it was),
+           a mode-0444 store (read-only for root too).
+  files    files cachesh writes: `--junit` naming a transcript being verified (by every spelling
+           and link: left as it was), `record` on a disk that fills up (the old transcript left
+           whole; nothing else left behind), names of 248 to 255 bytes (written).
+  fuzz     the libFuzzer targets in Fuzz/ (ScriptFuzzer: scripts; TranscriptFuzzer: `--verify`
+           of transcripts and `restore` of snapshots, with Fuzz/transcript.dict and the seed
+           corpus in Fuzz/corpus/transcript) for a fixed time (skipped when they cannot be built).
 
 `--smoke` runs a few trials of each (as `.ci/run` does); without it, hundreds. Exit status 1 when
 anything did not hold. Nothing here talks to a network.
@@ -280,6 +291,180 @@ def attack_hostile(binary, rng, smoke, work):
     return len(cases), held, "; ".join(notes)
 
 
+# --- stores a stranger hands over ---------------------------------------------------------
+
+def sqlite_edit(path, sql):
+    import sqlite3
+    db = sqlite3.connect(path)
+    db.executescript(sql)
+    db.commit()
+    db.close()
+
+
+def file_state(path):
+    """Every byte of a file and of its -wal, for "left as it was"."""
+    out = []
+    for p in (path, path + "-wal"):
+        out.append(open(p, "rb").read() if os.path.exists(p) else None)
+    return out
+
+
+def attack_store(binary, rng, smoke, work):
+    """Each trial: (name, prepare(dir) -> store path, check(status, out, err, path, before) -> problem or None)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    fixture5 = os.path.join(root, "Tests", "store-schema5", "store.db")
+    fixture4 = os.path.join(root, "Tests", "store-schema4", "store.db")
+    trials = []
+    # Damaged older-schema stores: refused, every byte (schema number too) left as it was.
+    damages = [
+        "UPDATE entries SET stored_at = 9000000000000000 WHERE key = (SELECT key FROM entries ORDER BY recency DESC LIMIT 1)",
+        "UPDATE entries SET seq = 100000 WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "UPDATE entries SET recency = -1 WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "UPDATE entries SET recency = 9223372036854775807 WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "UPDATE entries SET value = '{' WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "UPDATE entries SET stored_at = -9223372036854775808, stale_at = NULL WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "UPDATE state SET body = '{}'",
+        "DELETE FROM state",
+    ]
+    for fixture in (fixture4, fixture5):
+        for damage in (damages[:3] if smoke else damages):
+            trials.append((f"schema {os.path.basename(os.path.dirname(fixture))[-1]} + {damage[:48]}", fixture, damage, "refused"))
+    # meta and the migrations table contradicting each other, on a store this build made.
+    metas = ["UPDATE meta SET value = '-1' WHERE name = 'schema'", "UPDATE meta SET value = '0' WHERE name = 'schema'",
+             "UPDATE meta SET value = '6x' WHERE name = 'schema'", "INSERT INTO grdb_migrations VALUES ('v7')",
+             "INSERT INTO grdb_migrations VALUES ('zz')", "DELETE FROM grdb_migrations WHERE identifier = 'v2'",
+             "UPDATE meta SET value = '3' WHERE name = 'schema'", "DELETE FROM meta WHERE name = 'schema'",
+             "UPDATE log SET position = position + 1000000", "UPDATE entries SET recency = 4611686018427387904",
+             "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE TABLE entries (id INTEGER PRIMARY KEY, `key\n\x1b[31mred' WHERE name = 'entries'"]
+    for damage in (metas[:4] + metas[-1:] if smoke else metas):
+        trials.append((damage[:56], None, damage, "refused"))
+    held, notes = 0, []
+    base = os.path.join(work, "store-base.db")
+    if not os.path.exists(base) and not make_store(binary, base):
+        return len(trials) + 5, 0, "could not make the base store"
+    for t, (name, fixture, damage, want) in enumerate(trials):
+        path = os.path.join(work, f"store-{t}.db")
+        shutil.copy(fixture or base, path)
+        sqlite_edit(path, damage)
+        before = file_state(path)
+        status, out, err, _, _ = run(binary, ["--store", path, "-c", "keys; put x:1 1; get x:1; advance 1s; stats"])
+        after = file_state(path)
+        if status == 2 and one_error_line(err) and not out and after == before:
+            held += 1
+        else:
+            notes.append(f"{name}: status {status} {err[:120]!r}{'' if after == before else ', the file changed'}")
+    tried = len(trials)
+    # A 0-byte file: refused, still 0 bytes.
+    tried += 1
+    empty = os.path.join(work, "empty.db")
+    open(empty, "wb").close()
+    status, out, err, _, _ = run(binary, ["--store", empty, "-c", "put a 1"])
+    if status == 2 and one_error_line(err) and os.path.getsize(empty) == 0:
+        held += 1
+    else:
+        notes.append(f"0-byte store: status {status} {err[:120]!r}")
+    # A hard link: a process on each name (each name used to get its own lock and -wal, both
+    # printed their writes and one side's were lost): both are refused and neither write is there
+    # once the link is gone.
+    tried += 1
+    one, two = os.path.join(work, "linked.db"), os.path.join(work, "linked-too.db")
+    shutil.copy(base, one)
+    os.link(one, two)
+    first = run(binary, ["--store", one], stdin=b"put a:1 1\n")
+    status2, out2, err2, _, _ = run(binary, ["--store", two, "-c", "put b:1 2"])
+    os.unlink(two)
+    after = run(binary, ["--store", one, "--json", "-c", "keys"])
+    keys = [e["key"] for e in json.loads(after[1].decode().splitlines()[0])["entries"]] if after[0] == 0 else []
+    if first[0] == 2 and one_error_line(first[2]) and status2 == 2 and one_error_line(err2) and "a:1" not in keys and "b:1" not in keys:
+        held += 1
+    else:
+        notes.append(f"hard link: first {first[0]} {first[2][:80]!r}, second {status2} {err2[:80]!r}, keys {keys[:5]}")
+    # Files at the lock file's name that cachesh did not make: left as they were.
+    for kind in ("text", "hard link", "symlink"):
+        tried += 1
+        store = os.path.join(work, f"lockname-{kind[0]}.db")
+        shutil.copy(base, store)
+        lock, precious = store + "-lock", os.path.join(work, f"precious-{kind[0]}.txt")
+        open(precious, "w").write("do not touch\n")
+        if kind == "text":
+            open(lock, "w").write("my notes\n")
+        elif kind == "hard link":
+            os.link(precious, lock)
+        else:
+            os.symlink(precious, lock)
+        status, out, err, _, _ = run(binary, ["--store", store, "-c", "put a 1"])
+        kept = open(precious).read() == "do not touch\n" and os.path.lexists(lock)
+        if status == 2 and one_error_line(err) and kept:
+            held += 1
+        else:
+            notes.append(f"{kind} at the lock's name: status {status} {err[:100]!r}, kept {kept}")
+    # A mode-0444 store is read-only for everyone, root too.
+    tried += 1
+    ro = os.path.join(work, "readonly.db")
+    shutil.copy(base, ro)
+    os.chmod(ro, 0o444)
+    before = file_state(ro)
+    status, out, err, _, _ = run(binary, ["--store", ro, "-c", "put a 1"])
+    if status == 1 and b"read-only" in err and file_state(ro) == before:
+        held += 1
+    else:
+        notes.append(f"mode 0444 (uid {os.geteuid()}): status {status} {err[:100]!r}")
+    return tried, held, "; ".join(notes[:4])
+
+
+# --- files cachesh writes ------------------------------------------------------------------
+
+def attack_files(binary, rng, smoke, work):
+    held, notes, tried = 0, [], 0
+    folder = os.path.join(work, "files")
+    os.makedirs(folder, exist_ok=True)
+    transcript = os.path.join(folder, "t.transcript")
+    text = "cachesh> echo hi\nhi\n"
+    # --junit naming the transcript: every spelling and link.
+    open(transcript, "w").write(text)
+    os.link(transcript, os.path.join(folder, "hard.transcript"))
+    os.symlink("t.transcript", os.path.join(folder, "soft.transcript"))
+    for report in ["t.transcript", "./t.transcript", "../files/t.transcript", "hard.transcript", "soft.transcript",
+                   transcript, "././/t.transcript"]:
+        tried += 1
+        status, out, err, _, _ = run(binary, ["--verify", "t.transcript", "--junit", report], cwd=folder)
+        if status == 2 and one_error_line(err) and open(transcript).read() == text:
+            held += 1
+        else:
+            notes.append(f"--junit {report}: status {status}, transcript {'kept' if open(transcript).read() == text else 'replaced'}")
+    # record on a disk that fills up: the old transcript stays whole and still verifies.
+    for limit in ([3, 6] if smoke else [2, 3, 4, 5, 6, 8, 12]):
+        tried += 1
+        d = os.path.join(work, f"full-{limit}")
+        os.makedirs(d, exist_ok=True)
+        run(binary, ["-c", "put a 1; record r.transcript; put b 2; get b"], cwd=d)
+        old = open(os.path.join(d, "r.transcript")).read()
+        script = "put a 1\nrecord r.transcript\n" + "".join(f"put k:{i} \"{'x' * 400}\"\n" for i in range(12)) + "record stop\n"
+        open(os.path.join(d, "s.cachesh"), "w").write(script)
+        p = subprocess.run(["/bin/sh", "-c", f"trap '' XFSZ; ulimit -f {limit}; exec \"$0\" s.cachesh", binary], cwd=d,
+                           capture_output=True, timeout=LIMIT_S)
+        now = open(os.path.join(d, "r.transcript")).read()
+        verify = run(binary, ["--verify", "r.transcript"], cwd=d)
+        left = sorted(os.listdir(d))
+        whole = now == old or (p.returncode == 0 and now.endswith("cachesh> put k:11 \"" + "x" * 400 + "\"\nkeys: k:11\n"))
+        if whole and verify[0] == 0 and left == ["r.transcript", "s.cachesh"]:
+            held += 1
+        else:
+            notes.append(f"record with {limit * 512} bytes of disk: status {p.returncode}, whole {whole}, verify {verify[0]}, left {left}")
+    # Names of 248 to 255 bytes.
+    for length in ([248, 255] if smoke else range(248, 256)):
+        tried += 1
+        d = os.path.join(work, f"long-{length}")
+        os.makedirs(d, exist_ok=True)
+        name = "n" * length
+        status, out, err, _, _ = run(binary, ["-c", f"put a 1; snapshot {name}; record {name}; put b 2"], cwd=d)
+        if status == 0 and os.listdir(d) == [name] and open(os.path.join(d, name)).read().endswith("keys: b\n"):
+            held += 1
+        else:
+            notes.append(f"a name of {length} bytes: status {status} {err[:100]!r} {os.listdir(d)}")
+    return tried, held, "; ".join(notes[:4])
+
+
 # --- libFuzzer -----------------------------------------------------------------------------
 
 def attack_fuzz(root, seconds, work):
@@ -293,10 +478,19 @@ def attack_fuzz(root, seconds, work):
     for name in os.listdir(os.path.join(root, "Examples")):
         if name.endswith(".cachesh"):
             shutil.copy(os.path.join(root, "Examples", name), corpus)
-    p = subprocess.run([os.path.join(fuzz, ".build/release/ScriptFuzzer"), corpus, "-max_len=512", "-timeout=10",
-                        f"-max_total_time={seconds}", f"-artifact_prefix={work}/"], capture_output=True, text=True)
-    runs = [line for line in p.stderr.splitlines() if line.startswith("Done ")]
-    return p.returncode == 0, (runs[-1] if runs else p.stderr.strip().splitlines()[-1])[:200]
+    results = []
+    # Half the time each: scripts, then transcripts and snapshots (its corpus copied, so the
+    # inputs it finds stay out of the repository).
+    transcripts = os.path.join(work, "corpus-transcript")
+    shutil.copytree(os.path.join(fuzz, "corpus", "transcript"), transcripts)
+    for target, folder, extra in (("ScriptFuzzer", corpus, ["-max_len=512"]),
+                                  ("TranscriptFuzzer", transcripts, ["-max_len=4096", f"-dict={os.path.join(fuzz, 'transcript.dict')}"])):
+        p = subprocess.run([os.path.join(fuzz, ".build/release", target), folder, "-timeout=10", "-rss_limit_mb=2048",
+                            f"-max_total_time={max(1, seconds // 2)}", f"-artifact_prefix={work}/", *extra],
+                           capture_output=True, text=True)
+        runs = [line for line in p.stderr.splitlines() if line.startswith("Done ")]
+        results.append((p.returncode == 0, f"{target}: " + (runs[-1] if runs else p.stderr.strip().splitlines()[-1])[:160]))
+    return all(ok for ok, _ in results), "; ".join(text for _, text in results)
 
 
 def main():
@@ -321,6 +515,10 @@ def main():
         tally.add("twoproc", 2 if smoke else 30, held, notes)
         tried, held, notes = attack_hostile(binary, rng, smoke, work)
         tally.add("hostile", tried, held, notes)
+        tried, held, notes = attack_store(binary, rng, smoke, work)
+        tally.add("store", tried, held, notes)
+        tried, held, notes = attack_files(binary, rng, smoke, work)
+        tally.add("files", tried, held, notes)
         if fuzz_seconds > 0:
             ok, notes = attack_fuzz(root, fuzz_seconds, work)
             if ok is None:

@@ -444,6 +444,11 @@ extension Snapshot {
             var log: [JSONValue] = []
             log.reserveCapacity(stored.log.count)
             for line in stored.log {
+                // Line i is at position i: the engine writes each line back at its index, so a
+                // gap would leave a line behind that the next open reads in the wrong place.
+                if line.position != Int64(log.count) {
+                    throw SnapshotError(path: "server.log[\(log.count)]", "damaged log row: at position \(line.position), not \(log.count) (the positions are 0, 1, 2, ...)")
+                }
                 do { log.append(try JSONValue(parsing: line.body, maxDepth: JSONValue.documentDepth)) } catch {
                     throw SnapshotError(path: "server.log[\(log.count)]", "damaged log line (not valid JSON: \(error.message))")
                 }
@@ -489,6 +494,7 @@ extension Snapshot {
         guard stored != nil else { preconditionFailure("append to a snapshot not read from a store") }
         let index = stored!.recencies.count
         let path = SnapshotPath("entries").element(index)
+        try checkRowNumbers(row, path: path, previousRecency: stored!.recencies.last)
         var entry: Entry
         var rank: EntryStore.Rank?
         if row.extra == nil, let plain = try plainEntry(row, path: path) {
@@ -520,6 +526,29 @@ extension Snapshot {
         }
         if let rank { stored!.ranks[ns][slot] = rank }
         stored!.recencies.append(UInt64(bitPattern: row.recency))
+    }
+
+    /// The integers only a store's row carries, checked against what the engine does with them
+    /// (a snapshot's entries pass the same checks through their JSON, `decodeEntry`): the
+    /// recency stamp, from which the engine counts on by one for every read and write, lies in
+    /// 0...`largestKeptRowID` and each is larger than the one before (the rows come in recency
+    /// order); the entry's age and the time left to its stale and expiry instants (`now - stored_at`,
+    /// `stale_at - now`, `expires_at - now`), which reads compute, are numbers the engine holds.
+    private func checkRowNumbers(_ row: StoredEntry, path: SnapshotPath, previousRecency: UInt64?) throws(SnapshotError) {
+        if row.recency < 0 || row.recency > Self.largestKeptRowID {
+            throw SnapshotError(path: path.field("recency"), "\(row.recency) is not a recency stamp (0 to \(Self.largestKeptRowID))")
+        }
+        if let previousRecency, UInt64(row.recency) <= previousRecency {
+            throw SnapshotError(path: path.field("recency"), "\(row.recency) is not after the stamp of the row before (\(previousRecency)): two rows share a place in the recency order")
+        }
+        if now.subtractingReportingOverflow(row.storedAt).overflow {
+            throw SnapshotError(path: path.field("stored_at"), "\(row.storedAt) is so far from now that the entry's age is no number")
+        }
+        for (name, time) in [("stale_at", row.staleAt), ("expires_at", row.expiresAt)] {
+            if let time, time != .max, time.subtractingReportingOverflow(now).overflow {
+                throw SnapshotError(path: path.field(name), "\(time) is so far from now that the time left is no number")
+            }
+        }
     }
 
     /// A row without rare fields of an LRU namespace as an entry, checked as `decodeEntry` checks

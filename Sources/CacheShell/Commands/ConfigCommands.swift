@@ -35,6 +35,14 @@ enum ConfigCommands {
             return list(session, cache)
         }
         let name = try Arguments.namespace(nameWord)
+        // On a read-only store, `ns NAME` alone only shows it: defining it (or counting the
+        // command in the sequence numbers) would change the store.
+        if let link = session.store, link.readOnlyState != nil, args.options.isEmpty, args.flags.isEmpty {
+            guard cache.namespacePolicies().contains(where: { $0.name == name && $0.defined }) else {
+                throw ShellError("the store \(link.store.path) is read-only: ns \(name) would define \(name) and change it", at: nameWord.offset)
+            }
+            return nsReply(name, cache.policy(of: name), changed: [])
+        }
         var change = PolicyChange()
         for (option, word) in args.options {
             let value = word.option!.value

@@ -18,7 +18,7 @@ import CacheCore
 enum RecordCommands {
     static let record = CommandSpec(
         name: "record", summary: "write this session as a transcript, until record stop",
-        arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced once the session so far is on disk, its mode kept"),
+        arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced by the whole recording at record stop or when the session ends (a failed write leaves the old file), its mode kept"),
                            .word("stop", meaning: "stop writing"))],
         example: "record session.transcript", run: record)
 
@@ -134,8 +134,12 @@ enum RecordCommands {
     }
 }
 
-/// An open `record FILE`: the transcript file, written through as each top-level command ends, so
-/// what was printed is on disk even if the process dies.
+/// An open `record FILE`: the transcript, written as each top-level command ends into a
+/// temporary file beside the target (`FileIO.Replacement`), which replaces the target when the
+/// recording stops (`record stop`, or the session's end). So the file at the target is always a
+/// whole recording (the old file until then): a write that fails (a full disk) removes the
+/// temporary file and leaves the old one as it was, and a process killed while recording leaves
+/// the old file, with what was recorded beside it in the temporary file (`.NAME.XXXXXX`).
 final class Recording {
     /// A file a recording could not write.
     struct Failure: Error, CustomStringConvertible {
@@ -147,61 +151,51 @@ final class Recording {
     let name: String
     /// Commands written so far.
     private(set) var commandCount = 0
-    private var descriptor: Int32
-    /// Bytes of whole commands in the file: a failed write is cut back to it.
-    private var length = 0
+    /// The temporary file being written; nil once stopped, or once a write failed.
+    private var pending: FileIO.Replacement?
     /// The first write that failed, reported by `record stop`.
     private var failure: String?
 
-    /// Writes the session so far as the transcript at `path`, replacing the file there only once
-    /// all of it is on disk (`FileIO.replace`: a full disk leaves the old file as it was).
-    /// - Throws: `Failure` when the file cannot be written.
+    /// Starts the transcript at `path` with the session so far, in a temporary file beside it.
+    /// - Throws: `Failure` when the target cannot be replaced or the temporary file written.
     init(name: String, path: String, session: Session, on cache: isolated Cache) throws(Failure) {
         self.name = name
         let header = RecordCommands.header(for: session, on: cache)
-        do { descriptor = try FileIO.replace(path, with: header.text) } catch {
+        let pending: FileIO.Replacement
+        do { pending = try FileIO.Replacement(path) } catch { throw Failure(path: path, description: error.description) }
+        do { try FileIO.write(pending.descriptor, header.text) } catch {
+            pending.abandon()
             throw Failure(path: path, description: error.description)
         }
-        length = header.text.utf8.count
+        self.pending = pending
         commandCount = header.commands
     }
 
-    deinit {
-        if descriptor >= 0 { close(descriptor) }
-    }
+    /// A recording dropped without a stop ends as a stop would (its error, if any, untold).
+    deinit { _ = stop() }
 
     /// Writes one top-level command and its output (a `record` command is left out).
     func append(command: String, output: String) {
-        guard descriptor >= 0, !RecordCommands.isRecordCommand(command) else { return }
-        writeThrough(RecordCommands.entry(command: command, output: output))
+        guard let pending, !RecordCommands.isRecordCommand(command) else { return }
+        do { try FileIO.write(pending.descriptor, RecordCommands.entry(command: command, output: output)) } catch {
+            // Nothing of this recording replaces the old file: it is as it was.
+            failure = error.description
+            pending.abandon()
+            self.pending = nil
+            return
+        }
         commandCount += 1
     }
 
-    /// Closes the file (`record stop`).
-    /// - Returns: the first write error, if any write failed.
+    /// Ends the recording (`record stop`, the session's end): the transcript replaces the file
+    /// at its path, whole.
+    /// - Returns: the error of the first write that failed, or of the replacing; then the file
+    ///   at the path is as it was before `record`.
     func stop() -> String? {
-        if descriptor >= 0, close(descriptor) != 0, failure == nil {
-            failure = String(cString: strerror(errno))
+        if let pending {
+            self.pending = nil
+            do { close(try pending.commit()) } catch { failure = failure ?? error.description }
         }
-        descriptor = -1
         return failure
-    }
-
-    private func writeThrough(_ text: String) {
-        guard failure == nil else { return }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-                // The file keeps only whole commands: it still replays.
-                _ = ftruncate(descriptor, off_t(length))
-                return
-            }
-            offset += n
-        }
-        length += bytes.count
     }
 }

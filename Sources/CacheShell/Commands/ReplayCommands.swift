@@ -101,7 +101,7 @@ enum ReplayCommands {
         if let (path, offset) = csvPath { targets.append((path, offset, "csv")) }
         if let (path, offset) = plotPath { targets.append((path, offset, "plot")) }
         for target in targets {
-            if sameFile(target.path, path) {
+            if FileIO.sameFile(target.path, path) {
                 throw ShellError("replay: \(target.option)=\(args.option(target.option)!.0) names the trace itself; write the rows elsewhere", at: target.offset)
             }
             if let problem = session.storeFileProblem(target.path) {
@@ -111,7 +111,7 @@ enum ReplayCommands {
                 throw ShellError("cannot write \(target.path): \(error)", at: target.offset)
             }
         }
-        if targets.count == 2 && (targets[0].path == targets[1].path || sameFile(targets[0].path, targets[1].path)) {
+        if targets.count == 2 && (targets[0].path == targets[1].path || FileIO.sameFile(targets[0].path, targets[1].path)) {
             throw ShellError("replay: csv= and plot= name the same file", at: targets[1].offset)
         }
 
@@ -226,24 +226,6 @@ enum ReplayCommands {
         return options
     }
 
-    /// Whether two paths lead to one file: the same existing file, or, for a file not made yet,
-    /// the same name in the same existing folder (`a.svg` and `./a.svg`).
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
-        guard let x = identity(a), let y = identity(b) else { return false }
-        return x == y
-    }
-
-    /// What names a file whatever the spelling of its path: its device and inode when it exists,
-    /// else its folder's device and inode and its own name; nil when neither can be read.
-    private static func identity(_ path: String) -> (dev: UInt64, ino: UInt64, name: String)? {
-        var info = stat()
-        if stat(path, &info) == 0 { return (UInt64(info.st_dev), UInt64(info.st_ino), "") }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty, stat(folder, &info) == 0 else { return nil }
-        return (UInt64(info.st_dev), UInt64(info.st_ino), name)
-    }
 
     /// A comma list option's values, each parsed by `parse`; `fallback` when absent.
     private static func list<T>(_ args: Arguments, _ name: String, default fallback: [T],

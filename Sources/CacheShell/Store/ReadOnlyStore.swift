@@ -61,7 +61,12 @@ extension Session {
         guard CommandCatalog.info(name) != nil else { return false }
         let rest = words.dropFirst()
         if storeUnchanged.contains(name) { return false }
-        if storeUnchangedAlone.contains(name) { return !rest.isEmpty }
+        if storeUnchangedAlone.contains(name) {
+            // `ns NAME` alone shows a namespace (the command refuses it for one not yet defined,
+            // which it would define).
+            if name == "ns" && rest.count == 1 && rest.first!.option == nil && !rest.first!.text.hasPrefix("--") { return false }
+            return !rest.isEmpty
+        }
         switch name {
         case "stats":
             return rest.first?.text == "reset"

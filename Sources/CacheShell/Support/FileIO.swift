@@ -176,21 +176,24 @@ public enum FileIO {
         close(fd)
     }
 
-    /// ``writeAtomically(_:_:)``, returning the new file open for writing at its end (`record`
-    /// appends to it); the caller closes it.
+    /// ``writeAtomically(_:_:)``, returning the new file open for writing at its end; the
+    /// caller closes it.
     /// - Complexity: O(n) in the size of `text`.
     static func replace(_ path: String, with text: String) throws(Failure) -> Int32 {
-        try replace(path) { fd throws(Failure) in
-            let bytes = Array(text.utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(description: lastError())
-                }
-                offset += n
+        try replace(path) { fd throws(Failure) in try write(fd, text) }
+    }
+
+    /// Writes all of `text` at the file's offset.
+    static func write(_ fd: Int32, _ text: String) throws(Failure) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: lastError())
             }
+            offset += n
         }
     }
 
@@ -204,6 +207,7 @@ public enum FileIO {
         if let existing {
             if let problem = notRegular(existing) { throw Failure(description: problem) }
             guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
+            if FileKind.permissionBitsForbidWriting(existing) { throw Failure(description: String(cString: strerror(EACCES))) }
         }
         guard access(split(target).directory, W_OK) == 0 else { throw Failure(description: lastError()) }
     }
@@ -211,46 +215,87 @@ public enum FileIO {
     /// The one writer: the steps of ``FileIO``, with `body` writing the new file's content.
     static func replace(_ path: String, newFileMode: mode_t = 0o666,
                         writing body: (Int32) throws(Failure) -> Void) throws(Failure) -> Int32 {
-        let (target, existing) = try resolve(path)
-        if let existing {
-            if let problem = notRegular(existing) { throw Failure(description: problem) }
-            // A file its owner made read-only stays as it is, though the directory would let a
-            // rename replace it.
-            guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
+        let pending = try Replacement(path, newFileMode: newFileMode)
+        do { try body(pending.descriptor) } catch {
+            pending.abandon()
+            throw error
         }
-        let (directory, name) = split(target)
-        // A new file gets `newFileMode` less the umask (applied by open); until an old file's
-        // mode is copied the copy is private, so it never shows what the old one hid.
-        let (fd, temporary) = try createTemporary(in: directory, for: name, mode: existing == nil ? newFileMode : 0o600)
-        func fail(_ message: String) -> Failure {
-            close(fd)
+        return try pending.commit()
+    }
+
+    /// A file being written to replace another (or to be made): a temporary file beside the
+    /// target, which `commit` renames over it once it is whole and on disk, or `abandon`
+    /// removes, leaving the target as it was. `record` writes its transcript into one for as
+    /// long as it records, so the target is the whole recording or the old file, never part.
+    struct Replacement {
+        /// The temporary file, open for writing.
+        let descriptor: Int32
+        let temporary: String
+        /// The file replaced (where the path's links lead), and its status before, if it was there.
+        let target: String
+        let existing: stat?
+
+        /// Checks the target (a regular file, writable by its permission bits too, or none yet)
+        /// and makes the temporary file.
+        /// - Throws: `Failure` (its text follows "cannot write FILE: ").
+        init(_ path: String, newFileMode: mode_t = 0o666) throws(Failure) {
+            let (target, existing) = try resolve(path)
+            if let existing {
+                if let problem = notRegular(existing) { throw Failure(description: problem) }
+                // A file its owner made read-only stays as it is, though the directory would let a
+                // rename replace it.
+                guard access(target, W_OK) == 0 else { throw Failure(description: lastError()) }
+                if FileKind.permissionBitsForbidWriting(existing) { throw Failure(description: String(cString: strerror(EACCES))) }
+            }
+            // A new file gets `newFileMode` less the umask (applied by open); until an old file's
+            // mode is copied the copy is private, so it never shows what the old one hid.
+            (descriptor, temporary) = try createTemporary(in: split(target).directory, for: split(target).name,
+                                                          mode: existing == nil ? newFileMode : 0o600)
+            self.target = target
+            self.existing = existing
+        }
+
+        /// Removes the temporary file: the target stays as it was.
+        func abandon() {
+            close(descriptor)
             unlink(temporary)
-            return Failure(description: message)
         }
-        do { try body(fd) } catch { throw fail(error.description) }
-        if let existing {
-            guard fchmod(fd, existing.st_mode & 0o7777) == 0 else { throw fail(lastError()) }
-            // The owner and group too, where the system allows it (root, or a group of ours);
-            // otherwise the new file is ours, as any rewrite by this user would make it.
-            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
-                _ = fchown(fd, existing.st_uid, existing.st_gid)
-                _ = fchmod(fd, existing.st_mode & 0o7777)
+
+        /// Gives the new file the old one's mode (and owner), syncs it, renames it over the target
+        /// and syncs the directory.
+        /// - Returns: the new file, still open, at its end.
+        /// - Throws: `Failure`, the temporary file removed and the target as it was (but when
+        ///   only the directory's sync failed: then the new file is in place).
+        func commit() throws(Failure) -> Int32 {
+            func fail(_ message: String) -> Failure {
+                abandon()
+                return Failure(description: message)
             }
-        }
-        guard syncFile(fd) else { throw fail(lastError()) }
-        guard rename(temporary, target) == 0 else { throw fail(lastError()) }
-        // The rename itself is durable only once the directory is synced.
-        let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            let synced = fsync(directoryFD) == 0 || errno == EINVAL || errno == ENOTSUP
-            let problem = lastError()
-            close(directoryFD)
-            if !synced {
-                close(fd)
-                throw Failure(description: "replaced, but its directory \(directory) could not be synced: \(problem)")
+            let directory = split(target).directory
+            if let existing {
+                guard fchmod(descriptor, existing.st_mode & 0o7777) == 0 else { throw fail(lastError()) }
+                // The owner and group too, where the system allows it (root, or a group of ours);
+                // otherwise the new file is ours, as any rewrite by this user would make it.
+                if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                    _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+                    _ = fchmod(descriptor, existing.st_mode & 0o7777)
+                }
             }
+            guard syncFile(descriptor) else { throw fail(lastError()) }
+            guard rename(temporary, target) == 0 else { throw fail(lastError()) }
+            // The rename itself is durable only once the directory is synced.
+            let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
+            if directoryFD >= 0 {
+                let synced = fsync(directoryFD) == 0 || errno == EINVAL || errno == ENOTSUP
+                let problem = lastError()
+                close(directoryFD)
+                if !synced {
+                    close(descriptor)
+                    throw Failure(description: "replaced, but its directory \(directory) could not be synced: \(problem)")
+                }
+            }
+            return descriptor
         }
-        return fd
     }
 
     /// The file a write to `path` replaces: `path` itself, or where its symbolic links lead; with
@@ -282,18 +327,56 @@ public enum FileIO {
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 
-    /// A new file `DIRECTORY/.NAME.XXXXXX` (random letters), open for writing.
+    /// Whether two paths lead to one file: the same existing file, or, for a file not made yet,
+    /// the same name in the same existing folder (`a.svg` and `./a.svg`).
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        guard let x = identity(a), let y = identity(b) else { return false }
+        return x == y
+    }
+
+    /// What names a file whatever the spelling of its path: its device and inode when it exists,
+    /// else its folder's device and inode and its own name; nil when neither can be read.
+    static func identity(_ path: String) -> (dev: UInt64, ino: UInt64, name: String)? {
+        var info = stat()
+        if stat(path, &info) == 0 { return (UInt64(info.st_dev), UInt64(info.st_ino), "") }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty, stat(folder, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), name)
+    }
+
+    /// The longest a file name may be (bytes), as Linux and macOS file systems allow.
+    static let nameMax = 255
+
+    /// A new file `DIRECTORY/.NAME.XXXXXX` (random letters), open for writing; NAME is cut (at a
+    /// character) so that the temporary name fits in `nameMax` bytes whatever the target's length.
     private static func createTemporary(in directory: String, for name: String, mode: mode_t) throws(Failure) -> (Int32, String) {
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var random = SystemRandomNumberGenerator()
+        let stem = temporaryStem(name)
         for _ in 0..<100 {
             let suffix = String((0..<6).map { _ in letters[Int(random.next(upperBound: UInt32(letters.count)))] })
-            let temporary = "\(directory)/.\(name).\(suffix)"
+            let temporary = "\(directory)/.\(stem).\(suffix)"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 { return (fd, temporary) }
             if errno != EEXIST { throw Failure(description: lastError()) }
         }
         throw Failure(description: String(cString: strerror(EEXIST)))
+    }
+
+    /// The part of a target's name its temporary name keeps: all of it, or as many of its first
+    /// characters as leave room for `.` and `.XXXXXX` within `nameMax` bytes.
+    static func temporaryStem(_ name: String) -> Substring {
+        let room = nameMax - 8
+        var bytes = 0
+        var end = name.startIndex
+        for c in name {
+            bytes += c.utf8.count
+            if bytes > room { break }
+            end = name.index(after: end)
+        }
+        return name[..<end]
     }
 
     /// Flushes a file's data to the disk (on Darwin, past the drive's cache too).
