@@ -346,6 +346,7 @@ struct ParsedConfiguration {
                 var out: [String: JSONValue] = [:]
                 for (key, value) in try Self.object(v, "$.server.data") {
                     try Self.checkKey(key, "$.server.data")
+                    if let problem = value.sizeProblem { throw Problem(message: "$.server.data.\(key): \(problem)") }
                     out[KeyName.canonical(key)] = value
                 }
                 data = out
