@@ -131,6 +131,29 @@ import TestSupport
         #expect(await session.typed("put n:1 \"\(word)\"") == "keys: n:1\n", "quoted, it is text")
     }
 
+    /// With `max=0` a put stores nothing (its entry is evicted at once): one change of its key,
+    /// listed once, with or without observers.
+    @Test(arguments: [false, true])
+    func aPutIntoANamespaceOfMaxZeroListsItsKeyOnce(watching: Bool) async {
+        let session = await TestShell()
+        _ = await session.typed("ns feed max=0")
+        if watching { _ = await session.typed("watch *") }
+        let reply = await session.typed("put feed:a 1")
+        #expect(reply.hasSuffix("keys: feed:a\n"), "\(reply)")
+        #expect(await session.typed("peek feed:a").contains("state:         absent"))
+        _ = await session.typed("ns feed max=1")
+        _ = await session.typed("put feed:b 1")
+        #expect(await session.typed("put feed:c 1").hasSuffix("keys: feed:c feed:b\n"))
+    }
+
+    /// A `max` a snapshot could not hold (more than 2^31 - 1, as a snapshot's counts) is refused
+    /// where it is set, so every session's state can be snapshotted and restored.
+    @Test func aMaxPastWhatASnapshotHoldsIsRefused() async {
+        let session = await TestShell()
+        #expect(await session.typed("ns feed max=9223372036854775807") == "error: max must be at most 2147483647, not 9223372036854775807\n")
+        #expect(await session.typed("ns feed max=2147483647").hasPrefix("ns feed"))
+    }
+
     @Test func aWordThatIsNotAJSONNumberStaysText() async {
         let session = await TestShell()
         _ = await session.typed("put n:1 01e400")

@@ -42,17 +42,26 @@ extension CacheEngine {
                 // the key's responses in flight, and to go on if the namespace is still over.
                 guard let evicted else { return changed }
                 if evicted.requestsByKey { requestTable.voidResponses(forKey: evicted.key) }
-                guard evicted.more else { return changed }
+                guard evicted.more else { return Self.eachOnce(changed) }
                 var changed = changed
                 evictOverflow(ns, over: max, sparing: slot, into: &changed)
-                return changed
+                return Self.eachOnce(changed)
             }
             emit(.stored, slot: slot, source: .cache)
             var changed = changed
             // (What emit ran cannot change a policy, but read it again to be sure.)
             evictOverflow(ns, over: namespaces.maxEntries(ns), sparing: slot, into: &changed)
-            return changed
+            return Self.eachOnce(changed)
         }
+    }
+
+    /// `keys` with each key once, in the order first met: a put into a namespace whose `max` is 0
+    /// stores its key and evicts it again, and is one change of that key.
+    /// - Complexity: O(k) for k keys (a put evicts few); only a put that evicted calls it.
+    static func eachOnce(_ keys: [String]) -> [String] {
+        guard keys.count > 1 else { return keys }
+        var seen = Set<String>()
+        return keys.filter { seen.insert($0).inserted }
     }
 
     /// Expires an entry now, or sets a new time to expiry `delay` from now (`expire KEY in=D`).
