@@ -171,7 +171,7 @@ extension Session {
 extension SnapshotCommands {
     static let diff = CommandSpec(
         name: "diff", summary: "what differs between two snapshots, or a snapshot and now, entry by entry",
-        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side)"),
+        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side), read and checked as restore reads it (what restore refuses, diff refuses with the same error)"),
                     .file("FILE2", meaning: "the new side, another snapshot; without it, the session now").optional],
         example: "diff before.json", run: diff)
 
