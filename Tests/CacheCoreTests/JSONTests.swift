@@ -4,7 +4,7 @@ import TestSupport
 
 @Suite("JSON reader and printer")
 struct JSONTests {
-    @Test("integers stay integers, fractions and huge numbers become doubles")
+    @Test("integers stay integers, fractions and exponents become doubles")
     func numbers() throws {
         #expect(try JSONValue(parsing: "42") == .int(42))
         #expect(try JSONValue(parsing: "-0") == .int(0))
@@ -12,7 +12,9 @@ struct JSONTests {
         #expect(try JSONValue(parsing: "1e3") == .double(1000))
         #expect(try JSONValue(parsing: "-9223372036854775808") == .int(.min))
         #expect(try JSONValue(parsing: "9223372036854775807") == .int(.max))
-        #expect(try JSONValue(parsing: "9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try JSONValue(parsing: "9.223372036854775808e18") == .double(9_223_372_036_854_775_808))
+        #expect(try JSONValue(parsing: "0e-400") == .double(0))
+        #expect(try JSONValue(parsing: "1e-300") == .double(1e-300))
         #expect(try JSONValue(parsing: "0.1") == .double(0.1))
     }
 
@@ -57,9 +59,36 @@ struct JSONTests {
         #expect(try JSONValue(parsing: value.prettyText()) == value)
     }
 
-    @Test("a duplicated key keeps its last value")
-    func duplicateKeys() throws {
-        #expect(try JSONValue(parsing: #"{"a":1,"a":2}"#) == ["a": 2])
+    /// One rule for numbers that would not survive being read: refused, never changed.
+    @Test("a number that would not read back as written is refused", arguments: [
+        ("1e400", "number out of range: 1e400"),
+        ("-1e400", "number out of range: -1e400"),
+        ("1e-400", "number out of range: 1e-400 (too small for a 64-bit float, it would read as 0)"),
+        ("[-2.5e-999]", "number out of range: -2.5e-999 (too small for a 64-bit float, it would read as 0)"),
+        ("9223372036854775808", "number out of range: 9223372036854775808 (a whole number must fit in 64 bits)"),
+        ("{\"n\": -9223372036854775809}", "number out of range: -9223372036854775809 (a whole number must fit in 64 bits)"),
+        ("123456789012345678901234567890", "number out of range: 123456789012345678901234567890 (a whole number must fit in 64 bits)"),
+    ])
+    func numbersThatDoNotSurvive(text: String, message: String) {
+        #expect(throws: JSONError.self) { try JSONValue(parsing: text) }
+        do { _ = try JSONValue(parsing: text) } catch { #expect(error.message == message) }
+    }
+
+    /// Which of two values of one key counts is not for the reader to guess: refused, with the
+    /// path of the second and its offset, at any depth, also for keys equal as Unicode text.
+    @Test("a key given twice is refused with its path", arguments: [
+        (#"{"a":1,"a":2}"#, #"duplicate key "a" at a"#, 7),
+        (#"{"x": [0, {"b": 1, "c": 2, "b": 3}]}"#, #"duplicate key "b" at x[1].b"#, 27),
+        (#"{"e\u0301":1,"é":2}"#, #"duplicate key "é" at é"#, 13),
+    ])
+    func duplicateKeys(text: String, message: String, offset: Int) {
+        do {
+            _ = try JSONValue(parsing: text)
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.message == message)
+            #expect(error.offset == offset)
+        }
     }
 
     @Test("bad JSON is refused with a message and the offset of the first wrong byte",

@@ -92,6 +92,8 @@ import TestSupport
             try Self.entry(&d, "feed:a") { e in
                 e["expires_at"] = e["stored_at"]
                 e["stale_at"] = e["stored_at"]
+                // As its times say (a state they contradict is refused first).
+                e["state"] = "expired"
             }
         }
         let r = await refusal(session, document)

@@ -11,9 +11,13 @@ Kinds of attack (each a number of seeded trials):
   twoproc  two processes on one store: the second is refused with one line and exit 2 and the
            first's printed changes are all kept.
   hostile  scripts meant to break it: deep values, huge lines, runaway reads (`source /dev/zero`,
-           a FIFO with no writer), special files as targets, control characters; each must end
-           within its time limit, without a signal, with bounded memory and, where it names a
-           file it may not touch, leave that file as it was.
+           a FIFO with no writer), special files as targets, control characters; values grown
+           by entity patches or brought past 16 MiB, counters near 2^63 and times before 1970 in
+           snapshots, numbers that would change, keys given twice, bidirectional characters; each
+           must end within its time limit, without a signal, with bounded memory, print no
+           control, bidirectional or line-separator character raw, print the limit's message where
+           the case names one and, where it names a file it may not touch, leave that file as it
+           was. Each case prints what it tried and whether it held.
   store    stores a stranger hands over: damaged older-schema stores (refused and left byte for byte
            as they were, their schema number too), a `meta.schema` or migrations table that
            contradict each other, a 0-byte file, row integers the engine cannot go on from (recency,
@@ -222,6 +226,66 @@ def far_lines_restore():
     return "restore " + json.dumps(snapshot) + "\nadvance 1ms\n"
 
 
+def snapshot_with(entries=(), **fields):
+    """A snapshot document (as `far_lines_restore`'s, no scheduled commands) with `entries` and
+    top-level `fields` replaced."""
+    snapshot = json.loads(far_lines_restore()[len("restore "):].split("\n")[0])
+    snapshot["pending"]["scheduled"] = []
+    snapshot["entries"] = list(entries)
+    snapshot.update(fields)
+    return snapshot
+
+
+def entry(key, value, **fields):
+    """An entry of a snapshot, stored at the clock's start."""
+    e = {"expires_at": "2026-01-01T00:05:00.000Z", "key": key, "last_put": 1, "last_write": 1, "seq": 1, "stale_at": None,
+         "state": "fresh", "stored_at": "2026-01-01T00:00:00.000Z", "stored_request": 1, "tags": [], "value": value}
+    e.update(fields)
+    return e
+
+
+def value_cases(work):
+    """Values and numbers a stranger's input brings (SPEC §7.1): each is refused with the
+    limit's message (the last element: what must be printed), and nothing grows or traps."""
+    copy = '{"id": 7, "pad": "' + "x" * 100 + '"}'
+    patch = "{" + ", ".join(f'"{c}": {copy}' for c in "abcdefgh") + "}"
+    big = os.path.join(work, "big-value.json")
+    with open(big, "w") as f:
+        json.dump(snapshot_with([entry("k1", "z" * (17 << 20))]), f)
+    extreme = [("seq", snapshot_with(seq=2**63 - 2)), ("stored_at", snapshot_with([entry("k1", 1, stored_at=-2**63)])),
+               ("time as ms", snapshot_with([entry("k1", 1, stored_at=1767225600000)])),
+               ("state", snapshot_with([entry("k1", 1, state="expired")])),
+               ("key twice", None)]
+    restores = ""
+    for name, document in extreme:
+        text = json.dumps(document) if document else json.dumps(snapshot_with()).replace('"seq": 1000', '"seq": 1000, "seq": 2')
+        path = os.path.join(work, f"extreme-{name.replace(' ', '-')}.json")
+        open(path, "w").write(text)
+        restores += f"restore {path}\ndiff {path}\nput a:2 2\nget a:2\n"
+    config = os.path.join(work, "twice.json")
+    open(config, "w").write('{"namespaces": {"feed": {"ttl": "1m", "ttl": "2m"}}}')
+    return [
+        ("entity events growing a value eightfold each", 'put big:1 {"id": 7}\n' + f"event entity 7 {patch}\n" * 8,
+         None, [b"more than 16 MiB of patch work"]),
+        ("a value past 16 MiB in a snapshot", f"restore {big}\nkeys\n", None, [b"larger than 16 MiB"]),
+        ("a value past 16 MiB typed", "put a:1 [" + ",".join(["1e14"] * ((16 << 20) // 18 + 1)) + "]\n", None,
+         [b"larger than 16 MiB"]),
+        ("counters near the end of 64 bits, times before 1970, times as ms, states that lie, keys twice", restores, None,
+         [b"past the largest sequence number", b"is before 1970", b"(a whole number of ms only outside the years",
+          b"but the entry's times make it fresh", b'duplicate key "seq"']),
+        ("numbers that would change, keys given twice", "put n:1 [1e-400]\nput n:2 99999999999999999999\n"
+         'put n:3 {"a": 1, "a": 2}\n' + f"load {config}\n", None,
+         [b"it would read as 0", b"must fit in 64 bits", b'duplicate key "a" at a', b'duplicate key "ttl" at namespaces.feed.ttl']),
+        ("bidirectional and line-separator characters", 'put a:1 "\\u202eevil\\u2028line"\nget a:1\nput b:\u2066 1\n'
+         'echo "\u2029\u200f\u061c"\n', None, [b"\\u202eevil\\u2028line"]),
+        ("a put into max=0", "ns feed max=0\nput feed:a 1\n", None, [b"keys: feed:a\n"]),
+    ]
+
+
+# Bidirectional and line-separator characters in UTF-8: none may reach the terminal raw.
+REORDERING = [chr(c).encode() for c in (0x061C, 0x200E, 0x200F, *range(0x2028, 0x202F), *range(0x2066, 0x206A))]
+
+
 def hostile_cases(work):
     fifo = os.path.join(work, "fifo")
     if not os.path.exists(fifo):
@@ -256,13 +320,13 @@ def hostile_cases(work):
          "advance 106751970713d\nadvance 1d\n", None),
         ("a NUL byte and bytes that are not UTF-8", "put a:1 1\nput a:\udcff 1\necho \0\n", None),
     ]
-    return cases
+    return cases + value_cases(work)
 
 
 def attack_hostile(binary, rng, smoke, work):
     held, notes = 0, []
     cases = hostile_cases(work)
-    for name, script, untouched in cases:
+    for name, script, untouched, *expected in cases:
         path = os.path.join(work, "hostile.cachesh")
         open(path, "w", encoding="utf-8", errors="surrogateescape").write(script)
         stat_before = os.stat(untouched) if untouched else None
@@ -281,9 +345,15 @@ def attack_hostile(binary, rng, smoke, work):
             if (after.st_mode, after.st_ino) != (stat_before.st_mode, stat_before.st_ino):
                 problems.append(f"{untouched} was replaced")
         for stream in (out, err):
-            if any(b < 0x20 and b not in (0x0A, 0x09) for b in stream) or b"\x7f" in stream:
-                problems.append("a control character reached the terminal")
+            if any(b < 0x20 and b not in (0x0A, 0x09) for b in stream) or b"\x7f" in stream \
+                    or any(c in stream for c in REORDERING):
+                problems.append("a control, bidirectional or line-separator character reached the terminal")
                 break
+        for message in (expected[0] if expected else []):
+            if message not in out + err:
+                problems.append(f"no {message.decode()!r} printed")
+        print(f"  hostile: {name}: {'; '.join(problems) if problems else 'held'} "
+              f"({status}, {rss // 1024} MB, {seconds:.1f} s)", flush=True)
         if problems:
             notes.append(f"{name}: {', '.join(problems)}")
         else:

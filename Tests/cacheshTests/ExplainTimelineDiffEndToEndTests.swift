@@ -96,6 +96,28 @@ import Testing
         #expect(safe.stderr.hasPrefix("-c:1: error: --safe: commands may not read files"))
         #expect(safe.status == 1)
         let bad = try await Cachesh.run(["-c", "diff x.json"], in: sandbox.url)
-        #expect(bad.stderr == "-c:1: error: x.json: not a snapshot (snapshot FILE writes one)\n")
+        #expect(bad.stderr == "-c:1: error: x.json: format: not a cachesh snapshot (expected \"cachesh-snapshot\")\n")
+    }
+
+    /// `diff` reads a snapshot as `restore` does: what `restore` refuses, `diff` refuses with the
+    /// same error, instead of showing a state no session could be in.
+    @Test func diffRefusesWhatRestoreRefuses() async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["-c", "put a:1 1\nsnapshot good.json"], in: sandbox.url)
+        #expect(made.status == 0)
+        let good = try String(contentsOf: sandbox.url.appendingPathComponent("good.json"), encoding: .utf8)
+        for (name, bad) in [
+            ("seq.json", good.replacingOccurrences(of: #""seq": 2,"#, with: #""seq": 9223372036854775807,"#)),
+            ("twice.json", good.replacingOccurrences(of: #""seq": 2,"#, with: #""seq": 2, "seq": 3,"#)),
+            ("state.json", good.replacingOccurrences(of: #""state": "fresh""#, with: #""state": "expired""#)),
+        ] {
+            #expect(bad != good, "\(name)")
+            try sandbox.write(name, bad)
+            let restore = try await Cachesh.run(["-c", "restore \(name)"], in: sandbox.url)
+            let diff = try await Cachesh.run(["-c", "diff \(name)"], in: sandbox.url)
+            #expect(restore.status == 1 && restore.stderr.hasPrefix("-c:1: error: \(name): "), "\(restore)")
+            #expect(diff.status == 1 && diff.stdout.isEmpty, "\(diff)")
+            #expect(diff.stderr == restore.stderr)
+        }
     }
 }

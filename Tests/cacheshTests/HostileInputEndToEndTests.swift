@@ -34,6 +34,52 @@ import Testing
         #expect(errors.first == "-c:10000000: error: (at 2026-01-01T00:00:00.001Z) put needs KEY VALUE [tags=a,b]")
     }
 
+    /// A few KB of entity events that each put the entity back into itself eight times used to
+    /// grow one value exponentially (an 8 KB script reached 839 MB). Under `--safe`, the script
+    /// now stops growing it at the limit: each further event is one error line at its line, and
+    /// the value stays as the last accepted event left it.
+    @Test func entityEventsCannotGrowAValueWithoutBound() async throws {
+        let sandbox = try Sandbox()
+        let copy = #"{"id": 7, "pad": "\#(String(repeating: "x", count: 100))"}"#
+        let patch = "{" + "abcdefgh".map { "\"\($0)\": \(copy)" }.joined(separator: ", ") + "}"
+        let script = #"put big:1 {"id": 7}"# + "\n" + String(repeating: "event entity 7 \(patch)\n", count: 12) + "stats\n"
+        try sandbox.write("grow.cachesh", script)
+        let outcome = try await Cachesh.run(["--safe", "grow.cachesh"], in: sandbox.url)
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        let errors = outcome.stderr.split(separator: "\n")
+        #expect(errors.count >= 6 && errors.allSatisfy { $0.contains(": error: the patch applies to more than ") }, "\(outcome.stderr)")
+        #expect(errors.first?.hasPrefix("grow.cachesh:") == true)
+        #expect(outcome.stdout.contains("stale_hits"), "the script ran to its end")
+    }
+
+    /// A snapshot whose sequence number is near the end of 64 bits was restored, and the next
+    /// command trapped (restored into a store, every later write). Refused now, with its path,
+    /// and the session goes on.
+    @Test func aSequenceNumberNearTheEndOf64BitsIsRefused() async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["-c", "put a:1 1\nsnapshot s.json"], in: sandbox.url)
+        #expect(made.status == 0)
+        let text = try String(contentsOf: sandbox.url.appendingPathComponent("s.json"), encoding: .utf8)
+        try sandbox.write("s.json", text.replacingOccurrences(of: "\n  \"seq\": 2,", with: "\n  \"seq\": 9223372036854775806,"))
+        let outcome = try await Cachesh.run(["-c", "restore s.json\nput a:2 2\nget a:2"], in: sandbox.url)
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.stderr == "-c:1: error: s.json: seq: 9223372036854775806 is past the largest sequence number, 9007199254740992 (2^53)\n")
+        #expect(outcome.stdout.hasPrefix("keys: a:2\n"))
+    }
+
+    /// U+202E and U+2028 in a value, a key or an echo reach the terminal escaped, as control
+    /// characters do: a stranger's data cannot reorder or break the lines a user reads.
+    @Test func bidirectionalAndLineSeparatorCharactersAreEscaped() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("bidi.cachesh", "put k:1 \"a\u{202E}b\u{2028}c\"\nget k:1\nput k:\u{2067}x 1\necho \"\u{2029}\u{200F}\"\n")
+        for mode in [[], ["--json"]] {
+            let outcome = try await Cachesh.run(mode + ["bidi.cachesh"], in: sandbox.url)
+            #expect(outcome.status == 0, "\(outcome)")
+            for raw in ["\u{202E}", "\u{2028}", "\u{2067}", "\u{2029}", "\u{200F}"] { #expect(!outcome.stdout.contains(raw)) }
+            #expect(outcome.stdout.contains(#"a\u202eb\u2028c"#) && outcome.stdout.contains(#"k:\u2067x"#), "\(outcome.stdout)")
+        }
+    }
+
     /// A command scheduled by a scheduled command (`at 1ms at 1ms ...`) reports its error with
     /// the file and line that scheduled it (it used to print a bare `error: ...`, and JSON
     /// `"file": null`), and a file it names resolves beside that script, not the working directory.

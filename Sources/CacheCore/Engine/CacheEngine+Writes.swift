@@ -43,17 +43,29 @@ extension CacheEngine {
                 guard let evicted else { return changed }
                 if evicted.requestsByKey { requestTable.voidResponses(forKey: evicted.key) }
                 forgetDeferredMutations(ofEvicted: evicted.key)
-                guard evicted.more else { return changed }
+                // Only a `max` of 0 evicts the key put (one integer compared, not the keys).
+                guard evicted.more else { return max == 0 ? Self.eachOnce(changed) : changed }
                 var changed = changed
                 evictOverflow(ns, over: max, sparing: slot, into: &changed)
-                return changed
+                return max == 0 ? Self.eachOnce(changed) : changed
             }
             emit(.stored, slot: slot, source: .cache)
             var changed = changed
             // (What emit ran cannot change a policy, but read it again to be sure.)
-            evictOverflow(ns, over: namespaces.maxEntries(ns), sparing: slot, into: &changed)
-            return changed
+            let max = namespaces.maxEntries(ns)
+            evictOverflow(ns, over: max, sparing: slot, into: &changed)
+            return max == 0 ? Self.eachOnce(changed) : changed
         }
+    }
+
+    /// A put's changed keys (the key put, then those evicted, each once) with the key put listed
+    /// once: a put into a namespace whose `max` is 0 stores its key and evicts it again, and is
+    /// one change of that key.
+    /// - Complexity: O(k) for k keys evicted, one comparison each, nothing allocated unless the
+    ///   key put was evicted (a put evicts few; only a put that evicted calls it).
+    static func eachOnce(_ keys: [String]) -> [String] {
+        guard keys.count > 1, keys[1...].contains(keys[0]) else { return keys }
+        return [keys[0]] + keys.dropFirst().filter { $0 != keys[0] }
     }
 
     /// Expires an entry now, or sets a new time to expiry `delay` from now (`expire KEY in=D`).

@@ -33,20 +33,49 @@ extension JSONValue {
     /// - Returns: the new value and how many objects matched (0: the value is unchanged).
     /// - Complexity: O(size of the value).
     /// - Throws: `PatchError` if the patch does not apply to one of them; nothing is changed then.
+    /// - Throws: `PatchError` too when the result would be larger than `JSONValue.maxBytes`, or
+    ///   when the patch applies to so many objects that applying it would take more than
+    ///   `JSONValue.maxBytes` bytes of patch (`maxPatchWork`): each object it inserts can match again.
     public func patchingEntities(id: String, idField: String, with patch: Patch) throws(PatchError) -> (value: JSONValue, matches: Int) {
-        try patchingEntities(id: id, idField: idField, with: patch, patchDepth: patch.document.depth, at: 0)
+        // What applying the patch once costs, at least 1: a patch of n bytes changes at most
+        // that much of an object, and the work is counted before the result is built.
+        var work = EntityPatchWork(cost: max(1, patch.document.compactCount(atMost: JSONValue.maxBytes) ?? JSONValue.maxBytes))
+        let result = try patchingEntities(id: id, idField: idField, with: patch, patchDepth: patch.document.depth, at: 0, work: &work)
+        if result.matches > 0 { try Patch.checkSize(result.value) }
+        return result
     }
+
+    /// The patch work of one entity patch, against `JSONValue.maxPatchWork`.
+    private struct EntityPatchWork {
+        let cost: Int
+        var spent = 0
+        var matches = 0
+
+        mutating func spend() throws(PatchError) {
+            matches += 1
+            spent += cost
+            guard spent <= JSONValue.maxPatchWork else {
+                throw PatchError("the patch applies to more than \(matches - 1) objects of the value, each a copy of its \(cost) bytes: "
+                                 + "more than \(JSONValue.maxPatchWork >> 20) MiB of patch work")
+            }
+        }
+    }
+
+    /// The most bytes of patch one entity patch may apply to a value: its size times the
+    /// objects it applies to (SPEC §7.1). Bounds the work and the growth of one patch before the
+    /// result is measured (`JSONValue.maxBytes`).
+    public static let maxPatchWork = 16 << 20
 
     /// `patchingEntities` of a value nested `level` levels deep in the whole: an entity's patched
     /// result may not take the whole past `JSONValue.maxDepth` (repeated patches at depth would
     /// otherwise grow a value without bound).
     private func patchingEntities(id: String, idField: String, with patch: Patch, patchDepth: Int,
-                                  at level: Int) throws(PatchError) -> (value: JSONValue, matches: Int) {
+                                  at level: Int, work: inout EntityPatchWork) throws(PatchError) -> (value: JSONValue, matches: Int) {
         switch self {
         case .object(var object):
             var matches = 0
             for (key, child) in object {
-                let patched = try child.patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1)
+                let patched = try child.patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1, work: &work)
                 if patched.matches > 0 {
                     object[key] = patched.value
                     matches += patched.matches
@@ -54,7 +83,8 @@ extension JSONValue {
             }
             var result = JSONValue.object(object)
             if Self.entityID(object[idField]) == id {
-                result = try patch.apply(to: result)
+                try work.spend()
+                result = try Patch.merged(result, patch.document)
                 // A merge is no deeper than the deeper of the two; only then is the result measured.
                 if level + patchDepth > JSONValue.maxDepth && level + result.depth > JSONValue.maxDepth {
                     throw PatchError("the patch would nest the value deeper than \(JSONValue.maxDepth) levels")
@@ -65,7 +95,7 @@ extension JSONValue {
         case .array(var array):
             var matches = 0
             for index in array.indices {
-                let patched = try array[index].patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1)
+                let patched = try array[index].patchingEntities(id: id, idField: idField, with: patch, patchDepth: patchDepth, at: level + 1, work: &work)
                 if patched.matches > 0 {
                     array[index] = patched.value
                     matches += patched.matches

@@ -23,7 +23,7 @@ extension JSONValue {
     ///
     /// Strict: no comments, trailing commas, leading zeros, `+`, NaN or infinities.
     /// Integers that fit in 64 bits become `.int`; fractions, exponents and larger integers `.double`.
-    /// A duplicated object key keeps its last value.
+    /// An object with a key given twice is refused.
     /// - Complexity: O(n) in the length of the text.
     /// - Throws: `JSONError` with the offset of the first byte that is wrong.
     public init(parsing text: String, maxDepth: Int = JSONValue.maxDepth) throws(JSONError) {
@@ -140,6 +140,7 @@ struct JSONReader {
     }
 
     private mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
+        let open = i
         i += 1  // {
         skipWhitespace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") {
@@ -174,12 +175,27 @@ struct JSONReader {
             if bytes[i] == UInt8(ascii: "}") {
                 i += 1
                 var object = [String: JSONValue](minimumCapacity: members.count - mark)
-                // A duplicated key keeps its last value.
                 for k in mark..<members.count { object[members[k].key] = members[k].value }
+                // A key given twice: which value counts is not for the reader to guess.
+                if object.count != members.count - mark { throw duplicateKey(from: mark, open: open) }
                 return .object(object)
             }
             throw JSONError(message: "unexpected \(describe(i)), expected ',' or '}'", offset: i)
         }
+    }
+
+    /// The error for the first key given twice among `members[mark...]`, at its second place
+    /// (found again in the text), with the JSON path of that member.
+    private func duplicateKey(from mark: Int, open: Int) -> JSONError {
+        var seen = Set<String>()
+        var key = ""
+        for k in mark..<members.count where !seen.insert(members[k].key).inserted {
+            key = members[k].key
+            break
+        }
+        let offset = JSONPath.offsetOfKey(key, occurrence: 2, inObjectAt: open, bytes)
+        return JSONError(message: "duplicate key \(JSONValue.string(key).compactText) at \(JSONPath.path(to: offset, bytes))",
+                         offset: offset)
     }
 
     private mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {
@@ -301,7 +317,8 @@ struct JSONReader {
     /// Reads past the value starting at the next non-blank byte, nested `depth` levels in its
     /// document, building nothing: it throws wherever `parseValue` would (possibly with another
     /// message: a caller that needs the message parses again), and accepts only what `parseValue`
-    /// accepts. Keeps `deepest`.
+    /// accepts but for an object with a key given twice (which it does not look for: a caller
+    /// that needs that refused parses the value too). Keeps `deepest`.
     mutating func skipValue(depth: Int) throws(JSONError) {
         skipWhitespace()
         guard i < bytes.count else { throw JSONError(message: "unexpected end of JSON, expected a value", offset: i) }
@@ -456,11 +473,32 @@ struct JSONReader {
                 if value != Int64.min { return .int(-value) }
             }
         }
+        // One rule for numbers that would not survive being read (SPEC §7): too large for a
+        // 64-bit float, so small that it would read as 0, or a whole number past 64 bits
+        // (which would read as a float, no longer exact).
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        if isInteger {
+            throw JSONError(message: "number out of range: \(text) (a whole number must fit in 64 bits)", offset: start)
+        }
         guard let double = Double(text), double.isFinite else {
             throw JSONError(message: "number out of range: \(text)", offset: start)
         }
+        if double == 0 && hasNonZeroDigit(from: intStart) {
+            throw JSONError(message: "number out of range: \(text) (too small for a 64-bit float, it would read as 0)", offset: start)
+        }
         return .double(double)
+    }
+
+    /// Whether the digits of the number starting at `start`, before its exponent, are not all 0.
+    private func hasNonZeroDigit(from start: Int) -> Bool {
+        var k = start
+        while k < bytes.count {
+            let byte = bytes[k]
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if byte != UInt8(ascii: "0") && byte != UInt8(ascii: ".") { return isDigit(byte) }
+            k += 1
+        }
+        return false
     }
 
     @inline(__always) private func isDigit(_ byte: UInt8) -> Bool {

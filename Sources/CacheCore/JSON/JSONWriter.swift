@@ -228,6 +228,29 @@ struct JSONWriter {
         if heldC2 { bytes.append(0xC2) }
     }
 
+    /// The number of bytes `writeString` writes for `string` (quotes included).
+    static func stringCount(_ string: String) -> Int {
+        var string = string
+        return string.withUTF8 { utf8 in
+            var n = 2 + utf8.count
+            var heldC2 = false
+            for byte in utf8 {
+                if heldC2 {
+                    heldC2 = false
+                    // A C1 control: `\u00XX` for its two bytes.
+                    if (0x80...0x9F).contains(byte) { n += 4; continue }
+                }
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: n += 1
+                case 0..<0x20, 0x7F: n += 5
+                case 0xC2: heldC2 = true
+                default: break
+                }
+            }
+            return n
+        }
+    }
+
     /// `\u00XX` in lowercase hex.
     private mutating func escapeU(_ byte: UInt8) {
         let hex: StaticString = "0123456789abcdef"

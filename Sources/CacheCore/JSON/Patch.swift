@@ -52,9 +52,26 @@ public struct Patch: Hashable, Sendable {
     /// The value with the patch applied.
     /// - Complexity: O(size of the patch + size of the arrays it pulls from).
     /// - Throws: `PatchError` when an operator does not fit the value it meets (`$inc` on a string).
+    /// - Throws: `PatchError` too when the result would be larger than `JSONValue.maxBytes`.
     public func apply(to value: JSONValue) throws(PatchError) -> JSONValue {
         // Only `$pull` on nothing yields nothing; at the top that leaves the value as it was.
-        try Self.merge(value, document, path: "") ?? value
+        let result = try Self.merge(value, document, path: "") ?? value
+        try Self.checkSize(result)
+        return result
+    }
+
+    /// `apply` without the size check, for a patch applied to many objects of one value
+    /// (`patchingEntities` measures the whole once).
+    static func merged(_ value: JSONValue, _ document: JSONValue) throws(PatchError) -> JSONValue {
+        try merge(value, document, path: "") ?? value
+    }
+
+    /// Refuses a patch's result larger than a value may be (SPEC §7.1), measured before it is
+    /// printed: a result can share one subtree many times and be far larger than its tree.
+    static func checkSize(_ result: JSONValue) throws(PatchError) {
+        guard result.compactCount(atMost: JSONValue.maxBytes) != nil else {
+            throw PatchError("the patch would make the value larger than 16 MiB (\(JSONValue.maxBytes) bytes of JSON)")
+        }
     }
 
     /// The merged value; nil when the field stays absent (`$pull` from a field that does not exist).

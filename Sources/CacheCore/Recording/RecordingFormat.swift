@@ -447,7 +447,21 @@ private struct Fields {
         return try int(name)
     }
 
-    func id(_ name: String) throws(Diagnostic) -> UInt64 { UInt64(bitPattern: try int(name)) }
+    /// A request id: as a snapshot's sequence numbers, 0 to 2^53 (SPEC §7.1).
+    func id(_ name: String) throws(Diagnostic) -> UInt64 {
+        let n = try int(name)
+        guard n >= 0, n <= SnapshotObject.maxSeq else {
+            throw fail(name, "expected a request id from 0 to \(SnapshotObject.maxSeq) (2^53), not \(n)")
+        }
+        return UInt64(n)
+    }
+
+    /// An instant in ms since the epoch, not before 1970 (as a snapshot's times, SPEC §7.1).
+    func time(_ name: String) throws(Diagnostic) -> Int64 {
+        let ms = try int(name)
+        guard ms >= 0 else { throw fail(name, "is before 1970-01-01T00:00:00.000Z") }
+        return ms
+    }
 
     func strings(_ name: String) throws(Diagnostic) -> [String] {
         guard case .array(let items) = try value(name) else { throw fail(name, "expected an array of strings") }
@@ -475,25 +489,25 @@ extension RecordingFormat {
         let r = try Fields(json, kind)
         switch kind {
         case "begin": return .begin(snapshot: try r.value("snapshot"), live: try r.bool("live"))
-        case "step": return .step(to: try r.int("to"))
+        case "step": return .step(to: try r.time("to"))
         case "call":
             return .call(try decodeCall(r.object("call")), returned: try decodeReturn(r.object("returned")),
-                         at: try r.int("at"), ended: try r.int("ended"))
+                         at: try r.time("at"), ended: try r.time("ended"))
         case "sent":
             return .sent(id: try r.id("id"), kind: try r.enumValue("kind", RequestKind.self), keys: try r.strings("keys"),
-                         at: try r.int("at"))
-        case "arrived": return .arrived(id: try r.id("id"), at: try r.int("at"), applied: try r.optionalInt("applied"))
+                         at: try r.time("at"))
+        case "arrived": return .arrived(id: try r.id("id"), at: try r.time("at"), applied: try r.optionalInt("applied"))
         case "completed":
             let answer: RequestAnswer? = r.fields["answer"] == .null ? nil : try decodeAnswer(r.object("answer"))
-            return .completed(id: try r.id("id"), answer: answer, at: try r.int("at"))
+            return .completed(id: try r.id("id"), answer: answer, at: try r.time("at"))
         case "observed":
             let value = try r.flag("no_value") ? JSONValue?.none : try r.value("value")
             return .observed(CacheEvent(cause: try r.enumValue("cause", ChangeCause.self), key: try r.string("key"),
-                                        at: try r.int("at"), state: try r.enumValue("state", EntryState.self), value: value,
+                                        at: try r.time("at"), state: try r.enumValue("state", EntryState.self), value: value,
                                         source: try r.enumValue("source", ValueSource.self)))
-        case "read": return .read(request: try r.id("request"), result: try decodeRead(r.object("result")), at: try r.int("at"))
-        case "validated": return .validated(try decodeValidation(r.object("result")), at: try r.int("at"))
-        case "end": return .end(at: try r.int("at"))
+        case "read": return .read(request: try r.id("request"), result: try decodeRead(r.object("result")), at: try r.time("at"))
+        case "validated": return .validated(try decodeValidation(r.object("result")), at: try r.time("at"))
+        case "end": return .end(at: try r.time("at"))
         default: throw f.fail("record", "unknown kind \"\(kind)\"")
         }
     }

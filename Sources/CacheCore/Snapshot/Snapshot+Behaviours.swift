@@ -50,7 +50,10 @@ extension Snapshot {
                 if every < 1 { throw p.fail("every_ms", "must be at least 1") }
                 let id = try p.seq("id")
                 guard ids.insert(id).inserted, polls[key] == nil else { throw p.fail("id", "a key or id appears twice") }
-                polls[key] = Poll(every: every, due: try p.time("due"), id: id)
+                if id > seq { throw p.fail("id", "\(id) is past the top-level seq \(seq)") }
+                let due = try p.time("due")
+                if due < now { throw p.fail("due", "is before now: the poll would have run") }
+                polls[key] = Poll(every: every, due: due, id: id)
             }
         }
         var retries: [UInt64: RetryState] = [:]
@@ -65,6 +68,8 @@ extension Snapshot {
                 }
                 let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
                 if (due == nil) != (seqItem == nil) { throw r.fail("item", "due and item go together") }
+                if let due, due < now { throw r.fail("due", "is before now: the retry would have been sent") }
+                if let seqItem, seqItem > seq { throw r.fail("item", "\(seqItem) is past the top-level seq \(seq)") }
                 retries[id] = RetryState(made: Int(clamping: try r.count("made")), due: due, item: seqItem)
             }
         }

@@ -10,6 +10,7 @@ extension Snapshot {
     ///   q queued mutations and l log lines.
     func checkConsistency() throws(SnapshotError) {
         if clockStart > now { throw SnapshotError(path: "clock_start", "is after now") }
+        if now == .max { throw SnapshotError(path: "now", "is the clock's end (\(CacheEngine.endOfTime)), which the clock never reaches") }
         try checkEntries()
         try checkPending()
         try checkLog()

@@ -216,8 +216,10 @@ extension Snapshot {
     }
 
     /// Checks one entry object (the next one, least recent first) and appends it.
-    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], checks: inout EntryChecks) throws(SnapshotError) {
-        let e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
+    mutating func decodeEntry(_ item: JSONValue, namespaceIndex: [String: Int], checks: inout EntryChecks,
+                              storeRow: Bool = false) throws(SnapshotError) {
+        var e = try SnapshotObject(item, SnapshotPath("entries").element(entries.count))
+        e.isStoreRow = storeRow
         try e.only(Self.entryFields)
         try decodeEntry(fields: e, namespaceIndex: namespaceIndex, checks: &checks)
     }
@@ -240,8 +242,8 @@ extension Snapshot {
         guard let ns = namespaceIndex[String(KeyName.namespace(of: key))] else {
             throw e.fail("key", "namespace \(KeyName.namespace(of: key)) of \(key) is not in namespaces")
         }
-        guard case .string(let stateText) = try e.value("state"), EntryState(rawValue: stateText) != nil,
-              stateText != EntryState.absent.rawValue else {
+        guard case .string(let stateText) = try e.value("state"), let claimed = EntryState(rawValue: stateText),
+              claimed != .absent else {
             throw e.fail("state", "expected fresh, stale or expired")
         }
         var entry = Entry(key: key, namespace: Int32(ns), stored: try e.storedValue("value"), tags: try e.strings("tags"),
@@ -255,6 +257,11 @@ extension Snapshot {
         entry.expiryReported = try e.bool("expiry_counted", default: false)
         entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
         entry.expirySeq = try e.seq("expiry_seq", default: 0)
+        // The state follows from the times (and `invalidated`): one that says otherwise is damage.
+        let state = entry.state(at: now)
+        if state != claimed && !e.isStoreRow {
+            throw e.fail("state", "is \(stateText), but the entry's times make it \(state.rawValue) at now (\(TimeText.iso8601(ms: now)))")
+        }
         if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
         ranks.append(try Self.rank(e, namespaces[ns], seen: &checks.seenRanks[ns]))
         entries.append(entry)

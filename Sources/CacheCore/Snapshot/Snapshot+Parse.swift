@@ -144,6 +144,8 @@ extension Snapshot {
         // Pass 2: the state fields as values, the entries from the text.
         var top: [String: JSONValue] = [:]
         for member in members {
+            // A field given twice: the tree reader refuses it.
+            guard top[member.name] == nil else { return nil }
             if member.start == entries.start {
                 top[member.name] = .array([])
             } else {
@@ -159,7 +161,8 @@ extension Snapshot {
             if error == readAsTree { return nil }
             var check = JSONReader(bytes, maxDepth: JSONValue.documentDepth)
             check.i = entries.start
-            do { try check.skipValue(depth: 1) } catch { return nil }
+            // Read, not skipped: a key given twice there is damage too (`skipValue` takes it).
+            do { _ = try check.parseValue(depth: 1) } catch { return nil }
             return .failure(error)
         }
     }
@@ -282,7 +285,9 @@ extension Snapshot {
                 } else {
                     while true {
                         r.skipWhitespace()
-                        guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name) else { throw Self.readAsTree }
+                        // A field given twice: the tree reader refuses it.
+                        guard let name = Self.plainName(&r), let slot = EntryFields.slot(of: name),
+                              fields.values[slot] == nil else { throw Self.readAsTree }
                         try Self.expect(UInt8(ascii: ":"), &r)
                         // The deepest level inside the field: an entry's values start at level 3.
                         if slot == EntryFields.valueSlot {
@@ -322,6 +327,8 @@ extension Snapshot {
         if scanner.scan() {
             r.i = scanner.position
             fields.stored = scanner.withText { StoredValue(canonicalUTF8: $0) }
+            // Too large: the tree reader says so, with the entry's path.
+            if fields.stored!.utf8Count > JSONValue.maxBytes { throw readAsTree }
             fields.values[EntryFields.valueSlot] = .null  // present; `storedValue` gives it
             return
         }
@@ -345,6 +352,12 @@ extension Snapshot {
                 r.i = i + 26
                 return .int(ms)
             }
+            // A number where the writer writes text (the years 0000–9999): the tree reader says so.
+            let value = try r.parseValue(depth: 3)
+            if case .int(let ms) = value, ms >= CacheEngine.minISOTime && ms <= CacheEngine.maxISOTime {
+                throw JSONError(message: "a time written as a number", offset: i)
+            }
+            return value
         }
         return try r.parseValue(depth: 3)
     }
@@ -367,6 +380,9 @@ struct EntryFields: SnapshotFields {
     /// The `value` read is nested no deeper than `JSONValue.maxDepth` (then `dataValue` need
     /// not measure it); the other fields are never data values.
     var valuesWithinDepth = false
+    /// `readField` read the times (text to ms; a number only outside the years 0000–9999).
+    var timesChecked: Bool { true }
+    var isStoreRow: Bool { false }
 
     /// The slot of `value`.
     static let valueSlot = 1
@@ -425,7 +441,7 @@ struct EntryFields: SnapshotFields {
 
     func storedValue(_ name: String) throws(SnapshotError) -> StoredValue {
         if let stored, name == "value" { return stored }
-        return StoredValue(try dataValue(name))
+        return try Self.checkedSize(StoredValue(try valueWithinDepth(name))) { fail(name, $0) }
     }
 
     /// The slot of `name`, compared only with names of its length (the check of every entry

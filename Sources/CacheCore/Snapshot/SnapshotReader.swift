@@ -19,6 +19,11 @@ protocol SnapshotFields {
     /// The field's value, nil when absent.
     func field(_ name: String) -> JSONValue?
     var path: SnapshotPath { get }
+    /// True when a whole number in a time field was already checked (`time`): the reader turned
+    /// a time written as text into its ms, and refused a number in the years 0000–9999.
+    var timesChecked: Bool { get }
+    /// True for a store's row (`SnapshotObject.isStoreRow`), whose `state` is not stored.
+    var isStoreRow: Bool { get }
     /// True when no value of these fields can be nested deeper than `JSONValue.maxDepth`
     /// (the reader saw the whole document shallower): `dataValue` need not measure.
     var valuesWithinDepth: Bool { get }
@@ -39,6 +44,10 @@ struct SnapshotObject: SnapshotFields {
 
     @inline(__always) func field(_ name: String) -> JSONValue? { fields[name] }
     var valuesWithinDepth: Bool { false }
+    /// A store's row made into an entry object (`StoredEntry.snapshotObject`): its times are
+    /// numbers (typed columns) and its `state` is not stored.
+    var isStoreRow = false
+    var timesChecked: Bool { isStoreRow }
 
     /// Refuses fields not in `allowed` (a damaged or foreign document).
     func only(_ allowed: Set<String>) throws(SnapshotError) {
@@ -68,14 +77,29 @@ extension SnapshotFields {
 
     /// A cached or server value; one nested deeper than values may be (`JSONValue.maxDepth`) is
     /// refused, so a document never brings in what the shell would not accept.
+    /// One larger than a value may be (`JSONValue.maxBytes`) is refused too.
     func dataValue(_ name: String) throws(SnapshotError) -> JSONValue {
+        let v = try valueWithinDepth(name)
+        if let problem = v.sizeProblem { throw fail(name, problem) }
+        return v
+    }
+
+    /// `dataValue` but for its size.
+    func valueWithinDepth(_ name: String) throws(SnapshotError) -> JSONValue {
         let v = try value(name)
         if !valuesWithinDepth && v.depth > JSONValue.maxDepth { throw fail(name, "nested deeper than \(JSONValue.maxDepth) levels") }
         return v
     }
 
     func storedValue(_ name: String) throws(SnapshotError) -> StoredValue {
-        StoredValue(try dataValue(name))
+        try Self.checkedSize(StoredValue(try valueWithinDepth(name))) { fail(name, $0) }
+    }
+
+    /// `stored`, unless it is larger than a value may be (`JSONValue.maxBytes`): measured once
+    /// printed, at no cost (a snapshot is at most 1 GiB, so its values are too).
+    static func checkedSize(_ stored: StoredValue, _ fail: (String) -> SnapshotError) throws(SnapshotError) -> StoredValue {
+        guard stored.utf8Count <= JSONValue.maxBytes else { throw fail(JSONValue.tooLarge) }
+        return stored
     }
 
     func object(_ name: String) throws(SnapshotError) -> SnapshotObject {
@@ -135,8 +159,14 @@ extension SnapshotFields {
             throw fail(name, "missing")
         }
         guard case .int(let n) = v, n >= 0 else { throw fail(name, "expected a sequence number (a whole number, not negative)") }
+        guard n <= Self.maxSeq else { throw fail(name, "\(n) is past the largest sequence number, \(Self.maxSeq) (2^53)") }
         return UInt64(n)
     }
+
+    /// The largest sequence number (and id) a document may hold: 2^53. The engine adds 1 for each
+    /// request, put, mutation or scheduled item, so from there no run reaches 2^63, where the
+    /// numbers stop fitting what the documents write (a whole number of 64 bits).
+    static var maxSeq: Int64 { 1 << 53 }
 
     func optionalSeq(_ name: String) throws(SnapshotError) -> UInt64? {
         guard let v = field(name), v != .null else { return nil }
@@ -145,13 +175,26 @@ extension SnapshotFields {
 
     /// An instant written `YYYY-MM-DDTHH:MM:SS.sssZ`, or (outside the years 0000–9999) as whole
     /// ms since the epoch.
+    ///
+    /// No time is before 1970-01-01T00:00:00.000Z (0 ms): the virtual clock starts in 2026 and a
+    /// live cache's at the system's, so the engine never makes one, and with every time at least
+    /// 0 the difference of two (an age, a time left) always fits in 64 bits.
     func time(_ name: String) throws(SnapshotError) -> Int64 {
         let v = try value(name)
-        if case .int(let ms) = v { return ms }
-        guard case .string(let s) = v else { throw fail(name, "expected a time like \"2026-01-01T00:00:00.000Z\"") }
-        guard let ms = TimeText.parseISO8601(Substring(s)) else {
-            throw fail(name, "\"\(s)\" is not a time like \"2026-01-01T00:00:00.000Z\"")
+        let ms: Int64
+        if case .int(let n) = v {
+            if !timesChecked && n >= CacheEngine.minISOTime && n <= CacheEngine.maxISOTime {
+                throw fail(name, "expected a time like \"2026-01-01T00:00:00.000Z\" (a whole number of ms only outside the years 0000–9999)")
+            }
+            ms = n
+        } else {
+            guard case .string(let s) = v else { throw fail(name, "expected a time like \"2026-01-01T00:00:00.000Z\"") }
+            guard let parsed = TimeText.parseISO8601(Substring(s)) else {
+                throw fail(name, "\"\(s)\" is not a time like \"2026-01-01T00:00:00.000Z\"")
+            }
+            ms = parsed
         }
+        guard ms >= 0 else { throw fail(name, "is before 1970-01-01T00:00:00.000Z") }
         return ms
     }
 

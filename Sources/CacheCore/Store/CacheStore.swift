@@ -352,7 +352,9 @@ extension StoredEntry {
         do { json = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
             throw SnapshotError(path: "", "damaged entry \(key) (not valid JSON: \(error.message))")
         }
-        let o = try SnapshotObject(json, SnapshotPath("entry \(key)"))
+        var o = try SnapshotObject(json, SnapshotPath("entry \(key)"))
+        // Written by an older cachesh, whose rows may hold times as numbers.
+        o.isStoreRow = true
         var rest = o.fields
         for name in Self.columnFields { rest[name] = nil }
         let tags = try o.strings("tags")
@@ -507,7 +509,7 @@ extension Snapshot {
             swap(&checks.seenRanks, &stored!.seenRanks)
             defer { swap(&checks.seenRanks, &stored!.seenRanks) }
             let namespaceIndex = stored!.namespaceIndex
-            do { try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks) } catch {
+            do { try decodeEntry(row.snapshotObject(), namespaceIndex: namespaceIndex, checks: &checks, storeRow: true) } catch {
                 var error = error
                 if error.path.hasPrefix("entries[0]") { error.path = "entries[\(index)]" + error.path.dropFirst("entries[0]".count) }
                 throw error
@@ -567,6 +569,8 @@ extension Snapshot {
         do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
             throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
         }
+        // Only a long text can print longer than a value may be (at most 6 times as long).
+        if row.value.utf8.count > JSONValue.maxBytes / 8, let problem = value.sizeProblem { throw fail("value", problem) }
         var tags: [String] = []
         if let text = row.tags {
             let list: JSONValue
@@ -581,8 +585,12 @@ extension Snapshot {
             }
         }
         for (name, n) in [("seq", row.seq), ("stored_request", row.storedRequest), ("last_write", row.lastWrite), ("last_put", row.lastPut)]
-            where n < 0 {
-            throw fail(name, "expected a sequence number (a whole number, not negative)")
+            where n < 0 || n > SnapshotObject.maxSeq {
+            throw fail(name, n < 0 ? "expected a sequence number (a whole number, not negative)"
+                                   : "\(n) is past the largest sequence number, \(SnapshotObject.maxSeq) (2^53)")
+        }
+        for (name, t) in [("stored_at", row.storedAt), ("stale_at", row.staleAt ?? 0), ("expires_at", row.expiresAt ?? 0)] where t < 0 {
+            throw fail(name, "is before 1970-01-01T00:00:00.000Z")
         }
         var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)

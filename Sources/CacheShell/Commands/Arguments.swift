@@ -190,7 +190,24 @@ struct Arguments {
     }
 
     /// A JSON value: a JSON word, a quoted string, or a bare word (JSON if it parses, else a string).
+    /// - Throws: also for a value larger than a value may be (`JSONValue.maxBytes`).
     static func value(_ word: Word) throws(ShellError) -> JSONValue {
+        let value = try anyValue(word)
+        if mayBeTooLarge(word), let problem = value.sizeProblem { throw ShellError(problem, at: word.offset) }
+        return value
+    }
+
+    /// Whether a word is long enough to give a value larger than `JSONValue.maxBytes`. A value's
+    /// canonical text is at most 6 times as long as the word that gives it (a DEL written as
+    /// `\u007f`; a number such as `1e14` as `100000000000000.0`, 4.25 times), so a shorter
+    /// word is not measured: the limit costs a typed `put` one comparison.
+    @inline(__always)
+    static func mayBeTooLarge(_ word: Word) -> Bool {
+        word.byteCount > JSONValue.maxBytes / 8
+    }
+
+    /// `value(_:)` of any size.
+    private static func anyValue(_ word: Word) throws(ShellError) -> JSONValue {
         switch word.kind {
         case .quoted:
             return .string(word.text)
@@ -209,8 +226,9 @@ struct Arguments {
             }
             // A bare word that is a JSON number but for its size is refused like `[1e400]`, not
             // stored as the string "1e400": one rule for numbers out of range.
-            if Self.isOutOfRangeNumber(word.text) {
-                throw ShellError("number out of range: \(word.text) (quote it to store the text)", at: word.offset)
+            if let problem = Self.outOfRangeNumber(word.text) {
+                let hint = "quote it to store the text"
+                throw ShellError(problem.hasSuffix(")") ? "\(problem.dropLast()); \(hint))" : "\(problem) (\(hint))", at: word.offset)
             }
             return .string(word.text)
         }
@@ -221,7 +239,10 @@ struct Arguments {
     /// ``value(_:)`` in the form the cache keeps it: a JSON word goes from its text to its stored
     /// form without a tree where it can (``storedJSON(_:)``).
     static func storedValue(_ word: Word) throws(ShellError) -> StoredValue {
-        if word.kind == .json, let stored = word.withUTF8(storedJSON) { return stored }
+        if word.kind == .json, let stored = word.withUTF8(storedJSON) {
+            if mayBeTooLarge(word) && stored.utf8Count > JSONValue.maxBytes { throw ShellError(JSONValue.tooLarge, at: word.offset) }
+            return stored
+        }
         return StoredValue(try value(word))
     }
 
@@ -232,8 +253,17 @@ struct Arguments {
         try? StoredValue(parsingJSON: bytes)
     }
 
-    /// Whether `text` has the grammar of a JSON number (RFC 8259) but no finite Double holds it.
-    static func isOutOfRangeNumber(_ text: String) -> Bool {
+    /// Why `text`, which has the grammar of a JSON number (RFC 8259), is refused as one (the JSON
+    /// reader's one rule for numbers: out of a 64-bit float's range, read as 0, or a whole number
+    /// past 64 bits); nil when it is not such a number.
+    static func outOfRangeNumber(_ text: String) -> String? {
+        guard isNumberGrammar(text) else { return nil }
+        do { _ = try JSONValue(parsing: text) } catch { return error.message }
+        return nil
+    }
+
+    /// Whether `text` has the grammar of a JSON number (RFC 8259).
+    static func isNumberGrammar(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         var i = 0
         func digits() -> Int {
@@ -254,7 +284,7 @@ struct Arguments {
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard digits() > 0 else { return false }
         }
-        return i == bytes.count && !(Double(text)?.isFinite ?? false)
+        return i == bytes.count
     }
 
     /// A patch: a JSON object (or any JSON value, which replaces the whole value per RFC 7396).

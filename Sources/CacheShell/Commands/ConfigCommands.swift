@@ -76,6 +76,8 @@ enum ConfigCommands {
             case "max":
                 if unset { change.max = .some(nil) } else {
                     guard let n = Int(value), n >= 0 else { throw ShellError("max must be a whole number or none, not \"\(value)\"", at: at) }
+                    // As a snapshot holds it (a count), so every session's state can be restored.
+                    guard n <= Int(Int32.max) else { throw ShellError("max must be at most \(Int32.max), not \(value)", at: at) }
                     change.max = .some(n)
                 }
             default: break
@@ -287,6 +289,7 @@ struct ParsedConfiguration {
                 if let v = o["timeout"], v != .null { p.timeout = try Self.duration(v, "\(path).timeout") }
                 if let v = o["max"], v != .null {
                     guard case .int(let n) = v, n >= 0 else { throw Problem(message: "\(path).max: expected a whole number") }
+                    guard n <= Int64(Int32.max) else { throw Problem(message: "\(path).max: expected at most \(Int32.max), not \(n)") }
                     p.max = Int(n)
                 }
                 if let v = o["policy"] {
@@ -354,6 +357,7 @@ struct ParsedConfiguration {
                 var out: [String: JSONValue] = [:]
                 for (key, value) in try Self.object(v, "$.server.data") {
                     try Self.checkKey(key, "$.server.data")
+                    if let problem = value.sizeProblem { throw Problem(message: "$.server.data.\(key): \(problem)") }
                     out[KeyName.canonical(key)] = value
                 }
                 data = out

@@ -179,9 +179,12 @@ enum ServerScriptCommands {
     static func jsonOption(_ text: Substring, at offset: Int, bareIsText: Bool = false) throws(ShellError) -> JSONValue {
         guard let first = text.utf8.first else { throw ShellError("a value is missing after =", at: offset) }
         if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"") {
-            do { return try JSONValue(parsing: String(text)) } catch {
+            let value: JSONValue
+            do { value = try JSONValue(parsing: String(text)) } catch {
                 throw ShellError("bad JSON: \(error.message)", at: offset + error.offset)
             }
+            if text.utf8.count > JSONValue.maxBytes / 8, let problem = value.sizeProblem { throw ShellError(problem, at: offset) }
+            return value
         }
         if bareIsText { return .string(String(text)) }
         return try Arguments.value(Word(text: String(text), kind: .bare, offset: offset, end: offset + text.utf8.count))

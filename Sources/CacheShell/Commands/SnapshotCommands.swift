@@ -101,6 +101,14 @@ extension Session {
         case none
     }
 
+    /// A snapshot's text decoded and checked as `restore` checks it (its scheduled commands
+    /// too), without restoring it: for `diff`, which must not show what `restore` refuses.
+    static func checkedSnapshot(_ text: String) throws(SnapshotError) -> Snapshot {
+        let snapshot = try Snapshot(parsing: text)
+        for command in snapshot.scheduledCommands { _ = try scheduledEntry(command) }
+        return snapshot
+    }
+
     /// `restore(_:on:)`, keeping `base` as the state the session began from.
     func restore(_ snapshot: Snapshot, base: RestoredBase, on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
@@ -163,7 +171,7 @@ extension Session {
 extension SnapshotCommands {
     static let diff = CommandSpec(
         name: "diff", summary: "what differs between two snapshots, or a snapshot and now, entry by entry",
-        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side)"),
+        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side), read and checked as restore reads it (what restore refuses, diff refuses with the same error)"),
                     .file("FILE2", meaning: "the new side, another snapshot; without it, the session now").optional],
         example: "diff before.json", run: diff)
 
@@ -227,15 +235,14 @@ extension SnapshotCommands {
         ], human: human)
     }
 
-    /// A snapshot file's document, checked to be one.
+    /// A snapshot file's document, read as `restore` reads it (the same reader and checks, with
+    /// the same errors): `diff` shows only a snapshot that `restore` would take.
     private static func snapshotDocument(_ session: Session, _ word: Word, _ source: SourceFile) throws(ShellError) -> JSONValue {
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
-        guard let document = try? JSONValue(parsing: text), case .object(let fields) = document,
-              fields["format"] == .string("cachesh-snapshot"), case .array? = fields["entries"] else {
-            throw ShellError("\(word.text): not a snapshot (snapshot FILE writes one)", at: word.offset)
+        do { return try Session.checkedSnapshot(text).document() } catch {
+            throw ShellError("\(word.text): \(error)", at: word.offset)
         }
-        return document
     }
 
     /// A snapshot's entries by key.

@@ -37,6 +37,8 @@ public struct Word: Sendable, Equatable {
         }
     }
     public var kind: Kind
+    /// The bytes of its text or of its source, whichever is more (an upper bound on both).
+    public var byteCount: Int { max(end - offset, isDecoded ? decoded.utf8.count : range.count) }
     /// Byte offset of the word's first byte in the source.
     public var offset: Int
     /// Byte offset just past the word's last byte (closing quote or bracket included).

@@ -305,9 +305,11 @@ extension ByteWriter {
 
 /// The checks behind the writing of JSON strings.
 enum ValueText {
-    /// No byte of `bytes` needs an escape in a JSON string (nor starts a C1 control).
+    /// No byte of `bytes` needs an escape in a JSON string (nor starts a C1 control, or a
+    /// bidirectional or line-separator character: 0xD8 and 0xE2 lead the ones `Render.visible` escapes).
     static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2 {
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2
+            || byte == 0xE2 || byte == 0xD8 {
             return false
         }
         return true
@@ -465,7 +467,10 @@ enum Render {
     }
 
     /// `text` with every control character that could drive a terminal (U+0000–U+001F but line
-    /// feed and tab, U+007F, U+0080–U+009F) written as its JSON escape (`\u001b`).
+    /// feed and tab, U+007F, U+0080–U+009F) written as its JSON escape (`\u001b`), and so every
+    /// character that reorders or breaks what a terminal shows: the bidirectional marks,
+    /// embeddings, overrides and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)
+    /// and the line and paragraph separators (U+2028, U+2029).
     /// - Complexity: O(n); `text` itself (no copy) when it has none, the usual case.
     static func visible(_ text: String) -> String {
         let found = text.utf8.withContiguousStorageIfAvailable(hasControl) ?? hasControl(Array(text.utf8))
@@ -473,7 +478,7 @@ enum Render {
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             let v = scalar.value
-            if (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v) {
+            if (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v) || isReordering(v) {
                 let hex = String(v, radix: 16)
                 out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
             } else {
@@ -481,6 +486,12 @@ enum Render {
             }
         }
         return String(out)
+    }
+
+    /// A bidirectional or line-separator character `visible` escapes.
+    @inline(__always)
+    static func isReordering(_ v: UInt32) -> Bool {
+        v == 0x061C || v == 0x200E || v == 0x200F || (0x2028...0x202E).contains(v) || (0x2066...0x2069).contains(v)
     }
 
     /// Whether UTF-8 `bytes` hold a control character `visible` escapes: one tight pass over the
@@ -501,15 +512,32 @@ enum Render {
                 let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
                 let below = ~((w & lows) &+ (ones &* 0x60)) & ~w & ~lows
                 let flagged = (below & ~equal(w, 0x0A) & ~equal(w, 0x09)) | equal(w, 0x7F) | equal(w, 0xC2)
+                    | equal(w, 0xE2) | equal(w, 0xD8)
                 if flagged != 0 {
                     let end = min(bytes.count, i + 9)
-                    for j in i..<end where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) { return true }
+                    for j in i..<end where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) || isReordering(bytes, at: j) {
+                        return true
+                    }
                 }
                 i += 8
             }
         }
-        for j in i..<bytes.count where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) { return true }
+        for j in i..<bytes.count where isControlByte(bytes[j], after: j > 0 ? bytes[j - 1] : 0) || isReordering(bytes, at: j) {
+            return true
+        }
         return false
+    }
+
+    /// Whether a bidirectional or line-separator character (`isReordering`) starts at `j`: in
+    /// UTF-8, 0xD8 0x9C or 0xE2 0x80 0x8E–0x8F, 0xA8–0xAE, or 0xE2 0x81 0xA6–0xA9.
+    @inline(__always)
+    private static func isReordering(_ bytes: UnsafeBufferPointer<UInt8>, at j: Int) -> Bool {
+        let lead = bytes[j]
+        if lead == 0xD8 { return j + 1 < bytes.count && bytes[j + 1] == 0x9C }
+        guard lead == 0xE2, j + 2 < bytes.count else { return false }
+        let second = bytes[j + 1], third = bytes[j + 2]
+        if second == 0x80 { return third == 0x8E || third == 0x8F || (0xA8...0xAE).contains(third) }
+        return second == 0x81 && (0xA6...0xA9).contains(third)
     }
 
     private static func hasControl(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(hasControl) }
