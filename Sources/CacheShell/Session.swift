@@ -25,6 +25,9 @@ public struct SessionOptions: Sendable {
     public var echo = false
     /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
+    /// The scheduled work the whole input may make (a stranger's: `--safe`, `--verify`); nil: no
+    /// bound but the runaway limit of each command.
+    public var scheduledBudget: ScheduledBudget?
     public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
         self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
     }
@@ -176,6 +179,7 @@ public final class Session {
         cache.useOrigin(server)
         cache.setDelegate(self)
         cache.reportsAllChanges = true
+        if let budget = options.scheduledBudget { cache.setScheduledBudget(budget.initial, reason: budget.reason) }
     }
 
     /// Runs `body` with a new session on a new cache, in one hop onto the cache.
