@@ -70,6 +70,14 @@ import Testing
         #expect(long.status == 1 && long.stdout.utf8.count < 1_000, "\(long.stdout.prefix(300))")
     }
 
+    @Test func sourceNestsAtMostSixteenDeep() async throws {
+        // A file that sources itself: the script and 16 levels of source run, the 17th is refused.
+        let outcome = try await Cachesh.script("echo level\nsource script.cachesh\n")
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout == String(repeating: "level\n", count: 17), "\(outcome)")
+        #expect(outcome.stderr.hasPrefix("script.cachesh:2: error: source nested deeper than 16 files (a source loop?)\n"), "\(outcome)")
+    }
+
     @Test func replayCountsItsCombinationsBeforeMakingThem() async throws {
         let files = ["t.txt": "a\nb\n"]
         let over = try await Cachesh.script("replay t.txt max=1..1000000000 ttl=1s,2s,3s\n", files: files)
