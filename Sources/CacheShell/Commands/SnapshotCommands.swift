@@ -101,11 +101,14 @@ extension Session {
         case none
     }
 
-    /// `restore(_:on:)`, keeping `base` as the state the session began from.
-    func restore(_ snapshot: Snapshot, base: RestoredBase, on cache: isolated Cache) throws(SnapshotError) {
+    /// `restore(_:on:)`, keeping `base` as the state the session began from. A scheduled command
+    /// that reads or writes a file is refused unless `allowingFileCommands` (the session's own
+    /// store, reopened).
+    func restore(_ snapshot: Snapshot, base: RestoredBase, allowingFileCommands: Bool = false,
+                 on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
         for command in snapshot.scheduledCommands {
-            entries[command.id] = try Self.scheduledEntry(command)
+            entries[command.id] = try Self.scheduledEntry(command, allowingFileCommands: allowingFileCommands)
         }
         scheduled = [:]
         nextToken = 0
@@ -127,7 +130,7 @@ extension Session {
 
     /// A scheduled command as the snapshot holds it: its text, and the file and line it came from
     /// (so its errors still point there).
-    static func scheduledEntry(_ command: Snapshot.ScheduledCommand) throws(SnapshotError) -> ScheduledEntry {
+    static func scheduledEntry(_ command: Snapshot.ScheduledCommand, allowingFileCommands: Bool = false) throws(SnapshotError) -> ScheduledEntry {
         let f = command.fields
         for name in f.keys.sorted() where !["command", "file", "line"].contains(name) {
             throw SnapshotError(path: "\(command.path).\(name)", "unknown field")
@@ -147,7 +150,7 @@ extension Session {
         // A restored schedule runs on the next advance, in whatever mode the session is in (also
         // after `--transcribe` then `--verify`): one that would read or write a file is refused
         // here, so a stranger's snapshot cannot write or read a file by the clock's hand.
-        if let path = fileNamed(byScheduled: text) {
+        if !allowingFileCommands, let path = fileNamed(byScheduled: text) {
             throw SnapshotError(path: "\(command.path).command",
                                 "schedules a command that reads or writes a file (\(path)): a restored snapshot may not")
         }
