@@ -120,6 +120,17 @@ public actor Cache {
         try engine.advance(by: duration)
     }
 
+    /// Lets at most `items` more scheduled items (requests' completions, polls, retries, `at`
+    /// commands; not expiries) run from now on, in all commands: past that, a command that would
+    /// run another fails (`stopped after running N scheduled items in all (REASON)`), keeping
+    /// what it ran, as one stopped by the runaway limit does. The shell sets it for a stranger's
+    /// input (`--safe`, `--verify`; SPEC §7.1).
+    public func setScheduledBudget(_ items: Int, reason: String) { engine.setScheduledBudget(items, reason: reason) }
+
+    /// Lets `items` more scheduled items run, when `setScheduledBudget` set a budget (more of a
+    /// streamed input was read); nothing otherwise.
+    public func growScheduledBudget(by items: Int) { engine.growScheduledBudget(by: items) }
+
     /// Starts a new command: the runaway limit (SPEC §7) counts the scheduled items of one command.
     public func beginCommand() { engine.beginCommand() }
 

@@ -219,6 +219,8 @@ enum Batch {
                 if !skipping, let status = runPending(upTo: pending.count, holding: false) { return status }
                 return session.anyFailed ? 1 : 0
             }
+            // Under --safe the input is a stranger's: each piece read lets more scheduled work run.
+            session.noteInput(bytes: n, on: cache)
             // A NUL byte is not text: the input is binary (`cachesh < /dev/zero`, which has no end
             // and no line feed to end an over-long command at). The whole lines before it run;
             // then the run stops at its line.

@@ -12,7 +12,9 @@ import Darwin
 /// Environment: `CACHESH_HISTORY` names the history file (default `~/.cachesh_history`;
 /// `/dev/null` or empty: no file); `CACHESH_HINTS=0` turns argument hints off (they are off
 /// anyway without colour: `NO_COLOR`, `TERM=dumb`). Under `--safe` the shell touches no file
-/// either: no history file is read or written, and Tab does not complete file names.
+/// either: no history file is read or written, Tab does not complete file names, no `~/.editrc` or
+/// `$EDITRC` is read, and help is printed whole, never through a pager (`$PAGER` runs through
+/// `/bin/sh`, and `less` itself runs commands: `!cmd`, `v`, `:e FILE`).
 enum Interactive {
     static func run(session: Session, on cache: isolated Cache, terminal: Terminal, environment: ProcessEnvironment,
                     pager: Bool = true) -> Int32 {
@@ -24,7 +26,7 @@ enum Interactive {
         let safe = session.options.safe
         let ansi = environment["TERM"] != "dumb"
         guard let editor = LineEditor(historyPath: safe ? nil : historyPath(environment), hints: hints,
-                                      completesFiles: !safe, ansi: ansi) else {
+                                      completesFiles: !safe, ansi: ansi, readsEditrc: !safe) else {
             terminal.write("cachesh: cannot set up line editing\n", isError: true)
             return 2
         }
@@ -67,7 +69,7 @@ enum Interactive {
                 // typed before the editor took the terminal, was dropped as keys were read
                 // (`TerminalInput.readCharacter`).
                 let output = session.runTyped(text, on: cache)
-                if !(pager && isHelp(text) && Pager.show(output, environment: environment)) {
+                if !(pager && !safe && isHelp(text) && Pager.show(output, environment: environment)) {
                     terminal.write(output, isError: false)
                 }
                 terminal.flush()

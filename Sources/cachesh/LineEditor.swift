@@ -67,7 +67,9 @@ final class LineEditor {
     ///   - completesFiles: Tab completes file names, listing directories.
     ///   - ansi: the terminal moves its cursor on ANSI sequences (not `TERM=dumb`): a change of
     ///     the window's size redraws the line at once (`TerminalInput`).
-    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true) {
+    ///   - readsEditrc: read the user's `~/.editrc` or `$EDITRC` (not under `--safe`, which reads
+    ///     no file the user did not name, and whose key bindings a stranger's setup could change).
+    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true, readsEditrc: Bool = true) {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
@@ -114,7 +116,7 @@ final class LineEditor {
         for home in ["\\e[H", "\\eOH", "\\e[1~", "\\e[7~"] { _ = cachesh_el_bind(editor, home, "ed-move-to-beg") }
         for end in ["\\e[F", "\\eOF", "\\e[4~", "\\e[8~"] { _ = cachesh_el_bind(editor, end, "ed-move-to-end") }
         // The user's ~/.editrc (or $EDITRC) first, so that the bindings below stay in force.
-        _ = el_source(editor, nil)
+        if readsEditrc { _ = el_source(editor, nil) }
         // Ctrl-C reaches the editor as a key (not SIGINT) while a line is edited.
         _ = cachesh_el_setty_edit(editor, "-isig")
         _ = cachesh_el_add_function(editor, "cachesh-complete", "Complete the word before the cursor", completeKey)

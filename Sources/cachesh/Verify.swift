@@ -13,7 +13,8 @@ import CacheShell
 /// 0 when every file passes (or, with `--update`, every difference was written back), 1 when one
 /// differs, 2 when a file cannot be read or written, or `--update` runs with `CI` set.
 enum Verify {
-    static func run(files: [String], update: Bool, safe: Bool, junit: String? = nil, environment: ProcessEnvironment) -> Int32 {
+    static func run(files: [String], update: Bool, safe: Bool, junit: String? = nil, budget: ScheduledBudget? = .perInput,
+                    environment: ProcessEnvironment) -> Int32 {
         let terminal = Terminal()
         defer { terminal.flush() }
         if files.isEmpty { fail(usage: "--verify needs at least one transcript FILE") }
@@ -42,7 +43,7 @@ enum Verify {
         // Each file's failure, nil when it passed, for --junit.
         var outcomes: [(file: String, failure: String?)] = []
         for (file, text) in zip(files, texts) {
-            let check = Cache().withIsolation { TranscriptCheck(name: file, text: text, safe: safe, on: $0) }
+            let check = Cache().withIsolation { TranscriptCheck(name: file, text: text, safe: safe, budget: budget, on: $0) }
             if check.transcript.steps.isEmpty {
                 failed += 1
                 terminal.write(VisibleText.of("\(file): no commands\n"), isError: false)

@@ -69,6 +69,9 @@ struct Cachesh: ParsableCommand {
 
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
     var transcribe: String?
+
+    @Option(help: ArgumentHelp("With --safe or --verify: let the input run this many scheduled items in all (default 100000 and 16 per byte of input).", valueName: "N"))
+    var maxScheduled: Int?
 }
 
 /// What the command line asks for: the fields of `Cachesh`.
@@ -87,6 +90,8 @@ struct Invocation {
     var update = false
     var junit: String?
     var transcribe: String?
+    /// `--max-scheduled N`, kept as typed (checked in `runMain`).
+    var maxScheduled: String?
 
     init(_ parsed: Cachesh) {
         files = parsed.files
@@ -103,10 +108,11 @@ struct Invocation {
         update = parsed.update
         junit = parsed.junit
         transcribe = parsed.transcribe
+        maxScheduled = parsed.maxScheduled.map(String.init)
     }
 
     /// The names that take a value (`--store FILE`, `--store=FILE`, `-c TEXT`).
-    static let valueNames: Set<String> = ["-c", "--config", "--store", "--transcribe", "--junit"]
+    static let valueNames: Set<String> = ["-c", "--config", "--store", "--transcribe", "--junit", "--max-scheduled"]
 
     /// The error for the first flag or option given twice (`--json --json`, `--store a
     /// --store=b`), or nil when none is; read on a line ArgumentParser accepted, so each value
@@ -158,7 +164,7 @@ struct Invocation {
             case "--verify": verify = true
             case "--update": update = true
             case "--wait": wait = true
-            case "-c", "--config", "--store", "--transcribe", "--junit":
+            case "-c", "--config", "--store", "--transcribe", "--junit", "--max-scheduled":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
                 }
@@ -169,6 +175,7 @@ struct Invocation {
                 case "--config": config = value
                 case "--transcribe": transcribe = value
                 case "--junit": junit = value
+                case "--max-scheduled": maxScheduled = value
                 default: store = value
                 }
             default:
@@ -280,18 +287,28 @@ func runMain() -> Int32 {
     if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
+    var budget: ScheduledBudget?
+    if let text = command.maxScheduled {
+        guard command.safe || command.verify else { fail(usage: "--max-scheduled goes with --safe or --verify") }
+        guard let items = Int(text), items >= 0 else { fail(usage: "--max-scheduled \(text): use a whole number of scheduled items, 0 or more") }
+        budget = .fixed(items)
+    } else if command.safe || command.verify {
+        budget = .perInput
+    }
     if let recording = command.transcribe {
         return transcribe(recording, command, mode: options.mode)
     }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,
-                          environment: environment)
+                          budget: budget, environment: environment)
     }
     if command.files.count > 1 { fail(usage: "give one script FILE (or use --verify for transcripts)") }
     if command.commands != nil && !command.files.isEmpty { fail(usage: "give either -c COMMANDS or a FILE, not both") }
 
     let interactive = command.files.isEmpty && command.commands == nil && stdinIsTerminal && stdoutIsTerminal
     options.echo = command.echo && !interactive
+    // A stranger's script under --safe is bounded; the interactive shell's typing is not.
+    if !interactive { options.scheduledBudget = budget }
     return Cache().withIsolation { cache in
         runSession(command, options: options, interactive: interactive, environment: environment, on: cache)
     }
@@ -338,6 +355,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         close(fd)
         finish(session, terminal, status: status)
     } else if let commands = command.commands {
+        session.noteInput(bytes: commands.utf8.count, on: cache)
         session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()

@@ -27,6 +27,10 @@ Kinds of attack (each a number of seeded trials):
   files    files cachesh writes: `--junit` naming a transcript being verified (by every spelling
            and link: left as it was), `record` on a disk that fills up (the old transcript left
            whole; nothing else left behind), names of 248 to 255 bytes (written).
+  bounds   work and output a stranger's input can cause: nested `at`, the scheduled budget under
+           `--safe` and `--verify`, `--verify`'s alignment of long differing blocks, `replay`'s
+           lists, the timeline's bytes, restored schedules naming files, every `--safe` refusal
+           failing a transcript under `--verify`; each case prints what it tried and whether it held.
   fuzz     the libFuzzer targets in Fuzz/ (ScriptFuzzer: scripts; TranscriptFuzzer: `--verify`
            of transcripts and `restore` of snapshots, with Fuzz/transcript.dict and the seed
            corpus in Fuzz/corpus/transcript) for a fixed time (skipped when they cannot be built).
@@ -535,6 +539,86 @@ def attack_files(binary, rng, smoke, work):
     return tried, held, "; ".join(notes[:4])
 
 
+# --- output and work bounded per input; --safe kept by a restored schedule --------------------
+
+def restored_schedule(command):
+    """A snapshot (as far_lines_restore's) whose one scheduled command is `command`."""
+    text = far_lines_restore().split("\n")[0][len("restore "):]
+    snapshot = json.loads(text)
+    snapshot["pending"]["scheduled"] = [{"command": command, "due": "2026-01-01T00:00:00.001Z", "file": None, "id": 1, "line": 1}]
+    return json.dumps(snapshot)
+
+
+def bounds_cases(rng, smoke, work):
+    """(what was tried, cachesh's arguments, files to write, a check of (status, out, err,
+    seconds) that returns what did not hold, or None)."""
+    cases = []
+    depth = rng.randint(17, 2000 if smoke else 20000)
+    script = "".join(f"at {rng.randint(0, 3)}ms " for _ in range(depth)) + "echo x\nadvance 1s\n"
+    cases.append((f"at nested {depth} deep", ["s.cachesh"], {"s.cachesh": script},
+                  lambda st, out, err, sec: None if len(out) + len(err) < 10 * len(script) + 10_000 and b"at nested more than 16" in err
+                  else f"{len(out)} bytes out for {len(script)} in"))
+    every = rng.choice([1, 2, 3])
+    polls = f"server latency 0ms\npoll a:1 every={every}ms\n" + "advance 16m\n" * 10
+    budget_held = lambda st, out, err, sec: None if st == 1 and b"scheduled items in all" in err + out and sec < 30 \
+        else f"status {st} after {sec:.1f}s"
+    cases.append((f"--safe: polls every {every}ms, ten advances of 16m", ["--safe", "p.cachesh"], {"p.cachesh": polls}, budget_held))
+    # Each advance expects its two lines: the budget's one error line cannot pass for them.
+    transcript = "".join(f"cachesh> {line}\n" + ("now: [..]\nnow_ms: [..]\n" if line.startswith("advance") else "[..]\n")
+                         for line in polls.strip().split("\n"))
+    cases.append(("--verify: the same as a transcript", ["--verify", "p.transcript"], {"p.transcript": transcript}, budget_held))
+    n, pad = (200, 2000) if smoke else (500, 4000)
+    lines = []
+    for i in range(n):
+        lines += [f"cachesh> put k:{'x' * pad}{i:05d} 1", "[..]"]
+    lines += ["cachesh> keys", "[..]"]
+    for i in range(n):
+        lines += [f"key:    k:{'x' * pad}{i:04d}q", "state:  fresh", "age_ms: 1", ""]
+    cases.append((f"--verify: {n} long lines that differ at their ends", ["--verify", "a.transcript"], {"a.transcript": "\n".join(lines) + "\n"},
+                  lambda st, out, err, sec: None if st == 1 and sec < 45 else f"status {st} after {sec:.1f}s"))
+    ranges = ",".join(f"{rng.randint(1, 1000)}..{rng.randint(10**15, 10**18)}" for _ in range(5000 if smoke else 40000))
+    cases.append(("replay: a line of distinct ranges", ["r.cachesh"], {"r.cachesh": f"replay t.txt max={ranges}\n", "t.txt": "a\n"},
+                  lambda st, out, err, sec: None if b"more than 256 combinations" in err and sec < 30 else f"status {st} after {sec:.1f}s"))
+    changes = 66 if smoke else 200
+    big = "put k {\"n\":0,\"s\":\"" + "x" * (1 << 20) + "\"}\n" + "event patch k {\"n\":{\"$inc\":1}}\n" * changes + "timeline z\n"
+    cases.append((f"timeline: {changes} changes of a 1 MiB value", ["b.cachesh"], {"b.cachesh": big},
+                  lambda st, out, err, sec: None if b"earlier changes are not kept" in out else f"status {st}: nothing dropped"))
+    for command in ["snapshot out.json", "at 1ms replay t.txt csv=out.json", "echo x\nsnapshot out.json", "diff out.json",
+                    "at 0ms at 0ms snapshot out.json", "record out.json", "source out.json"]:
+        for mode in ([], ["--safe"]):
+            restore = f"restore {restored_schedule(command)}\nadvance 1s\n" if mode else "restore state.json\nadvance 1s\n"
+            cases.append((f"restore{' --safe' if mode else ''}: a schedule of {command!r}", mode + ["x.cachesh"],
+                          {"x.cachesh": restore, "state.json": restored_schedule(command), "t.txt": "a\n"},
+                          lambda st, out, err, sec: None if st == 1 and b"restored snapshot may not" in err
+                          and not os.path.exists(os.path.join(work, "bounds", "out.json")) else f"status {st}, {err[:120]!r}"))
+    for command in ["replay t.txt", "replay t.txt plot=o.svg", "snapshot o.json", "source t.txt", "diff t.txt", "restore t.txt",
+                    "load t.txt", "record o.transcript"]:
+        cases.append((f"--safe --verify: {command!r} claimed refused", ["--safe", "--verify", "v.transcript"],
+                      {"v.transcript": f"cachesh> {command}\n[..]\n", "t.txt": "a\n"},
+                      lambda st, out, err, sec: None if st == 1 and b"0 passed, 1 failed" in out else f"status {st}: {out[-40:]!r}"))
+    return cases
+
+
+def attack_bounds(binary, rng, smoke, work):
+    held, notes = 0, []
+    cases = bounds_cases(rng, smoke, work)
+    for name, args, files, check in cases:
+        folder = os.path.join(work, "bounds")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        for file, text in files.items():
+            open(os.path.join(folder, file), "w").write(text)
+        status, out, err, rss, seconds = run(binary, args, cwd=folder)
+        problem = "hung" if status == "timeout" else f"signal {-status}" if isinstance(status, int) and status < 0 else None
+        problem = problem or (f"{rss // 1024} MB" if rss > MEMORY_LIMIT_KB else None) or check(status, out, err, seconds)
+        print(f"  bounds: {name}: " + (f"DID NOT HOLD ({problem})" if problem else f"held ({seconds:.1f}s, {rss // 1024} MB)"), flush=True)
+        if problem:
+            notes.append(f"{name}: {problem}")
+        else:
+            held += 1
+    return len(cases), held, "; ".join(notes)
+
+
 # --- libFuzzer -----------------------------------------------------------------------------
 
 def attack_fuzz(root, seconds, work):
@@ -589,6 +673,8 @@ def main():
         tally.add("store", tried, held, notes)
         tried, held, notes = attack_files(binary, rng, smoke, work)
         tally.add("files", tried, held, notes)
+        tried, held, notes = attack_bounds(binary, rng, smoke, work)
+        tally.add("bounds", tried, held, notes)
         if fuzz_seconds > 0:
             ok, notes = attack_fuzz(root, fuzz_seconds, work)
             if ok is None:

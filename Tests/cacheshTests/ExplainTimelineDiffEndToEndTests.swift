@@ -65,7 +65,7 @@ import Testing
         let script = "ns k max=1\n" + (0..<10_005).map { "put k:\($0 % 7) \($0)" }.joined(separator: "\n") + "\ntimeline *\n"
         let run = try await Cachesh.run([], stdin: script)
         let lines = run.stdout.split(separator: "\n")
-        #expect(lines.last == "(\(10_005 * 2 - 1 - 10_000) earlier changes are not kept: the timeline keeps the last 10000)")
+        #expect(lines.last == "(\(10_005 * 2 - 1 - 10_000) earlier changes are not kept: the timeline keeps the last 10000, and at most 64 MiB of values)")
         #expect(lines.filter { $0.hasPrefix("* ") }.count == 10_000)
     }
 

@@ -680,6 +680,36 @@ def test_safe_mode_completes_no_files_and_keeps_no_history(home):
     expect(sorted(os.listdir(home)) == ["history", "work"], f"no other file was written: {os.listdir(home)}")
 
 
+def test_safe_mode_runs_no_pager_and_reads_no_editrc(home):
+    # $PAGER runs through /bin/sh (and less runs commands: !cmd, v, :e): under --safe, none runs.
+    marker = os.path.join(home, "paged")
+    pager = os.path.join(home, "pager.sh")
+    with open(pager, "w") as f:
+        f.write(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    os.chmod(pager, 0o755)
+    # An editrc binding Q to type text: read without --safe, not with it.
+    with open(os.path.join(home, ".editrc"), "w") as f:
+        f.write('bind -s "Q" "echo from-editrc"\n')
+    env = {**NO_HINTS, "PAGER": pager, "EDITRC": None}
+    # Without --safe both are used, so the check below can fail.
+    sh = Shell(home, env, width=80, height=24)
+    sh.type("Q")
+    sh.wait_for_line("cachesh> echo from-editrc", "the editrc's binding")
+    sh.keys("C-u")
+    sh.run("help all")
+    sh.wait_for(lambda s: os.path.exists(marker), "the pager to run")
+    sh.close()
+    os.remove(marker)
+    sh = Shell(home, env, args=("--safe",), width=80, height=24)
+    sh.type("Q")
+    sh.wait_for_line("cachesh> Q", "Q typed as itself")
+    sh.keys("C-u")
+    sh.run("help all")
+    shown = [l for l in sh.lines() if l]
+    expect(shown[-2].startswith("help COMMAND explains one command"), "help printed whole, then the prompt", sh)
+    expect(not os.path.exists(marker), "the pager did not run", sh)
+
+
 def test_history_file_is_read_and_written_like_other_files(home):
     # A FIFO is neither opened (which would block the start) nor replaced.
     fifo = os.path.join(home, "fifo")

@@ -204,6 +204,15 @@ public final class CacheEngine {
         self.hooks = hooks
     }
 
+    /// Lets at most `items` more scheduled items run in all (not counting expiries); the error
+    /// past that names `reason` (the budget of a stranger's input, SPEC §7.1).
+    public func setScheduledBudget(_ items: Int, reason: String) {
+        scheduler.setBudget(items, reason: reason)
+    }
+
+    /// Lets `items` more scheduled items run, when a budget is set.
+    public func growScheduledBudget(by items: Int) { scheduler.growBudget(by: items) }
+
     /// Marks the start of a command: the runaway limit counts items per command.
     public func beginCommand() {
         defer { if checksInvariants { checkInvariants() } }

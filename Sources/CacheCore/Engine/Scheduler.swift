@@ -40,6 +40,12 @@ struct Scheduler {
     private(set) var commands: [UInt64: ScheduledCommand] = [:]
     /// Items other than expiries run since the current command began.
     private(set) var itemsRun = 0
+    /// Items other than expiries that may still run, in all commands from now on (the budget of
+    /// a stranger's input, SPEC §7.1); `Int.max`: no budget.
+    private(set) var budgetLeft = Int.max
+    /// The items the budget has allowed so far, and why, for the error once it is spent.
+    private(set) var budgetGranted = 0
+    private(set) var budgetReason = ""
     /// The largest (time, sequence) of an item taken so far (live answers are placed after it).
     private(set) var maxRunKey: (time: Int64, seq: UInt64) = (.min, 0)
     /// Request id → the times of its completion items that a live answer superseded (its timeout's,
@@ -51,6 +57,21 @@ struct Scheduler {
     /// Marks the start of a command: the runaway limit counts items per command.
     /// - Complexity: O(1).
     mutating func beginCommand() { itemsRun = 0 }
+
+    /// Lets at most `items` more items other than expiries run, in all commands; past that, a
+    /// command that would run another fails, naming `reason`, as a runaway one does.
+    mutating func setBudget(_ items: Int, reason: String) {
+        budgetLeft = max(0, items)
+        budgetGranted = budgetLeft
+        budgetReason = reason
+    }
+
+    /// Lets `items` more run (more input was read). - Complexity: O(1).
+    mutating func growBudget(by items: Int) {
+        guard budgetLeft != .max else { return }
+        budgetLeft = budgetLeft.addingReportingOverflow(max(0, items)).overflow ? .max - 1 : budgetLeft + max(0, items)
+        budgetGranted = budgetGranted.addingReportingOverflow(max(0, items)).overflow ? .max : budgetGranted + max(0, items)
+    }
 
     /// Adds an item.
     /// - Complexity: O(log h) for h items.
@@ -77,7 +98,11 @@ struct Scheduler {
             if itemsRun >= CacheEngine.runawayLimit {
                 throw CacheError("stopped after running \(CacheEngine.runawayLimit) scheduled items in one command (runaway schedule?)")
             }
+            if budgetLeft <= 0 {
+                throw CacheError("stopped after running \(budgetGranted) scheduled items in all (\(budgetReason))")
+            }
             itemsRun += 1
+            budgetLeft -= 1
         }
         heap.removeMin()
         if (top.time, top.seq) > maxRunKey { maxRunKey = (top.time, top.seq) }

@@ -5,6 +5,8 @@ enum ClockCommands {
     static let family = CommandFamily(title: "Time", commands: [now, advance, at])
 
     /// Commands `at` cannot schedule.
+    /// Most `at` one command may nest (`at 1s at 1s ... echo`), itself included (SPEC §7.1).
+    static let maxNesting = 16
     static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
 
     static func nowFields(_ cache: isolated Cache) -> [String: JSONValue] {
@@ -57,6 +59,18 @@ enum ClockCommands {
         let delay = try args.duration(0)
         let (text, offset) = args.rest(from: 2)
         let name = Session.aliases[args.positional[1].text] ?? args.positional[1].text
+        // Each level of `at D at D ... COMMAND` prints the rest of the line when it is scheduled
+        // and when it runs: without a bound, output quadratic in the line's length.
+        var nesting = 1
+        var i = 2
+        let words = command.words
+        while i + 1 < words.count, words[i].kind == .bare, words[i].text == "at" {
+            nesting += 1
+            if nesting > maxNesting {
+                throw ShellError("at nested more than \(maxNesting) deep (at D at D ... COMMAND)", at: words[i].offset)
+            }
+            i += 2
+        }
         if unschedulable.contains(name) {
             throw ShellError("\(name) cannot be scheduled with at", at: args.positional[1].offset)
         }

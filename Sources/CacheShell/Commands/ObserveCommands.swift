@@ -159,7 +159,7 @@ extension ObserveCommands {
         var human = events.map { Render.eventLine($0, clockStart: cache.clockStart, colour: session.options.colour) }
         if human.isEmpty { human = ["(no changes to \(describe(scope)) this session)"] }
         if dropped > 0 {
-            human.append("(\(dropped) earlier changes are not kept: the timeline keeps the last \(Timeline.limit))")
+            human.append("(\(dropped) earlier changes are not kept: the timeline keeps the last \(Timeline.limit), and at most \(Timeline.byteLimit >> 20) MiB of values)")
         }
         return Reply(["scope": .string(describe(scope)), "dropped": .int(Int64(dropped)),
                       "events": .array(events.map { .object(Session.eventFields($0, clockStart: cache.clockStart)) })],

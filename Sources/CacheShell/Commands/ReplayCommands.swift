@@ -40,7 +40,7 @@ enum ReplayCommands {
         try args.expect(1...1, usage: "FILE")
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
-        if session.options.safe { throw ShellError("--safe: commands may not read files (\(path))", at: word.offset) }
+        if session.options.safe { throw session.refusedBySafe("read", path, at: word.offset) }
 
         var namespace = KeyName.defaultNamespace
         if let (text, word) = args.option("ns") {
@@ -57,35 +57,51 @@ enum ReplayCommands {
             }
             return p
         }
-        let sizeLists: [[Int?]] = try list(args, "max", default: [[policy.max]]) { text, offset throws(ShellError) in
-            if text == "none" { return [nil] }
+        // Distinct sizes, kept in order with a set as each item is read; past the combination
+        // limit none is kept (the count is refused below whatever the other lists hold), so a
+        // long line of ranges costs time in its length and no memory beyond the limit.
+        var sizes: [Int?] = []
+        var seen: Set<Int?> = []
+        try eachItem(args, "max") { text, offset throws(ShellError) in
+            var items: [Int?]
             let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-            if parts.count == 3 && parts[1].isEmpty {
+            if text == "none" {
+                items = [nil]
+            } else if parts.count == 3 && parts[1].isEmpty {
                 guard let low = Int(parts[0]), let high = Int(parts[2]), low >= 1, high > low else {
                     throw ShellError("replay: max=\(text): a range is LOW..HIGH, whole numbers with 1 <= LOW < HIGH", at: offset)
                 }
-                return curve(from: low, to: high)
+                items = curve(from: low, to: high)
+            } else {
+                guard let n = Int(text), n >= 1 else {
+                    throw ShellError("replay: max=\(text): use a whole number of entries, at least 1, a range LOW..HIGH, or none", at: offset)
+                }
+                items = [n]
             }
-            guard let n = Int(text), n >= 1 else {
-                throw ShellError("replay: max=\(text): use a whole number of entries, at least 1, a range LOW..HIGH, or none", at: offset)
-            }
-            return [n]
+            for size in items where sizes.count <= maxCombinations && seen.insert(size).inserted { sizes.append(size) }
         }
-        var sizes: [Int?] = []
-        for size in sizeLists.joined() where !sizes.contains(size) { sizes.append(size) }
+        if args.option("max") == nil { sizes = [policy.max] }
         let ttls: [Int64?] = try list(args, "ttl", default: [policy.ttl]) { text, offset throws(ShellError) in
             text == "none" ? nil : try Arguments.duration(text, at: offset)
         }
         let stales: [Int64?] = try list(args, "stale", default: [policy.stale]) { text, offset throws(ShellError) in
             text == "none" ? nil : try Arguments.duration(text, at: offset)
         }
+        // The count is the product of the lists' lengths, checked before any combination is built
+        // (a long line of lists used to build millions of them first).
+        var count = 1
+        for length in [policies.count, sizes.count, ttls.count, stales.count] {
+            let (product, overflow) = count.multipliedReportingOverflow(by: length)
+            count = overflow ? Int.max : product
+        }
+        if count > maxCombinations {
+            let what = sizes.count > maxCombinations || count == Int.max ? "more than \(maxCombinations)" : "\(count)"
+            throw ShellError("replay: \(what) combinations; at most \(maxCombinations) in one replay", at: command.offset)
+        }
         var configurations: [ReplayConfiguration] = []
         for p in policies { for m in sizes { for t in ttls { for s in stales {
             configurations.append(ReplayConfiguration(policy: p, max: m, ttl: t, stale: s))
         } } } }
-        if configurations.count > maxCombinations {
-            throw ShellError("replay: \(configurations.count) combinations; at most \(maxCombinations) in one replay", at: command.offset)
-        }
         if policies.contains(.optimal) && traceOptions.format != .oracle {
             throw ShellError("replay: policy=optimal needs each request's next access: use a format=oracle trace", at: args.options["policy"]!.offset)
         }
@@ -230,15 +246,22 @@ enum ReplayCommands {
     /// A comma list option's values, each parsed by `parse`; `fallback` when absent.
     private static func list<T>(_ args: Arguments, _ name: String, default fallback: [T],
                                 _ parse: (Substring, Int) throws(ShellError) -> T) throws(ShellError) -> [T] {
-        guard let (text, word) = args.option(name) else { return fallback }
+        guard args.option(name) != nil else { return fallback }
         var values: [T] = []
+        try eachItem(args, name) { item, offset throws(ShellError) in values.append(try parse(item, offset)) }
+        return values
+    }
+
+    /// Calls `body` with each item of a comma list option and its offset; nothing when absent.
+    private static func eachItem(_ args: Arguments, _ name: String,
+                                 _ body: (Substring, Int) throws(ShellError) -> Void) throws(ShellError) {
+        guard let (text, word) = args.option(name) else { return }
         var offset = word.offset + name.utf8.count + 1
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard !item.isEmpty else { throw ShellError("replay: \(name)= has an empty item", at: offset) }
-            values.append(try parse(item, offset))
+            try body(item, offset)
             offset += item.utf8.count + 1
         }
-        return values
     }
 
     /// The sizes of a curve from `low` to `high`: ten steps per decade (×1.26 each), rounded,
@@ -261,7 +284,7 @@ enum ReplayCommands {
         guard let (text, word) = args.option(name) else { return nil }
         guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a file name", at: word.offset) }
         let path = session.resolvePath(String(text), relativeTo: source)
-        if session.options.safe { throw ShellError("--safe: commands may not write files (\(path))", at: word.offset) }
+        if session.options.safe { throw session.refusedBySafe("write", path, at: word.offset) }
         return (path, word.offset)
     }
 

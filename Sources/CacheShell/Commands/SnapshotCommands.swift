@@ -109,11 +109,14 @@ extension Session {
         return snapshot
     }
 
-    /// `restore(_:on:)`, keeping `base` as the state the session began from.
-    func restore(_ snapshot: Snapshot, base: RestoredBase, on cache: isolated Cache) throws(SnapshotError) {
+    /// `restore(_:on:)`, keeping `base` as the state the session began from. A scheduled command
+    /// that reads or writes a file is refused unless `allowingFileCommands` (the session's own
+    /// store, reopened).
+    func restore(_ snapshot: Snapshot, base: RestoredBase, allowingFileCommands: Bool = false,
+                 on cache: isolated Cache) throws(SnapshotError) {
         var entries: [UInt64: ScheduledEntry] = [:]
         for command in snapshot.scheduledCommands {
-            entries[command.id] = try Self.scheduledEntry(command)
+            entries[command.id] = try Self.scheduledEntry(command, allowingFileCommands: allowingFileCommands)
         }
         scheduled = [:]
         nextToken = 0
@@ -135,7 +138,7 @@ extension Session {
 
     /// A scheduled command as the snapshot holds it: its text, and the file and line it came from
     /// (so its errors still point there).
-    private static func scheduledEntry(_ command: Snapshot.ScheduledCommand) throws(SnapshotError) -> ScheduledEntry {
+    static func scheduledEntry(_ command: Snapshot.ScheduledCommand, allowingFileCommands: Bool = false) throws(SnapshotError) -> ScheduledEntry {
         let f = command.fields
         for name in f.keys.sorted() where !["command", "file", "line"].contains(name) {
             throw SnapshotError(path: "\(command.path).\(name)", "unknown field")
@@ -152,10 +155,51 @@ extension Session {
         guard case .int(let line)? = f["line"], line >= 1, line <= 10_000_000 else {
             throw SnapshotError(path: "\(command.path).line", "expected a line number")
         }
+        // A restored schedule runs on the next advance, in whatever mode the session is in (also
+        // after `--transcribe` then `--verify`): one that would read or write a file is refused
+        // here, so a stranger's snapshot cannot write or read a file by the clock's hand.
+        if !allowingFileCommands, let path = fileNamed(byScheduled: text) {
+            throw SnapshotError(path: "\(command.path).command",
+                                "schedules a command that reads or writes a file (\(path)): a restored snapshot may not")
+        }
         // The text starts on its original line so an error it reports names the same place; the
         // line is a number, not lines of padding (a snapshot of a few KB naming line 10,000,000
         // for each of many commands must not take gigabytes).
         return ScheduledEntry(text: text, source: SourceFile(name: file, text: text, firstLine: Int(line)), offset: 0)
+    }
+
+    /// Checks the commands a decoded snapshot schedules (`pending.scheduled`) as `restore` does,
+    /// for a reader that does not restore it (`--transcribe`).
+    /// - Throws: `SnapshotError` with the field's path for the first bad one.
+    static func checkScheduledCommands(_ snapshot: Snapshot) throws(SnapshotError) {
+        for command in snapshot.scheduledCommands { _ = try scheduledEntry(command) }
+    }
+
+    /// The first file a scheduled command's text names, when running it would read or write
+    /// one (`snapshot FILE`, `replay FILE csv=...`, `source FILE`, an `at` that schedules such a
+    /// command, ...); nil when it names none. A command takes a file when its declaration has a
+    /// FILE argument: any word after its name is taken as naming one, except an inline JSON
+    /// document (`restore {...}`, `load {...}`) and a literal word of its own (`record stop`).
+    /// - Complexity: O(n) in the text's length.
+    static func fileNamed(byScheduled text: String) -> String? {
+        var lexer = Lexer(SourceFile(name: nil, text: text), semicolonSeparates: false)
+        while let next = lexer.next() {
+            // A command that cannot be lexed fails when it runs, and the lexer goes on after it.
+            guard case .success(let command) = next else { continue }
+            var words = command.words[...]
+            // `at D COMMAND` runs COMMAND later: look through it, however deeply nested.
+            while words.count >= 3, (Session.aliases[words.first!.text] ?? words.first!.text) == "at" {
+                words = words.dropFirst(2)
+            }
+            guard let first = words.first, let spec = CommandCatalog.info(Session.aliases[first.text] ?? first.text) else { continue }
+            let alternatives = spec.arguments.flatMap(\.alternatives)
+            guard alternatives.contains(where: { $0.kind == .file }) else { continue }
+            let literals = Set(alternatives.filter { $0.kind == .word }.map(\.text))
+            for word in words.dropFirst() where word.kind != .json && !literals.contains(word.text) {
+                return word.text
+            }
+        }
+        return nil
     }
 
     /// A snapshot document as printed: pretty, sorted keys; ending in a newline for a file.

@@ -47,7 +47,9 @@ extension Session {
                 }
                 do {
                     try snapshot.finishStored()
-                    try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, on: cache)
+                    // The session's own store: its scheduled file commands stay (they run when due,
+                    // refused then under --safe), unlike those of a snapshot restored from elsewhere.
+                    try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, allowingFileCommands: true, on: cache)
                 } catch {
                     throw StoreError("damaged store: \(error)")
                 }

@@ -55,7 +55,11 @@ private struct Writer {
         records = recording.records
         self.mode = mode
         let parsed: Snapshot
-        do { parsed = try Snapshot(document) } catch { throw Diagnostic("the recording's snapshot: \(error)", at: 0) }
+        do {
+            parsed = try Snapshot(document)
+            // Its schedule would run on the transcript's first advance: the same check as `restore`.
+            try Session.checkScheduledCommands(parsed)
+        } catch { throw Diagnostic("the recording's snapshot: \(error)", at: 0) }
         now = parsed.now
         clockStart = parsed.clockStart
         for record in records {

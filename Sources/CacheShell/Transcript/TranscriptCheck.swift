@@ -35,12 +35,13 @@ public struct TranscriptCheck: Sendable {
         await TranscriptCheck(name: name, text: text, safe: safe, on: Cache())
     }
 
-    /// `replay(name:text:safe:)` on a new cache isolated by the caller.
-    public init(name: String, text: String, safe: Bool = false, on cache: isolated Cache) {
+    /// `replay(name:text:safe:)` on a new cache isolated by the caller; with `budget`, the
+    /// scheduled work the transcript may make, for its bytes (`--verify`: a stranger's input).
+    public init(name: String, text: String, safe: Bool = false, budget: ScheduledBudget? = nil, on cache: isolated Cache) {
         let transcript = Transcript(text: text, markdown: Transcript.isMarkdown(path: name))
         let directory = name.lastIndex(of: "/").map { String(name[..<$0]) }
         self.init(name: name, transcript: transcript, baseDirectory: directory.map { $0.isEmpty ? "/" : $0 }, safe: safe,
-                  on: cache)
+                  budget: budget, inputBytes: text.utf8.count, on: cache)
     }
 
     /// Replays `transcript` in a fresh session (on a new cache) whose relative paths resolve
@@ -51,10 +52,14 @@ public struct TranscriptCheck: Sendable {
     }
 
     /// Replays `transcript` in a fresh session on `cache` (a new one).
-    public init(name: String, transcript: Transcript, baseDirectory: String?, safe: Bool = false, on cache: isolated Cache) {
+    public init(name: String, transcript: Transcript, baseDirectory: String?, safe: Bool = false,
+                budget: ScheduledBudget? = nil, inputBytes: Int = 0, on cache: isolated Cache) {
         self.name = name
         self.transcript = transcript
-        let session = Session(cache: cache, options: SessionOptions(safe: safe, colour: false, mode: .human, bail: false))
+        var options = SessionOptions(safe: safe, colour: false, mode: .human, bail: false)
+        options.scheduledBudget = budget
+        let session = Session(cache: cache, options: options)
+        session.noteInput(bytes: inputBytes, on: cache)
         session.baseDirectory = baseDirectory
         var differences: [Difference] = []
         var refusal: String?

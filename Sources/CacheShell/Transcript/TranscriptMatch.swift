@@ -210,6 +210,10 @@ enum TranscriptMatcher {
     /// The largest block (expected × actual lines, after common ends are set aside) aligned line by
     /// line; past it the differing middle is replaced whole.
     static let alignmentLimit = 4_000_000
+    /// The most bytes compared when matching the differing middle's `[..]` lines against its actual
+    /// lines before the alignment (each `[..]` line against each actual line); past it the middle
+    /// is replaced whole, as past `alignmentLimit`.
+    static let patternWorkLimit = 16_000_000
 
     /// The edit that turns `expected` into a block matching `actual` while keeping every wildcard
     /// that matched.
@@ -231,10 +235,10 @@ enum TranscriptMatcher {
         let e = expected[head..<expected.count - tail]
         let a = actual[head..<actual.count - tail]
         var edits = (0..<head).map(TranscriptEdit.keep)
-        if e.count * a.count > alignmentLimit {
-            edits += e.indices.map(TranscriptEdit.delete) + a.indices.map(TranscriptEdit.insert)
+        if e.count * a.count <= alignmentLimit, let table = MatchTable(e, a) {
+            edits += alignMiddle(e, a, table)
         } else {
-            edits += alignMiddle(e, a)
+            edits += e.indices.map(TranscriptEdit.delete) + a.indices.map(TranscriptEdit.insert)
         }
         edits += (expected.count - tail..<expected.count).map(TranscriptEdit.keep)
         return grouped(edits)
@@ -242,13 +246,13 @@ enum TranscriptMatcher {
 
     /// Dynamic programming over the middle: `cost[i][j]` is the least cost of turning expected
     /// lines from `i` into actual lines from `j`.
-    private static func alignMiddle(_ e: ArraySlice<ExpectedLine>, _ a: ArraySlice<Substring>) -> [TranscriptEdit] {
+    private static func alignMiddle(_ e: ArraySlice<ExpectedLine>, _ a: ArraySlice<Substring>, _ table: MatchTable) -> [TranscriptEdit] {
         let n = e.count, m = a.count
         let lost = 2 * m + 1, insert = 2, absorb = 1
         let width = m + 1
         var cost = [Int](repeating: 0, count: (n + 1) * width)
         func at(_ i: Int, _ j: Int) -> Int { cost[i * width + j] }
-        func matches(_ i: Int, _ j: Int) -> Bool { e[e.startIndex + i].matches(a[a.startIndex + j]) }
+        func matches(_ i: Int, _ j: Int) -> Bool { table.matches(i, j) }
         func isAny(_ i: Int) -> Bool { e[e.startIndex + i] == .anyLines }
         for j in stride(from: m - 1, through: 0, by: -1) { cost[n * width + j] = insert + at(n, j + 1) }
         for i in stride(from: n - 1, through: 0, by: -1) {
@@ -284,6 +288,72 @@ enum TranscriptMatcher {
             }
         }
         return edits
+    }
+
+    /// Which expected line of the middle matches which actual line, worked out once before the
+    /// alignment, so each of its cells costs O(1) instead of comparing two lines (a transcript of
+    /// long lines took minutes): literal lines by number (each distinct actual line numbered
+    /// once, by its bytes), `[..]` lines in a bit table.
+    struct MatchTable {
+        /// Each actual line's number; each literal expected line's number, -1 for none or a `[..]`
+        /// line or `...`.
+        private var actualIDs: [Int32] = []
+        private var expectedIDs: [Int32] = []
+        /// For the expected `[..]` line at `patternRow[i]` (-1 for others), bit `j` of its row.
+        private var patternRow: [Int32] = []
+        private var bits: [UInt64] = []
+        private let rowWords: Int
+
+        /// Nil when matching the `[..]` lines would compare more than `patternWorkLimit` bytes.
+        /// - Complexity: O(bytes of both sides), plus at most `patternWorkLimit` for `[..]` lines.
+        init?(_ e: ArraySlice<ExpectedLine>, _ a: ArraySlice<Substring>) {
+            rowWords = (a.count + 63) / 64
+            var patternLines = 0, patternBytes = 0, actualBytes = 0
+            for line in e { if case .pattern(let parts) = line { patternLines += 1; patternBytes += parts.reduce(0) { $0 + $1.utf8.count } } }
+            for line in a { actualBytes += line.utf8.count }
+            let work = patternLines.multipliedReportingOverflow(by: actualBytes + a.count)
+            let work2 = a.count.multipliedReportingOverflow(by: patternBytes)
+            guard !work.overflow, !work2.overflow, work.partialValue + work2.partialValue <= TranscriptMatcher.patternWorkLimit else {
+                return nil
+            }
+            var numbers: [[UInt8]: Int32] = [:]
+            actualIDs.reserveCapacity(a.count)
+            for line in a {
+                let bytes = Array(line.utf8)
+                if let n = numbers[bytes] {
+                    actualIDs.append(n)
+                } else {
+                    let n = Int32(numbers.count)
+                    numbers[bytes] = n
+                    actualIDs.append(n)
+                }
+            }
+            for line in e {
+                switch line {
+                case .literal(let text):
+                    expectedIDs.append(numbers[Array(text.utf8)] ?? -1)
+                    patternRow.append(-1)
+                case .pattern:
+                    expectedIDs.append(-1)
+                    let row = Int32(bits.count / max(1, rowWords))
+                    patternRow.append(row)
+                    var words = [UInt64](repeating: 0, count: rowWords)
+                    for (j, actual) in a.enumerated() where line.matches(actual) { words[j / 64] |= 1 << UInt64(j % 64) }
+                    bits += words
+                case .anyLines:
+                    expectedIDs.append(-1)
+                    patternRow.append(-1)
+                }
+            }
+        }
+
+        /// Whether expected line `i` of the middle matches actual line `j` (both from 0).
+        /// - Complexity: O(1).
+        func matches(_ i: Int, _ j: Int) -> Bool {
+            let row = patternRow[i]
+            if row >= 0 { return bits[Int(row) * rowWords + j / 64] & (1 << UInt64(j % 64)) != 0 }
+            return expectedIDs[i] >= 0 && expectedIDs[i] == actualIDs[j]
+        }
     }
 
     /// Within each run of changes, deletions first, then insertions, as a diff shows them.
