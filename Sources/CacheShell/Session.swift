@@ -86,17 +86,17 @@ public final class Session {
     var inScheduled = false
     /// Nesting of commands being executed (`source`, `at`): only top-level ones enter the history.
     var depth = 0
-    /// Every top-level (command, output) of this session so far, errors in the interactive form,
-    /// for `record` (which writes the session from its start).
+    /// Every top-level (command, output) of this session so far (a comment on a line of its own
+    /// as a command with no output), errors in the interactive form, for `record --from-start`.
     @exclusivity(unchecked) var history = History()
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory: Bool {
         get { historyKept }
         set { historyKept = newValue }
     }
-    /// Keep every command of the session for `record` (the interactive shell); when false (a
+    /// Keep every command of the session for `record --from-start` (the interactive shell); when false (a
     /// batch: script, `-c`, standard input) only the last is kept, so memory does not grow with
-    /// the length of the run, and a `record` starts from the state at that point.
+    /// the length of the run, and `record --from-start` is refused.
     public var keepsWholeHistory: Bool {
         get { history.retainsAll }
         set {
