@@ -17,9 +17,9 @@ build: deps
 release: deps
 	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
-# Builds cachesh and runs the guided tour of every behaviour.
+# Builds cachesh and runs the guided tour of every behaviour, each command and comment shown before its reply.
 demo: release
-	$(BIN_RELEASE) Examples/tour.cachesh
+	$(BIN_RELEASE) --echo Examples/tour.cachesh
 
 # Every test: unit and end-to-end (Swift Testing), transcripts, the live example, the interactive shell in a terminal.
 test: deps

@@ -89,17 +89,17 @@ public final class Session {
     var inScheduled = false
     /// Nesting of commands being executed (`source`, `at`): only top-level ones enter the history.
     var depth = 0
-    /// Every top-level (command, output) of this session so far, errors in the interactive form,
-    /// for `record` (which writes the session from its start).
+    /// Every top-level (command, output) of this session so far (a comment on a line of its own
+    /// as a command with no output), errors in the interactive form, for `record --from-start`.
     @exclusivity(unchecked) var history = History()
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory: Bool {
         get { historyKept }
         set { historyKept = newValue }
     }
-    /// Keep every command of the session for `record` (the interactive shell); when false (a
+    /// Keep every command of the session for `record --from-start` (the interactive shell); when false (a
     /// batch: script, `-c`, standard input) only the last is kept, so memory does not grow with
-    /// the length of the run, and a `record` starts from the state at that point.
+    /// the length of the run, and `record --from-start` is refused.
     public var keepsWholeHistory: Bool {
         get { history.retainsAll }
         set {
@@ -302,13 +302,23 @@ public final class Session {
                 continue
             }
             let next = lexer.nextCommand()
-            if next == nil && lexer.failure == nil { break }
+            if next == nil && lexer.failure == nil {
+                // The comments after the last command (or a typed `# note`), unless they are held
+                // with a command still arriving (below).
+                if depth == 0 && notesComments && !(holdingOpenJSON && lexer.endsInsideJSON) {
+                    noteComments(in: source.bytes, from: from, to: source.bytes.count)
+                    // Their echo goes out now; with a store, after the commit that ends the group.
+                    if store == nil { drainToSink() }
+                }
+                break
+            }
             if holdingOpenJSON, next == nil, lexer.endsInsideJSON {
                 held = Self.lineStart(ofCommandAfter: from, in: source.bytes)
                 break
             }
             defer { from = lexer.offset }
             if let command = next {
+                if depth == 0 && notesComments { noteComments(in: source.bytes, from: from, to: command.offset) }
                 if !execute(command, in: source, on: cache) { ok = false }
             } else if let diagnostic = lexer.failure {
                 let start = output.count
@@ -326,6 +336,44 @@ public final class Session {
         // A run that stops early (`quit`, --bail, a failed commit) ends its group all the same.
         if depth == 0 && store != nil && (endsCommitGroup || quitting || !ok) { commitOrHold(final: true, on: cache) }
         return (ok, held)
+    }
+
+    /// Whether `#` comments enter the history: only when something reads more than its last
+    /// entry, or writes each entry out (`--echo`, an open recording, the interactive shell).
+    private var notesComments: Bool {
+        keepsHistory && (settings.echo || recording != nil || history.retainsAll)
+    }
+
+    /// Notes each comment of `bytes[from..<to]` (blank lines, separators and comments between two
+    /// commands) that has a line of its own as a command with no output: `--echo` prints it and a
+    /// recording writes it (`cachesh> # ...`), so a script's narration stays in its transcript.
+    /// A comment after a command on its line is left out, and so is a script's `#!` first line.
+    /// Comments are not counted as commands.
+    /// - Complexity: O(n) in `to - from`.
+    func noteComments(in bytes: [UInt8], from: Int, to: Int) {
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        var i = from
+        while i < to {
+            guard bytes[i] == UInt8(ascii: "#") else {
+                i += 1
+                continue
+            }
+            var end = i
+            while end < to && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            var lineStart = i
+            while lineStart > 0 && blank(bytes[lineStart - 1]) { lineStart -= 1 }
+            let shebang = i == 0 && i + 1 < to && bytes[i + 1] == UInt8(ascii: "!")
+            if (lineStart == 0 || bytes[lineStart - 1] == UInt8(ascii: "\n")) && !shebang {
+                var last = end
+                while last > i && (blank(bytes[last - 1]) || bytes[last - 1] == UInt8(ascii: "\r")) { last -= 1 }
+                history.append(command: bytes[i..<last], output: [String]())
+                if let entry = history.last {
+                    recording?.append(command: entry.command, output: "")
+                    if settings.echo { output.append((RecordCommands.entry(command: entry.command, output: ""), false)) }
+                }
+            }
+            i = end
+        }
     }
 
     /// Where the line starts on which the command after `from` begins, past blank lines and

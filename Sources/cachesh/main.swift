@@ -321,8 +321,8 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     // The interactive shell shows its prompts itself (options.echo is off for it).
     let terminal = Terminal()
     let session = Session(cache: cache, options: options)
-    // A batch keeps no history (memory stays flat however long it runs); its `record` starts
-    // from the state at that point. The interactive shell keeps it, so `record` writes the session.
+    // A batch keeps no history (memory stays flat however long it runs): `record --from-start`
+    // is refused there. The interactive shell keeps it, so that one writes the whole session.
     session.keepsWholeHistory = interactive
     if options.echo && options.mode == .json {
         // As a recording does: the replay, which starts in human mode, must switch first.

@@ -1,3 +1,4 @@
+import CacheCore
 @testable import CacheShell
 import Foundation
 import Testing
@@ -35,7 +36,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             put feed:1 {"id": 1,
               "likes": 2}
             oops
-            record out.transcript
+            record out.transcript --from-start
             echo cachesh> x
             record stop
             echo not recorded
@@ -63,10 +64,41 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
+    /// A typed session (the interactive shell keeps its whole history): `record FILE` starts from
+    /// here, with the state on one line, and leaves out the typos and `help` before it;
+    /// `--from-start` writes them all. Both replay under --safe.
+    @Test func recordWritesFromHereOnStartingWithTheStateOnOneLine() async {
+        let directory = temporaryDirectory()
+        let session = await TestShell()
+        await session.run { session, _ in session.baseDirectory = directory }
+        for command in ["ns feed ttl=1m stale=30s", "put feed:a 1", "oops", "help all", "# a note before"] { _ = await session.typed(command) }
+        #expect(await session.typed("record here.transcript") == "recording to here.transcript from here on\n")
+        for command in ["# the bug: feed:a is stale after 40s", "advance 40s", "peek feed:a"] { _ = await session.typed(command) }
+        #expect(await session.typed("record stop") == "recorded 3 commands to here.transcript\n")
+        let text = contents(directory + "/here.transcript") ?? ""
+        let lines = text.split(separator: "\n")
+        #expect(lines[0].hasPrefix("cachesh> restore {\"clock_start\":") && lines[0].hasSuffix("}"))
+        #expect(lines[0].contains("\"key\":\"feed:a\""))
+        #expect(lines[1] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)")
+        #expect(lines[2] == "cachesh> # the bug: feed:a is stale after 40s")
+        #expect(lines[3] == "cachesh> advance 40s")
+        #expect(!text.contains("oops") && !text.contains("help") && !text.contains("a note before"))
+        #expect(await TranscriptCheck.replay(name: "here.transcript", text: text, safe: true).report() == "")
+
+        #expect(await session.typed("record all.transcript --from-start") == "recording to all.transcript (6 commands so far)\n")
+        _ = await session.typed("record stop")
+        let all = contents(directory + "/all.transcript") ?? ""
+        #expect(all.hasPrefix("cachesh> ns feed ttl=1m stale=30s\n"))
+        #expect(all.contains("cachesh> oops\nerror: unknown command") && all.contains("cachesh> help all\n")
+                && all.contains("cachesh> # a note before\ncachesh> record") == false && all.contains("cachesh> # a note before\n"))
+        #expect(await TranscriptCheck.replay(name: "all.transcript", text: all, safe: true).report() == "")
+        #expect(await session.typed("record stop --from-start") == "error: record stop: --from-start goes with record FILE\n")
+    }
+
     @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))
-        await runScript(session, "oops\nrecord out.transcript\nput a [1,\n2]\nrecord stop\n", in: directory)
+        await runScript(session, "oops\nrecord out.transcript --from-start\nput a [1,\n2]\nrecord stop\n", in: directory)
         #expect(contents(directory + "/out.transcript") == """
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
@@ -83,13 +115,13 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
     @Test func aSessionThatBeganInJsonAndSwitchedToHumanStillReplays() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))
-        await runScript(session, "now\noutput human\nnow\nrecord out.transcript\nrecord stop\n", in: directory)
+        await runScript(session, "now\noutput human\nnow\nrecord out.transcript --from-start\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         #expect(text.hasPrefix("cachesh> output json\n"))
         #expect(await verify(directory + "/out.transcript") == "")
         // Without a switch, a human session writes no `output` line.
         let human = await TestShell()
-        await runScript(human, "now\nrecord h.transcript\nrecord stop\n", in: directory)
+        await runScript(human, "now\nrecord h.transcript --from-start\nrecord stop\n", in: directory)
         #expect(contents(directory + "/h.transcript")?.hasPrefix("cachesh> now\n") == true)
     }
 
@@ -105,7 +137,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             return [relative, absolute]
         }
         #expect(loaded == [false, true], "relative to the working directory, then absolute")
-        await runScript(session, "put feed:a 1\nrecord out.transcript\nrecord stop\n", in: directory)
+        await runScript(session, "put feed:a 1\nrecord out.transcript --from-start\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         // The configuration itself, not the file's name: the transcript alone replays.
         #expect(text == "cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\n"
@@ -114,15 +146,18 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
-    @Test func aSessionBegunFromASnapshotRecordsItInline() async {
+    @Test func aSessionBegunFromASnapshotRecordsItInline() async throws {
         let directory = temporaryDirectory()
         let session = await TestShell()
         let base = await TestShell().snapshotText() + "\n"
         await session.run { session, _ in session.baseSnapshot = base }
-        await runScript(session, "echo hi\nrecord out.transcript\nrecord stop\n", in: directory)
+        await runScript(session, "echo hi\nrecord out.transcript --from-start\nrecord stop\n", in: directory)
         #expect(contents(directory + "/out.snapshot.json") == nil, "no file beside the transcript")
         let text = contents(directory + "/out.transcript") ?? ""
-        let inline = TranscriptSyntax.render(command: "restore " + base.dropLast(), output: "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n")
+        // On one line: the snapshot as compact JSON.
+        let compact = try JSONValue.canonicalCompactText(parsing: base)
+        #expect(!compact.contains("\n"))
+        let inline = TranscriptSyntax.render(command: "restore " + compact, output: "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n")
         #expect(text.hasPrefix(inline))
         #expect(text.split(separator: "\n", omittingEmptySubsequences: false).suffix(3) == ["cachesh> echo hi", "hi", ""])
         #expect(await verify(directory + "/out.transcript") == "")
@@ -145,11 +180,12 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await session.typed("restore state.json").hasPrefix("restored state.json (2 entries"))
         _ = await session.typed("load conf.json")
         _ = await session.typed("get feed:a")
-        #expect(await session.typed("record out.transcript").hasPrefix("recording to out.transcript"))
+        #expect(await session.typed("record out.transcript --from-start").hasPrefix("recording to out.transcript"))
         _ = await session.typed("put feed:c 3")
         _ = await session.typed("record stop")
         let text = contents(directory + "/out.transcript") ?? ""
-        #expect(text.hasPrefix("cachesh> restore {\n"))
+        #expect(text.hasPrefix("cachesh> restore {\"clock_start\":"))
+        #expect(text.split(separator: "\n")[1].hasPrefix("restored (2 entries"), "the state is one line")
         #expect(text.contains("cachesh> load {\n...>   \"namespaces\": {\n"))
         #expect(!text.contains("conf.json") && !text.contains("state.json"), "the transcript names no other file")
         for file in ["conf.json", "state.json"] { try FileManager.default.removeItem(atPath: directory + "/" + file) }
@@ -182,20 +218,22 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(printed == """
             \(file):1: error: record stop: not recording (record FILE starts)
             \(file):2: error: record needs FILE (or stop)
-            recording to a.transcript (0 commands so far)
+            recording to a.transcript from here on
             \(file):4: error: already recording to a.transcript (record stop first)
             \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
-            recorded 1 command to a.transcript
+            recorded 2 commands to a.transcript
             \(file):7: error: record: cannot write \(directory)/no/such/dir/x.transcript: No such file or directory
 
             """)
         // The failed `record` commands are left out with the others; an error of a sourced file
         // keeps the file's name, as a replay prints it.
-        #expect(contents(directory + "/a.transcript") == """
+        #expect(contents(directory + "/a.transcript")?.hasPrefix("cachesh> restore {\"clock_start\":") == true)
+        #expect(contents(directory + "/a.transcript")?.hasSuffix("""
+            restored (0 entries, now 2026-01-01T00:00:00.000Z)
             cachesh> source inner.cachesh
             \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
 
-            """)
+            """) == true)
         #expect(await verify(directory + "/a.transcript") == "")
     }
 
@@ -218,7 +256,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             echo \\x
             echo ...> y
             get
-            record out.transcript
+            record out.transcript --from-start
             record stop
 
             """, in: directory)
@@ -247,7 +285,7 @@ private func errorHint(_ name: String) async -> String {
         }
         #expect(screen.contains("\u{1B}[32mfresh\u{1B}[0m"))
         #expect(screen.contains("\u{1B}[31mexpired\u{1B}[0m"))
-        _ = await session.typed("record out.transcript")
+        _ = await session.typed("record out.transcript --from-start")
         _ = await session.typed("record stop")
         let recorded = contents(directory + "/out.transcript") ?? ""
         #expect(recorded.contains("feed:a  fresh  0\n") && recorded.contains("state:         expired\n"))

@@ -445,7 +445,7 @@ import TestSupport
         _ = await batch.typed("put c 3\nrecord \(transcript)\nget a\nrecord stop")
         let text = try String(contentsOfFile: transcript, encoding: .utf8)
         #expect(text.hasPrefix("cachesh> restore {"))
-        for key in ["\"a\"", "\"b\"", "\"c\""] { #expect(text.contains("\"key\": \(key)")) }
+        for key in ["\"a\"", "\"b\"", "\"c\""] { #expect(text.contains("\"key\":\(key)")) }
         #expect(text.contains("cachesh> get a\n"))
     }
 

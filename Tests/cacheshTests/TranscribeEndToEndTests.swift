@@ -31,7 +31,7 @@ import Testing
         try await Self.record(to: recording)
         let transcribed = try await Cachesh.run(["--transcribe", "session.recording"] + (json ? ["--json"] : []), in: sandbox.url)
         #expect(transcribed.status == 0 && transcribed.stderr.isEmpty, "\(transcribed)")
-        #expect(transcribed.stdout.hasPrefix(json ? "cachesh> output json\n" : "cachesh> restore {\n"))
+        #expect(transcribed.stdout.hasPrefix(json ? "cachesh> output json\n" : "cachesh> restore {\"clock_start\":"))
         #expect(transcribed.stdout.contains("cachesh> get feed:home --async\n"))
         try sandbox.write("session.transcript", transcribed.stdout)
         let verified = try await Cachesh.run(["--verify", "--safe", "session.transcript"], in: sandbox.url)

@@ -633,7 +633,7 @@ def test_a_colour_session_records_a_transcript_that_verifies(home):
     sh.run("put feed:a 2", slow)
     screen = "\n".join(sh.lines(attributes=True))
     expect(re.search(r"\x1b\[[0-9;]*m(fresh|stale|expired)", screen) is not None, "the states are coloured on the terminal", sh)
-    sh.run("record rec.transcript", slow)
+    sh.run("record rec.transcript --from-start", slow)
     sh.run("record stop", slow)
     path = os.path.join(home, "rec.transcript")
     with open(path, encoding="utf-8") as f:
@@ -643,6 +643,39 @@ def test_a_colour_session_records_a_transcript_that_verifies(home):
     run = subprocess.run([BIN, "--verify", path], capture_output=True, text=True, timeout=slow)
     expect(run.returncode == 0 and run.stdout == "1 passed, 0 failed\n",
            f"the recording verifies: {run.stdout}{run.stderr}\n--- recorded:\n{recorded}")
+
+
+def test_record_starts_here_with_the_state_on_one_line_or_from_the_start(home):
+    """`record FILE` in a typed session writes from here on: the state as one `restore` line, then
+    the commands after it, comments included, without the typos and `help all` typed before;
+    `record FILE --from-start` writes the whole session. Both verify under --safe."""
+    slow = 60
+    sh = Shell(home, NO_HINTS, args=("--no-pager",), height=60)
+    for command in ["ns feed ttl=1m stale=30s", "put feed:a 1", "gte feed:a", "help all"]:
+        sh.run(command, slow)
+    sh.run("record here.transcript", slow)
+    sh.wait_for(lambda s: "recording to here.transcript from here on" in s.text(), "record's reply")
+    for command in ["# the bug: feed:a turns stale at 30s", "advance 40s", "peek feed:a", "record stop"]:
+        sh.run(command, slow)
+    sh.run("record all.transcript --from-start", slow)
+    sh.run("record stop", slow)
+    with open(os.path.join(home, "here.transcript"), encoding="utf-8") as f:
+        here = f.read()
+    lines = here.split("\n")
+    expect(lines[0].startswith("cachesh> restore {\"clock_start\":") and lines[0].endswith("}"),
+           f"the state is one line:\n{here}")
+    expect(lines[1] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)", f"its reply:\n{here}")
+    expect(lines[2:4] == ["cachesh> # the bug: feed:a turns stale at 30s", "cachesh> advance 40s"],
+           f"then the comment and the commands:\n{here}")
+    expect("gte" not in here and "help all" not in here, f"nothing typed before record:\n{here}")
+    with open(os.path.join(home, "all.transcript"), encoding="utf-8") as f:
+        whole = f.read()
+    expect(whole.startswith("cachesh> ns feed ttl=1m stale=30s\n") and "cachesh> gte feed:a\nerror: " in whole
+           and "cachesh> help all\n" in whole and "cachesh> # the bug: feed:a turns stale at 30s\n" in whole,
+           f"--from-start writes the whole session:\n{whole[:2000]}")
+    for name in ["here.transcript", "all.transcript"]:
+        run = subprocess.run([BIN, "--safe", "--verify", os.path.join(home, name)], capture_output=True, text=True, timeout=slow)
+        expect(run.returncode == 0 and run.stdout == "1 passed, 0 failed\n", f"{name} verifies: {run.stdout}{run.stderr}")
 
 
 def test_safe_mode_completes_no_files_and_keeps_no_history(home):

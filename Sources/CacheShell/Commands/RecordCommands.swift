@@ -5,21 +5,24 @@ import Darwin
 #endif
 import CacheCore
 
-/// `record FILE` / `record stop`: write this session as a transcript (SPEC §6).
+/// `record FILE [--from-start]` / `record stop`: write this session as a transcript (SPEC §6).
 ///
-/// A recording holds the session from its start, so it always replays in a fresh session: first
-/// `output json` when the session began in JSON mode, then `restore {SNAPSHOT}` of the state the
-/// session began from when there is one, then every command so far with its output (a `load FILE`
-/// written as `load {CONFIG}`), then each new command as it runs, until `record stop`. A batch
-/// keeps no history: its recording starts with `restore {SNAPSHOT}` of the state when `record` ran.
+/// A recording always replays in a fresh session. `record FILE` records from here on: it starts
+/// with the state now as one line, `restore {SNAPSHOT}` in compact JSON (`output json` first in a
+/// JSON session), then each command as it runs, until `record stop`. `record FILE --from-start`
+/// (the interactive shell, which keeps its history) writes the session from its start instead:
+/// `output json` when it began in JSON mode, `restore {SNAPSHOT}` (one line) of the state it began
+/// from when there is one, then every command so far with its output (a `load FILE` written as
+/// `load {CONFIG}`). `#` comments are written as `cachesh> # ...` lines, as `--echo` prints them.
 /// The transcript names no other file, so it alone is the bug report. Errors are
 /// written in their interactive form. `record` commands themselves are not written: a replay must
 /// not write files, and their output is not part of the session being recorded.
 enum RecordCommands {
     static let record = CommandSpec(
-        name: "record", summary: "write this session as a transcript, until record stop",
+        name: "record", summary: "write this session from here on as a transcript, until record stop",
         arguments: [.oneOf(.file(meaning: "the transcript to write, in plain text (colour stays on the screen): a regular file (or the one a symbolic link leads to), replaced by the whole recording at record stop or when the session ends (a failed write leaves the old file), its mode kept"),
                            .word("stop", meaning: "stop writing"))],
+        flags: [.flag("from-start", meaning: "write the whole session from its start (the interactive shell), not from here on")],
         example: "record session.transcript", run: record)
 
     static func record(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -27,6 +30,7 @@ enum RecordCommands {
         try args.expect(1...1, usage: "FILE (or stop)")
         let word = args.positional[0]
         if word.kind == .bare && word.text == "stop" {
+            if args.flag("from-start") { throw ShellError("record stop: --from-start goes with record FILE", at: word.offset) }
             guard let recording = session.recording else {
                 throw ShellError("record stop: not recording (record FILE starts)", at: word.offset)
             }
@@ -47,18 +51,23 @@ enum RecordCommands {
         if let current = session.recording {
             throw ShellError("already recording to \(current.name) (record stop first)", at: word.offset)
         }
+        let fromStart = args.flag("from-start")
+        if fromStart && !session.keepsWholeHistory {
+            throw ShellError("record --from-start: a script, -c or standard input keeps no history (only the interactive shell does); record FILE records from here on", at: command.offset)
+        }
         let path = session.resolvePath(word.text, relativeTo: source)
         if let problem = session.storeFileProblem(path) { throw ShellError("record: cannot write \(path): \(problem)", at: word.offset) }
         let recording: Recording
         do {
-            recording = try Recording(name: word.text, path: path, session: session, on: cache)
+            recording = try Recording(name: word.text, path: path, session: session, fromStart: fromStart, on: cache)
         } catch {
             throw ShellError("record: cannot write \(error.path): \(error.description)", at: word.offset)
         }
         session.recording = recording
         let count = recording.commandCount
-        return .ok(["file": .string(word.text), "commands": .int(Int64(count))],
-                   human: ["recording to \(word.text) (\(count) command\(count == 1 ? "" : "s") so far)"])
+        return .ok(["file": .string(word.text), "commands": .int(Int64(count)), "from_start": .bool(fromStart)],
+                   human: [fromStart ? "recording to \(word.text) (\(count) command\(count == 1 ? "" : "s") so far)"
+                                     : "recording to \(word.text) from here on"])
     }
 
     // MARK: What a recording writes
@@ -94,14 +103,15 @@ enum RecordCommands {
         return last.hasPrefix("{\"") && last.hasSuffix("}") && last.contains("\"command\":") ? .json : .human
     }
 
-    /// The transcript text a recording starts with: the session from its start, or in a batch
-    /// (which keeps no history) the state at this point. It names no other file: a configuration
-    /// loaded from a file is written as `load {CONFIG}`, and the state the session began from
-    /// (or, in a batch, the state now) as `restore {SNAPSHOT}`, so the transcript alone replays,
-    /// under `--safe` too.
-    static func header(for session: Session, on cache: isolated Cache) -> (text: String, commands: Int) {
+    /// The transcript text a recording starts with. From here on (`record FILE`): the state now
+    /// as one line, `restore {SNAPSHOT}` in compact JSON (with `output json` before it in a JSON
+    /// session). From the start (`record FILE --from-start`, the interactive shell only): the
+    /// state the session began from when there is one (a store, a `restore`), on one line too,
+    /// then every command so far. It names no other file: a configuration loaded from a file is
+    /// written as `load {CONFIG}`, so the transcript alone replays, under `--safe` too.
+    static func header(for session: Session, fromStart: Bool, on cache: isolated Cache) -> (text: String, commands: Int) {
         var history = session.history[...]
-        let mode = initialMode(of: Array(history), current: session.options.mode)
+        let mode = fromStart ? initialMode(of: Array(history), current: session.options.mode) : session.options.mode
         var text = ""
         var commands = 0
         if mode == .json {
@@ -110,11 +120,11 @@ enum RecordCommands {
             commands += 1
         }
         let base: String?
-        if !session.keepsWholeHistory {
-            base = Session.documentText(session.makeSnapshot(on: cache), newline: false)
+        if !fromStart {
+            base = session.makeSnapshot(on: cache).compactText
             history = history[history.endIndex...]
         } else {
-            base = session.baseSnapshot
+            base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0)) ?? $0 }
             // The command that set the base is replaced by a restore of the base itself.
             if base != nil, let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
         }
@@ -128,7 +138,7 @@ enum RecordCommands {
         }
         for (command, output) in history where !isRecordCommand(command) {
             text += entry(command: command, output: output)
-            commands += 1
+            if !command.hasPrefix("#") { commands += 1 }
         }
         return (text, commands)
     }
@@ -158,9 +168,9 @@ final class Recording {
 
     /// Starts the transcript at `path` with the session so far, in a temporary file beside it.
     /// - Throws: `Failure` when the target cannot be replaced or the temporary file written.
-    init(name: String, path: String, session: Session, on cache: isolated Cache) throws(Failure) {
+    init(name: String, path: String, session: Session, fromStart: Bool, on cache: isolated Cache) throws(Failure) {
         self.name = name
-        let header = RecordCommands.header(for: session, on: cache)
+        let header = RecordCommands.header(for: session, fromStart: fromStart, on: cache)
         let pending: FileIO.Replacement
         do { pending = try FileIO.Replacement(path) } catch { throw Failure(path: path, description: error.description) }
         do { try FileIO.write(pending.descriptor, header.text) } catch {
@@ -184,7 +194,7 @@ final class Recording {
             self.pending = nil
             return
         }
-        commandCount += 1
+        if !command.hasPrefix("#") { commandCount += 1 }
     }
 
     /// Ends the recording (`record stop`, the session's end): the transcript replaces the file

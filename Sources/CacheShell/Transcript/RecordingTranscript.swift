@@ -5,7 +5,7 @@ import CacheServer
 /// commands, each followed by what the shell prints for it, which is what the app saw. `cachesh
 /// --verify` replays it on the virtual clock and matches it byte for byte (SPEC §6).
 ///
-/// The transcript starts with `restore {SNAPSHOT}`, the cache as the recording found it (clock,
+/// The transcript starts with `restore {SNAPSHOT}` on one line (compact JSON), the cache as the recording found it (clock,
 /// sequence numbers and requests in flight included, the answers those got written into it), and
 /// `server strict on`. Then, in recorded order: each call as its command (`get KEY --async` for
 /// a read the app awaited), and each run of clock steps between calls as one `advance D` (even
@@ -114,7 +114,7 @@ private struct Writer {
         }
         let entries: Int
         if case .object(let top) = snapshot, case .array(let list)? = top["entries"] { entries = list.count } else { entries = 0 }
-        emit("restore " + Session.documentText(snapshot, newline: false),
+        emit("restore " + snapshot.compactText,
              reply(SnapshotCommands.restoredInline(entries: entries, now: now), "restore"))
         emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
 
@@ -487,7 +487,7 @@ private struct Writer {
             }
             var entries = 0
             if case .object(let top) = document, case .array(let list)? = top["entries"] { entries = list.count }
-            let text = Session.documentText(Self.answeringRequests(in: document, completed, epoch: epoch + 1), newline: false)
+            let text = Self.answeringRequests(in: document, completed, epoch: epoch + 1).compactText
             return ("restore " + text, SnapshotCommands.restoredInline(entries: entries, now: restored.now))
         case .unsupported(let name):
             throw fail("the recording holds a call to \(name)(...), which a transcript cannot replay"

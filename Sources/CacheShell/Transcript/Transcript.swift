@@ -13,8 +13,9 @@ public struct Transcript: Sendable {
         public var command: String
         /// Indices in `lines` of its expected output.
         public var expected: Range<Int>
-        /// Leading spaces dropped from each of its lines (an indented Markdown fence).
-        public var indent: Int
+        /// The leading blanks dropped from each of its lines: an indented Markdown fence's spaces,
+        /// or the indentation of a transcript indented as a whole (``indentedBlocks(_:)``).
+        public var indent: String
     }
 
     /// The file's lines, without their newlines (LF, or CRLF).
@@ -39,7 +40,9 @@ public struct Transcript: Sendable {
                 Self.readSteps(lines, block.lines, indent: block.indent, into: &steps)
             }
         } else {
-            Self.readSteps(lines, 0..<lines.count, indent: 0, into: &steps)
+            for block in Self.indentedBlocks(lines) ?? [(0..<lines.count, "")] {
+                Self.readSteps(lines, block.lines, indent: block.indent, into: &steps)
+            }
         }
         self.steps = steps
     }
@@ -56,13 +59,13 @@ public struct Transcript: Sendable {
 
     /// A line of `step`'s block as the file would hold it: its text after the block's indentation.
     func written(_ text: String, in step: Step) -> String {
-        step.indent == 0 || text.isEmpty ? text : String(repeating: " ", count: step.indent) + text
+        step.indent.isEmpty || text.isEmpty ? text : step.indent + text
     }
 
     // MARK: Reading
 
     /// Splits `range` of `lines` into commands and their expected output.
-    private static func readSteps(_ lines: [Substring], _ range: Range<Int>, indent: Int, into steps: inout [Step]) {
+    private static func readSteps(_ lines: [Substring], _ range: Range<Int>, indent: String, into steps: inout [Step]) {
         var i = range.lowerBound
         var open: (line: Int, command: String, outputStart: Int)?
         while i < range.upperBound {
@@ -87,16 +90,46 @@ public struct Transcript: Sendable {
         }
     }
 
-    /// `line` less up to `indent` leading spaces.
-    static func dropIndent(_ line: Substring, _ indent: Int) -> Substring {
-        guard indent > 0 else { return line }
+    /// `line` less the longest start of `indent` it starts with (all of it but on a blank line, or
+    /// a Markdown line indented less than its fence).
+    static func dropIndent(_ line: Substring, _ indent: String) -> Substring {
+        guard !indent.isEmpty else { return line }
         var result = line
-        var dropped = 0
-        while dropped < indent, result.first == " " {
+        for character in indent {
+            guard result.first == character else { break }
             result = result.dropFirst()
-            dropped += 1
         }
         return result
+    }
+
+    /// A plain transcript indented as a whole (pasted from a man page, a mail, a quoted comment),
+    /// read as blocks; nil when a line starts with a prompt (`cachesh>`), as the file is then
+    /// read as it stands. Each line that is blanks (spaces, tabs) then a prompt opens a block,
+    /// which runs through the lines after it that start with the same blanks or are blank (only
+    /// spaces and tabs), up to the last that is not blank; its lines are read less those blanks.
+    /// Lines outside blocks are prose.
+    ///
+    /// - Complexity: O(n) in the length of the lines.
+    static func indentedBlocks(_ lines: [Substring]) -> [(lines: Range<Int>, indent: String)]? {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        if lines.contains(where: { TranscriptSyntax.command(in: $0) != nil }) { return nil }
+        var blocks: [(lines: Range<Int>, indent: String)] = []
+        var i = 0
+        while i < lines.count {
+            let indent = lines[i].prefix(while: isBlank)
+            guard !indent.isEmpty, TranscriptSyntax.command(in: lines[i].dropFirst(indent.count)) != nil else {
+                i += 1
+                continue
+            }
+            var end = i + 1
+            while end < lines.count, lines[end].hasPrefix(indent) || lines[end].allSatisfy(isBlank) { end += 1 }
+            // The blank lines that end it separate it from the prose after it.
+            var last = end
+            while lines[last - 1].allSatisfy(isBlank) { last -= 1 }
+            blocks.append((i..<last, String(indent)))
+            i = end
+        }
+        return blocks
     }
 
     /// The content lines of each fenced code block whose info string starts with the word
@@ -104,8 +137,8 @@ public struct Transcript: Sendable {
     /// spaces; an unclosed block runs to the end of the document).
     ///
     /// - Complexity: O(n) in the number of lines.
-    static func cacheshBlocks(_ lines: [Substring]) -> [(lines: Range<Int>, indent: Int)] {
-        var blocks: [(lines: Range<Int>, indent: Int)] = []
+    static func cacheshBlocks(_ lines: [Substring]) -> [(lines: Range<Int>, indent: String)] {
+        var blocks: [(lines: Range<Int>, indent: String)] = []
         var i = 0
         while i < lines.count {
             guard let fence = Fence(opening: lines[i]) else {
@@ -115,7 +148,7 @@ public struct Transcript: Sendable {
             var end = i + 1
             while end < lines.count, !fence.isClosed(by: lines[end]) { end += 1 }
             if fence.info.split(separator: " ", maxSplits: 1).first == "cachesh" {
-                blocks.append((i + 1..<end, fence.indent))
+                blocks.append((i + 1..<end, String(repeating: " ", count: fence.indent)))
             }
             i = end + 1
         }
