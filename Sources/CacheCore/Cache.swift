@@ -186,6 +186,8 @@ public actor Cache {
     /// namespace of a key it has held or been asked for, even if it holds nothing now; sorted.
     /// - Complexity: O(namespaces log namespaces).
     public func knownNamespaces() -> [String] { engine.knownNamespaces() }
+    /// Whether `name` is a known namespace. - Complexity: O(1) on average.
+    public func isKnownNamespace(_ name: String) -> Bool { engine.isKnownNamespace(name) }
 
     /// Every namespace: defined ones and those created by a key, in creation order, with entry counts.
     /// - Complexity: O(namespaces).

@@ -539,7 +539,8 @@ public final class Session {
             valueRange = valueStart..<valueEnd
             end = valueEnd
         } else {
-            guard bytes[keyEnd] == UInt8(ascii: "\n") else { return nil }
+            // `get a:1;`: the lexer drops the `;` that ends the line.
+            guard bytes[keyEnd] == UInt8(ascii: "\n"), bytes[keyEnd - 1] != UInt8(ascii: ";") else { return nil }
             end = keyEnd
         }
         let parsed: (key: String, value: StoredValue?)? = bytes.withUnsafeBufferPointer { all in
@@ -564,6 +565,8 @@ public final class Session {
             if let value = parsed.value {
                 reply = .keys(cache.put(parsed.key, value, tags: []))
             } else {
+                try Arguments.checkNotNamespace(parsed.key, at: keyStart, cache, command: "get",
+                                                typedBare: !bytes[keyStart..<keyEnd].contains(UInt8(ascii: ":")))
                 do {
                     reply = .read(try cache.read(parsed.key, force: false, nowait: inScheduled), isGet: true)
                 } catch {

@@ -684,6 +684,8 @@ final class ReferenceModel {
         case .failed(let message):
             var r = current(key)
             r.error = message
+            // Nothing cached: the failure is the server's answer (a cancelled fetch got none).
+            if position(key) == nil && message != "cancelled" { r.source = "server" }
             if let i = position(key), state(entries[i]) == "expired", now - expiresAt(entries[i]) > 0 {
                 r.value = nil
             }

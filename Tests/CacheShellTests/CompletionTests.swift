@@ -203,3 +203,30 @@ func subcommandsComplete(typed: String, expected: [String]) async {
     #expect(Completer.complete("get feed:9999", in: big)?.total == 11)
     #expect(Completer.hint(for: "get feed:54321", in: big) != nil)
 }
+
+/// Options with a few named values complete them after `=`, as commands and keys complete:
+/// `policy=` the eviction policies, `naive=` each name of its comma-separated list, `replay`'s
+/// `format=`, `time-unit=`, `header=` and `policy=` (with `optimal`), `none` where a duration may be unset.
+@Test(arguments: [
+    ("ns feed policy=", "", ["fifo", "lfu", "lru", "sieve"]),
+    ("ns feed policy=s", "s", ["sieve"]),
+    ("ns feed naive=j", "j", ["join-refetch"]),
+    ("ns feed naive=join-refetch,se", "se", ["serve-expired"]),
+    ("ns feed stale=n", "n", ["none"]),
+    ("ns feed timeout=", "", ["none"]),
+    ("replay t.csv policy=lru,o", "o", ["optimal"]),
+    ("replay t.csv format=", "", ["csv", "keys", "oracle", "timed"]),
+    ("replay t.csv time-unit=m", "m", ["ms"]),
+    ("replay t.csv header=", "", ["no", "yes"]),
+])
+func enumeratedOptionValuesComplete(typed: String, replaced: String, expected: [String]) async throws {
+    let result = try #require(Completer.complete(typed, in: await fixture()))
+    #expect(result.candidates == expected)
+    #expect(result.replaced == replaced)
+}
+
+/// An option whose values are open (a duration, a count) still offers nothing after `=`.
+@Test func openOptionValuesOfferNothing() async {
+    #expect(await candidates("ns feed ttl=") == nil)
+    #expect(await candidates("ns feed policy=x") == nil)
+}

@@ -24,11 +24,12 @@ private func usageError(in output: String) -> String? {
         let lines = await typed("help").split(separator: "\n").map(String.init)
         #expect(lines.first == "Commands by topic (help COMMAND explains one, with an example):")
         #expect(lines.contains("Time: now advance at"))
-        #expect(lines.last == "help all lists every command with its synopsis; quit (or Ctrl-D) leaves.")
+        #expect(lines.suffix(2) == ["help states and help transcripts explain those ideas.",
+                                    "help all lists every command with its synopsis; quit (or Ctrl-D) leaves."])
         // An 80x24 terminal shows it whole, with the command line and the next prompt.
         #expect(lines.count <= 22)
         #expect(lines.allSatisfy { TextWidth.of($0) <= 80 }, "\(lines.filter { TextWidth.of($0) > 80 })")
-        let named = lines.dropFirst().dropLast().flatMap { line in
+        let named = lines.dropFirst().dropLast(2).flatMap { line in
             (line.split(separator: ":", maxSplits: 1).last ?? "").split(separator: " ").map(String.init)
         }
         #expect(named == CommandCatalog.all.map(\.name))
@@ -128,7 +129,8 @@ private func usageError(in output: String) -> String? {
         ("help nosuch", "error: unknown command \"nosuch\" (help lists them)\n"),
         ("help gett", "error: unknown command \"gett\" (did you mean get?)\n"),
         ("help pee", "error: unknown command \"pee\" (did you mean peek?)\n"),
-        ("help get put", "error: help takes [COMMAND|all]; unexpected \"put\"\n"),
+        ("help get put", "error: help: get has no subcommands (help get explains it)\n"),
+        ("help get put x", "error: help takes [COMMAND|all|states|transcripts] [SUBCOMMAND]; unexpected \"x\"\n"),
         ("help --all", "error: help has no flag --all\n"),
     ])
     func helpRefusesWhatIsNotACommand(line: String, expected: String) async {

@@ -303,7 +303,7 @@ struct BatchEndToEndTests {
                 {"command":"unwatch","ok":true,"unwatched":"*","was_watching":true}
                 {"command":"put","keys":["b"]}
                 {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","source":"cache","state":"fresh","tags":["t","u"],"value":1}
-                {"age_ms":null,"command":"get","error":"not found","expires_in_ms":null,"key":"missing:x","source":"cache","state":"absent","tags":[],"value":null}
+                {"age_ms":null,"command":"get","error":"not found","expires_in_ms":null,"key":"missing:x","source":"server","state":"absent","tags":[],"value":null}
 
                 """,
                                stderr: "mixed.cachesh:4: error: unknown command \"nonsense\" (try help)\n", status: 1))

@@ -118,7 +118,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             key        state   source  age_ms  expires_in_ms  notes             value
             feed:home  fresh   cache   0       600000 (10m)                     [1]
             a          fresh   cache   0       300000 (5m)                      1
-            b          absent  cache   -       -              error: not found  null
+            b          absent  server  -       -              error: not found  null
             """#,
             json: #"""
             {"command":"ns","keys":[],"max":null,"name":"feed","ok":true,"policy":"lru","purgeable":false,"stale_if_error_ms":null,"stale_ms":60000,"timeout_ms":null,"ttl_ms":600000}
@@ -133,7 +133,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             {"command":"put","keys":["a"]}
             {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"},{"age_ms":0,"key":"a","state":"fresh"}]}
             {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"}]}
-            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]},{"age_ms":0,"expires_in_ms":300000,"key":"a","source":"cache","state":"fresh","tags":[],"value":1},{"age_ms":null,"error":"not found","expires_in_ms":null,"key":"b","source":"cache","state":"absent","tags":[],"value":null}]}
+            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]},{"age_ms":0,"expires_in_ms":300000,"key":"a","source":"cache","state":"fresh","tags":[],"value":1},{"age_ms":null,"error":"not found","expires_in_ms":null,"key":"b","source":"server","state":"absent","tags":[],"value":null}]}
             """#
         ),
         // local writes: put with tags, expire, invalidate, evict, memory-warning, clear
@@ -438,7 +438,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             key:           c
             state:         absent
             value:         null
-            source:        cache
+            source:        server
             age_ms:        null
             expires_in_ms: null
             tags:          []
@@ -448,7 +448,7 @@ struct Scene: CustomTestStringConvertible, Sendable {
             key:           c
             state:         absent
             value:         null
-            source:        cache
+            source:        server
             age_ms:        null
             expires_in_ms: null
             tags:          []
@@ -533,10 +533,10 @@ struct Scene: CustomTestStringConvertible, Sendable {
             {"command":"server","data":{"b":2},"latencies_ms":{"b":1000},"latency_ms":250,"online":true}
             {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","source":"server","state":"fresh","tags":[],"value":2}
             {"command":"server","fail":1,"ok":true}
-            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"cache","state":"absent","tags":[],"value":null}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"server","state":"absent","tags":[],"value":null}
             {"command":"server","key":"c","ok":true}
             {"command":"server","fail":1,"key":"c","ok":true}
-            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"cache","state":"absent","tags":[],"value":null}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"server","state":"absent","tags":[],"value":null}
             {"command":"server","ok":true,"online":false}
             {"age_ms":500,"command":"get","expires_in_ms":299500,"key":"b","offline":true,"source":"cache","state":"fresh","tags":[],"value":2}
             {"age_ms":null,"command":"get","error":"offline","expires_in_ms":null,"key":"d","offline":true,"source":"cache","state":"absent","tags":[],"value":null}

@@ -16,6 +16,12 @@ extension CacheEngine {
         namespaces.indices.map { namespaces[Int32($0)].name }.sorted()
     }
 
+    /// Whether `name` is a known namespace (one of ``knownNamespaces()``).
+    /// - Complexity: O(1) on average.
+    public func isKnownNamespace(_ name: String) -> Bool {
+        namespaces.slot(named: name) != nil
+    }
+
     /// The policy in force for a namespace.
     public func policy(of namespace: String) -> Policy {
         namespaces.slot(named: namespace).map { namespaces.policy($0) } ?? Policy()

@@ -9,9 +9,17 @@ extension CacheEngine {
     /// The clock's end as printed: +292278994-08-17T07:12:55.807Z.
     static var endOfTime: String { TimeText.iso8601(ms: .max) }
 
-    /// The refusal of a wait for `request` (`fetch KEY...`, `validate`), saying why it would end there.
+    /// The refusal of a wait for `request` (`fetch KEY...`, `validate`), saying why it would never
+    /// end and, for a fetch, the ways out: a `timeout=` that gives up on it, a read that does not
+    /// wait, `cancel`.
     private func endOfTimeError(_ request: String, _ why: String) -> CacheError {
-        CacheError("waiting for the answer to \(request) would run the clock to its end (\(Self.endOfTime)): \(why)")
+        let words = request.split(separator: " ")
+        var wayOut = ""
+        if words.first == "fetch", let key = words.dropFirst().first {
+            wayOut = " (ns \(KeyName.namespace(of: String(key))) timeout=D gives up on it; get \(key) --nowait reads without"
+                + " waiting, and cancel \(key) then drops the request)"
+        }
+        return CacheError("waiting for the answer to \(request) would never end: \(why)\(wayOut)")
     }
 
     /// How `request` is named in messages: `fetch a b`, `validate`.

@@ -219,7 +219,10 @@ extension CacheEngine {
             return current(key)
         case .failed(let message)?:
             guard let slot = entrySlot(forKey: key) else {
+                // Nothing cached: the answer (not found, a server error) is the server's; a
+                // cancelled fetch never got one.
                 var r = current(key)
+                if message != "cancelled" { r.source = .server }
                 r.error = message
                 return r
             }

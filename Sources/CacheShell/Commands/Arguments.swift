@@ -179,6 +179,16 @@ struct Arguments {
         return .key(try key(i))
     }
 
+    /// ``target(_:)``, with a key checked in `cache` as ``key(_:in:scopes:)`` does.
+    func target(_ i: Int, in cache: isolated Cache) throws(ShellError) -> Target {
+        let target = try target(i)
+        if case .key(let key) = target {
+            try Self.checkNotNamespace(key, at: positional[i].offset, cache, command: name, scopes: true,
+                                       typedBare: !positional[i].text.contains(":"))
+        }
+        return target
+    }
+
     /// A duration word (`250ms`, `1h30m`).
     static func duration(_ text: Substring, at offset: Int) throws(ShellError) -> Int64 {
         guard let ms = TimeText.parseDuration(text) else { throw ShellError(TimeText.durationError(text), at: offset) }
@@ -339,6 +349,29 @@ extension Arguments {
         if known.isEmpty { return " (none is known yet: ns NAME, load or an entry defines one)" }
         let shown = known.prefix(8).joined(separator: ", ") + (known.count > 8 ? ", ..." : "")
         return " (known: \(shown))"
+    }
+
+    /// A key read by a command, checked in `cache`: word `i` as ``key(_:)`` gives it, unless it is a
+    /// bare word without a colon that names a known namespace and no key the cache holds
+    /// (`invalidate feed` for `feed:*`): a slip that would otherwise do nothing or ask the server
+    /// for a key no one meant. `default:feed` still names that key.
+    func key(_ i: Int, in cache: isolated Cache, scopes: Bool = false) throws(ShellError) -> String {
+        let key = try key(i)
+        try Self.checkNotNamespace(key, at: positional[i].offset, cache, command: name, scopes: scopes,
+                                   typedBare: !positional[i].text.contains(":"))
+        return key
+    }
+
+    /// The check of ``key(_:in:scopes:)`` for a key already read from the word at `offset`. `scopes` says that
+    /// the command also takes `NS:*`, which the error then suggests; else it suggests a key of NS.
+    /// `typedBare` says that the word had no colon (not `default:feed`, which names the key).
+    static func checkNotNamespace(_ key: String, at offset: Int, _ cache: isolated Cache, command: String,
+                                  scopes: Bool = false, typedBare: @autoclosure () -> Bool) throws(ShellError) {
+        guard !key.utf8.contains(UInt8(ascii: ":")), typedBare(), cache.isKnownNamespace(key),
+              cache.peek(key).state == .absent else { return }
+        let fix = scopes ? "did you mean \(key):*?" : "did you mean a key \(key):ID? keys \(key):* lists them"
+        throw ShellError("\(command): \(JSONValue.string(key).compactText) is a namespace, and no key of that name is cached "
+                         + "(\(fix); default:\(key) names the key)", at: offset)
     }
 
     /// Checks that a `keys` pattern can match a known namespace: `NS:...` where NS (a glob too)

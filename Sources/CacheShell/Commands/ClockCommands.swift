@@ -85,7 +85,8 @@ enum ClockCommands {
         let (sum, overflow) = cache.now.addingReportingOverflow(delay)
         let due = overflow ? Int64.max : sum
         return .ok(["id": .int(Int64(id)), "due": .string(TimeText.iso8601(ms: due)), "scheduled": .string(text)],
-                   human: ["scheduled at \(TimeText.iso8601(ms: due)): \(text)"])
+                   human: [due == .max ? "scheduled never (at the clock's end, which it never reaches): \(text)"
+                                       : "scheduled at \(TimeText.iso8601(ms: due)): \(text)"])
     }
 }
 

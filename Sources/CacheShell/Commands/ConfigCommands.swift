@@ -98,7 +98,20 @@ enum ConfigCommands {
         fields["name"] = .string(name)
         fields["keys"] = .array(changed.map(JSONValue.string))
         fields["ok"] = .bool(true)
-        return Reply(fields, human: [describe(name, policy)] + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")]))
+        var human = [describe(name, policy)] + (changed.isEmpty ? [] : ["keys: " + changed.joined(separator: " ")])
+        if let note = staleNote(policy) {
+            fields["note"] = .string(note)
+            human.append("note: " + note)
+        }
+        return Reply(fields, human: human)
+    }
+
+    /// Why a policy never serves stale although it sets `stale=`: its entries expire (at `ttl`)
+    /// no later than they turn stale; nil when it can.
+    static func staleNote(_ p: Policy) -> String? {
+        guard let stale = p.stale, stale >= p.ttl else { return nil }
+        return "stale=\(TimeText.formatDuration(stale)) is not shorter than ttl=\(TimeText.formatDuration(p.ttl)): "
+            + "entries expire before they turn stale, so none is ever served stale"
     }
 
     static func policyFields(_ p: Policy) -> [String: JSONValue] {

@@ -14,6 +14,11 @@ extension Session {
             if word.kind != .bare {
                 throw ShellError("a command starts with its name, not a JSON value", at: word.offset)
             }
+            // `GET`, as redis-cli takes it: commands are lower case, and the lower-case name is the fix.
+            let lower = name.lowercased()
+            if lower != name, Self.handlers[lower] != nil || Self.aliases[lower] != nil {
+                throw ShellError("unknown command \"\(name)\" (commands are lower case: did you mean \(lower)?)", at: word.offset)
+            }
             let suggestion = Self.nearest(name, among: Self.commandNames)
             throw ShellError("unknown command \"\(name)\"" + (suggestion.map { " (did you mean \($0)?)" } ?? " (try help)"),
                              at: word.offset)

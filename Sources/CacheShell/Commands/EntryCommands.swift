@@ -69,6 +69,8 @@ enum EntryCommands {
         if command.words.count == 2 && !command.words[1].isOptionOrFlag {
             // The common form, `get KEY`: no flags to sort out.
             let key = try Arguments.key(command.words[1])
+            try Arguments.checkNotNamespace(key, at: command.words[1].offset, cache, command: "get",
+                                            typedBare: !command.words[1].text.contains(":"))
             do {
                 return .read(try cache.read(key, force: false, nowait: session.inScheduled), isGet: true)
             } catch {
@@ -77,7 +79,7 @@ enum EntryCommands {
         }
         let args = try Arguments(command, source, for: get)
         try args.expect(1...1)
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         if args.flag("async") { return try asyncGet(key, args, on: cache) }
         let result: ReadResult
         do {
@@ -98,7 +100,7 @@ enum EntryCommands {
         let args = try Arguments(command, source, for: mget)
         try args.expect(1...Int.max)
         var keys: [String] = []
-        for i in args.positional.indices { keys.append(try args.key(i)) }
+        for i in args.positional.indices { keys.append(try args.key(i, in: cache)) }
         let results: [ReadResult]
         do { results = try cache.mget(keys, nowait: args.flag("nowait") || session.inScheduled) } catch { throw ShellError(error.message, at: command.offset) }
         return mgetReply(results, colour: session.options.colour)
@@ -128,7 +130,7 @@ enum EntryCommands {
     static func peek(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: peek)
         try args.expect(1...1)
-        return .read(cache.peek(try args.key(0)), isGet: false)
+        return .read(cache.peek(try args.key(0, in: cache)), isGet: false)
     }
 
     static let keys = CommandSpec(
@@ -166,7 +168,7 @@ enum EntryCommands {
     static func expire(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: expire)
         try args.expect(1...1)
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         var delay: Int64?
         if let (text, word) = args.option("in") {
             delay = try Arguments.duration(text, at: word.offset + 3)
@@ -183,7 +185,7 @@ enum EntryCommands {
     static func invalidate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: invalidate)
         try args.expect(1...1)
-        let target = try args.target(0)
+        let target = try args.target(0, in: cache)
         if case .namespace(let name) = target { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "invalidate") }
         return .keys(cache.invalidate(target))
     }
@@ -196,7 +198,7 @@ enum EntryCommands {
     static func evict(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: evict)
         try args.expect(1...1)
-        return .keys(cache.evict(try args.key(0)))
+        return .keys(cache.evict(try args.key(0, in: cache)))
     }
 
     static let clear = CommandSpec(

@@ -12,16 +12,49 @@ enum HelpCommands {
     static let help = CommandSpec(
         name: "help", summary: "list the commands by topic, or explain one",
         arguments: [.oneOf(.command(meaning: "a command name: its synopsis, arguments and an example"),
-                           .word("all", meaning: "every command with its synopsis and summary")).optional],
-        example: "help get", run: help)
+                           .word("all", meaning: "every command with its synopsis and summary"),
+                           .word("states", meaning: "what fresh, stale, expired and absent mean, and what get does in each"),
+                           .word("transcripts", meaning: "what a transcript is, and how to write and check one")).optional,
+                    .placeholder("SUBCOMMAND", meaning: "one form of a command that has them: help server next").optional],
+        example: "help server next", run: help)
+
+    /// The concept topics `help TOPIC` explains besides the commands, each a few lines.
+    static let concepts: [String: [String]] = [
+        "states": [
+            "An entry is in one of four states (SPEC 1.1):",
+            "  fresh    stored less than stale= ago: get serves it",
+            "  stale    past stale= (or invalidated), not yet expired: get serves it and",
+            "           refreshes it in the background",
+            "  expired  past ttl=: get fetches and waits (offline and stale-if-error= still",
+            "           serve it); it stays cached until evicted, cleared or refetched",
+            "  absent   not cached: get fetches and waits",
+            "peek shows the state without touching anything; explain KEY says why.",
+            "ns NAME ttl=D stale=D sets the times; with a stale= not shorter than ttl=, no",
+            "entry is ever served stale.",
+        ],
+        "transcripts": [
+            "A transcript is a session as a terminal shows it: each command after cachesh>",
+            "(further lines after ...>), then its output. It is a test: cachesh --verify",
+            "FILE runs its commands and compares the output (exit 1 on a difference).",
+            "  cachesh --echo bug.cachesh > bug.transcript   write one from a script",
+            "  record FILE                                   write this session to one",
+            "  cachesh --verify FILE --update                rewrite its outputs",
+            "  cachesh --transcribe RECORDING                a recording as a transcript",
+            "A transcript is not a script: cachesh FILE.transcript is refused.",
+        ],
+    ]
 
     /// Runs `help` or `help COMMAND`.
     /// - Throws: `ShellError` at the word when COMMAND names no command, or for extra words.
     static func help(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: help)
-        try args.expect(0...1)
+        try args.expect(0...2)
         guard let word = args.positional.first else { return topics() }
+        if args.positional.count == 2 { return try explainSubcommand(word, args.positional[1]) }
         if word.text == "all" && word.kind == .bare { return list() }
+        if word.kind == .bare, let lines = concepts[word.text] {
+            return Reply(["topic": .string(word.text), "text": .array(lines.map(JSONValue.string))], human: lines)
+        }
         guard let info = CommandCatalog.info(word.text) else {
             if let alias = Session.aliases[word.text], let info = CommandCatalog.info(alias) { return explain(info) }
             let suggestion = Session.nearest(word.text, among: Session.commandNames)
@@ -29,6 +62,27 @@ enum HelpCommands {
                              + (suggestion.map { " (did you mean \($0)?)" } ?? " (help lists them)"), at: word.offset)
         }
         return explain(info)
+    }
+
+    /// `help COMMAND SUBCOMMAND` (`help server next`): the form's synopsis, summary and arguments.
+    /// - Throws: `ShellError` at the word that names no command with subcommands, or no form of it.
+    static func explainSubcommand(_ word: Word, _ subWord: Word) throws(ShellError) -> Reply {
+        guard let info = CommandCatalog.info(word.text) else {
+            let suggestion = Session.nearest(word.text, among: Session.commandNames)
+            throw ShellError("unknown command \(Arguments.describe(word))"
+                             + (suggestion.map { " (did you mean \($0)?)" } ?? " (help lists them)"), at: word.offset)
+        }
+        let names = info.subcommands.map(\.name)
+        guard !names.isEmpty else {
+            throw ShellError("help: \(info.name) has no subcommands (help \(info.name) explains it)", at: subWord.offset)
+        }
+        guard let sub = info.subcommands.first(where: { $0.name == subWord.text }) else {
+            let near = Session.nearest(subWord.text, among: names)
+            throw ShellError("help: unknown \(info.name) command \(Arguments.describe(subWord))"
+                             + (near.map { " (did you mean \($0)?)" } ?? " (use " + names.joined(separator: ", ") + ")"),
+                             at: subWord.offset)
+        }
+        return explain(sub, prefix: info.name + " ")
     }
 
     /// The commands by topic (the man page's subsections), names only, so the list fits a 24-line
@@ -39,6 +93,7 @@ enum HelpCommands {
         for family in CommandCatalog.families {
             lines += Render.wrap(family.commands.map(\.name), first: family.title + ": ", indent: 4, width: width)
         }
+        lines.append("help states and help transcripts explain those ideas.")
         lines.append("help all lists every command with its synopsis; quit (or Ctrl-D) leaves.")
         return Reply(["commands": .array(commandObjects())], human: lines)
     }
@@ -64,9 +119,11 @@ enum HelpCommands {
         }
     }
 
-    /// One command: synopsis, summary, its arguments aligned, and an example.
-    static func explain(_ info: CommandSpec) -> Reply {
-        var lines = Render.wrap(info.synopsis.split(separator: " ").map(String.init), first: "", indent: 4, width: Self.width)
+    /// One command: synopsis, summary, its arguments aligned, and an example; `prefix` is the
+    /// command's name before a subcommand's (`server `), which has no example of its own.
+    static func explain(_ info: CommandSpec, prefix: String = "") -> Reply {
+        let synopsis = prefix + info.synopsis
+        var lines = Render.wrap(synopsis.split(separator: " ").map(String.init), first: "", indent: 4, width: Self.width)
             + Render.wrap(info.summary.split(separator: " ").map(String.init), first: "", indent: 0, width: Self.width)
         let width = info.help.map(\.name.count).filter { $0 <= synopsisColumnLimit }.max() ?? 0
         for argument in info.help {
@@ -81,12 +138,12 @@ enum HelpCommands {
                 lines += Render.wrap(meaning, first: "      ", indent: 6, width: Self.width)
             }
         }
-        lines.append("example: " + info.example)
+        if !info.example.isEmpty { lines.append("example: " + info.example) }
         let arguments = info.help.map { argument -> JSONValue in
             .object(["name": .string(argument.name), "meaning": .string(argument.meaning)])
         }
         return Reply([
-            "name": .string(info.name), "synopsis": .string(info.synopsis), "summary": .string(info.summary),
+            "name": .string(prefix + info.name), "synopsis": .string(synopsis), "summary": .string(info.summary),
             "arguments": .array(arguments), "example": .string(info.example),
         ], human: lines)
     }

@@ -16,7 +16,7 @@ enum LifecycleCommands {
     static func cancel(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: cancel)
         try args.expect(1...1)
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         do { return .keys(try cache.cancel(key), ok: true) } catch {
             throw ShellError(error.message, at: args.positional[0].offset)
         }
@@ -37,7 +37,7 @@ enum LifecycleCommands {
             return Reply(["active": .array(keys.map(JSONValue.string))],
                          human: [keys.isEmpty ? "active: (nothing)" : "active: " + keys.joined(separator: " ")])
         }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         cache.setActive(key, true)
         return activated(key)
     }
@@ -62,7 +62,7 @@ enum LifecycleCommands {
             cache.clearActive()
             return deactivatedAll(keys)
         }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         let was = cache.activeKeys.contains(key)
         cache.setActive(key, false)
         return deactivated(key, was: was)
@@ -101,7 +101,7 @@ enum LifecycleCommands {
             if let (_, word) = args.option("every") { throw ShellError("poll needs a KEY before every=", at: word.offset) }
             return list(cache)
         }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         guard let (value, word) = args.option("every") else {
             throw ShellError("poll needs every=D (poll KEY every=D)", at: args.end)
         }
@@ -131,7 +131,7 @@ enum LifecycleCommands {
         guard !args.positional.isEmpty else {
             return .ok(["keys": .array(cache.unpollAll().map(JSONValue.string))], human: ["polling nothing"])
         }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         return unpolled(key, was: cache.unpoll(key))
     }
 

@@ -5,10 +5,10 @@ import CacheCore
 enum ObserveCommands {
     static let family = CommandFamily(title: "Observing", commands: [stats, watch, unwatch, timeline, explain])
 
-    static func scope(_ args: Arguments, _ i: Int) throws(ShellError) -> WatchScope {
+    static func scope(_ args: Arguments, _ i: Int, in cache: isolated Cache) throws(ShellError) -> WatchScope {
         let word = args.positional[i]
         if word.text == "*" { return .all }
-        switch try args.target(i) {
+        switch try args.target(i, in: cache) {
         case .key(let key): return .key(key)
         case .namespace(let ns): return .namespace(ns)
         case .tag: throw ShellError("\(args.name) takes KEY, NS:* or *", at: word.offset)
@@ -45,7 +45,7 @@ enum ObserveCommands {
             }
             return Reply(fields, human: human)
         }
-        let scope = try scope(args, 0)
+        let scope = try scope(args, 0, in: cache)
         let active = args.flag("active")
         if active {
             guard case .key(let key) = scope else { throw ShellError("--active takes one KEY, not a pattern", at: args.positional[0].offset) }
@@ -70,7 +70,7 @@ enum ObserveCommands {
             cache.clearActive()
             return unwatchedAll
         }
-        let scope = try scope(args, 0)
+        let scope = try scope(args, 0, in: cache)
         if case .key(let key) = scope { cache.setActive(key, false) }
         return unwatched(describe(scope), was: cache.unwatch(scope))
     }
@@ -146,7 +146,7 @@ extension ObserveCommands {
     static func timeline(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: timeline)
         try args.expect(1...1)
-        let scope = try scope(args, 0)
+        let scope = try scope(args, 0, in: cache)
         if case .namespace(let name) = scope { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "timeline") }
         let events = session.timeline.filter { event in
             switch scope {
@@ -176,7 +176,7 @@ extension ObserveCommands {
     static func explain(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: explain)
         try args.expect(1...1)
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         let now = cache.now
         let last = session.timeline.filter { $0.key == key }.last
         guard let d = cache.details(of: key) else {

@@ -52,7 +52,7 @@ enum RealtimeCommands {
             throw ShellError("mutate needs a PATCH after the key (mutate KEY PATCH)", at: command.end)
         }
         if !flagAfterPatch { try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH") }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         let patch = try args.patch(1)
         do { return .keys(try cache.mutate(key, patch: patch, options: options), ok: true) } catch {
             throw ShellError(error.message, at: args.positional[1].offset)
@@ -83,7 +83,7 @@ enum RealtimeCommands {
         let own = args.flag("own")
         let server = session.server
         if form == "patch" {
-            let key = try args.key(1)
+            let key = try args.key(1, in: cache)
             // Validate on both sides before changing either (SPEC §7).
             let serverValue: JSONValue?
             do { serverValue = try server.patched(key, patch) } catch {
@@ -189,6 +189,7 @@ enum RealtimeCommands {
         try args.expect(0...0)
         var items: [JSONValue] = []
         var rows: [[String]] = []
+        var neverAnswered: [String] = []
         for item in cache.pendingWork() {
             var f: [String: JSONValue] = ["id": .int(Int64(item.id))]
             f["due"] = item.dueAt.map { .string(TimeText.iso8601(ms: $0)) } ?? .null
@@ -211,10 +212,20 @@ enum RealtimeCommands {
                 what = "poll"; detail = "\(key) every \(TimeText.formatDuration(every))"
             }
             items.append(.object(f))
-            rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
-                         item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
+            // Work due at the clock's end never comes: `never`, not a date 292 million years on.
+            if item.dueAt == .max {
+                rows.append(["never", "never", what, detail])
+                if case .request(_, let keys) = item.kind, let key = keys.first { neverAnswered.append(key) }
+            } else {
+                rows.append([item.dueAt.map { TimeText.iso8601(ms: $0) } ?? "(when online)",
+                             item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
+            }
         }
-        return Reply(["pending": .array(items)],
-                     human: rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows))
+        var human = rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows)
+        if let key = neverAnswered.first {
+            human.append("note: a request due never is never answered: cancel \(key) drops it,")
+            human.append("      and ns \(KeyName.namespace(of: key)) timeout=D makes the next one give up")
+        }
+        return Reply(["pending": .array(items)], human: human)
     }
 }

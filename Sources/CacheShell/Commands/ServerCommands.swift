@@ -95,7 +95,7 @@ enum ServerCommands {
         try args.expect(1...2)
         let ms = try args.duration(0)
         if args.positional.count == 2 {
-            let key = try args.key(1)
+            let key = try args.key(1, in: cache)
             server.latencies[key] = ms
             return .ok(["key": .string(key), "latency_ms": .int(ms)], human: ["server: latency of \(key) \(TimeText.formatDuration(ms))"])
         }
@@ -113,7 +113,7 @@ enum ServerCommands {
         let args = try Arguments(command, source, for: fail)
         try args.expect(1...2)
         let n = try args.count(0, what: "N")
-        let key = args.positional.count == 2 ? try args.key(1) : nil
+        let key = args.positional.count == 2 ? try args.key(1, in: cache) : nil
         server.fail(next: n, key: key)
         var fields: [String: JSONValue] = ["fail": .int(Int64(n))]
         if let key { fields["key"] = .string(key) }

@@ -79,7 +79,7 @@ enum ServerScriptCommands {
             session.server.queueValidation(answer)
             return queued(nil)
         }
-        let key = try args.key(0)
+        let key = try args.key(0, in: cache)
         session.server.queue(answer, for: key)
         return queued(key)
     }

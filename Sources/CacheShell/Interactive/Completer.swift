@@ -73,6 +73,22 @@ public enum Completer {
         return nil
     }
 
+    /// The values option `option` of `command` takes, when they are few and named (`policy=`,
+    /// `naive=`, `format=`, `none` for a duration that may be unset); `list` when it takes
+    /// several, comma-separated. Nil for an option whose values are open (a duration, a file).
+    static func optionValues(command: String, option: String) -> (values: [String], list: Bool)? {
+        switch (command, option) {
+        case (_, "naive"): return (NaivePolicy.allCases.map(\.rawValue) + ["none"], true)
+        case ("replay", "policy"): return (EvictionPolicy.allCases.map(\.rawValue), true)
+        case (_, "policy"): return (Eviction.allCases.map(\.rawValue), false)
+        case ("replay", "format"): return (["keys", "timed", "csv", "oracle"], false)
+        case ("replay", "time-unit"): return (["s", "ms", "us"], false)
+        case ("replay", "header"): return (["yes", "no"], false)
+        case ("ns", "stale"), ("ns", "stale-if-error"), ("ns", "timeout"), ("ns", "max"): return (["none"], false)
+        default: return nil
+        }
+    }
+
     /// `fresh, expires in 44m59s`, `expired 3s ago`.
     static func describe(_ summary: (state: EntryState, expiresInMs: Int64)) -> String {
         if summary.expiresInMs == .max { return "\(summary.state.rawValue), never expires" }
@@ -166,11 +182,15 @@ private struct Collector {
             return
         }
         if let eq = fragment.firstIndex(of: "="), CommandForm.isOptionWord(fragment) {
-            // A value after `name=`: tags after `tags=` (a comma-separated list).
-            if CommandCatalog.optionKinds[String(fragment[..<eq])] == .tags {
-                let list = fragment[fragment.index(after: eq)...]
-                let last = list.lastIndex(of: ",").map { list[list.index(after: $0)...] } ?? list
+            // A value after `name=`: tags after `tags=` (a comma-separated list), or one of the
+            // values an option takes (`policy=lru`, `naive=join-refetch,serve-expired`).
+            let option = String(fragment[..<eq])
+            let value = fragment[fragment.index(after: eq)...]
+            let last = value.lastIndex(of: ",").map { value[value.index(after: $0)...] } ?? value
+            if CommandCatalog.optionKinds[option] == .tags {
                 offerPart(snapshot.tags, replacing: String(last))
+            } else if let choices = Completer.optionValues(command: name, option: option) {
+                offerPart(choices.values, replacing: String(choices.list ? last : value))
             }
             return
         }

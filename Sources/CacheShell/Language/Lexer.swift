@@ -252,6 +252,11 @@ public struct Lexer: IteratorProtocol, Sequence {
             while position < bytes.count {
                 let byte = bytes[position]
                 if byte == .lineFeed || (byte == .semicolon && semicolonSeparates) { break }
+                // A `;` that ends the line ends the command, as in sqlite3 and psql (`get a:1;`).
+                if byte == .semicolon && endsLine(after: position) {
+                    position += 1
+                    continue
+                }
                 if byte == .space || byte == .tab || byte == .carriageReturn {
                     position += 1
                     continue
@@ -322,6 +327,22 @@ public struct Lexer: IteratorProtocol, Sequence {
         }
     }
 
+    /// Whether the `;` at `index` ends its line: only blanks follow it up to the line feed or
+    /// the end of the text. Such a `;` ends the command; one inside a line is text unless
+    /// `semicolonSeparates` (keys such as URLs may hold one).
+    private func endsLine(after index: Int) -> Bool {
+        guard !semicolonSeparates else { return false }
+        var i = index + 1
+        while i < bytes.count {
+            switch bytes[i] {
+            case .space, .tab, .carriageReturn: i += 1
+            case .lineFeed: return true
+            default: return false
+            }
+        }
+        return true
+    }
+
     private func isWordEnd(_ byte: UInt8) -> Bool {
         switch byte {
         case .space, .tab, .carriageReturn, .lineFeed: true
@@ -342,7 +363,8 @@ public struct Lexer: IteratorProtocol, Sequence {
             let acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
             result = lexJSON(acrossLines: acrossLines)
             what = "a JSON value"
-            if !acrossLines, case .word(let word) = result, position < bytes.count, !isWordEnd(bytes[position]) {
+            if !acrossLines, case .word(let word) = result, position < bytes.count, !isWordEnd(bytes[position]),
+               !(bytes[position] == .semicolon && endsLine(after: position)) {
                 // Balanced brackets where no JSON is taken, then more text: one bare word (`[fg]*`).
                 let rest = lexBare()
                 return .word(Word(bytes: bytes, range: word.offset..<rest.end, kind: .bare, offset: word.offset, end: rest.end))
@@ -350,7 +372,8 @@ public struct Lexer: IteratorProtocol, Sequence {
         default:
             return .word(lexBare())
         }
-        if case .word = result, position < bytes.count, !isWordEnd(bytes[position]) {
+        if case .word = result, position < bytes.count, !isWordEnd(bytes[position]),
+           !(bytes[position] == .semicolon && endsLine(after: position)) {
             // Leave the stray text to be lexed (and dropped) as the next word.
             let stray = character(at: position)
             return .failed(Diagnostic(
@@ -363,6 +386,8 @@ public struct Lexer: IteratorProtocol, Sequence {
     private mutating func lexBare() -> Word {
         let start = position
         while position < bytes.count && !isWordEnd(bytes[position]) { position += 1 }
+        // `get a:1;`: the `;` ending the line is not part of the word (the caller skips it).
+        if position - start > 1 && bytes[position - 1] == .semicolon && endsLine(after: position - 1) { position -= 1 }
         return Word(bytes: bytes, range: start..<position, kind: .bare, offset: start, end: position)
     }
 

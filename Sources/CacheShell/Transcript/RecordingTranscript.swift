@@ -312,11 +312,16 @@ private struct Writer {
     /// The request a read or validation refused as waiting until the clock's end would have sent
     /// (SPEC §2), as its error gives it: the keys of its fetch (nil: a validation) and how long
     /// after sending it was to be answered; nil for any other error.
+    /// Both wordings are read: `would never end: it is answered D from now; nothing was sent (ways
+    /// out)` and, in recordings made before it, `would run the clock to its end (TIME): it is
+    /// answered D from now; nothing was sent`.
     static func endOfTimeWait(_ message: String) -> (keys: [String]?, wait: String)? {
         let prefix = "waiting for the answer to ", suffix = " from now; nothing was sent"
-        guard message.hasPrefix(prefix), message.hasSuffix(suffix),
-              let would = message.firstRange(of: " would run the clock to its end ("),
-              let answered = message[would.upperBound...].firstRange(of: "): it is answered "),
+        var message = Substring(message)
+        if message.hasSuffix(")"), let sent = message.firstRange(of: suffix + " (") { message = message[..<sent.lowerBound] + suffix }
+        let would = message.firstRange(of: " would never end") ?? message.firstRange(of: " would run the clock to its end (")
+        guard message.hasPrefix(prefix), message.hasSuffix(suffix), let would,
+              let answered = message[would.upperBound...].firstRange(of: ": it is answered "),
               answered.upperBound <= message.index(message.endIndex, offsetBy: -suffix.count) else { return nil }
         let request = message[message.index(message.startIndex, offsetBy: prefix.count)..<would.lowerBound]
         let wait = String(message[answered.upperBound..<message.index(message.endIndex, offsetBy: -suffix.count)])
