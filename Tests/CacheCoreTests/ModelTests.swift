@@ -158,10 +158,14 @@ import TestSupport
         var rng = SeededGenerator(seed: seed)
         var ops: [Op] = []
         var lastKey = keys[0]
+        // Odd seeds stay on one key: three commands in four name the key of the one before (runs
+        // of four on average), so that requests, failures, latencies and mutations of one key
+        // meet. Even seeds move between keys (one command in three stays), so that entries of one
+        // namespace evict and expire around each other.
+        let stay: UInt64 = seed % 2 == 1 ? 4 : 3
         for n in 0..<length {
-            // Three commands in four name the key of the one before (runs of four on one key, on
-            // average), so that requests, failures, latencies and mutations of one key meet.
-            let key = rng.next() % 4 != 0 ? lastKey : keys[Int(rng.next() % UInt64(keys.count))]
+            let key = (seed % 2 == 1 ? rng.next() % stay != 0 : rng.next() % stay == 0)
+                ? lastKey : keys[Int(rng.next() % UInt64(keys.count))]
             lastKey = key
             let roll = rng.next() % 126
             /// 2 to 4 keys, mostly of one namespace so an answer can hold more of it than its `max`.
