@@ -63,12 +63,14 @@ struct PlainCommandTests {
     /// Everything a session printed for `script`, whether a command failed, and its last history entry.
     static func run(_ script: String, plain: Bool, mode: OutputMode) async -> String {
         await Session.with(options: SessionOptions(mode: mode)) { session, cache in
-            session.readsPlainCommands = plain
+            session.frames.readsPlainCommands = plain
             session.keepsWholeHistory = false
             let ok = session.run(SourceFile(name: "t.cachesh", text: script), on: cache)
             let output = session.takeOutput().map { ($0.isError ? "E " : "O ") + $0.text }.joined()
-            let last = session.history.last.map { "\($0.command) => \($0.output)" } ?? "-"
-            return "\(ok) \(session.anyFailed)\n\(output)\nlast: \(last)"
+            let last = session.history.entries.last.map { "\($0.command) => \($0.output)" } ?? "-"
+            // Between commands, every part of the interpreter and the renderers holds its rules.
+            let problems = session.invariantViolations()
+            return "\(ok) \(session.anyFailed)\n\(output)\nlast: \(last)" + (problems.isEmpty ? "" : "\nbroken: \(problems)")
         }
     }
 

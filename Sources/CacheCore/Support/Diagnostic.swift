@@ -12,14 +12,11 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
     public var offset: Int
     /// The JSON path of a bad field (`entries[3].stored_at`); empty when there is none.
     public var path: String
-    /// Already printed where it happened (a failing command inside `source`): only counts.
-    public var alreadyReported: Bool
 
-    public init(message: String, offset: Int = 0, path: String = "", alreadyReported: Bool = false) {
+    public init(message: String, offset: Int = 0, path: String = "") {
         self.message = message
         self.offset = offset
         self.path = path
-        self.alreadyReported = alreadyReported
     }
 
     /// A problem with no position (a cache operation, a store).

@@ -77,9 +77,7 @@ enum ClockCommands {
         guard Session.handlers[name] != nil else {
             throw ShellError("unknown command \"\(name)\" (try help)", at: args.positional[1].offset)
         }
-        let token = session.nextToken
-        session.nextToken += 1
-        session.scheduled[token] = Session.ScheduledEntry(text: text, source: source, offset: offset)
+        let token = session.schedule.add(Session.ScheduledEntry(text: text, source: source, offset: offset))
         let id = cache.schedule(after: delay, token: token)
         // The engine clamps a due time past the end of time the same way (`at 106751991167d`).
         let (sum, overflow) = cache.now.addingReportingOverflow(delay)
@@ -91,53 +89,31 @@ enum ClockCommands {
 }
 
 extension Session {
-    /// Runs a command `at` scheduled, from the scheduler: reads never block; its result prints as
-    /// an `"event": "at"` line; its error fails the command that ran the scheduler.
+    /// Runs a command `at` scheduled, from the scheduler, in a frame of its own: reads never
+    /// block; its result prints as an `at TIME:` item (an `"event": "at"` line); its error fails
+    /// the command that ran the scheduler.
     func runScheduledCommand(_ entry: ScheduledEntry, on cache: isolated Cache) {
         // The text keeps the name and line of the place that scheduled it: a file it names
         // resolves beside that script, and an `at` it runs schedules with that place too, so a
         // nested command's error still says FILE:LINE (SPEC §6, §7).
         let local = SourceFile(name: entry.source.name, text: entry.text,
                                firstLine: entry.source.location(ofOffset: entry.offset).line)
+        frames.pushScheduled(text: entry.text, time: TimeText.iso8601(ms: cache.now))
+        defer { frames.pop() }
         var lexer = Lexer(local, semicolonSeparates: false)
-        let wasScheduled = inScheduled
-        inScheduled = true
-        defer { inScheduled = wasScheduled }
-        let time = TimeText.iso8601(ms: cache.now)
         while let next = lexer.next() {
-            var name: String?
-            do {
-                let command = try next.get()
-                name = command.words.first.map { Session.aliases[$0.text] ?? $0.text }
-                guard let name, !ClockCommands.unschedulable.contains(name) else {
-                    throw ShellError("\(name ?? "") cannot be scheduled with at", at: command.offset)
+            switch next {
+            case .failure(let diagnostic):
+                report(ShellError(diagnostic.message, at: diagnostic.offset), in: local, command: nil)
+            case .success(let command):
+                let written = command.words.first?.text ?? ""
+                let name = Session.aliases[written] ?? written
+                _ = perform(command.offset..<command.end, in: local, named: name, on: cache) { session, cache throws(ShellError) in
+                    guard !ClockCommands.unschedulable.contains(name) else {
+                        throw ShellError("\(name) cannot be scheduled with at", at: command.offset)
+                    }
+                    return (name, try session.dispatch(name, command, local, on: cache))
                 }
-                depth += 1
-                defer { depth -= 1 }
-                let reply = try dispatch(name, command, local, on: cache)
-                if options.mode == .json {
-                    var fields = reply.fields
-                    fields["event"] = .string("at")
-                    fields["command"] = .string(name)
-                    fields["at"] = .string(time)
-                    write(JSONValue.object(fields).compactText)
-                } else {
-                    write("at \(time): \(entry.text)")
-                    var lines = reply.human ?? Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order,
-                                                                 colour: options.colour)
-                    if lines.isEmpty { lines = ["ok"] }
-                    for line in lines { write("  " + line) }
-                }
-            } catch {
-                let shellError: ShellError
-                if let e = error as? ShellError { shellError = e } else if let d = error as? Diagnostic {
-                    shellError = ShellError(d.message, at: d.offset)
-                } else {
-                    shellError = ShellError("\(error)", at: 0)
-                }
-                // Point at the scheduled text's place in its original source.
-                fail(ShellError("(at \(time)) " + shellError.message, at: entry.offset + shellError.offset),
-                     in: entry.source, command: name)
             }
         }
     }

@@ -220,9 +220,9 @@ enum ConfigCommands {
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
         let changed = try session.applyConfiguration(text: text, from: path, at: word.offset, on: cache)
-        if session.depth == 1 {
+        if session.frames.runsTopLevel {
             // The history (and so a recording) holds the configuration itself, not the file's name.
-            session.historyRewrite = inlineLoad(text: text, changed: changed, mode: session.options.mode)
+            session.outcome.rewrite = inlineLoad(text: text, changed: changed, mode: session.options.mode)
         }
         return .ok(["file": .string(word.text), "keys": .array(changed.map(JSONValue.string))],
                    human: ["loaded \(word.text)" + (changed.isEmpty ? "" : "; keys: " + changed.joined(separator: " "))])
@@ -246,6 +246,35 @@ enum ConfigCommands {
 }
 
 extension Session {
+    /// Applies `--config FILE` before anything else; a recording of this session starts with its `load`.
+    /// - Returns: false (after printing the error) when the file cannot be read or is refused.
+    public func loadInitialConfiguration(path: String, on cache: isolated Cache) -> Bool {
+        func refuse(_ message: String) -> Bool {
+            add(.line("cachesh: " + message, isError: true))
+            terminal.release()
+            return false
+        }
+        if let link = store, link.readOnlyState != nil {
+            return refuse("--config: the store \(link.store.path) is read-only: loading a configuration would change it")
+        }
+        let text: String
+        do { text = try FileIO.read(path) } catch { return refuse("cannot read \(path): \(error)") }
+        do {
+            _ = try applyConfiguration(text: text, from: path, at: 0, on: cache)
+        } catch {
+            return refuse(error.message)
+        }
+        // A fresh session has no entries, so the load changes no keys: its reply is fixed.
+        // A recording holds the configuration itself: its `load {CONFIG}` prints no file name.
+        let inline = ConfigCommands.inlineLoad(text: text, changed: [], mode: options.mode)
+        history.entries.append(command: inline.command, output: inline.output, mode: options.mode)
+        if options.echo {
+            terminal.addShown(history.lastAsTranscript)
+            terminal.release()
+        }
+        return true
+    }
+
     /// Reads a file for a command (a regular file of at most `limit` bytes), refusing under `--safe`.
     func readFile(_ path: String, at offset: Int, limit: Int = FileIO.readLimit) throws(ShellError) -> String {
         if options.safe { throw refusedBySafe("read", path, at: offset) }

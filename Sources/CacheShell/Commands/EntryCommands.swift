@@ -72,7 +72,7 @@ enum EntryCommands {
             try Arguments.checkNotNamespace(key, at: command.words[1].offset, cache, command: "get",
                                             typedBare: !command.words[1].text.contains(":"))
             do {
-                return .read(try cache.read(key, force: false, nowait: session.inScheduled), isGet: true)
+                return .read(try cache.read(key, force: false, nowait: session.frames.inScheduled), isGet: true)
             } catch {
                 throw ShellError(error.message, at: command.offset)
             }
@@ -83,7 +83,7 @@ enum EntryCommands {
         if args.flag("async") { return try asyncGet(key, args, on: cache) }
         let result: ReadResult
         do {
-            result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.inScheduled)
+            result = try cache.read(key, force: args.flag("force"), nowait: args.flag("nowait") || session.frames.inScheduled)
         } catch {
             throw ShellError(error.message, at: command.offset)
         }
@@ -102,7 +102,7 @@ enum EntryCommands {
         var keys: [String] = []
         for i in args.positional.indices { keys.append(try args.key(i, in: cache)) }
         let results: [ReadResult]
-        do { results = try cache.mget(keys, nowait: args.flag("nowait") || session.inScheduled) } catch { throw ShellError(error.message, at: command.offset) }
+        do { results = try cache.mget(keys, nowait: args.flag("nowait") || session.frames.inScheduled) } catch { throw ShellError(error.message, at: command.offset) }
         return mgetReply(results, colour: session.options.colour)
     }
 

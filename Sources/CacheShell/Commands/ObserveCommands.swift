@@ -162,7 +162,7 @@ extension ObserveCommands {
             human.append("(\(dropped) earlier changes are not kept: the timeline keeps the last \(Timeline.limit), and at most \(Timeline.byteLimit >> 20) MiB of values)")
         }
         return Reply(["scope": .string(describe(scope)), "dropped": .int(Int64(dropped)),
-                      "events": .array(events.map { .object(Session.eventFields($0, clockStart: cache.clockStart)) })],
+                      "events": .array(events.map { .object(ItemText.eventFields($0, clockStart: cache.clockStart)) })],
                      human: human)
     }
 

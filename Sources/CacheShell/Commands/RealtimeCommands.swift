@@ -156,7 +156,7 @@ enum RealtimeCommands {
     static func validate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: validate)
         try args.expect(0...0)
-        let wait = !session.inScheduled && !args.flag("async")
+        let wait = !session.frames.inScheduled && !args.flag("async")
         let result: ValidationResult
         do {
             result = try cache.validate(items: args.flag("items"), wait: wait)
@@ -204,7 +204,7 @@ enum RealtimeCommands {
                 f["type"] = .string("queued-mutation"); f["keys"] = .array(keys.map(JSONValue.string))
                 what = "queued mutate"; detail = keys.joined(separator: " ")
             case .scheduled(let token):
-                let text = session.scheduled[token]?.text ?? ""
+                let text = session.schedule[token]?.text ?? ""
                 f["type"] = .string("at"); f["command"] = .string(text)
                 what = "at"; detail = text
             case .poll(let key, let every):

@@ -45,7 +45,7 @@ enum RecordCommands {
         if session.options.safe {
             throw session.refusedBySafe("write", word.text, at: word.offset)
         }
-        guard session.depth == 1 else {
+        guard session.frames.runsTopLevel else {
             throw ShellError("record runs only as a command of its own, not from a sourced file", at: command.offset)
         }
         if let current = session.recording {
@@ -90,19 +90,6 @@ enum RecordCommands {
         TranscriptSyntax.render(command: command, output: output)
     }
 
-    /// The output mode the session's history began in. It is the current mode unless an
-    /// `output human|json` ran; then the first command before it that printed anything tells (a
-    /// JSON reply is one object with a `command` field), and with none it does not matter.
-    static func initialMode(of history: [(command: String, output: String)], current: OutputMode) -> OutputMode {
-        guard let change = history.firstIndex(where: { entry in
-            let words = firstWords(entry.command, 3)
-            return words.count == 2 && words[0] == "output" && OutputMode(rawValue: words[1]) != nil
-        }) else { return current }
-        guard let printed = history[..<change].first(where: { !$0.output.isEmpty }) else { return .human }
-        let last = TranscriptSyntax.outputLines(printed.output).last ?? ""
-        return last.hasPrefix("{\"") && last.hasSuffix("}") && last.contains("\"command\":") ? .json : .human
-    }
-
     /// The transcript text a recording starts with. From here on (`record FILE`): the state now
     /// as one line, `restore {SNAPSHOT}` in compact JSON (with `output json` before it in a JSON
     /// session). From the start (`record FILE --from-start`, the interactive shell only): the
@@ -110,8 +97,9 @@ enum RecordCommands {
     /// then every command so far. It names no other file: a configuration loaded from a file is
     /// written as `load {CONFIG}`, so the transcript alone replays, under `--safe` too.
     static func header(for session: Session, fromStart: Bool, on cache: isolated Cache) -> (text: String, commands: Int) {
-        var history = session.history[...]
-        let mode = fromStart ? initialMode(of: Array(history), current: session.options.mode) : session.options.mode
+        var history = session.history.entries[...]
+        // The mode the history began in: a JSON session's recording starts with `output json`.
+        let mode = fromStart ? session.history.entries.startMode ?? session.options.mode : session.options.mode
         var text = ""
         var commands = 0
         if mode == .json {

@@ -137,7 +137,11 @@ enum ReplayCommands {
             let interrupted = session.options.interrupted ?? { false }
             result = try Replay.run(reader, configurations: configurations, interrupted: interrupted)
         } catch {
-            throw report(error, session: session, fallbackOffset: word.offset)
+            guard let line = report(error, session: session) else {
+                throw ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: word.offset)
+            }
+            session.add(line)
+            return .failedWithin
         }
 
         if let (path, offset) = csvPath {
@@ -168,20 +172,17 @@ enum ReplayCommands {
         return Reply(fields, human: human)
     }
 
-    /// A trace error is printed with the trace's own file and line; others at the command.
-    private static func report(_ error: ReplayError, session: Session, fallbackOffset: Int) -> ShellError {
-        guard let file = error.file, let line = error.line else {
-            return ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: fallbackOffset)
-        }
+    /// A trace error is printed with the trace's own file and line (nil for others: the error
+    /// is the command's).
+    private static func report(_ error: ReplayError, session: Session) -> Outcome.Item? {
+        guard let file = error.file, let line = error.line else { return nil }
         session.anyFailed = true
         if session.options.mode == .json {
             let fields: [String: JSONValue] = ["command": "replay", "error": .string(error.message),
                                                "file": .string(file), "line": .int(Int64(line))]
-            session.write(JSONValue.object(fields).compactText)
-        } else {
-            session.writeError(Session.oneLine(error.description))
+            return .line(JSONValue.object(fields).compactText, isError: false)
         }
-        return ShellError.reported(at: fallbackOffset)
+        return .line(DiagnosticsFormatter.oneLine(error.description), isError: true)
     }
 
     private static func readOptions(_ args: Arguments, path: String) throws(ShellError) -> TraceOptions {

@@ -193,12 +193,12 @@ enum ServerScriptCommands {
 
 extension Session {
     /// Fails `command`, which sent a request that strict mode found nothing queued for.
-    func noteDivergence(_ request: String, command: RawCommand, in source: SourceFile) {
-        var text = String(decoding: source.bytes[command.offset..<command.end], as: UTF8.self)
+    func noteDivergence(_ request: String, span: Range<Int>, name: String, in source: SourceFile) {
+        var text = String(decoding: source.bytes[span], as: UTF8.self)
         if let newline = text.firstIndex(of: "\n") { text = text[..<newline] + " ..." }
         if text.count > 80 { text = text.prefix(77) + "..." }
         let message = "server strict: nothing queued for the \(request) sent by \(text): the replay diverged"
         if divergence == nil { divergence = message }
-        fail(ShellError(message, at: command.offset), in: source, command: command.words.first?.text)
+        report(ShellError(message, at: span.lowerBound), in: source, command: name)
     }
 }

@@ -17,30 +17,20 @@ enum SessionCommands {
         let args = try Arguments(command, source, for: Self.source)
         try args.expect(1...1)
         let word = args.positional[0]
-        guard session.sourceDepth < Session.maxSourceDepth else {
+        guard session.frames.sources < Session.maxSourceDepth else {
             throw ShellError("source nested deeper than \(Session.maxSourceDepth) files (a source loop?)", at: word.offset)
         }
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset)
         let file = SourceFile(name: path, text: text)
-        session.sourceDepth += 1
-        defer { session.sourceDepth -= 1 }
-        var lexer = Lexer(file, semicolonSeparates: false)
-        var count = 0
-        while !session.quitRequested, let next = lexer.next() {
-            switch next {
-            case .failure(let diagnostic):
-                session.fail(ShellError(diagnostic.message, at: diagnostic.offset), in: file, command: nil)
-                throw ShellError.reported(at: word.offset)
-            case .success(let inner):
-                // Ctrl-C stops a long source between two of its commands: each ran whole.
-                if let interrupted = session.options.interrupted, interrupted() {
-                    throw ShellError("interrupted (Ctrl-C) after \(count) command\(count == 1 ? "" : "s") of \(word.text)", at: word.offset)
-                }
-                count += 1
-                if !session.execute(inner, in: file, on: cache) { throw ShellError.reported(at: word.offset) }
+        let (count, ok) = try session.runFrame(file, kind: .source, on: cache) { count throws(ShellError) in
+            // Ctrl-C stops a long source between two of its commands: each ran whole.
+            if let interrupted = session.options.interrupted, interrupted() {
+                throw ShellError("interrupted (Ctrl-C) after \(count) command\(count == 1 ? "" : "s") of \(word.text)", at: word.offset)
             }
         }
+        // A command of the file failed, and said so where it did: `source` fails with it.
+        guard ok else { return .failedWithin }
         return .ok(["file": .string(word.text), "commands": .int(Int64(count))], human: [])
     }
 
@@ -81,11 +71,6 @@ enum SessionCommands {
         session.requestQuit()
         return .ok(human: [])
     }
-}
-
-extension ShellError {
-    /// A failure already reported by an inner command (`source`): fails without a second line.
-    static func reported(at offset: Int) -> ShellError { ShellError(message: "", offset: offset, alreadyReported: true) }
 }
 
 extension Arguments {

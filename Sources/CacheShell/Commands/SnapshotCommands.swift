@@ -56,22 +56,14 @@ extension Session {
     /// and origin of each command scheduled by `at`.
     /// - Complexity: O(n) in the size of the state.
     public func makeSnapshot(on cache: isolated Cache) -> JSONValue {
-        cache.makeSnapshot(scheduledCommand: scheduledFields)
-    }
-
-    /// The fields a snapshot writes beside the scheduled command of `token`.
-    private func scheduledFields(_ token: Int) -> [String: JSONValue] {
-        guard let entry = scheduled[token] else { return [:] }
-        return ["command": .string(entry.text),
-                "file": entry.source.name.map(JSONValue.string) ?? .null,
-                "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+        cache.makeSnapshot(scheduledCommand: { [schedule] in schedule.fields($0) })
     }
 
     /// What `snapshot FILE` writes: the pretty document ending in a newline, written straight from
     /// the state (the same bytes as `documentText(makeSnapshot(on:), newline: true)`).
     /// - Complexity: O(n) in the size of the state.
     func snapshotFileText(on cache: isolated Cache) -> String {
-        cache.snapshotText(pretty: true, scheduledCommand: scheduledFields) + "\n"
+        cache.snapshotText(pretty: true, scheduledCommand: { [schedule] in schedule.fields($0) }) + "\n"
     }
 
     /// Replaces the whole session state with a snapshot document's: entries, clock, statistics,
@@ -118,22 +110,16 @@ extension Session {
         for command in snapshot.scheduledCommands {
             entries[command.id] = try Self.scheduledEntry(command, allowingFileCommands: allowingFileCommands)
         }
-        scheduled = [:]
-        nextToken = 0
+        schedule.removeAll()
         cache.restore(snapshot) { command in
-            let token = nextToken
-            nextToken += 1
-            scheduled[token] = entries[command.id]
-            return token
+            // (Every command of the snapshot was checked above: each has its entry.)
+            schedule.add(entries[command.id]!)
         }
         switch base {
-        case .decoded:
-            baseDocument = nil
-            baseDecoded = snapshot
-        case .none:
-            baseSnapshot = nil
+        case .decoded: self.base = BaseState(decoded: snapshot)
+        case .none: self.base = BaseState()
         }
-        history.removeAll()
+        history.entries.removeAll()
     }
 
     /// A scheduled command as the snapshot holds it: its text, and the file and line it came from

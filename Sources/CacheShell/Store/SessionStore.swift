@@ -60,7 +60,7 @@ extension Session {
         } else {
             cache.startTrackingChanges(everything: true)
         }
-        let changes = cache.takeChanges(scheduledCommand: scheduledCommandFields)
+        let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
         let link = SessionStore(store, groupSize: groupSize)
         // A read-only store is only read: what it holds is the state as opened, and stays so.
         if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
@@ -81,7 +81,7 @@ extension Session {
     /// end of a run) and only then hands the output on; without one, hands it on at once.
     func commitOrHold(final: Bool, on cache: isolated Cache) {
         guard let link = store else {
-            drainToSink()
+            terminal.release()
             return
         }
         if !final {
@@ -90,7 +90,7 @@ extension Session {
         }
         link.commandsHeld = 0
         do {
-            let changes = cache.takeChanges(scheduledCommand: scheduledCommandFields)
+            let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
             if let opened = link.readOnlyState {
                 // Commands that would change the store are refused before they run; one that
                 // changed it all the same is not reported as done (its output is dropped below).
@@ -103,38 +103,24 @@ extension Session {
             // again, its next commit writes everything anew.
             cache.changesNotCommitted()
             // The held output reports changes that are not durable: it is not printed.
-            _ = takeOutput()
-            if heldDirectBytes > 0, let direct = directOutput {
-                direct.writer.removeLast(from: max(0, direct.count - heldDirectBytes))
-            }
-            heldDirectBytes = 0
-            writeError("cachesh: \(error)")
+            terminal.discard()
+            add(.line("cachesh: \(error)", isError: true))
             anyFailed = true
             quitRequested = true
             store = nil
         }
-        heldDirectBytes = 0
-        drainToSink()
-        // Replies written straight to the buffer were kept there past its flush size until now.
-        if let direct = directOutput, direct.count >= OutputBuffer.flushSize { direct.flush() }
+        terminal.release()
     }
 
     /// Commits the commands run since the last commit, if any, and hands on their output: the
     /// end of a group that a source's end did not end (`runPiece(_:endsCommitGroup:on:)`).
     /// - Returns: false when the commit failed (reported, and the session then has no store).
     public func commitHeld(on cache: isolated Cache) -> Bool {
-        guard depth == 0, let link = store, link.commandsHeld > 0 else { return true }
+        guard frames.isIdle, let link = store, link.commandsHeld > 0 else { return true }
         commitOrHold(final: true, on: cache)
         return store != nil
     }
 
-    /// The fields a snapshot writes beside a scheduled command (its text, file and line).
-    private func scheduledCommandFields(_ token: Int) -> [String: JSONValue] {
-        guard let entry = scheduled[token] else { return [:] }
-        return ["command": .string(entry.text),
-                "file": entry.source.name.map(JSONValue.string) ?? .null,
-                "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
-    }
 }
 
 extension Session {

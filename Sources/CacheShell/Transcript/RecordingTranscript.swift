@@ -166,7 +166,7 @@ private struct Writer {
         let text: String
         if case .error(let message) = returned {
             // `load {CONFIG}` names itself before the error of the configuration it applies.
-            let line = Session.oneLine(call.isConfigure ? "load: " + message : message)
+            let line = DiagnosticsFormatter.oneLine(call.isConfigure ? "load: " + message : message)
             text = mode == .json
                 ? JSONValue.object(["error": .string(line), "command": .string(name), "file": .null, "line": .null]).compactText + "\n"
                 : "error: \(line)\n"
@@ -231,11 +231,11 @@ private struct Writer {
         for record in content {
             switch record {
             case .observed(let event):
-                text += Session.eventLine(event, clockStart: clockStart, mode: mode, colour: false) + "\n"
+                text += ItemText.eventLine(event, clockStart: clockStart, mode: mode, colour: false) + "\n"
             case .read(_, let result, let at):
                 text += EntryCommands.readEventText(result, at: at, clockStart: clockStart, mode: mode, colour: false)
             case .validated(let result, let at):
-                for line in Session.validatedLines(result, at: at, mode: mode) { text += line + "\n" }
+                for line in ItemText.validatedLines(result, at: at, mode: mode) { text += line + "\n" }
             default:
                 break
             }
@@ -612,11 +612,11 @@ extension RecordingTranscript {
         var offsets: [Int] = []
         let recording: CacheRecording
         do { recording = try RecordingFormat.parse(text, recordOffsets: &offsets) } catch {
-            return .failure(Diagnostic(Session.oneLine(source.render(error))))
+            return .failure(Diagnostic(DiagnosticsFormatter.oneLine(source.render(error))))
         }
         do { return .success(try Self.text(of: recording, mode: mode)) } catch {
             let offset = error.offset < offsets.count ? offsets[error.offset] : 0
-            return .failure(Diagnostic(Session.oneLine(source.render(Diagnostic(error.message, at: offset)))))
+            return .failure(Diagnostic(DiagnosticsFormatter.oneLine(source.render(Diagnostic(error.message, at: offset)))))
         }
     }
 }

@@ -1,3 +1,62 @@
+import CacheCore
+
+/// The session's own copy of each outcome: plain text (no colour), errors in the form a typed
+/// command prints them (a replay names no file), and `load FILE` as the configuration itself.
+/// An open recording and `--echo` write the entries it makes, so the three never disagree.
+struct HistoryRenderer {
+    /// Every top-level command so far (or only the last: ``History/retainsAll``).
+    var entries = History()
+    /// Keep a history at all (off for benchmarks of huge batches that never record).
+    var enabled = true
+    /// An open `record FILE`.
+    var recording: Recording?
+
+    /// Notes a finished top-level command (its bytes in its source), taking its reply when the
+    /// entry can keep it unrendered (a batch's lone reply).
+    /// - Complexity: O(n) in the length of the command and its output.
+    /// `colour`: the terminal's copy is coloured, and so may be the lines a command made itself.
+    mutating func note(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
+        if let rewrite = outcome.rewrite {
+            entries.append(command: ArraySlice(rewrite.command.utf8), output: CollectionOfOne(rewrite.output), mode: outcome.startMode)
+        } else if outcome.isLoneReply && !entries.retainsAll && !colour {
+            // Only kept as the last entry, rendered if ever read. (The reply is swapped in, and
+            // the previous one handed back to be let go.)
+            entries.appendLast(command: command, reply: &outcome.reply, name: outcome.name, mode: outcome.replyMode)
+        } else {
+            // Colour is for the terminal's copy only: the history, and so `record`, holds plain
+            // text, also where a command coloured lines of its own (a table's states).
+            let plain = { (text: String) in Render.visible(colour ? Render.withoutColour(text) : text) }
+            var pieces = outcome.items.map { plain($0.text(colour: false, typed: true)) }
+            if outcome.hasReply {
+                let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
+                if !text.isEmpty { pieces.append(plain(text)) }
+            }
+            entries.append(command: command, output: pieces, mode: outcome.startMode)
+        }
+        if let recording, let last = entries.last { recording.append(command: last.command, output: last.output) }
+    }
+
+    /// Notes a comment on a line of its own as a command with no output (a recording writes it).
+    mutating func noteComment(_ bytes: ArraySlice<UInt8>, mode: OutputMode) {
+        entries.append(command: bytes, output: [String](), mode: mode)
+        if let recording, let last = entries.last { recording.append(command: last.command, output: "") }
+    }
+
+    /// The last entry as a transcript writes it (`--echo`); empty for a `record` command.
+    var lastAsTranscript: String {
+        guard let last = entries.last, !RecordCommands.isRecordCommand(last.command) else { return "" }
+        return RecordCommands.entry(command: last.command, output: last.output)
+    }
+
+    /// What is wrong with the history; empty when nothing is.
+    func invariantViolations() -> [String] {
+        var problems: [String] = []
+        if !entries.retainsAll && entries.count > 1 { problems.append("a batch's history holds more than its last entry") }
+        if entries.isEmpty != (entries.startMode == nil) { problems.append("the history's first mode is set without entries, or missing") }
+        return problems
+    }
+}
+
 /// Every top-level command of a session and what it printed, oldest first, for `record` (which
 /// writes the session from its start).
 ///
@@ -15,6 +74,8 @@ struct History: RandomAccessCollection {
     /// the last entry is kept (what `--echo` and an open recording need), so a long batch holds
     /// no history.
     var retainsAll = true
+    /// The output mode the first entry kept began in: a recording `--from-start` begins in it.
+    private(set) var startMode: OutputMode?
 
     /// The one entry, when it is a reply written straight out and not rendered yet
     /// (``appendLast(command:reply:name:mode:)``): a batch's last command, kept without a copy.
@@ -43,8 +104,9 @@ struct History: RandomAccessCollection {
 
     /// Adds an entry: the command's source bytes and its output, in pieces.
     /// - Complexity: O(n) in the length of the command and the number of pieces.
-    mutating func append(command: ArraySlice<UInt8>, output: some Sequence<String>) {
+    mutating func append(command: ArraySlice<UInt8>, output: some Sequence<String>, mode: OutputMode) {
         forgetPending()
+        if ends.isEmpty || !retainsAll { startMode = mode }
         if !retainsAll && !ends.isEmpty {
             commandBytes.removeAll(keepingCapacity: true)
             outputPieces.removeAll(keepingCapacity: true)
@@ -60,6 +122,7 @@ struct History: RandomAccessCollection {
     /// `reply` is taken (swapped with the entry it replaces).
     mutating func appendLast(command: ArraySlice<UInt8>, reply: inout Reply, name: String, mode: OutputMode) {
         precondition(!retainsAll, "the whole history keeps every entry's text")
+        startMode = mode
         if !ends.isEmpty {
             commandBytes.removeAll(keepingCapacity: true)
             outputPieces.removeAll(keepingCapacity: true)
@@ -73,8 +136,8 @@ struct History: RandomAccessCollection {
     }
 
     /// Adds an entry from its text.
-    mutating func append(command: String, output: String) {
-        append(command: ArraySlice(command.utf8), output: CollectionOfOne(output))
+    mutating func append(command: String, output: String, mode: OutputMode) {
+        append(command: ArraySlice(command.utf8), output: CollectionOfOne(output), mode: mode)
     }
 
     /// Forgets every entry (the session begins again from a restored state).
@@ -88,6 +151,7 @@ struct History: RandomAccessCollection {
 
     mutating func removeAll() {
         forgetPending()
+        startMode = nil
         commandBytes.removeAll()
         outputPieces.removeAll()
         ends.removeAll()

@@ -1,0 +1,128 @@
+import CacheCore
+
+/// What one top-level command produced, as values: its own reply, and before it every item it
+/// printed on the way (observer events, finished reads, the commands a `source` or an `at` ran,
+/// their diagnostics), each with the output mode it was made in. Nothing here is text yet:
+/// the renderers make the terminal's copy (colour, straight into a batch's buffer), the history's
+/// (plain, errors in their typed form), a recording's and `--echo`'s from the same values.
+///
+/// One outcome is kept by the session and reused (its storage kept) from command to command.
+struct Outcome {
+    /// Something a command printed before its reply.
+    enum Item {
+        /// The reply of a command a `source` ran (`name` is its `command` field).
+        case reply(Reply, name: String, mode: OutputMode)
+        /// A command `at` scheduled ran, at `time`, from `text`.
+        case scheduled(Reply, name: String, text: String, time: String, mode: OutputMode)
+        /// A change an observer (`watch`) reported.
+        case event(CacheEvent, clockStart: Int64, mode: OutputMode)
+        /// A validation answer nobody waited for arrived, at `at`.
+        case validated(ValidationResult, at: Int64, mode: OutputMode)
+        /// A read of `get --async` finished, at `at`.
+        case finishedRead(ReadResult, at: Int64, clockStart: Int64, mode: OutputMode)
+        /// A failed command (SPEC §7).
+        case diagnostic(Report)
+        /// A line made elsewhere (a trace's own error, an executable's message), already in the
+        /// output's form; `isError` sends it to standard error.
+        case line(String, isError: Bool)
+    }
+
+    /// A failed command as its diagnostic line names it.
+    struct Report {
+        /// One printable line (``DiagnosticsFormatter/message(_:)``).
+        var message: String
+        /// The source's name and the line (nil for typed input).
+        var file: String?
+        var line: Int
+        /// The command's name, the `command` field of the JSON form (nil for one that did not lex).
+        var command: String?
+        /// The history keeps the form a typed command prints (`error: ...`, JSON with `file` and
+        /// `line` null): the command was typed, or came from a top-level script, not a sourced file.
+        var retyped: Bool
+        var mode: OutputMode
+    }
+
+    /// The items before the reply, in order.
+    var items: [Item] = []
+    /// The command's own reply (`.nothing` when it printed none), its name and mode.
+    var reply = Reply.nothing
+    var name = ""
+    var replyMode = OutputMode.human
+    /// What the history and a recording note in place of the command and its output: `load FILE`
+    /// is noted as `load {CONFIG}`, so a recording needs no other file.
+    var rewrite: (command: String, output: String)?
+    /// The output mode when the command began: the history's first entry tells a recording
+    /// `--from-start` which mode the session began in.
+    var startMode = OutputMode.human
+    /// A top-level command is running: items belong to it (else they are shown at once).
+    var open = false
+
+    /// Whether the command has a reply (a failed one has none).
+    var hasReply: Bool { !name.isEmpty }
+    /// Whether the reply alone is what the command printed, nothing before it nor in its place.
+    var isLoneReply: Bool { items.isEmpty && rewrite == nil && !name.isEmpty }
+
+    /// Starts a top-level command's outcome.
+    mutating func begin(mode: OutputMode) {
+        open = true
+        startMode = mode
+    }
+
+    /// Makes the reply an item like the others, so that what is added next follows it.
+    mutating func demoteReply() {
+        guard hasReply else { return }
+        items.append(.reply(reply, name: name, mode: replyMode))
+        reply = .nothing
+        name = ""
+    }
+
+    /// Forgets everything but the storage, for the next command.
+    mutating func reset() {
+        open = false
+        if !items.isEmpty { items.removeAll(keepingCapacity: true) }
+        reply = .nothing
+        name = ""
+        rewrite = nil
+    }
+
+    /// What is wrong with the outcome; empty when nothing is.
+    func invariantViolations() -> [String] {
+        var problems: [String] = []
+        if !open && (!items.isEmpty || rewrite != nil) { problems.append("an outcome holds items while no command runs") }
+        if !open && !name.isEmpty { problems.append("an outcome holds a reply while no command runs") }
+        return problems
+    }
+}
+
+extension Outcome.Item {
+    /// The item's text, each line ending in a line feed, with `colour` for a terminal; not yet
+    /// escaped for one (``Render/safeForTerminal(_:colour:)``). The history's copy is the same
+    /// made without colour, but for a diagnostic's typed form (`typed`).
+    func text(colour: Bool, typed: Bool = false) -> String {
+        switch self {
+        case .reply(let reply, let name, let mode):
+            return reply.text(command: name, mode: mode, colour: colour)
+        case .scheduled(let reply, let name, let text, let time, let mode):
+            return ItemText.scheduled(reply, name: name, text: text, time: time, mode: mode, colour: colour)
+        case .event(let event, let clockStart, let mode):
+            return ItemText.eventLine(event, clockStart: clockStart, mode: mode, colour: colour) + "\n"
+        case .validated(let result, let at, let mode):
+            return ItemText.validatedLines(result, at: at, mode: mode).map { $0 + "\n" }.joined()
+        case .finishedRead(let result, let at, let clockStart, let mode):
+            return EntryCommands.readEventText(result, at: at, clockStart: clockStart, mode: mode, colour: colour)
+        case .diagnostic(let report):
+            return DiagnosticsFormatter.text(report, typed: typed && report.retyped)
+        case .line(let text, _):
+            return text + "\n"
+        }
+    }
+
+    /// Whether a terminal writes the item to standard error: an error in human output.
+    var isError: Bool {
+        switch self {
+        case .diagnostic(let report): return report.mode == .human
+        case .line(_, let isError): return isError
+        default: return false
+        }
+    }
+}

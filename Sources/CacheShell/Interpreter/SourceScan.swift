@@ -1,0 +1,48 @@
+/// Where commands start and end in a source's bytes, past blank lines, separators and comments.
+enum SourceScan {
+    /// Where the line starts on which the command after `from` begins, past blank lines and
+    /// comment lines: where a command still arriving is kept from.
+    static func lineStart(ofCommandAfter from: Int, in bytes: [UInt8]) -> Int {
+        var i = from
+        var lineStart = from
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): i += 1
+            case UInt8(ascii: "\n"):
+                i += 1
+                lineStart = i
+            case UInt8(ascii: "#"):
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
+            default:
+                return lineStart
+            }
+        }
+        return lineStart
+    }
+
+    /// The bytes of a command that did not lex, between where the lexer started looking for it and
+    /// where it stopped: without the blank lines, comments and separators before it, nor the
+    /// blanks after it.
+    static func commandSpan(_ bytes: [UInt8], from: Int, to: Int, semicolons: Bool) -> Range<Int> {
+        var start = from
+        while start < to {
+            switch bytes[start] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): start += 1
+            case UInt8(ascii: ";") where semicolons: start += 1
+            case UInt8(ascii: "#"):
+                while start < to && bytes[start] != UInt8(ascii: "\n") { start += 1 }
+            default:
+                return start..<trimmedEnd(bytes, start, to, semicolons)
+            }
+        }
+        return to..<to
+    }
+
+    private static func trimmedEnd(_ bytes: [UInt8], _ start: Int, _ end: Int, _ semicolons: Bool) -> Int {
+        var end = end
+        while end > start, [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains(bytes[end - 1])
+                || (semicolons && bytes[end - 1] == UInt8(ascii: ";")) { end -= 1 }
+        return end
+    }
+
+}

@@ -1,0 +1,102 @@
+import CacheCore
+
+/// The user's copy of each outcome: text with colour on a terminal, escaped so that no data can
+/// drive it, handed to the sink (the executable's terminal) or collected for ``Session/takeOutput()``.
+/// In a batch, a command whose reply is all it printed is written straight into the batch's
+/// output buffer, with no text made on the way.
+///
+/// With a store, it is also the commit gate (SPEC §5.3): output reporting changes not committed
+/// yet is held, handed on only after the commit that makes them durable (``release()``), and
+/// dropped if that commit fails (``discard()``).
+struct TerminalRenderer {
+    /// Receives output when it is handed on; nil: it collects until taken.
+    var sink: ((_ text: String, _ isError: Bool) -> Void)?
+    /// The buffer the sink writes standard output into, when set with it (a batch).
+    var buffer: OutputBuffer?
+    /// Whether a lone reply may go straight into ``buffer``: set by the session from its setup
+    /// (a batch keeping only its last history entry, with no recording, `--echo` nor colour).
+    var writesStraight = false
+    /// Text rendered and not handed on yet, in order: (text, isError).
+    private(set) var waiting: [(text: String, isError: Bool)] = []
+    /// With a store, where in ``buffer`` the replies written straight there and not committed yet
+    /// begin (nothing flushes them before the commit; a failed one takes them back).
+    private var heldFrom: Int?
+
+    /// Renders a finished top-level command. `held`: with a store, its output waits for the commit.
+    mutating func show(_ outcome: Outcome, colour: Bool, held: Bool) {
+        if outcome.isLoneReply, writesStraight, waiting.isEmpty, let buffer {
+            writeStraight(outcome.reply, name: outcome.name, mode: outcome.replyMode, into: buffer, held: held)
+            return
+        }
+        for item in outcome.items { add(item.text(colour: colour), isError: item.isError, colour: colour) }
+        guard outcome.hasReply else { return }
+        let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: colour)
+        if !text.isEmpty { add(text, isError: false, colour: colour) }
+    }
+
+    /// Adds text as a terminal shows it: what could drive the terminal escaped, colour kept.
+    mutating func add(_ text: String, isError: Bool, colour: Bool) {
+        waiting.append((Render.safeForTerminal(text, colour: colour), isError))
+    }
+
+    /// Adds text already made as the output shows it (`--echo`'s transcript entries).
+    mutating func addShown(_ text: String) {
+        if !text.isEmpty { waiting.append((text, false)) }
+    }
+
+    /// Writes a reply straight into `buffer`, byte for byte what `show` would hand the sink.
+    private mutating func writeStraight(_ reply: Reply, name: String, mode: OutputMode, into buffer: OutputBuffer, held: Bool) {
+        // The buffer's writer taken out while the reply is written (one access to it, not one per
+        // use), and put back before anything else can write to the buffer.
+        var out = buffer.writer
+        let from = out.count
+        if reply.write(into: &out, command: name, mode: mode, colour: false) {
+            // What `add` would do: escape what could drive the terminal.
+            let text = Render.visible(out.text(from: from))
+            out.removeLast(from: from)
+            out.append(text)
+        }
+        buffer.writer = out
+        if held {
+            if heldFrom == nil { heldFrom = from }
+        } else if out.count >= OutputBuffer.flushSize {
+            buffer.flush()
+        }
+    }
+
+    /// Hands everything rendered to the sink (with no sink, keeps it for ``take()``); replies
+    /// written straight into the buffer are no longer held, and the buffer is flushed when full.
+    mutating func release() {
+        if let sink, !waiting.isEmpty {
+            for (text, isError) in waiting { sink(text, isError) }
+            waiting.removeAll(keepingCapacity: true)
+        }
+        if heldFrom != nil {
+            heldFrom = nil
+            if let buffer, buffer.count >= OutputBuffer.flushSize { buffer.flush() }
+        }
+    }
+
+    /// Drops everything held for a commit that failed: it reports changes that are not durable.
+    mutating func discard() {
+        waiting.removeAll(keepingCapacity: true)
+        if let from = heldFrom, let buffer {
+            buffer.writer.removeLast(from: min(from, buffer.count))
+        }
+        heldFrom = nil
+    }
+
+    /// Takes the output not handed on.
+    mutating func take() -> [(text: String, isError: Bool)] {
+        defer { waiting.removeAll(keepingCapacity: true) }
+        return waiting
+    }
+
+    /// What is wrong with the renderer; empty when nothing is.
+    func invariantViolations() -> [String] {
+        var problems: [String] = []
+        if writesStraight && buffer == nil { problems.append("writes straight with no buffer") }
+        if let from = heldFrom, from > (buffer?.count ?? -1) { problems.append("holds bytes past the buffer's end") }
+        return problems
+    }
+}
