@@ -46,14 +46,14 @@ public final class Session {
     /// ``options``. (Internal, as the fields below: the compiler sees every access to them and can
     /// leave out the run-time exclusivity checks a public stored property of a class costs.)
     private(set) var settings: SessionOptions
-    /// The sources being run, and whether `quit` ran.
-    var frames = FrameStack()
-    // Unchecked exclusivity (here and on `terminal`, `history`, `timeline`): each access to
+    // Unchecked exclusivity (here and on `outcome`, `terminal`, `history`, `timeline`): each access to
     // these is a read, an assignment or a mutating call of a value that calls back into no code
-    // of this session (an outcome, a renderer or the history only change their own fields and
-    // hand text to the sink, which is the executable's terminal), so no access to one can
+    // of this session (the frames, an outcome, a renderer or the history only change their own
+    // fields and hand text to the sink, which is the executable's terminal), so no access to one can
     // begin while another is under way; checked, each access of every command paid a run-time
     // check (about 80 instructions).
+    /// The sources being run, and whether `quit` ran.
+    @exclusivity(unchecked) var frames = FrameStack()
     /// The outcome of the top-level command running now.
     @exclusivity(unchecked) var outcome = Outcome()
     /// The user's copy of each outcome, and the commit gate of a store.

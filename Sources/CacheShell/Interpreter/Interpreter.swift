@@ -153,13 +153,14 @@ extension Session {
         }
         var ok = true
         do throws(ShellError) {
-            let result = try body(self, cache)
+            var result = try body(self, cache)
             if result.reply.isFailure {
                 anyFailed = true
                 ok = false
             } else if topLevel {
-                outcome.reply = result.reply
-                outcome.name = result.name
+                // Swapped in, not copied: a reply holds strings and arrays.
+                swap(&outcome.reply, &result.reply)
+                swap(&outcome.name, &result.name)
                 outcome.replyMode = settings.mode
             } else if let run = frames.scheduledRun {
                 add(.scheduled(result.reply, name: result.name, text: run.text, time: run.time, mode: settings.mode))
@@ -207,7 +208,7 @@ extension Session {
     /// in place of the terminal's copy.
     func finish(_ command: ArraySlice<UInt8>) {
         let echoes = settings.echo && history.enabled
-        if !echoes { terminal.show(outcome, colour: settings.colour, held: store != nil) }
+        if !echoes { terminal.show(&outcome, colour: settings.colour, held: store != nil) }
         if history.enabled {
             history.note(&outcome, command: command, colour: settings.colour)
             if echoes { terminal.addShown(history.lastAsTranscript) }

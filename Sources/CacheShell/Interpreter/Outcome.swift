@@ -60,7 +60,7 @@ struct Outcome {
     /// Whether the command has a reply (a failed one has none).
     var hasReply: Bool { !name.isEmpty }
     /// Whether the reply alone is what the command printed, nothing before it nor in its place.
-    var isLoneReply: Bool { items.isEmpty && rewrite == nil && !name.isEmpty }
+    var isLoneReply: Bool { !name.isEmpty && items.isEmpty && rewrite == nil }
 
     /// Starts a top-level command's outcome.
     mutating func begin(mode: OutputMode) {
@@ -76,13 +76,14 @@ struct Outcome {
         name = ""
     }
 
-    /// Forgets everything but the storage, for the next command.
+    /// Forgets everything but the storage, for the next command. The reply is left in place, as
+    /// no reply (`name` is empty): the next command's is swapped in and this one let go then.
+    @inline(__always)
     mutating func reset() {
         open = false
         if !items.isEmpty { items.removeAll(keepingCapacity: true) }
-        reply = .nothing
         name = ""
-        rewrite = nil
+        if rewrite != nil { rewrite = nil }
     }
 
     /// What is wrong with the outcome; empty when nothing is.

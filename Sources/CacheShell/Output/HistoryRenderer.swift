@@ -15,25 +15,33 @@ struct HistoryRenderer {
     /// entry can keep it unrendered (a batch's lone reply).
     /// - Complexity: O(n) in the length of the command and its output.
     /// `colour`: the terminal's copy is coloured, and so may be the lines a command made itself.
+    @inline(__always)
     mutating func note(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
-        if let rewrite = outcome.rewrite {
-            entries.append(command: ArraySlice(rewrite.command.utf8), output: CollectionOfOne(rewrite.output), mode: outcome.startMode)
-        } else if outcome.isLoneReply && !entries.retainsAll && !colour {
+        if !entries.retainsAll && !colour && outcome.isLoneReply {
             // Only kept as the last entry, rendered if ever read. (The reply is swapped in, and
             // the previous one handed back to be let go.)
             entries.appendLast(command: command, reply: &outcome.reply, name: outcome.name, mode: outcome.replyMode)
         } else {
-            // Colour is for the terminal's copy only: the history, and so `record`, holds plain
-            // text, also where a command coloured lines of its own (a table's states).
-            let plain = { (text: String) in Render.visible(colour ? Render.withoutColour(text) : text) }
-            var pieces = outcome.items.map { plain($0.text(colour: false, typed: true)) }
-            if outcome.hasReply {
-                let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
-                if !text.isEmpty { pieces.append(plain(text)) }
-            }
-            entries.append(command: command, output: pieces, mode: outcome.startMode)
+            noteRendered(&outcome, command: command, colour: colour)
         }
         if let recording, let last = entries.last { recording.append(command: last.command, output: last.output) }
+    }
+
+    /// ``note(_:command:colour:)`` with the entry made as text now.
+    private mutating func noteRendered(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
+        if let rewrite = outcome.rewrite {
+            entries.append(command: ArraySlice(rewrite.command.utf8), output: CollectionOfOne(rewrite.output), mode: outcome.startMode)
+            return
+        }
+        // Colour is for the terminal's copy only: the history, and so `record`, holds plain
+        // text, also where a command coloured lines of its own (a table's states).
+        let plain = { (text: String) in Render.visible(colour ? Render.withoutColour(text) : text) }
+        var pieces = outcome.items.map { plain($0.text(colour: false, typed: true)) }
+        if outcome.hasReply {
+            let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
+            if !text.isEmpty { pieces.append(plain(text)) }
+        }
+        entries.append(command: command, output: pieces, mode: outcome.startMode)
     }
 
     /// Notes a comment on a line of its own as a command with no output (a recording writes it).

@@ -23,11 +23,18 @@ struct TerminalRenderer {
     private var heldFrom: Int?
 
     /// Renders a finished top-level command. `held`: with a store, its output waits for the commit.
-    mutating func show(_ outcome: Outcome, colour: Bool, held: Bool) {
-        if outcome.isLoneReply, writesStraight, waiting.isEmpty, let buffer {
+    /// (The outcome is not changed: `inout` only spares a copy of the session's stored value.)
+    @inline(__always)
+    mutating func show(_ outcome: inout Outcome, colour: Bool, held: Bool) {
+        if writesStraight && waiting.isEmpty && outcome.isLoneReply, let buffer {
             writeStraight(outcome.reply, name: outcome.name, mode: outcome.replyMode, into: buffer, held: held)
-            return
+        } else {
+            showAsText(&outcome, colour: colour)
         }
+    }
+
+    /// ``show(_:colour:held:)`` as text, to be handed on.
+    private mutating func showAsText(_ outcome: inout Outcome, colour: Bool) {
         for item in outcome.items { add(item.text(colour: colour), isError: item.isError, colour: colour) }
         guard outcome.hasReply else { return }
         let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: colour)
