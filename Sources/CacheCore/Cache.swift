@@ -131,19 +131,25 @@ public actor Cache {
     /// streamed input was read); nothing otherwise.
     public func growScheduledBudget(by items: Int) { engine.growScheduledBudget(by: items) }
 
-    /// Starts a new command: the runaway limit (SPEC §7) counts the scheduled items of one command.
-    public func beginCommand() { engine.beginCommand() }
+    /// Starts the runaway limit's count afresh. The limit (a million items, SPEC §7)
+    /// stops a unit of work that runs more scheduled items than it (requests' completions, polls,
+    /// retries, external work; not expiries): a program that drives the virtual clock in units of
+    /// its own calls this at the start of each (the shell: at each command). Live mode counts each
+    /// step of the clock as one unit by itself.
+    public func resetRunawayCount() { engine.beginCommand() }
 
-    /// Schedules external work `delay` ms from now: at its time the delegate's
-    /// `cache(_:runScheduled:)` gets `token` (the shell's `at`). Never runs inline.
+    /// An external timer: `delay` ms from now, in (time, sequence) order with the cache's own
+    /// work, the delegate's `cache(_:runScheduled:)` gets `token`, the caller's name for the work
+    /// (the shell runs its `at` commands so). Never runs inline; snapshots keep it
+    /// (`makeSnapshot(scheduledCommand:)`, `restore(_:scheduleCommand:)`).
     /// - Returns: the item's id. - Complexity: O(log h).
     @discardableResult
     public func schedule(after delay: Int64, token: Int) -> UInt64 {
         noting(.unsupported("schedule"), { _ in .nothing }) { engine.schedule(after: delay, token: token) }
     }
 
-    /// Forgets every scheduled external item (their tokens never reach the delegate).
-    public func cancelScheduledCommands() { engine.cancelScheduledCommands() }
+    /// Forgets all work scheduled with `schedule(after:token:)` (its tokens never reach the delegate).
+    public func cancelScheduledWork() { engine.cancelScheduledCommands() }
 
     // MARK: Configuration
 
