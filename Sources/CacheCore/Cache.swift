@@ -22,22 +22,22 @@ public actor Cache {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let engine: CacheEngine
-    private let clock: (any CacheClock)?
+    let clock: (any CacheClock)?
     /// Live mode: `clock` is set.
-    private let isLive: Bool
+    let isLive: Bool
     let asyncOrigin: AsyncOrigin?
     /// Live mode: the longest an async call may take before it fails (when its namespaces set no `timeout=`).
-    private let requestTimeout: Int64
+    let requestTimeout: Int64
     /// Reads waiting for a request, by its id: an app's `get` suspended in live mode, or a read
     /// started with `startRead` whose result goes to the delegate.
-    private var waiting: [UInt64: [WaitingRead]] = [:]
-    private var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
+    var waiting: [UInt64: [WaitingRead]] = [:]
+    var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
     // Unchecked exclusivity: only appended to, read whole and emptied, calling no other code
     // meanwhile, so no two accesses overlap; `finish()` reads it after every call.
-    @exclusivity(unchecked) private var streamEvents: [CacheEvent] = []
+    @exclusivity(unchecked) var streamEvents: [CacheEvent] = []
     /// Live mode: the due time the timer task sleeps until, if one is running.
-    private var timerDue: Int64?
+    var timerDue: Int64?
     private let relay: EngineRelay
     /// Where calls, steps, requests and events are noted while recording (`startRecording`).
     var recorder: CacheRecorder?
@@ -131,19 +131,25 @@ public actor Cache {
     /// streamed input was read); nothing otherwise.
     public func growScheduledBudget(by items: Int) { engine.growScheduledBudget(by: items) }
 
-    /// Starts a new command: the runaway limit (SPEC §7) counts the scheduled items of one command.
-    public func beginCommand() { engine.beginCommand() }
+    /// Starts the runaway limit's count afresh. The limit (a million items, SPEC §7)
+    /// stops a unit of work that runs more scheduled items than it (requests' completions, polls,
+    /// retries, external work; not expiries): a program that drives the virtual clock in units of
+    /// its own calls this at the start of each (the shell: at each command). Live mode counts each
+    /// step of the clock as one unit by itself.
+    public func resetRunawayCount() { engine.beginCommand() }
 
-    /// Schedules external work `delay` ms from now: at its time the delegate's
-    /// `cache(_:runScheduled:)` gets `token` (the shell's `at`). Never runs inline.
+    /// An external timer: `delay` ms from now, in (time, sequence) order with the cache's own
+    /// work, the delegate's `cache(_:runScheduled:)` gets `token`, the caller's name for the work
+    /// (the shell runs its `at` commands so). Never runs inline; snapshots keep it
+    /// (`makeSnapshot(scheduledCommand:)`, `restore(_:scheduleCommand:)`).
     /// - Returns: the item's id. - Complexity: O(log h).
     @discardableResult
     public func schedule(after delay: Int64, token: Int) -> UInt64 {
         noting(.unsupported("schedule"), { _ in .nothing }) { engine.schedule(after: delay, token: token) }
     }
 
-    /// Forgets every scheduled external item (their tokens never reach the delegate).
-    public func cancelScheduledCommands() { engine.cancelScheduledCommands() }
+    /// Forgets all work scheduled with `schedule(after:token:)` (its tokens never reach the delegate).
+    public func cancelScheduledWork() { engine.cancelScheduledCommands() }
 
     // MARK: Configuration
 
@@ -510,343 +516,4 @@ public actor Cache {
 
     /// The changes last taken were not committed: the next `takeChanges` writes everything anew.
     public func changesNotCommitted() { engine.changesNotCommitted() }
-
-    // MARK: Plumbing
-
-    /// Called by the relay for each event, inside the engine's call.
-    fileprivate func engineObserved(_ event: CacheEvent) {
-        recorder?.append(.observed(event))
-        if !streams.isEmpty { streamEvents.append(event) }
-        delegate?.cache(self, observed: event)
-    }
-
-    fileprivate func engineRunScheduled(_ token: Int) {
-        delegate?.cache(self, runScheduled: token)
-    }
-
-    fileprivate func engineValidated(_ result: ValidationResult) {
-        recorder?.append(.validated(result, at: engine.now))
-        delegate?.cache(self, validated: result)
-    }
-
-    /// A request completed (inside the step that ran it): the reads waiting for it get their
-    /// result now, computed as of its completion, as a replay on the virtual clock computes it.
-    fileprivate func engineCompleted(_ completion: RequestCompletion) {
-        recorder?.append(.completed(id: completion.id, answer: completion.answer, at: engine.now))
-        guard let readers = waiting.removeValue(forKey: completion.id) else { return }
-        finishReads(readers, request: completion.id)
-    }
-
-    /// Hands each waiting read its result. In virtual mode the outcomes stay for a blocking read
-    /// of the same request (the shell clears them at its next command).
-    private func finishReads(_ readers: [WaitingRead], request id: UInt64) {
-        for (i, reader) in readers.enumerated() {
-            let result = engine.finishAwaitedRead(reader.key, request: id, last: asyncOrigin != nil && i == readers.count - 1)
-            recorder?.append(.read(request: id, result: result, at: engine.now))
-            if let continuation = reader.continuation {
-                continuation.resume(returning: result)
-            } else {
-                delegate?.cache(self, finishedRead: result)
-            }
-        }
-    }
-
-    /// Live mode: brings the engine to the clock's time.
-    @inline(__always)
-    func sync() {
-        // A flag, not the clock: reading the optional existential copies it, about 140
-        // instructions per call in virtual mode.
-        guard isLive else { return }
-        syncLive()
-    }
-
-    private func syncLive() {
-        guard let clock else { return }
-        let target = clock.nowMs()
-        if target > engine.now { step(to: target) }
-    }
-
-    /// Live mode: moves the engine to `target`, running what falls due (at `now`, what is due
-    /// now). Each step counts as one command for the runaway limit (SPEC §7).
-    private func step(to target: Int64) {
-        engine.beginCommand()
-        try? engine.advance(by: max(0, target - engine.now))
-        noteStep()
-    }
-
-    /// Notes that the engine has moved its clock: for the order of live answers, and the recording.
-    private func noteStep() {
-        lastStepSeq = engine.seq
-        guard let recorder else { return }
-        recorder.noteSent(engine)
-        recorder.append(.step(to: engine.now))
-    }
-
-    /// After each call: streams get their events; in live mode, calls start, finished readers
-    /// resume and the timer is set for the next due item.
-    func finish() {
-        if !streamEvents.isEmpty {
-            let events = streamEvents
-            streamEvents.removeAll()
-            for event in events {
-                for (_, stream) in streams where Self.matches(stream.scope, event) { stream.continuation.yield(event) }
-            }
-        }
-        guard let asyncOrigin else { return }
-        startAsyncWork(asyncOrigin)
-        resumeFinishedReaders()
-        armTimer()
-    }
-
-    private static func matches(_ scope: WatchScope, _ event: CacheEvent) -> Bool {
-        switch scope {
-        case .all: return true
-        case .key(let key): return KeyName.canonical(key) == event.key
-        case .namespace(let name): return KeyName.namespace(of: event.key) == name
-        }
-    }
-
-    /// Starts the app's async calls for the requests the engine just sent, and schedules each
-    /// one's timeout.
-    private func startAsyncWork(_ origin: AsyncOrigin) {
-        guard clock != nil else { return }
-        for call in origin.takeStarted() {
-            let id: UInt64, keys: [String], work: @Sendable () async throws -> [String: JSONValue]
-            switch call {
-            case .fetch(let requestID, let requestKeys, let fetch):
-                (id, keys) = (requestID, requestKeys)
-                work = { try await fetch(requestKeys) }
-            case .mutate(let requestID, let request, let mutate):
-                (id, keys) = (requestID, request.keys)
-                work = { try await mutate(request) }
-            }
-            // The timeout is the request's completion, scheduled now and replaced by its answer
-            // if that comes first: it happens at its time whenever the cache next runs.
-            engine.armTimeout(id, limit: engine.timeoutOfRequest(id) ?? requestTimeout)
-            // The calls run at the priority of the app's task that sent the request (jobs on the
-            // cache's queue would otherwise start them at the queue's own, possibly lower, priority).
-            let priority = Task.currentPriority
-            Task(priority: priority) { [weak self] in
-                let result: Result<[KeyAnswer], OriginFailure>
-                do {
-                    let values = try await work()
-                    result = .success(keys.map { values[$0].map(KeyAnswer.value) ?? .notFound })
-                } catch is CancellationError {
-                    result = .failure(OriginFailure("cancelled"))
-                } catch {
-                    result = .failure(OriginFailure("\(error)"))
-                }
-                await self?.deliver(id, result)
-            }
-        }
-    }
-
-    /// Live mode: an answer arrived. It takes effect as the item (arrival time, request id), the
-    /// place a simulated server answering after the same latency gives it, unless the request's
-    /// timeout comes first. A replay runs that item before any call made at that time once its
-    /// clock is there, and in (time, id) order among the items it runs. So while recording, when
-    /// that order is already past (since the request was sent, the cache stepped to this
-    /// millisecond and then served a call, or ran an item that comes after it), the answer takes
-    /// effect at the next millisecond instead, and the replay keeps the recorded order.
-    private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
-        guard let clock else { return }
-        let arrival = max(clock.nowMs(), engine.now)
-        var time = arrival
-        if recorder != nil && ((callMark.time == arrival && callMark.stepSeq >= id)
-                                || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > id)) {
-            time = arrival &+ 1
-        }
-        let used = engine.scheduleAnswer(id, result, at: time)
-        recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
-        step(to: arrival)
-        finish()
-    }
-
-    /// Resumes the readers whose requests are gone without completing (a `restore` replaced them).
-    private func resumeFinishedReaders() {
-        guard !waiting.isEmpty else { return }
-        for id in waiting.keys.sorted() where !engine.isInFlight(id) {
-            finishReads(waiting.removeValue(forKey: id)!, request: id)
-        }
-    }
-
-    /// Live mode: makes sure a task wakes the cache at the next due time.
-    private func armTimer() {
-        guard let clock, let due = engine.nextDueTime, due > engine.now || timerDue == nil else { return }
-        if let armed = timerDue, armed <= due { return }
-        timerDue = due
-        Task(priority: Task.currentPriority) { [weak self] in
-            try? await clock.sleep(untilMs: due)
-            await self?.timerFired(due)
-        }
-    }
-
-    private func timerFired(_ due: Int64) {
-        if timerDue == due { timerDue = nil }
-        sync()
-        finish()
-    }
-}
-
-/// A read waiting for its request: an app's suspended `get` (its continuation), or a read whose
-/// result goes to the delegate (none).
-struct WaitingRead {
-    var key: String
-    var continuation: CheckedContinuation<ReadResult, Never>?
-}
-
-/// Hears what happens inside a `Cache` call, synchronously, in order, with the cache isolated:
-/// the shell prints events as they happen and runs its `at` commands from here.
-public protocol CacheDelegate: AnyObject {
-    /// A change in a watched scope (B15).
-    func cache(_ cache: isolated Cache, observed event: CacheEvent)
-    /// External work scheduled with `schedule(after:token:)` is due.
-    func cache(_ cache: isolated Cache, runScheduled token: Int)
-    /// A validation answer nobody waited for arrived.
-    func cache(_ cache: isolated Cache, validated result: ValidationResult)
-    /// A read started with `startRead` that waited for its request finished (default: nothing).
-    func cache(_ cache: isolated Cache, finishedRead result: ReadResult)
-    /// With `reportsAllChanges`, every change to an entry, watched or not (default: nothing).
-    func cache(_ cache: isolated Cache, noted event: CacheEvent)
-}
-
-extension CacheDelegate {
-    public func cache(_ cache: isolated Cache, finishedRead result: ReadResult) {}
-    public func cache(_ cache: isolated Cache, noted event: CacheEvent) {}
-}
-
-/// Hands the engine's reports to its `Cache`, inside the cache's isolation.
-///
-/// Why the relay may enter the cache's isolation without asking the runtime (which costs more
-/// than a `put` in the engine): the relay is the delegate of one engine only, `Cache.engine`, set
-/// in the cache's initialisers. That engine is actor-isolated state (a non-`Sendable` `let` of the
-/// actor, never handed out: the compiler's region checking keeps it inside the actor's isolation),
-/// and it calls its delegate only synchronously from its own methods. So every call here comes
-/// from a method of the engine called from code isolated to the cache, on the cache's executor.
-/// Debug builds still check it (`assumeIsolated`).
-///
-/// The cache owns the relay and the engine, and the engine runs only inside the cache's methods,
-/// so the cache is alive whenever the relay is called: it is held `unowned(unsafe)`, which costs
-/// no reference counting (a `weak` load costs a runtime call).
-///
-/// Each report goes through a closure that captures nothing, made once (`Handler`), called with
-/// the cache and the report: a closure literal that captured the report, handed on as an escaping
-/// function, cost two allocations per report (its context and a thunk's), about 1,000
-/// instructions, twice per put that evicts when the shell notes every change.
-final class EngineRelay: CacheEngineDelegate {
-    // Unchecked exclusivity: assigned once, in the cache's initialisers, before the engine can
-    // call the relay, and only loaded after; no two accesses to it can overlap.
-    @exclusivity(unchecked) unowned(unsafe) var cache: Cache?
-
-    /// A report's handler: what the cache does with it, isolated to the cache.
-    typealias Handler<Report> = @Sendable (isolated Cache, Report) -> Void
-
-    private static let observed: Handler<CacheEvent> = { $0.engineObserved($1) }
-    private static let runScheduled: Handler<Int> = { $0.engineRunScheduled($1) }
-    private static let validated: Handler<ValidationResult> = { $0.engineValidated($1) }
-    private static let completed: Handler<RequestCompletion> = { $0.engineCompleted($1) }
-    private static let noted: Handler<CacheEvent> = { $0.delegate?.cache($0, noted: $1) }
-
-    /// Calls `handler` with the cache isolated (see the type's comment for why it already is).
-    @inline(__always)
-    private func onCache<Report: Sendable>(_ handler: @escaping Handler<Report>, _ report: Report) {
-        guard let cache else { return }
-        #if DEBUG
-        cache.assumeIsolated { handler($0, report) }
-        #else
-        // What `assumeIsolated` does once its check has passed: the function called with the
-        // cache as its isolated argument (the two function types differ only in that attribute).
-        unsafeBitCast(handler, to: (@Sendable (Cache, Report) -> Void).self)(cache, report)
-        #endif
-    }
-
-    func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent) {
-        onCache(Self.observed, event)
-    }
-
-    func cacheEngine(_ engine: CacheEngine, runScheduled token: Int) {
-        onCache(Self.runScheduled, token)
-    }
-
-    func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult) {
-        onCache(Self.validated, result)
-    }
-
-    func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion) {
-        onCache(Self.completed, request)
-    }
-
-    func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {
-        onCache(Self.noted, event)
-    }
-}
-
-/// The origin of a cache that has none yet: every request fails at once.
-public final class NoOrigin: Origin {
-    public init() {}
-    public var isOnline: Bool { true }
-    public func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
-    }
-    public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
-    }
-    public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
-        .after(latencyMs: 0, .failure(OriginFailure("no origin")))
-    }
-}
-
-/// An origin whose answers come from an app's `async` functions: every request is `.deferred`
-/// and its call is started by the `Cache` actor right after the engine sends it.
-public final class AsyncOrigin: Origin {
-    enum Call {
-        case fetch(UInt64, [String], @Sendable ([String]) async throws -> [String: JSONValue])
-        case mutate(UInt64, MutationRequest, @Sendable (MutationRequest) async throws -> [String: JSONValue])
-    }
-    var fetchFunction: (@Sendable ([String]) async throws -> [String: JSONValue])?
-    var mutateFunction: (@Sendable (MutationRequest) async throws -> [String: JSONValue])?
-    private var started: [Call] = []
-    // Unchecked exclusivity: a `Bool` only ever read or assigned whole, never passed inout, so no
-    // two accesses to it can overlap; the engine reads it on every `get`.
-    @exclusivity(unchecked) public var isOnline = true
-
-    init() {}
-
-    func takeStarted() -> [Call] {
-        defer { started.removeAll() }
-        return started
-    }
-
-    public func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        guard let fetchFunction else { return .after(latencyMs: 0, .failure(OriginFailure("no fetch function"))) }
-        started.append(.fetch(requestID, keys, fetchFunction))
-        return .deferred
-    }
-
-    public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        guard let mutateFunction else { return .after(latencyMs: 0, .failure(OriginFailure("no mutate function"))) }
-        started.append(.mutate(requestID, request, mutateFunction))
-        return .deferred
-    }
-
-    public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
-        .after(latencyMs: 0, .failure(OriginFailure("validation is not supported by this origin")))
-    }
-}
-
-/// The executor of every `Cache`: jobs run one at a time on a serial Dispatch queue. Owning the
-/// queue lets `Cache.withIsolation` run synchronous code on it from any thread (`queue.sync`),
-/// which `checkIsolated` confirms to `assumeIsolated`.
-final class CacheExecutor: SerialExecutor {
-    let queue = DispatchQueue(label: "cachesh.cache")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
-
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
-
-    func checkIsolated() { dispatchPrecondition(condition: .onQueue(queue)) }
 }

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// The app behaviours race reports need (SPEC §1.1 App behaviours): cancelling a fetch in

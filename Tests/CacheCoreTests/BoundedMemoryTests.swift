@@ -1,4 +1,4 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
 import Testing
 
 /// What a long run keeps does not grow with its length when the cache is bounded: the expiry FIFOs

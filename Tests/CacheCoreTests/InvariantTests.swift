@@ -1,4 +1,4 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
 import Testing
 
 /// The engine's invariant checks: a busy state passes them, and each kind of damage a bug could do

@@ -1,4 +1,4 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
 import Testing
 
 /// The key index on its own: keys in an array stand in for the entries' stored keys, and a test

@@ -1,4 +1,4 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
 import CacheServer
 import Foundation
 import Testing

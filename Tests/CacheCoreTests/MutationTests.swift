@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// B8 and B11: realtime patches and optimistic mutations, with the races each peer library hit.

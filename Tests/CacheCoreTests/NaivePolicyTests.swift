@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// The naive policies (SPEC §1.2): each, switched on for a namespace, shows the race a public bug

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import CacheServer
 import Testing
 

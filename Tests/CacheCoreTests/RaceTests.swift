@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// B12 and B13: responses in flight against local writes, logout and memory pressure; each case

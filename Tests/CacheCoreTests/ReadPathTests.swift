@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// B1–B7: policies, states at their exact boundaries, the read path, de-duplication, failures,

@@ -1,4 +1,4 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
 import Testing
 
 /// The documents this program writes are read straight from their text (the tree reader is only

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// B16 (SPEC §5.2): a snapshot holds everything the engine needs to continue exactly; restoring it

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import Testing
 
 /// The snapshot text written in one pass (`snapshotText`) is byte for byte the document tree

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 import CacheServer
 
 /// Benchmarks of `CacheEngine`'s synchronous paths (the code inside the `Cache` actor).

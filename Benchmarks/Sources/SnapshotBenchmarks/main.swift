@@ -14,7 +14,7 @@
 // Each figure is the best of --runs runs (default 3) in CPU time of the process (Python's too:
 // `time.process_time`), so the load of other work on shared cores counts little; rates are
 // MB/s of the text in question.
-import CacheCore
+@_spi(Engine) import CacheCore
 import CacheServer
 import Foundation
 

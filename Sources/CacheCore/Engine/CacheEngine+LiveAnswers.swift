@@ -1,5 +1,5 @@
 /// A request that has just completed, as the engine reports it to its delegate.
-public struct RequestCompletion: Sendable, Equatable {
+@_spi(Engine) public struct RequestCompletion: Sendable, Equatable {
     public var id: UInt64
     public var kind: RequestKind
     public var keys: [String]

@@ -1,6 +1,6 @@
 /// Receives what the engine reports while it runs: observer events, scheduled external work
 /// (the shell's `at` commands), validation answers that nobody waits for.
-public protocol CacheEngineDelegate: AnyObject {
+@_spi(Engine) public protocol CacheEngineDelegate: AnyObject {
     func cacheEngine(_ engine: CacheEngine, observed event: CacheEvent)
     func cacheEngine(_ engine: CacheEngine, runScheduled token: Int)
     func cacheEngine(_ engine: CacheEngine, validated result: ValidationResult)
@@ -27,7 +27,7 @@ public protocol CacheEngineDelegate: AnyObject {
 /// number) sit together in one stored property, `state` (`EngineState`), so that each such
 /// operation is one access (checked at run time only in debug builds; see `state`). The engine's methods coordinate them; with `checksInvariants` on, every public operation that can change the state ends with
 /// a check of every part and of how they agree (`invariantViolations()`).
-public final class CacheEngine {
+@_spi(Engine) public final class CacheEngine {
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
     public static let runawayLimit = 1_000_000
 

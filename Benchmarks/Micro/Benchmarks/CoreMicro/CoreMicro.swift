@@ -1,5 +1,5 @@
 import Benchmark
-import CacheCore
+@_spi(Engine) import CacheCore
 import CacheServer
 import CacheShell
 import Foundation
