@@ -37,6 +37,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
+        .library(name: "CacheReplay", targets: ["CacheReplay"]),
         .library(name: "CacheServer", targets: ["CacheServer"]),
         .library(name: "CacheShell", targets: ["CacheShell"]),
         .library(name: "CacheStore", targets: ["CacheStore"]),
@@ -56,8 +57,11 @@ let package = Package(
             ],
             swiftSettings: shippedSwiftSettings
         ),
+        // Trace replay (`replay`): scratch simulations of eviction policies, apart from the engine;
+        // of the core it uses only its eviction names, time texts and file checks.
+        .target(name: "CacheReplay", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
-        .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"], swiftSettings: shippedSwiftSettings),
+        .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer", "CacheReplay"], swiftSettings: shippedSwiftSettings),
         .target(
             name: "CacheStore",
             dependencies: [
@@ -86,7 +90,7 @@ let package = Package(
             linkerSettings: shippedLinkerSettings
         ),
         .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
-        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer", "TestSupport"]),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheReplay", "CacheServer", "TestSupport"]),
         .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "TestSupport"]),
         .testTarget(
             name: "CacheStoreTests",

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheReplay
 import CacheServer
 import Testing
 import TestSupport

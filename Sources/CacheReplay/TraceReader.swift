@@ -1,3 +1,4 @@
+import CacheCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
