@@ -46,6 +46,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // FileDescriptor: reads and writes that retry an interrupted call themselves.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -59,9 +61,17 @@ let package = Package(
         ),
         // Trace replay (`replay`): scratch simulations of eviction policies, apart from the engine;
         // of the core it uses only its eviction names, time texts and file checks.
-        .target(name: "CacheReplay", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
+        .target(
+            name: "CacheReplay",
+            dependencies: ["CacheCore", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: shippedSwiftSettings
+        ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
-        .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer", "CacheReplay"], swiftSettings: shippedSwiftSettings),
+        .target(
+            name: "CacheShell",
+            dependencies: ["CacheCore", "CacheServer", "CacheReplay", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: shippedSwiftSettings
+        ),
         .target(
             name: "CacheStore",
             dependencies: [
@@ -85,6 +95,7 @@ let package = Package(
                 "CacheStore",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: shippedSwiftSettings,
             linkerSettings: shippedLinkerSettings
@@ -96,7 +107,10 @@ let package = Package(
             name: "CacheStoreTests",
             dependencies: ["CacheStore", "CacheShell", "CacheServer", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "cacheshTests", dependencies: ["CacheShell", "TestSupport"]),
+        .testTarget(
+            name: "cacheshTests",
+            dependencies: ["CacheShell", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

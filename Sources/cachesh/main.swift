@@ -2,15 +2,11 @@ import ArgumentParser
 import CacheCore
 import CacheShell
 import CacheStore
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
-/// The C library's `read` and `write`, named apart from methods called `write`.
-let systemWrite = Glibc.write
-let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
-let systemWrite = Darwin.write
-let systemRead = Darwin.read
 #endif
 
 /// The command line of `cachesh` (SPEC §6). A new argument also needs its field in `Invocation`
@@ -216,28 +212,23 @@ final class Terminal {
     }
 
     private func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        let descriptor = FileDescriptor(rawValue: fd)
         var offset = 0
         while offset < bytes.count {
             if let interrupted, interrupted() {
-                let note = Array("\n(output cut: Ctrl-C)\n".utf8)
-                _ = note.withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+                _ = try? descriptor.writeAll("\n(output cut: Ctrl-C)\n".utf8)
                 return
             }
             // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece.
             let end = interrupted == nil ? bytes.count : min(bytes.count, offset + (1 << 16))
-            let n = systemWrite(fd, bytes.baseAddress! + offset, end - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let n = try? descriptor.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<end]))) else { return }
             offset += n
         }
     }
 }
 
 func fail(usage message: String) -> Never {
-    let text = VisibleText.of("cachesh: \(message)\n")
-    _ = text.withCString { systemWrite(2, $0, strlen($0)) }
+    _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: \(message)\n").utf8)
     exit(2)
 }
 
