@@ -385,4 +385,9 @@ struct ProcessEnvironment {
     subscript(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
-exit(runMain())
+/// The program's entry point. Not `Cachesh`'s: ArgumentParser's `main` would read every command
+/// line, where `runMain` reads a plain one by hand.
+@main
+enum Program {
+    static func main() { exit(runMain()) }
+}
