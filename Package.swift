@@ -109,7 +109,8 @@ let package = Package(
         ),
         .testTarget(
             name: "cacheshTests",
-            dependencies: ["CacheShell", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
+            // The executable's module too: CommandLineReadingTests reads command lines as it does.
+            dependencies: ["cachesh", "CacheShell", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
         ),
     ],
     swiftLanguageModes: [.v6]
