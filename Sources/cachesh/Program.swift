@@ -248,10 +248,18 @@ final class Terminal {
                 _ = try? descriptor.writeAll("\n(output cut: Ctrl-C)\n".utf8)
                 return
             }
-            // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece.
+            // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece; a write it
+            // interrupts is not retried before that check (the interactive shell's SIGINT handler
+            // does not restart calls).
             let end = interrupted == nil ? bytes.count : min(bytes.count, offset + (1 << 16))
-            guard let n = try? descriptor.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<end]))) else { return }
-            offset += n
+            do {
+                offset += try descriptor.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<end])),
+                                               retryOnInterrupt: false)
+            } catch let error as Errno where error == .interrupted {
+                continue
+            } catch {
+                return
+            }
         }
     }
 }

@@ -167,9 +167,10 @@ enum TerminalInput {
             guard watched[0].revents != 0 else { continue }
             var byte: UInt8 = 0
             do {
-                let count = try withUnsafeMutableBytes(of: &byte) { try FileDescriptor.standardInput.read(into: $0) }
+                // Not retried here: an interrupted read goes round the loop, as a wake-up does.
+                let count = try withUnsafeMutableBytes(of: &byte) { try FileDescriptor.standardInput.read(into: $0, retryOnInterrupt: false) }
                 return count == 1 ? .byte(byte) : .end
-            } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+            } catch let error as Errno where error == .interrupted || error == .resourceTemporarilyUnavailable {
                 continue
             } catch {
                 return .failed((error as? Errno)?.rawValue ?? errno)
@@ -288,8 +289,8 @@ enum TerminalInput {
             var buffer = [UInt8](repeating: 0, count: 256)
             let count: Int
             do {
-                count = try buffer.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }
-            } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+                count = try buffer.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0, retryOnInterrupt: false) }
+            } catch let error as Errno where error == .interrupted || error == .resourceTemporarilyUnavailable {
                 continue
             } catch {
                 break
