@@ -37,6 +37,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
+        .library(name: "CacheReplay", targets: ["CacheReplay"]),
         .library(name: "CacheServer", targets: ["CacheServer"]),
         .library(name: "CacheShell", targets: ["CacheShell"]),
         .library(name: "CacheStore", targets: ["CacheStore"]),
@@ -45,6 +46,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // FileDescriptor: reads and writes that retry an interrupted call themselves.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -56,8 +59,19 @@ let package = Package(
             ],
             swiftSettings: shippedSwiftSettings
         ),
+        // Trace replay (`replay`): scratch simulations of eviction policies, apart from the engine;
+        // of the core it uses only its eviction names, time texts and file checks.
+        .target(
+            name: "CacheReplay",
+            dependencies: ["CacheCore", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: shippedSwiftSettings
+        ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
-        .target(name: "CacheShell", dependencies: ["CacheCore", "CacheServer"], swiftSettings: shippedSwiftSettings),
+        .target(
+            name: "CacheShell",
+            dependencies: ["CacheCore", "CacheServer", "CacheReplay", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: shippedSwiftSettings
+        ),
         .target(
             name: "CacheStore",
             dependencies: [
@@ -81,18 +95,23 @@ let package = Package(
                 "CacheStore",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: shippedSwiftSettings,
             linkerSettings: shippedLinkerSettings
         ),
         .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
-        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheServer", "TestSupport"]),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheReplay", "CacheServer", "TestSupport"]),
         .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "TestSupport"]),
         .testTarget(
             name: "CacheStoreTests",
             dependencies: ["CacheStore", "CacheShell", "CacheServer", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "cacheshTests", dependencies: ["CacheShell", "TestSupport"]),
+        .testTarget(
+            name: "cacheshTests",
+            // The executable's module too: CommandLineReadingTests reads command lines as it does.
+            dependencies: ["cachesh", "CacheShell", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import CacheCore
 import CacheShell
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -73,9 +74,8 @@ enum Batch {
         /// The first bytes of the current line: the prompt, then what may follow it.
         var head = LineHead()
         while true {
-            let n = systemRead(fd, chunk, size)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return head.isPrompt ? line : nil }
+            let n = (try? FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(start: chunk, count: size))) ?? 0
+            if n == 0 { return head.isPrompt ? line : nil }
             var start = 0
             while start < n {
                 // The line's first bytes, then straight to its end.
@@ -206,15 +206,19 @@ enum Batch {
 
         while true {
             if !isFile { terminal.flush() }
-            var n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && isFile {
-                // What ran before is committed (and its output written) before this line.
-                _ = session.commitHeld(on: cache)
-                terminal.write("cachesh: cannot read \(name): \(String(cString: strerror(errno)))\n", isError: true)
-                return 2
+            var n: Int
+            do {
+                n = try chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: fd).read(into: $0) }
+            } catch {
+                if isFile {
+                    // What ran before is committed (and its output written) before this line.
+                    _ = session.commitHeld(on: cache)
+                    terminal.write("cachesh: cannot read \(name): \(FileIO.message(error))\n", isError: true)
+                    return 2
+                }
+                n = 0
             }
-            if n <= 0 {
+            if n == 0 {
                 // End of input: what is left is the last command, complete or not.
                 if !skipping, let status = runPending(upTo: pending.count, holding: false) { return status }
                 return session.anyFailed ? 1 : 0

@@ -1,6 +1,7 @@
 import CLibedit
 import CacheShell
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -364,15 +365,7 @@ private func moveToEnd(_ editor: OpaquePointer) {
 
 /// Writes straight to standard output (libedit has flushed its own output by now).
 func writeOut(_ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            return
-        }
-        bytes = bytes.dropFirst(n)
-    }
+    _ = try? FileDescriptor.standardOutput.writeAll(text.utf8)
 }
 
 /// The names in a directory (`""`: the working one), directories with a `/` after them.

@@ -1,3 +1,4 @@
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,15 +38,7 @@ enum Pager {
         }
         // A pager quit early closes the pipe: the write then fails (EPIPE) instead of killing us.
         let previous = signal(SIGPIPE, SIG_IGN)
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { systemWrite(writeEnd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            bytes = bytes.dropFirst(n)
-        }
+        _ = try? FileDescriptor(rawValue: writeEnd).writeAll(text.utf8)
         close(writeEnd)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -1,5 +1,6 @@
 import CLibedit
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -165,11 +166,15 @@ enum TerminalInput {
             }
             guard watched[0].revents != 0 else { continue }
             var byte: UInt8 = 0
-            let count = read(0, &byte, 1)
-            if count == 1 { return .byte(byte) }
-            if count == 0 { return .end }
-            if errno == EINTR || errno == EAGAIN { continue }
-            return .failed(errno)
+            do {
+                // Not retried here: an interrupted read goes round the loop, as a wake-up does.
+                let count = try withUnsafeMutableBytes(of: &byte) { try FileDescriptor.standardInput.read(into: $0, retryOnInterrupt: false) }
+                return count == 1 ? .byte(byte) : .end
+            } catch let error as Errno where error == .interrupted || error == .resourceTemporarilyUnavailable {
+                continue
+            } catch {
+                return .failed((error as? Errno)?.rawValue ?? errno)
+            }
         }
     }
 
@@ -282,8 +287,14 @@ enum TerminalInput {
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { break }
             var buffer = [UInt8](repeating: 0, count: 256)
-            let count = read(0, &buffer, buffer.count)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0, retryOnInterrupt: false) }
+            } catch let error as Errno where error == .interrupted || error == .resourceTemporarilyUnavailable {
+                continue
+            } catch {
+                break
+            }
             guard count > 0 else { break }
             received += buffer[..<count]
             if let (range, found) = cursorReport(in: received) {

@@ -1,4 +1,5 @@
 @_spi(Engine) import CacheCore
+import CacheReplay
 import CacheServer
 import Testing
 import TestSupport

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheReplay
 import Testing
 import TestSupport
 

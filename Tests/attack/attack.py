@@ -33,7 +33,8 @@ Kinds of attack (each a number of seeded trials):
            failing a transcript under `--verify`; each case prints what it tried and whether it held.
   fuzz     the libFuzzer targets in Fuzz/ (ScriptFuzzer: scripts; TranscriptFuzzer: `--verify`
            of transcripts and `restore` of snapshots, with Fuzz/transcript.dict and the seed
-           corpus in Fuzz/corpus/transcript) for a fixed time (skipped when they cannot be built).
+           corpus in Fuzz/corpus/transcript) for a fixed time (skipped when they cannot be built);
+           both with a dictionary of every command, option and flag, read from `help all`.
 
 `--smoke` runs a few trials of each (as `.ci/run` does); without it, hundreds. Exit status 1 when
 anything did not hold. Nothing here talks to a network.
@@ -621,7 +622,33 @@ def attack_bounds(binary, rng, smoke, work):
 
 # --- libFuzzer -----------------------------------------------------------------------------
 
-def attack_fuzz(root, seconds, work):
+def catalog_dictionary(binary):
+    """libFuzzer dictionary lines for every command of the binary's catalog (`help all`), its
+    subcommands, options and flags: a command added to the shell is fuzzed without a list to keep."""
+    status, out, err, _, _ = run(binary, ["--json", "-c", "help all"])
+    if status != 0:
+        raise RuntimeError(f"help all failed: {err.decode(errors='replace')[:200]}")
+    words = set()
+
+    def add_names(synopsis):
+        for part in synopsis.replace("[", " ").replace("]", " ").replace("|", " ").split():
+            if part.startswith("--"):
+                words.add(part)
+            elif "=" in part and not part.startswith("{"):
+                words.add(" " + part.split("=", 1)[0] + "=")
+
+    for command in json.loads(out)["commands"]:
+        words.add(command["name"] + " ")
+        add_names(command["synopsis"])
+        if command["synopsis"] == command["name"] + " SUBCOMMAND ...":
+            # Its forms (`server set KEY VALUE`) are the lines of its help.
+            for form in json.loads(run(binary, ["--json", "-c", "help " + command["name"]])[1])["arguments"]:
+                words.add(" " + form["name"].split()[0] + " ")
+                add_names(form["name"])
+    return [json.dumps(word) for word in sorted(words)]
+
+
+def attack_fuzz(root, binary, seconds, work):
     fuzz = os.path.join(root, "Fuzz")
     build = subprocess.run(["swift", "build", "-c", "release", "-Xswiftc", "-sanitize=fuzzer,address"], cwd=fuzz,
                            capture_output=True, text=True)
@@ -637,8 +664,15 @@ def attack_fuzz(root, seconds, work):
     # inputs it finds stay out of the repository).
     transcripts = os.path.join(work, "corpus-transcript")
     shutil.copytree(os.path.join(fuzz, "corpus", "transcript"), transcripts)
-    for target, folder, extra in (("ScriptFuzzer", corpus, ["-max_len=512"]),
-                                  ("TranscriptFuzzer", transcripts, ["-max_len=4096", f"-dict={os.path.join(fuzz, 'transcript.dict')}"])):
+    commands = catalog_dictionary(binary)
+    script_dict = os.path.join(work, "script.dict")
+    with open(script_dict, "w") as f:
+        f.write("\n".join(commands) + "\n")
+    transcript_dict = os.path.join(work, "transcript.dict")
+    with open(os.path.join(fuzz, "transcript.dict")) as source, open(transcript_dict, "w") as f:
+        f.write(source.read() + "\n".join(commands) + "\n")
+    for target, folder, extra in (("ScriptFuzzer", corpus, ["-max_len=512", f"-dict={script_dict}"]),
+                                  ("TranscriptFuzzer", transcripts, ["-max_len=4096", f"-dict={transcript_dict}"])):
         p = subprocess.run([os.path.join(fuzz, ".build/release", target), folder, "-timeout=10", "-rss_limit_mb=2048",
                             f"-max_total_time={max(1, seconds // 2)}", f"-artifact_prefix={work}/", *extra],
                            capture_output=True, text=True)
@@ -676,7 +710,7 @@ def main():
         tried, held, notes = attack_bounds(binary, rng, smoke, work)
         tally.add("bounds", tried, held, notes)
         if fuzz_seconds > 0:
-            ok, notes = attack_fuzz(root, fuzz_seconds, work)
+            ok, notes = attack_fuzz(root, binary, fuzz_seconds, work)
             if ok is None:
                 print(f"fuzz     skipped ({notes})")
             else:

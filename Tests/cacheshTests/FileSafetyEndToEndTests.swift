@@ -105,35 +105,40 @@ struct FileSafetyEndToEndTests {
         var script = "ns big max=200000\n"
         for i in 0..<40_000 { script += "put big:\(i) {\"id\":\(i),\"text\":\"entry number \(i)\"}\n" }
         script += "snapshot state.json\n"
-        try sandbox.write("fill.cachesh", script)
         let old = "{\"old\": true}\n"
         try sandbox.write("state.json", old)
 
-        // Kill it once the snapshot's temporary file holds a seeded number of bytes: mid-write.
-        // The watching polls the folder on a thread of its own, never one of the test pool's.
+        // Kill it once the snapshot's temporary file holds a seeded number of bytes: mid-write;
+        // or, should the write end between two looks, once the snapshot is in place. The script
+        // comes on a standard input left open, so cachesh cannot end before the kill: it must die
+        // of it. The watching polls the folder on a thread of its own, never one of the test pool's.
         let threshold = 1 + Int(seed % 5) * 400_000
         let folder = sandbox.url
+        let input = script
         let (sawTemporary, status) = try await ChildSlots.shared.holding {
-            let child = try await Child.start(Cachesh.binaryPath, ["fill.cachesh"], in: folder, stdout: .nullDevice, stderr: .pipe)
+            let child = try await Child.start(Cachesh.binaryPath, [], in: folder, stdin: .pipe, stdout: .nullDevice, stderr: .pipe)
+            try await child.write(input)
             let sawTemporary = await OwnThread.run { () -> Bool in
                 var sawTemporary = false
                 let deadline = ContinuousClock.now + .seconds(Cachesh.timeLimit)
                 while child.isRunning && ContinuousClock.now < deadline {
                     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-                    guard let temporary = names.first(where: { $0.hasPrefix(".state.json.") }) else { usleep(100); continue }
+                    guard let temporary = names.first(where: { $0.hasPrefix(".state.json.") }) else {
+                        if (try? String(contentsOf: folder.appendingPathComponent("state.json"), encoding: .utf8)) != old { break }
+                        usleep(100)
+                        continue
+                    }
                     sawTemporary = true
                     let size = (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(temporary).path)[.size] as? Int) ?? 0
-                    if size >= threshold {
-                        child.signal(SIGKILL)
-                        break
-                    }
+                    if size >= threshold { break }
                     usleep(100)
                 }
+                child.signal(SIGKILL)
                 return sawTemporary
             }
             return (sawTemporary, try await child.exitStatus(within: Cachesh.timeLimit))
         }
-        #expect(sawTemporary || status == 0)
+        #expect(status == SIGKILL, "cachesh ended before the kill (status \(status), temporary file seen: \(sawTemporary))")
 
         let text = try String(contentsOf: sandbox.url.appendingPathComponent("state.json"), encoding: .utf8)
         if text != old {

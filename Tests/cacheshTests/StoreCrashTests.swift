@@ -12,23 +12,24 @@ import Glibc
 
     /// Starts `cachesh --store F --json` on `put k:i i` / `advance 1ms` pairs, reads `lines`
     /// lines of its output (each an acknowledged command), kills it with SIGKILL and returns the
-    /// number of complete lines read.
+    /// number of complete lines read. Its standard input stays open, so it cannot end before the
+    /// kill (a run that had ended would pass having survived no kill): it must die of the signal.
     static func runAndKill(store: String, afterLines lines: Int) async throws -> Int {
-        var script = ""
-        for i in 0..<pairs { script += "put k:\(i) \(i)\nadvance 1ms\n" }
-        let sandbox = try Sandbox()
-        let input = try sandbox.write("input.cachesh", script)
-        let inputURL = URL(fileURLWithPath: input)
+        let script = (0..<pairs).map { "put k:\($0) \($0)\nadvance 1ms\n" }.joined()
         return try await ChildSlots.shared.holding {
             let child = try await Child.start(Cachesh.binaryPath, ["--store", store, "--json"],
-                                              stdin: .file(inputURL), stdout: .pipe, stderr: .pipe)
+                                              stdin: .pipe, stdout: .pipe, stderr: .pipe)
+            try await child.write(script)
             guard let output = child.output,
                   let read = await output.wait(seconds: Cachesh.timeLimit, until: { $0.ended || $0.newlines >= lines }) else {
                 child.signal(SIGKILL)
                 throw HarnessError(description: "cachesh printed fewer than \(lines) lines within \(Int(Cachesh.timeLimit)) s\n\(child.describe())")
             }
             child.signal(SIGKILL)
-            _ = try await child.exitStatus(within: Cachesh.timeLimit)
+            let status = try await child.exitStatus(within: Cachesh.timeLimit)
+            guard status == SIGKILL else {
+                throw HarnessError(description: "cachesh ended with status \(status) before the kill\n\(child.describe())")
+            }
             return read.newlines
         }
     }

@@ -58,10 +58,18 @@ struct Arguments {
 
     var end: Int { command.end }
 
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    /// Whether flag `--name` was given. A name the command's declaration lacks is a slip of the
+    /// handler (a misspelled flag would read false forever): a debug build stops on it, so the
+    /// tests that run the handler find it; a release build checks nothing.
+    func flag(_ name: String) -> Bool {
+        assert(spec.parsing.flags.contains(name), "\(self.name) reads flag --\(name), which its CommandSpec does not declare")
+        return flags.contains(name)
+    }
 
-    /// The value of option `name`, as text.
+    /// The value of option `name`, as text. As for ``flag(_:)``, a debug build stops on a name the
+    /// declaration lacks.
     func option(_ name: String) -> (value: Substring, word: Word)? {
+        assert(spec.parsing.options?.contains(name) ?? true, "\(self.name) reads option \(name)=, which its CommandSpec does not declare")
         guard let word = options[name], let option = word.option else { return nil }
         return (option.value, word)
     }

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheReplay
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

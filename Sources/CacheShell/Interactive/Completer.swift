@@ -1,4 +1,5 @@
 import CacheCore
+import CacheReplay
 
 /// What Tab offers for the word before the cursor.
 public struct CompletionResult: Equatable, Sendable {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CacheCore
+import SystemPackage
 
 /// The files cachesh reads and writes, through two helpers (SPEC §5.4):
 ///
@@ -45,10 +46,11 @@ public enum FileIO {
         while true {
             // At most one byte over the limit, to tell a file that grew past it.
             let want = min(buffer.count, limit + 1 - bytes.count)
-            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, want) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: lastError())
+            let n: Int
+            do {
+                n = try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: fd).read(into: .init(rebasing: $0[..<want])) }
+            } catch {
+                throw Failure(description: message(error))
             }
             if n == 0 { break }
             bytes.append(contentsOf: buffer[0..<n])
@@ -185,16 +187,7 @@ public enum FileIO {
 
     /// Writes all of `text` at the file's offset.
     static func write(_ fd: Int32, _ text: String) throws(Failure) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: lastError())
-            }
-            offset += n
-        }
+        do { _ = try FileDescriptor(rawValue: fd).writeAll(text.utf8) } catch { throw Failure(description: message(error)) }
     }
 
     /// Checks, without writing anything, what ``writeAtomically(_:_:)`` would refuse at once: a
@@ -391,19 +384,9 @@ public enum FileIO {
 
     static func lastError() -> String { String(cString: strerror(errno)) }
 
-    static func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.read(fd, buffer, count)
-        #else
-        Darwin.read(fd, buffer, count)
-        #endif
-    }
-
-    static func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.write(fd, buffer, count)
-        #else
-        Darwin.write(fd, buffer, count)
-        #endif
+    /// The C library's text of a failed `FileDescriptor` call's error (`No space left on device`),
+    /// as ``lastError()`` gives it for a call that sets `errno`.
+    public static func message(_ error: any Error) -> String {
+        String(cString: strerror((error as? Errno)?.rawValue ?? errno))
     }
 }

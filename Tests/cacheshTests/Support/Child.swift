@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -118,8 +119,7 @@ enum OwnThread {
         Thread {
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
+                let count = (try? buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: descriptor).read(into: $0) }) ?? 0
                 guard count > 0 else { break }
                 let chunk = buffer[..<count]
                 captured.update { captured in

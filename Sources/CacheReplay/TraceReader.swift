@@ -1,3 +1,5 @@
+import CacheCore
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -141,16 +143,15 @@ public final class TraceReader {
             end = n
         }
         guard end < buffer.count else { return true }
-        while true {
-            let n = read(fd, buffer.baseAddress! + end, buffer.count - end)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ReplayError(file: name, "cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { atEOF = true; return false }
-            end += n
-            return true
+        let n: Int
+        do {
+            n = try FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+        } catch {
+            throw ReplayError(file: name, "cannot read: \(String(cString: strerror((error as? Errno)?.rawValue ?? errno)))")
         }
+        if n == 0 { atEOF = true; return false }
+        end += n
+        return true
     }
 
     /// Replaces `batch` with up to `count` next requests; false (and an empty batch) at the end.

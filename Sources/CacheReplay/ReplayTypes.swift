@@ -1,3 +1,5 @@
+import CacheCore
+
 /// How a replay's scratch cache picks the entry to evict when a new one would exceed `max`.
 ///
 /// Every policy evicts before it inserts (the new entry is never the victim) and treats every

@@ -2,15 +2,11 @@ import ArgumentParser
 import CacheCore
 import CacheShell
 import CacheStore
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
-/// The C library's `read` and `write`, named apart from methods called `write`.
-let systemWrite = Glibc.write
-let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
-let systemWrite = Darwin.write
-let systemRead = Darwin.read
 #endif
 
 /// The command line of `cachesh` (SPEC §6). A new argument also needs its field in `Invocation`
@@ -70,12 +66,14 @@ struct Cachesh: ParsableCommand {
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
     var transcribe: String?
 
+    /// Text, checked in `runMain` as the hand reading's is: one error for `--max-scheduled many`
+    /// and `--max-scheduled=many`.
     @Option(help: ArgumentHelp("With --safe or --verify: let the input run this many scheduled items in all (default 100000 and 16 per byte of input).", valueName: "N"))
-    var maxScheduled: Int?
+    var maxScheduled: String?
 }
 
 /// What the command line asks for: the fields of `Cachesh`.
-struct Invocation {
+struct Invocation: Equatable {
     var files: [String] = []
     var commands: String?
     var json = false
@@ -108,7 +106,34 @@ struct Invocation {
         update = parsed.update
         junit = parsed.junit
         transcribe = parsed.transcribe
-        maxScheduled = parsed.maxScheduled.map(String.init)
+        maxScheduled = parsed.maxScheduled
+    }
+
+    /// What reading a command line gives.
+    enum Reading: Equatable {
+        case run(Invocation)
+        /// `--help`, `--version`: print this and exit 0.
+        case print(String)
+        /// Bad usage: this message (after `cachesh: `), exit 2.
+        case usage(String)
+    }
+
+    /// Reads `arguments`: by hand when the line is plain (``init(plain:)``), else with
+    /// ArgumentParser, whose messages the errors are. `byHand: false` reads every line with
+    /// ArgumentParser (the tests hold both readings to the same result).
+    static func read(_ arguments: [String], byHand: Bool = true) -> Reading {
+        if byHand, let plain = Invocation(plain: arguments) { return .run(plain) }
+        let parsed: Cachesh
+        do { parsed = try Cachesh.parse(arguments) } catch {
+            let message = Cachesh.fullMessage(for: error)
+            if Cachesh.exitCode(for: error) == .success { return .print(message) }
+            // ArgumentParser's message starts "Error: " and already points at --help.
+            return .usage(message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
+        }
+        // ArgumentParser lets the last of a repeated flag or option win: refused instead, as a
+        // shell command's flag or option given twice is (the plain reading leaves a repeat to this).
+        if let repeated = repeated(in: arguments) { return .usage(repeated) }
+        return .run(Invocation(parsed))
     }
 
     /// The names that take a value (`--store FILE`, `--store=FILE`, `-c TEXT`).
@@ -216,28 +241,31 @@ final class Terminal {
     }
 
     private func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        let descriptor = FileDescriptor(rawValue: fd)
         var offset = 0
         while offset < bytes.count {
             if let interrupted, interrupted() {
-                let note = Array("\n(output cut: Ctrl-C)\n".utf8)
-                _ = note.withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
+                _ = try? descriptor.writeAll("\n(output cut: Ctrl-C)\n".utf8)
                 return
             }
-            // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece.
+            // Pieces of 64 KiB at most, so Ctrl-C stops a long output within one piece; a write it
+            // interrupts is not retried before that check (the interactive shell's SIGINT handler
+            // does not restart calls).
             let end = interrupted == nil ? bytes.count : min(bytes.count, offset + (1 << 16))
-            let n = systemWrite(fd, bytes.baseAddress! + offset, end - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
+            do {
+                offset += try descriptor.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<end])),
+                                               retryOnInterrupt: false)
+            } catch let error as Errno where error == .interrupted {
+                continue
+            } catch {
                 return
             }
-            offset += n
         }
     }
 }
 
 func fail(usage message: String) -> Never {
-    let text = VisibleText.of("cachesh: \(message)\n")
-    _ = text.withCString { systemWrite(2, $0, strlen($0)) }
+    _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: \(message)\n").utf8)
     exit(2)
 }
 
@@ -251,26 +279,15 @@ func runMain() -> Int32 {
             fail(usage: "argument \(i) is not UTF-8 text (byte \(FileIO.hexByte(bytes[bad]))): cachesh reads UTF-8")
         }
     }
-    let arguments = Array(CommandLine.arguments.dropFirst())
     let command: Invocation
-    if let plain = Invocation(plain: arguments) {
-        command = plain
-    } else {
-        do {
-            command = Invocation(try Cachesh.parse(arguments))
-        } catch {
-            let code = Cachesh.exitCode(for: error)
-            let message = Cachesh.fullMessage(for: error)
-            if code == .success {
-                print(message)
-                return 0
-            }
-            // ArgumentParser's message starts "Error: " and already points at --help.
-            fail(usage: message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
-        }
-        // ArgumentParser lets the last of a repeated flag or option win: refused instead, as a
-        // shell command's flag or option given twice is (the plain reading leaves a repeat to this).
-        if let repeated = Invocation.repeated(in: arguments) { fail(usage: repeated) }
+    switch Invocation.read(Array(CommandLine.arguments.dropFirst())) {
+    case .run(let invocation):
+        command = invocation
+    case .print(let text):
+        print(text)
+        return 0
+    case .usage(let message):
+        fail(usage: message)
     }
     let stdoutIsTerminal = isatty(1) == 1
     let stdinIsTerminal = isatty(0) == 1
@@ -394,4 +411,9 @@ struct ProcessEnvironment {
     subscript(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
-exit(runMain())
+/// The program's entry point. Not `Cachesh`'s: ArgumentParser's `main` would read every command
+/// line, where `Invocation.read` reads a plain one by hand.
+@main
+enum Program {
+    static func main() { exit(runMain()) }
+}
