@@ -685,7 +685,10 @@ def attack_fuzz(root, seconds, work):
                             f"-max_total_time={max(1, seconds // 2)}", f"-artifact_prefix={work}/", *extra],
                            capture_output=True, text=True)
         runs = [line for line in p.stderr.splitlines() if line.startswith("Done ")]
-        results.append((p.returncode == 0, f"{target}: " + (runs[-1] if runs else p.stderr.strip().splitlines()[-1])[:160]))
+        # libFuzzer's last status line gives the corpus it ended with (`corp: inputs/bytes`).
+        corpus = [line.split("corp: ")[1].split()[0] for line in p.stderr.splitlines() if "corp: " in line]
+        results.append((p.returncode == 0, f"{target}: " + (runs[-1] if runs else p.stderr.strip().splitlines()[-1])[:160]
+                        + (f", corpus {corpus[-1]}" if corpus else "")))
     return all(ok for ok, _ in results), "; ".join(text for _, text in results)
 
 
