@@ -545,7 +545,7 @@ def attack_files(binary, rng, smoke, work):
         tried += 1
         open(os.path.join(d, "cut.transcript"), "w").write("\n".join(lines[:cut]) + "\n")
         status, out, err, _, _ = run(binary, ["--safe", "--verify", "cut.transcript"], cwd=d)
-        if status == 1 and b"a recording cut short" in err and one_error_line(err):
+        if status == 1 and err.startswith(f"cut.transcript:{cut}: error: a recording cut short: ".encode()) and err.count(b"\n") == 1:
             held += 1
         else:
             notes.append(f"a recording cut at line {cut + 1}: status {status} {err[:100]!r}")
