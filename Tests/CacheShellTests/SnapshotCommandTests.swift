@@ -94,7 +94,7 @@ import TestSupport
         _ = await kept.typed("record stop")
         #expect(await kept.run { session, _ in session.baseSnapshot } == a)
         let keptRecording = try String(contentsOfFile: "\(dir)/kept.transcript", encoding: .utf8)
-        #expect(keptRecording.hasPrefix("cachesh> restore {\"clock_start\":"))
+        #expect(keptRecording.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\ncachesh> restore {\"clock_start\":"))
         #expect(!keptRecording.contains(#""key":"late""#))
         #expect(keptRecording.contains("> put late 1"))
     }

@@ -169,6 +169,44 @@ private func referenceBlockMatch(_ pattern: [String], _ lines: [String]) -> Bool
         }
     }
 
+    /// The steps a run's search spends, counted (not timed): for runs between `...` that nearly
+    /// match at every line, twice the lines cost about twice the steps. Before, a run of distinct
+    /// `[..]` lines tried each against every actual line, and a run's bit set was scanned whole
+    /// at each line: four times the steps for twice the lines.
+    @Test(arguments: ["distinct [..] lines", "a long [..] run matched late", "literal near-miss"])
+    func theSearchOfARunSpendsStepsInProportionToItsInput(kind: String) {
+        func spent(_ n: Int) -> Int {
+            let lines: [String], pattern: [String]
+            switch kind {
+            case "distinct [..] lines":
+                lines = (0..<n).map { "item \($0)," }
+                pattern = ["..."] + (1..<n).map { "[..] \($0)," } + ["..."]
+            case "a long [..] run matched late":
+                lines = (0..<n).map { "x\($0 % 7)" } + (0..<n).map { "y\($0)" }
+                pattern = ["..."] + (0..<n).map { $0 % 2 == 0 ? "y[..]" : "y\($0)" } + ["..."]
+            default:
+                lines = Array(repeating: "a", count: 2 * n) + ["b"]
+                pattern = ["..."] + Array(repeating: "a", count: n) + ["b", "..."]
+            }
+            var budget = Int.max
+            #expect(TranscriptMatcher.matches(expected(pattern), actual(lines), budget: &budget) == true)
+            return Int.max - budget
+        }
+        let small = spent(2_000), large = spent(4_000)
+        #expect(large <= small * 5 / 2, "\(kind): \(small) steps, then \(large) for twice the lines")
+    }
+
+    /// Past its budget the search stops and says so (nil), rather than deciding wrongly; with
+    /// enough budget the same block matches.
+    @Test func aRunThatNearlyMatchesEverywhereStopsAtItsBudget() {
+        let lines = Array(repeating: "a", count: 3_000) + ["b"]
+        let pattern = expected(["..."] + Array(repeating: "[..]a", count: 1_500) + ["[..]b", "..."])
+        var small = 100_000
+        #expect(TranscriptMatcher.matches(pattern, actual(lines), budget: &small) == nil)
+        var enough = Int.max
+        #expect(TranscriptMatcher.matches(pattern, actual(lines), budget: &enough) == true)
+    }
+
     @Test func linePatternsAgreeWithTheReferenceOnRandomInput() {
         var random = SeededGenerator(seed: 7)
         let pieces = ["a", "b", "ab", "[..]", "[.", ".]", "\\", "é", "e\u{301}"]

@@ -19,6 +19,10 @@ private func runScript(_ session: TestShell, _ script: String, in directory: Str
 
 private func contents(_ path: String) -> String? { try? FileIO.read(path) }
 
+/// The first and last lines of every recording (`--verify` fails a recording without its last).
+private let first = "cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n"
+private let last = "cachesh> # end of recording\n"
+
 /// `--verify` on the file: the report, empty when it passes.
 private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) async -> String {
     guard let text = contents(path) else {
@@ -51,7 +55,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             not recorded
 
             """.replacingOccurrences(of: " (did you mean stop?)", with: await errorHint("oops")))
-        #expect(contents(directory + "/out.transcript") == """
+        #expect(contents(directory + "/out.transcript") == first + """
             cachesh> put feed:1 {"id": 1,
             ...>   "likes": 2}
             keys: feed:1
@@ -60,7 +64,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             cachesh> echo cachesh> x
             \\cachesh> x
 
-            """)
+            """ + last)
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
@@ -77,18 +81,19 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await session.typed("record stop") == "recorded 3 commands to here.transcript\n")
         let text = contents(directory + "/here.transcript") ?? ""
         let lines = text.split(separator: "\n")
-        #expect(lines[0].hasPrefix("cachesh> restore {\"clock_start\":") && lines[0].hasSuffix("}"))
-        #expect(lines[0].contains("\"key\":\"feed:a\""))
-        #expect(lines[1] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)")
-        #expect(lines[2] == "cachesh> # the bug: feed:a is stale after 40s")
-        #expect(lines[3] == "cachesh> advance 40s")
+        #expect(lines[0] + "\n" == first && lines.last! + "\n" == last)
+        #expect(lines[1].hasPrefix("cachesh> restore {\"clock_start\":") && lines[1].hasSuffix("}"))
+        #expect(lines[1].contains("\"key\":\"feed:a\""))
+        #expect(lines[2] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)")
+        #expect(lines[3] == "cachesh> # the bug: feed:a is stale after 40s")
+        #expect(lines[4] == "cachesh> advance 40s")
         #expect(!text.contains("oops") && !text.contains("help") && !text.contains("a note before"))
         #expect(await TranscriptCheck.replay(name: "here.transcript", text: text, safe: true).report() == "")
 
         #expect(await session.typed("record all.transcript --from-start") == "recording to all.transcript (6 commands so far)\n")
         _ = await session.typed("record stop")
         let all = contents(directory + "/all.transcript") ?? ""
-        #expect(all.hasPrefix("cachesh> ns feed ttl=1m stale=30s\n"))
+        #expect(all.hasPrefix(first + "cachesh> ns feed ttl=1m stale=30s\n") && all.hasSuffix(last))
         #expect(all.contains("cachesh> oops\nerror: unknown command") && all.contains("cachesh> help all\n")
                 && all.contains("cachesh> # a note before\ncachesh> record") == false && all.contains("cachesh> # a note before\n"))
         #expect(await TranscriptCheck.replay(name: "all.transcript", text: all, safe: true).report() == "")
@@ -99,7 +104,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))
         await runScript(session, "oops\nrecord out.transcript --from-start\nput a [1,\n2]\nrecord stop\n", in: directory)
-        #expect(contents(directory + "/out.transcript") == """
+        #expect(contents(directory + "/out.transcript") == first + """
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
             cachesh> oops
@@ -108,7 +113,7 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             ...> 2]
             {"command":"put","keys":["a"]}
 
-            """)
+            """ + last)
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
@@ -117,12 +122,12 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         let session = await TestShell(options: SessionOptions(mode: .json))
         await runScript(session, "now\noutput human\nnow\nrecord out.transcript --from-start\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
-        #expect(text.hasPrefix("cachesh> output json\n"))
+        #expect(text.hasPrefix(first + "cachesh> output json\n"))
         #expect(await verify(directory + "/out.transcript") == "")
         // Without a switch, a human session writes no `output` line.
         let human = await TestShell()
         await runScript(human, "now\nrecord h.transcript --from-start\nrecord stop\n", in: directory)
-        #expect(contents(directory + "/h.transcript")?.hasPrefix("cachesh> now\n") == true)
+        #expect(contents(directory + "/h.transcript")?.hasPrefix(first + "cachesh> now\n") == true)
     }
 
     @Test func aSessionBegunWithConfigRecordsItsLoad() async throws {
@@ -140,8 +145,8 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         await runScript(session, "put feed:a 1\nrecord out.transcript --from-start\nrecord stop\n", in: directory)
         let text = contents(directory + "/out.transcript") ?? ""
         // The configuration itself, not the file's name: the transcript alone replays.
-        #expect(text == "cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\n"
-                + "loaded configuration\ncachesh> put feed:a 1\nkeys: feed:a\n")
+        #expect(text == first + "cachesh> load {\n...>   \"namespaces\": {\n...>     \"feed\": {\n...>       \"ttl\": \"1m\"\n...>     }\n...>   }\n...> }\n"
+                + "loaded configuration\ncachesh> put feed:a 1\nkeys: feed:a\n" + last)
         try? FileManager.default.removeItem(atPath: directory + "/conf.json")
         #expect(await verify(directory + "/out.transcript") == "")
     }
@@ -158,8 +163,8 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         let compact = try JSONValue.canonicalCompactText(parsing: base)
         #expect(!compact.contains("\n"))
         let inline = TranscriptSyntax.render(command: "restore " + compact, output: "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n")
-        #expect(text.hasPrefix(inline))
-        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).suffix(3) == ["cachesh> echo hi", "hi", ""])
+        #expect(text.hasPrefix(first + inline))
+        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).suffix(4) == ["cachesh> echo hi", "hi", "cachesh> # end of recording", ""])
         #expect(await verify(directory + "/out.transcript") == "")
     }
 
@@ -184,8 +189,8 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         _ = await session.typed("put feed:c 3")
         _ = await session.typed("record stop")
         let text = contents(directory + "/out.transcript") ?? ""
-        #expect(text.hasPrefix("cachesh> restore {\"clock_start\":"))
-        #expect(text.split(separator: "\n")[1].hasPrefix("restored (2 entries"), "the state is one line")
+        #expect(text.hasPrefix(first + "cachesh> restore {\"clock_start\":"))
+        #expect(text.split(separator: "\n")[2].hasPrefix("restored (2 entries"), "the state is one line")
         #expect(text.contains("cachesh> load {\n...>   \"namespaces\": {\n"))
         #expect(!text.contains("conf.json") && !text.contains("state.json"), "the transcript names no other file")
         for file in ["conf.json", "state.json"] { try FileManager.default.removeItem(atPath: directory + "/" + file) }
@@ -227,13 +232,13 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             """)
         // The failed `record` commands are left out with the others; an error of a sourced file
         // keeps the file's name, as a replay prints it.
-        #expect(contents(directory + "/a.transcript")?.hasPrefix("cachesh> restore {\"clock_start\":") == true)
+        #expect(contents(directory + "/a.transcript")?.hasPrefix(first + "cachesh> restore {\"clock_start\":") == true)
         #expect(contents(directory + "/a.transcript")?.hasSuffix("""
             restored (0 entries, now 2026-01-01T00:00:00.000Z)
             cachesh> source inner.cachesh
             \(directory)/inner.cachesh:1: error: record runs only as a command of its own, not from a sourced file
 
-            """) == true)
+            """ + last) == true)
         #expect(await verify(directory + "/a.transcript") == "")
     }
 

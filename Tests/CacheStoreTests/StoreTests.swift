@@ -444,7 +444,7 @@ import TestSupport
         let transcript = Self.directory() + "/t.transcript"
         _ = await batch.typed("put c 3\nrecord \(transcript)\nget a\nrecord stop")
         let text = try String(contentsOfFile: transcript, encoding: .utf8)
-        #expect(text.hasPrefix("cachesh> restore {"))
+        #expect(text.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\ncachesh> restore {"))
         for key in ["\"a\"", "\"b\"", "\"c\""] { #expect(text.contains("\"key\":\(key)")) }
         #expect(text.contains("cachesh> get a\n"))
     }

@@ -155,10 +155,13 @@ struct BatchEndToEndTests {
         // recording starts from (`restore {SNAPSHOT}` of it, inline, on one line).
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
         let restored = "restored (0 entries, now 2026-01-01T00:00:00.000Z)\n"
-        #expect(recorded.hasPrefix("cachesh> restore {\"clock_start\":\"2026-01-01T00:00:00.000Z\",\"entries\":[],"))
+        #expect(recorded.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n" + "cachesh> restore {\"clock_start\":\"2026-01-01T00:00:00.000Z\",\"entries\":[],"))
         let commands = try #require(recorded.range(of: restored)).upperBound
-        #expect(recorded[..<commands].split(separator: "\n").count == 2)
-        #expect(run.stdout.dropFirst(comment.count).hasPrefix(recorded[commands...]))
+        #expect(recorded[..<commands].split(separator: "\n").count == 3)
+        // Then the commands as --echo printed them, and the recording's last line.
+        let end = "cachesh> # end of recording\n"
+        #expect(recorded.hasSuffix(end))
+        #expect(run.stdout.dropFirst(comment.count).hasPrefix(recorded[commands...].dropLast(end.count)))
         try sandbox.write("s.transcript", run.stdout)
         #expect(try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }

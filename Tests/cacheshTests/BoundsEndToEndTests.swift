@@ -52,6 +52,54 @@ import Testing
         #expect(raised.stdout == "1 passed, 0 failed\n", "\(raised)")
     }
 
+    /// A run between two `...` that nearly matches at every line of a large output: `--verify`
+    /// spends at most 16,000,000 steps and 64 per byte of the transcript and its output, then
+    /// fails the file at that command, and `--update` leaves it as it was.
+    @Test func matchingAnOutputHasABudgetUnderVerify() async throws {
+        let values = Array(repeating: "\"a\"", count: 20_000).joined(separator: ",")
+        let head = "cachesh> put k [\(values),\"b\"]\nkeys: k\ncachesh> snapshot\n...\n"
+        let hostile = head + String(repeating: "[..]\"a\",\n", count: 10_000) + "[..]\"b\"\n...\n"
+        let sandbox = try Sandbox()
+        try sandbox.write("hostile.transcript", hostile)
+        let verified = try await Cachesh.run(["--safe", "--verify", "hostile.transcript"], in: sandbox.url)
+        #expect(verified.status == 1)
+        #expect(verified.stdout == "0 passed, 1 failed\n", "\(verified)")
+        #expect(verified.stderr == "hostile.transcript:3: error: matching this output against its expected lines takes more than"
+                + " --verify spends (16000000 steps and 64 per byte of the transcript and of its output): a run between two ..."
+                + " that nearly matches at almost every line? Fewer [..] lines in it would do\n", "\(verified.stderr)")
+        let updated = try await Cachesh.run(["--verify", "--update", "hostile.transcript"], in: sandbox.url)
+        #expect(updated.status == 1)
+        #expect(try String(contentsOf: sandbox.url.appendingPathComponent("hostile.transcript"), encoding: .utf8) == hostile)
+        // The same output matched by a short run, and by distinct `[..]` lines, passes.
+        try sandbox.write("fine.transcript", head + "[..]\"a\",\n[..]\"b\"\n...\n")
+        #expect(try await Cachesh.run(["--safe", "--verify", "fine.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n")
+    }
+
+    /// A file that `record` wrote starts with a line that says how a whole recording ends, and
+    /// ends with that line: cut at any command, it fails `--verify`; without its first line (a
+    /// transcript written or cut by hand) it verifies as before.
+    @Test func aRecordingCutShortFailsVerify() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", "record r.transcript\nns feed ttl=1m\nput feed:a 1\nadvance 2m\nget feed:a\nrecord stop\n")
+        #expect(try await Cachesh.run(["s.cachesh"], in: sandbox.url).status == 0)
+        let whole = try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8)
+        #expect(try await Cachesh.run(["--safe", "--verify", "r.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n")
+        let lines = whole.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        let cuts = lines.indices.filter { $0 > 1 && lines[$0].hasPrefix("cachesh> ") }
+        #expect(cuts.count == 5, "\(whole)")
+        for cut in cuts {
+            let cutShort = lines[..<cut].joined(separator: "\n") + "\n"
+            try sandbox.write("cut.transcript", cutShort)
+            let verified = try await Cachesh.run(["--safe", "--verify", "cut.transcript"], in: sandbox.url)
+            #expect(verified.status == 1 && verified.stdout == "0 passed, 1 failed\n", "cut at line \(cut): \(verified)")
+            #expect(verified.stderr == "cut.transcript:\(cut): error: a recording cut short: it starts with \"# recorded by cachesh"
+                    + " (a whole recording ends with # end of recording)\" but its last command is not \"# end of recording\" (the file"
+                    + " lost its end; to verify part of a recording on purpose, delete its first line)\n", "\(verified)")
+            try sandbox.write("by-hand.transcript", lines[1..<cut].joined(separator: "\n") + "\n")
+            #expect(try await Cachesh.run(["--safe", "--verify", "by-hand.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n")
+        }
+    }
+
     @Test func theBudgetOptionGoesWithSafeOrVerify() async throws {
         let alone = try await Cachesh.run(["--max-scheduled", "5", "-c", "now"])
         #expect(alone == Outcome(stdout: "", stderr: "cachesh: --max-scheduled goes with --safe or --verify\n", status: 2))

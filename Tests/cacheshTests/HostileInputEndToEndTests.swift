@@ -134,7 +134,7 @@ import Testing
         let recorded = try await Cachesh.run(["crlf.cachesh"], in: sandbox.url)
         #expect(recorded.status == 0, "\(recorded)")
         let transcript = try String(contentsOf: sandbox.url.appendingPathComponent("rec.transcript"), encoding: .utf8)
-        #expect(transcript.hasSuffix("cachesh> put a:1 [1,\n...> 2]\nkeys: a:1\n"), "\(transcript)")
+        #expect(transcript.hasSuffix("cachesh> put a:1 [1,\n...> 2]\nkeys: a:1\ncachesh> # end of recording\n"), "\(transcript)")
         let replayed = try await Cachesh.run(["--verify", "rec.transcript"], in: sandbox.url)
         #expect(replayed.status == 0, "\(replayed)")
     }

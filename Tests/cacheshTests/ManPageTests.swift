@@ -160,7 +160,45 @@ import Testing
         for info in CommandCatalog.all {
             #expect(shown(info.synopsis), "man shows no line \"\(info.synopsis)\"")
         }
-        #expect(shown("cachesh --verify [--update] FILE..."))
+        #expect(shown("cachesh --verify [--safe] [--update] [--junit REPORT] FILE..."))
+        #expect(shown("cachesh --generate-completion-script bash|zsh|fish"))
+    }
+
+    /// The page at 80 columns (a terminal's width): no line, examples included, is wider.
+    @Test(.enabled(if: program("man") != nil, "man is not installed: the page's rendering is not checked"))
+    func everyLineFitsEightyColumns() async throws {
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "MANWIDTH": "80",
+                           "LC_ALL": "C.UTF-8", "HOME": NSTemporaryDirectory()]
+        let (status, output, _) = try await Self.run(Self.program("man")!, ["-l", Self.manPath], environment: environment)
+        #expect(status == 0)
+        let wide = output.split(separator: "\n").filter { $0.unicodeScalars.count > 80 }
+        #expect(wide.isEmpty, "wider than 80 columns: \(wide)")
+        #expect(output.split(separator: "\n").count > 1_000, "the page was rendered")
+    }
+
+    /// `--generate-completion-script` (ArgumentParser's, hidden from the OPTIONS list) is named by
+    /// `--help` and the man page, and prints a script.
+    @Test(.enabled(if: executable != nil, "cachesh is not built beside the tests"))
+    func theCompletionScriptOptionIsDocumented() async throws {
+        let help = try await Self.run(Self.executable!, ["--help"]).output
+        #expect(help.contains("cachesh --generate-completion-script bash|zsh|fish"), "\(help)")
+        #expect(try Self.read("man/cachesh.1").contains(".B cachesh \\-\\-generate\\-completion\\-script\n.BR bash | zsh | fish"))
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try await Self.run(Self.executable!, ["--generate-completion-script", shell])
+            #expect(script.status == 0 && script.output.contains("--verify"), "\(shell): \(script.errors)")
+        }
+    }
+
+    /// The live example's README verifies its committed recording with a command that works from
+    /// the repository's root, as written.
+    @Test(.enabled(if: executable != nil, "cachesh is not built beside the tests"))
+    func theLiveExampleReadmesVerifyCommandWorksFromTheRoot() async throws {
+        let readme = try Self.read("Examples/live-app/README.md")
+        let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cachesh --verify ") })
+        let arguments = line.split(separator: "#")[0].split(separator: " ").dropFirst().map(String.init)
+        let child = try await Child.start(Self.executable!, arguments, in: Self.root)
+        #expect(try await child.exitStatus(within: Cachesh.timeLimit) == 0)
+        #expect(child.output?.value.text == "1 passed, 0 failed\n")
     }
 
     @Test(.enabled(if: program("groff") != nil, "groff is not installed: the page's markup is not checked"))

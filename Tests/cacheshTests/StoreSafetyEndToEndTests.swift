@@ -140,7 +140,8 @@ import Darwin
         #expect(short.status == 0, "\(short)")
         let old = try String(contentsOfFile: sandbox.url.appendingPathComponent("out.transcript").path, encoding: .utf8)
         #expect(old.hasSuffix("cachesh> put b 2\nkeys: b\ncachesh> get b\nkey:           b\nstate:         fresh\nvalue:         2\n"
-                              + "source:        cache\nage_ms:        0\nexpires_in_ms: 300000 (5m)\ntags:          []\n"), "\(old)")
+                              + "source:        cache\nage_ms:        0\nexpires_in_ms: 300000 (5m)\ntags:          []\n"
+                              + "cachesh> # end of recording\n"), "\(old)")
         // 8 blocks of 512 bytes: the header and a few commands fit, the whole recording does not.
         let limited = try await Cachesh.run(["-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" long.cachesh", Cachesh.binaryPath],
                                             in: sandbox.url, executable: "/bin/sh")
@@ -163,7 +164,7 @@ import Darwin
         let outcome = try await Cachesh.run(["-c", "put a 1; snapshot \(name); record \(name); put b 2"], in: sandbox.url)
         #expect(outcome.status == 0, "\(outcome)")
         let written = try String(contentsOfFile: sandbox.url.appendingPathComponent(name).path, encoding: .utf8)
-        #expect(written.hasSuffix("cachesh> put b 2\nkeys: b\n"), "\(written)")
+        #expect(written.hasSuffix("cachesh> put b 2\nkeys: b\ncachesh> # end of recording\n"), "\(written)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path) == [name], "no temporary file is left")
     }
 }

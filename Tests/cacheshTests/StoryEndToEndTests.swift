@@ -52,10 +52,12 @@ import Testing
         #expect(echoed.status == 0, "\(echoed)")
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("bug.transcript"), encoding: .utf8)
         // The recording starts with the (empty) state on one line, then is what --echo printed.
-        let lines = recorded.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-        #expect(lines[0].hasPrefix("cachesh> restore {\"clock_start\":") && lines[0].hasSuffix("}"))
-        #expect(lines[1] == "restored (0 entries, now 2026-01-01T00:00:00.000Z)")
-        #expect(String(lines[2]) == echoed.stdout)
+        // Its first line says how a whole recording ends, and its last line is that end.
+        let lines = recorded.split(separator: "\n", maxSplits: 3, omittingEmptySubsequences: false)
+        #expect(lines[0] + "\n" == "cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n")
+        #expect(lines[1].hasPrefix("cachesh> restore {\"clock_start\":") && lines[1].hasSuffix("}"))
+        #expect(lines[2] == "restored (0 entries, now 2026-01-01T00:00:00.000Z)")
+        #expect(String(lines[3]) == echoed.stdout + "cachesh> # end of recording\n")
         #expect(try await Cachesh.run(["--safe", "--verify", "bug.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n")
     }
 
@@ -90,7 +92,7 @@ import Testing
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("two.transcript"), encoding: .utf8)
         let lines = recorded.split(separator: "\n")
         // A 2-command recording: the state (a request in flight included) in one line, then the two.
-        let start = json ? 2 : 0
+        let start = json ? 3 : 1
         #expect(lines.count < 16, "\(recorded)")
         #expect(lines[start].hasPrefix("cachesh> restore {") && lines[start].hasSuffix("}"))
         #expect(lines[start].contains("\"requests\":[{"), "the request in flight is in the state")

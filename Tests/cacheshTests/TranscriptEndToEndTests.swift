@@ -249,7 +249,7 @@ private let feedTranscript = """
         #expect(run.status == 1, "the script has an error")
         let recorded = try #require(read(dir + "/out.transcript"))
         // A batch keeps no history: the recording starts from the state at `record`, inline, on one line.
-        #expect(recorded.hasPrefix((json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
+        #expect(recorded.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n" + (json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
                                    + "cachesh> restore {\"clock_start\""))
         #expect(!recorded.contains("...>   "), "the state is not pretty-printed")
         #expect(!recorded.contains("oops"), "the commands before record are in the snapshot, not the transcript")
@@ -277,6 +277,7 @@ private let feedTranscript = """
                 age_ms:        1000 (1s)
                 expires_in_ms: 299000 (4m59s)
                 tags:          []
+                cachesh> # end of recording
 
                 """)
         } else {
@@ -293,7 +294,7 @@ private let feedTranscript = """
         ])
         #expect(try await cachesh(["--config", "conf.json", "s.cachesh"], in: dir).status == 0)
         let recorded = try #require(read(dir + "/out.transcript"))
-        #expect(recorded.hasPrefix("cachesh> restore {\""))
+        #expect(recorded.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n" + "cachesh> restore {\""))
         #expect(recorded.contains("\"max\":2,"), "the configuration is in the snapshot")
         #expect(!recorded.contains("conf.json"), "the transcript names no other file")
         try FileManager.default.removeItem(atPath: dir + "/conf.json")
@@ -320,11 +321,11 @@ private let feedTranscript = """
         #expect(try await cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir).status == 0)
         #expect(read(dir + "/sub/out.snapshot.json") == nil, "no file beside the transcript")
         let recorded = try #require(read(dir + "/sub/out.transcript"))
-        #expect(recorded.hasPrefix((json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
+        #expect(recorded.hasPrefix("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n" + (json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
             + "cachesh> restore {\"clock_start\":\"2026-01-01T00:00:00.000Z\","))
         #expect(recorded.contains(json ? "{\"command\":\"restore\",\"entries\":1,\"now\":\"2026-01-01T00:00:02.000Z\",\"ok\":true}\n"
                                        : "restored (1 entry, now 2026-01-01T00:00:02.000Z)\n"))
-        #expect(recorded.hasSuffix(json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"]}\n" : "cachesh> put b 2\nkeys: b\n"))
+        #expect(recorded.hasSuffix((json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"]}\n" : "cachesh> put b 2\nkeys: b\n") + "cachesh> # end of recording\n"))
         #expect(try await cachesh(["--safe", "--verify", "sub/out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
     }
 

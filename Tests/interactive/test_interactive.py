@@ -662,15 +662,18 @@ def test_record_starts_here_with_the_state_on_one_line_or_from_the_start(home):
     with open(os.path.join(home, "here.transcript"), encoding="utf-8") as f:
         here = f.read()
     lines = here.split("\n")
-    expect(lines[0].startswith("cachesh> restore {\"clock_start\":") and lines[0].endswith("}"),
+    expect(lines[0] == "cachesh> # recorded by cachesh (a whole recording ends with # end of recording)"
+           and lines[-2:] == ["cachesh> # end of recording", ""], f"its first and last lines:\n{here}")
+    expect(lines[1].startswith("cachesh> restore {\"clock_start\":") and lines[1].endswith("}"),
            f"the state is one line:\n{here}")
-    expect(lines[1] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)", f"its reply:\n{here}")
-    expect(lines[2:4] == ["cachesh> # the bug: feed:a turns stale at 30s", "cachesh> advance 40s"],
+    expect(lines[2] == "restored (1 entry, now 2026-01-01T00:00:00.000Z)", f"its reply:\n{here}")
+    expect(lines[3:5] == ["cachesh> # the bug: feed:a turns stale at 30s", "cachesh> advance 40s"],
            f"then the comment and the commands:\n{here}")
     expect("gte" not in here and "help all" not in here, f"nothing typed before record:\n{here}")
     with open(os.path.join(home, "all.transcript"), encoding="utf-8") as f:
         whole = f.read()
-    expect(whole.startswith("cachesh> ns feed ttl=1m stale=30s\n") and "cachesh> gte feed:a\nerror: " in whole
+    expect(whole.startswith("cachesh> # recorded by cachesh (a whole recording ends with # end of recording)\n"
+                            "cachesh> ns feed ttl=1m stale=30s\n") and "cachesh> gte feed:a\nerror: " in whole
            and "cachesh> help all\n" in whole and "cachesh> # the bug: feed:a turns stale at 30s\n" in whole,
            f"--from-start writes the whole session:\n{whole[:2000]}")
     for name in ["here.transcript", "all.transcript"]:

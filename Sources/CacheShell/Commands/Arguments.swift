@@ -375,11 +375,18 @@ extension Arguments {
     /// `typedBare` says that the word had no colon (not `default:feed`, which names the key).
     static func checkNotNamespace(_ key: String, at offset: Int, _ cache: isolated Cache, command: String,
                                   scopes: Bool = false, typedBare: @autoclosure () -> Bool) throws(ShellError) {
-        guard !key.utf8.contains(UInt8(ascii: ":")), typedBare(), cache.isKnownNamespace(key),
+        guard !hasColon(key), typedBare(), cache.isKnownNamespace(key),
               cache.peek(key).state == .absent else { return }
         let fix = scopes ? "did you mean \(key):*?" : "did you mean a key \(key):ID? keys \(key):* lists them"
         throw ShellError("\(command): \(JSONValue.string(key).compactText) is a namespace, and no key of that name is cached "
                          + "(\(fix); default:\(key) names the key)", at: offset)
+    }
+
+    /// Whether `text` holds a colon, its bytes scanned in place: every key a batch reads passes
+    /// here, and a scan of the generic UTF-8 view cost about 220 instructions a key (+1.3% of a
+    /// batch's instructions).
+    private static func hasColon(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: ":")) } ?? text.utf8.contains(UInt8(ascii: ":"))
     }
 
     /// Checks that a `keys` pattern can match a known namespace: `NS:...` where NS (a glob too)

@@ -72,6 +72,19 @@ enum RecordCommands {
 
     // MARK: What a recording writes
 
+    /// The first line of every recording and its last: `--verify` fails a file that starts with
+    /// the first but does not end with the last (a recording that lost its end, SPEC §6).
+    static let firstComment = "# recorded by cachesh (a whole recording ends with # end of recording)"
+    static let lastComment = "# end of recording"
+
+    /// Why `transcript` cannot be verified as it stands: a recording whose end was lost. Nil for
+    /// a whole recording and for every transcript that does not start as a recording does.
+    static func cutShort(_ transcript: Transcript) -> String? {
+        guard transcript.steps.first?.command == firstComment, transcript.steps.last?.command != lastComment else { return nil }
+        return "a recording cut short: it starts with \"\(firstComment)\" but its last command is not "
+            + "\"\(lastComment)\" (the file lost its end; to verify part of a recording on purpose, delete its first line)"
+    }
+
     /// True when `command` runs `record`, which a recording leaves out.
     static func isRecordCommand(_ command: String) -> Bool {
         firstWords(command, 1) == ["record"]
@@ -100,7 +113,7 @@ enum RecordCommands {
         var history = session.history.entries[...]
         // The mode the history began in: a JSON session's recording starts with `output json`.
         let mode = fromStart ? session.history.entries.startMode ?? session.options.mode : session.options.mode
-        var text = ""
+        var text = entry(command: firstComment, output: "")
         var commands = 0
         if mode == .json {
             let reply = JSONValue.object(["command": "output", "mode": "json", "ok": true]).compactText
@@ -192,6 +205,12 @@ final class Recording {
     func stop() -> String? {
         if let pending {
             self.pending = nil
+            // The last line says the recording is whole (`RecordCommands.cutShort`).
+            do { try FileIO.write(pending.descriptor, RecordCommands.entry(command: RecordCommands.lastComment, output: "")) } catch {
+                pending.abandon()
+                failure = failure ?? error.description
+                return failure
+            }
             do { close(try pending.commit()) } catch { failure = failure ?? error.description }
         }
         return failure

@@ -56,6 +56,11 @@ public struct TranscriptCheck: Sendable {
                 budget: ScheduledBudget? = nil, inputBytes: Int = 0, on cache: isolated Cache) {
         self.name = name
         self.transcript = transcript
+        if let cut = RecordCommands.cutShort(transcript) {
+            differences = []
+            refusal = "\(name):\(transcript.lines.count): error: \(cut)"
+            return
+        }
         var options = SessionOptions(safe: safe, colour: false, mode: .human, bail: false)
         options.scheduledBudget = budget
         let session = Session(cache: cache, options: options)
@@ -63,6 +68,9 @@ public struct TranscriptCheck: Sendable {
         session.baseDirectory = baseDirectory
         var differences: [Difference] = []
         var refusal: String?
+        // The matching's work: proportional to the transcript and the outputs (SPEC §7.1).
+        let perByte = TranscriptMatcher.matchWorkPerByte
+        var matchBudget = transcript.lines.reduce(TranscriptMatcher.matchWorkBase) { $0 &+ perByte &* ($1.utf8.count + 1) }
         for step in transcript.steps {
             let output = session.runTyped(step.command, on: cache)
             if session.safeRefusals > 0 {
@@ -75,7 +83,12 @@ public struct TranscriptCheck: Sendable {
             }
             let actual = TranscriptSyntax.outputLines(output)
             let expected = transcript.expectedLines(of: step)
-            if TranscriptMatcher.matches(expected, actual) { continue }
+            matchBudget = actual.reduce(matchBudget) { $0 &+ perByte &* ($1.utf8.count + 1) }
+            guard let matched = TranscriptMatcher.matches(expected, actual, budget: &matchBudget) else {
+                refusal = "\(name):\(step.line + 1): error: \(TranscriptMatcher.overBudget)"
+                break
+            }
+            if matched { continue }
             let edits = TranscriptMatcher.align(expected, actual)
             let replacement = edits.compactMap { edit -> String? in
                 switch edit {

@@ -125,18 +125,37 @@ enum TranscriptEdit: Equatable {
 /// Comparing expected output with actual output.
 enum TranscriptMatcher {
     /// True when `actual` is what `expected` describes: each line matches in order, each `...`
-    /// standing for any number of lines.
+    /// standing for any number of lines. Without a limit on its work (`matches(_:_:budget:)`).
+    static func matches(_ expected: [ExpectedLine], _ actual: [Substring]) -> Bool {
+        var unlimited = Int.max
+        return matches(expected, actual, budget: &unlimited) ?? false
+    }
+
+    /// The work `--verify` lets the matching of a transcript's outputs do, in steps (a position
+    /// of a run tried at a line, a byte compared by a `[..]` line): `matchWorkBase`, and
+    /// `matchWorkPerByte` for each byte of the transcript and of each output it matches (SPEC §7.1).
+    static let matchWorkBase = 16_000_000
+    static let matchWorkPerByte = 64
+    /// The error when matching a command's output spent the budget; the replay stops there.
+    static let overBudget = "matching this output against its expected lines takes more than --verify spends "
+        + "(\(matchWorkBase) steps and \(matchWorkPerByte) per byte of the transcript and of its output): "
+        + "a run between two ... that nearly matches at almost every line? Fewer [..] lines in it would do"
+
+    /// As `matches(_:_:)`, spending at most `budget` steps of the runs' search (it is lowered by
+    /// what the search did); nil when that was not enough to decide.
     ///
     /// The lines between two `...` are a run that must appear whole; the first run is anchored at
     /// the start, the last at the end, and each run between is placed at its leftmost occurrence
     /// after the one before (which is optimal, as the gaps take any lines).
     ///
-    /// - Complexity: O(e + a) line matches without `...`. With `...`, each run between two of
-    ///   them is searched in one pass over the actual lines, bit-parallel (Shift-And): per actual
-    ///   line, one hash lookup for the run's literal lines, one match per distinct `[..]` line of
-    ///   the run, and O(r/64) word operations for a run of r lines; no actual line is matched
-    ///   twice against the same expected line.
-    static func matches(_ expected: [ExpectedLine], _ actual: [Substring]) -> Bool {
+    /// - Complexity: O(e + a) line matches without `...`. With `...`, each actual line is looked at
+    ///   in the search of one run only. A run of literal lines is found by Knuth–Morris–Pratt over
+    ///   the lines' numbers: O(r + k) for the k actual lines it scans, whatever they hold. A run
+    ///   with `[..]` lines follows, line by line, only the positions of the run that the lines so
+    ///   far leave possible (a bit set): O(1) per possible position plus one match per distinct
+    ///   `[..]` line at a possible position, so O(k) when the run does not nearly match almost
+    ///   everywhere; what it spends beyond is counted against `budget`.
+    static func matches(_ expected: [ExpectedLine], _ actual: [Substring], budget: inout Int) -> Bool? {
         let runs = expected.split(separator: .anyLines, omittingEmptySubsequences: false)
         guard runs.count > 1 else {
             return expected.count == actual.count && zip(expected, actual).allSatisfy { $0.matches($1) }
@@ -148,63 +167,136 @@ enum TranscriptMatcher {
         for (offset, line) in tail.enumerated() where !line.matches(actual[tailStart + offset]) { return false }
         var start = head.count
         for run in runs.dropFirst().dropLast() where !run.isEmpty {
-            guard let found = leftmost(run, in: actual, from: start, to: tailStart) else { return false }
+            guard let found = leftmost(run, in: actual, from: start, to: tailStart, budget: &budget) else { return nil }
+            guard found >= 0 else { return false }
             start = found
         }
         return true
     }
 
     /// The index just past the first place where every line of `run` matches `actual` in turn,
-    /// within `start..<end`.
-    private static func leftmost(_ run: ArraySlice<ExpectedLine>, in actual: [Substring], from start: Int, to end: Int) -> Int? {
+    /// within `start..<end`; -1 when there is none; nil when finding out would spend more than
+    /// `budget` steps.
+    private static func leftmost(_ run: ArraySlice<ExpectedLine>, in actual: [Substring], from start: Int, to end: Int,
+                                 budget: inout Int) -> Int? {
         let r = run.count
-        guard end - start >= r else { return nil }
-        let words = (r + 63) / 64
-        // The run's positions of each distinct line, as bit sets: literal lines by their bytes
-        // (byte for byte, not by Unicode equivalence), `[..]` lines by their parts.
-        var literals: [[UInt8]: [UInt64]] = [:]
-        var patterns: [(line: ExpectedLine, bits: [UInt64])] = []
-        var patternIndex: [[[UInt8]]: Int] = [:]
-        for (position, line) in run.enumerated() {
-            let word = position / 64, bit = UInt64(1) << UInt64(position % 64)
+        // Literal lines numbered by their bytes (byte for byte, not by Unicode equivalence);
+        // `[..]` lines numbered by their parts, each distinct one matched once per actual line.
+        var literalNumbers: [[UInt8]: Int32] = [:]
+        var patternNumbers: [[[UInt8]]: Int32] = [:]
+        var patterns: [(line: ExpectedLine, bytes: Int)] = []
+        // Each position's line: a literal's number (from 0), or -1 - the `[..]` line's number.
+        var positions: [Int32] = []
+        positions.reserveCapacity(r)
+        for line in run {
             switch line {
             case .literal(let text):
-                literals[Array(text.utf8), default: [UInt64](repeating: 0, count: words)][word] |= bit
+                let bytes = Array(text.utf8)
+                if let n = literalNumbers[bytes] { positions.append(n) } else {
+                    let n = Int32(literalNumbers.count)
+                    literalNumbers[bytes] = n
+                    positions.append(n)
+                }
             case .pattern(let parts):
                 let key = parts.map { Array($0.utf8) }
-                if let index = patternIndex[key] {
-                    patterns[index].bits[word] |= bit
-                } else {
-                    var bits = [UInt64](repeating: 0, count: words)
-                    bits[word] |= bit
-                    patternIndex[key] = patterns.count
-                    patterns.append((line, bits))
+                if let n = patternNumbers[key] { positions.append(-1 - n) } else {
+                    let n = Int32(patterns.count)
+                    patternNumbers[key] = n
+                    patterns.append((line, parts.reduce(0) { $0 + $1.utf8.count }))
+                    positions.append(-1 - n)
                 }
             case .anyLines:
-                return nil
+                return -1
             }
         }
-        // state bit i: the run's first i + 1 lines match the actual lines ending at the current one.
+        if patterns.isEmpty {
+            return leftmostLiteral(positions, literalNumbers, in: actual, from: start, to: end, budget: &budget)
+        }
+        // state bit i: the run's first i + 1 lines match the actual lines ending at the last one
+        // looked at; `active` lists its non-zero words in increasing order, so a line costs what
+        // its possible positions are, not the run's length.
+        let words = (r + 63) / 64
         var state = [UInt64](repeating: 0, count: words)
-        var mask = [UInt64](repeating: 0, count: words)
-        let topWord = (r - 1) / 64, topBit = UInt64(1) << UInt64((r - 1) % 64)
+        var active: [Int] = [], touched: [Int] = [], next: [Int] = []
+        // Each `[..]` line's verdict on the actual line `checkedAt` is `verdict`.
+        var checkedAt = [Int](repeating: -1, count: patterns.count)
+        var verdict = [Bool](repeating: false, count: patterns.count)
         for j in start..<end {
-            for w in 0..<words { mask[w] = 0 }
-            if let bits = literals[Array(actual[j].utf8)] {
-                for w in 0..<words { mask[w] |= bits[w] }
+            let line = actual[j]
+            let number = literalNumbers[Array(line.utf8)] ?? -1
+            // The words position i can be in at this line (i == 0, or bit i - 1 set), from the top,
+            // so that each word's carry is read from the word below before that one changes.
+            touched.removeAll(keepingCapacity: true)
+            for w in active.reversed() {
+                if w + 1 < words && w + 1 < touched.last ?? Int.max { touched.append(w + 1) }
+                touched.append(w)
             }
-            for pattern in patterns where pattern.line.matches(actual[j]) {
-                for w in 0..<words { mask[w] |= pattern.bits[w] }
+            if touched.last != 0 { touched.append(0) }
+            var steps = touched.count
+            next.removeAll(keepingCapacity: true)
+            for w in touched {
+                let old = state[w]
+                var candidates = (old << 1) | (w == 0 ? 1 : state[w - 1] >> 63)
+                var word: UInt64 = 0
+                while candidates != 0 {
+                    let bit = candidates.trailingZeroBitCount
+                    let i = w * 64 + bit
+                    if i >= r { break }
+                    candidates &= candidates - 1
+                    steps += 1
+                    let at = positions[i]
+                    let ok: Bool
+                    if at >= 0 {
+                        ok = at == number
+                    } else {
+                        let p = Int(-1 - at)
+                        if checkedAt[p] != j {
+                            checkedAt[p] = j
+                            verdict[p] = patterns[p].line.matches(line)
+                            steps += line.utf8.count + patterns[p].bytes
+                        }
+                        ok = verdict[p]
+                    }
+                    if ok { word |= 1 << UInt64(bit) }
+                }
+                state[w] = word
+                if word != 0 { next.append(w) }
             }
-            var carry: UInt64 = 1
-            for w in 0..<words {
-                let next = state[w] >> 63
-                state[w] = ((state[w] << 1) | carry) & mask[w]
-                carry = next
-            }
-            if state[topWord] & topBit != 0 { return j + 1 }
+            active.removeAll(keepingCapacity: true)
+            active.append(contentsOf: next.reversed())
+            budget -= steps
+            if budget < 0 { return nil }
+            if state[(r - 1) / 64] & (1 << UInt64((r - 1) % 64)) != 0 { return j + 1 }
         }
-        return nil
+        return -1
+    }
+
+    /// `leftmost` for a run of literal lines (`positions`: each line's number in `numbers`):
+    /// Knuth–Morris–Pratt over the numbers of the actual lines. What it spends is counted in
+    /// `budget` too, never past it: it is linear.
+    /// - Complexity: O(r + k) steps and the bytes of the k actual lines it scans.
+    private static func leftmostLiteral(_ positions: [Int32], _ numbers: [[UInt8]: Int32], in actual: [Substring],
+                                        from start: Int, to end: Int, budget: inout Int) -> Int {
+        let r = positions.count
+        var failure = [Int](repeating: 0, count: r)
+        var k = 0
+        for i in 1..<r {
+            while k > 0 && positions[i] != positions[k] { k = failure[k - 1] }
+            if positions[i] == positions[k] { k += 1 }
+            failure[i] = k
+        }
+        k = 0
+        budget -= r
+        for j in start..<end {
+            budget -= 1
+            let number = numbers[Array(actual[j].utf8)] ?? -1
+            while k > 0 && number != positions[k] { k = failure[k - 1] }
+            if number == positions[k] {
+                k += 1
+                if k == r { return j + 1 }
+            }
+        }
+        return -1
     }
 
     /// The largest block (expected × actual lines, after common ends are set aside) aligned line by
