@@ -11,17 +11,9 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from release_binary import ROOT, binary
 ROUNDS = 1000
 
-
-def binary():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    path = os.path.join(ROOT, ".build/release/cachesh")
-    if not os.path.exists(path):
-        subprocess.run(["swift", "build", "-c", "release", "--package-path", ROOT], check=True)
-    return path
 
 
 def round_trips(command):

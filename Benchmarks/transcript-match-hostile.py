@@ -24,16 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from release_binary import ROOT, binary
 
-
-def binary():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    path = os.path.join(ROOT, ".build/release/cachesh")
-    if not os.path.exists(path):
-        subprocess.run(["swift", "build", "-c", "release", "--package-path", ROOT], check=True)
-    return path
 
 
 def snapshot_lines(values):

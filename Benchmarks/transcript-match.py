@@ -11,18 +11,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from release_binary import ROOT, binary
 SIZE = 200_000
 RUNS = 3
 
-
-def binary():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    path = os.path.join(ROOT, ".build/release/cachesh")
-    if not os.path.exists(path):
-        subprocess.run(["swift", "build", "-c", "release", "--package-path", ROOT], check=True)
-    return path
 
 
 def best(cachesh, path):
