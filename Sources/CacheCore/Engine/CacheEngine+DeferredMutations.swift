@@ -102,7 +102,7 @@ extension CacheEngine {
     /// - Complexity: O(queued mutations), only while some mutation waits for a key's value.
     @inline(__always)
     func forgetDeferredMutations(ofEvicted key: String) {
-        if !behaviours.deferredMutations.isEmpty { forgetQueuedDeferredMutations(of: key) }
+        if defersMutations { forgetQueuedDeferredMutations(of: key) }
     }
 
     private func forgetQueuedDeferredMutations(of key: String) {

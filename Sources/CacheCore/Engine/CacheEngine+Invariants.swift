@@ -58,6 +58,9 @@ extension CacheEngine {
         }
         let hooks = !observers.isEmpty || reportsAllChanges || !behaviours.deferred.isEmpty || !behaviours.active.isEmpty
         if hooked != hooks { v.append("engine: notes \(hooked ? "" : "no ")hooks on changes, there are \(hooks ? "" : "none")") }
+        if defersMutations == behaviours.deferredMutations.isEmpty {
+            v.append("engine: notes \(defersMutations ? "" : "no ")deferred mutations, there are \(defersMutations ? "none" : "some")")
+        }
         for ns in namespaces.indices where entries.store.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
             v.append("namespace \(namespaces[Int32(ns)].name): policy \(namespaces.policy(Int32(ns)).eviction.rawValue), "
                      + "but its entries are kept for \(entries.store.eviction(ofNamespace: Int32(ns)).rawValue)")

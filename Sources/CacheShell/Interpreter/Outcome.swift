@@ -76,12 +76,14 @@ struct Outcome {
         name = ""
     }
 
-    /// Forgets everything but the storage, for the next command. The reply is left in place, as
-    /// no reply (`name` is empty): the next command's is swapped in and this one let go then.
+    /// Forgets everything but the items' storage, for the next command. The reply is let go now:
+    /// kept until the next one, it would share the engine's buffer of changed keys (a put's reply
+    /// holds them), and the next put that evicts would copy that buffer instead of reusing it.
     @inline(__always)
     mutating func reset() {
         open = false
         if !items.isEmpty { items.removeAll(keepingCapacity: true) }
+        reply = .nothing
         name = ""
         if rewrite != nil { rewrite = nil }
     }

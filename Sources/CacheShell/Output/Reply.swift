@@ -54,8 +54,10 @@ struct Reply {
         }
     }
 
-    /// A reply that prints nothing, to start from.
-    static let nothing = Reply(.keys([], ok: false))
+    /// A reply that prints nothing, to start from. Made where it is used (an empty array takes no
+    /// storage): a stored `static let` cost a `swift_once` and a copy of the whole reply at each
+    /// use, which every command of a batch makes when its outcome is reset.
+    static var nothing: Reply { Reply(.keys([], ok: false)) }
 
     /// The result of a command that failed inside, where the diagnostics it made say (the
     /// `source` of a file whose command failed): it prints nothing more, and fails.
