@@ -128,6 +128,13 @@ public final class Session {
             updateStraightWrites()
         }
     }
+    /// The width of the terminal the session's output is shown on, which a table in a reply
+    /// fits before it is shown as records (SPEC §4); nil (no terminal): 80 columns. The history,
+    /// and so `record` and `--echo`, keeps 80 whatever this says.
+    public var terminalWidth: Int? {
+        get { terminal.width == Render.width ? nil : terminal.width }
+        set { terminal.width = newValue ?? Render.width }
+    }
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory: Bool {
         get { history.enabled }

@@ -222,6 +222,16 @@ final class Terminal {
         output.flush = { [unowned self] in self.flush() }
     }
 
+    /// The width of the terminal standard output is (one ioctl), nil when it is none, or one
+    /// that says no width: what a reply's tables fit there (SPEC §4). `COLUMNS` is not read: an
+    /// exported one goes stale when the window is resized, and the output of a pipe must not
+    /// depend on the environment.
+    static func columns() -> Int? {
+        var size = winsize()
+        guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     func write(_ text: String, isError: Bool) {
         if isError {
             flush()
@@ -349,6 +359,9 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     }
     session.sink = { text, isError in terminal.write(text, isError: isError) }
     if !interactive { session.directOutput = terminal.output }
+    // On a terminal a table fits its width (read once here; the interactive shell reads it
+    // again before each command); a pipe, a file and `--echo` keep 80 columns.
+    if !options.echo, let columns = Terminal.columns() { session.terminalWidth = columns }
     defer { terminal.flush() }
 
     if let path = command.store {

@@ -481,6 +481,48 @@ def test_wide_keys_align_in_tables(home):
            "the state column is aligned", sh)
 
 
+def test_tables_fit_the_terminal_width(home):
+    """On a terminal a table is laid out for its width (as psql's \\x auto): at 200 columns one too
+    wide for 80 stays a table; after a resize to 80 it is records again. A recording of the same
+    session, the same commands piped, and --echo keep 80 columns: records, byte for byte."""
+    slow = 60
+    setup = "ns feed ttl=5m stale=1m naive=join-refetch"
+    table = re.compile(r"namespace\s+ttl\s+stale\s+max\s+policy\s+stale-if-error\s+timeout\s+purgeable\s+entries\s+naive")
+    sh = Shell(home, NO_HINTS, width=200, height=50)
+    sh.run("record wide.transcript", slow)
+    sh.run(setup, slow)
+    sh.run("ns", slow)
+    sh.wait_for(lambda s: any(table.fullmatch(l) for l in s.lines()), "the namespaces as a table at 200 columns")
+    expect(any(re.fullmatch(r"feed\s+5m\s+1m\s+-\s+lru\s+-\s+-\s+no\s+0\s+join-refetch", l) for l in sh.lines()),
+           "its row", sh)
+    expect(not any(l.startswith("namespace:") for l in sh.lines()), "no records at 200 columns", sh)
+    sh.run("record stop", slow)
+    # The width is read again before each command.
+    tmux("resize-window", "-t", sh.name, "-x", "80", "-y", "50")
+    sh.run("ns", slow)
+    sh.wait_for(lambda s: "namespace:      feed" in s.lines(), "the namespaces as records at 80 columns")
+    piped = subprocess.run([BIN], input=setup + "\nns\n", capture_output=True, text=True, timeout=slow)
+    records = piped.stdout.split("\n")[1:]
+    expect(records[0] == "namespace:      feed" and "naive:          join-refetch" in records
+           and not any(table.fullmatch(l) for l in records), f"piped, the same command prints records:\n{piped.stdout}")
+    with open(os.path.join(home, "wide.transcript"), encoding="utf-8") as f:
+        recorded = f.read()
+    expect("cachesh> ns\nnamespace:      feed\n" in recorded, f"the recording keeps 80 columns:\n{recorded}")
+    run = subprocess.run([BIN, "--verify", os.path.join(home, "wide.transcript")], capture_output=True, text=True, timeout=slow)
+    expect(run.returncode == 0, f"the recording verifies: {run.stdout}{run.stderr}")
+    # A script on a 200-column terminal: a table; with --echo (a transcript), records.
+    script = os.path.join(home, "wide.cachesh")
+    with open(script, "w") as f:
+        f.write(setup + "\nns\n")
+    batch = Shell(home, NO_HINTS, args=(script,), width=200, height=30, first_prompt=False)
+    batch.wait_for(lambda s: s.dead()[0], "the script to end", slow)
+    expect(any(table.fullmatch(l) for l in batch.lines()), "a script on a terminal fits its width", batch)
+    echoed = Shell(home, NO_HINTS, args=("--echo", script), width=200, height=30, first_prompt=False)
+    echoed.wait_for(lambda s: s.dead()[0], "the echoed script to end", slow)
+    expect("namespace:      feed" in echoed.lines() and not any(table.fullmatch(l) for l in echoed.lines()),
+           "--echo writes a transcript: 80 columns", echoed)
+
+
 def test_ctrl_d_quits_with_status_0(home):
     sh = Shell(home, NO_HINTS)
     sh.run("put a:1 1")
