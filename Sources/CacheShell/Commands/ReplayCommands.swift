@@ -26,7 +26,7 @@ enum ReplayCommands {
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
-            .text("plot", placeholder: "FILE", meaning: "also draw hit ratio against max as SVG, one line per policy"),
+            .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
         ],
         example: "replay trace.txt max=50,500 stale=1m,5m", run: replay)
 
@@ -151,7 +151,7 @@ enum ReplayCommands {
             }
         }
         if let (path, offset) = plotPath {
-            let svg = ReplayPlot.svg(result.rows, title: "hit ratio by max: \(word.text)") ?? ""
+            let svg = ReplayPlot.svg(result.rows, title: "replay of \(word.text): hit ratio and requests to the server by max") ?? ""
             do { try FileIO.writeAtomically(path, svg) } catch {
                 throw ShellError("cannot write \(path): \(error)", at: offset)
             }
