@@ -313,6 +313,28 @@ def test_ambiguous_completion_lists_on_second_tab(home):
     expect(sum(1 for l in sh.lines() if "server" in l and "source" in l) == 1, "listed only once", sh)
 
 
+def test_second_tab_lists_the_values_of_an_enumerated_option(home):
+    """As for a command name: a second Tab on a value with several candidates lists them (bash's
+    habit), for `policy=` and for each name of `naive=`'s list; a unique one completes."""
+    sh = Shell(home, NO_HINTS)
+    sh.type("ns feed policy=")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any(re.search(r"fifo\s+lfu\s+lru\s+sieve", l) for l in s.lines()), "the list of policies")
+    expect(sh.prompt_line() == "cachesh> ns feed policy=", "the line is drawn again below the list", sh)
+    sh.type("s")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> ns feed policy=sieve")
+    sh.keys("C-u")
+    sh.type("ns feed naive=")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any("join-refetch" in l and "none" in l for l in s.lines()), "the list of naive behaviours")
+    sh.type("join-refetch,se")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> ns feed naive=join-refetch,serve-expired")
+
+
 def test_subcommand_completes(home):
     sh = Shell(home, NO_HINTS)
     sh.type("server of")
