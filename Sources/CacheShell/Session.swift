@@ -25,6 +25,9 @@ public struct SessionOptions: Sendable {
     public var echo = false
     /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
+    /// Where long work (`replay`) shows a line of progress after a second (nil erases it); set
+    /// only when standard error is a terminal (SPEC §6). Nil: no progress is shown.
+    public var progress: (@Sendable (String?) -> Void)?
     /// The scheduled work the whole input may make (a stranger's: `--safe`, `--verify`); nil: no
     /// bound but the runaway limit of each command.
     public var scheduledBudget: ScheduledBudget?

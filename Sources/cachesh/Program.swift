@@ -222,13 +222,13 @@ final class Terminal {
         output.flush = { [unowned self] in self.flush() }
     }
 
-    /// The width of the terminal standard output is (one ioctl), nil when it is none, or one
+    /// The width of the terminal standard output (or `fd`) is (one ioctl), nil when it is none, or one
     /// that says no width: what a reply's tables fit there (SPEC §4). `COLUMNS` is not read: an
     /// exported one goes stale when the window is resized, and the output of a pipe must not
     /// depend on the environment.
-    static func columns() -> Int? {
+    static func columns(of fd: Int32 = 1) -> Int? {
         var size = winsize()
-        guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
         return Int(size.ws_col)
     }
 
@@ -310,6 +310,15 @@ func runMain() -> Int32 {
     // Long work that sees a Ctrl-C stops and takes it, so it does not also cut the output that reports it.
     options.interrupted = { interruptSignalled.exchange(false, ordering: .relaxed) }
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+    // Long work (a replay) shows its progress on standard error when that is a terminal that can
+    // erase a line: never in standard output, a pipe, a file or a transcript.
+    if isatty(2) == 1 && environment["TERM"].map({ !$0.isEmpty && $0 != "dumb" }) ?? false {
+        options.progress = { line in
+            // Cut to one row of the terminal, so that `\r` goes back to its start and erases it all.
+            let text = line.map { "\r" + DisplayWidth.prefix($0, fitting: (Terminal.columns(of: 2) ?? 80) - 1) + "\u{1b}[K" }
+            _ = try? FileDescriptor.standardError.writeAll((text ?? "\r\u{1b}[K").utf8)
+        }
+    }
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }

@@ -651,6 +651,29 @@ def test_ctrl_c_stops_a_replay(home):
     sh.wait_for(lambda s: any(l.startswith("now_ms: 0") for l in s.lines()), "the clock unchanged by the replay")
 
 
+def test_a_long_replay_shows_its_progress_then_erases_it(home):
+    """A replay that runs past a second shows a progress line on the terminal (standard error),
+    erased when it ends: the screen then holds the command and its reply only. Piped, nothing."""
+    trace = os.path.join(home, "big.txt")
+    with open(trace, "w") as f:
+        for i in range(1_000_000):
+            f.write(f"k{(i * 7919) % 50_000}\n")
+    command = f"replay {trace} policy=lru,fifo max=1000,10000"
+    progress = re.compile(r"replay: \d+% of " + re.escape(trace) + r", \d+ requests \(Ctrl-C stops it\)")
+    sh = Shell(home, NO_HINTS, width=200)
+    sh.type(command)
+    sh.keys("Enter")
+    sh.wait_for(lambda s: any(progress.fullmatch(l) for l in s.lines()), "the progress line", 120)
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the replay", 300)
+    lines = [l for l in sh.lines() if l]
+    expect(not any("% of" in l for l in lines), "the progress line is erased", sh)
+    at = lines.index("cachesh> " + command)
+    expect(lines[at + 1].startswith("replayed 1000000 requests of "), "the reply follows the command", sh)
+    piped = subprocess.run([BIN, "-c", command], capture_output=True, text=True, timeout=300)
+    expect(piped.returncode == 0 and piped.stderr == "" and "%" not in piped.stdout,
+           f"piped, no progress: {piped.stderr!r}")
+
+
 def test_a_copied_session_is_a_transcript(home):
     """A session captured from the terminal, prompts and all, verifies with --verify; an edit fails it."""
     sh = Shell(home, env=NO_HINTS, height=60)
