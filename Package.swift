@@ -102,7 +102,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["CacheCore", "CacheShell"], path: "Tests/TestSupport"),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheReplay", "CacheServer", "TestSupport"]),
-        .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "TestSupport"]),
+        .testTarget(name: "CacheShellTests", dependencies: ["CacheShell", "CacheServer", "CacheReplay", "TestSupport"]),
         .testTarget(
             name: "CacheStoreTests",
             dependencies: ["CacheStore", "CacheShell", "CacheServer", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]

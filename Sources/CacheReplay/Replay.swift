@@ -31,16 +31,17 @@ public enum Replay {
     /// - Parameters:
     ///   - stackDistance: share one Mattson pass among LRU sizes without ttl or stale.
     ///   - interrupted: polled between batches; true stops the replay with an error.
+    ///   - progress: called between batches, with the requests replayed so far (a progress line).
     /// - Throws: `ReplayError` for a bad trace (with its file and line), an unreadable file, an
     ///   interrupt, or `optimal` on a trace without next accesses.
     public static func run(_ reader: TraceReader, configurations: [ReplayConfiguration], stackDistance: Bool = true,
-                           interrupted: () -> Bool = { false }) throws(ReplayError) -> ReplayResult {
+                           interrupted: () -> Bool = { false }, progress: (Int) -> Void = { _ in }) throws(ReplayError) -> ReplayResult {
         if configurations.contains(where: { $0.policy == .optimal }) && reader.options.format != .oracle {
             throw ReplayError("policy=optimal needs each request's next access: use a format=oracle trace")
         }
         var batch: [TraceRequest] = []
         batch.reserveCapacity(batchSize)
-        return try drive(configurations, stackDistance: stackDistance, interrupted: interrupted) { () throws(ReplayError) -> [TraceRequest]? in
+        return try drive(configurations, stackDistance: stackDistance, interrupted: interrupted, progress: progress) { () throws(ReplayError) -> [TraceRequest]? in
             try reader.next(into: &batch, count: batchSize) ? batch : nil
         } duration: { reader.lastTime }
     }
@@ -49,7 +50,7 @@ public enum Replay {
     public static func run(_ requests: [TraceRequest], configurations: [ReplayConfiguration],
                            stackDistance: Bool = true) -> ReplayResult {
         var offset = 0
-        let result = try? drive(configurations, stackDistance: stackDistance, interrupted: { false }) { () throws(ReplayError) -> [TraceRequest]? in
+        let result = try? drive(configurations, stackDistance: stackDistance, interrupted: { false }, progress: { _ in }) { () throws(ReplayError) -> [TraceRequest]? in
             guard offset < requests.count else { return nil }
             let end = Swift.min(requests.count, offset + batchSize)
             defer { offset = end }
@@ -59,6 +60,7 @@ public enum Replay {
     }
 
     private static func drive(_ configurations: [ReplayConfiguration], stackDistance: Bool, interrupted: () -> Bool,
+                              progress: (Int) -> Void,
                               next: () throws(ReplayError) -> [TraceRequest]?,
                               duration: () -> Int64) throws(ReplayError) -> ReplayResult {
         let untimed = configurations.filter { $0.policy == .lru && $0.ttl == nil && $0.stale == nil }
@@ -77,6 +79,7 @@ public enum Replay {
             batch.withUnsafeBufferPointer { requests in
                 for pass in passes { pass.run(requests) }
             }
+            progress(requests)
         }
         var counters: [ReplayConfiguration: ReplayCounters] = [:]
         for pass in passes {

@@ -88,6 +88,12 @@ public final class TraceReader {
     private var previous: Int64 = 0
     /// The last request's time (virtual ms since the first).
     public private(set) var lastTime: Int64 = 0
+    /// The file's size in bytes when it was opened.
+    public let size: Int64
+    /// The bytes read from the file so far.
+    private var bytesRead: Int64 = 0
+    /// The bytes of the file consumed so far (read, and not waiting in the buffer), for progress.
+    public var position: Int64 { bytesRead - Int64(end - start) }
     // CSV.
     /// Whether the columns are still to be found (from the header, or the first row).
     private var header = false
@@ -120,6 +126,7 @@ public final class TraceReader {
             throw ReplayError(file: name, "cannot read: \(problem)")
         }
         self.fd = fd
+        size = Int64(st.st_size)
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 8)
         header = options.format == .csv
     }
@@ -151,6 +158,7 @@ public final class TraceReader {
         }
         if n == 0 { atEOF = true; return false }
         end += n
+        bytesRead += Int64(n)
         return true
     }
 

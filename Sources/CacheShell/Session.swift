@@ -25,6 +25,9 @@ public struct SessionOptions: Sendable {
     public var echo = false
     /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
+    /// Where long work (`replay`) shows a line of progress after a second (nil erases it); set
+    /// only when standard error is a terminal (SPEC §6). Nil: no progress is shown.
+    public var progress: (@Sendable (String?) -> Void)?
     /// The scheduled work the whole input may make (a stranger's: `--safe`, `--verify`); nil: no
     /// bound but the runaway limit of each command.
     public var scheduledBudget: ScheduledBudget?
@@ -127,6 +130,13 @@ public final class Session {
             terminal.buffer = newValue
             updateStraightWrites()
         }
+    }
+    /// The width of the terminal the session's output is shown on, which a table in a reply
+    /// fits before it is shown as records (SPEC §4); nil (no terminal): 80 columns. The history,
+    /// and so `record` and `--echo`, keeps 80 whatever this says.
+    public var terminalWidth: Int? {
+        get { terminal.width == Render.width ? nil : terminal.width }
+        set { terminal.width = newValue ?? Render.width }
     }
     /// Keep the history (off for benchmarks of huge batches that never record).
     public var keepsHistory: Bool {

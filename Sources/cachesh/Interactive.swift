@@ -68,6 +68,8 @@ enum Interactive {
                 // its cooked mode once el_gets returns) is meant for this command. A stale one,
                 // typed before the editor took the terminal, was dropped as keys were read
                 // (`TerminalInput.readCharacter`).
+                // The window may have been resized since the last command.
+                session.terminalWidth = Terminal.columns()
                 let output = session.runTyped(text, on: cache)
                 if !(pager && !safe && isHelp(text) && Pager.show(output, environment: environment)) {
                     terminal.write(output, isError: false)

@@ -222,6 +222,16 @@ final class Terminal {
         output.flush = { [unowned self] in self.flush() }
     }
 
+    /// The width of the terminal standard output (or `fd`) is (one ioctl), nil when it is none, or one
+    /// that says no width: what a reply's tables fit there (SPEC §4). `COLUMNS` is not read: an
+    /// exported one goes stale when the window is resized, and the output of a pipe must not
+    /// depend on the environment.
+    static func columns(of fd: Int32 = 1) -> Int? {
+        var size = winsize()
+        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     func write(_ text: String, isError: Bool) {
         if isError {
             flush()
@@ -300,6 +310,15 @@ func runMain() -> Int32 {
     // Long work that sees a Ctrl-C stops and takes it, so it does not also cut the output that reports it.
     options.interrupted = { interruptSignalled.exchange(false, ordering: .relaxed) }
     options.colour = stdoutIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+    // Long work (a replay) shows its progress on standard error when that is a terminal that can
+    // erase a line: never in standard output, a pipe, a file or a transcript.
+    if isatty(2) == 1 && environment["TERM"].map({ !$0.isEmpty && $0 != "dumb" }) ?? false {
+        options.progress = { line in
+            // Cut to one row of the terminal, so that `\r` goes back to its start and erases it all.
+            let text = line.map { "\r" + DisplayWidth.prefix($0, fitting: (Terminal.columns(of: 2) ?? 80) - 1) + "\u{1b}[K" }
+            _ = try? FileDescriptor.standardError.writeAll((text ?? "\r\u{1b}[K").utf8)
+        }
+    }
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
     if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }
@@ -349,6 +368,9 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     }
     session.sink = { text, isError in terminal.write(text, isError: isError) }
     if !interactive { session.directOutput = terminal.output }
+    // On a terminal a table fits its width (read once here; the interactive shell reads it
+    // again before each command); a pipe, a file and `--echo` keep 80 columns.
+    if !options.echo, let columns = Terminal.columns() { session.terminalWidth = columns }
     defer { terminal.flush() }
 
     if let path = command.store {

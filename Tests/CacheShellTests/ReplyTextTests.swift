@@ -42,7 +42,7 @@ struct ReplyTextTests {
                 let reply = Reply.keys(keys, ok: ok)
                 let expected = mode == .json
                     ? Self.generic(reply.fields, order: [], command: "put", mode: .json, colour: false)
-                    : (reply.human ?? []).map { $0 + "\n" }.joined()
+                    : (reply.human() ?? []).map { $0 + "\n" }.joined()
                 #expect(reply.text(command: "put", mode: mode, colour: false) == expected)
                 #expect(expected.hasPrefix(mode == .json ? "{\"command\":\"put\",\"keys\":[" : "keys: "))
             }

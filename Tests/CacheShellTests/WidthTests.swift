@@ -37,6 +37,22 @@ import TestSupport
         #expect(Render.table(["key", "state", "value"], [["a:1", "fresh", wide + wide]]).count == 2)
     }
 
+    @Test func aReplysTableIsLaidOutForTheWidthItIsWrittenTo() {
+        let wide = String(repeating: "x", count: 70)
+        let reply = Reply(["n": .int(1)], table: TableText(before: ["before"], ["key", "state", "note", "value"],
+                                                           [["a:1", "fresh", wide, "1"]], after: ["after"]))
+        // 80 columns unless told: the history's, a recording's, a pipe's copy.
+        #expect(reply.text(command: "t", mode: .human, colour: false)
+                == "before\nkey:   a:1\nstate: fresh\nnote:  \(wide)\nvalue: 1\nafter\n")
+        // A terminal of 120 columns: the table fits, as a table.
+        #expect(reply.text(command: "t", mode: .human, colour: false, width: 120)
+                == "before\nkey  state  note" + String(repeating: " ", count: 68) + "value\na:1  fresh  \(wide)  1\nafter\n")
+        // A terminal of 40 columns: a narrower table turns into records too.
+        #expect(Render.table(["key", "state", "age_ms"], [["feed:home", "fresh", "12"], [String(repeating: "k", count: 30), "stale", "1"]],
+                             width: 40).first == "key:    feed:home")
+        #expect(reply.text(command: "t", mode: .json, colour: false, width: 120) == "{\"command\":\"t\",\"n\":1}\n")
+    }
+
     @Test func statsHasARowPerCounterAndFitsEightyColumns() async {
         let output = await TestShell().typed("put a 1\nput feed:x 2\nput profile:1 3\nstats")
         let lines = output.split(separator: "\n").map(String.init)

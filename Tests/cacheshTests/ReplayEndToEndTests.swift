@@ -93,8 +93,68 @@ struct ReplayEndToEndTests {
             """)
         let svg = try String(contentsOf: sandbox.url.appendingPathComponent("curve.svg"), encoding: .utf8)
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        #expect(svg.components(separatedBy: "<polyline").count == 3)
+        // A line per policy in each panel: hit ratio, and requests to the server.
+        #expect(svg.components(separatedBy: "<polyline").count == 5)
         #expect(svg.contains(">lru</text>") && svg.contains(">fifo</text>"))
+    }
+
+    @Test("plot= of 8 series with long labels: the legend inside the chart, a dash pattern and marker each, a requests panel")
+    func plotOfASweep() async throws {
+        let sandbox = try Sandbox()
+        var trace = ""
+        // A request a minute over 31 keys: at 20 entries and more, stale refreshes are the load.
+        for i in 0..<400 { trace += "\(i * 60) k\((i * i) % 31)\n" }
+        try sandbox.write("trace.txt", trace)
+        let run = try await Cachesh.run(["--json", "-c", "replay trace.txt format=timed policy=fifo,sieve max=5,10,20,40 "
+                                         + "ttl=1h30m15s,2h45m30s stale=45m30s,1h15m45s plot=sweep.svg"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        let svg = try String(contentsOf: sandbox.url.appendingPathComponent("sweep.svg"), encoding: .utf8)
+        let chart = SVGText(svg)
+        let (width, height) = try #require(chart.viewBox)
+        // 8 series, each label 30 characters or more; every legend entry inside the viewBox, its
+        // text's width estimated at 0.6 em a character (a sans-serif font's letters and digits).
+        let legend = chart.texts(in: "legend")
+        #expect(legend.count == 8)
+        #expect(legend.allSatisfy { $0.text.count >= 30 }, "\(legend.map(\.text))")
+        for text in legend {
+            #expect(text.x >= 0 && text.x + Double(text.text.count) * 0.6 * 12 <= width && text.y <= height && text.y >= 0,
+                    "\(text) outside 0 0 \(width) \(height)")
+        }
+        for text in chart.texts(in: nil) where text.size == 14 {
+            #expect(text.x + Double(text.text.count) * 0.6 * 14 <= width, "the title fits: \(text)")
+        }
+        // Each series its own dash pattern and marker, in both panels and in the legend.
+        for panel in ["hit-ratio", "requests", "legend"] {
+            let strokes = chart.elements("polyline|line", in: panel).filter { $0.contains("stroke-width=\"2\"") }
+            #expect(strokes.count == 8, "\(panel): \(strokes.count)")
+            #expect(Set(strokes.map { SVGText.attribute("stroke-dasharray", of: $0) ?? "solid" }).count == 8, "\(panel)")
+        }
+        let markers = chart.elements("path", in: "legend").map { SVGText.attribute("d", of: $0)!.filter(\.isLetter) + SVGText.attribute("stroke", of: $0)! }
+        #expect(Set(markers).count == 8, "\(markers)")
+        // The requests panel, beside the hit ratio's, holds each row's requests to the server.
+        let requests = chart.titles(in: "requests")
+        let ratios = chart.titles(in: "hit-ratio")
+        #expect(requests.count == rows.count && ratios.count == rows.count)
+        for row in rows {
+            let name = "\(row["policy"]!) ttl=\(Self.words(row["ttl_ms"]!)) stale=\(Self.words(row["stale_ms"]!)), max \(row["max"]!)"
+            #expect(requests.contains("\(name): \(row["requests"]!) requests to the server"), "\(name) in \(requests)")
+            #expect(ratios.contains("\(name): hit ratio \(String(format: "%.4f", row["hit_ratio"] as! Double))"), "\(name) in \(ratios)")
+        }
+        let hitRatio = try #require(chart.group("hit-ratio")), requestsPanel = try #require(chart.group("requests"))
+        #expect(hitRatio.contains(">hit ratio</text>") && requestsPanel.contains(">requests to the server</text>"))
+    }
+
+    /// A duration of the sweep as the legend says it.
+    static func words(_ ms: Any) -> String {
+        switch ms as! Int {
+        case 5_415_000: "1h30m15s"
+        case 9_930_000: "2h45m30s"
+        case 2_730_000: "45m30s"
+        case 4_545_000: "1h15m45s"
+        case let other: "\(other)ms"
+        }
     }
 
     @Test("a malformed line stops the replay with the trace's file and line, and writes nothing")
@@ -372,5 +432,51 @@ struct ReplayEndToEndTests {
         for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "plot=FILE", "oracle"] {
             #expect(run.stdout.contains(option), "\(option)")
         }
+    }
+}
+
+/// Just enough of an SVG file to read back what a chart drew: its viewBox, and the elements, texts
+/// and titles of a group (`<g id="...">`, as `ReplayPlot` writes them, not nested).
+struct SVGText {
+    let svg: String
+    init(_ svg: String) { self.svg = svg }
+
+    var viewBox: (Double, Double)? {
+        guard let box = Self.attribute("viewBox", of: svg) else { return nil }
+        let numbers = box.split(separator: " ").compactMap { Double($0) }
+        return numbers.count == 4 ? (numbers[2], numbers[3]) : nil
+    }
+
+    /// The text of group `id`, from its start tag to its end.
+    func group(_ id: String) -> String? {
+        guard let start = svg.range(of: "<g id=\"\(id)\">"), let end = svg.range(of: "</g>", range: start.upperBound..<svg.endIndex) else { return nil }
+        return String(svg[start.lowerBound..<end.upperBound])
+    }
+
+    /// The start tags of the elements named by `names` (`a|b`) in group `id`.
+    func elements(_ names: String, in id: String) -> [String] {
+        let text = group(id) ?? ""
+        let pattern = try! Regex("<(\(names))\\b[^>]*>")
+        return text.matches(of: pattern).map { String(text[$0.range]) }
+    }
+
+    /// The `<text>` elements of group `id` (of the whole chart with nil): position, size, content.
+    func texts(in id: String?) -> [(x: Double, y: Double, size: Double, text: String)] {
+        let text = id.map { group($0) ?? "" } ?? svg
+        return text.matches(of: /<text ([^>]*)>([^<]*)<\/text>/).map { match in
+            let tag = " " + String(match.output.1)
+            return (Double(Self.attribute("x", of: tag) ?? "") ?? -1, Double(Self.attribute("y", of: tag) ?? "") ?? -1,
+                    Double(Self.attribute("font-size", of: tag) ?? "12") ?? 12, String(match.output.2))
+        }
+    }
+
+    /// The `<title>`s of group `id`.
+    func titles(in id: String) -> [String] {
+        (group(id) ?? "").matches(of: /<title>([^<]*)<\/title>/).map { String($0.output.1) }
+    }
+
+    static func attribute(_ name: String, of tag: String) -> String? {
+        guard let match = tag.firstMatch(of: try! Regex(" \(name)=\"([^\"]*)\"")) else { return nil }
+        return match.output[1].substring.map(String.init)
     }
 }

@@ -313,6 +313,28 @@ def test_ambiguous_completion_lists_on_second_tab(home):
     expect(sum(1 for l in sh.lines() if "server" in l and "source" in l) == 1, "listed only once", sh)
 
 
+def test_second_tab_lists_the_values_of_an_enumerated_option(home):
+    """As for a command name: a second Tab on a value with several candidates lists them (bash's
+    habit), for `policy=` and for each name of `naive=`'s list; a unique one completes."""
+    sh = Shell(home, NO_HINTS)
+    sh.type("ns feed policy=")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any(re.search(r"fifo\s+lfu\s+lru\s+sieve", l) for l in s.lines()), "the list of policies")
+    expect(sh.prompt_line() == "cachesh> ns feed policy=", "the line is drawn again below the list", sh)
+    sh.type("s")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> ns feed policy=sieve")
+    sh.keys("C-u")
+    sh.type("ns feed naive=")
+    sh.keys("Tab")
+    sh.keys("Tab")
+    sh.wait_for(lambda s: any("join-refetch" in l and "none" in l for l in s.lines()), "the list of naive behaviours")
+    sh.type("join-refetch,se")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> ns feed naive=join-refetch,serve-expired")
+
+
 def test_subcommand_completes(home):
     sh = Shell(home, NO_HINTS)
     sh.type("server of")
@@ -481,6 +503,48 @@ def test_wide_keys_align_in_tables(home):
            "the state column is aligned", sh)
 
 
+def test_tables_fit_the_terminal_width(home):
+    """On a terminal a table is laid out for its width (as psql's \\x auto): at 200 columns one too
+    wide for 80 stays a table; after a resize to 80 it is records again. A recording of the same
+    session, the same commands piped, and --echo keep 80 columns: records, byte for byte."""
+    slow = 60
+    setup = "ns feed ttl=5m stale=1m naive=join-refetch"
+    table = re.compile(r"namespace\s+ttl\s+stale\s+max\s+policy\s+stale-if-error\s+timeout\s+purgeable\s+entries\s+naive")
+    sh = Shell(home, NO_HINTS, width=200, height=50)
+    sh.run("record wide.transcript", slow)
+    sh.run(setup, slow)
+    sh.run("ns", slow)
+    sh.wait_for(lambda s: any(table.fullmatch(l) for l in s.lines()), "the namespaces as a table at 200 columns")
+    expect(any(re.fullmatch(r"feed\s+5m\s+1m\s+-\s+lru\s+-\s+-\s+no\s+0\s+join-refetch", l) for l in sh.lines()),
+           "its row", sh)
+    expect(not any(l.startswith("namespace:") for l in sh.lines()), "no records at 200 columns", sh)
+    sh.run("record stop", slow)
+    # The width is read again before each command.
+    tmux("resize-window", "-t", sh.name, "-x", "80", "-y", "50")
+    sh.run("ns", slow)
+    sh.wait_for(lambda s: "namespace:      feed" in s.lines(), "the namespaces as records at 80 columns")
+    piped = subprocess.run([BIN], input=setup + "\nns\n", capture_output=True, text=True, timeout=slow)
+    records = piped.stdout.split("\n")[1:]
+    expect(records[0] == "namespace:      feed" and "naive:          join-refetch" in records
+           and not any(table.fullmatch(l) for l in records), f"piped, the same command prints records:\n{piped.stdout}")
+    with open(os.path.join(home, "wide.transcript"), encoding="utf-8") as f:
+        recorded = f.read()
+    expect("cachesh> ns\nnamespace:      feed\n" in recorded, f"the recording keeps 80 columns:\n{recorded}")
+    run = subprocess.run([BIN, "--verify", os.path.join(home, "wide.transcript")], capture_output=True, text=True, timeout=slow)
+    expect(run.returncode == 0, f"the recording verifies: {run.stdout}{run.stderr}")
+    # A script on a 200-column terminal: a table; with --echo (a transcript), records.
+    script = os.path.join(home, "wide.cachesh")
+    with open(script, "w") as f:
+        f.write(setup + "\nns\n")
+    batch = Shell(home, NO_HINTS, args=(script,), width=200, height=30, first_prompt=False)
+    batch.wait_for(lambda s: s.dead()[0], "the script to end", slow)
+    expect(any(table.fullmatch(l) for l in batch.lines()), "a script on a terminal fits its width", batch)
+    echoed = Shell(home, NO_HINTS, args=("--echo", script), width=200, height=30, first_prompt=False)
+    echoed.wait_for(lambda s: s.dead()[0], "the echoed script to end", slow)
+    expect("namespace:      feed" in echoed.lines() and not any(table.fullmatch(l) for l in echoed.lines()),
+           "--echo writes a transcript: 80 columns", echoed)
+
+
 def test_ctrl_d_quits_with_status_0(home):
     sh = Shell(home, NO_HINTS)
     sh.run("put a:1 1")
@@ -585,6 +649,29 @@ def test_ctrl_c_stops_a_replay(home):
     expect(not sh.dead()[0], "Ctrl-C during replay does not end the shell", sh)
     sh.run("now")
     sh.wait_for(lambda s: any(l.startswith("now_ms: 0") for l in s.lines()), "the clock unchanged by the replay")
+
+
+def test_a_long_replay_shows_its_progress_then_erases_it(home):
+    """A replay that runs past a second shows a progress line on the terminal (standard error),
+    erased when it ends: the screen then holds the command and its reply only. Piped, nothing."""
+    trace = os.path.join(home, "big.txt")
+    with open(trace, "w") as f:
+        for i in range(1_000_000):
+            f.write(f"k{(i * 7919) % 50_000}\n")
+    command = f"replay {trace} policy=lru,fifo max=1000,10000"
+    progress = re.compile(r"replay: \d+% of " + re.escape(trace) + r", \d+ requests \(Ctrl-C stops it\)")
+    sh = Shell(home, NO_HINTS, width=200)
+    sh.type(command)
+    sh.keys("Enter")
+    sh.wait_for(lambda s: any(progress.fullmatch(l) for l in s.lines()), "the progress line", 120)
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the prompt after the replay", 300)
+    lines = [l for l in sh.lines() if l]
+    expect(not any("% of" in l for l in lines), "the progress line is erased", sh)
+    at = lines.index("cachesh> " + command)
+    expect(lines[at + 1].startswith("replayed 1000000 requests of "), "the reply follows the command", sh)
+    piped = subprocess.run([BIN, "-c", command], capture_output=True, text=True, timeout=300)
+    expect(piped.returncode == 0 and piped.stderr == "" and "%" not in piped.stdout,
+           f"piped, no progress: {piped.stderr!r}")
 
 
 def test_a_copied_session_is_a_transcript(home):

@@ -168,9 +168,9 @@ enum ConfigCommands {
                 + (anyNaive ? [p.naive.isEmpty ? "-" : NaivePolicy.text(p.naive)] : [])
         }
         return Reply(["namespaces": .object(out)],
-                     human: Render.table(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout"]
-                                         + (anyRetry ? ["retry", "backoff"] : [])
-                                         + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []), rows))
+                     table: TableText(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout"]
+                                      + (anyRetry ? ["retry", "backoff"] : [])
+                                      + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)

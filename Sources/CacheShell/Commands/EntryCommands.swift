@@ -103,11 +103,11 @@ enum EntryCommands {
         for i in args.positional.indices { keys.append(try args.key(i, in: cache)) }
         let results: [ReadResult]
         do { results = try cache.mget(keys, nowait: args.flag("nowait") || session.frames.inScheduled) } catch { throw ShellError(error.message, at: command.offset) }
-        return mgetReply(results, colour: session.options.colour)
+        return mgetReply(results)
     }
 
     /// What `mget` prints.
-    static func mgetReply(_ results: [ReadResult], colour: Bool) -> Reply {
+    static func mgetReply(_ results: [ReadResult]) -> Reply {
         let rows = results.map { r -> [String] in
             var notes: [String] = []
             if r.offline { notes.append("offline") }
@@ -118,8 +118,8 @@ enum EntryCommands {
                     r.valueText ?? "null"]
         }
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
-                     human: Render.table(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
-                                         colourColumn: 1, colour: colour))
+                     table: TableText(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
+                                      colourColumn: 1))
     }
 
     static let peek = CommandSpec(
@@ -146,17 +146,17 @@ enum EntryCommands {
         }
         if let word = args.positional.first { try Arguments.checkPattern(word.text, at: word, cache, command: "keys") }
         let pattern = args.positional.first.map { Glob(KeyName.canonical($0.text)) }
-        return keysReply(cache.keys(matching: pattern).map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) },
-                         colour: session.options.colour)
+        return keysReply(cache.keys(matching: pattern).map { KeyEntry(key: $0.key, state: $0.state, ageMs: $0.ageMs) })
     }
 
     /// What `keys` prints.
-    static func keysReply(_ entries: [KeyEntry], colour: Bool) -> Reply {
+    static func keysReply(_ entries: [KeyEntry]) -> Reply {
         let rows = entries.map { [$0.key, $0.state.rawValue, String($0.ageMs)] }
-        return Reply(["entries": .array(entries.map {
+        let fields: [String: JSONValue] = ["entries": .array(entries.map {
             .object(["key": .string($0.key), "state": .string($0.state.rawValue), "age_ms": .int($0.ageMs)])
-        })], human: entries.isEmpty ? ["(no entries)"] : Render.table(["key", "state", "age_ms"], rows, colourColumn: 1,
-                                                                       colour: colour))
+        })]
+        if entries.isEmpty { return Reply(fields, human: ["(no entries)"]) }
+        return Reply(fields, table: TableText(["key", "state", "age_ms"], rows, colourColumn: 1))
     }
 
     static let expire = CommandSpec(

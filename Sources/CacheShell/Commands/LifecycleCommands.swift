@@ -117,7 +117,8 @@ enum LifecycleCommands {
             .object(["key": .string($0.key), "every_ms": .int($0.everyMs), "due": .string(TimeText.iso8601(ms: $0.due))])
         }
         let rows = polls.map { [$0.key, TimeText.formatDuration($0.everyMs), TimeText.iso8601(ms: $0.due)] }
-        return Reply(["polls": .array(items)], human: rows.isEmpty ? ["polling: (nothing)"] : Render.table(["key", "every", "next"], rows))
+        if rows.isEmpty { return Reply(["polls": .array(items)], human: ["polling: (nothing)"]) }
+        return Reply(["polls": .array(items)], table: TableText(["key", "every", "next"], rows))
     }
 
     static let unpoll = CommandSpec(

@@ -129,7 +129,7 @@ enum ObserveCommands {
         let columns = ["counter"] + all.map(\.name)
         var rows = total.fields.indices.map { i in [total.fields[i].name] + all.map { String($0.stats.fields[i].value) } }
         rows.append(["hit_ratio"] + all.map { ratio($0.stats) })
-        return Reply(fields, human: Render.table(columns, rows))
+        return Reply(fields, table: TableText(columns, rows))
     }
 }
 

@@ -221,11 +221,12 @@ enum RealtimeCommands {
                              item.dueAt.map { "+" + TimeText.formatDuration($0 - cache.now) } ?? "-", what, detail])
             }
         }
-        var human = rows.isEmpty ? ["(nothing pending)"] : Render.table(["due", "in", "what", "detail"], rows)
+        var notes: [String] = []
         if let key = neverAnswered.first {
-            human.append("note: a request due never is never answered: cancel \(key) drops it,")
-            human.append("      and ns \(KeyName.namespace(of: key)) timeout=D makes the next one give up")
+            notes.append("note: a request due never is never answered: cancel \(key) drops it,")
+            notes.append("      and ns \(KeyName.namespace(of: key)) timeout=D makes the next one give up")
         }
-        return Reply(["pending": .array(items)], human: human)
+        if rows.isEmpty { return Reply(["pending": .array(items)], human: ["(nothing pending)"] + notes) }
+        return Reply(["pending": .array(items)], table: TableText(["due", "in", "what", "detail"], rows, after: notes))
     }
 }

@@ -26,7 +26,7 @@ enum ReplayCommands {
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
-            .text("plot", placeholder: "FILE", meaning: "also draw hit ratio against max as SVG, one line per policy"),
+            .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
         ],
         example: "replay trace.txt max=50,500 stale=1m,5m", run: replay)
 
@@ -136,7 +136,11 @@ enum ReplayCommands {
         do {
             let reader = try TraceReader(path: path, name: word.text, options: traceOptions)
             let interrupted = session.options.interrupted ?? { false }
-            result = try Replay.run(reader, configurations: configurations, interrupted: interrupted)
+            var line = session.options.progress.map { ProgressLine(show: $0) }
+            defer { line?.end() }
+            result = try Replay.run(reader, configurations: configurations, interrupted: interrupted) { requests in
+                line?.update(progressText(word.text, requests: requests, position: reader.position, size: reader.size))
+            }
         } catch {
             guard let line = report(error, session: session) else {
                 throw ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: word.offset)
@@ -151,7 +155,7 @@ enum ReplayCommands {
             }
         }
         if let (path, offset) = plotPath {
-            let svg = ReplayPlot.svg(result.rows, title: "hit ratio by max: \(word.text)") ?? ""
+            let svg = ReplayPlot.svg(result.rows, title: "replay of \(word.text): hit ratio and requests to the server by max") ?? ""
             do { try FileIO.writeAtomically(path, svg) } catch {
                 throw ShellError("cannot write \(path): \(error)", at: offset)
             }
@@ -325,6 +329,12 @@ enum ReplayCommands {
         for value in [n.requests, n.hits, n.staleHits, n.misses, n.evictions, n.expirations] { cells.append(String(value)) }
         cells.append(ratio(n.hitRatio))
         return cells
+    }
+
+    /// The progress line of a long replay: how far into the trace's bytes, and the requests so far.
+    static func progressText(_ name: String, requests: Int, position: Int64, size: Int64) -> String {
+        let percent = size > 0 ? min(100, position * 100 / size) : 100
+        return "replay: \(percent)% of \(Render.visible(name)), \(requests) requests (Ctrl-C stops it)"
     }
 
     /// The rows as an aligned table: text left, numbers right.

@@ -77,11 +77,11 @@ enum ServerCommands {
         var data: [String: JSONValue] = [:]
         for key in keys { data[key] = server.data[key]! }
         let rows = keys.map { [$0, TimeText.iso8601(ms: server.modifiedAt[$0] ?? cache.clockStart), server.data[$0]!.compactText] }
-        var human = Render.table(["key", "modified_at", "value"], rows)
-        if keys.isEmpty { human = ["(no data)"] }
-        human.append("latency: \(TimeText.formatDuration(server.latency))" + (server.isOnline ? "" : ", offline"))
-        return Reply(["data": .object(data), "latency_ms": .int(server.latency), "online": .bool(server.isOnline),
-                      "latencies_ms": .object(server.latencies.mapValues { .int($0) })], human: human)
+        let latency = "latency: \(TimeText.formatDuration(server.latency))" + (server.isOnline ? "" : ", offline")
+        let fields: [String: JSONValue] = ["data": .object(data), "latency_ms": .int(server.latency), "online": .bool(server.isOnline),
+                                           "latencies_ms": .object(server.latencies.mapValues { .int($0) })]
+        if keys.isEmpty { return Reply(fields, human: ["(no data)", latency]) }
+        return Reply(fields, table: TableText(["key", "modified_at", "value"], rows, after: [latency]))
     }
 
     static let latency = CommandSpec(
@@ -168,6 +168,7 @@ enum ServerCommands {
                      "keys": .array($0.keys.map(JSONValue.string)), "fate": .string($0.fate.rawValue)])
         })]
         if dropped > 0 { fields["dropped"] = .int(Int64(dropped)) }
-        return Reply(fields, human: note + (log.isEmpty ? ["(no requests)"] : Render.table(["at_ms", "kind", "fate", "keys"], rows)))
+        if log.isEmpty { return Reply(fields, human: note + ["(no requests)"]) }
+        return Reply(fields, table: TableText(before: note, ["at_ms", "kind", "fate", "keys"], rows))
     }
 }

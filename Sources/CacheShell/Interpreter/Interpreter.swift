@@ -199,7 +199,7 @@ extension Session {
         if outcome.open {
             outcome.items.append(item)
         } else {
-            terminal.add(item.text(colour: settings.colour), isError: item.isError, colour: settings.colour)
+            terminal.add(item.text(colour: settings.colour, width: terminal.width), isError: item.isError, colour: settings.colour)
         }
     }
 

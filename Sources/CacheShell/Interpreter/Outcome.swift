@@ -100,13 +100,14 @@ struct Outcome {
 extension Outcome.Item {
     /// The item's text, each line ending in a line feed, with `colour` for a terminal; not yet
     /// escaped for one (``Render/safeForTerminal(_:colour:)``). The history's copy is the same
-    /// made without colour, but for a diagnostic's typed form (`typed`).
-    func text(colour: Bool, typed: Bool = false) -> String {
+    /// made without colour, but for a diagnostic's typed form (`typed`); `width` is the columns a
+    /// reply's table fits (a terminal's own, on one).
+    func text(colour: Bool, typed: Bool = false, width: Int = Render.width) -> String {
         switch self {
         case .reply(let reply, let name, let mode):
-            return reply.text(command: name, mode: mode, colour: colour)
+            return reply.text(command: name, mode: mode, colour: colour, width: width)
         case .scheduled(let reply, let name, let text, let time, let mode):
-            return ItemText.scheduled(reply, name: name, text: text, time: time, mode: mode, colour: colour)
+            return ItemText.scheduled(reply, name: name, text: text, time: time, mode: mode, colour: colour, width: width)
         case .event(let event, let clockStart, let mode):
             return ItemText.eventLine(event, clockStart: clockStart, mode: mode, colour: colour) + "\n"
         case .validated(let result, let at, let mode):

@@ -43,7 +43,8 @@ enum ItemText {
 
     /// What a command `at` scheduled prints when it runs at `time`: an `"event": "at"` object, or
     /// `at TIME: COMMAND` and its reply's lines indented (`ok` for none). Each line ends in a line feed.
-    static func scheduled(_ reply: Reply, name: String, text: String, time: String, mode: OutputMode, colour: Bool) -> String {
+    static func scheduled(_ reply: Reply, name: String, text: String, time: String, mode: OutputMode, colour: Bool,
+                          width: Int = Render.width) -> String {
         if mode == .json {
             var fields = reply.fields
             fields["event"] = .string("at")
@@ -51,7 +52,7 @@ enum ItemText {
             fields["at"] = .string(time)
             return JSONValue.object(fields).compactText + "\n"
         }
-        var lines = reply.human ?? Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order, colour: colour)
+        var lines = reply.human(colour: colour, width: width) ?? Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order, colour: colour)
         if lines.isEmpty { lines = ["ok"] }
         return "at \(time): \(text)\n" + lines.map { "  " + $0 + "\n" }.joined()
     }

@@ -216,15 +216,16 @@ enum Render {
         return TimeText.formatDuration(ms.magnitude >= 60_000 ? ms / 1_000 * 1_000 : ms)
     }
 
-    /// The columns human output fits, whatever the terminal (SPEC §4): a transcript recorded
-    /// anywhere verifies anywhere.
+    /// The columns human output fits (SPEC §4): a transcript recorded anywhere verifies anywhere.
+    /// Only the terminal's copy of a reply lays its tables out to the terminal's own width.
     static let width = 80
 
     /// An aligned table: a header row and one row per item, columns padded to their widest cell
     /// in display columns (CJK and emoji take two). The last column is not padded. A table whose
-    /// columns before the last (and the last one's header) do not fit ``width`` is shown as
+    /// columns before the last (and the last one's header) do not fit `width` columns is shown as
     /// records instead (``records(_:_:colourColumn:colour:)``).
-    static func table(_ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, colour: Bool = false) -> [String] {
+    static func table(_ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, colour: Bool = false,
+                      width: Int = Render.width) -> [String] {
         // A duration column (`age_ms`) also says each duration in words.
         let durations = columns.indices.filter { columns[$0].hasSuffix("_ms") }
         var rows = rows

@@ -8,6 +8,9 @@ import CacheCore
 struct Reply {
     private enum Content {
         case fields([String: JSONValue], human: [String]?)
+        /// Fields whose human form holds a table, laid out as it is written: to the width of
+        /// where it goes (``Render/table(_:_:colourColumn:colour:width:)``).
+        case table([String: JSONValue], TableText)
         /// `get` (`isGet`) or `peek`: the fields of `EntryCommands.fields`.
         case read(ReadResult, isGet: Bool)
         /// `keys` and, with `ok`, `ok: true`.
@@ -26,6 +29,13 @@ struct Reply {
         self.order = order
     }
 
+    /// A reply whose human form is `table` (between lines of its own), laid out as it is written:
+    /// 80 columns for the history, a recording, `--echo` and a pipe; a terminal's own width (SPEC §4).
+    init(_ fields: [String: JSONValue], table: TableText) {
+        content = .table(fields, table)
+        order = []
+    }
+
     private init(_ content: Content, order: [String] = []) {
         self.content = content
         self.order = order
@@ -34,7 +44,7 @@ struct Reply {
     /// The JSON fields (SPEC §4), without `command`.
     var fields: [String: JSONValue] {
         switch content {
-        case .fields(let fields, _): return fields
+        case .fields(let fields, _), .table(let fields, _): return fields
         case .read(let result, let isGet): return EntryCommands.fields(result, isGet: isGet)
         case .keys(let keys, let ok):
             var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
@@ -44,10 +54,12 @@ struct Reply {
         }
     }
 
-    /// Human lines; nil renders `fields` as aligned `name: value` lines in `order`.
-    var human: [String]? {
+    /// Human lines; nil renders `fields` as aligned `name: value` lines in `order`. A table is
+    /// laid out for `width` columns, its state column coloured with `colour`.
+    func human(colour: Bool = false, width: Int = Render.width) -> [String]? {
         switch content {
         case .fields(_, let human): return human
+        case .table(_, let table): return table.lines(colour: colour, width: width)
         case .read: return nil
         case .keys(let keys, _): return [Self.keysLine(keys)]
         case .failed: return []
@@ -92,21 +104,24 @@ struct Reply {
     }
 
     /// Everything the reply prints, each line ending in a line feed; empty when it prints nothing.
-    /// - Parameter command: the command's name, the `command` field of JSON output.
-    func text(command: String, mode: OutputMode, colour: Bool) -> String {
+    /// - Parameters:
+    ///   - command: the command's name, the `command` field of JSON output.
+    ///   - width: the columns a table must fit, else it is shown as records: ``Render/width``
+    ///     but on a terminal (SPEC §4).
+    func text(command: String, mode: OutputMode, colour: Bool, width: Int = Render.width) -> String {
         var out = ByteWriter(capacity: 256)
         defer { out.deallocate() }
-        write(into: &out, command: command, mode: mode, colour: colour)
+        write(into: &out, command: command, mode: mode, colour: colour, width: width)
         return out.text()
     }
 
-    /// Appends to `out` everything the reply prints (``text(command:mode:colour:)``), written
+    /// Appends to `out` everything the reply prints (``text(command:mode:colour:width:)``), written
     /// straight into it.
     /// - Returns: whether what it wrote may hold a control character `Render.visible` escapes:
     ///   false when none of the text it took from data (keys, values, tags) holds one, so the
     ///   rest, written here, need not be looked through.
     @discardableResult
-    func write(into out: inout ByteWriter, command: String, mode: OutputMode, colour: Bool) -> Bool {
+    func write(into out: inout ByteWriter, command: String, mode: OutputMode, colour: Bool, width: Int = Render.width) -> Bool {
         // Switched on `content` alone, then on `mode` (pairing the two in a tuple would copy the
         // content, a read's result with its strings, for each reply).
         switch content {
@@ -135,7 +150,7 @@ struct Reply {
                 out.append(UInt8(ascii: "\n"))
             }
             return control
-        case .fields(let fields, let human):
+        case .fields(let fields, _), .table(let fields, _):
             let start = out.count
             if mode == .json {
                 var fields = fields
@@ -143,7 +158,8 @@ struct Reply {
                 out.append(JSONValue.object(fields).compactText)
                 out.append(UInt8(ascii: "\n"))
             } else {
-                let lines = human ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
+                let lines = human(colour: colour, width: width)
+                    ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
                 for line in lines {
                     out.append(line)
                     out.append(UInt8(ascii: "\n"))
@@ -223,6 +239,29 @@ struct Reply {
         }
         out.append(UInt8(ascii: "\n"))
         return control
+    }
+}
+
+/// A table in a reply's human form, with the lines before and after it (a note, a total), laid
+/// out when the reply is written (``Reply/init(_:table:)``).
+struct TableText {
+    var before: [String] = []
+    var columns: [String]
+    var rows: [[String]]
+    /// The column of entry states, coloured on a terminal.
+    var colourColumn: Int?
+    var after: [String] = []
+
+    init(before: [String] = [], _ columns: [String], _ rows: [[String]], colourColumn: Int? = nil, after: [String] = []) {
+        self.before = before
+        self.columns = columns
+        self.rows = rows
+        self.colourColumn = colourColumn
+        self.after = after
+    }
+
+    func lines(colour: Bool, width: Int) -> [String] {
+        before + Render.table(columns, rows, colourColumn: colourColumn, colour: colour, width: width) + after
     }
 }
 

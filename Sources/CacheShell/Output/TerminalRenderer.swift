@@ -16,6 +16,10 @@ struct TerminalRenderer {
     /// Whether a lone reply may go straight into ``buffer``: set by the session from its setup
     /// (a batch keeping only its last history entry, with no recording, `--echo` nor colour).
     var writesStraight = false
+    /// The columns a reply's table fits before it is shown as records: ``Render/width``, or a
+    /// terminal's own width when standard output is one (SPEC §4). The history's copy, and so a
+    /// recording and `--echo`, always keeps ``Render/width``.
+    var width = Render.width
     /// Text rendered and not handed on yet, in order: (text, isError).
     private(set) var waiting: [(text: String, isError: Bool)] = []
     /// With a store, where in ``buffer`` the replies written straight there and not committed yet
@@ -35,9 +39,9 @@ struct TerminalRenderer {
 
     /// ``show(_:colour:held:)`` as text, to be handed on.
     private mutating func showAsText(_ outcome: inout Outcome, colour: Bool) {
-        for item in outcome.items { add(item.text(colour: colour), isError: item.isError, colour: colour) }
+        for item in outcome.items { add(item.text(colour: colour, width: width), isError: item.isError, colour: colour) }
         guard outcome.hasReply else { return }
-        let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: colour)
+        let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: colour, width: width)
         if !text.isEmpty { add(text, isError: false, colour: colour) }
     }
 
@@ -57,7 +61,7 @@ struct TerminalRenderer {
         // use), and put back before anything else can write to the buffer.
         var out = buffer.writer
         let from = out.count
-        if reply.write(into: &out, command: name, mode: mode, colour: false) {
+        if reply.write(into: &out, command: name, mode: mode, colour: false, width: width) {
             // What `add` would do: escape what could drive the terminal.
             let text = Render.visible(out.text(from: from))
             out.removeLast(from: from)

@@ -350,7 +350,7 @@ private struct Writer {
             for key in list { try checkKey(key) }
             let command = "mget " + list.joined(separator: " ") + (nowait ? " --nowait" : "")
             guard case .reads(let results) = returned else { return (command, nil) }
-            return (command, EntryCommands.mgetReply(results, colour: false))
+            return (command, EntryCommands.mgetReply(results))
         case .peek(let key):
             try checkKey(key)
             guard case .read(let r) = returned else { return ("peek \(key)", nil) }
@@ -358,7 +358,7 @@ private struct Writer {
         case .keys(let pattern):
             if let pattern { try checkWord(pattern, "keys pattern") }
             guard case .entries(let entries) = returned else { return ("keys", nil) }
-            return ("keys" + (pattern.map { " " + $0 } ?? ""), EntryCommands.keysReply(entries, colour: false))
+            return ("keys" + (pattern.map { " " + $0 } ?? ""), EntryCommands.keysReply(entries))
         case .put(let key, let value, let tags):
             try checkKey(key)
             for tag in tags {
