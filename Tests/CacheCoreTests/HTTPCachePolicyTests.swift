@@ -231,3 +231,25 @@ import Testing
                                             response: HTTPFields(["Location": "//evil.example/a"]), origin: origin) == ["/a"])
     }
 }
+
+/// The key of an HTTP response: its target, normalized as RFC 3986 §6.2.2 makes URIs equivalent.
+@Suite struct HTTPTargetTests {
+    @Test func equivalentTargetsAreOneKey() throws {
+        #expect(try HTTPTarget.normalized("/a/./b/../c") == "/a/c")
+        #expect(try HTTPTarget.normalized("/%61/%7e%2fx") == "/a/~%2Fx", "unreserved decoded, others upper-cased")
+        #expect(try HTTPTarget.normalized("/feed?page=2#top") == "/feed?page=2")
+        #expect(try HTTPTarget.normalized("/feed?b=2&a=1") == "/feed?b=2&a=1", "a query keeps its order")
+        #expect(try HTTPTarget.normalized("/q?x=/a/../b?c") == "/q?x=/a/../b?c", "dot segments are a path's only")
+        #expect(try HTTPTarget.normalized("/a b/é") == "/a%20b/%C3%A9")
+        #expect(try HTTPTarget.normalized("/100%") == "/100%25")
+        #expect(try HTTPTarget.normalized("/..") == "/")
+        #expect(try HTTPTarget.normalized("/a/b/.") == "/a/b/")
+        #expect(try HTTPTarget.normalized("/") == "/")
+    }
+
+    @Test func aTargetIsAPath() {
+        for bad in ["", "feed", "https://api.example.com/feed", "//host/feed", "?a=1"] {
+            #expect(throws: HTTPTarget.Invalid.self, "\(bad)") { try HTTPTarget.normalized(bad) }
+        }
+    }
+}
