@@ -396,7 +396,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         finish(session, terminal, status: status)
     } else if let commands = command.commands {
         session.noteInput(bytes: commands.utf8.count, on: cache)
-        session.run(SourceFile(name: "-c", text: commands), semicolonsSeparate: true, on: cache)
+        session.run(SourceFile(name: "-c", text: commands, firstColumn: 1), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()
         finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment,

@@ -54,20 +54,20 @@ import TestSupport
         #expect(await shell.typed("output json\n" + Self.session) == """
             {"command":"output","mode":"json","ok":true}
             {"command":"watch","ok":true,"watching":"feed:*"}
-            {"active":[],"command":"activate"}
+            {"active":[],"command":"activate","ok":true}
             {"active":true,"command":"activate","key":"feed:home","ok":true}
             {"active":true,"command":"activate","key":"b","ok":true}
             {"active":true,"command":"activate","key":"feed:home","ok":true}
-            {"active":["b","feed:home"],"command":"activate"}
-            {"active":["b","feed:home"],"command":"watch","watching":["feed:*"]}
+            {"active":["b","feed:home"],"command":"activate","ok":true}
+            {"active":["b","feed:home"],"command":"watch","ok":true,"watching":["feed:*"]}
             {"command":"deactivate","key":"feed:home","ok":true,"was_active":true}
             {"command":"deactivate","key":"feed:home","ok":true,"was_active":false}
-            {"active":["b"],"command":"activate"}
+            {"active":["b"],"command":"activate","ok":true}
             {"active":true,"command":"activate","key":"c","ok":true}
             {"command":"deactivate","keys":["b","c"],"ok":true}
             {"command":"deactivate","keys":[],"ok":true}
-            {"active":[],"command":"activate"}
-            {"command":"watch","watching":["feed:*"]}
+            {"active":[],"command":"activate","ok":true}
+            {"command":"watch","ok":true,"watching":["feed:*"]}
 
             """)
     }

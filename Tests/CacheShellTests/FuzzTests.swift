@@ -86,9 +86,9 @@ private func problem(running text: String, semicolons: Bool, json: Bool) async -
             guard let line = errorLine(output), (1...lines).contains(line) else {
                 return "error without a position: \(output.debugDescription)"
             }
-        } else if output.hasPrefix("{\"command\":"), case .object(let fields)? = try? JSONValue(parsing: output),
+        } else if output.hasPrefix("{"), case .object(let fields)? = try? JSONValue(parsing: output), fields["ok"] == false,
                   fields["error"] != nil, fields["key"] == nil, fields["request"] == nil {
-            // A command's error, not a read's or a validation's `error` field.
+            // A command's error (`ok: false`), not a read's or a validation's `error` field.
             guard fields["file"] == .string("fuzz"), case .int(let line)? = fields["line"], (1...Int64(lines)).contains(line) else {
                 return "JSON error without a position: \(output.debugDescription)"
             }

@@ -113,14 +113,14 @@ private func usageError(in output: String) -> String? {
     @Test func jsonHelpListsNameSynopsisAndSummary() async {
         let output = await typed("help", options: SessionOptions(mode: .json))
         #expect(output.hasPrefix(#"{"command":"help","commands":[{"name":"load","summary":"load a configuration: namespaces, push rules, server","synopsis":"load FILE|{CONFIG}"},{"name":"ns","#))
-        #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}]}"# + "\n"))
+        #expect(output.hasSuffix(#"{"name":"quit","summary":"leave the shell","synopsis":"quit"}],"ok":true}"# + "\n"))
         #expect(output.components(separatedBy: #"{"name":"#).count - 1 == CommandCatalog.all.count)
         #expect(output.split(separator: "\n").count == 1)
     }
 
     @Test func jsonHelpOfOneCommand() async {
         #expect(await typed("help expire", options: SessionOptions(mode: .json)) == #"""
-            {"arguments":[{"meaning":"NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)","name":"KEY"},{"meaning":"set the time to expiry to D from now instead","name":"in=D"}],"command":"help","example":"expire feed:home in=30s","name":"expire","summary":"expire an entry now, or set its time to expiry","synopsis":"expire KEY [in=D]"}
+            {"arguments":[{"meaning":"NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)","name":"KEY"},{"meaning":"set the time to expiry to D from now instead","name":"in=D"}],"command":"help","example":"expire feed:home in=30s","name":"expire","ok":true,"summary":"expire an entry now, or set its time to expiry","synopsis":"expire KEY [in=D]"}
 
             """#)
     }
@@ -155,7 +155,7 @@ private func usageError(in output: String) -> String? {
 
     @Test func jsonHelpErrorNamesTheCommand() async {
         #expect(await typed("help nosuch", options: SessionOptions(mode: .json))
-                == #"{"command":"help","error":"unknown command \"nosuch\" (help lists them)","file":null,"line":null}"# + "\n")
+                == #"{"column":null,"command":"help","error":"unknown command \"nosuch\" (help lists them)","file":null,"line":null,"ok":false}"# + "\n")
     }
 
     // MARK: The catalog against the code

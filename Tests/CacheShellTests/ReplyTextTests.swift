@@ -20,7 +20,18 @@ struct ReplyTextTests {
             fields["command"] = .string(command)
             return JSONValue.object(fields).compactText + "\n"
         }
-        return Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour).map { $0 + "\n" }.joined()
+        return Render.fieldLines(fields.filter { $0.key != "ok" && $0.key != "subcommand" }, order: order, colour: colour)
+            .map { $0 + "\n" }.joined()
+    }
+
+    /// The forms a reply takes: as made, as a subcommand's (`subcommand`), as a reply its command
+    /// printed before failing (`ok: false`).
+    static func variants(_ reply: Reply) -> [Reply] {
+        var sub = reply
+        sub.subcommand = "show"
+        var failed = reply
+        failed.ok = false
+        return [reply, sub, failed]
     }
 
     @Test(arguments: [OutputMode.human, .json], [false, true])
@@ -28,9 +39,14 @@ struct ReplyTextTests {
         for result in Self.reads {
             for isGet in [true, false] {
                 let command = isGet ? "get" : "peek"
-                let expected = Self.generic(EntryCommands.fields(result, isGet: isGet), order: EntryCommands.readOrder,
-                                            command: command, mode: mode, colour: colour)
-                #expect(Reply.read(result, isGet: isGet).text(command: command, mode: mode, colour: colour) == expected)
+                for reply in Self.variants(Reply.read(result, isGet: isGet)) {
+                    var fields = EntryCommands.fields(result, isGet: isGet)
+                    fields["ok"] = .bool(reply.ok)
+                    fields["subcommand"] = reply.subcommand.map(JSONValue.string)
+                    #expect(reply.fields == fields)
+                    let expected = Self.generic(fields, order: EntryCommands.readOrder, command: command, mode: mode, colour: colour)
+                    #expect(reply.text(command: command, mode: mode, colour: colour) == expected)
+                }
             }
         }
     }
@@ -38,14 +54,24 @@ struct ReplyTextTests {
     @Test(arguments: [OutputMode.human, .json])
     func aKeyListPrintsWhatItsFieldsPrint(mode: OutputMode) {
         for keys in [[], ["feed:1"], ["a", "b\"c", "ü"]] {
-            for ok in [false, true] {
-                let reply = Reply.keys(keys, ok: ok)
+            for reply in Self.variants(Reply.keys(keys)) {
                 let expected = mode == .json
                     ? Self.generic(reply.fields, order: [], command: "put", mode: .json, colour: false)
                     : (reply.human() ?? []).map { $0 + "\n" }.joined()
                 #expect(reply.text(command: "put", mode: mode, colour: false) == expected)
                 #expect(expected.hasPrefix(mode == .json ? "{\"command\":\"put\",\"keys\":[" : "keys: "))
+                if mode == .json { #expect(expected.contains(reply.ok ? "\"ok\":true" : "\"ok\":false")) }
             }
+        }
+    }
+
+    /// Every reply's JSON says `ok`, and a subcommand's names it; human output shows neither.
+    @Test func everyReplySaysOkInJSONAndNeitherInHumanOutput() {
+        for reply in Self.variants(Reply(["key": "a:1"], order: ["key"])) {
+            let json = reply.text(command: "server", mode: .json, colour: false)
+            #expect(json.contains(reply.ok ? "\"ok\":true" : "\"ok\":false"), "\(json)")
+            #expect(json.contains("\"subcommand\":\"show\"") == (reply.subcommand != nil), "\(json)")
+            #expect(reply.text(command: "server", mode: .human, colour: false) == "key: a:1\n")
         }
     }
 }

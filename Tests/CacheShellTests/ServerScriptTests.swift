@@ -81,7 +81,7 @@ import TestSupport
 
     @Test func asyncReadsPrintAReadEventInJSON() async {
         let out = await Self.run(["output json", "server next a:1 latency=20ms value=[1]", "get a:1 --async", "advance 30ms"])
-        #expect(out[2] == "{\"command\":\"get\",\"key\":\"a:1\",\"waiting\":true}\n")
+        #expect(out[2] == "{\"command\":\"get\",\"key\":\"a:1\",\"ok\":true,\"waiting\":true}\n")
         #expect(out[3].hasPrefix("{\"age_ms\":0,\"at\":\"2026-01-01T00:00:00.020Z\",\"at_ms\":20,\"event\":\"read\",\"expires_in_ms\":300000,"
                                  + "\"key\":\"a:1\",\"source\":\"server\",\"state\":\"fresh\",\"tags\":[],\"value\":[1]}\n"))
     }

@@ -118,10 +118,10 @@ import TestSupport
         let printed = await session.typed("snapshot")
         let line = try JSONValue(parsing: printed)
         guard case .object(let fields) = line, case .object(let document)? = fields["snapshot"] else {
-            Issue.record("expected {command, snapshot}: \(printed)"); return
+            Issue.record("expected {command, ok, snapshot}: \(printed)"); return
         }
-        #expect(fields.count == 2)
-        #expect(fields["command"] == "snapshot")
+        #expect(fields.count == 3)
+        #expect(fields["command"] == "snapshot" && fields["ok"] == true)
         #expect(document["format"] == "cachesh-snapshot")
         #expect(await session.typed("snapshot \(dir)/s.json") == #"{"command":"snapshot","entries":1,"file":"\#(dir)/s.json","ok":true}"# + "\n")
         await session.run { session, _ in session.options.mode = .human }

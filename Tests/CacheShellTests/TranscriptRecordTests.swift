@@ -108,10 +108,10 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
             cachesh> oops
-            {"command":"oops","error":"unknown command \\"oops\\"\(await errorHint("oops"))","file":null,"line":null}
+            {"column":null,"command":"oops","error":"unknown command \\"oops\\"\(await errorHint("oops"))","file":null,"line":null,"ok":false}
             cachesh> put a [1,
             ...> 2]
-            {"command":"put","keys":["a"]}
+            {"command":"put","keys":["a"],"ok":true}
 
             """ + last)
         #expect(await verify(directory + "/out.transcript") == "")

@@ -49,7 +49,7 @@ import Testing
         #expect(run.stdout.contains("keys: (none)\n"), "\(run)")
         #expect(run.stdout.contains("* 2026-01-01T00:00:00.400Z fetched a fresh 2 (server)\n"), "\(run)")
         #expect(run.stdout.hasSuffix("stopped watching a\nkeys: a\nkeys: (none)\n"
-                                     + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"watching\":[]}\n"), "\(run)")
+                                     + "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n{\"command\":\"watch\",\"ok\":true,\"watching\":[]}\n"), "\(run)")
     }
 
     /// A transcript of `activate` and `deactivate` (a key active with no observer: refetched when
@@ -99,7 +99,7 @@ import Testing
             cachesh> output json
             {"command":"output","mode":"json","ok":true}
             cachesh> activate
-            {"active":["badge:n"],"command":"activate"}
+            {"active":["badge:n"],"command":"activate","ok":true}
             cachesh> deactivate
             {"command":"deactivate","keys":["badge:n"],"ok":true}
             cachesh> deactivate badge:n

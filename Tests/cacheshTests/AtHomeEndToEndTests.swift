@@ -45,7 +45,7 @@ import Testing
     func suggestionsOnlyWhenClose(_ typed: String, _ ending: String) async throws {
         let run = try await Cachesh.run(["-c", typed])
         let name = typed.split(separator: " ")[0]
-        #expect(run.stderr == "-c:1: error: unknown command \"\(name)\"\(ending)\n")
+        #expect(run.stderr == "-c:1:1: error: unknown command \"\(name)\"\(ending)\n")
     }
 
     @Test(arguments: [
@@ -61,7 +61,7 @@ import Testing
     ])
     func typosAreErrorsThatSayWhatWasExpected(_ typed: String, _ message: String) async throws {
         let run = try await Cachesh.run(["-c", "put feed:a 1; " + typed + "; keys"])
-        #expect(run.stderr == "-c:1: error: \(message)\n")
+        #expect(run.stderr == "-c:1:15: error: \(message)\n")
         #expect(run.stdout == "keys: feed:a\nkey     state  age_ms\nfeed:a  fresh  0\n", "state unchanged")
         #expect(run.status == 1)
     }

@@ -120,13 +120,17 @@ import Testing
         let run = try await Cachesh.script(text, options: ["--json"], files: Self.files)
         #expect(run.stderr == "")
         #expect(run.status == 1)
-        let parts = run.stdout.components(separatedBy: #"{"command":"echo","text":"---"}"# + "\n")
+        let parts = run.stdout.components(separatedBy: #"{"command":"echo","ok":true,"text":"---"}"# + "\n")
         try #require(parts.count == 4, "\(run)")
         // A command the lexer could not split has no name; a JSON word is its own first word.
         let first = bad.hasPrefix("{") ? bad : String(bad.prefix { $0 != " " })
         let name = bad.contains("1]") ? "null" : JSONText.string(first)
         let error = JSONText.string(message)
-        #expect(parts[2] == #"{"command":\#(name),"error":\#(error),"file":"script.cachesh","line":\#(line)}"# + "\n")
+        // A form of `server` says which, once it names one.
+        let words = bad.split(separator: " ")
+        let subcommand = first == "server" && words[1] != "frob" ? #","subcommand":"\#(words[1])""# : ""
+        #expect(parts[2] == #"{"column":null,"command":\#(name),"error":\#(error),"file":"script.cachesh","line":\#(line),"ok":false\#(subcommand)}"#
+                + "\n")
         #expect(parts[3] == parts[1], "state changed")
     }
 

@@ -44,13 +44,13 @@ struct Scene: CustomTestStringConvertible, Sendable {
             now_ms: 5402000 (1h30m2s)
             """#,
             json: #"""
-            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
-            {"command":"advance","now":"2026-01-01T01:30:00.000Z","now_ms":5400000}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0,"ok":true}
+            {"command":"advance","now":"2026-01-01T01:30:00.000Z","now_ms":5400000,"ok":true}
             {"command":"at","due":"2026-01-01T01:30:01.000Z","id":1,"ok":true,"scheduled":"echo later"}
-            {"command":"pending","pending":[{"command":"echo later","due":"2026-01-01T01:30:01.000Z","due_in_ms":1000,"id":1,"type":"at"}]}
-            {"at":"2026-01-01T01:30:01.000Z","command":"echo","event":"at","text":"later"}
-            {"command":"advance","now":"2026-01-01T01:30:02.000Z","now_ms":5402000}
-            {"command":"now","now":"2026-01-01T01:30:02.000Z","now_ms":5402000}
+            {"command":"pending","ok":true,"pending":[{"command":"echo later","due":"2026-01-01T01:30:01.000Z","due_in_ms":1000,"id":1,"type":"at"}]}
+            {"at":"2026-01-01T01:30:01.000Z","command":"echo","event":"at","ok":true,"text":"later"}
+            {"command":"advance","now":"2026-01-01T01:30:02.000Z","now_ms":5402000,"ok":true}
+            {"command":"now","now":"2026-01-01T01:30:02.000Z","now_ms":5402000,"ok":true}
             """#
         ),
         // the read path: fetch, fresh hit, stale hit with a background refresh, peek, keys, mget
@@ -122,18 +122,18 @@ struct Scene: CustomTestStringConvertible, Sendable {
             """#,
             json: #"""
             {"command":"ns","keys":[],"max":null,"name":"feed","ok":true,"policy":"lru","purgeable":false,"stale_if_error_ms":null,"stale_ms":60000,"timeout_ms":null,"ttl_ms":600000}
-            {"command":"server","key":"feed:home","ok":true}
-            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
-            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]}
-            {"command":"advance","now":"2026-01-01T00:01:00.100Z","now_ms":60100}
-            {"age_ms":60000,"command":"get","expires_in_ms":540000,"key":"feed:home","pending":true,"source":"cache","state":"stale","tags":[],"value":[1]}
-            {"command":"pending","pending":[{"due":"2026-01-01T00:01:00.200Z","due_in_ms":100,"id":7,"keys":["feed:home"],"kind":"fetch","type":"request"}]}
-            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200}
-            {"age_ms":0,"command":"peek","expires_in_ms":600000,"key":"feed:home","state":"fresh","tags":[],"value":[1]}
-            {"command":"put","keys":["a"]}
-            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"},{"age_ms":0,"key":"a","state":"fresh"}]}
-            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"}]}
-            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]},{"age_ms":0,"expires_in_ms":300000,"key":"a","source":"cache","state":"fresh","tags":[],"value":1},{"age_ms":null,"error":"not found","expires_in_ms":null,"key":"b","source":"server","state":"absent","tags":[],"value":null}]}
+            {"command":"server","key":"feed:home","ok":true,"subcommand":"set"}
+            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","ok":true,"source":"server","state":"fresh","tags":[],"value":[1]}
+            {"age_ms":0,"command":"get","expires_in_ms":600000,"key":"feed:home","ok":true,"source":"cache","state":"fresh","tags":[],"value":[1]}
+            {"command":"advance","now":"2026-01-01T00:01:00.100Z","now_ms":60100,"ok":true}
+            {"age_ms":60000,"command":"get","expires_in_ms":540000,"key":"feed:home","ok":true,"pending":true,"source":"cache","state":"stale","tags":[],"value":[1]}
+            {"command":"pending","ok":true,"pending":[{"due":"2026-01-01T00:01:00.200Z","due_in_ms":100,"id":7,"keys":["feed:home"],"kind":"fetch","type":"request"}]}
+            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200,"ok":true}
+            {"age_ms":0,"command":"peek","expires_in_ms":600000,"key":"feed:home","ok":true,"state":"fresh","tags":[],"value":[1]}
+            {"command":"put","keys":["a"],"ok":true}
+            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"},{"age_ms":0,"key":"a","state":"fresh"}],"ok":true}
+            {"command":"keys","entries":[{"age_ms":0,"key":"feed:home","state":"fresh"}],"ok":true}
+            {"command":"mget","ok":true,"results":[{"age_ms":0,"expires_in_ms":600000,"key":"feed:home","source":"cache","state":"fresh","tags":[],"value":[1]},{"age_ms":0,"expires_in_ms":300000,"key":"a","source":"cache","state":"fresh","tags":[],"value":1},{"age_ms":null,"error":"not found","expires_in_ms":null,"key":"b","source":"server","state":"absent","tags":[],"value":null}]}
             """#
         ),
         // local writes: put with tags, expire, invalidate, evict, memory-warning, clear
@@ -193,24 +193,24 @@ struct Scene: CustomTestStringConvertible, Sendable {
             """#,
             json: #"""
             {"command":"ns","keys":[],"max":null,"name":"profile","ok":true,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}
-            {"command":"put","keys":["feed:1"]}
-            {"command":"put","keys":["feed:2"]}
-            {"command":"put","keys":["profile:42"]}
-            {"command":"put","keys":["home"]}
-            {"command":"expire","keys":["feed:1"]}
-            {"command":"advance","now":"2026-01-01T00:00:30.000Z","now_ms":30000}
-            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"fresh"},{"age_ms":30000,"key":"profile:42","state":"fresh"},{"age_ms":30000,"key":"home","state":"fresh"}]}
-            {"command":"expire","keys":["feed:2"]}
-            {"command":"invalidate","keys":[]}
-            {"command":"invalidate","keys":["profile:42"]}
-            {"command":"invalidate","keys":["home"]}
-            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"expired"},{"age_ms":30000,"key":"profile:42","state":"stale"},{"age_ms":30000,"key":"home","state":"stale"}]}
-            {"command":"evict","keys":["feed:1"]}
-            {"command":"evict","keys":[]}
-            {"command":"memory-warning","keys":["profile:42"]}
-            {"command":"clear","keys":["feed:2"]}
-            {"command":"clear","keys":["home"]}
-            {"command":"keys","entries":[]}
+            {"command":"put","keys":["feed:1"],"ok":true}
+            {"command":"put","keys":["feed:2"],"ok":true}
+            {"command":"put","keys":["profile:42"],"ok":true}
+            {"command":"put","keys":["home"],"ok":true}
+            {"command":"expire","keys":["feed:1"],"ok":true}
+            {"command":"advance","now":"2026-01-01T00:00:30.000Z","now_ms":30000,"ok":true}
+            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"fresh"},{"age_ms":30000,"key":"profile:42","state":"fresh"},{"age_ms":30000,"key":"home","state":"fresh"}],"ok":true}
+            {"command":"expire","keys":["feed:2"],"ok":true}
+            {"command":"invalidate","keys":[],"ok":true}
+            {"command":"invalidate","keys":["profile:42"],"ok":true}
+            {"command":"invalidate","keys":["home"],"ok":true}
+            {"command":"keys","entries":[{"age_ms":30000,"key":"feed:1","state":"expired"},{"age_ms":30000,"key":"feed:2","state":"expired"},{"age_ms":30000,"key":"profile:42","state":"stale"},{"age_ms":30000,"key":"home","state":"stale"}],"ok":true}
+            {"command":"evict","keys":["feed:1"],"ok":true}
+            {"command":"evict","keys":[],"ok":true}
+            {"command":"memory-warning","keys":["profile:42"],"ok":true}
+            {"command":"clear","keys":["feed:2"],"ok":true}
+            {"command":"clear","keys":["home"],"ok":true}
+            {"command":"keys","entries":[],"ok":true}
             """#
         ),
         // mutations, events and observers
@@ -274,15 +274,15 @@ struct Scene: CustomTestStringConvertible, Sendable {
             latency: 100ms
             """#,
             json: #"""
-            {"command":"server","key":"post:1","ok":true}
-            {"command":"server","key":"feed:home","ok":true}
-            {"command":"mget","results":[{"age_ms":0,"expires_in_ms":300000,"key":"post:1","source":"server","state":"fresh","tags":[],"value":{"id":1,"likes":3,"tags":["a"]}},{"age_ms":0,"expires_in_ms":300000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[{"id":1,"likes":3}]}]}
+            {"command":"server","key":"post:1","ok":true,"subcommand":"set"}
+            {"command":"server","key":"feed:home","ok":true,"subcommand":"set"}
+            {"command":"mget","ok":true,"results":[{"age_ms":0,"expires_in_ms":300000,"key":"post:1","source":"server","state":"fresh","tags":[],"value":{"id":1,"likes":3,"tags":["a"]}},{"age_ms":0,"expires_in_ms":300000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[{"id":1,"likes":3}]}]}
             {"command":"watch","ok":true,"watching":"*"}
             {"at":"2026-01-01T00:00:00.100Z","at_ms":100,"event":"mutated","key":"post:1","source":"cache","state":"fresh","value":{"id":1,"likes":4,"tags":["a"]}}
             {"command":"mutate","keys":["post:1"],"ok":true}
-            {"command":"pending","pending":[{"due":"2026-01-01T00:00:00.200Z","due_in_ms":100,"id":6,"keys":["post:1"],"kind":"mutate","type":"request"}]}
+            {"command":"pending","ok":true,"pending":[{"due":"2026-01-01T00:00:00.200Z","due_in_ms":100,"id":6,"keys":["post:1"],"kind":"mutate","type":"request"}]}
             {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"confirmed","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":4,"tags":["a"]}}
-            {"command":"advance","now":"2026-01-01T00:00:00.200Z","now_ms":200}
+            {"command":"advance","now":"2026-01-01T00:00:00.200Z","now_ms":200,"ok":true}
             {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"patched","key":"post:1","source":"server","state":"fresh","value":{"id":1,"likes":4,"tags":["a","b"]}}
             {"command":"event","keys":["post:1"],"ok":true}
             {"at":"2026-01-01T00:00:00.200Z","at_ms":200,"event":"patched","key":"feed:home","source":"server","state":"fresh","value":[{"id":1,"likes":13}]}
@@ -296,11 +296,11 @@ struct Scene: CustomTestStringConvertible, Sendable {
             {"command":"mutate","keys":["feed:home","post:1"],"ok":true}
             {"command":"unwatch","ok":true,"unwatched":"*","was_watching":true}
             {"command":"watch","ok":true,"watching":"feed:*"}
-            {"command":"watch","watching":["feed:*"]}
+            {"command":"watch","ok":true,"watching":["feed:*"]}
             {"at":"2026-01-01T00:00:00.300Z","at_ms":300,"event":"confirmed","key":"feed:home","source":"server","state":"fresh","value":[{"id":1,"likes":13,"seen":true}]}
-            {"command":"advance","now":"2026-01-01T00:00:00.300Z","now_ms":300}
+            {"command":"advance","now":"2026-01-01T00:00:00.300Z","now_ms":300,"ok":true}
             {"command":"unwatch","ok":true,"unwatched":"all"}
-            {"command":"server","data":{"feed:home":[{"id":1,"likes":13,"seen":true}],"post:1":{"id":1,"likes":14,"seen":true,"tags":["a","b"]}},"latencies_ms":{},"latency_ms":100,"online":true}
+            {"command":"server","data":{"feed:home":[{"id":1,"likes":13,"seen":true}],"post:1":{"id":1,"likes":14,"seen":true,"tags":["a","b"]}},"latencies_ms":{},"latency_ms":100,"ok":true,"online":true,"subcommand":"show"}
             """#
         ),
         // a configuration file, namespaces and push rules
@@ -366,15 +366,15 @@ struct Scene: CustomTestStringConvertible, Sendable {
             """#,
             json: #"""
             {"command":"load","file":"app.json","keys":[],"ok":true}
-            {"command":"config","id-field":"id","namespaces":{"feed":{"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"push":{"friend-blocked":{"invalidate":["feed:*","profile:{user}"]},"new-posts":{}},"server":{"latencies_ms":{"profile:1":1000},"latency_ms":50}}
-            {"command":"ns","namespaces":{"feed":{"defined":true,"entries":0,"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"defined":true,"entries":0,"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}}}
+            {"command":"config","id-field":"id","namespaces":{"feed":{"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"ok":true,"push":{"friend-blocked":{"invalidate":["feed:*","profile:{user}"]},"new-posts":{}},"server":{"latencies_ms":{"profile:1":1000},"latency_ms":50}}
+            {"command":"ns","namespaces":{"feed":{"defined":true,"entries":0,"max":2,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":300000,"timeout_ms":null,"ttl_ms":2700000},"profile":{"defined":true,"entries":0,"max":null,"policy":"lru","purgeable":true,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":3600000}},"ok":true}
             {"command":"ns","keys":[],"max":3,"name":"page","ok":true,"policy":"lfu","purgeable":false,"stale_if_error_ms":3600000,"stale_ms":null,"timeout_ms":2000,"ttl_ms":300000}
             {"command":"ns","keys":[],"max":2,"name":"feed","ok":true,"policy":"sieve","purgeable":false,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":2700000}
-            {"age_ms":0,"command":"get","expires_in_ms":2700000,"key":"feed:home","source":"server","state":"fresh","tags":[],"value":[1]}
-            {"age_ms":0,"command":"get","expires_in_ms":3600000,"key":"profile:1","source":"server","state":"fresh","tags":[],"value":{"id":1}}
-            {"command":"push","keys":["feed:home","profile:1"]}
-            {"command":"push","keys":[]}
-            {"command":"keys","entries":[{"age_ms":1000,"key":"feed:home","state":"stale"},{"age_ms":0,"key":"profile:1","state":"stale"}]}
+            {"age_ms":0,"command":"get","expires_in_ms":2700000,"key":"feed:home","ok":true,"source":"server","state":"fresh","tags":[],"value":[1]}
+            {"age_ms":0,"command":"get","expires_in_ms":3600000,"key":"profile:1","ok":true,"source":"server","state":"fresh","tags":[],"value":{"id":1}}
+            {"command":"push","keys":["feed:home","profile:1"],"ok":true}
+            {"command":"push","keys":[],"ok":true}
+            {"command":"keys","entries":[{"age_ms":1000,"key":"feed:home","state":"stale"},{"age_ms":0,"key":"profile:1","state":"stale"}],"ok":true}
             """#
         ),
         // the simulated server, its failures and offline reads, statistics
@@ -521,33 +521,33 @@ struct Scene: CustomTestStringConvertible, Sendable {
             hit_ratio:        0.000
             """#,
             json: #"""
-            {"command":"server","key":"a","ok":true}
-            {"command":"server","key":"a","ok":true,"value":{"n":2}}
-            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","value":{"n":2}}
-            {"command":"server","deleted":true,"key":"a","ok":true}
-            {"command":"server","deleted":false,"key":"a","ok":true}
-            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","value":null}
-            {"command":"server","key":"b","ok":true}
-            {"command":"server","latency_ms":250,"ok":true}
-            {"command":"server","key":"b","latency_ms":1000,"ok":true}
-            {"command":"server","data":{"b":2},"latencies_ms":{"b":1000},"latency_ms":250,"online":true}
-            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","source":"server","state":"fresh","tags":[],"value":2}
-            {"command":"server","fail":1,"ok":true}
-            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"server","state":"absent","tags":[],"value":null}
-            {"command":"server","key":"c","ok":true}
-            {"command":"server","fail":1,"key":"c","ok":true}
-            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","source":"server","state":"absent","tags":[],"value":null}
-            {"command":"server","ok":true,"online":false}
-            {"age_ms":500,"command":"get","expires_in_ms":299500,"key":"b","offline":true,"source":"cache","state":"fresh","tags":[],"value":2}
-            {"age_ms":null,"command":"get","error":"offline","expires_in_ms":null,"key":"d","offline":true,"source":"cache","state":"absent","tags":[],"value":null}
-            {"command":"server","ok":true,"online":true}
-            {"command":"server","requests":[{"at_ms":0,"fate":"stored","keys":["b"],"kind":"fetch"},{"at_ms":1000,"fate":"failed","keys":["c"],"kind":"fetch"},{"at_ms":1250,"fate":"failed","keys":["c"],"kind":"fetch"}]}
-            {"command":"server","ok":true}
-            {"command":"server","requests":[]}
-            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespaces":{"default":{"evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}},"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
-            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespace":"default","refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
+            {"command":"server","key":"a","ok":true,"subcommand":"set"}
+            {"command":"server","key":"a","ok":true,"subcommand":"patch","value":{"n":2}}
+            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","ok":true,"subcommand":"show","value":{"n":2}}
+            {"command":"server","deleted":true,"key":"a","ok":true,"subcommand":"delete"}
+            {"command":"server","deleted":false,"key":"a","ok":true,"subcommand":"delete"}
+            {"command":"server","key":"a","modified_at":"2026-01-01T00:00:00.000Z","ok":true,"subcommand":"show","value":null}
+            {"command":"server","key":"b","ok":true,"subcommand":"set"}
+            {"command":"server","latency_ms":250,"ok":true,"subcommand":"latency"}
+            {"command":"server","key":"b","latency_ms":1000,"ok":true,"subcommand":"latency"}
+            {"command":"server","data":{"b":2},"latencies_ms":{"b":1000},"latency_ms":250,"ok":true,"online":true,"subcommand":"show"}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"b","ok":true,"source":"server","state":"fresh","tags":[],"value":2}
+            {"command":"server","fail":1,"ok":true,"subcommand":"fail"}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","ok":true,"source":"server","state":"absent","tags":[],"value":null}
+            {"command":"server","key":"c","ok":true,"subcommand":"set"}
+            {"command":"server","fail":1,"key":"c","ok":true,"subcommand":"fail"}
+            {"age_ms":null,"command":"get","error":"server error","expires_in_ms":null,"key":"c","ok":true,"source":"server","state":"absent","tags":[],"value":null}
+            {"command":"server","ok":true,"online":false,"subcommand":"offline"}
+            {"age_ms":500,"command":"get","expires_in_ms":299500,"key":"b","offline":true,"ok":true,"source":"cache","state":"fresh","tags":[],"value":2}
+            {"age_ms":null,"command":"get","error":"offline","expires_in_ms":null,"key":"d","offline":true,"ok":true,"source":"cache","state":"absent","tags":[],"value":null}
+            {"command":"server","ok":true,"online":true,"subcommand":"online"}
+            {"command":"server","ok":true,"requests":[{"at_ms":0,"fate":"stored","keys":["b"],"kind":"fetch"},{"at_ms":1000,"fate":"failed","keys":["c"],"kind":"fetch"},{"at_ms":1250,"fate":"failed","keys":["c"],"kind":"fetch"}],"subcommand":"log"}
+            {"command":"server","ok":true,"subcommand":"log"}
+            {"command":"server","ok":true,"requests":[],"subcommand":"log"}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespaces":{"default":{"evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}},"ok":true,"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":2,"hit_ratio":0.2,"hits":1,"invalidations":0,"joined":0,"misses":4,"namespace":"default","ok":true,"refresh_failures":0,"refreshes":0,"requests":3,"rollbacks":0,"stale_hits":0}
             {"command":"stats","ok":true}
-            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":0,"hit_ratio":0.0,"hits":0,"invalidations":0,"joined":0,"misses":0,"namespace":"default","refresh_failures":0,"refreshes":0,"requests":0,"rollbacks":0,"stale_hits":0}
+            {"command":"stats","evictions":0,"expirations":0,"fetch_failures":0,"hit_ratio":0.0,"hits":0,"invalidations":0,"joined":0,"misses":0,"namespace":"default","ok":true,"refresh_failures":0,"refreshes":0,"requests":0,"rollbacks":0,"stale_hits":0}
             """#
         ),
         // the validation handshake
@@ -601,16 +601,16 @@ struct Scene: CustomTestStringConvertible, Sendable {
             tags:          []
             """#,
             json: #"""
-            {"command":"server","key":"feed:1","ok":true}
-            {"command":"server","key":"profile:1","ok":true}
-            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"feed:1","source":"server","state":"fresh","tags":[],"value":1}
-            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"profile:1","source":"server","state":"fresh","tags":[],"value":{"id":1}}
-            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200}
-            {"command":"server","key":"feed:1","ok":true}
-            {"command":"validate","keys":["feed:1"],"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true},"profile":{"invalidate":false}}}
-            {"command":"server","key":"profile:1","ok":true}
-            {"command":"validate","keys":["feed:1","profile:1"],"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true,"items":{"feed:1":2}},"profile":{"invalidate":true,"items":{"profile:1":{"id":1,"n":2}}}}}
-            {"age_ms":0,"command":"peek","expires_in_ms":300000,"key":"profile:1","state":"fresh","tags":[],"value":{"id":1,"n":2}}
+            {"command":"server","key":"feed:1","ok":true,"subcommand":"set"}
+            {"command":"server","key":"profile:1","ok":true,"subcommand":"set"}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"feed:1","ok":true,"source":"server","state":"fresh","tags":[],"value":1}
+            {"age_ms":0,"command":"get","expires_in_ms":300000,"key":"profile:1","ok":true,"source":"server","state":"fresh","tags":[],"value":{"id":1}}
+            {"command":"advance","now":"2026-01-01T00:01:00.200Z","now_ms":60200,"ok":true}
+            {"command":"server","key":"feed:1","ok":true,"subcommand":"set"}
+            {"command":"validate","keys":["feed:1"],"ok":true,"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true},"profile":{"invalidate":false}}}
+            {"command":"server","key":"profile:1","ok":true,"subcommand":"set"}
+            {"command":"validate","keys":["feed:1","profile:1"],"ok":true,"request":{"feed":"2026-01-01T00:00:00.100Z","profile":"2026-01-01T00:00:00.200Z"},"response":{"feed":{"invalidate":true,"items":{"feed:1":2}},"profile":{"invalidate":true,"items":{"profile:1":{"id":1,"n":2}}}}}
+            {"age_ms":0,"command":"peek","expires_in_ms":300000,"key":"profile:1","ok":true,"state":"fresh","tags":[],"value":{"id":1,"n":2}}
             """#
         ),
         // source, output, echo, quit
@@ -640,19 +640,19 @@ struct Scene: CustomTestStringConvertible, Sendable {
             "quoted"
             output: human
             {"command":"output","mode":"json","ok":true}
-            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0,"ok":true}
             now:    2026-01-01T00:00:00.000Z
             now_ms: 0
             """#,
             json: #"""
-            {"command":"put","keys":["a"]}
-            {"command":"echo","text":"from setup"}
+            {"command":"put","keys":["a"],"ok":true}
+            {"command":"echo","ok":true,"text":"from setup"}
             {"command":"source","commands":2,"file":"lib/setup.cachesh","ok":true}
-            {"command":"echo","text":"two  words"}
-            {"command":"echo","text":"\"quoted\""}
-            {"command":"output","mode":"json"}
+            {"command":"echo","ok":true,"text":"two  words"}
+            {"command":"echo","ok":true,"text":"\"quoted\""}
             {"command":"output","mode":"json","ok":true}
-            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
+            {"command":"output","mode":"json","ok":true}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0,"ok":true}
             now:    2026-01-01T00:00:00.000Z
             now_ms: 0
             """#

@@ -25,8 +25,8 @@ import Testing
         let run = try await Cachesh.run(["-c", "frob; now\nadvance 5x"])
         #expect(run.stdout == Self.now)
         #expect(run.stderr == """
-            -c:1: error: unknown command "frob" (try help)
-            -c:2: error: bad duration "5x": unknown unit "x" (use ms, s, m, h, d)
+            -c:1:1: error: unknown command "frob" (try help)
+            -c:2:1: error: bad duration "5x": unknown unit "x" (use ms, s, m, h, d)
 
             """)
         #expect(run.status == 1)
@@ -35,7 +35,7 @@ import Testing
     @Test(arguments: [["--bail", "-c", "now; frob; now; advance 1s"], ["-c", "now; frob; now; advance 1s", "--bail"]])
     func bailStopsAtTheFirstFailingCommand(_ arguments: [String]) async throws {
         let run = try await Cachesh.run(arguments)
-        #expect(run == Outcome(stdout: Self.now, stderr: "-c:1: error: unknown command \"frob\" (try help)\n", status: 1))
+        #expect(run == Outcome(stdout: Self.now, stderr: "-c:1:6: error: unknown command \"frob\" (try help)\n", status: 1))
     }
 
     @Test func bailStopsAScriptFileToo() async throws {
@@ -69,8 +69,8 @@ import Testing
     @Test func jsonModeReportsErrorsOnStdoutAndStillExitsOne() async throws {
         let run = try await Cachesh.run(["--json", "-c", "now; frob"])
         #expect(run == Outcome(stdout: """
-            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}
-            {"command":"frob","error":"unknown command \\"frob\\" (try help)","file":"-c","line":1}
+            {"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0,"ok":true}
+            {"column":6,"command":"frob","error":"unknown command \\"frob\\" (try help)","file":"-c","line":1,"ok":false}
 
             """, stderr: "", status: 1))
     }

@@ -58,7 +58,7 @@ import Testing
         let none = try await Cachesh.run(["-c", "put a 1; timeline b"])
         #expect(none.stdout.hasSuffix("(no changes to b this session)\n"))
         let unknown = try await Cachesh.run(["-c", "timeline nope:*"])
-        #expect(unknown.stderr.hasPrefix("-c:1: error: timeline: unknown namespace \"nope\""))
+        #expect(unknown.stderr.hasPrefix("-c:1:1: error: timeline: unknown namespace \"nope\""))
     }
 
     @Test func timelineIsBoundedAndSaysWhatItDropped() async throws {
@@ -93,10 +93,10 @@ import Testing
         let sandbox = try Sandbox()
         try sandbox.write("x.json", "{\"a\": 1}")
         let safe = try await Cachesh.run(["--safe", "-c", "diff x.json"], in: sandbox.url)
-        #expect(safe.stderr.hasPrefix("-c:1: error: --safe: commands may not read files"))
+        #expect(safe.stderr.hasPrefix("-c:1:1: error: --safe: commands may not read files"))
         #expect(safe.status == 1)
         let bad = try await Cachesh.run(["-c", "diff x.json"], in: sandbox.url)
-        #expect(bad.stderr == "-c:1: error: x.json: format: not a cachesh snapshot (expected \"cachesh-snapshot\")\n")
+        #expect(bad.stderr == "-c:1:1: error: x.json: format: not a cachesh snapshot (expected \"cachesh-snapshot\")\n")
     }
 
     /// `diff` reads a snapshot as `restore` does: what `restore` refuses, `diff` refuses with the
@@ -115,7 +115,7 @@ import Testing
             try sandbox.write(name, bad)
             let restore = try await Cachesh.run(["-c", "restore \(name)"], in: sandbox.url)
             let diff = try await Cachesh.run(["-c", "diff \(name)"], in: sandbox.url)
-            #expect(restore.status == 1 && restore.stderr.hasPrefix("-c:1: error: \(name): "), "\(restore)")
+            #expect(restore.status == 1 && restore.stderr.hasPrefix("-c:1:1: error: \(name): "), "\(restore)")
             #expect(diff.status == 1 && diff.stdout.isEmpty, "\(diff)")
             #expect(diff.stderr == restore.stderr)
         }

@@ -38,12 +38,12 @@ struct FileSafetyEndToEndTests {
             """], in: sandbox.url)
         let lose = "writing it would lose the store"
         #expect(run.stderr == """
-            -c:1: error: cannot write st.db: it is the session's store st.db: \(lose)
-            -c:1: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
-            -c:1: error: cannot write ./st.db-shm: it is SQLite's -shm file of the session's store st.db: \(lose)
-            -c:1: error: record: cannot write st.db-lock: it is the lock file of the session's store st.db: \(lose)
-            -c:2: error: cannot write link.json: it is the session's store st.db: \(lose)
-            -c:2: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
+            -c:1:10: error: cannot write st.db: it is the session's store st.db: \(lose)
+            -c:1:26: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
+            -c:1:46: error: cannot write ./st.db-shm: it is SQLite's -shm file of the session's store st.db: \(lose)
+            -c:1:68: error: record: cannot write st.db-lock: it is the lock file of the session's store st.db: \(lose)
+            -c:2:1: error: cannot write link.json: it is the session's store st.db: \(lose)
+            -c:2:21: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
 
             """, "\(run)")
         let reopened = try await Cachesh.run(["--store", "st.db", "-c", "keys"], in: sandbox.url)

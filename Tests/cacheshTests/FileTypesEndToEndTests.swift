@@ -50,9 +50,9 @@ struct FileWriteEndToEndTests {
         let device = Self.characterDevice(in: sandbox)
         let run = try await Cachesh.run(["-c", "put a 1; snapshot pipe; snapshot \(device); snapshot dir; put b 2; keys"], in: sandbox.url)
         #expect(run.stderr == """
-            -c:1: error: cannot write pipe: is a FIFO, not a regular file
-            -c:1: error: cannot write \(device): is a character device, not a regular file
-            -c:1: error: cannot write dir: is a directory
+            -c:1:10: error: cannot write pipe: is a FIFO, not a regular file
+            -c:1:25: error: cannot write \(device): is a character device, not a regular file
+            -c:1:\(36 + device.count): error: cannot write dir: is a directory
 
             """)
         #expect(run.status == 1)
@@ -96,7 +96,7 @@ struct FileWriteEndToEndTests {
         let sandbox = try Sandbox()
         let kept = try sandbox.write("kept.json", "old\n", permissions: 0o444)
         let run = try await Cachesh.run(["-c", "snapshot kept.json"], in: sandbox.url)
-        #expect(run == Outcome(stdout: "", stderr: "-c:1: error: cannot write kept.json: Permission denied\n", status: 1))
+        #expect(run == Outcome(stdout: "", stderr: "-c:1:1: error: cannot write kept.json: Permission denied\n", status: 1))
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == "old\n")
     }
 
@@ -178,12 +178,12 @@ struct FileReadEndToEndTests {
         let run = try await Cachesh.run(["-c", "put a 1; source /dev/zero; source pipe; load pipe; restore /dev/zero; restore pipe; load dir; keys"],
                                   in: sandbox.url)
         #expect(run == Outcome(stdout: "keys: a\nkey  state  age_ms\na    fresh  0\n", stderr: """
-            -c:1: error: cannot read /dev/zero: is a character device, not a regular file
-            -c:1: error: cannot read pipe: is a FIFO, not a regular file
-            -c:1: error: cannot read pipe: is a FIFO, not a regular file
-            -c:1: error: cannot read /dev/zero: is a character device, not a regular file
-            -c:1: error: cannot read pipe: is a FIFO, not a regular file
-            -c:1: error: cannot read dir: is a directory
+            -c:1:10: error: cannot read /dev/zero: is a character device, not a regular file
+            -c:1:28: error: cannot read pipe: is a FIFO, not a regular file
+            -c:1:41: error: cannot read pipe: is a FIFO, not a regular file
+            -c:1:52: error: cannot read /dev/zero: is a character device, not a regular file
+            -c:1:71: error: cannot read pipe: is a FIFO, not a regular file
+            -c:1:85: error: cannot read dir: is a directory
 
             """, status: 1))
     }
@@ -209,9 +209,9 @@ struct FileReadEndToEndTests {
         _ = try Self.sparse(sandbox, "huge.json", size: 1 << 30 + 1)
         let commands = try await Cachesh.run(["-c", "put a 1; source big.cachesh; load big.json; restore huge.json; keys"], in: sandbox.url)
         #expect(commands == Outcome(stdout: "keys: a\nkey  state  age_ms\na    fresh  0\n", stderr: """
-            -c:1: error: cannot read big.cachesh: larger than 64 MiB, the most cachesh reads from such a file
-            -c:1: error: cannot read big.json: larger than 64 MiB, the most cachesh reads from such a file
-            -c:1: error: cannot read huge.json: larger than 1 GiB, the most cachesh reads from such a file
+            -c:1:10: error: cannot read big.cachesh: larger than 64 MiB, the most cachesh reads from such a file
+            -c:1:30: error: cannot read big.json: larger than 64 MiB, the most cachesh reads from such a file
+            -c:1:45: error: cannot read huge.json: larger than 1 GiB, the most cachesh reads from such a file
 
             """, status: 1))
         for arguments in [["--config", "big.json", "-c", "now"], ["--verify", "big.cachesh"]] {

@@ -67,7 +67,7 @@ import Testing
     @Test func theSlipIsRefusedFromEveryInput() async throws {
         let c = try await Cachesh.run(["-c", "ns feed ttl=1m; invalidate feed; keys"])
         #expect(c.status == 1, "\(c)")
-        #expect(c.stderr == "-c:1: error: invalidate: \"feed\" is a namespace, and no key of that name is cached "
+        #expect(c.stderr == "-c:1:17: error: invalidate: \"feed\" is a namespace, and no key of that name is cached "
                 + "(did you mean feed:*?; default:feed names the key)\n")
         let piped = try await Cachesh.run([], stdin: "ns feed ttl=1m\nget feed\n")
         #expect(piped.status == 1, "\(piped)")
@@ -135,7 +135,7 @@ import Testing
                 """), "\(outcome.stdout)")
         }
         let c = try await Cachesh.run(["-c", "put a:1 x;y 1; keys"])
-        #expect(c.stderr == "-c:1: error: unknown command \"y\" (try help)\n", "\(c)")
+        #expect(c.stderr == "-c:1:11: error: unknown command \"y\" (try help)\n", "\(c)")
     }
 
     /// `help server next` explains that form; `help states` and `help transcripts` explain the

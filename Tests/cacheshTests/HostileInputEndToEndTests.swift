@@ -63,7 +63,7 @@ import Testing
         try sandbox.write("s.json", text.replacingOccurrences(of: "\n  \"seq\": 2,", with: "\n  \"seq\": 9223372036854775806,"))
         let outcome = try await Cachesh.run(["-c", "restore s.json\nput a:2 2\nget a:2"], in: sandbox.url)
         #expect(outcome.status == 1, "\(outcome)")
-        #expect(outcome.stderr == "-c:1: error: s.json: seq: 9223372036854775806 is past the largest sequence number, 9007199254740992 (2^53)\n")
+        #expect(outcome.stderr == "-c:1:1: error: s.json: seq: 9223372036854775806 is past the largest sequence number, 9007199254740992 (2^53)\n")
         #expect(outcome.stdout.hasPrefix("keys: a:2\n"))
     }
 
@@ -95,12 +95,13 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("once.json").path))
 
         let json = try await Cachesh.run(["--json", "sub/nested.cachesh"], in: sandbox.url)
-        #expect(json.stdout.contains(#"{"command":"put","error":"(at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]","file":"sub/nested.cachesh","line":2}"#),
+        #expect(json.stdout.contains(#"{"column":null,"command":"put","error":"(at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]","file":"sub/nested.cachesh","line":2,"ok":false}"#),
                 "\(json)")
 
         // Under --safe the nested refusal names its place too.
         let safe = try await Cachesh.run(["--safe", "-c", "at 1ms at 1ms snapshot x.json; advance 5ms"], in: sandbox.url)
-        #expect(safe.stderr == "-c:1: error: (at 2026-01-01T00:00:00.002Z) --safe: commands may not write files (x.json)\n", "\(safe)")
+        // The column of the command that ran: `snapshot x.json`, scheduled by the `at` that `at` scheduled.
+        #expect(safe.stderr == "-c:1:15: error: (at 2026-01-01T00:00:00.002Z) --safe: commands may not write files (x.json)\n", "\(safe)")
     }
 
     /// A transcript with CRLF line endings reads as with LF: its output lines are expected output,
@@ -393,7 +394,7 @@ import Testing
         try write("keys.cachesh", Array("put a:".utf8) + [0xFF] + Array(" 1\nput a:".utf8) + [0xFE] + Array(" 2\n".utf8))
         let sourced = try await Cachesh.run(["-c", "source keys.cachesh; keys"], in: sandbox.url)
         #expect(sourced == Outcome(stdout: "(no entries)\n",
-                                   stderr: "-c:1: error: cannot read keys.cachesh: not UTF-8 text (byte 0xFF on line 1)\n", status: 1),
+                                   stderr: "-c:1:1: error: cannot read keys.cachesh: not UTF-8 text (byte 0xFF on line 1)\n", status: 1),
                 "\(sourced)")
         try write("bad.transcript", Array("cachesh> echo ".utf8) + [0xC3] + Array("\n".utf8))
         let verified = try await Cachesh.run(["--verify", "bad.transcript"], in: sandbox.url)
@@ -484,7 +485,7 @@ extension HostileInputEndToEndTests {
         }
         // Once each is still fine.
         let once = try await Cachesh.run(["--json", "--bail", "-c", "now"])
-        #expect(once == Outcome(stdout: #"{"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0}"# + "\n", stderr: "", status: 0),
+        #expect(once == Outcome(stdout: #"{"command":"now","now":"2026-01-01T00:00:00.000Z","now_ms":0,"ok":true}"# + "\n", stderr: "", status: 0),
                 "\(once)")
     }
 }
@@ -512,7 +513,7 @@ extension HostileInputEndToEndTests {
                                        stderr: "script.cachesh:2: error: cfg.json: $.push.blocked.invalidate[1]: \"\(target)\": \(problem)\n",
                                        status: 1), "\(target): \(outcome)")
             let inline = try await Cachesh.run(["-c", "load \(config); config"])
-            #expect(inline.stderr == "-c:1: error: load: $.push.blocked.invalidate[1]: \"\(target)\": \(problem)\n", "\(inline)")
+            #expect(inline.stderr == "-c:1:1: error: load: $.push.blocked.invalidate[1]: \"\(target)\": \(problem)\n", "\(inline)")
             #expect(inline.stdout == "id-field: id\nserver latency: 100ms\n", "\(inline)")
         }
         let sandbox = try Sandbox()
@@ -528,7 +529,7 @@ extension HostileInputEndToEndTests {
         let text = try String(contentsOf: sandbox.url.appendingPathComponent("s.json"), encoding: .utf8)
         try sandbox.write("bad.json", text.replacingOccurrences(of: "profile:{user}", with: "profile:{user"))
         let restored = try await Cachesh.run(["-c", "restore bad.json; config"], in: sandbox.url)
-        #expect(restored.stderr.hasPrefix("-c:1: error: "), "\(restored)")
+        #expect(restored.stderr.hasPrefix("-c:1:1: error: "), "\(restored)")
         #expect(restored.stderr.hasSuffix("push.blocked.evict[0]: the placeholder {user is not closed (write {name})\n"), "\(restored)")
         #expect(restored.stdout == "id-field: id\nserver latency: 100ms\n", "\(restored)")
     }

@@ -49,8 +49,9 @@ import Testing
     @Test func manPageHasTheSectionsInOrder() throws {
         let page = try Self.read("man/cachesh.1")
         let headings = page.split(separator: "\n").filter { $0.hasPrefix(".SH ") }.map { Self.plain($0).replacingOccurrences(of: "\"", with: "") }
-        #expect(headings == ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "CONFIGURATION",
-                             "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"])
+        #expect(headings == ["NAME", "SYNOPSIS", "DESCRIPTION", "RUNNING CACHESH", "COMMAND LINES", "THE VIRTUAL CLOCK",
+                             "OUTPUT", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "CONFIGURATION", "EXIT STATUS", "ENVIRONMENT",
+                             "FILES", "LIMITS AND EDGE CASES", "EXAMPLES", "SEE ALSO"])
         #expect(Self.tags(Self.section("ENVIRONMENT", of: page)) == ["NO_COLOR", "CACHESH_HISTORY", "CACHESH_HINTS", "CI", "EDITRC"])
         #expect(Self.tags(Self.section("EXIT STATUS", of: page)) == ["0", "1", "2"])
         #expect(Self.section("SEE ALSO", of: page).filter { !$0.isEmpty } == [".BR redis\\-cli (1),", ".BR sqlite3 (1)"])
@@ -174,6 +175,44 @@ import Testing
         let wide = output.split(separator: "\n").filter { $0.unicodeScalars.count > 80 }
         #expect(wide.isEmpty, "wider than 80 columns: \(wide)")
         #expect(output.split(separator: "\n").count > 1_000, "the page was rendered")
+    }
+
+    /// The page opens with what a newcomer needs: its DESCRIPTION, rendered at 80 columns, is short
+    /// (what cachesh is, what it reproduces, a first session) and names no edge case; those come
+    /// last, in LIMITS AND EDGE CASES, which still holds them.
+    @Test(.enabled(if: program("man") != nil, "man is not installed: the page's rendering is not checked"))
+    func theDescriptionIsShortAndTheEdgeCasesComeLast() async throws {
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "MANWIDTH": "80",
+                           "LC_ALL": "C.UTF-8", "HOME": NSTemporaryDirectory()]
+        let (status, output, _) = try await Self.run(Self.program("man")!, ["-l", Self.manPath], environment: environment)
+        #expect(status == 0)
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        /// The rendered lines of a section: from its heading (at the margin) to the next one.
+        func rendered(_ name: String) -> [Substring] {
+            guard let start = lines.firstIndex(of: Substring(name)) else { return [] }
+            let rest = lines[(start + 1)...]
+            return Array(rest.prefix { $0.isEmpty || $0.first == " " })
+        }
+        /// Words as a reader sees them: overstrikes and the spaces of justified lines undone.
+        func words(_ lines: [Substring]) -> String {
+            var text = ""
+            for scalar in lines.joined(separator: " ").unicodeScalars {
+                if scalar == "\u{8}" { text.unicodeScalars.removeLast() } else { text.unicodeScalars.append(scalar) }
+            }
+            return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        let description = rendered("DESCRIPTION")
+        #expect(!description.isEmpty && description.count < 40, "DESCRIPTION is \(description.count) lines")
+        let text = words(description)
+        for edge in ["NUL", "16 MiB", "UTF-8", "/dev/zero"] {
+            #expect(!text.contains(edge), "DESCRIPTION names \(edge)")
+        }
+        #expect(text.contains("cachesh> get feed:home"), "a first session")
+        let limits = words(rendered("LIMITS AND EDGE CASES"))
+        for edge in ["NUL byte", "16 MiB", "not UTF-8"] {
+            #expect(limits.contains(edge), "LIMITS AND EDGE CASES names \(edge)")
+        }
+        #expect(lines.firstIndex(of: "LIMITS AND EDGE CASES")! > lines.firstIndex(of: "COMMANDS")!)
     }
 
     /// `--generate-completion-script` (ArgumentParser's, hidden from the OPTIONS list) is named by

@@ -105,7 +105,7 @@ import Testing
         let sandbox = try Sandbox()
         let run = try await Cachesh.run(["-c", "put a 1; record x.transcript --from-start; get a"], in: sandbox.url)
         #expect(run.status == 1)
-        #expect(run.stderr == "-c:1: error: record --from-start: a script, -c or standard input keeps no history "
+        #expect(run.stderr == "-c:1:10: error: record --from-start: a script, -c or standard input keeps no history "
                 + "(only the interactive shell does); record FILE records from here on\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("x.transcript").path))
     }

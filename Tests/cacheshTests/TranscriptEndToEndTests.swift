@@ -281,7 +281,7 @@ private let feedTranscript = """
 
                 """)
         } else {
-            #expect(recorded.contains("cachesh> echo ...\n{\"command\":\"echo\",\"text\":\"...\"}\n") || recorded.contains("cachesh> echo ...\n"))
+            #expect(recorded.contains("cachesh> echo ...\n{\"command\":\"echo\",\"ok\":true,\"text\":\"...\"}\n") || recorded.contains("cachesh> echo ...\n"))
         }
         let verify = try await cachesh(["--safe", "--verify", "out.transcript"], in: dir)
         #expect(verify == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
@@ -325,7 +325,7 @@ private let feedTranscript = """
             + "cachesh> restore {\"clock_start\":\"2026-01-01T00:00:00.000Z\","))
         #expect(recorded.contains(json ? "{\"command\":\"restore\",\"entries\":1,\"now\":\"2026-01-01T00:00:02.000Z\",\"ok\":true}\n"
                                        : "restored (1 entry, now 2026-01-01T00:00:02.000Z)\n"))
-        #expect(recorded.hasSuffix((json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"]}\n" : "cachesh> put b 2\nkeys: b\n") + "cachesh> # end of recording\n"))
+        #expect(recorded.hasSuffix((json ? "cachesh> put b 2\n{\"command\":\"put\",\"keys\":[\"b\"],\"ok\":true}\n" : "cachesh> put b 2\nkeys: b\n") + "cachesh> # end of recording\n"))
         #expect(try await cachesh(["--safe", "--verify", "sub/out.transcript"], in: dir).stdout == "1 passed, 0 failed\n")
     }
 
@@ -415,6 +415,6 @@ private let feedTranscript = """
 /// The "did you mean" hint the built shell gives for an unknown command `name`.
 private func hint(for name: String, in directory: String) async -> String {
     let line = (try? await cachesh(["-c", name], in: directory).stderr) ?? ""
-    let prefix = "-c:1: error: unknown command \"\(name)\""
+    let prefix = "-c:1:1: error: unknown command \"\(name)\""
     return String(line.dropFirst(prefix.count).dropLast())
 }

@@ -97,14 +97,16 @@ extension Session {
         // resolves beside that script, and an `at` it runs schedules with that place too, so a
         // nested command's error still says FILE:LINE (SPEC §6, §7).
         let local = SourceFile(name: entry.source.name, text: entry.text,
-                               firstLine: entry.source.location(ofOffset: entry.offset).line)
+                               firstLine: entry.source.location(ofOffset: entry.offset).line,
+                               firstColumn: entry.source.column(ofOffset: entry.offset))
         frames.pushScheduled(text: entry.text, time: TimeText.iso8601(ms: cache.now))
         defer { frames.pop() }
         var lexer = Lexer(local, semicolonSeparates: false)
         while let next = lexer.next() {
             switch next {
             case .failure(let diagnostic):
-                report(ShellError(diagnostic.message, at: diagnostic.offset), in: local, command: nil)
+                report(ShellError(diagnostic.message, at: diagnostic.offset), in: local, command: nil,
+                       span: local.bytes.indices)
             case .success(let command):
                 let written = command.words.first?.text ?? ""
                 let name = Session.aliases[written] ?? written

@@ -39,6 +39,17 @@ public enum CommandCatalog {
     static let namesAndAliases = NameTable(all.enumerated().map { ($1.name, $0) }
         + Session.aliases.map { alias, name in (alias, all.firstIndex { $0.name == name }!) })
 
+    /// The form a command's second word names (`next` in `server next a:1`), when the command
+    /// named `name` has subcommands and `bytes`, the command's text, names one: the `subcommand`
+    /// field of its error's JSON (SPEC §4). Looked at only when a command failed.
+    static func subcommand(of name: String, in bytes: ArraySlice<UInt8>) -> String? {
+        guard let spec = info(name), !spec.subcommands.isEmpty else { return nil }
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let words = bytes.split(maxSplits: 2, omittingEmptySubsequences: true, whereSeparator: blank)
+        guard words.count >= 2 else { return nil }
+        return spec.subcommands.first { $0.name.utf8.elementsEqual(words[1]) }?.name
+    }
+
     /// What the value of each option name is. An option name means one thing in every command
     /// (`tags=` is always a list of tags), so a value completes the same wherever it is typed.
     static let optionKinds: [String: CommandSpec.Option.Kind] = {

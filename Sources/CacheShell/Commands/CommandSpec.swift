@@ -89,11 +89,14 @@ public final class CommandSpec: Sendable {
             }
             let word = command.words[1]
             // A few forms each: searched in order, with no hash table to build at start-up.
-            guard let run = subcommands.first(where: { $0.name == word.text })?.run else {
+            guard let form = subcommands.first(where: { $0.name == word.text }) else {
                 throw ShellError("unknown \(name) command \"\(word.text)\" (use " + names.joined(separator: ", ") + ")",
                                  at: word.offset)
             }
-            return try run(session, cache, command, source)
+            // Its JSON says which form answered (SPEC §4): `"command":"server","subcommand":"next"`.
+            var reply = try form.run(session, cache, command, source)
+            reply.subcommand = form.name
+            return reply
         }
     }
 

@@ -17,7 +17,7 @@ enum LifecycleCommands {
         let args = try Arguments(command, source, for: cancel)
         try args.expect(1...1)
         let key = try args.key(0, in: cache)
-        do { return .keys(try cache.cancel(key), ok: true) } catch {
+        do { return .keys(try cache.cancel(key)) } catch {
             throw ShellError(error.message, at: args.positional[0].offset)
         }
     }
@@ -85,7 +85,7 @@ enum LifecycleCommands {
     static func focus(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: focus)
         try args.expect(0...0)
-        return .keys(cache.focus(), ok: true)
+        return .keys(cache.focus())
     }
 
     static let poll = CommandSpec(

@@ -44,7 +44,7 @@ enum RealtimeCommands {
         if args.positional.first?.text == "entity" && args.positional.count == 3 {
             let id = args.positional[1].text
             let patch = try args.patch(2)
-            do { return .keys(try cache.mutate(entity: id, patch: patch, options: options), ok: true) } catch {
+            do { return .keys(try cache.mutate(entity: id, patch: patch, options: options)) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
         }
@@ -54,7 +54,7 @@ enum RealtimeCommands {
         if !flagAfterPatch { try args.expect(2...2, usage: "KEY PATCH or entity ID PATCH") }
         let key = try args.key(0, in: cache)
         let patch = try args.patch(1)
-        do { return .keys(try cache.mutate(key, patch: patch, options: options), ok: true) } catch {
+        do { return .keys(try cache.mutate(key, patch: patch, options: options)) } catch {
             throw ShellError(error.message, at: args.positional[1].offset)
         }
     }
@@ -94,7 +94,7 @@ enum RealtimeCommands {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
             if !own, let serverValue { server.set(key, serverValue, at: cache.now) }
-            return .keys(keys, ok: true)
+            return .keys(keys)
         }
         let id = args.positional[1].text
         let serverChanges: [(key: String, value: JSONValue)]
@@ -106,7 +106,7 @@ enum RealtimeCommands {
             throw ShellError(error.message, at: args.positional[2].offset)
         }
         if !own { for change in serverChanges { server.set(change.key, change.value, at: cache.now) } }
-        return .keys(keys, ok: true)
+        return .keys(keys)
     }
 
     static let push = CommandSpec(

@@ -183,9 +183,8 @@ enum ReplayCommands {
         guard let file = error.file, let line = error.line else { return nil }
         session.anyFailed = true
         if session.options.mode == .json {
-            let fields: [String: JSONValue] = ["command": "replay", "error": .string(error.message),
-                                               "file": .string(file), "line": .int(Int64(line))]
-            return .line(JSONValue.object(fields).compactText, isError: false)
+            return .line(DiagnosticsFormatter.json(error.message, command: "replay", file: file, line: line, column: nil),
+                         isError: false)
         }
         return .line(DiagnosticsFormatter.oneLine(error.description), isError: true)
     }

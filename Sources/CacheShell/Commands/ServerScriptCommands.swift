@@ -199,6 +199,6 @@ extension Session {
         if text.count > 80 { text = text.prefix(77) + "..." }
         let message = "server strict: nothing queued for the \(request) sent by \(text): the replay diverged"
         if divergence == nil { divergence = message }
-        report(ShellError(message, at: span.lowerBound), in: source, command: name)
+        report(ShellError(message, at: span.lowerBound), in: source, command: name, span: span)
     }
 }

@@ -37,7 +37,7 @@ enum SessionCommands {
     static let output = CommandSpec(
         name: "output", summary: "human lines or one JSON object per command",
         arguments: [.oneOf(.word("human", meaning: "aligned tables and name: value lines"),
-                           .word("json", meaning: "one JSON object per command")).optional],
+                           .word("json", meaning: "one JSON object per command, with its command and ok (server: also subcommand)")).optional],
         example: "output json", run: output)
 
     static func output(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {

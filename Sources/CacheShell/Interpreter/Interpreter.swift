@@ -76,7 +76,7 @@ extension Session {
                 let span = source.name == nil ? source.bytes.indices
                     : SourceScan.commandSpan(source.bytes, from: from, to: lexer.offset, semicolons: semicolonsSeparate)
                 outcome.begin(mode: settings.mode)
-                report(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil)
+                report(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil, span: span)
                 finish(source.bytes[span])
                 ok = false
             }
@@ -168,12 +168,13 @@ extension Session {
                 add(.reply(result.reply, name: result.name, mode: settings.mode))
             }
         } catch {
-            report(error, in: source, command: name)
+            report(error, in: source, command: name, span: span)
             ok = false
         }
         // A scheduled command's request is told by the command that ran the scheduler.
         if !frames.inScheduled, let request = server.takeDivergence() {
-            // Its error follows what the command printed.
+            // Its error follows what the command printed, whose JSON says the command failed.
+            outcome.markLastReplyFailed()
             if topLevel { outcome.demoteReply() }
             noteDivergence(request, span: span, name: name, in: source)
             ok = false
@@ -182,15 +183,17 @@ extension Session {
         return ok
     }
 
-    /// Adds a failed command's diagnostic to the outcome.
-    func report(_ error: ShellError, in source: SourceFile, command: String?) {
+    /// Adds a failed command's diagnostic to the outcome; `span`: the command's bytes in `source`,
+    /// when known (its column and subcommand).
+    func report(_ error: ShellError, in source: SourceFile, command: String?, span: Range<Int>? = nil) {
         anyFailed = true
         var error = error
         if let run = frames.scheduledRun { error.message = "(at \(run.time)) " + error.message }
         // The history keeps errors as typed commands print them, but not those of a sourced file,
         // which a replay names by that file too.
         let retyped = source.name != nil && (frames.kinds.count <= 1 || frames.inScheduled)
-        add(.diagnostic(DiagnosticsFormatter.report(error, in: source, command: command, retyped: retyped, mode: settings.mode)))
+        add(.diagnostic(DiagnosticsFormatter.report(error, in: source, command: command, span: span, retyped: retyped,
+                                                           mode: settings.mode)))
     }
 
     /// Adds an item to the outcome of the command running now; with none (output from outside

@@ -34,8 +34,12 @@ struct Outcome {
         /// The source's name and the line (nil for typed input).
         var file: String?
         var line: Int
+        /// The command's column, for a source whose errors name one (`-c`).
+        var column: Int?
         /// The command's name, the `command` field of the JSON form (nil for one that did not lex).
         var command: String?
+        /// The form of a command with subcommands it named (`next` of `server next`), else nil.
+        var subcommand: String?
         /// The history keeps the form a typed command prints (`error: ...`, JSON with `file` and
         /// `line` null): the command was typed, or came from a top-level script, not a sourced file.
         var retyped: Bool
@@ -74,6 +78,25 @@ struct Outcome {
         items.append(.reply(reply, name: name, mode: replyMode))
         reply = .nothing
         name = ""
+    }
+
+    /// Makes the reply just given (the command's own, or the last item, a reply a `source` or an
+    /// `at` ran) say `ok: false`: the command printed it, then failed (a strict-mode divergence).
+    mutating func markLastReplyFailed() {
+        if hasReply {
+            reply.ok = false
+            return
+        }
+        switch items.last {
+        case .reply(var reply, let name, let mode)?:
+            reply.ok = false
+            items[items.count - 1] = .reply(reply, name: name, mode: mode)
+        case .scheduled(var reply, let name, let text, let time, let mode)?:
+            reply.ok = false
+            items[items.count - 1] = .scheduled(reply, name: name, text: text, time: time, mode: mode)
+        default:
+            break
+        }
     }
 
     /// Forgets everything but the items' storage, for the next command. The reply is let go now:

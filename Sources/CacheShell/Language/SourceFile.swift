@@ -12,13 +12,18 @@ public struct SourceFile: Sendable {
     private let lineStarts: [Int]
     /// The line number of the text's first line in the whole input (a piece of a stream).
     private let firstLine: Int
+    /// For the `-c` argument, whose commands `;` separates on one line: the column, in
+    /// characters, at which the text starts on its first line (1; a command `at` scheduled from
+    /// `-c` starts further on). Errors then name the command's column too (`-c:1:12: error:`,
+    /// SPEC §7). Nil for every other source: errors name the line alone.
+    public let firstColumn: Int?
 
     /// Wraps `text`, building its line table; `firstLine` is where the text starts in its input
     /// when it is a piece of a longer one (standard input or a script, read as it arrives).
     ///
     /// - Complexity: O(n) in the length of `text`.
-    public init(name: String?, text: String, firstLine: Int = 1) {
-        self.init(name: name, utf8: Array(text.utf8), firstLine: firstLine)
+    public init(name: String?, text: String, firstLine: Int = 1, firstColumn: Int? = nil) {
+        self.init(name: name, utf8: Array(text.utf8), firstLine: firstLine, firstColumn: firstColumn)
     }
 
     /// Wraps text given as UTF-8 bytes (a piece of a stream), as `init(name:text:firstLine:)` would
@@ -27,15 +32,16 @@ public struct SourceFile: Sendable {
     /// - Complexity: O(n) in the number of bytes.
     public init(name: String?, bytes: UnsafeBufferPointer<UInt8>, firstLine: Int = 1) {
         if Self.isASCII(bytes) {
-            self.init(name: name, utf8: Array(bytes), firstLine: firstLine)
+            self.init(name: name, utf8: Array(bytes), firstLine: firstLine, firstColumn: nil)
         } else {
             self.init(name: name, text: String(decoding: bytes, as: UTF8.self), firstLine: firstLine)
         }
     }
 
-    private init(name: String?, utf8 bytes: [UInt8], firstLine: Int) {
+    private init(name: String?, utf8 bytes: [UInt8], firstLine: Int, firstColumn: Int?) {
         self.name = name
         self.firstLine = firstLine
+        self.firstColumn = firstColumn
         self.bytes = bytes
         var starts = [0]
         bytes.withUnsafeBufferPointer { bytes in
@@ -90,6 +96,21 @@ public struct SourceFile: Sendable {
             if lineStarts[middle] <= offset { low = middle } else { high = middle }
         }
         return (low + firstLine, max(offset - lineStarts[low], 0) + 1)
+    }
+
+    /// The 1-based column of a byte offset in characters (Unicode code points, not bytes: `é`
+    /// is one column, as a person counts), for a source whose errors name columns
+    /// (``firstColumn``); nil for the others.
+    ///
+    /// - Complexity: O(log n) in the number of lines, and O(m) in the length of the line before `offset`.
+    public func column(ofOffset offset: Int) -> Int? {
+        guard let firstColumn else { return nil }
+        let line = location(ofOffset: offset).line
+        let lineStart = lineStarts[line - firstLine]
+        let end = min(max(offset, lineStart), bytes.count)
+        // A code point starts at every byte but a continuation byte (0b10xxxxxx).
+        let characters = bytes[lineStart..<end].reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        return (line == firstLine ? firstColumn : 1) + characters
     }
 
     /// The line a user reads for a diagnostic: `NAME:LINE: error: MESSAGE`, or

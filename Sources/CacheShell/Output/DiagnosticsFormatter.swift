@@ -1,27 +1,51 @@
 import CacheCore
 
-/// How a failed command reads (SPEC §7): `FILE:LINE: error: MESSAGE` on standard error, or a JSON
-/// object with `error`, `command`, `file` and `line`; one printable line of a readable length.
+/// How a failed command reads (SPEC §7): `FILE:LINE: error: MESSAGE` (`-c:LINE:COLUMN: error:
+/// MESSAGE` for `-c`) on standard error, or a JSON object with `ok: false`, `error`, `command`,
+/// `file`, `line` and `column`; one printable line of a readable length.
 /// The interpreter keeps diagnostics as values (``Outcome/Report``); this is their only writer.
 enum DiagnosticsFormatter {
-    /// The report of `error`, raised at its offset in `source` by `command`.
-    static func report(_ error: ShellError, in source: SourceFile, command: String?, retyped: Bool, mode: OutputMode) -> Outcome.Report {
-        Outcome.Report(message: shortened(oneLine(error.message)), file: source.name,
-                       line: source.name == nil ? 0 : source.location(ofOffset: error.offset).line,
-                       command: command, retyped: retyped, mode: mode)
+    /// The report of `error`, raised at its offset in `source` by `command`, whose bytes are
+    /// `span` (nil when not known): a source whose errors name columns (`-c`) names the line and
+    /// column where the command starts; the others the line of the error.
+    static func report(_ error: ShellError, in source: SourceFile, command: String?, span: Range<Int>?, retyped: Bool,
+                       mode: OutputMode) -> Outcome.Report {
+        var line = 0
+        var column: Int?
+        if source.name != nil {
+            let start = span?.lowerBound ?? error.offset
+            column = source.column(ofOffset: start)
+            line = source.location(ofOffset: column == nil ? error.offset : start).line
+        }
+        let subcommand = command.flatMap { name in span.flatMap { CommandCatalog.subcommand(of: name, in: source.bytes[$0]) } }
+        return Outcome.Report(message: shortened(oneLine(error.message)), file: source.name, line: line, column: column,
+                              command: command, subcommand: subcommand, retyped: retyped, mode: mode)
     }
 
     /// The report's line with its line feed; `typed`: as a typed command prints it (no file, no line).
     static func text(_ report: Outcome.Report, typed: Bool) -> String {
         let file = typed ? nil : report.file
         if report.mode == .json {
-            var fields: [String: JSONValue] = ["error": .string(report.message), "command": report.command.map(JSONValue.string) ?? .null]
-            fields["file"] = file.map(JSONValue.string) ?? .null
-            fields["line"] = file == nil ? .null : .int(Int64(report.line))
-            return JSONValue.object(fields).compactText + "\n"
+            return json(report.message, command: report.command, subcommand: report.subcommand, file: file,
+                        line: file == nil ? nil : report.line, column: file == nil ? nil : report.column) + "\n"
         }
         guard let file else { return "error: \(report.message)\n" }
-        return "\(file):\(report.line): error: \(report.message)\n"
+        return "\(file):\(report.line):" + (report.column.map { "\($0):" } ?? "") + " error: \(report.message)\n"
+    }
+
+    /// An error as JSON output writes it (SPEC §4), without its line feed: `ok: false`, `error`,
+    /// `command` (null for a command that did not lex), `subcommand` when the command has one,
+    /// and where it is: `file`, `line` and `column` (null when not known: typed input, a column
+    /// outside `-c`). Every writer of an error's JSON writes it here.
+    static func json(_ message: String, command: String?, subcommand: String? = nil, file: String?, line: Int?,
+                     column: Int?) -> String {
+        var fields: [String: JSONValue] = [
+            "ok": false, "error": .string(message), "command": command.map(JSONValue.string) ?? .null,
+            "file": file.map(JSONValue.string) ?? .null, "line": line.map { .int(Int64($0)) } ?? .null,
+            "column": column.map { .int(Int64($0)) } ?? .null,
+        ]
+        if let subcommand { fields["subcommand"] = .string(subcommand) }
+        return JSONValue.object(fields).compactText
     }
 
     /// `text` with its line breaks written as `\n` and `\r`, and its other control characters

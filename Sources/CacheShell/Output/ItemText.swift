@@ -52,7 +52,7 @@ enum ItemText {
             fields["at"] = .string(time)
             return JSONValue.object(fields).compactText + "\n"
         }
-        var lines = reply.human(colour: colour, width: width) ?? Render.fieldLines(reply.fields.filter { $0.key != "ok" }, order: reply.order, colour: colour)
+        var lines = reply.humanLines(colour: colour, width: width)
         if lines.isEmpty { lines = ["ok"] }
         return "at \(time): \(text)\n" + lines.map { "  " + $0 + "\n" }.joined()
     }

@@ -13,8 +13,8 @@ struct Reply {
         case table([String: JSONValue], TableText)
         /// `get` (`isGet`) or `peek`: the fields of `EntryCommands.fields`.
         case read(ReadResult, isGet: Bool)
-        /// `keys` and, with `ok`, `ok: true`.
-        case keys([String], ok: Bool)
+        /// `keys`.
+        case keys([String])
         /// Nothing: the command failed inside (a `source` whose command failed, a trace's error),
         /// where its diagnostics say.
         case failed
@@ -23,6 +23,12 @@ struct Reply {
     private var content: Content
     /// Field order for the generic human layout; fields not named follow, sorted.
     let order: [String]
+    /// The form of a command with subcommands that answered (`next` of `server next`): the
+    /// `subcommand` field of JSON output (SPEC §4); human output does not show it.
+    var subcommand: String?
+    /// The `ok` field of JSON output: false only for a reply its command printed before it failed
+    /// (a request strict mode found nothing queued for); an error says `ok: false` too.
+    var ok = true
 
     init(_ fields: [String: JSONValue], order: [String] = [], human: [String]? = nil) {
         content = .fields(fields, human: human)
@@ -41,17 +47,19 @@ struct Reply {
         self.order = order
     }
 
-    /// The JSON fields (SPEC §4), without `command`.
+    /// The JSON fields (SPEC §4), without `command`: every reply says `ok` (true unless its
+    /// command failed after it, ``ok``), and the reply of a subcommand names it.
     var fields: [String: JSONValue] {
+        var fields: [String: JSONValue]
         switch content {
-        case .fields(let fields, _), .table(let fields, _): return fields
-        case .read(let result, let isGet): return EntryCommands.fields(result, isGet: isGet)
-        case .keys(let keys, let ok):
-            var fields: [String: JSONValue] = ["keys": .array(keys.map(JSONValue.string))]
-            if ok { fields["ok"] = .bool(true) }
-            return fields
+        case .fields(let own, _), .table(let own, _): fields = own
+        case .read(let result, let isGet): fields = EntryCommands.fields(result, isGet: isGet)
+        case .keys(let keys): fields = ["keys": .array(keys.map(JSONValue.string))]
         case .failed: return [:]
         }
+        fields["ok"] = .bool(ok)
+        if let subcommand { fields["subcommand"] = .string(subcommand) }
+        return fields
     }
 
     /// Human lines; nil renders `fields` as aligned `name: value` lines in `order`. A table is
@@ -61,15 +69,25 @@ struct Reply {
         case .fields(_, let human): return human
         case .table(_, let table): return table.lines(colour: colour, width: width)
         case .read: return nil
-        case .keys(let keys, _): return [Self.keysLine(keys)]
+        case .keys(let keys): return [Self.keysLine(keys)]
         case .failed: return []
         }
+    }
+
+    /// The human lines (``human(colour:width:)``), or the fields as aligned `name: value` lines in
+    /// `order`, less the fields human output leaves out (`ok`, `subcommand`; SPEC §4).
+    func humanLines(colour: Bool, width: Int = Render.width) -> [String] {
+        if let human = human(colour: colour, width: width) { return human }
+        var fields = fields
+        fields["ok"] = nil
+        fields["subcommand"] = nil
+        return Render.fieldLines(fields, order: order, colour: colour)
     }
 
     /// A reply that prints nothing, to start from. Made where it is used (an empty array takes no
     /// storage): a stored `static let` cost a `swift_once` and a copy of the whole reply at each
     /// use, which every command of a batch makes when its outcome is reset.
-    static var nothing: Reply { Reply(.keys([], ok: false)) }
+    static var nothing: Reply { Reply(.keys([])) }
 
     /// The result of a command that failed inside, where the diagnostics it made say (the
     /// `source` of a file whose command failed): it prints nothing more, and fails.
@@ -88,10 +106,9 @@ struct Reply {
         return Reply(fields, human: human)
     }
 
-    /// The changed keys, for the commands SPEC §4 gives a `keys` field; `ok` adds `ok: true`,
-    /// for the commands it does not name (`mutate`, `event`).
-    static func keys(_ keys: [String], ok: Bool = false) -> Reply {
-        Reply(.keys(keys, ok: ok))
+    /// The changed keys, for the commands SPEC §4 gives a `keys` field.
+    static func keys(_ keys: [String]) -> Reply {
+        Reply(.keys(keys))
     }
 
     /// What a read printed: `get` (`isGet`) or `peek`.
@@ -127,18 +144,23 @@ struct Reply {
         switch content {
         case .read(let result, let isGet):
             if mode == .json {
-                return Self.readJSON(result, isGet: isGet, command: command, into: &out)
+                return Self.readJSON(result, isGet: isGet, command: command, subcommand: subcommand, ok: ok, into: &out)
             } else {
                 return Self.readLines(result, isGet: isGet, colour: colour, into: &out)
             }
-        case .keys(let keys, let ok):
+        case .keys(let keys):
             var control = false
             if mode == .json {
                 out.append("{\"command\":")
                 control = out.appendJSONString(command)
                 out.append(",\"keys\":")
                 control = out.appendJSONArray(keys) || control
-                out.append(ok ? ",\"ok\":true}\n" as StaticString : "}\n")
+                out.append(ok ? ",\"ok\":true" as StaticString : ",\"ok\":false")
+                if let subcommand {
+                    out.append(",\"subcommand\":")
+                    control = out.appendJSONString(subcommand) || control
+                }
+                out.append("}\n")
             } else if keys.isEmpty {
                 out.append("keys: (none)\n")
             } else {
@@ -150,7 +172,7 @@ struct Reply {
                 out.append(UInt8(ascii: "\n"))
             }
             return control
-        case .fields(let fields, _), .table(let fields, _):
+        case .fields, .table:
             let start = out.count
             if mode == .json {
                 var fields = fields
@@ -158,9 +180,7 @@ struct Reply {
                 out.append(JSONValue.object(fields).compactText)
                 out.append(UInt8(ascii: "\n"))
             } else {
-                let lines = human(colour: colour, width: width)
-                    ?? Render.fieldLines(fields.filter { $0.key != "ok" }, order: order, colour: colour)
-                for line in lines {
+                for line in humanLines(colour: colour, width: width) {
                     out.append(line)
                     out.append(UInt8(ascii: "\n"))
                 }
@@ -171,9 +191,11 @@ struct Reply {
         }
     }
 
-    /// The JSON object of a read with its `command`: the keys in sorted order, as `compactText` writes them.
+    /// The JSON object of a read with its `command` (and `subcommand`, for a form of a command
+    /// that has them): the keys in sorted order, as `compactText` writes them.
     /// - Returns: whether it may hold a control character (``write(into:command:mode:colour:)``).
-    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, into out: inout ByteWriter) -> Bool {
+    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, subcommand: String?, ok: Bool,
+                                 into out: inout ByteWriter) -> Bool {
         out.append("{\"age_ms\":")
         out.appendNumber(r.ageMs)
         out.append(",\"command\":")
@@ -187,6 +209,7 @@ struct Reply {
         out.append(",\"key\":")
         control = out.appendJSONString(r.key) || control
         if isGet && r.offline { out.append(",\"offline\":true") }
+        out.append(ok ? ",\"ok\":true" as StaticString : ",\"ok\":false")
         if isGet && r.pending { out.append(",\"pending\":true") }
         if isGet {
             out.append(",\"source\":\"")
@@ -195,7 +218,12 @@ struct Reply {
         }
         out.append(",\"state\":\"")
         out.append(r.state.rawValue)
-        out.append("\",\"tags\":")
+        out.append(UInt8(ascii: "\""))
+        if let subcommand {
+            out.append(",\"subcommand\":")
+            control = out.appendJSONString(subcommand) || control
+        }
+        out.append(",\"tags\":")
         control = out.appendJSONArray(r.tags) || control
         out.append(",\"value\":")
         control = out.appendStored(r.stored) || control

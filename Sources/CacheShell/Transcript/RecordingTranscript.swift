@@ -114,9 +114,8 @@ private struct Writer {
         }
         let entries: Int
         if case .object(let top) = snapshot, case .array(let list)? = top["entries"] { entries = list.count } else { entries = 0 }
-        emit("restore " + snapshot.compactText,
-             reply(SnapshotCommands.restoredInline(entries: entries, now: now), "restore"))
-        emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
+        emit("restore " + snapshot.compactText, replying: SnapshotCommands.restoredInline(entries: entries, now: now))
+        emit("server strict on", replying: ServerScriptCommands.strictReply(true))
 
         var content: [CacheRecord] = []
         var step: (to: Int64, content: [CacheRecord])?
@@ -154,8 +153,8 @@ private struct Writer {
         let duration = max(0, to - now)
         now += duration
         let fields: [String: JSONValue] = ["now": .string(TimeText.iso8601(ms: now)), "now_ms": .int(now - clockStart)]
-        emit("advance " + TimeText.formatDuration(duration),
-             events(content) + reply(Reply(fields, order: ["now", "now_ms"]), "advance"))
+        emit("advance " + TimeText.formatDuration(duration), replying: Reply(fields, order: ["now", "now_ms"]),
+             after: events(content))
     }
 
     private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
@@ -168,10 +167,11 @@ private struct Writer {
             // `load {CONFIG}` names itself before the error of the configuration it applies.
             let line = DiagnosticsFormatter.oneLine(call.isConfigure ? "load: " + message : message)
             text = mode == .json
-                ? JSONValue.object(["error": .string(line), "command": .string(name), "file": .null, "line": .null]).compactText + "\n"
+                ? DiagnosticsFormatter.json(line, command: name, subcommand: CommandCatalog.subcommand(of: name, in: Array(command.utf8)[...]),
+                                            file: nil, line: nil, column: nil) + "\n"
                 : "error: \(line)\n"
         } else {
-            text = shown.map { reply($0, name) } ?? ""
+            text = shown.map { reply($0, to: command) } ?? ""
         }
         // A read or validation refused because its answer would come at the clock's end sent
         // nothing, so no `server next` scripts it, and strict mode would send it and diverge:
@@ -180,26 +180,26 @@ private struct Writer {
         let refused: (keys: [String]?, wait: String)?
         if case .error(let message) = returned, call.isRead { refused = Self.endOfTimeWait(message) } else { refused = nil }
         if let refused {
-            emit("server strict off", reply(ServerScriptCommands.strictReply(false), "server"))
+            emit("server strict off", replying: ServerScriptCommands.strictReply(false))
             let ms = TimeText.parseDuration(Substring(refused.wait)) ?? 0
             if let keys = refused.keys {
                 for key in keys {
                     emit("server latency \(refused.wait) \(key)",
-                         reply(.ok(["key": .string(key), "latency_ms": .int(ms)], human: ["server: latency of \(key) \(refused.wait)"]), "server"))
+                         replying: .ok(["key": .string(key), "latency_ms": .int(ms)], human: ["server: latency of \(key) \(refused.wait)"]))
                 }
             } else {
-                emit("server latency \(refused.wait)", reply(.ok(["latency_ms": .int(ms)], human: ["server: latency \(refused.wait)"]), "server"))
+                emit("server latency \(refused.wait)", replying: .ok(["latency_ms": .int(ms)], human: ["server: latency \(refused.wait)"]))
             }
         }
         emit(command, events(content) + text)
-        if refused != nil { emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server")) }
-        for (command, shown) in after { emit(command, reply(shown, String(command.prefix { $0 != " " }))) }
+        if refused != nil { emit("server strict on", replying: ServerScriptCommands.strictReply(true)) }
+        for (command, shown) in after { emit(command, replying: shown) }
         if case .restore(let document) = call {
             // The snapshot's own clock and active keys; the shell's restore also resets its scripted server.
             if let parsed = try? Snapshot(document) { now = parsed.now; clockStart = parsed.clockStart }
             active = Self.activeKeys(document)
             epoch += 1
-            emit("server strict on", reply(ServerScriptCommands.strictReply(true), "server"))
+            emit("server strict on", replying: ServerScriptCommands.strictReply(true))
         }
     }
 
@@ -258,7 +258,7 @@ private struct Writer {
                 case .failure(let f): options.append(Self.failure(f.message))
                 case .success(let verdicts): options.append("value=" + Self.optionJSON(RecordingFormat.encodeVerdicts(verdicts)))
                 }
-                emit("server next --validate " + options.joined(separator: " "), reply(ServerScriptCommands.queued(nil), "server"))
+                emit("server next --validate " + options.joined(separator: " "), replying: ServerScriptCommands.queued(nil))
                 continue
             case .keys(.failure(let f))?:
                 options.append(Self.failure(f.message))
@@ -275,7 +275,7 @@ private struct Writer {
                 continue
             }
             guard kind != .validate else {
-                emit("server next --validate " + options.joined(separator: " "), reply(ServerScriptCommands.queued(nil), "server"))
+                emit("server next --validate " + options.joined(separator: " "), replying: ServerScriptCommands.queued(nil))
                 continue
             }
             for key in keys { try emitNext(key, options) }
@@ -284,7 +284,7 @@ private struct Writer {
 
     private mutating func emitNext(_ key: String, _ options: [String]) throws(Diagnostic) {
         try checkKey(key)
-        emit("server next \(key) " + options.joined(separator: " "), reply(ServerScriptCommands.queued(key), "server"))
+        emit("server next \(key) " + options.joined(separator: " "), replying: ServerScriptCommands.queued(key))
     }
 
     private static func failure(_ message: String) -> String {
@@ -554,7 +554,7 @@ private struct Writer {
     }
 
     private func okKeys(_ returned: RecordedReturn) -> Reply? {
-        if case .keys(let k) = returned { return .keys(k, ok: true) }
+        if case .keys(let k) = returned { return .keys(k) }
         return nil
     }
 
@@ -591,8 +591,18 @@ private struct Writer {
 
     // MARK: Output
 
-    private func reply(_ reply: Reply, _ name: String) -> String {
-        reply.text(command: name, mode: mode, colour: false)
+    /// What `command` prints when it answers `reply`: its name (and, for a form of `server`, its
+    /// subcommand) as the shell's JSON says them.
+    private func reply(_ reply: Reply, to command: String) -> String {
+        let name = String(command.prefix { $0 != " " })
+        var reply = reply
+        reply.subcommand = CommandCatalog.subcommand(of: name, in: Array(command.utf8)[...])
+        return reply.text(command: name, mode: mode, colour: false)
+    }
+
+    /// Appends `command` with the output of its `reply`, after `before` (what it printed first).
+    private mutating func emit(_ command: String, replying reply: Reply, after before: String = "") {
+        emit(command, before + self.reply(reply, to: command))
     }
 
     /// Appends one command and its output, made safe for a terminal as the session makes every line it prints.
