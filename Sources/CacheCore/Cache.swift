@@ -279,6 +279,18 @@ public actor Cache {
         return noting(.peek(key: key), RecordedReturn.read) { engine.peek(key) }
     }
 
+    /// An access without a read (the shell's `touch`, as redis's TOUCH): a fresh or stale entry
+    /// moves in its eviction order as a read would move it (LRU: the most recently used; SIEVE:
+    /// visited; LFU: one more use; FIFO: no change), and nothing else changes: no statistic,
+    /// request, value or time. - Returns: the key touched; none when it is absent or expired.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func touch(_ key: String) -> [String] {
+        sync()
+        defer { finish() }
+        return noting(.touch(key: key), RecordedReturn.keys) { engine.touch(key) }
+    }
+
     /// Cached entries matching a glob (all when nil), sorted by key, with state and age.
     /// - Complexity: O(n · pattern) for n entries.
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
@@ -531,6 +543,7 @@ public enum CacheCall: Sendable, Equatable {
     case get(key: String, force: Bool, mode: ReadMode)
     case mget(keys: [String], nowait: Bool = false)
     case peek(key: String)
+    case touch(key: String)
     case keys(pattern: String?)
     case put(key: String, value: JSONValue, tags: [String])
     case expire(key: String, in: Int64?)
@@ -567,7 +580,7 @@ public enum CacheCall: Sendable, Equatable {
 
     /// The kind of a call, named as a recording writes it (its `name` field).
     public enum Kind: String, Sendable, CaseIterable {
-        case get, mget, peek, keys, put, expire, invalidate, evict, clear
+        case get, mget, peek, touch, keys, put, expire, invalidate, evict, clear
         case memoryWarning = "memory-warning", mutate, mutateEntity = "mutate-entity", event, eventEntity = "event-entity"
         case push, validate, originOnline = "origin-online", defineNamespace = "define-namespace", watch, unwatch
         case resetStats = "reset-stats", clearRequestLog = "clear-request-log", cancel, setActive = "set-active"
@@ -579,6 +592,7 @@ public enum CacheCall: Sendable, Equatable {
         case .get: .get
         case .mget: .mget
         case .peek: .peek
+        case .touch: .touch
         case .keys: .keys
         case .put: .put
         case .expire: .expire
@@ -623,6 +637,7 @@ extension CacheCall {
             f = ["keys": F.strings(keys)]
             if nowait { f["nowait"] = .bool(true) }
         case .peek(let key): f = ["key": .string(key)]
+        case .touch(let key): f = ["key": .string(key)]
         case .keys(let pattern): f = ["pattern": pattern.map(JSONValue.string) ?? .null]
         case .put(let key, let value, let tags): f = ["key": .string(key), "value": value, "tags": F.strings(tags)]
         case .expire(let key, let delay): f = ["key": .string(key), "in": F.optional(delay)]
@@ -661,6 +676,7 @@ extension CacheCall {
         case .get: self = .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
         case .mget: self = .mget(keys: try f.strings("keys"), nowait: try f.flag("nowait"))
         case .peek: self = .peek(key: try f.string("key"))
+        case .touch: self = .touch(key: try f.string("key"))
         case .keys: self = .keys(pattern: try f.optionalString("pattern"))
         case .put: self = .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))
         case .expire: self = .expire(key: try f.string("key"), in: try f.optionalInt("in"))

@@ -15,6 +15,7 @@ import Testing
                     .get(key: "b", force: false, mode: .blocking)]
         case .mget: [.mget(keys: ["a", "feed:home"]), .mget(keys: ["a"], nowait: true)]
         case .peek: [.peek(key: "feed:home")]
+        case .touch: [.touch(key: "feed:home")]
         case .keys: [.keys(pattern: nil), .keys(pattern: "feed:*")]
         case .put: [.put(key: "feed:home", value: ["id": 1, "likes": [1, 2]], tags: ["home", "x"]), .put(key: "a", value: "s", tags: [])]
         case .expire: [.expire(key: "feed:home", in: nil), .expire(key: "a", in: 30_000)]

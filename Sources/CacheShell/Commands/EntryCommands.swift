@@ -1,10 +1,10 @@
 import CacheCore
 
-/// `put`, `get`, `mget`, `peek`, `keys`, `expire`, `invalidate`, `evict`, `clear`, `memory-warning`:
-/// the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
+/// `put`, `get`, `mget`, `peek`, `touch`, `keys`, `expire`, `invalidate`, `evict`, `clear`,
+/// `memory-warning`: the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
 enum EntryCommands {
     static let family = CommandFamily(title: "Reading and writing", commands: [
-        put, get, mget, peek, keys, expire, invalidate, evict, clear, memoryWarning,
+        put, get, mget, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
     ])
 
     static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]
@@ -164,6 +164,22 @@ enum EntryCommands {
         let args = try Arguments(command, source, for: peek)
         try args.expect(1...1)
         return .read(cache.peek(try args.key(0, in: cache)), isGet: false)
+    }
+
+    static let touch = CommandSpec(
+        name: "touch", summary: "use an entry for its eviction order without reading it",
+        arguments: [.key(meaning: Meaning.key)],
+        example: "touch feed:home", run: touch,
+        writes: CallForm(.touch) { call, returned, w throws(Diagnostic) in
+            guard case .touch(let key) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            return ("touch \(key)", w.keys(returned))
+        })
+
+    static func touch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: touch)
+        try args.expect(1...1)
+        return .keys(cache.touch(try args.key(0, in: cache)))
     }
 
     static let keys = CommandSpec(
