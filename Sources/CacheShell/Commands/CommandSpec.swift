@@ -370,7 +370,7 @@ extension CommandSpec {
 /// How a command writes a recorded call (`CacheCall`) of its kinds in a transcript
 /// (`RecordingTranscript`): the command line, and the reply the shell prints for what the call
 /// returned (nil when the call threw: the transcript prints its error). ``CommandCatalog``
-/// holds every kind but `unsupported` written by exactly one command (CommandSpecTests checks).
+/// holds every kind but `unsupported` written by exactly one command (CacheCallTests checks).
 struct CallForm: Sendable {
     typealias Write = @Sendable (CacheCall, RecordedReturn, TranscriptWriter) throws(Diagnostic) -> (command: String, reply: Reply?)
     /// The kinds of call it writes.
