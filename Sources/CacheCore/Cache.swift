@@ -279,6 +279,18 @@ public actor Cache {
         return noting(.peek(key: key), RecordedReturn.read) { engine.peek(key) }
     }
 
+    /// An access without a read (the shell's `touch`, as redis's TOUCH): a fresh or stale entry
+    /// moves in its eviction order as a read would move it (LRU: the most recently used; SIEVE:
+    /// visited; LFU: one more use; FIFO: no change), and nothing else changes: no statistic,
+    /// request, value or time. - Returns: the key touched; none when it is absent or expired.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func touch(_ key: String) -> [String] {
+        sync()
+        defer { finish() }
+        return noting(.touch(key: key), RecordedReturn.keys) { engine.touch(key) }
+    }
+
     /// Cached entries matching a glob (all when nil), sorted by key, with state and age.
     /// - Complexity: O(n · pattern) for n entries.
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
@@ -516,4 +528,188 @@ public actor Cache {
 
     /// The changes last taken were not committed: the next `takeChanges` writes everything anew.
     public func changesNotCommitted() { engine.changesNotCommitted() }
+}
+
+// MARK: - Calls
+
+/// A call on the cache with its arguments: what `Cache`'s methods record (`noting`), what a
+/// recording's file holds (`RecordingFormat`, in the fields written here), and what CacheShell's
+/// commands name (`CommandSpec`) and write back as commands (`RecordingTranscript`).
+///
+/// Adding a core operation: its engine method, its `Cache` method and case here (the case, its
+/// `kind`, its fields in `recordedFields` and `init(recorded:)`: each switch is exhaustive, so a
+/// case left out does not compile), and its shell command, which names the kind it writes.
+public enum CacheCall: Sendable, Equatable {
+    case get(key: String, force: Bool, mode: ReadMode)
+    case mget(keys: [String], nowait: Bool = false)
+    case peek(key: String)
+    case touch(key: String)
+    case keys(pattern: String?)
+    case put(key: String, value: JSONValue, tags: [String])
+    case expire(key: String, in: Int64?)
+    case invalidate(Target)
+    case evict(key: String)
+    case clear(namespace: String?)
+    case memoryWarning
+    /// `patch` is the patch's document.
+    case mutate(key: String, patch: JSONValue, options: MutationOptions = MutationOptions())
+    case mutateEntity(id: String, patch: JSONValue, options: MutationOptions = MutationOptions())
+    case event(key: String, patch: JSONValue, own: Bool)
+    case eventEntity(id: String, patch: JSONValue, own: Bool)
+    case push(type: String, arguments: [String: String])
+    case validate(items: Bool, wait: Bool)
+    case originOnline
+    case defineNamespace(name: String, change: PolicyChange)
+    case watch(WatchScope)
+    case unwatch(WatchScope?)
+    case resetStats
+    case clearRequestLog
+    case cancel(key: String)
+    case setActive(key: String, active: Bool)
+    case clearActive
+    case focus
+    case poll(key: String, every: Int64)
+    case unpoll(key: String)
+    case unpollAll
+    /// The whole configuration applied.
+    case configure(CacheConfiguration)
+    /// A snapshot restored: the cache's state just after it, as a snapshot document.
+    case restore(snapshot: JSONValue)
+    /// A call a transcript cannot replay (`schedule`: work of the app's own), by name.
+    case unsupported(String)
+
+    /// The kind of a call, named as a recording writes it (its `name` field).
+    public enum Kind: String, Sendable, CaseIterable {
+        case get, mget, peek, touch, keys, put, expire, invalidate, evict, clear
+        case memoryWarning = "memory-warning", mutate, mutateEntity = "mutate-entity", event, eventEntity = "event-entity"
+        case push, validate, originOnline = "origin-online", defineNamespace = "define-namespace", watch, unwatch
+        case resetStats = "reset-stats", clearRequestLog = "clear-request-log", cancel, setActive = "set-active"
+        case clearActive = "clear-active", focus, poll, unpoll, unpollAll = "unpoll-all", configure, restore, unsupported
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .get: .get
+        case .mget: .mget
+        case .peek: .peek
+        case .touch: .touch
+        case .keys: .keys
+        case .put: .put
+        case .expire: .expire
+        case .invalidate: .invalidate
+        case .evict: .evict
+        case .clear: .clear
+        case .memoryWarning: .memoryWarning
+        case .mutate: .mutate
+        case .mutateEntity: .mutateEntity
+        case .event: .event
+        case .eventEntity: .eventEntity
+        case .push: .push
+        case .validate: .validate
+        case .originOnline: .originOnline
+        case .defineNamespace: .defineNamespace
+        case .watch: .watch
+        case .unwatch: .unwatch
+        case .resetStats: .resetStats
+        case .clearRequestLog: .clearRequestLog
+        case .cancel: .cancel
+        case .setActive: .setActive
+        case .clearActive: .clearActive
+        case .focus: .focus
+        case .poll: .poll
+        case .unpoll: .unpoll
+        case .unpollAll: .unpollAll
+        case .configure: .configure
+        case .restore: .restore
+        case .unsupported: .unsupported
+        }
+    }
+}
+
+extension CacheCall {
+    /// The call's fields in a recording (SPEC §5.6), its `name` (`kind`) included.
+    var recordedFields: [String: JSONValue] {
+        typealias F = RecordingFormat
+        var f: [String: JSONValue]
+        switch self {
+        case .get(let key, let force, let mode): f = ["key": .string(key), "force": .bool(force), "mode": .string(mode.rawValue)]
+        case .mget(let keys, let nowait):
+            f = ["keys": F.strings(keys)]
+            if nowait { f["nowait"] = .bool(true) }
+        case .peek(let key): f = ["key": .string(key)]
+        case .touch(let key): f = ["key": .string(key)]
+        case .keys(let pattern): f = ["pattern": pattern.map(JSONValue.string) ?? .null]
+        case .put(let key, let value, let tags): f = ["key": .string(key), "value": value, "tags": F.strings(tags)]
+        case .expire(let key, let delay): f = ["key": .string(key), "in": F.optional(delay)]
+        case .invalidate(let target): f = ["target": .string(F.targetText(target))]
+        case .evict(let key): f = ["key": .string(key)]
+        case .clear(let namespace): f = ["namespace": namespace.map(JSONValue.string) ?? .null]
+        case .memoryWarning, .originOnline, .resetStats, .clearRequestLog, .clearActive, .focus, .unpollAll: f = [:]
+        case .mutate(let key, let patch, let options): f = F.mutationFields(options, ["key": .string(key), "patch": patch])
+        case .mutateEntity(let id, let patch, let options): f = F.mutationFields(options, ["id": .string(id), "patch": patch])
+        case .event(let key, let patch, let own): f = ["key": .string(key), "patch": patch, "own": .bool(own)]
+        case .eventEntity(let id, let patch, let own): f = ["id": .string(id), "patch": patch, "own": .bool(own)]
+        case .push(let type, let arguments): f = ["type": .string(type), "arguments": .object(arguments.mapValues(JSONValue.string))]
+        case .validate(let items, let wait): f = ["items": .bool(items), "wait": .bool(wait)]
+        case .defineNamespace(let name, let change): f = ["namespace": .string(name), "change": F.changeFields(change)]
+        case .watch(let scope): f = ["scope": .string(F.scopeText(scope))]
+        case .unwatch(let scope): f = ["scope": scope.map { .string(F.scopeText($0)) } ?? .null]
+        case .cancel(let key): f = ["key": .string(key)]
+        case .setActive(let key, let active): f = ["key": .string(key), "active": .bool(active)]
+        case .poll(let key, let every): f = ["key": .string(key), "every": .int(every)]
+        case .unpoll(let key): f = ["key": .string(key)]
+        case .configure(let configuration): f = F.configurationFields(configuration)
+        case .restore(let snapshot): f = ["snapshot": snapshot]
+        case .unsupported(let name): f = ["call": .string(name)]
+        }
+        f["name"] = .string(kind.rawValue)
+        return f
+    }
+
+    /// The call a recording's fields give (`recordedFields` read back).
+    /// - Throws: a `Diagnostic` naming the field at fault.
+    init(recorded f: RecordingFields) throws(Diagnostic) {
+        typealias F = RecordingFormat
+        let name = try f.string("name")
+        guard let kind = Kind(rawValue: name) else { throw f.fail("name", "unknown call \"\(name)\"") }
+        switch kind {
+        case .get: self = .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
+        case .mget: self = .mget(keys: try f.strings("keys"), nowait: try f.flag("nowait"))
+        case .peek: self = .peek(key: try f.string("key"))
+        case .touch: self = .touch(key: try f.string("key"))
+        case .keys: self = .keys(pattern: try f.optionalString("pattern"))
+        case .put: self = .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))
+        case .expire: self = .expire(key: try f.string("key"), in: try f.optionalInt("in"))
+        case .invalidate: self = .invalidate(Target(parsing: try f.string("target")))
+        case .evict: self = .evict(key: try f.string("key"))
+        case .clear: self = .clear(namespace: try f.optionalString("namespace"))
+        case .memoryWarning: self = .memoryWarning
+        case .mutate: self = .mutate(key: try f.string("key"), patch: try f.value("patch"), options: try F.mutationOptions(f))
+        case .mutateEntity: self = .mutateEntity(id: try f.string("id"), patch: try f.value("patch"), options: try F.mutationOptions(f))
+        case .event: self = .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"))
+        case .eventEntity: self = .eventEntity(id: try f.string("id"), patch: try f.value("patch"), own: try f.bool("own"))
+        case .push:
+            let args = try f.object("arguments")
+            var arguments: [String: String] = [:]
+            for name in args.fields.keys { arguments[name] = try args.string(name) }
+            self = .push(type: try f.string("type"), arguments: arguments)
+        case .validate: self = .validate(items: try f.bool("items"), wait: try f.bool("wait"))
+        case .originOnline: self = .originOnline
+        case .defineNamespace: self = .defineNamespace(name: try f.string("namespace"), change: try F.change(f.object("change")))
+        case .watch: self = .watch(F.scope(try f.string("scope")))
+        case .unwatch: self = .unwatch(try f.optionalString("scope").map(F.scope))
+        case .resetStats: self = .resetStats
+        case .clearRequestLog: self = .clearRequestLog
+        case .cancel: self = .cancel(key: try f.string("key"))
+        case .setActive: self = .setActive(key: try f.string("key"), active: try f.bool("active"))
+        case .clearActive: self = .clearActive
+        case .focus: self = .focus
+        case .poll: self = .poll(key: try f.string("key"), every: try f.int("every"))
+        case .unpoll: self = .unpoll(key: try f.string("key"))
+        case .unpollAll: self = .unpollAll
+        case .configure: self = .configure(try F.configuration(f))
+        case .restore: self = .restore(snapshot: try f.value("snapshot"))
+        case .unsupported: self = .unsupported(try f.string("call"))
+        }
+    }
 }

@@ -22,6 +22,11 @@ import TestSupport
             let parts = line.split(separator: " ").map(String.init)
             switch parts[0] {
             case "put": evicted += h.engine.put(parts[1], 1).dropFirst()
+            case "touch": #expect(h.engine.touch(parts[1]) == [parts[1]])
+            case "access", "read":
+                // An access to a cached key: by touch, or by a read.
+                guard h.engine.peek(parts[1]).state != .absent else { continue }
+                if parts[0] == "access" { _ = h.engine.touch(parts[1]) } else { _ = h.get(parts[1]) }
             case "get":
                 let before = Set(h.engine.keys().map(\.key))
                 _ = h.get(parts[1])
@@ -30,6 +35,46 @@ import TestSupport
             }
         }
         return evicted
+    }
+
+    /// `touch` (redis's TOUCH) is an access: a 3-entry LRU holding a, b, c with a touched evicts
+    /// b for d, not a; each policy moves a touched entry exactly as a read moves it.
+    @Test(arguments: [(Eviction.lru, ["n:2"]), (.fifo, ["n:1"]), (.sieve, ["n:2"]), (.lfu, ["n:2"])])
+    func touchIsAnAccess(eviction: Eviction, evicted: [String]) {
+        #expect(Self.run(Self.harness(eviction), ["put n:1", "put n:2", "put n:3", "touch n:1", "put n:4"]) == evicted)
+        for lines in [["put n:1", "put n:2", "put n:3", "A n:1", "A n:1", "A n:2", "put n:4", "put n:5", "A n:3", "put n:6"],
+                      ["put n:1", "put n:2", "put n:3", "A n:2", "put n:4", "A n:1", "A n:4", "put n:5", "put n:6", "put n:7"]] {
+            let touched = Self.harness(eviction), read = Self.harness(eviction)
+            #expect(Self.run(touched, lines.map { $0.replacingOccurrences(of: "A ", with: "access ") })
+                    == Self.run(read, lines.map { $0.replacingOccurrences(of: "A ", with: "read ") }), "\(eviction)")
+            #expect(touched.engine.keys().map(\.key) == read.engine.keys().map(\.key))
+        }
+    }
+
+    /// `touch` changes the eviction order and nothing else: no statistic, request, event, value
+    /// or time; an absent or expired key is not touched and the state stays as it was.
+    @Test func touchChangesOnlyTheEvictionOrder() {
+        let h = Self.harness(.lru)
+        _ = Self.run(h, ["put n:1", "put n:2"])
+        h.engine.watch(.all)
+        h.advance(10_000)
+        let before = h.engine.peek("n:1")
+        let (stats, log, events) = (h.engine.stats(), h.engine.requestLog.count, h.events.events.count)
+        #expect(h.engine.touch("n:1") == ["n:1"])
+        #expect(h.engine.peek("n:1") == before)
+        #expect(h.engine.keys().map(\.key) == ["n:2", "n:1"])
+        #expect(h.engine.stats() == stats)
+        #expect(h.engine.requestLog.count == log && h.events.events.count == events)
+
+        let state = h.engine.snapshotText(pretty: false)
+        #expect(h.engine.touch("n:9").isEmpty)
+        #expect(h.engine.touch("other:1").isEmpty)
+        h.engine.expire("n:2")
+        let expired = h.engine.snapshotText(pretty: false)
+        #expect(expired != state)
+        #expect(h.engine.touch("n:2").isEmpty)
+        #expect(h.engine.snapshotText(pretty: false) == expired)
+        #expect(h.engine.keys().map(\.key) == ["n:2", "n:1"])
     }
 
     @Test func lruEvictsTheLeastRecentlyUsed() {

@@ -153,6 +153,16 @@ private func usageError(in output: String) -> String? {
         #expect(await session.scriptText(source) == "one\nscript.cachesh:2: error: unknown command \"nosuch\" (help lists them)\n")
     }
 
+    /// A suggestion two edits away starts as the name does: `nosuch` is no typo of `touch`.
+    @Test func twoEditSuggestionsKeepTheFirstLetter() {
+        #expect(Session.nearest("nosuch", among: ["touch"]) == nil)
+        #expect(Session.nearest("tuoch", among: ["touch"]) == "touch")
+        #expect(Session.nearest("tocuhs", among: ["touch"]) == "touch")
+        #expect(Session.nearest("xouch", among: ["touch"]) == "touch")
+        #expect(Session.nearest("yoech", among: ["touch"]) == nil)
+        #expect(Session.nearest("stast", among: Session.commandNames) == "stats")
+    }
+
     @Test func jsonHelpErrorNamesTheCommand() async {
         #expect(await typed("help nosuch", options: SessionOptions(mode: .json))
                 == #"{"column":null,"command":"help","error":"unknown command \"nosuch\" (help lists them)","file":null,"line":null,"ok":false}"# + "\n")

@@ -141,6 +141,23 @@ import TestSupport
                               + "cachesh> cancel profile:1\nerror: no fetch of profile:1 in flight: nothing to cancel\n"))
     }
 
+    /// `touch` is recorded with its key and what it touched, written as `touch KEY`, and the
+    /// replay evicts what the app's cache evicted: page:2, not the touched page:1.
+    @Test func touchReplaysAsAnAccessThatDecidesTheEviction() async throws {
+        let text = try await Self.recordAndReplay(watchAll: false) { cache in
+            _ = try await cache.defineNamespace("page", PolicyChange(max: .some(2)))
+            _ = await cache.put("page:1", 1)
+            _ = await cache.put("page:2", 2)
+            try await cache.advance(by: 100)
+            #expect(await cache.touch("page:1") == ["page:1"])
+            #expect(await cache.put("page:3", 3) == ["page:3", "page:2"])
+            #expect(await cache.touch("page:2") == [])
+            _ = await cache.keys()
+        }
+        #expect(text.contains("cachesh> touch page:1\nkeys: page:1\ncachesh> put page:3 3\nkeys: page:3 page:2\n"))
+        #expect(text.contains("cachesh> touch page:2\nkeys: (none)\n"))
+    }
+
     @Test func mutationsWithOptionsReplayWithTheirFlags() async throws {
         let text = try await Self.recordAndReplay { cache in
             _ = try await cache.get("profile:1")

@@ -657,6 +657,78 @@ struct Scene: CustomTestStringConvertible, Sendable {
             now_ms: 0
             """#
         ),
+        // touch: an access without a read (LRU: page:1 is kept, page:2 evicted), its times
+        // and the statistics unchanged; an absent or expired key is not touched
+        Scene(
+            name: "touch",
+            script: #"""
+            ns page max=2 ttl=1m
+            put page:1 "a"
+            put page:2 "b"
+            advance 10s
+            touch page:1
+            put page:3 "c"
+            keys
+            peek page:1
+            touch page:2
+            touch nothere
+            advance 1m
+            touch page:3
+            stats page
+            """#,
+            files: [:],
+            human: #"""
+            ns page ttl=1m max=2
+            keys: page:1
+            keys: page:2
+            now:    2026-01-01T00:00:10.000Z
+            now_ms: 10000 (10s)
+            keys: page:1
+            keys: page:3 page:2
+            key     state  age_ms
+            page:1  fresh  10000 (10s)
+            page:3  fresh  0
+            key:           page:1
+            state:         fresh
+            value:         "a"
+            age_ms:        10000 (10s)
+            expires_in_ms: 50000 (50s)
+            tags:          []
+            keys: (none)
+            keys: (none)
+            now:    2026-01-01T00:01:10.000Z
+            now_ms: 70000 (1m10s)
+            keys: (none)
+            hits:             0
+            stale_hits:       0
+            misses:           0
+            requests:         0
+            joined:           0
+            refreshes:        0
+            refresh_failures: 0
+            fetch_failures:   0
+            evictions:        1
+            expirations:      2
+            invalidations:    0
+            rollbacks:        0
+            hit_ratio:        0.000
+            """#,
+            json: #"""
+            {"command":"ns","keys":[],"max":2,"name":"page","ok":true,"policy":"lru","purgeable":false,"stale_if_error_ms":null,"stale_ms":null,"timeout_ms":null,"ttl_ms":60000}
+            {"command":"put","keys":["page:1"],"ok":true}
+            {"command":"put","keys":["page:2"],"ok":true}
+            {"command":"advance","now":"2026-01-01T00:00:10.000Z","now_ms":10000,"ok":true}
+            {"command":"touch","keys":["page:1"],"ok":true}
+            {"command":"put","keys":["page:3","page:2"],"ok":true}
+            {"command":"keys","entries":[{"age_ms":10000,"key":"page:1","state":"fresh"},{"age_ms":0,"key":"page:3","state":"fresh"}],"ok":true}
+            {"age_ms":10000,"command":"peek","expires_in_ms":50000,"key":"page:1","ok":true,"state":"fresh","tags":[],"value":"a"}
+            {"command":"touch","keys":[],"ok":true}
+            {"command":"touch","keys":[],"ok":true}
+            {"command":"advance","now":"2026-01-01T00:01:10.000Z","now_ms":70000,"ok":true}
+            {"command":"touch","keys":[],"ok":true}
+            {"command":"stats","evictions":1,"expirations":2,"fetch_failures":0,"hit_ratio":0.0,"hits":0,"invalidations":0,"joined":0,"misses":0,"namespace":"page","ok":true,"refresh_failures":0,"refreshes":0,"requests":0,"rollbacks":0,"stale_hits":0}
+            """#
+        ),
     ]
 
     @Test(arguments: scenes)

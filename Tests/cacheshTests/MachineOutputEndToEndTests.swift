@@ -90,7 +90,7 @@ import Testing
     /// scheduled, where its text starts. A script keeps `FILE:LINE:`.
     @Test func anErrorOfDashCNamesTheColumnOfItsCommand() async throws {
         let cases: [(commands: String, stderr: String)] = [
-            ("put a:1 1; bogus; get a:1", "-c:1:12: error: unknown command \"bogus\" (did you mean focus?)\n"),
+            ("put a:1 1; bogus; get a:1", "-c:1:12: error: unknown command \"bogus\" (try help)\n"),
             ("put a:1 1; get a:1; get", "-c:1:21: error: get needs KEY [--force] [--nowait] [--async]\n"),
             ("put é:1 \"ü\";  ünknown x", "-c:1:15: error: unknown command \"ünknown\" (try help)\n"),
             ("now\nput a:1 1;  at 1s put x; advance 2s",
@@ -108,7 +108,7 @@ import Testing
         #expect(error["ok"] as? Bool == false && error["command"] as? String == "server" && error["subcommand"] as? String == "next")
 
         let script = try await Cachesh.script("now\nbogus\n")
-        #expect(script.stderr == "script.cachesh:2: error: unknown command \"bogus\" (did you mean focus?)\n", "\(script)")
+        #expect(script.stderr == "script.cachesh:2: error: unknown command \"bogus\" (try help)\n", "\(script)")
         let inJSON = try await Cachesh.script("bogus\n", options: ["--json"])
         let scriptError = try #require(try Self.objects(inJSON.stdout).last)
         #expect(scriptError["column"] is NSNull && scriptError["line"] as? Int == 1, "\(inJSON)")

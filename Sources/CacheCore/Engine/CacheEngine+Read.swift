@@ -163,6 +163,21 @@ extension CacheEngine {
         current(KeyName.canonical(key))
     }
 
+    /// An access without a read (as redis's TOUCH): a fresh or stale entry is used as a read uses
+    /// it, for its eviction order only (SPEC §1.1 Eviction: LRU, the most recently used; SIEVE,
+    /// visited; LFU, one more use; FIFO, nothing). No statistic counts it; no request, value,
+    /// time or observer event comes of it. An absent or expired key is not touched.
+    /// - Returns: the key touched, or none. - Complexity: O(1).
+    @discardableResult
+    public func touch(_ key: String) -> [String] {
+        defer { if checksInvariants { checkInvariants() } }
+        let key = KeyName.canonical(key)
+        guard let slot = entrySlot(forKey: key), slots[Int(slot)].state(at: now) != .expired else { return [] }
+        _ = nextSeq()
+        entries.touch(slot)
+        return [key]
+    }
+
     /// Entries in global recency order, least recent first, optionally filtered by a glob.
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {

@@ -41,7 +41,7 @@ extension Cache {
     /// Runs the engine operation of a call and, while recording, notes the call, the requests it
     /// sent and what it returned (after the events it caused, which were noted as they happened).
     @inline(__always)
-    func noting<T>(_ call: @autoclosure () -> RecordedCall, _ returned: (T) -> RecordedReturn, _ body: () -> T) -> T {
+    func noting<T>(_ call: @autoclosure () -> CacheCall, _ returned: (T) -> RecordedReturn, _ body: () -> T) -> T {
         guard let recorder else { return body() }
         let at = engine.now
         callMark = (at, lastStepSeq)
@@ -53,7 +53,7 @@ extension Cache {
 
     /// `noting` for an operation that throws: an error is noted as what the call returned.
     @inline(__always)
-    func tryNoting<T>(_ call: @autoclosure () -> RecordedCall, _ returned: (T) -> RecordedReturn,
+    func tryNoting<T>(_ call: @autoclosure () -> CacheCall, _ returned: (T) -> RecordedReturn,
                       _ body: () throws(CacheError) -> T) throws(CacheError) -> T {
         guard let recorder else { return try body() }
         let at = engine.now

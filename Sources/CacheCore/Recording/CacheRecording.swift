@@ -33,7 +33,7 @@ public enum CacheRecord: Sendable, Equatable {
     case step(to: Int64)
     /// A call on the cache, at `at`, and what it returned; `ended` is the clock after it (a
     /// blocking read moves the virtual clock).
-    case call(RecordedCall, returned: RecordedReturn, at: Int64, ended: Int64)
+    case call(CacheCall, returned: RecordedReturn, at: Int64, ended: Int64)
     /// A request sent to the origin.
     case sent(id: UInt64, kind: RequestKind, keys: [String], at: Int64)
     /// Live mode: an answer reached the cache at `at` (the clock's time); it takes effect at
@@ -50,46 +50,6 @@ public enum CacheRecord: Sendable, Equatable {
     case validated(ValidationResult, at: Int64)
     /// The recording stopped at `at`.
     case end(at: Int64)
-}
-
-/// A call on the cache with its arguments, as recorded.
-public enum RecordedCall: Sendable, Equatable {
-    case get(key: String, force: Bool, mode: ReadMode)
-    case mget(keys: [String], nowait: Bool = false)
-    case peek(key: String)
-    case keys(pattern: String?)
-    case put(key: String, value: JSONValue, tags: [String])
-    case expire(key: String, in: Int64?)
-    case invalidate(Target)
-    case evict(key: String)
-    case clear(namespace: String?)
-    case memoryWarning
-    /// `patch` is the patch's document.
-    case mutate(key: String, patch: JSONValue, options: MutationOptions = MutationOptions())
-    case mutateEntity(id: String, patch: JSONValue, options: MutationOptions = MutationOptions())
-    case event(key: String, patch: JSONValue, own: Bool)
-    case eventEntity(id: String, patch: JSONValue, own: Bool)
-    case push(type: String, arguments: [String: String])
-    case validate(items: Bool, wait: Bool)
-    case originOnline
-    case defineNamespace(name: String, change: PolicyChange)
-    case watch(WatchScope)
-    case unwatch(WatchScope?)
-    case resetStats
-    case clearRequestLog
-    case cancel(key: String)
-    case setActive(key: String, active: Bool)
-    case clearActive
-    case focus
-    case poll(key: String, every: Int64)
-    case unpoll(key: String)
-    case unpollAll
-    /// The whole configuration applied.
-    case configure(CacheConfiguration)
-    /// A snapshot restored: the cache's state just after it, as a snapshot document.
-    case restore(snapshot: JSONValue)
-    /// A call a transcript cannot replay (`schedule`: work of the app's own), by name.
-    case unsupported(String)
 }
 
 /// What a recorded call returned.

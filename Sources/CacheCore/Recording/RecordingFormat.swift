@@ -222,79 +222,44 @@ extension RecordingFormat {
         return .object(f)
     }
 
-    private static func id64(_ id: UInt64) -> JSONValue { .int(Int64(bitPattern: id)) }
-    private static func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
-    private static func optional(_ ms: Int64?) -> JSONValue { ms.map(JSONValue.int) ?? .null }
+    static func id64(_ id: UInt64) -> JSONValue { .int(Int64(bitPattern: id)) }
+    static func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
+    static func optional(_ ms: Int64?) -> JSONValue { ms.map(JSONValue.int) ?? .null }
 
-    static func encode(_ call: RecordedCall) -> JSONValue {
-        var f: [String: JSONValue]
-        switch call {
-        case .get(let key, let force, let mode): f = ["name": "get", "key": .string(key), "force": .bool(force), "mode": .string(mode.rawValue)]
-        case .mget(let keys, let nowait):
-            f = ["name": "mget", "keys": strings(keys)]
-            if nowait { f["nowait"] = .bool(true) }
-        case .peek(let key): f = ["name": "peek", "key": .string(key)]
-        case .keys(let pattern): f = ["name": "keys", "pattern": pattern.map(JSONValue.string) ?? .null]
-        case .put(let key, let value, let tags): f = ["name": "put", "key": .string(key), "value": value, "tags": strings(tags)]
-        case .expire(let key, let delay): f = ["name": "expire", "key": .string(key), "in": optional(delay)]
-        case .invalidate(let target): f = ["name": "invalidate", "target": .string(targetText(target))]
-        case .evict(let key): f = ["name": "evict", "key": .string(key)]
-        case .clear(let namespace): f = ["name": "clear", "namespace": namespace.map(JSONValue.string) ?? .null]
-        case .memoryWarning: f = ["name": "memory-warning"]
-        case .mutate(let key, let patch, let options):
-            f = ["name": "mutate", "key": .string(key), "patch": patch]
-            mutationOptions(options, into: &f)
-        case .mutateEntity(let id, let patch, let options):
-            f = ["name": "mutate-entity", "id": .string(id), "patch": patch]
-            mutationOptions(options, into: &f)
-        case .event(let key, let patch, let own): f = ["name": "event", "key": .string(key), "patch": patch, "own": .bool(own)]
-        case .eventEntity(let id, let patch, let own): f = ["name": "event-entity", "id": .string(id), "patch": patch, "own": .bool(own)]
-        case .push(let type, let arguments):
-            f = ["name": "push", "type": .string(type), "arguments": .object(arguments.mapValues(JSONValue.string))]
-        case .validate(let items, let wait): f = ["name": "validate", "items": .bool(items), "wait": .bool(wait)]
-        case .originOnline: f = ["name": "origin-online"]
-        case .defineNamespace(let name, let change):
-            var c: [String: JSONValue] = [:]
-            if let ttl = change.ttl { c["ttl"] = .int(ttl) }
-            if let stale = change.stale { c["stale"] = optional(stale) }
-            if let max = change.max { c["max"] = max.map { .int(Int64($0)) } ?? .null }
-            if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
-            if let t = change.timeout { c["timeout"] = optional(t) }
-            if let p = change.purgeable { c["purgeable"] = .bool(p) }
-            if let e = change.eviction { c["policy"] = .string(e.rawValue) }
-            if let r = change.retry { c["retry"] = .int(Int64(r)) }
-            if let b = change.backoff { c["backoff"] = .int(b) }
-            if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
-            f = ["name": "define-namespace", "namespace": .string(name), "change": .object(c)]
-        case .watch(let scope): f = ["name": "watch", "scope": .string(scopeText(scope))]
-        case .unwatch(let scope): f = ["name": "unwatch", "scope": scope.map { .string(scopeText($0)) } ?? .null]
-        case .resetStats: f = ["name": "reset-stats"]
-        case .clearRequestLog: f = ["name": "clear-request-log"]
-        case .cancel(let key): f = ["name": "cancel", "key": .string(key)]
-        case .setActive(let key, let active): f = ["name": "set-active", "key": .string(key), "active": .bool(active)]
-        case .clearActive: f = ["name": "clear-active"]
-        case .focus: f = ["name": "focus"]
-        case .poll(let key, let every): f = ["name": "poll", "key": .string(key), "every": .int(every)]
-        case .unpoll(let key): f = ["name": "unpoll", "key": .string(key)]
-        case .unpollAll: f = ["name": "unpoll-all"]
-        case .configure(let configuration):
-            f = ["name": "configure",
-                 "namespaces": .object(configuration.namespaces.mapValues { .object(policyFields($0, whole: true)) }),
-                 "push": .object(configuration.push.mapValues { rule in
-                     .object(["invalidate": strings(rule.invalidate), "refresh": strings(rule.refresh), "evict": strings(rule.evict)])
-                 }),
-                 "id_field": .string(configuration.idField)]
-        case .restore(let snapshot): f = ["name": "restore", "snapshot": snapshot]
-        case .unsupported(let name): f = ["name": "unsupported", "call": .string(name)]
-        }
-        return .object(f)
+    static func encode(_ call: CacheCall) -> JSONValue { .object(call.recordedFields) }
+
+    /// A `define-namespace` call's change: the fields it sets.
+    static func changeFields(_ change: PolicyChange) -> JSONValue {
+        var c: [String: JSONValue] = [:]
+        if let ttl = change.ttl { c["ttl"] = .int(ttl) }
+        if let stale = change.stale { c["stale"] = optional(stale) }
+        if let max = change.max { c["max"] = max.map { .int(Int64($0)) } ?? .null }
+        if let s = change.staleIfError { c["stale_if_error"] = optional(s) }
+        if let t = change.timeout { c["timeout"] = optional(t) }
+        if let p = change.purgeable { c["purgeable"] = .bool(p) }
+        if let e = change.eviction { c["policy"] = .string(e.rawValue) }
+        if let r = change.retry { c["retry"] = .int(Int64(r)) }
+        if let b = change.backoff { c["backoff"] = .int(b) }
+        if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
+        return .object(c)
+    }
+
+    /// A `configure` call's fields.
+    static func configurationFields(_ configuration: CacheConfiguration) -> [String: JSONValue] {
+        ["namespaces": .object(configuration.namespaces.mapValues { .object(policyFields($0, whole: true)) }),
+         "push": .object(configuration.push.mapValues { rule in
+             .object(["invalidate": strings(rule.invalidate), "refresh": strings(rule.refresh), "evict": strings(rule.evict)])
+         }),
+         "id_field": .string(configuration.idField)]
     }
 
     /// The flags of a mutation that is not optimistic or expects no body (absent when false, as
     /// version 1 wrote every mutation).
-    private static func mutationOptions(_ options: MutationOptions, into f: inout [String: JSONValue]) {
+    static func mutationFields(_ options: MutationOptions, _ fields: [String: JSONValue]) -> [String: JSONValue] {
+        var f = fields
         if options.pessimistic { f["pessimistic"] = true }
         if options.refetch { f["refetch"] = true }
+        return f
     }
 
     /// A policy's fields, as `define-namespace` returns it; `whole` (`configure`) also writes a
@@ -397,8 +362,9 @@ extension RecordingFormat {
 
 // MARK: - Decoding
 
-/// The fields of one JSON object being decoded; each getter names the field it could not read.
-private struct Fields {
+/// The fields of one JSON object of a recording being decoded; each getter names the field it
+/// could not read.
+struct RecordingFields {
     let fields: [String: JSONValue]
     let what: String
 
@@ -473,7 +439,7 @@ private struct Fields {
         return out
     }
 
-    func object(_ name: String) throws(Diagnostic) -> Fields { try Fields(try value(name), "\(what).\(name)") }
+    func object(_ name: String) throws(Diagnostic) -> RecordingFields { try RecordingFields(try value(name), "\(what).\(name)") }
 
     func enumValue<E: RawRepresentable>(_ name: String, _ type: E.Type) throws(Diagnostic) -> E where E.RawValue == String {
         let text = try string(name)
@@ -484,14 +450,14 @@ private struct Fields {
 
 extension RecordingFormat {
     static func decode(_ json: JSONValue) throws(Diagnostic) -> CacheRecord {
-        let f = try Fields(json, "record")
+        let f = try RecordingFields(json, "record")
         let kind = try f.string("record")
-        let r = try Fields(json, kind)
+        let r = try RecordingFields(json, kind)
         switch kind {
         case "begin": return .begin(snapshot: try r.value("snapshot"), live: try r.bool("live"))
         case "step": return .step(to: try r.time("to"))
         case "call":
-            return .call(try decodeCall(r.object("call")), returned: try decodeReturn(r.object("returned")),
+            return .call(try CacheCall(recorded: r.object("call")), returned: try decodeReturn(r.object("returned")),
                          at: try r.time("at"), ended: try r.time("ended"))
         case "sent":
             return .sent(id: try r.id("id"), kind: try r.enumValue("kind", RequestKind.self), keys: try r.strings("keys"),
@@ -512,78 +478,42 @@ extension RecordingFormat {
         }
     }
 
-    private static func decodeCall(_ f: Fields) throws(Diagnostic) -> RecordedCall {
-        let name = try f.string("name")
-        switch name {
-        case "get": return .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
-        case "mget": return .mget(keys: try f.strings("keys"), nowait: f.has("nowait") ? try f.bool("nowait") : false)
-        case "peek": return .peek(key: try f.string("key"))
-        case "keys": return .keys(pattern: try f.optionalString("pattern"))
-        case "put": return .put(key: try f.string("key"), value: try f.value("value"), tags: try f.strings("tags"))
-        case "expire": return .expire(key: try f.string("key"), in: try f.optionalInt("in"))
-        case "invalidate": return .invalidate(Target(parsing: try f.string("target")))
-        case "evict": return .evict(key: try f.string("key"))
-        case "clear": return .clear(namespace: try f.optionalString("namespace"))
-        case "memory-warning": return .memoryWarning
-        case "mutate": return .mutate(key: try f.string("key"), patch: try f.value("patch"), options: try mutationOptions(f))
-        case "mutate-entity": return .mutateEntity(id: try f.string("id"), patch: try f.value("patch"), options: try mutationOptions(f))
-        case "event": return .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"))
-        case "event-entity": return .eventEntity(id: try f.string("id"), patch: try f.value("patch"), own: try f.bool("own"))
-        case "push":
-            let args = try f.object("arguments")
-            var arguments: [String: String] = [:]
-            for name in args.fields.keys { arguments[name] = try args.string(name) }
-            return .push(type: try f.string("type"), arguments: arguments)
-        case "validate": return .validate(items: try f.bool("items"), wait: try f.bool("wait"))
-        case "origin-online": return .originOnline
-        case "define-namespace":
-            let c = try f.object("change")
-            var change = PolicyChange()
-            if c.has("ttl") { change.ttl = try c.int("ttl") }
-            if c.has("stale") { change.stale = .some(try c.optionalInt("stale")) }
-            if c.has("max") { change.max = .some(try c.optionalInt("max").map { Int(clamping: $0) }) }
-            if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
-            if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
-            if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
-            if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
-            if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
-            if c.has("backoff") { change.backoff = try c.int("backoff") }
-            if c.has("naive") { change.naive = try naive(c, "naive") }
-            return .defineNamespace(name: try f.string("namespace"), change: change)
-        case "watch": return .watch(try scope(f.string("scope")))
-        case "unwatch": return .unwatch(try f.optionalString("scope").map { text throws(Diagnostic) in try scope(text) })
-        case "reset-stats": return .resetStats
-        case "clear-request-log": return .clearRequestLog
-        case "cancel": return .cancel(key: try f.string("key"))
-        case "set-active": return .setActive(key: try f.string("key"), active: try f.bool("active"))
-        case "clear-active": return .clearActive
-        case "focus": return .focus
-        case "poll": return .poll(key: try f.string("key"), every: try f.int("every"))
-        case "unpoll": return .unpoll(key: try f.string("key"))
-        case "unpoll-all": return .unpollAll
-        case "configure":
-            var configuration = CacheConfiguration(idField: try f.string("id_field"))
-            let namespaces = try f.object("namespaces")
-            for name in namespaces.fields.keys { configuration.namespaces[name] = try policy(namespaces.object(name)) }
-            let push = try f.object("push")
-            for type in push.fields.keys {
-                let rule = try push.object(type)
-                configuration.push[type] = PushRule(invalidate: try rule.strings("invalidate"), refresh: try rule.strings("refresh"),
-                                                    evict: try rule.strings("evict"))
-            }
-            return .configure(configuration)
-        case "restore": return .restore(snapshot: try f.value("snapshot"))
-        case "unsupported": return .unsupported(try f.string("call"))
-        default: throw f.fail("name", "unknown call \"\(name)\"")
-        }
+    /// A `define-namespace` call's change (`changeFields` read back).
+    static func change(_ c: RecordingFields) throws(Diagnostic) -> PolicyChange {
+        var change = PolicyChange()
+        if c.has("ttl") { change.ttl = try c.int("ttl") }
+        if c.has("stale") { change.stale = .some(try c.optionalInt("stale")) }
+        if c.has("max") { change.max = .some(try c.optionalInt("max").map { Int(clamping: $0) }) }
+        if c.has("stale_if_error") { change.staleIfError = .some(try c.optionalInt("stale_if_error")) }
+        if c.has("timeout") { change.timeout = .some(try c.optionalInt("timeout")) }
+        if c.has("purgeable") { change.purgeable = try c.bool("purgeable") }
+        if c.has("policy") { change.eviction = try c.enumValue("policy", Eviction.self) }
+        if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
+        if c.has("backoff") { change.backoff = try c.int("backoff") }
+        if c.has("naive") { change.naive = try naive(c, "naive") }
+        return change
     }
 
-    private static func mutationOptions(_ f: Fields) throws(Diagnostic) -> MutationOptions {
+    /// A `configure` call's configuration (`configurationFields` read back).
+    static func configuration(_ f: RecordingFields) throws(Diagnostic) -> CacheConfiguration {
+        var configuration = CacheConfiguration(idField: try f.string("id_field"))
+        let namespaces = try f.object("namespaces")
+        for name in namespaces.fields.keys { configuration.namespaces[name] = try policy(namespaces.object(name)) }
+        let push = try f.object("push")
+        for type in push.fields.keys {
+            let rule = try push.object(type)
+            configuration.push[type] = PushRule(invalidate: try rule.strings("invalidate"), refresh: try rule.strings("refresh"),
+                                                evict: try rule.strings("evict"))
+        }
+        return configuration
+    }
+
+    static func mutationOptions(_ f: RecordingFields) throws(Diagnostic) -> MutationOptions {
         MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"))
     }
 
     /// A whole policy written by `policyFields`.
-    private static func policy(_ p: Fields) throws(Diagnostic) -> Policy {
+    private static func policy(_ p: RecordingFields) throws(Diagnostic) -> Policy {
         var policy = Policy(ttl: try p.int("ttl"), stale: try p.optionalInt("stale"),
                             max: try p.optionalInt("max").map { Int(clamping: $0) },
                             staleIfError: try p.optionalInt("stale_if_error"), timeout: try p.optionalInt("timeout"),
@@ -596,7 +526,7 @@ extension RecordingFormat {
     }
 
     /// A list of naive policy names (SPEC §1.2).
-    private static func naive(_ f: Fields, _ name: String) throws(Diagnostic) -> Set<NaivePolicy> {
+    private static func naive(_ f: RecordingFields, _ name: String) throws(Diagnostic) -> Set<NaivePolicy> {
         var set = Set<NaivePolicy>()
         for text in try f.strings(name) {
             guard let p = NaivePolicy(rawValue: text) else { throw f.fail(name, NaiveNameError(name: text).message) }
@@ -605,26 +535,26 @@ extension RecordingFormat {
         return set
     }
 
-    private static func scope(_ text: String) throws(Diagnostic) -> WatchScope {
+    static func scope(_ text: String) -> WatchScope {
         if text == "*" { return .all }
         if text.hasSuffix(":*") { return .namespace(String(text.dropLast(2))) }
         return .key(text)
     }
 
-    private static func decodeReturn(_ f: Fields) throws(Diagnostic) -> RecordedReturn {
+    private static func decodeReturn(_ f: RecordingFields) throws(Diagnostic) -> RecordedReturn {
         guard f.fields.count >= 1 else { throw Diagnostic("\(f.what): empty") }
         if f.has("nothing") { return .nothing }
         if f.has("waiting") { return .waiting }
         if f.has("read") { return .read(try decodeRead(f.object("read"))) }
         if case .array(let items)? = f.fields["reads"] {
             var out: [ReadResult] = []
-            for (i, item) in items.enumerated() { out.append(try decodeRead(Fields(item, "\(f.what).reads[\(i)]"))) }
+            for (i, item) in items.enumerated() { out.append(try decodeRead(RecordingFields(item, "\(f.what).reads[\(i)]"))) }
             return .reads(out)
         }
         if case .array(let items)? = f.fields["entries"] {
             var out: [KeyEntry] = []
             for (i, item) in items.enumerated() {
-                let e = try Fields(item, "\(f.what).entries[\(i)]")
+                let e = try RecordingFields(item, "\(f.what).entries[\(i)]")
                 out.append(KeyEntry(key: try e.string("key"), state: try e.enumValue("state", EntryState.self), ageMs: try e.int("age_ms")))
             }
             return .entries(out)
@@ -638,7 +568,7 @@ extension RecordingFormat {
         throw Diagnostic("\(f.what): unknown kind of result")
     }
 
-    private static func decodeRead(_ f: Fields) throws(Diagnostic) -> ReadResult {
+    private static func decodeRead(_ f: RecordingFields) throws(Diagnostic) -> ReadResult {
         ReadResult(key: try f.string("key"), state: try f.enumValue("state", EntryState.self),
                    value: try f.flag("no_value") ? JSONValue?.none : try f.value("value"),
                    ageMs: try f.optionalInt("age_ms"), expiresInMs: try f.optionalInt("expires_in_ms"), tags: try f.strings("tags"),
@@ -646,7 +576,7 @@ extension RecordingFormat {
                    error: !f.has("error") ? nil : try f.string("error"), pending: try f.flag("pending"))
     }
 
-    private static func decodeValidation(_ f: Fields) throws(Diagnostic) -> ValidationResult {
+    private static func decodeValidation(_ f: RecordingFields) throws(Diagnostic) -> ValidationResult {
         let request = try f.object("request")
         var times: [String: Int64] = [:]
         for name in request.fields.keys { times[name] = try request.int(name) }
@@ -655,7 +585,7 @@ extension RecordingFormat {
                                 error: !f.has("error") ? nil : try f.string("error"), keys: try f.strings("keys"))
     }
 
-    fileprivate static func decodeVerdicts(_ f: Fields) throws(Diagnostic) -> [String: NamespaceVerdict] {
+    fileprivate static func decodeVerdicts(_ f: RecordingFields) throws(Diagnostic) -> [String: NamespaceVerdict] {
         var out: [String: NamespaceVerdict] = [:]
         for name in f.fields.keys {
             let v = try f.object(name)
@@ -672,10 +602,10 @@ extension RecordingFormat {
     /// A validation response as `server next --validate value=...` takes it:
     /// `{NS: {"invalidate": BOOL, "items": {KEY: VALUE}}}`.
     public static func verdicts(from json: JSONValue) throws(Diagnostic) -> [String: NamespaceVerdict] {
-        try decodeVerdicts(Fields(json, "value"))
+        try decodeVerdicts(RecordingFields(json, "value"))
     }
 
-    private static func decodeAnswer(_ f: Fields) throws(Diagnostic) -> RequestAnswer {
+    private static func decodeAnswer(_ f: RecordingFields) throws(Diagnostic) -> RequestAnswer {
         if f.has("error") {
             let failure = OriginFailure(try f.string("error"))
             return try f.flag("validation") ? .validation(.failure(failure)) : .keys(.failure(failure))
@@ -684,7 +614,7 @@ extension RecordingFormat {
         guard case .array(let items) = try f.value("values") else { throw f.fail("values", "expected an array") }
         var answers: [KeyAnswer] = []
         for (i, item) in items.enumerated() {
-            let a = try Fields(item, "\(f.what).values[\(i)]")
+            let a = try RecordingFields(item, "\(f.what).values[\(i)]")
             answers.append(a.has("not_found") ? .notFound : .value(try a.value("value")))
         }
         return .keys(.success(answers))

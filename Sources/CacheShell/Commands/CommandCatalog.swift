@@ -1,3 +1,5 @@
+import CacheCore
+
 /// Commands declared together: one subsection of the man page's COMMANDS, in its order, and
 /// (mostly) one file of `Commands/`.
 public struct CommandFamily: Sendable {
@@ -49,6 +51,19 @@ public enum CommandCatalog {
         guard words.count >= 2 else { return nil }
         return spec.subcommands.first { $0.name.utf8.elementsEqual(words[1]) }?.name
     }
+
+    /// The command that writes a recorded call of `kind` (``CallForm``), or nil (`unsupported`).
+    /// Built when a recording is first written, not at start-up.
+    static func callForm(_ kind: CacheCall.Kind) -> (spec: CommandSpec, form: CallForm)? { callForms[kind] }
+
+    static let callForms: [CacheCall.Kind: (spec: CommandSpec, form: CallForm)] = {
+        var forms: [CacheCall.Kind: (spec: CommandSpec, form: CallForm)] = [:]
+        for spec in all + all.flatMap(\.subcommands) {
+            guard let form = spec.writes else { continue }
+            for kind in form.kinds { forms[kind] = (spec, form) }
+        }
+        return forms
+    }()
 
     /// What the value of each option name is. An option name means one thing in every command
     /// (`tags=` is always a list of tags), so a value completes the same wherever it is typed.

@@ -16,7 +16,10 @@ typealias CommandHandler = @Sendable (Session, isolated Cache, RawCommand, Sourc
 /// - the handler table (``CommandCatalog``, `Session.dispatch`) and, for a command with
 ///   subcommands, the dispatch on its second word;
 /// - completion and hints (`Completer`), from the kinds of the arguments;
-/// - the man page check (ManPageTests holds man/cachesh.1 to ``CommandCatalog``).
+/// - the man page check (ManPageTests holds man/cachesh.1 to ``CommandCatalog``);
+/// - for a command that makes a call on the cache a recording holds (a core operation), how a
+///   recording's call is written back as this command (`writes:`, a ``CallForm`` naming the
+///   `CacheCall` kinds; `RecordingTranscript` finds it through ``CommandCatalog/callForm(_:)``).
 ///
 /// Adding a command touches only:
 /// 1. its family's file (`Commands/*Commands.swift`; a family is one subsection of the man page's
@@ -25,6 +28,9 @@ typealias CommandHandler = @Sendable (Session, isolated Cache, RawCommand, Sourc
 /// 2. the documents: its entry in man/cachesh.1 (in that subsection), its row in the table of SPEC
 ///    §3 (both checked by ManPageTests), a line in CHANGELOG.md;
 /// 3. its tests.
+///
+/// A core operation adds, beside its command here, its engine method and, in CacheCore's
+/// Cache.swift, its `Cache` method and `CacheCall` case: three source files.
 ///
 /// A command that brings much machinery of its own may be declared in a file of its own beside it
 /// (`record`, `snapshot`, `help`); then its family's list names it there, one more line.
@@ -47,6 +53,9 @@ public final class CommandSpec: Sendable {
     /// The forms picked by the second word (`server set`, `server show`), for a command that has them.
     let subcommands: [CommandSpec]
     let run: CommandHandler
+    /// How a recording's calls of the kinds this command makes are written as this command
+    /// (`RecordingTranscript`); nil for a command that makes no call a recording holds.
+    let writes: CallForm?
 
     /// One line: the name, then the arguments, options and flags; ALL-CAPS words are arguments,
     /// `[...]` is optional, `a|b` is a choice, `...` repeats (`get KEY [--force] [--nowait]`). A
@@ -72,10 +81,11 @@ public final class CommandSpec: Sendable {
     ///   - options: `name=value` options (`.duration("ttl", meaning: ...)`).
     ///   - flags: `--name` flags (`.flag("force", meaning: ...)`).
     ///   - run: the handler.
+    ///   - writes: how a recorded call this command makes is written as it, for a core operation.
     convenience init(name: String, summary: String, arguments: [Argument] = [], options: [Option] = [],
-                     flags: [Flag] = [], example: String, run: @escaping CommandHandler) {
+                     flags: [Flag] = [], example: String, run: @escaping CommandHandler, writes: CallForm? = nil) {
         self.init(name: name, summary: summary, example: example, arguments: arguments, options: options, flags: flags,
-                  subcommands: [], depth: 1, run: run)
+                  subcommands: [], depth: 1, writes: writes, run: run)
     }
 
     /// A command whose second word picks one of its forms (`server set KEY VALUE`); running it
@@ -83,7 +93,7 @@ public final class CommandSpec: Sendable {
     convenience init(name: String, summary: String, subcommands: [CommandSpec], example: String) {
         let names = subcommands.map(\.name)
         self.init(name: name, summary: summary, example: example, arguments: [], options: [], flags: [],
-                  subcommands: subcommands, depth: 1) { session, cache, command, source throws(ShellError) in
+                  subcommands: subcommands, depth: 1, writes: nil) { session, cache, command, source throws(ShellError) in
             guard command.words.count >= 2 else {
                 throw ShellError("\(name) needs one of: " + names.joined(separator: ", "), at: command.end)
             }
@@ -103,13 +113,13 @@ public final class CommandSpec: Sendable {
     /// One form of a command with subcommands (`set KEY VALUE` of `server`): its arguments start
     /// after the subcommand's name, and `summary` is its line in the command's help.
     convenience init(subcommand name: String, summary: String, arguments: [Argument] = [], options: [Option] = [],
-                     flags: [Flag] = [], run: @escaping CommandHandler) {
+                     flags: [Flag] = [], run: @escaping CommandHandler, writes: CallForm? = nil) {
         self.init(name: name, summary: summary, example: "", arguments: arguments, options: options, flags: flags,
-                  subcommands: [], depth: 2, run: run)
+                  subcommands: [], depth: 2, writes: writes, run: run)
     }
 
     private init(name: String, summary: String, example: String, arguments: [Argument], options: [Option], flags: [Flag],
-                 subcommands: [CommandSpec], depth: Int, run: @escaping CommandHandler) {
+                 subcommands: [CommandSpec], depth: Int, writes: CallForm?, run: @escaping CommandHandler) {
         self.name = name
         self.summary = summary
         self.example = example
@@ -118,6 +128,7 @@ public final class CommandSpec: Sendable {
         self.flags = flags
         self.subcommands = subcommands
         self.run = run
+        self.writes = writes
         let verbatim = arguments.lastIndex { $0.takesRest || $0.alternatives.contains { $0.kind.isTakenAsItStands } }
         parsing = Parsing(
             skip: depth,
@@ -356,6 +367,23 @@ extension CommandSpec {
         var help: [(name: String, meaning: String)] {
             [("--" + name, meaning)] + (negation.map { [("--no-" + name, $0)] } ?? [])
         }
+    }
+}
+
+/// How a command writes a recorded call (`CacheCall`) of its kinds in a transcript
+/// (`RecordingTranscript`): the command line, and the reply the shell prints for what the call
+/// returned (nil when the call threw: the transcript prints its error). ``CommandCatalog``
+/// holds every kind but `unsupported` written by exactly one command (CacheCallTests checks).
+struct CallForm: Sendable {
+    typealias Write = @Sendable (CacheCall, RecordedReturn, TranscriptWriter) throws(Diagnostic) -> (command: String, reply: Reply?)
+    /// The kinds of call it writes.
+    let kinds: [CacheCall.Kind]
+    /// Writes a call of one of `kinds`, checking that the shell can type its words.
+    let write: Write
+
+    init(_ kinds: CacheCall.Kind..., write: @escaping Write) {
+        self.kinds = kinds
+        self.write = write
     }
 }
 

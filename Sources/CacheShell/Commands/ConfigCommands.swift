@@ -23,7 +23,31 @@ enum ConfigCommands {
             .flag("purgeable", meaning: "a memory warning purges this namespace",
                   negation: "a memory warning spares this namespace (unless no namespace is purgeable)"),
         ],
-        example: "ns feed ttl=45m stale=5m max=100", run: ns)
+        example: "ns feed ttl=45m stale=5m max=100", run: ns,
+        writes: CallForm(.defineNamespace) { call, returned, w throws(Diagnostic) in
+            guard case .defineNamespace(let name, let change) = call else { throw w.notItsKind(call) }
+            try w.checkNamespace(name)
+            var command = "ns \(name)"
+            func duration(_ option: String, _ value: Int64??) {
+                guard let value else { return }
+                command += " \(option)=" + (value.map(TimeText.formatDuration) ?? "none")
+            }
+            if let ttl = change.ttl { command += " ttl=" + TimeText.formatDuration(ttl) }
+            duration("stale", change.stale)
+            if let max = change.max { command += " max=" + (max.map(String.init) ?? "none") }
+            duration("stale-if-error", change.staleIfError)
+            duration("timeout", change.timeout)
+            if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
+            if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
+            if let retry = change.retry { command += " retry=\(retry)" }
+            if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
+            if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
+            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
+                throw w.fail("ns with a negative duration cannot be typed")
+            }
+            guard case .policy(let policy, let changed) = returned else { return (command, nil) }
+            return (command, nsReply(name, policy, changed: changed))
+        })
 
     static func ns(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: ns)
@@ -207,7 +231,12 @@ enum ConfigCommands {
         name: "load", summary: "load a configuration: namespaces, push rules, server",
         arguments: [.oneOf(.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)"),
                            .placeholder("{CONFIG}", meaning: "the configuration document itself, which may span lines (reads no file)"))],
-        example: "load config.json", run: load)
+        example: "load config.json", run: load,
+        writes: CallForm(.configure) { call, returned, w throws(Diagnostic) in
+            guard case .configure(let configuration) = call else { throw w.notItsKind(call) }
+            let document = try w.configurationDocument(configuration)
+            return ("load " + Session.documentText(document, newline: false), loadedInline(changed: w.keysOf(returned)))
+        })
 
     static func load(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: load)

@@ -33,8 +33,9 @@ extension Session {
 
     /// The nearest of `names` (the first of equally near ones) that is close to `typed`, for a "did you mean" (nil when none is):
     /// one edit away (a swap of two neighbours counts as one), or two for a word of 5 or more
-    /// characters. So `gte` suggests `get` and `stast` `stats`, but `exit` does not suggest `evict`
-    /// nor `?` `at`.
+    /// characters that starts as the name does. So `gte` suggests `get` and `stast` `stats`, but
+    /// `exit` does not suggest `evict`, nor `?` `at`, nor `nosuch` `touch` (two edits, the first
+    /// letter one of them: a word that shares little with the name).
     /// - Complexity: O(names · n·m).
     static func nearest(_ typed: String, among names: [String]) -> String? {
         let length = typed.unicodeScalars.count
@@ -43,6 +44,7 @@ extension Session {
         var best: (name: String, distance: Int)?
         for name in names where abs(name.unicodeScalars.count - length) <= allowed {
             let distance = editDistance(name, typed)
+            guard distance <= 1 || name.unicodeScalars.first == typed.unicodeScalars.first else { continue }
             if distance <= allowed && distance < (best?.distance ?? Int.max) { best = (name, distance) }
         }
         return best?.name

@@ -1,10 +1,10 @@
 import CacheCore
 
-/// `put`, `get`, `mget`, `peek`, `keys`, `expire`, `invalidate`, `evict`, `clear`, `memory-warning`:
-/// the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
+/// `put`, `get`, `mget`, `peek`, `touch`, `keys`, `expire`, `invalidate`, `evict`, `clear`,
+/// `memory-warning`: the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
 enum EntryCommands {
     static let family = CommandFamily(title: "Reading and writing", commands: [
-        put, get, mget, peek, keys, expire, invalidate, evict, clear, memoryWarning,
+        put, get, mget, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
     ])
 
     static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]
@@ -32,7 +32,17 @@ enum EntryCommands {
         name: "put", summary: "store a value as if just fetched",
         arguments: [.key(meaning: Meaning.key), .value(meaning: "JSON; a bare word that is not JSON is a string")],
         options: [.tags("tags", meaning: "tags for invalidate tag:T, comma-separated")],
-        example: "put feed:home [{\"id\":1,\"likes\":3}] tags=home", run: put)
+        example: "put feed:home [{\"id\":1,\"likes\":3}] tags=home", run: put,
+        writes: CallForm(.put) { call, returned, w throws(Diagnostic) in
+            guard case .put(let key, let value, let tags) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            for tag in tags {
+                try w.checkWord(tag, "tag")
+                if tag.contains(",") { throw w.fail("the tag \(JSONValue.string(tag).compactText) holds a comma: tags=a,b cannot give it") }
+            }
+            if Set(tags).count != tags.count { throw w.fail("put gives a tag twice, which tags=a,b cannot express") }
+            return ("put \(key) \(value.compactText)" + (tags.isEmpty ? "" : " tags=" + tags.joined(separator: ",")), w.keys(returned))
+        })
 
     static func put(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let words = command.words
@@ -63,7 +73,17 @@ enum EntryCommands {
             .flag("nowait", meaning: "start what the read would start and return at once with what the cache has"),
             .flag("async", meaning: "read as an app awaits: at once if served, else waiting: true now and a read event line when it completes"),
         ],
-        example: "get feed:home --nowait", run: get)
+        example: "get feed:home --nowait", run: get,
+        writes: CallForm(.get) { call, returned, w throws(Diagnostic) in
+            guard case .get(let key, let force, let mode) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            let command = "get \(key)" + (force ? " --force" : "") + (mode == .nowait ? " --nowait" : mode == .async ? " --async" : "")
+            switch returned {
+            case .read(let r): return (command, .read(r, isGet: true))
+            case .waiting: return (command, waiting(KeyName.canonical(key)))
+            default: return (command, nil)
+            }
+        })
 
     static func get(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         if command.words.count == 2 && !command.words[1].isOptionOrFlag {
@@ -94,7 +114,14 @@ enum EntryCommands {
         name: "mget", summary: "read many keys with one server request",
         arguments: [.key(meaning: "the keys, answered in this order").repeated],
         flags: [.flag("nowait", meaning: "send the request and return at once with what the cache has")],
-        example: "mget feed:home profile:42", run: mget)
+        example: "mget feed:home profile:42", run: mget,
+        writes: CallForm(.mget) { call, returned, w throws(Diagnostic) in
+            guard case .mget(let list, let nowait) = call else { throw w.notItsKind(call) }
+            for key in list { try w.checkKey(key) }
+            let command = "mget " + list.joined(separator: " ") + (nowait ? " --nowait" : "")
+            guard case .reads(let results) = returned else { return (command, nil) }
+            return (command, mgetReply(results))
+        })
 
     static func mget(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mget)
@@ -125,7 +152,13 @@ enum EntryCommands {
     static let peek = CommandSpec(
         name: "peek", summary: "inspect an entry without touching anything",
         arguments: [.key(meaning: Meaning.key)],
-        example: "peek feed:home", run: peek)
+        example: "peek feed:home", run: peek,
+        writes: CallForm(.peek) { call, returned, w throws(Diagnostic) in
+            guard case .peek(let key) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            guard case .read(let r) = returned else { return ("peek \(key)", nil) }
+            return ("peek \(key)", .read(r, isGet: false))
+        })
 
     static func peek(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: peek)
@@ -133,10 +166,32 @@ enum EntryCommands {
         return .read(cache.peek(try args.key(0, in: cache)), isGet: false)
     }
 
+    static let touch = CommandSpec(
+        name: "touch", summary: "use an entry for its eviction order without reading it",
+        arguments: [.key(meaning: Meaning.key)],
+        example: "touch feed:home", run: touch,
+        writes: CallForm(.touch) { call, returned, w throws(Diagnostic) in
+            guard case .touch(let key) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            return ("touch \(key)", w.keys(returned))
+        })
+
+    static func touch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: touch)
+        try args.expect(1...1)
+        return .keys(cache.touch(try args.key(0, in: cache)))
+    }
+
     static let keys = CommandSpec(
         name: "keys", summary: "entries, least recently used first, with state and age",
         arguments: [.pattern(meaning: "a glob over the printed key: * (also matches :), ?, [...]; at most 1024 bytes").optional],
-        example: "keys feed:*", run: keys)
+        example: "keys feed:*", run: keys,
+        writes: CallForm(.keys) { call, returned, w throws(Diagnostic) in
+            guard case .keys(let pattern) = call else { throw w.notItsKind(call) }
+            if let pattern { try w.checkWord(pattern, "keys pattern") }
+            guard case .entries(let entries) = returned else { return ("keys", nil) }
+            return ("keys" + (pattern.map { " " + $0 } ?? ""), keysReply(entries))
+        })
 
     static func keys(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: keys)
@@ -163,7 +218,13 @@ enum EntryCommands {
         name: "expire", summary: "expire an entry now, or set its time to expiry",
         arguments: [.key(meaning: Meaning.key)],
         options: [.duration("in", meaning: "set the time to expiry to D from now instead")],
-        example: "expire feed:home in=30s", run: expire)
+        example: "expire feed:home in=30s", run: expire,
+        writes: CallForm(.expire) { call, returned, w throws(Diagnostic) in
+            guard case .expire(let key, let delay) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            if let delay, delay < 0 { throw w.fail("expire in a negative time cannot be typed") }
+            return ("expire \(key)" + (delay.map { " in=" + TimeText.formatDuration($0) } ?? ""), w.keys(returned))
+        })
 
     static func expire(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: expire)
@@ -180,7 +241,16 @@ enum EntryCommands {
         name: "invalidate", summary: "mark entries stale so the next read refreshes them",
         arguments: [.oneOf(.key(meaning: "one entry"), .namespaceScope(meaning: "every entry of namespace NS"),
                            .tag(meaning: "every entry tagged T"))],
-        example: "invalidate tag:home", run: invalidate)
+        example: "invalidate tag:home", run: invalidate,
+        writes: CallForm(.invalidate) { call, returned, w throws(Diagnostic) in
+            guard case .invalidate(let target) = call else { throw w.notItsKind(call) }
+            switch target {
+            case .key(let key): try w.checkKey(key)
+            case .namespace(let ns): try w.checkNamespace(ns)
+            case .tag(let tag): try w.checkWord(tag, "tag")
+            }
+            return ("invalidate " + RecordingFormat.targetText(target), w.keys(returned))
+        })
 
     static func invalidate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: invalidate)
@@ -193,7 +263,12 @@ enum EntryCommands {
     static let evict = CommandSpec(
         name: "evict", summary: "remove one entry",
         arguments: [.key(meaning: Meaning.key)],
-        example: "evict feed:home", run: evict)
+        example: "evict feed:home", run: evict,
+        writes: CallForm(.evict) { call, returned, w throws(Diagnostic) in
+            guard case .evict(let key) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            return ("evict \(key)", w.keys(returned))
+        })
 
     static func evict(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: evict)
@@ -204,7 +279,12 @@ enum EntryCommands {
     static let clear = CommandSpec(
         name: "clear", summary: "remove all entries (logout), or one namespace's",
         arguments: [.oneOf(.namespace(), .namespaceScope(), meaning: "only this namespace (a known one)").optional],
-        example: "clear feed", run: clear)
+        example: "clear feed", run: clear,
+        writes: CallForm(.clear) { call, returned, w throws(Diagnostic) in
+            guard case .clear(let namespace) = call else { throw w.notItsKind(call) }
+            if let namespace { try w.checkNamespace(namespace) }
+            return ("clear" + (namespace.map { " " + $0 } ?? ""), w.keys(returned))
+        })
 
     static func clear(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: clear)
@@ -220,7 +300,8 @@ enum EntryCommands {
 
     static let memoryWarning = CommandSpec(
         name: "memory-warning", summary: "purge the purgeable namespaces (all if none is)",
-        example: "memory-warning", run: memoryWarning)
+        example: "memory-warning", run: memoryWarning,
+        writes: CallForm(.memoryWarning) { _, returned, w in ("memory-warning", w.keys(returned)) })
 
     static func memoryWarning(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: memoryWarning)

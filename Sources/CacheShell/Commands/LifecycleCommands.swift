@@ -11,7 +11,12 @@ enum LifecycleCommands {
     static let cancel = CommandSpec(
         name: "cancel", summary: "cancel the fetch in flight for a key: its answer is discarded",
         arguments: [.key(meaning: "a key with a fetch in flight (a bulk fetch is cancelled with all its keys)")],
-        example: "cancel feed:home", run: cancel)
+        example: "cancel feed:home", run: cancel,
+        writes: CallForm(.cancel) { call, returned, w throws(Diagnostic) in
+            guard case .cancel(let key) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            return ("cancel \(key)", w.okKeys(returned))
+        })
 
     static func cancel(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: cancel)
@@ -25,7 +30,15 @@ enum LifecycleCommands {
     static let activate = CommandSpec(
         name: "activate", summary: "make a key active (refetched when not fresh); alone, list them",
         arguments: [.key(meaning: "the key the app shows; it need not be cached or watched").optional],
-        example: "activate feed:home", run: activate)
+        example: "activate feed:home", run: activate,
+        // `setActive(key, false)` too: `deactivate KEY` is the same call.
+        writes: CallForm(.setActive) { call, _, w throws(Diagnostic) in
+            guard case .setActive(let typed, let isActive) = call else { throw w.notItsKind(call) }
+            try w.checkKey(typed)
+            let key = KeyName.canonical(typed)
+            if isActive { return ("activate \(key)", activated(key)) }
+            return ("deactivate \(key)", deactivated(key, was: w.active.contains(key)))
+        })
 
     /// Runs `activate KEY` (`Cache.setActive(KEY, true)`; watches are unchanged) or, alone, lists
     /// the active keys as `watch` alone does.
@@ -50,7 +63,8 @@ enum LifecycleCommands {
     static let deactivate = CommandSpec(
         name: "deactivate", summary: "make a key inactive, or every key; watches stay",
         arguments: [.key(meaning: "a key given to activate; without it, no key stays active").optional],
-        example: "deactivate feed:home", run: deactivate)
+        example: "deactivate feed:home", run: deactivate,
+        writes: CallForm(.clearActive) { _, _, w in ("deactivate", deactivatedAll(w.active.sorted())) })
 
     /// Runs `deactivate KEY` (`Cache.setActive(KEY, false)`) or, alone, `Cache.clearActive()`;
     /// watches are unchanged. A key that is not active is no error, as `unpoll` of a key not polled.
@@ -80,7 +94,8 @@ enum LifecycleCommands {
 
     static let focus = CommandSpec(
         name: "focus", summary: "the app is back in the foreground: refetch the active keys that are not fresh",
-        example: "focus", run: focus)
+        example: "focus", run: focus,
+        writes: CallForm(.focus) { _, returned, w in ("focus", w.okKeys(returned)) })
 
     static func focus(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: focus)
@@ -92,7 +107,15 @@ enum LifecycleCommands {
         name: "poll", summary: "refetch a key every D; alone, list the polls",
         arguments: [.key(meaning: "the key to refetch (it need not be cached)").optional],
         options: [.duration("every", meaning: "the period, from now (needed with KEY); a new poll of KEY replaces the old")],
-        example: "poll feed:home every=30s", run: poll)
+        example: "poll feed:home every=30s", run: poll,
+        writes: CallForm(.poll) { call, _, w throws(Diagnostic) in
+            guard case .poll(let typed, let every) = call else { throw w.notItsKind(call) }
+            try w.checkKey(typed)
+            if every < 0 { throw w.fail("poll every a negative time cannot be typed") }
+            let key = KeyName.canonical(typed)
+            return ("poll \(key) every=" + TimeText.formatDuration(every),
+                    .ok(["key": .string(key), "every_ms": .int(every)], human: ["polling \(key) every \(TimeText.formatDuration(every))"]))
+        })
 
     static func poll(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: poll)
@@ -124,7 +147,19 @@ enum LifecycleCommands {
     static let unpoll = CommandSpec(
         name: "unpoll", summary: "stop polling a key, or every key",
         arguments: [.key(meaning: "a key given to poll; without it, every poll stops").optional],
-        example: "unpoll feed:home", run: unpoll)
+        example: "unpoll feed:home", run: unpoll,
+        writes: CallForm(.unpoll, .unpollAll) { call, returned, w throws(Diagnostic) in
+            if case .unpollAll = call {
+                guard case .keys(let keys) = returned else { return ("unpoll", nil) }
+                return ("unpoll", .ok(["keys": .array(keys.map(JSONValue.string))], human: ["polling nothing"]))
+            }
+            guard case .unpoll(let typed) = call else { throw w.notItsKind(call) }
+            try w.checkKey(typed)
+            let key = KeyName.canonical(typed)
+            let was: Bool
+            if case .polled(let p) = returned { was = p } else { was = false }
+            return ("unpoll \(key)", unpolled(key, was: was))
+        })
 
     static func unpoll(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: unpoll)

@@ -28,7 +28,13 @@ enum ObserveCommands {
         arguments: [.oneOf(.key(meaning: "one key"), .namespaceScope(meaning: "every key of namespace NS"),
                            .word("*", meaning: "every key")).optional],
         flags: [.flag("active", meaning: "KEY only: also refetch it when it is invalidated or expires, on focus and on server online")],
-        example: "watch feed:*", run: watch)
+        example: "watch feed:*", run: watch,
+        writes: CallForm(.watch) { call, _, w throws(Diagnostic) in
+            guard case .watch(let scope) = call else { throw w.notItsKind(call) }
+            try w.checkScope(scope)
+            let text = RecordingFormat.scopeText(scope)
+            return ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
+        })
 
     static func watch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: watch)
@@ -60,7 +66,16 @@ enum ObserveCommands {
     static let unwatch = CommandSpec(
         name: "unwatch", summary: "stop watching one scope, or everything",
         arguments: [.oneOf(.key(), .namespaceScope(), .word("*"), meaning: "a scope given to watch").optional],
-        example: "unwatch feed:*", run: unwatch)
+        example: "unwatch feed:*", run: unwatch,
+        writes: CallForm(.unwatch) { call, returned, w throws(Diagnostic) in
+            guard case .unwatch(let scope) = call else { throw w.notItsKind(call) }
+            guard let scope else { return ("unwatch", unwatchedAll) }
+            try w.checkScope(scope)
+            let text = RecordingFormat.scopeText(scope)
+            let was: Bool
+            if case .watched(let watched) = returned { was = watched } else { was = false }
+            return ("unwatch \(text)", unwatched(text, was: was))
+        })
 
     static func unwatch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: unwatch)
@@ -100,7 +115,8 @@ enum ObserveCommands {
     static let stats = CommandSpec(
         name: "stats", summary: "statistics per namespace and in total, or zero them",
         arguments: [.oneOf(.namespace(meaning: "only this namespace"), .word("reset", meaning: "zero every counter")).optional],
-        example: "stats feed", run: stats)
+        example: "stats feed", run: stats,
+        writes: CallForm(.resetStats) { _, _, _ in ("stats reset", .ok(human: ["stats reset"])) })
 
     static func stats(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: stats)

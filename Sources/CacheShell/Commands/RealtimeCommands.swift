@@ -17,7 +17,20 @@ enum RealtimeCommands {
             .flag("pessimistic", meaning: "not optimistic: nothing changes until the server confirms; a failure changes nothing"),
             .flag("refetch", meaning: "the server's answer has no body: on success keep the change and refetch the keys"),
         ],
-        example: "mutate feed:home {\"likes\":{\"$inc\":1}}", run: mutate)
+        example: "mutate feed:home {\"likes\":{\"$inc\":1}}", run: mutate,
+        writes: CallForm(.mutate, .mutateEntity) { call, returned, w throws(Diagnostic) in
+            /// ` --pessimistic`, ` --refetch`: the options of a mutation as the command's flags.
+            func flags(_ options: MutationOptions) -> String {
+                (options.pessimistic ? " --pessimistic" : "") + (options.refetch ? " --refetch" : "")
+            }
+            if case .mutate(let key, let patch, let options) = call {
+                try w.checkKey(key)
+                return ("mutate \(key) \(patch.compactText)" + flags(options), w.okKeys(returned))
+            }
+            guard case .mutateEntity(let id, let patch, let options) = call else { throw w.notItsKind(call) }
+            try w.checkWord(id, "entity id")
+            return ("mutate entity \(id) \(patch.compactText)" + flags(options), w.okKeys(returned))
+        })
 
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mutate)
@@ -70,7 +83,16 @@ enum RealtimeCommands {
             .patch(meaning: Meaning.patch),
         ],
         flags: [.flag("own", meaning: "the echo of this client's own change: the cache skips it")],
-        example: "event entity 1 {\"likes\":{\"$inc\":1}}", run: event)
+        example: "event entity 1 {\"likes\":{\"$inc\":1}}", run: event,
+        writes: CallForm(.event, .eventEntity) { call, returned, w throws(Diagnostic) in
+            if case .event(let key, let patch, let own) = call {
+                try w.checkKey(key)
+                return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), w.okKeys(returned))
+            }
+            guard case .eventEntity(let id, let patch, let own) = call else { throw w.notItsKind(call) }
+            try w.checkWord(id, "entity id")
+            return ("event entity \(id) \(patch.compactText)" + (own ? " --own" : ""), w.okKeys(returned))
+        })
 
     static func event(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: event)
@@ -113,7 +135,22 @@ enum RealtimeCommands {
         name: "push", summary: "push notification, through the configured rules",
         arguments: [.pushType(meaning: "the push type a rule of the configuration names")],
         options: [.pushParameters(meaning: "fills {name} in the rule's targets")],
-        example: "push friend-blocked user=42", run: push)
+        example: "push friend-blocked user=42", run: push,
+        writes: CallForm(.push) { call, returned, w throws(Diagnostic) in
+            guard case .push(let type, let arguments) = call else { throw w.notItsKind(call) }
+            try w.checkWord(type, "push type")
+            if type.hasPrefix("-") || type.contains("=") { throw w.fail("the push type \(JSONValue.string(type).compactText) cannot be typed") }
+            var command = "push \(type)"
+            for name in arguments.keys.sorted() {
+                let value = arguments[name]!
+                guard Word(text: name + "=", kind: .bare, offset: 0, end: 0).option != nil else {
+                    throw w.fail("the push argument name \(JSONValue.string(name).compactText) cannot be typed")
+                }
+                if !value.isEmpty { try w.checkWord(value, "push argument") }
+                command += " \(name)=\(value)"
+            }
+            return (command, w.keys(returned))
+        })
 
     static func push(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: push)
@@ -151,7 +188,12 @@ enum RealtimeCommands {
         name: "validate", summary: "validation handshake; prints request and response",
         flags: [.flag("items", meaning: "ask the server for the current values of the changed keys too"),
                 .flag("async", meaning: "do not wait: the answer prints as a validated event line when it arrives")],
-        example: "validate --items", run: validate)
+        example: "validate --items", run: validate,
+        writes: CallForm(.validate) { call, returned, w throws(Diagnostic) in
+            guard case .validate(let items, let wait) = call else { throw w.notItsKind(call) }
+            guard case .validation(let result) = returned else { return ("validate", nil) }
+            return ("validate" + (items ? " --items" : "") + (wait ? "" : " --async"), validationReply(result, waited: wait))
+        })
 
     static func validate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: validate)

@@ -134,7 +134,8 @@ enum ServerCommands {
 
     static let online = CommandSpec(
         subcommand: "online", summary: "send requests again, first the queued mutations",
-        run: online)
+        run: online,
+        writes: CallForm(.originOnline) { _, _, _ in ("server online", .ok(["online": .bool(true)], human: ["server: online"])) })
 
     static func online(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let server = session.server
@@ -148,7 +149,8 @@ enum ServerCommands {
     static let log = CommandSpec(
         subcommand: "log", summary: "the requests received (the last 10000), with times and fates; clear forgets them",
         arguments: [.word("clear").optional],
-        run: log)
+        run: log,
+        writes: CallForm(.clearRequestLog) { _, _, _ in ("server log clear", .ok(human: ["server: log cleared"])) })
 
     static func log(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: Self.log)

@@ -29,7 +29,19 @@ enum SnapshotCommands {
         name: "restore", summary: "replace the whole session with a snapshot",
         arguments: [.oneOf(.file(meaning: "a snapshot written by snapshot FILE (a regular file of at most 1 GiB)"),
                            .placeholder("{SNAPSHOT}", meaning: "the snapshot document itself, which may span lines (reads no file)"))],
-        example: "restore snapshot.json", run: restore)
+        example: "restore snapshot.json", run: restore,
+        writes: CallForm(.restore) { call, _, w throws(Diagnostic) in
+            guard case .restore(let document) = call else { throw w.notItsKind(call) }
+            let restored: Snapshot
+            do { restored = try Snapshot(document) } catch { throw w.fail("the snapshot restored: \(error)") }
+            if !restored.scheduledCommands.isEmpty {
+                throw w.fail("restore of a state holding work scheduled by schedule(after:token:) (the app's own tokens),"
+                             + " which a transcript cannot replay")
+            }
+            var entries = 0
+            if case .object(let top) = document, case .array(let list)? = top["entries"] { entries = list.count }
+            return ("restore " + w.restoring(document).compactText, restoredInline(entries: entries, now: restored.now))
+        })
 
     static func restore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: restore)

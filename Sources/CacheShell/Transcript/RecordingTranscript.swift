@@ -21,12 +21,14 @@ public enum RecordingTranscript {
     ///   shell cannot express (a key it cannot type, `configure` during the recording, ...).
     /// - Complexity: O(size of the recording).
     public static func text(of recording: CacheRecording, mode: OutputMode = .human) throws(Diagnostic) -> String {
-        var writer = try Writer(recording, mode: mode)
+        var writer = try TranscriptWriter(recording, mode: mode)
         return try writer.write()
     }
 }
 
-private struct Writer {
+/// Writes a recording as a transcript (`RecordingTranscript`). Each call is written by the command
+/// that makes it (its ``CallForm``), with the checks and the state kept here.
+struct TranscriptWriter {
     let records: [CacheRecord]
     let mode: OutputMode
     let snapshot: JSONValue
@@ -157,7 +159,7 @@ private struct Writer {
              after: events(content))
     }
 
-    private mutating func writeCall(_ call: RecordedCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
+    private mutating func writeCall(_ call: CacheCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
         let (command, shown) = try self.command(call, returned)
         let after = observing(call)
         try writeAnswers(content)
@@ -207,7 +209,7 @@ private struct Writer {
     /// written after the call's own to make the replay's the same: the shell's `unwatch KEY` also
     /// makes KEY inactive and `unwatch` alone every key (`unwatch NS:*` and `unwatch *` none),
     /// where the app's unwatch leaves them active, so `activate K` follows for each (sorted).
-    private mutating func observing(_ call: RecordedCall) -> [(String, Reply)] {
+    private mutating func observing(_ call: CacheCall) -> [(String, Reply)] {
         switch call {
         case .unwatch(nil):
             return active.sorted().map { ("activate \($0)", LifecycleCommands.activated($0)) }
@@ -334,186 +336,44 @@ private struct Writer {
 
     // MARK: Calls as commands
 
-    /// The command of a call and the reply the shell prints for it (nil for an error).
-    private func command(_ call: RecordedCall, _ returned: RecordedReturn) throws(Diagnostic) -> (String, Reply?) {
-        func keys() -> Reply? { if case .keys(let k) = returned { return .keys(k) } else { return nil } }
-        switch call {
-        case .get(let key, let force, let mode):
-            try checkKey(key)
-            let command = "get \(key)" + (force ? " --force" : "") + (mode == .nowait ? " --nowait" : mode == .async ? " --async" : "")
-            switch returned {
-            case .read(let r): return (command, .read(r, isGet: true))
-            case .waiting: return (command, EntryCommands.waiting(KeyName.canonical(key)))
-            default: return (command, nil)
-            }
-        case .mget(let list, let nowait):
-            for key in list { try checkKey(key) }
-            let command = "mget " + list.joined(separator: " ") + (nowait ? " --nowait" : "")
-            guard case .reads(let results) = returned else { return (command, nil) }
-            return (command, EntryCommands.mgetReply(results))
-        case .peek(let key):
-            try checkKey(key)
-            guard case .read(let r) = returned else { return ("peek \(key)", nil) }
-            return ("peek \(key)", .read(r, isGet: false))
-        case .keys(let pattern):
-            if let pattern { try checkWord(pattern, "keys pattern") }
-            guard case .entries(let entries) = returned else { return ("keys", nil) }
-            return ("keys" + (pattern.map { " " + $0 } ?? ""), EntryCommands.keysReply(entries))
-        case .put(let key, let value, let tags):
-            try checkKey(key)
-            for tag in tags {
-                try checkWord(tag, "tag")
-                if tag.contains(",") { throw fail("the tag \(JSONValue.string(tag).compactText) holds a comma: tags=a,b cannot give it") }
-            }
-            if Set(tags).count != tags.count { throw fail("put gives a tag twice, which tags=a,b cannot express") }
-            return ("put \(key) \(value.compactText)" + (tags.isEmpty ? "" : " tags=" + tags.joined(separator: ",")), keys())
-        case .expire(let key, let delay):
-            try checkKey(key)
-            if let delay, delay < 0 { throw fail("expire in a negative time cannot be typed") }
-            return ("expire \(key)" + (delay.map { " in=" + TimeText.formatDuration($0) } ?? ""), keys())
-        case .invalidate(let target):
-            switch target {
-            case .key(let key): try checkKey(key)
-            case .namespace(let ns): try checkNamespace(ns)
-            case .tag(let tag): try checkWord(tag, "tag")
-            }
-            return ("invalidate " + RecordingFormat.targetText(target), keys())
-        case .evict(let key):
-            try checkKey(key)
-            return ("evict \(key)", keys())
-        case .clear(let namespace):
-            if let namespace { try checkNamespace(namespace) }
-            return ("clear" + (namespace.map { " " + $0 } ?? ""), keys())
-        case .memoryWarning:
-            return ("memory-warning", keys())
-        case .mutate(let key, let patch, let options):
-            try checkKey(key)
-            return ("mutate \(key) \(patch.compactText)" + Self.flags(options), okKeys(returned))
-        case .mutateEntity(let id, let patch, let options):
-            try checkWord(id, "entity id")
-            return ("mutate entity \(id) \(patch.compactText)" + Self.flags(options), okKeys(returned))
-        case .event(let key, let patch, let own):
-            try checkKey(key)
-            return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), okKeys(returned))
-        case .eventEntity(let id, let patch, let own):
-            try checkWord(id, "entity id")
-            return ("event entity \(id) \(patch.compactText)" + (own ? " --own" : ""), okKeys(returned))
-        case .push(let type, let arguments):
-            try checkWord(type, "push type")
-            if type.hasPrefix("-") || type.contains("=") { throw fail("the push type \(JSONValue.string(type).compactText) cannot be typed") }
-            var command = "push \(type)"
-            for name in arguments.keys.sorted() {
-                let value = arguments[name]!
-                guard Word(text: name + "=", kind: .bare, offset: 0, end: 0).option != nil else {
-                    throw fail("the push argument name \(JSONValue.string(name).compactText) cannot be typed")
-                }
-                if !value.isEmpty { try checkWord(value, "push argument") }
-                command += " \(name)=\(value)"
-            }
-            return (command, keys())
-        case .validate(let items, let wait):
-            guard case .validation(let result) = returned else { return ("validate", nil) }
-            return ("validate" + (items ? " --items" : "") + (wait ? "" : " --async"), RealtimeCommands.validationReply(result, waited: wait))
-        case .originOnline:
-            return ("server online", .ok(["online": .bool(true)], human: ["server: online"]))
-        case .defineNamespace(let name, let change):
-            try checkNamespace(name)
-            var command = "ns \(name)"
-            func duration(_ option: String, _ value: Int64??) {
-                guard let value else { return }
-                command += " \(option)=" + (value.map(TimeText.formatDuration) ?? "none")
-            }
-            if let ttl = change.ttl { command += " ttl=" + TimeText.formatDuration(ttl) }
-            duration("stale", change.stale)
-            if let max = change.max { command += " max=" + (max.map(String.init) ?? "none") }
-            duration("stale-if-error", change.staleIfError)
-            duration("timeout", change.timeout)
-            if let purgeable = change.purgeable { command += purgeable ? " --purgeable" : " --no-purgeable" }
-            if let eviction = change.eviction { command += " policy=" + eviction.rawValue }
-            if let retry = change.retry { command += " retry=\(retry)" }
-            if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
-            if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
-            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
-                throw fail("ns with a negative duration cannot be typed")
-            }
-            guard case .policy(let policy, let changed) = returned else { return (command, nil) }
-            return (command, ConfigCommands.nsReply(name, policy, changed: changed))
-        case .watch(let scope):
-            try checkScope(scope)
-            let text = RecordingFormat.scopeText(scope)
-            return ("watch \(text)", .ok(["watching": .string(text)], human: ["watching \(text)"]))
-        case .unwatch(let scope):
-            guard let scope else { return ("unwatch", ObserveCommands.unwatchedAll) }
-            try checkScope(scope)
-            let text = RecordingFormat.scopeText(scope)
-            let was: Bool
-            if case .watched(let w) = returned { was = w } else { was = false }
-            return ("unwatch \(text)", ObserveCommands.unwatched(text, was: was))
-        case .resetStats:
-            return ("stats reset", .ok(human: ["stats reset"]))
-        case .clearRequestLog:
-            return ("server log clear", .ok(human: ["server: log cleared"]))
-        case .cancel(let key):
-            try checkKey(key)
-            return ("cancel \(key)", okKeys(returned))
-        case .setActive(let key, let isActive):
-            try checkKey(key)
-            let key = KeyName.canonical(key)
-            if isActive { return ("activate \(key)", LifecycleCommands.activated(key)) }
-            return ("deactivate \(key)", LifecycleCommands.deactivated(key, was: active.contains(key)))
-        case .clearActive:
-            return ("deactivate", LifecycleCommands.deactivatedAll(active.sorted()))
-        case .focus:
-            return ("focus", okKeys(returned))
-        case .poll(let key, let every):
-            try checkKey(key)
-            if every < 0 { throw fail("poll every a negative time cannot be typed") }
-            let key = KeyName.canonical(key)
-            return ("poll \(key) every=" + TimeText.formatDuration(every),
-                    .ok(["key": .string(key), "every_ms": .int(every)], human: ["polling \(key) every \(TimeText.formatDuration(every))"]))
-        case .unpoll(let key):
-            try checkKey(key)
-            let key = KeyName.canonical(key)
-            let was: Bool
-            if case .polled(let p) = returned { was = p } else { was = false }
-            return ("unpoll \(key)", LifecycleCommands.unpolled(key, was: was))
-        case .unpollAll:
-            guard case .keys(let keys) = returned else { return ("unpoll", nil) }
-            return ("unpoll", .ok(["keys": .array(keys.map(JSONValue.string))], human: ["polling nothing"]))
-        case .configure(let configuration):
-            let document = try configurationDocument(configuration)
-            return ("load " + Session.documentText(document, newline: false), ConfigCommands.loadedInline(changed: keysOf(returned)))
-        case .restore(let document):
-            let restored: Snapshot
-            do { restored = try Snapshot(document) } catch { throw fail("the snapshot restored: \(error)") }
-            if !restored.scheduledCommands.isEmpty {
-                throw fail("restore of a state holding work scheduled by schedule(after:token:) (the app's own tokens),"
-                           + " which a transcript cannot replay")
-            }
-            var entries = 0
-            if case .object(let top) = document, case .array(let list)? = top["entries"] { entries = list.count }
-            let text = Self.answeringRequests(in: document, completed, epoch: epoch + 1).compactText
-            return ("restore " + text, SnapshotCommands.restoredInline(entries: entries, now: restored.now))
-        case .unsupported(let name):
+    /// The command of a call and the reply the shell prints for it (nil for an error), as the
+    /// command that makes the call writes it.
+    private func command(_ call: CacheCall, _ returned: RecordedReturn) throws(Diagnostic) -> (command: String, reply: Reply?) {
+        if case .unsupported(let name) = call {
             throw fail("the recording holds a call to \(name)(...), which a transcript cannot replay"
                        + (name == "schedule" ? ": its token names work of the app's own, which the shell has no command for"
                           + " (schedule it before startRecording() or after stopRecording())" : ""))
         }
+        guard let (_, form) = CommandCatalog.callForm(call.kind) else {
+            throw fail("no command of the shell makes the call \(call.kind.rawValue)")
+        }
+        return try form.write(call, returned, self)
     }
 
-    /// ` --pessimistic`, ` --refetch`: the options of a mutation as the shell's flags.
-    private static func flags(_ options: MutationOptions) -> String {
-        (options.pessimistic ? " --pessimistic" : "") + (options.refetch ? " --refetch" : "")
+    /// The error of a ``CallForm`` given a call of a kind it does not write.
+    func notItsKind(_ call: CacheCall) -> Diagnostic {
+        fail("the call \(call.kind.rawValue) was given to the command of another kind")
     }
 
-    private func keysOf(_ returned: RecordedReturn) -> [String] {
+    /// The keys a call returned, as the command prints them (nil when it threw).
+    func keys(_ returned: RecordedReturn) -> Reply? {
+        if case .keys(let k) = returned { return .keys(k) }
+        return nil
+    }
+
+    func keysOf(_ returned: RecordedReturn) -> [String] {
         if case .keys(let k) = returned { return k }
         return []
     }
 
+    /// A snapshot restored by the recording, with the recorded answers of the requests it holds in flight.
+    func restoring(_ document: JSONValue) -> JSONValue {
+        Self.answeringRequests(in: document, completed, epoch: epoch + 1)
+    }
+
     /// A configuration as the document `load {CONFIG}` reads (SPEC §5.1), checked to read back
     /// as the same configuration.
-    private func configurationDocument(_ configuration: CacheConfiguration) throws(Diagnostic) -> JSONValue {
+    func configurationDocument(_ configuration: CacheConfiguration) throws(Diagnostic) -> JSONValue {
         func duration(_ ms: Int64) -> JSONValue { .string(TimeText.formatDuration(ms)) }
         var namespaces: [String: JSONValue] = [:]
         let defaults = Policy()
@@ -553,26 +413,26 @@ private struct Writer {
         return document
     }
 
-    private func okKeys(_ returned: RecordedReturn) -> Reply? {
+    func okKeys(_ returned: RecordedReturn) -> Reply? {
         if case .keys(let k) = returned { return .keys(k) }
         return nil
     }
 
     // MARK: What the shell can type
 
-    private func checkKey(_ key: String) throws(Diagnostic) {
+    func checkKey(_ key: String) throws(Diagnostic) {
         if let problem = KeyName.problem(withKey: key) {
             throw fail("the key \(JSONValue.string(key).compactText) cannot be typed in the shell: \(problem)")
         }
     }
 
-    private func checkNamespace(_ name: String) throws(Diagnostic) {
+    func checkNamespace(_ name: String) throws(Diagnostic) {
         if let problem = KeyName.problem(withNamespace: name) {
             throw fail("the namespace \(JSONValue.string(name).compactText) cannot be typed in the shell: \(problem)")
         }
     }
 
-    private func checkScope(_ scope: WatchScope) throws(Diagnostic) {
+    func checkScope(_ scope: WatchScope) throws(Diagnostic) {
         switch scope {
         case .all: break
         case .key(let key): try checkKey(key)
@@ -581,13 +441,13 @@ private struct Writer {
     }
 
     /// A bare word: not empty, no blank or control character, not starting like a JSON value or a comment.
-    private func checkWord(_ text: String, _ what: String) throws(Diagnostic) {
+    func checkWord(_ text: String, _ what: String) throws(Diagnostic) {
         let bad = text.isEmpty || text.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
             || ["\"", "{", "[", "#"].contains(text.first!)
         if bad { throw fail("the \(what) \(JSONValue.string(text).compactText) cannot be typed as a word of the shell") }
     }
 
-    private func fail(_ message: String) -> Diagnostic { Diagnostic(message, at: index) }
+    func fail(_ message: String) -> Diagnostic { Diagnostic(message, at: index) }
 
     // MARK: Output
 
@@ -631,7 +491,7 @@ extension RecordingTranscript {
     }
 }
 
-private extension RecordedCall {
+private extension CacheCall {
     var isConfigure: Bool { if case .configure = self { true } else { false } }
     /// A call that may wait for an answer: `get`, `mget`, `validate`.
     var isRead: Bool {
