@@ -153,19 +153,21 @@ extension Session {
         }
         var ok = true
         do throws(ShellError) {
-            var result = try body(self, cache)
-            if result.reply.isFailure {
+            // Two variables, not the tuple: a tuple holding a reply was destroyed through its type
+            // metadata (the runtime's generic tuple_destroy, about 190 instructions a command).
+            var (replyName, reply) = try body(self, cache)
+            if reply.isFailure {
                 anyFailed = true
                 ok = false
             } else if topLevel {
                 // Swapped in, not copied: a reply holds strings and arrays.
-                swap(&outcome.reply, &result.reply)
-                swap(&outcome.name, &result.name)
+                swap(&outcome.reply, &reply)
+                swap(&outcome.name, &replyName)
                 outcome.replyMode = settings.mode
             } else if let run = frames.scheduledRun {
-                add(.scheduled(result.reply, name: result.name, text: run.text, time: run.time, mode: settings.mode))
+                add(.scheduled(reply, name: replyName, text: run.text, time: run.time, mode: settings.mode))
             } else {
-                add(.reply(result.reply, name: result.name, mode: settings.mode))
+                add(.reply(reply, name: replyName, mode: settings.mode))
             }
         } catch {
             report(error, in: source, command: name, span: span)
