@@ -61,8 +61,12 @@ struct PlainCommandTests {
     ]
 
     /// Everything a session printed for `script`, whether a command failed, and its last history entry.
-    static func run(_ script: String, plain: Bool, mode: OutputMode) async -> String {
-        await Session.with(options: SessionOptions(mode: mode)) { session, cache in
+    /// With `echo`, the batch keeps its last entry (what `--echo` prints): the history's copy is
+    /// compared too; without, the batch keeps none.
+    static func run(_ script: String, plain: Bool, mode: OutputMode, echo: Bool) async -> String {
+        var options = SessionOptions(mode: mode)
+        options.echo = echo
+        return await Session.with(options: options) { session, cache in
             session.frames.readsPlainCommands = plain
             session.keepsWholeHistory = false
             let ok = session.run(SourceFile(name: "t.cachesh", text: script), on: cache)
@@ -78,9 +82,11 @@ struct PlainCommandTests {
     func eachLineRunsAsTheLexerRunsIt(mode: OutputMode) async {
         for line in Self.lines {
             for script in [line + "\n", "ns feed ttl=1m max=2\n" + line + "\n" + line + "\n", line] {
-                let expected = await Self.run(script, plain: false, mode: mode)
-                let got = await Self.run(script, plain: true, mode: mode)
-                #expect(got == expected, "\(script.debugDescription)")
+                for echo in [false, true] {
+                    let expected = await Self.run(script, plain: false, mode: mode, echo: echo)
+                    let got = await Self.run(script, plain: true, mode: mode, echo: echo)
+                    #expect(got == expected, "\(script.debugDescription) echo \(echo)")
+                }
             }
         }
     }
@@ -89,8 +95,10 @@ struct PlainCommandTests {
     func aWholeScriptRunsAsTheLexerRunsIt(mode: OutputMode) async {
         let script = "ns feed ttl=1m max=3\n" + Self.lines.joined(separator: "\n") + "\n\n# end\n"
             + Self.lines.reversed().joined(separator: "\n") + "\n"
-        let expected = await Self.run(script, plain: false, mode: mode)
-        #expect(await Self.run(script, plain: true, mode: mode) == expected)
+        for echo in [false, true] {
+            let expected = await Self.run(script, plain: false, mode: mode, echo: echo)
+            #expect(await Self.run(script, plain: true, mode: mode, echo: echo) == expected)
+        }
     }
 
     /// A read that sends a request nothing was queued for under `server strict on` fails with the
@@ -98,8 +106,10 @@ struct PlainCommandTests {
     @Test(arguments: [OutputMode.human, .json])
     func aDivergenceIsReportedAsTheLexerReportsIt(mode: OutputMode) async {
         let script = "server strict on\nget feed:9\nput feed:9 {\"a\":1}\nget feed:9\nget feed:10\n"
-        let expected = await Self.run(script, plain: false, mode: mode)
-        #expect(expected.contains("server strict: nothing queued"))
-        #expect(await Self.run(script, plain: true, mode: mode) == expected)
+        for echo in [false, true] {
+            let expected = await Self.run(script, plain: false, mode: mode, echo: echo)
+            #expect(expected.contains("server strict: nothing queued"))
+            #expect(await Self.run(script, plain: true, mode: mode, echo: echo) == expected)
+        }
     }
 }

@@ -56,7 +56,7 @@ extension Session {
             if next == nil && lexer.failure == nil {
                 // The comments after the last command (or a typed `# note`), unless they are held
                 // with a command still arriving (below).
-                if notesComments && !(holdingOpenJSON && lexer.endsInsideJSON) {
+                if notesHistory && !(holdingOpenJSON && lexer.endsInsideJSON) {
                     noteComments(in: source.bytes, from: from, to: source.bytes.count)
                     // Their echo goes out now; with a store, after the commit that ends the group.
                     if store == nil { terminal.release() }
@@ -69,7 +69,7 @@ extension Session {
             }
             defer { from = lexer.offset }
             if let command = next {
-                if notesComments { noteComments(in: source.bytes, from: from, to: command.offset) }
+                if notesHistory { noteComments(in: source.bytes, from: from, to: command.offset) }
                 if !execute(command, in: source, on: cache) { ok = false }
             } else if let diagnostic = lexer.failure {
                 // A command that does not lex is a top-level command all the same: its outcome is its error.
@@ -214,7 +214,10 @@ extension Session {
     func finish(_ command: ArraySlice<UInt8>) {
         let echoes = settings.echo && history.enabled
         if !echoes { terminal.show(&outcome, colour: settings.colour, held: store != nil) }
-        if history.enabled {
+        // Noted only where something reads the history (``notesHistory``): a batch that neither
+        // echoes nor records would keep its last command for nobody, at about a hundred
+        // instructions a command.
+        if notesHistory {
             history.note(&outcome, command: command, colour: settings.colour)
             if echoes { terminal.addShown(history.lastAsTranscript) }
         }
@@ -223,9 +226,9 @@ extension Session {
 
     // MARK: Comments
 
-    /// Whether `#` comments enter the history: only when something reads more than its last
-    /// entry, or writes each entry out (`--echo`, an open recording, the interactive shell).
-    private var notesComments: Bool {
+    /// Whether commands and `#` comments enter the history: only when something reads more than
+    /// its last entry, or writes each entry out (`--echo`, an open recording, the interactive shell).
+    private var notesHistory: Bool {
         history.enabled && (settings.echo || history.recording != nil || history.entries.retainsAll)
     }
 
