@@ -15,7 +15,7 @@ enum LifecycleCommands {
         writes: CallForm(.cancel) { call, returned, w throws(Diagnostic) in
             guard case .cancel(let key) = call else { throw w.notItsKind(call) }
             try w.checkKey(key)
-            return ("cancel \(key)", w.okKeys(returned))
+            return ("cancel \(key)", w.keys(returned))
         })
 
     static func cancel(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -95,7 +95,7 @@ enum LifecycleCommands {
     static let focus = CommandSpec(
         name: "focus", summary: "the app is back in the foreground: refetch the active keys that are not fresh",
         example: "focus", run: focus,
-        writes: CallForm(.focus) { _, returned, w in ("focus", w.okKeys(returned)) })
+        writes: CallForm(.focus) { _, returned, w in ("focus", w.keys(returned)) })
 
     static func focus(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: focus)

@@ -25,11 +25,11 @@ enum RealtimeCommands {
             }
             if case .mutate(let key, let patch, let options) = call {
                 try w.checkKey(key)
-                return ("mutate \(key) \(patch.compactText)" + flags(options), w.okKeys(returned))
+                return ("mutate \(key) \(patch.compactText)" + flags(options), w.keys(returned))
             }
             guard case .mutateEntity(let id, let patch, let options) = call else { throw w.notItsKind(call) }
             try w.checkWord(id, "entity id")
-            return ("mutate entity \(id) \(patch.compactText)" + flags(options), w.okKeys(returned))
+            return ("mutate entity \(id) \(patch.compactText)" + flags(options), w.keys(returned))
         })
 
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -87,11 +87,11 @@ enum RealtimeCommands {
         writes: CallForm(.event, .eventEntity) { call, returned, w throws(Diagnostic) in
             if case .event(let key, let patch, let own) = call {
                 try w.checkKey(key)
-                return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), w.okKeys(returned))
+                return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), w.keys(returned))
             }
             guard case .eventEntity(let id, let patch, let own) = call else { throw w.notItsKind(call) }
             try w.checkWord(id, "entity id")
-            return ("event entity \(id) \(patch.compactText)" + (own ? " --own" : ""), w.okKeys(returned))
+            return ("event entity \(id) \(patch.compactText)" + (own ? " --own" : ""), w.keys(returned))
         })
 
     static func event(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {

@@ -413,11 +413,6 @@ struct TranscriptWriter {
         return document
     }
 
-    func okKeys(_ returned: RecordedReturn) -> Reply? {
-        if case .keys(let k) = returned { return .keys(k) }
-        return nil
-    }
-
     // MARK: What the shell can type
 
     func checkKey(_ key: String) throws(Diagnostic) {
