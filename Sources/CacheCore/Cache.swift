@@ -511,10 +511,16 @@ public actor Cache {
         engine.snapshotText(pretty: pretty, scheduledCommand: scheduledCommand)
     }
 
-    /// Replaces the whole state with a checked snapshot; `scheduleCommand` turns each scheduled
+    /// Checks a decoded snapshot's origin state as `restore` does first, without changing anything.
+    public func checkOrigin(of snapshot: Snapshot) throws(SnapshotError) { try engine.checkOrigin(of: snapshot) }
+
+    /// Replaces the whole state with a decoded snapshot; `scheduleCommand` turns each scheduled
     /// command back into a token.
-    public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
-        noting(.restore(snapshot: makeSnapshot()), { RecordedReturn.nothing }) { engine.restore(snapshot, scheduleCommand: scheduleCommand) }
+    /// - Throws: `SnapshotError` when the origin refuses the snapshot's origin settings; then
+    ///   nothing changed and nothing is recorded.
+    public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) throws(SnapshotError) {
+        try engine.checkOrigin(of: snapshot)
+        noting(.restore(snapshot: makeSnapshot()), { RecordedReturn.nothing }) { engine.restoreChecked(snapshot, scheduleCommand: scheduleCommand) }
         finish()
     }
 

@@ -97,15 +97,42 @@ public final class SimulatedServer: Origin, PersistentOrigin {
 
     public var persistentState: (any PersistentOrigin)? { self }
 
-    public func snapshot(withData: Bool) -> OriginSnapshot {
-        OriginSnapshot(data: withData ? data : [:], modifiedAt: withData ? modifiedAt : [:], latency: latency,
-                       latencies: latencies, isOnline: isOnline, idField: idField, failNext: failNext, failKey: failKey)
+    public func snapshot(withData: Bool) -> OriginState {
+        OriginState(data: withData ? data : [:], modifiedAt: withData ? modifiedAt : [:], settings: [
+            "latency_ms": .int(latency),
+            "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
+            "online": .bool(isOnline),
+            "id_field": .string(idField),
+            "fail_next": .int(Int64(failNext)),
+            "fail_keys": .object(failKey.mapValues { .int(Int64($0)) }),
+        ])
     }
 
-    public func restore(_ snapshot: OriginSnapshot) {
-        data = snapshot.data; modifiedAt = snapshot.modifiedAt; latency = snapshot.latency
-        latencies = snapshot.latencies; isOnline = snapshot.isOnline; idField = snapshot.idField
-        failNext = snapshot.failNext; failKey = snapshot.failKey
+    public func check(_ state: OriginState) throws(SnapshotError) { _ = try Settings(state.settings) }
+
+    public func restore(_ state: OriginState) {
+        // `check` accepted these settings; read again, they give the same values.
+        guard let settings = try? Settings(state.settings) else { preconditionFailure("restore of settings check refused") }
+        data = state.data; modifiedAt = state.modifiedAt; latency = settings.latency
+        latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
+        failNext = settings.failNext; failKey = settings.failKey
+    }
+
+    /// The server's settings in a snapshot's `server` section (SPEC §5.2), checked.
+    private struct Settings {
+        var latency: Int64, latencies: [String: Int64], isOnline: Bool, idField: String, failNext: Int, failKey: [String: Int]
+
+        init(_ fields: [String: JSONValue]) throws(SnapshotError) {
+            let r = OriginSettingsReader(fields)
+            try r.only(["latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
+            latencies = try r.durationsByKey("latencies_ms")
+            failKey = try r.countsByKey("fail_keys")
+            latency = try r.duration("latency_ms")
+            idField = try r.string("id_field")
+            if idField.isEmpty { throw r.fail("id_field", "must not be empty") }
+            isOnline = try r.bool("online")
+            failNext = try r.count("fail_next")
+        }
     }
 
     public func startTrackingChanges() { changedKeys = [] }

@@ -171,6 +171,38 @@ import Testing
         #expect(target.engine.makeSnapshot() == before)
     }
 
+    /// The server's settings are the server's to check: decoding keeps them as written, and a
+    /// restore into a cache over the simulated server refuses a bad one before changing anything,
+    /// the simulated server included; the written document keeps them byte for byte.
+    @Test func theOriginChecksItsOwnSettingsBeforeARestoreChangesAnything() throws {
+        let document = Self.busyHarness().engine.makeSnapshot()
+        for (path, value, message) in [
+            (["server", "latency_ms"], JSONValue.int(-5), "server.latency_ms: expected a duration in ms (not negative)"),
+            (["server", "id_field"], "", "server.id_field: must not be empty"),
+            (["server", "speed"], "fast", "server.speed: unknown field"),
+            (["server", "fail_keys"], ["x:1": -1], "server.fail_keys.x:1: expected a count from 0 to 2147483647"),
+        ] as [([String], JSONValue, String)] {
+            let bad = Self.replacing(document, path, with: value)
+            let snapshot = try Snapshot(bad)  // the core's part is sound
+            let target = Self.busyHarness()
+            let before = (target.engine.makeSnapshot(), target.origin.snapshot(withData: true))
+            #expect { try target.engine.restore(snapshot) { _ in 0 } } throws: { "\($0)" == message }
+            #expect(target.engine.makeSnapshot() == before.0)
+            #expect(target.origin.snapshot(withData: true) == before.1)
+        }
+        // A good document's settings reach the server and are written back the same.
+        let target = Harness()
+        try target.engine.restore(document)
+        #expect(target.engine.makeSnapshot() == document)
+        #expect(try Snapshot(document).document() == document)
+        // Without `data`, the section is only the engine's log: nothing else may be there.
+        guard case .object(let top) = document, case .object(var server)? = top["server"] else { Issue.record("no server section"); return }
+        server["data"] = nil
+        #expect { try Snapshot(Self.replacing(document, ["server"], with: .object(server))) } throws: {
+            "\($0)" == "server.fail_keys: unknown field"
+        }
+    }
+
     @Test func truncatedTextIsRefusedAsDamaged() {
         let text = Self.busyHarness().engine.makeSnapshot().compactText
         #expect {

@@ -203,7 +203,7 @@ import TestSupport
         let document = await other.makeSnapshot()
         let text = try await Self.recordAndReplay { cache in
             _ = try await cache.get("profile:1")
-            await cache.restore(try Snapshot(document)) { _ in 0 }
+            try await cache.restore(try Snapshot(document)) { _ in 0 }
             _ = await cache.put("note:2", 2)
             try await cache.advance(by: 100)
             _ = try await cache.get("profile:1")

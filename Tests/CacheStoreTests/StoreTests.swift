@@ -204,7 +204,7 @@ import TestSupport
                 do { try snapshot.append(row) } catch { throw StoreError("\(error)") }
             }
             try snapshot.finishStored()
-            engine.restore(snapshot, scheduleCommand: { _ in -1 })
+            try engine.restore(snapshot, scheduleCommand: { _ in -1 })
             return engine
         }
         func rowKeys() throws -> [String] {

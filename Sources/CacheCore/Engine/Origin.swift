@@ -65,26 +65,22 @@ public protocol Origin: AnyObject {
     func latencyIfSentValidation() -> Int64?
 }
 
-/// The state an origin keeps of its own that belongs in a snapshot's `server` section and in a
-/// store (SPEC §5.2–5.3): the shell's simulated server has some; an app's network has none.
+/// The state an origin keeps of its own, saved in a snapshot's `server` section beside the
+/// engine's request log and in a store (SPEC §5.2–5.3): the shell's simulated server has some; an
+/// app's network has none.
 ///
-/// Snapshot decoding checks the section and hands it over as this value, so a refused document
-/// reaches no origin.
-public struct OriginSnapshot: Sendable, Equatable {
+/// The core knows only its data by key, which a store keeps in rows of its own, and holds the rest
+/// (the origin's settings) as the fields it was written with: the origin checks and reads them.
+public struct OriginState: Sendable, Equatable {
+    /// The origin's data by key.
     public var data: [String: JSONValue]
     /// When each key last changed (ms since the Unix epoch).
     public var modifiedAt: [String: Int64]
-    public var latency: Int64
-    public var latencies: [String: Int64]
-    public var isOnline: Bool
-    public var idField: String
-    public var failNext: Int
-    public var failKey: [String: Int]
+    /// The section's other fields, as the origin writes them (the engine adds `log`).
+    public var settings: [String: JSONValue]
 
-    public init(data: [String: JSONValue], modifiedAt: [String: Int64], latency: Int64, latencies: [String: Int64],
-                isOnline: Bool, idField: String, failNext: Int, failKey: [String: Int]) {
-        self.data = data; self.modifiedAt = modifiedAt; self.latency = latency; self.latencies = latencies
-        self.isOnline = isOnline; self.idField = idField; self.failNext = failNext; self.failKey = failKey
+    public init(data: [String: JSONValue], modifiedAt: [String: Int64], settings: [String: JSONValue]) {
+        self.data = data; self.modifiedAt = modifiedAt; self.settings = settings
     }
 }
 
@@ -93,9 +89,12 @@ public struct OriginSnapshot: Sendable, Equatable {
 public protocol PersistentOrigin: AnyObject {
     /// The whole state; `withData: false` leaves `data` and `modifiedAt` empty (a store keeps
     /// them in rows of their own).
-    func snapshot(withData: Bool) -> OriginSnapshot
-    /// Replaces the whole state with a checked snapshot's.
-    func restore(_ snapshot: OriginSnapshot)
+    func snapshot(withData: Bool) -> OriginState
+    /// Checks a snapshot's state before anything is restored, without changing anything.
+    /// - Throws: `SnapshotError` naming the first bad setting by its path (`server.NAME`).
+    func check(_ state: OriginState) throws(SnapshotError)
+    /// Replaces the whole state with one that `check` accepted.
+    func restore(_ state: OriginState)
     /// Starts noting which keys change, for `takeChangedKeys`.
     func startTrackingChanges()
     /// The keys whose data or modification time changed since the last call, sorted.

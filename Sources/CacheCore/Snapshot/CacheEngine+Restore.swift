@@ -6,16 +6,26 @@ extension CacheEngine {
     /// - Throws: `SnapshotError` naming the first problem; then nothing changed.
     /// - Complexity: O(size of the document + n log n) for n entries (their expiry order).
     public func restore(_ json: JSONValue, scheduleCommand: (Snapshot.ScheduledCommand) -> Int = { _ in -1 }) throws(SnapshotError) {
-        let snapshot = try Snapshot(json)
+        try restore(Snapshot(json), scheduleCommand: scheduleCommand)
+    }
+
+    /// Replaces the entire state with a decoded snapshot; see `restore(_:scheduleCommand:)`.
+    /// Decoding checked the engine's part; the origin checks its own settings here, first.
+    /// - Throws: `SnapshotError` for a setting the origin refuses; then nothing changed.
+    public func restore(_ snapshot: consuming Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) throws(SnapshotError) {
+        try checkOrigin(of: snapshot)
+        restoreChecked(snapshot, scheduleCommand: scheduleCommand)
+    }
+
+    /// `restore` of a snapshot whose origin state the origin already accepted (`checkOrigin`).
+    func restoreChecked(_ snapshot: consuming Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
         defer { if checksInvariants { checkInvariants() } }
         replaceState(with: snapshot, scheduleCommand: scheduleCommand)
     }
 
-    /// Replaces the entire state with a checked snapshot; see `restore(_:scheduleCommand:)`.
-    /// Cannot fail: everything was checked when the snapshot was decoded.
-    public func restore(_ snapshot: consuming Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) {
-        defer { if checksInvariants { checkInvariants() } }
-        replaceState(with: snapshot, scheduleCommand: scheduleCommand)
+    /// Asks the origin to check the snapshot's origin state (its settings), without changing anything.
+    public func checkOrigin(of snapshot: borrowing Snapshot) throws(SnapshotError) {
+        if let state = origin.persistentState { try snapshot.checkOrigin(state) }
     }
 
     /// Moves the snapshot's entries into the (empty) table in their order, with their keys'

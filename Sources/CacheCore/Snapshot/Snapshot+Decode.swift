@@ -466,8 +466,10 @@ extension Snapshot {
         return r
     }
 
+    /// The `server` section: the engine's request log, then the origin's state. The core checks
+    /// the origin's data by key; its settings are the origin's to check (`PersistentOrigin.check`,
+    /// before a restore changes anything). A section without `data` holds no origin state.
     private mutating func decodeServer(_ o: SnapshotObject) throws(SnapshotError) {
-        try o.only(["log", "log_dropped", "data", "modified_at", "latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
         let logPath = o.path.child("log")
         for (i, item) in try o.array("log").enumerated() {
             let l = try SnapshotObject(item, logPath.element(i))
@@ -480,7 +482,10 @@ extension Snapshot {
                                               keys: try l.strings("keys"), fate: fate))
         }
         requestLogDropped = try o.count("log_dropped", default: 0)
-        guard o.has("data") else { return }
+        guard o.has("data") else {
+            try o.only(["log", "log_dropped"])
+            return
+        }
         let data = try o.object("data")
         for key in data.fields.keys {
             try SnapshotObject.checkKey(key) { data.fail(key, $0) }
@@ -492,24 +497,8 @@ extension Snapshot {
             try SnapshotObject.checkKey(key) { modified.fail(key, $0) }
             modifiedAt[key] = try modified.time(key)
         }
-        let latencies = try o.object("latencies_ms")
-        var latencyByKey: [String: Int64] = [:]
-        for key in latencies.fields.keys {
-            try SnapshotObject.checkKey(key) { latencies.fail(key, $0) }
-            guard let ms = try latencies.optionalDuration(key) else { throw latencies.fail(key, "expected a duration in ms") }
-            latencyByKey[key] = ms
-        }
-        let failKeys = try o.object("fail_keys")
-        var failKey: [String: Int] = [:]
-        for key in failKeys.fields.keys {
-            try SnapshotObject.checkKey(key) { failKeys.fail(key, $0) }
-            failKey[key] = try failKeys.count(key)
-        }
-        guard let latency = try o.optionalDuration("latency_ms") else { throw o.fail("latency_ms", "expected a duration in ms") }
-        let idField = try o.string("id_field")
-        if idField.isEmpty { throw o.fail("id_field", "must not be empty") }
-        server = OriginSnapshot(data: data.fields, modifiedAt: modifiedAt, latency: latency, latencies: latencyByKey,
-                             isOnline: try o.bool("online"), idField: idField, failNext: try o.count("fail_next"),
-                             failKey: failKey)
+        var settings = o.fields
+        for name in ["log", "log_dropped", "data", "modified_at"] { settings[name] = nil }
+        server = OriginState(data: data.fields, modifiedAt: modifiedAt, settings: settings)
     }
 }

@@ -1,4 +1,10 @@
 extension Snapshot {
+    /// Has `origin` check this snapshot's origin state (its settings), as a restore into a cache
+    /// over that origin does first. A snapshot without origin state passes.
+    public func checkOrigin(_ origin: any PersistentOrigin) throws(SnapshotError) {
+        if let server { try origin.check(server) }
+    }
+
     /// The snapshot document of this decoded snapshot, as `CacheEngine.makeSnapshot` would write it
     /// right after restoring it: the scheduled commands keep the fields they were read with.
     ///
@@ -8,7 +14,9 @@ extension Snapshot {
     public func document() -> JSONValue {
         let engine = CacheEngine(origin: FrozenOrigin(server), clockStart: clockStart)
         var fields: [[String: JSONValue]] = []
-        engine.restore(self) { command in
+        // A frozen origin accepts any settings: they were checked by the origin this snapshot was
+        // restored into, or are written back as they were read.
+        engine.restoreChecked(self) { command in
             fields.append(command.fields)
             return fields.count - 1
         }
@@ -19,10 +27,10 @@ extension Snapshot {
 /// An origin that only holds a snapshot's server section, for `Snapshot.document()`: the engine
 /// around it is written, never run, so it is never asked anything.
 private final class FrozenOrigin: Origin, PersistentOrigin {
-    private var state: OriginSnapshot?
-    init(_ state: OriginSnapshot?) { self.state = state }
+    private var state: OriginState?
+    init(_ state: OriginState?) { self.state = state }
 
-    var isOnline: Bool { state?.isOnline ?? true }
+    var isOnline: Bool { true }
     var persistentState: (any PersistentOrigin)? { state == nil ? nil : self }
 
     func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
@@ -35,13 +43,15 @@ private final class FrozenOrigin: Origin, PersistentOrigin {
         preconditionFailure("a frozen origin is never asked")
     }
 
-    func snapshot(withData: Bool) -> OriginSnapshot {
-        var s = state ?? OriginSnapshot(data: [:], modifiedAt: [:], latency: 0, latencies: [:], isOnline: true,
-                                        idField: "id", failNext: 0, failKey: [:])
+    /// Only asked when `state` is set (`persistentState` is nil otherwise).
+    func snapshot(withData: Bool) -> OriginState {
+        var s = state ?? OriginState(data: [:], modifiedAt: [:], settings: [:])
         if !withData { s.data = [:]; s.modifiedAt = [:] }
         return s
     }
-    func restore(_ snapshot: OriginSnapshot) { state = snapshot }
+    /// Takes the settings as they are: they were checked by the origin the snapshot was restored into.
+    func check(_ state: OriginState) {}
+    func restore(_ state: OriginState) { self.state = state }
     func startTrackingChanges() {}
     func takeChangedKeys() -> [String] { [] }
     func allKeys() -> [String] { [] }

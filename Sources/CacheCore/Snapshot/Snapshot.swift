@@ -43,7 +43,7 @@ public struct Snapshot {
     var replaying: UInt64?
     public internal(set) var scheduledCommands: [ScheduledCommand] = []
     /// The origin's own state (restored only into an engine whose origin keeps state: `Origin.persistentState`).
-    var server: OriginSnapshot?
+    var server: OriginState?
     var requestLog: [RequestLogEntry] = []
     /// Lines the log dropped to stay within its bound (`server.log_dropped`, absent when 0).
     var requestLogDropped = 0
@@ -322,18 +322,12 @@ extension CacheEngine {
     static let maxISOTime: Int64 = 253_402_300_799_999
 }
 
-extension OriginSnapshot {
+extension OriginState {
     /// The origin's data and settings as snapshot fields (the engine adds its `log`).
     var fields: [String: JSONValue] {
-        [
-            "data": .object(data),
-            "modified_at": .object(modifiedAt.mapValues(CacheEngine.time)),
-            "latency_ms": .int(latency),
-            "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
-            "online": .bool(isOnline),
-            "id_field": .string(idField),
-            "fail_next": .int(Int64(failNext)),
-            "fail_keys": .object(failKey.mapValues { .int(Int64($0)) }),
-        ]
+        var out = settings
+        out["data"] = .object(data)
+        out["modified_at"] = .object(modifiedAt.mapValues(CacheEngine.time))
+        return out
     }
 }

@@ -42,6 +42,8 @@ struct SnapshotObject: SnapshotFields {
         self.path = path
     }
 
+    init(fields: [String: JSONValue], path: SnapshotPath) { self.fields = fields; self.path = path }
+
     @inline(__always) func field(_ name: String) -> JSONValue? { fields[name] }
     var valuesWithinDepth: Bool { false }
     /// A store's row made into an entry object (`StoredEntry.snapshotObject`): its times are

@@ -1,6 +1,6 @@
 /// A persistent store of an engine's whole state (SPEC §5.3), kept as rows: one per entry (its
 /// snapshot JSON and its recency stamp), one per line of the request log, one per key of the
-/// simulated server's data, and one state document with everything else.
+/// origin's data (`OriginState`), and one state document with everything else.
 ///
 /// The core decides what the rows hold and reads them back (`CacheEngine.takeChanges`,
 /// `Snapshot(stored:)`); a store only keeps them, so an app can back it by any database and a test
@@ -166,8 +166,9 @@ public struct StoredLogLine: Sendable, Equatable {
     public init(position: Int64, body: String) { self.position = position; self.body = body }
 }
 
-/// One key of the simulated server: its data as JSON text (nil once deleted) and when it last
-/// changed (ms since the epoch). A row with neither is deleted.
+/// One key of the origin's data (`OriginState.data` and `modifiedAt`): its value as JSON text
+/// (nil once deleted) and when it last changed (ms since the epoch). A row with neither is
+/// deleted. The origin's settings stay in the state document, as it wrote them.
 public struct StoredServerKey: Sendable, Equatable {
     public var key: String
     public var value: String?
@@ -178,7 +179,7 @@ public struct StoredServerKey: Sendable, Equatable {
 }
 
 /// Everything a store holds but its entries (which `CacheStore.loadEntries` streams): the state
-/// document, the request log in order, the server's keys in any order.
+/// document, the request log in order, the origin's keys in any order.
 public struct StoredState: Sendable {
     public var state: String
     public var log: [StoredLogLine]

@@ -107,9 +107,10 @@ extension Session {
 
     /// A snapshot's text decoded and checked as `restore` checks it (its scheduled commands
     /// too), without restoring it: for `diff`, which must not show what `restore` refuses.
-    static func checkedSnapshot(_ text: String) throws(SnapshotError) -> Snapshot {
+    func checkedSnapshot(_ text: String) throws(SnapshotError) -> Snapshot {
         let snapshot = try Snapshot(parsing: text)
-        for command in snapshot.scheduledCommands { _ = try scheduledEntry(command) }
+        for command in snapshot.scheduledCommands { _ = try Self.scheduledEntry(command) }
+        try snapshot.checkOrigin(server)
         return snapshot
     }
 
@@ -122,8 +123,9 @@ extension Session {
         for command in snapshot.scheduledCommands {
             entries[command.id] = try Self.scheduledEntry(command, allowingFileCommands: allowingFileCommands)
         }
+        try cache.checkOrigin(of: snapshot)
         schedule.removeAll()
-        cache.restore(snapshot) { command in
+        try cache.restore(snapshot) { command in
             // (Every command of the snapshot was checked above: each has its entry.)
             schedule.add(entries[command.id]!)
         }
@@ -282,7 +284,7 @@ extension SnapshotCommands {
     private static func snapshotDocument(_ session: Session, _ word: Word, _ source: SourceFile) throws(ShellError) -> JSONValue {
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
-        do { return try Session.checkedSnapshot(text).document() } catch {
+        do { return try session.checkedSnapshot(text).document() } catch {
             throw ShellError("\(word.text): \(error)", at: word.offset)
         }
     }
