@@ -21,7 +21,7 @@ extension Cache {
     /// Live mode: moves the engine to `target`, running what falls due (at `now`, what is due
     /// now). Each step counts as one command for the runaway limit (SPEC §7).
     func step(to target: Int64) {
-        engine.beginCommand()
+        engine.beginUnitOfWork()
         try? engine.advance(by: max(0, target - engine.now))
         noteStep()
     }

@@ -136,7 +136,7 @@ public actor Cache {
     /// retries, external work; not expiries): a program that drives the virtual clock in units of
     /// its own calls this at the start of each (the shell: at each command). Live mode counts each
     /// step of the clock as one unit by itself.
-    public func resetRunawayCount() { engine.beginCommand() }
+    public func resetRunawayCount() { engine.beginUnitOfWork() }
 
     /// An external timer: `delay` ms from now, in (time, sequence) order with the cache's own
     /// work, the delegate's `cache(_:runScheduled:)` gets `token`, the caller's name for the work

@@ -15,7 +15,7 @@ import TestSupport
         h.engine.watch(.all)
         for key in keys { h.server(key, ["id": .int(Int64(key.count)), "likes": 0]) }
         for _ in 0..<steps {
-            h.engine.beginCommand()
+            h.engine.beginUnitOfWork()
             let key = g.pick(keys)
             switch Int.random(in: 0..<17, using: &g) {
             case 0: _ = h.get(key, nowait: true)

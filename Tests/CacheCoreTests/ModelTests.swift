@@ -243,7 +243,7 @@ import TestSupport
         configure(model)
 
         for (index, op) in ops.enumerated() {
-            engine.beginCommand()
+            engine.beginUnitOfWork()
             var mismatch: (got: String, want: String)?
             switch op {
             case .put(let key, let n):

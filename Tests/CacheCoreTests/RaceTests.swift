@@ -139,7 +139,7 @@ import Testing
             h.engine.schedule(after: 1, token: 0)
         }
         h.engine.schedule(after: 0, token: 0)
-        h.engine.beginCommand()
+        h.engine.beginUnitOfWork()
         // A million scheduling calls: check the state once, after the runaway stopped, not after each.
         h.engine.checksInvariants = false
         #expect(throws: CacheError.self) { try h.engine.advance(by: 100 * 24 * 60 * minute) }

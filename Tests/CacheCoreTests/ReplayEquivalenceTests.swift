@@ -33,12 +33,12 @@ import TestSupport
         for id in Set(trace.map(\.id)) { server.set("t:k\(id)", .int(Int64(id)), at: engine.now) }
         var elapsed: Int64 = 0
         for r in trace {
-            engine.beginCommand()
+            engine.beginUnitOfWork()
             try engine.advance(by: r.time - elapsed)
             elapsed = r.time
             _ = try engine.get("t:k\(r.id)")
         }
-        engine.beginCommand()
+        engine.beginUnitOfWork()
         try engine.advance(by: 0)
         let s = engine.stats(namespace: "t")
         return ReplayCounters(requests: s.requests, hits: s.hits, staleHits: s.staleHits, misses: s.misses,

@@ -221,11 +221,12 @@
     /// Lets `items` more scheduled items run, when a budget is set.
     public func growScheduledBudget(by items: Int) { scheduler.growBudget(by: items) }
 
-    /// Marks the start of a command: the runaway limit counts items per command.
-    public func beginCommand() {
+    /// Starts a unit of the caller's work (a shell command, a live step): the runaway limit counts
+    /// scheduled items per unit, and the outcomes of requests noted are this unit's.
+    public func beginUnitOfWork() {
         defer { if checksInvariants { checkInvariants() } }
-        scheduler.beginCommand()
-        requestTable.beginCommand()
+        scheduler.beginUnitOfWork()
+        requestTable.beginUnitOfWork()
     }
 
     @inline(__always)

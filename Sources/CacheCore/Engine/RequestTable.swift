@@ -81,9 +81,9 @@ struct RequestTable {
         fetchInFlight.isEmpty ? nil : fetchInFlight[key]
     }
 
-    /// Forgets the outcomes of the last command's requests.
+    /// Forgets the outcomes of the last unit of work's requests.
     /// - Complexity: O(outcomes kept).
-    mutating func beginCommand() {
+    mutating func beginUnitOfWork() {
         keyOutcomes.removeAll(keepingCapacity: true)
         validationOutcomes.removeAll(keepingCapacity: true)
     }

@@ -54,9 +54,9 @@ struct Scheduler {
 
     init() {}
 
-    /// Marks the start of a command: the runaway limit counts items per command.
+    /// Starts a unit of work: the runaway limit counts items per unit.
     /// - Complexity: O(1).
-    mutating func beginCommand() { itemsRun = 0 }
+    mutating func beginUnitOfWork() { itemsRun = 0 }
 
     /// Lets at most `items` more items other than expiries run, in all commands; past that, a
     /// command that would run another fails, naming `reason`, as a runaway one does.
