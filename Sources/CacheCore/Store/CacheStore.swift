@@ -278,7 +278,7 @@ extension CacheEngine {
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(entries.count)
-            let order = entries.store.recencyOrder()
+            let order = entries.ordered.recencyOrder()
             slots.renumberRows(order)
             out.firstNewRowID = 1
             for s in order { out.entries.append(storedEntry(s, rowID: slots.rowID(Int(s)))) }
@@ -321,7 +321,7 @@ extension CacheEngine {
         var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
         if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
-            || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
+            || entries.ordered.eviction(ofNamespace: slots[i].namespace) != .lru {
             var extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
             if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
@@ -416,7 +416,7 @@ struct StoredRows {
     /// table keeps none (the first commit writes every row anew, numbered from 1).
     var rowIDsMissing = false
     /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
-    var ranks: [[Int32: EntryStore.Rank]]
+    var ranks: [[Int32: OrderedSlots.Rank]]
     /// Ranks taken, by namespace slot.
     var seenRanks: [Set<Int64>]
     /// Rows read, by namespace slot.
@@ -498,7 +498,7 @@ extension Snapshot {
         let path = SnapshotPath("entries").element(index)
         try checkRowNumbers(row, path: path, previousRecency: stored!.recencies.last)
         var entry: Entry
-        var rank: EntryStore.Rank?
+        var rank: OrderedSlots.Rank?
         if row.extra == nil, let plain = try plainEntry(row, path: path) {
             entry = plain
         } else {
