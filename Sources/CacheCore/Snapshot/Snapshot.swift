@@ -49,7 +49,7 @@ public struct Snapshot {
     var requestLogDropped = 0
     var total = Stats()
     /// Read from a store: its entry rows, already in an entry table (`append(_:)`, in
-    /// CacheStore.swift); `entries` and `ranks` are then empty.
+    /// PersistentStore.swift); `entries` and `ranks` are then empty.
     var stored: StoredRows?
     /// The hash of each entry's key (`KeyIndex.hash`), by entry, when decoding took them (else empty).
     var keyHashes: [UInt32] = []

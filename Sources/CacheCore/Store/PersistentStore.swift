@@ -6,7 +6,7 @@
 /// `Snapshot(stored:)`); a store only keeps them, so an app can back it by any database and a test
 /// by memory. A commit must be atomic: after a crash the store holds the rows of the last
 /// completed commit.
-public protocol CacheStore: AnyObject {
+public protocol PersistentStore: AnyObject {
     /// Everything the store holds but its entries, or nil when it is new (holds no state yet).
     /// - Throws: `StoreError` when the store cannot be read, or is not one this build reads.
     func load() throws(StoreError) -> StoredState?
@@ -34,7 +34,7 @@ public protocol CacheStore: AnyObject {
     var path: String { get }
 }
 
-extension CacheStore {
+extension PersistentStore {
     /// A store with nothing to finish (one in memory) closes by doing nothing.
     public func close() throws(StoreError) {}
 
@@ -177,7 +177,7 @@ public struct StoredServerKey: Sendable, Equatable {
     }
 }
 
-/// Everything a store holds but its entries (which `CacheStore.loadEntries` streams): the state
+/// Everything a store holds but its entries (which `PersistentStore.loadEntries` streams): the state
 /// document, the request log in order, the server's keys in any order.
 public struct StoredState: Sendable {
     public var state: String
