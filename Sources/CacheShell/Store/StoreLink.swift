@@ -5,12 +5,13 @@ import Darwin
 #endif
 import CacheCore
 
-/// A session's persistent store (`--store`, SPEC §5.3) and the commands run since its last commit.
+/// A session's link to its persistent store (`--store`, SPEC §5.3): the store and the commands run
+/// since its last commit.
 ///
 /// Output is held back until the commit that covers it, so everything printed is durable; commits
 /// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
 /// does not pay a transaction per command.
-public final class SessionStore {
+public final class StoreLink {
     public let store: any PersistentStore
     /// Top-level commands per commit at most (their output waits for it).
     public var groupSize: Int
@@ -61,7 +62,7 @@ extension Session {
             cache.startTrackingChanges(everything: true)
         }
         let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
-        let link = SessionStore(store, groupSize: groupSize)
+        let link = StoreLink(store, groupSize: groupSize)
         // A read-only store is only read: what it holds is the state as opened, and stays so.
         if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
         self.store = link
