@@ -68,7 +68,7 @@ public final class Session {
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     @exclusivity(unchecked) var timeline = Timeline()
     /// ``store``.
-    private(set) var openStore: SessionStore?
+    private(set) var openStore: StoreLink?
     /// The state this session began from (a restore, a store opened), for a recording from the start.
     var base = BaseState()
     /// What a `--verify` of this session's input reads after each step.
@@ -161,9 +161,9 @@ public final class Session {
             updateStraightWrites()
         }
     }
-    /// The persistent store (`--store`): each top-level command's changes are committed to it
-    /// before its output is handed on (`commitOrHold`); set by `open(store:)`.
-    public internal(set) var store: SessionStore? {
+    /// The link to the persistent store (`--store`): each top-level command's changes are
+    /// committed to it before its output is handed on (`commitOrHold`); set by `open(store:)`.
+    public internal(set) var store: StoreLink? {
         get { openStore }
         set {
             openStore = newValue

@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-/// A `CacheStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
+/// A `PersistentStore` in an SQLite database (SPEC §5.3), through GRDB: WAL journal with
 /// `synchronous=NORMAL`, so a commit survives a crash of the process without an fsync of its own.
 ///
 /// One process at a time has a store open (`StoreLock`, a lock file beside it). `close()`
@@ -25,7 +25,7 @@ import Synchronization
 /// every control character. The schema is versioned by GRDB's migrator and by `meta.schema`: an
 /// older store is migrated when opened; a newer one, or a database that is not a cachesh store,
 /// is refused and left as it was.
-public final class SQLiteStore: CacheStore, Sendable {
+public final class SQLiteStore: PersistentStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).

@@ -12,7 +12,7 @@ import TestSupport
 /// the session, even `keys`.
 @Suite struct ReadOnlyStoreTests {
     /// Reads as the store it wraps; never written: a commit is counted and refused.
-    final class ReadOnly: CacheStore {
+    final class ReadOnly: PersistentStore {
         let inner: SQLiteStore
         var commits = 0
         init(_ inner: SQLiteStore) { self.inner = inner }

@@ -273,7 +273,7 @@ import TestSupport
     /// Output is handed on only after the commit that covers it: a failed commit prints the error
     /// and not the output of the commands it would have made durable, and stops the session.
     @Test func failedCommitWithholdsOutput() async throws {
-        final class FailingStore: CacheStore {
+        final class FailingStore: PersistentStore {
             var commits = 0
             func load() throws(StoreError) -> StoredState? { nil }
             func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {}
@@ -300,7 +300,7 @@ import TestSupport
     /// commit takes back the replies it would have made durable. What is printed is what the same
     /// commands print without a store.
     @Test func directRepliesWaitForTheirCommit() async throws {
-        final class CountingStore: CacheStore {
+        final class CountingStore: PersistentStore {
             var commits = 0
             var flushedAtCommit: [Int] = []
             var flushed: () -> Int = { 0 }

@@ -5,7 +5,7 @@ extension CacheEngine {
     /// The policies of namespaces that are defined or hold entries, by name.
     public func namespacePolicies() -> [(name: String, policy: Policy, defined: Bool, count: Int)] {
         namespaces.indices.compactMap { n in
-            let ns = namespaces[Int32(n)], count = entries.store.count(inNamespace: Int32(n))
+            let ns = namespaces[Int32(n)], count = entries.ordered.count(inNamespace: Int32(n))
             return ns.defined || count > 0 ? (ns.name, ns.policy, ns.defined, count) : nil
         }
         .sorted { $0.name < $1.name }
@@ -29,7 +29,7 @@ extension CacheEngine {
 
     /// Defines or changes a namespace (`ns`): only the options given change; every entry's times are
     /// recomputed from `stored_at` (dropping `expire` overrides); a new eviction policy starts from
-    /// the entries in recency order (`EntryStore.setEviction`); then it evicts down to a lowered
+    /// the entries in recency order (`OrderedSlots.setEviction`); then it evicts down to a lowered
     /// `max` and expires what is now due, counted and reported as usual.
     /// - Returns: the keys changed (evicted, then expired).
     @discardableResult
@@ -95,7 +95,7 @@ extension CacheEngine {
     }
 
     private func recomputeTimes(_ ns: Int32) -> [String] {
-        for slot in entries.store.slots(inNamespace: ns) {
+        for slot in entries.ordered.slots(inNamespace: ns) {
             let i = Int(slot)
             let wasReported = slots[i].expiryReported && slots[i].expiresAt <= now
             let policy = namespaces.policy(ns)
@@ -106,7 +106,7 @@ extension CacheEngine {
         }
         rebuildExpiryFIFO(ns)
         var changed = evictOverflow(ns)
-        for slot in entries.store.slots(inNamespace: ns) where slots[Int(slot)].expiresAt <= now && !slots[Int(slot)].expiryReported {
+        for slot in entries.ordered.slots(inNamespace: ns) where slots[Int(slot)].expiresAt <= now && !slots[Int(slot)].expiryReported {
             reportExpiry(slot)
             changed.append(slots[Int(slot)].key)
         }

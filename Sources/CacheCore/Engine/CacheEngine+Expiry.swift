@@ -26,7 +26,7 @@ extension CacheEngine {
     /// - Complexity: O(k log k) for the k entries of the namespace.
     func expiryRecords(_ ns: Int32, skippingReported: Bool) -> [ExpiryRecord] {
         var records: [ExpiryRecord] = []
-        for slot in entries.store.slots(inNamespace: ns) {
+        for slot in entries.ordered.slots(inNamespace: ns) {
             let e = slots[Int(slot)]
             if e.expiryOverridden || (skippingReported && e.expiryReported) { continue }
             records.append(ExpiryRecord(time: e.expiresAt, seq: e.storedSeq, slot: slot, generation: e.generation))

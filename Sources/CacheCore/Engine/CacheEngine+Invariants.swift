@@ -47,8 +47,8 @@ extension CacheEngine {
     /// How the parts disagree, one message each.
     private func agreementViolations() -> [String] {
         let n = namespaces.count
-        guard entries.store.namespaceCount == n, expiry.queues.count == n, statistics.byNamespace.count == n else {
-            return ["engine: \(n) namespaces, but \(entries.store.namespaceCount) recency lists, "
+        guard entries.ordered.namespaceCount == n, expiry.queues.count == n, statistics.byNamespace.count == n else {
+            return ["engine: \(n) namespaces, but \(entries.ordered.namespaceCount) recency lists, "
                     + "\(expiry.queues.count) expiry FIFOs and \(statistics.byNamespace.count) sets of counters"]
         }
         var v: [String] = []
@@ -61,9 +61,9 @@ extension CacheEngine {
         if defersMutations == behaviours.deferredMutations.isEmpty {
             v.append("engine: notes \(defersMutations ? "" : "no ")deferred mutations, there are \(defersMutations ? "none" : "some")")
         }
-        for ns in namespaces.indices where entries.store.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
+        for ns in namespaces.indices where entries.ordered.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
             v.append("namespace \(namespaces[Int32(ns)].name): policy \(namespaces.policy(Int32(ns)).eviction.rawValue), "
-                     + "but its entries are kept for \(entries.store.eviction(ofNamespace: Int32(ns)).rawValue)")
+                     + "but its entries are kept for \(entries.ordered.eviction(ofNamespace: Int32(ns)).rawValue)")
         }
 
         // What the scheduler holds, by kind of work.

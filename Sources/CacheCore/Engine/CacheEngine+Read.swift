@@ -182,7 +182,7 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func keys(matching pattern: Glob? = nil) -> [(key: String, state: EntryState, ageMs: Int64)] {
         var out: [(key: String, state: EntryState, ageMs: Int64)] = []
-        for s in entries.store.recencyOrder() {
+        for s in entries.ordered.recencyOrder() {
             let e = slots[Int(s)]
             if pattern?.matches(e.key) ?? true { out.append((e.key, e.state(at: now), now - e.storedAt)) }
         }

@@ -52,7 +52,7 @@ struct EngineState {
     /// - Complexity: O(1) expected.
     @inline(__always)
     func entrySlot(forKey key: String, hash: UInt32) -> Int32? {
-        entries.keyIndex.find(hash: hash) { entries.store.entries[Int($0)].key == key }
+        entries.keyIndex.find(hash: hash) { entries.ordered.entries[Int($0)].key == key }
     }
 
     // MARK: Namespaces
@@ -102,7 +102,7 @@ struct EngineState {
         }
         entry.storedSeq = s
         let slot = entries.insert(consume entry, hash: hash)
-        let generation = entries.store.entries[Int(slot)].generation
+        let generation = entries.ordered.entries[Int(slot)].generation
         return (slot, enqueueExpiry(ExpiryRecord(time: expiresAt, seq: s, slot: slot, generation: generation), in: ns))
     }
 
@@ -112,7 +112,7 @@ struct EngineState {
     /// - Complexity: O(1) amortized (one append to the namespace's expiry FIFO).
     mutating func applyTimes(_ slot: Int32) -> ScheduledItem? {
         let i = Int(slot)
-        let ns = entries.store.entries[i].namespace
+        let ns = entries.ordered.entries[i].namespace
         let times = namespaces.times(ns)
         let record = entries.slots[i].applyTimes(ttl: times.ttl, stale: times.stale, slot: slot)
         return enqueueExpiry(record, in: ns)
@@ -128,8 +128,8 @@ struct EngineState {
         // (an entry removed while its record leads goes at once, see `removeEntry`); when they
         // outnumber the namespace's entries, drop them all, so the FIFO stays within twice the
         // entries (plus a little) however long the run: O(1) amortized per append.
-        if expiry.queues[Int(ns)].records.count > 2 * entries.store.count(inNamespace: ns) + 64 {
-            expiry.compact(ns) { r in Self.isLive(r, in: entries.store.entries) }
+        if expiry.queues[Int(ns)].records.count > 2 * entries.ordered.count(inNamespace: ns) + 64 {
+            expiry.compact(ns) { r in Self.isLive(r, in: entries.ordered.entries) }
         }
         return scan
     }
@@ -150,14 +150,14 @@ struct EngineState {
     /// - Complexity: O(1) plus its ids and tags.
     @inline(__always)
     mutating func removeEntry(_ slot: Int32) -> String {
-        let ns = entries.store.entries[Int(slot)].namespace
-        let generation = entries.store.entries[Int(slot)].generation
+        let ns = entries.ordered.entries[Int(slot)].namespace
+        let generation = entries.ordered.entries[Int(slot)].generation
         let key = entries.remove(slot)
         expiry.dropHead(ns, ifOf: slot, generation: generation)
         // The slot's row id goes with the entry (a key put again later is a new row). Only with
         // a store: read through stored properties, the check costs a cache without one nothing.
         var rowID: Int64 = 0
-        if entries.store.entries.keepsRowIDs { rowID = entries.slots.takeRowID(Int(slot)) }
+        if entries.ordered.entries.keepsRowIDs { rowID = entries.slots.takeRowID(Int(slot)) }
         if changes != nil {
             changes!.removedKeys.append(key)
             changes!.removedRowIDs.append(rowID)
@@ -176,7 +176,7 @@ struct EngineState {
         guard let victim = entries.victim(inNamespace: ns, over: max, sparing: sparing) else { return nil }
         let key = removeEntry(victim)
         statistics.count(\.evictions, ns)
-        return (key, entries.store.count(inNamespace: ns) > max, requestsByKey)
+        return (key, entries.ordered.count(inNamespace: ns) > max, requestsByKey)
     }
 
     // MARK: The operations
@@ -241,8 +241,8 @@ struct EngineState {
     @inline(__always)
     mutating func changeEvent(_ cause: ChangeCause, slot: Int32, source: ValueSource) -> CacheEvent {
         let i = Int(slot)
-        return CacheEvent(cause: cause, key: entries.store.entries[i].key, at: now, state: entries.store.entries[i].state(at: now),
-                          stored: entries.store.entries[i].stored, source: source)
+        return CacheEvent(cause: cause, key: entries.ordered.entries[i].key, at: now, state: entries.ordered.entries[i].state(at: now),
+                          stored: entries.ordered.entries[i].stored, source: source)
     }
 
     /// What a `get` of a cached entry (online) found besides a fresh hit: the entry's slot (-1:
@@ -267,8 +267,8 @@ struct EngineState {
         _ = nextSeq()
         guard let slot = entrySlot(forKey: key, hash: hash) else { return nil }
         let i = Int(slot)
-        let ns = entries.store.entries[i].namespace
-        var state = entries.store.entries[i].state(at: now)
+        let ns = entries.ordered.entries[i].namespace
+        var state = entries.ordered.entries[i].state(at: now)
         // serve-expired: an expired value is served as a stale one is.
         if state == .expired && namespaces.isNaive(.serveExpired, ns: ns) { state = .stale }
         found.slot = slot
@@ -284,11 +284,11 @@ struct EngineState {
             return nil
         }
         // `Entry.readResult` of a fresh entry, its fields read in place.
-        let expiresAt = entries.store.entries[i].expiresAt
-        return ReadResult(key: entries.store.entries[i].key, state: .fresh, stored: entries.store.entries[i].stored,
-                          ageMs: now - entries.store.entries[i].storedAt,
+        let expiresAt = entries.ordered.entries[i].expiresAt
+        return ReadResult(key: entries.ordered.entries[i].key, state: .fresh, stored: entries.ordered.entries[i].stored,
+                          ageMs: now - entries.ordered.entries[i].storedAt,
                           expiresInMs: expiresAt == .max ? .max : expiresAt - now,
-                          source: .cache, extras: entries.store.entries[i].readExtras)
+                          source: .cache, extras: entries.ordered.entries[i].readExtras)
     }
 }
 

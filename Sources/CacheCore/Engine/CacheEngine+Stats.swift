@@ -10,7 +10,7 @@ extension CacheEngine {
     /// Every namespace's counters, by name (namespaces that are defined, hold entries or counted anything).
     public func statsByNamespace() -> [(name: String, stats: Stats)] {
         namespaces.indices
-            .filter { namespaces[Int32($0)].defined || entries.store.count(inNamespace: Int32($0)) > 0
+            .filter { namespaces[Int32($0)].defined || entries.ordered.count(inNamespace: Int32($0)) > 0
                 || statistics.byNamespace[$0] != Stats() }
             .map { (namespaces[Int32($0)].name, statistics.byNamespace[$0]) }
             .sorted { $0.name < $1.name }

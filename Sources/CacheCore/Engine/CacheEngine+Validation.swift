@@ -7,9 +7,9 @@ extension CacheEngine {
     /// - Complexity: O(n).
     public func validationRequest() -> [String: Int64] {
         var request: [String: Int64] = [:]
-        for ns in namespaces.indices where entries.store.count(inNamespace: Int32(ns)) > 0 {
+        for ns in namespaces.indices where entries.ordered.count(inNamespace: Int32(ns)) > 0 {
             var oldest = Int64.max
-            for s in entries.store.slots(inNamespace: Int32(ns)) { oldest = min(oldest, slots[Int(s)].storedAt) }
+            for s in entries.ordered.slots(inNamespace: Int32(ns)) { oldest = min(oldest, slots[Int(s)].storedAt) }
             request[namespaces[Int32(ns)].name] = oldest
         }
         return request
@@ -65,7 +65,7 @@ extension CacheEngine {
             for name in verdicts.keys.sorted() {
                 let verdict = verdicts[name]!
                 if verdict.invalidate, let ns = namespaces.slot(named: name) {
-                    for slot in entries.store.slots(inNamespace: ns) where slots[Int(slot)].storedSeq < request.id {
+                    for slot in entries.ordered.slots(inNamespace: ns) where slots[Int(slot)].storedSeq < request.id {
                         let i = Int(slot)
                         guard slots[i].state(at: now) == .fresh else { slots[i].invalidated = true; continue }
                         slots[i].invalidated = true

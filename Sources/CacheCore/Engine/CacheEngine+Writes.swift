@@ -139,7 +139,7 @@ extension CacheEngine {
             return entrySlot(forKey: KeyName.canonical(key)).map { [$0] } ?? []
         case .namespace(let name):
             guard let ns = namespaces.slot(named: name) else { return [] }
-            return entries.store.slots(inNamespace: ns)
+            return entries.ordered.slots(inNamespace: ns)
         case .tag(let tag):
             return sortedByKey(entries.tagIndex[tag] ?? [])
         }
@@ -195,7 +195,7 @@ extension CacheEngine {
         mutationQueue.drop(keysWhere: inScope)
         dropDeferred(where: inScope)
         var removed: [String] = []
-        for slot in entries.store.recencyOrder() where inScope(slots[Int(slot)].key) {
+        for slot in entries.ordered.recencyOrder() where inScope(slots[Int(slot)].key) {
             let key = slots[Int(slot)].key
             let ns = slots[Int(slot)].namespace
             removeEntry(slot)

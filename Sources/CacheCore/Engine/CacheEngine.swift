@@ -48,7 +48,7 @@
     /// its parts (`now`, `seq`, `entries`, `namespaces`, `expiry`, `statistics`, `changes`,
     /// `slots`). An access lasts for one call on the state or a part (or one read or write of a
     /// field), and that call runs no code of the engine: the methods of `EngineState`,
-    /// `EntryTable`, `EntryStore`, `EntrySlots`, `KeyIndex`, `IDIndex`, `NamespaceTable`,
+    /// `EntryTable`, `OrderedSlots`, `EntrySlots`, `KeyIndex`, `IDIndex`, `NamespaceTable`,
     /// `ExpiryQueues`, `Statistics`, `ChangeLog` and `Entry` call no delegate, observer, origin or
     /// other engine method, and the only closures they take (`KeyIndex.find`'s `matches`,
     /// `ExpiryQueues.compact`'s `keeping`, `StoredValue.withUTF8`'s body, the standard
@@ -197,7 +197,7 @@
     /// The entries by slot (kept in `entries`, which owns their indexes and recency links). Read
     /// through stored properties only, so no part is copied to read an entry.
     var slots: EntrySlots {
-        @inline(__always) _read { yield state.entries.store.entries }
+        @inline(__always) _read { yield state.entries.ordered.entries }
         @inline(__always) _modify { yield &state.entries.slots }
     }
 

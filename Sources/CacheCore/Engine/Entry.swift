@@ -1,4 +1,4 @@
-/// A cached entry, stored in a slot of an `EntryStore` (inside the engine's `EntryTable`), which
+/// A cached entry, stored in a slot of the `OrderedSlots` (inside the engine's `EntryTable`), which
 /// also links it into two recency lists (global and per namespace) by slot index.
 ///
 /// What a read needs (key, value, state flags, namespace, times) comes first, so a read of a

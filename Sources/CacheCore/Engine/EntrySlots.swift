@@ -2,7 +2,7 @@
 /// (for a persistent store that writes only what changed).
 ///
 /// Every write through the subscript marks its slot while tracking is on. The recency links live
-/// beside the entries (in `EntryStore`), so a move in the recency lists changes only the moved
+/// beside the entries (in `OrderedSlots`), so a move in the recency lists changes only the moved
 /// entry's recency stamp, not its neighbours' rows.
 struct EntrySlots: RandomAccessCollection {
     private var storage: [Entry] = []

@@ -1,9 +1,9 @@
 /// The cached entries and the ways to find them: the slots with their recency lists
-/// (`EntryStore`), the key index, the id index (entity ids embedded in values, B8) and the tag
+/// (`OrderedSlots`), the key index, the id index (entity ids embedded in values, B8) and the tag
 /// index. A value type held in one stored property of the engine and changed in place.
 ///
 /// Invariants (`invariantViolations()`):
-/// - those of `EntryStore` (free slots, recency lists, recency stamps) and, while kept, the
+/// - those of `OrderedSlots` (free slots, recency lists, recency stamps) and, while kept, the
 ///   store's row ids (`EntrySlots.rowIDViolations`);
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
 ///   each live entry keeps its key's hash (`Entry.keyHash`);
@@ -20,13 +20,13 @@
 /// The fields the indexes depend on (`key`, `namespace`, `live`, `stored`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
-/// The engine reads it through stored properties (`keyIndex`, `idIndex[id]`, `store.entries`)
+/// The engine reads it through stored properties (`keyIndex`, `idIndex[id]`, `ordered.entries`)
 /// rather than non-mutating methods: such a method called on a value held in a class's property
 /// may copy the whole value first (a retain and release of each of its buffers), which made a
 /// cache hit run a fifth more instructions (and a key lookup as a method, 900 more).
 struct EntryTable {
     /// The entries by slot and their recency lists.
-    private(set) var store: EntryStore
+    private(set) var ordered: OrderedSlots
     /// Key → slot of every live entry, comparing keys against the entries' own (`CacheEngine.entrySlot(forKey:)`).
     /// Lookup is O(1) (one hash).
     private(set) var keyIndex = KeyIndex()
@@ -42,17 +42,17 @@ struct EntryTable {
     /// - Complexity: O(1); reserving room is O(capacity).
     init(idField: String = "id", namespaceCount: Int = 0, capacity: Int = 0) {
         idKey = StoredValue.IDField(idField)
-        store = EntryStore(namespaceCount: namespaceCount)
+        ordered = OrderedSlots(namespaceCount: namespaceCount)
         if capacity > 0 {
-            store.reserveCapacity(capacity)
+            ordered.reserveCapacity(capacity)
             keyIndex.reserveCapacity(capacity)
         }
     }
 
     /// The entries by slot; a write to a field the indexes depend on must go through a method.
     var slots: EntrySlots {
-        _read { yield store.entries }
-        _modify { yield &store.entries }
+        _read { yield ordered.entries }
+        _modify { yield &ordered.entries }
     }
 
     /// The number of live entries.
@@ -70,12 +70,12 @@ struct EntryTable {
     /// `slot(forKey:)` with the key's hash (`KeyIndex.hash`) already taken.
     @inline(__always)
     func slot(forKey key: String, hash: UInt32) -> Int32? {
-        keyIndex.find(hash: hash) { store.entries[Int($0)].key == key }
+        keyIndex.find(hash: hash) { ordered.entries[Int($0)].key == key }
     }
 
     /// Makes room for the recency list of one more namespace (the next namespace slot).
     /// - Complexity: O(1) amortized.
-    mutating func addNamespace() { store.addNamespace() }
+    mutating func addNamespace() { ordered.addNamespace() }
 
     // MARK: Entries in and out
 
@@ -92,8 +92,8 @@ struct EntryTable {
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
         let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDs(idKey) : []
         let tags = entry.tags
-        let slot = store.insert(consume entry)
-        store.entries[Int(slot)].keyHash = hash
+        let slot = ordered.insert(consume entry)
+        ordered.entries[Int(slot)].keyHash = hash
         keyIndex.insert(hash: hash, slot: slot)
         for id in ids { idIndex.insert(slot, for: id) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
@@ -104,12 +104,12 @@ struct EntryTable {
     /// - Returns: the entry's key.
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
-        if store.entries[Int(slot)].stored.mayEmbedIDs {
-            for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+        if ordered.entries[Int(slot)].stored.mayEmbedIDs {
+            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
         }
         // The hash kept at insertion: the key is not hashed again.
-        let hash = store.entries[Int(slot)].keyHash
-        let removed = store.remove(slot)
+        let hash = ordered.entries[Int(slot)].keyHash
+        let removed = ordered.remove(slot)
         keyIndex.remove(hash: hash, slot: slot)
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
         return removed.key
@@ -118,30 +118,30 @@ struct EntryTable {
     /// Makes an entry the most recently used, globally and in its namespace.
     /// - Complexity: O(1).
     @inline(__always)
-    mutating func touch(_ slot: Int32) { store.touch(slot) }
+    mutating func touch(_ slot: Int32) { ordered.touch(slot) }
 
     /// The entry to evict from a namespace over `limit` entries, by its policy, sparing the entry
-    /// just stored unless it is the only one (see `EntryStore.victim`).
+    /// just stored unless it is the only one (see `OrderedSlots.victim`).
     /// - Complexity: O(1) (SIEVE: amortized).
     mutating func victim(inNamespace ns: Int32, over limit: Int, sparing: Int32 = -1) -> Int32? {
-        store.victim(inNamespace: ns, over: limit, sparing: sparing)
+        ordered.victim(inNamespace: ns, over: limit, sparing: sparing)
     }
 
     /// Changes a namespace's eviction policy; its entries start it in recency order.
     /// - Complexity: O(k log k) for k entries in the namespace.
-    mutating func setEviction(_ ns: Int32, _ eviction: Eviction) { store.setEviction(ns, eviction) }
+    mutating func setEviction(_ ns: Int32, _ eviction: Eviction) { ordered.setEviction(ns, eviction) }
 
-    /// Rebuilds a namespace's eviction order from saved ranks (see `EntryStore.restoreOrder`).
-    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks: [Int32: EntryStore.Rank], hand: Int32, nextRank: UInt64) {
-        store.restoreOrder(ns, eviction, ranks: ranks, hand: hand, nextRank: nextRank)
+    /// Rebuilds a namespace's eviction order from saved ranks (see `OrderedSlots.restoreOrder`).
+    mutating func restoreOrder(_ ns: Int32, _ eviction: Eviction, ranks: [Int32: OrderedSlots.Rank], hand: Int32, nextRank: UInt64) {
+        ordered.restoreOrder(ns, eviction, ranks: ranks, hand: hand, nextRank: nextRank)
     }
 
     /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
     /// - Complexity: O(size of the old and new value).
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
-        let old = store.entries[Int(slot)].stored.entityIDs(idKey)
+        let old = ordered.entries[Int(slot)].stored.entityIDs(idKey)
         let new = value.entityIDs(idKey)
-        store.entries[Int(slot)].stored = value
+        ordered.entries[Int(slot)].stored = value
         guard old != new else { return }
         for id in old { idIndex.remove(slot, for: id) }
         for id in new { idIndex.insert(slot, for: id) }
@@ -155,14 +155,14 @@ struct EntryTable {
     /// The entity ids the value of the entry in `slot` embeds, sorted.
     /// - Complexity: O(size of the value).
     func ids(ofSlot slot: Int32) -> [String] {
-        store.entries[Int(slot)].stored.entityIDs(idKey)
+        ordered.entries[Int(slot)].stored.entityIDs(idKey)
     }
 
     /// Replaces an entry's tags, keeping the tag index in step.
     /// - Complexity: O(old and new tags).
     mutating func setTags(_ slot: Int32, _ tags: [String]) {
-        for tag in store.entries[Int(slot)].tags { Self.remove(slot, from: &tagIndex, at: tag) }
-        store.entries[Int(slot)].tags = tags
+        for tag in ordered.entries[Int(slot)].tags { Self.remove(slot, from: &tagIndex, at: tag) }
+        ordered.entries[Int(slot)].tags = tags
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
     }
 
@@ -171,8 +171,8 @@ struct EntryTable {
     mutating func changeIDField(_ field: String) {
         idKey = StoredValue.IDField(field)
         idIndex = IDIndex()
-        for slot in store.recencyOrder() {
-            for id in store.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
+        for slot in ordered.recencyOrder() {
+            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
         }
     }
 
@@ -180,7 +180,7 @@ struct EntryTable {
     /// store's, so rows not rewritten stay in order with new ones.
     /// - Complexity: O(k) for k stamps.
     mutating func restoreRecencies(_ stamps: [UInt64]) {
-        store.restoreRecencies(stamps)
+        ordered.restoreRecencies(stamps)
     }
 
     private static func remove(_ slot: Int32, from index: inout [String: Set<Int32>], at name: String) {
@@ -197,8 +197,8 @@ extension EntryTable {
     /// empty when it is sound.
     /// - Complexity: O(n + total size of the values) for n slots.
     func invariantViolations() -> [String] {
-        var v = store.invariantViolations()
-        let entries = store.entries
+        var v = ordered.invariantViolations()
+        let entries = ordered.entries
         v += entries.rowIDViolations()
         var live = 0
         for i in entries.indices {
@@ -281,7 +281,7 @@ extension EntryTable {
 
     /// Test hook: replaces an entry's value behind the id index's back, as a bug would.
     mutating func testingReplaceStored(_ slot: Int32, _ value: StoredValue) {
-        store.entries[Int(slot)].stored = value
+        ordered.entries[Int(slot)].stored = value
     }
 
     /// Test hook: makes the key index send `key` to `slot` (or forget it when nil), as a bug would.

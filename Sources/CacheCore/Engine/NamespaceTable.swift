@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// A namespace: its name, its policy and whether it was defined (its recency list is in
-/// `EntryStore`, its expiry FIFO in `ExpiryQueues`, its counters in `Statistics`, all by slot).
+/// `OrderedSlots`, its expiry FIFO in `ExpiryQueues`, its counters in `Statistics`, all by slot).
 struct NamespaceState {
     var name: String
     var policy: Policy

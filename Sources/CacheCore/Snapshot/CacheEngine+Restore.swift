@@ -69,7 +69,7 @@ extension CacheEngine {
             slots.tracking = tracking
             // Each namespace outside LRU takes its order back from its entries' ranks (slot i holds
             // entry i: the table was empty).
-            var saved = Array(repeating: [Int32: EntryStore.Rank](), count: snapshot.namespaces.count)
+            var saved = Array(repeating: [Int32: OrderedSlots.Rank](), count: snapshot.namespaces.count)
             for (i, rank) in snapshot.ranks.enumerated() {
                 if let rank { saved[Int(snapshot.entries[i].namespace)][Int32(i)] = rank }
             }

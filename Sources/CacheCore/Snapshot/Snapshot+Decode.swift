@@ -279,7 +279,7 @@ extension Snapshot {
 
     /// An entry's eviction state: none under LRU; `rank` (unique in its namespace) otherwise,
     /// `uses` (at least 1) under LFU, `visited` under SIEVE.
-    private static func rank<Fields: SnapshotFields>(_ e: Fields, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> EntryStore.Rank? {
+    private static func rank<Fields: SnapshotFields>(_ e: Fields, _ ns: NamespaceState, seen: inout Set<Int64>) throws(SnapshotError) -> OrderedSlots.Rank? {
         let eviction = ns.policy.eviction
         guard eviction != .lru else {
             func refuse(_ field: String) -> SnapshotError {
@@ -294,7 +294,7 @@ extension Snapshot {
         if eviction != .sieve && e.has("visited") { throw e.fail("visited", "only an entry of a sieve namespace is visited") }
         let rank = try e.count("rank")
         guard seen.insert(Int64(rank)).inserted else { throw e.fail("rank", "rank \(rank) appears twice in namespace \(ns.name)") }
-        var r = EntryStore.Rank(stamp: UInt64(rank))
+        var r = OrderedSlots.Rank(stamp: UInt64(rank))
         switch eviction {
         case .lru, .fifo: break
         case .sieve: r.uses = try e.bool("visited", default: false) ? 1 : 0

@@ -42,7 +42,7 @@ extension CacheEngine {
     private func writeEntries(_ w: inout JSONWriter) {
         w.open(UInt8(ascii: "["))
         var first = true
-        for s in entries.store.recencyOrder() {
+        for s in entries.ordered.recencyOrder() {
             w.element(indent: 2, first: &first)
             writeEntry(s, &w)
         }
@@ -53,8 +53,8 @@ extension CacheEngine {
     private func writeEntry(_ slot: Int32, _ w: inout JSONWriter) {
         let e = slots[Int(slot)]
         let ind = 3
-        let eviction = entries.store.eviction(ofNamespace: e.namespace)
-        let rank = eviction == .lru ? EntryStore.Rank(stamp: 0) : entries.store.ranks[Int(slot)]
+        let eviction = entries.ordered.eviction(ofNamespace: e.namespace)
+        let rank = eviction == .lru ? OrderedSlots.Rank(stamp: 0) : entries.ordered.ranks[Int(slot)]
         var first = true
         w.open(UInt8(ascii: "{"))
         w.member("expires_at", indent: ind, first: &first)

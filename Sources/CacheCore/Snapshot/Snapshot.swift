@@ -49,12 +49,12 @@ public struct Snapshot {
     var requestLogDropped = 0
     var total = Stats()
     /// Read from a store: its entry rows, already in an entry table (`append(_:)`, in
-    /// CacheStore.swift); `entries` and `ranks` are then empty.
+    /// PersistentStore.swift); `entries` and `ranks` are then empty.
     var stored: StoredRows?
     /// The hash of each entry's key (`KeyIndex.hash`), by entry, when decoding took them (else empty).
     var keyHashes: [UInt32] = []
     /// The eviction rank of each entry of a namespace not under LRU (nil under LRU), by entry.
-    var ranks: [EntryStore.Rank?] = []
+    var ranks: [OrderedSlots.Rank?] = []
     /// SIEVE's hand of a namespace, by namespace slot: the key of the entry it rests on.
     var hands: [Int: String] = [:]
     /// The next rank stamp of a namespace not under LRU, by namespace slot.
@@ -76,7 +76,7 @@ extension CacheEngine {
     public func makeSnapshot(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> JSONValue {
         var list: [JSONValue] = []
         list.reserveCapacity(entries.count)
-        for s in entries.store.recencyOrder() { list.append(snapshotEntry(s)) }
+        for s in entries.ordered.recencyOrder() { list.append(snapshotEntry(s)) }
         var document = snapshotState(scheduledCommand: scheduledCommand)
         document["entries"] = .array(list)
         return .object(document)
@@ -165,8 +165,8 @@ extension CacheEngine {
     private func evictionFields(_ ns: Int32, _ eviction: Eviction) -> [String: JSONValue] {
         guard eviction != .lru else { return [:] }
         var f: [String: JSONValue] = ["policy": .string(eviction.rawValue),
-                                      "next_rank": .int(Int64(bitPattern: entries.store.nextRank(ofNamespace: ns)))]
-        let hand = entries.store.hand(ofNamespace: ns)
+                                      "next_rank": .int(Int64(bitPattern: entries.ordered.nextRank(ofNamespace: ns)))]
+        let hand = entries.ordered.hand(ofNamespace: ns)
         if eviction == .sieve && hand >= 0 { f["hand"] = .string(slots[Int(hand)].key) }
         return f
     }
@@ -198,15 +198,15 @@ extension CacheEngine {
         if e.lastPut != 0 { f["last_put"] = .int(Int64(e.lastPut)) }
         if e.invalidated { f["invalidated"] = .bool(true) }
         if e.expiryReported { f["expiry_counted"] = .bool(true) }
-        switch entries.store.eviction(ofNamespace: e.namespace) {
+        switch entries.ordered.eviction(ofNamespace: e.namespace) {
         case .lru: break
-        case .fifo: f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
+        case .fifo: f["rank"] = .int(Int64(bitPattern: entries.ordered.ranks[Int(slot)].stamp))
         case .sieve:
-            f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
-            if entries.store.ranks[Int(slot)].uses > 0 { f["visited"] = .bool(true) }
+            f["rank"] = .int(Int64(bitPattern: entries.ordered.ranks[Int(slot)].stamp))
+            if entries.ordered.ranks[Int(slot)].uses > 0 { f["visited"] = .bool(true) }
         case .lfu:
-            f["rank"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].stamp))
-            f["uses"] = .int(Int64(bitPattern: entries.store.ranks[Int(slot)].uses))
+            f["rank"] = .int(Int64(bitPattern: entries.ordered.ranks[Int(slot)].stamp))
+            f["uses"] = .int(Int64(bitPattern: entries.ordered.ranks[Int(slot)].uses))
         }
         if e.expiryOverridden {
             f["expiry_overridden"] = .bool(true)

@@ -1,5 +1,5 @@
-extension EntryStore {
-    /// What is wrong with the store, one message per broken rule; empty when it is sound:
+extension OrderedSlots {
+    /// What is wrong with the ordered slots, one message per broken rule; empty when it is sound:
     /// - there is one place per slot, and every live entry's namespace has a list;
     /// - the free slots are exactly the dead ones, each listed once;
     /// - a live slot's place names its item in the global queue, a dead slot's none; exactly the
@@ -16,24 +16,24 @@ extension EntryStore {
     func invariantViolations() -> [String] {
         var v: [String] = []
         guard places.count == entries.count else {
-            return ["entry store: \(places.count) places for \(entries.count) slots"]
+            return ["ordered slots: \(places.count) places for \(entries.count) slots"]
         }
         var live = 0
         for i in entries.indices where entries[i].live {
             let e = entries[i]
             live += 1
             if e.namespace < 0 || Int(e.namespace) >= namespaceLists.count {
-                v.append("entry store: slot \(i) (\(e.key)) is in namespace slot \(e.namespace), which has no list")
+                v.append("ordered slots: slot \(i) (\(e.key)) is in namespace slot \(e.namespace), which has no list")
             }
         }
         var free = Set<Int32>()
         for s in freeSlots {
-            guard s >= 0, Int(s) < entries.count else { v.append("entry store: free slot \(s) is out of range"); continue }
-            if !free.insert(s).inserted { v.append("entry store: slot \(s) is on the free list twice") }
-            if entries[Int(s)].live { v.append("entry store: live slot \(s) (\(entries[Int(s)].key)) is on the free list") }
+            guard s >= 0, Int(s) < entries.count else { v.append("ordered slots: free slot \(s) is out of range"); continue }
+            if !free.insert(s).inserted { v.append("ordered slots: slot \(s) is on the free list twice") }
+            if entries[Int(s)].live { v.append("ordered slots: live slot \(s) (\(entries[Int(s)].key)) is on the free list") }
         }
         if free.count + live != entries.count {
-            v.append("entry store: \(entries.count - live) dead slots but \(free.count) free ones")
+            v.append("ordered slots: \(entries.count - live) dead slots but \(free.count) free ones")
         }
 
         var sides = Set<Int32>()
@@ -41,43 +41,43 @@ extension EntryStore {
             let place = places[i]
             let e = entries[i]
             if !e.live {
-                if place.global != .max { v.append("entry store: dead slot \(i) has a queue item") }
+                if place.global != .max { v.append("ordered slots: dead slot \(i) has a queue item") }
             } else if Int(place.global) >= recency.items.count || recency.items[Int(place.global)] != Int32(i) {
-                v.append("entry store: slot \(i) (\(e.key)) names item \(place.global) of the global queue, not its own")
+                v.append("ordered slots: slot \(i) (\(e.key)) names item \(place.global) of the global queue, not its own")
             }
             let wantsSide = e.live && Int(e.namespace) < namespaceLists.count && namespaceLists[Int(e.namespace)].eviction != .lru
             if (place.side >= 0) != wantsSide {
-                v.append("entry store: slot \(i) " + (wantsSide ? "has no links and rank" : "has links and a rank it does not need"))
+                v.append("ordered slots: slot \(i) " + (wantsSide ? "has no links and rank" : "has links and a rank it does not need"))
             }
             guard place.side >= 0 else { continue }
-            if Int(place.side) >= side.count { v.append("entry store: slot \(i) has side record \(place.side), out of range") }
-            if !sides.insert(place.side).inserted { v.append("entry store: side record \(place.side) is shared") }
+            if Int(place.side) >= side.count { v.append("ordered slots: slot \(i) has side record \(place.side), out of range") }
+            if !sides.insert(place.side).inserted { v.append("ordered slots: side record \(place.side) is shared") }
         }
         let freeSet = Set(freeSides)
         if freeSet.count != freeSides.count || !freeSet.isDisjoint(with: sides) || freeSet.count + sides.count != side.count {
-            v.append("entry store: \(side.count) side records, \(sides.count) used and \(freeSides.count) listed free")
+            v.append("ordered slots: \(side.count) side records, \(sides.count) used and \(freeSides.count) listed free")
         }
-        if v.contains(where: { $0.hasPrefix("entry store: slot") }) { return v }
+        if v.contains(where: { $0.hasPrefix("ordered slots: slot") }) { return v }
 
         let global = queueViolations(recency.items.indices.map { (recency.items[$0], inRange(recency.items[$0]) && isCurrent($0)) },
                                      head: recency.head,
                                      "global recency queue", current: live, into: &v)
-        if liveCount != live { v.append("entry store: counts \(liveCount) live entries, \(live) are live") }
+        if liveCount != live { v.append("ordered slots: counts \(liveCount) live entries, \(live) are live") }
         if recencyLimit != RecencyQueue<Int32>.limit(current: liveCount) {
-            v.append("entry store: the global queue's limit \(recencyLimit) is not the one for \(liveCount) entries")
+            v.append("ordered slots: the global queue's limit \(recencyLimit) is not the one for \(liveCount) entries")
         }
         if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
 
         if namespaceQueues.count != namespaceLists.count {
-            v.append("entry store: \(namespaceQueues.count) namespace queues for \(namespaceLists.count) lists")
+            v.append("ordered slots: \(namespaceQueues.count) namespace queues for \(namespaceLists.count) lists")
             return v
         }
         if solo != -1 {
             if solo < 0 || Int(solo) >= namespaceLists.count {
-                v.append("entry store: solo namespace slot \(solo) has no list"); return v
+                v.append("ordered slots: solo namespace slot \(solo) has no list"); return v
             }
             if namespaceLists[Int(solo)].eviction != .lru {
-                v.append("entry store: solo namespace slot \(solo) is \(namespaceLists[Int(solo)].eviction.rawValue), not lru")
+                v.append("ordered slots: solo namespace slot \(solo) is \(namespaceLists[Int(solo)].eviction.rawValue), not lru")
             }
         }
         var inNamespaces = 0

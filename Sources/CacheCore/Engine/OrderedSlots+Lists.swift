@@ -1,8 +1,8 @@
-// The lists of `EntryStore`: each namespace's eviction order (LRU's queues, FIFO, SIEVE and LFU's
-// linked lists and LFU's buckets), the global recency queue and their compaction. The store's
-// operations (EntryStore.swift) call these; its checks are in EntryStore+Invariants.swift.
+// The lists of `OrderedSlots`: each namespace's eviction order (LRU's queues, FIFO, SIEVE and LFU's
+// linked lists and LFU's buckets), the global recency queue and their compaction. Their
+// operations (OrderedSlots.swift) call these; their checks are in OrderedSlots+Invariants.swift.
 
-extension EntryStore {
+extension OrderedSlots {
     /// Places a new entry (or one re-placed by a policy change) in its namespace's list: last,
     /// unvisited under SIEVE; LFU: last of the entries with one use.
     mutating func placeNew(_ slot: Int32) {
@@ -187,10 +187,10 @@ extension EntryStore {
         return q < end ? namespaceQueues[n].items[q].slot : first
     }
 
-    /// Before an entry of namespace `ns` is stored: an empty store becomes solo in `ns` if it is
-    /// LRU (its queue, whose items are all stale, emptied), else not solo; a solo store gets an
+    /// Before an entry of namespace `ns` is stored: empty slots become solo in `ns` if it is
+    /// LRU (its queue, whose items are all stale, emptied), else not solo; solo slots get an
     /// entry of another namespace, so the solo namespace's queue is built from the global one.
-    /// - Complexity: O(1) when the store is empty, else O(n) for n live entries (see `solo`).
+    /// - Complexity: O(1) when no slot is live, else O(n) for n live entries (see `solo`).
     mutating func changeSolo(storing ns: Int32) {
         if liveCount == 0 {
             solo = namespaceLists[Int(ns)].eviction == .lru ? ns : -1

@@ -6,7 +6,7 @@
 /// `Snapshot(stored:)`); a store only keeps them, so an app can back it by any database and a test
 /// by memory. A commit must be atomic: after a crash the store holds the rows of the last
 /// completed commit.
-public protocol CacheStore: AnyObject {
+public protocol PersistentStore: AnyObject {
     /// Everything the store holds but its entries, or nil when it is new (holds no state yet).
     /// - Throws: `StoreError` when the store cannot be read, or is not one this build reads.
     func load() throws(StoreError) -> StoredState?
@@ -34,7 +34,7 @@ public protocol CacheStore: AnyObject {
     var path: String { get }
 }
 
-extension CacheStore {
+extension PersistentStore {
     /// A store with nothing to finish (one in memory) closes by doing nothing.
     public func close() throws(StoreError) {}
 
@@ -178,7 +178,7 @@ public struct StoredServerKey: Sendable, Equatable {
     }
 }
 
-/// Everything a store holds but its entries (which `CacheStore.loadEntries` streams): the state
+/// Everything a store holds but its entries (which `PersistentStore.loadEntries` streams): the state
 /// document, the request log in order, the origin's keys in any order.
 public struct StoredState: Sendable {
     public var state: String
@@ -279,7 +279,7 @@ extension CacheEngine {
         if log.replacedAll {
             out.replacesAll = true
             out.entries.reserveCapacity(entries.count)
-            let order = entries.store.recencyOrder()
+            let order = entries.ordered.recencyOrder()
             slots.renumberRows(order)
             out.firstNewRowID = 1
             for s in order { out.entries.append(storedEntry(s, rowID: slots.rowID(Int(s)))) }
@@ -322,7 +322,7 @@ extension CacheEngine {
         var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
         if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
-            || entries.store.eviction(ofNamespace: slots[i].namespace) != .lru {
+            || entries.ordered.eviction(ofNamespace: slots[i].namespace) != .lru {
             var extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
             if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
@@ -417,7 +417,7 @@ struct StoredRows {
     /// table keeps none (the first commit writes every row anew, numbered from 1).
     var rowIDsMissing = false
     /// The eviction ranks of the entries of each namespace outside LRU, by namespace slot, then by slot.
-    var ranks: [[Int32: EntryStore.Rank]]
+    var ranks: [[Int32: OrderedSlots.Rank]]
     /// Ranks taken, by namespace slot.
     var seenRanks: [Set<Int64>]
     /// Rows read, by namespace slot.
@@ -499,7 +499,7 @@ extension Snapshot {
         let path = SnapshotPath("entries").element(index)
         try checkRowNumbers(row, path: path, previousRecency: stored!.recencies.last)
         var entry: Entry
-        var rank: EntryStore.Rank?
+        var rank: OrderedSlots.Rank?
         if row.extra == nil, let plain = try plainEntry(row, path: path) {
             entry = plain
         } else {

@@ -25,7 +25,7 @@
 ///   the victim search clears bits, each step of it one bit, so it is O(1) amortized.
 /// - LFU: the list is sorted by (uses, when it reached them); entries of equal uses form a bucket
 ///   with its first and last slot, so an access moves the entry after the last of the next bucket.
-struct EntryStore {
+struct OrderedSlots {
     /// An entry's neighbours in its namespace's list (-1: none); unused under LRU.
     struct Links {
         var nsPrev: Int32 = -1
@@ -117,9 +117,9 @@ struct EntryStore {
         var last: Int32
     }
 
-    // The fields below but `entries` are the store's own: internal only so that its other files
-    // (EntryStore+Lists.swift, EntryStore+Invariants.swift) reach them; the engine and the entry
-    // table change the store through its methods.
+    // The fields below but `entries` are this type's own: internal only so that its other files
+    // (OrderedSlots+Lists.swift, OrderedSlots+Invariants.swift) reach them; the engine and the entry
+    // table change it through its methods.
 
     /// Entries by slot; a free slot holds a dead entry (`live == false`) until it is reused.
     /// Writes mark their slot for a persistent store while tracking is on (see `EntrySlots`).
@@ -155,12 +155,12 @@ struct EntryStore {
     ///
     /// While one LRU namespace holds every live entry, its recency order is the global one: its
     /// queue would repeat the global queue, so an access appends to the global queue only and the
-    /// namespace's victim is the global queue's first current item. The store becomes solo when an
-    /// entry is stored while it holds none (the entry's namespace, if LRU), and stops being solo
+    /// namespace's victim is the global queue's first current item. The slots become solo when an
+    /// entry is stored while they hold none (the entry's namespace, if LRU), and stop being solo
     /// when an entry of another namespace is stored (the solo namespace's queue is then built from
-    /// the global queue's current items, O(n) for n live entries) or the namespace leaves LRU; it
-    /// does not become solo again until it holds no entry. This stays O(1) amortized: the store
-    /// became solo when it was empty, so the n entries the build orders were all stored since then,
+    /// the global queue's current items, O(n) for n live entries) or the namespace leaves LRU; they
+    /// do not become solo again until they hold no entry. This stays O(1) amortized: the slots
+    /// became solo when they were empty, so the n entries the build orders were all stored since then,
     /// and no build happens again before as many entries are stored anew (the global queue's
     /// length is at most 1.75 n + 65, so the build's pass is O(n + 1)).
     var solo: Int32 = -1
@@ -202,7 +202,7 @@ struct EntryStore {
         places[Int(slot)].side = -1
     }
 
-    /// An empty store for `namespaceCount` namespaces, each LRU.
+    /// No slots, for `namespaceCount` namespaces, each LRU.
     init(namespaceCount: Int = 0) {
         namespaceLists = Array(repeating: List(), count: namespaceCount)
         namespaceQueues = Array(repeating: RecencyQueue<NamespaceItem>(), count: namespaceCount)

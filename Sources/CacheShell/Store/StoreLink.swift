@@ -5,22 +5,23 @@ import Darwin
 #endif
 import CacheCore
 
-/// A session's persistent store (`--store`, SPEC §5.3) and the commands run since its last commit.
+/// A session's link to its persistent store (`--store`, SPEC §5.3): the store and the commands run
+/// since its last commit.
 ///
 /// Output is held back until the commit that covers it, so everything printed is durable; commits
 /// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
 /// does not pay a transaction per command.
-public final class SessionStore {
-    public let store: any CacheStore
+public final class StoreLink {
+    public let store: any PersistentStore
     /// Top-level commands per commit at most (their output waits for it).
     public var groupSize: Int
     var commandsHeld = 0
-    /// A read-only store (`CacheStore.isReadOnly`): the state document as opened, which no
+    /// A read-only store (`PersistentStore.isReadOnly`): the state document as opened, which no
     /// command may change (commands that would are refused before they run,
     /// ``Session/readOnlyRefusal(_:)``); nil for a store that is written.
     var readOnlyState: String?
 
-    public init(_ store: any CacheStore, groupSize: Int = 1024) {
+    public init(_ store: any PersistentStore, groupSize: Int = 1024) {
         self.store = store
         self.groupSize = max(1, groupSize)
     }
@@ -35,7 +36,7 @@ extension Session {
     /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
-    public func open(store: any CacheStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
+    public func open(store: any PersistentStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
             // In a scope of its own: once restored, a batch's cache is the only holder of the
             // table, so its first change does not copy it.
@@ -61,13 +62,13 @@ extension Session {
             cache.startTrackingChanges(everything: true)
         }
         let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
-        let link = SessionStore(store, groupSize: groupSize)
+        let link = StoreLink(store, groupSize: groupSize)
         // A read-only store is only read: what it holds is the state as opened, and stays so.
         if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
         self.store = link
     }
 
-    /// Closes the store at a clean exit (checkpointed, unlocked: `CacheStore.close`). Every
+    /// Closes the store at a clean exit (checkpointed, unlocked: `PersistentStore.close`). Every
     /// command's changes were committed when it ended, so there is nothing left to commit.
     /// - Throws: `StoreError` when the store cannot be closed cleanly; the session has no store
     ///   after it either way.

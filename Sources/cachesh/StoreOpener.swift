@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Opening and closing `--store` for the executable (SPEC §5.3).
-enum StoreSession {
+/// Opens `--store` for the executable (SPEC §5.3): the SQLite store, locked against other
+/// processes, becomes the session's store link (`Session.open(store:)`); `finish` closes it.
+enum StoreOpener {
     /// Opens the store at `path` for the session; another process having it open is an error
     /// (exit 2), or with `wait` a wait, announced once on stderr, that ends when that process
     /// closes the store or when this one is interrupted (Ctrl-C).
