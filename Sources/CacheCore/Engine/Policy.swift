@@ -69,6 +69,22 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     case joinRefetch = "join-refetch"
     /// An expired value is served (and refreshed in the background) instead of fetched and waited for.
     case serveExpired = "serve-expired"
+    /// A mutation's answer becomes the value with nothing re-applied on it: newer optimistic
+    /// mutations still pending (and realtime patches) no longer show until their own answers.
+    case confirmDropsNewer = "confirm-drops-newer"
+    /// A mutation's answer becomes the base with the optimistic changes of the other pending
+    /// mutations written into it: a later failure of one of them no longer removes its change.
+    case confirmCommitsAll = "confirm-commits-all"
+    /// A rollback changes the value without telling observers: a watcher keeps the optimistic value.
+    case silentRollback = "silent-rollback"
+    /// `focus` refetches every active key, fresh ones too.
+    case focusRefetchesFresh = "focus-refetches-fresh"
+    /// An invalidation of a polled key does not refetch it at once, even when active: the next
+    /// poll turn does.
+    case invalidateWaitsPoll = "invalidate-waits-poll"
+    /// An invalidation of a key nobody watches (not active, no `watch` covering it) is dropped:
+    /// the entry stays fresh.
+    case invalidateDropsUnwatched = "invalidate-drops-unwatched"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
