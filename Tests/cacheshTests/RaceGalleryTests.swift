@@ -32,6 +32,22 @@ struct RaceGalleryTests {
         #expect(on < off)
         #expect(lines[on..<off].contains { $0.hasPrefix("expect ") }, "\(name): the naive run asserts nothing")
         #expect(lines[off...].contains { $0.hasPrefix("expect ") }, "\(name): the default run asserts nothing")
+        // Each run ends with an `expect` of the same command and path with different values: the
+        // bug, then the fix (an expect both runs share asserts nothing about the bug).
+        let bug = try #require(lines[on..<off].last { $0.hasPrefix("expect ") }.map(Self.assertion))
+        let fix = try #require(lines[off...].last { $0.hasPrefix("expect ") }.map(Self.assertion))
+        #expect(bug.command == fix.command && bug.path == fix.path, "\(name): the runs end with expects of different things")
+        #expect(bug.value != fix.value, "\(name): both runs end expecting \(bug.path)=\(bug.value)")
+    }
+
+    /// An `expect` line as its command, the path of its first assertion, and the rest of the line
+    /// from that assertion's value on.
+    static func assertion(_ line: String) -> (command: String, path: String, value: String) {
+        let words = line.split(separator: " ", omittingEmptySubsequences: false)
+        let first = words.indices.dropFirst(2).first { words[$0].contains("=") } ?? words.endIndex - 1
+        let path = words[first].prefix { $0 != "=" }
+        let value = words[first...].joined(separator: " ").dropFirst(path.count + 1)
+        return (words[..<first].joined(separator: " "), String(path), String(value))
     }
 
     @Test(arguments: races)
