@@ -236,6 +236,32 @@ import Testing
         #expect(h.value("feed:1") == (naive ? "v1" : "v2"))
     }
 
+    /// vercel/swr#271: within the dedupe= window a revalidation that should be a request of its own
+    /// (a `get --force`, a stale read's refresh, the refetch of `mutate --refetch`) shares the last
+    /// fetch: once it completed, the read gets what the cache has; while in flight, it joins it.
+    @Test(arguments: [true, false])
+    func dedupeWindowSharesARevalidationThatShouldBeItsOwnRequest(naive: Bool) throws {
+        let h = Harness(["feed": Policy(ttl: 600_000, stale: 1_000, dedupe: naive ? 2_000 : nil)])
+        h.server("feed:1", "v1")
+        _ = h.get("feed:1")                                   // sent at 0, stored at 100
+        h.server("feed:1", "v2")
+        #expect(h.get("feed:1", force: true).value == (naive ? "v1" : "v2"))
+        #expect(h.engine.requestLog.count == (naive ? 1 : 2))
+        h.advance(1_000)                                      // stale, still within 2 s of the first fetch
+        _ = h.get("feed:1")
+        #expect(h.engine.requestLog.count == (naive ? 1 : 3), "a stale read refreshes only outside the window")
+        h.advance(100)
+        try h.engine.mutate("feed:1", patch: patch(#""v3""#), options: MutationOptions(refetch: true))
+        h.advance(200)
+        #expect(h.engine.requestLog.count == (naive ? 2 : 5), "the mutation, and its refetch only by default")
+        h.advance(1_000)                                      // past the window
+        _ = h.get("feed:1", force: true, nowait: true)
+        let joined = h.engine.stats().joined
+        _ = h.get("feed:1", force: true)
+        #expect(h.engine.requestLog.count == (naive ? 3 : 7))
+        #expect(h.engine.stats().joined == joined + (naive ? 1 : 0), "within the new window --force joins the fetch in flight")
+    }
+
     @Test func namesParseAndPrintInOneOrder() throws {
         let set = try NaivePolicy.parse("serve-expired,last-answer-wins").get()
         #expect(NaivePolicy.text(set) == "last-answer-wins,serve-expired")

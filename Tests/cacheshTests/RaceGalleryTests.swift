@@ -84,3 +84,22 @@ struct RaceGalleryTests {
     let second = try await Cachesh.run(["--store", store, "-c", "config"])
     #expect(second.stdout.hasPrefix("ns feed ttl=5m naive=join-refetch,serve-expired\nns page ttl=1m\n"))
 }
+
+/// `dedupe=` (SPEC §1.2) is a policy option like the others: `ns` shows it only when set, a
+/// configuration, a snapshot and a store keep it, and a negative one is refused where it comes in.
+@Test func aDedupeWindowIsKeptLikeEveryPartOfAPolicy() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-dedupe-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = directory.appendingPathComponent("s.db").path
+    let first = try await Cachesh.run(["--store", store, "-c", #"load {"namespaces": {"feed": {"dedupe": "2s"}}}; ns page ttl=1m"#])
+    #expect(first.status == 0, "\(first.stderr)")
+    let second = try await Cachesh.run(["--store", store, "-c", "config"])
+    #expect(second.stdout.hasPrefix("ns feed ttl=5m dedupe=2s\nns page ttl=1m\n"), "\(second.stdout)")
+    let snapshot = directory.appendingPathComponent("s.json").path
+    let third = try await Cachesh.run(["-c", "ns feed dedupe=250ms; snapshot \(snapshot); ns feed dedupe=none; restore \(snapshot); ns feed"])
+    #expect(third.stdout.hasSuffix("ns feed ttl=5m dedupe=250ms\n"), "\(third)")
+    #expect(try String(contentsOfFile: snapshot, encoding: .utf8).contains(#""dedupe_ms": 250,"#))
+    let refused = try await Cachesh.run(["-c", #"load {"namespaces": {"feed": {"dedupe": "-1s"}}}"#])
+    #expect(refused.status == 1 && refused.stderr.contains("dedupe"), "\(refused)")
+}

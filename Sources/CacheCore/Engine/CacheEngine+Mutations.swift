@@ -194,7 +194,8 @@ extension CacheEngine {
         }
         behaviours.deferredMutations.remove(mutation.id)
         // join-refetch: a key whose fetch is in flight joins it instead of being fetched again.
-        refetch.removeAll(where: joinsFetchInFlight)
+        // dedupe=: a key fetched less than the window ago is not fetched again.
+        refetch.removeAll { joinsFetchInFlight($0) || dedupedFetch($0, ns: namespaceSlot(forKey: $0)) != nil }
         if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entrySlot(forKey: $0) != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()

@@ -39,15 +39,19 @@ public struct Policy: Sendable, Equatable {
     public var backoff: Int64 = 1000
     /// The naive policies switched on (SPEC §1.2): each reproduces a race a public bug report shows.
     public var naive: Set<NaivePolicy> = []
+    /// A de-duplication window (ms; SPEC §1.2): a read that would send a fetch of a key less than
+    /// this after a fetch of it was sent shares that one instead; nil = none.
+    public var dedupe: Int64?
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
                 timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
-                backoff: Int64 = 1000, naive: Set<NaivePolicy> = []) {
+                backoff: Int64 = 1000, naive: Set<NaivePolicy> = [], dedupe: Int64? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
         self.naive = naive
+        self.dedupe = dedupe
     }
 }
 
@@ -129,15 +133,17 @@ public struct PolicyChange: Sendable, Equatable {
     public var retry: Int?
     public var backoff: Int64?
     public var naive: Set<NaivePolicy>?
+    public var dedupe: Int64??
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
                 timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil, retry: Int? = nil,
-                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil) {
+                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil, dedupe: Int64?? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
         self.naive = naive
+        self.dedupe = dedupe
     }
 
     /// The policy with these changes applied.
@@ -153,6 +159,7 @@ public struct PolicyChange: Sendable, Equatable {
         if let retry { p.retry = retry }
         if let backoff { p.backoff = backoff }
         if let naive { p.naive = naive }
+        if let dedupe { p.dedupe = dedupe }
         return p
     }
 }

@@ -74,6 +74,8 @@ enum HelpCommands {
             lines += Render.wrap((turnsOff + " (" + thread + ")").split(separator: " ").map(String.init),
                                  first: "      ", indent: 6, width: width)
         }
+        lines.append("Besides the switches, ns NAME dedupe=D shares a fetch sent less than D ago with")
+        lines.append("every read that would send one, refetches too (vercel/swr#271).")
         lines.append("Examples/races runs each race twice: switch on, then off.")
         return lines
     }
