@@ -12,8 +12,8 @@ struct RaceGalleryTests {
         return names.filter { $0.hasSuffix(".cachesh") }.map { String($0.dropLast(".cachesh".count)) }.sorted()
     }()
 
-    @Test func theGalleryHoldsAtLeastTwelveRacesEachListedInItsReadme() throws {
-        #expect(Self.races.count >= 12)
+    @Test func theGalleryHoldsAtLeastNineteenRacesEachListedInItsReadme() throws {
+        #expect(Self.races.count >= 19)
         let readme = try String(contentsOf: Self.directory.appendingPathComponent("README.md"), encoding: .utf8)
         for name in Self.races { #expect(readme.contains("(\(name).cachesh)"), "README.md does not list \(name)") }
     }
@@ -25,10 +25,16 @@ struct RaceGalleryTests {
         let header = lines.prefix { $0.hasPrefix("#") }
         #expect(header.count >= 4, "a title, a link and a two-line summary")
         #expect(header.contains { $0.hasPrefix("# https://github.com/") }, "\(name): no link to the thread")
-        let switchLine = try #require(header.first { $0.hasPrefix("# Naive switch: ") })
-        let naive = String(switchLine.dropFirst("# Naive switch: ".count).prefix { $0 != "." && $0 != " " })
-        let on = try #require(lines.firstIndex { $0.contains("naive=\(naive)") }, "\(name): never switches \(naive) on")
-        let off = try #require(lines.firstIndex { $0.contains("naive=none") }, "\(name): never goes back to the default")
+        // A switch (`naive=NAME`, then `naive=none`) or an option with its value (`dedupe=D`, then
+        // `dedupe=none`).
+        let switchLine = try #require(header.first { $0.hasPrefix("# Naive switch: ") || $0.hasPrefix("# Naive option: ") })
+        let isOption = switchLine.hasPrefix("# Naive option: ")
+        let naive = String(switchLine.split(separator: ":", maxSplits: 1)[1].dropFirst().prefix { $0 != " " && $0 != "," })
+            .replacingOccurrences(of: #"\.$"#, with: "", options: .regularExpression)
+        let onText = isOption ? naive : "naive=\(naive)"
+        let offText = isOption ? String(naive.prefix { $0 != "=" }) + "=none" : "naive=none"
+        let on = try #require(lines.firstIndex { !$0.hasPrefix("#") && $0.contains(onText) }, "\(name): never switches \(naive) on")
+        let off = try #require(lines.firstIndex { !$0.hasPrefix("#") && $0.contains(offText) }, "\(name): never goes back to the default")
         #expect(on < off)
         #expect(lines[on..<off].contains { $0.hasPrefix("expect ") }, "\(name): the naive run asserts nothing")
         #expect(lines[off...].contains { $0.hasPrefix("expect ") }, "\(name): the default run asserts nothing")
