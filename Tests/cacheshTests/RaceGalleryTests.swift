@@ -108,4 +108,9 @@ struct RaceGalleryTests {
     #expect(try String(contentsOfFile: snapshot, encoding: .utf8).contains(#""dedupe_ms": 250,"#))
     let refused = try await Cachesh.run(["-c", #"load {"namespaces": {"feed": {"dedupe": "-1s"}}}"#])
     #expect(refused.status == 1 && refused.stderr.contains("dedupe"), "\(refused)")
+    let negative = try String(contentsOfFile: snapshot, encoding: .utf8).replacingOccurrences(of: #""dedupe_ms": 250"#, with: #""dedupe_ms": -250"#)
+    try negative.write(toFile: snapshot, atomically: true, encoding: .utf8)
+    let restored = try await Cachesh.run(["-c", "ns feed dedupe=1s; restore \(snapshot); ns feed"])
+    #expect(restored.status == 1 && restored.stderr.contains("dedupe_ms: must not be negative"), "\(restored)")
+    #expect(restored.stdout.hasSuffix("ns feed ttl=5m dedupe=1s\n"), "the cache is as it was: \(restored)")
 }
