@@ -35,7 +35,9 @@ import Testing
         case .defineNamespace: [.defineNamespace(name: "feed", change: PolicyChange(ttl: 1_000, stale: .some(nil), max: .some(3),
                                                                                     purgeable: true, eviction: .lfu)),
                                 .defineNamespace(name: "page", change: PolicyChange(staleIfError: .some(5_000), timeout: .some(nil),
-                                                                                    retry: 2, backoff: 500, naive: [.serveExpired]))]
+                                                                                    retry: 2, backoff: 500, naive: [.serveExpired])),
+                                .defineNamespace(name: "clock", change: PolicyChange(dedupe: .some(200))),
+                                .defineNamespace(name: "clock", change: PolicyChange(dedupe: .some(nil)))]
         case .watch: [.watch(.all), .watch(.namespace("feed")), .watch(.key("feed:home"))]
         case .unwatch: [.unwatch(nil), .unwatch(.key("feed:home"))]
         case .resetStats: [.resetStats]

@@ -1,4 +1,5 @@
 @testable import CacheShell
+import CacheCore
 import Foundation
 import Testing
 import TestSupport
@@ -24,7 +25,7 @@ private func usageError(in output: String) -> String? {
         let lines = await typed("help").split(separator: "\n").map(String.init)
         #expect(lines.first == "Commands by topic (help COMMAND explains one, with an example):")
         #expect(lines.contains("Time: now advance at"))
-        #expect(lines.suffix(2) == ["help states and help transcripts explain those ideas.",
+        #expect(lines.suffix(2) == ["help states, help transcripts and help naive explain those ideas.",
                                     "help all lists every command with its synopsis; quit (or Ctrl-D) leaves."])
         // An 80x24 terminal shows it whole, with the command line and the next prompt.
         #expect(lines.count <= 22)
@@ -36,6 +37,19 @@ private func usageError(in output: String) -> String? {
         for family in CommandCatalog.families {
             #expect(lines.contains { $0.hasPrefix(family.title + ": " + family.commands[0].name) }, "\(family.title)")
         }
+    }
+
+    /// `help naive` names every naive switch, in `naive=` order, with what it turns off and its
+    /// public thread, within 80 columns.
+    @Test func helpNaiveNamesEverySwitchWithWhatItTurnsOffAndItsThread() async {
+        let lines = await typed("help naive").split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { TextWidth.of($0) <= 80 }, "\(lines.filter { TextWidth.of($0) > 80 })")
+        #expect(HelpCommands.naiveSwitches.map(\.0) == NaivePolicy.allCases)
+        let named = lines.filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(named == NaivePolicy.allCases.map(\.rawValue))
+        let text = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        #expect(text.contains("focus refetches every active key, fresh ones too (TanStack/query#512)"), "\(text)")
+        for row in HelpCommands.naiveSwitches { #expect(text.contains("(" + row.thread + ")"), "\(row.0)") }
     }
 
     @Test func helpAllShowsEverySynopsisAndSummaryWithinEightyColumns() async {
@@ -130,7 +144,7 @@ private func usageError(in output: String) -> String? {
         ("help gett", "error: unknown command \"gett\" (did you mean get?)\n"),
         ("help pee", "error: unknown command \"pee\" (did you mean peek?)\n"),
         ("help get put", "error: help: get has no subcommands (help get explains it)\n"),
-        ("help get put x", "error: help takes [COMMAND|all|states|transcripts] [SUBCOMMAND]; unexpected \"x\"\n"),
+        ("help get put x", "error: help takes [COMMAND|all|states|transcripts|naive] [SUBCOMMAND]; unexpected \"x\"\n"),
         ("help --all", "error: help has no flag --all\n"),
     ])
     func helpRefusesWhatIsNotACommand(line: String, expected: String) async {

@@ -179,7 +179,7 @@ import TestSupport
             _ = try await cache.get("profile:1")
             _ = try await cache.configure(CacheConfiguration(
                 namespaces: ["profile": Policy(ttl: 1_500, stale: 300, max: 3, staleIfError: 90_000, timeout: 250, purgeable: true,
-                                               eviction: .sieve, naive: [.lastAnswerWins]),
+                                               eviction: .sieve, naive: [.lastAnswerWins], dedupe: 2_000),
                              "feed": Policy(ttl: 60_000)],
                 push: ["logout": PushRule(invalidate: ["feed:*"], evict: ["tag:t"]), "ping": PushRule()],
                 idField: "uid"))
@@ -191,6 +191,7 @@ import TestSupport
             }
         }
         #expect(text.contains("cachesh> load {\n"))
+        #expect(text.contains(#""dedupe": "2s""#), "\(text)")
         #expect(text.contains("loaded configuration"))
         #expect(text.contains("\nerror: load: timeout must be positive\n"))
     }

@@ -326,6 +326,10 @@ def hostile_cases(work):
         ("the clock's end", "at 106751991167d echo never\npoll a:1 every=1d\nadvance 9223372036854775807ms\n"
          "advance 106751970713d\nadvance 1d\n", None),
         ("a NUL byte and bytes that are not UTF-8", "put a:1 1\nput a:\udcff 1\necho \0\n", None),
+        ("expect values split by spaces on long lines", "put a 1\n"
+         + 'expect peek a value={"t":"a' + ' "x"' * 300000 + "\n"
+         + 'expect peek a value=["a b"' + ", 1" * 300000 + "]\n", None,
+         [b"a space splits the value of value= into words; write PATH= then the value as a word of its own"]),
     ]
     return cases + value_cases(work)
 

@@ -39,6 +39,36 @@ import Testing
             """, "\(run)")
     }
 
+    /// A space inside an inline JSON VALUE splits it into words: the error says what to write
+    /// (the value as a word of its own after `PATH=`), for objects, arrays and strings, in a
+    /// script and with -c; what it says to write holds.
+    @Test func aValueSplitByASpaceSaysWhatToWrite() async throws {
+        let run = try await Cachesh.script("""
+            put a {"t": "a b", "n": ["x y", 1]}
+            expect peek a value={"t":"a b","n":["x y",1]}
+            expect peek a value.n=["x y",1]
+            expect peek a value.t="a b" state=fresh
+            expect peek a value={"t":"a b
+            """)
+        #expect(run.status == 1)
+        #expect(run.stderr == """
+            script.cachesh:2: error: expect: a space splits the value of value= into words; write value= {"t":"a b","n":["x y",1]} (PATH= then the value as a word of its own)
+            script.cachesh:3: error: expect: a space splits the value of value.n= into words; write value.n= ["x y",1] (PATH= then the value as a word of its own)
+            script.cachesh:4: error: expect: a space splits the value of value.t= into words; write value.t= "a b" (PATH= then the value as a word of its own)
+            script.cachesh:5: error: expect: a space splits the value of value= into words; write PATH= then the value as a word of its own (value= {"a": "b c"})
+
+            """, "\(run)")
+        let fixed = try await Cachesh.script("""
+            put a {"t": "a b", "n": ["x y", 1]}
+            expect peek a value= {"t":"a b","n":["x y",1]}
+            expect peek a value.n= ["x y",1]
+            expect peek a value.t= "a b" state=fresh
+            """)
+        #expect(fixed.status == 0 && fixed.stdout.hasSuffix("expect: ok\nexpect: ok\nexpect: ok\n"), "\(fixed)")
+        let c = try await Cachesh.run(["-c", #"put a "a b"; expect peek a value="a b""#])
+        #expect(c.stderr == #"-c:1:14: error: expect: a space splits the value of value= into words; write value= "a b" (PATH= then the value as a word of its own)"# + "\n", "\(c)")
+    }
+
     @Test func checkingTouchesNothing() async throws {
         let run = try await Cachesh.script(Self.setup + """
             expect peek feed:home state=fresh

@@ -36,6 +36,11 @@ struct AppBehaviours {
     var deferred: [String: [MutationLog.Item]] = [:]
     /// The mutations made while their key was not cached, until they complete.
     var deferredMutations: Set<UInt64> = []
+    /// When the last fetch of each key of a namespace with a `dedupe=` window was sent (SPEC §1.2);
+    /// not kept by snapshots. Pruned of passed windows each time it doubles.
+    var fetchStarts: [String: Int64] = [:]
+    /// The size of `fetchStarts` after its last pruning.
+    var fetchStartsPruned = 0
 
     init() {}
 

@@ -27,19 +27,20 @@ extension CacheEngine {
     public func focus() -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         _ = nextSeq()
-        return refetchActiveKeys()
+        return refetchActiveKeys(focus: true)
     }
 
-    /// Fetches every active key that is not fresh and has no fetch in flight (`focus`, reconnect).
+    /// Fetches every active key that is not fresh and has no fetch in flight (`focus`, reconnect);
+    /// on `focus`, fresh ones too in a namespace with `focus-refetches-fresh` (SPEC §1.2).
     @discardableResult
-    func refetchActiveKeys() -> [String] {
+    func refetchActiveKeys(focus: Bool = false) -> [String] {
         guard origin.isOnline else { return [] }
         var sent: [String] = []
         for key in behaviours.active.sorted() where requestTable.fetch(forKey: key) == nil {
             let slot = entrySlot(forKey: key)
             let state = slot.map { slots[Int($0)].state(at: now) } ?? .absent
-            guard state != .fresh else { continue }
-            sendFetch([key], refresh: [state == .stale])
+            guard state != .fresh || (focus && isNaiveCreatingNone(.focusRefetchesFresh, key: key)) else { continue }
+            sendFetch([key], refresh: [state != .absent && state != .expired])
             sent.append(key)
         }
         return sent
@@ -55,6 +56,8 @@ extension CacheEngine {
         case .fetched, .refreshed: guard e.invalidated else { return }
         default: return
         }
+        // invalidate-waits-poll: an invalidated key that is polled waits for the poll's next turn.
+        if cause != .expired && behaviours.polls[e.key] != nil && isNaive(.invalidateWaitsPoll, ns: e.namespace) { return }
         guard behaviours.active.contains(e.key), origin.isOnline, requestTable.fetch(forKey: e.key) == nil else { return }
         let state = e.state(at: now)
         guard state != .fresh else { return }

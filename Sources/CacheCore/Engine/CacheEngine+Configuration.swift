@@ -92,6 +92,7 @@ extension CacheEngine {
         if let s = policy.staleIfError, s < 0 { throw CacheError("stale-if-error must not be negative") }
         if policy.retry < 0 || policy.retry > Policy.maxRetries { throw CacheError("retry must be from 0 to \(Policy.maxRetries)") }
         if policy.backoff < 0 { throw CacheError("backoff must not be negative") }
+        if let d = policy.dedupe, d < 0 { throw CacheError("dedupe must not be negative") }
     }
 
     private func recomputeTimes(_ ns: Int32) -> [String] {

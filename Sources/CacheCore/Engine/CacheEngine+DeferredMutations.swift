@@ -49,7 +49,12 @@ extension CacheEngine {
         guard let items = behaviours.deferred.removeValue(forKey: slots[i].key) else { return }
         let request = slots[i].storedRequest
         var log = slots[i].log ?? MutationLog(base: slots[i].value, baseSeq: request)
-        log.items += cause == .fetched ? items.filter { ($0.reachedServer ?? .max) >= request } : items
+        if cause == .fetched && isNaive(.answerDropsMutations, ns: slots[i].namespace) {
+            // answer-drops-mutations: the fetched answer is shown as it is, as on a cached key;
+            // the mutations stay pending for their own answers.
+        } else {
+            log.items += cause == .fetched ? items.filter { ($0.reachedServer ?? .max) >= request } : items
+        }
         for item in items { if let m = item.mutation { log.pending.insert(m) } }
         slots[i].log = log
         entries.setValue(slot, recompute(log))
@@ -91,7 +96,11 @@ extension CacheEngine {
         }
         if !mutation.pessimistic {
             count(\.rollbacks, ns)
-            emit(.rolledBack, key: key, namespace: ns)
+            if isNaive(.silentRollback, ns: ns) {
+                emitUnobserved(.rolledBack, key: key, namespace: ns)
+            } else {
+                emit(.rolledBack, key: key, namespace: ns)
+            }
         }
         return true
     }

@@ -140,6 +140,17 @@ extension CacheEngine {
                         log.base = answer
                         log.baseSeq = request.id
                         log.items.removeAll { ($0.reachedServer ?? .max) <= request.id }
+                        let ns = slots[Int(slot)].namespace
+                        if isNaive(.confirmDropsNewer, ns: ns) {
+                            // The answer is the value: newer pending changes show again only
+                            // through their own answers.
+                            log.items.removeAll()
+                        } else if isNaive(.confirmCommitsAll, ns: ns) {
+                            // The answer is written with the other pending changes on it, as
+                            // confirmed data: a later rollback of one of them no longer removes it.
+                            log.base = recompute(log)
+                            log.items.removeAll()
+                        }
                     }
                 }
             }
@@ -160,14 +171,21 @@ extension CacheEngine {
             if log.pending.isEmpty {
                 // A refetch's answer older than the mutation must not undo it: the mutation is the newest write.
                 // A failed mutation wrote nothing: it does not count as a write (SPEC §1.1 B11).
-                let newest = mutation.refetch && failure == nil ? max(log.baseSeq, request.id) : log.baseSeq
+                // With join-refetch the refetch is the fetch in flight, sent before the mutation:
+                // its answer is the refetch's, so the mutation does not count as newer than it.
+                let newest = mutation.refetch && failure == nil && !joinsFetchInFlight(key)
+                    ? max(log.baseSeq, request.id) : log.baseSeq
                 slots[Int(slot)].storedRequest = max(slots[Int(slot)].storedRequest, newest)
                 slots[Int(slot)].log = nil
             } else {
                 slots[Int(slot)].log = log
             }
             entries.setValue(slot, value)
-            emit(failure == nil ? .confirmed : .rolledBack, slot: slot, source: failure == nil ? .server : .cache)
+            if failure != nil && isNaive(.silentRollback, ns: slots[Int(slot)].namespace) {
+                emitUnobserved(.rolledBack, slot: slot, source: .cache)
+            } else {
+                emit(failure == nil ? .confirmed : .rolledBack, slot: slot, source: failure == nil ? .server : .cache)
+            }
         }
         if case .failure = result {
             setFate(request.id, .failed)
@@ -175,10 +193,19 @@ extension CacheEngine {
             setFate(request.id, anyApplied ? .stored : .discarded)
         }
         behaviours.deferredMutations.remove(mutation.id)
+        // join-refetch: a key whose fetch is in flight joins it instead of being fetched again.
+        // dedupe=: a key fetched less than the window ago is not fetched again.
+        refetch.removeAll { joinsFetchInFlight($0) || dedupedFetch($0, ns: namespaceSlot(forKey: $0)) != nil }
         if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entrySlot(forKey: $0) != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
         }
+    }
+
+    /// Whether a refetch of `key` joins the fetch of it in flight instead of sending its own
+    /// (`join-refetch`, SPEC §1.2).
+    func joinsFetchInFlight(_ key: String) -> Bool {
+        requestTable.fetch(forKey: key) != nil && isNaive(.joinRefetch, key: key)
     }
 
     /// The value of an entry with a log: its base with every log item applied in arrival order.

@@ -41,6 +41,19 @@ extension CacheEngine {
         if self.hooks.contains(.active) { refetchIfActive(slot, after: cause) }
     }
 
+    /// A change that observers are not told of (`silent-rollback`, SPEC §1.2): what notes every
+    /// change (the timeline, a recording) still hears of it.
+    func emitUnobserved(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        guard hooked, hooks.contains(.allChanges) else { return }
+        delegate?.cacheEngine(self, noted: state.changeEvent(cause, slot: slot, source: source))
+    }
+
+    /// `emitUnobserved` of a key that is not cached.
+    func emitUnobserved(_ cause: ChangeCause, key: String, namespace: Int32) {
+        guard hooked, hooks.contains(.allChanges) else { return }
+        delegate?.cacheEngine(self, noted: CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
+    }
+
     /// Whether a change of the entry in `slot` is reported to observers.
     private func isWatched(_ slot: Int32) -> Bool {
         let i = Int(slot)

@@ -69,6 +69,13 @@ extension CacheEngine {
         return namespaces.isNaive(p, ns: ns)
     }
 
+    /// Whether the namespace of `key` has naive policy `p` switched on, creating no namespace (one
+    /// not met yet has the default policy: none on).
+    func isNaiveCreatingNone(_ p: NaivePolicy, key: String) -> Bool {
+        guard let ns = namespaces.slot(named: String(KeyName.namespace(of: key))) else { return false }
+        return namespaces.isNaive(p, ns: ns)
+    }
+
     /// Whether namespace slot `ns` has naive policy `p` switched on.
     @inline(__always)
     func isNaive(_ p: NaivePolicy, ns: Int32) -> Bool {

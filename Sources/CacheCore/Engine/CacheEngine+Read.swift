@@ -59,7 +59,7 @@ extension CacheEngine {
         if found.slot >= 0 { entries.touch(found.slot) }
         if found.slot >= 0 && !force && found.state == .stale {
             count(\.staleHits, found.ns)
-            if requestTable.fetch(forKey: key) == nil { sendFetch([key], refresh: [true]) }
+            if requestTable.fetch(forKey: key) == nil && dedupedFetch(key, ns: found.ns) == nil { sendFetch([key], refresh: [true]) }
             return read(found.slot)
         }
         let nowait = nowait || runningScheduled > 0
@@ -68,6 +68,11 @@ extension CacheEngine {
         count(\.misses, ns)
         let id: UInt64
         if !force || isNaive(.joinRefetch, ns: ns), let inFlight = requestTable.fetch(forKey: key) {
+            count(\.joined, ns)
+            id = inFlight
+        } else if let shared = dedupedFetch(key, ns: ns) {
+            // Within the dedupe= window: the fetch in flight, or, once it completed, what it left.
+            guard let inFlight = shared else { return current(key) }
             count(\.joined, ns)
             id = inFlight
         } else {

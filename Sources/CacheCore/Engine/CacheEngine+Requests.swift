@@ -69,8 +69,32 @@ extension CacheEngine {
             latency = nil
         }
         for (i, key) in keys.enumerated() where refresh[i] { count(\.refreshes, namespaceSlot(forKey: key)) }
+        if namespaces.dedupes { noteFetchStart(keys) }
         register(&request, latency: latency)
         return id
+    }
+
+    /// Notes that a fetch of `keys` starts now, for the keys of namespaces with a `dedupe=` window.
+    /// - Complexity: O(keys), amortized: the notes are pruned of passed windows when they double.
+    private func noteFetchStart(_ keys: [String]) {
+        for key in keys where namespaces.policy(namespaceSlot(forKey: key)).dedupe != nil {
+            behaviours.fetchStarts[key] = now
+        }
+        guard behaviours.fetchStarts.count > max(64, 2 * behaviours.fetchStartsPruned) else { return }
+        behaviours.fetchStarts = behaviours.fetchStarts.filter { key, start in
+            let window = namespaces.slot(named: String(KeyName.namespace(of: key))).flatMap { namespaces.policy($0).dedupe }
+            return window.map { now < start.addingClamped($0) } ?? false
+        }
+        behaviours.fetchStartsPruned = behaviours.fetchStarts.count
+    }
+
+    /// The fetch of `key` a read shares instead of sending its own, when one was sent less than
+    /// the namespace's `dedupe=` ago (SPEC §1.2): `.some(id)` while it is in flight, `.some(nil)`
+    /// once it completed (the read gets what the cache has); nil when the read sends its own.
+    func dedupedFetch(_ key: String, ns: Int32) -> UInt64?? {
+        guard namespaces.dedupes, let window = namespaces.policy(ns).dedupe, let start = behaviours.fetchStarts[key],
+              now < start.addingClamped(window) else { return nil }
+        return .some(requestTable.fetch(forKey: key))
     }
 
     /// Delivers the answer to a request whose origin replied `.deferred` (an app's async fetch);

@@ -112,13 +112,16 @@ extension CacheEngine {
         var changed: [String] = []
         let targets = resolve(target)
         switch target {
-        case .key(let key): requestTable.markInvalidated(KeyName.canonical(key))
-        case .namespace(let name): requestTable.markInvalidated { KeyName.namespace(of: $0) == name }
+        case .key(let key):
+            let key = KeyName.canonical(key)
+            if !dropsInvalidation(of: key) { requestTable.markInvalidated(key) }
+        case .namespace(let name): requestTable.markInvalidated { KeyName.namespace(of: $0) == name && !dropsInvalidation(of: $0) }
         case .tag:
-            for slot in targets { requestTable.markInvalidated(slots[Int(slot)].key) }
+            for slot in targets where !dropsInvalidation(of: slots[Int(slot)].key) { requestTable.markInvalidated(slots[Int(slot)].key) }
         }
         for slot in targets {
             let i = Int(slot)
+            if dropsInvalidation(of: slots[i].key) { continue }
             let state = slots[i].state(at: now)
             guard state != .expired else { continue }
             let wasFresh = state == .fresh
@@ -130,6 +133,13 @@ extension CacheEngine {
             }
         }
         return changed
+    }
+
+    /// Whether an invalidation of `key` is dropped: `invalidate-drops-unwatched` is on for its
+    /// namespace and nobody watches it (not active, no `watch` covering it) (SPEC §1.2).
+    func dropsInvalidation(of key: String) -> Bool {
+        guard isNaiveCreatingNone(.invalidateDropsUnwatched, key: key) else { return false }
+        return !behaviours.active.contains(key) && !observers.isWatched(key, namespace: String(KeyName.namespace(of: key)))
     }
 
     /// The cached entries a target names, in a deterministic order.

@@ -25,6 +25,8 @@ struct NamespaceTable {
     private var index: [String: Int32] = [:]
     /// The namespace `slot(forKey:)` found last: most runs of keys share one.
     private var last: (name: String, slot: Int32)?
+    /// Whether some namespace has (or had) a `dedupe=` window: until one does, a fetch notes nothing.
+    private(set) var dedupes = false
 
     init() {}
 
@@ -33,6 +35,7 @@ struct NamespaceTable {
     init(restoring namespaces: [NamespaceState]) {
         all = namespaces
         for (i, ns) in namespaces.enumerated() { index[ns.name] = Int32(i) }
+        dedupes = namespaces.contains { $0.policy.dedupe != nil }
     }
 
     var count: Int { all.count }
@@ -123,6 +126,7 @@ struct NamespaceTable {
     mutating func setPolicy(_ ns: Int32, _ policy: Policy, defined: Bool) {
         all[Int(ns)].policy = policy
         all[Int(ns)].defined = defined
+        if policy.dedupe != nil { dedupes = true }
     }
 }
 
@@ -142,7 +146,7 @@ extension NamespaceTable {
             }
             let p = ns.policy
             if p.ttl < 0 || (p.stale ?? 0) < 0 || (p.max ?? 0) < 0 || (p.timeout ?? 1) <= 0 || (p.staleIfError ?? 0) < 0
-                || p.retry < 0 || p.retry > Policy.maxRetries || p.backoff < 0 {
+                || p.retry < 0 || p.retry > Policy.maxRetries || p.backoff < 0 || (p.dedupe ?? 0) < 0 {
                 v.append("namespace \(ns.name): policy out of range: \(p)")
             }
         }

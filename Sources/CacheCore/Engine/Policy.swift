@@ -39,15 +39,19 @@ public struct Policy: Sendable, Equatable {
     public var backoff: Int64 = 1000
     /// The naive policies switched on (SPEC §1.2): each reproduces a race a public bug report shows.
     public var naive: Set<NaivePolicy> = []
+    /// A de-duplication window (ms; SPEC §1.2): a read that would send a fetch of a key less than
+    /// this after a fetch of it was sent shares that one instead; nil = none.
+    public var dedupe: Int64?
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
                 timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
-                backoff: Int64 = 1000, naive: Set<NaivePolicy> = []) {
+                backoff: Int64 = 1000, naive: Set<NaivePolicy> = [], dedupe: Int64? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
         self.naive = naive
+        self.dedupe = dedupe
     }
 }
 
@@ -69,6 +73,22 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     case joinRefetch = "join-refetch"
     /// An expired value is served (and refreshed in the background) instead of fetched and waited for.
     case serveExpired = "serve-expired"
+    /// A mutation's answer becomes the value with nothing re-applied on it: newer optimistic
+    /// mutations still pending (and realtime patches) no longer show until their own answers.
+    case confirmDropsNewer = "confirm-drops-newer"
+    /// A mutation's answer becomes the base with the optimistic changes of the other pending
+    /// mutations written into it: a later failure of one of them no longer removes its change.
+    case confirmCommitsAll = "confirm-commits-all"
+    /// A rollback changes the value without telling observers: a watcher keeps the optimistic value.
+    case silentRollback = "silent-rollback"
+    /// `focus` refetches every active key, fresh ones too.
+    case focusRefetchesFresh = "focus-refetches-fresh"
+    /// An invalidation of a polled key does not refetch it at once, even when active: the next
+    /// poll turn does.
+    case invalidateWaitsPoll = "invalidate-waits-poll"
+    /// An invalidation of a key nobody watches (not active, no `watch` covering it) is dropped:
+    /// the entry stays fresh.
+    case invalidateDropsUnwatched = "invalidate-drops-unwatched"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -113,15 +133,17 @@ public struct PolicyChange: Sendable, Equatable {
     public var retry: Int?
     public var backoff: Int64?
     public var naive: Set<NaivePolicy>?
+    public var dedupe: Int64??
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
                 timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil, retry: Int? = nil,
-                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil) {
+                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil, dedupe: Int64?? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
         self.naive = naive
+        self.dedupe = dedupe
     }
 
     /// The policy with these changes applied.
@@ -137,6 +159,7 @@ public struct PolicyChange: Sendable, Equatable {
         if let retry { p.retry = retry }
         if let backoff { p.backoff = backoff }
         if let naive { p.naive = naive }
+        if let dedupe { p.dedupe = dedupe }
         return p
     }
 }

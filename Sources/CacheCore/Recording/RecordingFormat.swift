@@ -241,6 +241,7 @@ extension RecordingFormat {
         if let r = change.retry { c["retry"] = .int(Int64(r)) }
         if let b = change.backoff { c["backoff"] = .int(b) }
         if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
+        if let d = change.dedupe { c["dedupe"] = optional(d) }
         return .object(c)
     }
 
@@ -272,6 +273,7 @@ extension RecordingFormat {
         if p.retry > 0 { policy["retry"] = .int(Int64(p.retry)); policy["backoff"] = .int(p.backoff) }
         if whole && p.backoff != Policy().backoff { policy["backoff"] = .int(p.backoff) }
         if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
+        if let d = p.dedupe { policy["dedupe"] = .int(d) }
         return policy
     }
 
@@ -491,6 +493,7 @@ extension RecordingFormat {
         if c.has("retry") { change.retry = Int(clamping: try c.int("retry")) }
         if c.has("backoff") { change.backoff = try c.int("backoff") }
         if c.has("naive") { change.naive = try naive(c, "naive") }
+        if c.has("dedupe") { change.dedupe = .some(try c.optionalInt("dedupe")) }
         return change
     }
 
@@ -522,6 +525,7 @@ extension RecordingFormat {
                             naive: p.has("naive") ? try naive(p, "naive") : [])
         if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
         if p.has("backoff") { policy.backoff = try p.int("backoff") }
+        if p.has("dedupe") { policy.dedupe = try p.int("dedupe") }
         return policy
     }
 

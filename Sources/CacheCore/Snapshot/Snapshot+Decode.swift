@@ -77,7 +77,7 @@ extension Snapshot {
             }
             let n = try o.object(name)
             try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
-                        "policy", "hand", "next_rank", "retry", "backoff_ms", "naive"])
+                        "policy", "hand", "next_rank", "retry", "backoff_ms", "naive", "dedupe_ms"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -101,6 +101,10 @@ extension Snapshot {
                     }
                     policy.naive.insert(p)
                 }
+            }
+            if n.has("dedupe_ms") {
+                policy.dedupe = try n.int("dedupe_ms")
+                if policy.dedupe! < 0 { throw n.fail("dedupe_ms", "must not be negative") }
             }
             if n.has("policy") {
                 guard case .string(let text) = try n.value("policy"), let eviction = Eviction(rawValue: text) else {

@@ -104,6 +104,7 @@ extension CacheEngine {
             if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
             // Written only when on, so a snapshot without naive policies reads as before.
             if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+            if let d = p.dedupe { fields["dedupe_ms"] = .int(d) }
             namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }

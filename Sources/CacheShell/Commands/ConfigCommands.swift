@@ -17,7 +17,8 @@ enum ConfigCommands {
             .count("retry", meaning: "send a failed fetch again up to N times (0 to 30; default 0) before it fails"),
             .duration("backoff", meaning: "wait D before the first retry, twice as long before each next (default 1s)"),
             .text("naive", placeholder: "a,b",
-                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it: last-answer-wins (vercel/swr#173), rollback-to-snapshot (vercel/swr#1965), answer-drops-mutations (reduxjs/redux-toolkit#1512), join-refetch (TanStack/query#471), serve-expired (ben-manes/caffeine#282); none: all off"),
+                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it (help naive: what each turns off, and its thread); none: all off"),
+            .duration("dedupe", meaning: "a read that would fetch a key less than D after a fetch of it was sent shares that fetch instead, refetches too (SPEC 1.2); none: never"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
@@ -42,7 +43,9 @@ enum ConfigCommands {
             if let retry = change.retry { command += " retry=\(retry)" }
             if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
             if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
-            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff] where (ms ?? 0) < 0 {
+            duration("dedupe", change.dedupe)
+            for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff,
+                       change.dedupe ?? nil] where (ms ?? 0) < 0 {
                 throw w.fail("ns with a negative duration cannot be typed")
             }
             guard case .policy(let policy, let changed) = returned else { return (command, nil) }
@@ -79,6 +82,7 @@ enum ConfigCommands {
             case "stale": change.stale = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "stale-if-error": change.staleIfError = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "timeout": change.timeout = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "dedupe": change.dedupe = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
             case "policy":
                 guard let eviction = Eviction(rawValue: String(value)) else {
                     throw ShellError("policy must be lru, fifo, sieve or lfu, not \"\(value)\"", at: at)
@@ -151,6 +155,7 @@ enum ConfigCommands {
         if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
         // Shown only when on: the default output is what it always was.
         if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+        if let d = p.dedupe { fields["dedupe_ms"] = .int(d) }
         return fields
     }
 
@@ -165,6 +170,7 @@ enum ConfigCommands {
         if p.retry > 0 { parts.append("retry=\(p.retry) backoff=\(TimeText.formatDuration(p.backoff))") }
         if p.purgeable { parts.append("--purgeable") }
         if !p.naive.isEmpty { parts.append("naive=" + NaivePolicy.text(p.naive)) }
+        if let d = p.dedupe { parts.append("dedupe=" + TimeText.formatDuration(d)) }
         return parts.joined(separator: " ")
     }
 
@@ -181,20 +187,23 @@ enum ConfigCommands {
         // do not is what it always was.
         let anyRetry = all.contains { $0.policy.retry > 0 }
         let anyNaive = all.contains { !$0.policy.naive.isEmpty }
+        let anyDedupe = all.contains { $0.policy.dedupe != nil }
         let rows = all.map { ns -> [String] in
             let p = ns.policy
             let retry = p.retry > 0 ? [String(p.retry), TimeText.formatDuration(p.backoff)] : ["-", "-"]
-            return [ns.name, TimeText.formatDuration(p.ttl), p.stale.map(TimeText.formatDuration) ?? "-",
-                    p.max.map(String.init) ?? "-", p.eviction.rawValue, p.staleIfError.map(TimeText.formatDuration) ?? "-",
-                    p.timeout.map(TimeText.formatDuration) ?? "-"]
-                + (anyRetry ? retry : [])
-                + [p.purgeable ? "yes" : "no", String(ns.count)]
-                + (anyNaive ? [p.naive.isEmpty ? "-" : NaivePolicy.text(p.naive)] : [])
+            var row: [String] = [ns.name, TimeText.formatDuration(p.ttl), p.stale.map(TimeText.formatDuration) ?? "-",
+                                 p.max.map(String.init) ?? "-", p.eviction.rawValue, p.staleIfError.map(TimeText.formatDuration) ?? "-",
+                                 p.timeout.map(TimeText.formatDuration) ?? "-"]
+            row += anyRetry ? retry : []
+            row += [p.purgeable ? "yes" : "no", String(ns.count)]
+            row += anyNaive ? [p.naive.isEmpty ? "-" : NaivePolicy.text(p.naive)] : []
+            row += anyDedupe ? [p.dedupe.map(TimeText.formatDuration) ?? "-"] : []
+            return row
         }
         return Reply(["namespaces": .object(out)],
                      table: TableText(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout"]
                                       + (anyRetry ? ["retry", "backoff"] : [])
-                                      + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []), rows))
+                                      + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []) + (anyDedupe ? ["dedupe"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
@@ -352,7 +361,7 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff", "naive"], path)
+                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff", "naive", "dedupe"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -376,6 +385,7 @@ struct ParsedConfiguration {
                     p.retry = Int(n)
                 }
                 if let v = o["backoff"] { p.backoff = try Self.duration(v, "\(path).backoff") }
+                if let v = o["dedupe"], v != .null { p.dedupe = try Self.duration(v, "\(path).dedupe") }
                 if let v = o["purgeable"] {
                     guard case .bool(let b) = v else { throw Problem(message: "\(path).purgeable: expected true or false") }
                     p.purgeable = b

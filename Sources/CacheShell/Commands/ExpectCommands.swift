@@ -53,12 +53,17 @@ enum ExpectCommands {
             throw ShellError("expect needs at least one PATH=VALUE after the command", at: command.end)
         }
         var assertions: [Assertion] = []
+        // The last inline VALUE when it opened JSON it did not close (`value={"a":"b` of
+        // `value={"a":"b c"}`): a space split it, and the next word that is no assertion says so.
+        var open: (pathText: String, start: Int, offset: Int)?
         var i = first
         while i < words.count {
             let word = words[i]
             guard isAssertion(word), let equals = word.text.firstIndex(of: "=") else {
+                if let open { throw splitValueError(open, words[i...], source) }
                 throw ShellError("expect: \(describe(word)) is not PATH=VALUE (assertions come after the command)", at: word.offset)
             }
+            open = nil
             let pathText = String(word.text[..<equals])
             let path = try parsePath(pathText, at: word.offset)
             let valueText = String(word.text[word.text.index(after: equals)...])
@@ -72,7 +77,10 @@ enum ExpectCommands {
                 // JSON when it parses (`"3"`, `[1]`, `null`), else the word as a string.
                 let valueWord = Word(text: valueText, kind: .bare, offset: word.offset + pathText.utf8.count + 1,
                                      end: word.end)
-                if let json = try? JSONValue(parsing: valueText) { expected = json } else { expected = try Arguments.value(valueWord) }
+                if let json = try? JSONValue(parsing: valueText) { expected = json } else {
+                    expected = try Arguments.value(valueWord)
+                    if let c = valueText.first, "{[\"".contains(c) { open = (pathText, valueWord.offset, word.offset) }
+                }
             }
             assertions.append(Assertion(path: path, pathText: pathText, expected: expected, offset: word.offset))
             i += 1
@@ -88,6 +96,54 @@ enum ExpectCommands {
             }
         }
         return .ok(["checked": .int(Int64(assertions.count))], human: ["expect: ok"])
+    }
+
+    /// The error for an inline VALUE that a space split into words (`value={"a":"b c"}`): what to
+    /// write instead, `PATH= VALUE` with the value as a word of its own, quoting the value from
+    /// the source up to the word that closes it (or the general form when no word does).
+    /// - Complexity: O(n) in the bytes of the rest of the command: one scan, one parse.
+    static func splitValueError(_ open: (pathText: String, start: Int, offset: Int), _ rest: ArraySlice<Word>,
+                                _ source: SourceFile) -> ShellError {
+        if let last = rest.last, last.end <= source.bytes.count,
+           let end = jsonEnd(source.bytes[open.start..<last.end]), rest.contains(where: { $0.end == end }) {
+            // A long value is not quoted back: the general form says the same in one short line.
+            let text = String(decoding: source.bytes[open.start..<end], as: UTF8.self)
+            if end - open.start <= 200, (try? JSONValue(parsing: text)) != nil {
+                return ShellError("expect: a space splits the value of \(open.pathText)= into words; write \(open.pathText)= \(text)"
+                                  + " (PATH= then the value as a word of its own)", at: open.offset)
+            }
+        }
+        return ShellError("expect: a space splits the value of \(open.pathText)= into words; write PATH= then the value as a word"
+                          + " of its own (\(open.pathText)= {\"a\": \"b c\"})", at: open.offset)
+    }
+
+    /// Where the JSON array, object or string at the start of `bytes` ends (the offset after its
+    /// closing byte), by its quotes and brackets alone; nil when it does not end before a line break.
+    /// - Complexity: O(n).
+    static func jsonEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for i in bytes.indices {
+            let c = bytes[i]
+            if inString {
+                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") {
+                    inString = false
+                    if depth == 0 { return i + 1 }
+                }
+                continue
+            }
+            switch c {
+            case UInt8(ascii: "\n"): return nil
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth <= 0 { return depth == 0 ? i + 1 : nil }
+            default: break
+            }
+        }
+        return nil
     }
 
     /// A bare word `PATH=VALUE` whose PATH starts like a field name or a quoted segment.

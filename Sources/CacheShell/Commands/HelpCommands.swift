@@ -14,7 +14,8 @@ enum HelpCommands {
         arguments: [.oneOf(.command(meaning: "a command name: its synopsis, arguments and an example"),
                            .word("all", meaning: "every command with its synopsis and summary"),
                            .word("states", meaning: "what fresh, stale, expired and absent mean, and what get does in each"),
-                           .word("transcripts", meaning: "what a transcript is, and how to write and check one")).optional,
+                           .word("transcripts", meaning: "what a transcript is, and how to write and check one"),
+                           .word("naive", meaning: "what each naive switch (ns NAME naive=a,b) turns off, and its public thread")).optional,
                     .placeholder("SUBCOMMAND", meaning: "one form of a command that has them: help server next").optional],
         example: "help server next", run: help)
 
@@ -42,7 +43,42 @@ enum HelpCommands {
             "  cachesh --transcribe RECORDING                a recording as a transcript",
             "A transcript is not a script: cachesh FILE.transcript is refused.",
         ],
+        "naive": naiveTopic(),
     ]
+
+    /// What each naive switch turns off (SPEC 1.2), with the public thread that shows it: one
+    /// row per switch, in the order `naive=` prints them.
+    static let naiveSwitches: [(NaivePolicy, turnsOff: String, thread: String)] = [
+        (.lastAnswerWins, "B12: every answer is stored fresh as it arrives, an older one over a newer write, and an invalidation during the fetch is lost", "vercel/swr#173"),
+        (.rollbackToSnapshot, "B11's rollback of one mutation: a failure puts back the value shown before it, dropping what came since", "vercel/swr#1965"),
+        (.answerDropsMutations, "B11 for fetches: a fetched answer replaces the value, pending mutations are no longer shown on it (a key still loading too)", "reduxjs/redux-toolkit#1512"),
+        (.joinRefetch, "a refetch's own request: get --force, a push's refresh and the refetch of mutate --refetch join the fetch in flight", "TanStack/query#471"),
+        (.serveExpired, "B3 past the ttl: an expired value is served while it is refreshed", "ben-manes/caffeine#282"),
+        (.confirmDropsNewer, "B11 for confirmations: a mutation's answer is the value, newer pending mutations no longer shown on it", "vercel/swr#425"),
+        (.confirmCommitsAll, "B11 for confirmations: the other pending mutations are written into the confirmed value, so their failure no longer removes them", "apollographql/apollo-client#6551"),
+        (.silentRollback, "B15 for rollbacks: the value is rolled back but observers are not told", "apollographql/apollo-client#5790"),
+        (.focusRefetchesFresh, "freshness on focus: focus refetches every active key, fresh ones too", "TanStack/query#512"),
+        (.invalidateWaitsPoll, "the refetch of an invalidated active key when it is polled: the next poll turn refetches it", "reduxjs/redux-toolkit#4422"),
+        (.invalidateDropsUnwatched, "B9 for keys nobody watches: an invalidation of a key not active and not watched is dropped", "TanStack/query#4456"),
+    ]
+
+    /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.
+    static func naiveTopic() -> [String] {
+        var lines = [
+            "A naive switch turns off one rule of SPEC 1.1 the way a client library did, so",
+            "a script shows a public race with it on (ns NAME naive=a,b) and the fix with it",
+            "off (naive=none). Each switch, what it turns off, and the thread:",
+        ]
+        for (policy, turnsOff, thread) in naiveSwitches {
+            lines.append("  " + policy.rawValue)
+            lines += Render.wrap((turnsOff + " (" + thread + ")").split(separator: " ").map(String.init),
+                                 first: "      ", indent: 6, width: width)
+        }
+        lines.append("Besides the switches, ns NAME dedupe=D shares a fetch sent less than D ago with")
+        lines.append("every read that would send one, refetches too (vercel/swr#271).")
+        lines.append("Examples/races runs each race twice: switch on, then off.")
+        return lines
+    }
 
     /// Runs `help` or `help COMMAND`.
     /// - Throws: `ShellError` at the word when COMMAND names no command, or for extra words.
@@ -93,7 +129,7 @@ enum HelpCommands {
         for family in CommandCatalog.families {
             lines += Render.wrap(family.commands.map(\.name), first: family.title + ": ", indent: 4, width: width)
         }
-        lines.append("help states and help transcripts explain those ideas.")
+        lines.append("help states, help transcripts and help naive explain those ideas.")
         lines.append("help all lists every command with its synopsis; quit (or Ctrl-D) leaves.")
         return Reply(["commands": .array(commandObjects())], human: lines)
     }

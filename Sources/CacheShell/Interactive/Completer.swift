@@ -85,7 +85,7 @@ public enum Completer {
         case ("replay", "format"): return (["keys", "timed", "csv", "oracle"], false)
         case ("replay", "time-unit"): return (["s", "ms", "us"], false)
         case ("replay", "header"): return (["yes", "no"], false)
-        case ("ns", "stale"), ("ns", "stale-if-error"), ("ns", "timeout"), ("ns", "max"): return (["none"], false)
+        case ("ns", "stale"), ("ns", "stale-if-error"), ("ns", "timeout"), ("ns", "max"), ("ns", "dedupe"): return (["none"], false)
         default: return nil
         }
     }

@@ -388,6 +388,7 @@ struct TranscriptWriter {
             if p.retry != defaults.retry { f["retry"] = .int(Int64(p.retry)) }
             if p.backoff != defaults.backoff { f["backoff"] = duration(p.backoff) }
             if !p.naive.isEmpty { f["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
+            if let d = p.dedupe { f["dedupe"] = duration(d) }
             namespaces[name] = .object(f)
         }
         var push: [String: JSONValue] = [:]
