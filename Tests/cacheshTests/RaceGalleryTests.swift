@@ -34,6 +34,22 @@ struct RaceGalleryTests {
         #expect(lines[off...].contains { $0.hasPrefix("expect ") }, "\(name): the default run asserts nothing")
     }
 
+    /// The naive run's last `expect` shows the bug, the default run's the fix: the same key, a
+    /// different value. Ending both runs on the value the mutation's answer brings back later
+    /// would assert nothing about the bug.
+    @Test(arguments: races)
+    func bothRunsEndWithAnExpectOnTheSameKeyWithDifferentValues(name: String) throws {
+        let text = try String(contentsOf: Self.directory.appendingPathComponent("\(name).cachesh"), encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init)
+        let off = try #require(lines.firstIndex { $0.contains("naive=none") })
+        let naiveLast = try #require(lines[..<off].last { $0.hasPrefix("expect ") }).split(separator: " ")
+        let defaultLast = try #require(lines[off...].last { $0.hasPrefix("expect ") }).split(separator: " ")
+        #expect(naiveLast.prefix(3) == defaultLast.prefix(3), "\(name): the runs end with expects on different keys")
+        let naiveValue = try #require(naiveLast.first { $0.hasPrefix("value=") }, "\(name): the naive run's last expect names no value")
+        let defaultValue = try #require(defaultLast.first { $0.hasPrefix("value=") }, "\(name): the default run's last expect names no value")
+        #expect(naiveValue != defaultValue, "\(name): both runs end with \(naiveValue), so the naive run's last expect does not show the bug")
+    }
+
     @Test(arguments: races)
     func scriptRunsUnderSafeWithEveryExpectationMet(name: String) async throws {
         let run = try await Cachesh.run(["--safe", "\(name).cachesh"], in: Self.directory)
