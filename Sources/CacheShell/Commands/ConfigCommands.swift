@@ -238,7 +238,7 @@ enum ConfigCommands {
 
     static let load = CommandSpec(
         name: "load", summary: "load a configuration: namespaces, push rules, server",
-        arguments: [.oneOf(.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force (entries stay, their times are recomputed)"),
+        arguments: [.oneOf(.file(meaning: "a JSON configuration file (a regular file of at most 64 MiB), relative to the script that loads it; replaces the configuration in force, namespaces set by ns before it included (entries stay, their times are recomputed)"),
                            .placeholder("{CONFIG}", meaning: "the configuration document itself, which may span lines (reads no file)"))],
         example: "load config.json", run: load,
         writes: CallForm(.configure) { call, returned, w throws(Diagnostic) in
