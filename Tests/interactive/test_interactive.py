@@ -329,7 +329,14 @@ def test_second_tab_lists_the_values_of_an_enumerated_option(home):
     sh.type("ns feed naive=")
     sh.keys("Tab")
     sh.keys("Tab")
-    sh.wait_for(lambda s: any("join-refetch" in l and "none" in l for l in s.lines()), "the list of naive behaviours")
+    # The list is laid out in columns, so wait for its first and last
+    # names wherever they fall, below the line that asked for it.
+    def listed(s):
+        lines = s.lines()
+        asked = next((i for i, l in enumerate(lines) if l.startswith("cachesh> ns feed naive=")), None)
+        below = " ".join(lines[asked + 1:]) if asked is not None else ""
+        return "answer-drops-mutations" in below and "serve-expired" in below and re.search(r"\bnone\b", below)
+    sh.wait_for(listed, "the list of naive behaviours")
     sh.type("join-refetch,se")
     sh.keys("Tab")
     sh.wait_for_line("cachesh> ns feed naive=join-refetch,serve-expired")

@@ -82,7 +82,7 @@ func microBenchmarks() -> [MicroBenchmark] { [
                 let text = String(decoding: engine.snapshotBytes(pretty: false), as: UTF8.self)
                 let snapshot = try! Snapshot(parsing: text)
                 let copy = CacheEngine(origin: SimulatedServer())
-                copy.restore(snapshot, scheduleCommand: { _ in -1 })
+                try! copy.restore(snapshot, scheduleCommand: { _ in -1 })
                 blackHole(copy)
             }
         }
