@@ -130,7 +130,8 @@ extension CacheEngine {
                     failure = nil
                     refetch.append(key)
                 case .notFound: failure = "not found"
-                case .value(let answer):
+                case .value(let answer), .versioned(let answer, _):
+                    let inOrder = isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace)
                     if mutation.refetch {
                         // No body: the optimistic change stays until the refetch's answer replaces it.
                         refetch.append(key)
@@ -140,6 +141,7 @@ extension CacheEngine {
                         log.base = answer
                         log.baseSeq = request.id
                         log.items.removeAll { ($0.reachedServer ?? .max) <= request.id }
+                        slots[Int(slot)].version = log.rebase(version: answers[i].version, inOrder: inOrder)
                     }
                 }
             }

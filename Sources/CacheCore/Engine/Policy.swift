@@ -69,6 +69,10 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     case joinRefetch = "join-refetch"
     /// An expired value is served (and refreshed in the background) instead of fetched and waited for.
     case serveExpired = "serve-expired"
+    /// Events apply in the order they arrive: no version is compared (an event or answer older
+    /// than the entry's version lands on it) and the echo of the client's own write (`--own`) is
+    /// applied like any event.
+    case eventsInArrivalOrder = "events-in-arrival-order"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

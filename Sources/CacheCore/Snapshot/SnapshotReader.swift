@@ -163,6 +163,14 @@ extension SnapshotFields {
         return UInt64(n)
     }
 
+    /// A server version (SPEC §1.1 Versions): a whole number from 0 to 2^53, as a sequence number.
+    func version(_ name: String) throws(SnapshotError) -> UInt64 {
+        guard case .int(let n)? = field(name), n >= 0, n <= Self.maxSeq else {
+            throw fail(name, "expected a version (a whole number from 0 to \(Self.maxSeq), 2^53)")
+        }
+        return UInt64(n)
+    }
+
     /// The largest sequence number (and id) a document may hold: 2^53. The engine adds 1 for each
     /// request, put, mutation or scheduled item, so from there no run reaches 2^63, where the
     /// numbers stop fitting what the documents write (a whole number of 64 bits).

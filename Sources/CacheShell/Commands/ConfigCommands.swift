@@ -17,7 +17,7 @@ enum ConfigCommands {
             .count("retry", meaning: "send a failed fetch again up to N times (0 to 30; default 0) before it fails"),
             .duration("backoff", meaning: "wait D before the first retry, twice as long before each next (default 1s)"),
             .text("naive", placeholder: "a,b",
-                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it: last-answer-wins (vercel/swr#173), rollback-to-snapshot (vercel/swr#1965), answer-drops-mutations (reduxjs/redux-toolkit#1512), join-refetch (TanStack/query#471), serve-expired (ben-manes/caffeine#282); none: all off"),
+                  meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it: last-answer-wins (vercel/swr#173), rollback-to-snapshot (vercel/swr#1965), answer-drops-mutations (reduxjs/redux-toolkit#1512), join-refetch (TanStack/query#471), serve-expired (ben-manes/caffeine#282), events-in-arrival-order (firebase/firebase-ios-sdk#1591); none: all off"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
