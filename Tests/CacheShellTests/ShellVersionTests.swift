@@ -31,6 +31,26 @@ import TestSupport
         #expect(out.components(separatedBy: "expect: ok").count == 4, "\(out)")
     }
 
+    /// `explain` shows the version an entry holds and `server show KEY` a numbered key's, each
+    /// only when there is one.
+    @Test func explainAndServerShowTellTheVersion() async {
+        let out = await Self.run("""
+            server set doc:1 {"n":1} version=7
+            server set doc:2 {"n":1}
+            get doc:1
+            get doc:2
+            expect server show doc:1 version=7
+            server patch doc:1 {"n":2}
+            expect server show doc:1 version=8
+            explain doc:1
+            explain doc:2
+            server show doc:2
+            """)
+        #expect(out.components(separatedBy: "expect: ok").count == 3, "\(out)")
+        #expect(out.contains("version:       7\n"), "\(out)")
+        #expect(out.components(separatedBy: "version:").count == 2, "only doc:1's explain has one: \(out)")
+    }
+
     /// Every malformed `version=` is one error line at its word, and nothing changes.
     @Test(arguments: [
         ("event patch doc:1 {\"n\":2} version=abc", "event: version= must be a whole number from 0 to 9007199254740992 (2^53), not \"abc\""),

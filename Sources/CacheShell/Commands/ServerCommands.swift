@@ -71,9 +71,11 @@ enum ServerCommands {
         if args.positional.count == 1 {
             let key = try args.key(0)
             let value = server.data[key]
-            return Reply(["key": .string(key), "value": value ?? .null,
-                          "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null],
-                         order: ["key", "value", "modified_at"])
+            var fields: [String: JSONValue] = ["key": .string(key), "value": value ?? .null,
+                                               "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null]
+            // A numbered key's version (SPEC §1.1 Versions), only when it has one.
+            if let version = server.versions[KeyName.canonical(key)] { fields["version"] = .int(Int64(version)) }
+            return Reply(fields, order: ["key", "value", "modified_at", "version"])
         }
         let keys = server.data.keys.sorted()
         var data: [String: JSONValue] = [:]
