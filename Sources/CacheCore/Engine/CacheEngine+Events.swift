@@ -24,8 +24,9 @@ extension CacheEngine {
         }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
-        let inOrder = isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace)
-        if (own && !inOrder) || (!inOrder && version != nil && slots[Int(slot)].version.map { version! <= $0 } == true) {
+        // Not newer than the version the entry holds: the value has it already.
+        let notNewer = version.map { v in slots[Int(slot)].version.map { v <= $0 } ?? false } ?? false
+        if !isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace) && (own || notNewer) {
             emit(.skipped, slot: slot, source: .server)
             return []
         }
