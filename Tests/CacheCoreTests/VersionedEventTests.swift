@@ -151,6 +151,8 @@ import Testing
         #expect(first["key"] == "doc:2" && first["version"] == nil)
         #expect(second["version"] == 4)
         #expect(text.contains(#""version": 4"#))
+        #expect(SnapshotFastPathTests.readFromText(text), "read from its text, not through the tree reader")
+        #expect(SnapshotFastPathTests.readFromText(h.engine.snapshotText(pretty: false)))
         let copy = Self.harness(naive: false)
         try copy.engine.restore(doc)
         #expect(copy.engine.snapshotText(pretty: true) == text)

@@ -257,7 +257,7 @@ extension Snapshot {
         entry.expiryReported = try e.bool("expiry_counted", default: false)
         entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
         entry.expirySeq = try e.seq("expiry_seq", default: 0)
-        if e.has("version") { entry.version = try e.version("version") }
+        if e.hasVersion { entry.version = try e.version("version") }
         // The state follows from the times (and `invalidated`): one that says otherwise is damage.
         let state = entry.state(at: now)
         if state != claimed && !e.isStoreRow {

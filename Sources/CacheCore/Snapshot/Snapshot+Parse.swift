@@ -386,6 +386,10 @@ struct EntryFields: SnapshotFields {
 
     /// The slot of `value`.
     static let valueSlot = 1
+    /// The slot of `version`.
+    static let versionSlot = 19
+
+    var hasVersion: Bool { values[Self.versionSlot] != nil }
 
     init() {
         values = Array(repeating: nil, count: Self.names.count)

@@ -29,6 +29,9 @@ protocol SnapshotFields {
     var valuesWithinDepth: Bool { get }
     /// `dataValue(name)` in its stored form (a reader that read it so gives it without a tree).
     func storedValue(_ name: String) throws(SnapshotError) -> StoredValue
+    /// Whether an entry has a `version` (SPEC §1.1 Versions), asked of every entry: a reader with
+    /// its fields in slots answers without looking the name up.
+    var hasVersion: Bool { get }
 }
 
 /// Typed, path-aware access to the fields of one JSON object of a snapshot.
@@ -69,6 +72,8 @@ extension SnapshotFields {
     func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
 
     func has(_ name: String) -> Bool { field(name) != nil }
+
+    var hasVersion: Bool { has("version") }
 
     func value(_ name: String) throws(SnapshotError) -> JSONValue {
         guard let v = field(name) else { throw fail(name, "missing") }
