@@ -393,14 +393,16 @@ public actor Cache {
         }
     }
 
-    /// A realtime patch of one key (B8); `own` marks the echo of this client's own mutation (skipped).
+    /// A realtime patch of one key (B8); `own` marks the echo of this client's own mutation
+    /// (skipped); `version`, the server version it reflects (SPEC §1.1 Versions: an entry already
+    /// at that version or newer skips it).
     /// - Returns: the keys patched. - Throws: `CacheError` when the patch does not apply.
     @discardableResult
-    public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+    public func event(_ key: String, patch: Patch, own: Bool = false, version: UInt64? = nil) throws(CacheError) -> [String] {
         sync()
         defer { finish() }
-        return try tryNoting(.event(key: key, patch: patch.document, own: own), RecordedReturn.keys) {
-            () throws(CacheError) in try engine.event(key, patch: patch, own: own)
+        return try tryNoting(.event(key: key, patch: patch.document, own: own, version: version), RecordedReturn.keys) {
+            () throws(CacheError) in try engine.event(key, patch: patch, own: own, version: version)
         }
     }
 
@@ -560,7 +562,8 @@ public enum CacheCall: Sendable, Equatable {
     /// `patch` is the patch's document.
     case mutate(key: String, patch: JSONValue, options: MutationOptions = MutationOptions())
     case mutateEntity(id: String, patch: JSONValue, options: MutationOptions = MutationOptions())
-    case event(key: String, patch: JSONValue, own: Bool)
+    /// `version`: the server version the event reflects (SPEC §1.1 Versions), recorded only when given.
+    case event(key: String, patch: JSONValue, own: Bool, version: UInt64? = nil)
     case eventEntity(id: String, patch: JSONValue, own: Bool)
     case push(type: String, arguments: [String: String])
     case validate(items: Bool, wait: Bool)
@@ -653,7 +656,9 @@ extension CacheCall {
         case .memoryWarning, .originOnline, .resetStats, .clearRequestLog, .clearActive, .focus, .unpollAll: f = [:]
         case .mutate(let key, let patch, let options): f = F.mutationFields(options, ["key": .string(key), "patch": patch])
         case .mutateEntity(let id, let patch, let options): f = F.mutationFields(options, ["id": .string(id), "patch": patch])
-        case .event(let key, let patch, let own): f = ["key": .string(key), "patch": patch, "own": .bool(own)]
+        case .event(let key, let patch, let own, let version):
+            f = ["key": .string(key), "patch": patch, "own": .bool(own)]
+            if let version { f["version"] = .int(Int64(version)) }
         case .eventEntity(let id, let patch, let own): f = ["id": .string(id), "patch": patch, "own": .bool(own)]
         case .push(let type, let arguments): f = ["type": .string(type), "arguments": .object(arguments.mapValues(JSONValue.string))]
         case .validate(let items, let wait): f = ["items": .bool(items), "wait": .bool(wait)]
@@ -692,7 +697,8 @@ extension CacheCall {
         case .memoryWarning: self = .memoryWarning
         case .mutate: self = .mutate(key: try f.string("key"), patch: try f.value("patch"), options: try F.mutationOptions(f))
         case .mutateEntity: self = .mutateEntity(id: try f.string("id"), patch: try f.value("patch"), options: try F.mutationOptions(f))
-        case .event: self = .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"))
+        case .event: self = .event(key: try f.string("key"), patch: try f.value("patch"), own: try f.bool("own"),
+                                   version: f.has("version") ? try f.version("version") : nil)
         case .eventEntity: self = .eventEntity(id: try f.string("id"), patch: try f.value("patch"), own: try f.bool("own"))
         case .push:
             let args = try f.object("arguments")

@@ -17,10 +17,14 @@ public struct ScriptedAnswer: Sendable, Equatable {
     /// After this long (ms); nil: the server's latency.
     public var latency: Int64?
     public var outcome: Outcome
+    /// The server version the answer carries (`version=N`, SPEC §1.1 Versions); nil: the data's
+    /// own version when it answers from the data, else none.
+    public var version: UInt64?
 
-    public init(latency: Int64?, outcome: Outcome) {
+    public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil) {
         self.latency = latency
         self.outcome = outcome
+        self.version = version
     }
 }
 
@@ -82,9 +86,11 @@ extension SimulatedServer {
         }
         return .after(latencyMs: ms, .success(zip(keys, answers).map { key, answer in
             switch answer.outcome {
-            case .value(let value): return .value(value)
+            case .value(let value): return .answer(value, version: answer.version)
             case .notFound: return .notFound
-            default: return data[key].map(KeyAnswer.value) ?? .notFound
+            default:
+                guard let version = answer.version, let value = data[key] else { return answerFromData(key) }
+                return .versioned(value, version: version)
             }
         }))
     }

@@ -17,6 +17,12 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     // that could read it meanwhile), so no two accesses to it can overlap. The engine reads it on every `get`; checked, each read paid a dynamic access check.
     @exclusivity(unchecked) public var isOnline = true
     public var idField = "id"
+    /// The version of each key that has one (SPEC §1.1 Versions): given by `server set ...
+    /// version=N` or a newer versioned event, then one more at each change of the key's data
+    /// (set, patch, delete, an event without a version, a mutation). Its answers from the data
+    /// carry it. A session's versions, like its scripted answers, are not kept by snapshots and
+    /// stores (`restore` forgets them).
+    public private(set) var versions: [String: UInt64] = [:]
     /// Requests of any kind still to fail.
     public private(set) var failNext = 0
     /// Requests involving a key still to fail, by key.
@@ -47,12 +53,30 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         }
     }
 
-    /// Sets a key's data (without telling the client).
-    public func set(_ key: String, _ value: JSONValue, at now: Int64) {
+    /// Sets a key's data (without telling the client); with `version`, the key's version becomes
+    /// it, else a versioned key's version goes one up.
+    public func set(_ key: String, _ value: JSONValue, at now: Int64, version: UInt64? = nil) {
         let key = KeyName.canonical(key)
         data[key] = value
         modifiedAt[key] = now
         changedKeys?.insert(key)
+        if let version { versions[key] = min(version, KeyAnswer.maxVersion) } else { bumpVersion(key) }
+    }
+
+    /// A versioned key's version one up (kept at `KeyAnswer.maxVersion` once there).
+    private func bumpVersion(_ key: String) {
+        if let v = versions[key] { versions[key] = min(v + 1, KeyAnswer.maxVersion) }
+    }
+
+    /// An event's change of `key` reaching the data. An event with a version not newer than the
+    /// key's is the late notice of a state the server has already passed: the data stays (SPEC
+    /// §1.1 Versions). - Returns: whether the data changed.
+    @discardableResult
+    public func applyEvent(_ key: String, _ value: JSONValue, at now: Int64, version: UInt64?) -> Bool {
+        let key = KeyName.canonical(key)
+        if let version, let held = versions[key], version <= held { return false }
+        set(key, value, at: now, version: version)
+        return true
     }
 
     /// Deletes a key's data. - Returns: whether it existed.
@@ -62,7 +86,13 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         guard data.removeValue(forKey: key) != nil else { return false }
         modifiedAt[key] = now
         changedKeys?.insert(key)
+        bumpVersion(key)
         return true
+    }
+
+    /// The answer the data gives for `key`: its value, with its version when it has one.
+    func answerFromData(_ key: String) -> KeyAnswer {
+        data[key].map { KeyAnswer.answer($0, version: versions[key]) } ?? .notFound
     }
 
     /// The value a key's data would have after `patch`, without changing it.
@@ -116,6 +146,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         data = state.data; modifiedAt = state.modifiedAt; latency = settings.latency
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
+        versions = [:]
     }
 
     /// The server's settings in a snapshot's `server` section (SPEC §5.2), checked.
@@ -175,7 +206,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         if let reply = scriptedReply(.fetch, keys: keys) { return reply }
         let ms = latency(for: keys)
         if takeFailure(for: keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
-        return .after(latencyMs: ms, .success(keys.map { data[$0].map(KeyAnswer.value) ?? .notFound }))
+        return .after(latencyMs: ms, .success(keys.map(answerFromData)))
     }
 
     public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
@@ -194,7 +225,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         } catch {
             return .after(latencyMs: ms, .failure(OriginFailure("rejected: \(error)")))
         }
-        return .after(latencyMs: ms, .success(request.keys.map { data[$0].map(KeyAnswer.value) ?? .notFound }))
+        return .after(latencyMs: ms, .success(request.keys.map(answerFromData)))
     }
 
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {

@@ -2,7 +2,7 @@ import CacheCore
 
 /// A deliberately naive model of the parts of SPEC §1/§1.1 that `put` (typed and scheduled by
 /// `at`), `get` (blocking, `--nowait`, `--force`), `mget` (blocking, `--nowait` and scheduled by
-/// `at`), `peek`, `keys`, `advance`, `evict`, `clear`, key events, pushes whose rule refreshes a
+/// `at`), `peek`, `keys`, `advance`, `evict`, `clear`, key events (versioned or not), pushes whose rule refreshes a
 /// key, optimistic mutations (`mutate KEY VALUE`, `--refetch`, of cached keys and of keys not
 /// cached, offline queues), `server fail 1 KEY` and `server latency D KEY` touch, for the
 /// model-based test, with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by
@@ -55,6 +55,8 @@ final class ReferenceModel {
         var lastPut = 0
         /// Mutations pending (B11): the confirmed base and the log applied on top.
         var log: Log?
+        /// The server version the value reflects (SPEC §1.1 Versions); nil: none, every event applies.
+        var version: Int?
     }
 
     /// An item of a mutation log: a mutation's value or an event's, in arrival order.
@@ -64,6 +66,8 @@ final class ReferenceModel {
         var mutation: Int?
         /// The request that carried it to the server (an event's own sequence number).
         var reachedServer: Int?
+        /// A versioned event's version.
+        var version: Int? = nil
     }
 
     /// B11: a confirmed base and the pending mutations and events applied on top.
@@ -74,6 +78,13 @@ final class ReferenceModel {
         var pending: Set<Int> = []
         /// Each item replaces the value: the last one shows.
         var value: String { items.last?.value ?? base }
+
+        /// A new base at `version`: events of that version or older leave (the base has them).
+        /// - Returns: the entry's version, the newest of the base's and the events' left.
+        mutating func rebase(_ version: Int?) -> Int? {
+            if let version { items.removeAll { $0.mutation == nil && ($0.version ?? .max) <= version } }
+            return items.compactMap(\.version).reduce(version) { max($0 ?? 0, $1) }
+        }
     }
 
     /// A mutation as sent: its id (the sequence number it was made at), key and value.
@@ -97,6 +108,8 @@ final class ReferenceModel {
         var invalidated: [Bool]
         /// The server's answer per key as of sending (nil: not found).
         var answers: [String?]
+        /// The version each answer carries (SPEC §1.1 Versions).
+        var versions: [Int?] = []
         /// `server fail` failed it whole.
         var failed = false
 
@@ -159,6 +172,8 @@ final class ReferenceModel {
     private(set) var scheduled: [Scheduled] = []
     /// Values events and mutations gave the server (otherwise `"srv-KEY"`).
     private var data: [String: String] = [:]
+    /// The server's version of each key numbered by a versioned event: one more at each change.
+    private var versions: [String: Int] = [:]
     /// `server latency D KEY`.
     var latencies: [String: Int64] = [:]
     /// `server fail N KEY`: how many more requests holding the key fail.
@@ -321,6 +336,15 @@ final class ReferenceModel {
 
     func serverValue(_ key: String) -> String? { data[key] ?? (missing.contains(key) ? nil : "srv-\(key)") }
 
+    /// The version an answer from the data carries: the key's, when it has data and a version.
+    func serverVersion(_ key: String) -> Int? { serverValue(key) == nil ? nil : versions[key] }
+
+    /// A change of the server's data: a numbered key's version goes one up.
+    func serverWrite(_ key: String, _ value: String) {
+        data[key] = value
+        if let v = versions[key] { versions[key] = v + 1 }
+    }
+
     /// Whether a request holding `keys` fails (`server fail N KEY`), using up the failures.
     func takeFailure(_ keys: [String]) -> Bool {
         var failed = false
@@ -340,7 +364,8 @@ final class ReferenceModel {
         let answers = keys.map(serverValue)
         let ms = keys.map { latencies[$0] ?? latency }.max()!
         var request = Request(id: id, keys: keys, completesAt: now + ms, refresh: refresh,
-                              voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers)
+                              voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers,
+                              versions: keys.map(serverVersion))
         request.failed = failed
         requests.append(request)
         logIndex[id] = log.count
@@ -418,6 +443,7 @@ final class ReferenceModel {
             log.base = answer
             log.baseSeq = max(log.baseSeq, r.id)
             log.items.removeAll { ($0.reachedServer ?? .max) < r.id }
+            entries[i].version = log.rebase(r.versions[k])
             entries[i].log = log
             entries[i].value = log.value
             entries[i].storedAt = now
@@ -429,7 +455,10 @@ final class ReferenceModel {
         }
         if let i = position(key) {
             if r.id < entries[i].lastWrite || r.id < entries[i].storedBy { return .discarded }
+            // Versions: an answer older than the entry's is discarded.
+            if let v = r.versions[k], let held = entries[i].version, v < held { return .discarded }
             entries[i].value = answer
+            entries[i].version = r.versions[k]
             entries[i].storedAt = now
             entries[i].storeSeq = nextSeq()
             entries[i].storedBy = r.id
@@ -441,6 +470,7 @@ final class ReferenceModel {
                           policy: policy(namespace: Self.namespace(of: key)), value: answer, storedAt: now, storeSeq: nextSeq(),
                           lastWrite: 0, storedBy: r.id)
         entry.invalidated = r.invalidated[k]
+        entry.version = r.versions[k]
         store(entry)
         applyDeferred(key, fetchedBy: r.id)
         evicted += evictOverflow(namespaceOf: key, sparing: key)
@@ -486,7 +516,7 @@ final class ReferenceModel {
         let id = nextSeq()
         var failed = takeFailure([m.key])
         if !failed {
-            if serverValue(m.key) == nil { failed = true } else { data[m.key] = m.value }
+            if serverValue(m.key) == nil { failed = true } else { serverWrite(m.key, m.value) }
         }
         for key in deferred.keys {
             for j in deferred[key]!.indices where deferred[key]![j].mutation == m.id { deferred[key]![j].reachedServer = id }
@@ -496,7 +526,8 @@ final class ReferenceModel {
             entries[i].log = log
         }
         var request = Request(id: id, mutation: m, keys: [m.key], completesAt: now + (latencies[m.key] ?? latency),
-                              refresh: [false], voided: [false], invalidated: [false], answers: [serverValue(m.key)])
+                              refresh: [false], voided: [false], invalidated: [false], answers: [serverValue(m.key)],
+                              versions: [serverVersion(m.key)])
         request.failed = failed
         requests.append(request)
         logIndex[id] = log.count
@@ -535,8 +566,10 @@ final class ReferenceModel {
                     if m.refetch {
                         refetch.append(key)
                     } else {
-                        store(Entry(key: key, namespace: Self.namespace(of: key), policy: policy(namespace: Self.namespace(of: key)),
-                                    value: answer, storedAt: now, storeSeq: nextSeq(), lastWrite: 0, storedBy: r.id))
+                        var entry = Entry(key: key, namespace: Self.namespace(of: key), policy: policy(namespace: Self.namespace(of: key)),
+                                          value: answer, storedAt: now, storeSeq: nextSeq(), lastWrite: 0, storedBy: r.id)
+                        entry.version = r.versions[0]
+                        store(entry)
                         applyDeferred(key, fetchedBy: nil)
                         evictOverflow(namespaceOf: key, sparing: key)
                     }
@@ -558,6 +591,7 @@ final class ReferenceModel {
                     log.base = r.answers[0]!
                     log.baseSeq = r.id
                     log.items.removeAll { ($0.reachedServer ?? .max) <= r.id }
+                    entries[i].version = log.rebase(r.versions[0])
                 }
             } else {
                 log.items.removeAll { $0.mutation == m.id }
@@ -603,6 +637,7 @@ final class ReferenceModel {
                 entries[i].value = value
             }
             entries[i].storedAt = now
+            entries[i].version = nil
             entries[i].lastWrite = s
             entries[i].lastPut = s
             entries[i].storedBy = s
@@ -756,15 +791,23 @@ final class ReferenceModel {
 
     /// `event KEY "VALUE"`: the server's data changes; a cached value is replaced (and B12 then
     /// discards older answers); a first fetch in flight of the key has its answer stored stale.
-    func event(_ key: String, _ value: String) -> [String] {
-        data[key] = value
+    func event(_ key: String, _ value: String, version: Int? = nil) -> [String] {
+        // Versions: an event not newer than the server's version leaves its data alone.
+        if let version {
+            if versions[key].map({ version > $0 }) ?? true { data[key] = value; versions[key] = version }
+        } else {
+            serverWrite(key, value)
+        }
         if let i = position(key) {
+            // Versions: an event not newer than the entry's is skipped.
+            if let version, let held = entries[i].version, version <= held { return [] }
             let s = nextSeq()
             if var log = entries[i].log {
                 // While mutations are pending, events join the log (B11).
-                log.items.append(LogItem(seq: s, value: value, mutation: nil, reachedServer: s))
+                log.items.append(LogItem(seq: s, value: value, mutation: nil, reachedServer: s, version: version))
                 entries[i].log = log
             }
+            if let version { entries[i].version = max(entries[i].version ?? 0, version) }
             entries[i].value = value
             entries[i].lastWrite = s
             return [key]

@@ -27,7 +27,8 @@ import Testing
                        .mutate(key: "a", patch: ["n": 1], options: MutationOptions(pessimistic: true, refetch: true))]
         case .mutateEntity: [.mutateEntity(id: "1", patch: ["likes": 2]),
                              .mutateEntity(id: "2", patch: ["n": 1], options: MutationOptions(pessimistic: false, refetch: true))]
-        case .event: [.event(key: "feed:home", patch: ["n": 1], own: false), .event(key: "a", patch: ["n": 2], own: true)]
+        case .event: [.event(key: "feed:home", patch: ["n": 1], own: false), .event(key: "a", patch: ["n": 2], own: true),
+                      .event(key: "doc:1", patch: ["n": 3], own: false, version: 7)]
         case .eventEntity: [.eventEntity(id: "1", patch: ["likes": 3], own: true)]
         case .push: [.push(type: "friend-blocked", arguments: ["user": "42"]), .push(type: "reset", arguments: [:])]
         case .validate: [.validate(items: true, wait: true), .validate(items: false, wait: false)]

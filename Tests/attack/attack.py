@@ -269,6 +269,9 @@ def value_cases(work):
         path = os.path.join(work, f"extreme-{name.replace(' ', '-')}.json")
         open(path, "w").write(text)
         restores += f"restore {path}\ndiff {path}\nput a:2 2\nget a:2\n"
+    versions = os.path.join(work, "versions.json")
+    with open(versions, "w") as f:
+        json.dump(snapshot_with([entry("k1", 1, version=2**63 - 1)]), f)
     config = os.path.join(work, "twice.json")
     open(config, "w").write('{"namespaces": {"feed": {"ttl": "1m", "ttl": "2m"}}}')
     return [
@@ -286,6 +289,11 @@ def value_cases(work):
         ("bidirectional and line-separator characters", 'put a:1 "\\u202eevil\\u2028line"\nget a:1\nput b:\u2066 1\n'
          'echo "\u2029\u200f\u061c"\n', None, [b"\\u202eevil\\u2028line"]),
         ("a put into max=0", "ns feed max=0\nput feed:a 1\n", None, [b"keys: feed:a\n"]),
+        ("versions near the end of 64 bits, typed and in a snapshot",
+         "server set v:1 1 version=9007199254740992\nget v:1\nserver patch v:1 2\nevent patch v:1 3 version=9007199254740992\n"
+         "event patch v:1 3 version=18446744073709551616\nevent patch v:1 3 version=-1\nserver next v:1 version=99999999999999999999\n"
+         f"restore {versions}\nkeys\n", None,
+         [b"version= must be a whole number from 0 to 9007199254740992", b"entries[0].version: expected a version"]),
     ]
 
 

@@ -78,11 +78,12 @@ extension CacheEngine {
         switch result {
         case .success(let answers):
             switch answers[i] {
-            case .value where mutation.refetch, .notFound where mutation.refetch:
+            case .value where mutation.refetch, .versioned where mutation.refetch, .notFound where mutation.refetch:
                 refetch.append(key)
                 return true
-            case .value(let value):
+            case .value(let value), .versioned(let value, _):
                 let slot = insertEntry(key: key, namespace: ns, value: value, tags: [], request: request.id)
+                if let version = answers[i].version { slots[Int(slot)].version = version }
                 applyDeferred(slot, cause: .confirmed)
                 emit(.confirmed, slot: slot, source: .server)
                 // The victim is chosen among the other entries (SPEC §1.1 Eviction), as for a fetch.

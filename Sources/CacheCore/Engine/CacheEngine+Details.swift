@@ -31,6 +31,8 @@ public struct EntryDetails: Sendable {
     /// Its place in the recency order: 1 is the most recently used of `entries`.
     public var recencyRank: Int
     public var entries: Int
+    /// The server version its value reflects (SPEC §1.1 Versions); nil when it has none.
+    public var version: UInt64? = nil
 }
 
 extension CacheEngine {
@@ -48,9 +50,11 @@ extension CacheEngine {
         let pending = e.log?.items.map {
             EntryDetails.PendingChange(patch: $0.patch.document, mutation: $0.mutation, sent: $0.reachedServer != nil)
         } ?? []
-        return EntryDetails(key: e.key, state: e.state(at: now), value: e.value, tags: e.tags, ids: entries.ids(ofSlot: slot),
+        var details = EntryDetails(key: e.key, state: e.state(at: now), value: e.value, tags: e.tags, ids: entries.ids(ofSlot: slot),
                             storedAt: e.storedAt, staleAt: e.staleAt == .max ? nil : e.staleAt, expiresAt: e.expiresAt,
                             invalidated: e.invalidated, expiryOverridden: e.expiryOverridden, pending: pending,
                             fetchInFlight: requestTable.fetch(forKey: key), recencyRank: newer + 1, entries: live)
+        details.version = e.version
+        return details
     }
 }

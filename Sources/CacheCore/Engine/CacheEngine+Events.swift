@@ -2,12 +2,18 @@
 
 extension CacheEngine {
     /// A realtime change of one key (B8): patches the cached value without a refetch.
-    /// With `own`, the event is this client's own echo: skipped, observers see `skipped`.
+    /// With `own`, the event is this client's own echo: skipped, observers see `skipped`. With
+    /// `version`, the server version it reflects: an entry already at that version or newer skips
+    /// it, and an applied one leaves the entry at it (SPEC §1.1 Versions). The naive switch
+    /// `events-in-arrival-order` applies both.
     /// - Throws: `CacheError` when the patch does not apply; nothing changes.
     /// - Returns: the keys changed.
     @discardableResult
-    public func event(_ key: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
+    public func event(_ key: String, patch: Patch, own: Bool = false, version: UInt64? = nil) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
+        if let version, version > KeyAnswer.maxVersion {
+            throw CacheError("version \(version) is past the largest, \(KeyAnswer.maxVersion) (2^53)")
+        }
         let key = KeyName.canonical(key)
         guard let slot = entrySlot(forKey: key) else {
             // Not cached yet: the answer of a first fetch in flight predates the event (SPEC §1.1).
@@ -18,11 +24,13 @@ extension CacheEngine {
         }
         let value: JSONValue
         do { value = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
-        if own {
+        // Not newer than the version the entry holds: the value has it already.
+        let notNewer = version.map { v in slots[Int(slot)].version.map { v <= $0 } ?? false } ?? false
+        if !isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace) && (own || notNewer) {
             emit(.skipped, slot: slot, source: .server)
             return []
         }
-        applyEvent([(slot, value)], patch: patch, entityID: nil)
+        applyEvent([(slot, value)], patch: patch, entityID: nil, version: version)
         return [key]
     }
 
@@ -42,8 +50,19 @@ extension CacheEngine {
             }
         }
         if own {
-            for (slot, _) in changes { emit(.skipped, slot: slot, source: .server) }
-            return []
+            // The echo of this client's own change is skipped, but where a namespace applies
+            // events in arrival order (a naive switch, SPEC §1.2): there it lands like any event.
+            var applied: [(Int32, JSONValue)] = []
+            for (slot, value) in changes {
+                if isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace) {
+                    applied.append((slot, value))
+                } else {
+                    emit(.skipped, slot: slot, source: .server)
+                }
+            }
+            guard !applied.isEmpty else { return [] }
+            applyEvent(applied, patch: patch, entityID: id)
+            return applied.map { slots[Int($0.0)].key }
         }
         invalidateAnswersInFlight(embedding: id, except: Set(changes.map { $0.0 }))
         applyEvent(changes, patch: patch, entityID: id)
@@ -62,14 +81,16 @@ extension CacheEngine {
         }
     }
 
-    private func applyEvent(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?) {
+    private func applyEvent(_ changes: [(Int32, JSONValue)], patch: Patch, entityID: String?, version: UInt64? = nil) {
         let s = nextSeq()
         for (slot, value) in changes {
             let i = Int(slot)
             if var log = slots[i].log {
-                log.items.append(.init(seq: s, patch: patch, entityID: entityID, mutation: nil, reachedServer: s))
+                log.items.append(.init(seq: s, patch: patch, entityID: entityID, mutation: nil, reachedServer: s,
+                                       version: version))
                 slots[i].log = log
             }
+            if let version { slots[i].version = max(slots[i].version ?? 0, version) }
             slots[i].lastLocalWrite = s
             entries.setValue(slot, value)
             emit(.patched, slot: slot, source: .server)

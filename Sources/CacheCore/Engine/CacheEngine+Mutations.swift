@@ -130,7 +130,8 @@ extension CacheEngine {
                     failure = nil
                     refetch.append(key)
                 case .notFound: failure = "not found"
-                case .value(let answer):
+                case .value(let answer), .versioned(let answer, _):
+                    let inOrder = isNaive(.eventsInArrivalOrder, ns: slots[Int(slot)].namespace)
                     if mutation.refetch {
                         // No body: the optimistic change stays until the refetch's answer replaces it.
                         refetch.append(key)
@@ -140,14 +141,17 @@ extension CacheEngine {
                         log.base = answer
                         log.baseSeq = request.id
                         log.items.removeAll { ($0.reachedServer ?? .max) <= request.id }
+                        slots[Int(slot)].version = log.rebase(version: answers[i].version, inOrder: inOrder)
                         let ns = slots[Int(slot)].namespace
                         if isNaive(.confirmDropsNewer, ns: ns) {
                             // The answer is the value: newer pending changes show again only
-                            // through their own answers.
+                            // through their own answers, so the entry is at the answer's version.
                             log.items.removeAll()
+                            slots[Int(slot)].version = answers[i].version
                         } else if isNaive(.confirmCommitsAll, ns: ns) {
                             // The answer is written with the other pending changes on it, as
                             // confirmed data: a later rollback of one of them no longer removes it.
+                            // The events it has keep their versions in the entry's.
                             log.base = recompute(log)
                             log.items.removeAll()
                         }

@@ -153,7 +153,7 @@ extension CacheEngine {
             case .success(let answers):
                 switch answers[i] {
                 case .notFound: failure = "not found"
-                case .value(let v):
+                case .value(let v), .versioned(let v, _):
                     failure = nil
                     var invalidated = request.invalidatedAfterSend[i]
                     if !invalidated && !request.entityEvents.isEmpty && !request.entityEvents[i].isEmpty {
@@ -161,7 +161,7 @@ extension CacheEngine {
                         v.collectEntityIDs(idField: idField, into: &ids)
                         invalidated = request.entityEvents[i].contains(where: ids.contains)
                     }
-                    let stored = storeResponse(key: key, value: v, request: request.id,
+                    let stored = storeResponse(key: key, value: v, version: answers[i].version, request: request.id,
                                                refresh: request.refresh[i],
                                                invalidated: invalidated, evicted: &evicted)
                     anyStored = anyStored || stored
@@ -183,20 +183,24 @@ extension CacheEngine {
 
     /// Stores a fetched value unless B12 says a newer local write wins.
     /// - Returns: whether it was stored.
-    func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool) -> Bool {
+    func storeResponse(key: String, value: JSONValue, version: UInt64? = nil, request: UInt64, refresh: Bool,
+                       invalidated: Bool) -> Bool {
         var evicted: [String] = []
-        return storeResponse(key: key, value: value, request: request, refresh: refresh, invalidated: invalidated, evicted: &evicted)
+        return storeResponse(key: key, value: value, version: version, request: request, refresh: refresh,
+                             invalidated: invalidated, evicted: &evicted)
     }
 
-    /// Stores a fetched value unless B12 says a newer local write wins; appends the keys LRU
-    /// eviction removed to make room to `evicted`.
+    /// Stores a fetched value unless B12 says a newer local write wins, or the entry holds a newer
+    /// server version than the answer's (SPEC §1.1 Versions); appends the keys LRU eviction
+    /// removed to make room to `evicted`.
     /// - Returns: whether it was stored.
-    func storeResponse(key: String, value: JSONValue, request: UInt64, refresh: Bool, invalidated: Bool,
-                       evicted: inout [String]) -> Bool {
+    func storeResponse(key: String, value: JSONValue, version: UInt64? = nil, request: UInt64, refresh: Bool,
+                       invalidated: Bool, evicted: inout [String]) -> Bool {
         if let slot = entrySlot(forKey: key) {
             let i = Int(slot)
             let naive = namespaces.policy(slots[i].namespace).naive
             let lastWins = naive.contains(.lastAnswerWins)
+            let inOrder = naive.contains(.eventsInArrivalOrder)
             if var log = slots[i].log {
                 if !lastWins && (request < slots[i].lastPut || request < log.baseSeq) { return false }
                 log.base = value
@@ -206,11 +210,14 @@ extension CacheEngine {
                 } else {
                     log.items.removeAll { ($0.reachedServer ?? .max) < request }
                 }
+                slots[i].version = log.rebase(version: version, inOrder: inOrder)
                 slots[i].log = log
                 entries.setValue(slot, recompute(log))
             } else {
                 if !lastWins && (request < slots[i].lastLocalWrite || request < slots[i].storedRequest) { return false }
+                if !inOrder && !lastWins, let version, let held = slots[i].version, version < held { return false }
                 entries.setValue(slot, value)
+                slots[i].version = version
             }
             slots[i].storedRequest = max(slots[i].storedRequest, request)
             restamp(slot)
@@ -219,6 +226,7 @@ extension CacheEngine {
         } else {
             let ns = namespaceSlot(forKey: key)
             let slot = insertEntry(key: key, namespace: ns, value: value, tags: [], request: request)
+            if version != nil { slots[Int(slot)].version = version }
             slots[Int(slot)].invalidated = invalidated && !isNaive(.lastAnswerWins, ns: ns)
             emit(.fetched, slot: slot, source: .server)
             evictOverflow(ns, sparing: slot, into: &evicted)

@@ -29,6 +29,8 @@ extension CacheEngine {
                 entries.setValue(slot, value)
             }
             if slots[i].tags != tags { entries.setTags(slot, tags) }
+            // A put is no server version: every event applies to it (SPEC §1.1 Versions).
+            if slots[i].version != nil { slots[i].version = nil }
             slots[i].notePut(s)
             slots[i].invalidated = false
             restamp(slot)

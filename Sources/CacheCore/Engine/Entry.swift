@@ -192,10 +192,22 @@ struct Entry {
         }
     }
 
+    /// The server version the value reflects (SPEC §1.1 Versions): set by a versioned answer or
+    /// event, nil when none gave one (then every event applies).
+    var version: UInt64? {
+        get { cold?.version }
+        set {
+            if newValue == nil && cold == nil { return }
+            uniqueCold().version = newValue
+            dropColdIfUnused()
+        }
+    }
+
     /// Whether the record out of line holds nothing but usual values (the invariant is that it then is nil).
     var hasIdleColdRecord: Bool {
         guard let cold else { return false }
         return !flags.contains(.writesCold) && !flags.contains(.tagged) && cold.expirySeq == 0 && cold.log == nil
+            && cold.version == nil
     }
 
     /// The fields out of line. A class so that an entry without them pays one pointer; copied on
@@ -206,6 +218,7 @@ struct Entry {
         var lastPut: UInt64 = 0
         var expirySeq: UInt64 = 0
         var log: MutationLog?
+        var version: UInt64?
         /// Meaningful only with `Flags.tagged`.
         var tags: [String] = []
 
@@ -216,6 +229,7 @@ struct Entry {
             c.lastPut = lastPut
             c.expirySeq = expirySeq
             c.log = log
+            c.version = version
             return c
         }
     }
@@ -289,6 +303,8 @@ struct MutationLog {
         /// Not applied any more: a naive rollback put back the value shown before an earlier
         /// mutation, dropping this one's effect; it is kept for its own answer (and rollback).
         var inert = false
+        /// A versioned event's version: an answer at that version or newer already has it.
+        var version: UInt64? = nil
     }
     var base: JSONValue
     /// Sequence number of the request (or put) whose value is the base.
@@ -296,4 +312,15 @@ struct MutationLog {
     var items: [Item] = []
     /// Mutations of this entry not yet answered (sent or queued).
     var pending: Set<UInt64> = []
+
+    /// A new base at server `version` (nil: none given): the items it already has, the events of
+    /// that version or older, leave the log (unless `inOrder`, the naive switch that compares no
+    /// versions). - Returns: the entry's version: the newest of the base's and the items'.
+    mutating func rebase(version: UInt64?, inOrder: Bool) -> UInt64? {
+        if let version, !inOrder { items.removeAll { $0.mutation == nil && ($0.version ?? .max) <= version } }
+        return items.reduce(version) { newest, item in
+            guard let v = item.version else { return newest }
+            return max(newest ?? 0, v)
+        }
+    }
 }

@@ -13,7 +13,41 @@ public struct OriginFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// The origin's answer for one key.
 public enum KeyAnswer: Sendable, Equatable {
     case value(JSONValue)
+    /// A value with the server version it reflects (SPEC §1.1 Versions): the entry remembers it,
+    /// and an event or answer not newer than it is ignored.
+    case versioned(JSONValue, version: UInt64)
     case notFound
+
+    /// The value, versioned or not; nil for `notFound`.
+    public var value: JSONValue? {
+        switch self {
+        case .value(let v), .versioned(let v, _): v
+        case .notFound: nil
+        }
+    }
+
+    /// The largest version a cache keeps: 2^53, as its sequence numbers (SPEC §7.1).
+    public static let maxVersion: UInt64 = 1 << 53
+
+    /// The server version it reflects; nil when the origin gave none, or one past `maxVersion`
+    /// (which no snapshot could hold: the value is then taken as unversioned).
+    public var version: UInt64? {
+        if case .versioned(_, let n) = self, n <= Self.maxVersion { return n }
+        return nil
+    }
+
+    /// As snapshots and recordings write it: `{"value": V}`, with `"version": N` when it has one
+    /// (so files of unversioned answers stay as they were), or `{"not_found": true}`.
+    public var document: JSONValue {
+        guard let value else { return .object(["not_found": .bool(true)]) }
+        guard let version else { return .object(["value": value]) }
+        return .object(["value": value, "version": .int(Int64(version))])
+    }
+
+    /// `value`, with `version` when there is one.
+    public static func answer(_ value: JSONValue, version: UInt64?) -> KeyAnswer {
+        version.map { .versioned(value, version: $0) } ?? .value(value)
+    }
 }
 
 /// The origin's verdict on one namespace in a validation handshake (B10).

@@ -89,6 +89,10 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// An invalidation of a key nobody watches (not active, no `watch` covering it) is dropped:
     /// the entry stays fresh.
     case invalidateDropsUnwatched = "invalidate-drops-unwatched"
+    /// Events apply in the order they arrive: no version is compared (an event or answer older
+    /// than the entry's version lands on it) and the echo of the client's own write (`--own`) is
+    /// applied like any event.
+    case eventsInArrivalOrder = "events-in-arrival-order"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

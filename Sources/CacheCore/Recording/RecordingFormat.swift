@@ -333,12 +333,7 @@ extension RecordingFormat {
         case .keys(.failure(let f)): return .object(["error": .string(f.message)])
         case .validation(.failure(let f)): return .object(["error": .string(f.message), "validation": true])
         case .keys(.success(let answers)):
-            return .object(["values": .array(answers.map { answer in
-                switch answer {
-                case .value(let v): return .object(["value": v])
-                case .notFound: return .object(["not_found": true])
-                }
-            })])
+            return .object(["values": .array(answers.map(\.document))])
         case .validation(.success(let verdicts)): return .object(["verdicts": encodeVerdicts(verdicts)])
         }
     }
@@ -420,6 +415,15 @@ struct RecordingFields {
         let n = try int(name)
         guard n >= 0, n <= SnapshotObject.maxSeq else {
             throw fail(name, "expected a request id from 0 to \(SnapshotObject.maxSeq) (2^53), not \(n)")
+        }
+        return UInt64(n)
+    }
+
+    /// A server version (SPEC §1.1 Versions): 0 to 2^53, as a request id.
+    func version(_ name: String) throws(Diagnostic) -> UInt64 {
+        let n = try int(name)
+        guard n >= 0, n <= SnapshotObject.maxSeq else {
+            throw fail(name, "expected a version from 0 to \(SnapshotObject.maxSeq) (2^53), not \(n)")
         }
         return UInt64(n)
     }
@@ -619,7 +623,8 @@ extension RecordingFormat {
         var answers: [KeyAnswer] = []
         for (i, item) in items.enumerated() {
             let a = try RecordingFields(item, "\(f.what).values[\(i)]")
-            answers.append(a.has("not_found") ? .notFound : .value(try a.value("value")))
+            answers.append(a.has("not_found") ? .notFound
+                           : .answer(try a.value("value"), version: a.has("version") ? try a.version("version") : nil))
         }
         return .keys(.success(answers))
     }

@@ -196,7 +196,7 @@ extension Snapshot {
     static let entryFields: Set<String> = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
-        "rank", "uses", "visited",
+        "rank", "uses", "visited", "version",
     ]
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
@@ -261,6 +261,7 @@ extension Snapshot {
         entry.expiryReported = try e.bool("expiry_counted", default: false)
         entry.expiryOverridden = try e.bool("expiry_overridden", default: false)
         entry.expirySeq = try e.seq("expiry_seq", default: 0)
+        if e.hasVersion { entry.version = try e.version("version") }
         // The state follows from the times (and `invalidated`): one that says otherwise is damage.
         let state = entry.state(at: now)
         if state != claimed && !e.isStoreRow {
@@ -322,11 +323,12 @@ extension Snapshot {
         let itemsPath = o.path.child("items")
         for (i, item) in try o.array("items").enumerated() {
             let it = try SnapshotObject(item, itemsPath.element(i))
-            try it.only(["seq", "patch", "entity", "mutation", "reached_server", "before", "inert"])
+            try it.only(["seq", "patch", "entity", "mutation", "reached_server", "before", "inert", "version"])
             log.items.append(.init(seq: try it.seq("seq"), patch: try patch(it, "patch"), entityID: try it.optionalString("entity"),
                                    mutation: try it.optionalSeq("mutation"), reachedServer: try it.optionalSeq("reached_server"),
                                    before: it.has("before") ? .some(try it.value("before")) : Optional<JSONValue>.none,
-                                   inert: it.has("inert") ? try it.bool("inert") : false))
+                                   inert: it.has("inert") ? try it.bool("inert") : false,
+                                   version: it.has("version") ? try it.version("version") : nil))
         }
         return log
     }
@@ -456,8 +458,9 @@ extension Snapshot {
                 for (i, item) in values.enumerated() {
                     let v = try SnapshotObject(item, valuesPath.element(i))
                     if v.has("value") {
-                        try v.only(["value"])
-                        answers.append(.value(try v.dataValue("value")))
+                        try v.only(["value", "version"])
+                        answers.append(.answer(try v.dataValue("value"),
+                                               version: v.has("version") ? try v.version("version") : nil))
                     } else {
                         try v.only(["not_found"])
                         guard try v.bool("not_found") else { throw v.fail("not_found", "expected true") }

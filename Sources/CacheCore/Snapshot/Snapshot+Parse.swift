@@ -369,7 +369,7 @@ struct EntryFields: SnapshotFields {
     static let names = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
-        "rank", "uses", "visited",
+        "rank", "uses", "visited", "version",
     ]
     private static let nameBytes: [[UInt8]] = names.map { Array($0.utf8) }
 
@@ -386,6 +386,10 @@ struct EntryFields: SnapshotFields {
 
     /// The slot of `value`.
     static let valueSlot = 1
+    /// The slot of `version`.
+    static let versionSlot = 19
+
+    var hasVersion: Bool { values[Self.versionSlot] != nil }
 
     init() {
         values = Array(repeating: nil, count: Self.names.count)
@@ -414,7 +418,7 @@ struct EntryFields: SnapshotFields {
         case (4, UInt8(ascii: "u")): k = 17
         case (5, UInt8(ascii: "v")): k = 1
         case (5, UInt8(ascii: "s")): k = 2
-        case (7, _): k = 18
+        case (7, UInt8(ascii: "v")): k = name[1] == UInt8(ascii: "i") ? 18 : 19
         case (8, UInt8(ascii: "s")): k = 4
         case (8, UInt8(ascii: "l")): k = 10
         case (9, UInt8(ascii: "s")): k = 3
@@ -451,7 +455,7 @@ struct EntryFields: SnapshotFields {
         case 3: return name == "key" ? 0 : name == "seq" ? 7 : nil
         case 4: return name == "tags" ? 6 : name == "rank" ? 16 : name == "uses" ? 17 : nil
         case 5: return name == "value" ? 1 : name == "state" ? 2 : nil
-        case 7: return name == "visited" ? 18 : nil
+        case 7: return name == "visited" ? 18 : name == "version" ? 19 : nil
         case 8: return name == "stale_at" ? 4 : name == "last_put" ? 10 : nil
         case 9: return name == "stored_at" ? 3 : name == "mutations" ? 15 : nil
         case 10: return name == "expires_at" ? 5 : name == "last_write" ? 9 : name == "expiry_seq" ? 14 : nil

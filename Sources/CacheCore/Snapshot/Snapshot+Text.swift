@@ -128,6 +128,10 @@ extension CacheEngine {
         }
         w.member("value", indent: ind, first: &first)
         e.stored.withUTF8 { w.writeCanonical(utf8: $0, indent: ind) }
+        if let version = e.version {
+            w.member("version", indent: ind, first: &first)
+            w.writeInt(Int64(version))
+        }
         if eviction == .sieve && rank.uses > 0 {
             w.member("visited", indent: ind, first: &first)
             w.appendASCII("true")

@@ -214,6 +214,7 @@ extension CacheEngine {
             if !e.expiryReported { f["expiry_seq"] = .int(Int64(e.expirySeq)) }
         }
         if let log = e.log { f["mutations"] = Self.mutationsJSON(log) }
+        if let version = e.version { f["version"] = .int(Int64(version)) }
         return f
     }
 
@@ -233,6 +234,7 @@ extension CacheEngine {
                 ]
                 if let before = item.before { fields["before"] = before }
                 if item.inert { fields["inert"] = .bool(true) }
+                if let version = item.version { fields["version"] = .int(Int64(version)) }
                 return .object(fields)
             }),
         ])
@@ -261,12 +263,7 @@ extension CacheEngine {
         case .keys(.failure(let failure))?, .validation(.failure(let failure))?:
             f["answer"] = .object(["error": .string(failure.message)])
         case .keys(.success(let answers))?:
-            f["answer"] = .object(["values": .array(answers.map { answer in
-                switch answer {
-                case .value(let v): return .object(["value": v])
-                case .notFound: return .object(["not_found": .bool(true)])
-                }
-            })])
+            f["answer"] = .object(["values": .array(answers.map(\.document))])
         case .validation(.success(let verdicts))?:
             f["answer"] = .object(["verdicts": .object(verdicts.mapValues { verdict in
                 var v: [String: JSONValue] = ["invalidate": .bool(verdict.invalidate)]

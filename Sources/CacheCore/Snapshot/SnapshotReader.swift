@@ -29,6 +29,9 @@ protocol SnapshotFields {
     var valuesWithinDepth: Bool { get }
     /// `dataValue(name)` in its stored form (a reader that read it so gives it without a tree).
     func storedValue(_ name: String) throws(SnapshotError) -> StoredValue
+    /// Whether an entry has a `version` (SPEC §1.1 Versions), asked of every entry: a reader with
+    /// its fields in slots answers without looking the name up.
+    var hasVersion: Bool { get }
 }
 
 /// Typed, path-aware access to the fields of one JSON object of a snapshot.
@@ -71,6 +74,8 @@ extension SnapshotFields {
     func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
 
     func has(_ name: String) -> Bool { field(name) != nil }
+
+    var hasVersion: Bool { has("version") }
 
     func value(_ name: String) throws(SnapshotError) -> JSONValue {
         guard let v = field(name) else { throw fail(name, "missing") }
@@ -162,6 +167,14 @@ extension SnapshotFields {
         }
         guard case .int(let n) = v, n >= 0 else { throw fail(name, "expected a sequence number (a whole number, not negative)") }
         guard n <= Self.maxSeq else { throw fail(name, "\(n) is past the largest sequence number, \(Self.maxSeq) (2^53)") }
+        return UInt64(n)
+    }
+
+    /// A server version (SPEC §1.1 Versions): a whole number from 0 to 2^53, as a sequence number.
+    func version(_ name: String) throws(SnapshotError) -> UInt64 {
+        guard case .int(let n)? = field(name), n >= 0, n <= Self.maxSeq else {
+            throw fail(name, "expected a version (a whole number from 0 to \(Self.maxSeq), 2^53)")
+        }
         return UInt64(n)
     }
 

@@ -74,6 +74,17 @@ struct Arguments {
         return (option.value, word)
     }
 
+    /// The `version=N` option (SPEC §1.1 Versions): a whole number from 0 to 2^53 (§7.1), or nil.
+    func version() throws(ShellError) -> UInt64? {
+        guard let (text, word) = option("version") else { return nil }
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let n = UInt64(text),
+              n <= KeyAnswer.maxVersion else {
+            throw ShellError("\(name): version= must be a whole number from 0 to \(KeyAnswer.maxVersion) (2^53), not \"\(text)\"",
+                             at: word.offset + 8)
+        }
+        return n
+    }
+
     /// Between `count.lowerBound` and `count.upperBound` positionals; the error otherwise quotes
     /// `usage`, by default what the command's declaration shows (`KEY [--force] [--nowait]`).
     func expect(_ count: ClosedRange<Int>, usage: String? = nil) throws(ShellError) {

@@ -219,6 +219,7 @@ extension ObserveCommands {
             "recency_rank": .int(Int64(d.recencyRank)), "entries": .int(Int64(d.entries)),
         ]
         if d.expiresAt != .max { fields["expires_in_ms"] = .int(d.expiresAt - now) }
+        if let version = d.version { fields["version"] = .int(Int64(version)) }
         let human = Render.fieldLines(fields.merging([
             "pending": .string(pendingText),
             "fetching": .string(d.fetchInFlight.map { "request \($0) in flight" } ?? "(no request in flight)"),
@@ -228,7 +229,7 @@ extension ObserveCommands {
                                   + (d.expiryOverridden ? " (set by expire)" : "")),
             "reason": .string(reason),
         ]) { $1 }, order: ["key", "state", "reason", "stored_at", "age_ms", "stale_at", "expires_at", "expires_in_ms",
-                            "pending", "fetching", "tags", "ids", "recency_rank"], colour: session.options.colour)
+                            "pending", "fetching", "version", "tags", "ids", "recency_rank"], colour: session.options.colour)
             .filter { !$0.hasPrefix("entries:") }
         return Reply(fields, human: human)
     }

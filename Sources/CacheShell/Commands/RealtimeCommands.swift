@@ -82,12 +82,15 @@ enum RealtimeCommands {
             .oneOf(.key(), .id()),
             .patch(meaning: Meaning.patch),
         ],
+        options: [.count("version", meaning: "event patch only: the server version the change reflects; "
+                            + "an entry already at it or newer skips the event (0 to 2^53)")],
         flags: [.flag("own", meaning: "the echo of this client's own change: the cache skips it")],
         example: "event entity 1 {\"likes\":{\"$inc\":1}}", run: event,
         writes: CallForm(.event, .eventEntity) { call, returned, w throws(Diagnostic) in
-            if case .event(let key, let patch, let own) = call {
+            if case .event(let key, let patch, let own, let version) = call {
                 try w.checkKey(key)
-                return ("event patch \(key) \(patch.compactText)" + (own ? " --own" : ""), w.keys(returned))
+                return ("event patch \(key) \(patch.compactText)" + (version.map { " version=\($0)" } ?? "")
+                        + (own ? " --own" : ""), w.keys(returned))
             }
             guard case .eventEntity(let id, let patch, let own) = call else { throw w.notItsKind(call) }
             try w.checkWord(id, "entity id")
@@ -100,10 +103,15 @@ enum RealtimeCommands {
             throw ShellError("event needs patch KEY PATCH or entity ID PATCH",
                              at: args.positional.first?.offset ?? command.end)
         }
-        try args.expect(3...3, usage: "\(form) \(form == "patch" ? "KEY" : "ID") PATCH [--own]")
+        try args.expect(3...3, usage: "\(form) \(form == "patch" ? "KEY PATCH [version=N]" : "ID PATCH") [--own]")
         let patch = try args.patch(2)
         let own = args.flag("own")
+        let version = try args.version()
         let server = session.server
+        if version != nil && form == "entity" {
+            throw ShellError("event entity has no version=: a version is one key's (event patch KEY PATCH version=N)",
+                             at: args.options["version"]!.offset)
+        }
         if form == "patch" {
             let key = try args.key(1, in: cache)
             // Validate on both sides before changing either (SPEC §7).
@@ -112,10 +120,10 @@ enum RealtimeCommands {
                 throw ShellError("\(error) (in the server's \(key))", at: args.positional[2].offset)
             }
             let keys: [String]
-            do { keys = try cache.event(key, patch: patch, own: own) } catch {
+            do { keys = try cache.event(key, patch: patch, own: own, version: version) } catch {
                 throw ShellError(error.message, at: args.positional[2].offset)
             }
-            if !own, let serverValue { server.set(key, serverValue, at: cache.now) }
+            if !own, let serverValue { server.applyEvent(key, serverValue, at: cache.now, version: version) }
             return .keys(keys)
         }
         let id = args.positional[1].text

@@ -13,6 +13,8 @@ enum ServerCommands {
     static let set = CommandSpec(
         subcommand: "set", summary: "set the server's value without telling the client",
         arguments: [.key(), .value()],
+        options: [.count("version", meaning: "the key's server version from now on: each later change adds 1, "
+                            + "and its answers carry it (0 to 2^53)")],
         run: set)
 
     static func set(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
@@ -20,7 +22,7 @@ enum ServerCommands {
         let args = try Arguments(command, source, for: set)
         try args.expect(2...2)
         let key = try args.key(0)
-        server.set(key, try args.value(1), at: cache.now)
+        server.set(key, try args.value(1), at: cache.now, version: try args.version())
         return .ok(["key": .string(key)], human: ["server: set \(key)"])
     }
 
@@ -69,9 +71,11 @@ enum ServerCommands {
         if args.positional.count == 1 {
             let key = try args.key(0)
             let value = server.data[key]
-            return Reply(["key": .string(key), "value": value ?? .null,
-                          "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null],
-                         order: ["key", "value", "modified_at"])
+            var fields: [String: JSONValue] = ["key": .string(key), "value": value ?? .null,
+                                               "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null]
+            // A numbered key's version (SPEC §1.1 Versions), only when it has one.
+            if let version = server.versions[KeyName.canonical(key)] { fields["version"] = .int(Int64(version)) }
+            return Reply(fields, order: ["key", "value", "modified_at", "version"])
         }
         let keys = server.data.keys.sorted()
         var data: [String: JSONValue] = [:]

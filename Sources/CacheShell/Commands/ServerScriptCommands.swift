@@ -4,7 +4,7 @@ import CacheServer
 /// `server next` and `server strict`: the answers a replay gives, in order, and whether a request
 /// with nothing queued is a divergence (SPEC §3).
 enum ServerScriptCommands {
-    static let nextUsage = "KEY [VALUE] [latency=D] [value=JSON] [--fail] [error=TEXT] [--not-found] [--no-answer], or --validate ..."
+    static let nextUsage = "KEY [VALUE] [latency=D] [value=JSON] [version=N] [--fail] [error=TEXT] [--not-found] [--no-answer], or --validate ..."
 
     static let next = CommandSpec(
         subcommand: "next",
@@ -15,7 +15,8 @@ enum ServerScriptCommands {
                     .placeholder("VALUE", meaning: "the answer's value, JSON that may span lines (else the server's data)").optional],
         options: [.duration("latency", meaning: "answer after D instead of the server's latency"),
                   .text("value", placeholder: "JSON", meaning: "the answer's value, as an option"),
-                  .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string)")],
+                  .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string)"),
+                  .count("version", meaning: "the server version the answer carries (else the data's, if it has one)")],
         flags: [.flag("fail", meaning: "fail with \"server error\""),
                 .flag("not-found", meaning: "answer not found"),
                 .flag("no-answer", meaning: "never answer (a timeout= fails the request)"),
@@ -74,7 +75,12 @@ enum ServerScriptCommands {
             throw ShellError("server next: give one of value=, error= (or --fail), --not-found and --no-answer, not "
                              + outcomes.map(\.0).joined(separator: " and "), at: command.offset)
         }
-        let answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data)
+        let version = try args.version()
+        if let version = args.option("version"), validate || outcomes.contains(where: { $0.0 != "value=" }) {
+            throw ShellError("server next: version= goes with an answer that has a value (value=, or the data's)",
+                             at: version.word.offset)
+        }
+        let answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version)
         if validate {
             session.server.queueValidation(answer)
             return queued(nil)

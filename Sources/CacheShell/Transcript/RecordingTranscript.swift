@@ -97,10 +97,7 @@ struct TranscriptWriter {
             switch answer {
             case .keys(.failure(let f)), .validation(.failure(let f)): fields["answer"] = .object(["error": .string(f.message)])
             case .keys(.success(let answers)):
-                fields["answer"] = .object(["values": .array(answers.map {
-                    if case .value(let v) = $0 { return .object(["value": v]) }
-                    return .object(["not_found": true])
-                })])
+                fields["answer"] = .object(["values": .array(answers.map(\.document))])
             case .validation(.success(let verdicts)):
                 fields["answer"] = .object(["verdicts": RecordingFormat.encodeVerdicts(verdicts)])
             }
@@ -270,6 +267,7 @@ struct TranscriptWriter {
                     let own: String
                     switch answer {
                     case .value(let value): own = "value=" + Self.optionJSON(value)
+                    case .versioned(let value, _): own = "value=" + Self.optionJSON(value) + (answer.version.map { " version=\($0)" } ?? "")
                     case .notFound: own = "--not-found"
                     }
                     try emitNext(key, options + [own])
