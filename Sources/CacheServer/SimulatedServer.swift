@@ -210,22 +210,29 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     }
 
     public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        if let reply = scriptedReply(.mutate, keys: request.keys) { return reply }
+        if let reply = scriptedReply(.mutate, keys: request.keys, commit: { _ = apply(request, at: now) }) { return reply }
         let ms = latency(for: request.keys)
         if takeFailure(for: request.keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
+        if let failure = apply(request, at: now) { return .after(latencyMs: ms, .failure(failure)) }
+        return .after(latencyMs: ms, .success(request.keys.map(answerFromData)))
+    }
+
+    /// Applies a mutation to the data, all or nothing.
+    /// - Returns: why it could not be applied (`not found`, `rejected: ...`); nil when it was.
+    private func apply(_ request: MutationRequest, at now: Int64) -> OriginFailure? {
         do {
             if let id = request.entityID {
                 for (key, value) in try patchedEntities(id, request.patch) { set(key, value, at: now) }
             } else {
                 guard let key = request.keys.first, let value = try patched(key, request.patch) else {
-                    return .after(latencyMs: ms, .failure(OriginFailure("not found")))
+                    return OriginFailure("not found")
                 }
                 set(key, value, at: now)
             }
         } catch {
-            return .after(latencyMs: ms, .failure(OriginFailure("rejected: \(error)")))
+            return OriginFailure("rejected: \(error)")
         }
-        return .after(latencyMs: ms, .success(request.keys.map(answerFromData)))
+        return nil
     }
 
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {

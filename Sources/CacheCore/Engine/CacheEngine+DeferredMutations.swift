@@ -92,8 +92,13 @@ extension CacheEngine {
             case .notFound:
                 break
             }
-        case .failure:
-            break
+        case .failure(let f):
+            if f.outcomeUnknown && !isNaive(.unknownOutcomeRollsBack, ns: ns) {
+                // Unknown outcome: nothing was shown, nothing is rolled back; a fetch of the key in
+                // flight may predate the mutation, so its answer is stored stale (SPEC §1.1).
+                requestTable.markInvalidated(key)
+                return true
+            }
         }
         if !mutation.pessimistic {
             count(\.rollbacks, ns)

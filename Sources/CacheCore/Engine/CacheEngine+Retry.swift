@@ -67,7 +67,7 @@ extension CacheEngine {
             request.answer = .keys(result)
             if let limit = timeout(for: request.keys), ms > limit {
                 completesAt = now.addingClamped(limit)
-                request.answer = .keys(.failure(OriginFailure("timed out after \(TimeText.formatDuration(limit))")))
+                request.answer = .keys(.failure(.timedOut(after: limit)))
             }
             request.completesAt = completesAt
             scheduler.insert(ScheduledItem(time: completesAt, seq: nextSeq(), work: .completion(id)))

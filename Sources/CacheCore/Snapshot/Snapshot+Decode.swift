@@ -434,8 +434,8 @@ extension Snapshot {
         if try o.value("answer") != .null {
             let a = try o.object("answer")
             if a.has("error") {
-                try a.only(["error"])
-                let failure = OriginFailure(try a.string("error"))
+                try a.only(["error", "unknown_outcome"])
+                let failure = OriginFailure(try a.string("error"), outcomeUnknown: try a.bool("unknown_outcome", default: false))
                 r.answer = kind == .validate ? .validation(.failure(failure)) : .keys(.failure(failure))
             } else if kind == .validate {
                 try a.only(["verdicts"])
