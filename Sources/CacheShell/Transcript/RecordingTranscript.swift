@@ -260,8 +260,8 @@ struct TranscriptWriter {
                 emit("server next --validate " + options.joined(separator: " "), replying: ServerScriptCommands.queued(nil))
                 continue
             case .keys(.failure(let f))?:
-                // A timeout's failure is of unknown outcome: replayed as an answer lost with its message.
-                if f.outcomeUnknown {
+                // A mutation's timeout is of unknown outcome: replayed as an answer lost, with its message.
+                if f.outcomeUnknown && kind == .mutate {
                     options += ["--lost-answer", "error=" + Self.optionJSON(.string(f.message))]
                 } else {
                     options.append(Self.failure(f.message))
