@@ -1,5 +1,6 @@
 @_spi(Engine) import CacheCore
 import CacheServer
+import Foundation
 import Testing
 
 /// SPEC §1.1 Unknown outcome: a mutation that timed out or whose answer was lost is neither
@@ -169,6 +170,12 @@ import Testing
         other.advance(1_000)
         #expect(other.engine.stats().rollbacks == 0)
         #expect(other.engine.peek("like:1").state == .stale)
+        // A field that is not true or false is refused, and nothing is restored.
+        let bad = try JSONValue(parsing: snapshot.compactText.replacingOccurrences(of: #""unknown_outcome":true"#,
+                                                                                     with: #""unknown_outcome":"yes""#))
+        let untouched = Harness(["like": Policy(ttl: 600_000, timeout: 1_000)])
+        #expect(throws: SnapshotError.self) { try untouched.engine.restore(bad) }
+        #expect(untouched.engine.keys().isEmpty)
         // A failure of known outcome writes no such field.
         let plain = Self.harness()
         plain.origin.fail(next: 1)
