@@ -183,3 +183,82 @@ import Testing
         #expect(!plain.engine.makeSnapshot().compactText.contains("unknown_outcome"))
     }
 }
+
+/// SPEC §1.1 Retries: a mutation sent with an idempotency key (`--idempotent`) is retried as a
+/// fetch is, and the server applies it once; `retry-without-idempotency-key` (§1.2) retries every
+/// mutation without one, so the server applies each attempt (the double increment).
+@Suite struct IdempotentRetryTests {
+    /// `counter:1` = {"n": 10}, cached; one retry a second after a failure.
+    static func harness(_ naive: Set<NaivePolicy> = []) -> Harness {
+        let h = Harness(["counter": Policy(ttl: 600_000, retry: 1, backoff: 1_000, naive: naive)])
+        h.server("counter:1", ["n": 10])
+        _ = h.get("counter:1")
+        return h
+    }
+
+    static let inc = patch(#"{"n": {"$inc": 1}}"#)
+    static let lost = ScriptedAnswer(latency: nil, outcome: .lostAnswer("answer lost"))
+
+    @Test func aRetryWithTheKeyIsAppliedOnce() throws {
+        let h = Self.harness()
+        h.origin.queue(Self.lost, for: "counter:1")
+        try h.engine.mutate("counter:1", patch: Self.inc, options: MutationOptions(idempotent: true))
+        h.advance(2_000)
+        #expect(h.origin.data["counter:1"] == ["n": 11])
+        #expect(h.value("counter:1") == ["n": 11] && h.engine.peek("counter:1").state == .fresh)
+        #expect(h.engine.requestLog.map { "\($0.kind) \($0.fate)" } == ["fetch stored", "mutate failed", "mutate stored"])
+        #expect(h.engine.stats().requests == 3 && h.engine.stats().rollbacks == 0)
+    }
+
+    @Test func retryWithoutIdempotencyKeyAppliesItTwice() throws {
+        let h = Self.harness([.retryWithoutIdempotencyKey])
+        h.origin.queue(Self.lost, for: "counter:1")
+        try h.engine.mutate("counter:1", patch: Self.inc)
+        h.advance(2_000)
+        #expect(h.origin.data["counter:1"] == ["n": 12])
+        #expect(h.value("counter:1") == ["n": 12])
+    }
+
+    @Test func aMutationWithoutTheFlagIsNotRetried() throws {
+        let h = Self.harness()
+        h.origin.queue(Self.lost, for: "counter:1")
+        try h.engine.mutate("counter:1", patch: Self.inc)
+        h.advance(2_000)
+        #expect(h.engine.requestLog.map(\.kind) == [.fetch, .mutate, .fetch])
+        #expect(h.origin.data["counter:1"] == ["n": 11] && h.value("counter:1") == ["n": 11])
+    }
+
+    @Test func anUnknownAttemptLeavesTheLastFailureUnknown() throws {
+        let h = Self.harness()
+        h.origin.queue(Self.lost, for: "counter:1")
+        h.origin.queue(ScriptedAnswer(latency: nil, outcome: .failure("server error")), for: "counter:1")
+        try h.engine.mutate("counter:1", patch: Self.inc, options: MutationOptions(idempotent: true))
+        h.advance(2_000)
+        // The first attempt was applied: the retry's error does not roll it back, the key is refetched.
+        #expect(h.engine.stats().rollbacks == 0)
+        #expect(h.engine.requestLog.map(\.kind) == [.fetch, .mutate, .mutate, .fetch])
+        h.advance(100)
+        #expect(h.value("counter:1") == ["n": 11] && h.engine.peek("counter:1").state == .fresh)
+    }
+
+    @Test func aKnownFailureEveryTimeIsRolledBack() throws {
+        let h = Self.harness()
+        h.origin.fail(next: 2)
+        try h.engine.mutate("counter:1", patch: Self.inc, options: MutationOptions(idempotent: true))
+        h.advance(2_000)
+        #expect(h.engine.stats().rollbacks == 1 && h.value("counter:1") == ["n": 10])
+        #expect(h.origin.data["counter:1"] == ["n": 10])
+    }
+
+    @Test func aSnapshotKeepsTheFlagAndTheRetry() throws {
+        let h = Self.harness()
+        h.origin.queue(Self.lost, for: "counter:1")
+        try h.engine.mutate("counter:1", patch: Self.inc, options: MutationOptions(idempotent: true))
+        h.advance(100)  // the first attempt's answer is lost: a retry is due in 1s
+        let text = h.engine.makeSnapshot().compactText
+        #expect(text.contains(#""idempotent":true"#) && text.contains(#""unknown_outcome":true"#))
+        let plain = Self.harness()
+        try plain.engine.mutate("counter:1", patch: Self.inc)
+        #expect(!plain.engine.makeSnapshot().compactText.contains("idempotent"))
+    }
+}

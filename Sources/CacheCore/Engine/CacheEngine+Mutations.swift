@@ -54,7 +54,7 @@ extension CacheEngine {
             if !options.pessimistic { emit(.mutated, slot: slot, source: .cache) }
         }
         send(QueuedMutation(id: mutation, keys: keys, patch: patch, entityID: entityID,
-                            pessimistic: options.pessimistic, refetch: options.refetch))
+                            pessimistic: options.pessimistic, refetch: options.refetch, idempotent: options.idempotent))
         return keys
     }
 
@@ -76,7 +76,8 @@ extension CacheEngine {
                                invalidatedAfterSend: Array(repeating: false, count: mutation.keys.count))
         request.mutation = mutation
         let latency: Int64?
-        switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID),
+        switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID,
+                                             idempotencyKey: mutation.idempotent ? mutation.id : nil),
                              requestID: id, at: now) {
         case .after(let ms, let result):
             latency = ms

@@ -90,8 +90,12 @@ public struct MutationRequest: Sendable, Equatable {
     public var keys: [String]
     public var patch: Patch
     public var entityID: String?
-    public init(keys: [String], patch: Patch, entityID: String?) {
-        self.keys = keys; self.patch = patch; self.entityID = entityID
+    /// The idempotency key of a mutation sent with one (`mutate ... --idempotent`): its attempts
+    /// all carry it, and an origin applies a key once, answering a retry of an applied mutation
+    /// with the key's value (SPEC §1.1 Retries). nil: none.
+    public var idempotencyKey: UInt64?
+    public init(keys: [String], patch: Patch, entityID: String?, idempotencyKey: UInt64? = nil) {
+        self.keys = keys; self.patch = patch; self.entityID = entityID; self.idempotencyKey = idempotencyKey
     }
 }
 

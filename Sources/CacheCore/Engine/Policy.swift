@@ -97,6 +97,9 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// had failed: the entry keeps the value from before it, fresh, though the server may have
     /// applied it.
     case unknownOutcomeRollsBack = "unknown-outcome-rolls-back"
+    /// Every mutation is retried as a fetch is (`retry=N`), `--idempotent` or not, and no retry
+    /// carries an idempotency key: the server applies each attempt (the double increment).
+    case retryWithoutIdempotencyKey = "retry-without-idempotency-key"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

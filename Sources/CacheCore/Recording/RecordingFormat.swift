@@ -260,6 +260,7 @@ extension RecordingFormat {
         var f = fields
         if options.pessimistic { f["pessimistic"] = true }
         if options.refetch { f["refetch"] = true }
+        if options.idempotent { f["idempotent"] = true }
         return f
     }
 
@@ -516,7 +517,7 @@ extension RecordingFormat {
     }
 
     static func mutationOptions(_ f: RecordingFields) throws(Diagnostic) -> MutationOptions {
-        MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"))
+        MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"), idempotent: try f.flag("idempotent"))
     }
 
     /// A whole policy written by `policyFields`.

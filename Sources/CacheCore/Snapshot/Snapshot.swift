@@ -280,6 +280,7 @@ extension CacheEngine {
         // Only when set, so snapshots of plain mutations read as before.
         if m.pessimistic { f["pessimistic"] = true }
         if m.refetch { f["refetch"] = true }
+        if m.idempotent { f["idempotent"] = true }
         return .object(f)
     }
 
