@@ -262,3 +262,21 @@ import Testing
         #expect(!plain.engine.makeSnapshot().compactText.contains("idempotent"))
     }
 }
+
+extension UnknownOutcomeTests {
+    /// join-refetch: the fetch in flight is the refetch of a mutation of unknown outcome, so its
+    /// answer lands instead of being discarded, older than the mutation: the switch's bug.
+    @Test func withJoinRefetchTheFetchInFlightIsTheRefetch() throws {
+        let h = Self.harness([.joinRefetch])
+        h.origin.latencies["like:1"] = 500
+        _ = h.get("like:1", force: true, nowait: true)  // answers {"n": 1} at 500ms
+        h.origin.latencies["like:1"] = nil
+        h.origin.queue(ScriptedAnswer(latency: 50, outcome: .lostAnswer("answer lost")), for: "like:1")
+        h.advance(10)
+        try h.engine.mutate("like:1", patch: Self.inc)
+        h.advance(50)
+        #expect(h.engine.requestLog.count == 3)  // no refetch of its own
+        h.advance(440)
+        #expect(h.value("like:1") == ["n": 1] && h.origin.data["like:1"] == ["n": 2])
+    }
+}

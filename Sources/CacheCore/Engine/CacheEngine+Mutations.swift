@@ -220,11 +220,13 @@ extension CacheEngine {
     /// rolled back. The value stays as shown, its change still applied until an answer sent after
     /// the mutation replaces it; the entry turns stale (`invalidations+1` and `invalidated` when
     /// it was fresh); answers of requests sent before the mutation are discarded, as they may
-    /// predate it. The caller refetches the key.
+    /// predate it (unless `join-refetch` makes the fetch in flight its refetch). The caller
+    /// refetches the key.
     private func settleUnknownOutcome(_ slot: Int32, log: MutationLog, request: UInt64) {
         let i = Int(slot)
         var log = log
-        log.baseSeq = max(log.baseSeq, request)
+        // join-refetch: the fetch in flight is the refetch, so its answer is not discarded.
+        if !joinsFetchInFlight(slots[i].key) { log.baseSeq = max(log.baseSeq, request) }
         if log.pending.isEmpty {
             slots[i].storedRequest = max(slots[i].storedRequest, log.baseSeq)
             slots[i].log = nil
