@@ -168,7 +168,10 @@ import TestSupport
             _ = try await cache.mutate(entity: "1", patch: Patch(["likes": ["$inc": 2]]),
                                        options: MutationOptions(pessimistic: true, refetch: true))
             try await cache.advance(by: 300)
+            _ = try await cache.mutate("profile:1", patch: Patch(["likes": ["$inc": 1]]), options: MutationOptions(idempotent: true))
+            try await cache.advance(by: 300)
         }
+        #expect(text.contains(#"cachesh> mutate profile:1 {"likes":{"$inc":1}} --idempotent"# + "\n"))
         #expect(text.contains(#"cachesh> mutate profile:1 {"likes":{"$inc":1}} --pessimistic"# + "\n"))
         #expect(text.contains(#"cachesh> mutate feed:home {"seen":true} --refetch"# + "\n"))
         #expect(text.contains(#"cachesh> mutate entity 1 {"likes":{"$inc":2}} --pessimistic --refetch"# + "\n"))
