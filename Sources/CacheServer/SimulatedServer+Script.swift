@@ -11,6 +11,10 @@ public struct ScriptedAnswer: Sendable, Equatable {
         case failure(String)
         /// Never answered: the request stays in flight until a namespace's `timeout=` fails it.
         case noAnswer
+        /// The server applies a mutation, but its answer is lost on the way: the request fails
+        /// after the latency with this message, and the client cannot tell whether it was applied
+        /// (an unknown outcome, SPEC §1.1).
+        case lostAnswer(String)
         /// A validation response.
         case verdicts([String: NamespaceVerdict])
     }
@@ -20,11 +24,21 @@ public struct ScriptedAnswer: Sendable, Equatable {
     /// The server version the answer carries (`version=N`, SPEC §1.1 Versions); nil: the data's
     /// own version when it answers from the data, else none.
     public var version: UInt64?
+    /// The server applies a mutation to its data as an unscripted one would, whatever it answers
+    /// (`--commit`: a failure after applying it; `--lost-answer` always applies it).
+    public var commit: Bool
 
-    public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil) {
+    public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil, commit: Bool = false) {
         self.latency = latency
         self.outcome = outcome
         self.version = version
+        self.commit = commit
+    }
+
+    /// Whether a mutation that takes this answer changes the server's data.
+    var applies: Bool {
+        if case .lostAnswer = outcome { return true }
+        return commit
     }
 }
 
@@ -36,7 +50,8 @@ public struct ScriptedAnswer: Sendable, Equatable {
 /// its keys. Keys with nothing queued are answered from the data, unless strict mode is on: then a
 /// request with a key that has nothing queued gets no answer at all and is reported as a
 /// divergence (`takeDivergence`). Failures set by `server fail` and the offline switch are not
-/// consulted for scripted requests; scripted answers leave the data alone.
+/// consulted for scripted requests; scripted answers leave the data alone, except that a mutation
+/// taking a `--commit` or `--lost-answer` answer is applied to it (`commit`).
 extension SimulatedServer {
     /// Queues the answer to the next request involving `key`. - Returns: how many are queued for it.
     @discardableResult
@@ -60,7 +75,8 @@ extension SimulatedServer {
     }
 
     /// The reply to a fetch or mutation from the script; nil when the request is not scripted.
-    func scriptedReply(_ kind: RequestKind, keys: [String]) -> OriginReply<[KeyAnswer]>? {
+    /// `commit` applies the mutation to the data when an answer taken says so (`applies`).
+    func scriptedReply(_ kind: RequestKind, keys: [String], commit: () -> Void = {}) -> OriginReply<[KeyAnswer]>? {
         let queued = keys.map { scripted[$0]?.isEmpty == false }
         guard strict || queued.contains(true) else { return nil }
         if strict && queued.contains(false) {
@@ -78,11 +94,17 @@ extension SimulatedServer {
         }
         var ms: Int64 = 0
         for (i, answer) in answers.enumerated() { ms = max(ms, answer.latency ?? latency(for: [keys[i]])) }
+        if answers.contains(where: \.applies) { commit() }
         if answers.contains(where: { $0.outcome == .noAnswer }) {
             return .after(latencyMs: .max, .failure(OriginFailure("no answer")))
         }
         for answer in answers {
             if case .failure(let message) = answer.outcome { return .after(latencyMs: ms, .failure(OriginFailure(message))) }
+        }
+        for answer in answers {
+            if case .lostAnswer(let message) = answer.outcome {
+                return .after(latencyMs: ms, .failure(OriginFailure(message, outcomeUnknown: true)))
+            }
         }
         return .after(latencyMs: ms, .success(zip(keys, answers).map { key, answer in
             switch answer.outcome {
@@ -108,7 +130,7 @@ extension SimulatedServer {
         case .noAnswer: return .after(latencyMs: .max, .failure(OriginFailure("no answer")))
         case .failure(let message): return .after(latencyMs: ms, .failure(OriginFailure(message)))
         case .verdicts(let verdicts): return .after(latencyMs: ms, .success(verdicts))
-        case .data, .value, .notFound: return .after(latencyMs: ms, .success(verdicts(for: request, items: items)))
+        case .data, .value, .notFound, .lostAnswer: return .after(latencyMs: ms, .success(verdicts(for: request, items: items)))
         }
     }
 

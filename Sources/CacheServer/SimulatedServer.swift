@@ -34,6 +34,9 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public internal(set) var scripted: [String: [ScriptedAnswer]] = [:]
     /// Scripted answers to validation requests, in order.
     public internal(set) var scriptedValidations: [ScriptedAnswer] = []
+    /// The idempotency keys of the mutations applied (SPEC §1.1 Retries): a mutation carrying one
+    /// of them is not applied again. Like scripted answers, not kept by snapshots and stores.
+    public private(set) var appliedKeys: Set<UInt64> = []
     /// With strict on, a request that finds nothing queued gets no answer and is a divergence.
     public var strict = false
     /// The first request strict mode found nothing queued for, since `takeDivergence()`.
@@ -147,6 +150,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
         versions = [:]
+        appliedKeys = []
     }
 
     /// The server's settings in a snapshot's `server` section (SPEC §5.2), checked.
@@ -210,22 +214,32 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     }
 
     public func mutate(_ request: MutationRequest, requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]> {
-        if let reply = scriptedReply(.mutate, keys: request.keys) { return reply }
+        if let reply = scriptedReply(.mutate, keys: request.keys, commit: { _ = apply(request, at: now) }) { return reply }
         let ms = latency(for: request.keys)
         if takeFailure(for: request.keys) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
+        if let failure = apply(request, at: now) { return .after(latencyMs: ms, .failure(failure)) }
+        return .after(latencyMs: ms, .success(request.keys.map(answerFromData)))
+    }
+
+    /// Applies a mutation to the data, all or nothing; one whose idempotency key was applied
+    /// already changes nothing (its answer is then the data's, as for the first).
+    /// - Returns: why it could not be applied (`not found`, `rejected: ...`); nil when it was.
+    private func apply(_ request: MutationRequest, at now: Int64) -> OriginFailure? {
+        if let key = request.idempotencyKey, appliedKeys.contains(key) { return nil }
         do {
             if let id = request.entityID {
                 for (key, value) in try patchedEntities(id, request.patch) { set(key, value, at: now) }
             } else {
                 guard let key = request.keys.first, let value = try patched(key, request.patch) else {
-                    return .after(latencyMs: ms, .failure(OriginFailure("not found")))
+                    return OriginFailure("not found")
                 }
                 set(key, value, at: now)
             }
         } catch {
-            return .after(latencyMs: ms, .failure(OriginFailure("rejected: \(error)")))
+            return OriginFailure("rejected: \(error)")
         }
-        return .after(latencyMs: ms, .success(request.keys.map(answerFromData)))
+        if let key = request.idempotencyKey { appliedKeys.insert(key) }
+        return nil
     }
 
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {

@@ -30,8 +30,12 @@ import TestSupport
 /// mutations) raise them, answers carry them, and events and answers older than an entry's
 /// version are ignored, also while mutations are pending.
 ///
+/// Lost answers (`server next KEY --lost-answer`, SPEC §1.1 Unknown outcome) fail fetches and
+/// leave mutations of unknown outcome: the server applied them, their entries turn stale and are
+/// refetched, answers sent before them are discarded.
+///
 /// Not covered here (other suites test them): `invalidate`, `expire`, entity events, pessimistic
-/// mutations, scripted answers and policy changes during a run.
+/// mutations, other scripted answers and policy changes during a run.
 @Suite struct ModelTests {
     /// 2,000 in `make test`; `CACHESH_MODEL_SEQUENCES=N swift test --filter ModelTests` runs a
     /// longer search (seeds 0 to N-1, in the same chunks).
@@ -76,6 +80,8 @@ import TestSupport
         /// `event patch KEY "eN" version=V` (SPEC §1.1 Versions).
         case versionedEvent(String, Int, version: Int)
         case push(String)
+        /// `server next KEY --lost-answer` (SPEC §1.1 Unknown outcome).
+        case lostAnswer(String)
         case offline
         case online
 
@@ -98,6 +104,7 @@ import TestSupport
             case .event(let key, let n): "event \(key) \"e\(n)\""
             case .versionedEvent(let key, let n, let v): "event patch \(key) \"e\(n)\" version=\(v)"
             case .push(let key): "push changed key=\(key)"
+            case .lostAnswer(let key): "server next \(key) --lost-answer"
             case .offline: "server offline"
             case .online: "server online"
             }
@@ -107,6 +114,7 @@ import TestSupport
     /// What a run of the whole test saw, to prove the interesting cases were reached.
     struct Coverage {
         var boundaryReads = 0
+        var unknownOutcomes = 0
         var counters: [String: Int] = [:]
     }
 
@@ -133,6 +141,7 @@ import TestSupport
             await Task.yield()
         }
         #expect(coverage.boundaryReads > 0, "no read landed exactly on a stale or expiry instant")
+        #expect(coverage.unknownOutcomes > 0, "no mutation of a cached entry had its answer lost")
         for counter in ["hits", "stale_hits", "misses", "joined", "refreshes", "fetch_failures", "refresh_failures",
                         "evictions", "expirations", "invalidations", "rollbacks"] {
             #expect(coverage.counters[counter, default: 0] > 0, "\(counter) never moved")
@@ -187,7 +196,7 @@ import TestSupport
             let key = (seed % 2 == 1 ? rng.next() % stay != 0 : rng.next() % stay == 0)
                 ? lastKey : keys[Int(rng.next() % UInt64(keys.count))]
             lastKey = key
-            let roll = rng.next() % 126
+            let roll = rng.next() % 129
             /// 2 to 4 keys, mostly of one namespace so an answer can hold more of it than its `max`.
             func bulk() -> [String] {
                 let n = 2 + Int(rng.next() % 3)
@@ -218,6 +227,7 @@ import TestSupport
             case 121..<124: ops.append(.atPut(atDelays[Int(rng.next() % UInt64(atDelays.count))], key, n))
             case 124: ops.append(.offline)
             case 125: ops.append(.online)
+            case 126..<129: ops.append(.lostAnswer(key))
             default: ops.append(.keys)
             }
         }
@@ -306,6 +316,9 @@ import TestSupport
             case .fail(let key):
                 origin.fail(next: 1, key: key)
                 model.failures[key] = 1
+            case .lostAnswer(let key):
+                origin.queue(ScriptedAnswer(latency: nil, outcome: .lostAnswer("answer lost")), for: key)
+                model.lostAnswers[key, default: 0] += 1
             case .latency(let key, let ms):
                 origin.latencies[key] = ms
                 model.latencies[key] = ms
@@ -345,6 +358,7 @@ import TestSupport
             }
         }
         coverage.boundaryReads += model.boundaryReads
+        coverage.unknownOutcomes += model.unknownOutcomes
         for (name, value) in model.total.fields { coverage.counters[name, default: 0] += value }
         return nil
     }

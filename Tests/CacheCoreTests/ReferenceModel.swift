@@ -4,7 +4,8 @@ import CacheCore
 /// `at`), `get` (blocking, `--nowait`, `--force`), `mget` (blocking, `--nowait` and scheduled by
 /// `at`), `peek`, `keys`, `advance`, `evict`, `clear`, key events (versioned or not), pushes whose rule refreshes a
 /// key, optimistic mutations (`mutate KEY VALUE`, `--refetch`, of cached keys and of keys not
-/// cached, offline queues), `server fail 1 KEY` and `server latency D KEY` touch, for the
+/// cached, offline queues; the rule for an unknown outcome when their answer is lost), `server
+/// fail 1 KEY`, `server next KEY --lost-answer` and `server latency D KEY` touch, for the
 /// model-based test, with each namespace's eviction policy (LRU, FIFO, SIEVE, LFU) found by
 /// sorting and scanning.
 ///
@@ -110,8 +111,12 @@ final class ReferenceModel {
         var answers: [String?]
         /// The version each answer carries (SPEC §1.1 Versions).
         var versions: [Int?] = []
-        /// `server fail` failed it whole.
+        /// `server fail` failed it whole, or its answer was lost.
         var failed = false
+        /// The failure's message.
+        var message = "server error"
+        /// Its answer was lost (`server next KEY --lost-answer`): a mutation's outcome is unknown.
+        var unknown = false
 
         var isFetch: Bool { mutation == nil }
 
@@ -178,6 +183,8 @@ final class ReferenceModel {
     var latencies: [String: Int64] = [:]
     /// `server fail N KEY`: how many more requests holding the key fail.
     var failures: [String: Int] = [:]
+    /// `server next KEY --lost-answer`: how many lost answers are queued for the key.
+    var lostAnswers: [String: Int] = [:]
     /// Mutations made offline or behind queued ones, oldest first, and the request replaying one.
     private(set) var queue: [Mutation] = []
     private var replaying: Int?
@@ -191,6 +198,8 @@ final class ReferenceModel {
     private var hand: [String: String] = [:]
     /// How many reads saw an entry exactly at its stale or expiry instant (a coverage check).
     private(set) var boundaryReads = 0
+    /// How many mutations of cached entries ended with their outcome unknown (a coverage check).
+    private(set) var unknownOutcomes = 0
 
     init(policies: [String: NamespacePolicy], latency: Int64, missing: Set<String>) {
         self.policies = policies
@@ -357,16 +366,28 @@ final class ReferenceModel {
         return failed
     }
 
+    /// Whether a request holding `keys` takes a queued lost answer (one per key that has one): a
+    /// scripted request, which fails whole with its answer lost and uses up no `server fail`.
+    func takeLostAnswer(_ keys: [String]) -> Bool {
+        guard keys.contains(where: { lostAnswers[$0] != nil }) else { return false }
+        for key in keys {
+            if let n = lostAnswers[key] { lostAnswers[key] = n == 1 ? nil : n - 1 }
+        }
+        return true
+    }
+
     /// Sends one fetch for `keys`: `requests` rises once in total and once per namespace involved.
     func send(_ keys: [String], refresh: [Bool]) -> Int {
         let id = nextSeq()
-        let failed = takeFailure(keys)
+        let lost = takeLostAnswer(keys)
+        let failed = lost || takeFailure(keys)
         let answers = keys.map(serverValue)
         let ms = keys.map { latencies[$0] ?? latency }.max()!
         var request = Request(id: id, keys: keys, completesAt: now + ms, refresh: refresh,
                               voided: keys.map { _ in false }, invalidated: keys.map { _ in false }, answers: answers,
                               versions: keys.map(serverVersion))
         request.failed = failed
+        if lost { (request.message, request.unknown) = ("answer lost", true) }
         requests.append(request)
         logIndex[id] = log.count
         log.append((now, keys, "pending"))
@@ -435,7 +456,7 @@ final class ReferenceModel {
         let key = r.keys[k]
         guard !r.failed, let answer = r.answers[k] else {
             count(r.refresh[k] ? \.refreshFailures : \.fetchFailures, key)
-            return .failed(r.failed ? "server error" : "not found")
+            return .failed(r.failed ? r.message : "not found")
         }
         if let i = position(key), var log = entries[i].log {
             // B11: the answer becomes the base; log items it already saw are dropped.
@@ -514,8 +535,10 @@ final class ReferenceModel {
     /// Sends a mutation: the server applies it now unless it fails (or does not have the key).
     func sendMutation(_ m: Mutation) -> Int {
         let id = nextSeq()
-        var failed = takeFailure([m.key])
-        if !failed {
+        // A lost answer: the server applies it (when it has the key), the client never hears.
+        let lost = takeLostAnswer([m.key])
+        var failed = lost || takeFailure([m.key])
+        if !failed || lost {
             if serverValue(m.key) == nil { failed = true } else { serverWrite(m.key, m.value) }
         }
         for key in deferred.keys {
@@ -529,6 +552,7 @@ final class ReferenceModel {
                               refresh: [false], voided: [false], invalidated: [false], answers: [serverValue(m.key)],
                               versions: [serverVersion(m.key)])
         request.failed = failed
+        if lost { (request.message, request.unknown) = ("answer lost", true) }
         requests.append(request)
         logIndex[id] = log.count
         log.append((now, [m.key], "pending"))
@@ -562,7 +586,10 @@ final class ReferenceModel {
             deferredMutations.remove(m.id)
             if !r.voided[0] && position(key) == nil {
                 applied = true
-                if !r.failed, let answer = r.answers[0] {
+                if r.unknown {
+                    // Unknown outcome: nothing was shown, nothing rolled back; a fetch in flight may predate it.
+                    markInvalidated(key)
+                } else if !r.failed, let answer = r.answers[0] {
                     if m.refetch {
                         refetch.append(key)
                     } else {
@@ -578,7 +605,27 @@ final class ReferenceModel {
                 }
             }
         }
-        if !r.voided[0], let i = position(key), var log = entries[i].log, log.pending.contains(m.id) {
+        var unknown: [String] = []
+        if !r.voided[0], let i = position(key), var log = entries[i].log, log.pending.contains(m.id), r.unknown {
+            // Unknown outcome: the change stays shown, the entry turns stale, answers sent before
+            // the mutation are discarded, and the key is refetched.
+            applied = true
+            log.pending.remove(m.id)
+            log.baseSeq = max(log.baseSeq, r.id)
+            if log.pending.isEmpty {
+                entries[i].storedBy = max(entries[i].storedBy, log.baseSeq)
+                entries[i].log = nil
+            } else {
+                entries[i].log = log
+            }
+            let st = state(entries[i])
+            if st != "expired" {
+                if st == "fresh" { count(\.invalidations, key) }
+                entries[i].invalidated = true
+            }
+            unknown.append(key)
+            unknownOutcomes += 1
+        } else if !r.voided[0], let i = position(key), var log = entries[i].log, log.pending.contains(m.id) {
             applied = true
             log.pending.remove(m.id)
             let success = !r.failed && (r.answers[0] != nil || m.refetch)
@@ -609,6 +656,7 @@ final class ReferenceModel {
         }
         log[logIndex[r.id]!].fate = r.failed ? "failed" : applied ? "stored" : "discarded"
         deferredMutations.remove(m.id)
+        refetch += unknown.filter { (inFlight($0) ?? 0) < r.id }
         if !refetch.isEmpty && online { _ = send(refetch, refresh: refetch.map { position($0) != nil }) }
         if replaying == r.id {
             replaying = nil

@@ -107,10 +107,11 @@ private func usageError(in output: String) -> String? {
               log [clear]                the requests received (the last 10000), with times
                                          and fates; clear forgets them
               next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [version=N] [--fail]
-                [--not-found] [--no-answer] [--validate]
+                [--not-found] [--no-answer] [--lost-answer] [--commit] [--validate]
                   queue the answer to KEY's next request (--validate: the next
                   validation's), taken in order: VALUE or value=JSON (else the data),
-                  latency=D, --fail or error=TEXT, --not-found, --no-answer
+                  latency=D, --fail or error=TEXT, --not-found, --no-answer, --lost-answer
+                  (a mutation applied, its answer lost), --commit (applied, then failed)
               strict on|off              on: a request with nothing queued gets no answer
                                          and fails its command, naming it
             example: server set feed:home [{"id":1,"likes":3}]

@@ -168,10 +168,28 @@ import TestSupport
             _ = try await cache.mutate(entity: "1", patch: Patch(["likes": ["$inc": 2]]),
                                        options: MutationOptions(pessimistic: true, refetch: true))
             try await cache.advance(by: 300)
+            _ = try await cache.mutate("profile:1", patch: Patch(["likes": ["$inc": 1]]), options: MutationOptions(idempotent: true))
+            try await cache.advance(by: 300)
         }
+        #expect(text.contains(#"cachesh> mutate profile:1 {"likes":{"$inc":1}} --idempotent"# + "\n"))
         #expect(text.contains(#"cachesh> mutate profile:1 {"likes":{"$inc":1}} --pessimistic"# + "\n"))
         #expect(text.contains(#"cachesh> mutate feed:home {"seen":true} --refetch"# + "\n"))
         #expect(text.contains(#"cachesh> mutate entity 1 {"likes":{"$inc":2}} --pessimistic --refetch"# + "\n"))
+    }
+
+    /// A mutation the client gave up on (its outcome unknown: SPEC §1.1) replays as an answer
+    /// lost with the timeout's message, so the replay refetches the key as the session did.
+    @Test func aTimedOutMutationReplaysAsALostAnswer() async throws {
+        let text = try await Self.recordAndReplay { cache in
+            _ = try await cache.defineNamespace("profile", PolicyChange(ttl: 60_000, timeout: .some(150)))
+            _ = await cache.put("profile:1", ["id": 1, "likes": 3])
+            _ = try await cache.mutate("profile:1", patch: Patch(["likes": ["$inc": 1]]))
+            try await cache.advance(by: 400)
+        }
+        #expect(text.contains(#"cachesh> server next profile:1 latency=150ms --lost-answer error="timed out after 150ms""# + "\n"),
+                "\(text)")
+        #expect(text.contains(" invalidated profile:1 stale "), "\(text)")
+        #expect(!text.contains("rolled-back"), "\(text)")
     }
 
     @Test func configureBecomesLoadOfTheConfigurationItself() async throws {

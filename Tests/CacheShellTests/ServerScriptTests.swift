@@ -65,7 +65,14 @@ import TestSupport
     }
 
     @Test(arguments: [
-        ("server next a:1 value=1 --not-found", "server next: give one of value=, error= (or --fail), --not-found and --no-answer, not value= and --not-found"),
+        ("server next a:1 value=1 --not-found", "server next: give one of value=, error= (or --fail), --not-found, --no-answer and --lost-answer, not value= and --not-found"),
+        ("server next a:1 --lost-answer --no-answer", "give one of value=, error= (or --fail), --not-found, --no-answer and --lost-answer, not --no-answer and --lost-answer"),
+        ("server next a:1 --commit value=1", "server next: --commit goes with a failure (--fail, error=TEXT or --no-answer), not value="),
+        ("server next a:1 --commit --lost-answer", "--commit goes with a failure (--fail, error=TEXT or --no-answer), not --lost-answer (a lost answer is applied already)"),
+        ("server next a:1 --commit --not-found", "--commit goes with a failure (--fail, error=TEXT or --no-answer), not --not-found"),
+        ("server next --validate --lost-answer", "server next --validate has no --lost-answer: a validation changes no data"),
+        ("server next --validate --commit", "server next --validate has no --commit: a validation changes no data"),
+        ("server next a:1 --lost-answer version=2", "server next: version= goes with an answer that has a value"),
         ("server next a:1 value={\"a\":1,}", "bad JSON"),
         ("server next a:1 1 value=2", "server next: give the value once (value= or a word after the key)"),
         ("server next --validate --not-found", "server next --validate has no --not-found"),

@@ -338,6 +338,17 @@ def hostile_cases(work):
          + 'expect peek a value={"t":"a' + ' "x"' * 300000 + "\n"
          + 'expect peek a value=["a b"' + ", 1" * 300000 + "]\n", None,
          [b"a space splits the value of value= into words; write PATH= then the value as a word of its own"]),
+        ("lost answers and commits, valid and not", "ns a timeout=1s\nserver set a:1 {\"n\":1}\nget a:1\n"
+         + "server next a:1 --lost-answer\nmutate a:1 {\"n\":{\"$inc\":1}}\n" * 200
+         + "server next a:9 --lost-answer\nmutate a:9 2\nserver next a:1 --commit --no-answer latency=106751991167d\n"
+         "mutate a:1 3\nmutate entity 1 {}\nserver offline\nmutate a:1 4\nserver online\nadvance 1d\n"
+         "server next a:1 --commit value=1\nserver next a:1 --lost-answer --no-answer\nserver next --validate --lost-answer\n"
+         "server next a:1 --commit --lost-answer\nserver next a:1 --lost-answer version=1\nserver next a:1 --lost-answer error=\"\"\n"
+         "get a:1\nstats\n", None,
+         [b"--commit goes with a failure (--fail, error=TEXT or --no-answer), not value=",
+          b"not --no-answer and --lost-answer", b"server next --validate has no --lost-answer",
+          b"not --lost-answer (a lost answer is applied already)", b"version= goes with an answer that has a value",
+          b"error= takes the failure's message"]),
     ]
     return cases + value_cases(work)
 

@@ -246,7 +246,7 @@ import Testing
             """)
         #expect(run.status == 1, "\(run)")
         #expect(run.stdout.components(separatedBy: "expect: ok").count == 7, "\(run)")
-        #expect(run.stderr == "script.cachesh:18: error: mutate has no flag --nosuch (it takes --pessimistic, --refetch)\n", "\(run)")
+        #expect(run.stderr == "script.cachesh:18: error: mutate has no flag --nosuch (it takes --pessimistic, --refetch, --idempotent)\n", "\(run)")
     }
 }
 

@@ -13,8 +13,11 @@ public struct MutationOptions: Sendable, Equatable {
     /// The server's answer has no body (HTTP 204; an app's mutate function returns no value for
     /// the key): on success the optimistic value stays and the keys are refetched.
     public var refetch = false
-    public init(pessimistic: Bool = false, refetch: Bool = false) {
-        self.pessimistic = pessimistic; self.refetch = refetch
+    /// Sent with an idempotency key (its id), so it is retried as a fetch is (`retry=N`,
+    /// `backoff=D`) after a failure: the server applies a key once (SPEC §1.1 Retries).
+    public var idempotent = false
+    public init(pessimistic: Bool = false, refetch: Bool = false, idempotent: Bool = false) {
+        self.pessimistic = pessimistic; self.refetch = refetch; self.idempotent = idempotent
     }
 }
 
@@ -28,7 +31,7 @@ extension CacheEngine {
         }
         behaviours.deferredMutations.insert(mutation)
         send(QueuedMutation(id: mutation, keys: [key], patch: patch, entityID: nil,
-                            pessimistic: options.pessimistic, refetch: options.refetch))
+                            pessimistic: options.pessimistic, refetch: options.refetch, idempotent: options.idempotent))
         return [key]
     }
 
@@ -92,8 +95,13 @@ extension CacheEngine {
             case .notFound:
                 break
             }
-        case .failure:
-            break
+        case .failure(let f):
+            if f.outcomeUnknown && !isNaive(.unknownOutcomeRollsBack, ns: ns) {
+                // Unknown outcome: nothing was shown, nothing is rolled back; a fetch of the key in
+                // flight may predate the mutation, so its answer is stored stale (SPEC §1.1).
+                requestTable.markInvalidated(key)
+                return true
+            }
         }
         if !mutation.pessimistic {
             count(\.rollbacks, ns)

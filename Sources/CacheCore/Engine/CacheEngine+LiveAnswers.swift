@@ -36,7 +36,7 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         guard var request = requests[id], request.completesAt == nil else { return nil }
         let deadline = request.startedAt.addingClamped(max(0, limit))
-        let failure = OriginFailure("timed out after \(TimeText.formatDuration(limit))")
+        let failure = OriginFailure.timedOut(after: limit)
         request.answer = request.kind == .validate ? .validation(.failure(failure)) : .keys(.failure(failure))
         request.completesAt = deadline
         requests[id] = request

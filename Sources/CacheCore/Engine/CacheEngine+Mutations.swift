@@ -54,7 +54,7 @@ extension CacheEngine {
             if !options.pessimistic { emit(.mutated, slot: slot, source: .cache) }
         }
         send(QueuedMutation(id: mutation, keys: keys, patch: patch, entityID: entityID,
-                            pessimistic: options.pessimistic, refetch: options.refetch))
+                            pessimistic: options.pessimistic, refetch: options.refetch, idempotent: options.idempotent))
         return keys
     }
 
@@ -76,7 +76,8 @@ extension CacheEngine {
                                invalidatedAfterSend: Array(repeating: false, count: mutation.keys.count))
         request.mutation = mutation
         let latency: Int64?
-        switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID),
+        switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID,
+                                             idempotencyKey: mutation.idempotent ? mutation.id : nil),
                              requestID: id, at: now) {
         case .after(let ms, let result):
             latency = ms
@@ -112,6 +113,8 @@ extension CacheEngine {
         guard let mutation = request.mutation, case .keys(let result)? = request.answer else { return }
         var anyApplied = false
         var refetch: [String] = []
+        // Keys whose mutation's outcome is unknown: refetched unless a fetch sent after it is in flight.
+        var unknown: [String] = []
         for (i, key) in request.keys.enumerated() {
             if entrySlot(forKey: key) == nil || request.voided[i] {
                 if completeDeferred(key, mutation: mutation, request: request, answer: i, refetch: &refetch) { anyApplied = true }
@@ -120,6 +123,11 @@ extension CacheEngine {
                   log.pending.contains(mutation.id) else { continue }
             anyApplied = true
             log.pending.remove(mutation.id)
+            if case .failure(let f) = result, f.outcomeUnknown, !isNaive(.unknownOutcomeRollsBack, ns: slots[Int(slot)].namespace) {
+                settleUnknownOutcome(slot, log: log, request: request.id)
+                unknown.append(key)
+                continue
+            }
             var failure: String?
             switch result {
             case .failure(let f): failure = f.message
@@ -199,10 +207,39 @@ extension CacheEngine {
         behaviours.deferredMutations.remove(mutation.id)
         // join-refetch: a key whose fetch is in flight joins it instead of being fetched again.
         // dedupe=: a key fetched less than the window ago is not fetched again.
+        refetch += unknown.filter { key in !refetch.contains(key) && (requestTable.fetch(forKey: key) ?? 0) < request.id }
         refetch.removeAll { joinsFetchInFlight($0) || dedupedFetch($0, ns: namespaceSlot(forKey: $0)) != nil }
         if !refetch.isEmpty && origin.isOnline { sendFetch(refetch, refresh: refetch.map { entrySlot(forKey: $0) != nil }) }
         if mutationQueue.finished(request.id) {
             sendNextQueuedMutation()
+        }
+    }
+
+    /// A mutation of unknown outcome (a `timeout=`, a lost answer: SPEC §1.1 Unknown outcome) on a
+    /// cached entry whose log held it (`log` no longer has it pending): neither confirmed nor
+    /// rolled back. The value stays as shown, its change still applied until an answer sent after
+    /// the mutation replaces it; the entry turns stale (`invalidations+1` and `invalidated` when
+    /// it was fresh); answers of requests sent before the mutation are discarded, as they may
+    /// predate it (unless `join-refetch` makes the fetch in flight its refetch). The caller
+    /// refetches the key.
+    private func settleUnknownOutcome(_ slot: Int32, log: MutationLog, request: UInt64) {
+        let i = Int(slot)
+        var log = log
+        // join-refetch: the fetch in flight is the refetch, so its answer is not discarded.
+        if !joinsFetchInFlight(slots[i].key) { log.baseSeq = max(log.baseSeq, request) }
+        if log.pending.isEmpty {
+            slots[i].storedRequest = max(slots[i].storedRequest, log.baseSeq)
+            slots[i].log = nil
+        } else {
+            slots[i].log = log
+        }
+        entries.setValue(slot, recompute(log))
+        let state = slots[i].state(at: now)
+        guard state != .expired else { return }
+        slots[i].invalidated = true
+        if state == .fresh {
+            count(\.invalidations, slots[i].namespace)
+            emit(.invalidated, slot: slot, source: .cache)
         }
     }
 

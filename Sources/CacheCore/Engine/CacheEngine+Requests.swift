@@ -21,10 +21,9 @@ extension CacheEngine {
             var completesAt = now.addingClamped(max(0, latency))
             if let limit = timeout(for: request.keys), latency > limit {
                 completesAt = now.addingClamped(limit)
-                let message = "timed out after \(TimeText.formatDuration(limit))"
                 switch request.answer {
-                case .keys?: request.answer = .keys(.failure(OriginFailure(message)))
-                case .validation?: request.answer = .validation(.failure(OriginFailure(message)))
+                case .keys?: request.answer = .keys(.failure(.timedOut(after: limit)))
+                case .validation?: request.answer = .validation(.failure(.timedOut(after: limit)))
                 case nil: break
                 }
             }

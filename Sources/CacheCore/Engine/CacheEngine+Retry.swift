@@ -3,6 +3,8 @@
 // the failure before it. Each attempt is a line of the server log (the failed ones `failed`); the
 // request stays in flight with its id throughout, so its readers keep waiting and see a failure
 // only after the last attempt. A request's attempts keep the first one's place in the B12 order.
+// A mutation is retried the same way only when it carries an idempotency key (`--idempotent`), or
+// in a namespace with `retry-without-idempotency-key`, whose retries carry none (SPEC §1.2).
 
 extension CacheEngine {
     /// The retries and first backoff for a request: the fewest retries among its keys' namespaces
@@ -23,15 +25,21 @@ extension CacheEngine {
     /// the attempt `failed` and schedules the next one instead of completing it.
     /// - Returns: whether it will be sent again (then it stays in flight).
     func retryIfFailed(_ id: UInt64) -> Bool {
-        guard let request = requestTable[id], request.kind == .fetch, case .keys(.failure)? = request.answer else {
+        guard let request = requestTable[id], case .keys(.failure(let failure))? = request.answer,
+              request.kind == .fetch || retriesMutation(request) else {
             behaviours.retries[id] = nil
             return false
         }
         let made = behaviours.retries[id]?.made ?? 0
+        let unknown = failure.outcomeUnknown || behaviours.retries[id]?.outcomeUnknown == true
         var policy = Policy()
         (policy.retry, policy.backoff) = retryPolicy(for: request.keys)
         guard made < policy.retry, request.voided.contains(false) else {
             behaviours.retries[id] = nil
+            // An attempt that may have been applied leaves the mutation's outcome unknown.
+            if unknown && request.kind == .mutate && !failure.outcomeUnknown {
+                requests[id]!.answer = .keys(.failure(OriginFailure(failure.message, outcomeUnknown: true)))
+            }
             return false
         }
         setFate(id, .failed)
@@ -39,7 +47,7 @@ extension CacheEngine {
         requests[id]!.completesAt = nil
         let due = now.addingClamped(policy.backoffBeforeRetry(made + 1))
         let item = nextSeq()
-        behaviours.retries[id] = RetryState(made: made, due: due, item: item)
+        behaviours.retries[id] = RetryState(made: made, due: due, item: item, outcomeUnknown: unknown && request.kind == .mutate)
         scheduler.insert(ScheduledItem(time: due, seq: item, work: .retry(id)))
         return true
     }
@@ -54,20 +62,28 @@ extension CacheEngine {
         guard origin.isOnline else {
             state.made = Int.max / 2
             behaviours.retries[id] = state
-            request.answer = .keys(.failure(OriginFailure("offline")))
+            request.answer = .keys(.failure(OriginFailure("offline", outcomeUnknown: state.outcomeUnknown)))
             request.completesAt = now
             requests[id] = request
             scheduler.insert(ScheduledItem(time: now, seq: nextSeq(), work: .completion(id)))
             return
         }
         behaviours.retries[id] = state
-        switch origin.fetch(keys: request.keys, requestID: id, at: now) {
+        let reply: OriginReply<[KeyAnswer]>
+        if let m = request.mutation {
+            let key = m.idempotent && !isNaive(.retryWithoutIdempotencyKey, keys: m.keys) ? m.id : nil
+            reply = origin.mutate(MutationRequest(keys: m.keys, patch: m.patch, entityID: m.entityID, idempotencyKey: key),
+                                  requestID: id, at: now)
+        } else {
+            reply = origin.fetch(keys: request.keys, requestID: id, at: now)
+        }
+        switch reply {
         case .after(let ms, let result):
             var completesAt = now.addingClamped(max(0, ms))
             request.answer = .keys(result)
             if let limit = timeout(for: request.keys), ms > limit {
                 completesAt = now.addingClamped(limit)
-                request.answer = .keys(.failure(OriginFailure("timed out after \(TimeText.formatDuration(limit))")))
+                request.answer = .keys(.failure(.timedOut(after: limit)))
             }
             request.completesAt = completesAt
             scheduler.insert(ScheduledItem(time: completesAt, seq: nextSeq(), work: .completion(id)))
@@ -76,7 +92,8 @@ extension CacheEngine {
             request.completesAt = nil
         }
         requests[id] = request
-        let position = serverLog.append(RequestLogEntry(id: id, atMs: now - clockStart, kind: .fetch, keys: request.keys, fate: .pending))
+        let position = serverLog.append(RequestLogEntry(id: id, atMs: now - clockStart, kind: request.kind, keys: request.keys,
+                                                        fate: .pending))
         changes?.logPositions.append(position)
         var involved: [Int32] = []
         for key in request.keys {
@@ -84,6 +101,18 @@ extension CacheEngine {
             if !involved.contains(ns) { involved.append(ns) }
         }
         statistics.countRequest(inNamespaces: involved)
+    }
+
+    /// Whether a failed mutation request is retried: it carries an idempotency key, or a namespace
+    /// of its keys retries mutations without one (`retry-without-idempotency-key`).
+    func retriesMutation(_ request: InFlight) -> Bool {
+        guard let m = request.mutation else { return false }
+        return m.idempotent || isNaive(.retryWithoutIdempotencyKey, keys: m.keys)
+    }
+
+    /// Whether naive policy `policy` is on in the namespace of any of `keys`.
+    func isNaive(_ policy: NaivePolicy, keys: [String]) -> Bool {
+        keys.contains { isNaive(policy, key: $0) }
     }
 
     /// The scheduled items of restored retries waiting to be sent.

@@ -10,6 +10,8 @@ struct QueuedMutation {
     var pessimistic = false
     /// Its answer has no body: on success the keys are refetched (`MutationOptions.refetch`).
     var refetch = false
+    /// Sent with an idempotency key and retried (`MutationOptions.idempotent`).
+    var idempotent = false
 }
 
 /// The offline queue of optimistic mutations (B11): mutations made while the origin was

@@ -6,8 +6,26 @@ public enum RequestKind: String, Sendable {
 /// Why an origin request failed; a result, not a command error.
 public struct OriginFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The client cannot tell whether the server applied the request: it gave up waiting (a
+    /// `timeout=`) or the answer was lost on its way (SPEC §1.1 Unknown outcome). A failed
+    /// mutation of unknown outcome is neither confirmed nor rolled back: its keys are refetched.
+    public var outcomeUnknown: Bool
+    public init(_ message: String, outcomeUnknown: Bool = false) {
+        self.message = message
+        self.outcomeUnknown = outcomeUnknown
+    }
+
+    /// The failure of a request the client gave up on after `limit` ms (a `timeout=`).
+    public static func timedOut(after limit: Int64) -> OriginFailure {
+        OriginFailure("timed out after \(TimeText.formatDuration(limit))", outcomeUnknown: true)
+    }
     public var description: String { message }
+
+    /// As snapshots and recordings write it: `{"error": TEXT}`, with `"unknown_outcome": true`
+    /// only when it is so (files of other failures stay as they were).
+    public var document: [String: JSONValue] {
+        outcomeUnknown ? ["error": .string(message), "unknown_outcome": .bool(true)] : ["error": .string(message)]
+    }
 }
 
 /// The origin's answer for one key.
@@ -72,8 +90,12 @@ public struct MutationRequest: Sendable, Equatable {
     public var keys: [String]
     public var patch: Patch
     public var entityID: String?
-    public init(keys: [String], patch: Patch, entityID: String?) {
-        self.keys = keys; self.patch = patch; self.entityID = entityID
+    /// The idempotency key of a mutation sent with one (`mutate ... --idempotent`): its attempts
+    /// all carry it, and an origin applies a key once, answering a retry of an applied mutation
+    /// with the key's value (SPEC §1.1 Retries). nil: none.
+    public var idempotencyKey: UInt64?
+    public init(keys: [String], patch: Patch, entityID: String?, idempotencyKey: UInt64? = nil) {
+        self.keys = keys; self.patch = patch; self.entityID = entityID; self.idempotencyKey = idempotencyKey
     }
 }
 

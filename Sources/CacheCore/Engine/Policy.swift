@@ -93,6 +93,13 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// than the entry's version lands on it) and the echo of the client's own write (`--own`) is
     /// applied like any event.
     case eventsInArrivalOrder = "events-in-arrival-order"
+    /// A mutation whose outcome is unknown (a `timeout=`, a lost answer) is rolled back as if it
+    /// had failed: the entry keeps the value from before it, fresh, though the server may have
+    /// applied it.
+    case unknownOutcomeRollsBack = "unknown-outcome-rolls-back"
+    /// Every mutation is retried as a fetch is (`retry=N`), `--idempotent` or not, and no retry
+    /// carries an idempotency key: the server applies each attempt (the double increment).
+    case retryWithoutIdempotencyKey = "retry-without-idempotency-key"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -260,6 +260,7 @@ extension RecordingFormat {
         var f = fields
         if options.pessimistic { f["pessimistic"] = true }
         if options.refetch { f["refetch"] = true }
+        if options.idempotent { f["idempotent"] = true }
         return f
     }
 
@@ -330,8 +331,8 @@ extension RecordingFormat {
 
     static func encode(_ answer: RequestAnswer) -> JSONValue {
         switch answer {
-        case .keys(.failure(let f)): return .object(["error": .string(f.message)])
-        case .validation(.failure(let f)): return .object(["error": .string(f.message), "validation": true])
+        case .keys(.failure(let f)): return .object(f.document)
+        case .validation(.failure(let f)): return .object(f.document.merging(["validation": true]) { a, _ in a })
         case .keys(.success(let answers)):
             return .object(["values": .array(answers.map(\.document))])
         case .validation(.success(let verdicts)): return .object(["verdicts": encodeVerdicts(verdicts)])
@@ -516,7 +517,7 @@ extension RecordingFormat {
     }
 
     static func mutationOptions(_ f: RecordingFields) throws(Diagnostic) -> MutationOptions {
-        MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"))
+        MutationOptions(pessimistic: try f.flag("pessimistic"), refetch: try f.flag("refetch"), idempotent: try f.flag("idempotent"))
     }
 
     /// A whole policy written by `policyFields`.
@@ -615,7 +616,7 @@ extension RecordingFormat {
 
     private static func decodeAnswer(_ f: RecordingFields) throws(Diagnostic) -> RequestAnswer {
         if f.has("error") {
-            let failure = OriginFailure(try f.string("error"))
+            let failure = OriginFailure(try f.string("error"), outcomeUnknown: try f.flag("unknown_outcome"))
             return try f.flag("validation") ? .validation(.failure(failure)) : .keys(.failure(failure))
         }
         if f.has("verdicts") { return .validation(.success(try decodeVerdicts(f.object("verdicts")))) }

@@ -14,8 +14,11 @@ extension CacheEngine {
         }
         if !behaviours.retries.isEmpty {
             pending["retries"] = .array(behaviours.retries.sorted { $0.key < $1.key }.map { id, state in
-                .object(["request": .int(Int64(id)), "made": .int(Int64(state.made)),
-                         "due": state.due.map(Self.time) ?? .null, "item": state.item.map { .int(Int64($0)) } ?? .null])
+                var f: [String: JSONValue] = ["request": .int(Int64(id)), "made": .int(Int64(state.made)),
+                                              "due": state.due.map(Self.time) ?? .null, "item": state.item.map { .int(Int64($0)) } ?? .null]
+                // Only when so, so snapshots of fetches' retries read as before.
+                if state.outcomeUnknown { f["unknown_outcome"] = true }
+                return .object(f)
             })
         }
         if !behaviours.deferredMutations.isEmpty {
@@ -61,16 +64,17 @@ extension Snapshot {
             let path = pending.path.child("retries")
             for (i, item) in try pending.array("retries").enumerated() {
                 let r = try SnapshotObject(item, path.element(i))
-                try r.only(["request", "made", "due", "item"])
+                try r.only(["request", "made", "due", "item", "unknown_outcome"])
                 let id = try r.seq("request")
-                guard requests.contains(where: { $0.id == id && $0.kind == .fetch }), retries[id] == nil else {
-                    throw r.fail("request", "request \(id) is not a fetch in flight, or appears twice")
+                guard requests.contains(where: { $0.id == id && ($0.kind == .fetch || $0.kind == .mutate) }), retries[id] == nil else {
+                    throw r.fail("request", "request \(id) is not a fetch or mutation in flight, or appears twice")
                 }
                 let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
                 if (due == nil) != (seqItem == nil) { throw r.fail("item", "due and item go together") }
                 if let due, due < now { throw r.fail("due", "is before now: the retry would have been sent") }
                 if let seqItem, seqItem > seq { throw r.fail("item", "\(seqItem) is past the top-level seq \(seq)") }
-                retries[id] = RetryState(made: Int(clamping: try r.count("made")), due: due, item: seqItem)
+                retries[id] = RetryState(made: Int(clamping: try r.count("made")), due: due, item: seqItem,
+                                         outcomeUnknown: try r.bool("unknown_outcome", default: false))
             }
         }
         behaviours = AppBehaviours(active: active, polls: polls, retries: retries)

@@ -339,12 +339,13 @@ extension Snapshot {
     }
 
     private static func mutation(_ o: SnapshotObject) throws(SnapshotError) -> QueuedMutation {
-        try o.only(["id", "keys", "patch", "entity", "pessimistic", "refetch"])
+        try o.only(["id", "keys", "patch", "entity", "pessimistic", "refetch", "idempotent"])
         let keys = try o.keys("keys")
         if keys.isEmpty { throw o.fail("keys", "a mutation has at least one key") }
         return QueuedMutation(id: try o.seq("id"), keys: keys, patch: try patch(o, "patch"), entityID: try o.optionalString("entity"),
                               pessimistic: o.has("pessimistic") ? try o.bool("pessimistic") : false,
-                              refetch: o.has("refetch") ? try o.bool("refetch") : false)
+                              refetch: o.has("refetch") ? try o.bool("refetch") : false,
+                              idempotent: try o.bool("idempotent", default: false))
     }
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
@@ -434,8 +435,8 @@ extension Snapshot {
         if try o.value("answer") != .null {
             let a = try o.object("answer")
             if a.has("error") {
-                try a.only(["error"])
-                let failure = OriginFailure(try a.string("error"))
+                try a.only(["error", "unknown_outcome"])
+                let failure = OriginFailure(try a.string("error"), outcomeUnknown: try a.bool("unknown_outcome", default: false))
                 r.answer = kind == .validate ? .validation(.failure(failure)) : .keys(.failure(failure))
             } else if kind == .validate {
                 try a.only(["verdicts"])

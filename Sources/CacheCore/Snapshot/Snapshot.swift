@@ -261,7 +261,7 @@ extension CacheEngine {
         case nil:
             f["answer"] = .null
         case .keys(.failure(let failure))?, .validation(.failure(let failure))?:
-            f["answer"] = .object(["error": .string(failure.message)])
+            f["answer"] = .object(failure.document)
         case .keys(.success(let answers))?:
             f["answer"] = .object(["values": .array(answers.map(\.document))])
         case .validation(.success(let verdicts))?:
@@ -280,6 +280,7 @@ extension CacheEngine {
         // Only when set, so snapshots of plain mutations read as before.
         if m.pessimistic { f["pessimistic"] = true }
         if m.refetch { f["refetch"] = true }
+        if m.idempotent { f["idempotent"] = true }
         return .object(f)
     }
 

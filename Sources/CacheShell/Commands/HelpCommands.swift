@@ -61,6 +61,8 @@ enum HelpCommands {
         (.invalidateWaitsPoll, "the refetch of an invalidated active key when it is polled: the next poll turn refetches it", "reduxjs/redux-toolkit#4422"),
         (.invalidateDropsUnwatched, "B9 for keys nobody watches: an invalidation of a key not active and not watched is dropped", "TanStack/query#4456"),
         (.eventsInArrivalOrder, "versions (1.1) and B8's own echo: events apply as they arrive, an older one over a newer value, and the echo of the client's own write (--own) is applied", "firebase/firebase-ios-sdk#1591"),
+        (.unknownOutcomeRollsBack, "1.1's unknown outcome: a mutation that timed out or whose answer was lost is rolled back, the entry fresh, though the server may have applied it", "vercel/swr#2093"),
+        (.retryWithoutIdempotencyKey, "1.1's retries of mutations: every mutation is retried as ns retry= retries a fetch, and no retry carries an idempotency key, so the server applies each attempt (the double increment)", "serg-io/dynamodb-atomic-counter#4"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.

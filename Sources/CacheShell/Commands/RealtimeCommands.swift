@@ -16,12 +16,14 @@ enum RealtimeCommands {
         flags: [
             .flag("pessimistic", meaning: "not optimistic: nothing changes until the server confirms; a failure changes nothing"),
             .flag("refetch", meaning: "the server's answer has no body: on success keep the change and refetch the keys"),
+            .flag("idempotent", meaning: "send an idempotency key: after a failure it is retried as ns retry= retries a fetch, and the server applies it once"),
         ],
         example: "mutate feed:home {\"likes\":{\"$inc\":1}}", run: mutate,
         writes: CallForm(.mutate, .mutateEntity) { call, returned, w throws(Diagnostic) in
-            /// ` --pessimistic`, ` --refetch`: the options of a mutation as the command's flags.
+            /// ` --pessimistic`, ` --refetch`, ` --idempotent`: the options of a mutation as the command's flags.
             func flags(_ options: MutationOptions) -> String {
                 (options.pessimistic ? " --pessimistic" : "") + (options.refetch ? " --refetch" : "")
+                    + (options.idempotent ? " --idempotent" : "")
             }
             if case .mutate(let key, let patch, let options) = call {
                 try w.checkKey(key)
@@ -34,7 +36,8 @@ enum RealtimeCommands {
 
     static func mutate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: mutate)
-        var options = MutationOptions(pessimistic: args.flag("pessimistic"), refetch: args.flag("refetch"))
+        var options = MutationOptions(pessimistic: args.flag("pessimistic"), refetch: args.flag("refetch"),
+                                      idempotent: args.flag("idempotent"))
         if args.positional.first?.text == "entity" && args.positional.count < 3 {
             throw ShellError("mutate entity needs " + (args.positional.count == 1 ? "ID PATCH" : "a PATCH after the ID")
                              + " (mutate entity ID PATCH)", at: command.end)
@@ -50,7 +53,8 @@ enum RealtimeCommands {
             switch word.flag {
             case "pessimistic"?: options.pessimistic = true; flagAfterPatch = true
             case "refetch"?: options.refetch = true; flagAfterPatch = true
-            case let flag?: throw ShellError("mutate has no flag --\(flag) (it takes --pessimistic, --refetch)", at: word.offset)
+            case "idempotent"?: options.idempotent = true; flagAfterPatch = true
+            case let flag?: throw ShellError("mutate has no flag --\(flag) (it takes --pessimistic, --refetch, --idempotent)", at: word.offset)
             case nil: break
             }
         }

@@ -4,22 +4,25 @@ import CacheServer
 /// `server next` and `server strict`: the answers a replay gives, in order, and whether a request
 /// with nothing queued is a divergence (SPEC §3).
 enum ServerScriptCommands {
-    static let nextUsage = "KEY [VALUE] [latency=D] [value=JSON] [version=N] [--fail] [error=TEXT] [--not-found] [--no-answer], or --validate ..."
+    static let nextUsage = "KEY [VALUE] [latency=D] [value=JSON] [version=N] [--fail] [error=TEXT] [--not-found] [--no-answer] [--lost-answer] [--commit], or --validate ..."
 
     static let next = CommandSpec(
         subcommand: "next",
         summary: "queue the answer to KEY's next request (--validate: the next validation's), taken in order: "
-            + "VALUE or value=JSON (else the data), latency=D, --fail or error=TEXT, --not-found, --no-answer",
+            + "VALUE or value=JSON (else the data), latency=D, --fail or error=TEXT, --not-found, --no-answer, "
+            + "--lost-answer (a mutation applied, its answer lost), --commit (applied, then failed)",
         // VALUE is not declared a JSON value: the options after the key are sorted as options.
         arguments: [.key(meaning: "the key whose next request gets this answer (left out with --validate)").optional,
                     .placeholder("VALUE", meaning: "the answer's value, JSON that may span lines (else the server's data)").optional],
         options: [.duration("latency", meaning: "answer after D instead of the server's latency"),
                   .text("value", placeholder: "JSON", meaning: "the answer's value, as an option"),
-                  .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string)"),
+                  .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string); with --lost-answer, the message the client sees"),
                   .count("version", meaning: "the server version the answer carries (else the data's, if it has one)")],
         flags: [.flag("fail", meaning: "fail with \"server error\""),
                 .flag("not-found", meaning: "answer not found"),
                 .flag("no-answer", meaning: "never answer (a timeout= fails the request)"),
+                .flag("lost-answer", meaning: "apply a mutation, then lose its answer: it fails after the latency (\"answer lost\"), outcome unknown"),
+                .flag("commit", meaning: "apply a mutation, then fail it (--fail, error=TEXT; alone: \"server error\") or leave it unanswered (--no-answer)"),
                 .flag("validate", meaning: "queue the answer to the next validation instead (value= is its response)")],
         run: next)
 
@@ -71,16 +74,36 @@ enum ServerScriptCommands {
         }
         if args.flag("no-answer") { outcomes.append(("--no-answer", .noAnswer)) }
         if args.flag("fail") && args.option("error") != nil { outcomes.removeAll { $0.0 == "--fail" } }
+        let commit = args.flag("commit")
+        if validate, let flag = ["lost-answer", "commit"].first(where: { args.flag($0) }) {
+            throw ShellError("server next --validate has no --\(flag): a validation changes no data", at: command.offset)
+        }
+        if args.flag("lost-answer") {
+            // error=TEXT names the failure the client sees (a recorded timeout's, say).
+            var message = "answer lost"
+            if let i = outcomes.firstIndex(where: { $0.0 == "error=" }), case .failure(let text) = outcomes[i].1 {
+                message = text
+                outcomes.remove(at: i)
+            }
+            outcomes.append(("--lost-answer", .lostAnswer(message)))
+        }
         if outcomes.count > 1 {
-            throw ShellError("server next: give one of value=, error= (or --fail), --not-found and --no-answer, not "
+            throw ShellError("server next: give one of value=, error= (or --fail), --not-found, --no-answer and --lost-answer, not "
                              + outcomes.map(\.0).joined(separator: " and "), at: command.offset)
+        }
+        if commit {
+            if let other = outcomes.first, other.0 == "value=" || other.0 == "--not-found" || other.0 == "--lost-answer" {
+                throw ShellError("server next: --commit goes with a failure (--fail, error=TEXT or --no-answer), not \(other.0)"
+                                 + (other.0 == "--lost-answer" ? " (a lost answer is applied already)" : ""), at: command.offset)
+            }
+            if outcomes.isEmpty { outcomes.append(("--commit", .failure("server error"))) }
         }
         let version = try args.version()
         if let version = args.option("version"), validate || outcomes.contains(where: { $0.0 != "value=" }) {
             throw ShellError("server next: version= goes with an answer that has a value (value=, or the data's)",
                              at: version.word.offset)
         }
-        let answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version)
+        let answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version, commit: commit)
         if validate {
             session.server.queueValidation(answer)
             return queued(nil)

@@ -260,7 +260,12 @@ struct TranscriptWriter {
                 emit("server next --validate " + options.joined(separator: " "), replying: ServerScriptCommands.queued(nil))
                 continue
             case .keys(.failure(let f))?:
-                options.append(Self.failure(f.message))
+                // A mutation's timeout is of unknown outcome: replayed as an answer lost, with its message.
+                if f.outcomeUnknown && kind == .mutate {
+                    options += ["--lost-answer", "error=" + Self.optionJSON(.string(f.message))]
+                } else {
+                    options.append(Self.failure(f.message))
+                }
             case .keys(.success(let answers))?:
                 guard answers.count == keys.count else { throw fail("request \(id) has \(answers.count) answers for \(keys.count) keys") }
                 for (key, answer) in zip(keys, answers) {
