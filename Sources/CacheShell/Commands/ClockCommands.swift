@@ -7,7 +7,7 @@ enum ClockCommands {
     /// Commands `at` cannot schedule.
     /// Most `at` one command may nest (`at 1s at 1s ... echo`), itself included (SPEC §7.1).
     static let maxNesting = 16
-    static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
+    static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit", "client"]
 
     static func nowFields(_ cache: isolated Cache) -> [String: JSONValue] {
         ["now": .string(TimeText.iso8601(ms: cache.now)), "now_ms": .int(cache.now - cache.clockStart)]

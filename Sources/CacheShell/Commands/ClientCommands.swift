@@ -1,0 +1,93 @@
+import CacheCore
+
+/// `client`: several clients of one server on one clock (SPEC §3 Clients).
+enum ClientCommands {
+    static let client = CommandSpec(
+        name: "client", summary: "make or switch to a client (a tab, a device, a widget): own cache, same server and clock",
+        arguments: [.placeholder("NAME", meaning: "the client the next commands run in; a new one starts empty, with the "
+                                    + "current client's configuration (a lowercase letter, then a-z, 0-9 or -; the first client is main)").optional],
+        example: "client tab2", run: client)
+
+    static func client(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: client)
+        try args.expect(0...1, usage: "[NAME]")
+        guard let word = args.positional.first else { return list(session, cache) }
+        let name = word.text
+        if let problem = ClientTable.nameProblem(name) { throw ShellError("client: \(problem)", at: word.offset) }
+        let current = session.clients.current?.name ?? ClientTable.firstName
+        if name == current {
+            return .ok(["client": .string(name), "created": .bool(false)], human: ["client \(name)"])
+        }
+        if let existing = session.clients.named(name) {
+            session.switchClient(to: existing)
+            return .ok(["client": .string(name), "created": .bool(false)], human: ["client \(name)"])
+        }
+        if session.store != nil {
+            throw ShellError("client: a store keeps one writer (the first client, \(ClientTable.firstName)); "
+                             + "several clients need a session without --store", at: word.offset)
+        }
+        let count = max(1, session.clients.all.count)
+        guard count < ClientTable.limit else {
+            throw ShellError("client: a session has at most \(ClientTable.limit) clients (\(session.clients.all.map(\.name).joined(separator: " ")))",
+                             at: word.offset)
+        }
+        session.addClient(name, from: cache)
+        return .ok(["client": .string(name), "created": .bool(true), "clients": .int(Int64(count + 1))],
+                   human: ["client \(name): new, on the same server and clock (\(count + 1) clients)"])
+    }
+
+    /// `client` alone: every client, in the order made, the current one marked.
+    private static func list(_ session: Session, _ cache: isolated Cache) -> Reply {
+        var rows: [JSONValue] = []
+        var human: [String] = []
+        let current = session.clients.current?.name ?? ClientTable.firstName
+        var names = session.clients.all.map(\.name)
+        if names.isEmpty { names = [ClientTable.firstName] }
+        var counts: [Int] = []
+        try? session.forEachClient(cache) { other in counts.append(other.count) }
+        for (name, entries) in zip(names, counts) {
+            rows.append(.object(["name": .string(name), "current": .bool(name == current), "entries": .int(Int64(entries))]))
+            human.append("\(name == current ? "*" : " ") \(name) (\(entries) \(entries == 1 ? "entry" : "entries"))")
+        }
+        return Reply(["clients": .array(rows), "current": .string(current)], human: human)
+    }
+}
+
+extension Session {
+    /// Makes client `name` from `cache` (the current client's): an empty cache on its clock,
+    /// with its configuration, the session's server and budget; it becomes the current client.
+    /// The first client gets its entry in the table with the second.
+    func addClient(_ name: String, from cache: isolated Cache) {
+        if clients.all.isEmpty {
+            let first = Client(name: ClientTable.firstName, cache: cache, session: self)
+            clients.add(first)
+            clients.makeCurrent(first)
+            cache.setDelegate(first)
+        }
+        let configuration = CacheConfiguration(
+            namespaces: Dictionary(uniqueKeysWithValues: cache.namespacePolicies().filter(\.defined).map { ($0.name, $0.policy) }),
+            push: cache.pushRules, idField: cache.idField)
+        let made = cache.makeClient()
+        let client = Client(name: name, cache: made, session: self)
+        let setup = SameExecutor((server, client, options.scheduledBudget, history.enabled))
+        cache.withClient(made) { made in
+            let (server, client, budget, _) = setup.value
+            made.useOrigin(server)
+            made.setDelegate(client)
+            made.reportsAllChanges = true
+            if let budget { made.setScheduledBudget(budget.initial, reason: budget.reason) }
+            // The current client's configuration passed its checks where it came in.
+            _ = try? made.configure(configuration)
+        }
+        clients.add(client)
+        switchClient(to: client)
+    }
+
+    /// Makes `client` the current one: the session's timeline is the current client's.
+    func switchClient(to client: Client) {
+        guard let current = clients.current, current !== client else { return }
+        swap(&timeline, &current.timeline)
+        swap(&timeline, &client.timeline)
+        clients.makeCurrent(client)
+    }
+}
