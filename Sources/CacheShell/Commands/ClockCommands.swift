@@ -49,7 +49,7 @@ enum ClockCommands {
         name: "at", summary: "schedule a command D from now",
         arguments: [
             .duration(meaning: Meaning.duration + "; 0ms runs at the next scheduling step"),
-            .commandLine(meaning: "any command but advance, source, load, restore, record and quit"),
+            .commandLine(meaning: "any command but advance, source, load, restore, record, client and quit"),
         ],
         example: "at 5m get feed:home", run: at)
 
