@@ -59,6 +59,9 @@ extension Session {
     /// The first client gets its entry in the table with the second.
     func addClient(_ name: String, from cache: isolated Cache) {
         if clients.all.isEmpty {
+            // The plain-command path runs on the session's first cache: from now on every
+            // command goes through `execute`, which runs it in the current client.
+            frames.readsPlainCommands = false
             let first = Client(name: ClientTable.firstName, cache: cache, session: self)
             clients.add(first)
             clients.makeCurrent(first)
