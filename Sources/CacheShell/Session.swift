@@ -75,6 +75,8 @@ public final class Session {
     private(set) var findings = Findings()
     /// The clients besides the first (SPEC §3 Clients): empty until `client NAME` makes a second.
     var clients = ClientTable()
+    /// The cache the clients persist to and hydrate from (`persist`, `hydrate`).
+    var persisted = PersistedCopy()
     /// The client whose cache is reporting now, while there are several (its output lines carry
     /// its name); nil otherwise.
     var speaker: String?

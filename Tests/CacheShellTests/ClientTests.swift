@@ -170,3 +170,61 @@ import TestSupport
         #expect(out == "t.cachesh:1: error: client cannot be scheduled with at\n* main (0 entries)\n", "\(out)")
     }
 }
+
+/// `persist`, `hydrate` and the naive switch `persist-whole-cache` (SPEC §3 Clients, §1.2).
+@Suite struct PersistedCacheTests {
+    static func run(_ script: String) async -> String {
+        await TestShell().scriptText(SourceFile(name: "t.cachesh", text: script))
+    }
+
+    static let twoTabs = """
+        put a:1 1 tags=x
+        persist
+        client tab2
+        put a:2 2
+        persist
+        client tab3
+        hydrate
+        keys
+        """
+
+    @Test func persistMergesEntryByEntryByDefault() async {
+        let out = await Self.run(Self.twoTabs + "\nexpect peek a:1 value=1 tags=[\"x\"]")
+        #expect(out.contains("persisted: a:1\nclient tab2"), "\(out)")
+        #expect(out.contains("persisted: a:2\nclient tab3"), "nothing dropped: \(out)")
+        #expect(out.contains("keys: a:1 a:2\n"), "\(out)")
+        #expect(out.hasSuffix("expect: ok\n"), "\(out)")
+    }
+
+    @Test func theNaiveSwitchLetsTheLastWritersDumpReplaceTheNamespace() async {
+        let out = await Self.run("ns a naive=persist-whole-cache\nput b:1 1\n" + Self.twoTabs + "\nexpect peek a:1 state=absent")
+        #expect(out.contains("persisted: a:2\ndropped: a:1\nclient tab3"), "\(out)")
+        // Only the switched namespace is written whole: b:1, which tab2 never held, stays.
+        #expect(out.contains("keys: a:2 b:1\n"), "\(out)")
+        #expect(out.hasSuffix("expect: ok\n"), "\(out)")
+    }
+
+    @Test func hydrateLeavesWhatTheClientHoldsAndClearForgetsTheCopy() async {
+        let out = await Self.run("""
+            put a:1 1
+            persist
+            put a:1 5
+            hydrate
+            expect peek a:1 value=5
+            persist --clear
+            clear
+            hydrate
+            """)
+        #expect(out.contains("keys: (none)\nexpect: ok\ndropped: a:1\n"), "\(out)")
+        #expect(out.hasSuffix("keys: (none)\n"), "the cleared copy hydrates nothing: \(out)")
+    }
+
+    @Test func aSnapshotKeepsNoPersistedCacheAndNoSwitchWhenOff() async {
+        let shell = await TestShell()
+        _ = await shell.typed("put a:1 1\npersist")
+        let text = await shell.snapshotText()
+        let plain = await TestShell()
+        _ = await plain.typed("put a:1 1")
+        #expect(text == (await plain.snapshotText()))
+    }
+}

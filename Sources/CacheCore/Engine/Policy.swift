@@ -93,6 +93,10 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// than the entry's version lands on it) and the echo of the client's own write (`--own`) is
     /// applied like any event.
     case eventsInArrivalOrder = "events-in-arrival-order"
+    /// A client's `persist` writes its whole cache of the namespace over the copy persisted for
+    /// every client (the last writer's dump replaces the other's), instead of merging entry by
+    /// entry. The shell's clients act on it (SPEC §3 Clients); the engine never reads it.
+    case persistWholeCache = "persist-whole-cache"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -36,6 +36,54 @@ enum ClientCommands {
                    human: ["client \(name): new, on the same server and clock (\(count + 1) clients)"])
     }
 
+    static let persist = CommandSpec(
+        name: "persist", summary: "write the current client's cache to the persisted cache every client shares",
+        flags: [.flag("clear", meaning: "forget the persisted cache instead (the app's storage was cleared)")],
+        example: "persist", run: persist)
+
+    /// `persist`: the current client's entries (value and tags, any state) into the persisted
+    /// copy, entry by entry; a namespace with `persist-whole-cache` on is written whole, the
+    /// keys the client does not hold dropped from it (SPEC §3 Clients, §1.2).
+    static func persist(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: persist)
+        try args.expect(0...0)
+        if args.flag("clear") {
+            let keys = session.persisted.sorted.map(\.key)
+            session.persisted = PersistedCopy()
+            return Reply(["keys": .array([]), "dropped": .array(keys.map(JSONValue.string))],
+                         human: ["dropped: " + (keys.isEmpty ? "(none)" : keys.joined(separator: " "))])
+        }
+        var held: [(key: String, entry: PersistedCopy.Entry)] = []
+        for entry in cache.keys() {
+            let read = cache.peek(entry.key)
+            guard let value = read.value else { continue }
+            held.append((entry.key, PersistedCopy.Entry(value: value, tags: read.tags)))
+        }
+        let whole = Set(cache.namespacePolicies().filter { $0.policy.naive.contains(.persistWholeCache) }.map(\.name))
+        let dropped = session.persisted.write(held, wholeCache: whole)
+        let keys = held.map(\.key)
+        var human = ["persisted: " + (keys.isEmpty ? "(none)" : keys.joined(separator: " "))]
+        if !dropped.isEmpty { human.append("dropped: " + dropped.joined(separator: " ")) }
+        return Reply(["keys": .array(keys.map(JSONValue.string)), "dropped": .array(dropped.map(JSONValue.string))], human: human)
+    }
+
+    static let hydrate = CommandSpec(
+        name: "hydrate", summary: "store the persisted entries the current client does not hold, as put stores them",
+        example: "hydrate", run: hydrate)
+
+    /// `hydrate`: each persisted entry the current client does not hold is stored as `put`
+    /// stores it (fresh from now, with its tags), in key order.
+    static func hydrate(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: hydrate)
+        try args.expect(0...0)
+        var keys: [String] = []
+        for (key, entry) in session.persisted.sorted where cache.peek(key).state == .absent {
+            cache.put(key, entry.value, tags: entry.tags)
+            keys.append(key)
+        }
+        return .keys(keys)
+    }
+
     /// `client` alone: every client, in the order made, the current one marked.
     private static func list(_ session: Session, _ cache: isolated Cache) -> Reply {
         var rows: [JSONValue] = []

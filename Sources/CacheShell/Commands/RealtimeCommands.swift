@@ -159,8 +159,8 @@ enum RealtimeCommands {
     static let push = CommandSpec(
         name: "push", summary: "push notification, through the configured rules",
         arguments: [.pushType(meaning: "the push type a rule of the configuration names")],
-        options: [.text("client", placeholder: "NAME", meaning: "only client NAME gets the push (default: every client)"),
-                  .pushParameters(meaning: "fills {name} in the rule's targets (client= names a client, never fills {client})")],
+        options: [.pushParameters(meaning: "fills {name} in the rule's targets; client=NAME is not one: only client NAME gets the push "
+                                  + "(default: every client)")],
         example: "push friend-blocked user=42", run: push,
         writes: CallForm(.push) { call, returned, w throws(Diagnostic) in
             guard case .push(let type, let arguments) = call else { throw w.notItsKind(call) }

@@ -158,3 +158,36 @@ struct SameExecutor<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+/// The cache the session's clients persist to and hydrate from (SPEC §3 Clients: an app's
+/// localStorage or disk cache, which two tabs or an app and its widget share): each key's
+/// value and tags, as the last `persist` that wrote the key left them. Not kept by snapshots,
+/// stores or recordings: a script rebuilds it by running its `persist` commands again.
+struct PersistedCopy {
+    struct Entry: Equatable {
+        var value: JSONValue
+        var tags: [String]
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+
+    /// Writes the entries of one client: each key it holds replaces the persisted one (a
+    /// per-entry merge); with `wholeCache`, the persisted keys of those namespaces it does not
+    /// hold are dropped first (the last writer's dump replaces the other's).
+    /// - Returns: the keys dropped, sorted.
+    mutating func write(_ held: [(key: String, entry: Entry)], wholeCache namespaces: Set<String>) -> [String] {
+        let holds = Set(held.map(\.key))
+        var dropped: [String] = []
+        if !namespaces.isEmpty {
+            for key in entries.keys where !holds.contains(key) && namespaces.contains(String(KeyName.namespace(of: key))) {
+                dropped.append(key)
+            }
+            for key in dropped { entries[key] = nil }
+        }
+        for (key, entry) in held { entries[key] = entry }
+        return dropped.sorted()
+    }
+
+    /// The persisted entries, by key.
+    var sorted: [(key: String, entry: Entry)] { entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+}
