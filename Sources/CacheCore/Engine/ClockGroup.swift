@@ -15,8 +15,16 @@ import Dispatch
 // its fields happens on that executor's queue, from code isolated to one of those caches, so no
 // two accesses ever overlap (`checkIsolated` asserts the queue in debug builds).
 final class ClockGroup: @unchecked Sendable {
+    /// An engine of the group, held weakly: its cache owns it (and it owns the group), so a
+    /// group never keeps an engine alive after its cache is gone.
+    private struct Member {
+        weak var engine: CacheEngine?
+    }
+
     /// The engines in the order they joined: an engine's index is its place.
-    private(set) var engines: [CacheEngine] = []
+    private var members: [Member] = []
+    /// The engines still alive, in the order they joined.
+    var engines: [CacheEngine] { members.compactMap(\.engine) }
     /// The queue every engine of the group runs on.
     let queue: DispatchQueue
     /// The group is running other engines' items for one of them: those run with no group
@@ -28,8 +36,8 @@ final class ClockGroup: @unchecked Sendable {
     /// Adds `engine` last; returns its place.
     func join(_ engine: CacheEngine) -> Int {
         checkIsolated()
-        engines.append(engine)
-        return engines.count - 1
+        members.append(Member(engine: engine))
+        return members.count - 1
     }
 
     private func checkIsolated() {
@@ -50,8 +58,9 @@ final class ClockGroup: @unchecked Sendable {
         defer { draining = false }
         while true {
             var best: (engine: CacheEngine, time: Int64)?
-            for (index, other) in engines.enumerated() where other !== engine {
-                guard let due = other.nextDueTime, (due, index) < (time, place) else { continue }
+            for (index, member) in members.enumerated() {
+                guard let other = member.engine, other !== engine, let due = other.nextDueTime,
+                      (due, index) < (time, place) else { continue }
                 if best == nil || due < best!.time { best = (other, due) }
             }
             guard let (next, due) = best else { break }
