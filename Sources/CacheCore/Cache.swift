@@ -18,7 +18,7 @@ import Dispatch
 /// for) reaches the `delegate` at once, in order, and `changes(in:)` streams after the call.
 public actor Cache {
     /// The actor's executor: a serial Dispatch queue, so `withIsolation` can enter it synchronously.
-    private nonisolated let executor = CacheExecutor()
+    private nonisolated let executor: CacheExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let engine: CacheEngine
@@ -52,6 +52,7 @@ public actor Cache {
     /// A cache on the virtual clock over a synchronous origin (a simulated server, a test double).
     /// - Parameter clockStart: the virtual clock's start, ms since the Unix epoch (SPEC §2).
     public init(origin: sending any Origin = NoOrigin(), clockStart: Int64 = TimeText.virtualEpochMs) {
+        executor = CacheExecutor()
         engine = CacheEngine(origin: origin, clockStart: clockStart)
         clock = nil
         isLive = false
@@ -73,6 +74,7 @@ public actor Cache {
                 mutate: (@Sendable (MutationRequest) async throws -> [String: JSONValue])? = nil,
                 clock: any CacheClock = SystemClock(), requestTimeout: Int64 = 30_000) {
         let origin = AsyncOrigin()
+        executor = CacheExecutor()
         engine = CacheEngine(origin: origin, clockStart: clock.nowMs())
         self.clock = clock
         isLive = true
@@ -83,6 +85,61 @@ public actor Cache {
         relay = EngineRelay()
         engine.delegate = relay
         relay.cache = self
+    }
+
+    /// A client cache on another's clock (SPEC §2 Clients): the same executor, the same clock
+    /// start and time, an empty engine, joined to `group` at `place`.
+    private init(sharing executor: CacheExecutor, group: ClockGroup, clockStart: Int64, now: Int64) {
+        self.executor = executor
+        let engine = CacheEngine(origin: NoOrigin(), clockStart: clockStart)
+        engine.now = now
+        engine.clockGroup = group
+        engine.clockPlace = group.join(engine)
+        self.engine = engine
+        clock = nil
+        isLive = false
+        asyncOrigin = nil
+        requestTimeout = .max
+        relay = EngineRelay()
+        engine.delegate = relay
+        relay.cache = self
+    }
+
+    /// A new, empty cache on this cache's virtual clock (the shell's `client`, SPEC §2 Clients):
+    /// it runs on this cache's executor, so code isolated to either may enter the other with
+    /// `assumeIsolated`, and the scheduled work of all the caches made so runs in one order,
+    /// (due time, the order the caches were made in, each one's sequence), whichever of them
+    /// moves the clock. Give it an origin, a delegate and a configuration before use.
+    /// Not for a live cache (its clock is the app's).
+    public func makeClient() -> Cache {
+        precondition(!isLive, "a live cache has no virtual clock to share")
+        let group: ClockGroup
+        if let existing = engine.clockGroup {
+            group = existing
+        } else {
+            group = ClockGroup(queue: executor.queue)
+            engine.clockGroup = group
+            engine.clockPlace = group.join(engine)
+        }
+        return Cache(sharing: executor, group: group, clockStart: engine.clockStart, now: engine.now)
+    }
+
+    /// Runs `body` isolated to `other`, a cache made by ``makeClient()`` from this one (or this
+    /// one made from it, or two made from a third), synchronously, from code isolated to this
+    /// cache: the session of several clients runs each client's command in its own cache.
+    /// - Precondition: `other` runs on this cache's executor.
+    public func withClient<T>(_ other: Cache, _ body: (isolated Cache) -> T) -> T {
+        precondition(other.executor === executor, "withClient: the caches do not share an executor")
+        // Safe: both caches run on one serial executor and this code runs on it now (we are
+        // isolated to `self`), so `other`'s isolation holds here as it would after a hop, and
+        // `body` runs synchronously on this thread before we return. The compiler cannot see
+        // that two actors share an executor, so `body` is called through the same function
+        // type without the `isolated` mark (the same calling convention: the parameter is an
+        // ordinary one either way); `checkIsolated` still asserts the queue in `assumeIsolated`.
+        return withoutActuallyEscaping(body) { body in
+            let plain = unsafeBitCast(body, to: ((Cache) -> T).self)
+            return plain(other)
+        }
     }
 
     /// Runs `body` isolated to the cache on the calling thread, after any call in progress: how a
@@ -414,6 +471,22 @@ public actor Cache {
         return try tryNoting(.eventEntity(id: id, patch: patch.document, own: own), RecordedReturn.keys) {
             () throws(CacheError) in try engine.event(entity: id, patch: patch, own: own)
         }
+    }
+
+    /// Throws what `event(key, patch:own:version:)` would throw, changing nothing (an event
+    /// checked on every client before it reaches any).
+    public func checkEvent(_ key: String, patch: Patch, version: UInt64? = nil) throws(CacheError) {
+        try engine.checkEvent(key, patch: patch, version: version)
+    }
+
+    /// Throws what `event(entity:patch:own:)` would throw, changing nothing.
+    public func checkEvent(entity id: String, patch: Patch) throws(CacheError) {
+        try engine.checkEvent(entity: id, patch: patch)
+    }
+
+    /// Throws what `push(type, arguments:)` would throw, changing nothing.
+    public func checkPush(_ type: String, arguments: [String: String]) throws(CacheError) {
+        try engine.checkPush(type, arguments: arguments)
     }
 
     /// A push notification (B9): runs the rule for `type` with its arguments.

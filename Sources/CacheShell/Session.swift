@@ -73,6 +73,13 @@ public final class Session {
     var base = BaseState()
     /// What a `--verify` of this session's input reads after each step.
     private(set) var findings = Findings()
+    /// The clients besides the first (SPEC §3 Clients): empty until `client NAME` makes a second.
+    var clients = ClientTable()
+    /// The cache the clients persist to and hydrate from (`persist`, `hydrate`).
+    var persisted = PersistedCopy()
+    /// The client whose cache is reporting now, while there are several (its output lines carry
+    /// its name); nil otherwise.
+    var speaker: String?
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?
@@ -221,7 +228,7 @@ public final class Session {
     /// What is wrong with the session's parts; empty when nothing is.
     func invariantViolations() -> [String] {
         frames.invariantViolations() + outcome.invariantViolations() + terminal.invariantViolations()
-            + history.invariantViolations() + schedule.invariantViolations()
+            + history.invariantViolations() + schedule.invariantViolations() + clients.invariantViolations()
     }
 
     // MARK: Helpers of the commands

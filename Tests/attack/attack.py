@@ -649,6 +649,20 @@ def bounds_cases(rng, smoke, work):
     big = "put k {\"n\":0,\"s\":\"" + "x" * (1 << 20) + "\"}\n" + "event patch k {\"n\":{\"$inc\":1}}\n" * changes + "timeline z\n"
     cases.append((f"timeline: {changes} changes of a 1 MiB value", ["b.cachesh"], {"b.cachesh": big},
                   lambda st, out, err, sec: None if b"earlier changes are not kept" in out else f"status {st}: nothing dropped"))
+    # Clients (SPEC §3 Clients): past 16, names that are not names, each one error line; and
+    # polls in every client under --safe still stop at the budget, in time.
+    names = [f"c{i}" for i in range(2, 40)] + ["Bad", "a" * 33, "x" * (1 << 20), "t\u202eb", "t\x1bb", "-x", "a:b", "ä"]
+    rng.shuffle(names)
+    clients = "".join(f"client {name}\n" for name in names) + "client\n"
+    bad = len([n for n in names if not n.startswith("c")]) + max(0, len([n for n in names if n.startswith("c")]) - 15)
+    cases.append((f"client: {len(names)} names, too many and bad ones", ["c.cachesh"], {"c.cachesh": clients},
+                  lambda st, out, err, sec, bad=bad: None if st == 1 and err.count(b"error: client") == bad
+                  and b"at most 16 clients" in err and out.count(b" entries)\n") == 16 and len(err) < 200_000
+                  else f"status {st}, {err.count(b'error: client')} errors for {bad}, {out.count(b' entries)')} clients"))
+    # Each client has the budget (SPEC §7.1), so 16 of them may run 16 times one's work: four
+    # keep the case within the time a debug build on a loaded machine takes for it.
+    spread = "server latency 0ms\n" + "".join(f"client c{i}\npoll a:1 every=1ms\n" for i in range(2, 6)) + "advance 16m\n" * 10
+    cases.append(("--safe: polls every 1ms in 4 clients", ["--safe", "q.cachesh"], {"q.cachesh": spread}, budget_held))
     for command in ["snapshot out.json", "at 1ms replay t.txt csv=out.json", "echo x\nsnapshot out.json", "diff out.json",
                     "at 0ms at 0ms snapshot out.json", "record out.json", "source out.json"]:
         for mode in ([], ["--safe"]):

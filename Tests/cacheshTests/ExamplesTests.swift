@@ -7,7 +7,7 @@ import Testing
 struct ExamplesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let scenarios = ["tour", "feed-and-profile", "optimistic-amen", "page-cache", "workout-store", "spawn-validation",
-                            "app-lifecycle", "touch"]
+                            "app-lifecycle", "touch", "two-tabs"]
 
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["CACHESH_BIN"] { return path }

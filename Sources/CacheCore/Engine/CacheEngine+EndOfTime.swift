@@ -120,6 +120,7 @@ extension CacheEngine {
     ///   backoff, a latency changed while waiting): the wait stops before it, keeping what it ran,
     ///   the clock at the last item run, the request still in flight (SPEC §7); or on a runaway.
     func run(until id: UInt64) throws(CacheError) {
+        defer { clockGroup?.follow(self) }
         while requestTable[id] != nil {
             if try runNext(upTo: .max - 1) { continue }
             // Nothing left before the end. A deferred answer (a strict divergence) never comes:

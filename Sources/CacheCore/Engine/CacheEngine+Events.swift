@@ -34,6 +34,26 @@ extension CacheEngine {
         return [key]
     }
 
+    /// Whether `event(key, patch:version:)` would apply here: throws the error it would throw,
+    /// changing nothing (an event reaching several clients is checked on each first, SPEC §3
+    /// Clients).
+    public func checkEvent(_ key: String, patch: Patch, version: UInt64?) throws(CacheError) {
+        if let version, version > KeyAnswer.maxVersion {
+            throw CacheError("version \(version) is past the largest, \(KeyAnswer.maxVersion) (2^53)")
+        }
+        guard let slot = entrySlot(forKey: KeyName.canonical(key)) else { return }
+        do { _ = try patch.apply(to: slots[Int(slot)].value) } catch { throw CacheError("\(error)") }
+    }
+
+    /// Whether `event(entity:patch:)` would apply here: throws the error it would throw, changing nothing.
+    public func checkEvent(entity id: String, patch: Patch) throws(CacheError) {
+        for slot in sortedByKey(entries.idIndex[id]) {
+            do { _ = try slots[Int(slot)].value.patchingEntities(id: id, idField: idField, with: patch) } catch {
+                throw CacheError("\(error) (in \(slots[Int(slot)].key))")
+            }
+        }
+    }
+
     /// A realtime change of entity `id` in every cached value embedding it (B8).
     /// - Complexity: O(entries embedding the id · their size), through the id index; never a scan.
     @discardableResult

@@ -41,6 +41,11 @@ extension CacheEngine {
         return changed
     }
 
+    /// Whether `push(type, arguments:)` would run here: throws the error it would throw, changing nothing.
+    public func checkPush(_ type: String, arguments: [String: String]) throws(CacheError) {
+        _ = try rules.targets(of: type, arguments: arguments)
+    }
+
     /// The keys a `refresh` target names: its cached entries, then (sorted) the keys not cached
     /// whose first fetch is in flight (a tag names cached entries only).
     func refreshKeys(_ target: Target) -> [String] {

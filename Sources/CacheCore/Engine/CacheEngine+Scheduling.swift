@@ -11,7 +11,14 @@ extension CacheEngine {
         let target = now.addingClamped(max(0, duration))
         // Bounded: each turn runs one item, and the runaway limit stops a command that runs
         // too many (expiries aside, which are bounded by the entries' records).
-        while try runNext(upTo: target) {}
+        while true {
+            while try runNext(upTo: target) {}
+            // The other clients' items due by then run too, after this engine's (SPEC §2
+            // Clients); one of them may have given this engine more.
+            guard let group = clockGroup else { break }
+            try group.runOthers(before: target, place: .max, of: self)
+            guard let due = nextDueTime, due <= target else { break }
+        }
         now = target
     }
 
@@ -19,6 +26,10 @@ extension CacheEngine {
     /// - Complexity: O(log h) for h scheduled items, plus the item's work.
     @discardableResult
     func runNext(upTo limit: Int64) throws(CacheError) -> Bool {
+        if let group = clockGroup, let due = nextDueTime, due <= limit {
+            // The other clients' items before this one run first (SPEC §2 Clients).
+            try group.runOthers(before: due, place: clockPlace, of: self)
+        }
         guard let item = try scheduler.next(upTo: limit) else { return false }
         if item.time > now { now = item.time }
         switch item.work {

@@ -170,6 +170,10 @@
     }
     /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
     var runningScheduled = 0
+    /// The other caches on this one's clock (the shell's clients) and this engine's place among
+    /// them; nil for a cache alone (SPEC §2 Clients).
+    var clockGroup: ClockGroup?
+    var clockPlace = 0
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {

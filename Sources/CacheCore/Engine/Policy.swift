@@ -100,6 +100,10 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// Every mutation is retried as a fetch is (`retry=N`), `--idempotent` or not, and no retry
     /// carries an idempotency key: the server applies each attempt (the double increment).
     case retryWithoutIdempotencyKey = "retry-without-idempotency-key"
+    /// A client's `persist` writes its whole cache of the namespace over the copy persisted for
+    /// every client (the last writer's dump replaces the other's), instead of merging entry by
+    /// entry. The shell's clients act on it (SPEC §3 Clients); the engine never reads it.
+    case persistWholeCache = "persist-whole-cache"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -7,7 +7,7 @@ enum ClockCommands {
     /// Commands `at` cannot schedule.
     /// Most `at` one command may nest (`at 1s at 1s ... echo`), itself included (SPEC §7.1).
     static let maxNesting = 16
-    static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit"]
+    static let unschedulable: Set<String> = ["advance", "source", "load", "restore", "record", "quit", "client"]
 
     static func nowFields(_ cache: isolated Cache) -> [String: JSONValue] {
         ["now": .string(TimeText.iso8601(ms: cache.now)), "now_ms": .int(cache.now - cache.clockStart)]
@@ -49,7 +49,7 @@ enum ClockCommands {
         name: "at", summary: "schedule a command D from now",
         arguments: [
             .duration(meaning: Meaning.duration + "; 0ms runs at the next scheduling step"),
-            .commandLine(meaning: "any command but advance, source, load, restore, record and quit"),
+            .commandLine(meaning: "any command but advance, source, load, restore, record, client and quit"),
         ],
         example: "at 5m get feed:home", run: at)
 

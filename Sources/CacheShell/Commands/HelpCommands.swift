@@ -63,6 +63,7 @@ enum HelpCommands {
         (.eventsInArrivalOrder, "versions (1.1) and B8's own echo: events apply as they arrive, an older one over a newer value, and the echo of the client's own write (--own) is applied", "firebase/firebase-ios-sdk#1591"),
         (.unknownOutcomeRollsBack, "1.1's unknown outcome: a mutation that timed out or whose answer was lost is rolled back, the entry fresh, though the server may have applied it", "vercel/swr#2093"),
         (.retryWithoutIdempotencyKey, "1.1's retries of mutations: every mutation is retried as ns retry= retries a fetch, and no retry carries an idempotency key, so the server applies each attempt (the double increment)", "serg-io/dynamodb-atomic-counter#4"),
+        (.persistWholeCache, "B16 across clients: persist writes the client's whole cache of the namespace over the shared persisted copy, dropping the entries another client persisted", "apollographql/apollo-cache-persist#346"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.

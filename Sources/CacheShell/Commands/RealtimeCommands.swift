@@ -87,7 +87,8 @@ enum RealtimeCommands {
             .patch(meaning: Meaning.patch),
         ],
         options: [.count("version", meaning: "event patch only: the server version the change reflects; "
-                            + "an entry already at it or newer skips the event (0 to 2^53)")],
+                            + "an entry already at it or newer skips the event (0 to 2^53)"),
+                  .text("client", placeholder: "NAME", meaning: "only client NAME gets the event (default: every client)")],
         flags: [.flag("own", meaning: "the echo of this client's own change: the cache skips it")],
         example: "event entity 1 {\"likes\":{\"$inc\":1}}", run: event,
         writes: CallForm(.event, .eventEntity) { call, returned, w throws(Diagnostic) in
@@ -116,37 +117,54 @@ enum RealtimeCommands {
             throw ShellError("event entity has no version=: a version is one key's (event patch KEY PATCH version=N)",
                              at: args.options["version"]!.offset)
         }
+        // Every client gets the event, or the one client= names (SPEC §3 Clients): checked on
+        // the server and on each of them before any changes (SPEC §7).
+        let only = try session.addressedClient(args)
+        let at = args.positional[2].offset
+        /// A client's error names the client, when there are several.
+        func failure(_ error: CacheError, _ client: String?) -> ShellError {
+            ShellError(error.message + (client.map { " (in client \($0))" } ?? ""), at: at)
+        }
+        var keys: [String] = []
         if form == "patch" {
             let key = try args.key(1, in: cache)
-            // Validate on both sides before changing either (SPEC §7).
             let serverValue: JSONValue?
             do { serverValue = try server.patched(key, patch) } catch {
-                throw ShellError("\(error) (in the server's \(key))", at: args.positional[2].offset)
+                throw ShellError("\(error) (in the server's \(key))", at: at)
             }
-            let keys: [String]
-            do { keys = try cache.event(key, patch: patch, own: own, version: version) } catch {
-                throw ShellError(error.message, at: args.positional[2].offset)
+            if session.clients.several {
+                try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+                    do throws(CacheError) { try client.checkEvent(key, patch: patch, version: version) } catch { throw failure(error, name) }
+                }
+            }
+            try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+                do throws(CacheError) { keys += try client.event(key, patch: patch, own: own, version: version) } catch { throw failure(error, name) }
             }
             if !own, let serverValue { server.applyEvent(key, serverValue, at: cache.now, version: version) }
-            return .keys(keys)
+            return .keys(session.clients.several ? uniqued(keys) : keys)
         }
         let id = args.positional[1].text
         let serverChanges: [(key: String, value: JSONValue)]
         do { serverChanges = try server.patchedEntities(id, patch) } catch {
-            throw ShellError("\(error) (in the server's data)", at: args.positional[2].offset)
+            throw ShellError("\(error) (in the server's data)", at: at)
         }
-        let keys: [String]
-        do { keys = try cache.event(entity: id, patch: patch, own: own) } catch {
-            throw ShellError(error.message, at: args.positional[2].offset)
+        if session.clients.several {
+            try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+                do throws(CacheError) { try client.checkEvent(entity: id, patch: patch) } catch { throw failure(error, name) }
+            }
+        }
+        try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+            do throws(CacheError) { keys += try client.event(entity: id, patch: patch, own: own) } catch { throw failure(error, name) }
         }
         if !own { for change in serverChanges { server.set(change.key, change.value, at: cache.now) } }
-        return .keys(keys)
+        return .keys(session.clients.several ? uniqued(keys) : keys)
     }
 
     static let push = CommandSpec(
         name: "push", summary: "push notification, through the configured rules",
         arguments: [.pushType(meaning: "the push type a rule of the configuration names")],
-        options: [.pushParameters(meaning: "fills {name} in the rule's targets")],
+        options: [.pushParameters(meaning: "fills {name} in the rule's targets; client=NAME is not one: only client NAME gets the push "
+                                  + "(default: every client)")],
         example: "push friend-blocked user=42", run: push,
         writes: CallForm(.push) { call, returned, w throws(Diagnostic) in
             guard case .push(let type, let arguments) = call else { throw w.notItsKind(call) }
@@ -168,12 +186,30 @@ enum RealtimeCommands {
         let args = try Arguments(command, source, for: push)
         try args.expect(1...1)
         var arguments: [String: String] = [:]
-        for name in args.options.keys { arguments[name] = String(args.option(name)!.value) }
-        do {
-            return .keys(try cache.push(args.positional[0].text, arguments: arguments))
-        } catch {
-            throw ShellError(error.message, at: args.positional[0].offset)
+        for name in args.options.keys where name != "client" { arguments[name] = String(args.option(name)!.value) }
+        // Every client gets the push, or the one client= names (SPEC §3 Clients); each is
+        // checked before any changes.
+        let only = try session.addressedClient(args)
+        let type = args.positional[0].text
+        func failure(_ error: CacheError, _ client: String?) -> ShellError {
+            ShellError(error.message + (client.map { " (in client \($0))" } ?? ""), at: args.positional[0].offset)
         }
+        if session.clients.several {
+            try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+                do throws(CacheError) { try client.checkPush(type, arguments: arguments) } catch { throw failure(error, name) }
+            }
+        }
+        var keys: [String] = []
+        try session.forEachClient(cache, only: only) { client, name throws(ShellError) in
+            do throws(CacheError) { keys += try client.push(type, arguments: arguments) } catch { throw failure(error, name) }
+        }
+        return .keys(session.clients.several ? uniqued(keys) : keys)
+    }
+
+    /// `keys` without repeats, in the order first met (the keys several clients changed).
+    static func uniqued(_ keys: [String]) -> [String] {
+        var seen = Set<String>()
+        return keys.filter { seen.insert($0).inserted }
     }
 
     /// The fields of a validation: its request, response and changed keys.

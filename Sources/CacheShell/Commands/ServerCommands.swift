@@ -146,7 +146,8 @@ enum ServerCommands {
         let args = try Arguments(command, source, for: online)
         try args.expect(0...0)
         server.isOnline = true
-        cache.originDidComeOnline()
+        // Every client's cache sees the server again (SPEC §3 Clients).
+        try session.forEachClient(cache) { $0.originDidComeOnline() }
         return .ok(["online": .bool(true)], human: ["server: online"])
     }
 

@@ -47,6 +47,11 @@ enum SnapshotCommands {
         let args = try Arguments(command, source, for: restore)
         try args.expect(1...1)
         let word = args.positional[0]
+        if session.clients.several {
+            // A snapshot is one cache, and its clock; the clients share theirs (SPEC §3 Clients).
+            throw ShellError("restore: a snapshot holds one client's cache and its clock, which the "
+                             + "\(session.clients.all.count) clients share; restore in a session of one client", at: word.offset)
+        }
         if word.kind == .json { return try restoreInline(session, cache, word) }
         let path = session.resolvePath(word.text, relativeTo: source)
         let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)

@@ -21,7 +21,8 @@ struct FrameStack {
     /// `quit` ran: every frame stops before its next command.
     var quitting = false
     /// Run the commonest commands of a batch without the lexer (``Session/runPlainCommand(at:in:on:)``);
-    /// off only in tests that check it changes nothing.
+    /// off in tests that check it changes nothing, and once a session has several clients
+    /// (the path knows only the session's first cache).
     var readsPlainCommands = true
 
     /// No source is being run: the session waits for input.

@@ -122,6 +122,15 @@ extension Session {
     /// Executes one lexed command in the wrapper (``perform``).
     func execute(_ command: RawCommand, in source: SourceFile, on cache: isolated Cache) -> Bool {
         guard let first = command.words.first else { return true }
+        // The user's commands run in the current client (SPEC §3 Clients); a scheduled one in
+        // the client that scheduled it, whose cache runs it.
+        if let current = clients.current, current.cache !== cache, !frames.inScheduled {
+            let carried = SameExecutor((self, command, source))
+            return cache.withClient(current.cache) { other in
+                let (session, command, source) = carried.value
+                return session.execute(command, in: source, on: other)
+            }
+        }
         return perform(command.offset..<command.end, in: source, named: first.text, on: cache) { session, cache throws(ShellError) in
             if let refusal = session.readOnlyRefusal(command) { throw refusal }
             // The command's name looked up on its bytes; an alias (a bare word only) by `dispatch`.
@@ -149,6 +158,7 @@ extension Session {
         let topLevel = frames.runsTopLevel
         if topLevel {
             cache.beginCommand()
+            if clients.several { for client in clients.all where client.cache !== cache { cache.withClient(client.cache) { $0.beginCommand() } } }
             outcome.begin(mode: settings.mode)
         }
         var ok = true
@@ -201,6 +211,11 @@ extension Session {
     /// Adds an item to the outcome of the command running now; with none (output from outside
     /// any command), it goes to the terminal at once.
     func add(_ item: Outcome.Item) {
+        if let speaker { return add(.client(speaker, item), tagged: true) }
+        add(item, tagged: true)
+    }
+
+    private func add(_ item: Outcome.Item, tagged: Bool) {
         if outcome.open {
             outcome.items.append(item)
         } else {

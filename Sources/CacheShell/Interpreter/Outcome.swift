@@ -25,6 +25,9 @@ struct Outcome {
         /// A line made elsewhere (a trace's own error, an executable's message), already in the
         /// output's form; `isError` sends it to standard error.
         case line(String, isError: Bool)
+        /// An item a client's cache made, while the session has several clients (SPEC §3
+        /// Clients): each line carries the client's name.
+        indirect case client(String, Item)
     }
 
     /// A failed command as its diagnostic line names it.
@@ -141,6 +144,35 @@ extension Outcome.Item {
             return DiagnosticsFormatter.text(report, typed: typed && report.retyped)
         case .line(let text, _):
             return text + "\n"
+        case .client(let name, let item):
+            return Self.naming(name, item.text(colour: colour, typed: typed, width: width), json: item.isJSON)
+        }
+    }
+
+    /// `text`'s lines as client `name` says them: a JSON line gains a `client` field, a human
+    /// line starts with `[NAME] `.
+    static func naming(_ name: String, _ text: String, json: Bool) -> String {
+        var out = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            if json, let value = try? JSONValue(parsing: String(line)), case .object(var fields) = value {
+                fields["client"] = .string(name)
+                out += JSONValue.object(fields).compactText + "\n"
+            } else {
+                out += "[\(name)] " + line + "\n"
+            }
+        }
+        return out
+    }
+
+    /// Whether the item is in JSON output.
+    var isJSON: Bool {
+        switch self {
+        case .reply(_, _, let mode), .scheduled(_, _, _, _, let mode), .event(_, _, let mode),
+             .validated(_, _, let mode), .finishedRead(_, _, _, let mode):
+            return mode == .json
+        case .diagnostic(let report): return report.mode == .json
+        case .line: return false
+        case .client(_, let item): return item.isJSON
         }
     }
 
@@ -149,6 +181,7 @@ extension Outcome.Item {
         switch self {
         case .diagnostic(let report): return report.mode == .human
         case .line(_, let isError): return isError
+        case .client(_, let item): return item.isError
         default: return false
         }
     }

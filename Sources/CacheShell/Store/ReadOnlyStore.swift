@@ -45,11 +45,11 @@ extension Session {
     /// Commands that never change what a store keeps, whatever their arguments.
     static let storeUnchanged: Set<String> = [
         "config", "now", "peek", "keys", "pending", "timeline", "explain", "snapshot", "diff", "replay", "source",
-        "record", "output", "echo", "help", "quit",
+        "record", "output", "echo", "help", "quit", "persist",
     ]
 
-    /// Commands that change it only with arguments: alone, they list (`ns`, `activate`, `poll`, `watch`).
-    static let storeUnchangedAlone: Set<String> = ["ns", "activate", "poll", "watch"]
+    /// Commands that change it only with arguments: alone, they list (`ns`, `activate`, `poll`, `watch`, `client`).
+    static let storeUnchangedAlone: Set<String> = ["ns", "activate", "poll", "watch", "client"]
 
     /// Whether the command `words` would change what a store keeps (an unknown command would not:
     /// it fails as it would anywhere). Its name and subcommand count however they are written:

@@ -44,6 +44,6 @@ extension Session {
     public func noteInput(bytes: Int, on cache: isolated Cache) {
         guard options.scheduledBudget == .perInput else { return }
         let (items, overflow) = bytes.multipliedReportingOverflow(by: ScheduledBudget.perByte)
-        cache.growScheduledBudget(by: overflow ? .max : items)
+        try? forEachClient(cache) { $0.growScheduledBudget(by: overflow ? .max : items) }
     }
 }

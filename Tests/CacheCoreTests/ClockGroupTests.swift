@@ -1,0 +1,62 @@
+import CacheCore
+import Synchronization
+import Testing
+
+/// Caches made with `Cache.makeClient()` share one virtual clock (SPEC §2 Clients): their
+/// scheduled work runs in (due time, the order the caches were made in, sequence) order,
+/// whichever cache moves the clock, and every clock reads the same time after.
+@Suite struct ClockGroupTests {
+    /// Notes each scheduled token as `NAME TOKEN@ELAPSED` in a log the caches share.
+    final class Recorder: CacheDelegate, Sendable {
+        let name: String
+        let log: Mutex<[String]>
+        init(_ name: String) {
+            self.name = name
+            log = Mutex([])
+        }
+        /// The log the scheduled work of every cache goes to (the first recorder's).
+        let sharedWith = Mutex<Recorder?>(nil)
+        func cache(_ cache: isolated Cache, observed event: CacheEvent) {}
+        func cache(_ cache: isolated Cache, validated result: ValidationResult) {}
+        func cache(_ cache: isolated Cache, runScheduled token: Int) {
+            let line = "\(name) \(token)@\(cache.now - cache.clockStart)"
+            let target = sharedWith.withLock { $0 } ?? self
+            target.log.withLock { $0.append(line) }
+        }
+    }
+
+    @Test func itemsRunByTimeThenByTheOrderTheCachesWereMadeWhoeverAdvances() {
+        let a = Cache()
+        let first = Recorder("a"), second = Recorder("b"), third = Recorder("c")
+        second.sharedWith.withLock { $0 = first }
+        third.sharedWith.withLock { $0 = first }
+        let clocks = a.withIsolation { a in
+            a.setDelegate(first)
+            let b = a.makeClient()
+            let c = a.makeClient()
+            a.withClient(b) { $0.setDelegate(second) }
+            a.withClient(c) { $0.setDelegate(third) }
+            a.withClient(c) { c in c.schedule(after: 10, token: 1); c.schedule(after: 5, token: 2) }
+            a.withClient(b) { b in b.schedule(after: 10, token: 3) }
+            a.schedule(after: 10, token: 4)
+            a.schedule(after: 20, token: 5)
+            // c moves the clock: a's and b's items run in their places too.
+            a.withClient(c) { c in try! c.advance(by: 30) }
+            return [a.now, a.withClient(b) { $0.now }, a.withClient(c) { $0.now }].map { $0 - a.clockStart }
+        }
+        #expect(clocks == [30, 30, 30])
+        #expect(first.log.withLock { $0 } == ["c 2@5", "a 4@10", "b 3@10", "c 1@10", "a 5@20"])
+    }
+
+    @Test func aCacheAloneIsUnchanged() {
+        let a = Cache()
+        let recorder = Recorder("a")
+        a.withIsolation { a in
+            a.setDelegate(recorder)
+            a.schedule(after: 10, token: 1)
+            a.schedule(after: 5, token: 2)
+            try! a.advance(by: 10)
+        }
+        #expect(recorder.log.withLock { $0 } == ["a 2@5", "a 1@10"])
+    }
+}
