@@ -36,7 +36,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public internal(set) var scriptedValidations: [ScriptedAnswer] = []
     /// The idempotency keys of the mutations applied (SPEC §1.1 Retries): a mutation carrying one
     /// of them is not applied again. Like scripted answers, not kept by snapshots and stores.
-    public private(set) var appliedKeys: Set<UInt64> = []
+    public private(set) var appliedKeys: Set<IdempotencyKey> = []
     /// With strict on, a request that finds nothing queued gets no answer and is a divergence.
     public var strict = false
     /// The first request strict mode found nothing queued for, since `takeDivergence()`.

@@ -121,6 +121,26 @@ import TestSupport
         #expect(out.contains(#""client":"tab2","event":"patched""#), "\(out)")
     }
 
+    /// An idempotency key is the client's as well as the mutation's: two clients' first
+    /// idempotent mutations are two writes, not one write and its retry.
+    @Test func twoClientsIdempotentMutationsAreBothApplied() async {
+        let out = await Self.run("""
+            server set c:1 {"n":0}
+            get c:1
+            client tab2
+            get c:1
+            client main
+            mutate c:1 {"n":1} --idempotent
+            advance 1s
+            client tab2
+            mutate c:1 {"n":2} --idempotent
+            advance 1s
+            expect server show c:1 value.n=2
+            """)
+        #expect(out.contains("expect: ok"), "\(out)")
+        #expect(!out.contains("expect: failed"), "\(out)")
+    }
+
     @Test func aSessionHasAtMostSixteenClients() async {
         var script = ""
         for i in 2...16 { script += "client c\(i)\n" }

@@ -77,7 +77,7 @@ extension CacheEngine {
         request.mutation = mutation
         let latency: Int64?
         switch origin.mutate(MutationRequest(keys: mutation.keys, patch: mutation.patch, entityID: mutation.entityID,
-                                             idempotencyKey: mutation.idempotent ? mutation.id : nil),
+                                             idempotencyKey: mutation.idempotent ? IdempotencyKey(client: clockPlace, mutation: mutation.id) : nil),
                              requestID: id, at: now) {
         case .after(let ms, let result):
             latency = ms

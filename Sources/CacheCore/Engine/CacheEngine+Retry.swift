@@ -71,7 +71,8 @@ extension CacheEngine {
         behaviours.retries[id] = state
         let reply: OriginReply<[KeyAnswer]>
         if let m = request.mutation {
-            let key = m.idempotent && !isNaive(.retryWithoutIdempotencyKey, keys: m.keys) ? m.id : nil
+            let key = m.idempotent && !isNaive(.retryWithoutIdempotencyKey, keys: m.keys)
+                ? IdempotencyKey(client: clockPlace, mutation: m.id) : nil
             reply = origin.mutate(MutationRequest(keys: m.keys, patch: m.patch, entityID: m.entityID, idempotencyKey: key),
                                   requestID: id, at: now)
         } else {

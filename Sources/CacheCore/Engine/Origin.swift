@@ -86,6 +86,15 @@ public enum OriginReply<Answer: Sendable>: Sendable {
 }
 
 /// A mutation as the cache sends it: a patch of one key, or of an entity in every key embedding it.
+/// The idempotency key a mutation's attempts carry (SPEC §1.1 Retries): the mutation's id within
+/// the cache that sent it, and that cache's place among the clients sharing one origin (SPEC §3
+/// Clients), so two clients' first mutations never share a key.
+public struct IdempotencyKey: Hashable, Sendable {
+    public var client: Int
+    public var mutation: UInt64
+    public init(client: Int, mutation: UInt64) { self.client = client; self.mutation = mutation }
+}
+
 public struct MutationRequest: Sendable, Equatable {
     public var keys: [String]
     public var patch: Patch
@@ -93,8 +102,8 @@ public struct MutationRequest: Sendable, Equatable {
     /// The idempotency key of a mutation sent with one (`mutate ... --idempotent`): its attempts
     /// all carry it, and an origin applies a key once, answering a retry of an applied mutation
     /// with the key's value (SPEC §1.1 Retries). nil: none.
-    public var idempotencyKey: UInt64?
-    public init(keys: [String], patch: Patch, entityID: String?, idempotencyKey: UInt64? = nil) {
+    public var idempotencyKey: IdempotencyKey?
+    public init(keys: [String], patch: Patch, entityID: String?, idempotencyKey: IdempotencyKey? = nil) {
         self.keys = keys; self.patch = patch; self.entityID = entityID; self.idempotencyKey = idempotencyKey
     }
 }
