@@ -93,6 +93,9 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// than the entry's version lands on it) and the echo of the client's own write (`--own`) is
     /// applied like any event.
     case eventsInArrivalOrder = "events-in-arrival-order"
+    /// Reading or refetching a paged list (`pages`) reads page 1 only and marks the other pages
+    /// fresh, as if refetched, with their old values (SWR's infinite list revalidating page 1).
+    case pagesMarkedFresh = "pages-marked-fresh"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

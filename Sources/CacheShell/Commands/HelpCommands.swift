@@ -61,6 +61,7 @@ enum HelpCommands {
         (.invalidateWaitsPoll, "the refetch of an invalidated active key when it is polled: the next poll turn refetches it", "reduxjs/redux-toolkit#4422"),
         (.invalidateDropsUnwatched, "B9 for keys nobody watches: an invalidation of a key not active and not watched is dropped", "TanStack/query#4456"),
         (.eventsInArrivalOrder, "versions (1.1) and B8's own echo: events apply as they arrive, an older one over a newer value, and the echo of the client's own write (--own) is applied", "firebase/firebase-ios-sdk#1591"),
+        (.pagesMarkedFresh, "the refetch of every page of a list (1.1 Pages): pages LIST reads page 1 alone and marks the other pages fresh with their old values", "vercel/swr#785"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.

@@ -1,0 +1,69 @@
+/// Paged lists (infinite queries, feeds): a list KEY is fetched page by page, each page an entry
+/// of its own, `KEY@1`, `KEY@2`, ... (SPEC §1.1 Pages). So every rule of an entry holds per page:
+/// its freshness, B12 against a local write or an invalidation, B11's pending mutations.
+extension CacheEngine {
+    /// The most pages a list has (SPEC §7.1): `pages KEY --next` past it is refused.
+    public static let maxPages = 1_000
+
+    /// The key of page `n` (from 1) of the list `key`.
+    public static func pageKey(_ key: String, _ n: Int) -> String { key + "@" + String(n) }
+
+    /// The keys of the list's cached pages: `KEY@1`, `KEY@2`, ... up to the first not cached
+    /// (at most `maxPages`).
+    /// - Complexity: O(pages): one lookup each.
+    public func pageKeys(of key: String) -> [String] {
+        let key = KeyName.canonical(key)
+        var pages: [String] = []
+        while pages.count < Self.maxPages {
+            let page = Self.pageKey(key, pages.count + 1)
+            guard entrySlot(forKey: page) != nil else { break }
+            pages.append(page)
+        }
+        return pages
+    }
+
+    /// Reads every cached page of the list `key` (page 1 when none is cached), results in page
+    /// order. Without `refetch`, as `mget` of the pages: each page by its own freshness (fresh
+    /// served, stale served and refreshed, expired fetched), one request for those that need one.
+    /// With `refetch` (an infinite query's refetch): one new request for every page, whatever
+    /// its freshness, each page's answer stored as B12 and B11 say for that page.
+    ///
+    /// With `pages-marked-fresh` on (SPEC §1.2), only page 1 is read (or refetched) and the other
+    /// pages are marked fresh at once, as if stored now, their values unchanged.
+    /// - Throws: `CacheError` as `get` and `mget` do (a wait that runs away or never ends).
+    public func readPages(_ key: String, refetch: Bool, nowait: Bool = false) throws(CacheError) -> [ReadResult] {
+        let key = KeyName.canonical(key)
+        var pages = pageKeys(of: key)
+        if pages.isEmpty { pages = [Self.pageKey(key, 1)] }
+        if pages.count > 1 && isNaive(.pagesMarkedFresh, ns: namespaceSlot(forKey: key)) {
+            let first = try get(pages[0], force: refetch, nowait: nowait)
+            if origin.isOnline { markFresh(Array(pages.dropFirst())) }
+            return [first] + pages.dropFirst().map { current($0) }
+        }
+        guard refetch, origin.isOnline else { return try mget(pages, nowait: nowait) }
+        defer { if checksInvariants { checkInvariants() } }
+        let nowait = nowait || runningScheduled > 0
+        if !nowait, let refusal = endOfTimeRefusal(sending: .fetch, keys: pages) { throw refusal }
+        _ = nextSeq()
+        for page in pages {
+            let slot = entrySlot(forKey: page)
+            if let slot { entries.touch(slot) }
+            count(\.misses, slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: page))
+        }
+        let id = sendFetch(pages, refresh: Array(repeating: false, count: pages.count))
+        if nowait { return pages.map { current($0) } }
+        requestTable.addWaiter(id)
+        try run(until: id)
+        return pages.map { result(for: $0, outcome: requestTable.keyOutcomes[id]?[$0]) }
+    }
+
+    /// `pages-marked-fresh`: the pages are stamped as stored now and no longer invalidated,
+    /// their values unchanged and nothing sent (SWR's infinite list revalidating page 1 only).
+    private func markFresh(_ pages: [String]) {
+        for page in pages {
+            guard let slot = entrySlot(forKey: page) else { continue }
+            restamp(slot)
+            slots[Int(slot)].invalidated = false
+        }
+    }
+}
