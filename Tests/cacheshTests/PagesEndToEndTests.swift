@@ -47,7 +47,7 @@ import Testing
             """)
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.hasSuffix("""
-            key          state  source  age_ms  expires_in_ms  notes  value
+            key          state  source  age_ms  expires_in_ms   notes  value
             feed:list@1  fresh  cache   110     599890 (9m59s)         [{"id":0,"likes":0},{"id":1,"likes":0}]
             feed:list@2  fresh  cache   200     599800 (9m59s)         [{"id":3,"likes":1}]
 
