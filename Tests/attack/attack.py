@@ -338,6 +338,11 @@ def hostile_cases(work):
          + 'expect peek a value={"t":"a' + ' "x"' * 300000 + "\n"
          + 'expect peek a value=["a b"' + ", 1" * 300000 + "]\n", None,
          [b"a space splits the value of value= into words; write PATH= then the value as a word of its own"]),
+        ("paged lists with hostile keys and forms", "".join(f"put {k}@1 1\npages {k} --next\npages {k} --refetch --nowait\n"
+                                                             for k in ["a", "a@1", "a@", "l:" + "x" * 100000, "l:@@", "l:\u00e9"])
+         + "pages l:x --next --refetch\npages l:x --refetch --next --nowait\npages tag:x\npages * --next\npages l:x 1\n"
+         + "ns l naive=pages-marked-fresh\npages l:" + "x" * 100000 + " --refetch\n", None,
+         [b"pages: --next and --refetch do not go together"]),
     ]
     return cases + value_cases(work)
 
@@ -638,6 +643,15 @@ def bounds_cases(rng, smoke, work):
     big = "put k {\"n\":0,\"s\":\"" + "x" * (1 << 20) + "\"}\n" + "event patch k {\"n\":{\"$inc\":1}}\n" * changes + "timeline z\n"
     cases.append((f"timeline: {changes} changes of a 1 MiB value", ["b.cachesh"], {"b.cachesh": big},
                   lambda st, out, err, sec: None if b"earlier changes are not kept" in out else f"status {st}: nothing dropped"))
+    # A list past its most pages (SPEC §7.1): --next is refused with one line and sends nothing;
+    # pages and pages --refetch read the first 1000 only, one request, in bounded time.
+    pages = rng.randint(1000, 1100 if smoke else 3000)
+    script = "".join(f"put l:x@{i} {i}\n" for i in range(1, pages + 1)) + \
+        "pages l:x --next\nexpect stats requests=0\npages l:x --refetch\nadvance 1s\npages l:x\n"
+    cases.append((f"a list at its most pages ({pages} put)", ["l.cachesh"], {"l.cachesh": script},
+                  lambda st, out, err, sec: None if st == 1 and sec < 30 and err.count(b"\n") == 1
+                  and b"has 1000 pages, the most a list may have; nothing was sent" in err
+                  and b"l:x@1000  " in out and b"l:x@1001  " not in out else f"status {st} after {sec:.1f}s {err[:160]!r}"))
     for command in ["snapshot out.json", "at 1ms replay t.txt csv=out.json", "echo x\nsnapshot out.json", "diff out.json",
                     "at 0ms at 0ms snapshot out.json", "record out.json", "source out.json"]:
         for mode in ([], ["--safe"]):
