@@ -68,6 +68,25 @@ import Testing
         #expect(run.stdout.hasSuffix("expect: ok\nexpect: ok\n"), "\(run)")
     }
 
+    @Test func explainShowsEachPagesStateAndWhy() async throws {
+        let run = try await Cachesh.script(Self.setup + """
+            pages feed:list --next
+            pages feed:list --next
+            advance 30s
+            invalidate feed:list@2
+            explain feed:list
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            key:    feed:list
+            state:  absent
+            reason: feed:list is not cached (nothing happened to it this session)
+            pages:  feed:list@1 fresh (fresh: stored 30s100ms ago; stale at 2026-01-01T00:01:00.100Z); \
+            feed:list@2 stale (invalidated at 2026-01-01T00:00:30.200Z; it would turn stale by age at 2026-01-01T00:01:00.200Z)
+
+            """), "\(run)")
+    }
+
     @Test func pagesMarkedFreshKeepsALaterPagesOldValue() async throws {
         for (naive, likes) in [("pages-marked-fresh", 0), ("none", 5)] {
             let run = try await Cachesh.script(Self.setup + """

@@ -157,7 +157,7 @@ enum EntryCommands {
             .flag("refetch", meaning: "send one new request for every cached page and wait for it"),
             .flag("nowait", meaning: "send what the read would send and return at once with what the cache has"),
         ],
-        example: "pages feed:timeline --next", run: pages,
+        example: "pages feed:timeline", run: pages,
         writes: CallForm(.pages) { call, returned, w throws(Diagnostic) in
             guard case .pages(let key, let refetch, let nowait) = call else { throw w.notItsKind(call) }
             try w.checkKey(key)
