@@ -286,6 +286,17 @@ public actor Cache {
         }
     }
 
+    /// Reads the page after the list's last cached page (`KEY@1` when none is) as `read` of it
+    /// does: an infinite query's `fetchNextPage` (SPEC §1.1 Pages; `next-page-drops-writes`, §1.2).
+    public func nextPage(_ key: String, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        sync()
+        defer { finish() }
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.pages(key: key, refetch: false, nowait: nowait, next: true), { .reads([$0]) }) { () throws(CacheError) in
+            try engine.nextPage(key, nowait: nowait)
+        }
+    }
+
     /// The most pages a paged list has (SPEC §7.1).
     public static let maxPages = CacheEngine.maxPages
 
@@ -573,7 +584,8 @@ public enum CacheCall: Sendable, Equatable {
     case get(key: String, force: Bool, mode: ReadMode)
     case mget(keys: [String], nowait: Bool = false)
     /// The pages of a paged list read (`refetch`: all refetched), SPEC §1.1 Pages.
-    case pages(key: String, refetch: Bool, nowait: Bool = false)
+    /// `next`: the page after the last one cached was read (`refetch` is then false).
+    case pages(key: String, refetch: Bool, nowait: Bool = false, next: Bool = false)
     case peek(key: String)
     case touch(key: String)
     case keys(pattern: String?)
@@ -670,9 +682,10 @@ extension CacheCall {
         case .mget(let keys, let nowait):
             f = ["keys": F.strings(keys)]
             if nowait { f["nowait"] = .bool(true) }
-        case .pages(let key, let refetch, let nowait):
+        case .pages(let key, let refetch, let nowait, let next):
             f = ["key": .string(key)]
             if refetch { f["refetch"] = .bool(true) }
+            if next { f["next"] = .bool(true) }
             if nowait { f["nowait"] = .bool(true) }
         case .peek(let key): f = ["key": .string(key)]
         case .touch(let key): f = ["key": .string(key)]
@@ -715,7 +728,8 @@ extension CacheCall {
         switch kind {
         case .get: self = .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
         case .mget: self = .mget(keys: try f.strings("keys"), nowait: try f.flag("nowait"))
-        case .pages: self = .pages(key: try f.string("key"), refetch: try f.flag("refetch"), nowait: try f.flag("nowait"))
+        case .pages: self = .pages(key: try f.string("key"), refetch: try f.flag("refetch"), nowait: try f.flag("nowait"),
+                                   next: try f.flag("next"))
         case .peek: self = .peek(key: try f.string("key"))
         case .touch: self = .touch(key: try f.string("key"))
         case .keys: self = .keys(pattern: try f.optionalString("pattern"))

@@ -128,6 +128,40 @@ import Testing
         #expect(h.engine.peek("feed:list@2").state == .fresh)
     }
 
+    /// TanStack/query#3579: a write to page 1 while page 3 loads is reverted by page 3's answer.
+    @Test(arguments: [true, false])
+    func nextPageDropsWritesRevertsAnEarlierPage(naive: Bool) throws {
+        let h = Self.harness(naive ? [.nextPageDropsWrites] : [])
+        Self.load(h, pages: 2)
+        h.origin.latencies["feed:list@3"] = 1_000
+        let read = try h.engine.nextPage("feed:list", nowait: true)
+        #expect(read.key == "feed:list@3" && read.pending)
+        h.advance(200)
+        _ = h.engine.put("feed:list@1", [1, "edited"])
+        h.advance(1_000)
+        #expect(h.value("feed:list@3") == [5])
+        #expect(h.value("feed:list@1") == (naive ? [1, 2] : [1, "edited"]))
+        #expect(h.engine.peek("feed:list@1").ageMs == (naive ? 200 : 1_000))   // stored with the answer, or put
+    }
+
+    /// The pages written back are the confirmed values: a mutation pending on a page stays
+    /// applied on top, once; an answer that fails writes nothing back.
+    @Test func nextPageDropsWritesKeepsPendingMutationsAndNothingOnAFailure() throws {
+        let h = Self.harness([.nextPageDropsWrites])
+        h.server("feed:list@1", ["likes": 0])
+        Self.load(h, pages: 1)
+        h.origin.latency = 2_000
+        try h.engine.mutate("feed:list@1", patch: patch(#"{"likes": {"$inc": 1}}"#))
+        h.origin.latency = 100
+        _ = try h.engine.nextPage("feed:list")
+        #expect(h.value("feed:list@1") == ["likes": 1])
+        _ = h.engine.put("feed:list@1", ["likes": 5])
+        h.origin.fail(next: 1)
+        let failed = try h.engine.nextPage("feed:list")
+        #expect(failed.key == "feed:list@3" && failed.error != nil)
+        #expect(h.value("feed:list@1") == ["likes": 6])
+    }
+
     @Test func aListHasAtMostAThousandPages() {
         let h = Harness()
         h.engine.checksInvariants = false          // a thousand puts: checked whole, each is slow

@@ -102,6 +102,25 @@ import Testing
         }
     }
 
+    @Test func nextPageDropsWritesRevertsAWriteToAnEarlierPage() async throws {
+        for (naive, likes) in [("next-page-drops-writes", 0), ("none", 7)] {
+            let run = try await Cachesh.script(Self.setup + """
+                ns feed naive=\(naive)
+                server set feed:list@3 [{"id":4,"likes":0}]
+                server latency 1s feed:list@3
+                pages feed:list --next
+                pages feed:list --next
+                pages feed:list --next --nowait
+                advance 100ms
+                put feed:list@1 [{"id":1,"likes":7}]
+                advance 1s
+                expect peek feed:list@3 value.0.id=4
+                expect peek feed:list@1 value.0.likes=\(likes)
+                """)
+            #expect(run.status == 0, "\(naive): \(run)")
+        }
+    }
+
     /// Bad input: one line with file and line, nothing sent, nothing changed.
     @Test func badFormsAreOneErrorLineAndChangeNothing() async throws {
         let run = try await Cachesh.script(Self.setup + """

@@ -57,6 +57,55 @@ extension CacheEngine {
         return pages.map { result(for: $0, outcome: requestTable.keyOutcomes[id]?[$0]) }
     }
 
+    /// Reads the page after the list's last cached page (`LIST@1` when none is) exactly as `get`
+    /// of it does (an infinite query's `fetchNextPage`).
+    ///
+    /// With `next-page-drops-writes` on (SPEC §1.2), when that read sends a fetch, the earlier
+    /// pages as they are now (their confirmed values, without pending mutations) are written back
+    /// when its answer is stored, whatever was written to them meanwhile.
+    /// - Throws: `CacheError` as `get` does.
+    public func nextPage(_ key: String, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        let key = KeyName.canonical(key)
+        let pages = pageKeys(of: key)
+        let next = Self.pageKey(key, pages.count + 1)
+        guard !pages.isEmpty, origin.isOnline, requestTable.fetch(forKey: next) == nil,
+              isNaive(.nextPageDropsWrites, ns: namespaceSlot(forKey: key)) else { return try get(next, nowait: nowait) }
+        let waits = !(nowait || runningScheduled > 0)
+        if waits, let refusal = endOfTimeRefusal(reading: next, slot: -1, force: false) { throw refusal }
+        let held = pages.map { page -> (key: String, value: StoredValue) in
+            let e = slots[Int(entrySlot(forKey: page)!)]
+            return (page, e.log.map { StoredValue($0.base) } ?? e.stored)
+        }
+        let read = try get(next, nowait: true)
+        guard let id = requestTable.fetch(forKey: next) else { return read }
+        behaviours.pagesAtRequest[id] = held
+        guard waits else { return read }
+        requestTable.addWaiter(id)
+        try run(until: id)
+        return result(for: next, outcome: requestTable.keyOutcomes[id]?[next])
+    }
+
+    /// `next-page-drops-writes`: the answer to request `id`, a next page's fetch, was stored: the
+    /// earlier pages still cached are stored again with the values they had when it was sent, as
+    /// parts of that answer (fresh, stored now, pending mutations applied on top).
+    func writeBackPages(ofRequest id: UInt64) {
+        guard let held = behaviours.pagesAtRequest.removeValue(forKey: id) else { return }
+        for (page, value) in held {
+            guard let slot = entrySlot(forKey: page) else { continue }
+            let i = Int(slot)
+            if var log = slots[i].log {
+                log.base = value.json
+                slots[i].log = log
+                entries.setValue(slot, recompute(log))
+            } else {
+                entries.setValue(slot, value)
+            }
+            restamp(slot)
+            slots[i].invalidated = false
+            emit(.refreshed, slot: slot, source: .server)
+        }
+    }
+
     /// `pages-marked-fresh`: the pages are stamped as stored now and no longer invalidated,
     /// their values unchanged and nothing sent (SWR's infinite list revalidating page 1 only).
     private func markFresh(_ pages: [String]) {

@@ -96,6 +96,9 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// Reading or refetching a paged list (`pages`) reads page 1 only and marks the other pages
     /// fresh, as if refetched, with their old values (SWR's infinite list revalidating page 1).
     case pagesMarkedFresh = "pages-marked-fresh"
+    /// The answer to a list's next page writes back the earlier pages as they were when it was
+    /// requested, dropping writes made to them meanwhile (TanStack Query's fetchNextPage).
+    case nextPageDropsWrites = "next-page-drops-writes"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

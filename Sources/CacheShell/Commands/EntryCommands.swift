@@ -159,10 +159,12 @@ enum EntryCommands {
         ],
         example: "pages feed:timeline", run: pages,
         writes: CallForm(.pages) { call, returned, w throws(Diagnostic) in
-            guard case .pages(let key, let refetch, let nowait) = call else { throw w.notItsKind(call) }
+            guard case .pages(let key, let refetch, let nowait, let next) = call else { throw w.notItsKind(call) }
             try w.checkKey(key)
-            let command = "pages \(key)" + (refetch ? " --refetch" : "") + (nowait ? " --nowait" : "")
+            if next && refetch { throw w.fail("a pages call both next and refetch, which no command makes") }
+            let command = "pages \(key)" + (next ? " --next" : "") + (refetch ? " --refetch" : "") + (nowait ? " --nowait" : "")
             guard case .reads(let results) = returned else { return (command, nil) }
+            if next, results.count == 1 { return (command, .read(results[0], isGet: true)) }
             return (command, mgetReply(results))
         })
 
@@ -180,8 +182,7 @@ enum EntryCommands {
             guard cached < Cache.maxPages else {
                 throw ShellError("pages: \(key) has \(cached) pages, the most a list may have; nothing was sent", at: command.offset)
             }
-            let page = KeyName.canonical(key) + "@" + String(cached + 1)
-            do { return .read(try cache.read(page, nowait: nowait), isGet: true) } catch { throw ShellError(error.message, at: command.offset) }
+            do { return .read(try cache.nextPage(key, nowait: nowait), isGet: true) } catch { throw ShellError(error.message, at: command.offset) }
         }
         do {
             return mgetReply(try cache.pages(key, refetch: args.flag("refetch"), nowait: nowait))

@@ -62,6 +62,7 @@ enum HelpCommands {
         (.invalidateDropsUnwatched, "B9 for keys nobody watches: an invalidation of a key not active and not watched is dropped", "TanStack/query#4456"),
         (.eventsInArrivalOrder, "versions (1.1) and B8's own echo: events apply as they arrive, an older one over a newer value, and the echo of the client's own write (--own) is applied", "firebase/firebase-ios-sdk#1591"),
         (.pagesMarkedFresh, "the refetch of every page of a list (1.1 Pages): pages LIST reads page 1 alone and marks the other pages fresh with their old values", "vercel/swr#785"),
+        (.nextPageDropsWrites, "a page's answer is its page's alone (1.1 Pages): the answer to pages LIST --next writes back the earlier pages as they were when it was sent", "TanStack/query#3579"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.
