@@ -297,9 +297,6 @@ public actor Cache {
         }
     }
 
-    /// The most pages a paged list has (SPEC §7.1).
-    public static let maxPages = CacheEngine.maxPages
-
     /// The keys of the paged list's cached pages, `KEY@1` up to the first page not cached.
     public func pageKeys(of key: String) -> [String] {
         sync()

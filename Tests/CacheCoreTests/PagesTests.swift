@@ -167,5 +167,24 @@ import Testing
         h.engine.checksInvariants = false          // a thousand puts: checked whole, each is slow
         for n in 1...(CacheEngine.maxPages + 1) { _ = h.engine.put("l@\(n)", .int(Int64(n))) }
         #expect(h.engine.pageKeys(of: "l").count == CacheEngine.maxPages)
+        _ = h.engine.evict("l@1001")
+        #expect(throws: CacheError.self) { try h.engine.nextPage("l") }
+        #expect(h.engine.stats().requests == 0 && h.engine.stats().misses == 0)
+    }
+
+    /// Offline, every form serves the cached pages flagged, as `mget` does, and sends nothing,
+    /// with or without a naive switch.
+    @Test(arguments: [[], [NaivePolicy.pagesMarkedFresh]])
+    func offlineThePagesAreServedAsCached(naive: [NaivePolicy]) throws {
+        let h = Self.harness(Set(naive))
+        Self.load(h, pages: 2)
+        h.advance(2 * minute)
+        h.origin.isOnline = false
+        for refetch in [false, true] {
+            let results = try h.engine.readPages("feed:list", refetch: refetch)
+            #expect(results.map(\.offline) == [true, true])
+            #expect(results.map(\.state) == [.stale, .stale])
+        }
+        #expect(h.engine.stats().requests == 2)
     }
 }

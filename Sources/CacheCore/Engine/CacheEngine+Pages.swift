@@ -2,7 +2,7 @@
 /// of its own, `KEY@1`, `KEY@2`, ... (SPEC §1.1 Pages). So every rule of an entry holds per page:
 /// its freshness, B12 against a local write or an invalidation, B11's pending mutations.
 extension CacheEngine {
-    /// The most pages a list has (SPEC §7.1): `pages KEY --next` past it is refused.
+    /// The most pages a list has (SPEC §7.1): `nextPage` past it is refused.
     public static let maxPages = 1_000
 
     /// The key of page `n` (from 1) of the list `key`.
@@ -35,26 +35,38 @@ extension CacheEngine {
         let key = KeyName.canonical(key)
         var pages = pageKeys(of: key)
         if pages.isEmpty { pages = [Self.pageKey(key, 1)] }
+        guard origin.isOnline else { return try mget(pages, nowait: nowait) }
         if pages.count > 1 && isNaive(.pagesMarkedFresh, ns: namespaceSlot(forKey: key)) {
             let first = try get(pages[0], force: refetch, nowait: nowait)
-            if origin.isOnline { markFresh(Array(pages.dropFirst())) }
+            markFresh(Array(pages.dropFirst()))
             return [first] + pages.dropFirst().map { current($0) }
         }
-        guard refetch, origin.isOnline else { return try mget(pages, nowait: nowait) }
+        return refetch ? try self.refetch(pages, nowait: nowait) : try mget(pages, nowait: nowait)
+    }
+
+    /// Refetches `keys` (each once, in the order first given) in one new request, whatever their
+    /// freshness, as `get --force` does one key: each counts a miss, is an access when cached,
+    /// joins nothing, and waits for the answer unless `nowait` (or run by a scheduled command).
+    /// Offline, as `mget`. The refetch of every page of a list (SPEC §1.1 Pages).
+    /// - Throws: `CacheError` when the wait runs away or would never end (nothing changed then).
+    public func refetch(_ keys: [String], nowait: Bool = false) throws(CacheError) -> [ReadResult] {
+        var seen = Set<String>()
+        let keys = keys.map(KeyName.canonical).filter { seen.insert($0).inserted }
+        guard origin.isOnline, !keys.isEmpty else { return try mget(keys, nowait: nowait) }
         defer { if checksInvariants { checkInvariants() } }
         let nowait = nowait || runningScheduled > 0
-        if !nowait, let refusal = endOfTimeRefusal(sending: .fetch, keys: pages) { throw refusal }
+        if !nowait, let refusal = endOfTimeRefusal(sending: .fetch, keys: keys) { throw refusal }
         _ = nextSeq()
-        for page in pages {
-            let slot = entrySlot(forKey: page)
+        for key in keys {
+            let slot = entrySlot(forKey: key)
             if let slot { entries.touch(slot) }
-            count(\.misses, slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: page))
+            count(\.misses, slot.map { slots[Int($0)].namespace } ?? namespaceSlot(forKey: key))
         }
-        let id = sendFetch(pages, refresh: Array(repeating: false, count: pages.count))
-        if nowait { return pages.map { current($0) } }
+        let id = sendFetch(keys, refresh: Array(repeating: false, count: keys.count))
+        if nowait { return keys.map { current($0) } }
         requestTable.addWaiter(id)
         try run(until: id)
-        return pages.map { result(for: $0, outcome: requestTable.keyOutcomes[id]?[$0]) }
+        return keys.map { result(for: $0, outcome: requestTable.keyOutcomes[id]?[$0]) }
     }
 
     /// Reads the page after the list's last cached page (`LIST@1` when none is) exactly as `get`
@@ -63,10 +75,14 @@ extension CacheEngine {
     /// With `next-page-drops-writes` on (SPEC §1.2), when that read sends a fetch, the earlier
     /// pages as they are now (their confirmed values, without pending mutations) are written back
     /// when its answer is stored, whatever was written to them meanwhile.
-    /// - Throws: `CacheError` as `get` does.
+    /// - Throws: `CacheError` as `get` does, and when the list has `maxPages` pages (then
+    ///   nothing was sent).
     public func nextPage(_ key: String, nowait: Bool = false) throws(CacheError) -> ReadResult {
         let key = KeyName.canonical(key)
         let pages = pageKeys(of: key)
+        guard pages.count < Self.maxPages else {
+            throw CacheError("pages: \(key) has \(pages.count) pages, the most a list may have; nothing was sent")
+        }
         let next = Self.pageKey(key, pages.count + 1)
         guard !pages.isEmpty, origin.isOnline, requestTable.fetch(forKey: next) == nil,
               isNaive(.nextPageDropsWrites, ns: namespaceSlot(forKey: key)) else { return try get(next, nowait: nowait) }

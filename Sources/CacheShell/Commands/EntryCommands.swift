@@ -178,10 +178,6 @@ enum EntryCommands {
         }
         let nowait = args.flag("nowait") || session.frames.inScheduled
         if args.flag("next") {
-            let cached = cache.pageKeys(of: key).count
-            guard cached < Cache.maxPages else {
-                throw ShellError("pages: \(key) has \(cached) pages, the most a list may have; nothing was sent", at: command.offset)
-            }
             do { return .read(try cache.nextPage(key, nowait: nowait), isGet: true) } catch { throw ShellError(error.message, at: command.offset) }
         }
         do {

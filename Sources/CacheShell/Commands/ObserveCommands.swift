@@ -226,8 +226,9 @@ extension ObserveCommands {
         if d.expiresAt != .max { fields["expires_in_ms"] = .int(d.expiresAt - now) }
         if let version = d.version { fields["version"] = .int(Int64(version)) }
         if let pages { fields["pages"] = pages.json }
-        let human = Render.fieldLines(fields.merging([
-            "pages": .string(pages?.text ?? ""),
+        var shown = fields
+        if let pages { shown["pages"] = .string(pages.text) }
+        let human = Render.fieldLines(shown.merging([
             "pending": .string(pendingText),
             "fetching": .string(d.fetchInFlight.map { "request \($0) in flight" } ?? "(no request in flight)"),
             "recency_rank": .string("\(d.recencyRank) of \(d.entries) (1 is the most recently used; the last is evicted first)"),
