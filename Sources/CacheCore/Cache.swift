@@ -330,6 +330,36 @@ public actor Cache {
         }
     }
 
+    /// Reads every cached page of the paged list `key` (`KEY@1`, `KEY@2`, ...; page 1 when none
+    /// is cached): as `mget` of them, or with `refetch` one new request for every page (an
+    /// infinite query's refetch). Never waits with `nowait` or in live mode (as `mget`).
+    /// - Returns: one result per page, in page order.
+    public func pages(_ key: String, refetch: Bool = false, nowait: Bool = false) throws(CacheError) -> [ReadResult] {
+        sync()
+        defer { finish() }
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.pages(key: key, refetch: refetch, nowait: nowait), RecordedReturn.reads) { () throws(CacheError) in
+            try engine.readPages(key, refetch: refetch, nowait: nowait)
+        }
+    }
+
+    /// Reads the page after the list's last cached page (`KEY@1` when none is) as `read` of it
+    /// does: an infinite query's `fetchNextPage` (SPEC §1.1 Pages; `next-page-drops-writes`, §1.2).
+    public func nextPage(_ key: String, nowait: Bool = false) throws(CacheError) -> ReadResult {
+        sync()
+        defer { finish() }
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.pages(key: key, refetch: false, nowait: nowait, next: true), { .reads([$0]) }) { () throws(CacheError) in
+            try engine.nextPage(key, nowait: nowait)
+        }
+    }
+
+    /// The keys of the paged list's cached pages, `KEY@1` up to the first page not cached.
+    public func pageKeys(of key: String) -> [String] {
+        sync()
+        return engine.pageKeys(of: key)
+    }
+
     /// What the cache holds for a key, without touching recency, statistics or the origin.
     public func peek(_ key: String) -> ReadResult {
         sync()
@@ -623,6 +653,9 @@ public actor Cache {
 public enum CacheCall: Sendable, Equatable {
     case get(key: String, force: Bool, mode: ReadMode)
     case mget(keys: [String], nowait: Bool = false)
+    /// The pages of a paged list read (`refetch`: all refetched), SPEC §1.1 Pages.
+    /// `next`: the page after the last one cached was read (`refetch` is then false).
+    case pages(key: String, refetch: Bool, nowait: Bool = false, next: Bool = false)
     case peek(key: String)
     case touch(key: String)
     case keys(pattern: String?)
@@ -662,7 +695,7 @@ public enum CacheCall: Sendable, Equatable {
 
     /// The kind of a call, named as a recording writes it (its `name` field).
     public enum Kind: String, Sendable, CaseIterable {
-        case get, mget, peek, touch, keys, put, expire, invalidate, evict, clear
+        case get, mget, pages, peek, touch, keys, put, expire, invalidate, evict, clear
         case memoryWarning = "memory-warning", mutate, mutateEntity = "mutate-entity", event, eventEntity = "event-entity"
         case push, validate, originOnline = "origin-online", defineNamespace = "define-namespace", watch, unwatch
         case resetStats = "reset-stats", clearRequestLog = "clear-request-log", cancel, setActive = "set-active"
@@ -673,6 +706,7 @@ public enum CacheCall: Sendable, Equatable {
         switch self {
         case .get: .get
         case .mget: .mget
+        case .pages: .pages
         case .peek: .peek
         case .touch: .touch
         case .keys: .keys
@@ -718,6 +752,11 @@ extension CacheCall {
         case .mget(let keys, let nowait):
             f = ["keys": F.strings(keys)]
             if nowait { f["nowait"] = .bool(true) }
+        case .pages(let key, let refetch, let nowait, let next):
+            f = ["key": .string(key)]
+            if refetch { f["refetch"] = .bool(true) }
+            if next { f["next"] = .bool(true) }
+            if nowait { f["nowait"] = .bool(true) }
         case .peek(let key): f = ["key": .string(key)]
         case .touch(let key): f = ["key": .string(key)]
         case .keys(let pattern): f = ["pattern": pattern.map(JSONValue.string) ?? .null]
@@ -759,6 +798,8 @@ extension CacheCall {
         switch kind {
         case .get: self = .get(key: try f.string("key"), force: try f.bool("force"), mode: try f.enumValue("mode", ReadMode.self))
         case .mget: self = .mget(keys: try f.strings("keys"), nowait: try f.flag("nowait"))
+        case .pages: self = .pages(key: try f.string("key"), refetch: try f.flag("refetch"), nowait: try f.flag("nowait"),
+                                   next: try f.flag("next"))
         case .peek: self = .peek(key: try f.string("key"))
         case .touch: self = .touch(key: try f.string("key"))
         case .keys: self = .keys(pattern: try f.optionalString("pattern"))

@@ -71,6 +71,8 @@ import TestSupport
         case keys
         case mget([String], nowait: Bool)
         case atMget(Int64, [String])
+        /// `pages LIST --refetch`: one new request for the keys (SPEC §1.1 Pages).
+        case refetch([String], nowait: Bool)
         case atPut(Int64, String, Int)
         case force(String, nowait: Bool)
         case mutate(String, Int, refetch: Bool)
@@ -96,6 +98,7 @@ import TestSupport
             case .keys: "keys"
             case .mget(let keys, let nowait): "mget " + keys.joined(separator: " ") + (nowait ? " --nowait" : "")
             case .atMget(let ms, let keys): "at \(ms)ms mget " + keys.joined(separator: " ")
+            case .refetch(let keys, let nowait): "refetch " + keys.joined(separator: " ") + (nowait ? " --nowait" : "")
             case .atPut(let ms, let key, let n): "at \(ms)ms put \(key) v\(n)"
             case .force(let key, let nowait): "get \(key) --force" + (nowait ? " --nowait" : "")
             case .mutate(let key, let n, let refetch): "mutate \(key) \"m\(n)\"" + (refetch ? " --refetch" : "")
@@ -217,6 +220,7 @@ import TestSupport
             case 89..<92: ops.append(.push(key))
             case 92: ops.append(rng.next() % 2 == 0 ? .offline : .online)
             case 95..<99: ops.append(.versionedEvent(key, n, version: 1 + Int(rng.next() % 6)))
+            case 99: ops.append(.refetch(bulk(), nowait: rng.next() % 2 == 0))
             case 93..<95:
                 let names: [String?] = [nil, "a", "b", "c", "d"]
                 ops.append(.clear(names[Int(rng.next() % 5)]))
@@ -297,6 +301,9 @@ import TestSupport
                 if got != want { mismatch = ("\(got)", "\(want)") }
             case .mget(let keys, let nowait):
                 let (got, want) = (try! engine.mget(keys, nowait: nowait).map(read), model.mget(keys, nowait: nowait))
+                if got != want { mismatch = ("\(got)", "\(want)") }
+            case .refetch(let keys, let nowait):
+                let (got, want) = (try! engine.refetch(keys, nowait: nowait).map(read), model.refetch(keys, nowait: nowait))
                 if got != want { mismatch = ("\(got)", "\(want)") }
             case .atMget(let ms, let keys):
                 scheduledOps[index] = op

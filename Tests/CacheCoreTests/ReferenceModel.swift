@@ -827,6 +827,26 @@ final class ReferenceModel {
         }
     }
 
+    /// The refetch of every page of a list (SPEC §1.1 Pages): one new request for the keys (each
+    /// once), whatever their freshness, as `get --force` does one: a miss each, an access when
+    /// cached, joining nothing. Offline, as `mget`.
+    func refetch(_ keys: [String], nowait: Bool) -> [Read] {
+        var seen = Set<String>()
+        let keys = keys.filter { seen.insert($0).inserted }
+        if !online { return mget(keys, nowait: nowait) }
+        for key in keys {
+            if let i = position(key) {
+                noteBoundary(entries[i])
+                touch(i)
+            }
+            count(\.misses, key)
+        }
+        let id = send(keys, refresh: keys.map { _ in false })
+        if nowait { return keys.map(current) }
+        while requests.contains(where: { $0.id == id }) { run(nextWork()!) }
+        return keys.map { result($0, outcomes[id]![$0]!) }
+    }
+
     /// `at D mget KEYS`.
     func schedule(after delay: Int64, mget keys: [String]) {
         scheduled.append(Scheduled(seq: nextSeq(), due: now + delay, keys: keys))

@@ -14,6 +14,8 @@ import Testing
         case .get: [.get(key: "feed:home", force: true, mode: .nowait), .get(key: "a", force: false, mode: .async),
                     .get(key: "b", force: false, mode: .blocking)]
         case .mget: [.mget(keys: ["a", "feed:home"]), .mget(keys: ["a"], nowait: true)]
+        case .pages: [.pages(key: "feed:timeline", refetch: false), .pages(key: "a", refetch: true, nowait: true),
+                      .pages(key: "feed:timeline", refetch: false, nowait: true, next: true)]
         case .peek: [.peek(key: "feed:home")]
         case .touch: [.touch(key: "feed:home")]
         case .keys: [.keys(pattern: nil), .keys(pattern: "feed:*")]

@@ -44,6 +44,44 @@ import TestSupport
         #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
     }
 
+    /// Paged lists (SPEC §1.1 Pages): `pages` calls, plain, refetched and without waiting, with a
+    /// write to a page during a refetch and a namespace with `pages-marked-fresh`, record as
+    /// `pages` calls and replay their transcript byte for byte.
+    @Test func aSessionWithPagedListsReplaysItsTranscript() async throws {
+        let server = Self.server()
+        for n in 1...3 { server.set("feed:list@\(n)", .array([.int(Int64(n))]), at: TimeText.virtualEpochMs) }
+        for list in ["page:list", "trip:list"] {
+            server.set("\(list)@1", ["a"], at: TimeText.virtualEpochMs)
+            server.set("\(list)@2", ["b"], at: TimeText.virtualEpochMs)
+        }
+        let cache = Cache(origin: server)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000, stale: 10_000))
+        try await cache.defineNamespace("page", PolicyChange(ttl: 60_000, stale: 10_000, naive: [.pagesMarkedFresh]))
+        try await cache.defineNamespace("trip", PolicyChange(ttl: 60_000, stale: 10_000, naive: [.nextPageDropsWrites]))
+        await cache.watch(.all)
+        await cache.startRecording()
+        for list in ["feed:list", "page:list", "trip:list"] {
+            _ = try await cache.read("\(list)@1")
+            _ = try await cache.nextPage(list, nowait: true)
+            _ = await cache.put("\(list)@1", ["written"])
+            try await cache.advance(by: 300)
+            _ = try await cache.nextPage(list)
+            _ = try await cache.pages(list)
+            try await cache.advance(by: 11_000)
+            _ = try await cache.pages(list)
+            _ = try await cache.pages(list, refetch: true, nowait: true)
+            _ = await cache.put("\(list)@2", ["local"])
+            try await cache.advance(by: 200)
+            _ = try await cache.pages(list, refetch: true)
+        }
+        let recording = try await cache.stopRecording()
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(text.contains("cachesh> pages feed:list --refetch --nowait\n"), "\(text)")
+        #expect(text.contains("cachesh> pages trip:list --next --nowait\n"), "\(text)")
+        let check = await TranscriptCheck.replay(name: "pages.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
     /// Random sessions (reads of every kind overlapping, writes, mutations that fail, events,
     /// pushes, validations, policy changes, observers) record and replay identically, in both
     /// output modes.

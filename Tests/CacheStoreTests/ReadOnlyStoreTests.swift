@@ -89,6 +89,7 @@ import TestSupport
         let writes: [(command: String, name: String)] = [
             ("put feed:z 1", "put"), ("put feed:z {\"a\":1}", "put"), ("get feed:a", "get"),
             ("get feed:home --nowait", "get"), ("mget feed:a feed:home", "mget"),
+            ("pages feed:list", "pages"), ("pages feed:list --next", "pages"), ("pages feed:list --refetch", "pages"),
             ("expire feed:a in=30s", "expire"), ("invalidate tag:mine", "invalidate"), ("evict feed:a", "evict"),
             ("clear feed", "clear"), ("clear", "clear"), ("memory-warning", "memory-warning"),
             ("mutate feed:a {\"x\":1}", "mutate"), ("event entity 2 {\"x\":1}", "event"), ("push x", "push"),
@@ -107,7 +108,7 @@ import TestSupport
         ]
         for (command, name) in writes {
             let output = await shell.typed(command)
-            let hint = name.hasSuffix("get") ? read : ""
+            let hint = name.hasSuffix("get") || name == "pages" ? read : ""
             #expect(output == "error: the store ro.db is read-only: \(name) would change it\(hint)\n", "\(command)")
             #expect(await Self.commitsAndOpen(shell) == (0, true), "\(command)")
         }

@@ -349,6 +349,11 @@ def hostile_cases(work):
           b"not --no-answer and --lost-answer", b"server next --validate has no --lost-answer",
           b"not --lost-answer (a lost answer is applied already)", b"version= goes with an answer that has a value",
           b"error= takes the failure's message"]),
+        ("paged lists with hostile keys and forms", "".join(f"put {k}@1 1\npages {k} --next\npages {k} --refetch --nowait\n"
+                                                             for k in ["a", "a@1", "a@", "l:" + "x" * 100000, "l:@@", "l:\u00e9"])
+         + "pages l:x --next --refetch\npages l:x --refetch --next --nowait\npages tag:x\npages * --next\npages l:x 1\n"
+         + "ns l naive=pages-marked-fresh\npages l:" + "x" * 100000 + " --refetch\n", None,
+         [b"pages: --next and --refetch do not go together"]),
     ]
     return cases + value_cases(work)
 
@@ -663,6 +668,15 @@ def bounds_cases(rng, smoke, work):
     # keep the case within the time a debug build on a loaded machine takes for it.
     spread = "server latency 0ms\n" + "".join(f"client c{i}\npoll a:1 every=1ms\n" for i in range(2, 6)) + "advance 16m\n" * 10
     cases.append(("--safe: polls every 1ms in 4 clients", ["--safe", "q.cachesh"], {"q.cachesh": spread}, budget_held))
+    # A list past its most pages (SPEC §7.1): --next is refused with one line and sends nothing;
+    # pages and pages --refetch read the first 1000 only, one request, in bounded time.
+    pages = rng.randint(1000, 1100 if smoke else 3000)
+    script = "".join(f"put l:x@{i} {i}\n" for i in range(1, pages + 1)) + \
+        "pages l:x --next\nexpect stats requests=0\npages l:x --refetch\nadvance 1s\npages l:x\n"
+    cases.append((f"a list at its most pages ({pages} put)", ["l.cachesh"], {"l.cachesh": script},
+                  lambda st, out, err, sec: None if st == 1 and sec < 30 and err.count(b"\n") == 1
+                  and b"has 1000 pages, the most a list may have; nothing was sent" in err
+                  and b"l:x@1000  " in out and b"l:x@1001  " not in out else f"status {st} after {sec:.1f}s {err[:160]!r}"))
     for command in ["snapshot out.json", "at 1ms replay t.txt csv=out.json", "echo x\nsnapshot out.json", "diff out.json",
                     "at 0ms at 0ms snapshot out.json", "record out.json", "source out.json"]:
         for mode in ([], ["--safe"]):

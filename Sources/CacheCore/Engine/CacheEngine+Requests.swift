@@ -178,6 +178,9 @@ extension CacheEngine {
             setFate(request.id, anyStored ? .stored : allFailed ? .failed : .discarded)
         }
         if request.waiters > 0 { requestTable.setOutcomes(request.id, outcomes) }
+        if !behaviours.pagesAtRequest.isEmpty {
+            if anyStored { writeBackPages(ofRequest: request.id) } else { behaviours.pagesAtRequest[request.id] = nil }
+        }
     }
 
     /// Stores a fetched value unless B12 says a newer local write wins.

@@ -104,6 +104,12 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// every client (the last writer's dump replaces the other's), instead of merging entry by
     /// entry. The shell's clients act on it (SPEC §3 Clients); the engine never reads it.
     case persistWholeCache = "persist-whole-cache"
+    /// Reading or refetching a paged list (`pages`) reads page 1 only and marks the other pages
+    /// fresh, as if refetched, with their old values (SWR's infinite list revalidating page 1).
+    case pagesMarkedFresh = "pages-marked-fresh"
+    /// The answer to a list's next page writes back the earlier pages as they were when it was
+    /// requested, dropping writes made to them meanwhile (TanStack Query's fetchNextPage).
+    case nextPageDropsWrites = "next-page-drops-writes"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -4,7 +4,7 @@ import CacheCore
 /// `memory-warning`: the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
 enum EntryCommands {
     static let family = CommandFamily(title: "Reading and writing", commands: [
-        put, get, mget, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
+        put, get, mget, pages, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
     ])
 
     static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]
@@ -147,6 +147,44 @@ enum EntryCommands {
         return Reply(["results": .array(results.map { .object(fields($0, isGet: true)) })],
                      table: TableText(["key", "state", "source", "age_ms", "expires_in_ms", "notes", "value"], rows,
                                       colourColumn: 1))
+    }
+
+    static let pages = CommandSpec(
+        name: "pages", summary: "read a paged list: its pages, the next one, or all refetched",
+        arguments: [.key(meaning: "the list; its pages are the keys KEY@1, KEY@2, ...")],
+        flags: [
+            .flag("next", meaning: "fetch the page after the last one cached (page 1 when none is), as get of it does"),
+            .flag("refetch", meaning: "send one new request for every cached page and wait for it"),
+            .flag("nowait", meaning: "send what the read would send and return at once with what the cache has"),
+        ],
+        example: "pages feed:timeline", run: pages,
+        writes: CallForm(.pages) { call, returned, w throws(Diagnostic) in
+            guard case .pages(let key, let refetch, let nowait, let next) = call else { throw w.notItsKind(call) }
+            try w.checkKey(key)
+            if next && refetch { throw w.fail("a pages call both next and refetch, which no command makes") }
+            let command = "pages \(key)" + (next ? " --next" : "") + (refetch ? " --refetch" : "") + (nowait ? " --nowait" : "")
+            guard case .reads(let results) = returned else { return (command, nil) }
+            if next, results.count == 1 { return (command, .read(results[0], isGet: true)) }
+            return (command, mgetReply(results))
+        })
+
+    /// `pages LIST [--next | --refetch] [--nowait]` (SPEC §1.1 Pages).
+    static func pages(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: pages)
+        try args.expect(1...1)
+        let key = try args.key(0, in: cache)
+        if args.flag("next") && args.flag("refetch") {
+            throw ShellError("pages: --next and --refetch do not go together", at: command.offset)
+        }
+        let nowait = args.flag("nowait") || session.frames.inScheduled
+        if args.flag("next") {
+            do { return .read(try cache.nextPage(key, nowait: nowait), isGet: true) } catch { throw ShellError(error.message, at: command.offset) }
+        }
+        do {
+            return mgetReply(try cache.pages(key, refetch: args.flag("refetch"), nowait: nowait))
+        } catch {
+            throw ShellError(error.message, at: command.offset)
+        }
     }
 
     static let peek = CommandSpec(

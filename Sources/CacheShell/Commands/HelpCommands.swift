@@ -64,6 +64,8 @@ enum HelpCommands {
         (.unknownOutcomeRollsBack, "1.1's unknown outcome: a mutation that timed out or whose answer was lost is rolled back, the entry fresh, though the server may have applied it", "vercel/swr#2093"),
         (.retryWithoutIdempotencyKey, "1.1's retries of mutations: every mutation is retried as ns retry= retries a fetch, and no retry carries an idempotency key, so the server applies each attempt (the double increment)", "serg-io/dynamodb-atomic-counter#4"),
         (.persistWholeCache, "B16 across clients: persist writes the client's whole cache of the namespace over the shared persisted copy, dropping the entries another client persisted", "apollographql/apollo-cache-persist#346"),
+        (.pagesMarkedFresh, "the refetch of every page of a list (1.1 Pages): pages LIST reads page 1 alone and marks the other pages fresh with their old values", "vercel/swr#785"),
+        (.nextPageDropsWrites, "a page's answer is its page's alone (1.1 Pages): the answer to pages LIST --next writes back the earlier pages as they were when it was sent", "TanStack/query#3579"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.

@@ -195,11 +195,16 @@ extension ObserveCommands {
         let key = try args.key(0, in: cache)
         let now = cache.now
         let last = session.timeline.filter { $0.key == key }.last
+        let pages = pageStates(of: key, cache, session, now: now)
         guard let d = cache.details(of: key) else {
             let why = last.map { "\(key) is not cached: \($0.cause.rawValue) at \(TimeText.iso8601(ms: $0.at))" }
                 ?? "\(key) is not cached (nothing happened to it this session)"
-            return Reply(["key": .string(key), "state": .string("absent"), "reason": .string(why)],
-                         order: ["key", "state", "reason"])
+            var fields: [String: JSONValue] = ["key": .string(key), "state": .string("absent"), "reason": .string(why)]
+            guard let pages else { return Reply(fields, order: ["key", "state", "reason"]) }
+            fields["pages"] = pages.json
+            let human = Render.fieldLines(fields.merging(["pages": .string(pages.text)]) { $1 },
+                                          order: ["key", "state", "reason", "pages"], colour: session.options.colour)
+            return Reply(fields, human: human)
         }
         let time = { (ms: Int64) -> JSONValue in ms == .max ? .null : .string(TimeText.iso8601(ms: ms)) }
         let reason = reason(d, now: now, last: last)
@@ -220,7 +225,10 @@ extension ObserveCommands {
         ]
         if d.expiresAt != .max { fields["expires_in_ms"] = .int(d.expiresAt - now) }
         if let version = d.version { fields["version"] = .int(Int64(version)) }
-        let human = Render.fieldLines(fields.merging([
+        if let pages { fields["pages"] = pages.json }
+        var shown = fields
+        if let pages { shown["pages"] = .string(pages.text) }
+        let human = Render.fieldLines(shown.merging([
             "pending": .string(pendingText),
             "fetching": .string(d.fetchInFlight.map { "request \($0) in flight" } ?? "(no request in flight)"),
             "recency_rank": .string("\(d.recencyRank) of \(d.entries) (1 is the most recently used; the last is evicted first)"),
@@ -229,9 +237,29 @@ extension ObserveCommands {
                                   + (d.expiryOverridden ? " (set by expire)" : "")),
             "reason": .string(reason),
         ]) { $1 }, order: ["key", "state", "reason", "stored_at", "age_ms", "stale_at", "expires_at", "expires_in_ms",
-                            "pending", "fetching", "version", "tags", "ids", "recency_rank"], colour: session.options.colour)
+                            "pending", "fetching", "version", "tags", "ids", "recency_rank"] + (pages == nil ? [] : ["pages"]),
+                        colour: session.options.colour)
             .filter { !$0.hasPrefix("entries:") }
         return Reply(fields, human: human)
+    }
+
+    /// The pages of the paged list `key` (SPEC §1.1 Pages), each with its state and why, for
+    /// `explain`: nil when the list has no page cached.
+    static func pageStates(of key: String, _ cache: isolated Cache, _ session: Session, now: Int64) -> (json: JSONValue, text: String)? {
+        let pages = cache.pageKeys(of: key)
+        guard !pages.isEmpty else { return nil }
+        let wanted = Set(pages)
+        var last: [String: CacheEvent] = [:]
+        for event in session.timeline.filter({ wanted.contains($0.key) }) { last[event.key] = event }
+        var json: [JSONValue] = []
+        var text: [String] = []
+        for page in pages {
+            guard let d = cache.details(of: page) else { continue }
+            let why = reason(d, now: now, last: last[page])
+            json.append(.object(["key": .string(page), "state": .string(d.state.rawValue), "reason": .string(why)]))
+            text.append("\(page) \(d.state.rawValue) (\(why))")
+        }
+        return (.array(json), text.joined(separator: "; "))
     }
 
     /// Why the entry is in its state, in one line: the most specific cause known.

@@ -17,7 +17,7 @@ extension Session {
         guard let link = store, link.readOnlyState != nil, let first = command.words.first,
               Self.wouldChangeStore(command.words[...]) else { return nil }
         let name = Self.describe(command.words[...])
-        let hint = name.hasSuffix("get") ? " (a read counts in the statistics and makes the entry the most recent; peek changes nothing)" : ""
+        let hint = name.hasSuffix("get") || name.hasSuffix("pages") ? " (a read counts in the statistics and makes the entry the most recent; peek changes nothing)" : ""
         return ShellError("the store \(link.store.path) is read-only: \(name) would change it\(hint)", at: first.offset)
     }
 

@@ -492,10 +492,10 @@ extension RecordingTranscript {
 
 private extension CacheCall {
     var isConfigure: Bool { if case .configure = self { true } else { false } }
-    /// A call that may wait for an answer: `get`, `mget`, `validate`.
+    /// A call that may wait for an answer: `get`, `mget`, `pages`, `validate`.
     var isRead: Bool {
         switch self {
-        case .get, .mget, .validate: true
+        case .get, .mget, .pages, .validate: true
         default: false
         }
     }
