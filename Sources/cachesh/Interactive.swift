@@ -76,7 +76,7 @@ enum Interactive {
                 }
                 terminal.flush()
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
-                completionIndex.update(from: cache)
+                session.withCurrentClient(cache) { completionIndex.update(from: $0) }
                 if session.quitRequested { return 0 }
             }
         }

@@ -381,6 +381,22 @@ def test_key_with_colon_completes(home):
     sh.wait_for_line("cachesh> get feed:home x")
 
 
+def test_keys_complete_from_the_current_client(home):
+    # With several clients, Tab offers the keys of the client the next command runs in.
+    sh = Shell(home, NO_HINTS)
+    sh.run("put feed:main 1")
+    sh.run("client tab2")
+    sh.run("put feed:tab2 2")
+    sh.type("get feed:")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> get feed:tab2")
+    sh.keys("C-u")
+    sh.run("client main")
+    sh.type("get feed:")
+    sh.keys("Tab")
+    sh.wait_for_line("cachesh> get feed:main")
+
+
 def test_namespace_and_tag_complete(home):
     sh = Shell(home, NO_HINTS)
     sh.run("put profile:42 1 tags=people,vip")

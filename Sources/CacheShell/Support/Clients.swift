@@ -102,6 +102,16 @@ extension Session {
         body()
     }
 
+    /// Runs `body` on the current client's cache (`cache`, the session's first, while it is the
+    /// current one): what a line editor completes and hints is the cache the next command runs in.
+    public func withCurrentClient(_ cache: isolated Cache, _ body: (isolated Cache) -> Void) {
+        guard let current = clients.current, current.cache !== cache else { return body(cache) }
+        withoutActuallyEscaping(body) { body in
+            let carried = SameExecutor(body)
+            cache.withClient(current.cache) { other in carried.value(other) }
+        }
+    }
+
     /// Runs `body` on every client's cache in order (the session's first cache alone while it
     /// has one client), `cache` being the one isolated now; the clients share one executor, so
     /// each is entered in place (`Cache.withClient`).
