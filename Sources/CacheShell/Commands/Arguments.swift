@@ -214,6 +214,14 @@ struct Arguments {
         return ms
     }
 
+    /// A duration, or nil for `none` (an option whose limit may be unset: `stale=none`); an
+    /// error says that `none` is taken too.
+    static func durationOrNone(_ text: Substring, at offset: Int) throws(ShellError) -> Int64? {
+        if text == "none" { return nil }
+        guard let ms = TimeText.parseDuration(text) else { throw ShellError(TimeText.durationError(text) + " (or none)", at: offset) }
+        return ms
+    }
+
     func duration(_ i: Int) throws(ShellError) -> Int64 {
         try Self.duration(Substring(positional[i].text), at: positional[i].offset)
     }

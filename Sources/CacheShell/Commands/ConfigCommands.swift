@@ -79,10 +79,10 @@ enum ConfigCommands {
             case "ttl":
                 if unset { throw ShellError("ttl cannot be none: every entry expires", at: at) }
                 change.ttl = try Arguments.duration(value, at: at)
-            case "stale": change.stale = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
-            case "stale-if-error": change.staleIfError = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
-            case "timeout": change.timeout = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
-            case "dedupe": change.dedupe = unset ? .some(nil) : .some(try Arguments.duration(value, at: at))
+            case "stale": change.stale = .some(try Arguments.durationOrNone(value, at: at))
+            case "stale-if-error": change.staleIfError = .some(try Arguments.durationOrNone(value, at: at))
+            case "timeout": change.timeout = .some(try Arguments.durationOrNone(value, at: at))
+            case "dedupe": change.dedupe = .some(try Arguments.durationOrNone(value, at: at))
             case "policy":
                 guard let eviction = Eviction(rawValue: String(value)) else {
                     throw ShellError("policy must be lru, fifo, sieve or lfu, not \"\(value)\"", at: at)

@@ -83,10 +83,10 @@ enum ReplayCommands {
         }
         if args.option("max") == nil { sizes = [policy.max] }
         let ttls: [Int64?] = try list(args, "ttl", default: [policy.ttl]) { text, offset throws(ShellError) in
-            text == "none" ? nil : try Arguments.duration(text, at: offset)
+            try Arguments.durationOrNone(text, at: offset)
         }
         let stales: [Int64?] = try list(args, "stale", default: [policy.stale]) { text, offset throws(ShellError) in
-            text == "none" ? nil : try Arguments.duration(text, at: offset)
+            try Arguments.durationOrNone(text, at: offset)
         }
         // The count is the product of the lists' lengths, checked before any combination is built
         // (a long line of lists used to build millions of them first).
