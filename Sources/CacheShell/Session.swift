@@ -67,6 +67,10 @@ public final class Session {
     var schedule = ScheduledCommands()
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     @exclusivity(unchecked) var timeline = Timeline()
+    /// The timeline before a recording from here on started, set aside while it runs: its replay
+    /// starts from a `restore` and knows nothing earlier, so `timeline` and `explain` look back
+    /// no further than the recording's start (SPEC §6); `record stop` joins the two again.
+    var timelineBeforeRecording: Timeline?
     /// ``store``.
     private(set) var openStore: StoreLink?
     /// The state this session began from (a restore, a store opened), for a recording from the start.

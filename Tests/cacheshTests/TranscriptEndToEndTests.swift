@@ -225,6 +225,77 @@ private let feedTranscript = """
         #expect(run == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
     }
 
+    /// A recording from here on starts with a `restore`, which holds no queued answer, no strict
+    /// mode and no history: it writes the `server` commands that queue them again, and while it
+    /// runs `timeline` and `explain` look back no further than its start, so its replay prints
+    /// what the session printed; `record stop` gives the timeline its earlier changes back.
+    @Test(arguments: [false, true])
+    func aRecordingStartsWithTheServersQueuedAnswersAndNoEarlierHistory(json: Bool) async throws {
+        let script = """
+            put a:1 1
+            invalidate a:1
+            server set a:3 {"n": 1}
+            server strict on
+            server next a:2 {"t": "a b"} latency=5ms version=3
+            server next a:3 --lost-answer error="gone away"
+            server next a:3 --fail --commit
+            server next a:4 --not-found
+            server next a:4 --no-answer
+            server next --validate --fail
+            record out.transcript
+            timeline a:1
+            explain a:1
+            get a:2
+            mutate a:3 {"n": 2}
+            advance 1s
+            get a:4
+            record stop
+            timeline a:1
+
+            """
+        let dir = try directory(with: ["s.cachesh": script])
+        let run = try await cachesh((json ? ["--json"] : []) + ["s.cachesh"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        let recorded = try #require(read(dir + "/out.transcript"))
+        #expect(recorded.contains("cachesh> server strict on\n"))
+        #expect(recorded.contains("cachesh> server next a:2 latency=5ms value={\"t\":\"a b\"} version=3\n"), "\(recorded)")
+        #expect(recorded.contains("cachesh> server next a:3 --lost-answer error=\"gone away\"\n"), "\(recorded)")
+        #expect(recorded.contains("cachesh> server next a:3 --fail --commit\n"), "\(recorded)")
+        #expect(recorded.contains("cachesh> server next a:4 --not-found\n"), "\(recorded)")
+        #expect(recorded.contains("cachesh> server next a:4 --no-answer\n"), "\(recorded)")
+        #expect(recorded.contains("cachesh> server next --validate --fail\n"))
+        if !json {
+            #expect(recorded.contains("cachesh> timeline a:1\n(no changes to a:1 this session)\n"), "\(recorded)")
+            #expect(recorded.contains("reason:        invalidated (by a key, namespace, tag, push or validation)\n"), "\(recorded)")
+            #expect(run.stdout.hasSuffix("* 2026-01-01T00:00:00.000Z stored a:1 fresh 1 (cache)\n* 2026-01-01T00:00:00.000Z invalidated a:1 stale 1 (cache)\n"),
+                    "record stop joins the timeline again: \(run.stdout)")
+        }
+        let verified = try await cachesh(["--verify", "out.transcript"], in: dir)
+        #expect(verified == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(recorded)")
+    }
+
+    /// What no command after a `restore` can make again refuses a recording from here on, with
+    /// one line, and writes no file: several clients, a persisted cache.
+    @Test func aRecordingCannotStartFromStateASnapshotDoesNotHold() async throws {
+        let dir = try directory(with: [
+            "clients.cachesh": "put a:1 1\nclient tab2\nrecord out.transcript\n",
+            "persisted.cachesh": "put a:1 1\npersist\nrecord out.transcript\n",
+            "cleared.cachesh": "put a:1 1\npersist\npersist --clear\nrecord out.transcript\nget a:1\nrecord stop\n",
+        ])
+        let clients = try await cachesh(["clients.cachesh"], in: dir)
+        #expect(clients.status == 1)
+        #expect(clients.stderr == "clients.cachesh:3: error: record: the session has 2 clients, and a recording starts from one snapshot, "
+                + "which holds the current client's cache alone: record before client NAME makes a second client (SPEC §3 Clients)\n")
+        let persisted = try await cachesh(["persisted.cachesh"], in: dir)
+        #expect(persisted.status == 1)
+        #expect(persisted.stderr == "persisted.cachesh:3: error: record: the session has a persisted cache (persist), which a snapshot "
+                + "does not keep: record before the first persist, or persist --clear first\n")
+        #expect(read(dir + "/out.transcript") == nil, "nothing is written")
+        let cleared = try await cachesh(["cleared.cachesh"], in: dir)
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        #expect(try await cachesh(["--verify", "out.transcript"], in: dir).status == 0)
+    }
+
     @Test(arguments: [false, true])
     func aRecordedBatchSessionVerifiesByteForByte(json: Bool) async throws {
         let script = """

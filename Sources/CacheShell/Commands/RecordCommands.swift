@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CacheCore
+import CacheServer
 
 /// `record FILE [--from-start]` / `record stop`: write this session as a transcript (SPEC §6).
 ///
@@ -35,6 +36,7 @@ enum RecordCommands {
                 throw ShellError("record stop: not recording (record FILE starts)", at: word.offset)
             }
             session.recording = nil
+            session.joinTimelineAfterRecording()
             if let failure = recording.stop() {
                 throw ShellError("record: could not write \(recording.name): \(failure)", at: word.offset)
             }
@@ -55,6 +57,7 @@ enum RecordCommands {
         if fromStart && !session.keepsWholeHistory {
             throw ShellError("record --from-start: a script, -c or standard input keeps no history (only the interactive shell does); record FILE records from here on", at: command.offset)
         }
+        if !fromStart, let problem = startProblem(session) { throw ShellError("record: " + problem, at: word.offset) }
         let path = session.resolvePath(word.text, relativeTo: source)
         if let problem = session.storeFileProblem(path) { throw ShellError("record: cannot write \(path): \(problem)", at: word.offset) }
         let recording: Recording
@@ -64,10 +67,72 @@ enum RecordCommands {
             throw ShellError("record: cannot write \(error.path): \(error.description)", at: word.offset)
         }
         session.recording = recording
+        if !fromStart {
+            session.timelineBeforeRecording = session.timeline
+            session.timeline = Timeline()
+        }
         let count = recording.commandCount
         return .ok(["file": .string(word.text), "commands": .int(Int64(count)), "from_start": .bool(fromStart)],
                    human: [fromStart ? "recording to \(word.text) (\(count) command\(count == 1 ? "" : "s") so far)"
                                      : "recording to \(word.text) from here on"])
+    }
+
+    // MARK: The history a recording starts from
+
+    /// Why a recording cannot start from here on: the session holds what no command after a
+    /// `restore` can make again, so the transcript would not replay as the session ran.
+    static func startProblem(_ session: Session) -> String? {
+        if session.clients.several {
+            return "the session has \(session.clients.all.count) clients, and a recording starts from one snapshot, which holds "
+                + "the current client's cache alone: record before client NAME makes a second client (SPEC §3 Clients)"
+        }
+        if !session.persisted.entries.isEmpty {
+            return "the session has a persisted cache (persist), which a snapshot does not keep: "
+                + "record before the first persist, or persist --clear first"
+        }
+        return nil
+    }
+
+    /// The commands that make again what the server holds beside its snapshot: strict mode and
+    /// the answers queued by `server next` (each key's in order, the keys sorted, then the
+    /// validations'). A snapshot keeps neither (SPEC §6), so a recording from here on writes
+    /// them after its `restore`.
+    static func serverScript(_ server: SimulatedServer) -> [(command: String, reply: Reply)] {
+        var commands: [(String, Reply)] = []
+        var strict = ServerScriptCommands.strictReply(true)
+        strict.subcommand = "strict"
+        if server.strict { commands.append(("server strict on", strict)) }
+        let next = { (key: String?, answer: ScriptedAnswer) in
+            var reply = ServerScriptCommands.queued(key)
+            reply.subcommand = "next"
+            commands.append(("server next " + ([key ?? "--validate"] + nextOptions(answer)).joined(separator: " "), reply))
+        }
+        for key in server.scripted.keys.sorted() {
+            for answer in server.scripted[key] ?? [] { next(key, answer) }
+        }
+        for answer in server.scriptedValidations { next(nil, answer) }
+        return commands
+    }
+
+    /// The options of `server next` that queue `answer`.
+    static func nextOptions(_ answer: ScriptedAnswer) -> [String] {
+        var options: [String] = []
+        if let latency = answer.latency { options.append("latency=" + TimeText.formatDuration(latency)) }
+        let error = { (message: String) in "error=" + TranscriptWriter.optionJSON(.string(message)) }
+        switch answer.outcome {
+        case .data: break
+        case .value(let value): options.append("value=" + TranscriptWriter.optionJSON(value))
+        case .notFound: options.append("--not-found")
+        case .failure(let message): options.append(message == "server error" ? "--fail" : error(message))
+        case .noAnswer: options.append("--no-answer")
+        case .lostAnswer(let message):
+            options.append("--lost-answer")
+            if message != "answer lost" { options.append(error(message)) }
+        case .verdicts(let verdicts): options.append("value=" + TranscriptWriter.optionJSON(RecordingFormat.encodeVerdicts(verdicts)))
+        }
+        if let version = answer.version { options.append("version=\(version)") }
+        if answer.commit { options.append("--commit") }
+        return options
     }
 
     // MARK: What a recording writes
@@ -136,6 +201,12 @@ enum RecordCommands {
             let reply = SnapshotCommands.restoredInline(entries: restored.0, now: restored.1)
             text += entry(command: "restore " + snapshot, output: reply.text(command: "restore", mode: mode, colour: false))
             commands += 1
+        }
+        if !fromStart {
+            for (command, reply) in serverScript(session.server) {
+                text += entry(command: command, output: reply.text(command: "server", mode: mode, colour: false))
+                commands += 1
+            }
         }
         for (command, output) in history where !isRecordCommand(command) {
             text += entry(command: command, output: output)
@@ -214,5 +285,19 @@ final class Recording {
             do { close(try pending.commit()) } catch { failure = failure ?? error.description }
         }
         return failure
+    }
+}
+
+extension Session {
+    /// Joins the timeline set aside when a recording from here on started with the changes made
+    /// since, in the first client's timeline (the session had only that client then).
+    func joinTimelineAfterRecording() {
+        guard let before = timelineBeforeRecording else { return }
+        timelineBeforeRecording = nil
+        if let current = clients.current, current.name != ClientTable.firstName, let first = clients.named(ClientTable.firstName) {
+            first.timeline = before.followed(by: first.timeline)
+        } else {
+            timeline = before.followed(by: timeline)
+        }
     }
 }

@@ -47,4 +47,14 @@ struct Timeline {
     func filter(_ include: (CacheEvent) -> Bool) -> [CacheEvent] {
         events[start...].filter(include)
     }
+
+    /// This timeline with `later`'s changes after its own, within the same bounds (what a
+    /// recording set aside when it started, joined again when it stops).
+    /// - Complexity: O(changes kept in `later`), amortized.
+    func followed(by later: Timeline) -> Timeline {
+        var joined = self
+        joined.dropped += later.dropped
+        for event in later.events[later.start...] { joined.append(event) }
+        return joined
+    }
 }
