@@ -36,7 +36,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public internal(set) var scriptedValidations: [ScriptedAnswer] = []
     /// The idempotency keys of the mutations applied (SPEC §1.1 Retries): a mutation carrying one
     /// of them is not applied again. Like scripted answers, not kept by snapshots and stores.
-    public private(set) var appliedKeys: Set<IdempotencyKey> = []
+    private var appliedKeys = AppliedKeys()
     /// With strict on, a request that finds nothing queued gets no answer and is a divergence.
     public var strict = false
     /// The first request strict mode found nothing queued for, since `takeDivergence()`.
@@ -150,7 +150,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
         versions = [:]
-        appliedKeys = []
+        appliedKeys = AppliedKeys()
     }
 
     /// The server's settings in a snapshot's `server` section (SPEC §5.2), checked.
@@ -262,5 +262,32 @@ public final class SimulatedServer: Origin, PersistentOrigin {
             verdicts[namespace] = NamespaceVerdict(invalidate: invalidate, items: items ? changed : nil)
         }
         return verdicts
+    }
+}
+
+/// The idempotency keys a server remembers: the newest ``limit`` applied (SPEC §7.1), as a real
+/// server keeps its keys for a while and not forever; a retry of a key forgotten is applied
+/// again. So the memory does not grow with the length of a run.
+struct AppliedKeys {
+    static let limit = 65_536
+    private var keys: Set<IdempotencyKey> = []
+    /// The keys in the order they were applied; the remembered ones are `order[oldest...]`.
+    private var order: [IdempotencyKey] = []
+    private var oldest = 0
+
+    func contains(_ key: IdempotencyKey) -> Bool { keys.contains(key) }
+
+    /// - Complexity: O(1) amortized.
+    mutating func insert(_ key: IdempotencyKey) {
+        guard keys.insert(key).inserted else { return }
+        order.append(key)
+        if keys.count > Self.limit {
+            keys.remove(order[oldest])
+            oldest += 1
+            if oldest >= order.count / 2 {
+                order.removeFirst(oldest)
+                oldest = 0
+            }
+        }
     }
 }

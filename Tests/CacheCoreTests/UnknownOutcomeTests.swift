@@ -199,6 +199,25 @@ import Testing
     static let inc = patch(#"{"n": {"$inc": 1}}"#)
     static let lost = ScriptedAnswer(latency: nil, outcome: .lostAnswer("answer lost"))
 
+    /// The server remembers the newest 65,536 idempotency keys (SPEC §7.1), not every key of the
+    /// run: a retry of the oldest, forgotten, is applied again; one of a key kept is not.
+    @Test func theServerRemembersTheNewestKeysOnly() {
+        let server = SimulatedServer()
+        server.set("c:1", ["n": 0], at: 0)
+        let limit: UInt64 = 65_536
+        func send(_ id: UInt64) {
+            _ = server.mutate(MutationRequest(keys: ["c:1"], patch: Self.inc, entityID: nil,
+                                              idempotencyKey: IdempotencyKey(client: 0, mutation: id)), requestID: id, at: 0)
+        }
+        for id in 1...limit + 1 { send(id) }
+        #expect(server.data["c:1"] == ["n": .int(Int64(limit + 1))])
+        send(limit + 1)  // kept: applied once
+        send(2)  // the oldest kept
+        #expect(server.data["c:1"] == ["n": .int(Int64(limit + 1))])
+        send(1)  // forgotten when the 65,537th was applied
+        #expect(server.data["c:1"] == ["n": .int(Int64(limit + 2))])
+    }
+
     @Test func aRetryWithTheKeyIsAppliedOnce() throws {
         let h = Self.harness()
         h.origin.queue(Self.lost, for: "counter:1")
