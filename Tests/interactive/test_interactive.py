@@ -38,6 +38,27 @@ def tmux(*args, check=True):
     return result.stdout
 
 
+def keep_server_alive():
+    """A session that outlives the tests', so the server does not exit between them."""
+    if "keepalive" not in tmux("list-sessions", "-F", "#{session_name}", check=False).split():
+        tmux("new-session", "-d", "-s", "keepalive", "sleep 100000", check=False)
+
+
+def new_session(*args):
+    """`tmux new-session -d ARGS`. On a loaded machine the tmux server has been seen to exit
+    under a new session's feet ("server exited unexpectedly"); the session is then made again on
+    a new server, a few times, and any other error is raised at once."""
+    for attempt in range(3):
+        result = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", "new-session", "-d", *args],
+                                capture_output=True, text=True)
+        if result.returncode == 0:
+            return
+        if "server exited unexpectedly" not in result.stderr or attempt == 2:
+            raise RuntimeError(f"tmux new-session {' '.join(args)}: {result.stderr.strip()}")
+        time.sleep(0.5)
+        keep_server_alive()
+
+
 class Shell:
     """cachesh running in a tmux window of its own, with a private HOME."""
 
@@ -58,8 +79,8 @@ class Shell:
         environment.update(env or {})
         command = ["env", "-i"] + [f"{k}={v}" for k, v in environment.items() if v is not None]
         command += [BIN, *args]
-        tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
-             "-c", cwd or home, " ".join(shell_quote(c) for c in command))
+        new_session("-s", self.name, "-x", str(width), "-y", str(height),
+                    "-c", cwd or home, " ".join(shell_quote(c) for c in command))
         tmux("set-option", "-t", self.name, "remain-on-exit", "on")
         # A control-mode client reports each write to the pane (%output), so waiting for the
         # screen to change blocks on those reports instead of polling on a timer. Its own size
@@ -253,8 +274,9 @@ def test_habits_of_other_shells(home):
         again.type(word)
         again.wait_for_line("cachesh> " + word)
         again.keys("Enter")
-        again.wait_for(lambda s: s.dead()[0], f"{word} quits")
-        expect(again.dead()[1] == 0, f"{word} quits with status 0", again)
+        # tmux marks the pane dead before it has the exit status: wait for both.
+        again.wait_for(lambda s: s.dead()[1] is not None, f"{word} quits")
+        expect(again.dead() == (True, 0), f"{word} quits with status 0, got {again.dead()}", again)
         again.close()
 
 
@@ -1124,8 +1146,7 @@ def main():
     wanted = set(sys.argv[1:])
     failures = 0
     tmux("start-server", check=False)
-    # Keep the server alive between sessions.
-    tmux("new-session", "-d", "-s", "keepalive", "sleep 100000", check=False)
+    keep_server_alive()
     try:
         for name, fn in TESTS:
             if wanted and name not in wanted:
