@@ -281,6 +281,12 @@ public actor Cache {
         }
     }
 
+    /// The keys of the reads waiting for their requests (`startRead`, an app's suspended `get`),
+    /// sorted, each once: a snapshot does not hold them.
+    public var waitingReadKeys: [String] {
+        Array(Set(waiting.values.joined().map(\.key))).sorted()
+    }
+
     /// The app's awaited read without awaiting it (the shell's `get --async`): what `get` does,
     /// but when the read has to wait for its request, its result goes to the delegate's
     /// `cache(_:finishedRead:)` as the request completes.

@@ -274,6 +274,22 @@ private let feedTranscript = """
         #expect(verified == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(recorded)")
     }
 
+    /// `restore FILE` while recording is written as `restore {SNAPSHOT}`, as `load FILE` is
+    /// written as `load {CONFIG}`: the transcript names no other file, so it verifies under
+    /// `--safe` after the file is gone; `--echo` writes the same.
+    @Test func aRecordedRestoreOfAFileHoldsTheSnapshot() async throws {
+        let dir = try directory(with: ["s.cachesh": "put a:1 1\nsnapshot snap.json\nrecord out.transcript\nput a:2 2\nrestore snap.json\npeek a:2\nrecord stop\n"])
+        let run = try await cachesh(["s.cachesh"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("restored snap.json (1 entry, now 2026-01-01T00:00:00.000Z)\n"), "the session itself names the file")
+        let recorded = try #require(read(dir + "/out.transcript"))
+        #expect(!recorded.contains("snap.json"), "\(recorded)")
+        #expect(recorded.components(separatedBy: "cachesh> restore {\"clock_start\"").count == 3, "\(recorded)")
+        try FileManager.default.removeItem(atPath: dir + "/snap.json")
+        let verified = try await cachesh(["--safe", "--verify", "out.transcript"], in: dir)
+        #expect(verified == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(recorded)")
+    }
+
     /// What no command after a `restore` can make again refuses a recording from here on, with
     /// one line, and writes no file: several clients, a persisted cache.
     @Test func aRecordingCannotStartFromStateASnapshotDoesNotHold() async throws {
@@ -290,6 +306,10 @@ private let feedTranscript = """
         #expect(persisted.status == 1)
         #expect(persisted.stderr == "persisted.cachesh:3: error: record: the session has a persisted cache (persist), which a snapshot "
                 + "does not keep: record before the first persist, or persist --clear first\n")
+        #expect(read(dir + "/out.transcript") == nil, "nothing is written")
+        let reading = try await cachesh(["-c", "server set a:1 1\nget a:1 --async\nrecord out.transcript"], in: dir)
+        #expect(reading.stderr == "-c:3:1: error: record: a read started with --async is waiting for its answer (a:1), and a snapshot "
+                + "does not hold it: record before the read starts, or after its answer (advance)\n")
         #expect(read(dir + "/out.transcript") == nil, "nothing is written")
         let cleared = try await cachesh(["cleared.cachesh"], in: dir)
         #expect(cleared.status == 0, "\(cleared.stderr)")

@@ -57,7 +57,7 @@ enum RecordCommands {
         if fromStart && !session.keepsWholeHistory {
             throw ShellError("record --from-start: a script, -c or standard input keeps no history (only the interactive shell does); record FILE records from here on", at: command.offset)
         }
-        if !fromStart, let problem = startProblem(session) { throw ShellError("record: " + problem, at: word.offset) }
+        if !fromStart, let problem = startProblem(session, cache) { throw ShellError("record: " + problem, at: word.offset) }
         let path = session.resolvePath(word.text, relativeTo: source)
         if let problem = session.storeFileProblem(path) { throw ShellError("record: cannot write \(path): \(problem)", at: word.offset) }
         let recording: Recording
@@ -81,10 +81,16 @@ enum RecordCommands {
 
     /// Why a recording cannot start from here on: the session holds what no command after a
     /// `restore` can make again, so the transcript would not replay as the session ran.
-    static func startProblem(_ session: Session) -> String? {
+    static func startProblem(_ session: Session, _ cache: isolated Cache) -> String? {
         if session.clients.several {
             return "the session has \(session.clients.all.count) clients, and a recording starts from one snapshot, which holds "
                 + "the current client's cache alone: record before client NAME makes a second client (SPEC §3 Clients)"
+        }
+        let reads = cache.waitingReadKeys
+        if !reads.isEmpty {
+            let shown = reads.prefix(3).joined(separator: " ") + (reads.count > 3 ? " ..." : "")
+            return "a read started with --async is waiting for its answer (\(shown)), and a snapshot does not hold it: "
+                + "record before the read starts, or after its answer (advance)"
         }
         if !session.persisted.entries.isEmpty {
             return "the session has a persisted cache (persist), which a snapshot does not keep: "

@@ -58,6 +58,16 @@ enum SnapshotCommands {
         do { try session.restore(snapshotText: text, on: cache) } catch {
             throw ShellError("\(word.text): \(error)", at: word.offset)
         }
+        if session.frames.runsTopLevel && session.notesHistory {
+            // The history (and so a recording, `--echo`) holds the snapshot itself, on one line,
+            // not the file's name: a recording names no other file (SPEC §6).
+            let inline = (try? JSONValue.canonicalCompactText(parsing: text)) ?? text
+            var line = inline
+            while line.hasSuffix("\n") { line.removeLast() }
+            session.outcome.rewrite = ("restore " + line,
+                                       restoredInline(entries: cache.count, now: cache.now)
+                                           .text(command: "restore", mode: session.options.mode, colour: false))
+        }
         return restored(word.text, entries: cache.count, now: cache.now)
     }
 

@@ -243,7 +243,7 @@ extension Session {
 
     /// Whether commands and `#` comments enter the history: only when something reads more than
     /// its last entry, or writes each entry out (`--echo`, an open recording, the interactive shell).
-    private var notesHistory: Bool {
+    var notesHistory: Bool {
         history.enabled && (settings.echo || history.recording != nil || history.entries.retainsAll)
     }
 
