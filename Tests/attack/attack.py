@@ -648,6 +648,25 @@ def bounds_cases(rng, smoke, work):
     ranges = ",".join(f"{rng.randint(1, 1000)}..{rng.randint(10**15, 10**18)}" for _ in range(5000 if smoke else 40000))
     cases.append(("replay: a line of distinct ranges", ["r.cachesh"], {"r.cachesh": f"replay t.txt max={ranges}\n", "t.txt": "a\n"},
                   lambda st, out, err, sec: None if b"more than 256 combinations" in err and sec < 30 else f"status {st} after {sec:.1f}s"))
+    # jobs= (SPEC §7.1): every hostile value is one error line before the trace is read; the
+    # most jobs on the most combinations, and on a trace that breaks far in, end in bounded time
+    # with the rows (or the line's error) of one job.
+    bad_jobs = ["0", "65", "-1", "-0", "1.0", "1e1", "0x10", "", "x", "\u0663", "9" * rng.randint(19, 4000),
+                "2,3", "1..4", "none", "auto", "\u202e2"]
+    rng.shuffle(bad_jobs)
+    trace = "".join(f"k{rng.randint(0, 500)}\n" for _ in range(20_000 if smoke else 60_000))
+    sweep = "replay t.txt policy=lru,fifo,sieve,lfu max=1..1000 ttl=none,1h"  # 224 combinations
+    script = "".join(f"replay t.txt jobs={value} csv=o.csv\n" for value in bad_jobs) + f"{sweep} jobs=64\n{sweep} jobs=1\n" \
+        + "replay bad.txt format=timed policy=lru,fifo,sieve max=1,10,100 jobs=64\n"
+    broken = "".join(f"{i} k{rng.randint(0, 500)}\n" for i in range(9_000)) + "3 late\n" + "9999 k\n" * 100
+    cases.append(("replay: hostile jobs= values, then 64 jobs on 224 combinations", ["j.cachesh"],
+                  {"j.cachesh": script, "t.txt": trace, "bad.txt": broken},
+                  lambda st, out, err, sec, n=len(bad_jobs): None if st == 1 and sec < 120
+                  and err.count(b"use a whole number of jobs from 1 to 64") == n and err.count(b"\n") == n + 1
+                  and b"bad.txt:9001: error: time goes backwards" in err and len(err) < 20_000
+                  and out.count(b"replayed ") == 2 and out.split(b"replayed ")[1] == out.split(b"replayed ")[2]
+                  and not os.path.exists(os.path.join(work, "bounds", "o.csv"))
+                  else f"status {st} after {sec:.1f}s, {err.count(b'jobs from 1')} of {n} refused, {err[-200:]!r}"))
     # 66 changes of 1 MiB pass the timeline's 64 MiB; 200 took over a minute in a debug build on
     # a loaded machine (each patch parses and prints the whole value), which read as a hang.
     changes = 66 if smoke else 80

@@ -425,11 +425,143 @@ struct ReplayEndToEndTests {
         #expect(run.stdout.contains("replayed 2117 requests of feed-day.csv"))
     }
 
+    /// A seeded trace of `count` requests over a skewed set of keys, one a 37 ms step apart or at
+    /// the same instant: many batches (4096 requests each), so rounds of jobs follow one another.
+    static func skewedTrace(_ count: Int, timed: Bool) -> String {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var out = ""
+        var time = 0
+        for _ in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let a = Int(state >> 33) % 3_000, b = Int(state >> 13 & 0xFFFFF) % 3_000
+            if state & 3 != 0 { time += 37 }
+            out += timed ? "\(time) k\(min(a, b))\n" : "k\(min(a, b))\n"
+        }
+        return out
+    }
+
+    /// The same `count` requests as oracleGeneral records, with each request's next access.
+    static func oracleTrace(_ count: Int) -> Data {
+        var state: UInt64 = 7
+        var ids: [UInt64] = []
+        for _ in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            ids.append(UInt64(min(Int(state >> 33) % 2_000, Int(state >> 13 & 0xFFFFF) % 2_000)))
+        }
+        var nextAccess = [Int64](repeating: -1, count: count)
+        var seen: [UInt64: Int] = [:]
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            if let later = seen[ids[i]] { nextAccess[i] = Int64(later) }
+            seen[ids[i]] = i
+        }
+        var data = Data()
+        for i in 0..<count {
+            withUnsafeBytes(of: UInt32(i / 3).littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: ids[i].littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(1).littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: nextAccess[i].littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
+    }
+
+    @Test("jobs=N prints and writes the same bytes as jobs=1: the table, --json, csv= and plot=, rows in combination order")
+    func jobsGiveTheSameOutput() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("keys.txt", Self.skewedTrace(10_000, timed: false))
+        try sandbox.write("timed.txt", Self.skewedTrace(10_000, timed: true))
+        try Self.oracleTrace(10_000).write(to: sandbox.url.appendingPathComponent("t.oracleGeneral"))
+        let sweeps = [
+            // A curve: LRU's sizes share one stack-distance pass, the other policies a pass each.
+            "keys.txt policy=lru,fifo,sieve,lfu max=1..300,none ttl=none stale=none",
+            // ttl and stale on the trace's times; a policy given twice gives its rows twice.
+            "timed.txt format=timed policy=lru,sieve,lru max=5,50,none ttl=none,30s stale=none,5s",
+            "t.oracleGeneral policy=optimal,lru,lfu,fifo max=10,100,1000 ttl=none stale=none",
+            // One combination: nothing to share out.
+            "keys.txt policy=lfu max=100 ttl=none stale=none",
+        ]
+        for sweep in sweeps {
+            var first: [String]?
+            for jobs in [1, 2, 3, 64] {
+                let human = try await Cachesh.run(["-c", "replay \(sweep) jobs=\(jobs) csv=rows.csv plot=rows.svg"], in: sandbox.url)
+                let json = try await Cachesh.run(["--json", "-c", "replay \(sweep) jobs=\(jobs)"], in: sandbox.url)
+                #expect(human.status == 0 && human.stderr.isEmpty && json.status == 0 && json.stderr.isEmpty, "\(human)\n\(json)")
+                let outputs = [human.stdout, json.stdout,
+                               try String(contentsOf: sandbox.url.appendingPathComponent("rows.csv"), encoding: .utf8),
+                               try String(contentsOf: sandbox.url.appendingPathComponent("rows.svg"), encoding: .utf8)]
+                if let first {
+                    for (name, (expected, actual)) in zip(["table", "--json", "csv=", "plot="], zip(first, outputs)) {
+                        #expect(actual == expected, "replay \(sweep) jobs=\(jobs): its \(name) differs from jobs=1")
+                    }
+                } else {
+                    first = outputs
+                }
+            }
+            #expect(first?[0].contains("replayed ") == true)
+        }
+    }
+
+    @Test("with jobs=2 a malformed line far into the trace stops the replay as with one job: its line, nothing written")
+    func jobsStopAtAMalformedLineAsOneJobDoes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.skewedTrace(20_000, timed: true) + "5 late\n" + Self.skewedTrace(5_000, timed: true))
+        let script = "replay trace.txt format=timed policy=lru,fifo,sieve max=10,100 ttl=none stale=none csv=rows.csv plot=p.svg JOBS\nnow\n"
+        var first: Outcome?
+        for jobs in ["", " jobs=2", " jobs=3"] {
+            try sandbox.write("run.cachesh", script.replacingOccurrences(of: " JOBS", with: jobs))
+            let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+            if let first {
+                #expect(run == first, "jobs=\(jobs)")
+            } else {
+                #expect(run.status == 1 && run.stderr.hasPrefix("trace.txt:20001: error: time goes backwards: 5s after "), "\(run)")
+                #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n")
+                first = run
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+            #expect(files == ["run.cachesh", "trace.txt"])
+        }
+    }
+
+    @Test("a bad jobs= is one error line at its word, before the trace is read or a file written")
+    func badJobs() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        let values = ["0", "65", "-1", "1.5", "two", "", "99999999999999999999", "2,3", "1..4", "none"]
+        try sandbox.write("run.cachesh", values.map { "replay trace.txt jobs=\($0) csv=rows.csv\n" }.joined() + "now\n")
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(run.status == 1)
+        #expect(run.stderr == values.enumerated().map { i, value in
+            "run.cachesh:\(i + 1): error: replay: jobs=\(value): use a whole number of jobs from 1 to 64\n"
+        }.joined())
+        #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        #expect(files == ["run.cachesh", "trace.txt"])
+        let json = try await Cachesh.run(["--json", "-c", "replay trace.txt jobs=0"], in: sandbox.url)
+        #expect(json.stdout.contains("\"error\":\"replay: jobs=0: use a whole number of jobs from 1 to 64\""), "\(json)")
+    }
+
+    @Test("a transcript whose replay asks for jobs=2 verifies byte for byte")
+    func jobsUnderVerify() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        try sandbox.write("sweep.transcript", """
+            cachesh> replay trace.txt max=1,2 policy=lru,fifo ttl=none stale=none jobs=2
+            replayed 8 requests of trace.txt over 7ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         8     0           0       8          7            0     0.0000
+            lru       2  none   none         6     2           0       6          4            0     0.2500
+            fifo      1  none   none         8     0           0       8          7            0     0.0000
+            fifo      2  none   none         7     1           0       7          5            0     0.1250
+
+            """)
+        let run = try await Cachesh.run(["--verify", "sweep.transcript"], in: sandbox.url)
+        #expect(run == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(run)")
+    }
+
     @Test("help replay shows the synopsis and every option")
     func help() async throws {
         let run = try await Cachesh.run(["-c", "help replay"])
         #expect(run.status == 0)
-        for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "plot=FILE", "oracle"] {
+        for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "jobs=N", "plot=FILE", "oracle"] {
             #expect(run.stdout.contains(option), "\(option)")
         }
     }

@@ -25,6 +25,7 @@ enum ReplayCommands {
             CommandSpec.Option(name: "max", placeholder: "N,...", kind: .count, meaning: "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
+            CommandSpec.Option(name: "jobs", placeholder: "N", kind: .count, meaning: "run the combinations on N threads at once, 1 to 64 (default 1); the output is the same for any N"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
             .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
         ],
@@ -106,6 +107,13 @@ enum ReplayCommands {
         if policies.contains(.optimal) && traceOptions.format != .oracle {
             throw ShellError("replay: policy=optimal needs each request's next access: use a format=oracle trace", at: args.options["policy"]!.offset)
         }
+        var jobs = 1
+        if let (text, word) = args.option("jobs") {
+            guard let n = Int(text), (1...Replay.maxJobs).contains(n) else {
+                throw ShellError("replay: jobs=\(text): use a whole number of jobs from 1 to \(Replay.maxJobs)", at: word.offset)
+            }
+            jobs = n
+        }
         let csvPath = try outputPath(args, "csv", session: session, source: source)
         let plotPath = try outputPath(args, "plot", session: session, source: source)
         if let (_, offset) = plotPath, !sizes.contains(where: { $0 != nil }) {
@@ -138,7 +146,7 @@ enum ReplayCommands {
             let interrupted = session.options.interrupted ?? { false }
             var line = session.options.progress.map { ProgressLine(show: $0) }
             defer { line?.end() }
-            result = try Replay.run(reader, configurations: configurations, interrupted: interrupted) { requests in
+            result = try Replay.run(reader, configurations: configurations, jobs: jobs, interrupted: interrupted) { requests in
                 line?.update(progressText(word.text, requests: requests, position: reader.position, size: reader.size))
             }
         } catch {
