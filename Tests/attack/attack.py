@@ -40,6 +40,7 @@ Kinds of attack (each a number of seeded trials):
 `--smoke` runs a few trials of each (as `.ci/run` does); without it, hundreds. Exit status 1 when
 anything did not hold. Nothing here talks to a network.
 """
+import gzip
 import json
 import os
 import random
@@ -667,6 +668,36 @@ def bounds_cases(rng, smoke, work):
                   and out.count(b"replayed ") == 2 and out.split(b"replayed ")[1] == out.split(b"replayed ")[2]
                   and not os.path.exists(os.path.join(work, "bounds", "o.csv"))
                   else f"status {st} after {sec:.1f}s, {err.count(b'jobs from 1')} of {n} refused, {err[-200:]!r}"))
+    # gzip-compressed traces (SPEC §5.5), read through zlib as a stream: cut at random points,
+    # bytes flipped, noise after the magic number, members with noise between them: each replays
+    # or is one error line, never a crash; and a bomb (a few KB that inflate to millions of
+    # requests) replays in bounded memory (the harness's limit) and time.
+    plain = "".join(f"k{rng.randint(0, 300)}\n" for _ in range(30_000)).encode()
+    member = gzip.compress(plain, 6)
+    gz_files, gz_lines = {}, []
+    for i in range(6 if smoke else 30):
+        kind = rng.choice(["cut", "flip", "noise", "members"])
+        data = bytearray(member)
+        if kind == "cut":
+            data = data[:rng.randint(1, len(data) - 1)]
+        elif kind == "flip":
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(len(data))] ^= rng.randint(1, 255)
+        elif kind == "noise":
+            data = data[:2] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 4000)))
+        else:
+            data = data + bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))) + member
+        gz_files[f"g{i}.txt.gz"] = bytes(data)
+        gz_lines.append(f"replay g{i}.txt.gz max=10,100 policy=lru,fifo jobs={rng.randint(1, 3)}\n")
+    bomb_requests = 2_000_000 if smoke else 20_000_000
+    gz_files["bomb.txt.gz"] = gzip.compress(b"a\n" * bomb_requests, 9)
+    gz_files["g.cachesh"] = "".join(gz_lines) + "replay bomb.txt.gz max=1,10 policy=lru,sieve jobs=2\nnow\n"
+    cases.append((f"replay: {len(gz_lines)} damaged gzip traces, then a bomb of {bomb_requests} requests in "
+                  f"{len(gz_files['bomb.txt.gz']) // 1024} KB", ["g.cachesh"], gz_files,
+                  lambda st, out, err, sec, n=len(gz_lines), b=bomb_requests: None if sec < 300
+                  and out.count(b"replayed ") + err.count(b"\n") == n + 1 and f"replayed {b} requests of bomb".encode() in out
+                  and all(b": error: " in line for line in err.split(b"\n") if line) and out.endswith(b"now_ms: 0\n")
+                  else f"status {st} after {sec:.1f}s, {out.count(b'replayed ')} replayed, {err[-300:]!r}"))
     # 66 changes of 1 MiB pass the timeline's 64 MiB; 200 took over a minute in a debug build on
     # a loaded machine (each patch parses and prints the whole value), which read as a hang.
     changes = 66 if smoke else 80
@@ -720,7 +751,7 @@ def attack_bounds(binary, rng, smoke, work):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         for file, text in files.items():
-            open(os.path.join(folder, file), "w").write(text)
+            open(os.path.join(folder, file), "wb" if isinstance(text, bytes) else "w").write(text)
         status, out, err, rss, seconds = run(binary, args, cwd=folder)
         problem = "hung" if status == "timeout" else f"signal {-status}" if isinstance(status, int) and status < 0 else None
         problem = problem or (f"{rss // 1024} MB" if rss > MEMORY_LIMIT_KB else None) or check(status, out, err, seconds)

@@ -320,15 +320,13 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
-    @Test("a zstd- or gzip-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
+    @Test("a zstd-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
     func compressedTrace() async throws {
         let sandbox = try Sandbox()
         // The magic numbers and a little of what follows; the rest does not matter.
         let zstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x0A, 0x51, 0x00, 0x00, 0x61, 0x0A, 0x62, 0x0A])
-        let gzip = Data([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4B, 0xE4, 0x02, 0x00])
         try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
         try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
-        try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
         try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
             .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
         // Two oracleGeneral records (time 1, id 7, size 1, next access -1), read as text.
@@ -339,7 +337,6 @@ struct ReplayEndToEndTests {
         let run = try await Cachesh.run(["-c", """
             replay t.csv.zst format=csv header=no key=2
             replay t.oracleGeneral.zst format=oracle
-            replay t.txt.gz
             replay utf16.csv
             replay t.bin format=keys
             replay t.bin format=csv
@@ -349,7 +346,6 @@ struct ReplayEndToEndTests {
         #expect(run.stderr == """
             t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
-            t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
             utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
             t.bin:1: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
             t.bin:1: error: a NUL byte: this is a binary file, not format=csv text (an oracleGeneral trace takes format=oracle)
@@ -357,6 +353,91 @@ struct ReplayEndToEndTests {
 
             """)
         #expect(run.stdout == plain.stdout && run.status == 1)
+    }
+
+    /// `gzip -c FILE` in `sandbox`, written to `FILE.gz` (gzip is part of every Debian system).
+    static func gzip(_ file: String, in sandbox: Sandbox, to target: String? = nil) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c", "-9", file]
+        process.currentDirectoryURL = sandbox.url
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try data.write(to: sandbox.url.appendingPathComponent(target ?? file + ".gz"))
+    }
+
+    @Test("a gzip-compressed trace is read as a stream through zlib: the rows of the plain file, its format by the name before .gz")
+    func gzipTrace() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.txt", Self.skewedTrace(10_000, timed: true))
+        try sandbox.write("t.csv", "time,key\n" + Self.skewedTrace(10_000, timed: true).replacingOccurrences(of: " ", with: ","))
+        try Self.oracleTrace(10_000).write(to: sandbox.url.appendingPathComponent("t.oracleGeneral"))
+        for file in ["t.txt", "t.csv", "t.oracleGeneral"] { try Self.gzip(file, in: sandbox) }
+        let sweeps = ["t.txt format=timed policy=lru,fifo,sieve max=10,100,none ttl=none,1h stale=none,1m",
+                      "t.csv policy=lfu,lru max=10,100 ttl=none stale=none",
+                      "t.oracleGeneral policy=optimal,lru max=10,100 ttl=none stale=none"]
+        for sweep in sweeps {
+            let file = String(sweep.prefix { $0 != " " })
+            let plain = try await Cachesh.run(["--json", "-c", "replay \(sweep) csv=rows.csv"], in: sandbox.url)
+            let plainCSV = try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv"))
+            #expect(plain.status == 0 && plain.stdout.contains("\"trace_requests\":10000"), "\(plain)")
+            for jobs in [1, 2] {
+                let gzipped = sweep.replacingOccurrences(of: file, with: file + ".gz")
+                let run = try await Cachesh.run(["--json", "-c", "replay \(gzipped) jobs=\(jobs) csv=rows.csv"], in: sandbox.url)
+                #expect(run.stdout == plain.stdout.replacingOccurrences(of: "\"\(file)\"", with: "\"\(file).gz\""), "\(gzipped)")
+                #expect(try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv")) == plainCSV)
+            }
+        }
+    }
+
+    @Test("gzip members one after another read as one trace; a cut or damaged gzip file is one error line, nothing written")
+    func gzipMembersAndDamage() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.txt", Self.skewedTrace(20_000, timed: false))
+        try sandbox.write("twice.txt", Self.skewedTrace(20_000, timed: false) + Self.skewedTrace(20_000, timed: false))
+        try Self.gzip("t.txt", in: sandbox)
+        let member = try Data(contentsOf: sandbox.url.appendingPathComponent("t.txt.gz"))
+        try (member + member).write(to: sandbox.url.appendingPathComponent("members.txt.gz"))
+        let twice = try await Cachesh.run(["-c", "replay twice.txt max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        let members = try await Cachesh.run(["-c", "replay members.txt.gz max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        #expect(twice.status == 0 && twice.stdout.hasPrefix("replayed 40000 requests"), "\(twice)")
+        #expect(members.stdout == twice.stdout.replacingOccurrences(of: "of twice.txt ", with: "of members.txt.gz "))
+        // Cut in the middle, a byte of the compressed data changed, its checksum changed, and
+        // gzip's magic number alone.
+        try member.prefix(member.count / 2).write(to: sandbox.url.appendingPathComponent("cut.txt.gz"))
+        var flipped = member
+        flipped[member.count / 2] ^= 0x55
+        try flipped.write(to: sandbox.url.appendingPathComponent("flipped.txt.gz"))
+        var checksum = member
+        checksum[member.count - 6] ^= 0x01
+        try checksum.write(to: sandbox.url.appendingPathComponent("checksum.txt.gz"))
+        try Data([0x1F, 0x8B]).write(to: sandbox.url.appendingPathComponent("magic.gz"))
+        try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+            .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
+        try Self.gzip("utf16.csv", in: sandbox)
+        try sandbox.write("run.cachesh", """
+            replay cut.txt.gz csv=rows.csv jobs=2
+            replay flipped.txt.gz csv=rows.csv
+            replay checksum.txt.gz csv=rows.csv
+            replay magic.gz csv=rows.csv
+            replay utf16.csv.gz csv=rows.csv
+            now
+
+            """)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 6, "\(run)")
+        #expect(lines[0] == "run.cachesh:1: error: replay: cut.txt.gz: cannot read: the gzip data ends early (the file is cut short)")
+        #expect(lines[1].hasPrefix("run.cachesh:2: error: replay: flipped.txt.gz: cannot read: the gzip data is damaged ("), "\(lines[1])")
+        #expect(lines[2] == "run.cachesh:3: error: replay: checksum.txt.gz: cannot read: the gzip data is damaged (incorrect data check)")
+        #expect(lines[3] == "run.cachesh:4: error: replay: magic.gz: cannot read: the gzip data ends early (the file is cut short)")
+        #expect(lines[4] == "utf16.csv.gz:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
+        #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && run.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("rows.csv").path))
     }
 
     @Test("times are limited by their value, not their digits: Unix times in microseconds (16 digits) replay")
