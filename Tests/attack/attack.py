@@ -689,7 +689,7 @@ def bounds_cases(rng, smoke, work):
             data = data + bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))) + member
         gz_files[f"g{i}.txt.gz"] = bytes(data)
         gz_lines.append(f"replay g{i}.txt.gz max=10,100 policy=lru,fifo jobs={rng.randint(1, 3)}\n")
-    bomb_requests = 2_000_000 if smoke else 20_000_000
+    bomb_requests = 2_000_000 if smoke else 10_000_000
     gz_files["bomb.txt.gz"] = gzip.compress(b"a\n" * bomb_requests, 9)
     gz_files["g.cachesh"] = "".join(gz_lines) + "replay bomb.txt.gz max=1,10 policy=lru,sieve jobs=2\nnow\n"
     cases.append((f"replay: {len(gz_lines)} damaged gzip traces, then a bomb of {bomb_requests} requests in "
@@ -698,6 +698,32 @@ def bounds_cases(rng, smoke, work):
                   and out.count(b"replayed ") + err.count(b"\n") == n + 1 and f"replayed {b} requests of bomb".encode() in out
                   and all(b": error: " in line for line in err.split(b"\n") if line) and out.endswith(b"now_ms: 0\n")
                   else f"status {st} after {sec:.1f}s, {out.count(b'replayed ')} replayed, {err[-300:]!r}"))
+    # Several traces (SPEC §5.5, §7.1): past 10,000 in a directory, one error line before any is
+    # read; names with control, bidirectional and CSV characters come out escaped (the table) or
+    # quoted (csv=), one row each; patterns that are not patterns of files are one line each.
+    many = {f"many/t{i:05d}.txt": "" for i in range(10_001)}
+    cases.append(("replay: a directory of 10001 traces", ["d.cachesh"], {"d.cachesh": "replay many\nnow\n", **many},
+                  lambda st, out, err, sec: None if st == 1 and sec < 60
+                  and err == b"d.cachesh:1: error: replay: many names more than 10000 traces; at most 10000 in one replay\n"
+                  else f"status {st} after {sec:.1f}s {err[:200]!r}"))
+    odd_names = ["a\nb.txt", "\u202ertl.txt", 'x,y"z.txt', "\x1b[31mred.txt", "\u00e9t\u00e9.txt", "-x.txt", " space.txt"]
+    odd = {f"odd/{name}": "k1\nk2\nk1\n" for name in odd_names}
+    patterns = ["odd/[", "odd/[[[[", "odd/*/*", "odd/**/x", "odd/[!a-z]*", "odd/?", "*/" * 30 + "x", "/dev/*"]
+    script = "replay odd max=1,2 csv=o.csv\n" + "".join(f"replay {p} max=1\n" for p in patterns) + "now\n"
+
+    def odd_names_held(st, out, err, sec, names=tuple(odd_names)):
+        n = len(names)
+        import csv, io
+        rows = list(csv.reader(io.StringIO(open(os.path.join(work, "bounds", "o.csv"), newline="").read()))) \
+            if os.path.exists(os.path.join(work, "bounds", "o.csv")) else []
+        table = out.split(b"wrote o.csv\n")[0] + b"wrote o.csv\n"
+        # A line per trace, a header and two rows per trace, "wrote o.csv": no name breaks a line.
+        if sec > 30 or b"\x1b" in out or "\u202e".encode() in out or len(rows) != 2 * n + 1 \
+                or table.count(b"\n") != 3 * n + 2 \
+                or sorted({r[0] for r in rows[1:]}) != sorted(f"odd/{name}" for name in names):
+            return f"status {st} after {sec:.1f}s, {len(rows)} csv rows, {table[:300]!r} {err[:300]!r}"
+        return None if all(b": error: replay: " in line for line in err.split(b"\n") if line) else f"{err[:300]!r}"
+    cases.append(("replay: a directory of traces with hostile names, and patterns", ["o.cachesh"], {"o.cachesh": script, **odd}, odd_names_held))
     # 66 changes of 1 MiB pass the timeline's 64 MiB; 200 took over a minute in a debug build on
     # a loaded machine (each patch parses and prints the whole value), which read as a hang.
     changes = 66 if smoke else 80
@@ -751,6 +777,7 @@ def attack_bounds(binary, rng, smoke, work):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         for file, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(folder, file)), exist_ok=True)
             open(os.path.join(folder, file), "wb" if isinstance(text, bytes) else "w").write(text)
         status, out, err, rss, seconds = run(binary, args, cwd=folder)
         problem = "hung" if status == "timeout" else f"signal {-status}" if isinstance(status, int) and status < 0 else None

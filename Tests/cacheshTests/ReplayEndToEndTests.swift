@@ -206,7 +206,7 @@ struct ReplayEndToEndTests {
     /// The session's state after a command: what `keys`, `now` and `stats` print.
     static let probe = "keys\nnow\nstats\n"
 
-    @Test("a FIFO, a device or a directory given as the trace is refused at once, the session unchanged")
+    @Test("a FIFO, a device or a directory without a trace given as the trace is refused at once, the session unchanged")
     func notARegularFile() async throws {
         let sandbox = try Sandbox()
         #expect(mkfifo(sandbox.url.appendingPathComponent("pipe.txt").path, 0o644) == 0)
@@ -219,7 +219,7 @@ struct ReplayEndToEndTests {
         #expect(run.stderr == """
             -c:2:1: error: replay: pipe.txt: cannot read: is a FIFO, not a regular file
             -c:3:1: error: replay: /dev/zero: cannot read: is a character device, not a regular file
-            -c:4:1: error: replay: dir.txt: cannot read: is a directory
+            -c:4:1: error: replay: dir.txt holds no trace (no regular file)
 
             """)
         #expect(run.stdout == before.stdout && run.status == 1)
@@ -636,6 +636,82 @@ struct ReplayEndToEndTests {
             """)
         let run = try await Cachesh.run(["--verify", "sweep.transcript"], in: sandbox.url)
         #expect(run == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(run)")
+    }
+
+    @Test("a directory replays each of its regular files in name order: a line per trace, a row per (trace, combination)")
+    func directoryOfTraces() async throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("traces/sub"), withIntermediateDirectories: true)
+        try sandbox.write("traces/b.txt", Self.trace)
+        try sandbox.write("traces/a.txt", "x\ny\nx\n")
+        try sandbox.write("traces/.hidden", "not a trace\u{1}\n")
+        try sandbox.write("traces/sub/c.txt", "skipped\n")
+        let run = try await Cachesh.run(["-c", "replay traces max=1,2 policy=lru,fifo ttl=none stale=none csv=rows.csv"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 3 requests of traces/a.txt over 2ms of virtual time, namespace default
+            replayed 8 requests of traces/b.txt over 7ms of virtual time, namespace default
+            trace         policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            traces/a.txt  lru       1  none   none         3     0           0       3          2            0     0.0000
+            traces/a.txt  lru       2  none   none         2     1           0       2          0            0     0.3333
+            traces/a.txt  fifo      1  none   none         3     0           0       3          2            0     0.0000
+            traces/a.txt  fifo      2  none   none         2     1           0       2          0            0     0.3333
+            traces/b.txt  lru       1  none   none         8     0           0       8          7            0     0.0000
+            traces/b.txt  lru       2  none   none         6     2           0       6          4            0     0.2500
+            traces/b.txt  fifo      1  none   none         8     0           0       8          7            0     0.0000
+            traces/b.txt  fifo      2  none   none         7     1           0       7          5            0     0.1250
+            wrote rows.csv
+
+            """, stderr: "", status: 0))
+        let csv = try String(contentsOf: sandbox.url.appendingPathComponent("rows.csv"), encoding: .utf8)
+        #expect(csv.hasPrefix("file,policy,max,ttl_ms,stale_ms,requests,hits,stale_hits,misses,evictions,expirations,hit_ratio\n"
+                              + "traces/a.txt,lru,1,,,3,0,0,3,2,0,0.0000\n"), "\(csv)")
+        #expect(csv.split(separator: "\n").count == 9)
+        let json = try await Cachesh.run(["--json", "-c", "replay traces/ max=2 jobs=2"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let traces = try #require(object["traces"] as? [[String: Any]])
+        #expect(traces.map { $0["file"] as? String } == ["traces/a.txt", "traces/b.txt"])
+        #expect(traces.map { $0["trace_requests"] as? Int } == [3, 8])
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["file"] as? String } == ["traces/a.txt", "traces/b.txt"])
+        #expect(rows.map { $0["hits"] as? Int } == [1, 2])
+    }
+
+    @Test("a pattern replays the files it matches; no match, a match that is not a file, or plot= with several traces is one error line")
+    func patternOfTraces() async throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("t/dir.txt"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try sandbox.write("t/one.txt", Self.trace)
+        try sandbox.write("t/two.txt", Self.trace)
+        try sandbox.write("t/skip.csv", "key\na\n")
+        let run = try await Cachesh.run(["-c", "replay t/*o.txt max=2 ttl=none"], in: sandbox.url)
+        #expect(run.status == 0 && run.stdout.hasPrefix("""
+            replayed 8 requests of t/two.txt over 7ms of virtual time, namespace default
+            trace      policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            t/two.txt  lru       2  none   none         6     2           0       6          4            0     0.2500
+
+            """), "\(run)")
+        let both = try await Cachesh.run(["-c", "replay t/[ot]*.txt max=2 ttl=none"], in: sandbox.url)
+        #expect(both.stdout.contains("of t/one.txt ") && both.stdout.contains("of t/two.txt "), "\(both)")
+        try sandbox.write("run.cachesh", """
+            replay t/*.gz
+            replay t/*.txt
+            replay empty
+            replay t/*o.txt policy=optimal
+            replay t max=2 plot=p.svg
+            now
+
+            """)
+        let bad = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(bad.stderr == """
+            run.cachesh:1: error: replay: t/*.gz matches no file
+            run.cachesh:2: error: replay: t/*.txt matches t/dir.txt, which is not a regular file
+            run.cachesh:3: error: replay: empty holds no trace (no regular file)
+            run.cachesh:4: error: replay: policy=optimal needs each request's next access: use a format=oracle trace (t/two.txt is format=keys)
+            run.cachesh:5: error: replay: plot= draws one trace; give it one FILE, not a directory or pattern
+
+            """)
+        #expect(bad.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && bad.status == 1)
     }
 
     @Test("help replay shows the synopsis and every option")
