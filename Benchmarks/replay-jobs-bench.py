@@ -18,6 +18,7 @@ Usage: Benchmarks/replay-jobs-bench.py [--requests N] [--runs R] [--jobs N] [--b
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,13 @@ def main():
                        stdout=subprocess.DEVNULL)
         binary = os.path.join(ROOT, ".build", "release", "cachesh")
     workdir = tempfile.mkdtemp(prefix="cachesh-jobs-bench-")
+    try:
+        measure(args, binary, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def measure(args, binary, workdir):
     oracle = os.path.join(workdir, "zipf.oracleGeneral")
     # Generated in a child, so this process stays small (a child's peak RSS starts from its parent's).
     subprocess.run([sys.executable, "-c", GENERATE, os.path.join(ROOT, "Tests", "replay"), oracle,
