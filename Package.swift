@@ -63,8 +63,14 @@ let package = Package(
         // of the core it uses only its eviction names, time texts and file checks.
         .target(
             name: "CacheReplay",
-            dependencies: ["CacheCore", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["CacheCore", "CZlib", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: shippedSwiftSettings
+        ),
+        // zlib, through which replay reads a gzip-compressed trace as a stream (linked from its
+        // static archive in the shipped build, as CLibedit is).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
         .target(

@@ -6,6 +6,8 @@ pkg-config --exists libedit 2>/dev/null || need+=(libedit-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v tmux >/dev/null || need+=(tmux)
 [ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+# replay reads gzip-compressed traces through zlib (its headers, and libz.a for make release).
+[ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
 # The micro-benchmarks' instruction counts (make bench-micro) and compare-builds.py run valgrind.
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v objcopy >/dev/null || need+=(binutils)

@@ -92,8 +92,14 @@ public final class TraceReader {
     public let size: Int64
     /// The bytes read from the file so far.
     private var bytesRead: Int64 = 0
-    /// The bytes of the file consumed so far (read, and not waiting in the buffer), for progress.
-    public var position: Int64 { bytesRead - Int64(end - start) }
+    /// The bytes of the file consumed so far (read, and not waiting in the buffer), for progress;
+    /// of a gzip-compressed file, the compressed bytes inflated so far.
+    public var position: Int64 { gzip?.position ?? bytesRead - Int64(end - start) }
+    /// The decompression of a gzip-compressed file; nil for a plain one.
+    private var gzip: GzipStream?
+    /// The file's name ends in `.gz`: an oracle trace starting with gzip's magic number is taken as
+    /// compressed (without the name, a record's time may start with those bytes).
+    private let gzipName: Bool
     // CSV.
     /// Whether the columns are still to be found (from the header, or the first row).
     private var header = false
@@ -107,6 +113,7 @@ public final class TraceReader {
     public init(path: String, name: String, options: TraceOptions) throws(ReplayError) {
         self.name = name
         self.options = options
+        gzipName = path.hasSuffix(".gz")
         // Look before opening: opening a FIFO blocks until a writer comes, and a device
         // (/dev/zero, /dev/urandom as an oracle trace) reads without end.
         var before = stat()
@@ -150,16 +157,30 @@ public final class TraceReader {
             end = n
         }
         guard end < buffer.count else { return true }
+        let room = UnsafeMutableRawBufferPointer(rebasing: buffer[end...])
         let n: Int
-        do {
-            n = try FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
-        } catch {
-            throw ReplayError(file: name, "cannot read: \(String(cString: strerror((error as? Errno)?.rawValue ?? errno)))")
+        if let gzip {
+            do { n = try gzip.read(into: room, from: readFile) } catch {
+                // The file's problem, not a line's: zlib finds damage up to a buffer after it
+                // (a checksum, at the end of a member).
+                throw error.file == nil ? ReplayError(file: name, "cannot read: " + error.message) : error
+            }
+        } else {
+            n = try readFile(room)
+            bytesRead += Int64(n)
         }
         if n == 0 { atEOF = true; return false }
         end += n
-        bytesRead += Int64(n)
         return true
+    }
+
+    /// Reads the file's next bytes into `room`: how many, 0 at its end.
+    private func readFile(_ room: UnsafeMutableRawBufferPointer) throws(ReplayError) -> Int {
+        do {
+            return try FileDescriptor(rawValue: fd).read(into: room)
+        } catch {
+            throw ReplayError(file: name, "cannot read: \(String(cString: strerror((error as? Errno)?.rawValue ?? errno)))")
+        }
     }
 
     /// Replaces `batch` with up to `count` next requests; false (and an empty batch) at the end.
@@ -173,23 +194,29 @@ public final class TraceReader {
         return !batch.isEmpty
     }
 
-    /// Refuses a compressed file (libCacheSim's traces often come as `.zst`) and UTF-16 text: their
-    /// bytes read as keys or records gave an error about control characters, or nonsense counts.
+    /// Reads a gzip-compressed file through zlib; refuses a zstd-compressed one (libCacheSim's
+    /// traces often come as `.zst`) and UTF-16 text: their bytes read as keys or records gave an
+    /// error about control characters, or nonsense counts.
     private func checkStart() throws(ReplayError) {
         checkedStart = true
         while end - start < 4 && !atEOF { _ = try refill() }
-        let p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
-        let n = end - start
-        var kind: (name: String, tool: String)?
+        var p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
+        var n = end - start
         if n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD {
-            kind = ("zstd", "zstd -d")
-        } else if options.format != .oracle && n >= 2 && p[0] == 0x1F && p[1] == 0x8B {
-            // Not for oracle records: a time's low bytes may be 1F 8B.
-            kind = ("gzip", "gunzip")
-        }
-        if let kind {
             line = 1
-            throw fail("the trace is \(kind.name)-compressed: decompress it first (\(kind.tool))")
+            throw fail("the trace is zstd-compressed: decompress it first (zstd -d)")
+        }
+        // Not for an oracle trace without .gz in its name: a record's time may start with 1F 8B.
+        if n >= 2 && p[0] == 0x1F && p[1] == 0x8B && (options.format != .oracle || gzipName) {
+            // The bytes read so far are the stream's first; from now on the buffer fills with
+            // what they inflate to, and the checks below look at that.
+            gzip = GzipStream(first: UnsafeRawBufferPointer(start: p, count: n), ended: atEOF)
+            start = 0
+            end = 0
+            atEOF = false
+            while end - start < 4 && !atEOF { _ = try refill() }
+            p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
+            n = end - start
         }
         // UTF-16 text (what some spreadsheets export) read as bytes is keys full of NULs.
         if options.format != .oracle && n >= 2 && ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] == 0xFE && p[1] == 0xFF)) {

@@ -104,4 +104,23 @@ import TestSupport
         #expect(Set(rows.map(\.counters)).count == 1)
         #expect(rows[0].counters.evictions == 0)
     }
+
+    /// Several jobs share out each batch's passes; every pass still sees every batch in order, so
+    /// the result, rows in the order asked, is one job's, for any number of jobs and any mix of
+    /// passes (a shared stack-distance pass, a policy twice, ttl and stale, fewer passes than jobs).
+    @Test(arguments: [UInt64(21), 22, 23])
+    func jobsGiveTheResultOfOneJob(seed: UInt64) {
+        let trace = Self.trace(seed: seed, count: 3 * Replay.batchSize + 17, keys: 400)
+        var configurations: [ReplayConfiguration] = []
+        for p in [EvictionPolicy.lru, .fifo, .sieve, .lfu, .lru] { for m in [1, 7, 60, nil] as [Int?] { for t in [nil, 30_000] as [Int64?] {
+            configurations.append(ReplayConfiguration(policy: p, max: m, ttl: t, stale: t == nil ? nil : 5_000))
+        } } }
+        let one = Replay.run(trace, configurations: configurations)
+        #expect(one.rows.map(\.configuration) == configurations)
+        for jobs in [2, 3, 8, Replay.maxJobs] {
+            #expect(Replay.run(trace, configurations: configurations, jobs: jobs) == one, "seed \(seed), jobs=\(jobs)")
+            #expect(Replay.run(trace, configurations: Array(configurations.prefix(2)), jobs: jobs)
+                    == Replay.run(trace, configurations: Array(configurations.prefix(2))), "seed \(seed), jobs=\(jobs)")
+        }
+    }
 }

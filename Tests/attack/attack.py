@@ -40,6 +40,7 @@ Kinds of attack (each a number of seeded trials):
 `--smoke` runs a few trials of each (as `.ci/run` does); without it, hundreds. Exit status 1 when
 anything did not hold. Nothing here talks to a network.
 """
+import gzip
 import json
 import os
 import random
@@ -648,6 +649,81 @@ def bounds_cases(rng, smoke, work):
     ranges = ",".join(f"{rng.randint(1, 1000)}..{rng.randint(10**15, 10**18)}" for _ in range(5000 if smoke else 40000))
     cases.append(("replay: a line of distinct ranges", ["r.cachesh"], {"r.cachesh": f"replay t.txt max={ranges}\n", "t.txt": "a\n"},
                   lambda st, out, err, sec: None if b"more than 256 combinations" in err and sec < 30 else f"status {st} after {sec:.1f}s"))
+    # jobs= (SPEC §7.1): every hostile value is one error line before the trace is read; the
+    # most jobs on the most combinations, and on a trace that breaks far in, end in bounded time
+    # with the rows (or the line's error) of one job.
+    bad_jobs = ["0", "65", "-1", "-0", "1.0", "1e1", "0x10", "", "x", "\u0663", "9" * rng.randint(19, 4000),
+                "2,3", "1..4", "none", "auto", "\u202e2"]
+    rng.shuffle(bad_jobs)
+    trace = "".join(f"k{rng.randint(0, 500)}\n" for _ in range(20_000 if smoke else 60_000))
+    sweep = "replay t.txt policy=lru,fifo,sieve,lfu max=1..1000 ttl=none,1h"  # 224 combinations
+    script = "".join(f"replay t.txt jobs={value} csv=o.csv\n" for value in bad_jobs) + f"{sweep} jobs=64\n{sweep} jobs=1\n" \
+        + "replay bad.txt format=timed policy=lru,fifo,sieve max=1,10,100 jobs=64\n"
+    broken = "".join(f"{i} k{rng.randint(0, 500)}\n" for i in range(9_000)) + "3 late\n" + "9999 k\n" * 100
+    cases.append(("replay: hostile jobs= values, then 64 jobs on 224 combinations", ["j.cachesh"],
+                  {"j.cachesh": script, "t.txt": trace, "bad.txt": broken},
+                  lambda st, out, err, sec, n=len(bad_jobs): None if st == 1 and sec < 120
+                  and err.count(b"use a whole number of jobs from 1 to 64") == n and err.count(b"\n") == n + 1
+                  and b"bad.txt:9001: error: time goes backwards" in err and len(err) < 20_000
+                  and out.count(b"replayed ") == 2 and out.split(b"replayed ")[1] == out.split(b"replayed ")[2]
+                  and not os.path.exists(os.path.join(work, "bounds", "o.csv"))
+                  else f"status {st} after {sec:.1f}s, {err.count(b'jobs from 1')} of {n} refused, {err[-200:]!r}"))
+    # gzip-compressed traces (SPEC §5.5), read through zlib as a stream: cut at random points,
+    # bytes flipped, noise after the magic number, members with noise between them: each replays
+    # or is one error line, never a crash; and a bomb (a few KB that inflate to millions of
+    # requests) replays in bounded memory (the harness's limit) and time.
+    plain = "".join(f"k{rng.randint(0, 300)}\n" for _ in range(30_000)).encode()
+    member = gzip.compress(plain, 6)
+    gz_files, gz_lines = {}, []
+    for i in range(6 if smoke else 30):
+        kind = rng.choice(["cut", "flip", "noise", "members"])
+        data = bytearray(member)
+        if kind == "cut":
+            data = data[:rng.randint(1, len(data) - 1)]
+        elif kind == "flip":
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(len(data))] ^= rng.randint(1, 255)
+        elif kind == "noise":
+            data = data[:2] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 4000)))
+        else:
+            data = data + bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))) + member
+        gz_files[f"g{i}.txt.gz"] = bytes(data)
+        gz_lines.append(f"replay g{i}.txt.gz max=10,100 policy=lru,fifo jobs={rng.randint(1, 3)}\n")
+    bomb_requests = 2_000_000 if smoke else 10_000_000
+    gz_files["bomb.txt.gz"] = gzip.compress(b"a\n" * bomb_requests, 9)
+    gz_files["g.cachesh"] = "".join(gz_lines) + "replay bomb.txt.gz max=1,10 policy=lru,sieve jobs=2\nnow\n"
+    cases.append((f"replay: {len(gz_lines)} damaged gzip traces, then a bomb of {bomb_requests} requests in "
+                  f"{len(gz_files['bomb.txt.gz']) // 1024} KB", ["g.cachesh"], gz_files,
+                  lambda st, out, err, sec, n=len(gz_lines), b=bomb_requests: None if sec < 300
+                  and out.count(b"replayed ") + err.count(b"\n") == n + 1 and f"replayed {b} requests of bomb".encode() in out
+                  and all(b": error: " in line for line in err.split(b"\n") if line) and out.endswith(b"now_ms: 0\n")
+                  else f"status {st} after {sec:.1f}s, {out.count(b'replayed ')} replayed, {err[-300:]!r}"))
+    # Several traces (SPEC §5.5, §7.1): past 10,000 in a directory, one error line before any is
+    # read; names with control, bidirectional and CSV characters come out escaped (the table) or
+    # quoted (csv=), one row each; patterns that are not patterns of files are one line each.
+    many = {f"many/t{i:05d}.txt": "" for i in range(10_001)}
+    cases.append(("replay: a directory of 10001 traces", ["d.cachesh"], {"d.cachesh": "replay many\nnow\n", **many},
+                  lambda st, out, err, sec: None if st == 1 and sec < 60
+                  and err == b"d.cachesh:1: error: replay: many names more than 10000 traces; at most 10000 in one replay\n"
+                  else f"status {st} after {sec:.1f}s {err[:200]!r}"))
+    odd_names = ["a\nb.txt", "\u202ertl.txt", 'x,y"z.txt', "\x1b[31mred.txt", "\u00e9t\u00e9.txt", "-x.txt", " space.txt"]
+    odd = {f"odd/{name}": "k1\nk2\nk1\n" for name in odd_names}
+    patterns = ["odd/[", "odd/[[[[", "odd/*/*", "odd/**/x", "odd/[!a-z]*", "odd/?", "*/" * 30 + "x", "/dev/*"]
+    script = "replay odd max=1,2 csv=o.csv\n" + "".join(f"replay {p} max=1\n" for p in patterns) + "now\n"
+
+    def odd_names_held(st, out, err, sec, names=tuple(odd_names)):
+        n = len(names)
+        import csv, io
+        rows = list(csv.reader(io.StringIO(open(os.path.join(work, "bounds", "o.csv"), newline="").read()))) \
+            if os.path.exists(os.path.join(work, "bounds", "o.csv")) else []
+        table = out.split(b"wrote o.csv\n")[0] + b"wrote o.csv\n"
+        # A line per trace, a header and two rows per trace, "wrote o.csv": no name breaks a line.
+        if sec > 30 or b"\x1b" in out or "\u202e".encode() in out or len(rows) != 2 * n + 1 \
+                or table.count(b"\n") != 3 * n + 2 \
+                or sorted({r[0] for r in rows[1:]}) != sorted(f"odd/{name}" for name in names):
+            return f"status {st} after {sec:.1f}s, {len(rows)} csv rows, {table[:300]!r} {err[:300]!r}"
+        return None if all(b": error: replay: " in line for line in err.split(b"\n") if line) else f"{err[:300]!r}"
+    cases.append(("replay: a directory of traces with hostile names, and patterns", ["o.cachesh"], {"o.cachesh": script, **odd}, odd_names_held))
     # 66 changes of 1 MiB pass the timeline's 64 MiB; 200 took over a minute in a debug build on
     # a loaded machine (each patch parses and prints the whole value), which read as a hang.
     changes = 66 if smoke else 80
@@ -701,7 +777,8 @@ def attack_bounds(binary, rng, smoke, work):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         for file, text in files.items():
-            open(os.path.join(folder, file), "w").write(text)
+            os.makedirs(os.path.dirname(os.path.join(folder, file)), exist_ok=True)
+            open(os.path.join(folder, file), "wb" if isinstance(text, bytes) else "w").write(text)
         status, out, err, rss, seconds = run(binary, args, cwd=folder)
         problem = "hung" if status == "timeout" else f"signal {-status}" if isinstance(status, int) and status < 0 else None
         problem = problem or (f"{rss // 1024} MB" if rss > MEMORY_LIMIT_KB else None) or check(status, out, err, seconds)

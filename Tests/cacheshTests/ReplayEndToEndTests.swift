@@ -206,7 +206,7 @@ struct ReplayEndToEndTests {
     /// The session's state after a command: what `keys`, `now` and `stats` print.
     static let probe = "keys\nnow\nstats\n"
 
-    @Test("a FIFO, a device or a directory given as the trace is refused at once, the session unchanged")
+    @Test("a FIFO, a device or a directory without a trace given as the trace is refused at once, the session unchanged")
     func notARegularFile() async throws {
         let sandbox = try Sandbox()
         #expect(mkfifo(sandbox.url.appendingPathComponent("pipe.txt").path, 0o644) == 0)
@@ -219,7 +219,7 @@ struct ReplayEndToEndTests {
         #expect(run.stderr == """
             -c:2:1: error: replay: pipe.txt: cannot read: is a FIFO, not a regular file
             -c:3:1: error: replay: /dev/zero: cannot read: is a character device, not a regular file
-            -c:4:1: error: replay: dir.txt: cannot read: is a directory
+            -c:4:1: error: replay: dir.txt holds no trace (no regular file)
 
             """)
         #expect(run.stdout == before.stdout && run.status == 1)
@@ -320,15 +320,13 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
-    @Test("a zstd- or gzip-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
+    @Test("a zstd-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
     func compressedTrace() async throws {
         let sandbox = try Sandbox()
         // The magic numbers and a little of what follows; the rest does not matter.
         let zstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x0A, 0x51, 0x00, 0x00, 0x61, 0x0A, 0x62, 0x0A])
-        let gzip = Data([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4B, 0xE4, 0x02, 0x00])
         try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
         try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
-        try gzip.write(to: sandbox.url.appendingPathComponent("t.txt.gz"))
         try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
             .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
         // Two oracleGeneral records (time 1, id 7, size 1, next access -1), read as text.
@@ -339,7 +337,6 @@ struct ReplayEndToEndTests {
         let run = try await Cachesh.run(["-c", """
             replay t.csv.zst format=csv header=no key=2
             replay t.oracleGeneral.zst format=oracle
-            replay t.txt.gz
             replay utf16.csv
             replay t.bin format=keys
             replay t.bin format=csv
@@ -349,7 +346,6 @@ struct ReplayEndToEndTests {
         #expect(run.stderr == """
             t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
-            t.txt.gz:1: error: the trace is gzip-compressed: decompress it first (gunzip)
             utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
             t.bin:1: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
             t.bin:1: error: a NUL byte: this is a binary file, not format=csv text (an oracleGeneral trace takes format=oracle)
@@ -357,6 +353,91 @@ struct ReplayEndToEndTests {
 
             """)
         #expect(run.stdout == plain.stdout && run.status == 1)
+    }
+
+    /// `gzip -c FILE` in `sandbox`, written to `FILE.gz` (gzip is part of every Debian system).
+    static func gzip(_ file: String, in sandbox: Sandbox, to target: String? = nil) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c", "-9", file]
+        process.currentDirectoryURL = sandbox.url
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try data.write(to: sandbox.url.appendingPathComponent(target ?? file + ".gz"))
+    }
+
+    @Test("a gzip-compressed trace is read as a stream through zlib: the rows of the plain file, its format by the name before .gz")
+    func gzipTrace() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.txt", Self.skewedTrace(10_000, timed: true))
+        try sandbox.write("t.csv", "time,key\n" + Self.skewedTrace(10_000, timed: true).replacingOccurrences(of: " ", with: ","))
+        try Self.oracleTrace(10_000).write(to: sandbox.url.appendingPathComponent("t.oracleGeneral"))
+        for file in ["t.txt", "t.csv", "t.oracleGeneral"] { try Self.gzip(file, in: sandbox) }
+        let sweeps = ["t.txt format=timed policy=lru,fifo,sieve max=10,100,none ttl=none,1h stale=none,1m",
+                      "t.csv policy=lfu,lru max=10,100 ttl=none stale=none",
+                      "t.oracleGeneral policy=optimal,lru max=10,100 ttl=none stale=none"]
+        for sweep in sweeps {
+            let file = String(sweep.prefix { $0 != " " })
+            let plain = try await Cachesh.run(["--json", "-c", "replay \(sweep) csv=rows.csv"], in: sandbox.url)
+            let plainCSV = try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv"))
+            #expect(plain.status == 0 && plain.stdout.contains("\"trace_requests\":10000"), "\(plain)")
+            for jobs in [1, 2] {
+                let gzipped = sweep.replacingOccurrences(of: file, with: file + ".gz")
+                let run = try await Cachesh.run(["--json", "-c", "replay \(gzipped) jobs=\(jobs) csv=rows.csv"], in: sandbox.url)
+                #expect(run.stdout == plain.stdout.replacingOccurrences(of: "\"\(file)\"", with: "\"\(file).gz\""), "\(gzipped)")
+                #expect(try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv")) == plainCSV)
+            }
+        }
+    }
+
+    @Test("gzip members one after another read as one trace; a cut or damaged gzip file is one error line, nothing written")
+    func gzipMembersAndDamage() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.txt", Self.skewedTrace(20_000, timed: false))
+        try sandbox.write("twice.txt", Self.skewedTrace(20_000, timed: false) + Self.skewedTrace(20_000, timed: false))
+        try Self.gzip("t.txt", in: sandbox)
+        let member = try Data(contentsOf: sandbox.url.appendingPathComponent("t.txt.gz"))
+        try (member + member).write(to: sandbox.url.appendingPathComponent("members.txt.gz"))
+        let twice = try await Cachesh.run(["-c", "replay twice.txt max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        let members = try await Cachesh.run(["-c", "replay members.txt.gz max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        #expect(twice.status == 0 && twice.stdout.hasPrefix("replayed 40000 requests"), "\(twice)")
+        #expect(members.stdout == twice.stdout.replacingOccurrences(of: "of twice.txt ", with: "of members.txt.gz "))
+        // Cut in the middle, a byte of the compressed data changed, its checksum changed, and
+        // gzip's magic number alone.
+        try member.prefix(member.count / 2).write(to: sandbox.url.appendingPathComponent("cut.txt.gz"))
+        var flipped = member
+        flipped[member.count / 2] ^= 0x55
+        try flipped.write(to: sandbox.url.appendingPathComponent("flipped.txt.gz"))
+        var checksum = member
+        checksum[member.count - 6] ^= 0x01
+        try checksum.write(to: sandbox.url.appendingPathComponent("checksum.txt.gz"))
+        try Data([0x1F, 0x8B]).write(to: sandbox.url.appendingPathComponent("magic.gz"))
+        try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+            .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
+        try Self.gzip("utf16.csv", in: sandbox)
+        try sandbox.write("run.cachesh", """
+            replay cut.txt.gz csv=rows.csv jobs=2
+            replay flipped.txt.gz csv=rows.csv
+            replay checksum.txt.gz csv=rows.csv
+            replay magic.gz csv=rows.csv
+            replay utf16.csv.gz csv=rows.csv
+            now
+
+            """)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 6, "\(run)")
+        #expect(lines[0] == "run.cachesh:1: error: replay: cut.txt.gz: cannot read: the gzip data ends early (the file is cut short)")
+        #expect(lines[1].hasPrefix("run.cachesh:2: error: replay: flipped.txt.gz: cannot read: the gzip data is damaged ("), "\(lines[1])")
+        #expect(lines[2] == "run.cachesh:3: error: replay: checksum.txt.gz: cannot read: the gzip data is damaged (incorrect data check)")
+        #expect(lines[3] == "run.cachesh:4: error: replay: magic.gz: cannot read: the gzip data ends early (the file is cut short)")
+        #expect(lines[4] == "utf16.csv.gz:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
+        #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && run.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("rows.csv").path))
     }
 
     @Test("times are limited by their value, not their digits: Unix times in microseconds (16 digits) replay")
@@ -425,11 +506,219 @@ struct ReplayEndToEndTests {
         #expect(run.stdout.contains("replayed 2117 requests of feed-day.csv"))
     }
 
+    /// A seeded trace of `count` requests over a skewed set of keys, one a 37 ms step apart or at
+    /// the same instant: many batches (4096 requests each), so rounds of jobs follow one another.
+    static func skewedTrace(_ count: Int, timed: Bool) -> String {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var out = ""
+        var time = 0
+        for _ in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let a = Int(state >> 33) % 3_000, b = Int(state >> 13 & 0xFFFFF) % 3_000
+            if state & 3 != 0 { time += 37 }
+            out += timed ? "\(time) k\(min(a, b))\n" : "k\(min(a, b))\n"
+        }
+        return out
+    }
+
+    /// The same `count` requests as oracleGeneral records, with each request's next access.
+    static func oracleTrace(_ count: Int) -> Data {
+        var state: UInt64 = 7
+        var ids: [UInt64] = []
+        for _ in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            ids.append(UInt64(min(Int(state >> 33) % 2_000, Int(state >> 13 & 0xFFFFF) % 2_000)))
+        }
+        var nextAccess = [Int64](repeating: -1, count: count)
+        var seen: [UInt64: Int] = [:]
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            if let later = seen[ids[i]] { nextAccess[i] = Int64(later) }
+            seen[ids[i]] = i
+        }
+        var data = Data()
+        for i in 0..<count {
+            withUnsafeBytes(of: UInt32(i / 3).littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: ids[i].littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(1).littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: nextAccess[i].littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
+    }
+
+    @Test("jobs=N prints and writes the same bytes as jobs=1: the table, --json, csv= and plot=, rows in combination order")
+    func jobsGiveTheSameOutput() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("keys.txt", Self.skewedTrace(10_000, timed: false))
+        try sandbox.write("timed.txt", Self.skewedTrace(10_000, timed: true))
+        try Self.oracleTrace(10_000).write(to: sandbox.url.appendingPathComponent("t.oracleGeneral"))
+        let sweeps = [
+            // A curve: LRU's sizes share one stack-distance pass, the other policies a pass each.
+            "keys.txt policy=lru,fifo,sieve,lfu max=1..300,none ttl=none stale=none",
+            // ttl and stale on the trace's times; a policy given twice gives its rows twice.
+            "timed.txt format=timed policy=lru,sieve,lru max=5,50,none ttl=none,30s stale=none,5s",
+            "t.oracleGeneral policy=optimal,lru,lfu,fifo max=10,100,1000 ttl=none stale=none",
+            // One combination: nothing to share out.
+            "keys.txt policy=lfu max=100 ttl=none stale=none",
+        ]
+        for sweep in sweeps {
+            var first: [String]?
+            for jobs in [1, 2, 3, 64] {
+                let human = try await Cachesh.run(["-c", "replay \(sweep) jobs=\(jobs) csv=rows.csv plot=rows.svg"], in: sandbox.url)
+                let json = try await Cachesh.run(["--json", "-c", "replay \(sweep) jobs=\(jobs)"], in: sandbox.url)
+                #expect(human.status == 0 && human.stderr.isEmpty && json.status == 0 && json.stderr.isEmpty, "\(human)\n\(json)")
+                let outputs = [human.stdout, json.stdout,
+                               try String(contentsOf: sandbox.url.appendingPathComponent("rows.csv"), encoding: .utf8),
+                               try String(contentsOf: sandbox.url.appendingPathComponent("rows.svg"), encoding: .utf8)]
+                if let first {
+                    for (name, (expected, actual)) in zip(["table", "--json", "csv=", "plot="], zip(first, outputs)) {
+                        #expect(actual == expected, "replay \(sweep) jobs=\(jobs): its \(name) differs from jobs=1")
+                    }
+                } else {
+                    first = outputs
+                }
+            }
+            #expect(first?[0].contains("replayed ") == true)
+        }
+    }
+
+    @Test("with jobs=2 a malformed line far into the trace stops the replay as with one job: its line, nothing written")
+    func jobsStopAtAMalformedLineAsOneJobDoes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.skewedTrace(20_000, timed: true) + "5 late\n" + Self.skewedTrace(5_000, timed: true))
+        let script = "replay trace.txt format=timed policy=lru,fifo,sieve max=10,100 ttl=none stale=none csv=rows.csv plot=p.svg JOBS\nnow\n"
+        var first: Outcome?
+        for jobs in ["", " jobs=2", " jobs=3"] {
+            try sandbox.write("run.cachesh", script.replacingOccurrences(of: " JOBS", with: jobs))
+            let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+            if let first {
+                #expect(run == first, "jobs=\(jobs)")
+            } else {
+                #expect(run.status == 1 && run.stderr.hasPrefix("trace.txt:20001: error: time goes backwards: 5s after "), "\(run)")
+                #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n")
+                first = run
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+            #expect(files == ["run.cachesh", "trace.txt"])
+        }
+    }
+
+    @Test("a bad jobs= is one error line at its word, before the trace is read or a file written")
+    func badJobs() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        let values = ["0", "65", "-1", "1.5", "two", "", "99999999999999999999", "2,3", "1..4", "none"]
+        try sandbox.write("run.cachesh", values.map { "replay trace.txt jobs=\($0) csv=rows.csv\n" }.joined() + "now\n")
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(run.status == 1)
+        #expect(run.stderr == values.enumerated().map { i, value in
+            "run.cachesh:\(i + 1): error: replay: jobs=\(value): use a whole number of jobs from 1 to 64\n"
+        }.joined())
+        #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.url.path).sorted()
+        #expect(files == ["run.cachesh", "trace.txt"])
+        let json = try await Cachesh.run(["--json", "-c", "replay trace.txt jobs=0"], in: sandbox.url)
+        #expect(json.stdout.contains("\"error\":\"replay: jobs=0: use a whole number of jobs from 1 to 64\""), "\(json)")
+    }
+
+    @Test("a transcript whose replay asks for jobs=2 verifies byte for byte")
+    func jobsUnderVerify() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("trace.txt", Self.trace)
+        try sandbox.write("sweep.transcript", """
+            cachesh> replay trace.txt max=1,2 policy=lru,fifo ttl=none stale=none jobs=2
+            replayed 8 requests of trace.txt over 7ms of virtual time, namespace default
+            policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            lru       1  none   none         8     0           0       8          7            0     0.0000
+            lru       2  none   none         6     2           0       6          4            0     0.2500
+            fifo      1  none   none         8     0           0       8          7            0     0.0000
+            fifo      2  none   none         7     1           0       7          5            0     0.1250
+
+            """)
+        let run = try await Cachesh.run(["--verify", "sweep.transcript"], in: sandbox.url)
+        #expect(run == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(run)")
+    }
+
+    @Test("a directory replays each of its regular files in name order: a line per trace, a row per (trace, combination)")
+    func directoryOfTraces() async throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("traces/sub"), withIntermediateDirectories: true)
+        try sandbox.write("traces/b.txt", Self.trace)
+        try sandbox.write("traces/a.txt", "x\ny\nx\n")
+        try sandbox.write("traces/.hidden", "not a trace\u{1}\n")
+        try sandbox.write("traces/sub/c.txt", "skipped\n")
+        let run = try await Cachesh.run(["-c", "replay traces max=1,2 policy=lru,fifo ttl=none stale=none csv=rows.csv"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 3 requests of traces/a.txt over 2ms of virtual time, namespace default
+            replayed 8 requests of traces/b.txt over 7ms of virtual time, namespace default
+            trace         policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            traces/a.txt  lru       1  none   none         3     0           0       3          2            0     0.0000
+            traces/a.txt  lru       2  none   none         2     1           0       2          0            0     0.3333
+            traces/a.txt  fifo      1  none   none         3     0           0       3          2            0     0.0000
+            traces/a.txt  fifo      2  none   none         2     1           0       2          0            0     0.3333
+            traces/b.txt  lru       1  none   none         8     0           0       8          7            0     0.0000
+            traces/b.txt  lru       2  none   none         6     2           0       6          4            0     0.2500
+            traces/b.txt  fifo      1  none   none         8     0           0       8          7            0     0.0000
+            traces/b.txt  fifo      2  none   none         7     1           0       7          5            0     0.1250
+            wrote rows.csv
+
+            """, stderr: "", status: 0))
+        let csv = try String(contentsOf: sandbox.url.appendingPathComponent("rows.csv"), encoding: .utf8)
+        #expect(csv.hasPrefix("file,policy,max,ttl_ms,stale_ms,requests,hits,stale_hits,misses,evictions,expirations,hit_ratio\n"
+                              + "traces/a.txt,lru,1,,,3,0,0,3,2,0,0.0000\n"), "\(csv)")
+        #expect(csv.split(separator: "\n").count == 9)
+        let json = try await Cachesh.run(["--json", "-c", "replay traces/ max=2 jobs=2"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let traces = try #require(object["traces"] as? [[String: Any]])
+        #expect(traces.map { $0["file"] as? String } == ["traces/a.txt", "traces/b.txt"])
+        #expect(traces.map { $0["trace_requests"] as? Int } == [3, 8])
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["file"] as? String } == ["traces/a.txt", "traces/b.txt"])
+        #expect(rows.map { $0["hits"] as? Int } == [1, 2])
+    }
+
+    @Test("a pattern replays the files it matches; no match, a match that is not a file, or plot= with several traces is one error line")
+    func patternOfTraces() async throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("t/dir.txt"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try sandbox.write("t/one.txt", Self.trace)
+        try sandbox.write("t/two.txt", Self.trace)
+        try sandbox.write("t/skip.csv", "key\na\n")
+        let run = try await Cachesh.run(["-c", "replay t/*o.txt max=2 ttl=none"], in: sandbox.url)
+        #expect(run.status == 0 && run.stdout.hasPrefix("""
+            replayed 8 requests of t/two.txt over 7ms of virtual time, namespace default
+            trace      policy  max   ttl  stale  requests  hits  stale_hits  misses  evictions  expirations  hit_ratio
+            t/two.txt  lru       2  none   none         6     2           0       6          4            0     0.2500
+
+            """), "\(run)")
+        let both = try await Cachesh.run(["-c", "replay t/[ot]*.txt max=2 ttl=none"], in: sandbox.url)
+        #expect(both.stdout.contains("of t/one.txt ") && both.stdout.contains("of t/two.txt "), "\(both)")
+        try sandbox.write("run.cachesh", """
+            replay t/*.gz
+            replay t/*.txt
+            replay empty
+            replay t/*o.txt policy=optimal
+            replay t max=2 plot=p.svg
+            now
+
+            """)
+        let bad = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(bad.stderr == """
+            run.cachesh:1: error: replay: t/*.gz matches no file
+            run.cachesh:2: error: replay: t/*.txt matches t/dir.txt, which is not a regular file
+            run.cachesh:3: error: replay: empty holds no trace (no regular file)
+            run.cachesh:4: error: replay: policy=optimal needs each request's next access: use a format=oracle trace (t/two.txt is format=keys)
+            run.cachesh:5: error: replay: plot= draws one trace; give it one FILE, not a directory or pattern
+
+            """)
+        #expect(bad.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && bad.status == 1)
+    }
+
     @Test("help replay shows the synopsis and every option")
     func help() async throws {
         let run = try await Cachesh.run(["-c", "help replay"])
         #expect(run.status == 0)
-        for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "plot=FILE", "oracle"] {
+        for option in ["ns=NAME", "format=F", "time-unit=U", "policy=P,...", "max=N,...", "jobs=N", "plot=FILE", "oracle"] {
             #expect(run.stdout.contains(option), "\(option)")
         }
     }

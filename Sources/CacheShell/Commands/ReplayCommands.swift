@@ -12,10 +12,10 @@ enum ReplayCommands {
     static let replay = CommandSpec(
         name: "replay",
         summary: "replay an access trace through scratch caches, one row per combination; the session is unchanged",
-        arguments: [.file(meaning: "the trace, streamed: one get of the namespace's key per request, on a server that has every key and answers at once")],
+        arguments: [.file(meaning: "the trace, streamed (gzip-compressed too): one get of the namespace's key per request, on a server that has every key and answers at once; a directory or a pattern (*.csv): each of its files, a row per (trace, combination)")],
         options: [
             .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
-            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin, else keys"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin (before .gz), else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
             .text("key", placeholder: "COL", meaning: "CSV: the key column, by name or number, 1 the first (default key)"),
@@ -25,6 +25,7 @@ enum ReplayCommands {
             CommandSpec.Option(name: "max", placeholder: "N,...", kind: .count, meaning: "entry limits to sweep; LOW..HIGH: ten sizes per decade from LOW to HIGH; none: no limit"),
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
+            CommandSpec.Option(name: "jobs", placeholder: "N", kind: .count, meaning: "run the combinations on N threads at once, 1 to 64 (default 1); the output is the same for any N"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
             .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
         ],
@@ -42,6 +43,9 @@ enum ReplayCommands {
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         if session.options.safe { throw session.refusedBySafe("read", path, at: word.offset) }
+        // A directory or a pattern: several traces, a row per (trace, combination).
+        let traces = try traceFiles(word, path: path)
+        let several = traces != nil
 
         var namespace = KeyName.defaultNamespace
         if let (text, word) = args.option("ns") {
@@ -103,11 +107,25 @@ enum ReplayCommands {
         for p in policies { for m in sizes { for t in ttls { for s in stales {
             configurations.append(ReplayConfiguration(policy: p, max: m, ttl: t, stale: s))
         } } } }
-        if policies.contains(.optimal) && traceOptions.format != .oracle {
-            throw ShellError("replay: policy=optimal needs each request's next access: use a format=oracle trace", at: args.options["policy"]!.offset)
+        let files = try (traces ?? [(path, word.text)]).map { trace throws(ShellError) in
+            (path: trace.path, name: trace.name, options: several ? try readOptions(args, path: trace.path) : traceOptions)
+        }
+        if policies.contains(.optimal), let file = files.first(where: { $0.options.format != .oracle }) {
+            let which = several ? " (\(file.name) is format=\(file.options.format.rawValue))" : ""
+            throw ShellError("replay: policy=optimal needs each request's next access: use a format=oracle trace" + which, at: args.options["policy"]!.offset)
+        }
+        var jobs = 1
+        if let (text, word) = args.option("jobs") {
+            guard let n = Int(text), (1...Replay.maxJobs).contains(n) else {
+                throw ShellError("replay: jobs=\(text): use a whole number of jobs from 1 to \(Replay.maxJobs)", at: word.offset)
+            }
+            jobs = n
         }
         let csvPath = try outputPath(args, "csv", session: session, source: source)
         let plotPath = try outputPath(args, "plot", session: session, source: source)
+        if several, let (_, offset) = plotPath {
+            throw ShellError("replay: plot= draws one trace; give it one FILE, not a directory or pattern", at: offset)
+        }
         if let (_, offset) = plotPath, !sizes.contains(where: { $0 != nil }) {
             throw ShellError("replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)", at: offset)
         }
@@ -118,7 +136,7 @@ enum ReplayCommands {
         if let (path, offset) = csvPath { targets.append((path, offset, "csv")) }
         if let (path, offset) = plotPath { targets.append((path, offset, "plot")) }
         for target in targets {
-            if FileIO.sameFile(target.path, path) {
+            if files.contains(where: { FileIO.sameFile(target.path, $0.path) }) {
                 throw ShellError("replay: \(target.option)=\(args.option(target.option)!.0) names the trace itself; write the rows elsewhere", at: target.offset)
             }
             if let problem = session.storeFileProblem(target.path) {
@@ -132,14 +150,17 @@ enum ReplayCommands {
             throw ShellError("replay: csv= and plot= name the same file", at: targets[1].offset)
         }
 
-        let result: ReplayResult
+        var results: [(name: String, result: ReplayResult)] = []
         do {
-            let reader = try TraceReader(path: path, name: word.text, options: traceOptions)
             let interrupted = session.options.interrupted ?? { false }
             var line = session.options.progress.map { ProgressLine(show: $0) }
             defer { line?.end() }
-            result = try Replay.run(reader, configurations: configurations, interrupted: interrupted) { requests in
-                line?.update(progressText(word.text, requests: requests, position: reader.position, size: reader.size))
+            for file in files {
+                let reader = try TraceReader(path: file.path, name: file.name, options: file.options)
+                let result = try Replay.run(reader, configurations: configurations, jobs: jobs, interrupted: interrupted) { requests in
+                    line?.update(progressText(file.name, requests: requests, position: reader.position, size: reader.size))
+                }
+                results.append((file.name, result))
             }
         } catch {
             guard let line = report(error, session: session) else {
@@ -148,6 +169,8 @@ enum ReplayCommands {
             session.add(line)
             return .failedWithin
         }
+        if several { return try severalReply(results, namespace: namespace, csvPath: csvPath) }
+        let result = results[0].result
 
         if let (path, offset) = csvPath {
             do { try FileIO.writeAtomically(path, csvText(result.rows)) } catch {
@@ -177,6 +200,88 @@ enum ReplayCommands {
         return Reply(fields, human: human)
     }
 
+    /// Most traces one replay reads (a directory or a pattern).
+    static let maxTraces = 10_000
+
+    /// The traces a directory or a pattern names, in byte order of their names, shown as the word
+    /// gives them (`traces/a.txt`); nil for one file (a name that exists is a file, even with `*`).
+    /// A directory gives its regular files (not those whose names start with `.`, not its
+    /// subdirectories); a pattern (`*`, `?`, `[...]`, as the shell's) every file it matches, each
+    /// of which must be a regular file. Checked before any trace is read.
+    static func traceFiles(_ word: Word, path: String) throws(ShellError) -> [(path: String, name: String)]? {
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        let isDirectory = exists && (st.st_mode & S_IFMT) == S_IFDIR
+        guard isDirectory || (!exists && word.text.contains(where: { "*?[".contains($0) })) else { return nil }
+        let pattern = isDirectory ? (path.hasSuffix("/") ? path : path + "/") + "*" : path
+        var matches = glob_t()
+        defer { globfree(&matches) }
+        let status = glob(pattern, 0, nil, &matches)
+        var paths: [String] = []
+        if status == 0 {
+            for i in 0..<Int(matches.gl_pathc) {
+                guard let p = matches.gl_pathv[i] else { continue }
+                paths.append(String(cString: p))
+                if paths.count > maxTraces {
+                    throw ShellError("replay: \(word.text) names more than \(maxTraces) traces; at most \(maxTraces) in one replay", at: word.offset)
+                }
+            }
+        } else if status != GLOB_NOMATCH {
+            throw ShellError("replay: \(word.text): cannot list its files", at: word.offset)
+        }
+        // glob sorts by the C locale's collation; byte order whatever the locale.
+        paths.sort { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        // Shown as the word gives them: the folder the path was resolved against left out.
+        let prefix = path.hasSuffix(word.text) ? path.dropLast(word.text.utf8.count) : ""
+        var traces: [(path: String, name: String)] = []
+        for p in paths {
+            var st = stat()
+            let regular = stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+            let name = p.hasPrefix(prefix) ? String(p.dropFirst(prefix.count)) : p
+            if isDirectory && !regular { continue }
+            if !regular {
+                throw ShellError("replay: \(word.text) matches \(name), which is not a regular file", at: word.offset)
+            }
+            traces.append((p, name))
+        }
+        if traces.isEmpty {
+            throw ShellError("replay: \(word.text) " + (isDirectory ? "holds no trace (no regular file)" : "matches no file"), at: word.offset)
+        }
+        return traces
+    }
+
+    /// The reply of a replay of several traces: a line per trace, then one table whose rows
+    /// start with the trace; in JSON, `traces` and rows with their `file`.
+    private static func severalReply(_ results: [(name: String, result: ReplayResult)], namespace: String,
+                                     csvPath: (String, Int)?) throws(ShellError) -> Reply {
+        let named = results.flatMap { trace in trace.result.rows.map { (trace.name, $0) } }
+        var human = results.map { trace in
+            "replayed \(trace.result.requests) \(trace.result.requests == 1 ? "request" : "requests") of \(DiagnosticsFormatter.oneLine(trace.name)) "
+                + "over \(TimeText.formatDuration(trace.result.duration)) of virtual time, namespace \(namespace)"
+        }
+        human += table(named.map(\.1), traces: named.map(\.0))
+        var fields: [String: JSONValue] = [
+            "namespace": .string(namespace),
+            "traces": .array(results.map { trace in
+                .object(["file": .string(trace.name), "trace_requests": .int(Int64(trace.result.requests)),
+                         "duration_ms": .int(trace.result.duration)])
+            }),
+            "rows": .array(named.map { name, row in
+                var object = rowObject(row)
+                object["file"] = .string(name)
+                return .object(object)
+            }),
+        ]
+        if let (path, offset) = csvPath {
+            do { try FileIO.writeAtomically(path, csvText(named.map(\.1), traces: named.map(\.0))) } catch {
+                throw ShellError("cannot write \(path): \(error)", at: offset)
+            }
+            fields["csv"] = .string(path)
+            human.append("wrote \(path)")
+        }
+        return Reply(fields, human: human)
+    }
+
     /// A trace error is printed with the trace's own file and line (nil for others: the error
     /// is the command's).
     private static func report(_ error: ReplayError, session: Session) -> Outcome.Item? {
@@ -196,10 +301,14 @@ enum ReplayCommands {
                 throw ShellError("replay: format=\(text): use keys, timed, csv or oracle", at: word.offset)
             }
             options.format = format
-        } else if path.hasSuffix(".csv") {
-            options.format = .csv
-        } else if path.hasSuffix(".oracleGeneral") || path.hasSuffix(".bin") {
-            options.format = .oracle
+        } else {
+            // A gzip-compressed trace's format is that of its name without .gz (t.csv.gz is CSV).
+            let plain = path.hasSuffix(".gz") ? String(path.dropLast(3)) : path
+            if plain.hasSuffix(".csv") {
+                options.format = .csv
+            } else if plain.hasSuffix(".oracleGeneral") || plain.hasSuffix(".bin") {
+                options.format = .oracle
+            }
         }
         if let (text, word) = args.option("time-unit") {
             guard let unit = TraceTimeUnit(rawValue: String(text)) else {
@@ -337,9 +446,15 @@ enum ReplayCommands {
     }
 
     /// The rows as an aligned table: text left, numbers right.
-    static func table(_ rows: [ReplayRow]) -> [String] {
-        let header = ["policy", "max", "ttl", "stale", "requests", "hits", "stale_hits", "misses", "evictions", "expirations", "hit_ratio"]
-        let body = rows.map(cells)
+    /// With `traces`, each row's trace first (a replay of several).
+    static func table(_ rows: [ReplayRow], traces: [String]? = nil) -> [String] {
+        var header = ["policy", "max", "ttl", "stale", "requests", "hits", "stale_hits", "misses", "evictions", "expirations", "hit_ratio"]
+        var body = rows.map(cells)
+        let textColumns = traces == nil ? 1 : 2
+        if let traces {
+            header.insert("trace", at: 0)
+            body = zip(traces, body).map { [DiagnosticsFormatter.oneLine($0)] + $1 }
+        }
         var widths = header.map(\.count)
         for cells in body { for (i, cell) in cells.enumerated() { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String]) -> String {
@@ -347,19 +462,29 @@ enum ReplayCommands {
             for (i, cell) in cells.enumerated() {
                 let pad = String(repeating: " ", count: widths[i] - cell.count)
                 if i > 0 { out += "  " }
-                out += i == 0 ? cell + pad : pad + cell
+                out += i < textColumns ? cell + pad : pad + cell
             }
             return out
         }
         return [line(header)] + body.map(line)
     }
 
+    /// A CSV field: quoted, its quotes doubled, when it holds a comma, a quote or a line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        var out = "\""
+        for character in text { out += character == "\"" ? "\"\"" : String(character) }
+        return out + "\""
+    }
+
     /// The rows as CSV, with a header of the JSON field names; `none` is an empty field.
-    static func csvText(_ rows: [ReplayRow]) -> String {
-        var out = rowFields.joined(separator: ",") + "\n"
-        for row in rows {
+    /// With `traces`, a first column `file`, each row's trace (quoted as CSV quotes).
+    static func csvText(_ rows: [ReplayRow], traces: [String]? = nil) -> String {
+        var out = (traces == nil ? "" : "file,") + rowFields.joined(separator: ",") + "\n"
+        for (i, row) in rows.enumerated() {
             let c = row.configuration, n = row.counters
-            var cells: [String] = [c.policy.rawValue]
+            var cells: [String] = traces.map { [csvField($0[i])] } ?? []
+            cells.append(c.policy.rawValue)
             cells.append(c.max.map { String($0) } ?? "")
             cells.append(c.ttl.map { String($0) } ?? "")
             cells.append(c.stale.map { String($0) } ?? "")
