@@ -139,6 +139,7 @@ extension CacheEngine {
     }
 
     private func completeFetch(_ request: InFlight) {
+        if http.any, let exchange = http.exchanges.removeValue(forKey: request.id) { return completeHTTP(request, exchange) }
         guard case .keys(let result)? = request.answer else { return }
         var outcomes: [String: KeyOutcome] = [:]
         var anyStored = false

@@ -123,6 +123,8 @@
     public var reportsAllChanges = false { didSet { noteHooks() } }
     /// The push rules.
     var rules = PushRules()
+    /// The HTTP namespaces' stored responses and requests in flight (docs/SPEC.md, HTTP namespaces).
+    var http = HTTPStore()
     /// The counters, in total and per namespace (in `state`).
     var statistics: Statistics {
         @inline(__always) _read { yield state.statistics }

@@ -1,0 +1,23 @@
+// HTTP namespaces on the `Cache` actor (docs/SPEC.md, HTTP namespaces). Recordings do not hold
+// HTTP reads yet: a recorder refuses to start while an HTTP namespace exists (`hasHTTPNamespaces`).
+
+extension Cache {
+    /// Whether some namespace is an HTTP one (snapshots, stores and recordings refuse them).
+    public var hasHTTPNamespaces: Bool { engine.hasHTTPNamespaces }
+
+    /// The HTTP settings of `key`'s namespace; nil when it is an ordinary one.
+    public func httpSettings(ofKey key: String) -> HTTPNamespace? { engine.httpSettings(ofKey: key) }
+
+    /// `key` with its target normalized (RFC 3986 §6.2.2: `/a/./b`, `/%61/b` and `/a/b` are one).
+    /// - Throws: when the part after the namespace is no path.
+    public nonisolated static func httpKey(_ key: String) throws(CacheError) -> String { try CacheEngine.httpKey(key) }
+
+    /// An app's read of an HTTP key with its request fields: served, validated or forwarded as RFC
+    /// 9111 decides on the clock; waits for the origin unless `nowait` (or in live mode).
+    /// - Parameter key: a key of an HTTP namespace, as `httpKey` gives it.
+    public func httpRead(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        sync()
+        defer { finish() }
+        return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
+    }
+}

@@ -1,0 +1,300 @@
+// HTTP namespaces (docs/SPEC.md, HTTP namespaces): an entry is a response, decided by
+// `HTTPCachePolicy` on the virtual clock. The engine keeps the body of the response last stored
+// for a key as the entry's value (so keys, peek, evict, clear, max=, observers and stats see it),
+// and every stored response of the key (one per secondary key, RFC 9111 §4.1) with its status and
+// header fields beside it, in `http`. Those are valid while the entry exists: an entry evicted,
+// cleared or expired away takes them with it.
+
+/// One stored response of an HTTP key, with its body.
+struct HTTPVariant {
+    var response: StoredHTTPResponse
+    var body: JSONValue?
+}
+
+/// A request an HTTP read sent, while it is in flight.
+struct HTTPExchange {
+    var request: HTTPRequest
+    /// It validates a stored response (it carries the conditional fields the cache added).
+    var conditional: Bool
+    /// Why it went forward (`Cache-Status` `fwd=`).
+    var fwd: String?
+    /// The origin's answer, when it gave one as it was sent.
+    var answer: HTTPAnswer?
+    /// Reads waiting for it.
+    var waiters = 0
+}
+
+/// The HTTP namespaces' state beside the entries.
+struct HTTPStore {
+    /// Some namespace is an HTTP one: until then nothing here is consulted.
+    var any = false
+    /// Each HTTP key's stored responses, oldest first.
+    var variants: [String: [HTTPVariant]] = [:]
+    /// The requests HTTP reads sent, by request id, while in flight.
+    var exchanges: [UInt64: HTTPExchange] = [:]
+    /// What each completed request gives the reads waiting on it, until the last has taken it.
+    var outcomes: [UInt64: (result: HTTPReadResult, waiters: Int)] = [:]
+
+    /// The most responses kept for one key, one per secondary key (docs/SPEC.md §7.1): past it
+    /// the oldest goes.
+    static let maxVariants = 64
+}
+
+extension CacheEngine {
+    /// Whether some namespace is an HTTP one.
+    public var hasHTTPNamespaces: Bool { http.any }
+
+    /// The HTTP settings of `key`'s namespace; nil when it is not an HTTP namespace.
+    public func httpSettings(ofKey key: String) -> HTTPNamespace? {
+        guard http.any, let ns = namespaces.slot(named: String(KeyName.namespace(of: key))) else { return nil }
+        return namespaces.policy(ns).http
+    }
+
+    /// `key` with its target normalized as RFC 3986 makes equivalent URIs one (`HTTPTarget`).
+    /// - Throws: when the part after the namespace is no path.
+    public static func httpKey(_ key: String) throws(CacheError) -> String {
+        let canonical = KeyName.canonical(key)
+        let namespace = KeyName.namespace(of: canonical)
+        let target = canonical.utf8.contains(UInt8(ascii: ":")) ? String(canonical[canonical.index(after: namespace.endIndex)...]) : canonical
+        do {
+            let normalized = try HTTPTarget.normalized(target)
+            return KeyName.canonical("\(namespace):\(normalized)")
+        } catch {
+            throw CacheError("bad key \(JSONValue.string(key).compactText): \(error.description)")
+        }
+    }
+
+    /// The stored responses of `key`, forgotten when its entry no longer exists.
+    func httpVariants(_ key: String) -> [HTTPVariant] {
+        guard let all = http.variants[key] else { return [] }
+        guard entrySlot(forKey: key) != nil else {
+            http.variants[key] = nil
+            return []
+        }
+        return all
+    }
+
+    /// The stored response a request selects (§4.1), with its index among `all`.
+    func httpSelected(_ all: [HTTPVariant], request: HTTPFields) -> Int? {
+        all.lastIndex { HTTPCachePolicy.varyMatches($0.response, request: request) }
+    }
+
+    /// What a stored response gives the app now: its status, its fields with `Age`, its body, and
+    /// `ttl=` its remaining freshness.
+    func httpServed(_ key: String, _ variant: HTTPVariant, _ policy: HTTPCachePolicy, status: HTTPCacheStatus) -> HTTPReadResult {
+        var cacheStatus = status
+        cacheStatus.ttl = (policy.freshnessLifetime(variant.response).ms - policy.currentAge(variant.response, now: now)) / 1000
+        return HTTPReadResult(key: key, status: variant.response.status, fields: policy.servedFields(variant.response, now: now),
+                              body: variant.body, cacheStatus: cacheStatus)
+    }
+
+    /// An app's read of an HTTP key (`get KEY headers=...`): serve, validate or forward as RFC
+    /// 9111 decides (`HTTPCachePolicy.decide`), waiting for the origin's answer unless `nowait`.
+    /// - Parameter key: the key as `httpKey` gives it, of an HTTP namespace.
+    /// - Throws: `CacheError` when waiting runs away or reaches the clock's end.
+    public func httpGet(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        let ns = namespaceSlot(forKey: key)
+        guard let settings = namespaces.policy(ns).http else { preconditionFailure("httpGet of a key of no HTTP namespace") }
+        let policy = settings.policy
+        _ = nextSeq()
+        let all = httpVariants(key)
+        let selected = httpSelected(all, request: request)
+        if let slot = entrySlot(forKey: key) { entries.touch(slot) }
+        guard origin.isOnline else {
+            // Offline (B5): what is stored is served, whatever its freshness; else a 504.
+            guard let selected else {
+                count(\.misses, ns)
+                var status = HTTPCacheStatus()
+                status.detail = "offline"
+                return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+            }
+            count(\.hits, ns)
+            var status = HTTPCacheStatus()
+            status.hit = true
+            status.detail = "offline"
+            return httpServed(key, all[selected], policy, status: status)
+        }
+        let decision = policy.decide(request: request, stored: selected.map { all[$0].response }, now: now)
+        var status = HTTPCacheStatus()
+        switch decision {
+        case .serve(_, let stale):
+            count(stale ? \.staleHits : \.hits, ns)
+            status.hit = true
+            if stale { status.detail = "max-stale" }
+            return httpServed(key, all[selected!], policy, status: status)
+        case .serveStaleAndRevalidate:
+            count(\.staleHits, ns)
+            if requestTable.fetch(forKey: key) == nil {
+                let conditional = HTTPCachePolicy.conditionalFields(selected: all[selected!].response, all: all.map(\.response))
+                _ = sendHTTP(HTTPRequest(key: key, fields: Self.merged(request, conditional)), conditional: !conditional.isEmpty,
+                             fwd: "stale", refresh: true)
+            }
+            status.hit = true
+            status.detail = "stale-while-revalidate"
+            return httpServed(key, all[selected!], policy, status: status)
+        case .gatewayTimeout:
+            count(\.misses, ns)
+            status.detail = "only-if-cached"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        case .miss, .validate:
+            count(\.misses, ns)
+            var fwd = all.isEmpty ? "uri-miss" : "vary-miss"
+            var conditional = HTTPFields()
+            if case .validate(let reason) = decision, let selected {
+                fwd = reason == .stale || reason == .responseNoCache ? "stale" : "request"
+                conditional = HTTPCachePolicy.conditionalFields(selected: all[selected].response, all: all.map(\.response))
+                if reason != .stale { status.detail = reason.rawValue }
+            }
+            let id: UInt64
+            if let inFlight = requestTable.fetch(forKey: key), let exchange = http.exchanges[inFlight],
+               exchange.request.fields == Self.merged(request, conditional) || exchange.request.fields == request {
+                // The request in flight asks what this one would: share it (B4; RFC 9211 `collapsed`).
+                count(\.joined, ns)
+                id = inFlight
+                status.collapsed = true
+                fwd = exchange.fwd ?? fwd
+            } else {
+                id = sendHTTP(HTTPRequest(key: key, fields: Self.merged(request, conditional)), conditional: !conditional.isEmpty,
+                              fwd: fwd, refresh: false)
+            }
+            status.fwd = fwd
+            if nowait || runningScheduled > 0 {
+                return HTTPReadResult(key: key, status: nil, cacheStatus: status)
+            }
+            http.exchanges[id]?.waiters += 1
+            requestTable.addWaiter(id)
+            try run(until: id)
+            guard var outcome = http.outcomes[id] else {
+                // Voided before it completed (nothing came): what is stored, if anything.
+                status.detail = "no answer"
+                return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+            }
+            outcome.waiters -= 1
+            http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
+            var result = outcome.result
+            if status.collapsed { result.cacheStatus.collapsed = true }
+            if let detail = status.detail, result.cacheStatus.detail == nil { result.cacheStatus.detail = detail }
+            return result
+        }
+    }
+
+    /// The app's request fields with the cache's conditional ones, unless the app sent its own.
+    static func merged(_ request: HTTPFields, _ conditional: HTTPFields) -> HTTPFields {
+        guard !conditional.isEmpty, !request.contains("If-None-Match"), !request.contains("If-Modified-Since") else { return request }
+        var fields = request
+        for line in conditional { fields.append(line.name, line.value) }
+        return fields
+    }
+
+    /// Sends an HTTP request to the origin, as a fetch of its key (the server log lists it).
+    func sendHTTP(_ request: HTTPRequest, conditional: Bool, fwd: String?, refresh: Bool) -> UInt64 {
+        let id = nextSeq()
+        var inFlight = InFlight(id: id, kind: .fetch, keys: [request.key], startedAt: now, refresh: [refresh],
+                                voided: [false], invalidatedAfterSend: [false])
+        var exchange = HTTPExchange(request: request, conditional: conditional, fwd: fwd)
+        let reply: OriginReply<HTTPAnswer>
+        if let httpOrigin = origin as? any HTTPOrigin {
+            reply = httpOrigin.http(request, requestID: id, at: now)
+        } else {
+            switch origin.fetch(keys: [request.key], requestID: id, at: now) {
+            case .after(let ms, let result): reply = .after(latencyMs: ms, result.map { HTTPAnswer($0[0]) })
+            case .deferred: reply = .deferred
+            }
+        }
+        let latency: Int64?
+        switch reply {
+        case .after(let ms, .success(let answer)):
+            latency = ms
+            exchange.answer = answer
+            inFlight.answer = .keys(.success([.value(answer.body ?? .null)]))
+        case .after(let ms, .failure(let failure)):
+            latency = ms
+            inFlight.answer = .keys(.failure(failure))
+        case .deferred:
+            latency = nil
+        }
+        if refresh { count(\.refreshes, namespaceSlot(forKey: request.key)) }
+        http.exchanges[id] = exchange
+        register(&inFlight, latency: latency)
+        return id
+    }
+
+    /// Completes an HTTP request: a `304` freshens the stored responses it selects (§4.3.4), a
+    /// storable answer is stored (§3) unless B12 says a newer write wins, a failure or `5xx` serves
+    /// the stale response where `stale-if-error` allows (RFC 5861 §4); the reads waiting on it get
+    /// what the app would.
+    func completeHTTP(_ request: InFlight, _ exchange: HTTPExchange) {
+        let key = exchange.request.key
+        let ns = namespaceSlot(forKey: key)
+        let policy = namespaces.policy(ns).http?.policy ?? HTTPCachePolicy()
+        var all = httpVariants(key)
+        let selected = httpSelected(all, request: exchange.request.fields)
+        var status = HTTPCacheStatus()
+        status.fwd = exchange.fwd
+        var result: HTTPReadResult
+        let answer: HTTPAnswer?
+        var failure: OriginFailure?
+        switch request.answer {
+        case .keys(.failure(let f))?: answer = nil; failure = f
+        case .keys(.success(let answers))?: answer = exchange.answer ?? answers.first.map { HTTPAnswer($0) }
+        default: answer = nil; failure = OriginFailure("no answer")
+        }
+        let voided = request.voided.first ?? false
+        if let answer { status.fwdStatus = answer.status }
+        if let answer, answer.status == 304, exchange.conditional {
+            // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
+            // selected one; it is never a failure.
+            let chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            if chosen.isEmpty || voided {
+                status.detail = chosen.isEmpty ? "the 304 selects no stored response" : nil
+                result = HTTPReadResult(key: key, status: 304, fields: answer.fields, cacheStatus: status)
+            } else {
+                for i in chosen {
+                    all[i].response = HTTPCachePolicy.updated(all[i].response, with: answer.fields,
+                                                              requestTime: request.startedAt, responseTime: now)
+                }
+                let shown = selected.flatMap { chosen.contains($0) ? $0 : nil } ?? chosen[0]
+                if storeResponse(key: key, value: all[shown].body ?? .null, request: request.id,
+                                 refresh: request.refresh[0], invalidated: false) {
+                    http.variants[key] = all
+                    status.stored = true
+                }
+                result = httpServed(key, all[shown], policy, status: status)
+            }
+        } else if (answer == nil || (500...599).contains(answer!.status)), let selected,
+                  policy.staleIfErrorAllows(all[selected].response, request: exchange.request.fields, now: now) {
+            status.detail = "stale-if-error"
+            result = httpServed(key, all[selected], policy, status: status)
+            if failure != nil { count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns) }
+        } else if let answer {
+            let whyNot = policy.whyNotStored(method: exchange.request.method, request: exchange.request.fields,
+                                             status: answer.status, response: answer.fields)
+            let response = StoredHTTPResponse(status: answer.status, fields: answer.fields, request: exchange.request.fields,
+                                              requestTime: request.startedAt, responseTime: now)
+            let variant = HTTPVariant(response: response, body: answer.body)
+            if whyNot == nil, !voided,
+               storeResponse(key: key, value: answer.body ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
+                // The new response replaces those the same request selected (§4.1, §4.3.4).
+                all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
+                all.append(variant)
+                if all.count > HTTPStore.maxVariants { all.removeFirst(all.count - HTTPStore.maxVariants) }
+                http.variants[key] = all
+                status.stored = true
+                result = httpServed(key, variant, policy, status: status)
+            } else {
+                if let whyNot { status.detail = "not stored: " + whyNot.rawValue }
+                result = HTTPReadResult(key: key, status: answer.status, fields: response.fields, body: answer.body, cacheStatus: status)
+            }
+        } else {
+            // No answer at all (§4.2.4, §4.3.3): a gateway's error.
+            let message = failure?.message ?? "no answer"
+            count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns)
+            status.detail = message
+            result = HTTPReadResult(key: key, status: 504,
+                                    cacheStatus: status)
+        }
+        if failure != nil { setFate(request.id, .failed) } else { setFate(request.id, status.stored ? .stored : .discarded) }
+        if exchange.waiters > 0 { http.outcomes[request.id] = (result, exchange.waiters) }
+    }
+}
