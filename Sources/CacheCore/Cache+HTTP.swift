@@ -21,3 +21,18 @@ extension Cache {
         return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
     }
 }
+
+extension Cache {
+    /// An app's unsafe request (POST, PUT, DELETE, PATCH) of an HTTP key: sent to the origin; a
+    /// non-error answer invalidates the target and the same-origin Location and Content-Location
+    /// (RFC 9111 §4.4). Waits for the answer unless `nowait` (or in live mode).
+    public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+                            nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        sync()
+        defer { finish() }
+        return try engine.httpRequest(method, key, request: request, body: body, nowait: nowait || asyncOrigin != nil)
+    }
+
+    /// `explain` of an HTTP key: each stored response's freshness arithmetic; nil when none is stored.
+    public func httpExplain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
+}

@@ -18,7 +18,27 @@ extension SimulatedServer: HTTPOrigin {
         }
         let ms = latency(for: [key])
         if takeFailure(for: [key]) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
-        return .after(latencyMs: ms, .success(httpAnswerFromData(key, request: request.fields, at: now)))
+        guard request.method != "GET" else { return .after(latencyMs: ms, .success(httpAnswerFromData(key, request: request.fields, at: now))) }
+        return .after(latencyMs: ms, .success(applyUnsafe(request, at: now)))
+    }
+
+    /// An unsafe request applied to the data: PUT and PATCH set the key's value to the body
+    /// (201 when it had none, else 200 with it), DELETE deletes it (204, or 404 without data),
+    /// POST changes nothing and answers 200 with the body (script others with `server next`).
+    func applyUnsafe(_ request: HTTPRequest, at now: Int64) -> HTTPAnswer {
+        let date = HTTPFields([.init("Date", HTTPDate.format(now))])
+        let key = request.key
+        switch request.method {
+        case "PUT", "PATCH":
+            let existed = data[key] != nil
+            let value = request.body ?? .null
+            set(key, value, at: now)
+            return HTTPAnswer(status: existed ? 200 : 201, fields: date, body: value)
+        case "DELETE":
+            return delete(key, at: now) ? HTTPAnswer(status: 204, fields: date) : HTTPAnswer(status: 404, fields: date)
+        default:
+            return HTTPAnswer(status: 200, fields: date, body: request.body)
+        }
     }
 
     /// The answer a scripted one gives: its status (else 200, or 404 when not found), its fields

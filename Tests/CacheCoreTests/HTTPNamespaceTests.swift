@@ -220,6 +220,47 @@ import Testing
         #expect(try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "0")])).cacheStatus.fwd == "vary-miss")
     }
 
+    /// §4.4: a non-error answer to an unsafe method invalidates the target and the same-origin
+    /// Location and Content-Location, not another origin's, and not after an error status.
+    @Test func unsafeMethodsInvalidateTheTargetAndSameOriginLocations() throws {
+        let (cache, server) = try Self.make()
+        for path in ["/feed", "/feed/7", "/x", "/kept"] {
+            server.set("api:" + path, .string(path), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=600"]))
+            _ = try cache.httpGet("api:" + path)
+        }
+        server.queue(ScriptedAnswer(latency: nil, outcome: .value(.null), status: 500), for: "api:/kept")
+        let failed = try cache.httpRequest("DELETE", "api:/kept")
+        #expect(failed.status == 500 && failed.cacheStatus.detail == nil)
+        server.queue(ScriptedAnswer(latency: nil, outcome: .value(.null), status: 201,
+                                    headers: Self.fields(["Location": "https://api.example.com/feed/7", "Content-Location": "https://evil.example/x"])),
+                     for: "api:/feed")
+        let posted = try cache.httpRequest("POST", "api:/feed", body: .string("hi"))
+        #expect(posted.status == 201)
+        #expect(posted.cacheStatus.text == "cachesh; fwd=method; fwd-status=201; detail=\"invalidated api:/feed api:/feed/7\"")
+        #expect(cache.peek("api:/feed").value == nil && cache.peek("api:/feed/7").value == nil)
+        #expect(cache.peek("api:/x").value == .string("/x") && cache.peek("api:/kept").value == .string("/kept"))
+        #expect(cache.stats().invalidations == 2)
+        let put = try cache.httpRequest("PUT", "api:/x", body: .string("new"))
+        #expect(put.status == 200 && server.data["api:/x"] == .string("new"))
+        #expect(try cache.httpGet("api:/x").body == .string("new"))
+    }
+
+    /// `explain`'s arithmetic is §4.2's: lifetime from its field, age from apparent age, Age,
+    /// the response delay and the time resident.
+    @Test func explainGivesTheFreshnessArithmetic() throws {
+        let (cache, server) = try Self.make()
+        server.set("api:/e", .string("e"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=60", "Age": "5", "ETag": "\"e\""]))
+        _ = try cache.httpGet("api:/e")
+        try cache.advance(by: 10_000)
+        let e = try #require(cache.httpExplain("api:/e")?.first)
+        #expect(e.lifetimeMs == 60_000 && e.lifetimeSource == "max-age")
+        #expect(e.ageFieldMs == 5000 && e.responseDelayMs == 100 && e.residentMs == 10_000 && e.ageMs == 15_100)
+        #expect(e.next == "served from the cache (hit)")
+        try cache.advance(by: 50_000)
+        #expect(cache.httpExplain("api:/e")?.first?.next == "validated with If-None-Match (stale)")
+        #expect(cache.httpExplain("api:/none") == nil)
+    }
+
     /// Targets are normalized as RFC 3986 makes URIs equivalent: one key.
     @Test func equivalentTargetsAreOneKey() throws {
         #expect(try Cache.httpKey("api:/a/./b/../c?q=1") == "api:/a/c?q=1")

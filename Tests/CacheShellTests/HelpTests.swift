@@ -207,7 +207,7 @@ private func usageError(in output: String) -> String? {
     /// Commands whose example needs a file or state a fresh session lacks: they must still be
     /// written correctly, but may fail (`load config.json` with no such file).
     static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay",
-                                                           "keys", "clear", "stats", "diff", "cancel"]
+                                                           "keys", "clear", "stats", "diff", "cancel", "request"]
 
     @Test(arguments: CommandCatalog.all.map(\.name))
     func exampleRunsInAFreshSession(name: String) async throws {
@@ -231,6 +231,9 @@ private func usageError(in output: String) -> String? {
             _ = await session.typed(CommandCatalog.info(name)!.example)
             #expect(await !session.anyFailed, "\(name) once feed holds an entry")
         }
+        // request sends to a key of an HTTP namespace.
+        _ = await session.typed("ns api http\n" + CommandCatalog.info("request")!.example)
+        #expect(await !session.anyFailed, "request once api is an HTTP namespace")
     }
 
     /// The option and flag names a command's own parser lists when given an unknown one.

@@ -688,7 +688,9 @@ def bounds_cases(rng, smoke, work):
                'server set api:/a 1 headers={"\\u202e":"x"}', "server set api:/a 1 headers=[1,2]",
                f"server next api:/a status={rng.choice(['0', '99', '600', '-200', '2000', '1e2', 'x'])}",
                "get api:nopath", "get api://evil.example/a", "get api:" + "%/" * rng.randint(1, 5000),
-               f"ns api heuristic={rng.choice(['101', '-1', '1000000000000', 'x'])}", "server set plain:1 1 headers={\"A\":\"b\"}"]
+               f"ns api heuristic={rng.choice(['101', '-1', '1000000000000', 'x'])}", "server set plain:1 1 headers={\"A\":\"b\"}",
+               "request " + rng.choice(["GET", "get", "CONNECT", "P\\u0000ST", "x" * 5000]) + " api:/a", "request POST plain:1 1",
+               "request DELETE api:/a headers={\"A\":[]}"]
     rng.shuffle(hostile)
     script = "ns api http\nserver set api:/a 0 headers={\"ETag\":\"\\\"0\\\"\"}\n" + "\n".join(hostile) + "\nserver log\nserver show api:/a\n"
     cases.append((f"http: {len(hostile)} hostile headers=, status= and keys", ["h.cachesh"], {"h.cachesh": script},

@@ -83,6 +83,64 @@ import Testing
         #expect(run.stdout.hasSuffix("(no requests)\n"), "\(run)")
     }
 
+    /// §4.4: `request METHOD KEY` goes to the server, prints its answer with `fwd=method`, and a
+    /// non-error answer invalidates the target; bad methods and keys are one error line each.
+    @Test func requestSendsAnUnsafeMethodAndInvalidates() async throws {
+        let run = try await Cachesh.script(Self.setup + """
+            get api:/feed
+            request PUT api:/feed "v2"
+            keys
+            get api:/feed
+            request GET api:/feed
+            request post api:/feed
+            request POST plain:1
+            request POST api:nopath
+            request DELETE api:/feed headers={"A":1}
+            server log
+            """)
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("""
+            key:          api:/feed
+            status:       200
+            headers:      Date: Thu, 01 Jan 2026 00:00:00 GMT
+            cache_status: cachesh; fwd=method; fwd-status=200; detail="invalidated api:/feed"
+            body:         "v2"
+            (no entries)
+            """), "\(run)")
+        #expect(run.stdout.contains("cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=59\nbody:         \"v2\"\n"))
+        #expect(run.stderr == """
+            script.cachesh:7: error: request: the method is POST, PUT, DELETE or PATCH (get reads), not "GET"
+            script.cachesh:8: error: request: the method is POST, PUT, DELETE or PATCH (get reads), not "post"
+            script.cachesh:9: error: request: plain:1 is not a key of an HTTP namespace (ns NAME http)
+            script.cachesh:10: error: bad key "api:nopath": an HTTP key is a path with its query, starting with / (as /feed?page=2)
+            script.cachesh:11: error: request: the value of A in headers= is a string, or an array of strings for several lines
+
+            """, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            at_ms  kind    fate       keys
+            0      fetch   stored     api:/feed
+            100    mutate  discarded  api:/feed
+            200    fetch   stored     api:/feed
+
+            """), "\(run)")
+    }
+
+    /// `explain` of an HTTP key gives §4.2's arithmetic and what the next read does.
+    @Test func explainGivesTheFreshnessArithmetic() async throws {
+        let run = try await Cachesh.script(Self.setup + "get api:/feed\nadvance 10s\nexplain api:/./feed\n")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            key:       api:/feed
+            responses: 1
+            response 1: 200
+              lifetime:  1m (max-age)
+              age:       10s100ms = max(apparent 100ms, Age 0ms + delay 100ms) + resident 10s
+              fresh:     for 49s900ms more
+              next read: served from the cache (hit)
+
+            """), "\(run)")
+    }
+
     /// headers= holds at most 100 field lines and 16384 bytes of names and values; status= is 200
     /// to 599; heuristic= 0 to 100 (docs/SPEC.md §7.1). At the bound it is taken, past it refused.
     @Test func headersStatusAndHeuristicAreBounded() async throws {
@@ -147,7 +205,7 @@ import Testing
         #expect(bad.stderr.contains("$.namespaces.api.http.heuristic: expected a percentage from 0 to 100"), "\(bad)")
     }
 
-    static let examples = ["http-revalidation", "http-stale", "http-vary"]
+    static let examples = ["http-revalidation", "http-stale", "http-vary", "http-invalidation"]
 
     /// Each Examples/http-* script runs with exit 0, names the RFC section it shows, and its
     /// transcript verifies under --safe.

@@ -147,7 +147,7 @@ extension CacheEngine {
                 if reason != .stale { status.detail = reason.rawValue }
             }
             let id: UInt64
-            if let inFlight = requestTable.fetch(forKey: key), let exchange = http.exchanges[inFlight],
+            if let inFlight = requestTable.fetch(forKey: key), let exchange = http.exchanges[inFlight], exchange.request.method == "GET",
                exchange.request.fields == Self.merged(request, conditional) || exchange.request.fields == request {
                 // The request in flight asks what this one would: share it (B4; RFC 9211 `collapsed`).
                 count(\.joined, ns)
@@ -190,7 +190,7 @@ extension CacheEngine {
     /// Sends an HTTP request to the origin, as a fetch of its key (the server log lists it).
     func sendHTTP(_ request: HTTPRequest, conditional: Bool, fwd: String?, refresh: Bool) -> UInt64 {
         let id = nextSeq()
-        var inFlight = InFlight(id: id, kind: .fetch, keys: [request.key], startedAt: now, refresh: [refresh],
+        var inFlight = InFlight(id: id, kind: request.method == "GET" ? .fetch : .mutate, keys: [request.key], startedAt: now, refresh: [refresh],
                                 voided: [false], invalidatedAfterSend: [false])
         var exchange = HTTPExchange(request: request, conditional: conditional, fwd: fwd)
         let reply: OriginReply<HTTPAnswer>
@@ -242,7 +242,9 @@ extension CacheEngine {
         }
         let voided = request.voided.first ?? false
         if let answer { status.fwdStatus = answer.status }
-        if let answer, answer.status == 304, exchange.conditional {
+        if exchange.request.method != "GET" {
+            result = completeUnsafe(request, exchange, answer: answer, failure: failure, status: status)
+        } else if let answer, answer.status == 304, exchange.conditional {
             // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
             // selected one; it is never a failure.
             let chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
@@ -297,4 +299,126 @@ extension CacheEngine {
         if failure != nil { setFate(request.id, .failed) } else { setFate(request.id, status.stored ? .stored : .discarded) }
         if exchange.waiters > 0 { http.outcomes[request.id] = (result, exchange.waiters) }
     }
+
+    // MARK: Unsafe methods (§4.4)
+
+    /// An app's unsafe request (`request METHOD KEY`): sent to the origin, never answered from
+    /// the cache; a non-error answer invalidates the target and the same-origin `Location` and
+    /// `Content-Location` (§4.4). Waits for the answer unless `nowait`.
+    public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+                            nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        precondition(!HTTPCachePolicy.isSafe(method), "httpRequest of a safe method")
+        _ = nextSeq()
+        var status = HTTPCacheStatus()
+        status.fwd = "method"
+        guard origin.isOnline else {
+            status.detail = "offline"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        let id = sendHTTP(HTTPRequest(method: method, key: key, fields: request, body: body), conditional: false, fwd: "method", refresh: false)
+        if nowait || runningScheduled > 0 { return HTTPReadResult(key: key, status: nil, cacheStatus: status) }
+        http.exchanges[id]?.waiters += 1
+        requestTable.addWaiter(id)
+        try run(until: id)
+        guard var outcome = http.outcomes[id] else {
+            status.detail = "no answer"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        outcome.waiters -= 1
+        http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
+        return outcome.result
+    }
+
+    /// The keys `completeUnsafe` invalidated for the read result of request `id` (JSON and the
+    /// shell's `invalidated:` line), kept in `detail`.
+    func completeUnsafe(_ request: InFlight, _ exchange: HTTPExchange, answer: HTTPAnswer?, failure: OriginFailure?,
+                        status: HTTPCacheStatus) -> HTTPReadResult {
+        var status = status
+        let key = exchange.request.key
+        guard let answer else {
+            setFate(request.id, .failed)
+            status.detail = failure?.message ?? "no answer"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        let namespace = String(KeyName.namespace(of: key))
+        let target = key.utf8.first == UInt8(ascii: "/") ? key : String(key.dropFirst(namespace.utf8.count + 1))
+        let origin = namespaces.slot(named: namespace).flatMap { namespaces.policy($0).http?.origin } ?? "//"
+        var invalidated: [String] = []
+        for path in HTTPCachePolicy.invalidated(method: exchange.request.method, target: target, status: answer.status,
+                                                response: answer.fields, origin: origin) {
+            guard let normalized = try? Self.httpKey(namespace + ":" + path) else { continue }
+            http.variants[normalized] = nil
+            if let slot = entrySlot(forKey: normalized) {
+                count(\.invalidations, slots[Int(slot)].namespace)
+                _ = evictKey(normalized)
+                invalidated.append(normalized)
+            }
+        }
+        setFate(request.id, .discarded)
+        if !invalidated.isEmpty { status.detail = "invalidated " + invalidated.joined(separator: " ") }
+        return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields),
+                              body: answer.body, cacheStatus: status)
+    }
+
+    // MARK: explain
+
+    /// What `explain` says of an HTTP key: for each stored response, the freshness arithmetic
+    /// (§4.2: its lifetime and the field it came from, its current age and what it is made of)
+    /// and what a read selecting it does now; nil when nothing is stored.
+    public func httpExplain(_ key: String) -> [HTTPExplanation]? {
+        guard let settings = httpSettings(ofKey: key) else { return nil }
+        let all = httpVariants(key)
+        guard !all.isEmpty else { return nil }
+        let policy = settings.policy
+        return all.map { variant in
+            let r = variant.response
+            let (lifetime, source) = policy.freshnessLifetime(r)
+            let date = policy.dateValue(r)
+            let apparent = max(0, r.responseTime - date)
+            let delay = r.responseTime - r.requestTime
+            let ageField = HTTPCachePolicy.ageValue(r.fields)
+            let resident = now - r.responseTime
+            var request = HTTPFields()
+            for (name, value) in r.varyValues.sorted(by: { $0.key < $1.key }) { request.append(name, value) }
+            let next: String
+            switch policy.decide(request: request, stored: r, now: now) {
+            case .serve(_, let stale): next = stale ? "served stale" : "served from the cache (hit)"
+            case .serveStaleAndRevalidate: next = "served stale at once and validated in the background (stale-while-revalidate)"
+            case .validate(let reason):
+                let conditional = HTTPCachePolicy.conditionalFields(selected: r, all: all.map(\.response))
+                next = (conditional.isEmpty ? "sent again without a validator" : "validated with " + conditional.lines.map(\.name).joined(separator: " and "))
+                    + " (" + (reason == .stale ? "stale" : reason.rawValue) + ")"
+                    + (policy.forbidsStale(r) ? "; never served stale (must-revalidate)" : "")
+            case .miss, .gatewayTimeout: next = "sent to the server"
+            }
+            let sourceText: String
+            switch source {
+            case .sMaxAge: sourceText = "s-maxage"
+            case .maxAge: sourceText = "max-age"
+            case .expires: sourceText = "Expires - Date"
+            case .heuristic: sourceText = "heuristic: \(policy.heuristicPercent)% of Date - Last-Modified"
+            case .none: sourceText = "none: no explicit freshness and no Last-Modified"
+            case .invalid(let name): sourceText = "invalid \(name): stale"
+            }
+            return HTTPExplanation(status: r.status, varyValues: r.varyValues, lifetimeMs: lifetime, lifetimeSource: sourceText,
+                                   ageMs: policy.currentAge(r, now: now), apparentAgeMs: apparent, ageFieldMs: ageField,
+                                   responseDelayMs: delay, residentMs: resident, next: next)
+        }
+    }
+}
+
+/// One stored response of an HTTP key as `explain` shows it (RFC 9111 §4.2's arithmetic).
+public struct HTTPExplanation: Sendable, Equatable {
+    public var status: Int
+    public var varyValues: [String: String]
+    public var lifetimeMs: Int64
+    public var lifetimeSource: String
+    public var ageMs: Int64
+    public var apparentAgeMs: Int64
+    public var ageFieldMs: Int64
+    public var responseDelayMs: Int64
+    public var residentMs: Int64
+    /// What a read that selects it does now.
+    public var next: String
 }

@@ -130,6 +130,10 @@ extension CacheEngine {
     func complete(_ id: UInt64) {
         if retryIfFailed(id) { return }
         guard let request = requestTable.remove(id) else { return }
+        if http.any, let exchange = http.exchanges.removeValue(forKey: request.id) {
+            completeHTTP(request, exchange)
+            return reportCompletion(request)
+        }
         switch request.kind {
         case .fetch: completeFetch(request)
         case .mutate: completeMutation(request)
@@ -139,7 +143,6 @@ extension CacheEngine {
     }
 
     private func completeFetch(_ request: InFlight) {
-        if http.any, let exchange = http.exchanges.removeValue(forKey: request.id) { return completeHTTP(request, exchange) }
         guard case .keys(let result)? = request.answer else { return }
         var outcomes: [String: KeyOutcome] = [:]
         var anyStored = false

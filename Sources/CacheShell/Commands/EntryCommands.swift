@@ -4,7 +4,7 @@ import CacheCore
 /// `memory-warning`: the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
 enum EntryCommands {
     static let family = CommandFamily(title: "Reading and writing", commands: [
-        put, get, mget, pages, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
+        put, get, HTTPCommands.request, mget, pages, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
     ])
 
     static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]

@@ -90,4 +90,75 @@ enum HTTPCommands {
         if let body = r.body { human.append(pad("body:") + body.compactText) }
         return Reply(fields, human: human)
     }
+
+    // MARK: request
+
+    /// The unsafe methods `request` sends (RFC 9110 §9.2.1).
+    static let unsafeMethods = ["POST", "PUT", "DELETE", "PATCH"]
+
+    static let request = CommandSpec(
+        name: "request", summary: "send an unsafe method to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
+        arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), meaning: "the method"),
+                    .key(meaning: "a key of an HTTP namespace (a path with its query)"),
+                    .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
+        options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
+        flags: [.flag("nowait", meaning: "send it and return at once")],
+        example: "request POST api:/feed {\"text\":\"hi\"}", run: request)
+
+    /// `request METHOD KEY [headers={...}] [VALUE] [--nowait]`: never answered from the cache; a
+    /// 2xx or 3xx answer invalidates KEY and the same-origin Location and Content-Location.
+    static func request(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
+        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: request)
+        try args.expect(2...3)
+        let methodWord = args.positional[0]
+        guard methodWord.kind == .bare, unsafeMethods.contains(methodWord.text) else {
+            throw ShellError("request: the method is POST, PUT, DELETE or PATCH (get reads), not \(Arguments.describe(methodWord))",
+                             at: methodWord.offset)
+        }
+        var key = try args.key(1, in: cache)
+        guard cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil else {
+            throw ShellError("request: \(key) is not a key of an HTTP namespace (ns NAME http)", at: args.positional[1].offset)
+        }
+        key = try Self.key(key, at: args.positional[1].offset, cache)
+        var fields = HTTPFields()
+        if let (text, word) = args.option("headers") { fields = try headers(text, at: word.offset + 8, command: "request") }
+        let body = args.positional.count == 3 ? try args.value(2) : nil
+        let result: HTTPReadResult
+        do {
+            result = try cache.httpRequest(methodWord.text, key, request: fields, body: body,
+                                           nowait: args.flag("nowait") || session.frames.inScheduled)
+        } catch {
+            throw ShellError(error.message, at: command.offset)
+        }
+        return readReply(result)
+    }
+
+    // MARK: explain
+
+    /// `explain KEY` of an HTTP key with stored responses: each one's freshness arithmetic
+    /// (RFC 9111 §4.2) and what a read that selects it does now.
+    static func explainReply(_ key: String, _ explanations: [HTTPExplanation]) -> Reply {
+        func duration(_ ms: Int64) -> String { (ms < 0 ? "-" : "") + TimeText.formatDuration(abs(ms)) }
+        var human = ["key:       \(key)", "responses: \(explanations.count)"]
+        var list: [JSONValue] = []
+        for (i, e) in explanations.enumerated() {
+            let vary = e.varyValues.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            let fresh = e.lifetimeMs > e.ageMs
+            human.append("response \(i + 1): \(e.status)" + (vary.isEmpty ? "" : " for " + vary))
+            human.append("  lifetime:  \(duration(e.lifetimeMs)) (\(e.lifetimeSource))")
+            human.append("  age:       \(duration(e.ageMs)) = max(apparent \(duration(e.apparentAgeMs)), Age \(duration(e.ageFieldMs))"
+                         + " + delay \(duration(e.responseDelayMs))) + resident \(duration(e.residentMs))")
+            human.append("  " + (fresh ? "fresh:     for \(duration(e.lifetimeMs - e.ageMs)) more" : "stale:     for \(duration(e.ageMs - e.lifetimeMs))"))
+            human.append("  next read: \(e.next)")
+            list.append(.object([
+                "status": .int(Int64(e.status)), "vary": .object(e.varyValues.mapValues(JSONValue.string)),
+                "lifetime_ms": .int(e.lifetimeMs), "lifetime_from": .string(e.lifetimeSource), "age_ms": .int(e.ageMs),
+                "apparent_age_ms": .int(e.apparentAgeMs), "age_field_ms": .int(e.ageFieldMs),
+                "response_delay_ms": .int(e.responseDelayMs), "resident_ms": .int(e.residentMs),
+                "fresh": .bool(fresh), "next": .string(e.next),
+            ]))
+        }
+        return Reply(["key": .string(key), "responses": .array(list)], human: human)
+    }
 }
