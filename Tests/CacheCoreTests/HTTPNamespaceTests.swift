@@ -1,4 +1,4 @@
-@_spi(Engine) import CacheCore
+@_spi(Engine) @testable import CacheCore
 import CacheServer
 import Testing
 
@@ -259,6 +259,19 @@ import Testing
         try cache.advance(by: 50_000)
         #expect(cache.httpExplain("api:/e")?.first?.next == "validated with If-None-Match (stale)")
         #expect(cache.httpExplain("api:/none") == nil)
+    }
+
+    /// A configuration that no longer makes a namespace an HTTP one drops its responses, and the
+    /// cache has no HTTP namespace again (so snapshots are allowed again).
+    @Test func aConfigurationWithoutHTTPEndsTheHTTPNamespace() throws {
+        let (cache, server) = try Self.make()
+        server.set("api:/a", .string("a"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=60"]))
+        _ = try cache.httpGet("api:/a")
+        #expect(cache.hasHTTPNamespaces)
+        try cache.configure(CacheConfiguration(namespaces: ["api": Policy()], push: [:]))
+        #expect(!cache.hasHTTPNamespaces)
+        #expect(cache.httpSettings(ofKey: "api:/a") == nil)
+        #expect(cache.http.variants.isEmpty)
     }
 
     /// Targets are normalized as RFC 3986 makes URIs equivalent: one key.

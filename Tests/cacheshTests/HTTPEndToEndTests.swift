@@ -125,6 +125,30 @@ import Testing
             """), "\(run)")
     }
 
+    /// Observers see HTTP entries change as any: stored by a fetch, freshened by a 304,
+    /// invalidated by an unsafe method (§4.4); a Vary: * response is not stored (§4.1).
+    @Test func observersSeeHTTPEntriesAndVaryStarIsNotStored() async throws {
+        let run = try await Cachesh.script(Self.setup + """
+            watch api:*
+            get api:/feed
+            advance 61s
+            get api:/feed
+            request DELETE api:/feed
+            server set api:/star 1 headers={"Cache-Control":"max-age=60","Vary":"*"}
+            get api:/star
+            keys
+            """)
+        #expect(run.status == 0, "\(run)")
+        let events = run.stdout.split(separator: "\n").filter { $0.hasPrefix("* ") }
+        #expect(events == [
+            "* 2026-01-01T00:00:00.100Z fetched api:/feed fresh \"v1\" (server)",
+            "* 2026-01-01T00:01:01.200Z fetched api:/feed fresh \"v1\" (server)",
+            "* 2026-01-01T00:01:01.300Z invalidated api:/feed absent (cache)",
+        ], "\(run)")
+        #expect(run.stdout.contains("cache_status: cachesh; fwd=uri-miss; fwd-status=200; detail=\"not stored: Vary: * matches no request\"\n"))
+        #expect(run.stdout.hasSuffix("(no entries)\n"), "\(run)")
+    }
+
     /// `explain` of an HTTP key gives §4.2's arithmetic and what the next read does.
     @Test func explainGivesTheFreshnessArithmetic() async throws {
         let run = try await Cachesh.script(Self.setup + "get api:/feed\nadvance 10s\nexplain api:/./feed\n")

@@ -45,9 +45,9 @@ extension CacheEngine {
             if change.ttl == nil { policy.ttl = HTTPNamespace.defaultKeep }
         }
         _ = nextSeq()
-        if policy.http != nil { http.any = true }
         let ns = namespaceSlot(named: name)
         namespaces.setPolicy(ns, policy, defined: true)
+        if policy.http != nil { hasHTTPNamespaces = true }
         entries.setEviction(ns, policy.eviction)
         return recomputeTimes(ns)
     }
@@ -66,7 +66,6 @@ extension CacheEngine {
                 throw CacheError("\(name) holds entries: a namespace becomes an HTTP one before any key of it is stored")
             }
         }
-        if configuration.namespaces.values.contains(where: { $0.http != nil }) { http.any = true }
         // Every rule checked before anything changes: a broken one refuses the whole configuration.
         for (type, rule) in configuration.push.sorted(by: { $0.key < $1.key }) {
             if let problem = rule.templateProblem { throw CacheError("push rule \(JSONValue.string(type).compactText): \(problem)") }
@@ -83,6 +82,7 @@ extension CacheEngine {
             entries.setEviction(ns, namespaces.policy(ns).eviction)
         }
         rules = PushRules(configuration.push)
+        noteHTTPNamespaces()
         if idField != configuration.idField {
             entries.changeIDField(configuration.idField)
         }

@@ -26,8 +26,6 @@ struct HTTPExchange {
 
 /// The HTTP namespaces' state beside the entries.
 struct HTTPStore {
-    /// Some namespace is an HTTP one: until then nothing here is consulted.
-    var any = false
     /// Each HTTP key's stored responses, oldest first.
     var variants: [String: [HTTPVariant]] = [:]
     /// The requests HTTP reads sent, by request id, while in flight.
@@ -41,12 +39,19 @@ struct HTTPStore {
 }
 
 extension CacheEngine {
-    /// Whether some namespace is an HTTP one.
-    public var hasHTTPNamespaces: Bool { http.any }
+    /// Keeps `hasHTTPNamespaces` after the namespaces changed (`ns`, `load`, `restore`), and
+    /// forgets the responses of keys whose namespace is no longer an HTTP one, and every request
+    /// in flight a restore replaced.
+    func noteHTTPNamespaces(restored: Bool = false) {
+        hasHTTPNamespaces = namespaces.indices.contains { namespaces.policy(Int32($0)).http != nil }
+        if restored { http = HTTPStore() }
+        guard !http.variants.isEmpty else { return }
+        http.variants = http.variants.filter { httpSettings(ofKey: $0.key) != nil }
+    }
 
     /// The HTTP settings of `key`'s namespace; nil when it is not an HTTP namespace.
     public func httpSettings(ofKey key: String) -> HTTPNamespace? {
-        guard http.any, let ns = namespaces.slot(named: String(KeyName.namespace(of: key))) else { return nil }
+        guard hasHTTPNamespaces, let ns = namespaces.slot(named: String(KeyName.namespace(of: key))) else { return nil }
         return namespaces.policy(ns).http
     }
 
@@ -270,8 +275,10 @@ extension CacheEngine {
             result = httpServed(key, all[selected], policy, status: status)
             if failure != nil { count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns) }
         } else if let answer {
-            let whyNot = policy.whyNotStored(method: exchange.request.method, request: exchange.request.fields,
-                                             status: answer.status, response: answer.fields)
+            var whyNot = policy.whyNotStored(method: exchange.request.method, request: exchange.request.fields,
+                                             status: answer.status, response: answer.fields)?.rawValue
+            // §4.1: a response with Vary: * matches no later request; keeping it would only pile up.
+            if whyNot == nil, HTTPCachePolicy.varyNames(answer.fields) == nil { whyNot = "Vary: * matches no request" }
             let response = StoredHTTPResponse(status: answer.status, fields: answer.fields, request: exchange.request.fields,
                                               requestTime: request.startedAt, responseTime: now)
             let variant = HTTPVariant(response: response, body: answer.body)
@@ -285,7 +292,7 @@ extension CacheEngine {
                 status.stored = true
                 result = httpServed(key, variant, policy, status: status)
             } else {
-                if let whyNot { status.detail = "not stored: " + whyNot.rawValue }
+                if let whyNot { status.detail = "not stored: " + whyNot }
                 result = HTTPReadResult(key: key, status: answer.status, fields: response.fields, body: answer.body, cacheStatus: status)
             }
         } else {
@@ -349,9 +356,16 @@ extension CacheEngine {
                                                 response: answer.fields, origin: origin) {
             guard let normalized = try? Self.httpKey(namespace + ":" + path) else { continue }
             http.variants[normalized] = nil
+            // As evict drops a key, told to observers as invalidated.
+            requestTable.voidResponses(forKey: normalized)
             if let slot = entrySlot(forKey: normalized) {
-                count(\.invalidations, slots[Int(slot)].namespace)
-                _ = evictKey(normalized)
+                _ = nextSeq()
+                mutationQueue.drop { $0 == normalized }
+                dropDeferred { $0 == normalized }
+                let ns = slots[Int(slot)].namespace
+                count(\.invalidations, ns)
+                removeEntry(slot)
+                emit(.invalidated, key: normalized, namespace: ns)
                 invalidated.append(normalized)
             }
         }

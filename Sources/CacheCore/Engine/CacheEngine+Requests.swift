@@ -130,7 +130,7 @@ extension CacheEngine {
     func complete(_ id: UInt64) {
         if retryIfFailed(id) { return }
         guard let request = requestTable.remove(id) else { return }
-        if http.any, let exchange = http.exchanges.removeValue(forKey: request.id) {
+        if hasHTTPNamespaces, let exchange = http.exchanges.removeValue(forKey: request.id) {
             completeHTTP(request, exchange)
             return reportCompletion(request)
         }
