@@ -14,8 +14,11 @@ extension Cache {
 
     /// An app's read of an HTTP key with its request fields: served, validated or forwarded as RFC
     /// 9111 decides on the clock; waits for the origin unless `nowait` (or in live mode).
-    /// - Parameter key: a key of an HTTP namespace, as `httpKey` gives it.
+    /// In live mode it never waits: a read that must go to the origin returns `status` nil.
+    /// - Parameter key: a key of an HTTP namespace; its target is normalized (`httpKey`).
+    /// - Throws: when the key is of no HTTP namespace or no path, or waiting runs away.
     public func httpRead(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        let key = try Self.httpKey(key)
         sync()
         defer { finish() }
         return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
@@ -28,6 +31,7 @@ extension Cache {
     /// (RFC 9111 §4.4). Waits for the answer unless `nowait` (or in live mode).
     public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
                             nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        let key = try Self.httpKey(key)
         sync()
         defer { finish() }
         return try engine.httpRequest(method, key, request: request, body: body, nowait: nowait || asyncOrigin != nil)

@@ -304,6 +304,8 @@ import Testing
         _ = await cache.put("api:/x", .string("x"))
         await #expect(throws: CacheError.self) { _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace())) }
         #expect(await cache.policy(of: "api").http == nil)
+        await #expect(throws: CacheError.self) { _ = try await cache.httpRead("api:/x") }
+        await #expect(throws: CacheError.self) { _ = try await cache.httpRequest("GET", "api:/x") }
         await cache.startRecording()
         await #expect(throws: CacheError.self) { _ = try await cache.defineNamespace("web", PolicyChange(http: HTTPNamespace())) }
         #expect(await cache.hasHTTPNamespaces == false)

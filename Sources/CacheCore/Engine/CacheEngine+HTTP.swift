@@ -99,8 +99,8 @@ extension CacheEngine {
     /// - Throws: `CacheError` when waiting runs away or reaches the clock's end.
     public func httpGet(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
         defer { if checksInvariants { checkInvariants() } }
+        guard let settings = httpSettings(ofKey: key) else { throw CacheError("\(key) is not a key of an HTTP namespace") }
         let ns = namespaceSlot(forKey: key)
-        guard let settings = namespaces.policy(ns).http else { preconditionFailure("httpGet of a key of no HTTP namespace") }
         let policy = settings.policy
         _ = nextSeq()
         let all = httpVariants(key)
@@ -315,7 +315,8 @@ extension CacheEngine {
     public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
                             nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
         defer { if checksInvariants { checkInvariants() } }
-        precondition(!HTTPCachePolicy.isSafe(method), "httpRequest of a safe method")
+        guard !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
+        guard httpSettings(ofKey: key) != nil else { throw CacheError("\(key) is not a key of an HTTP namespace") }
         _ = nextSeq()
         var status = HTTPCacheStatus()
         status.fwd = "method"
