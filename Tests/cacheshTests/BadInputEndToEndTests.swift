@@ -39,7 +39,7 @@ import Testing
         ("load bad.json", #"bad.json: $.namespaces.page.ttl: bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
         ("load broken.json", "broken.json: not valid JSON: unexpected end of JSON, expected '}' (byte 38)"),
         ("ns feed ttl=1m stale=5x", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
-        ("ns feed colour=red", "ns has no option colour= (it takes backoff=, dedupe=, max=, naive=, policy=, retry=, stale-if-error=, stale=, timeout=, ttl=)"),
+        ("ns feed colour=red", "ns has no option colour= (it takes backoff=, dedupe=, heuristic=, max=, naive=, origin=, policy=, retry=, stale-if-error=, stale=, timeout=, ttl=)"),
         ("ns feed max=3 policy=mru", #"policy must be lru, fifo, sieve or lfu, not "mru""#),
         ("load policy.json", #"policy.json: $.namespaces.page.policy: expected "lru", "fifo", "sieve" or "lfu""#),
         ("ns feed max=many", #"max must be a whole number or none, not "many""#),
