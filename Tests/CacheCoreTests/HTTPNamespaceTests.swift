@@ -274,6 +274,23 @@ import Testing
         #expect(cache.http.variants.isEmpty)
     }
 
+    /// A put, or an ordinary fetch (mget), of an HTTP key replaces its stored responses: the next
+    /// read is a miss, not the old response.
+    @Test func aLocalWriteOrAnOrdinaryFetchReplacesTheStoredResponses() throws {
+        let (cache, server) = try Self.make()
+        server.set("api:/p", .string("v1"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=600"]))
+        _ = try cache.httpGet("api:/p")
+        cache.put("api:/p", .string("local"))
+        #expect(try cache.httpGet("api:/p").cacheStatus.fwd == "uri-miss")
+        #expect(try cache.httpGet("api:/p").cacheStatus.hit)
+        _ = try cache.mget(["api:/p"])
+        try cache.advance(by: 1000)
+        let afterMget = try cache.httpGet("api:/p")
+        #expect(afterMget.cacheStatus.hit)
+        _ = try cache.get("api:/p", force: true)
+        #expect(try cache.httpGet("api:/p").cacheStatus.fwd == "uri-miss")
+    }
+
     /// Targets are normalized as RFC 3986 makes URIs equivalent: one key.
     @Test func equivalentTargetsAreOneKey() throws {
         #expect(try Cache.httpKey("api:/a/./b/../c?q=1") == "api:/a/c?q=1")

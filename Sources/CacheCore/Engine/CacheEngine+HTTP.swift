@@ -24,10 +24,18 @@ struct HTTPExchange {
     var waiters = 0
 }
 
+/// An HTTP key's stored responses, and the write marks of the entry when the last was stored:
+/// they are the entry's while it holds that value (no put, event, mutation or other fetch since).
+struct HTTPVariantSet {
+    var responses: [HTTPVariant]
+    var storedRequest: UInt64
+    var lastLocalWrite: UInt64
+}
+
 /// The HTTP namespaces' state beside the entries.
 struct HTTPStore {
     /// Each HTTP key's stored responses, oldest first.
-    var variants: [String: [HTTPVariant]] = [:]
+    var variants: [String: HTTPVariantSet] = [:]
     /// The requests HTTP reads sent, by request id, while in flight.
     var exchanges: [UInt64: HTTPExchange] = [:]
     /// What each completed request gives the reads waiting on it, until the last has taken it.
@@ -69,14 +77,23 @@ extension CacheEngine {
         }
     }
 
-    /// The stored responses of `key`, forgotten when its entry no longer exists.
+    /// The stored responses of `key`, forgotten when its entry no longer exists or no longer holds
+    /// the value the last of them stored (a put, event, mutation or ordinary fetch replaced it).
     func httpVariants(_ key: String) -> [HTTPVariant] {
-        guard let all = http.variants[key] else { return [] }
-        guard entrySlot(forKey: key) != nil else {
+        guard let set = http.variants[key] else { return [] }
+        guard let slot = entrySlot(forKey: key), slots[Int(slot)].storedRequest == set.storedRequest,
+              slots[Int(slot)].lastLocalWrite == set.lastLocalWrite, slots[Int(slot)].log == nil else {
             http.variants[key] = nil
             return []
         }
-        return all
+        return set.responses
+    }
+
+    /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value.
+    func keepHTTPVariants(_ key: String, _ responses: [HTTPVariant]) {
+        guard let slot = entrySlot(forKey: key) else { return }
+        http.variants[key] = HTTPVariantSet(responses: responses, storedRequest: slots[Int(slot)].storedRequest,
+                                            lastLocalWrite: slots[Int(slot)].lastLocalWrite)
     }
 
     /// The stored response a request selects (§4.1), with its index among `all`.
@@ -264,7 +281,7 @@ extension CacheEngine {
                 let shown = selected.flatMap { chosen.contains($0) ? $0 : nil } ?? chosen[0]
                 if storeResponse(key: key, value: all[shown].body ?? .null, request: request.id,
                                  refresh: request.refresh[0], invalidated: false) {
-                    http.variants[key] = all
+                    keepHTTPVariants(key, all)
                     status.stored = true
                 }
                 result = httpServed(key, all[shown], policy, status: status)
@@ -288,7 +305,7 @@ extension CacheEngine {
                 all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
                 all.append(variant)
                 if all.count > HTTPStore.maxVariants { all.removeFirst(all.count - HTTPStore.maxVariants) }
-                http.variants[key] = all
+                keepHTTPVariants(key, all)
                 status.stored = true
                 result = httpServed(key, variant, policy, status: status)
             } else {
