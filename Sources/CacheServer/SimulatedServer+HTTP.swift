@@ -13,11 +13,16 @@ extension SimulatedServer: HTTPOrigin {
         if let reply = scriptedReply(.fetch, keys: [key]) {
             guard case .after(let ms, let result) = reply else { return .deferred }
             return .after(latencyMs: ms, result.map { answers in
-                scriptedHTTPAnswer(answers[0], script ?? ScriptedAnswer(latency: nil, outcome: .data), key: key, at: now)
+                scriptedHTTPAnswer(answers[0], script ?? ScriptedAnswer(latency: nil, outcome: .data), key: key, method: request.method, at: now)
             })
         }
         let ms = latency(for: [key])
         if takeFailure(for: [key]) { return .after(latencyMs: ms, .failure(OriginFailure("server error"))) }
+        if request.method == "HEAD" {
+            var answer = httpAnswerFromData(key, request: request.fields, at: now)
+            answer.body = nil
+            return .after(latencyMs: ms, .success(answer))
+        }
         guard request.method != "GET" else { return .after(latencyMs: ms, .success(httpAnswerFromData(key, request: request.fields, at: now))) }
         return .after(latencyMs: ms, .success(applyUnsafe(request, at: now)))
     }
@@ -43,11 +48,11 @@ extension SimulatedServer: HTTPOrigin {
 
     /// The answer a scripted one gives: its status (else 200, or 404 when not found), its fields
     /// (else the key's own when it answers from the data), a `Date` added when it has none.
-    private func scriptedHTTPAnswer(_ answer: KeyAnswer, _ script: ScriptedAnswer, key: String, at now: Int64) -> HTTPAnswer {
+    private func scriptedHTTPAnswer(_ answer: KeyAnswer, _ script: ScriptedAnswer, key: String, method: String, at now: Int64) -> HTTPAnswer {
         let status = script.status ?? (answer.value == nil ? 404 : 200)
         var fields = script.headers ?? (script.outcome == .data ? headers[key] ?? HTTPFields() : HTTPFields())
         if !fields.contains("Date") { fields.append("Date", HTTPDate.format(now)) }
-        let body = status == 304 || status == 204 ? nil : answer.value
+        let body = status == 304 || status == 204 || method == "HEAD" ? nil : answer.value
         return HTTPAnswer(status: status, fields: fields, body: body)
     }
 

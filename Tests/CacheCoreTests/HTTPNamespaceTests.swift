@@ -245,6 +245,24 @@ import Testing
         #expect(try cache.httpGet("api:/x").body == .string("new"))
     }
 
+    /// §4.3.5: a 200 to HEAD freshens the stored response whose validators agree with it, and
+    /// drops one whose validators differ.
+    @Test func aHeadUpdatesOrInvalidatesTheStoredResponse() throws {
+        let (cache, server) = try Self.make()
+        server.set("api:/h", .string("1"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=10", "ETag": "\"1\""]))
+        _ = try cache.httpGet("api:/h")
+        try cache.advance(by: 20_000)
+        let head = try cache.httpRequest("HEAD", "api:/h")
+        #expect(head.status == 200 && head.body == nil)
+        #expect(head.cacheStatus.text == "cachesh; fwd=method; fwd-status=200; stored; detail=\"HEAD updated 1\"")
+        #expect(try cache.httpGet("api:/h").cacheStatus.hit)
+        server.set("api:/h", .string("2"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=10", "ETag": "\"2\""]))
+        let changed = try cache.httpRequest("HEAD", "api:/h")
+        #expect(changed.cacheStatus.text == "cachesh; fwd=method; fwd-status=200; detail=\"HEAD invalidated 1\"")
+        #expect(cache.peek("api:/h").value == nil)
+        #expect(cache.requestLog.map(\.kind) == [.fetch, .fetch, .fetch])
+    }
+
     /// `explain`'s arithmetic is §4.2's: lifetime from its field, age from apparent age, Age,
     /// the response delay and the time resident.
     @Test func explainGivesTheFreshnessArithmetic() throws {

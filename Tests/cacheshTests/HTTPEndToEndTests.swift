@@ -109,8 +109,8 @@ import Testing
             """), "\(run)")
         #expect(run.stdout.contains("cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=59\nbody:         \"v2\"\n"))
         #expect(run.stderr == """
-            script.cachesh:7: error: request: the method is POST, PUT, DELETE or PATCH (get reads), not "GET"
-            script.cachesh:8: error: request: the method is POST, PUT, DELETE or PATCH (get reads), not "post"
+            script.cachesh:7: error: request: the method is POST, PUT, DELETE, PATCH or HEAD (get reads), not "GET"
+            script.cachesh:8: error: request: the method is POST, PUT, DELETE, PATCH or HEAD (get reads), not "post"
             script.cachesh:9: error: request: plain:1 is not a key of an HTTP namespace (ns NAME http)
             script.cachesh:10: error: bad key "api:nopath": an HTTP key is a path with its query, starting with / (as /feed?page=2)
             script.cachesh:11: error: request: the value of A in headers= is a string, or an array of strings for several lines

@@ -212,7 +212,7 @@ extension CacheEngine {
     /// Sends an HTTP request to the origin, as a fetch of its key (the server log lists it).
     func sendHTTP(_ request: HTTPRequest, conditional: Bool, fwd: String?, refresh: Bool) -> UInt64 {
         let id = nextSeq()
-        var inFlight = InFlight(id: id, kind: request.method == "GET" ? .fetch : .mutate, keys: [request.key], startedAt: now, refresh: [refresh],
+        var inFlight = InFlight(id: id, kind: HTTPCachePolicy.isSafe(request.method) ? .fetch : .mutate, keys: [request.key], startedAt: now, refresh: [refresh],
                                 voided: [false], invalidatedAfterSend: [false])
         var exchange = HTTPExchange(request: request, conditional: conditional, fwd: fwd)
         let reply: OriginReply<HTTPAnswer>
@@ -332,7 +332,7 @@ extension CacheEngine {
     public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
                             nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
         defer { if checksInvariants { checkInvariants() } }
-        guard !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
+        guard method == "HEAD" || !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
         guard httpSettings(ofKey: key) != nil else { throw CacheError("\(key) is not a key of an HTTP namespace") }
         _ = nextSeq()
         var status = HTTPCacheStatus()
@@ -366,6 +366,14 @@ extension CacheEngine {
             status.detail = failure?.message ?? "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
+        if exchange.request.method == "HEAD" {
+            setFate(request.id, .discarded)
+            if answer.status == 200, let updated = headUpdated(key, exchange.request.fields, answer, request: request) {
+                status.stored = updated.hasPrefix("HEAD updated")
+                if !updated.isEmpty { status.detail = updated }
+            }
+            return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields), cacheStatus: status)
+        }
         let namespace = String(KeyName.namespace(of: key))
         let target = key.utf8.first == UInt8(ascii: "/") ? key : String(key.dropFirst(namespace.utf8.count + 1))
         let origin = namespaces.slot(named: namespace).flatMap { namespaces.policy($0).http?.origin } ?? "//"
@@ -391,6 +399,45 @@ extension CacheEngine {
         if !invalidated.isEmpty { status.detail = "invalidated " + invalidated.joined(separator: " ") }
         return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields),
                               body: answer.body, cacheStatus: status)
+    }
+
+    /// §4.3.5: a 200 to a HEAD updates each stored GET response the request could have selected
+    /// whose validators (ETag, Last-Modified) and Content-Length agree with it, as a 304 would,
+    /// and invalidates (drops) the others. - Returns: what it did, for `detail`; nil when nothing
+    /// was stored.
+    func headUpdated(_ key: String, _ request: HTTPFields, _ answer: HTTPAnswer, request inFlight: InFlight) -> String? {
+        var all = httpVariants(key)
+        guard !all.isEmpty else { return nil }
+        var updated = 0, dropped = 0
+        all = all.compactMap { variant in
+            guard HTTPCachePolicy.varyMatches(variant.response, request: request) else { return variant }
+            let agree = ["ETag", "Last-Modified", "Content-Length"].allSatisfy { name in
+                guard let received = answer.fields[name] else { return true }
+                return variant.response.fields[name] == received
+            }
+            guard agree else { dropped += 1; return nil }
+            updated += 1
+            var fresh = variant
+            fresh.response = HTTPCachePolicy.updated(variant.response, with: answer.fields,
+                                                     requestTime: inFlight.startedAt, responseTime: now)
+            return fresh
+        }
+        guard updated + dropped > 0 else { return "" }
+        if all.isEmpty {
+            http.variants[key] = nil
+            if let slot = entrySlot(forKey: key) {
+                let ns = slots[Int(slot)].namespace
+                count(\.invalidations, ns)
+                removeEntry(slot)
+                emit(.invalidated, key: key, namespace: ns)
+            }
+        } else if storeResponse(key: key, value: all[all.count - 1].body ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
+            keepHTTPVariants(key, all)
+        } else {
+            return ""
+        }
+        return (updated > 0 ? "HEAD updated \(updated)" : "") + (updated > 0 && dropped > 0 ? ", " : "")
+            + (dropped > 0 ? "HEAD invalidated \(dropped)" : "")
     }
 
     // MARK: explain

@@ -93,12 +93,13 @@ enum HTTPCommands {
 
     // MARK: request
 
-    /// The unsafe methods `request` sends (RFC 9110 §9.2.1).
-    static let unsafeMethods = ["POST", "PUT", "DELETE", "PATCH"]
+    /// The methods `request` sends: the unsafe ones (RFC 9110 §9.2.1) and HEAD (RFC 9111 §4.3.5).
+    static let unsafeMethods = ["POST", "PUT", "DELETE", "PATCH", "HEAD"]
 
     static let request = CommandSpec(
-        name: "request", summary: "send an unsafe method to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
-        arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), meaning: "the method"),
+        name: "request", summary: "send an unsafe method (or HEAD) to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
+        arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), .word("HEAD"),
+                           meaning: "the method; a 200 to HEAD updates the stored responses its validators match, and drops the others (RFC 9111 4.3.5)"),
                     .key(meaning: "a key of an HTTP namespace (a path with its query)"),
                     .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
         options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
@@ -113,7 +114,7 @@ enum HTTPCommands {
         try args.expect(2...3)
         let methodWord = args.positional[0]
         guard methodWord.kind == .bare, unsafeMethods.contains(methodWord.text) else {
-            throw ShellError("request: the method is POST, PUT, DELETE or PATCH (get reads), not \(Arguments.describe(methodWord))",
+            throw ShellError("request: the method is POST, PUT, DELETE, PATCH or HEAD (get reads), not \(Arguments.describe(methodWord))",
                              at: methodWord.offset)
         }
         var key = try args.key(1, in: cache)
