@@ -223,6 +223,9 @@ public actor Cache {
     /// - Returns: keys evicted or re-timed. - Throws: `CacheError` for an invalid name or policy.
     @discardableResult
     public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
+        if change.http != nil && recorder != nil && engine.policy(of: name).http == nil {
+            throw CacheError("a recording cannot hold an HTTP namespace yet: \(name) stays as it is")
+        }
         sync()
         defer { finish() }
         return try tryNoting(.defineNamespace(name: name, change: change), { .policy(engine.policy(of: name), keys: $0) }) {

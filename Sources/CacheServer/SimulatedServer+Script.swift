@@ -27,12 +27,20 @@ public struct ScriptedAnswer: Sendable, Equatable {
     /// The server applies a mutation to its data as an unscripted one would, whatever it answers
     /// (`--commit`: a failure after applying it; `--lost-answer` always applies it).
     public var commit: Bool
+    /// The status of the answer to an HTTP request (`status=N`); nil: 200, or 404 for not found.
+    public var status: Int?
+    /// The header fields of the answer to an HTTP request (`headers={...}`); nil: those the
+    /// server keeps for the key when it answers from its data, else none.
+    public var headers: HTTPFields?
 
-    public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil, commit: Bool = false) {
+    public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil, commit: Bool = false,
+                status: Int? = nil, headers: HTTPFields? = nil) {
         self.latency = latency
         self.outcome = outcome
         self.version = version
         self.commit = commit
+        self.status = status
+        self.headers = headers
     }
 
     /// Whether a mutation that takes this answer changes the server's data.

@@ -23,6 +23,10 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// carry it. A session's versions, like its scripted answers, are not kept by snapshots and
     /// stores (`restore` forgets them).
     public private(set) var versions: [String: UInt64] = [:]
+    /// The header fields each key of an HTTP namespace is served with (`server set ... headers=`),
+    /// besides the `Date` the server adds (docs/SPEC.md, HTTP namespaces). Like versions, not kept
+    /// by snapshots and stores (which refuse HTTP namespaces).
+    public private(set) var headers: [String: HTTPFields] = [:]
     /// Requests of any kind still to fail.
     public private(set) var failNext = 0
     /// Requests involving a key still to fail, by key.
@@ -58,8 +62,9 @@ public final class SimulatedServer: Origin, PersistentOrigin {
 
     /// Sets a key's data (without telling the client); with `version`, the key's version becomes
     /// it, else a versioned key's version goes one up.
-    public func set(_ key: String, _ value: JSONValue, at now: Int64, version: UInt64? = nil) {
+    public func set(_ key: String, _ value: JSONValue, at now: Int64, version: UInt64? = nil, headers fields: HTTPFields? = nil) {
         let key = KeyName.canonical(key)
+        if let fields { headers[key] = fields }
         data[key] = value
         modifiedAt[key] = now
         changedKeys?.insert(key)
@@ -87,6 +92,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public func delete(_ key: String, at now: Int64) -> Bool {
         let key = KeyName.canonical(key)
         guard data.removeValue(forKey: key) != nil else { return false }
+        headers[key] = nil
         modifiedAt[key] = now
         changedKeys?.insert(key)
         bumpVersion(key)
@@ -150,6 +156,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
         versions = [:]
+        headers = [:]
         appliedKeys = AppliedKeys()
     }
 
@@ -187,7 +194,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     // MARK: Origin
 
     /// Decides, when a request is sent, whether it fails; consumes the failure budget it uses.
-    private func takeFailure(for keys: [String]) -> Bool {
+    func takeFailure(for keys: [String]) -> Bool {
         if failNext > 0 {
             failNext -= 1
             return true

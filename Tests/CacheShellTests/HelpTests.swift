@@ -75,14 +75,17 @@ private func usageError(in output: String) -> String? {
 
     @Test func helpGetShowsSynopsisSummaryArgumentsAndExample() async {
         #expect(await typed("help get") == """
-            get KEY [--force] [--nowait] [--async]
+            get KEY [headers={...}] [--force] [--nowait] [--async]
             read as the app does: serve, refresh or fetch
-              KEY       NAMESPACE:ID, or ID for namespace default (feed:home, profile:42)
-              --force   always send a new request and wait for it
-              --nowait  start what the read would start and return at once with what the
-                        cache has
-              --async   read as an app awaits: at once if served, else waiting: true now and
-                        a read event line when it completes
+              KEY            NAMESPACE:ID, or ID for namespace default (feed:home,
+                             profile:42)
+              headers={...}  in an HTTP namespace, the request's header fields, a JSON
+                             object (as {"Cache-Control":"no-cache"})
+              --force        always send a new request and wait for it
+              --nowait       start what the read would start and return at once with what
+                             the cache has
+              --async        read as an app awaits: at once if served, else waiting: true
+                             now and a read event line when it completes
             example: get feed:home --nowait
 
             """)
@@ -92,28 +95,27 @@ private func usageError(in output: String) -> String? {
         #expect(await typed("help server") == """
             server SUBCOMMAND ...
             change or show the simulated server
-              set KEY VALUE [version=N]  set the server's value without telling the client
-              patch KEY PATCH            patch the server's value without telling the client
-              delete KEY                 delete the server's value; a fetch then fails with
-                                         not found
-              show [KEY]                 the server's data, or one value with its
-                                         modification time
-              latency D [KEY]            answer after D (default 100ms), or only KEY's
-                                         requests
-              fail N [KEY]               the next N requests (for KEY) fail
-              offline                    send no request; every cached value is served,
-                                         flagged offline
-              online                     send requests again, first the queued mutations
-              log [clear]                the requests received (the last 10000), with times
-                                         and fates; clear forgets them
-              next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [version=N] [--fail]
-                [--not-found] [--no-answer] [--lost-answer] [--commit] [--validate]
+              set KEY VALUE [version=N] [headers={...}]
+                  set the server's value without telling the client
+              patch KEY PATCH  patch the server's value without telling the client
+              delete KEY       delete the server's value; a fetch then fails with not found
+              show [KEY]       the server's data, or one value with its modification time
+              latency D [KEY]  answer after D (default 100ms), or only KEY's requests
+              fail N [KEY]     the next N requests (for KEY) fail
+              offline          send no request; every cached value is served, flagged
+                               offline
+              online           send requests again, first the queued mutations
+              log [clear]      the requests received (the last 10000), with times and fates;
+                               clear forgets them
+              next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [version=N]
+                [status=N] [headers={...}] [--fail] [--not-found] [--no-answer]
+                [--lost-answer] [--commit] [--validate]
                   queue the answer to KEY's next request (--validate: the next
                   validation's), taken in order: VALUE or value=JSON (else the data),
                   latency=D, --fail or error=TEXT, --not-found, --no-answer, --lost-answer
                   (a mutation applied, its answer lost), --commit (applied, then failed)
-              strict on|off              on: a request with nothing queued gets no answer
-                                         and fails its command, naming it
+              strict on|off    on: a request with nothing queued gets no answer and fails
+                               its command, naming it
             example: server set feed:home [{"id":1,"likes":3}]
 
             """)
@@ -205,7 +207,7 @@ private func usageError(in output: String) -> String? {
     /// Commands whose example needs a file or state a fresh session lacks: they must still be
     /// written correctly, but may fail (`load config.json` with no such file).
     static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay",
-                                                           "keys", "clear", "stats", "diff", "cancel"]
+                                                           "keys", "clear", "stats", "diff", "cancel", "request"]
 
     @Test(arguments: CommandCatalog.all.map(\.name))
     func exampleRunsInAFreshSession(name: String) async throws {
@@ -229,6 +231,9 @@ private func usageError(in output: String) -> String? {
             _ = await session.typed(CommandCatalog.info(name)!.example)
             #expect(await !session.anyFailed, "\(name) once feed holds an entry")
         }
+        // request sends to a key of an HTTP namespace.
+        _ = await session.typed("ns api http\n" + CommandCatalog.info("request")!.example)
+        #expect(await !session.anyFailed, "request once api is an HTTP namespace")
     }
 
     /// The option and flag names a command's own parser lists when given an unknown one.

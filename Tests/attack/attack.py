@@ -753,6 +753,32 @@ def bounds_cases(rng, smoke, work):
                   lambda st, out, err, sec: None if st == 1 and sec < 30 and err.count(b"\n") == 1
                   and b"has 1000 pages, the most a list may have; nothing was sent" in err
                   and b"l:x@1000  " in out and b"l:x@1001  " not in out else f"status {st} after {sec:.1f}s {err[:160]!r}"))
+    # HTTP namespaces (SPEC §8, §7.1): hostile headers=, status= and keys are one error line each
+    # and send nothing; many secondary keys keep at most 64 responses, in bounded time.
+    lines = rng.randint(101, 2000 if smoke else 20000)
+    huge = ",".join(f'"X-{i}":"v"' for i in range(lines))
+    hostile = [f"server set api:/a 1 headers={{{huge}}}",
+               'server set api:/a 1 headers={"B":"' + "x" * rng.randint(16385, 1 << 20) + '"}',
+               'server set api:/a 1 headers={"a b":"c"}', 'server set api:/a 1 headers={"A":"\\u0000"}',
+               'server set api:/a 1 headers={"A":"\\u001b[2J"}', 'server set api:/a 1 headers={"A":{"b":1}}',
+               'server set api:/a 1 headers={"\\u202e":"x"}', "server set api:/a 1 headers=[1,2]",
+               f"server next api:/a status={rng.choice(['0', '99', '600', '-200', '2000', '1e2', 'x'])}",
+               "get api:nopath", "get api://evil.example/a", "get api:" + "%/" * rng.randint(1, 5000),
+               f"ns api heuristic={rng.choice(['101', '-1', '1000000000000', 'x'])}", "server set plain:1 1 headers={\"A\":\"b\"}",
+               "request " + rng.choice(["GET", "get", "CONNECT", "P\\u0000ST", "x" * 5000]) + " api:/a", "request POST plain:1 1",
+               "request DELETE api:/a headers={\"A\":[]}"]
+    rng.shuffle(hostile)
+    script = "ns api http\nserver set api:/a 0 headers={\"ETag\":\"\\\"0\\\"\"}\n" + "\n".join(hostile) + "\nserver log\nserver show api:/a\n"
+    cases.append((f"http: {len(hostile)} hostile headers=, status= and keys", ["h.cachesh"], {"h.cachesh": script},
+                  lambda st, out, err, sec, n=len(hostile): None if st == 1 and err.count(b"\n") == n and err.count(b": error: ") == n
+                  and b"(no requests)" in out and b'"ETag":"\\"0\\""' in out and sec < 30 and len(err) < 200_000
+                  else f"status {st}, {err.count(b'error: ')} errors for {n}, {err[:200]!r}"))
+    variants = 200 if smoke else 2000
+    script = "ns api http\nserver latency 0ms\nserver set api:/v 1 headers={\"Cache-Control\":\"max-age=600\",\"Vary\":\"X-N\"}\n" + \
+        "".join(f"get api:/v headers={{\"X-N\":\"{i}\"}}\n" for i in range(variants)) + "get api:/v headers={\"X-N\":\"0\"}\n"
+    cases.append((f"http: {variants} secondary keys of one key", ["v.cachesh"], {"v.cachesh": script},
+                  lambda st, out, err, sec: None if st == 0 and sec < 60 and out.endswith(b'body:         1\n')
+                  and out.count(b"fwd=vary-miss") == variants else f"status {st} after {sec:.1f}s {err[:160]!r}"))
     for command in ["snapshot out.json", "at 1ms replay t.txt csv=out.json", "echo x\nsnapshot out.json", "diff out.json",
                     "at 0ms at 0ms snapshot out.json", "record out.json", "source out.json"]:
         for mode in ([], ["--safe"]):

@@ -42,7 +42,7 @@ import Testing
         ("ns feed dedupe=bogus", #"bad duration "bogus": expected a number before "bogus" (or none)"#),
         ("ns feed timeout=1.5s", #"bad duration "1.5s": amounts must be whole numbers, like 1s500ms (or none)"#),
         ("ns feed ttl=soon", #"bad duration "soon": expected a number before "soon""#),
-        ("ns feed colour=red", "ns has no option colour= (it takes backoff=, dedupe=, max=, naive=, policy=, retry=, stale-if-error=, stale=, timeout=, ttl=)"),
+        ("ns feed colour=red", "ns has no option colour= (it takes backoff=, dedupe=, heuristic=, max=, naive=, origin=, policy=, retry=, stale-if-error=, stale=, timeout=, ttl=)"),
         ("ns feed max=3 policy=mru", #"policy must be lru, fifo, sieve or lfu, not "mru""#),
         ("load policy.json", #"policy.json: $.namespaces.page.policy: expected "lru", "fifo", "sieve" or "lfu""#),
         ("ns feed max=many", #"max must be a whole number or none, not "many""#),

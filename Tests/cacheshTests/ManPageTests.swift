@@ -50,7 +50,7 @@ import Testing
         let page = try Self.read("man/cachesh.1")
         let headings = page.split(separator: "\n").filter { $0.hasPrefix(".SH ") }.map { Self.plain($0).replacingOccurrences(of: "\"", with: "") }
         #expect(headings == ["NAME", "SYNOPSIS", "DESCRIPTION", "RUNNING CACHESH", "COMMAND LINES", "THE VIRTUAL CLOCK",
-                             "OUTPUT", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "CONFIGURATION", "EXIT STATUS", "ENVIRONMENT",
+                             "OUTPUT", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "HTTP NAMESPACES", "CONFIGURATION", "EXIT STATUS", "ENVIRONMENT",
                              "FILES", "LIMITS AND EDGE CASES", "EXAMPLES", "SEE ALSO"])
         #expect(Self.tags(Self.section("ENVIRONMENT", of: page)) == ["NO_COLOR", "CACHESH_HISTORY", "CACHESH_HINTS", "CI", "EDITRC"])
         #expect(Self.tags(Self.section("EXIT STATUS", of: page)) == ["0", "1", "2"])

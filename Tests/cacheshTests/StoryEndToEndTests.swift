@@ -254,7 +254,8 @@ import Testing
             """
         for example in Set(fromPage).union(fromHelp).sorted() {
             let sandbox = try Self.exampleDirectory()
-            try sandbox.write("example.cachesh", prelude + example + "\n")
+            // request needs an HTTP namespace, which the prelude's snapshots would refuse: after them.
+            try sandbox.write("example.cachesh", prelude + (example.hasPrefix("request ") ? "ns api http\n" : "") + example + "\n")
             let run = try await Cachesh.run(["example.cachesh"], in: sandbox.url)
             #expect(run.status == 0 && run.stderr == "", "\(example)\n\(run)")
         }

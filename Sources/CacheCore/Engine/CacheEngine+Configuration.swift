@@ -36,11 +36,18 @@ extension CacheEngine {
     public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
         try Self.validateNamespaceName(name)
-        let policy = change.applied(to: policy(of: name))
+        var policy = change.applied(to: policy(of: name))
         try Self.validate(policy)
+        if change.http != nil && self.policy(of: name).http == nil {
+            // Its entries would be values with no response to decide from.
+            let held = namespaces.slot(named: name).map { entries.ordered.slots(inNamespace: $0).count } ?? 0
+            if held > 0 { throw CacheError("\(name) holds \(held) entr\(held == 1 ? "y" : "ies"): a namespace becomes an HTTP one before any key of it is stored") }
+            if change.ttl == nil { policy.ttl = HTTPNamespace.defaultKeep }
+        }
         _ = nextSeq()
         let ns = namespaceSlot(named: name)
         namespaces.setPolicy(ns, policy, defined: true)
+        if policy.http != nil { hasHTTPNamespaces = true }
         entries.setEviction(ns, policy.eviction)
         return recomputeTimes(ns)
     }
@@ -54,6 +61,10 @@ extension CacheEngine {
         for (name, policy) in configuration.namespaces.sorted(by: { $0.key < $1.key }) {
             try Self.validateNamespaceName(name)
             try Self.validate(policy)
+            if policy.http != nil && self.policy(of: name).http == nil,
+               let ns = namespaces.slot(named: name), !entries.ordered.slots(inNamespace: ns).isEmpty {
+                throw CacheError("\(name) holds entries: a namespace becomes an HTTP one before any key of it is stored")
+            }
         }
         // Every rule checked before anything changes: a broken one refuses the whole configuration.
         for (type, rule) in configuration.push.sorted(by: { $0.key < $1.key }) {
@@ -71,6 +82,7 @@ extension CacheEngine {
             entries.setEviction(ns, namespaces.policy(ns).eviction)
         }
         rules = PushRules(configuration.push)
+        noteHTTPNamespaces()
         if idField != configuration.idField {
             entries.changeIDField(configuration.idField)
         }

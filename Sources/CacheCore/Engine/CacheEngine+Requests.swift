@@ -130,6 +130,10 @@ extension CacheEngine {
     func complete(_ id: UInt64) {
         if retryIfFailed(id) { return }
         guard let request = requestTable.remove(id) else { return }
+        if hasHTTPNamespaces, let exchange = http.exchanges.removeValue(forKey: request.id) {
+            completeHTTP(request, exchange)
+            return reportCompletion(request)
+        }
         switch request.kind {
         case .fetch: completeFetch(request)
         case .mutate: completeMutation(request)

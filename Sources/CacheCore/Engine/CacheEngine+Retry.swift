@@ -26,7 +26,7 @@ extension CacheEngine {
     /// - Returns: whether it will be sent again (then it stays in flight).
     func retryIfFailed(_ id: UInt64) -> Bool {
         guard let request = requestTable[id], case .keys(.failure(let failure))? = request.answer,
-              request.kind == .fetch || retriesMutation(request) else {
+              (request.kind == .fetch && http.exchanges[id] == nil) || retriesMutation(request) else {
             behaviours.retries[id] = nil
             return false
         }

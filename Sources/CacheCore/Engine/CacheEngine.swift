@@ -123,6 +123,14 @@
     public var reportsAllChanges = false { didSet { noteHooks() } }
     /// The push rules.
     var rules = PushRules()
+    /// The HTTP namespaces' stored responses and requests in flight (docs/SPEC.md, HTTP namespaces).
+    var http = HTTPStore()
+    /// Whether some namespace is an HTTP one (kept by `noteHTTPNamespaces()`): until one is, a
+    /// read or a completion reads this flag and nothing of `http`.
+    // Unchecked exclusivity: a `Bool` only ever read or assigned whole (in `noteHTTPNamespaces`),
+    // never passed inout or held in an access across a call, so no two accesses to it can
+    // overlap; checked, every `get` command and completion would pay a dynamic access check.
+    @exclusivity(unchecked) public internal(set) var hasHTTPNamespaces = false
     /// The counters, in total and per namespace (in `state`).
     var statistics: Statistics {
         @inline(__always) _read { yield state.statistics }

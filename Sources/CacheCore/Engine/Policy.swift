@@ -42,6 +42,8 @@ public struct Policy: Sendable, Equatable {
     /// A de-duplication window (ms; SPEC §1.2): a read that would send a fetch of a key less than
     /// this after a fetch of it was sent shares that one instead; nil = none.
     public var dedupe: Int64?
+    /// An HTTP namespace's settings (docs/SPEC.md, HTTP namespaces); nil for an ordinary one.
+    public var http: HTTPNamespace?
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
                 timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
@@ -155,16 +157,19 @@ public struct PolicyChange: Sendable, Equatable {
     public var backoff: Int64?
     public var naive: Set<NaivePolicy>?
     public var dedupe: Int64??
+    /// Makes the namespace an HTTP one, with these settings (there is no way back).
+    public var http: HTTPNamespace?
 
     public init(ttl: Int64? = nil, stale: Int64?? = nil, max: Int?? = nil, staleIfError: Int64?? = nil,
                 timeout: Int64?? = nil, purgeable: Bool? = nil, eviction: Eviction? = nil, retry: Int? = nil,
-                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil, dedupe: Int64?? = nil) {
+                backoff: Int64? = nil, naive: Set<NaivePolicy>? = nil, dedupe: Int64?? = nil, http: HTTPNamespace? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction
         self.retry = retry; self.backoff = backoff
         self.naive = naive
         self.dedupe = dedupe
+        self.http = http
     }
 
     /// The policy with these changes applied.
@@ -181,6 +186,7 @@ public struct PolicyChange: Sendable, Equatable {
         if let backoff { p.backoff = backoff }
         if let naive { p.naive = naive }
         if let dedupe { p.dedupe = dedupe }
+        if let http { p.http = http }
         return p
     }
 }

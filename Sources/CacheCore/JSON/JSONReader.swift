@@ -512,3 +512,32 @@ func hex4(_ value: UInt16) -> String {
     return String([digits[Int(value >> 12 & 0xF)], digits[Int(value >> 8 & 0xF)],
                    digits[Int(value >> 4 & 0xF)], digits[Int(value & 0xF)]])
 }
+
+extension JSONValue {
+    /// The keys of the JSON object `text` at its top level, in the order written (a `JSONValue`
+    /// object keeps none); nil when `text` is not a JSON object. For what is shown in the order
+    /// typed, as an HTTP message's header fields.
+    public static func memberOrder(ofObject text: String) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes -> [String]? in
+            var reader = JSONReader(bytes)
+            reader.skipWhitespace()
+            guard reader.i < bytes.count, bytes[reader.i] == UInt8(ascii: "{") else { return nil }
+            reader.i += 1
+            var keys: [String] = []
+            while true {
+                reader.skipWhitespace()
+                guard reader.i < bytes.count else { return nil }
+                if bytes[reader.i] == UInt8(ascii: "}") { return keys }
+                if bytes[reader.i] == UInt8(ascii: ",") { reader.i += 1; continue }
+                guard bytes[reader.i] == UInt8(ascii: "\""), let key = try? reader.parseString() else { return nil }
+                keys.append(key)
+                reader.skipWhitespace()
+                guard reader.i < bytes.count, bytes[reader.i] == UInt8(ascii: ":") else { return nil }
+                reader.i += 1
+                reader.skipWhitespace()
+                guard (try? reader.skipValue(depth: 1)) != nil else { return nil }
+            }
+        }
+    }
+}

@@ -57,6 +57,7 @@ extension CacheEngine {
         statistics = Statistics(total: snapshot.total, byNamespace: snapshot.namespaceStats)
         serverLog = ServerLog(restoring: snapshot.requestLog, dropped: snapshot.requestLogDropped)
         namespaces = NamespaceTable(restoring: snapshot.namespaces)
+        noteHTTPNamespaces(restored: true)
 
         let tracking = changes != nil
         if let stored = snapshot.stored {

@@ -53,6 +53,9 @@ enum ClientCommands {
             return Reply(["keys": .array([]), "dropped": .array(keys.map(JSONValue.string))],
                          human: ["dropped: " + (keys.isEmpty ? "(none)" : keys.joined(separator: " "))])
         }
+        if cache.hasHTTPNamespaces, let key = cache.keys().first(where: { cache.httpSettings(ofKey: $0.key) != nil })?.key {
+            throw ShellError("persist: the persisted cache cannot hold an HTTP namespace's responses yet (\(key))", at: command.offset)
+        }
         var held: [(key: String, entry: PersistedCopy.Entry)] = []
         for entry in cache.keys() {
             let read = cache.peek(entry.key)

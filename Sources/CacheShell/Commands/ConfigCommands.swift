@@ -6,7 +6,9 @@ enum ConfigCommands {
 
     static let ns = CommandSpec(
         name: "ns", summary: "define or change a namespace; alone, list them",
-        arguments: [.namespace("NAME", meaning: "the namespace (letters, digits, -, _ and .); only the options given change").optional],
+        arguments: [.namespace("NAME", meaning: "the namespace (letters, digits, -, _ and .); only the options given change").optional,
+                    .word("http", meaning: "make it an HTTP namespace: keys are paths with their query, entries responses that RFC 9111 decides on (before any key of it is stored)").optional,
+                    .word("shared", meaning: "with http: a shared cache (RFC 9111 3.5: private and Authorization responses not stored, s-maxage used); else private").optional],
         options: [
             .duration("ttl", meaning: "entries expire D after they are stored (default 5m)"),
             .duration("stale", meaning: "entries turn stale D after they are stored; none: never stale by age"),
@@ -19,6 +21,8 @@ enum ConfigCommands {
             .text("naive", placeholder: "a,b",
                   meaning: "naive policies switched on (SPEC 1.2), each as a public race report shows it (help naive: what each turns off, and its thread); none: all off"),
             .duration("dedupe", meaning: "a read that would fetch a key less than D after a fetch of it was sent shares that fetch instead, refetches too (SPEC 1.2); none: never"),
+            .text("origin", placeholder: "URL", meaning: "with http: the origin its paths are on (as https://api.example.com), for same-origin Location fields"),
+            .text("heuristic", placeholder: "P", meaning: "with http: heuristic freshness, P percent of the time since Last-Modified (0 to 100; default 10)"),
         ],
         flags: [
             .flag("purgeable", meaning: "a memory warning purges this namespace",
@@ -54,7 +58,7 @@ enum ConfigCommands {
 
     static func ns(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: ns)
-        try args.expect(0...1, usage: ns.usageWithArgumentsRequired)
+        try args.expect(0...3, usage: ns.usageWithArgumentsRequired)
         guard let nameWord = args.positional.first else {
             if !args.options.isEmpty || !args.flags.isEmpty {
                 throw ShellError("ns needs a NAME before its options", at: command.words[1].offset)
@@ -113,11 +117,53 @@ enum ConfigCommands {
         }
         if args.flag("purgeable") { change.purgeable = true }
         if args.flag("no-purgeable") { change.purgeable = false }
+        change.http = try httpChange(name, args, session, cache)
         let changed: [String]
         do { changed = try cache.defineNamespace(name, change) } catch {
             throw ShellError(error.message, at: nameWord.offset)
         }
         return nsReply(name, cache.policy(of: name), changed: changed)
+    }
+
+    /// The HTTP settings `ns NAME http [shared] [origin=URL] [heuristic=P]` gives; nil when it
+    /// gives none. `shared`, `origin=` and `heuristic=` go with `http`, or a namespace that is one.
+    static func httpChange(_ name: String, _ args: Arguments, _ session: Session, _ cache: isolated Cache) throws(ShellError) -> HTTPNamespace? {
+        var words = Set<String>()
+        for word in args.positional.dropFirst() {
+            guard word.kind == .bare, word.text == "http" || word.text == "shared" else {
+                throw ShellError("ns NAME takes http and shared after the name, not \(Arguments.describe(word))", at: word.offset)
+            }
+            guard words.insert(word.text).inserted else { throw ShellError("ns: \(word.text) given twice", at: word.offset) }
+        }
+        let existing = cache.policy(of: name).http
+        let settingHTTP = !words.isEmpty || args.option("origin") != nil || args.option("heuristic") != nil
+        guard settingHTTP else { return nil }
+        guard words.contains("http") || existing != nil else {
+            let at = args.positional.dropFirst().first?.offset ?? (args.option("origin") ?? args.option("heuristic"))!.word.offset
+            throw ShellError("ns: shared, origin= and heuristic= go with http (ns \(name) http ...)", at: at)
+        }
+        var http = existing ?? HTTPNamespace()
+        if words.contains("shared") { http.policy.shared = true }
+        if let (text, word) = args.option("origin") {
+            var origin = String(text)
+            while origin.hasSuffix("/") { origin.removeLast() }
+            if let problem = HTTPNamespace.originProblem(origin) { throw ShellError("ns: " + problem, at: word.offset + 7) }
+            http.origin = origin
+        }
+        if let (text, word) = args.option("heuristic") {
+            guard text.utf8.count <= 3, let p = Int64(text), p >= 0, p <= HTTPNamespace.maxHeuristicPercent else {
+                throw ShellError("ns: heuristic= is a percentage from 0 to \(HTTPNamespace.maxHeuristicPercent), not \(JSONValue.string(String(text)).compactText)",
+                                 at: word.offset + 10)
+            }
+            http.policy.heuristicPercent = p
+        }
+        if existing == nil, let link = session.store {
+            throw ShellError("ns \(name) http: the store \(link.store.path) cannot keep an HTTP namespace yet", at: args.positional[0].offset)
+        }
+        if existing == nil, session.recording != nil {
+            throw ShellError("ns \(name) http: a recording cannot hold an HTTP namespace yet (record stop first)", at: args.positional[0].offset)
+        }
+        return http
     }
 
     /// What `ns NAME ...` prints: the policy now in force and the keys it changed.
@@ -156,12 +202,21 @@ enum ConfigCommands {
         // Shown only when on: the default output is what it always was.
         if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
         if let d = p.dedupe { fields["dedupe_ms"] = .int(d) }
+        if let http = p.http {
+            fields["http"] = .object(["shared": .bool(http.policy.shared), "origin": http.origin.map(JSONValue.string) ?? .null,
+                                      "heuristic_percent": .int(http.policy.heuristicPercent)])
+        }
         return fields
     }
 
     /// `feed  ttl=45m stale=5m max=100 --purgeable`, the way `ns` would define it.
     static func describe(_ name: String, _ p: Policy) -> String {
-        var parts = ["ns \(name)", "ttl=\(TimeText.formatDuration(p.ttl))"]
+        var parts = ["ns \(name)"]
+        if let http = p.http {
+            parts.append("http" + (http.policy.shared ? " shared" : "") + (http.origin.map { " origin=" + $0 } ?? "")
+                         + (http.policy.heuristicPercent == 10 ? "" : " heuristic=\(http.policy.heuristicPercent)"))
+        }
+        parts.append("ttl=\(TimeText.formatDuration(p.ttl))")
         if let s = p.stale { parts.append("stale=\(TimeText.formatDuration(s))") }
         if let m = p.max { parts.append("max=\(m)") }
         if p.eviction != .lru { parts.append("policy=\(p.eviction.rawValue)") }
@@ -188,6 +243,7 @@ enum ConfigCommands {
         let anyRetry = all.contains { $0.policy.retry > 0 }
         let anyNaive = all.contains { !$0.policy.naive.isEmpty }
         let anyDedupe = all.contains { $0.policy.dedupe != nil }
+        let anyHTTP = all.contains { $0.policy.http != nil }
         let rows = all.map { ns -> [String] in
             let p = ns.policy
             let retry = p.retry > 0 ? [String(p.retry), TimeText.formatDuration(p.backoff)] : ["-", "-"]
@@ -198,12 +254,14 @@ enum ConfigCommands {
             row += [p.purgeable ? "yes" : "no", String(ns.count)]
             row += anyNaive ? [p.naive.isEmpty ? "-" : NaivePolicy.text(p.naive)] : []
             row += anyDedupe ? [p.dedupe.map(TimeText.formatDuration) ?? "-"] : []
+            row += anyHTTP ? [p.http.map { $0.policy.shared ? "shared" : "private" } ?? "-"] : []
             return row
         }
         return Reply(["namespaces": .object(out)],
                      table: TableText(["namespace", "ttl", "stale", "max", "policy", "stale-if-error", "timeout"]
                                       + (anyRetry ? ["retry", "backoff"] : [])
-                                      + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []) + (anyDedupe ? ["dedupe"] : []), rows))
+                                      + ["purgeable", "entries"] + (anyNaive ? ["naive"] : []) + (anyDedupe ? ["dedupe"] : [])
+                                      + (anyHTTP ? ["http"] : []), rows))
     }
 
     static let config = CommandSpec(name: "config", summary: "show the configuration in force", example: "config", run: config)
@@ -326,6 +384,12 @@ extension Session {
         do { parsed = try ParsedConfiguration(text: text) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
         }
+        if let name = parsed.cache.namespaces.keys.sorted().first(where: { parsed.cache.namespaces[$0]!.http != nil && cache.policy(of: $0).http == nil }) {
+            if let link = store {
+                throw ShellError("\(path): the store \(link.store.path) cannot keep an HTTP namespace (\(name)) yet", at: offset)
+            }
+            if recording != nil { throw ShellError("\(path): a recording cannot hold an HTTP namespace (\(name)) yet", at: offset) }
+        }
         let changed: [String]
         do { changed = try cache.configure(parsed.cache) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
@@ -361,7 +425,8 @@ struct ParsedConfiguration {
                     throw Problem(message: "\(path): bad namespace name")
                 }
                 let o = try Self.object(value, path)
-                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff", "naive", "dedupe"], path)
+                try Self.only(o, ["ttl", "stale", "max", "policy", "stale-if-error", "timeout", "purgeable", "retry", "backoff", "naive", "dedupe",
+                                  "http"], path)
                 var p = Policy()
                 if let v = o["ttl"] { p.ttl = try Self.duration(v, "\(path).ttl") }
                 if let v = o["stale"], v != .null { p.stale = try Self.duration(v, "\(path).stale") }
@@ -404,6 +469,10 @@ struct ParsedConfiguration {
                         p.naive.insert(policy)
                     }
                 }
+                if let v = o["http"] {
+                    p.http = try Self.http(v, "\(path).http")
+                    if o["ttl"] == nil { p.ttl = HTTPNamespace.defaultKeep }
+                }
                 cache.namespaces[name] = p
             }
         }
@@ -444,6 +513,32 @@ struct ParsedConfiguration {
                 data = out
             }
         }
+    }
+
+    /// A namespace's `"http"`: `true`, or `{"origin": URL, "shared": BOOL, "heuristic": P}`, each
+    /// field optional (docs/SPEC.md, HTTP namespaces).
+    private static func http(_ v: JSONValue, _ path: String) throws(Problem) -> HTTPNamespace {
+        if v == .bool(true) { return HTTPNamespace() }
+        guard case .object(let o) = v else { throw Problem(message: "\(path): expected true or an object") }
+        try only(o, ["origin", "shared", "heuristic"], path)
+        var http = HTTPNamespace()
+        if let origin = o["origin"] {
+            guard case .string(var text) = origin else { throw Problem(message: "\(path).origin: expected a string") }
+            while text.hasSuffix("/") { text.removeLast() }
+            if let problem = HTTPNamespace.originProblem(text) { throw Problem(message: "\(path).origin: " + problem) }
+            http.origin = text
+        }
+        if let shared = o["shared"] {
+            guard case .bool(let b) = shared else { throw Problem(message: "\(path).shared: expected true or false") }
+            http.policy.shared = b
+        }
+        if let heuristic = o["heuristic"] {
+            guard case .int(let n) = heuristic, n >= 0, n <= HTTPNamespace.maxHeuristicPercent else {
+                throw Problem(message: "\(path).heuristic: expected a percentage from 0 to \(HTTPNamespace.maxHeuristicPercent)")
+            }
+            http.policy.heuristicPercent = n
+        }
+        return http
     }
 
     private static func object(_ v: JSONValue, _ path: String) throws(Problem) -> [String: JSONValue] {

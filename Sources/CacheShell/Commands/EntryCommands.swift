@@ -4,7 +4,7 @@ import CacheCore
 /// `memory-warning`: the read path (B3–B7), inspection, and local writes (B1, B6, B9, B13).
 enum EntryCommands {
     static let family = CommandFamily(title: "Reading and writing", commands: [
-        put, get, mget, pages, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
+        put, get, HTTPCommands.request, mget, pages, peek, touch, keys, expire, invalidate, evict, clear, memoryWarning,
     ])
 
     static let readOrder = ["key", "state", "value", "source", "age_ms", "expires_in_ms", "tags", "offline", "pending", "error"]
@@ -68,6 +68,8 @@ enum EntryCommands {
     static let get = CommandSpec(
         name: "get", summary: "read as the app does: serve, refresh or fetch",
         arguments: [.key(meaning: Meaning.key)],
+        options: [.text("headers", placeholder: "{...}",
+                        meaning: "in an HTTP namespace, the request's header fields, a JSON object (as {\"Cache-Control\":\"no-cache\"})")],
         flags: [
             .flag("force", meaning: "always send a new request and wait for it"),
             .flag("nowait", meaning: "start what the read would start and return at once with what the cache has"),
@@ -91,15 +93,22 @@ enum EntryCommands {
             let key = try Arguments.key(command.words[1])
             try Arguments.checkNotNamespace(key, at: command.words[1].offset, cache, command: "get",
                                             typedBare: !command.words[1].text.contains(":"))
+            if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil { return try httpGet(session, cache, command, source) }
             do {
                 return .read(try cache.read(key, force: false, nowait: session.frames.inScheduled), isGet: true)
             } catch {
                 throw ShellError(error.message, at: command.offset)
             }
         }
-        let args = try Arguments(command, source, for: get)
-        try args.expect(1...1)
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
+        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: get)
+        // The usage an error quotes is the ordinary form, as it always was (help get shows headers=).
+        try args.expect(1...1, usage: "KEY [--force] [--nowait] [--async]")
         let key = try args.key(0, in: cache)
+        if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil { return try httpGet(session, cache, command, source) }
+        if let (_, word) = args.option("headers") {
+            throw ShellError("get: headers= is for a key of an HTTP namespace (ns NAME http); \(key) is not one", at: word.offset)
+        }
         if args.flag("async") { return try asyncGet(key, args, on: cache) }
         let result: ReadResult
         do {
@@ -108,6 +117,26 @@ enum EntryCommands {
             throw ShellError(error.message, at: command.offset)
         }
         return .read(result, isGet: true)
+    }
+
+    /// `get KEY [headers={...}] [--nowait]` of a key of an HTTP namespace (docs/SPEC.md, HTTP
+    /// namespaces): RFC 9111 decides on the clock.
+    static func httpGet(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
+        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: get)
+        try args.expect(1...1)
+        let key = try HTTPCommands.key(try args.key(0, in: cache), at: args.positional[0].offset, cache)
+        for flag in ["force", "async"] where args.flag(flag) {
+            throw ShellError("get --\(flag) is not for a key of an HTTP namespace: send headers={\"Cache-Control\":\"no-cache\"} to validate",
+                             at: command.offset)
+        }
+        var request = HTTPFields()
+        if let (text, word) = args.option("headers") { request = try HTTPCommands.headers(text, at: word.offset + 8, command: "get") }
+        do {
+            return HTTPCommands.readReply(try cache.httpRead(key, request: request, nowait: args.flag("nowait") || session.frames.inScheduled))
+        } catch {
+            throw ShellError(error.message, at: command.offset)
+        }
     }
 
     static let mget = CommandSpec(

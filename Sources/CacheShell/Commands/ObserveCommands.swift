@@ -192,7 +192,11 @@ extension ObserveCommands {
     static func explain(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: explain)
         try args.expect(1...1)
-        let key = try args.key(0, in: cache)
+        var key = try args.key(0, in: cache)
+        if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil {
+            key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
+            if let explanations = cache.httpExplain(key) { return HTTPCommands.explainReply(key, explanations) }
+        }
         let now = cache.now
         let last = session.timeline.filter { $0.key == key }.last
         let pages = pageStates(of: key, cache, session, now: now)

@@ -53,6 +53,9 @@ enum RecordCommands {
         if let current = session.recording {
             throw ShellError("already recording to \(current.name) (record stop first)", at: word.offset)
         }
+        if cache.hasHTTPNamespaces {
+            throw ShellError("record: a recording cannot hold an HTTP namespace yet", at: command.offset)
+        }
         let fromStart = args.flag("from-start")
         if fromStart && !session.keepsWholeHistory {
             throw ShellError("record --from-start: a script, -c or standard input keeps no history (only the interactive shell does); record FILE records from here on", at: command.offset)

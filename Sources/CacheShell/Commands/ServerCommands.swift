@@ -14,15 +14,25 @@ enum ServerCommands {
         subcommand: "set", summary: "set the server's value without telling the client",
         arguments: [.key(), .value()],
         options: [.count("version", meaning: "the key's server version from now on: each later change adds 1, "
-                            + "and its answers carry it (0 to 2^53)")],
+                            + "and its answers carry it (0 to 2^53)"),
+                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the header fields the key is served with "
+                            + "from now on, a JSON object (else those it had); the server adds Date and answers conditional requests with 304")],
         run: set)
 
     static func set(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let server = session.server
-        let args = try Arguments(command, source, for: set)
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
+        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: set)
         try args.expect(2...2)
-        let key = try args.key(0)
-        server.set(key, try args.value(1), at: cache.now, version: try args.version())
+        var key = try args.key(0)
+        var headers: HTTPFields?
+        if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil {
+            key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
+            if let (text, word) = args.option("headers") { headers = try HTTPCommands.headers(text, at: word.offset + 8, command: "server set") }
+        } else if let (_, word) = args.option("headers") {
+            throw ShellError("server set: headers= is for a key of an HTTP namespace (ns NAME http); \(key) is not one", at: word.offset)
+        }
+        server.set(key, try args.value(1), at: cache.now, version: try args.version(), headers: headers)
         return .ok(["key": .string(key)], human: ["server: set \(key)"])
     }
 
@@ -69,13 +79,19 @@ enum ServerCommands {
         let args = try Arguments(command, source, for: show)
         try args.expect(0...1)
         if args.positional.count == 1 {
-            let key = try args.key(0)
+            let key = try HTTPCommands.key(try args.key(0), at: args.positional[0].offset, cache)
             let value = server.data[key]
             var fields: [String: JSONValue] = ["key": .string(key), "value": value ?? .null,
                                                "modified_at": server.modifiedAt[key].map { .string(TimeText.iso8601(ms: $0)) } ?? .null]
             // A numbered key's version (SPEC §1.1 Versions), only when it has one.
             if let version = server.versions[KeyName.canonical(key)] { fields["version"] = .int(Int64(version)) }
-            return Reply(fields, order: ["key", "value", "modified_at", "version"])
+            // An HTTP key's header fields (docs/SPEC.md, HTTP namespaces), only when it has some.
+            if let headers = server.headers[KeyName.canonical(key)] {
+                var object: [String: JSONValue] = [:]
+                for line in headers.lines where object[line.name] == nil { object[line.name] = .string(headers[line.name] ?? "") }
+                fields["headers"] = .object(object)
+            }
+            return Reply(fields, order: ["key", "value", "modified_at", "version", "headers"])
         }
         let keys = server.data.keys.sorted()
         var data: [String: JSONValue] = [:]

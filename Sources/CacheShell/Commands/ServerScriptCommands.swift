@@ -17,7 +17,9 @@ enum ServerScriptCommands {
         options: [.duration("latency", meaning: "answer after D instead of the server's latency"),
                   .text("value", placeholder: "JSON", meaning: "the answer's value, as an option"),
                   .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string); with --lost-answer, the message the client sees"),
-                  .count("version", meaning: "the server version the answer carries (else the data's, if it has one)")],
+                  .count("version", meaning: "the server version the answer carries (else the data's, if it has one)"),
+                  .count("status", meaning: "in an HTTP namespace, the answer's status, 200 to 599 (else 200, or 404 when not found)"),
+                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the answer's header fields, a JSON object (else the key's own when it answers from the data)")],
         flags: [.flag("fail", meaning: "fail with \"server error\""),
                 .flag("not-found", meaning: "answer not found"),
                 .flag("no-answer", meaning: "never answer (a timeout= fails the request)"),
@@ -33,7 +35,7 @@ enum ServerScriptCommands {
         run: strict)
 
     static func next(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let words = try joinedJSONOptions(command, source, names: ["value", "error"])
+        let words = try joinedJSONOptions(command, source, names: ["value", "error", "headers"])
         let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: Self.next)
         let validate = args.flag("validate")
         try args.expect(validate ? 0...1 : 1...2, usage: validate ? "--validate [latency=D] [value=JSON] [--fail] [error=TEXT]" : nextUsage)
@@ -103,12 +105,24 @@ enum ServerScriptCommands {
             throw ShellError("server next: version= goes with an answer that has a value (value=, or the data's)",
                              at: version.word.offset)
         }
-        let answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version, commit: commit)
+        var answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version, commit: commit)
+        let httpOptions = [args.option("status"), args.option("headers")].compactMap { $0 }
         if validate {
+            if let option = httpOptions.first { throw ShellError("server next --validate takes no status= or headers=", at: option.word.offset) }
             session.server.queueValidation(answer)
             return queued(nil)
         }
-        let key = try args.key(0, in: cache)
+        var key = try args.key(0, in: cache)
+        if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil {
+            key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
+            if let (text, word) = args.option("status") { answer.status = try HTTPCommands.status(text, at: word.offset + 7, command: "server next") }
+            if let (text, word) = args.option("headers") {
+                answer.headers = try HTTPCommands.headers(text, at: word.offset + 8, command: "server next")
+            }
+        } else if let option = httpOptions.first {
+            throw ShellError("server next: status= and headers= are for a key of an HTTP namespace (ns NAME http); \(key) is not one",
+                             at: option.word.offset)
+        }
         session.server.queue(answer, for: key)
         return queued(key)
     }

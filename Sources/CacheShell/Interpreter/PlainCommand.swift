@@ -38,6 +38,8 @@ extension Session {
         guard start + 5 < bytes.count, bytes[start + 2] == UInt8(ascii: "t"), bytes[start + 3] == UInt8(ascii: " ") else { return nil }
         let isPut = bytes[start] == UInt8(ascii: "p") && bytes[start + 1] == UInt8(ascii: "u")
         guard isPut || (bytes[start] == UInt8(ascii: "g") && bytes[start + 1] == UInt8(ascii: "e")) else { return nil }
+        // A get of an HTTP namespace's key is decided by its own handler (`EntryCommands.httpGet`).
+        if !isPut && cache.hasHTTPNamespaces { return nil }
         let keyStart = start + 4
         switch bytes[keyStart] {
         case UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "#"), UInt8(ascii: "-"): return nil

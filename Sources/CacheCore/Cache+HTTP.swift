@@ -1,0 +1,42 @@
+// HTTP namespaces on the `Cache` actor (docs/SPEC.md, HTTP namespaces). Recordings do not hold
+// HTTP reads yet: a recorder refuses to start while an HTTP namespace exists (`hasHTTPNamespaces`).
+
+extension Cache {
+    /// Whether some namespace is an HTTP one (snapshots, stores and recordings refuse them).
+    public var hasHTTPNamespaces: Bool { engine.hasHTTPNamespaces }
+
+    /// The HTTP settings of `key`'s namespace; nil when it is an ordinary one.
+    public func httpSettings(ofKey key: String) -> HTTPNamespace? { engine.httpSettings(ofKey: key) }
+
+    /// `key` with its target normalized (RFC 3986 §6.2.2: `/a/./b`, `/%61/b` and `/a/b` are one).
+    /// - Throws: when the part after the namespace is no path.
+    public nonisolated static func httpKey(_ key: String) throws(CacheError) -> String { try CacheEngine.httpKey(key) }
+
+    /// An app's read of an HTTP key with its request fields: served, validated or forwarded as RFC
+    /// 9111 decides on the clock; waits for the origin unless `nowait` (or in live mode).
+    /// In live mode it never waits: a read that must go to the origin returns `status` nil.
+    /// - Parameter key: a key of an HTTP namespace; its target is normalized (`httpKey`).
+    /// - Throws: when the key is of no HTTP namespace or no path, or waiting runs away.
+    public func httpRead(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        let key = try Self.httpKey(key)
+        sync()
+        defer { finish() }
+        return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
+    }
+}
+
+extension Cache {
+    /// An app's unsafe request (POST, PUT, DELETE, PATCH) of an HTTP key: sent to the origin; a
+    /// non-error answer invalidates the target and the same-origin Location and Content-Location
+    /// (RFC 9111 §4.4). Waits for the answer unless `nowait` (or in live mode).
+    public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+                            nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        let key = try Self.httpKey(key)
+        sync()
+        defer { finish() }
+        return try engine.httpRequest(method, key, request: request, body: body, nowait: nowait || asyncOrigin != nil)
+    }
+
+    /// `explain` of an HTTP key: each stored response's freshness arithmetic; nil when none is stored.
+    public func httpExplain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
+}

@@ -1,0 +1,503 @@
+// HTTP namespaces (docs/SPEC.md, HTTP namespaces): an entry is a response, decided by
+// `HTTPCachePolicy` on the virtual clock. The engine keeps the body of the response last stored
+// for a key as the entry's value (so keys, peek, evict, clear, max=, observers and stats see it),
+// and every stored response of the key (one per secondary key, RFC 9111 §4.1) with its status and
+// header fields beside it, in `http`. Those are valid while the entry exists: an entry evicted,
+// cleared or expired away takes them with it.
+
+/// One stored response of an HTTP key, with its body.
+struct HTTPVariant {
+    var response: StoredHTTPResponse
+    var body: JSONValue?
+}
+
+/// A request an HTTP read sent, while it is in flight.
+struct HTTPExchange {
+    var request: HTTPRequest
+    /// It validates a stored response (it carries the conditional fields the cache added).
+    var conditional: Bool
+    /// Why it went forward (`Cache-Status` `fwd=`).
+    var fwd: String?
+    /// The origin's answer, when it gave one as it was sent.
+    var answer: HTTPAnswer?
+    /// Reads waiting for it.
+    var waiters = 0
+}
+
+/// An HTTP key's stored responses, and the write marks of the entry when the last was stored:
+/// they are the entry's while it holds that value (no put, event, mutation or other fetch since).
+struct HTTPVariantSet {
+    var responses: [HTTPVariant]
+    var storedRequest: UInt64
+    var lastLocalWrite: UInt64
+}
+
+/// The HTTP namespaces' state beside the entries.
+struct HTTPStore {
+    /// Each HTTP key's stored responses, oldest first.
+    var variants: [String: HTTPVariantSet] = [:]
+    /// The requests HTTP reads sent, by request id, while in flight.
+    var exchanges: [UInt64: HTTPExchange] = [:]
+    /// What each completed request gives the reads waiting on it, until the last has taken it.
+    var outcomes: [UInt64: (result: HTTPReadResult, waiters: Int)] = [:]
+
+    /// The most responses kept for one key, one per secondary key (docs/SPEC.md §7.1): past it
+    /// the oldest goes.
+    static let maxVariants = 64
+}
+
+extension CacheEngine {
+    /// Keeps `hasHTTPNamespaces` after the namespaces changed (`ns`, `load`, `restore`), and
+    /// forgets the responses of keys whose namespace is no longer an HTTP one, and every request
+    /// in flight a restore replaced.
+    func noteHTTPNamespaces(restored: Bool = false) {
+        hasHTTPNamespaces = namespaces.indices.contains { namespaces.policy(Int32($0)).http != nil }
+        if restored { http = HTTPStore() }
+        guard !http.variants.isEmpty else { return }
+        http.variants = http.variants.filter { httpSettings(ofKey: $0.key) != nil }
+    }
+
+    /// The HTTP settings of `key`'s namespace; nil when it is not an HTTP namespace.
+    public func httpSettings(ofKey key: String) -> HTTPNamespace? {
+        guard hasHTTPNamespaces, let ns = namespaces.slot(named: String(KeyName.namespace(of: key))) else { return nil }
+        return namespaces.policy(ns).http
+    }
+
+    /// `key` with its target normalized as RFC 3986 makes equivalent URIs one (`HTTPTarget`).
+    /// - Throws: when the part after the namespace is no path.
+    public static func httpKey(_ key: String) throws(CacheError) -> String {
+        let canonical = KeyName.canonical(key)
+        let namespace = KeyName.namespace(of: canonical)
+        let target = canonical.utf8.contains(UInt8(ascii: ":")) ? String(canonical[canonical.index(after: namespace.endIndex)...]) : canonical
+        do {
+            let normalized = try HTTPTarget.normalized(target)
+            return KeyName.canonical("\(namespace):\(normalized)")
+        } catch {
+            throw CacheError("bad key \(JSONValue.string(key).compactText): \(error.description)")
+        }
+    }
+
+    /// The stored responses of `key`, forgotten when its entry no longer exists or no longer holds
+    /// the value the last of them stored (a put, event, mutation or ordinary fetch replaced it).
+    func httpVariants(_ key: String) -> [HTTPVariant] {
+        guard let set = http.variants[key] else { return [] }
+        guard let slot = entrySlot(forKey: key), slots[Int(slot)].storedRequest == set.storedRequest,
+              slots[Int(slot)].lastLocalWrite == set.lastLocalWrite, slots[Int(slot)].log == nil else {
+            http.variants[key] = nil
+            return []
+        }
+        return set.responses
+    }
+
+    /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value.
+    func keepHTTPVariants(_ key: String, _ responses: [HTTPVariant]) {
+        guard let slot = entrySlot(forKey: key) else { return }
+        http.variants[key] = HTTPVariantSet(responses: responses, storedRequest: slots[Int(slot)].storedRequest,
+                                            lastLocalWrite: slots[Int(slot)].lastLocalWrite)
+    }
+
+    /// The stored response a request selects (§4.1), with its index among `all`.
+    func httpSelected(_ all: [HTTPVariant], request: HTTPFields) -> Int? {
+        all.lastIndex { HTTPCachePolicy.varyMatches($0.response, request: request) }
+    }
+
+    /// What a stored response gives the app now: its status, its fields with `Age`, its body, and
+    /// `ttl=` its remaining freshness.
+    func httpServed(_ key: String, _ variant: HTTPVariant, _ policy: HTTPCachePolicy, status: HTTPCacheStatus) -> HTTPReadResult {
+        var cacheStatus = status
+        cacheStatus.ttl = (policy.freshnessLifetime(variant.response).ms - policy.currentAge(variant.response, now: now)) / 1000
+        return HTTPReadResult(key: key, status: variant.response.status, fields: policy.servedFields(variant.response, now: now),
+                              body: variant.body, cacheStatus: cacheStatus)
+    }
+
+    /// An app's read of an HTTP key (`get KEY headers=...`): serve, validate or forward as RFC
+    /// 9111 decides (`HTTPCachePolicy.decide`), waiting for the origin's answer unless `nowait`.
+    /// - Parameter key: the key as `httpKey` gives it, of an HTTP namespace.
+    /// - Throws: `CacheError` when waiting runs away or reaches the clock's end.
+    public func httpGet(_ key: String, request: HTTPFields = HTTPFields(), nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        guard let settings = httpSettings(ofKey: key) else { throw CacheError("\(key) is not a key of an HTTP namespace") }
+        let ns = namespaceSlot(forKey: key)
+        let policy = settings.policy
+        _ = nextSeq()
+        let all = httpVariants(key)
+        let selected = httpSelected(all, request: request)
+        if let slot = entrySlot(forKey: key) { entries.touch(slot) }
+        guard origin.isOnline else {
+            // Offline (B5): what is stored is served, whatever its freshness; else a 504.
+            guard let selected else {
+                count(\.misses, ns)
+                var status = HTTPCacheStatus()
+                status.detail = "offline"
+                return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+            }
+            count(\.hits, ns)
+            var status = HTTPCacheStatus()
+            status.hit = true
+            status.detail = "offline"
+            return httpServed(key, all[selected], policy, status: status)
+        }
+        let decision = policy.decide(request: request, stored: selected.map { all[$0].response }, now: now)
+        var status = HTTPCacheStatus()
+        switch decision {
+        case .serve(_, let stale):
+            count(stale ? \.staleHits : \.hits, ns)
+            status.hit = true
+            if stale { status.detail = "max-stale" }
+            return httpServed(key, all[selected!], policy, status: status)
+        case .serveStaleAndRevalidate:
+            count(\.staleHits, ns)
+            if requestTable.fetch(forKey: key) == nil {
+                let conditional = HTTPCachePolicy.conditionalFields(selected: all[selected!].response, all: all.map(\.response))
+                _ = sendHTTP(HTTPRequest(key: key, fields: Self.merged(request, conditional)), conditional: !conditional.isEmpty,
+                             fwd: "stale", refresh: true)
+            }
+            status.hit = true
+            status.detail = "stale-while-revalidate"
+            return httpServed(key, all[selected!], policy, status: status)
+        case .gatewayTimeout:
+            count(\.misses, ns)
+            status.detail = "only-if-cached"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        case .miss, .validate:
+            count(\.misses, ns)
+            var fwd = all.isEmpty ? "uri-miss" : "vary-miss"
+            var conditional = HTTPFields()
+            if case .validate(let reason) = decision, let selected {
+                fwd = reason == .stale || reason == .responseNoCache ? "stale" : "request"
+                conditional = HTTPCachePolicy.conditionalFields(selected: all[selected].response, all: all.map(\.response))
+                if reason != .stale { status.detail = reason.rawValue }
+            }
+            let id: UInt64
+            if let inFlight = requestTable.fetch(forKey: key), let exchange = http.exchanges[inFlight], exchange.request.method == "GET",
+               exchange.request.fields == Self.merged(request, conditional) || exchange.request.fields == request {
+                // The request in flight asks what this one would: share it (B4; RFC 9211 `collapsed`).
+                count(\.joined, ns)
+                id = inFlight
+                status.collapsed = true
+                fwd = exchange.fwd ?? fwd
+            } else {
+                id = sendHTTP(HTTPRequest(key: key, fields: Self.merged(request, conditional)), conditional: !conditional.isEmpty,
+                              fwd: fwd, refresh: false)
+            }
+            status.fwd = fwd
+            if nowait || runningScheduled > 0 {
+                return HTTPReadResult(key: key, status: nil, cacheStatus: status)
+            }
+            http.exchanges[id]?.waiters += 1
+            requestTable.addWaiter(id)
+            try run(until: id)
+            guard var outcome = http.outcomes[id] else {
+                // Voided before it completed (nothing came): what is stored, if anything.
+                status.detail = "no answer"
+                return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+            }
+            outcome.waiters -= 1
+            http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
+            var result = outcome.result
+            if status.collapsed { result.cacheStatus.collapsed = true }
+            if let detail = status.detail, result.cacheStatus.detail == nil { result.cacheStatus.detail = detail }
+            return result
+        }
+    }
+
+    /// The app's request fields with the cache's conditional ones, unless the app sent its own.
+    static func merged(_ request: HTTPFields, _ conditional: HTTPFields) -> HTTPFields {
+        guard !conditional.isEmpty, !request.contains("If-None-Match"), !request.contains("If-Modified-Since") else { return request }
+        var fields = request
+        for line in conditional { fields.append(line.name, line.value) }
+        return fields
+    }
+
+    /// Sends an HTTP request to the origin, as a fetch of its key (the server log lists it).
+    func sendHTTP(_ request: HTTPRequest, conditional: Bool, fwd: String?, refresh: Bool) -> UInt64 {
+        let id = nextSeq()
+        var inFlight = InFlight(id: id, kind: HTTPCachePolicy.isSafe(request.method) ? .fetch : .mutate, keys: [request.key], startedAt: now, refresh: [refresh],
+                                voided: [false], invalidatedAfterSend: [false])
+        var exchange = HTTPExchange(request: request, conditional: conditional, fwd: fwd)
+        let reply: OriginReply<HTTPAnswer>
+        if let httpOrigin = origin as? any HTTPOrigin {
+            reply = httpOrigin.http(request, requestID: id, at: now)
+        } else {
+            switch origin.fetch(keys: [request.key], requestID: id, at: now) {
+            case .after(let ms, let result): reply = .after(latencyMs: ms, result.map { HTTPAnswer($0[0]) })
+            case .deferred: reply = .deferred
+            }
+        }
+        let latency: Int64?
+        switch reply {
+        case .after(let ms, .success(let answer)):
+            latency = ms
+            exchange.answer = answer
+            inFlight.answer = .keys(.success([.value(answer.body ?? .null)]))
+        case .after(let ms, .failure(let failure)):
+            latency = ms
+            inFlight.answer = .keys(.failure(failure))
+        case .deferred:
+            latency = nil
+        }
+        if refresh { count(\.refreshes, namespaceSlot(forKey: request.key)) }
+        http.exchanges[id] = exchange
+        register(&inFlight, latency: latency)
+        return id
+    }
+
+    /// Completes an HTTP request: a `304` freshens the stored responses it selects (§4.3.4), a
+    /// storable answer is stored (§3) unless B12 says a newer write wins, a failure or `5xx` serves
+    /// the stale response where `stale-if-error` allows (RFC 5861 §4); the reads waiting on it get
+    /// what the app would.
+    func completeHTTP(_ request: InFlight, _ exchange: HTTPExchange) {
+        let key = exchange.request.key
+        let ns = namespaceSlot(forKey: key)
+        let policy = namespaces.policy(ns).http?.policy ?? HTTPCachePolicy()
+        var all = httpVariants(key)
+        let selected = httpSelected(all, request: exchange.request.fields)
+        var status = HTTPCacheStatus()
+        status.fwd = exchange.fwd
+        var result: HTTPReadResult
+        let answer: HTTPAnswer?
+        var failure: OriginFailure?
+        switch request.answer {
+        case .keys(.failure(let f))?: answer = nil; failure = f
+        case .keys(.success(let answers))?: answer = exchange.answer ?? answers.first.map { HTTPAnswer($0) }
+        default: answer = nil; failure = OriginFailure("no answer")
+        }
+        let voided = request.voided.first ?? false
+        if let answer { status.fwdStatus = answer.status }
+        if exchange.request.method != "GET" {
+            result = completeUnsafe(request, exchange, answer: answer, failure: failure, status: status)
+        } else if let answer, answer.status == 304, exchange.conditional {
+            // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
+            // selected one; it is never a failure.
+            let chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            if chosen.isEmpty || voided {
+                status.detail = chosen.isEmpty ? "the 304 selects no stored response" : nil
+                result = HTTPReadResult(key: key, status: 304, fields: answer.fields, cacheStatus: status)
+            } else {
+                for i in chosen {
+                    all[i].response = HTTPCachePolicy.updated(all[i].response, with: answer.fields,
+                                                              requestTime: request.startedAt, responseTime: now)
+                }
+                let shown = selected.flatMap { chosen.contains($0) ? $0 : nil } ?? chosen[0]
+                if storeResponse(key: key, value: all[shown].body ?? .null, request: request.id,
+                                 refresh: request.refresh[0], invalidated: false) {
+                    keepHTTPVariants(key, all)
+                    status.stored = true
+                }
+                result = httpServed(key, all[shown], policy, status: status)
+            }
+        } else if (answer == nil || (500...599).contains(answer!.status)), let selected,
+                  policy.staleIfErrorAllows(all[selected].response, request: exchange.request.fields, now: now) {
+            status.detail = "stale-if-error"
+            result = httpServed(key, all[selected], policy, status: status)
+            if failure != nil { count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns) }
+        } else if let answer {
+            var whyNot = policy.whyNotStored(method: exchange.request.method, request: exchange.request.fields,
+                                             status: answer.status, response: answer.fields)?.rawValue
+            // §4.1: a response with Vary: * matches no later request; keeping it would only pile up.
+            if whyNot == nil, HTTPCachePolicy.varyNames(answer.fields) == nil { whyNot = "Vary: * matches no request" }
+            let response = StoredHTTPResponse(status: answer.status, fields: answer.fields, request: exchange.request.fields,
+                                              requestTime: request.startedAt, responseTime: now)
+            let variant = HTTPVariant(response: response, body: answer.body)
+            if whyNot == nil, !voided,
+               storeResponse(key: key, value: answer.body ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
+                // The new response replaces those the same request selected (§4.1, §4.3.4).
+                all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
+                all.append(variant)
+                if all.count > HTTPStore.maxVariants { all.removeFirst(all.count - HTTPStore.maxVariants) }
+                keepHTTPVariants(key, all)
+                status.stored = true
+                result = httpServed(key, variant, policy, status: status)
+            } else {
+                if let whyNot { status.detail = "not stored: " + whyNot }
+                result = HTTPReadResult(key: key, status: answer.status, fields: response.fields, body: answer.body, cacheStatus: status)
+            }
+        } else {
+            // No answer at all (§4.2.4, §4.3.3): a gateway's error.
+            let message = failure?.message ?? "no answer"
+            count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns)
+            status.detail = message
+            result = HTTPReadResult(key: key, status: 504,
+                                    cacheStatus: status)
+        }
+        if failure != nil { setFate(request.id, .failed) } else { setFate(request.id, status.stored ? .stored : .discarded) }
+        if exchange.waiters > 0 { http.outcomes[request.id] = (result, exchange.waiters) }
+    }
+
+    // MARK: Unsafe methods (§4.4)
+
+    /// An app's unsafe request (`request METHOD KEY`): sent to the origin, never answered from
+    /// the cache; a non-error answer invalidates the target and the same-origin `Location` and
+    /// `Content-Location` (§4.4). Waits for the answer unless `nowait`.
+    public func httpRequest(_ method: String, _ key: String, request: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+                            nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        guard method == "HEAD" || !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
+        guard httpSettings(ofKey: key) != nil else { throw CacheError("\(key) is not a key of an HTTP namespace") }
+        _ = nextSeq()
+        var status = HTTPCacheStatus()
+        status.fwd = "method"
+        guard origin.isOnline else {
+            status.detail = "offline"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        let id = sendHTTP(HTTPRequest(method: method, key: key, fields: request, body: body), conditional: false, fwd: "method", refresh: false)
+        if nowait || runningScheduled > 0 { return HTTPReadResult(key: key, status: nil, cacheStatus: status) }
+        http.exchanges[id]?.waiters += 1
+        requestTable.addWaiter(id)
+        try run(until: id)
+        guard var outcome = http.outcomes[id] else {
+            status.detail = "no answer"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        outcome.waiters -= 1
+        http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
+        return outcome.result
+    }
+
+    /// The keys `completeUnsafe` invalidated for the read result of request `id` (JSON and the
+    /// shell's `invalidated:` line), kept in `detail`.
+    func completeUnsafe(_ request: InFlight, _ exchange: HTTPExchange, answer: HTTPAnswer?, failure: OriginFailure?,
+                        status: HTTPCacheStatus) -> HTTPReadResult {
+        var status = status
+        let key = exchange.request.key
+        guard let answer else {
+            setFate(request.id, .failed)
+            status.detail = failure?.message ?? "no answer"
+            return HTTPReadResult(key: key, status: 504, cacheStatus: status)
+        }
+        if exchange.request.method == "HEAD" {
+            setFate(request.id, .discarded)
+            if answer.status == 200, let updated = headUpdated(key, exchange.request.fields, answer, request: request) {
+                status.stored = updated.hasPrefix("HEAD updated")
+                if !updated.isEmpty { status.detail = updated }
+            }
+            return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields), cacheStatus: status)
+        }
+        let namespace = String(KeyName.namespace(of: key))
+        let target = key.utf8.first == UInt8(ascii: "/") ? key : String(key.dropFirst(namespace.utf8.count + 1))
+        let origin = namespaces.slot(named: namespace).flatMap { namespaces.policy($0).http?.origin } ?? "//"
+        var invalidated: [String] = []
+        for path in HTTPCachePolicy.invalidated(method: exchange.request.method, target: target, status: answer.status,
+                                                response: answer.fields, origin: origin) {
+            guard let normalized = try? Self.httpKey(namespace + ":" + path) else { continue }
+            http.variants[normalized] = nil
+            // As evict drops a key, told to observers as invalidated.
+            requestTable.voidResponses(forKey: normalized)
+            if let slot = entrySlot(forKey: normalized) {
+                _ = nextSeq()
+                mutationQueue.drop { $0 == normalized }
+                dropDeferred { $0 == normalized }
+                let ns = slots[Int(slot)].namespace
+                count(\.invalidations, ns)
+                removeEntry(slot)
+                emit(.invalidated, key: normalized, namespace: ns)
+                invalidated.append(normalized)
+            }
+        }
+        setFate(request.id, .discarded)
+        if !invalidated.isEmpty { status.detail = "invalidated " + invalidated.joined(separator: " ") }
+        return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields),
+                              body: answer.body, cacheStatus: status)
+    }
+
+    /// §4.3.5: a 200 to a HEAD updates each stored GET response the request could have selected
+    /// whose validators (ETag, Last-Modified) and Content-Length agree with it, as a 304 would,
+    /// and invalidates (drops) the others. - Returns: what it did, for `detail`; nil when nothing
+    /// was stored.
+    func headUpdated(_ key: String, _ request: HTTPFields, _ answer: HTTPAnswer, request inFlight: InFlight) -> String? {
+        var all = httpVariants(key)
+        guard !all.isEmpty else { return nil }
+        var updated = 0, dropped = 0
+        all = all.compactMap { variant in
+            guard HTTPCachePolicy.varyMatches(variant.response, request: request) else { return variant }
+            let agree = ["ETag", "Last-Modified", "Content-Length"].allSatisfy { name in
+                guard let received = answer.fields[name] else { return true }
+                return variant.response.fields[name] == received
+            }
+            guard agree else { dropped += 1; return nil }
+            updated += 1
+            var fresh = variant
+            fresh.response = HTTPCachePolicy.updated(variant.response, with: answer.fields,
+                                                     requestTime: inFlight.startedAt, responseTime: now)
+            return fresh
+        }
+        guard updated + dropped > 0 else { return "" }
+        if all.isEmpty {
+            http.variants[key] = nil
+            if let slot = entrySlot(forKey: key) {
+                let ns = slots[Int(slot)].namespace
+                count(\.invalidations, ns)
+                removeEntry(slot)
+                emit(.invalidated, key: key, namespace: ns)
+            }
+        } else if storeResponse(key: key, value: all[all.count - 1].body ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
+            keepHTTPVariants(key, all)
+        } else {
+            return ""
+        }
+        return (updated > 0 ? "HEAD updated \(updated)" : "") + (updated > 0 && dropped > 0 ? ", " : "")
+            + (dropped > 0 ? "HEAD invalidated \(dropped)" : "")
+    }
+
+    // MARK: explain
+
+    /// What `explain` says of an HTTP key: for each stored response, the freshness arithmetic
+    /// (§4.2: its lifetime and the field it came from, its current age and what it is made of)
+    /// and what a read selecting it does now; nil when nothing is stored.
+    public func httpExplain(_ key: String) -> [HTTPExplanation]? {
+        guard let settings = httpSettings(ofKey: key) else { return nil }
+        let all = httpVariants(key)
+        guard !all.isEmpty else { return nil }
+        let policy = settings.policy
+        return all.map { variant in
+            let r = variant.response
+            let (lifetime, source) = policy.freshnessLifetime(r)
+            let date = policy.dateValue(r)
+            let apparent = max(0, r.responseTime - date)
+            let delay = r.responseTime - r.requestTime
+            let ageField = HTTPCachePolicy.ageValue(r.fields)
+            let resident = now - r.responseTime
+            var request = HTTPFields()
+            for (name, value) in r.varyValues.sorted(by: { $0.key < $1.key }) { request.append(name, value) }
+            let next: String
+            switch policy.decide(request: request, stored: r, now: now) {
+            case .serve(_, let stale): next = stale ? "served stale" : "served from the cache (hit)"
+            case .serveStaleAndRevalidate: next = "served stale at once and validated in the background (stale-while-revalidate)"
+            case .validate(let reason):
+                let conditional = HTTPCachePolicy.conditionalFields(selected: r, all: all.map(\.response))
+                next = (conditional.isEmpty ? "sent again without a validator" : "validated with " + conditional.lines.map(\.name).joined(separator: " and "))
+                    + " (" + (reason == .stale ? "stale" : reason.rawValue) + ")"
+                    + (policy.forbidsStale(r) ? "; never served stale (must-revalidate)" : "")
+            case .miss, .gatewayTimeout: next = "sent to the server"
+            }
+            let sourceText: String
+            switch source {
+            case .sMaxAge: sourceText = "s-maxage"
+            case .maxAge: sourceText = "max-age"
+            case .expires: sourceText = "Expires - Date"
+            case .heuristic: sourceText = "heuristic: \(policy.heuristicPercent)% of Date - Last-Modified"
+            case .none: sourceText = "none: no explicit freshness and no Last-Modified"
+            case .invalid(let name): sourceText = "invalid \(name): stale"
+            }
+            return HTTPExplanation(status: r.status, varyValues: r.varyValues, lifetimeMs: lifetime, lifetimeSource: sourceText,
+                                   ageMs: policy.currentAge(r, now: now), apparentAgeMs: apparent, ageFieldMs: ageField,
+                                   responseDelayMs: delay, residentMs: resident, next: next)
+        }
+    }
+}
+
+/// One stored response of an HTTP key as `explain` shows it (RFC 9111 §4.2's arithmetic).
+public struct HTTPExplanation: Sendable, Equatable {
+    public var status: Int
+    public var varyValues: [String: String]
+    public var lifetimeMs: Int64
+    public var lifetimeSource: String
+    public var ageMs: Int64
+    public var apparentAgeMs: Int64
+    public var ageFieldMs: Int64
+    public var responseDelayMs: Int64
+    public var residentMs: Int64
+    /// What a read that selects it does now.
+    public var next: String
+}

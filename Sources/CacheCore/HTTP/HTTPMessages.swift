@@ -1,0 +1,124 @@
+/// What makes a namespace an HTTP cache (`ns NAME http [origin=URL] [shared] [heuristic=P]`):
+/// its entries are responses keyed by their target (a path with its query), decided by
+/// `HTTPCachePolicy` on the virtual clock (docs/SPEC.md, HTTP namespaces).
+public struct HTTPNamespace: Sendable, Equatable {
+    /// The origin its targets are on (`https://api.example.com`), for same-origin `Location`s
+    /// (RFC 9111 §4.4); nil when not given (then only paths count as same-origin).
+    public var origin: String?
+    /// Shared or private, and the heuristic percentage.
+    public var policy: HTTPCachePolicy
+
+    public init(origin: String? = nil, policy: HTTPCachePolicy = HTTPCachePolicy()) {
+        self.origin = origin
+        self.policy = policy
+    }
+
+    /// How long an HTTP namespace keeps a response after it was last stored, unless `ttl=` says
+    /// otherwise: 30 days. Its freshness is the response's own; this only bounds the memory.
+    public static let defaultKeep: Int64 = 30 * 86_400_000
+
+    /// The greatest `heuristic=` percentage (docs/SPEC.md §7.1): a lifetime longer than the time
+    /// since `Last-Modified` is no heuristic.
+    public static let maxHeuristicPercent: Int64 = 100
+
+    /// Why `text` is not an origin (`http://` or `https://`, a host, an optional port, nothing
+    /// after it), or nil when it is.
+    public static func originProblem(_ text: String) -> String? {
+        let lower = text.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else {
+            return "origin= is http:// or https:// and a host (as https://api.example.com)"
+        }
+        let rest = lower.dropFirst(scheme.count)
+        let allowed = rest.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." || $0 == ":" }
+        guard !rest.isEmpty, allowed, rest.first != ":" else {
+            return "origin= is a scheme and a host with no path (as https://api.example.com), not \(JSONValue.string(text).compactText)"
+        }
+        return nil
+    }
+}
+
+/// A request as an HTTP namespace sends it to its origin: method, target key (`api:/feed?page=2`)
+/// and header fields.
+public struct HTTPRequest: Sendable, Equatable {
+    public var method: String
+    public var key: String
+    public var fields: HTTPFields
+    /// A body for an unsafe method (`request POST KEY VALUE`); nil for none.
+    public var body: JSONValue?
+
+    public init(method: String = "GET", key: String, fields: HTTPFields = HTTPFields(), body: JSONValue? = nil) {
+        self.method = method; self.key = key; self.fields = fields; self.body = body
+    }
+}
+
+/// An origin's HTTP answer: status, header fields and body (nil: none, as a `304`'s).
+public struct HTTPAnswer: Sendable, Equatable {
+    public var status: Int
+    public var fields: HTTPFields
+    public var body: JSONValue?
+
+    public init(status: Int, fields: HTTPFields = HTTPFields(), body: JSONValue? = nil) {
+        self.status = status; self.fields = fields; self.body = body
+    }
+
+    /// The answer an origin that knows no HTTP gives for a key: `200` with its value, `404`.
+    public init(_ answer: KeyAnswer) {
+        if let value = answer.value { self.init(status: 200, body: value) } else { self.init(status: 404) }
+    }
+}
+
+/// RFC 9211's `Cache-Status` of one read: what the cache did with it.
+public struct HTTPCacheStatus: Sendable, Equatable {
+    /// Served from the cache without going forward.
+    public var hit = false
+    /// Why the request went forward (`uri-miss`, `vary-miss`, `stale`, `request`); nil when it did not.
+    public var fwd: String?
+    /// The status the origin answered with, when it went forward.
+    public var fwdStatus: Int?
+    /// The response was stored (or its stored headers updated by a `304`).
+    public var stored = false
+    /// The read shared a request another read had sent.
+    public var collapsed = false
+    /// The response's remaining freshness in whole seconds (negative: stale), when one is served.
+    public var ttl: Int64?
+    /// More about the decision, in words (why not stored, stale-while-revalidate, ...).
+    public var detail: String?
+
+    public init() {}
+
+    /// The field's value: `cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=60`.
+    public var text: String {
+        var parts = ["cachesh"]
+        if hit { parts.append("hit") }
+        if let fwd { parts.append("fwd=\(fwd)") }
+        if let fwdStatus { parts.append("fwd-status=\(fwdStatus)") }
+        if stored { parts.append("stored") }
+        if collapsed { parts.append("collapsed") }
+        if let ttl { parts.append("ttl=\(ttl)") }
+        if let detail { parts.append("detail=" + JSONValue.string(detail).compactText) }
+        return parts.joined(separator: "; ")
+    }
+}
+
+/// What an app's read of an HTTP namespace gets: the status served, the header fields as the app
+/// gets them (with `Age`), the body, and the `Cache-Status` of the decision.
+public struct HTTPReadResult: Sendable, Equatable {
+    public var key: String
+    /// nil while the response is still to come (a read that does not wait).
+    public var status: Int?
+    public var fields: HTTPFields
+    public var body: JSONValue?
+    public var cacheStatus: HTTPCacheStatus
+
+    public init(key: String, status: Int?, fields: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+                cacheStatus: HTTPCacheStatus = HTTPCacheStatus()) {
+        self.key = key; self.status = status; self.fields = fields; self.body = body; self.cacheStatus = cacheStatus
+    }
+}
+
+/// An origin that answers HTTP requests itself (the simulated server). An origin that does not
+/// answers an HTTP namespace's reads from `fetch`: `200` with the value, or `404`, no fields.
+public protocol HTTPOrigin: Origin {
+    /// Answers `request`, sent now; a `.failure` is no answer at all (a `5xx` is an answer).
+    func http(_ request: HTTPRequest, requestID: UInt64, at now: Int64) -> OriginReply<HTTPAnswer>
+}

@@ -1,0 +1,165 @@
+import CacheCore
+
+/// What the shell's commands share for HTTP namespaces (docs/SPEC.md, HTTP namespaces): reading
+/// `headers=` and `status=`, normalizing a key's target, and printing an HTTP read.
+enum HTTPCommands {
+    /// The most field lines one `headers=` may give (docs/SPEC.md §7.1).
+    static let maxFieldLines = 100
+    /// The most bytes of names and values one `headers=` may give (docs/SPEC.md §7.1).
+    static let maxFieldBytes = 16_384
+
+    /// The header fields of a `headers={...}` option: a JSON object whose member names are field
+    /// names (RFC 9110 §5.1 tokens) and whose values are strings, or arrays of strings for a field
+    /// sent on several lines; kept in the order written.
+    /// - Throws: one error naming the first problem; nothing is half-read.
+    static func headers(_ text: Substring, at offset: Int, command: String) throws(ShellError) -> HTTPFields {
+        let value = try ServerScriptCommands.jsonOption(text, at: offset)
+        guard case .object(let members) = value, let order = JSONValue.memberOrder(ofObject: String(text)) else {
+            throw ShellError("\(command): headers= is a JSON object of field names and values, as {\"Cache-Control\":\"max-age=60\"}", at: offset)
+        }
+        var fields = HTTPFields()
+        var bytes = 0
+        for name in order {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                throw ShellError("\(command): \(JSONValue.string(name).compactText) is no field name (letters, digits and !#$%&'*+-.^_`|~)", at: offset)
+            }
+            let values: [JSONValue]
+            switch members[name]! {
+            case .string: values = [members[name]!]
+            case .array(let list) where !list.isEmpty: values = list
+            default:
+                throw ShellError("\(command): the value of \(name) in headers= is a string, or an array of strings for several lines", at: offset)
+            }
+            for line in values {
+                guard case .string(let text) = line else {
+                    throw ShellError("\(command): the value of \(name) in headers= is a string, or an array of strings for several lines", at: offset)
+                }
+                guard !text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else {
+                    throw ShellError("\(command): the value of \(name) in headers= holds a control character (a field value may not)", at: offset)
+                }
+                bytes += name.utf8.count + text.utf8.count
+                fields.append(name, text)
+            }
+        }
+        if fields.lines.count > maxFieldLines {
+            throw ShellError("\(command): headers= gives \(fields.lines.count) field lines; at most \(maxFieldLines)", at: offset)
+        }
+        if bytes > maxFieldBytes {
+            throw ShellError("\(command): headers= holds \(bytes) bytes of names and values; at most \(maxFieldBytes)", at: offset)
+        }
+        return fields
+    }
+
+    /// RFC 9110 §5.6.2's tchar.
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(b)
+    }
+
+    /// A `status=N` option: a final status code, 200 to 599 (docs/SPEC.md §7.1).
+    static func status(_ text: Substring, at offset: Int, command: String) throws(ShellError) -> Int {
+        guard text.utf8.count == 3, let n = Int(text), (200...599).contains(n) else {
+            throw ShellError("\(command): status= is a final HTTP status code from 200 to 599, not \(JSONValue.string(String(text)).compactText)", at: offset)
+        }
+        return n
+    }
+
+    /// The key of the word at `offset`, its target normalized when it is of an HTTP namespace.
+    static func key(_ key: String, at offset: Int, _ cache: isolated Cache) throws(ShellError) -> String {
+        guard cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil else { return key }
+        do { return try Cache.httpKey(key) } catch { throw ShellError(error.message, at: offset) }
+    }
+
+    /// What an HTTP read prints: the status served, the header fields as the app gets them (with
+    /// `Age`), `cache_status` (RFC 9211), and the body.
+    static func readReply(_ r: HTTPReadResult) -> Reply {
+        var fields: [String: JSONValue] = [
+            "key": .string(r.key),
+            "status": r.status.map { .int(Int64($0)) } ?? .null,
+            "headers": .array(r.fields.lines.map { .array([.string($0.name), .string($0.value)]) }),
+            "cache_status": .string(r.cacheStatus.text),
+            "body": r.body ?? .null,
+        ]
+        if r.status == nil { fields["pending"] = .bool(true) }
+        let label = "cache_status: "
+        func pad(_ name: String) -> String { name + String(repeating: " ", count: label.count - name.count) }
+        var human = [pad("key:") + r.key, pad("status:") + (r.status.map(String.init) ?? "(pending: the response is still to come)")]
+        for (i, line) in r.fields.lines.enumerated() {
+            human.append((i == 0 ? pad("headers:") : pad("")) + "\(line.name): \(line.value)")
+        }
+        human.append(label + r.cacheStatus.text)
+        if let body = r.body { human.append(pad("body:") + body.compactText) }
+        return Reply(fields, human: human)
+    }
+
+    // MARK: request
+
+    /// The methods `request` sends: the unsafe ones (RFC 9110 §9.2.1) and HEAD (RFC 9111 §4.3.5).
+    static let unsafeMethods = ["POST", "PUT", "DELETE", "PATCH", "HEAD"]
+
+    static let request = CommandSpec(
+        name: "request", summary: "send an unsafe method (or HEAD) to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
+        arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), .word("HEAD"),
+                           meaning: "the method; a 200 to HEAD updates the stored responses its validators match, and drops the others (RFC 9111 4.3.5)"),
+                    .key(meaning: "a key of an HTTP namespace (a path with its query)"),
+                    .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
+        options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
+        flags: [.flag("nowait", meaning: "send it and return at once")],
+        example: "request POST api:/feed {\"text\":\"hi\"}", run: request)
+
+    /// `request METHOD KEY [headers={...}] [VALUE] [--nowait]`: never answered from the cache; a
+    /// 2xx or 3xx answer invalidates KEY and the same-origin Location and Content-Location.
+    static func request(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
+        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: request)
+        try args.expect(2...3)
+        let methodWord = args.positional[0]
+        guard methodWord.kind == .bare, unsafeMethods.contains(methodWord.text) else {
+            throw ShellError("request: the method is POST, PUT, DELETE, PATCH or HEAD (get reads), not \(Arguments.describe(methodWord))",
+                             at: methodWord.offset)
+        }
+        var key = try args.key(1, in: cache)
+        guard cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil else {
+            throw ShellError("request: \(key) is not a key of an HTTP namespace (ns NAME http)", at: args.positional[1].offset)
+        }
+        key = try Self.key(key, at: args.positional[1].offset, cache)
+        var fields = HTTPFields()
+        if let (text, word) = args.option("headers") { fields = try headers(text, at: word.offset + 8, command: "request") }
+        let body = args.positional.count == 3 ? try args.value(2) : nil
+        let result: HTTPReadResult
+        do {
+            result = try cache.httpRequest(methodWord.text, key, request: fields, body: body,
+                                           nowait: args.flag("nowait") || session.frames.inScheduled)
+        } catch {
+            throw ShellError(error.message, at: command.offset)
+        }
+        return readReply(result)
+    }
+
+    // MARK: explain
+
+    /// `explain KEY` of an HTTP key with stored responses: each one's freshness arithmetic
+    /// (RFC 9111 §4.2) and what a read that selects it does now.
+    static func explainReply(_ key: String, _ explanations: [HTTPExplanation]) -> Reply {
+        func duration(_ ms: Int64) -> String { (ms < 0 ? "-" : "") + TimeText.formatDuration(abs(ms)) }
+        var human = ["key:       \(key)", "responses: \(explanations.count)"]
+        var list: [JSONValue] = []
+        for (i, e) in explanations.enumerated() {
+            let vary = e.varyValues.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            let fresh = e.lifetimeMs > e.ageMs
+            human.append("response \(i + 1): \(e.status)" + (vary.isEmpty ? "" : " for " + vary))
+            human.append("  lifetime:  \(duration(e.lifetimeMs)) (\(e.lifetimeSource))")
+            human.append("  age:       \(duration(e.ageMs)) = max(apparent \(duration(e.apparentAgeMs)), Age \(duration(e.ageFieldMs))"
+                         + " + delay \(duration(e.responseDelayMs))) + resident \(duration(e.residentMs))")
+            human.append("  " + (fresh ? "fresh:     for \(duration(e.lifetimeMs - e.ageMs)) more" : "stale:     for \(duration(e.ageMs - e.lifetimeMs))"))
+            human.append("  next read: \(e.next)")
+            list.append(.object([
+                "status": .int(Int64(e.status)), "vary": .object(e.varyValues.mapValues(JSONValue.string)),
+                "lifetime_ms": .int(e.lifetimeMs), "lifetime_from": .string(e.lifetimeSource), "age_ms": .int(e.ageMs),
+                "apparent_age_ms": .int(e.apparentAgeMs), "age_field_ms": .int(e.ageFieldMs),
+                "response_delay_ms": .int(e.responseDelayMs), "resident_ms": .int(e.residentMs),
+                "fresh": .bool(fresh), "next": .string(e.next),
+            ]))
+        }
+        return Reply(["key": .string(key), "responses": .array(list)], human: human)
+    }
+}
