@@ -194,6 +194,22 @@ import Testing
         #expect(try fd.seek(offset: 0, from: .start) == 0)  // still open
     }
 
+    /// A pipe has no size to look at and gives its bytes as they come: the same entries.
+    @Test func readsFromAPipe() throws {
+        let text = Array(Self.log([Self.entry(), Self.entry(start: "2026-03-01T09:15:01.000Z")]).utf8)
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        #expect(text.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == text.count)  // within the pipe's buffer
+        close(ends[1])
+        defer { close(ends[0]) }
+        var limits = HARLimits.standard
+        limits.chunk = 32
+        var log = HARLog(reader: HARReader(fileDescriptor: FileDescriptor(rawValue: ends[0]), limits: limits))
+        var indexes: [Int] = []
+        while let item = try log.next() { if case .entry(let e) = item { indexes.append(e.index) } }
+        #expect(indexes == [1, 0])
+    }
+
     // MARK: Bad input
 
     static let badInputs: [(String, String)] = [

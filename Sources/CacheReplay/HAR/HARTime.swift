@@ -59,52 +59,64 @@ enum Base64Digest {
     /// The decoded size and `sha256:` digest of `text`; line breaks are allowed between
     /// characters, `=` padding only at the end.
     static func decode(_ text: String, limit: Int) -> Result<(size: Int, digest: String), Problem> {
+        var text = text
+        return text.withUTF8 { decode(utf8: $0, limit: limit) }
+    }
+
+    private static func decode(utf8 input: UnsafeBufferPointer<UInt8>, limit: Int) -> Result<(size: Int, digest: String), Problem> {
         var hash = SHA256()
         var group: UInt32 = 0
         var count = 0
         var size = 0
         var padding = 0
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(3 * 1024)
-        for (i, c) in text.utf8.enumerated() {
-            if c == 0x0A || c == 0x0D { continue }
-            if c == UInt8(ascii: "=") {
-                padding += 1
-                guard padding <= 2 else { return .failure(.invalid(at: i)) }
-                group <<= 6
-                count += 1
-            } else {
-                let v = values[Int(c)]
-                guard v != 0xFF, padding == 0 else { return .failure(.invalid(at: i)) }
-                group = group << 6 | UInt32(v)
-                count += 1
-            }
-            if count == 4 {
-                let bytes = [UInt8(group >> 16 & 0xFF), UInt8(group >> 8 & 0xFF), UInt8(group & 0xFF)]
-                let n = 3 - padding
-                guard padding == 0 || n > 0 else { return .failure(.invalid(at: i)) }
-                chunk += bytes[0..<n]
-                size += n
-                if size > limit { return .failure(.tooLarge) }
-                if chunk.count >= 3 * 1024 {
-                    hash.update(chunk)
-                    chunk.removeAll(keepingCapacity: true)
+        // Decoded bytes go to the hash 3 KiB at a time.
+        var chunk = [UInt8](repeating: 0, count: 3 * 1024)
+        var filled = 0
+        return values.withUnsafeBufferPointer { values in
+            for i in 0..<input.count {
+                let c = input[i]
+                if c == 0x0A || c == 0x0D { continue }
+                if c == UInt8(ascii: "=") {
+                    padding += 1
+                    guard padding <= 2 else { return .failure(.invalid(at: i)) }
+                    group <<= 6
+                    count += 1
+                } else {
+                    let v = values[Int(c)]
+                    guard v != 0xFF, padding == 0 else { return .failure(.invalid(at: i)) }
+                    group = group << 6 | UInt32(v)
+                    count += 1
                 }
-                group = 0
-                count = 0
-            } else if padding > 0 && count < 3 {
-                return .failure(.invalid(at: i))
+                if count == 4 {
+                    let n = 3 - padding
+                    guard n > 0 else { return .failure(.invalid(at: i)) }
+                    size += n
+                    if size > limit { return .failure(.tooLarge) }
+                    chunk[filled] = UInt8(truncatingIfNeeded: group >> 16)
+                    if n > 1 { chunk[filled + 1] = UInt8(truncatingIfNeeded: group >> 8) }
+                    if n > 2 { chunk[filled + 2] = UInt8(truncatingIfNeeded: group) }
+                    filled += n
+                    if filled == chunk.count {
+                        chunk.withUnsafeBufferPointer { hash.update($0) }
+                        filled = 0
+                    }
+                    group = 0
+                    count = 0
+                } else if padding > 0 && count < 3 {
+                    return .failure(.invalid(at: i))
+                }
             }
+            guard count == 0 else { return .failure(.invalid(at: input.count)) }
+            chunk.withUnsafeBufferPointer { hash.update(UnsafeBufferPointer(rebasing: $0[0..<filled])) }
+            return .success((size, hash.hexDigest()))
         }
-        guard count == 0 else { return .failure(.invalid(at: text.utf8.count)) }
-        hash.update(chunk)
-        return .success((size, hash.hexDigest()))
     }
 }
 
 /// SHA-256 (FIPS 180-4), fed in pieces, for the digests of bodies.
 struct SHA256 {
-    private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    private var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
+    private var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
 
@@ -121,11 +133,15 @@ struct SHA256 {
 
     static func hexDigest(of bytes: [UInt8]) -> String {
         var hash = SHA256()
-        hash.update(bytes)
+        bytes.withUnsafeBufferPointer { hash.update($0) }
         return hash.hexDigest()
     }
 
     mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { update($0) }
+    }
+
+    mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) {
         length &+= UInt64(bytes.count)
         var i = 0
         if !pending.isEmpty {
@@ -135,11 +151,11 @@ struct SHA256 {
             if pending.count == 64 {
                 let block = pending
                 pending.removeAll(keepingCapacity: true)
-                compress(block, 0)
+                block.withUnsafeBufferPointer { compress($0.baseAddress!) }
             }
         }
         while bytes.count - i >= 64 {
-            compress(bytes, i)
+            compress(bytes.baseAddress! + i)
             i += 64
         }
         if i < bytes.count { pending += bytes[i...] }
@@ -152,42 +168,44 @@ struct SHA256 {
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         pending = []
-        var i = 0
-        while i < tail.count {
-            compress(tail, i)
-            i += 64
+        tail.withUnsafeBufferPointer { tail in
+            for i in stride(from: 0, to: tail.count, by: 64) { compress(tail.baseAddress! + i) }
         }
         let digits = Array("0123456789abcdef".utf8)
         var out = Array("sha256:".utf8)
-        for word in state {
+        for word in [h0, h1, h2, h3, h4, h5, h6, h7] {
             for shift in stride(from: 28, through: 0, by: -4) { out.append(digits[Int(word >> UInt32(shift) & 0xF)]) }
         }
         return String(decoding: out, as: UTF8.self)
     }
 
-    private mutating func compress(_ bytes: [UInt8], _ at: Int) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for t in 0..<16 {
-            let j = at + 4 * t
-            w[t] = UInt32(bytes[j]) << 24 | UInt32(bytes[j + 1]) << 16 | UInt32(bytes[j + 2]) << 8 | UInt32(bytes[j + 3])
+    @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
+
+    /// One 64-byte block at `p`.
+    private mutating func compress(_ p: UnsafePointer<UInt8>) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            Self.k.withUnsafeBufferPointer { k in
+                for t in 0..<16 {
+                    let j = 4 * t
+                    w[t] = UInt32(p[j]) << 24 | UInt32(p[j + 1]) << 16 | UInt32(p[j + 2]) << 8 | UInt32(p[j + 3])
+                }
+                for t in 16..<64 {
+                    let s0 = Self.rotr(w[t - 15], 7) ^ Self.rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
+                    let s1 = Self.rotr(w[t - 2], 17) ^ Self.rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
+                    w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+                }
+                var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
+                for t in 0..<64 {
+                    let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
+                    let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ s0 &+ maj)
+                }
+                h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
+                h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+            }
         }
-        func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
-        for t in 16..<64 {
-            let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for t in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ Self.k[t] &+ w[t]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
     }
 }
