@@ -285,6 +285,23 @@ import Testing
         }
     }
 
+    /// Strings are scanned eight bytes at a time: a control character, quote or backslash is
+    /// found at every place of a word, and UTF-8's high bytes pass.
+    @Test func stringsAreCheckedAtEveryByte() {
+        for place in 0..<17 {
+            let before = String(repeating: "é", count: place / 2) + String(repeating: "a", count: place % 2)
+            let prefix = "{\"log\": {\"comment\": \"" + before
+            for control in [0x00, 0x01, 0x0A, 0x1F] {
+                let text = prefix + String(Character(Unicode.Scalar(UInt8(control)))) + "zzzzzzzzzzzzzzzz\", \"entries\": []}}"
+                #expect(Self.error(text) == "at byte \(prefix.utf8.count): control character in a string", "\(place) \(control)")
+            }
+            let quoted = prefix + "\\\"\\\\\u{7F}€zzzzzzzzzzzzzzzz\", \"entries\": []}}"
+            #expect(Self.error(quoted) == nil, "\(place)")
+            let cut = prefix + "\\"
+            #expect(Self.error(cut) == "at byte 20: unterminated string (a file cut short?)", "\(place)")
+        }
+    }
+
     /// Entries that cannot be replayed are skipped, each with its reason, and the rest is read.
     @Test func entriesThatCannotBeReplayedAreSkippedWithTheirReason() throws {
         let urls = [

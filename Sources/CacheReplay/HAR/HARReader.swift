@@ -431,6 +431,12 @@ public final class HARReader {
         let open = offset
         pos += 1
         while true {
+            // Eight bytes at a time while none is a quote, a backslash or a control character.
+            while end - pos >= 8 {
+                let word = UInt64(littleEndian: UnsafeRawPointer(bytes + pos).loadUnaligned(as: UInt64.self))
+                if Self.hasSpecialByte(word) { break }
+                pos += 8
+            }
             while pos < end {
                 let byte = bytes[pos]
                 if byte == UInt8(ascii: "\"") {
@@ -459,6 +465,17 @@ public final class HARReader {
             }
             guard try refill() else { throw HARError("at byte \(open): unterminated string (a file cut short?)") }
         }
+    }
+
+    /// Whether one of the eight bytes of `word` is `"`, `\\` or below 0x20 (bytes of 0x80 and
+    /// above, as in UTF-8, are none of these).
+    @inline(__always)
+    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & high }
+        let control = (word &- ones &* 0x20) & ~word & high
+        return (control | zeroByte(word ^ (ones &* 0x22)) | zeroByte(word ^ (ones &* 0x5C))) != 0
     }
 
     private func isHex(_ b: UInt8) -> Bool {
