@@ -409,6 +409,12 @@ import Testing
         limits.entryBytes = 1024
         let big = Self.entry("\"comment\": \"" + String(repeating: "x", count: 2000) + "\"")
         #expect(Self.error(Self.log([Self.entry(), big]), limits: limits) == "entries[1]: longer than 1 KiB, the most one HAR entry may be")
+        // Just past the bound, within the chunk the buffer grows beyond it: refused too.
+        for size in 1025...1030 {
+            let exact = "{\"comment\": \"" + String(repeating: "x", count: size - 15) + "\"}"
+            #expect(exact.utf8.count == size)
+            #expect(Self.error(Self.log([exact]), limits: limits) == "entries[0]: longer than 1 KiB, the most one HAR entry may be")
+        }
         // What lies outside the entries is skipped without being held, whatever its size.
         let pages = "{\"log\": {\"pages\": [\"" + String(repeating: "p", count: 100_000) + "\"], \"entries\": [" + Self.entry() + "]}}"
         #expect(Self.error(pages, limits: limits) == nil)
@@ -429,6 +435,16 @@ import Testing
         let fits = Self.entry("\"response\": {\"status\": 200, \"headers\": [], \"content\": {\"text\": \"aGVsbA==\", \"encoding\": \"base64\"}}")
         #expect(Self.error(Self.log([fits]), limits: limits) == nil)
         #expect(HARLimits.standard.bodyBytes == 16 << 20)
+    }
+
+    /// Nesting is bounded around the entries (a document's depth) and within one (a value's).
+    @Test func nestingIsBounded() {
+        let deepPages = "{\"log\": {\"pages\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + ", \"entries\": []}}"
+        #expect(Self.error(deepPages) == "at byte \(18 + 526): JSON nested deeper than \(JSONValue.documentDepth) levels")
+        let deepEntry = "{\"log\": {\"entries\": [{\"a\": " + String(repeating: "[", count: 520) + String(repeating: "]", count: 520) + "}]}}"
+        #expect(Self.error(deepEntry) == "entries[0]: JSON nested deeper than 512 levels (at byte \(21 + 6 + 511))")
+        let fits = "{\"log\": {\"entries\": [{\"a\": " + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}]}}"
+        #expect(Self.error(fits) == "entries[0].startedDateTime: missing")
     }
 
     /// The reader holds one entry and one chunk, however many entries the log has: counted in

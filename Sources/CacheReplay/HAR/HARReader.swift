@@ -224,6 +224,10 @@ public final class HARReader {
             throw HARError("entries[\(index)]: \(error.message)")
         }
         let start = captureStart!
+        // The buffer grows a chunk past the bound: an entry between the two is refused here.
+        if pos - start > limits.entryBytes {
+            throw HARError("\(captured): longer than \(byteText(Int64(limits.entryBytes))), the most one HAR entry may be")
+        }
         let entryOffset = base + Int64(start)
         let text = UnsafeBufferPointer(start: bytes + start, count: pos - start)
         let value: JSONValue
