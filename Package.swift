@@ -60,10 +60,17 @@ let package = Package(
             swiftSettings: shippedSwiftSettings
         ),
         // Trace replay (`replay`): scratch simulations of eviction policies, apart from the engine;
-        // of the core it uses only its eviction names, time texts and file checks.
+        // of the core it uses only its eviction names, time texts and file checks. HAR logs (Sources/CacheReplay/HAR)
+        // are read here too, as a stream, for the HTTP replay.
         .target(
             name: "CacheReplay",
-            dependencies: ["CacheCore", "CZlib", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: [
+                "CacheCore",
+                "CZlib",
+                .product(name: "SystemPackage", package: "swift-system"),
+                // HAR logs: entries out of time order wait in a heap (HAROrdering).
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
             swiftSettings: shippedSwiftSettings
         ),
         // zlib, through which replay reads a gzip-compressed trace as a stream (linked from its

@@ -14,6 +14,11 @@ let package = Package(
             name: "CoreBenchmarks",
             dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheServer", package: "cachesh")]
         ),
+        // Reads a HAR log with the streaming reader (har-bench.py).
+        .executableTarget(
+            name: "HARBenchmark",
+            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheReplay", package: "cachesh")]
+        ),
         .executableTarget(
             name: "SnapshotBenchmarks",
             dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheServer", package: "cachesh")]
