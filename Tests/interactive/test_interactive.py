@@ -46,16 +46,16 @@ def keep_server_alive():
 
 def new_session(*args):
     """`tmux new-session -d ARGS`. On a loaded machine the tmux server has been seen to exit
-    under a new session's feet ("server exited unexpectedly"); the session is then made again on
-    a new server, a few times, and any other error is raised at once."""
-    for attempt in range(3):
+    under a new session's feet ("server exited unexpectedly"); the session is then made again
+    (each attempt a process of its own, so no timer paces them), on a new server once the old
+    one is gone, at most 20 times; any other error is raised at once."""
+    for attempt in range(20):
         result = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", "new-session", "-d", *args],
                                 capture_output=True, text=True)
         if result.returncode == 0:
             return
-        if "server exited unexpectedly" not in result.stderr or attempt == 2:
+        if "server exited unexpectedly" not in result.stderr or attempt == 19:
             raise RuntimeError(f"tmux new-session {' '.join(args)}: {result.stderr.strip()}")
-        time.sleep(0.5)
         keep_server_alive()
 
 

@@ -184,17 +184,11 @@ extension CacheEngine {
             if nowait || runningScheduled > 0 {
                 return HTTPReadResult(key: key, status: nil, cacheStatus: status)
             }
-            http.exchanges[id]?.waiters += 1
-            requestTable.addWaiter(id)
-            try run(until: id)
-            guard var outcome = http.outcomes[id] else {
+            guard var result = try awaitHTTP(id) else {
                 // Voided before it completed (nothing came): what is stored, if anything.
                 status.detail = "no answer"
                 return HTTPReadResult(key: key, status: 504, cacheStatus: status)
             }
-            outcome.waiters -= 1
-            http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
-            var result = outcome.result
             if status.collapsed { result.cacheStatus.collapsed = true }
             if let detail = status.detail, result.cacheStatus.detail == nil { result.cacheStatus.detail = detail }
             return result
@@ -343,13 +337,21 @@ extension CacheEngine {
         }
         let id = sendHTTP(HTTPRequest(method: method, key: key, fields: request, body: body), conditional: false, fwd: "method", refresh: false)
         if nowait || runningScheduled > 0 { return HTTPReadResult(key: key, status: nil, cacheStatus: status) }
-        http.exchanges[id]?.waiters += 1
-        requestTable.addWaiter(id)
-        try run(until: id)
-        guard var outcome = http.outcomes[id] else {
+        guard let result = try awaitHTTP(id) else {
             status.detail = "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
+        return result
+    }
+
+    /// Waits for HTTP request `id`, running the clock until it completes, and takes this waiter's
+    /// share of its outcome (kept for the other waiters of a collapsed request, if any); nil when
+    /// the request was voided before it completed.
+    private func awaitHTTP(_ id: UInt64) throws(CacheError) -> HTTPReadResult? {
+        http.exchanges[id]?.waiters += 1
+        requestTable.addWaiter(id)
+        try run(until: id)
+        guard var outcome = http.outcomes[id] else { return nil }
         outcome.waiters -= 1
         http.outcomes[id] = outcome.waiters > 0 ? outcome : nil
         return outcome.result
