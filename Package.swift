@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "CacheCore",
                 "CZlib",
+                "CZstd",
                 .product(name: "SystemPackage", package: "swift-system"),
                 // HAR logs: entries out of time order wait in a heap (HAROrdering).
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -78,6 +79,12 @@ let package = Package(
         .systemLibrary(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
+        ),
+        // libzstd, through which replay reads a zstd-compressed trace (libCacheSim's corpora come
+        // as .zst) as a stream; linked from its static archive in the shipped build too.
+        .systemLibrary(
+            name: "CZstd",
+            providers: [.apt(["libzstd-dev"])]
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
         .target(

@@ -8,6 +8,10 @@ command -v tmux >/dev/null || need+=(tmux)
 [ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 # replay reads gzip-compressed traces through zlib (its headers, and libz.a for make release).
 [ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
+# ... and zstd-compressed ones through libzstd.
+[ -e /usr/include/zstd.h ] || need+=(libzstd-dev)
+# The replay tests compress their traces with gzip and zstd.
+command -v zstd >/dev/null || need+=(zstd)
 # The micro-benchmarks' instruction counts (make bench-micro) and compare-builds.py run valgrind.
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v objcopy >/dev/null || need+=(binutils)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes DIR (default .build/static-libs) hold links to the static archives the shipped build of
-# cachesh links in: SQLite, libedit with what it needs (ncurses' tinfo, libbsd, libmd), zlib and
+# cachesh links in: SQLite, libedit with what it needs (ncurses' tinfo, libbsd, libmd), zlib, libzstd and
 # libstdc++. The linker looks in DIR before the system's folders (Package.swift, CACHESH_STATIC_LIBS),
 # so each of these is linked from its archive instead of loaded at every start.
 #
@@ -11,7 +11,7 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 multiarch=$(${CC:-cc} -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 missing=()
-for pair in sqlite3:libsqlite3-dev edit:libedit-dev tinfo:libncurses-dev bsd:libbsd-dev md:libmd-dev z:zlib1g-dev; do
+for pair in sqlite3:libsqlite3-dev edit:libedit-dev tinfo:libncurses-dev bsd:libbsd-dev md:libmd-dev z:zlib1g-dev zstd:libzstd-dev; do
     name=${pair%%:*}
     archive=/usr/lib/$multiarch/lib$name.a
     if [[ -f $archive ]]; then ln -sf "$archive" "$dir/lib$name.a"; else missing+=("${pair#*:}"); fi

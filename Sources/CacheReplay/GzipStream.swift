@@ -3,7 +3,7 @@ import CZlib
 /// A gzip-compressed file read as a stream through zlib: compressed bytes read from the file in
 /// chunks and inflated into the caller's buffer, never the whole file. Members one after another
 /// (what `cat a.gz b.gz` makes) read as one stream, as `gunzip` reads them.
-final class GzipStream {
+final class GzipStream: DecompressionStream {
     private let stream: UnsafeMutablePointer<z_stream>
     private let input: UnsafeMutableRawBufferPointer
     /// The compressed bytes read from the file so far.

@@ -93,13 +93,14 @@ public final class TraceReader {
     /// The bytes read from the file so far.
     private var bytesRead: Int64 = 0
     /// The bytes of the file consumed so far (read, and not waiting in the buffer), for progress;
-    /// of a gzip-compressed file, the compressed bytes inflated so far.
-    public var position: Int64 { gzip?.position ?? bytesRead - Int64(end - start) }
-    /// The decompression of a gzip-compressed file; nil for a plain one.
-    private var gzip: GzipStream?
-    /// The file's name ends in `.gz`: an oracle trace starting with gzip's magic number is taken as
-    /// compressed (without the name, a record's time may start with those bytes).
+    /// of a compressed file, the compressed bytes decompressed so far.
+    public var position: Int64 { decompression?.position ?? bytesRead - Int64(end - start) }
+    /// The decompression of a gzip- or zstd-compressed file; nil for a plain one.
+    private var decompression: (any DecompressionStream)?
+    /// The file's name ends in `.gz` (`.zst`): an oracle trace starting with gzip's (zstd's) magic
+    /// number is taken as compressed (without the name, a record's time may start with those bytes).
     private let gzipName: Bool
+    private let zstdName: Bool
     // CSV.
     /// Whether the columns are still to be found (from the header, or the first row).
     private var header = false
@@ -114,6 +115,7 @@ public final class TraceReader {
         self.name = name
         self.options = options
         gzipName = path.hasSuffix(".gz")
+        zstdName = path.hasSuffix(".zst")
         // Look before opening: opening a FIFO blocks until a writer comes, and a device
         // (/dev/zero, /dev/urandom as an oracle trace) reads without end.
         var before = stat()
@@ -159,10 +161,10 @@ public final class TraceReader {
         guard end < buffer.count else { return true }
         let room = UnsafeMutableRawBufferPointer(rebasing: buffer[end...])
         let n: Int
-        if let gzip {
-            do { n = try gzip.read(into: room, from: readFile) } catch {
-                // The file's problem, not a line's: zlib finds damage up to a buffer after it
-                // (a checksum, at the end of a member).
+        if let decompression {
+            do { n = try decompression.read(into: room, from: readFile) } catch {
+                // The file's problem, not a line's: zlib and libzstd find damage up to a buffer
+                // after it (a checksum, at the end of a member or a frame).
                 throw error.file == nil ? ReplayError(file: name, "cannot read: " + error.message) : error
             }
         } else {
@@ -194,23 +196,24 @@ public final class TraceReader {
         return !batch.isEmpty
     }
 
-    /// Reads a gzip-compressed file through zlib; refuses a zstd-compressed one (libCacheSim's
-    /// traces often come as `.zst`) and UTF-16 text: their bytes read as keys or records gave an
-    /// error about control characters, or nonsense counts.
+    /// Reads a gzip-compressed file through zlib and a zstd-compressed one (libCacheSim's traces
+    /// often come as `.zst`) through libzstd; refuses UTF-16 text: its bytes read as keys gave an
+    /// error about control characters.
     private func checkStart() throws(ReplayError) {
         checkedStart = true
         while end - start < 4 && !atEOF { _ = try refill() }
         var p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
         var n = end - start
-        if n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD {
-            line = 1
-            throw fail("the trace is zstd-compressed: decompress it first (zstd -d)")
-        }
-        // Not for an oracle trace without .gz in its name: a record's time may start with 1F 8B.
-        if n >= 2 && p[0] == 0x1F && p[1] == 0x8B && (options.format != .oracle || gzipName) {
+        // Not for an oracle trace without .zst (.gz) in its name: a record's time may start with
+        // the magic number.
+        let zstd = n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD
+            && (options.format != .oracle || zstdName)
+        let gzip = n >= 2 && p[0] == 0x1F && p[1] == 0x8B && (options.format != .oracle || gzipName)
+        if zstd || gzip {
             // The bytes read so far are the stream's first; from now on the buffer fills with
-            // what they inflate to, and the checks below look at that.
-            gzip = GzipStream(first: UnsafeRawBufferPointer(start: p, count: n), ended: atEOF)
+            // what they decompress to, and the checks below look at that.
+            let first = UnsafeRawBufferPointer(start: p, count: n)
+            decompression = zstd ? ZstdStream(first: first, ended: atEOF) : GzipStream(first: first, ended: atEOF)
             start = 0
             end = 0
             atEOF = false

@@ -320,13 +320,9 @@ struct ReplayEndToEndTests {
         #expect(try String(contentsOf: sandbox.url.appendingPathComponent("trace.txt"), encoding: .utf8) == Self.trace)
     }
 
-    @Test("a zstd-compressed trace, UTF-16 text or a binary file read as text is refused at its first line, saying so")
-    func compressedTrace() async throws {
+    @Test("UTF-16 text or a binary file read as text is refused at its first line, saying so")
+    func notTextTrace() async throws {
         let sandbox = try Sandbox()
-        // The magic numbers and a little of what follows; the rest does not matter.
-        let zstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x0A, 0x51, 0x00, 0x00, 0x61, 0x0A, 0x62, 0x0A])
-        try zstd.write(to: sandbox.url.appendingPathComponent("t.csv.zst"))
-        try zstd.write(to: sandbox.url.appendingPathComponent("t.oracleGeneral.zst"))
         try Data("\u{FEFF}key,time\na,1\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
             .write(to: sandbox.url.appendingPathComponent("utf16.csv"))
         // Two oracleGeneral records (time 1, id 7, size 1, next access -1), read as text.
@@ -335,8 +331,6 @@ struct ReplayEndToEndTests {
         try record.write(to: sandbox.url.appendingPathComponent("t.bin"))
         try Data("a\nb\0c\n".utf8).write(to: sandbox.url.appendingPathComponent("nul.txt"))
         let run = try await Cachesh.run(["-c", """
-            replay t.csv.zst format=csv header=no key=2
-            replay t.oracleGeneral.zst format=oracle
             replay utf16.csv
             replay t.bin format=keys
             replay t.bin format=csv
@@ -344,8 +338,6 @@ struct ReplayEndToEndTests {
             """ + "\n" + Self.probe], in: sandbox.url)
         let plain = try await Cachesh.run(["-c", Self.probe], in: sandbox.url)
         #expect(run.stderr == """
-            t.csv.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
-            t.oracleGeneral.zst:1: error: the trace is zstd-compressed: decompress it first (zstd -d)
             utf16.csv:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)
             t.bin:1: error: a NUL byte: this is a binary file, not format=keys text (an oracleGeneral trace takes format=oracle)
             t.bin:1: error: a NUL byte: this is a binary file, not format=csv text (an oracleGeneral trace takes format=oracle)
@@ -357,9 +349,18 @@ struct ReplayEndToEndTests {
 
     /// `gzip -c FILE` in `sandbox`, written to `FILE.gz` (gzip is part of every Debian system).
     static func gzip(_ file: String, in sandbox: Sandbox, to target: String? = nil) throws {
+        try compress(file, with: "/bin/gzip", in: sandbox, to: target ?? file + ".gz")
+    }
+
+    /// `zstd -c FILE` in `sandbox`, written to `FILE.zst` (Debian's zstd, scripts/install-deps.sh).
+    static func zstd(_ file: String, in sandbox: Sandbox, options: [String] = [], to target: String? = nil) throws {
+        try compress(file, with: "/usr/bin/zstd", options: options, in: sandbox, to: target ?? file + ".zst")
+    }
+
+    static func compress(_ file: String, with tool: String, options: [String] = [], in sandbox: Sandbox, to target: String) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-c", "-9", file]
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = ["-q", "-c"] + options + [file]
         process.currentDirectoryURL = sandbox.url
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -367,16 +368,19 @@ struct ReplayEndToEndTests {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        try data.write(to: sandbox.url.appendingPathComponent(target ?? file + ".gz"))
+        try data.write(to: sandbox.url.appendingPathComponent(target))
     }
 
-    @Test("a gzip-compressed trace is read as a stream through zlib: the rows of the plain file, its format by the name before .gz")
-    func gzipTrace() async throws {
+    @Test("a gzip- or zstd-compressed trace is read as a stream: the rows of the plain file, its format by the name before .gz or .zst",
+          arguments: ["gz", "zst"])
+    func compressedTrace(suffix: String) async throws {
         let sandbox = try Sandbox()
         try sandbox.write("t.txt", Self.skewedTrace(10_000, timed: true))
         try sandbox.write("t.csv", "time,key\n" + Self.skewedTrace(10_000, timed: true).replacingOccurrences(of: " ", with: ","))
         try Self.oracleTrace(10_000).write(to: sandbox.url.appendingPathComponent("t.oracleGeneral"))
-        for file in ["t.txt", "t.csv", "t.oracleGeneral"] { try Self.gzip(file, in: sandbox) }
+        for file in ["t.txt", "t.csv", "t.oracleGeneral"] {
+            if suffix == "gz" { try Self.gzip(file, in: sandbox) } else { try Self.zstd(file, in: sandbox) }
+        }
         let sweeps = ["t.txt format=timed policy=lru,fifo,sieve max=10,100,none ttl=none,1h stale=none,1m",
                       "t.csv policy=lfu,lru max=10,100 ttl=none stale=none",
                       "t.oracleGeneral policy=optimal,lru max=10,100 ttl=none stale=none"]
@@ -386,9 +390,9 @@ struct ReplayEndToEndTests {
             let plainCSV = try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv"))
             #expect(plain.status == 0 && plain.stdout.contains("\"trace_requests\":10000"), "\(plain)")
             for jobs in [1, 2] {
-                let gzipped = sweep.replacingOccurrences(of: file, with: file + ".gz")
-                let run = try await Cachesh.run(["--json", "-c", "replay \(gzipped) jobs=\(jobs) csv=rows.csv"], in: sandbox.url)
-                #expect(run.stdout == plain.stdout.replacingOccurrences(of: "\"\(file)\"", with: "\"\(file).gz\""), "\(gzipped)")
+                let compressed = sweep.replacingOccurrences(of: file, with: file + "." + suffix)
+                let run = try await Cachesh.run(["--json", "-c", "replay \(compressed) jobs=\(jobs) csv=rows.csv"], in: sandbox.url)
+                #expect(run.stdout == plain.stdout.replacingOccurrences(of: "\"\(file)\"", with: "\"\(file).\(suffix)\""), "\(compressed)")
                 #expect(try Data(contentsOf: sandbox.url.appendingPathComponent("rows.csv")) == plainCSV)
             }
         }
@@ -436,6 +440,47 @@ struct ReplayEndToEndTests {
         #expect(lines[2] == "run.cachesh:3: error: replay: checksum.txt.gz: cannot read: the gzip data is damaged (incorrect data check)")
         #expect(lines[3] == "run.cachesh:4: error: replay: magic.gz: cannot read: the gzip data ends early (the file is cut short)")
         #expect(lines[4] == "utf16.csv.gz:1: error: the trace is UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)")
+        #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && run.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("rows.csv").path))
+    }
+
+    @Test("zstd frames one after another read as one trace; a cut or damaged zstd file, or a frame asking for a window past 128 MiB, is one error line, nothing written")
+    func zstdFramesAndDamage() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("t.txt", Self.skewedTrace(20_000, timed: false))
+        try sandbox.write("twice.txt", Self.skewedTrace(20_000, timed: false) + Self.skewedTrace(20_000, timed: false))
+        try Self.zstd("t.txt", in: sandbox)
+        let frame = try Data(contentsOf: sandbox.url.appendingPathComponent("t.txt.zst"))
+        try (frame + frame).write(to: sandbox.url.appendingPathComponent("frames.txt.zst"))
+        let twice = try await Cachesh.run(["-c", "replay twice.txt max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        let frames = try await Cachesh.run(["-c", "replay frames.txt.zst max=10,1000 policy=lru,sieve jobs=2"], in: sandbox.url)
+        #expect(twice.status == 0 && twice.stdout.hasPrefix("replayed 40000 requests"), "\(twice)")
+        #expect(frames.stdout == twice.stdout.replacingOccurrences(of: "of twice.txt ", with: "of frames.txt.zst "))
+        // Cut in the middle, its checksum changed (zstd writes one by default; a frame without
+        // one whose bytes changed may decompress to other lines without an error), the magic
+        // number alone, and a frame header asking for a 2 GiB window (window
+        // descriptor 0xA8: exponent 21 + 10 = 31), which is refused, not allocated.
+        try frame.prefix(frame.count / 2).write(to: sandbox.url.appendingPathComponent("cut.txt.zst"))
+        var checksum = frame
+        checksum[frame.count - 2] ^= 0x01
+        try checksum.write(to: sandbox.url.appendingPathComponent("checksum.txt.zst"))
+        try Data([0x28, 0xB5, 0x2F, 0xFD]).write(to: sandbox.url.appendingPathComponent("magic.zst"))
+        try Data([0x28, 0xB5, 0x2F, 0xFD, 0x00, 0xA8, 0x01, 0x00, 0x00]).write(to: sandbox.url.appendingPathComponent("window.zst"))
+        try sandbox.write("run.cachesh", """
+            replay cut.txt.zst csv=rows.csv jobs=2
+            replay checksum.txt.zst csv=rows.csv
+            replay magic.zst csv=rows.csv
+            replay window.zst csv=rows.csv
+            now
+
+            """)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 5, "\(run)")
+        #expect(lines[0] == "run.cachesh:1: error: replay: cut.txt.zst: cannot read: the zstd data ends early (the file is cut short)")
+        #expect(lines[1] == "run.cachesh:2: error: replay: checksum.txt.zst: cannot read: the zstd data is damaged (Restored data doesn't match checksum)")
+        #expect(lines[2] == "run.cachesh:3: error: replay: magic.zst: cannot read: the zstd data ends early (the file is cut short)")
+        #expect(lines[3] == "run.cachesh:4: error: replay: window.zst: cannot read: the zstd data is damaged (Frame requires too much memory for decoding)")
         #expect(run.stdout == "now:    2026-01-01T00:00:00.000Z\nnow_ms: 0\n" && run.status == 1)
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("rows.csv").path))
     }

@@ -12,10 +12,10 @@ enum ReplayCommands {
     static let replay = CommandSpec(
         name: "replay",
         summary: "replay an access trace through scratch caches, one row per combination; the session is unchanged",
-        arguments: [.file(meaning: "the trace, streamed (gzip-compressed too): one get of the namespace's key per request, on a server that has every key and answers at once; a directory or a pattern (*.csv): each of its files, a row per (trace, combination)")],
+        arguments: [.file(meaning: "the trace, streamed (gzip- or zstd-compressed too): one get of the namespace's key per request, on a server that has every key and answers at once; a directory or a pattern (*.csv): each of its files, a row per (trace, combination)")],
         options: [
             .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
-            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin (before .gz), else keys"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin (before .gz or .zst), else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
             .text("key", placeholder: "COL", meaning: "CSV: the key column, by name or number, 1 the first (default key)"),
@@ -302,8 +302,9 @@ enum ReplayCommands {
             }
             options.format = format
         } else {
-            // A gzip-compressed trace's format is that of its name without .gz (t.csv.gz is CSV).
-            let plain = path.hasSuffix(".gz") ? String(path.dropLast(3)) : path
+            // A compressed trace's format is that of its name without .gz or .zst (t.csv.zst is CSV).
+            let plain = path.hasSuffix(".gz") ? String(path.dropLast(3))
+                : path.hasSuffix(".zst") ? String(path.dropLast(4)) : path
             if plain.hasSuffix(".csv") {
                 options.format = .csv
             } else if plain.hasSuffix(".oracleGeneral") || plain.hasSuffix(".bin") {

@@ -1,0 +1,4 @@
+#ifndef CACHESH_CZSTD_SHIM_H
+#define CACHESH_CZSTD_SHIM_H
+#include <zstd.h>
+#endif
