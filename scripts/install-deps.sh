@@ -12,6 +12,8 @@ command -v tmux >/dev/null || need+=(tmux)
 [ -e /usr/include/zstd.h ] || need+=(libzstd-dev)
 # The replay tests compress their traces with gzip and zstd.
 command -v zstd >/dev/null || need+=(zstd)
+# The shard test runs replay's parts as separate processes with GNU parallel.
+command -v parallel >/dev/null || need+=(parallel)
 # The micro-benchmarks' instruction counts (make bench-micro) and compare-builds.py run valgrind.
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v objcopy >/dev/null || need+=(binutils)

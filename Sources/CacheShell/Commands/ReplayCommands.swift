@@ -26,6 +26,7 @@ enum ReplayCommands {
             CommandSpec.Option(name: "ttl", placeholder: "D,...", kind: .duration, meaning: "ttls to sweep; none: never expire"),
             CommandSpec.Option(name: "stale", placeholder: "D,...", kind: .duration, meaning: "stale thresholds to sweep; none: never stale by age"),
             CommandSpec.Option(name: "jobs", placeholder: "N", kind: .count, meaning: "run the combinations on N threads at once, 1 to 64 (default 1); the output is the same for any N"),
+            .text("shard", placeholder: "I/N", meaning: "run only the I-th of N equal parts of the work (a unit: one combination on one trace), for replay-merge; run it with --json into a file"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
             .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
         ],
@@ -121,8 +122,13 @@ enum ReplayCommands {
             }
             jobs = n
         }
+        var shard: ReplayShards.Shard?
+        if let (text, word) = args.option("shard") { shard = try ReplayShards.Shard(text, at: word.offset + 6) }
         let csvPath = try outputPath(args, "csv", session: session, source: source)
         let plotPath = try outputPath(args, "plot", session: session, source: source)
+        if shard != nil, let (_, offset) = plotPath {
+            throw ShellError("replay: plot= draws the whole sweep: give it to replay-merge, not to a shard", at: offset)
+        }
         if several, let (_, offset) = plotPath {
             throw ShellError("replay: plot= draws one trace; give it one FILE, not a directory or pattern", at: offset)
         }
@@ -130,14 +136,56 @@ enum ReplayCommands {
             throw ShellError("replay: plot= draws hit ratio against max: give max= a size (this namespace has no max)", at: offset)
         }
 
-        // Both outputs are checked before the replay, so one that cannot be written leaves the
-        // other unwritten too (csv= used to be written and plot= then refused).
+        try checkOutputs(args, csvPath: csvPath, plotPath: plotPath, inputs: files.map(\.path), session: session)
+
+        // The work is a unit per (trace, combination), trace by trace; a shard does its part, and
+        // reads only the traces its units name. Without shard= it is all of it.
+        let combinations = configurations.count
+        let work = shard.map { $0.units(of: files.count * combinations) } ?? 0..<(files.count * combinations)
+        var results: [ReplayedTrace] = []
+        do {
+            let interrupted = session.options.interrupted ?? { false }
+            var line = session.options.progress.map { ProgressLine(show: $0) }
+            defer { line?.end() }
+            for (index, file) in files.enumerated() {
+                let first = Swift.max(work.lowerBound - index * combinations, 0)
+                let end = Swift.min(work.upperBound - index * combinations, combinations)
+                guard first < end else { continue }
+                let reader = try TraceReader(path: file.path, name: file.name, options: file.options)
+                let result = try Replay.run(reader, configurations: Array(configurations[first..<end]), jobs: jobs, interrupted: interrupted) { requests in
+                    line?.update(progressText(file.name, requests: requests, position: reader.position, size: reader.size))
+                }
+                results.append(ReplayedTrace(index: index, name: file.name, requests: result.requests, duration: result.duration,
+                                             firstCombination: first, rows: result.rows))
+            }
+        } catch {
+            guard let line = report(error, session: session) else {
+                throw ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: word.offset)
+            }
+            session.add(line)
+            return .failedWithin
+        }
+        if let shard {
+            return try ReplayShards.reply(shard, work: work, results, source: word.text, several: several,
+                                          traces: files.map(\.name), configurations: configurations,
+                                          namespace: namespace, csvPath: csvPath)
+        }
+        if several { return try severalReply(results, namespace: namespace, csvPath: csvPath) }
+        return try oneTraceReply(results[0], source: word.text, namespace: namespace, csvPath: csvPath, plotPath: plotPath)
+    }
+
+    /// Checks csv= and plot= before the replay, so one that cannot be written leaves the other
+    /// unwritten too (csv= used to be written and plot= then refused), and neither overwrites an
+    /// input (a trace, or a shard `replay-merge` reads).
+    static func checkOutputs(_ args: Arguments, verb: String = "replay", csvPath: (String, Int)?, plotPath: (String, Int)?,
+                             inputs: [String], session: Session) throws(ShellError) {
         var targets: [(path: String, offset: Int, option: String)] = []
         if let (path, offset) = csvPath { targets.append((path, offset, "csv")) }
         if let (path, offset) = plotPath { targets.append((path, offset, "plot")) }
         for target in targets {
-            if files.contains(where: { FileIO.sameFile(target.path, $0.path) }) {
-                throw ShellError("replay: \(target.option)=\(args.option(target.option)!.0) names the trace itself; write the rows elsewhere", at: target.offset)
+            if inputs.contains(where: { FileIO.sameFile(target.path, $0) }) {
+                let what = verb == "replay" ? "the trace itself" : "one of its shards"
+                throw ShellError("\(verb): \(target.option)=\(args.option(target.option)!.0) names \(what); write the rows elsewhere", at: target.offset)
             }
             if let problem = session.storeFileProblem(target.path) {
                 throw ShellError("cannot write \(target.path): \(problem)", at: target.offset)
@@ -147,54 +195,37 @@ enum ReplayCommands {
             }
         }
         if targets.count == 2 && (targets[0].path == targets[1].path || FileIO.sameFile(targets[0].path, targets[1].path)) {
-            throw ShellError("replay: csv= and plot= name the same file", at: targets[1].offset)
+            throw ShellError("\(verb): csv= and plot= name the same file", at: targets[1].offset)
         }
+    }
 
-        var results: [(name: String, result: ReplayResult)] = []
-        do {
-            let interrupted = session.options.interrupted ?? { false }
-            var line = session.options.progress.map { ProgressLine(show: $0) }
-            defer { line?.end() }
-            for file in files {
-                let reader = try TraceReader(path: file.path, name: file.name, options: file.options)
-                let result = try Replay.run(reader, configurations: configurations, jobs: jobs, interrupted: interrupted) { requests in
-                    line?.update(progressText(file.name, requests: requests, position: reader.position, size: reader.size))
-                }
-                results.append((file.name, result))
-            }
-        } catch {
-            guard let line = report(error, session: session) else {
-                throw ShellError("replay: " + (error.file.map { "\($0): " } ?? "") + error.message, at: word.offset)
-            }
-            session.add(line)
-            return .failedWithin
-        }
-        if several { return try severalReply(results, namespace: namespace, csvPath: csvPath) }
-        let result = results[0].result
-
+    /// The reply of a replay of one trace, named as the command gave it: a line, the table, and
+    /// what was written.
+    static func oneTraceReply(_ trace: ReplayedTrace, source: String, namespace: String,
+                              csvPath: (String, Int)?, plotPath: (String, Int)?) throws(ShellError) -> Reply {
         if let (path, offset) = csvPath {
-            do { try FileIO.writeAtomically(path, csvText(result.rows)) } catch {
+            do { try FileIO.writeAtomically(path, csvText(trace.rows)) } catch {
                 throw ShellError("cannot write \(path): \(error)", at: offset)
             }
         }
         if let (path, offset) = plotPath {
-            let svg = ReplayPlot.svg(result.rows, title: "replay of \(word.text): hit ratio and requests to the server by max") ?? ""
+            let svg = ReplayPlot.svg(trace.rows, title: "replay of \(source): hit ratio and requests to the server by max") ?? ""
             do { try FileIO.writeAtomically(path, svg) } catch {
                 throw ShellError("cannot write \(path): \(error)", at: offset)
             }
         }
         var fields: [String: JSONValue] = [
-            "file": .string(word.text),
+            "file": .string(source),
             "namespace": .string(namespace),
-            "trace_requests": .int(Int64(result.requests)),
-            "duration_ms": .int(result.duration),
-            "rows": .array(result.rows.map { .object(rowObject($0)) }),
+            "trace_requests": .int(Int64(trace.requests)),
+            "duration_ms": .int(trace.duration),
+            "rows": .array(trace.rows.map { .object(rowObject($0)) }),
         ]
         if let (path, _) = csvPath { fields["csv"] = .string(path) }
         if let (path, _) = plotPath { fields["plot"] = .string(path) }
-        var human = ["replayed \(result.requests) \(result.requests == 1 ? "request" : "requests") of \(word.text) "
-                     + "over \(TimeText.formatDuration(result.duration)) of virtual time, namespace \(namespace)"]
-        human += table(result.rows)
+        var human = ["replayed \(trace.requests) \(trace.requests == 1 ? "request" : "requests") of \(source) "
+                     + "over \(TimeText.formatDuration(trace.duration)) of virtual time, namespace \(namespace)"]
+        human += table(trace.rows)
         if let (path, _) = csvPath { human.append("wrote \(path)") }
         if let (path, _) = plotPath { human.append("wrote \(path)") }
         return Reply(fields, human: human)
@@ -208,7 +239,8 @@ enum ReplayCommands {
     /// A directory gives its regular files (not those whose names start with `.`, not its
     /// subdirectories); a pattern (`*`, `?`, `[...]`, as the shell's) every file it matches, each
     /// of which must be a regular file. Checked before any trace is read.
-    static func traceFiles(_ word: Word, path: String) throws(ShellError) -> [(path: String, name: String)]? {
+    static func traceFiles(_ word: Word, path: String, verb: String = "replay",
+                           what: String = "trace") throws(ShellError) -> [(path: String, name: String)]? {
         var st = stat()
         let exists = stat(path, &st) == 0
         let isDirectory = exists && (st.st_mode & S_IFMT) == S_IFDIR
@@ -223,11 +255,11 @@ enum ReplayCommands {
                 guard let p = matches.gl_pathv[i] else { continue }
                 paths.append(String(cString: p))
                 if paths.count > maxTraces {
-                    throw ShellError("replay: \(word.text) names more than \(maxTraces) traces; at most \(maxTraces) in one replay", at: word.offset)
+                    throw ShellError("\(verb): \(word.text) names more than \(maxTraces) \(what)s; at most \(maxTraces) in one \(verb)", at: word.offset)
                 }
             }
         } else if status != GLOB_NOMATCH {
-            throw ShellError("replay: \(word.text): cannot list its files", at: word.offset)
+            throw ShellError("\(verb): \(word.text): cannot list its files", at: word.offset)
         }
         // glob sorts by the C locale's collation; byte order whatever the locale.
         paths.sort { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
@@ -240,31 +272,28 @@ enum ReplayCommands {
             let name = p.hasPrefix(prefix) ? String(p.dropFirst(prefix.count)) : p
             if isDirectory && !regular { continue }
             if !regular {
-                throw ShellError("replay: \(word.text) matches \(name), which is not a regular file", at: word.offset)
+                throw ShellError("\(verb): \(word.text) matches \(name), which is not a regular file", at: word.offset)
             }
             traces.append((p, name))
         }
         if traces.isEmpty {
-            throw ShellError("replay: \(word.text) " + (isDirectory ? "holds no trace (no regular file)" : "matches no file"), at: word.offset)
+            throw ShellError("\(verb): \(word.text) " + (isDirectory ? "holds no \(what) (no regular file)" : "matches no file"), at: word.offset)
         }
         return traces
     }
 
     /// The reply of a replay of several traces: a line per trace, then one table whose rows
     /// start with the trace; in JSON, `traces` and rows with their `file`.
-    private static func severalReply(_ results: [(name: String, result: ReplayResult)], namespace: String,
-                                     csvPath: (String, Int)?) throws(ShellError) -> Reply {
-        let named = results.flatMap { trace in trace.result.rows.map { (trace.name, $0) } }
-        var human = results.map { trace in
-            "replayed \(trace.result.requests) \(trace.result.requests == 1 ? "request" : "requests") of \(DiagnosticsFormatter.oneLine(trace.name)) "
-                + "over \(TimeText.formatDuration(trace.result.duration)) of virtual time, namespace \(namespace)"
-        }
+    static func severalReply(_ results: [ReplayedTrace], namespace: String,
+                             csvPath: (String, Int)?) throws(ShellError) -> Reply {
+        let named = results.flatMap { trace in trace.rows.map { (trace.name, $0) } }
+        var human = results.map(replayedLine(namespace: namespace))
         human += table(named.map(\.1), traces: named.map(\.0))
         var fields: [String: JSONValue] = [
             "namespace": .string(namespace),
             "traces": .array(results.map { trace in
-                .object(["file": .string(trace.name), "trace_requests": .int(Int64(trace.result.requests)),
-                         "duration_ms": .int(trace.result.duration)])
+                .object(["file": .string(trace.name), "trace_requests": .int(Int64(trace.requests)),
+                         "duration_ms": .int(trace.duration)])
             }),
             "rows": .array(named.map { name, row in
                 var object = rowObject(row)
@@ -280,6 +309,14 @@ enum ReplayCommands {
             human.append("wrote \(path)")
         }
         return Reply(fields, human: human)
+    }
+
+    /// The line saying what was replayed of one trace of several.
+    static func replayedLine(namespace: String) -> (ReplayedTrace) -> String {
+        { trace in
+            "replayed \(trace.requests) \(trace.requests == 1 ? "request" : "requests") of \(DiagnosticsFormatter.oneLine(trace.name)) "
+                + "over \(TimeText.formatDuration(trace.duration)) of virtual time, namespace \(namespace)"
+        }
     }
 
     /// A trace error is printed with the trace's own file and line (nil for others: the error
@@ -359,7 +396,7 @@ enum ReplayCommands {
 
 
     /// A comma list option's values, each parsed by `parse`; `fallback` when absent.
-    private static func list<T>(_ args: Arguments, _ name: String, default fallback: [T],
+    static func list<T>(_ args: Arguments, _ name: String, default fallback: [T],
                                 _ parse: (Substring, Int) throws(ShellError) -> T) throws(ShellError) -> [T] {
         guard args.option(name) != nil else { return fallback }
         var values: [T] = []
@@ -395,7 +432,7 @@ enum ReplayCommands {
         return sizes
     }
 
-    private static func outputPath(_ args: Arguments, _ name: String, session: Session, source: SourceFile) throws(ShellError) -> (String, Int)? {
+    static func outputPath(_ args: Arguments, _ name: String, session: Session, source: SourceFile) throws(ShellError) -> (String, Int)? {
         guard let (text, word) = args.option(name) else { return nil }
         guard !text.isEmpty else { throw ShellError("replay: \(name)= needs a file name", at: word.offset) }
         let path = session.resolvePath(String(text), relativeTo: source)
