@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-http attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -74,6 +74,10 @@ bench-replay: deps
 # replay jobs=2 against jobs=1 on a 4 policies x 8 sizes sweep: wall time, CPU, peak memory.
 bench-replay-jobs: deps
 	python3 Benchmarks/replay-jobs-bench.py
+
+# A sweep over a zstd corpus as one process and as parts (shard=I/N) merged: wall, CPU, peak memory.
+bench-replay-shards: deps
+	python3 Benchmarks/replay-shards-bench.py
 
 # The public HTTP cache test suite (../shared/cache-tests) against no cache and Debian's squid,
 # counts side by side (needs nodejs and squid: apt-get install nodejs squid).
