@@ -1,0 +1,423 @@
+import CacheCore
+import CacheServer
+
+/// What `explore` was asked for (SPEC §3.1).
+public struct ExploreOptions: Sendable {
+    /// Every schedule of at most this many preemptions is tried.
+    public var depth = 4
+    /// Random schedules past the exhaustive bound.
+    public var randomSchedules = 0
+    public var seed: UInt64 = 1
+    /// `naive=none`: after the setup, every naive switch off (`ns NAME naive=none` for each
+    /// namespace with one on), so one scenario runs under its switch and under the default.
+    public var naiveOff = false
+    /// `--safe`: the scenario's commands may not read or write files.
+    public var safe = false
+    /// Where the scenario's relative paths resolve (its directory).
+    public var baseDirectory: String?
+    public init() {}
+
+    /// The deepest `depth=` (SPEC §7.1).
+    public static let maxDepth = 16
+    /// Most schedules one explore runs, exhaustive and random together (SPEC §7.1).
+    public static let maxSchedules = 100_000
+}
+
+/// A property a schedule broke.
+public struct ExploreFailure: Sendable, Equatable {
+    /// `expect ... (line N)`, or the built-in property's name.
+    public var property: String
+    /// What was found (the expect's error line, or what B12 saw).
+    public var message: String
+}
+
+/// What one run of a schedule gave.
+struct ExploreRun: Sendable {
+    /// The commands run, in order, as the transcript writes them (the settling `advance` one line).
+    var commands: [String] = []
+    /// The first setup or step command refused, with its line and error.
+    var refused: (line: Int, message: String)?
+    var failure: ExploreFailure?
+    /// The state compared between schedules: each entry's key, state and value, and the work pending.
+    var state = ""
+    /// A step with `latency=` that sent no request in this schedule: the schedule is realized again
+    /// without its answer.
+    var silent: Int?
+}
+
+/// What `explore` found.
+public struct ExploreReport: Sendable {
+    public var file: String
+    /// Schedules run, exhaustive ones by preemptions (index = preemptions), and random ones.
+    public var perDepth: [Int] = []
+    public var random = 0
+    /// Schedules the latency ranges forbid (no times fit their order): not run.
+    public var infeasible = 0
+    public var distinctStates = 0
+    /// The most preemptions explored exhaustively (every schedule up to it was tried), or -1.
+    public var depthReached = -1
+    /// The largest number of preemptions among the schedules run.
+    public var deepest = 0
+    /// The exhaustive search stopped at the bound of schedules before finishing a depth.
+    public var stoppedAtBound = false
+    public var failure: Found?
+    /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
+    /// its line and what is wrong.
+    public var problem: (line: Int, message: String)?
+
+    /// The problem as a script's error names it: `FILE:LINE: error: MESSAGE`.
+    public var problemLine: String? { problem.map { "\(file):\($0.line): error: \($0.message)" } }
+
+    public struct Found: Sendable {
+        public var failure: ExploreFailure
+        /// The failing schedule after shrinking, each event as a phrase.
+        public var schedule: [String]
+        public var preemptions: Int
+        /// The transcript of the shrunk schedule, and its commands, and those of the first failing one.
+        public var transcript: String
+        public var commands: Int
+        public var commandsBeforeShrinking: Int
+        /// `--verify` replays the transcript and it passes.
+        public var verifies: Bool
+    }
+
+    public var schedules: Int { perDepth.reduce(0, +) + random }
+    /// 0 clean, 1 a property fails, 2 the scenario is wrong.
+    public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : 0 }
+}
+
+/// Runs a scenario's schedules, each in a fresh session on a new cache: the setup is run again
+/// for each (SPEC §3.1: not yet a restored fork), then the schedule's choreography, then the
+/// settling and the checks.
+public struct Explorer: Sendable {
+    public let scenario: ExploreScenario
+    public let options: ExploreOptions
+
+    public init(scenario: ExploreScenario, options: ExploreOptions) {
+        self.scenario = scenario
+        self.options = options
+    }
+
+    /// Reads and explores the scenario in `text`.
+    public static func explore(name: String, text: String, options: ExploreOptions) -> ExploreReport {
+        let scenario: ExploreScenario
+        do { scenario = try ExploreScenario(name: name, text: text) } catch {
+            var report = ExploreReport(file: name)
+            report.problem = (error.line, error.message)
+            return report
+        }
+        return Explorer(scenario: scenario, options: options).run()
+    }
+
+    /// Tries every schedule of 0, 1, ... `depth` preemptions, then the random ones; stops at the
+    /// first failure, which it shrinks.
+    public func run() -> ExploreReport {
+        var report = ExploreReport(file: scenario.name)
+        var states: Set<String> = []
+        var found: (schedule: [ExploreChoice], run: ExploreRun)?
+        var first = true
+        let limit = ExploreOptions.maxSchedules
+        for depth in 0...options.depth {
+            report.perDepth.append(0)
+            let finished = ExploreEnumeration.each(steps: scenario.steps, sections: scenario.sectionCount, preemptions: depth) { schedule in
+                if report.schedules >= limit {
+                    report.stoppedAtBound = true
+                    return false
+                }
+                guard let run = self.run(schedule) else {
+                    report.infeasible += 1
+                    return true
+                }
+                report.perDepth[depth] += 1
+                report.deepest = max(report.deepest, depth)
+                states.insert(run.state)
+                if first, let refused = run.refused {
+                    report.problem = (refused.line, "explore: refused in the written order, so the scenario is wrong: \(refused.message)")
+                    return false
+                }
+                first = false
+                if run.failure != nil {
+                    found = (schedule, run)
+                    return false
+                }
+                return true
+            }
+            if report.problem != nil { break }
+            if finished { report.depthReached = depth }
+            if !finished { break }
+        }
+        if report.problem == nil && found == nil && !report.stoppedAtBound && options.randomSchedules > 0 {
+            var generator = ExploreRandom(seed: options.seed)
+            for _ in 0..<min(options.randomSchedules, limit - report.schedules) {
+                let (schedule, preemptions) = ExploreEnumeration.random(steps: scenario.steps, sections: scenario.sectionCount,
+                                                                       using: &generator)
+                guard let run = run(schedule) else {
+                    report.infeasible += 1
+                    continue
+                }
+                report.random += 1
+                report.deepest = max(report.deepest, preemptions)
+                states.insert(run.state)
+                if run.failure != nil {
+                    found = (schedule, run)
+                    break
+                }
+            }
+        }
+        report.distinctStates = states.count
+        if let found, report.problem == nil { report.failure = shrink(found.schedule, found.run) }
+        return report
+    }
+
+    // MARK: Shrinking
+
+    /// The shortest failing schedule the shrinker reaches from `schedule`: steps dropped while it
+    /// still fails, then events moved back toward the written order and answers back to the
+    /// written one; a candidate is kept only when it fails and is no longer in commands.
+    func shrink(_ schedule: [ExploreChoice], _ run: ExploreRun) -> ExploreReport.Found {
+        var best = (schedule: schedule, dropped: Set<Int>(), run: run)
+        let before = run.commands.count
+        var budget = 2_000
+        func attempt(_ candidate: [ExploreChoice], _ dropped: Set<Int>) -> Bool {
+            guard budget > 0 else { return false }
+            budget -= 1
+            guard ExploreSchedulerState.cost(of: candidate, steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped) != nil,
+                  let run = self.run(candidate, dropped: dropped), run.failure == best.run.failure, run.refused == nil || best.run.refused != nil,
+                  run.commands.count <= best.run.commands.count else { return false }
+            // With steps dropped, the smaller scenario must still pass in its written order: the
+            // failure is the order's, not the missing step's.
+            if dropped != best.dropped {
+                let written = ExploreEnumeration.written(steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped)
+                guard let sequential = self.run(written, dropped: dropped), sequential.failure == nil else { return false }
+            }
+            best = (candidate, dropped, run)
+            return true
+        }
+        // Drop steps.
+        var changed = true
+        while changed {
+            changed = false
+            for step in scenario.steps.indices.reversed() where !best.dropped.contains(step) {
+                let candidate = best.schedule.filter { $0.event.step != step }
+                if attempt(candidate, best.dropped.union([step])) { changed = true }
+            }
+        }
+        // Back toward the written order: swap two neighbours written the other way round;
+        // answers back to the written one.
+        changed = true
+        while changed {
+            changed = false
+            for i in best.schedule.indices.dropLast() {
+                let a = best.schedule[i], b = best.schedule[i + 1]
+                guard b.event.position < a.event.position else { continue }
+                var candidate = best.schedule
+                candidate.swapAt(i, i + 1)
+                if attempt(candidate, best.dropped) { changed = true }
+            }
+            for i in best.schedule.indices where best.schedule[i].answer != 0 {
+                var candidate = best.schedule
+                candidate[i].answer = 0
+                if attempt(candidate, best.dropped) { changed = true }
+            }
+        }
+        let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
+                                                     dropped: best.dropped) ?? 0
+        let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
+        let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
+        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule), preemptions: preemptions,
+                                   transcript: transcript.text, commands: best.run.commands.count,
+                                   commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
+    }
+
+    /// The schedule in words, one phrase an event.
+    func describe(_ schedule: [ExploreChoice]) -> [String] {
+        schedule.map { choice in
+            let step = scenario.steps[choice.event.step]
+            switch choice.event.kind {
+            case .issue:
+                let answer = step.latency != nil && step.answers[choice.answer] != .ok ? " (its answer: \(step.answers[choice.answer].rawValue))" : ""
+                return "line \(step.command.line): \(step.command.text)" + answer
+            case .answer:
+                return "line \(step.command.line): the answer to \(step.key ?? "its request") arrives"
+            }
+        }
+    }
+
+    /// The transcript of `commands`: a comment saying what fails, then each command with what it
+    /// prints, run in a fresh session as `--verify` will run it; `failed` says the run failed as
+    /// the search found (an expect failed again).
+    func transcript(_ commands: [String], failure: ExploreFailure, preemptions: Int) -> (text: String, failed: Bool) {
+        let options = self.options
+        let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
+        return Cache().withIsolation { cache in
+            var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
+            let session = Session(cache: cache, options: sessionOptions)
+            session.baseDirectory = options.baseDirectory
+            var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
+            var failed = false
+            for command in commands {
+                let (ok, output) = Self.perform(command, in: session, on: cache)
+                if !ok && command.hasPrefix("expect") { failed = true }
+                text += TranscriptSyntax.render(command: command, output: output)
+            }
+            // A built-in property breaks no command: the timeline the transcript ends with shows it.
+            if !failure.property.hasPrefix("expect") { failed = true }
+            return (text, failed)
+        }
+    }
+
+    // MARK: One schedule
+
+    /// Runs `schedule` (of the steps not `dropped`) in a fresh session; nil when no times fit it.
+    func run(_ schedule: [ExploreChoice], dropped: Set<Int> = []) -> ExploreRun? {
+        var silent: Set<Int> = []
+        // A step found silent is realized again without its answer: at most once each.
+        for _ in 0...scenario.steps.count {
+            let kept = schedule.filter { !(silent.contains($0.event.step) && $0.event.kind == .answer) }
+            guard let times = ExploreTiming.times(of: kept, steps: scenario.steps) else { return nil }
+            let run = execute(kept, times: times, silent: silent)
+            guard let step = run.silent else { return run }
+            silent.insert(step)
+        }
+        return nil
+    }
+
+    /// The schedule realized as ordinary commands and run: setup, then each event at its time
+    /// (`advance`, `server next KEY latency=` before the step that sends the request, the step),
+    /// then the settling `advance`, then the expect lines.
+    private func execute(_ schedule: [ExploreChoice], times: [Int64], silent: Set<Int>) -> ExploreRun {
+        let scenario = self.scenario
+        let options = self.options
+        return Cache().withIsolation { cache in
+            var run = ExploreRun()
+            let session = Session(cache: cache, options: SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false))
+            session.baseDirectory = options.baseDirectory
+            for line in scenario.setup {
+                run.commands.append(line.text)
+                let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                if !ok && run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
+            }
+            if options.naiveOff {
+                for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
+                    let off = "ns \(namespace.name) naive=none"
+                    run.commands.append(off)
+                    _ = Self.perform(off, in: session, on: cache)
+                }
+            }
+            let start = cache.now
+            // The answer times of the steps issued, by step.
+            var answerAt: [Int: Int64] = [:]
+            for (j, choice) in schedule.enumerated() where choice.event.kind == .answer { answerAt[choice.event.step] = start + times[j] }
+            var issueAt: [Int: Int64] = [:]
+            for (j, choice) in schedule.enumerated() {
+                let step = scenario.steps[choice.event.step]
+                let due = start + times[j]
+                guard choice.event.kind == .issue else { continue }
+                if due > cache.now {
+                    let advance = "advance " + TimeText.formatDuration(due - cache.now)
+                    run.commands.append(advance)
+                    _ = Self.perform(advance, in: session, on: cache)
+                }
+                issueAt[choice.event.step] = cache.now
+                var queued = -1
+                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
+                    var next = "server next \(key) latency=" + TimeText.formatDuration(answer - cache.now)
+                    switch step.answers[choice.answer] {
+                    case .ok: break
+                    case .fail: next += " --fail"
+                    case .lost: next += " --lost-answer"
+                    }
+                    run.commands.append(next)
+                    queued = Self.queuedAnswers(session.server)
+                    _ = Self.perform(next, in: session, on: cache)
+                }
+                run.commands.append(step.command.text)
+                let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
+                if !ok && run.refused == nil { run.refused = (step.command.line, Self.firstLine(output)) }
+                if queued >= 0 && Self.queuedAnswers(session.server) > queued {
+                    run.silent = choice.event.step
+                    return run
+                }
+            }
+            // Settle: the last answer, then whatever it and the steps started, until nothing is due
+            // but polls (which never end); at most 64 rounds, each a day at most.
+            var target = answerAt.values.max() ?? cache.now
+            var settled = max(0, target - cache.now)
+            if settled > 0 { _ = Self.perform("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
+            for _ in 0..<64 {
+                let due = cache.pendingWork().compactMap { item -> Int64? in
+                    if case .poll = item.kind { return nil }
+                    return item.dueAt
+                }.filter { $0 - cache.now <= ExploreScenario.maxLatency }.max()
+                guard let due, due >= cache.now else { break }
+                target = due
+                let step = max(target - cache.now, 0)
+                settled += step
+                _ = Self.perform("advance " + TimeText.formatDuration(step), in: session, on: cache)
+                if step == 0 { break }
+            }
+            if settled > 0 { run.commands.append("advance " + TimeText.formatDuration(settled)) }
+            for line in scenario.expects {
+                run.commands.append(line.text)
+                let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                if !ok && run.failure == nil {
+                    run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
+                }
+            }
+            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session) {
+                run.failure = violation.failure
+                run.commands.append("timeline " + violation.key)
+            }
+            run.state = cache.keys().map { entry in
+                "\(entry.key) \(entry.state) \(cache.peek(entry.key).value.map { $0.compactText } ?? "null")"
+            }.joined(separator: "\n") + "\npending \(cache.pendingWork().count)"
+            return run
+        }
+    }
+
+    /// B12 (SPEC §1.1) as the timeline shows it: a `get` step's answer, to a request sent before a
+    /// `put` of its key, stored over that put (no `mutate` of the key is in the block before the
+    /// answer, whose pending log rules instead).
+    private static func b12(_ scenario: ExploreScenario, _ schedule: [ExploreChoice], issueAt: [Int: Int64], answerAt: [Int: Int64],
+                            session: Session) -> (failure: ExploreFailure, key: String)? {
+        func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
+        func words(_ step: ExploreScenario.Step) -> [Substring] { step.command.text.split(separator: " ") }
+        for (s, step) in scenario.steps.enumerated() where words(step).first == "get" {
+            guard let key = step.key, let sent = issueAt[s], let answered = answerAt[s] else { continue }
+            let mutated = scenario.steps.indices.contains { m in
+                words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
+                    && (issueAt[m] ?? .max) < answered
+            }
+            if mutated { continue }
+            for (w, write) in scenario.steps.enumerated() where words(write).first == "put" {
+                guard words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
+                      let written = issueAt[w], sent < written, written < answered else { continue }
+                let stored = session.timeline.filter {
+                    $0.key == canonical(key) && $0.at == answered && ($0.cause == .fetched || $0.cause == .refreshed) && $0.source == .server
+                }
+                if !stored.isEmpty {
+                    return (ExploreFailure(property: "B12",
+                                           message: "the answer to line \(step.command.line) (\(step.command.text)), sent before the put of line \(write.command.line), was stored over it"),
+                            canonical(key))
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Runs one command as typed; whether it succeeded, and what it printed.
+    private static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+        let ok = session.run(SourceFile(name: nil, text: command), on: cache)
+        return (ok, session.takeOutput().map(\.text).joined())
+    }
+
+    /// The answers `server next` queued and no request took yet.
+    private static func queuedAnswers(_ server: SimulatedServer) -> Int {
+        server.scripted.values.reduce(0) { $0 + $1.count }
+    }
+
+    private static func firstLine(_ output: String) -> String {
+        let lines = output.split(separator: "\n")
+        return String(lines.first { $0.hasPrefix("error:") } ?? lines.last ?? "")
+    }
+}
