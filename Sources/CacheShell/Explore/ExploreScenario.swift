@@ -94,8 +94,6 @@ public struct ExploreScenario: Sendable {
                 phase = .checks
             case (.block, "concurrent"):
                 throw Problem(line: line, message: "explore: concurrent inside a block (close the first with end; a scenario has one block)")
-            case (.block, "expect"):
-                throw Problem(line: line, message: "explore: expect inside the block; write expect lines after end, where they are checked once everything settled")
             case (.block, _):
                 guard steps.count < Self.maxSteps else {
                     throw Problem(line: line, message: "explore: more than \(Self.maxSteps) steps in a block; at most \(Self.maxSteps)")

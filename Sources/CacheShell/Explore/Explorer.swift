@@ -43,6 +43,8 @@ struct ExploreRun: Sendable {
     /// A step with `latency=` that sent no request in this schedule: the schedule is realized again
     /// without its answer.
     var silent: Int?
+    /// Every such step of the schedule as it was run at last.
+    var silentSteps: Set<Int> = []
 }
 
 /// What `explore` found.
@@ -224,20 +226,22 @@ public struct Explorer: Sendable {
                                                      dropped: best.dropped) ?? 0
         let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
         let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
-        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule), preemptions: preemptions,
+        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule, silent: best.run.silentSteps), preemptions: preemptions,
                                    transcript: transcript.text, commands: best.run.commands.count,
                                    commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
     }
 
     /// The schedule in words, one phrase an event.
-    func describe(_ schedule: [ExploreChoice]) -> [String] {
-        schedule.map { choice in
+    func describe(_ schedule: [ExploreChoice], silent: Set<Int>) -> [String] {
+        schedule.compactMap { choice in
             let step = scenario.steps[choice.event.step]
             switch choice.event.kind {
             case .issue:
                 let answer = step.latency != nil && step.answers[choice.answer] != .ok ? " (its answer: \(step.answers[choice.answer].rawValue))" : ""
+                if silent.contains(choice.event.step) { return "line \(step.command.line): \(step.command.text) (sends no request here)" }
                 return "line \(step.command.line): \(step.command.text)" + answer
             case .answer:
+                if silent.contains(choice.event.step) { return nil }
                 return "line \(step.command.line): the answer to \(step.key ?? "its request") arrives"
             }
         }
@@ -275,7 +279,8 @@ public struct Explorer: Sendable {
         for _ in 0...scenario.steps.count {
             let kept = schedule.filter { !(silent.contains($0.event.step) && $0.event.kind == .answer) }
             guard let times = ExploreTiming.times(of: kept, steps: scenario.steps) else { return nil }
-            let run = execute(kept, times: times, silent: silent)
+            var run = execute(kept, times: times, silent: silent)
+            run.silentSteps = silent
             guard let step = run.silent else { return run }
             silent.insert(step)
         }
@@ -320,7 +325,17 @@ public struct Explorer: Sendable {
                 }
                 issueAt[choice.event.step] = cache.now
                 var queued = -1
-                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
+                var restore: String?
+                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
+                   step.answers[choice.answer] == .ok, step.command.text.hasPrefix("mutate") {
+                    // A scripted answer leaves the server's data alone; a mutation answered as the
+                    // server answers one (applied) takes the key's latency instead, put back after.
+                    let latency = "server latency " + TimeText.formatDuration(answer - cache.now) + " " + key
+                    let before = session.server.latencies[KeyName.canonical(key)] ?? session.server.latencies[key] ?? session.server.latency
+                    restore = "server latency " + TimeText.formatDuration(before) + " " + key
+                    run.commands.append(latency)
+                    _ = Self.perform(latency, in: session, on: cache)
+                } else if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
                     var next = "server next \(key) latency=" + TimeText.formatDuration(answer - cache.now)
                     switch step.answers[choice.answer] {
                     case .ok: break
@@ -333,7 +348,18 @@ public struct Explorer: Sendable {
                 }
                 run.commands.append(step.command.text)
                 let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
-                if !ok && run.refused == nil { run.refused = (step.command.line, Self.firstLine(output)) }
+                if !ok && step.command.text.hasPrefix("expect") {
+                    // An expect step checks the state at its point of the schedule.
+                    if run.failure == nil {
+                        run.failure = ExploreFailure(property: "\(step.command.text) (line \(step.command.line))", message: Self.firstLine(output))
+                    }
+                } else if !ok && run.refused == nil {
+                    run.refused = (step.command.line, Self.firstLine(output))
+                }
+                if let restore {
+                    run.commands.append(restore)
+                    _ = Self.perform(restore, in: session, on: cache)
+                }
                 if queued >= 0 && Self.queuedAnswers(session.server) > queued {
                     run.silent = choice.event.step
                     return run
@@ -416,8 +442,10 @@ public struct Explorer: Sendable {
         server.scripted.values.reduce(0) { $0 + $1.count }
     }
 
+    /// The error a command printed (without `error: `), else its last line.
     private static func firstLine(_ output: String) -> String {
         let lines = output.split(separator: "\n")
-        return String(lines.first { $0.hasPrefix("error:") } ?? lines.last ?? "")
+        if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return String(error.dropFirst("error: ".count)) }
+        return String(lines.last ?? "")
     }
 }
