@@ -342,7 +342,7 @@ func runMain() -> Int32 {
         return transcribe(recording, command, mode: options.mode)
     }
     if command.explore {
-        if command.verify || command.commands != nil || command.store != nil || command.echo || command.config != nil {
+        if command.verify || command.commands != nil || command.store != nil || command.echo || command.config != nil || command.bail {
             fail(usage: "--explore takes a scenario FILE and its options alone (with --json or --safe)")
         }
         return ExploreMain.run(command.files, json: command.json, safe: command.safe)

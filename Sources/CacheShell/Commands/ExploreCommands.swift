@@ -112,6 +112,7 @@ public enum ExploreCommands {
                 "message": .string(found.failure.message),
                 "schedule": .array(found.schedule.map(JSONValue.string)),
                 "preemptions": .int(Int64(found.preemptions)),
+                "found_at_depth": .int(Int64(report.foundAtDepth ?? found.preemptions)),
                 "commands": .int(Int64(found.commands)),
                 "commands_before_shrinking": .int(Int64(found.commandsBeforeShrinking)),
                 "verifies": .bool(found.verifies),
@@ -138,7 +139,8 @@ public enum ExploreCommands {
         }
         lines.append("failed: \(found.failure.property)")
         lines.append("  \(found.failure.message)")
-        lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")):")
+        let first = report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? ""
+        lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
         lines += found.schedule.map { "  " + $0 }
         lines.append("shrunk to \(found.commands) commands (from \(found.commandsBeforeShrinking))"
                      + (found.verifies ? "; the transcript verifies:" : "; the transcript does NOT verify:"))

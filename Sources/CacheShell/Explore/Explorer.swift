@@ -60,6 +60,8 @@ public struct ExploreReport: Sendable {
     public var depthReached = -1
     /// The largest number of preemptions among the schedules run.
     public var deepest = 0
+    /// The preemptions of the first failing schedule, before shrinking.
+    public var foundAtDepth: Int?
     /// The exhaustive search stopped at the bound of schedules before finishing a depth.
     public var stoppedAtBound = false
     public var failure: Found?
@@ -140,6 +142,7 @@ public struct Explorer: Sendable {
                 first = false
                 if run.failure != nil {
                     found = (schedule, run)
+                    report.foundAtDepth = depth
                     return false
                 }
                 return true
@@ -162,6 +165,7 @@ public struct Explorer: Sendable {
                 states.insert(run.state)
                 if run.failure != nil {
                     found = (schedule, run)
+                    report.foundAtDepth = preemptions
                     break
                 }
             }
@@ -394,7 +398,9 @@ public struct Explorer: Sendable {
                 run.failure = violation.failure
                 run.commands.append("timeline " + violation.key)
             }
-            run.state = cache.keys().map { entry in
+            // Values and states, by key: the recency order is left out (no max in the scenario
+            // can make it matter yet, SPEC §3.1).
+            run.state = cache.keys().sorted { $0.key < $1.key }.map { entry in
                 "\(entry.key) \(entry.state) \(cache.peek(entry.key).value.map { $0.compactText } ?? "null")"
             }.joined(separator: "\n") + "\npending \(cache.pendingWork().count)"
             return run
