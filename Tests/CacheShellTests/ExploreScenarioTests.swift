@@ -1,0 +1,70 @@
+@testable import CacheShell
+import Testing
+
+/// The scenario reader, the scheduler's choices and the times a schedule is given (SPEC §3.1).
+@Suite struct ExploreScenarioTests {
+    static func scenario(_ text: String) throws -> ExploreScenario {
+        try ExploreScenario(name: "s.explore", text: text)
+    }
+
+    @Test func aStepLosesItsLatencyAndAnswerWordsAndKeepsTheRest() throws {
+        let s = try Self.scenario("ns a ttl=1m\nconcurrent\n  mutate a:1 {\"n\": 1} latency=10ms..2s answer=ok,lost --idempotent\nand\n  put a:2 2\nend\nexpect peek a:1 value=1\n")
+        #expect(s.setup.map(\.text) == ["ns a ttl=1m"])
+        #expect(s.steps.map(\.command.text) == ["mutate a:1 {\"n\": 1} --idempotent", "put a:2 2"])
+        #expect(s.steps[0].latency == 10...2000)
+        #expect(s.steps[0].answers == [.ok, .lost])
+        #expect(s.steps[0].key == "a:1")
+        #expect(s.steps.map(\.section) == [0, 1])
+        #expect(s.steps[1].latency == nil)
+        #expect(s.expects.map(\.line) == [7])
+    }
+
+    @Test func aLatencyPastADayIsRefused() throws {
+        #expect(throws: ExploreScenario.Problem(line: 2, message: "explore: latency=1ms..2d: at most 1d")) {
+            try Self.scenario("concurrent\n  get a:1 --async latency=1ms..2d\nend\n")
+        }
+        #expect(try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1d\nend\n").steps[0].latency == 1...86_400_000)
+    }
+
+    @Test func theWrittenOrderCostsNothingAndEachOtherChoiceOnePreemption() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1s\n  put b:1 1\nend\n")
+        var state = ExploreSchedulerState(steps: s.steps, sections: s.sectionCount)
+        #expect(state.choices().map(\.cost) == [0])
+        state.take(state.choices()[0].choice)
+        // The answer is first in written order; the put taken before it is one preemption.
+        #expect(state.choices().map(\.choice.event) == [ExploreEvent(kind: .answer, step: 0), ExploreEvent(kind: .issue, step: 1)])
+        #expect(state.choices().map(\.cost) == [0, 1])
+    }
+
+    @Test func timesAreTheEarliestThatKeepTheOrderAndTheRanges() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=50ms..1s\n  get b:1 --async latency=10ms..20ms\nend\n")
+        let issue0 = ExploreChoice(event: ExploreEvent(kind: .issue, step: 0), answer: 0)
+        let answer0 = ExploreChoice(event: ExploreEvent(kind: .answer, step: 0), answer: 0)
+        let issue1 = ExploreChoice(event: ExploreEvent(kind: .issue, step: 1), answer: 0)
+        let answer1 = ExploreChoice(event: ExploreEvent(kind: .answer, step: 1), answer: 0)
+        #expect(ExploreTiming.times(of: [issue0, answer0, issue1, answer1], steps: s.steps) == [0, 50, 51, 61])
+        #expect(ExploreTiming.times(of: [issue0, issue1, answer1, answer0], steps: s.steps) == [0, 1, 11, 50])
+        // The second answer comes at most 20ms after its request: it cannot follow one due 50ms
+        // after a request sent 40ms later.
+        let tight = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..5ms\n  get b:1 --async latency=50ms\nend\n")
+        #expect(ExploreTiming.times(of: [issue0, issue1, answer1, answer0], steps: tight.steps) == nil)
+    }
+
+    @Test func everyScheduleIsCountedOnceAtItsDepth() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1s\n  put b:1 1\nand\n  put c:1 1\nend\n")
+        var all: Set<[ExploreChoice]> = []
+        var total = 0
+        for depth in 0...6 {
+            ExploreEnumeration.each(steps: s.steps, sections: s.sectionCount, preemptions: depth) { schedule in
+                #expect(ExploreSchedulerState.cost(of: schedule, steps: s.steps, sections: s.sectionCount, dropped: []) == depth)
+                all.insert(schedule)
+                total += 1
+                return true
+            }
+        }
+        // Section 0 is get a, then its answer and put b in either order (2 orders); put c goes in
+        // any of the 4 places among them: 8 schedules, each once.
+        #expect(total == all.count)
+        #expect(total == 8)
+    }
+}
