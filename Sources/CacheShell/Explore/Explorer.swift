@@ -258,7 +258,7 @@ public struct Explorer: Sendable {
         let options = self.options
         let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
         return Cache().withIsolation { cache in
-            var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
+            let sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
             let session = Session(cache: cache, options: sessionOptions)
             session.baseDirectory = options.baseDirectory
             var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
