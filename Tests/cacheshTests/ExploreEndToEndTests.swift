@@ -192,6 +192,8 @@ struct ExploreEndToEndTests {
         ("concurrent\n  get a:1 --async latency=1ms answer=maybe\nend\n",
          "scenario.explore:2: error: explore: answer=maybe: a list of ok, fail and lost (answer=ok,lost)"),
         ("concurrent\n  put a:1 1\nend\nput a:2 2\n", "scenario.explore:4: error: explore: only expect lines may follow end (found put)"),
+        ("concurrent\n  put a:1 1\n  advance 1s\nend\n",
+         "scenario.explore:3: error: explore: advance as a step would move the clock under the schedule, which sets the times; put it in the setup, or give the step's answer a latency= range"),
         ("put a:1 {\"x\":\nconcurrent\n  put a:1 1\nend\n", "scenario.explore:1: error: unterminated JSON value: \"{\" opened here is never closed"),
     ])
     func aWrongScenarioExitsTwoWithItsLine(text: String, error: String) async throws {
@@ -199,6 +201,13 @@ struct ExploreEndToEndTests {
         #expect(run.status == 2, "\(run)")
         #expect(run.stderr == error + "\n")
         #expect(run.stdout.isEmpty)
+    }
+
+    @Test func underSafeEachScheduleHasAStrangersBudgetOfScheduledWork() async throws {
+        let (run, _) = try await Self.explore("poll a:1 every=1ms\nadvance 1d\nconcurrent\n  put b:1 1\nend\n", ["--safe"])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.stderr.hasPrefix("scenario.explore:2: error: explore: refused in the written order, so the scenario is wrong: stopped after running "))
+        #expect(run.stderr.contains("scheduled items in all (the budget of --safe and --verify: "))
     }
 
     @Test func aBlockHasAtMostThirtyTwoSteps() async throws {

@@ -44,6 +44,8 @@ public struct ExploreScenario: Sendable {
     public var expects: [Line]
     /// The line of `concurrent`.
     public var blockLine: Int
+    /// The scenario's size in bytes (under `--safe`, each schedule's budget of scheduled work).
+    public var bytes: Int
 
     /// Most steps in a block (SPEC §7.1).
     public static let maxSteps = 32
@@ -94,6 +96,8 @@ public struct ExploreScenario: Sendable {
                 phase = .checks
             case (.block, "concurrent"):
                 throw Problem(line: line, message: "explore: concurrent inside a block (close the first with end; a scenario has one block)")
+            case (.block, "advance"):
+                throw Problem(line: line, message: "explore: advance as a step would move the clock under the schedule, which sets the times; put it in the setup, or give the step's answer a latency= range")
             case (.block, _):
                 guard steps.count < Self.maxSteps else {
                     throw Problem(line: line, message: "explore: more than \(Self.maxSteps) steps in a block; at most \(Self.maxSteps)")
@@ -120,6 +124,7 @@ public struct ExploreScenario: Sendable {
         self.sectionCount = section + 1
         self.expects = expects
         self.blockLine = blockLine
+        self.bytes = bytes.count
     }
 
     /// A step: its command with `latency=` and `answer=` taken off (on `get` and `mutate KEY`).

@@ -256,11 +256,10 @@ public struct Explorer: Sendable {
     /// the search found (an expect failed again).
     func transcript(_ commands: [String], failure: ExploreFailure, preemptions: Int) -> (text: String, failed: Bool) {
         let options = self.options
+        let scenario = self.scenario
         let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
         return Cache().withIsolation { cache in
-            let sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
-            let session = Session(cache: cache, options: sessionOptions)
-            session.baseDirectory = options.baseDirectory
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
             var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
             var failed = false
             for command in commands {
@@ -299,8 +298,7 @@ public struct Explorer: Sendable {
         let options = self.options
         return Cache().withIsolation { cache in
             var run = ExploreRun()
-            let session = Session(cache: cache, options: SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false))
-            session.baseDirectory = options.baseDirectory
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
             for line in scenario.setup {
                 run.commands.append(line.text)
                 let (ok, output) = Self.perform(line.text, in: session, on: cache)
@@ -334,13 +332,13 @@ public struct Explorer: Sendable {
                    step.answers[choice.answer] == .ok, step.command.text.hasPrefix("mutate") {
                     // A scripted answer leaves the server's data alone; a mutation answered as the
                     // server answers one (applied) takes the key's latency instead, put back after.
-                    let latency = "server latency " + TimeText.formatDuration(answer - cache.now) + " " + key
+                    let latency = "server latency " + TimeText.formatDuration(max(1, answer - cache.now)) + " " + key
                     let before = session.server.latencies[KeyName.canonical(key)] ?? session.server.latencies[key] ?? session.server.latency
                     restore = "server latency " + TimeText.formatDuration(before) + " " + key
                     run.commands.append(latency)
                     _ = Self.perform(latency, in: session, on: cache)
                 } else if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
-                    var next = "server next \(key) latency=" + TimeText.formatDuration(answer - cache.now)
+                    var next = "server next \(key) latency=" + TimeText.formatDuration(max(1, answer - cache.now))
                     switch step.answers[choice.answer] {
                     case .ok: break
                     case .fail: next += " --fail"
@@ -435,6 +433,17 @@ public struct Explorer: Sendable {
             }
         }
         return nil
+    }
+
+    /// A fresh session for one schedule: under `--safe`, with the budget of scheduled work a
+    /// stranger's script of the scenario's size has (SPEC §7.1), so no schedule runs unbounded.
+    private static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
+        var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
+        if options.safe { sessionOptions.scheduledBudget = .perInput }
+        let session = Session(cache: cache, options: sessionOptions)
+        session.noteInput(bytes: bytes, on: cache)
+        session.baseDirectory = options.baseDirectory
+        return session
     }
 
     /// Runs one command as typed; whether it succeeded, and what it printed.
