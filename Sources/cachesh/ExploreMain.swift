@@ -6,7 +6,7 @@ import CacheShell
 /// fails, 2 when the scenario is wrong (a parse error, a command refused in the written order),
 /// cannot be read, or the options are bad.
 enum ExploreMain {
-    static func run(_ arguments: [String], json: Bool, safe: Bool) -> Int32 {
+    static func run(_ arguments: [String], json: Bool, safe: Bool, progress: (@Sendable (String?) -> Void)?) -> Int32 {
         let terminal = Terminal()
         defer { terminal.flush() }
         guard let file = arguments.first else { fail(usage: "--explore needs a scenario FILE") }
@@ -47,6 +47,10 @@ enum ExploreMain {
             return 2
         }
         if let slash = file.lastIndex(of: "/") { options.baseDirectory = slash == file.startIndex ? "/" : String(file[..<slash]) }
+        // Ctrl-C stops the search with what it found, rather than the process.
+        Interactive.installInterruptHandler()
+        options.interrupted = { interruptSignalled.exchange(false, ordering: .relaxed) }
+        options.progress = progress
         let report = Explorer.explore(name: file, text: text, options: options)
         if let problem = report.problemLine {
             terminal.write(problem + "\n", isError: true)

@@ -345,7 +345,7 @@ func runMain() -> Int32 {
         if command.verify || command.commands != nil || command.store != nil || command.echo || command.config != nil || command.bail {
             fail(usage: "--explore takes a scenario FILE and its options alone (with --json or --safe)")
         }
-        return ExploreMain.run(command.files, json: command.json, safe: command.safe)
+        return ExploreMain.run(command.files, json: command.json, safe: command.safe, progress: options.progress)
     }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,

@@ -1,5 +1,14 @@
 @testable import CacheShell
+import Synchronization
 import Testing
+
+/// Counts the polls of an interruption hook and says yes from the `after`-th on.
+final class InterruptAfter: Sendable {
+    let polls = Atomic<Int>(0)
+    let after: Int
+    init(_ after: Int) { self.after = after }
+    func poll() -> Bool { polls.add(1, ordering: .relaxed).newValue > after }
+}
 
 /// The scenario reader, the scheduler's choices and the times a schedule is given (SPEC §3.1).
 @Suite struct ExploreScenarioTests {
@@ -67,4 +76,19 @@ import Testing
         #expect(total == all.count)
         #expect(total == 8)
     }
+
+    @Test func anInterruptionStopsTheSearchWithWhatItFound() throws {
+        let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
+        let hook = InterruptAfter(4)
+        var options = ExploreOptions()
+        options.interrupted = { hook.poll() }
+        let report = Explorer(scenario: s, options: options).run()
+        #expect(report.interrupted)
+        #expect(report.schedules == 4)
+        #expect(report.perDepth == [1, 2, 1])
+        #expect(report.depthReached == 1)
+        #expect(report.exitCode == 130)
+        #expect(ExploreCommands.humanLines(report).last == "stopped (Ctrl-C) after 4 schedules: clean so far, to depth 1 whole")
+    }
 }
+

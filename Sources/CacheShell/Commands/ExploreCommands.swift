@@ -38,6 +38,8 @@ public enum ExploreCommands {
             throw ShellError("explore: cannot read \(word.text): \(error)", at: word.offset)
         }
         options.baseDirectory = directory(of: path)
+        options.interrupted = session.options.interrupted
+        options.progress = session.options.progress
         let report = Explorer.explore(name: word.text, text: text, options: options)
         if let problem = report.problem {
             let message = problem.message.hasPrefix("explore: ") ? String(problem.message.dropFirst("explore: ".count)) : problem.message
@@ -106,6 +108,7 @@ public enum ExploreCommands {
             "clean": .bool(report.failure == nil),
         ]
         if report.stoppedAtBound { fields["stopped_at_bound"] = .bool(true) }
+        if report.interrupted { fields["interrupted"] = .bool(true) }
         if let found = report.failure {
             fields["failure"] = .object([
                 "property": .string(found.failure.property),
@@ -130,6 +133,10 @@ public enum ExploreCommands {
         if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
         lines.append("distinct states: \(report.distinctStates)")
         guard let found = report.failure else {
+            if report.interrupted {
+                return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
+                                + (report.depthReached >= 0 ? ", to depth \(report.depthReached) whole" : "")]
+            }
             var verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
             if report.random > 0 { verdict += ", and \(report.random) random schedules" }
             if report.stoppedAtBound {

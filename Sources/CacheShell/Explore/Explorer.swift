@@ -15,6 +15,10 @@ public struct ExploreOptions: Sendable {
     public var safe = false
     /// Where the scenario's relative paths resolve (its directory).
     public var baseDirectory: String?
+    /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
+    public var interrupted: (@Sendable () -> Bool)?
+    /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
+    public var progress: (@Sendable (String?) -> Void)?
     public init() {}
 
     /// The deepest `depth=` (SPEC §7.1).
@@ -64,6 +68,8 @@ public struct ExploreReport: Sendable {
     public var foundAtDepth: Int?
     /// The exhaustive search stopped at the bound of schedules before finishing a depth.
     public var stoppedAtBound = false
+    /// Ctrl-C stopped the search (``ExploreOptions/interrupted``).
+    public var interrupted = false
     public var failure: Found?
     /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
     /// its line and what is wrong.
@@ -86,8 +92,8 @@ public struct ExploreReport: Sendable {
     }
 
     public var schedules: Int { perDepth.reduce(0, +) + random }
-    /// 0 clean, 1 a property fails, 2 the scenario is wrong.
-    public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : 0 }
+    /// 0 clean, 1 a property fails, 2 the scenario is wrong, 130 stopped by Ctrl-C with nothing found.
+    public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : interrupted ? 130 : 0 }
 }
 
 /// Runs a scenario's schedules, each in a fresh session on a new cache: the setup is run again
@@ -121,6 +127,8 @@ public struct Explorer: Sendable {
         var found: (schedule: [ExploreChoice], run: ExploreRun)?
         var first = true
         let limit = ExploreOptions.maxSchedules
+        var progress = options.progress.map { ProgressLine(show: $0) }
+        defer { progress?.end() }
         for depth in 0...options.depth {
             report.perDepth.append(0)
             let finished = ExploreEnumeration.each(steps: scenario.steps, sections: scenario.sectionCount, preemptions: depth) { schedule in
@@ -128,6 +136,11 @@ public struct Explorer: Sendable {
                     report.stoppedAtBound = true
                     return false
                 }
+                if options.interrupted?() == true {
+                    report.interrupted = true
+                    return false
+                }
+                progress?.update("explore: \(scenario.name): depth \(depth), \(report.schedules) schedules")
                 guard let run = self.run(schedule) else {
                     report.infeasible += 1
                     return true
@@ -151,9 +164,14 @@ public struct Explorer: Sendable {
             if finished { report.depthReached = depth }
             if !finished { break }
         }
-        if report.problem == nil && found == nil && !report.stoppedAtBound && options.randomSchedules > 0 {
+        if report.problem == nil && found == nil && !report.stoppedAtBound && !report.interrupted && options.randomSchedules > 0 {
             var generator = ExploreRandom(seed: options.seed)
             for _ in 0..<min(options.randomSchedules, limit - report.schedules) {
+                if options.interrupted?() == true {
+                    report.interrupted = true
+                    break
+                }
+                progress?.update("explore: \(scenario.name): \(report.random) random schedules")
                 let (schedule, preemptions) = ExploreEnumeration.random(steps: scenario.steps, sections: scenario.sectionCount,
                                                                        using: &generator)
                 guard let run = run(schedule) else {
