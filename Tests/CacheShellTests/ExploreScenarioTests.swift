@@ -1,4 +1,5 @@
 @testable import CacheShell
+import Foundation
 import Synchronization
 import Testing
 
@@ -89,6 +90,48 @@ final class InterruptAfter: Sendable {
         #expect(report.depthReached == 1)
         #expect(report.exitCode == 130)
         #expect(ExploreCommands.humanLines(report).last == "stopped (Ctrl-C) after 4 schedules: clean so far, to depth 1 whole")
+    }
+
+    static let examples: [String] = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/explore")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".explore") }.sorted().map { directory.appendingPathComponent($0).path }
+    }()
+
+    @Test func theExamplesAreFound() { #expect(Self.examples.count >= 7) }
+
+    /// The fast path (each schedule restores a snapshot of the state after the setup) pinned to
+    /// the slow one (the setup run again): the same schedules, states, failure and transcript.
+    @Test(arguments: examples)
+    func forkingFromTheStateAfterTheSetupFindsWhatRunningItAgainFinds(path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let scenario = try ExploreScenario(name: "race.explore", text: text)
+        for naiveOff in [false, true] {
+            var options = ExploreOptions()
+            options.naiveOff = naiveOff
+            let forked = Explorer(scenario: scenario, options: options).run()
+            options.fork = false
+            let again = Explorer(scenario: scenario, options: options).run()
+            #expect(forked.forked && !again.forked)
+            #expect(forked.perDepth == again.perDepth)
+            #expect(forked.distinctStates == again.distinctStates)
+            #expect(forked.failure?.failure == again.failure?.failure)
+            #expect(forked.failure?.schedule == again.failure?.schedule)
+            #expect(forked.failure?.transcript == again.failure?.transcript)
+            #expect(forked.failure?.verifies ?? true)
+            #expect((forked.failure == nil) == naiveOff, "\(path): the naive run finds the race, the default is clean")
+        }
+    }
+
+    @Test func aSetupASnapshotCannotHoldIsRunAgainForEachSchedule() throws {
+        for setup in ["server next a:1 latency=5ms", "server strict on", "get a:1 --async", "server set a:1 1 version=3",
+                      "client tab2", "persist"] {
+            let scenario = try Self.scenario("\(setup)\nconcurrent\n  put b:1 1\nend\n")
+            #expect(!Explorer(scenario: scenario, options: ExploreOptions()).forkable, "\(setup)")
+        }
+        let plain = try Self.scenario("ns a ttl=1m\nserver set a:1 1\nget a:1\nwatch a:1\nconcurrent\n  put b:1 1\nend\n")
+        #expect(Explorer(scenario: plain, options: ExploreOptions()).forkable)
     }
 }
 

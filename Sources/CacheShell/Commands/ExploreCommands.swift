@@ -109,6 +109,7 @@ public enum ExploreCommands {
         ]
         if report.stoppedAtBound { fields["stopped_at_bound"] = .bool(true) }
         if report.interrupted { fields["interrupted"] = .bool(true) }
+        fields["forked"] = .bool(report.forked)
         if let found = report.failure {
             fields["failure"] = .object([
                 "property": .string(found.failure.property),
@@ -132,6 +133,8 @@ public enum ExploreCommands {
         var lines = ["schedules: \(report.schedules) (\(perDepth)" + (report.random > 0 ? ", random: \(report.random)" : "") + ")"]
         if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
         lines.append("distinct states: \(report.distinctStates)")
+        lines.append(report.forked ? "each schedule forked from the state after the setup"
+                                   : "the setup run again for each schedule (it holds what a snapshot does not keep)")
         guard let found = report.failure else {
             if report.interrupted {
                 return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"

@@ -15,6 +15,10 @@ public struct ExploreOptions: Sendable {
     public var safe = false
     /// Where the scenario's relative paths resolve (its directory).
     public var baseDirectory: String?
+    /// Fork each schedule from a snapshot of the state after the setup where the setup allows it
+    /// (``Explorer/forkable``); false runs the setup again for each (the slow path the tests pin
+    /// the fork to).
+    public var fork = true
     /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
     /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
@@ -70,6 +74,8 @@ public struct ExploreReport: Sendable {
     public var stoppedAtBound = false
     /// Ctrl-C stopped the search (``ExploreOptions/interrupted``).
     public var interrupted = false
+    /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
+    public var forked = false
     public var failure: Found?
     /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
     /// its line and what is wrong.
@@ -102,10 +108,74 @@ public struct ExploreReport: Sendable {
 public struct Explorer: Sendable {
     public let scenario: ExploreScenario
     public let options: ExploreOptions
+    /// The state after the setup (and `naive=none`), which each schedule restores instead of
+    /// running the setup again; nil: each runs it.
+    let postSetup: PostSetup?
+
+    /// A snapshot of the session after the setup, and the commands that made it.
+    struct PostSetup: Sendable {
+        var snapshot: String
+        var commands: [String]
+    }
 
     public init(scenario: ExploreScenario, options: ExploreOptions) {
+        self.init(scenario: scenario, options: options, postSetup: nil)
+    }
+
+    private init(scenario: ExploreScenario, options: ExploreOptions, postSetup: PostSetup?) {
         self.scenario = scenario
         self.options = options
+        self.postSetup = postSetup
+    }
+
+    /// Setup commands whose whole effect a snapshot keeps (SPEC §5.2: entries, clock, statistics,
+    /// pending work, watches, active keys and polls, the server's data and settings), so a
+    /// schedule may start from a restored snapshot rather than run them again. Not: scripted
+    /// answers, strict mode and server versions (a snapshot does not keep them), clients and the
+    /// persisted cache, reads still waiting (`--async`), idempotency keys, HTTP fields, files.
+    var forkable: Bool {
+        let commands: Set<String> = ["ns", "put", "get", "mget", "pages", "advance", "invalidate", "expire", "evict", "clear",
+                                     "touch", "activate", "deactivate", "poll", "unpoll", "mutate", "event", "push", "focus",
+                                     "peek", "keys", "stats", "pending", "now", "config", "expect", "echo", "watch", "unwatch",
+                                     "memory-warning", "explain", "timeline"]
+        let serverForms: Set<String> = ["set", "patch", "delete", "latency", "fail", "offline", "online", "show", "log"]
+        return scenario.setup.allSatisfy { line in
+            let words = line.text.split(separator: " ")
+            guard let first = words.first.map(String.init) else { return true }
+            if line.text.contains("version=") || line.text.contains("--idempotent") || line.text.contains("--async")
+                || line.text.contains("headers=") || line.text.contains("status=") { return false }
+            if first == "server" { return words.count > 1 && serverForms.contains(String(words[1])) }
+            return commands.contains(first)
+        }
+    }
+
+    /// Runs the setup once and keeps the state it leaves; nil when a command of it was refused
+    /// (the schedules then run it, and the first one reports it).
+    private func makePostSetup() -> PostSetup? {
+        let scenario = self.scenario
+        let options = self.options
+        return Cache().withIsolation { cache -> PostSetup? in
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            var commands: [String] = []
+            for line in scenario.setup {
+                commands.append(line.text)
+                guard Self.perform(line.text, in: session, on: cache).ok else { return nil }
+            }
+            commands += Self.naiveOff(options, session: session, on: cache)
+            return PostSetup(snapshot: session.makeSnapshot(on: cache).compactText, commands: commands)
+        }
+    }
+
+    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, run.
+    private static func naiveOff(_ options: ExploreOptions, session: Session, on cache: isolated Cache) -> [String] {
+        guard options.naiveOff else { return [] }
+        var commands: [String] = []
+        for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
+            let off = "ns \(namespace.name) naive=none"
+            commands.append(off)
+            _ = Self.perform(off, in: session, on: cache)
+        }
+        return commands
     }
 
     /// Reads and explores the scenario in `text`.
@@ -122,6 +192,11 @@ public struct Explorer: Sendable {
     /// Tries every schedule of 0, 1, ... `depth` preemptions, then the random ones; stops at the
     /// first failure, which it shrinks.
     public func run() -> ExploreReport {
+        if postSetup == nil && options.fork && forkable, let post = makePostSetup() {
+            var report = Explorer(scenario: scenario, options: options, postSetup: post).run()
+            report.forked = true
+            return report
+        }
         var report = ExploreReport(file: scenario.name)
         var states: Set<String> = []
         var found: (schedule: [ExploreChoice], run: ExploreRun)?
@@ -314,20 +389,19 @@ public struct Explorer: Sendable {
     private func execute(_ schedule: [ExploreChoice], times: [Int64], silent: Set<Int>) -> ExploreRun {
         let scenario = self.scenario
         let options = self.options
+        let postSetup = self.postSetup
         return Cache().withIsolation { cache in
             var run = ExploreRun()
             let session = Self.session(options, bytes: scenario.bytes, on: cache)
-            for line in scenario.setup {
-                run.commands.append(line.text)
-                let (ok, output) = Self.perform(line.text, in: session, on: cache)
-                if !ok && run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
-            }
-            if options.naiveOff {
-                for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
-                    let off = "ns \(namespace.name) naive=none"
-                    run.commands.append(off)
-                    _ = Self.perform(off, in: session, on: cache)
+            if let postSetup, (try? session.restore(snapshotText: postSetup.snapshot, on: cache)) != nil {
+                run.commands = postSetup.commands
+            } else {
+                for line in scenario.setup {
+                    run.commands.append(line.text)
+                    let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                    if !ok && run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
                 }
+                run.commands += Self.naiveOff(options, session: session, on: cache)
             }
             let start = cache.now
             // The answer times of the steps issued, by step.
