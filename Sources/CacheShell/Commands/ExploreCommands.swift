@@ -17,7 +17,7 @@ public enum ExploreCommands {
             .text("naive", placeholder: "none", meaning: "naive=none: every naive switch the setup turns on is turned off after it (the default policy)"),
             .text("transcript", placeholder: "FILE", meaning: "also write the shortest failing schedule's transcript to FILE"),
         ],
-        example: "explore race.explore depth=3", run: explore)
+        example: "explore Examples/explore/swr-173-older-answer-wins.explore naive=none", run: explore)
 
     static func explore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: Self.explore)
