@@ -177,6 +177,27 @@ struct ExploreEndToEndTests {
         #expect(clean.status == 0, "\(clean)")
     }
 
+    @Test func aRollbackThatRemovesMoreThanItsOwnChangeIsFoundWithoutAnExpectLine() async throws {
+        let text = """
+            ns todos ttl=10m naive=rollback-to-snapshot
+            server set todos:list {"items":[]}
+            get todos:list
+            concurrent
+              mutate todos:list {"items":{"$push":"a"}} latency=10ms..1s answer=fail
+              mutate todos:list {"items":{"$push":"b"}} latency=10ms..1s answer=fail
+            end
+            """
+        let (run, object) = try await Self.explore(text)
+        #expect(run.status == 1, "\(run)")
+        let failure = try #require(object["failure"] as? [String: Any])
+        #expect(failure["property"] as? String == "B11 rollback")
+        #expect(failure["message"] as? String
+                == "the rollback of line 6 (mutate todos:list {\"items\":{\"$push\":\"b\"}}) left {\"items\":[\"a\"]}, not {\"items\":[]} without its change")
+        #expect(failure["verifies"] as? Bool == true)
+        let (clean, _) = try await Self.explore(text, ["naive=none"])
+        #expect(clean.status == 0, "\(clean)")
+    }
+
     // MARK: A wrong scenario is not a race
 
     @Test(arguments: [

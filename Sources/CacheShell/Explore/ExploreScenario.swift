@@ -34,6 +34,11 @@ public struct ExploreScenario: Sendable {
         public var answers: [Answer]
         /// The section (from 0) the step belongs to.
         public var section: Int
+        /// The command's name and its first argument as written (`mutate`, `todos:list`), for the
+        /// built-in properties; the PATCH of a `mutate KEY PATCH`.
+        public var verb: String = ""
+        public var argument: String?
+        public var patch: String?
     }
 
     /// The scenario's file name, as given.
@@ -178,7 +183,11 @@ public struct ExploreScenario: Sendable {
         }
         let text = String(decoding: utf8, as: UTF8.self)
         let key = latency == nil ? nil : words[1].text
-        return Step(command: Line(text: text, line: line), key: key, latency: latency, answers: answers, section: section)
+        var step = Step(command: Line(text: text, line: line), key: key, latency: latency, answers: answers, section: section)
+        step.verb = name
+        step.argument = words.count > 1 ? words[1].text : nil
+        if name == "mutate" && words.count > 2 && words[1].text != "entity" { step.patch = words[2].text }
+        return step
     }
 
     /// `LO..HI` or one duration `D` (exactly D).

@@ -484,7 +484,8 @@ public struct Explorer: Sendable {
                     run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
                 }
             }
-            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session) {
+            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session)
+                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, session: session) {
                 run.failure = violation.failure
                 run.commands.append("timeline " + violation.key)
             }
@@ -542,6 +543,38 @@ public struct Explorer: Sendable {
     private static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
         let ok = session.run(SourceFile(name: nil, text: command), on: cache)
         return (ok, session.takeOutput().map(\.text).joined())
+    }
+
+    /// B11's rollback (SPEC §1.1) as the timeline shows it: when a `mutate KEY PATCH` step's
+    /// mutation is rolled back while no other mutation of the key is pending and no event step
+    /// of the key came since it was sent, the value it leaves is the value before with only that
+    /// mutation's change removed: PATCH applied to it gives the value shown before the rollback.
+    private static func rollback(_ scenario: ExploreScenario, issueAt: [Int: Int64], answerAt: [Int: Int64],
+                                 session: Session) -> (failure: ExploreFailure, key: String)? {
+        func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
+        for (m, step) in scenario.steps.enumerated() {
+            guard step.verb == "mutate", let patchText = step.patch, let key = step.argument.map(canonical),
+                  let sent = issueAt[m], let answered = answerAt[m],
+                  let document = try? JSONValue(parsing: patchText), let patch = try? Patch(document) else { continue }
+            let alone = !scenario.steps.indices.contains { o in
+                guard o != m, scenario.steps[o].argument.map(canonical) == key, let other = issueAt[o] else { return false }
+                switch scenario.steps[o].verb {
+                case "mutate": return other < answered && (answerAt[o] ?? .max) > answered
+                case "event": return sent < other && other < answered
+                default: return false
+                }
+            }
+            guard alone else { continue }
+            let changes = session.timeline.filter { $0.key == key }
+            guard let at = changes.firstIndex(where: { $0.cause == .rolledBack && $0.at == answered }), at > 0,
+                  let after = changes[at].value, let before = changes[..<at].last(where: { $0.value != nil })?.value,
+                  let redone = try? patch.apply(to: after), redone.compactText != before.compactText else { continue }
+            return (ExploreFailure(property: "B11 rollback",
+                                   message: "the rollback of line \(step.command.line) (\(step.command.text)) left \(after.compactText), "
+                                       + "not \(before.compactText) without its change"),
+                    key)
+        }
+        return nil
     }
 
     /// The answers `server next` queued and no request took yet.
