@@ -133,5 +133,18 @@ final class InterruptAfter: Sendable {
         let plain = try Self.scenario("ns a ttl=1m\nserver set a:1 1\nget a:1\nwatch a:1\nconcurrent\n  put b:1 1\nend\n")
         #expect(Explorer(scenario: plain, options: ExploreOptions()).forkable)
     }
+
+    @Test func theSearchStopsAtItsBoundOfSchedulesAndSaysSo() throws {
+        let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
+        var options = ExploreOptions()
+        options.scheduleLimit = 4
+        options.randomSchedules = 10
+        let report = Explorer(scenario: s, options: options).run()
+        #expect(report.stoppedAtBound)
+        #expect(report.schedules == 4)
+        #expect(report.random == 0)
+        #expect(report.exitCode == 0)
+        #expect(ExploreCommands.humanLines(report).last == "clean to depth 1, 4 schedules (stopped at the bound of 4 schedules inside depth 2)")
+    }
 }
 

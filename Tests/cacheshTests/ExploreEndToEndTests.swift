@@ -95,6 +95,17 @@ struct ExploreEndToEndTests {
         #expect(human.stdout.hasSuffix("clean to depth 2, 6 schedules\n"), "\(human)")
     }
 
+    /// Answers of fixed latencies: the order where the slow one comes first while the fast one
+    /// was sent before it arrived is one no times fit; it is counted, not run.
+    @Test func ordersTheLatencyRangesForbidAreCountedAndNotRun() async throws {
+        let text = "concurrent\n  get a:1 --async latency=100ms\n  get b:1 --async latency=1ms\nend\n"
+        let (run, object) = try await Self.explore(text)
+        #expect(run.status == 0, "\(run)")
+        #expect(object["per_depth"] as? [Int] == [1, 0, 1, 0, 0])
+        #expect(object["infeasible"] as? Int == 1)
+        #expect(object["schedules"] as? Int == 2)
+    }
+
     @Test func randomSchedulesPastTheBoundAreCountedAndTheSameForTheSameSeed() async throws {
         let (run, object) = try await Self.explore(Self.twoByTwo, ["depth=0", "schedules=25", "seed=7"])
         #expect(run.status == 0)

@@ -143,7 +143,7 @@ public enum ExploreCommands {
             var verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
             if report.random > 0 { verdict += ", and \(report.random) random schedules" }
             if report.stoppedAtBound {
-                verdict += " (stopped at the bound of \(ExploreOptions.maxSchedules) schedules inside depth \(report.depthReached + 1))"
+                verdict += " (stopped at the bound of \(report.bound) schedules inside depth \(report.depthReached + 1))"
             }
             return lines + [verdict]
         }

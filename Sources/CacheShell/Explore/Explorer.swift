@@ -29,6 +29,8 @@ public struct ExploreOptions: Sendable {
     public static let maxDepth = 16
     /// Most schedules one explore runs, exhaustive and random together (SPEC §7.1).
     public static let maxSchedules = 100_000
+    /// ``maxSchedules``, lowered by tests of the bound.
+    var scheduleLimit = maxSchedules
 }
 
 /// A property a schedule broke.
@@ -72,6 +74,8 @@ public struct ExploreReport: Sendable {
     public var foundAtDepth: Int?
     /// The exhaustive search stopped at the bound of schedules before finishing a depth.
     public var stoppedAtBound = false
+    /// That bound (``ExploreOptions/maxSchedules``).
+    public var bound = ExploreOptions.maxSchedules
     /// Ctrl-C stopped the search (``ExploreOptions/interrupted``).
     public var interrupted = false
     /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
@@ -198,16 +202,18 @@ public struct Explorer: Sendable {
             return report
         }
         var report = ExploreReport(file: scenario.name)
+        report.bound = options.scheduleLimit
         var states: Set<String> = []
         var found: (schedule: [ExploreChoice], run: ExploreRun)?
         var first = true
-        let limit = ExploreOptions.maxSchedules
+        let limit = options.scheduleLimit
         var progress = options.progress.map { ProgressLine(show: $0) }
         defer { progress?.end() }
         for depth in 0...options.depth {
             report.perDepth.append(0)
             let finished = ExploreEnumeration.each(steps: scenario.steps, sections: scenario.sectionCount, preemptions: depth) { schedule in
-                if report.schedules >= limit {
+                // Infeasible orders count too: the bound is on the enumeration's work.
+                if report.schedules + report.infeasible >= limit {
                     report.stoppedAtBound = true
                     return false
                 }
@@ -241,7 +247,7 @@ public struct Explorer: Sendable {
         }
         if report.problem == nil && found == nil && !report.stoppedAtBound && !report.interrupted && options.randomSchedules > 0 {
             var generator = ExploreRandom(seed: options.seed)
-            for _ in 0..<min(options.randomSchedules, limit - report.schedules) {
+            for _ in 0..<min(options.randomSchedules, max(0, limit - report.schedules - report.infeasible)) {
                 if options.interrupted?() == true {
                     report.interrupted = true
                     break
