@@ -99,7 +99,7 @@ final class InterruptAfter: Sendable {
         return names.filter { $0.hasSuffix(".explore") }.sorted().map { directory.appendingPathComponent($0).path }
     }()
 
-    @Test func theExamplesAreFound() { #expect(Self.examples.count >= 7) }
+    @Test func theExamplesAreFound() { #expect(Self.examples.count >= 10) }
 
     /// The fast path (each schedule restores a snapshot of the state after the setup) pinned to
     /// the slow one (the setup run again): the same schedules, states, failure and transcript.
