@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Counts the polls of an interruption hook and says yes from the `after`-th on.
 final class InterruptAfter: Sendable {
@@ -145,6 +146,41 @@ final class InterruptAfter: Sendable {
         #expect(report.random == 0)
         #expect(report.exitCode == 0)
         #expect(ExploreCommands.humanLines(report).last == "clean to depth 1, 4 schedules (stopped at the bound of 4 schedules inside depth 2)")
+    }
+
+    /// Random small scenarios (reads, puts, server changes and mutations of one key, in one or
+    /// two sections, under a naive switch or the default): whenever explore finds a failure, the
+    /// shrunk schedule fails the same way, has no more commands than the one first found, no
+    /// more preemptions, and its transcript verifies.
+    @Test func theShrunkScheduleAlwaysFailsIsNeverLongerAndVerifies() throws {
+        var generator = SeededGenerator(seed: 36)
+        var failures = 0
+        for _ in 0..<24 {
+            let naive = generator.pick(["last-answer-wins", "answer-drops-mutations", "rollback-to-snapshot", "none"])
+            var text = "ns k ttl=10m naive=\(naive)\nserver set k:1 {\"v\":0}\nget k:1\nconcurrent\n"
+            let count = Int.random(in: 2...4, using: &generator)
+            for i in 0..<count {
+                if i > 0 && generator.chance(20) { text += "and\n" }
+                text += "  " + generator.pick([
+                    "get k:1 --force --async latency=10ms..1s",
+                    "put k:1 {\"v\":\(i + 1)}",
+                    "server set k:1 {\"v\":\(i + 10)}",
+                    "mutate k:1 {\"m\":\(i)} latency=10ms..1s answer=ok,fail",
+                ]) + "\n"
+            }
+            text += "end\n"
+            let scenario = try ExploreScenario(name: "random.explore", text: text)
+            var options = ExploreOptions()
+            options.depth = 3
+            let report = Explorer(scenario: scenario, options: options).run()
+            #expect(report.problem == nil, "\(text)")
+            guard let found = report.failure else { continue }
+            failures += 1
+            #expect(found.verifies, "\(text)\n\(found.transcript)")
+            #expect(found.commands <= found.commandsBeforeShrinking, "\(text)")
+            #expect(found.preemptions <= report.foundAtDepth ?? .max, "\(text)")
+        }
+        #expect(failures >= 3, "the random scenarios found too few failures to test the shrinker")
     }
 }
 
