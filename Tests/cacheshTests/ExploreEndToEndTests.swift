@@ -226,6 +226,10 @@ struct ExploreEndToEndTests {
         ("concurrent\n  put a:1 1\nend\nput a:2 2\n", "scenario.explore:4: error: explore: only expect lines may follow end (found put)"),
         ("concurrent\n  put a:1 1\n  advance 1s\nend\n",
          "scenario.explore:3: error: explore: advance as a step would move the clock under the schedule, which sets the times; put it in the setup, or give the step's answer a latency= range"),
+        ("concurrent\n  put a:1 1\nend\nexpect peek a:1\n",
+         "scenario.explore:4: error: explore: refused in the written order, so the scenario is wrong: expect needs at least one PATH=VALUE after the command"),
+        ("concurrent\n  put a:1 1\n  expect peke a:1 value=1\nend\n",
+         "scenario.explore:3: error: explore: refused in the written order, so the scenario is wrong: expect runs peek, keys, stats, pending, server show, server log, now, config or get, not \"peke\""),
         ("put a:1 {\"x\":\nconcurrent\n  put a:1 1\nend\n", "scenario.explore:1: error: unterminated JSON value: \"{\" opened here is never closed"),
     ])
     func aWrongScenarioExitsTwoWithItsLine(text: String, error: String) async throws {

@@ -448,7 +448,7 @@ public struct Explorer: Sendable {
                 }
                 run.commands.append(step.command.text)
                 let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
-                if !ok && step.command.text.hasPrefix("expect") {
+                if !ok && step.command.text.hasPrefix("expect") && Self.isMismatch(output) {
                     // An expect step checks the state at its point of the schedule.
                     if run.failure == nil {
                         run.failure = ExploreFailure(property: "\(step.command.text) (line \(step.command.line))", message: Self.firstLine(output))
@@ -486,7 +486,11 @@ public struct Explorer: Sendable {
             for line in scenario.expects {
                 run.commands.append(line.text)
                 let (ok, output) = Self.perform(line.text, in: session, on: cache)
-                if !ok && run.failure == nil {
+                if !ok && !Self.isMismatch(output) {
+                    // A check that cannot run (a typo, a path its command has not) is the
+                    // scenario's error, not a race.
+                    if run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
+                } else if !ok && run.failure == nil {
                     run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
                 }
             }
@@ -586,6 +590,13 @@ public struct Explorer: Sendable {
     /// The answers `server next` queued and no request took yet.
     private static func queuedAnswers(_ server: SimulatedServer) -> Int {
         server.scripted.values.reduce(0) { $0 + $1.count }
+    }
+
+    /// Whether an `expect` failed because a value differs (`expect: PATH: expected X, found Y`),
+    /// not because it could not run.
+    private static func isMismatch(_ output: String) -> Bool {
+        let error = firstLine(output)
+        return error.hasPrefix("expect: ") && error.contains(": expected ") && error.contains(", found ")
     }
 
     /// The error a command printed (without `error: `), else its last line.
