@@ -246,6 +246,14 @@ struct ExploreEndToEndTests {
         #expect(run.stderr.contains("scheduled items in all (the budget of --safe and --verify: "))
     }
 
+    @Test func aScenarioRunAsAScriptSaysToExploreIt() async throws {
+        let scenario = Self.directory.appendingPathComponent("swr-420-response-after-local-delete.explore").path
+        let run = try await Cachesh.run(["--safe", "--bail", scenario])
+        #expect(run.status == 1)
+        #expect(run.stderr == "\(scenario):8: error: unknown command \"concurrent\": this reads as an explore scenario, not a script; "
+                + "run cachesh --explore FILE (or explore FILE)\n")
+    }
+
     @Test func aBlockHasAtMostThirtyTwoSteps() async throws {
         let steps = (1...33).map { "  put a:\($0) \($0)" }.joined(separator: "\n")
         let (run, _) = try await Self.explore("concurrent\n\(steps)\nend\n")
