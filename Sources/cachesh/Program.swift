@@ -58,6 +58,9 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
+    @Flag(help: "Explore FILE, a scenario (then depth=N schedules=N seed=S transcript=OUT): exit 0 clean, 1 a property fails, 2 the scenario is wrong.")
+    var explore = false
+
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
 
@@ -86,6 +89,7 @@ struct Invocation: Equatable {
     var echo = false
     var noPager = false
     var verify = false
+    var explore = false
     var update = false
     var junit: String?
     var transcribe: String?
@@ -104,6 +108,7 @@ struct Invocation: Equatable {
         echo = parsed.echo
         noPager = parsed.noPager
         verify = parsed.verify
+        explore = parsed.explore
         update = parsed.update
         junit = parsed.junit
         transcribe = parsed.transcribe
@@ -188,6 +193,7 @@ struct Invocation: Equatable {
             case "--echo": echo = true
             case "--no-pager": noPager = true
             case "--verify": verify = true
+            case "--explore": explore = true
             case "--update": update = true
             case "--wait": wait = true
             case "-c", "--config", "--store", "--transcribe", "--junit", "--max-scheduled":
@@ -334,6 +340,12 @@ func runMain() -> Int32 {
     }
     if let recording = command.transcribe {
         return transcribe(recording, command, mode: options.mode)
+    }
+    if command.explore {
+        if command.verify || command.commands != nil || command.store != nil || command.echo || command.config != nil || command.bail {
+            fail(usage: "--explore takes a scenario FILE and its options alone (with --json or --safe)")
+        }
+        return ExploreMain.run(command.files, json: command.json, safe: command.safe, progress: options.progress)
     }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,

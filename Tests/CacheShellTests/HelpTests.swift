@@ -206,7 +206,7 @@ private func usageError(in output: String) -> String? {
 
     /// Commands whose example needs a file or state a fresh session lacks: they must still be
     /// written correctly, but may fail (`load config.json` with no such file).
-    static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay", "replay-merge",
+    static let examplesNeedingFilesOrState: Set<String> = ["load", "source", "restore", "record", "push", "mutate", "replay", "replay-merge", "explore",
                                                            "keys", "clear", "stats", "diff", "cancel", "request"]
 
     @Test(arguments: CommandCatalog.all.map(\.name))

@@ -19,6 +19,11 @@ extension Session {
             if lower != name, Self.handlers[lower] != nil || Self.aliases[lower] != nil {
                 throw ShellError("unknown command \"\(name)\" (commands are lower case: did you mean \(lower)?)", at: word.offset)
             }
+            if name == "concurrent" && command.words.count == 1 {
+                // The first line of an explore scenario's block: the file is not a script (SPEC §3.1).
+                throw ShellError("unknown command \"concurrent\": this reads as an explore scenario, not a script; "
+                                 + "run cachesh --explore FILE (or explore FILE)", at: word.offset)
+            }
             let suggestion = Self.nearest(name, among: Self.commandNames)
             throw ShellError("unknown command \"\(name)\"" + (suggestion.map { " (did you mean \($0)?)" } ?? " (try help)"),
                              at: word.offset)

@@ -4,7 +4,7 @@ import CacheCore
 /// "Snapshots, scripts and the session", whose other commands have files of their own.
 enum SessionCommands {
     static let family = CommandFamily(title: "Snapshots, scripts and the session", commands: [
-        SnapshotCommands.snapshot, SnapshotCommands.restore, SnapshotCommands.diff, ReplayCommands.replay, ReplayShards.merge, source, ClientCommands.client, ClientCommands.persist, ClientCommands.hydrate, RecordCommands.record, ExpectCommands.expect, output, echo,
+        SnapshotCommands.snapshot, SnapshotCommands.restore, SnapshotCommands.diff, ReplayCommands.replay, ReplayShards.merge, ExploreCommands.explore, source, ClientCommands.client, ClientCommands.persist, ClientCommands.hydrate, RecordCommands.record, ExpectCommands.expect, output, echo,
         HelpCommands.help, quit,
     ])
 

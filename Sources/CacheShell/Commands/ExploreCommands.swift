@@ -1,0 +1,160 @@
+import CacheCore
+
+/// `explore FILE`: a scenario's schedules tried in scratch sessions, the shortest failing one
+/// printed as a transcript (SPEC §3.1); the session's cache is not touched.
+public enum ExploreCommands {
+    static let explore = CommandSpec(
+        name: "explore",
+        summary: "try the orders a scenario's steps may happen in; print the shortest failing one as a transcript",
+        arguments: [.file(meaning: "a scenario: setup commands; then concurrent, the steps that may interleave (and starts another "
+                          + "section, whose steps interleave with the first's), end; then expect lines, checked once all settled. "
+                          + "A get (--async) or mutate KEY step may take latency=LO..HI, the range its answer arrives in, and "
+                          + "answer=ok,fail,lost, the answers tried (SPEC 3.1)")],
+        options: [
+            .count("depth", meaning: "try every schedule with at most N preemptions (choices of an event out of its written order; default 4, at most 16)"),
+            .count("schedules", meaning: "then N random schedules (default 0)"),
+            .count("seed", meaning: "the random schedules' seed (default 1): the same seed, the same schedules"),
+            .text("naive", placeholder: "none", meaning: "naive=none: every naive switch the setup turns on is turned off after it (the default policy)"),
+            .text("transcript", placeholder: "FILE", meaning: "also write the shortest failing schedule's transcript to FILE"),
+        ],
+        example: "explore Examples/explore/swr-173-older-answer-wins.explore naive=none", run: explore)
+
+    static func explore(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
+        let args = try Arguments(command, source, for: Self.explore)
+        try args.expect(1...1, usage: "FILE")
+        let word = args.positional[0]
+        let path = session.resolvePath(word.text, relativeTo: source)
+        if session.options.safe { throw session.refusedBySafe("read", path, at: word.offset) }
+        var options = try readOptions(args)
+        var output: String?
+        if let (text, word) = args.option("transcript") {
+            output = session.resolvePath(String(text), relativeTo: source)
+            if FileIO.sameFile(output!, path) {
+                throw ShellError("explore: transcript=\(text) names the scenario itself; write the transcript elsewhere", at: word.offset)
+            }
+        }
+        let text: String
+        do { text = try FileIO.read(path) } catch {
+            throw ShellError("explore: cannot read \(word.text): \(error)", at: word.offset)
+        }
+        options.baseDirectory = directory(of: path)
+        options.interrupted = session.options.interrupted
+        options.progress = session.options.progress
+        let report = Explorer.explore(name: word.text, text: text, options: options)
+        if let problem = report.problem {
+            let message = problem.message.hasPrefix("explore: ") ? String(problem.message.dropFirst("explore: ".count)) : problem.message
+            throw ShellError("explore: \(word.text):\(problem.line): \(message)", at: word.offset)
+        }
+        if let output, let found = report.failure {
+            do { try FileIO.writeAtomically(output, found.transcript) } catch {
+                throw ShellError("explore: cannot write \(output): \(error)", at: command.offset)
+            }
+        }
+        var reply = Reply(fields(report), human: humanLines(report))
+        if let found = report.failure {
+            reply.ok = false
+            session.add(.reply(reply, name: "explore", mode: session.options.mode))
+            throw ShellError("explore: \(found.failure.property) fails (exit 1 under cachesh --explore)", at: command.offset)
+        }
+        return reply
+    }
+
+    /// `depth=`, `schedules=`, `seed=`, checked against their bounds (SPEC §7.1).
+    static func readOptions(_ args: Arguments) throws(ShellError) -> ExploreOptions {
+        var options = ExploreOptions()
+        if let (text, word) = args.option("depth") {
+            guard let n = Int(text), (0...ExploreOptions.maxDepth).contains(n) else {
+                throw ShellError("explore: depth=\(text): use a whole number of preemptions from 0 to \(ExploreOptions.maxDepth)", at: word.offset)
+            }
+            options.depth = n
+        }
+        if let (text, word) = args.option("schedules") {
+            guard let n = Int(text), (0...ExploreOptions.maxSchedules).contains(n) else {
+                throw ShellError("explore: schedules=\(text): use a whole number of random schedules from 0 to \(ExploreOptions.maxSchedules)", at: word.offset)
+            }
+            options.randomSchedules = n
+        }
+        if let (text, word) = args.option("naive") {
+            guard text == "none" else { throw ShellError("explore: naive=\(text): only naive=none (every switch off after the setup)", at: word.offset) }
+            options.naiveOff = true
+        }
+        if let (text, word) = args.option("seed") {
+            guard let n = UInt64(text) else {
+                throw ShellError("explore: seed=\(text): use a whole number from 0 to \(UInt64.max)", at: word.offset)
+            }
+            options.seed = n
+        }
+        return options
+    }
+
+    static func directory(of path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+
+    /// The report's JSON fields (SPEC §4).
+    public static func fields(_ report: ExploreReport) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [
+            "ok": .bool(report.failure == nil),
+            "file": .string(report.file),
+            "schedules": .int(Int64(report.schedules)),
+            "per_depth": .array(report.perDepth.map { .int(Int64($0)) }),
+            "random_schedules": .int(Int64(report.random)),
+            "infeasible": .int(Int64(report.infeasible)),
+            "distinct_states": .int(Int64(report.distinctStates)),
+            "depth": .int(Int64(report.depthReached)),
+            "deepest": .int(Int64(report.deepest)),
+            "clean": .bool(report.failure == nil),
+        ]
+        if report.stoppedAtBound { fields["stopped_at_bound"] = .bool(true) }
+        if report.interrupted { fields["interrupted"] = .bool(true) }
+        fields["forked"] = .bool(report.forked)
+        if let found = report.failure {
+            fields["failure"] = .object([
+                "property": .string(found.failure.property),
+                "message": .string(found.failure.message),
+                "schedule": .array(found.schedule.map(JSONValue.string)),
+                "preemptions": .int(Int64(found.preemptions)),
+                "found_at_depth": .int(Int64(report.foundAtDepth ?? found.preemptions)),
+                "commands": .int(Int64(found.commands)),
+                "commands_before_shrinking": .int(Int64(found.commandsBeforeShrinking)),
+                "verifies": .bool(found.verifies),
+                "transcript": .string(found.transcript),
+            ])
+        }
+        return fields
+    }
+
+    /// The report as lines: the counts, then the verdict; on a failure the property, the
+    /// schedule and the transcript.
+    public static func humanLines(_ report: ExploreReport) -> [String] {
+        let perDepth = report.perDepth.enumerated().map { "depth \($0.offset): \($0.element)" }.joined(separator: ", ")
+        var lines = ["schedules: \(report.schedules) (\(perDepth)" + (report.random > 0 ? ", random: \(report.random)" : "") + ")"]
+        if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
+        lines.append("distinct states: \(report.distinctStates)")
+        lines.append(report.forked ? "each schedule forked from the state after the setup"
+                                   : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+        guard let found = report.failure else {
+            if report.interrupted {
+                return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
+                                + (report.depthReached >= 0 ? ", to depth \(report.depthReached) whole" : "")]
+            }
+            var verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
+            if report.random > 0 { verdict += ", and \(report.random) random schedules" }
+            if report.stoppedAtBound {
+                verdict += " (stopped at the bound of \(report.bound) schedules inside depth \(report.depthReached + 1))"
+            }
+            return lines + [verdict]
+        }
+        lines.append("failed: \(found.failure.property)")
+        lines.append("  \(found.failure.message)")
+        let first = report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? ""
+        lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
+        lines += found.schedule.map { "  " + $0 }
+        lines.append("shrunk to \(found.commands) commands (from \(found.commandsBeforeShrinking))"
+                     + (found.verifies ? "; the transcript verifies:" : "; the transcript does NOT verify:"))
+        lines += TranscriptSyntax.lines(found.transcript).dropLast().map(String.init)
+        return lines
+    }
+}

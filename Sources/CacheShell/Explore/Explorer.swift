@@ -1,0 +1,608 @@
+import CacheCore
+import CacheServer
+
+/// What `explore` was asked for (SPEC §3.1).
+public struct ExploreOptions: Sendable {
+    /// Every schedule of at most this many preemptions is tried.
+    public var depth = 4
+    /// Random schedules past the exhaustive bound.
+    public var randomSchedules = 0
+    public var seed: UInt64 = 1
+    /// `naive=none`: after the setup, every naive switch off (`ns NAME naive=none` for each
+    /// namespace with one on), so one scenario runs under its switch and under the default.
+    public var naiveOff = false
+    /// `--safe`: the scenario's commands may not read or write files.
+    public var safe = false
+    /// Where the scenario's relative paths resolve (its directory).
+    public var baseDirectory: String?
+    /// Fork each schedule from a snapshot of the state after the setup where the setup allows it
+    /// (``Explorer/forkable``); false runs the setup again for each (the slow path the tests pin
+    /// the fork to).
+    public var fork = true
+    /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
+    public var interrupted: (@Sendable () -> Bool)?
+    /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
+    public var progress: (@Sendable (String?) -> Void)?
+    public init() {}
+
+    /// The deepest `depth=` (SPEC §7.1).
+    public static let maxDepth = 16
+    /// Most schedules one explore runs, exhaustive and random together (SPEC §7.1).
+    public static let maxSchedules = 100_000
+    /// ``maxSchedules``, lowered by tests of the bound.
+    var scheduleLimit = maxSchedules
+}
+
+/// A property a schedule broke.
+public struct ExploreFailure: Sendable, Equatable {
+    /// `expect ... (line N)`, or the built-in property's name.
+    public var property: String
+    /// What was found (the expect's error line, or what B12 saw).
+    public var message: String
+}
+
+/// What one run of a schedule gave.
+struct ExploreRun: Sendable {
+    /// The commands run, in order, as the transcript writes them (the settling `advance` one line).
+    var commands: [String] = []
+    /// The first setup or step command refused, with its line and error.
+    var refused: (line: Int, message: String)?
+    var failure: ExploreFailure?
+    /// The state compared between schedules: each entry's key, state and value, and the work pending.
+    var state = ""
+    /// A step with `latency=` that sent no request in this schedule: the schedule is realized again
+    /// without its answer.
+    var silent: Int?
+    /// Every such step of the schedule as it was run at last.
+    var silentSteps: Set<Int> = []
+}
+
+/// What `explore` found.
+public struct ExploreReport: Sendable {
+    public var file: String
+    /// Schedules run, exhaustive ones by preemptions (index = preemptions), and random ones.
+    public var perDepth: [Int] = []
+    public var random = 0
+    /// Schedules the latency ranges forbid (no times fit their order): not run.
+    public var infeasible = 0
+    public var distinctStates = 0
+    /// The most preemptions explored exhaustively (every schedule up to it was tried), or -1.
+    public var depthReached = -1
+    /// The largest number of preemptions among the schedules run.
+    public var deepest = 0
+    /// The preemptions of the first failing schedule, before shrinking.
+    public var foundAtDepth: Int?
+    /// The exhaustive search stopped at the bound of schedules before finishing a depth.
+    public var stoppedAtBound = false
+    /// That bound (``ExploreOptions/maxSchedules``).
+    public var bound = ExploreOptions.maxSchedules
+    /// Ctrl-C stopped the search (``ExploreOptions/interrupted``).
+    public var interrupted = false
+    /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
+    public var forked = false
+    public var failure: Found?
+    /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
+    /// its line and what is wrong.
+    public var problem: (line: Int, message: String)?
+
+    /// The problem as a script's error names it: `FILE:LINE: error: MESSAGE`.
+    public var problemLine: String? { problem.map { "\(file):\($0.line): error: \($0.message)" } }
+
+    public struct Found: Sendable {
+        public var failure: ExploreFailure
+        /// The failing schedule after shrinking, each event as a phrase.
+        public var schedule: [String]
+        public var preemptions: Int
+        /// The transcript of the shrunk schedule, and its commands, and those of the first failing one.
+        public var transcript: String
+        public var commands: Int
+        public var commandsBeforeShrinking: Int
+        /// `--verify` replays the transcript and it passes.
+        public var verifies: Bool
+    }
+
+    public var schedules: Int { perDepth.reduce(0, +) + random }
+    /// 0 clean, 1 a property fails, 2 the scenario is wrong, 130 stopped by Ctrl-C with nothing found.
+    public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : interrupted ? 130 : 0 }
+}
+
+/// Runs a scenario's schedules, each in a fresh session on a new cache: the setup is run again
+/// for each (SPEC §3.1: not yet a restored fork), then the schedule's choreography, then the
+/// settling and the checks.
+public struct Explorer: Sendable {
+    public let scenario: ExploreScenario
+    public let options: ExploreOptions
+    /// The state after the setup (and `naive=none`), which each schedule restores instead of
+    /// running the setup again; nil: each runs it.
+    let postSetup: PostSetup?
+
+    /// A snapshot of the session after the setup, and the commands that made it.
+    struct PostSetup: Sendable {
+        var snapshot: String
+        var commands: [String]
+    }
+
+    public init(scenario: ExploreScenario, options: ExploreOptions) {
+        self.init(scenario: scenario, options: options, postSetup: nil)
+    }
+
+    private init(scenario: ExploreScenario, options: ExploreOptions, postSetup: PostSetup?) {
+        self.scenario = scenario
+        self.options = options
+        self.postSetup = postSetup
+    }
+
+    /// Setup commands whose whole effect a snapshot keeps (SPEC §5.2: entries, clock, statistics,
+    /// pending work, watches, active keys and polls, the server's data and settings), so a
+    /// schedule may start from a restored snapshot rather than run them again. Not: scripted
+    /// answers, strict mode and server versions (a snapshot does not keep them), clients and the
+    /// persisted cache, reads still waiting (`--async`), idempotency keys, HTTP fields, files.
+    var forkable: Bool {
+        let commands: Set<String> = ["ns", "put", "get", "mget", "pages", "advance", "invalidate", "expire", "evict", "clear",
+                                     "touch", "activate", "deactivate", "poll", "unpoll", "mutate", "event", "push", "focus",
+                                     "peek", "keys", "stats", "pending", "now", "config", "expect", "echo", "watch", "unwatch",
+                                     "memory-warning", "explain", "timeline"]
+        let serverForms: Set<String> = ["set", "patch", "delete", "latency", "fail", "offline", "online", "show", "log"]
+        return scenario.setup.allSatisfy { line in
+            let words = line.text.split(separator: " ")
+            guard let first = words.first.map(String.init) else { return true }
+            if line.text.contains("version=") || line.text.contains("--idempotent") || line.text.contains("--async")
+                || line.text.contains("headers=") || line.text.contains("status=") { return false }
+            if first == "server" { return words.count > 1 && serverForms.contains(String(words[1])) }
+            return commands.contains(first)
+        }
+    }
+
+    /// Runs the setup once and keeps the state it leaves; nil when a command of it was refused
+    /// (the schedules then run it, and the first one reports it).
+    private func makePostSetup() -> PostSetup? {
+        let scenario = self.scenario
+        let options = self.options
+        return Cache().withIsolation { cache -> PostSetup? in
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            var commands: [String] = []
+            for line in scenario.setup {
+                commands.append(line.text)
+                guard Self.perform(line.text, in: session, on: cache).ok else { return nil }
+            }
+            commands += Self.naiveOff(options, session: session, on: cache)
+            return PostSetup(snapshot: session.makeSnapshot(on: cache).compactText, commands: commands)
+        }
+    }
+
+    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, run.
+    private static func naiveOff(_ options: ExploreOptions, session: Session, on cache: isolated Cache) -> [String] {
+        guard options.naiveOff else { return [] }
+        var commands: [String] = []
+        for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
+            let off = "ns \(namespace.name) naive=none"
+            commands.append(off)
+            _ = Self.perform(off, in: session, on: cache)
+        }
+        return commands
+    }
+
+    /// Reads and explores the scenario in `text`.
+    public static func explore(name: String, text: String, options: ExploreOptions) -> ExploreReport {
+        let scenario: ExploreScenario
+        do { scenario = try ExploreScenario(name: name, text: text) } catch {
+            var report = ExploreReport(file: name)
+            report.problem = (error.line, error.message)
+            return report
+        }
+        return Explorer(scenario: scenario, options: options).run()
+    }
+
+    /// Tries every schedule of 0, 1, ... `depth` preemptions, then the random ones; stops at the
+    /// first failure, which it shrinks.
+    public func run() -> ExploreReport {
+        if postSetup == nil && options.fork && forkable, let post = makePostSetup() {
+            var report = Explorer(scenario: scenario, options: options, postSetup: post).run()
+            report.forked = true
+            return report
+        }
+        var report = ExploreReport(file: scenario.name)
+        report.bound = options.scheduleLimit
+        var states: Set<String> = []
+        var found: (schedule: [ExploreChoice], run: ExploreRun)?
+        var first = true
+        let limit = options.scheduleLimit
+        var progress = options.progress.map { ProgressLine(show: $0) }
+        defer { progress?.end() }
+        for depth in 0...options.depth {
+            report.perDepth.append(0)
+            let finished = ExploreEnumeration.each(steps: scenario.steps, sections: scenario.sectionCount, preemptions: depth) { schedule in
+                // Infeasible orders count too: the bound is on the enumeration's work.
+                if report.schedules + report.infeasible >= limit {
+                    report.stoppedAtBound = true
+                    return false
+                }
+                if options.interrupted?() == true {
+                    report.interrupted = true
+                    return false
+                }
+                progress?.update("explore: \(scenario.name): depth \(depth), \(report.schedules) schedules")
+                guard let run = self.run(schedule) else {
+                    report.infeasible += 1
+                    return true
+                }
+                report.perDepth[depth] += 1
+                report.deepest = max(report.deepest, depth)
+                states.insert(run.state)
+                if first, let refused = run.refused {
+                    report.problem = (refused.line, "explore: refused in the written order, so the scenario is wrong: \(refused.message)")
+                    return false
+                }
+                first = false
+                if run.failure != nil {
+                    found = (schedule, run)
+                    report.foundAtDepth = depth
+                    return false
+                }
+                return true
+            }
+            if report.problem != nil { break }
+            if finished { report.depthReached = depth }
+            if !finished { break }
+        }
+        if report.problem == nil && found == nil && !report.stoppedAtBound && !report.interrupted && options.randomSchedules > 0 {
+            var generator = ExploreRandom(seed: options.seed)
+            for _ in 0..<min(options.randomSchedules, max(0, limit - report.schedules - report.infeasible)) {
+                if options.interrupted?() == true {
+                    report.interrupted = true
+                    break
+                }
+                progress?.update("explore: \(scenario.name): \(report.random) random schedules")
+                let (schedule, preemptions) = ExploreEnumeration.random(steps: scenario.steps, sections: scenario.sectionCount,
+                                                                       using: &generator)
+                guard let run = run(schedule) else {
+                    report.infeasible += 1
+                    continue
+                }
+                report.random += 1
+                report.deepest = max(report.deepest, preemptions)
+                states.insert(run.state)
+                if run.failure != nil {
+                    found = (schedule, run)
+                    report.foundAtDepth = preemptions
+                    break
+                }
+            }
+        }
+        report.distinctStates = states.count
+        if let found, report.problem == nil { report.failure = shrink(found.schedule, found.run) }
+        return report
+    }
+
+    // MARK: Shrinking
+
+    /// The shortest failing schedule the shrinker reaches from `schedule`: steps dropped while it
+    /// still fails, then events moved back toward the written order and answers back to the
+    /// written one; a candidate is kept only when it fails and is no longer in commands.
+    func shrink(_ schedule: [ExploreChoice], _ run: ExploreRun) -> ExploreReport.Found {
+        var best = (schedule: schedule, dropped: Set<Int>(), run: run)
+        let before = run.commands.count
+        var budget = 2_000
+        func attempt(_ candidate: [ExploreChoice], _ dropped: Set<Int>) -> Bool {
+            guard budget > 0 else { return false }
+            budget -= 1
+            guard ExploreSchedulerState.cost(of: candidate, steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped) != nil,
+                  let run = self.run(candidate, dropped: dropped), run.failure == best.run.failure, run.refused == nil || best.run.refused != nil,
+                  run.commands.count <= best.run.commands.count else { return false }
+            // With steps dropped, the smaller scenario must still pass in its written order: the
+            // failure is the order's, not the missing step's.
+            if dropped != best.dropped {
+                let written = ExploreEnumeration.written(steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped)
+                guard let sequential = self.run(written, dropped: dropped), sequential.failure == nil else { return false }
+            }
+            best = (candidate, dropped, run)
+            return true
+        }
+        // Drop steps.
+        var changed = true
+        while changed {
+            changed = false
+            for step in scenario.steps.indices.reversed() where !best.dropped.contains(step) {
+                let candidate = best.schedule.filter { $0.event.step != step }
+                if attempt(candidate, best.dropped.union([step])) { changed = true }
+            }
+        }
+        // Back toward the written order: swap two neighbours written the other way round;
+        // answers back to the written one.
+        changed = true
+        while changed {
+            changed = false
+            for i in best.schedule.indices.dropLast() {
+                let a = best.schedule[i], b = best.schedule[i + 1]
+                guard b.event.position < a.event.position else { continue }
+                var candidate = best.schedule
+                candidate.swapAt(i, i + 1)
+                if attempt(candidate, best.dropped) { changed = true }
+            }
+            for i in best.schedule.indices where best.schedule[i].answer != 0 {
+                var candidate = best.schedule
+                candidate[i].answer = 0
+                if attempt(candidate, best.dropped) { changed = true }
+            }
+        }
+        let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
+                                                     dropped: best.dropped) ?? 0
+        let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
+        let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
+        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule, silent: best.run.silentSteps), preemptions: preemptions,
+                                   transcript: transcript.text, commands: best.run.commands.count,
+                                   commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
+    }
+
+    /// The schedule in words, one phrase an event.
+    func describe(_ schedule: [ExploreChoice], silent: Set<Int>) -> [String] {
+        schedule.compactMap { choice in
+            let step = scenario.steps[choice.event.step]
+            switch choice.event.kind {
+            case .issue:
+                let answer = step.latency != nil && step.answers[choice.answer] != .ok ? " (its answer: \(step.answers[choice.answer].rawValue))" : ""
+                if silent.contains(choice.event.step) { return "line \(step.command.line): \(step.command.text) (sends no request here)" }
+                return "line \(step.command.line): \(step.command.text)" + answer
+            case .answer:
+                if silent.contains(choice.event.step) { return nil }
+                return "line \(step.command.line): the answer to \(step.key ?? "its request") arrives"
+            }
+        }
+    }
+
+    /// The transcript of `commands`: a comment saying what fails, then each command with what it
+    /// prints, run in a fresh session as `--verify` will run it; `failed` says the run failed as
+    /// the search found (an expect failed again).
+    func transcript(_ commands: [String], failure: ExploreFailure, preemptions: Int) -> (text: String, failed: Bool) {
+        let options = self.options
+        let scenario = self.scenario
+        let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
+        return Cache().withIsolation { cache in
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
+            var failed = false
+            for command in commands {
+                let (ok, output) = Self.perform(command, in: session, on: cache)
+                if !ok && command.hasPrefix("expect") { failed = true }
+                text += TranscriptSyntax.render(command: command, output: output)
+            }
+            // A built-in property breaks no command: the timeline the transcript ends with shows it.
+            if !failure.property.hasPrefix("expect") { failed = true }
+            return (text, failed)
+        }
+    }
+
+    // MARK: One schedule
+
+    /// Runs `schedule` (of the steps not `dropped`) in a fresh session; nil when no times fit it.
+    func run(_ schedule: [ExploreChoice], dropped: Set<Int> = []) -> ExploreRun? {
+        var silent: Set<Int> = []
+        // A step found silent is realized again without its answer: at most once each.
+        for _ in 0...scenario.steps.count {
+            let kept = schedule.filter { !(silent.contains($0.event.step) && $0.event.kind == .answer) }
+            guard let times = ExploreTiming.times(of: kept, steps: scenario.steps) else { return nil }
+            var run = execute(kept, times: times, silent: silent)
+            run.silentSteps = silent
+            guard let step = run.silent else { return run }
+            silent.insert(step)
+        }
+        return nil
+    }
+
+    /// The schedule realized as ordinary commands and run: setup, then each event at its time
+    /// (`advance`, `server next KEY latency=` before the step that sends the request, the step),
+    /// then the settling `advance`, then the expect lines.
+    private func execute(_ schedule: [ExploreChoice], times: [Int64], silent: Set<Int>) -> ExploreRun {
+        let scenario = self.scenario
+        let options = self.options
+        let postSetup = self.postSetup
+        return Cache().withIsolation { cache in
+            var run = ExploreRun()
+            let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            if let postSetup, (try? session.restore(snapshotText: postSetup.snapshot, on: cache)) != nil {
+                run.commands = postSetup.commands
+            } else {
+                for line in scenario.setup {
+                    run.commands.append(line.text)
+                    let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                    if !ok && run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
+                }
+                run.commands += Self.naiveOff(options, session: session, on: cache)
+            }
+            let start = cache.now
+            // The answer times of the steps issued, by step.
+            var answerAt: [Int: Int64] = [:]
+            for (j, choice) in schedule.enumerated() where choice.event.kind == .answer { answerAt[choice.event.step] = start + times[j] }
+            var issueAt: [Int: Int64] = [:]
+            for (j, choice) in schedule.enumerated() {
+                let step = scenario.steps[choice.event.step]
+                let due = start + times[j]
+                guard choice.event.kind == .issue else { continue }
+                if due > cache.now {
+                    let advance = "advance " + TimeText.formatDuration(due - cache.now)
+                    run.commands.append(advance)
+                    _ = Self.perform(advance, in: session, on: cache)
+                }
+                issueAt[choice.event.step] = cache.now
+                var queued = -1
+                var restore: String?
+                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
+                   step.answers[choice.answer] == .ok, step.command.text.hasPrefix("mutate") {
+                    // A scripted answer leaves the server's data alone; a mutation answered as the
+                    // server answers one (applied) takes the key's latency instead, put back after.
+                    let latency = "server latency " + TimeText.formatDuration(max(1, answer - cache.now)) + " " + key
+                    let before = session.server.latencies[KeyName.canonical(key)] ?? session.server.latencies[key] ?? session.server.latency
+                    restore = "server latency " + TimeText.formatDuration(before) + " " + key
+                    run.commands.append(latency)
+                    _ = Self.perform(latency, in: session, on: cache)
+                } else if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
+                    var next = "server next \(key) latency=" + TimeText.formatDuration(max(1, answer - cache.now))
+                    switch step.answers[choice.answer] {
+                    case .ok: break
+                    case .fail: next += " --fail"
+                    case .lost: next += " --lost-answer"
+                    }
+                    run.commands.append(next)
+                    queued = Self.queuedAnswers(session.server)
+                    _ = Self.perform(next, in: session, on: cache)
+                }
+                run.commands.append(step.command.text)
+                let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
+                if !ok && step.command.text.hasPrefix("expect") && Self.isMismatch(output) {
+                    // An expect step checks the state at its point of the schedule.
+                    if run.failure == nil {
+                        run.failure = ExploreFailure(property: "\(step.command.text) (line \(step.command.line))", message: Self.firstLine(output))
+                    }
+                } else if !ok && run.refused == nil {
+                    run.refused = (step.command.line, Self.firstLine(output))
+                }
+                if let restore {
+                    run.commands.append(restore)
+                    _ = Self.perform(restore, in: session, on: cache)
+                }
+                if queued >= 0 && Self.queuedAnswers(session.server) > queued {
+                    run.silent = choice.event.step
+                    return run
+                }
+            }
+            // Settle: the last answer, then whatever it and the steps started, until nothing is due
+            // but polls (which never end); at most 64 rounds, each a day at most.
+            var target = answerAt.values.max() ?? cache.now
+            var settled = max(0, target - cache.now)
+            if settled > 0 { _ = Self.perform("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
+            for _ in 0..<64 {
+                let due = cache.pendingWork().compactMap { item -> Int64? in
+                    if case .poll = item.kind { return nil }
+                    return item.dueAt
+                }.filter { $0 - cache.now <= ExploreScenario.maxLatency }.max()
+                guard let due, due >= cache.now else { break }
+                target = due
+                let step = max(target - cache.now, 0)
+                settled += step
+                _ = Self.perform("advance " + TimeText.formatDuration(step), in: session, on: cache)
+                if step == 0 { break }
+            }
+            if settled > 0 { run.commands.append("advance " + TimeText.formatDuration(settled)) }
+            for line in scenario.expects {
+                run.commands.append(line.text)
+                let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                if !ok && !Self.isMismatch(output) {
+                    // A check that cannot run (a typo, a path its command has not) is the
+                    // scenario's error, not a race.
+                    if run.refused == nil { run.refused = (line.line, Self.firstLine(output)) }
+                } else if !ok && run.failure == nil {
+                    run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
+                }
+            }
+            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session)
+                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, session: session) {
+                run.failure = violation.failure
+                run.commands.append("timeline " + violation.key)
+            }
+            // Values and states, by key: the recency order is left out (no max in the scenario
+            // can make it matter yet, SPEC §3.1).
+            run.state = cache.keys().sorted { $0.key < $1.key }.map { entry in
+                "\(entry.key) \(entry.state) \(cache.peek(entry.key).value.map { $0.compactText } ?? "null")"
+            }.joined(separator: "\n") + "\npending \(cache.pendingWork().count)"
+            return run
+        }
+    }
+
+    /// B12 (SPEC §1.1) as the timeline shows it: a `get` step's answer, to a request sent before a
+    /// `put` of its key, stored over that put (no `mutate` of the key is in the block before the
+    /// answer, whose pending log rules instead).
+    private static func b12(_ scenario: ExploreScenario, _ schedule: [ExploreChoice], issueAt: [Int: Int64], answerAt: [Int: Int64],
+                            session: Session) -> (failure: ExploreFailure, key: String)? {
+        func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
+        func words(_ step: ExploreScenario.Step) -> [Substring] { step.command.text.split(separator: " ") }
+        for (s, step) in scenario.steps.enumerated() where words(step).first == "get" {
+            guard let key = step.key, let sent = issueAt[s], let answered = answerAt[s] else { continue }
+            let mutated = scenario.steps.indices.contains { m in
+                words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
+                    && (issueAt[m] ?? .max) < answered
+            }
+            if mutated { continue }
+            for (w, write) in scenario.steps.enumerated() where words(write).first == "put" {
+                guard words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
+                      let written = issueAt[w], sent < written, written < answered else { continue }
+                let stored = session.timeline.filter {
+                    $0.key == canonical(key) && $0.at == answered && ($0.cause == .fetched || $0.cause == .refreshed) && $0.source == .server
+                }
+                if !stored.isEmpty {
+                    return (ExploreFailure(property: "B12",
+                                           message: "the answer to line \(step.command.line) (\(step.command.text)), sent before the put of line \(write.command.line), was stored over it"),
+                            canonical(key))
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A fresh session for one schedule: under `--safe`, with the budget of scheduled work a
+    /// stranger's script of the scenario's size has (SPEC §7.1), so no schedule runs unbounded.
+    private static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
+        var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
+        if options.safe { sessionOptions.scheduledBudget = .perInput }
+        let session = Session(cache: cache, options: sessionOptions)
+        session.noteInput(bytes: bytes, on: cache)
+        session.baseDirectory = options.baseDirectory
+        return session
+    }
+
+    /// Runs one command as typed; whether it succeeded, and what it printed.
+    private static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+        let ok = session.run(SourceFile(name: nil, text: command), on: cache)
+        return (ok, session.takeOutput().map(\.text).joined())
+    }
+
+    /// B11's rollback (SPEC §1.1) as the timeline shows it: when a `mutate KEY PATCH` step's
+    /// mutation is rolled back while no other mutation of the key is pending and no event step
+    /// of the key came since it was sent, the value it leaves is the value before with only that
+    /// mutation's change removed: PATCH applied to it gives the value shown before the rollback.
+    private static func rollback(_ scenario: ExploreScenario, issueAt: [Int: Int64], answerAt: [Int: Int64],
+                                 session: Session) -> (failure: ExploreFailure, key: String)? {
+        func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
+        for (m, step) in scenario.steps.enumerated() {
+            guard step.verb == "mutate", let patchText = step.patch, let key = step.argument.map(canonical),
+                  let sent = issueAt[m], let answered = answerAt[m],
+                  let document = try? JSONValue(parsing: patchText), let patch = try? Patch(document) else { continue }
+            let alone = !scenario.steps.indices.contains { o in
+                guard o != m, scenario.steps[o].argument.map(canonical) == key, let other = issueAt[o] else { return false }
+                switch scenario.steps[o].verb {
+                case "mutate": return other < answered && (answerAt[o] ?? .max) > answered
+                case "event": return sent < other && other < answered
+                default: return false
+                }
+            }
+            guard alone else { continue }
+            let changes = session.timeline.filter { $0.key == key }
+            guard let at = changes.firstIndex(where: { $0.cause == .rolledBack && $0.at == answered }), at > 0,
+                  let after = changes[at].value, let before = changes[..<at].last(where: { $0.value != nil })?.value,
+                  let redone = try? patch.apply(to: after), redone.compactText != before.compactText else { continue }
+            return (ExploreFailure(property: "B11 rollback",
+                                   message: "the rollback of line \(step.command.line) (\(step.command.text)) left \(after.compactText), "
+                                       + "not \(before.compactText) without its change"),
+                    key)
+        }
+        return nil
+    }
+
+    /// The answers `server next` queued and no request took yet.
+    private static func queuedAnswers(_ server: SimulatedServer) -> Int {
+        server.scripted.values.reduce(0) { $0 + $1.count }
+    }
+
+    /// Whether an `expect` failed because a value differs (`expect: PATH: expected X, found Y`),
+    /// not because it could not run.
+    private static func isMismatch(_ output: String) -> Bool {
+        let error = firstLine(output)
+        return error.hasPrefix("expect: ") && error.contains(": expected ") && error.contains(", found ")
+    }
+
+    /// The error a command printed (without `error: `), else its last line.
+    private static func firstLine(_ output: String) -> String {
+        let lines = output.split(separator: "\n")
+        if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return String(error.dropFirst("error: ".count)) }
+        return String(lines.last ?? "")
+    }
+}

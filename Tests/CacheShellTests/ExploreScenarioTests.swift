@@ -1,0 +1,186 @@
+@testable import CacheShell
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Counts the polls of an interruption hook and says yes from the `after`-th on.
+final class InterruptAfter: Sendable {
+    let polls = Atomic<Int>(0)
+    let after: Int
+    init(_ after: Int) { self.after = after }
+    func poll() -> Bool { polls.add(1, ordering: .relaxed).newValue > after }
+}
+
+/// The scenario reader, the scheduler's choices and the times a schedule is given (SPEC §3.1).
+@Suite struct ExploreScenarioTests {
+    static func scenario(_ text: String) throws -> ExploreScenario {
+        try ExploreScenario(name: "s.explore", text: text)
+    }
+
+    @Test func aStepLosesItsLatencyAndAnswerWordsAndKeepsTheRest() throws {
+        let s = try Self.scenario("ns a ttl=1m\nconcurrent\n  mutate a:1 {\"n\": 1} latency=10ms..2s answer=ok,lost --idempotent\nand\n  put a:2 2\nend\nexpect peek a:1 value=1\n")
+        #expect(s.setup.map(\.text) == ["ns a ttl=1m"])
+        #expect(s.steps.map(\.command.text) == ["mutate a:1 {\"n\": 1} --idempotent", "put a:2 2"])
+        #expect(s.steps[0].latency == 10...2000)
+        #expect(s.steps[0].answers == [.ok, .lost])
+        #expect(s.steps[0].key == "a:1")
+        #expect(s.steps.map(\.section) == [0, 1])
+        #expect(s.steps[1].latency == nil)
+        #expect(s.expects.map(\.line) == [7])
+    }
+
+    @Test func aLatencyPastADayIsRefused() throws {
+        #expect(throws: ExploreScenario.Problem(line: 2, message: "explore: latency=1ms..2d: at most 1d")) {
+            try Self.scenario("concurrent\n  get a:1 --async latency=1ms..2d\nend\n")
+        }
+        #expect(try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1d\nend\n").steps[0].latency == 1...86_400_000)
+    }
+
+    @Test func theWrittenOrderCostsNothingAndEachOtherChoiceOnePreemption() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1s\n  put b:1 1\nend\n")
+        var state = ExploreSchedulerState(steps: s.steps, sections: s.sectionCount)
+        #expect(state.choices().map(\.cost) == [0])
+        state.take(state.choices()[0].choice)
+        // The answer is first in written order; the put taken before it is one preemption.
+        #expect(state.choices().map(\.choice.event) == [ExploreEvent(kind: .answer, step: 0), ExploreEvent(kind: .issue, step: 1)])
+        #expect(state.choices().map(\.cost) == [0, 1])
+    }
+
+    @Test func timesAreTheEarliestThatKeepTheOrderAndTheRanges() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=50ms..1s\n  get b:1 --async latency=10ms..20ms\nend\n")
+        let issue0 = ExploreChoice(event: ExploreEvent(kind: .issue, step: 0), answer: 0)
+        let answer0 = ExploreChoice(event: ExploreEvent(kind: .answer, step: 0), answer: 0)
+        let issue1 = ExploreChoice(event: ExploreEvent(kind: .issue, step: 1), answer: 0)
+        let answer1 = ExploreChoice(event: ExploreEvent(kind: .answer, step: 1), answer: 0)
+        #expect(ExploreTiming.times(of: [issue0, answer0, issue1, answer1], steps: s.steps) == [0, 50, 51, 61])
+        #expect(ExploreTiming.times(of: [issue0, issue1, answer1, answer0], steps: s.steps) == [0, 1, 11, 50])
+        // The second answer comes at most 20ms after its request: it cannot follow one due 50ms
+        // after a request sent 40ms later.
+        let tight = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..5ms\n  get b:1 --async latency=50ms\nend\n")
+        #expect(ExploreTiming.times(of: [issue0, issue1, answer1, answer0], steps: tight.steps) == nil)
+    }
+
+    @Test func everyScheduleIsCountedOnceAtItsDepth() throws {
+        let s = try Self.scenario("concurrent\n  get a:1 --async latency=1ms..1s\n  put b:1 1\nand\n  put c:1 1\nend\n")
+        var all: Set<[ExploreChoice]> = []
+        var total = 0
+        for depth in 0...6 {
+            ExploreEnumeration.each(steps: s.steps, sections: s.sectionCount, preemptions: depth) { schedule in
+                #expect(ExploreSchedulerState.cost(of: schedule, steps: s.steps, sections: s.sectionCount, dropped: []) == depth)
+                all.insert(schedule)
+                total += 1
+                return true
+            }
+        }
+        // Section 0 is get a, then its answer and put b in either order (2 orders); put c goes in
+        // any of the 4 places among them: 8 schedules, each once.
+        #expect(total == all.count)
+        #expect(total == 8)
+    }
+
+    @Test func anInterruptionStopsTheSearchWithWhatItFound() throws {
+        let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
+        let hook = InterruptAfter(4)
+        var options = ExploreOptions()
+        options.interrupted = { hook.poll() }
+        let report = Explorer(scenario: s, options: options).run()
+        #expect(report.interrupted)
+        #expect(report.schedules == 4)
+        #expect(report.perDepth == [1, 2, 1])
+        #expect(report.depthReached == 1)
+        #expect(report.exitCode == 130)
+        #expect(ExploreCommands.humanLines(report).last == "stopped (Ctrl-C) after 4 schedules: clean so far, to depth 1 whole")
+    }
+
+    static let examples: [String] = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/explore")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".explore") }.sorted().map { directory.appendingPathComponent($0).path }
+    }()
+
+    @Test func theExamplesAreFound() { #expect(Self.examples.count >= 10) }
+
+    /// The fast path (each schedule restores a snapshot of the state after the setup) pinned to
+    /// the slow one (the setup run again): the same schedules, states, failure and transcript.
+    @Test(arguments: examples)
+    func forkingFromTheStateAfterTheSetupFindsWhatRunningItAgainFinds(path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let scenario = try ExploreScenario(name: "race.explore", text: text)
+        for naiveOff in [false, true] {
+            var options = ExploreOptions()
+            options.naiveOff = naiveOff
+            let forked = Explorer(scenario: scenario, options: options).run()
+            options.fork = false
+            let again = Explorer(scenario: scenario, options: options).run()
+            #expect(forked.forked && !again.forked)
+            #expect(forked.perDepth == again.perDepth)
+            #expect(forked.distinctStates == again.distinctStates)
+            #expect(forked.failure?.failure == again.failure?.failure)
+            #expect(forked.failure?.schedule == again.failure?.schedule)
+            #expect(forked.failure?.transcript == again.failure?.transcript)
+            #expect(forked.failure?.verifies ?? true)
+            #expect((forked.failure == nil) == naiveOff, "\(path): the naive run finds the race, the default is clean")
+        }
+    }
+
+    @Test func aSetupASnapshotCannotHoldIsRunAgainForEachSchedule() throws {
+        for setup in ["server next a:1 latency=5ms", "server strict on", "get a:1 --async", "server set a:1 1 version=3",
+                      "client tab2", "persist"] {
+            let scenario = try Self.scenario("\(setup)\nconcurrent\n  put b:1 1\nend\n")
+            #expect(!Explorer(scenario: scenario, options: ExploreOptions()).forkable, "\(setup)")
+        }
+        let plain = try Self.scenario("ns a ttl=1m\nserver set a:1 1\nget a:1\nwatch a:1\nconcurrent\n  put b:1 1\nend\n")
+        #expect(Explorer(scenario: plain, options: ExploreOptions()).forkable)
+    }
+
+    @Test func theSearchStopsAtItsBoundOfSchedulesAndSaysSo() throws {
+        let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
+        var options = ExploreOptions()
+        options.scheduleLimit = 4
+        options.randomSchedules = 10
+        let report = Explorer(scenario: s, options: options).run()
+        #expect(report.stoppedAtBound)
+        #expect(report.schedules == 4)
+        #expect(report.random == 0)
+        #expect(report.exitCode == 0)
+        #expect(ExploreCommands.humanLines(report).last == "clean to depth 1, 4 schedules (stopped at the bound of 4 schedules inside depth 2)")
+    }
+
+    /// Random small scenarios (reads, puts, server changes and mutations of one key, in one or
+    /// two sections, under a naive switch or the default): whenever explore finds a failure, the
+    /// shrunk schedule fails the same way, has no more commands than the one first found, no
+    /// more preemptions, and its transcript verifies.
+    @Test func theShrunkScheduleAlwaysFailsIsNeverLongerAndVerifies() throws {
+        var generator = SeededGenerator(seed: 36)
+        var failures = 0
+        for _ in 0..<24 {
+            let naive = generator.pick(["last-answer-wins", "answer-drops-mutations", "rollback-to-snapshot", "none"])
+            var text = "ns k ttl=10m naive=\(naive)\nserver set k:1 {\"v\":0}\nget k:1\nconcurrent\n"
+            let count = Int.random(in: 2...4, using: &generator)
+            for i in 0..<count {
+                if i > 0 && generator.chance(20) { text += "and\n" }
+                text += "  " + generator.pick([
+                    "get k:1 --force --async latency=10ms..1s",
+                    "put k:1 {\"v\":\(i + 1)}",
+                    "server set k:1 {\"v\":\(i + 10)}",
+                    "mutate k:1 {\"m\":\(i)} latency=10ms..1s answer=ok,fail",
+                ]) + "\n"
+            }
+            text += "end\n"
+            let scenario = try ExploreScenario(name: "random.explore", text: text)
+            var options = ExploreOptions()
+            options.depth = 3
+            let report = Explorer(scenario: scenario, options: options).run()
+            #expect(report.problem == nil, "\(text)")
+            guard let found = report.failure else { continue }
+            failures += 1
+            #expect(found.verifies, "\(text)\n\(found.transcript)")
+            #expect(found.commands <= found.commandsBeforeShrinking, "\(text)")
+            #expect(found.preemptions <= report.foundAtDepth ?? .max, "\(text)")
+        }
+        #expect(failures >= 3, "the random scenarios found too few failures to test the shrinker")
+    }
+}
+
