@@ -40,3 +40,18 @@ extension Cache {
     /// `explain` of an HTTP key: each stored response's freshness arithmetic; nil when none is stored.
     public func httpExplain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
 }
+
+extension Cache {
+    /// `key`'s stored responses as a snapshot writes them (status, header fields, times, `Vary`
+    /// values, body), for a copy that outlives the cache (the shell's `persist`); nil for none.
+    public func httpResponsesDocument(_ key: String) -> JSONValue? { engine.httpResponsesDocument(key) }
+
+    /// Gives `key`'s entry the responses of `document` (`httpResponsesDocument`), after the
+    /// entry was stored with the body of the last of them (the shell's `hydrate`).
+    /// - Throws: when the document is no such list or the key no HTTP entry; nothing changes then.
+    public func restoreHTTPResponses(_ key: String, _ document: JSONValue) throws(CacheError) {
+        sync()
+        defer { finish() }
+        do { try engine.restoreHTTPResponses(key, document) } catch { throw CacheError(error.description) }
+    }
+}

@@ -190,31 +190,117 @@ import Testing
             """, "\(run)")
     }
 
-    /// Snapshots, recordings, stores and the persisted cache cannot hold HTTP responses yet: each
-    /// refuses with one line rather than write something wrong.
-    @Test func snapshotsRecordingsAndStoresRefuseHTTPNamespaces() async throws {
+    /// A session with Vary variants, a revalidation by a 304, a scripted answer and a
+    /// conditional request in flight: what snapshots, stores and recordings must keep.
+    static let session = """
+        ns api http origin=https://api.example.com
+        server set api:/feed {"n":1} headers={"ETag":"\\"v1\\"","Cache-Control":"max-age=60","Vary":"Accept-Language"}
+        get api:/feed headers={"Accept-Language":"en"}
+        get api:/feed headers={"Accept-Language":"fr"}
+        advance 2m
+        get api:/feed headers={"Accept-Language":"en"}
+        server next api:/img status=200 headers={"Cache-Control":"max-age=604800","X-Seen":["a","b"]} "cat"
+        get api:/img
+        advance 2m
+        server set api:/feed {"n":2} headers={"ETag":"\\"v2\\"","Cache-Control":"max-age=60","Vary":"Accept-Language"}
+        get api:/feed headers={"Accept-Language":"fr"} --nowait
+
+        """
+
+    /// What the session does next: the request in flight completes, a Vary'd read is a hit, the
+    /// image is a hit, an unsafe method invalidates.
+    static let rest = """
+        advance 1s
+        get api:/feed headers={"Accept-Language":"fr"}
+        get api:/feed headers={"Accept-Language":"en"}
+        get api:/img
+        request PUT api:/feed {"n":3}
+        stats
+
+        """
+
+    /// `snapshot` of an HTTP session, `restore` of it and `snapshot` again give the same bytes,
+    /// and the restored session goes on exactly as the original.
+    @Test func aSnapshotKeepsHTTPResponsesByteForByte() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", Self.session + "snapshot a.json\nrestore a.json\nsnapshot b.json\necho ---\n" + Self.rest)
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let a = try Data(contentsOf: sandbox.url.appendingPathComponent("a.json"))
+        let b = try Data(contentsOf: sandbox.url.appendingPathComponent("b.json"))
+        #expect(a == b)
+        #expect(String(decoding: a, as: UTF8.self).contains("\"If-None-Match\""))
+        let plain = try await Cachesh.script(Self.session + "echo ---\n" + Self.rest)
+        let after = { (text: String) in String(text[text.range(of: "---\n")!.upperBound...]) }
+        #expect(after(run.stdout) == after(plain.stdout), "\(run)\n\(plain)")
+        #expect(after(plain.stdout).contains("cache_status: cachesh; hit; ttl=58\nbody:         {\"n\":2}"), "\(plain)")
+    }
+
+    /// A store keeps the HTTP namespace, its responses, the server's header fields and the request
+    /// in flight: a session split in two runs on one store prints what one run prints.
+    @Test func aStoreKeepsHTTPResponsesAcrossRuns() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("first.cachesh", Self.session)
+        try sandbox.write("second.cachesh", Self.rest)
+        let first = try await Cachesh.run(["--store", "s.db", "first.cachesh"], in: sandbox.url)
+        #expect(first.status == 0, "\(first)")
+        let second = try await Cachesh.run(["--store", "s.db", "second.cachesh"], in: sandbox.url)
+        #expect(second.status == 0, "\(second)")
+        let whole = try await Cachesh.script(Self.session + Self.rest)
+        #expect(first.stdout + second.stdout == whole.stdout, "\(first)\n\(second)\n\(whole)")
+        // A configuration that defines an HTTP namespace opens a store too.
+        let config = #"{"namespaces": {"api": {"http": {"origin": "https://api.example.com", "shared": true}}}}"#
+        let configured = try await Cachesh.script("ns\n", options: ["--config", "config.json", "--store", "c.db"], files: ["config.json": config])
+        #expect(configured.status == 0, "\(configured)")
+    }
+
+    /// `record FILE` of an HTTP session (restore of its state, a 304, Vary variants, a scripted
+    /// answer queued before it began) replays under `--verify --safe`, byte for byte.
+    @Test func aRecordingOfAnHTTPSessionVerifies() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", Self.session + "server next api:/img status=503 headers={\"Retry-After\":\"5\"}\n"
+                          + "record t.transcript\n" + Self.rest + "advance 10m\nget api:/img\nexplain api:/feed\nrecord stop\n")
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let transcript = try String(contentsOf: sandbox.url.appendingPathComponent("t.transcript"), encoding: .utf8)
+        #expect(transcript.contains("server next api:/img status=503 headers={\"Retry-After\":\"5\"}"), "\(transcript)")
+        let verify = try await Cachesh.run(["--verify", "--safe", "t.transcript"], in: sandbox.url)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(verify.stdout.contains("1 passed, 0 failed"), "\(verify)")
+    }
+
+    /// `persist` keeps an HTTP key's responses with its value; a client hydrating from it serves
+    /// them without a request, with their age.
+    @Test func persistAndHydrateKeepHTTPResponses() async throws {
         let run = try await Cachesh.script(Self.setup + """
             get api:/feed
-            snapshot
-            snapshot out.json
-            record out.transcript
             persist
-            """)
-        #expect(run.status == 1)
-        #expect(run.stderr == """
-            script.cachesh:4: error: snapshot: a snapshot cannot hold an HTTP namespace's responses yet
-            script.cachesh:5: error: snapshot: a snapshot cannot hold an HTTP namespace's responses yet
-            script.cachesh:6: error: record: a recording cannot hold an HTTP namespace yet
-            script.cachesh:7: error: persist: the persisted cache cannot hold an HTTP namespace's responses yet (api:/feed)
+            client tab2
+            advance 10s
+            hydrate
+            get api:/feed
+            server log
 
-            """, "\(run)")
-        let config = #"{"namespaces": {"api": {"http": {"origin": "https://api.example.com", "shared": true}}}}"#
-        let store = try await Cachesh.script("ns\n", options: ["--config", "config.json", "--store", "s.db"], files: ["config.json": config])
-        #expect(store.status != 0)
-        #expect(store.stderr.contains("cannot keep an HTTP namespace"), "\(store)")
-        let stored = try await Cachesh.script("ns api http\n", options: ["--store", "s.db"])
-        #expect(stored.status == 1)
-        #expect(stored.stderr.contains("script.cachesh:1: error: ns api http: the store "), "\(stored)")
+            """)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("""
+                          Age: 10
+            cache_status: cachesh; hit; ttl=49
+            """), "\(run)")
+    }
+
+    /// A snapshot whose HTTP fields are hostile is one error line, and the session goes on as it was.
+    @Test func aHostileHTTPSnapshotIsOneErrorLine() async throws {
+        let run = try await Cachesh.script(Self.setup + "get api:/feed\nsnapshot a.json\n")
+        #expect(run.status == 0, "\(run)")
+        let good = try await Cachesh.script(Self.setup + "get api:/feed\nsnapshot\n")
+        let document = String(good.stdout[good.stdout.range(of: "{\n  \"clock_start\"")!.lowerBound...])
+        let hostile = document.replacingOccurrences(of: "\"status\": 200", with: "\"status\": 1000")
+        #expect(hostile != document)
+        let restored = try await Cachesh.script(Self.setup + "get api:/feed\nrestore bad.json\nget api:/feed\n", files: ["bad.json": hostile])
+        #expect(restored.status == 1)
+        #expect(restored.stderr == "script.cachesh:4: error: bad.json: entries[0].http[0].status: expected an HTTP status code from 200 to 599, not 1000\n", "\(restored)")
+        #expect(restored.stdout.hasSuffix("cache_status: cachesh; hit; ttl=59\nbody:         \"v1\"\n"), "\(restored)")
     }
 
     /// A configuration file makes a namespace an HTTP one as `ns NAME http ...` does.

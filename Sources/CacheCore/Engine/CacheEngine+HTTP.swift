@@ -81,12 +81,19 @@ extension CacheEngine {
     /// the value the last of them stored (a put, event, mutation or ordinary fetch replaced it).
     func httpVariants(_ key: String) -> [HTTPVariant] {
         guard let set = http.variants[key] else { return [] }
-        guard let slot = entrySlot(forKey: key), slots[Int(slot)].storedRequest == set.storedRequest,
-              slots[Int(slot)].lastLocalWrite == set.lastLocalWrite, slots[Int(slot)].log == nil else {
+        guard holdsHTTPVariants(key, set) else {
             http.variants[key] = nil
             return []
         }
         return set.responses
+    }
+
+    /// Whether `key`'s entry still holds the value `set` stored: it exists, no put, event,
+    /// mutation or ordinary fetch replaced it since, and no mutation is pending on it.
+    func holdsHTTPVariants(_ key: String, _ set: HTTPVariantSet) -> Bool {
+        guard let slot = entrySlot(forKey: key) else { return false }
+        return slots[Int(slot)].storedRequest == set.storedRequest && slots[Int(slot)].lastLocalWrite == set.lastLocalWrite
+            && slots[Int(slot)].log == nil
     }
 
     /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value.

@@ -50,6 +50,23 @@ enum HTTPCommands {
         return fields
     }
 
+    /// `fields` as the JSON object `headers=` reads back to them: a field on several lines as an
+    /// array of its values, at the place of its first line. Lines of one field apart from each
+    /// other (`A`, `B`, `A`) come back together; the fields' meaning is the same (RFC 9110 §5.3).
+    /// - Returns: the object's compact text, its members in the fields' order.
+    static func headersObject(_ fields: HTTPFields) -> String {
+        var order: [String] = []
+        var values: [String: [JSONValue]] = [:]
+        for line in fields {
+            if values[line.name] == nil { order.append(line.name) }
+            values[line.name, default: []].append(.string(line.value))
+        }
+        let members = order.map { name in
+            JSONValue.string(name).compactText + ":" + (values[name]!.count == 1 ? values[name]![0] : .array(values[name]!)).compactText
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
     /// RFC 9110 §5.6.2's tchar.
     static func isTokenByte(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(b)

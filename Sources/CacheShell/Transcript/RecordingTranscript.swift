@@ -299,8 +299,11 @@ struct TranscriptWriter {
     /// A JSON value as the value of a `name=` option: compact, with each blank inside a string
     /// that the lexer would otherwise take for the start of another word (a blank before `{`,
     /// `[`, `"` or `#`) written `\u0020`.
-    static func optionJSON(_ value: JSONValue) -> String {
-        let text = Array(value.compactText.utf8)
+    static func optionJSON(_ value: JSONValue) -> String { optionJSON(compact: value.compactText) }
+
+    /// `optionJSON` of compact JSON text (an object whose members keep an order of their own).
+    static func optionJSON(compact: String) -> String {
+        let text = Array(compact.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.count)
         for (i, byte) in text.enumerated() {
