@@ -334,8 +334,9 @@ extension CacheEngine {
                             nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
         defer { if checksInvariants { checkInvariants() } }
         guard method == "HEAD" || !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
-        guard httpSettings(ofKey: key) != nil else { throw CacheError("\(key) is not a key of an HTTP namespace") }
+        guard let settings = httpSettings(ofKey: key) else { throw CacheError("\(key) is not a key of an HTTP namespace") }
         _ = nextSeq()
+        if method == "HEAD", let served = httpHeadFromStoredGET(key, request: request, settings.policy) { return served }
         var status = HTTPCacheStatus()
         status.fwd = "method"
         guard origin.isOnline else {
@@ -348,6 +349,25 @@ extension CacheEngine {
             status.detail = "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
+        return result
+    }
+
+    /// A HEAD answered from a stored GET response (RFC 9110 §9.3.2, RFC 9111 §4: a cache may
+    /// answer a HEAD with the fields of a response it may serve to the same GET): the response
+    /// the request selects, when it is fresh (or `max-stale` covers it), without its body, a hit;
+    /// nil when the HEAD is to be sent.
+    func httpHeadFromStoredGET(_ key: String, request: HTTPFields, _ policy: HTTPCachePolicy) -> HTTPReadResult? {
+        let all = httpVariants(key)
+        guard let selected = httpSelected(all, request: request),
+              case .serve(_, let stale) = policy.decide(request: request, stored: all[selected].response, now: now) else { return nil }
+        let ns = namespaceSlot(forKey: key)
+        count(stale ? \.staleHits : \.hits, ns)
+        if let slot = entrySlot(forKey: key) { entries.touch(slot) }
+        var status = HTTPCacheStatus()
+        status.hit = true
+        status.detail = stale ? "HEAD from the stored GET, max-stale" : "HEAD from the stored GET"
+        var result = httpServed(key, all[selected], policy, status: status)
+        result.body = nil
         return result
     }
 
