@@ -315,16 +315,33 @@ import Testing
         #expect(bad.stderr.contains("$.namespaces.api.http.heuristic: expected a percentage from 0 to 100"), "\(bad)")
     }
 
-    static let examples = ["http-revalidation", "http-stale", "http-vary", "http-invalidation"]
+    /// Every Examples/http-*.cachesh, by name.
+    static let examples: [String] = {
+        let directory = ExamplesTests.root.appendingPathComponent("Examples")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasPrefix("http-") && $0.hasSuffix(".cachesh") }.map { String($0.dropLast(".cachesh".count)) }.sorted()
+    }()
 
-    /// Each Examples/http-* script runs with exit 0, names the RFC section it shows, and its
-    /// transcript verifies under --safe.
+    /// The examples the HTTP rules of the issue ask for are all there.
+    @Test func everyHTTPRuleHasAnExample() {
+        for name in ["http-storing", "http-freshness", "http-request-directives", "http-revalidation", "http-stale", "http-vary",
+                     "http-invalidation", "http-head", "http-image-changed", "http-304-as-failure", "http-must-revalidate",
+                     "http-vary-accept-language", "http-stale-while-revalidate"] {
+            #expect(Self.examples.contains(name), "\(name)")
+        }
+    }
+
+    /// Each Examples/http-* script runs with exit 0, names the RFC section it shows and the public
+    /// cache test suite's ids it answers (`# cache-tests: ID, ...`), and its transcript verifies
+    /// under --safe.
     @Test(arguments: examples) func examplesRunNameTheirRFCAndVerify(name: String) async throws {
         let examples = ExamplesTests.root.appendingPathComponent("Examples")
         let run = try await Cachesh.run(["\(name).cachesh"], in: examples)
         #expect(run.status == 0 && run.stderr.isEmpty, "\(name): \(run)")
         let text = try String(contentsOf: examples.appendingPathComponent("\(name).cachesh"), encoding: .utf8)
         #expect(text.hasPrefix("# RFC "), "\(name)")
+        let header = text.split(separator: "\n").prefix { $0.hasPrefix("#") }
+        #expect(header.contains { $0.hasPrefix("# cache-tests: ") }, "\(name)")
         let verify = try await Cachesh.run(["--verify", "--safe", "\(name).transcript"], in: examples)
         #expect(verify.status == 0, "\(name): \(verify)")
     }
