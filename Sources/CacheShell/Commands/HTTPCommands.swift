@@ -116,7 +116,7 @@ enum HTTPCommands {
     static let request = CommandSpec(
         name: "request", summary: "send an unsafe method (or HEAD) to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
         arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), .word("HEAD"),
-                           meaning: "the method; a 200 to HEAD updates the stored responses its validators match, and drops the others (RFC 9111 4.3.5)"),
+                           meaning: "the method; a HEAD is answered from a fresh stored GET response (a hit, nothing sent), else sent, and its 200 updates the stored responses its validators match and drops the others (RFC 9111 4.3.5)"),
                     .key(meaning: "a key of an HTTP namespace (a path with its query)"),
                     .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
         options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
