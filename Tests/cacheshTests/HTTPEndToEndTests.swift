@@ -269,6 +269,30 @@ import Testing
         #expect(verify.stdout.contains("1 passed, 0 failed"), "\(verify)")
     }
 
+    /// Files written before HTTP namespaces could be kept read and write back byte for byte: a
+    /// snapshot of the previous release (`Tests/Fixtures/snapshot-schema6`) and those of Examples/,
+    /// restored and written again; a recording of a session without HTTP namespaces has none of
+    /// the new fields.
+    @Test func aFileWithoutHTTPNamespacesIsByteForByteAsBefore() async throws {
+        let root = ExamplesTests.root
+        for path in ["Tests/Fixtures/snapshot-schema6/snapshot.json", "Examples/page-cache.snapshot.json",
+                     "Examples/spawn-validation.snapshot.json"] {
+            let original = try Data(contentsOf: root.appendingPathComponent(path))
+            let sandbox = try Sandbox()
+            try original.write(to: sandbox.url.appendingPathComponent("old.json"))
+            let run = try await Cachesh.run(["-c", "restore old.json; snapshot new.json"], in: sandbox.url)
+            #expect(run.status == 0, "\(path): \(run)")
+            #expect(try Data(contentsOf: sandbox.url.appendingPathComponent("new.json")) == original, "\(path)")
+        }
+        let sandbox = try Sandbox()
+        let script = try String(contentsOf: root.appendingPathComponent("Tests/store-schema5/script.cachesh"), encoding: .utf8)
+        try sandbox.write("s.cachesh", "record t.transcript\n" + script + "record stop\n")
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let transcript = try String(contentsOf: sandbox.url.appendingPathComponent("t.transcript"), encoding: .utf8)
+        for field in ["\"http\"", "\"headers\"", "status="] { #expect(!transcript.contains(field), "\(field)") }
+    }
+
     /// `persist` keeps an HTTP key's responses with its value; a client hydrating from it serves
     /// them without a request, with their age.
     @Test func persistAndHydrateKeepHTTPResponses() async throws {
