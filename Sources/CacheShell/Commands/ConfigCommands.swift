@@ -48,6 +48,10 @@ enum ConfigCommands {
             if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
             if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
             duration("dedupe", change.dedupe)
+            if let http = change.http {
+                command += " http" + (http.policy.shared ? " shared" : "") + (http.origin.map { " origin=" + $0 } ?? "")
+                    + " heuristic=\(http.policy.heuristicPercent)"
+            }
             for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff,
                        change.dedupe ?? nil] where (ms ?? 0) < 0 {
                 throw w.fail("ns with a negative duration cannot be typed")

@@ -121,7 +121,21 @@ enum HTTPCommands {
                     .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
         options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
         flags: [.flag("nowait", meaning: "send it and return at once")],
-        example: "request POST api:/feed {\"text\":\"hi\"}", run: request)
+        example: "request POST api:/feed {\"text\":\"hi\"}", run: request,
+        writes: CallForm(.httpRequest) { call, returned, w throws(Diagnostic) in
+            guard case .httpRequest(let method, let key, let request, let body, let nowait) = call else { throw w.notItsKind(call) }
+            guard unsafeMethods.contains(method) else { throw w.fail("request \(method): the shell sends POST, PUT, DELETE, PATCH or HEAD") }
+            try w.checkKey(key)
+            let command = "request \(method) \(key)" + headersOption(request) + (body.map { " " + TranscriptWriter.optionJSON($0) } ?? "")
+                + (nowait ? " --nowait" : "")
+            guard case .http(let result) = returned else { return (command, nil) }
+            return (command, readReply(result))
+        })
+
+    /// ` headers={...}` for a request's fields (its members in their order); empty for none.
+    static func headersOption(_ fields: HTTPFields) -> String {
+        fields.isEmpty ? "" : " headers=" + TranscriptWriter.optionJSON(compact: headersObject(fields))
+    }
 
     /// `request METHOD KEY [headers={...}] [VALUE] [--nowait]`: never answered from the cache; a
     /// 2xx or 3xx answer invalidates KEY and the same-origin Location and Content-Location.
