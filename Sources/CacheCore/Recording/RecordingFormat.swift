@@ -357,7 +357,7 @@ extension RecordingFormat {
         status.detail = c.has("detail") ? try c.string("detail") : nil
         return HTTPReadResult(key: try f.string("key"), status: try f.optionalInt("status").map { Int(clamping: $0) },
                               fields: try fields(f, "headers"),
-                              body: f.has("body") ? .some(try f.value("body")) : Optional<JSONValue>.none, cacheStatus: status)
+                              body: try HTTPBodyCoding.decode(f.fields) { name throws(Diagnostic) in try f.value(name) }, cacheStatus: status)
     }
 
     static func encode(_ r: ReadResult) -> JSONValue {
@@ -538,7 +538,7 @@ extension RecordingFormat {
             if r.has("http") {
                 let h = try r.object("http")
                 http = HTTPAnswer(status: Int(clamping: try h.int("status")), fields: try fields(h, "headers"),
-                                  body: h.has("body") ? .some(try h.value("body")) : Optional<JSONValue>.none)
+                                  body: try HTTPBodyCoding.decode(h.fields) { name throws(Diagnostic) in try h.value(name) })
             }
             return .completed(id: try r.id("id"), answer: answer, at: try r.time("at"), http: http)
         case "observed":

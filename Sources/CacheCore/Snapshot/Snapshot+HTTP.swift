@@ -8,8 +8,28 @@
 //                           the server decided when it was sent
 //   server.headers          the simulated server's header fields by key
 //
-// A response's body goes through one pair of functions (`encodeBody`, `decodeBody`): the only
-// place that knows how a body is spelled (`"body": JSON` today).
+// A message's body goes through one pair of functions (`HTTPBodyCoding.encode`, `.decode`), in
+// snapshots, stores, the persisted copy and recordings alike: the only place that knows how a
+// body is spelled (`"body": JSON` today).
+
+/// How a body is written in the object of its message, and read back (the one pair).
+enum HTTPBodyCoding {
+    /// The field names a body may be written under (for the `only` checks of its message).
+    static let fieldNames: Set<String> = ["body"]
+
+    /// Writes `body` into its message's fields: `body` for a JSON body, nothing for none.
+    static func encode(_ body: JSONValue?, into f: inout [String: JSONValue]) {
+        if let body { f["body"] = body }
+    }
+
+    /// Reads the body `encode` wrote into `fields`; nil for none.
+    /// - Parameter value: the format's checked getter of a field holding a JSON value (a
+    ///   snapshot's checks its depth and size).
+    static func decode(_ fields: [String: JSONValue], value: (String) throws(Diagnostic) -> JSONValue) throws(Diagnostic) -> JSONValue? {
+        guard fields["body"] != nil else { return Optional<JSONValue>.none }
+        return try value("body")
+    }
+}
 
 extension HTTPFields {
     /// The most field lines one stored message may have in a snapshot, store or recording
@@ -53,11 +73,8 @@ extension CacheEngine {
         return .object(f)
     }
 
-    /// A body's fields in the object of its message: `body` for a JSON body, nothing for none.
-    /// The one place a body is written (`decodeBody` reads it).
-    static func encodeBody(_ body: JSONValue?, into f: inout [String: JSONValue]) {
-        if let body { f["body"] = body }
-    }
+    /// A body's fields in the object of its message (`HTTPBodyCoding.encode`).
+    static func encodeBody(_ body: JSONValue?, into f: inout [String: JSONValue]) { HTTPBodyCoding.encode(body, into: &f) }
 
     /// One stored response: status, header fields in order, the request and response times, the
     /// request's values of the fields its `Vary` names (when it names some), the body.
@@ -100,15 +117,13 @@ extension CacheEngine {
 // MARK: - Reading
 
 extension Snapshot {
-    /// Reads a body written by `encodeBody`; nil when the message has none.
+    /// Reads a body written by `encodeBody` (`HTTPBodyCoding.decode`), checked as a data value.
     static func decodeBody(_ o: SnapshotObject) throws(SnapshotError) -> JSONValue? {
-        // (Not `?:` with nil: JSONValue takes a nil literal, which would make `.null` of "none".)
-        guard o.has("body") else { return Optional<JSONValue>.none }
-        return try o.dataValue("body")
+        try HTTPBodyCoding.decode(o.fields) { name throws(SnapshotError) in try o.dataValue(name) }
     }
 
     /// The names `decodeBody` reads (for `only`).
-    static let bodyFields: Set<String> = ["body"]
+    static var bodyFields: Set<String> { HTTPBodyCoding.fieldNames }
 
     /// A namespace's `http` field.
     static func httpNamespace(_ o: SnapshotObject) throws(SnapshotError) -> HTTPNamespace {

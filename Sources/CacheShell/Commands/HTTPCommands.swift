@@ -20,9 +20,7 @@ enum HTTPCommands {
         var fields = HTTPFields()
         var bytes = 0
         for name in order {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
-                throw ShellError("\(command): \(JSONValue.string(name).compactText) is no field name (letters, digits and !#$%&'*+-.^_`|~)", at: offset)
-            }
+            if let problem = HTTPFields.nameProblem(name) { throw ShellError("\(command): " + problem, at: offset) }
             let values: [JSONValue]
             switch members[name]! {
             case .string: values = [members[name]!]
@@ -65,11 +63,6 @@ enum HTTPCommands {
             JSONValue.string(name).compactText + ":" + (values[name]!.count == 1 ? values[name]![0] : .array(values[name]!)).compactText
         }
         return "{" + members.joined(separator: ",") + "}"
-    }
-
-    /// RFC 9110 §5.6.2's tchar.
-    static func isTokenByte(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(b)
     }
 
     /// A `status=N` option: a final status code, 200 to 599 (docs/SPEC.md §7.1).
