@@ -293,6 +293,42 @@ import Testing
         for field in ["\"http\"", "\"headers\"", "status="] { #expect(!transcript.contains(field), "\(field)") }
     }
 
+    /// The naive switches of HTTP namespaces as a user types them (SPEC §1.2): a 304 stored as an
+    /// empty 200 and served from then on (not-modified-as-empty); a response 50 s old upstream
+    /// counted from its arrival (ignore-age), until the switch is off again. (The other three run
+    /// in Examples/http-304-as-failure, http-vary-accept-language, http-stale-while-revalidate.)
+    @Test func naiveSwitchesShowWhatClientsDo() async throws {
+        let run = try await Cachesh.script("""
+            ns empty http
+            ns empty naive=not-modified-as-empty
+            ns aged http
+            ns aged naive=ignore-age
+            server set empty:/feed "posts" headers={"ETag":"\\"f1\\"","Cache-Control":"max-age=10"}
+            server set aged:/feed "posts" headers={"Cache-Control":"max-age=60","Age":"50"}
+            get empty:/feed
+            get aged:/feed
+            advance 20s
+            get empty:/feed
+            get empty:/feed
+            get aged:/feed
+            ns aged naive=none
+            advance 1s
+            get aged:/feed
+
+            """)
+        #expect(run.status == 0, "\(run)")
+        let lines = run.stdout.split(separator: "\n").filter { $0.hasPrefix("cache_status:") || $0.hasPrefix("body:") }
+        #expect(lines == [
+            "cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=9", "body:         \"posts\"",
+            "cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=59", "body:         \"posts\"",
+            "cache_status: cachesh; fwd=stale; fwd-status=304; stored; ttl=9; detail=\"not-modified-as-empty: the 304 is stored as an empty 200\"",
+            "body:         \"\"",
+            "cache_status: cachesh; hit; ttl=9", "body:         \"\"",
+            "cache_status: cachesh; hit; ttl=39", "body:         \"posts\"",
+            "cache_status: cachesh; fwd=stale; fwd-status=200; stored; ttl=9", "body:         \"posts\"",
+        ], "\(run)")
+    }
+
     /// `persist` keeps an HTTP key's responses with its value; a client hydrating from it serves
     /// them without a request, with their age.
     @Test func persistAndHydrateKeepHTTPResponses() async throws {
