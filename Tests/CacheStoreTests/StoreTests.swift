@@ -726,6 +726,35 @@ import TestSupport
         #expect(kept == #"[["ETag","\"v1\""],["Cache-Control","max-age=60"],["Vary","Accept-Language"]]"#)
     }
 
+    /// A store whose HTTP fields are hostile (a row's response with a bad status, the server's
+    /// fields of a key with a control character) is refused as damaged, naming the field, and
+    /// left byte for byte as it was.
+    @Test(arguments: [
+        ("UPDATE entries SET extra = replace(extra, '\"status\":200', '\"status\":1000')",
+         "damaged store: entries[0].http[0].status: expected an HTTP status code from 200 to 599, not 1000"),
+        ("UPDATE server_data SET headers = '[[\"ETag\",\"a\\nb\"]]'",
+         "damaged store: server.headers.api:/feed[0]: the value of ETag holds a control character (a field value may not)"),
+    ])
+    func hostileHTTPRowsAreADamagedStore(damage: String, message: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("""
+            ns api http
+            server set api:/feed "v1" headers={"ETag":"\\"v1\\"","Cache-Control":"max-age=60"}
+            get api:/feed
+            """)
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == message)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
     /// A damaged store of an older schema (here the previous release's schema 5, with a row the
     /// session's checks refuse) is refused before its upgrade commits: the file keeps its schema,
     /// its migrations and every byte of its rows, so the cachesh that wrote it still opens it.
