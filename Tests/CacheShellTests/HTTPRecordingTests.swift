@@ -42,6 +42,15 @@ import TestSupport
         #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
         let file = RecordingFormat.text(of: recording)
         #expect(try RecordingFormat.parse(file) == recording)
+        // A hostile line (a control character in a field value) is one error naming its line.
+        let hostile = file.replacingOccurrences(of: #"["Accept-Language","fr"]"#, with: #"["Accept-Language","f\u0001r"]"#)
+        #expect(hostile != file)
+        do {
+            _ = try RecordingFormat.parse(hostile)
+            Issue.record("read a hostile recording")
+        } catch {
+            #expect(error.message.contains("holds a control character (a field value may not)"), "\(error.message)")
+        }
     }
 
     /// A recording without HTTP namespaces has none of the new fields.

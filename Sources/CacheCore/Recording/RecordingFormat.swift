@@ -329,17 +329,20 @@ extension RecordingFormat {
     }
 
     /// Header fields written as `HTTPFields.json`: names tokens, values without control characters,
-    /// at most `HTTPFields.maxStoredLines` lines.
+    /// at most `HTTPFields.maxStoredLines` lines and `HTTPFields.maxStoredBytes` bytes, as a snapshot's.
     static func fields(_ f: RecordingFields, _ name: String) throws(Diagnostic) -> HTTPFields {
         guard case .array(let list) = try f.value(name), list.count <= HTTPFields.maxStoredLines else {
             throw f.fail(name, "expected at most \(HTTPFields.maxStoredLines) field lines, [[\"Name\", \"value\"], ...]")
         }
         var fields = HTTPFields()
+        var bytes = 0
         for item in list {
             guard case .array(let pair) = item, pair.count == 2, case .string(let n) = pair[0], case .string(let v) = pair[1] else {
                 throw f.fail(name, "expected field lines, [[\"Name\", \"value\"], ...]")
             }
             if let problem = HTTPFields.nameProblem(n) ?? HTTPFields.valueProblem(v) { throw f.fail(name, problem) }
+            bytes += n.utf8.count + v.utf8.count
+            if bytes > HTTPFields.maxStoredBytes { throw f.fail(name, "more than \(HTTPFields.maxStoredBytes) bytes of names and values") }
             fields.append(n, v)
         }
         return fields
