@@ -1,8 +1,8 @@
-// HTTP namespaces on the `Cache` actor (docs/SPEC.md, HTTP namespaces). Recordings do not hold
-// HTTP reads yet: a recorder refuses to start while an HTTP namespace exists (`hasHTTPNamespaces`).
+// HTTP namespaces on the `Cache` actor (docs/SPEC.md, HTTP namespaces). A recording notes each
+// HTTP read and request (`http-get`, `http-request`) and each HTTP answer with its status and fields.
 
 extension Cache {
-    /// Whether some namespace is an HTTP one (snapshots, stores and recordings refuse them).
+    /// Whether some namespace is an HTTP one.
     public var hasHTTPNamespaces: Bool { engine.hasHTTPNamespaces }
 
     /// The HTTP settings of `key`'s namespace; nil when it is an ordinary one.
@@ -21,7 +21,10 @@ extension Cache {
         let key = try Self.httpKey(key)
         sync()
         defer { finish() }
-        return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.httpGet(key: key, request: request, nowait: nowait), RecordedReturn.http) { () throws(CacheError) in
+            try engine.httpGet(key, request: request, nowait: nowait)
+        }
     }
 }
 
@@ -34,9 +37,27 @@ extension Cache {
         let key = try Self.httpKey(key)
         sync()
         defer { finish() }
-        return try engine.httpRequest(method, key, request: request, body: body, nowait: nowait || asyncOrigin != nil)
+        let nowait = nowait || asyncOrigin != nil
+        return try tryNoting(.httpRequest(method: method, key: key, request: request, body: body, nowait: nowait), RecordedReturn.http) {
+            () throws(CacheError) in try engine.httpRequest(method, key, request: request, body: body, nowait: nowait)
+        }
     }
 
     /// `explain` of an HTTP key: each stored response's freshness arithmetic; nil when none is stored.
     public func httpExplain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
+}
+
+extension Cache {
+    /// `key`'s stored responses as a snapshot writes them (status, header fields, times, `Vary`
+    /// values, body), for a copy that outlives the cache (the shell's `persist`); nil for none.
+    public func httpResponsesDocument(_ key: String) -> JSONValue? { engine.httpResponsesDocument(key) }
+
+    /// Gives `key`'s entry the responses of `document` (`httpResponsesDocument`), after the
+    /// entry was stored with the body of the last of them (the shell's `hydrate`).
+    /// - Throws: when the document is no such list or the key no HTTP entry; nothing changes then.
+    public func restoreHTTPResponses(_ key: String, _ document: JSONValue) throws(CacheError) {
+        sync()
+        defer { finish() }
+        do { try engine.restoreHTTPResponses(key, document) } catch { throw CacheError(error.description) }
+    }
 }

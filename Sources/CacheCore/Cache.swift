@@ -223,9 +223,6 @@ public actor Cache {
     /// - Returns: keys evicted or re-timed. - Throws: `CacheError` for an invalid name or policy.
     @discardableResult
     public func defineNamespace(_ name: String, _ change: PolicyChange) throws(CacheError) -> [String] {
-        if change.http != nil && recorder != nil && engine.policy(of: name).http == nil {
-            throw CacheError("a recording cannot hold an HTTP namespace yet: \(name) stays as it is")
-        }
         sync()
         defer { finish() }
         return try tryNoting(.defineNamespace(name: name, change: change), { .policy(engine.policy(of: name), keys: $0) }) {
@@ -699,6 +696,10 @@ public enum CacheCall: Sendable, Equatable {
     case configure(CacheConfiguration)
     /// A snapshot restored: the cache's state just after it, as a snapshot document.
     case restore(snapshot: JSONValue)
+    /// An HTTP read (`httpRead`): its key, request fields and whether it waited.
+    case httpGet(key: String, request: HTTPFields, nowait: Bool)
+    /// An HTTP request of an unsafe method or HEAD (`httpRequest`).
+    case httpRequest(method: String, key: String, request: HTTPFields, body: JSONValue?, nowait: Bool)
     /// A call a transcript cannot replay (`schedule`: work of the app's own), by name.
     case unsupported(String)
 
@@ -709,6 +710,7 @@ public enum CacheCall: Sendable, Equatable {
         case push, validate, originOnline = "origin-online", defineNamespace = "define-namespace", watch, unwatch
         case resetStats = "reset-stats", clearRequestLog = "clear-request-log", cancel, setActive = "set-active"
         case clearActive = "clear-active", focus, poll, unpoll, unpollAll = "unpoll-all", configure, restore, unsupported
+        case httpGet = "http-get", httpRequest = "http-request"
     }
 
     public var kind: Kind {
@@ -747,6 +749,8 @@ public enum CacheCall: Sendable, Equatable {
         case .configure: .configure
         case .restore: .restore
         case .unsupported: .unsupported
+        case .httpGet: .httpGet
+        case .httpRequest: .httpRequest
         }
     }
 }
@@ -793,6 +797,13 @@ extension CacheCall {
         case .configure(let configuration): f = F.configurationFields(configuration)
         case .restore(let snapshot): f = ["snapshot": snapshot]
         case .unsupported(let name): f = ["call": .string(name)]
+        case .httpGet(let key, let request, let nowait):
+            f = ["key": .string(key), "headers": request.json]
+            if nowait { f["nowait"] = .bool(true) }
+        case .httpRequest(let method, let key, let request, let body, let nowait):
+            f = ["method": .string(method), "key": .string(key), "headers": request.json]
+            if let body { f["body"] = body }
+            if nowait { f["nowait"] = .bool(true) }
         }
         f["name"] = .string(kind.rawValue)
         return f
@@ -845,6 +856,10 @@ extension CacheCall {
         case .configure: self = .configure(try F.configuration(f))
         case .restore: self = .restore(snapshot: try f.value("snapshot"))
         case .unsupported: self = .unsupported(try f.string("call"))
+        case .httpGet: self = .httpGet(key: try f.string("key"), request: try F.fields(f, "headers"), nowait: try f.flag("nowait"))
+        case .httpRequest:
+            self = .httpRequest(method: try f.string("method"), key: try f.string("key"), request: try F.fields(f, "headers"),
+                                body: f.has("body") ? .some(try f.value("body")) : Optional<JSONValue>.none, nowait: try f.flag("nowait"))
         }
     }
 }

@@ -24,8 +24,8 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// stores (`restore` forgets them).
     public private(set) var versions: [String: UInt64] = [:]
     /// The header fields each key of an HTTP namespace is served with (`server set ... headers=`),
-    /// besides the `Date` the server adds (docs/SPEC.md, HTTP namespaces). Like versions, not kept
-    /// by snapshots and stores (which refuse HTTP namespaces).
+    /// besides the `Date` the server adds (docs/SPEC.md, HTTP namespaces), kept by snapshots (the
+    /// `server` section's `headers`) and stores (the key's row).
     public private(set) var headers: [String: HTTPFields] = [:]
     /// Requests of any kind still to fail.
     public private(set) var failNext = 0
@@ -137,7 +137,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public var persistentState: (any PersistentOrigin)? { self }
 
     public func snapshot(withData: Bool) -> OriginState {
-        OriginState(data: withData ? data : [:], modifiedAt: withData ? modifiedAt : [:], settings: [
+        var state = OriginState(data: withData ? data : [:], modifiedAt: withData ? modifiedAt : [:], settings: [
             "latency_ms": .int(latency),
             "latencies_ms": .object(latencies.mapValues(JSONValue.int)),
             "online": .bool(isOnline),
@@ -145,6 +145,9 @@ public final class SimulatedServer: Origin, PersistentOrigin {
             "fail_next": .int(Int64(failNext)),
             "fail_keys": .object(failKey.mapValues { .int(Int64($0)) }),
         ])
+        // A store keeps them in the key's row (`storedKey`).
+        if withData { state.headers = headers }
+        return state
     }
 
     public func check(_ state: OriginState) throws(SnapshotError) { _ = try Settings(state.settings) }
@@ -156,7 +159,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
         versions = [:]
-        headers = [:]
+        headers = state.headers
         appliedKeys = AppliedKeys()
     }
 
@@ -188,7 +191,8 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public func allKeys() -> [String] { Set(data.keys).union(modifiedAt.keys).sorted() }
 
     public func storedKey(_ key: String) -> StoredServerKey {
-        StoredServerKey(key: key, value: data[key]?.compactText, modifiedAt: modifiedAt[key])
+        StoredServerKey(key: key, value: data[key]?.compactText, modifiedAt: modifiedAt[key],
+                        headers: headers[key].map(\.json.compactText))
     }
 
     // MARK: Origin

@@ -19,7 +19,7 @@ import Synchronization
 /// edge: the engine keeps each entry's row id beside it, loaded from the rows, and keeps keys
 /// unique; loading sorts the rows by recency), `log`
 /// (request-log lines by position) and
-/// `server_data` (the simulated server's keys). Keys are stored as BLOBs of their UTF-8 bytes, so
+/// `server_data` (the simulated server's keys, with the header fields of an HTTP namespace's key). Keys are stored as BLOBs of their UTF-8 bytes, so
 /// every key, a NUL in it included, reads back byte for byte (SQLite's C text interface, which
 /// GRDB binds strings through, stops at a NUL); the JSON bodies are text, in which JSON escapes
 /// every control character. The schema is versioned by GRDB's migrator and by `meta.schema`: an
@@ -29,7 +29,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 6
+    public static let schemaVersion = 7
 
     private let queue: DatabaseQueue
     /// Held from open to close (`StoreLock.release`); nil for a store in memory.
@@ -284,21 +284,31 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 UPDATE meta SET value = '6' WHERE name = 'schema';
                 """)
         }),
+        ("v7", { db in
+            // The header fields the simulated server serves a key of an HTTP namespace with, in
+            // the key's row (NULL for none, as every row an older store holds: adding the column
+            // rewrites no row). An older cachesh refuses a store that may hold HTTP namespaces
+            // as written by a newer one, not as damaged.
+            try db.execute(sql: """
+                ALTER TABLE server_data ADD COLUMN headers TEXT;
+                UPDATE meta SET value = '7' WHERE name = 'schema';
+                """)
+        }),
     ]
 
-    /// A new store's tables as the migrations up to v6 leave them, the migrations recorded as
-    /// applied (as GRDB's migrator records them): a new file is written once, not through six
+    /// A new store's tables as the migrations up to v7 leave them, the migrations recorded as
+    /// applied (as GRDB's migrator records them): a new file is written once, not through seven
     /// upgrades of tables that hold nothing (a sixteenth of the log a new store wrote before).
-    static func createSchema6(_ db: Database) throws {
+    static func createSchema7(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '6');
+            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '7');
             CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
             CREATE TABLE entries (\(entryColumnsSQL6));
             CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
-            CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER);
+            CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER, headers TEXT);
             CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6');
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6'), ('v7');
             """)
     }
 
@@ -425,7 +435,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         do {
             // A new file is made whole before the session's first commit, with no sync of its own
             // (a killed process leaves it empty or whole; it holds nothing yet), in one
-            // transaction of schema 6 (`createSchema6`) rather than the six upgrades.
+            // transaction of schema 7 (`createSchema7`) rather than the seven upgrades.
             let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if readOnly {
                 // Read as it is: nothing to make, nothing to upgrade.
@@ -457,7 +467,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
-            if isNew { try queue.write { db in try createSchema6(db) } }
+            if isNew { try queue.write { db in try createSchema7(db) } }
             if let migration { try migrator.migrate(queue, upTo: migration) }
             if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
             return isNew || migration != nil ? false : try upgrade(queue)
@@ -556,10 +566,10 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     log.append(StoredLogLine(position: try row.decode(atIndex: 0), body: try row.decode(atIndex: 1)))
                 }
                 var server: [StoredServerKey] = []
-                let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at FROM server_data")
+                let keys = try Row.fetchCursor(db, sql: "SELECT key, value, modified_at, headers FROM server_data")
                 while let row = try keys.next() {
                     server.append(StoredServerKey(key: Self.key(try row.decode(atIndex: 0)), value: try row.decode(atIndex: 1),
-                                                  modifiedAt: try row.decode(atIndex: 2)))
+                                                  modifiedAt: try row.decode(atIndex: 2), headers: try row.decode(atIndex: 3)))
                 }
                 return StoredState(state: state, log: log, server: server, entryCount: count)
             }
@@ -650,7 +660,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     }
                 }
                 if !changes.server.isEmpty {
-                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at) VALUES (?, ?, ?)")
+                    let upsert = try RowWriter(db, "INSERT OR REPLACE INTO server_data (key, value, modified_at, headers) VALUES (?, ?, ?, ?)")
                     let delete = try RowWriter(db, "DELETE FROM server_data WHERE key = ?")
                     for row in changes.server {
                         if row.value == nil && row.modifiedAt == nil {
@@ -660,6 +670,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                             upsert.bind(1, blob: row.key)
                             upsert.bind(2, row.value)
                             upsert.bind(3, row.modifiedAt)
+                            upsert.bind(4, row.headers)
                             try upsert.run()
                         }
                     }

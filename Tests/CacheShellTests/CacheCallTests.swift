@@ -40,7 +40,8 @@ import Testing
                                 .defineNamespace(name: "page", change: PolicyChange(staleIfError: .some(5_000), timeout: .some(nil),
                                                                                     retry: 2, backoff: 500, naive: [.serveExpired])),
                                 .defineNamespace(name: "clock", change: PolicyChange(dedupe: .some(200))),
-                                .defineNamespace(name: "clock", change: PolicyChange(dedupe: .some(nil)))]
+                                .defineNamespace(name: "clock", change: PolicyChange(dedupe: .some(nil))),
+                                .defineNamespace(name: "api", change: PolicyChange(http: HTTPNamespace(origin: "https://api.example.com")))]
         case .watch: [.watch(.all), .watch(.namespace("feed")), .watch(.key("feed:home"))]
         case .unwatch: [.unwatch(nil), .unwatch(.key("feed:home"))]
         case .resetStats: [.resetStats]
@@ -56,6 +57,11 @@ import Testing
                                                         push: ["p": PushRule(invalidate: ["feed:*"])], idField: "id"))]
         case .restore: [.restore(snapshot: Self.snapshot)]
         case .unsupported: [.unsupported("schedule")]
+        case .httpGet: [.httpGet(key: "api:/feed", request: HTTPFields([.init("Accept-Language", "en")]), nowait: false),
+                        .httpGet(key: "api:/feed?page=2", request: HTTPFields(), nowait: true)]
+        case .httpRequest: [.httpRequest(method: "PUT", key: "api:/feed", request: HTTPFields(), body: ["n": 1], nowait: false),
+                            .httpRequest(method: "HEAD", key: "api:/feed", request: HTTPFields([.init("Cache-Control", "no-cache")]),
+                                         body: nil, nowait: true)]
         }
     }
 

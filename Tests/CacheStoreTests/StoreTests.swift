@@ -616,15 +616,15 @@ import TestSupport
         return (path, try String(contentsOf: fixtures.appendingPathComponent("expected.txt"), encoding: .utf8))
     }
 
-    /// Opens the store at `path`, a fixture of schema `schema`: it is upgraded to schema 6, a
-    /// session on it prints `expected` (`keys`, `stats`, `snapshot`), and once closed every row is
-    /// as `rows` read it before and the entries have schema 6's layout.
+    /// Opens the store at `path`, a fixture of schema `schema`: it is upgraded to the current
+    /// schema, a session on it prints `expected` (`keys`, `stats`, `snapshot`), and once closed
+    /// every row is as `rows` read it before and the entries have schema 6's layout (which 7 keeps).
     static func expectUpgrade<Rows: Equatable>(_ path: String, from schema: Int, printing expected: String,
                                                rows: () throws -> Rows) async throws {
         let before = try rows()
         #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(schema)")
         let store = try SQLiteStore(path: path)
-        #expect(try store.schema() == 6)
+        #expect(try store.schema() == SQLiteStore.schemaVersion)
         let reader = try await Self.opened(store)
         #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
         try store.close()
@@ -678,6 +678,83 @@ import TestSupport
         #expect(said.contains("new:1"))
     }
 
+    /// A store of schema 6 as the previous release wrote it (`Tests/store-schema6`, no HTTP
+    /// namespace) is upgraded in place to schema 7 when opened: the server's rows get a `headers`
+    /// column (NULL in each), every row of every table keeps its bytes, and a session on it prints
+    /// exactly what that release printed (`keys`, `stats`, `snapshot`): the snapshot of a store
+    /// without HTTP namespaces is byte for byte as before. HTTP responses written after the upgrade
+    /// read back on the next open.
+    @Test func upgradesAStoreOfSchema6WrittenByThePreviousRelease() async throws {
+        let (path, expected) = try Self.copyOfFixture("store-schema6")
+        let columns = Self.entryColumns
+        let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
+        func rows() throws -> [[String]] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY id").map { row in (0..<12).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT hex(key), typeof(value) || hex(value), typeof(modified_at) || hex(modified_at) FROM server_data ORDER BY key")
+                        .map { row in (0..<3).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT CAST(position AS TEXT), hex(body) FROM log ORDER BY position").map { row in [row[0] as String, row[1] as String] }
+                    + Row.fetchAll(db, sql: "SELECT hex(body) FROM state").map { [$0[0] as String] }
+            }
+        }
+        #expect(try rows().count > 15)
+        try await Self.expectUpgrade(path, from: 6, printing: expected, rows: rows)
+        let headers = try await DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT typeof(headers) FROM server_data")
+        }
+        #expect(!headers.isEmpty && headers.allSatisfy { $0 == "null" })
+
+        // An HTTP namespace on the upgraded store: its responses and the server's fields are kept.
+        let more = """
+            server online
+            ns api http
+            server set api:/feed {"n":1} headers={"ETag":"\\"v1\\"","Cache-Control":"max-age=60","Vary":"Accept-Language"}
+            get api:/feed headers={"Accept-Language":"en"}
+            """
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed(more)
+        let after = await Self.snapshotText(writer)
+        try await writer.run { session, _ in try session.closeStore() }
+        let again = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(again) == after)
+        #expect(after.contains("\"accept-language\": \"en\""))
+        let read = await again.typed("get api:/feed headers={\"Accept-Language\":\"en\"}")
+        #expect(read.contains("cache_status: cachesh; hit; ttl="), "\(read)")
+        let kept = try await DatabaseQueue(path: path).read { db in
+            try String.fetchOne(db, sql: "SELECT headers FROM server_data WHERE key = CAST('api:/feed' AS BLOB)")
+        }
+        #expect(kept == #"[["ETag","\"v1\""],["Cache-Control","max-age=60"],["Vary","Accept-Language"]]"#)
+    }
+
+    /// A store whose HTTP fields are hostile (a row's response with a bad status, the server's
+    /// fields of a key with a control character) is refused as damaged, naming the field, and
+    /// left byte for byte as it was.
+    @Test(arguments: [
+        ("UPDATE entries SET extra = replace(extra, '\"status\":200', '\"status\":1000')",
+         "damaged store: entries[0].http[0].status: expected an HTTP status code from 200 to 599, not 1000"),
+        ("UPDATE server_data SET headers = '[[\"ETag\",\"a\\nb\"]]'",
+         "damaged store: server.headers.api:/feed[0]: the value of ETag holds a control character (a field value may not)"),
+    ])
+    func hostileHTTPRowsAreADamagedStore(damage: String, message: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("""
+            ns api http
+            server set api:/feed "v1" headers={"ETag":"\\"v1\\"","Cache-Control":"max-age=60"}
+            get api:/feed
+            """)
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == message)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
     /// A damaged store of an older schema (here the previous release's schema 5, with a row the
     /// session's checks refuse) is refused before its upgrade commits: the file keeps its schema,
     /// its migrations and every byte of its rows, so the cachesh that wrote it still opens it.
@@ -711,7 +788,7 @@ import TestSupport
         let store = try SQLiteStore(path: path)
         _ = try await Self.opened(store)
         try store.close()
-        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "6")
+        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(SQLiteStore.schemaVersion)")
     }
 
     /// Rows without the state row they belong to are a damaged store, not a new one to write over
@@ -754,9 +831,9 @@ import TestSupport
         ("UPDATE meta SET value = '0' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"0\", not a whole number from 1)"),
         ("UPDATE meta SET value = 'six' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"six\", not a whole number from 1)"),
         ("DELETE FROM meta WHERE name = 'schema'", "damaged cachesh store (no schema version)"),
-        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 6, but its migrations table also lists v0)"),
-        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 6, but its migrations table lacks v4)"),
-        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6)"),
+        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 7, but its migrations table also lists v0)"),
+        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 7, but its migrations table lacks v4)"),
+        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6, v7)"),
     ])
     func aSchemaTheMigrationsContradictIsRefused(damage: String, message: String) throws {
         let path = Self.directory() + "/s.db"

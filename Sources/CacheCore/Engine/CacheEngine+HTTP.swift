@@ -81,12 +81,19 @@ extension CacheEngine {
     /// the value the last of them stored (a put, event, mutation or ordinary fetch replaced it).
     func httpVariants(_ key: String) -> [HTTPVariant] {
         guard let set = http.variants[key] else { return [] }
-        guard let slot = entrySlot(forKey: key), slots[Int(slot)].storedRequest == set.storedRequest,
-              slots[Int(slot)].lastLocalWrite == set.lastLocalWrite, slots[Int(slot)].log == nil else {
+        guard holdsHTTPVariants(key, set) else {
             http.variants[key] = nil
             return []
         }
         return set.responses
+    }
+
+    /// Whether `key`'s entry still holds the value `set` stored: it exists, no put, event,
+    /// mutation or ordinary fetch replaced it since, and no mutation is pending on it.
+    func holdsHTTPVariants(_ key: String, _ set: HTTPVariantSet) -> Bool {
+        guard let slot = entrySlot(forKey: key) else { return false }
+        return slots[Int(slot)].storedRequest == set.storedRequest && slots[Int(slot)].lastLocalWrite == set.lastLocalWrite
+            && slots[Int(slot)].log == nil
     }
 
     /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value.
@@ -105,9 +112,32 @@ extension CacheEngine {
     /// `ttl=` its remaining freshness.
     func httpServed(_ key: String, _ variant: HTTPVariant, _ policy: HTTPCachePolicy, status: HTTPCacheStatus) -> HTTPReadResult {
         var cacheStatus = status
-        cacheStatus.ttl = (policy.freshnessLifetime(variant.response).ms - policy.currentAge(variant.response, now: now)) / 1000
-        return HTTPReadResult(key: key, status: variant.response.status, fields: policy.servedFields(variant.response, now: now),
+        let response = httpView(variant.response, ofKey: key)
+        cacheStatus.ttl = (policy.freshnessLifetime(response).ms - policy.currentAge(response, now: now)) / 1000
+        return HTTPReadResult(key: key, status: variant.response.status, fields: policy.servedFields(response, now: now),
                               body: variant.body, cacheStatus: cacheStatus)
+    }
+
+    /// The naive switches (SPEC §1.2) of `key`'s namespace that an HTTP read acts on.
+    func httpNaive(_ key: String) -> Set<NaivePolicy> { namespaces.policy(namespaceSlot(forKey: key)).naive }
+
+    /// A stored response as the namespace's client sees it when it decides: with `ignore-age`,
+    /// without its `Age` field (its age is then the apparent age and the time resident).
+    func httpView(_ response: StoredHTTPResponse, ofKey key: String) -> StoredHTTPResponse {
+        guard httpNaive(key).contains(.ignoreAge), response.fields.contains("Age") else { return response }
+        var view = response
+        view.fields.remove("Age")
+        return view
+    }
+
+    /// The decision on `stored` for `request`, as the namespace's client makes it: with
+    /// `ignore-stale-extensions`, `stale-while-revalidate` serves nothing stale (validated instead).
+    func httpDecide(_ key: String, _ policy: HTTPCachePolicy, request: HTTPFields, stored: StoredHTTPResponse?) -> HTTPCachePolicy.Decision {
+        let decision = policy.decide(request: request, stored: stored.map { httpView($0, ofKey: key) }, now: now)
+        if case .serveStaleAndRevalidate = decision, httpNaive(key).contains(.ignoreStaleExtensions) {
+            return CacheControl(request).onlyIfCached ? .gatewayTimeout : .validate(reason: .stale)
+        }
+        return decision
     }
 
     /// An app's read of an HTTP key (`get KEY headers=...`): serve, validate or forward as RFC
@@ -137,7 +167,7 @@ extension CacheEngine {
             status.detail = "offline"
             return httpServed(key, all[selected], policy, status: status)
         }
-        let decision = policy.decide(request: request, stored: selected.map { all[$0].response }, now: now)
+        let decision = httpDecide(key, policy, request: request, stored: selected.map { all[$0].response })
         var status = HTTPCacheStatus()
         switch decision {
         case .serve(_, let stale):
@@ -260,6 +290,11 @@ extension CacheEngine {
         if let answer { status.fwdStatus = answer.status }
         if exchange.request.method != "GET" {
             result = completeUnsafe(request, exchange, answer: answer, failure: failure, status: status)
+        } else if let answer, answer.status == 304, exchange.conditional, !voided,
+                  let naive = httpNaive(key).intersection([.notModifiedAsFailure, .notModifiedAsEmpty]).sorted().first {
+            // (Both on: the failure, which comes first, wins.)
+            result = completeNaive304(request, exchange, answer, naive, all: all, status: status)
+            if naive == .notModifiedAsFailure { failure = OriginFailure("304 handled as a failure") }
         } else if let answer, answer.status == 304, exchange.conditional {
             // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
             // selected one; it is never a failure.
@@ -280,8 +315,8 @@ extension CacheEngine {
                 }
                 result = httpServed(key, all[shown], policy, status: status)
             }
-        } else if (answer == nil || (500...599).contains(answer!.status)), let selected,
-                  policy.staleIfErrorAllows(all[selected].response, request: exchange.request.fields, now: now) {
+        } else if (answer == nil || (500...599).contains(answer!.status)), let selected, !httpNaive(key).contains(.ignoreStaleExtensions),
+                  policy.staleIfErrorAllows(httpView(all[selected].response, ofKey: key), request: exchange.request.fields, now: now) {
             status.detail = "stale-if-error"
             result = httpServed(key, all[selected], policy, status: status)
             if failure != nil { count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns) }
@@ -295,8 +330,13 @@ extension CacheEngine {
             let variant = HTTPVariant(response: response, body: answer.body)
             if whyNot == nil, !voided,
                storeResponse(key: key, value: answer.body ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
-                // The new response replaces those the same request selected (§4.1, §4.3.4).
-                all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
+                // The new response replaces those the same request selected (§4.1, §4.3.4);
+                // with one-variant-per-url, every one.
+                if httpNaive(key).contains(.oneVariantPerURL) {
+                    all.removeAll()
+                } else {
+                    all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
+                }
                 all.append(variant)
                 if all.count > HTTPStore.maxVariants { all.removeFirst(all.count - HTTPStore.maxVariants) }
                 keepHTTPVariants(key, all)
@@ -314,8 +354,42 @@ extension CacheEngine {
             result = HTTPReadResult(key: key, status: 504,
                                     cacheStatus: status)
         }
-        if failure != nil { setFate(request.id, .failed) } else { setFate(request.id, status.stored ? .stored : .discarded) }
+        if failure != nil {
+            setFate(request.id, .failed)
+        } else {
+            setFate(request.id, status.stored || result.cacheStatus.stored ? .stored : .discarded)
+        }
         if exchange.waiters > 0 { http.outcomes[request.id] = (result, exchange.waiters) }
+    }
+
+    /// A `304` to a validation, as a naive client handles it (SPEC §1.2): `not-modified-as-failure`
+    /// gives the read the 304 with no body, counted a failure, the stored response as it was;
+    /// `not-modified-as-empty` stores the 304 as a 200 with its fields and an empty body, in
+    /// place of the responses the request selected, and serves that.
+    private func completeNaive304(_ request: InFlight, _ exchange: HTTPExchange, _ answer: HTTPAnswer, _ naive: NaivePolicy,
+                                  all: [HTTPVariant], status: HTTPCacheStatus) -> HTTPReadResult {
+        let key = exchange.request.key
+        let ns = namespaceSlot(forKey: key)
+        var status = status
+        guard naive == .notModifiedAsEmpty else {
+            count(request.refresh[0] ? \.refreshFailures : \.fetchFailures, ns)
+            status.detail = "not-modified-as-failure: the 304 is an error"
+            return HTTPReadResult(key: key, status: 304, fields: HTTPCachePolicy.storedFields(answer.fields), cacheStatus: status)
+        }
+        let policy = namespaces.policy(ns).http?.policy ?? HTTPCachePolicy()
+        let response = StoredHTTPResponse(status: 200, fields: answer.fields, request: exchange.request.fields,
+                                          requestTime: request.startedAt, responseTime: now)
+        let variant = HTTPVariant(response: response, body: .string(""))
+        status.detail = "not-modified-as-empty: the 304 is stored as an empty 200"
+        guard storeResponse(key: key, value: .string(""), request: request.id, refresh: request.refresh[0], invalidated: false) else {
+            return HTTPReadResult(key: key, status: 200, fields: response.fields, body: .string(""), cacheStatus: status)
+        }
+        var kept = all
+        kept.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
+        kept.append(variant)
+        keepHTTPVariants(key, kept)
+        status.stored = true
+        return httpServed(key, variant, policy, status: status)
     }
 
     // MARK: Unsafe methods (§4.4)
@@ -327,8 +401,9 @@ extension CacheEngine {
                             nowait: Bool = false) throws(CacheError) -> HTTPReadResult {
         defer { if checksInvariants { checkInvariants() } }
         guard method == "HEAD" || !HTTPCachePolicy.isSafe(method) else { throw CacheError("\(method) is a safe method: read with get") }
-        guard httpSettings(ofKey: key) != nil else { throw CacheError("\(key) is not a key of an HTTP namespace") }
+        guard let settings = httpSettings(ofKey: key) else { throw CacheError("\(key) is not a key of an HTTP namespace") }
         _ = nextSeq()
+        if method == "HEAD", let served = httpHeadFromStoredGET(key, request: request, settings.policy) { return served }
         var status = HTTPCacheStatus()
         status.fwd = "method"
         guard origin.isOnline else {
@@ -341,6 +416,25 @@ extension CacheEngine {
             status.detail = "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
+        return result
+    }
+
+    /// A HEAD answered from a stored GET response (RFC 9110 §9.3.2, RFC 9111 §4: a cache may
+    /// answer a HEAD with the fields of a response it may serve to the same GET): the response
+    /// the request selects, when it is fresh (or `max-stale` covers it), without its body, a hit;
+    /// nil when the HEAD is to be sent.
+    func httpHeadFromStoredGET(_ key: String, request: HTTPFields, _ policy: HTTPCachePolicy) -> HTTPReadResult? {
+        let all = httpVariants(key)
+        guard let selected = httpSelected(all, request: request),
+              case .serve(_, let stale) = httpDecide(key, policy, request: request, stored: all[selected].response) else { return nil }
+        let ns = namespaceSlot(forKey: key)
+        count(stale ? \.staleHits : \.hits, ns)
+        if let slot = entrySlot(forKey: key) { entries.touch(slot) }
+        var status = HTTPCacheStatus()
+        status.hit = true
+        status.detail = stale ? "HEAD from the stored GET, max-stale" : "HEAD from the stored GET"
+        var result = httpServed(key, all[selected], policy, status: status)
+        result.body = nil
         return result
     }
 
@@ -463,7 +557,7 @@ extension CacheEngine {
             var request = HTTPFields()
             for (name, value) in r.varyValues.sorted(by: { $0.key < $1.key }) { request.append(name, value) }
             let next: String
-            switch policy.decide(request: request, stored: r, now: now) {
+            switch httpDecide(key, policy, request: request, stored: r) {
             case .serve(_, let stale): next = stale ? "served stale" : "served from the cache (hit)"
             case .serveStaleAndRevalidate: next = "served stale at once and validated in the background (stale-while-revalidate)"
             case .validate(let reason):

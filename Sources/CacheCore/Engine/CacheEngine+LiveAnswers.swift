@@ -5,6 +5,8 @@
     public var keys: [String]
     /// The answer the request completed with: the origin's, or the timeout's failure.
     public var answer: RequestAnswer?
+    /// An HTTP request's answer (status, fields, body), when it got one.
+    public var http: HTTPAnswer? = nil
 }
 
 /// What an origin answered to one request.
@@ -67,7 +69,7 @@ extension CacheEngine {
     }
 
     /// Reports a completed request to the delegate.
-    func reportCompletion(_ request: InFlight) {
+    func reportCompletion(_ request: InFlight, http: HTTPAnswer? = nil) {
         guard let delegate else { return }
         let answer: RequestAnswer?
         switch request.answer {
@@ -76,6 +78,6 @@ extension CacheEngine {
         case nil: answer = nil
         }
         delegate.cacheEngine(self, completed: RequestCompletion(id: request.id, kind: request.kind, keys: request.keys,
-                                                                answer: answer))
+                                                                answer: answer, http: http))
     }
 }

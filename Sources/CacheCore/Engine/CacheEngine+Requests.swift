@@ -132,6 +132,7 @@ extension CacheEngine {
         guard let request = requestTable.remove(id) else { return }
         if hasHTTPNamespaces, let exchange = http.exchanges.removeValue(forKey: request.id) {
             completeHTTP(request, exchange)
+            if case .keys(.success)? = request.answer { return reportCompletion(request, http: exchange.answer) }
             return reportCompletion(request)
         }
         switch request.kind {

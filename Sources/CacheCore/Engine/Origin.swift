@@ -143,6 +143,9 @@ public struct OriginState: Sendable, Equatable {
     public var modifiedAt: [String: Int64]
     /// The section's other fields, as the origin writes them (the engine adds `log`).
     public var settings: [String: JSONValue]
+    /// The header fields each key of an HTTP namespace is served with (docs/SPEC.md §8), by key:
+    /// written as the section's `headers` only when some key has them.
+    public var headers: [String: HTTPFields] = [:]
 
     public init(data: [String: JSONValue], modifiedAt: [String: Int64], settings: [String: JSONValue]) {
         self.data = data; self.modifiedAt = modifiedAt; self.settings = settings

@@ -112,6 +112,22 @@ public enum NaivePolicy: String, CaseIterable, Sendable, Comparable {
     /// The answer to a list's next page writes back the earlier pages as they were when it was
     /// requested, dropping writes made to them meanwhile (TanStack Query's fetchNextPage).
     case nextPageDropsWrites = "next-page-drops-writes"
+    /// An HTTP namespace ignores RFC 5861's `stale-while-revalidate` and `stale-if-error` (the
+    /// response's and the request's): a stale response is validated and waited for, and a
+    /// validation that fails gets no stale response (OkHttp has neither).
+    case ignoreStaleExtensions = "ignore-stale-extensions"
+    /// An HTTP namespace keeps one stored response per key, the last, whatever its `Vary` says:
+    /// a request of another variant is a miss whose answer replaces it.
+    case oneVariantPerURL = "one-variant-per-url"
+    /// An HTTP namespace handles a `304` to its validation as a failure: the read gets the 304
+    /// without a body, counted a failure, and the stored response is not freshened.
+    case notModifiedAsFailure = "not-modified-as-failure"
+    /// An HTTP namespace stores a `304` to its validation as the response: a 200 with its fields
+    /// and an empty body, which the read gets and later reads are served.
+    case notModifiedAsEmpty = "not-modified-as-empty"
+    /// An HTTP namespace ignores the `Age` field of the responses it stores: their age is counted
+    /// from `Date` and the time they are stored, so a response already old upstream looks fresh.
+    case ignoreAge = "ignore-age"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

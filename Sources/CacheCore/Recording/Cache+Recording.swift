@@ -12,7 +12,6 @@ extension Cache {
     /// buffer; `cachesh --transcribe FILE` turns it into a transcript.
     /// - Throws: `CacheError` when the file cannot be created.
     public func startRecording(to path: String) throws(CacheError) {
-        if hasHTTPNamespaces { throw CacheError("a recording cannot hold an HTTP namespace yet") }
         beginRecording(file: try RecordingFile(path: path))
     }
 

@@ -41,7 +41,8 @@ public enum CacheRecord: Sendable, Equatable {
     /// used (nil) when the request had completed or timed out.
     case arrived(id: UInt64, at: Int64, applied: Int64?)
     /// A request completed at `at` with `answer` (the origin's, or the timeout's failure).
-    case completed(id: UInt64, answer: RequestAnswer?, at: Int64)
+    /// `http`: an HTTP request's answer (status, fields, body), beside `answer`.
+    case completed(id: UInt64, answer: RequestAnswer?, at: Int64, http: HTTPAnswer? = nil)
     /// An observer event (B15).
     case observed(CacheEvent)
     /// A read that waited for request `request` finished: what the app's `get` returned.
@@ -70,4 +71,6 @@ public enum RecordedReturn: Sendable, Equatable {
     case polled(Bool)
     /// The call threw this `CacheError` message.
     case error(String)
+    /// An HTTP read or request: what the app got.
+    case http(HTTPReadResult)
 }

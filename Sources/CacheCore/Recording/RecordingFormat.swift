@@ -131,7 +131,7 @@ public enum RecordingFormat {
                 try endsUnit(ended, "ended", at: offset)
             case .end(let at):
                 try endsUnit(at, "at", at: offset)
-            case .sent(_, _, _, let at), .completed(_, _, let at), .read(_, _, let at), .validated(_, let at):
+            case .sent(_, _, _, let at), .completed(_, _, let at, _), .read(_, _, let at), .validated(_, let at):
                 during(at, at: offset, line: line)
             case .arrived(_, let at, let applied):
                 if let applied, applied < at {
@@ -206,8 +206,14 @@ extension RecordingFormat {
             f = ["record": "sent", "id": id64(id), "kind": .string(kind.rawValue), "keys": strings(keys), "at": .int(at)]
         case .arrived(let id, let at, let applied):
             f = ["record": "arrived", "id": id64(id), "at": .int(at), "applied": applied.map(JSONValue.int) ?? .null]
-        case .completed(let id, let answer, let at):
+        case .completed(let id, let answer, let at, let http):
             f = ["record": "completed", "id": id64(id), "at": .int(at), "answer": answer.map(encode) ?? .null]
+            // Only for an HTTP request, so recordings without one are as before.
+            if let http {
+                var a: [String: JSONValue] = ["status": .int(Int64(http.status)), "headers": http.fields.json]
+                CacheEngine.encodeBody(http.body, into: &a)
+                f["http"] = .object(a)
+            }
         case .observed(let event):
             f = ["record": "observed", "cause": .string(event.cause.rawValue), "key": .string(event.key), "at": .int(event.at),
                  "state": .string(event.state.rawValue), "value": event.value ?? .null, "source": .string(event.source.rawValue)]
@@ -242,6 +248,7 @@ extension RecordingFormat {
         if let b = change.backoff { c["backoff"] = .int(b) }
         if let n = change.naive { c["naive"] = strings(n.sorted().map(\.rawValue)) }
         if let d = change.dedupe { c["dedupe"] = optional(d) }
+        if let http = change.http { c["http"] = CacheEngine.httpNamespaceJSON(http) }
         return .object(c)
     }
 
@@ -275,6 +282,7 @@ extension RecordingFormat {
         if whole && p.backoff != Policy().backoff { policy["backoff"] = .int(p.backoff) }
         if !p.naive.isEmpty { policy["naive"] = strings(p.naive.sorted().map(\.rawValue)) }
         if let d = p.dedupe { policy["dedupe"] = .int(d) }
+        if let http = p.http { policy["http"] = CacheEngine.httpNamespaceJSON(http) }
         return policy
     }
 
@@ -295,7 +303,64 @@ extension RecordingFormat {
         case .watched(let was): return .object(["watched": .bool(was)])
         case .polled(let was): return .object(["polled": .bool(was)])
         case .error(let message): return .object(["error": .string(message)])
+        case .http(let r): return .object(["http": encode(r)])
         }
+    }
+
+    /// An HTTP read's result: key, status (null while pending), fields, `Cache-Status`, body.
+    static func encode(_ r: HTTPReadResult) -> JSONValue {
+        var f: [String: JSONValue] = ["key": .string(r.key), "status": r.status.map { .int(Int64($0)) } ?? .null,
+                                      "headers": r.fields.json, "cache_status": cacheStatusFields(r.cacheStatus)]
+        CacheEngine.encodeBody(r.body, into: &f)
+        return .object(f)
+    }
+
+    /// `Cache-Status` as its parts (absent when unset).
+    static func cacheStatusFields(_ s: HTTPCacheStatus) -> JSONValue {
+        var f: [String: JSONValue] = [:]
+        if s.hit { f["hit"] = true }
+        if let fwd = s.fwd { f["fwd"] = .string(fwd) }
+        if let status = s.fwdStatus { f["fwd_status"] = .int(Int64(status)) }
+        if s.stored { f["stored"] = true }
+        if s.collapsed { f["collapsed"] = true }
+        if let ttl = s.ttl { f["ttl"] = .int(ttl) }
+        if let detail = s.detail { f["detail"] = .string(detail) }
+        return .object(f)
+    }
+
+    /// Header fields written as `HTTPFields.json`: names tokens, values without control characters,
+    /// at most `HTTPFields.maxStoredLines` lines and `HTTPFields.maxStoredBytes` bytes, as a snapshot's.
+    static func fields(_ f: RecordingFields, _ name: String) throws(Diagnostic) -> HTTPFields {
+        guard case .array(let list) = try f.value(name), list.count <= HTTPFields.maxStoredLines else {
+            throw f.fail(name, "expected at most \(HTTPFields.maxStoredLines) field lines, [[\"Name\", \"value\"], ...]")
+        }
+        var fields = HTTPFields()
+        var bytes = 0
+        for item in list {
+            guard case .array(let pair) = item, pair.count == 2, case .string(let n) = pair[0], case .string(let v) = pair[1] else {
+                throw f.fail(name, "expected field lines, [[\"Name\", \"value\"], ...]")
+            }
+            if let problem = HTTPFields.nameProblem(n) ?? HTTPFields.valueProblem(v) { throw f.fail(name, problem) }
+            bytes += n.utf8.count + v.utf8.count
+            if bytes > HTTPFields.maxStoredBytes { throw f.fail(name, "more than \(HTTPFields.maxStoredBytes) bytes of names and values") }
+            fields.append(n, v)
+        }
+        return fields
+    }
+
+    private static func decodeHTTPRead(_ f: RecordingFields) throws(Diagnostic) -> HTTPReadResult {
+        let c = try f.object("cache_status")
+        var status = HTTPCacheStatus()
+        status.hit = try c.flag("hit")
+        status.fwd = c.has("fwd") ? try c.string("fwd") : nil
+        status.fwdStatus = c.has("fwd_status") ? Int(clamping: try c.int("fwd_status")) : nil
+        status.stored = try c.flag("stored")
+        status.collapsed = try c.flag("collapsed")
+        status.ttl = c.has("ttl") ? try c.int("ttl") : nil
+        status.detail = c.has("detail") ? try c.string("detail") : nil
+        return HTTPReadResult(key: try f.string("key"), status: try f.optionalInt("status").map { Int(clamping: $0) },
+                              fields: try fields(f, "headers"),
+                              body: try HTTPBodyCoding.decode(f.fields) { name throws(Diagnostic) in try f.value(name) }, cacheStatus: status)
     }
 
     static func encode(_ r: ReadResult) -> JSONValue {
@@ -472,7 +537,13 @@ extension RecordingFormat {
         case "arrived": return .arrived(id: try r.id("id"), at: try r.time("at"), applied: try r.optionalInt("applied"))
         case "completed":
             let answer: RequestAnswer? = r.fields["answer"] == .null ? nil : try decodeAnswer(r.object("answer"))
-            return .completed(id: try r.id("id"), answer: answer, at: try r.time("at"))
+            var http: HTTPAnswer?
+            if r.has("http") {
+                let h = try r.object("http")
+                http = HTTPAnswer(status: Int(clamping: try h.int("status")), fields: try fields(h, "headers"),
+                                  body: try HTTPBodyCoding.decode(h.fields) { name throws(Diagnostic) in try h.value(name) })
+            }
+            return .completed(id: try r.id("id"), answer: answer, at: try r.time("at"), http: http)
         case "observed":
             let value = try r.flag("no_value") ? JSONValue?.none : try r.value("value")
             return .observed(CacheEvent(cause: try r.enumValue("cause", ChangeCause.self), key: try r.string("key"),
@@ -499,6 +570,7 @@ extension RecordingFormat {
         if c.has("backoff") { change.backoff = try c.int("backoff") }
         if c.has("naive") { change.naive = try naive(c, "naive") }
         if c.has("dedupe") { change.dedupe = .some(try c.optionalInt("dedupe")) }
+        if c.has("http") { change.http = try http(c.object("http")) }
         return change
     }
 
@@ -531,7 +603,22 @@ extension RecordingFormat {
         if p.has("retry") { policy.retry = Int(clamping: try p.int("retry")); policy.backoff = try p.int("backoff") }
         if p.has("backoff") { policy.backoff = try p.int("backoff") }
         if p.has("dedupe") { policy.dedupe = try p.int("dedupe") }
+        if p.has("http") { policy.http = try http(p.object("http")) }
         return policy
+    }
+
+    /// An HTTP namespace's settings (`CacheEngine.httpNamespaceJSON` read back).
+    private static func http(_ f: RecordingFields) throws(Diagnostic) -> HTTPNamespace {
+        let percent = try f.int("heuristic_percent")
+        guard percent >= 0, percent <= HTTPNamespace.maxHeuristicPercent else {
+            throw f.fail("heuristic_percent", "expected a percentage from 0 to \(HTTPNamespace.maxHeuristicPercent)")
+        }
+        var origin: String?
+        if f.has("origin") {
+            origin = try f.string("origin")
+            if let problem = HTTPNamespace.originProblem(origin!) { throw f.fail("origin", problem) }
+        }
+        return HTTPNamespace(origin: origin, policy: HTTPCachePolicy(shared: try f.bool("shared"), heuristicPercent: percent))
     }
 
     /// A list of naive policy names (SPEC §1.2).
@@ -574,6 +661,7 @@ extension RecordingFormat {
         if f.has("watched") { return .watched(try f.bool("watched")) }
         if f.has("polled") { return .polled(try f.bool("polled")) }
         if f.has("error") { return .error(try f.string("error")) }
+        if f.has("http") { return .http(try decodeHTTPRead(f.object("http"))) }
         throw Diagnostic("\(f.what): unknown kind of result")
     }
 

@@ -77,7 +77,7 @@ extension Snapshot {
             }
             let n = try o.object(name)
             try n.only(["index", "defined", "ttl_ms", "stale_ms", "max", "stale_if_error_ms", "timeout_ms", "purgeable",
-                        "policy", "hand", "next_rank", "retry", "backoff_ms", "naive", "dedupe_ms"])
+                        "policy", "hand", "next_rank", "retry", "backoff_ms", "naive", "dedupe_ms", "http"])
             let i = try n.count("index")
             guard i < slots.count, slots[i] == nil else {
                 throw n.fail("index", "expected each of 0 to \(slots.count - 1) once")
@@ -127,6 +127,7 @@ extension Snapshot {
                 policy.backoff = try n.int("backoff_ms")
                 if policy.backoff < 0 { throw n.fail("backoff_ms", "must not be negative") }
             }
+            if n.has("http") { policy.http = try Self.httpNamespace(n.object("http")) }
             slots[i] = NamespaceState(name: name, policy: policy, defined: try n.bool("defined"))
         }
         namespaces = slots.map { $0! }
@@ -196,7 +197,7 @@ extension Snapshot {
     static let entryFields: Set<String> = [
         "key", "value", "state", "stored_at", "stale_at", "expires_at", "tags", "seq", "stored_request",
         "last_write", "last_put", "invalidated", "expiry_counted", "expiry_overridden", "expiry_seq", "mutations",
-        "rank", "uses", "visited", "version",
+        "rank", "uses", "visited", "version", "http",
     ]
 
     private mutating func decodeEntries(_ list: [JSONValue], namespaceIndex: [String: Int]) throws(SnapshotError) {
@@ -268,6 +269,11 @@ extension Snapshot {
             throw e.fail("state", "is \(stateText), but the entry's times make it \(state.rawValue) at now (\(TimeText.iso8601(ms: now)))")
         }
         if e.has("mutations") { entry.log = try Self.mutationLog(e.object("mutations")) }
+        if let responses = e.field("http") {
+            // Only an HTTP namespace's entry has responses (the fast reader never sees the field).
+            guard namespaces[ns].policy.http != nil else { throw e.fail("http", "\(key) is not a key of an HTTP namespace") }
+            httpVariants[key] = try Self.httpResponses(SnapshotObject(fields: ["http": responses], path: e.path), now: now)
+        }
         ranks.append(try Self.rank(e, namespaces[ns], seen: &checks.seenRanks[ns]))
         entries.append(entry)
     }
@@ -360,6 +366,14 @@ extension Snapshot {
             }
             byID[r.id] = r
             requests.append(r)
+            let request = try SnapshotObject(item, requestsPath.element(i))
+            if request.has("http") {
+                let ns = KeyName.namespace(of: r.keys.first ?? "")
+                guard namespaces.contains(where: { $0.name == ns && $0.policy.http != nil }) else {
+                    throw request.fail("http", "\(r.keys.first ?? "") is not a key of an HTTP namespace")
+                }
+                httpExchanges[r.id] = try Self.httpExchange(request, kind: r.kind, keys: r.keys)
+            }
         }
         let fetching = try o.object("fetching")
         for key in fetching.fields.keys.sorted() {
@@ -393,7 +407,7 @@ extension Snapshot {
 
     private static func request(_ o: SnapshotObject) throws(SnapshotError) -> InFlight {
         try o.only(["id", "kind", "keys", "started_at", "completes_at", "refresh", "voided", "invalidated", "waiters",
-                    "mutation", "validation", "answer", "entity_events"])
+                    "mutation", "validation", "answer", "entity_events", "http"])
         guard let kind = RequestKind(rawValue: try o.string("kind")) else { throw o.fail("kind", "expected fetch, mutate or validate") }
         let keys = try o.keys("keys")
         if kind != .validate && keys.isEmpty { throw o.fail("keys", "a \(kind.rawValue) request has at least one key") }
@@ -506,7 +520,8 @@ extension Snapshot {
             modifiedAt[key] = try modified.time(key)
         }
         var settings = o.fields
-        for name in ["log", "log_dropped", "data", "modified_at"] { settings[name] = nil }
+        for name in ["log", "log_dropped", "data", "modified_at", "headers"] { settings[name] = nil }
         server = OriginState(data: data.fields, modifiedAt: modifiedAt, settings: settings)
+        if o.has("headers") { server!.headers = try Self.serverHeaders(o) }
     }
 }

@@ -71,6 +71,10 @@ extension CacheEngine {
                 w.writeInt(Int64(e.expirySeq))
             }
         }
+        if hasHTTPNamespaces, let responses = httpEntryJSON(e.key) {
+            w.member("http", indent: ind, first: &first)
+            w.write(responses, indent: ind)
+        }
         if e.invalidated {
             w.member("invalidated", indent: ind, first: &first)
             w.appendASCII("true")

@@ -59,6 +59,10 @@ public struct Snapshot {
     var hands: [Int: String] = [:]
     /// The next rank stamp of a namespace not under LRU, by namespace slot.
     var nextRanks: [Int: UInt64] = [:]
+    /// The stored responses of each HTTP key that has some (an entry's `http`), by key.
+    var httpVariants: [String: [HTTPVariant]] = [:]
+    /// The HTTP requests in flight (a request's `http`), by request id.
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
 
     /// The number of cached entries.
     public var entryCount: Int { stored?.table.count ?? entries.count }
@@ -105,6 +109,8 @@ extension CacheEngine {
             // Written only when on, so a snapshot without naive policies reads as before.
             if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
             if let d = p.dedupe { fields["dedupe_ms"] = .int(d) }
+            // Only for an HTTP namespace, so snapshots without one read as before.
+            if let http = p.http { fields["http"] = Self.httpNamespaceJSON(http) }
             namespaceFields[ns.name] = .object(fields)
             let counters = statistics.byNamespace[i]
             if counters != Stats() { namespaceStats[ns.name] = Self.statsJSON(counters) }
@@ -215,6 +221,7 @@ extension CacheEngine {
         }
         if let log = e.log { f["mutations"] = Self.mutationsJSON(log) }
         if let version = e.version { f["version"] = .int(Int64(version)) }
+        if let responses = httpEntryJSON(e.key) { f["http"] = responses }
         return f
     }
 
@@ -240,7 +247,7 @@ extension CacheEngine {
         ])
     }
 
-    private func snapshotRequest(_ r: InFlight) -> JSONValue {
+    func snapshotRequest(_ r: InFlight) -> JSONValue {
         var f: [String: JSONValue] = [
             "id": .int(Int64(r.id)),
             "kind": .string(r.kind.rawValue),
@@ -254,6 +261,7 @@ extension CacheEngine {
         if !r.entityEvents.isEmpty { f["entity_events"] = .array(r.entityEvents.map { Self.strings($0) }) }
         if r.waiters != 0 { f["waiters"] = .int(Int64(r.waiters)) }
         if let m = r.mutation { f["mutation"] = Self.mutationJSON(m) }
+        if hasHTTPNamespaces, let exchange = httpRequestJSON(r.id) { f["http"] = exchange }
         if r.kind == .validate {
             f["validation"] = .object(r.validation.mapValues(Self.time))
         }
@@ -327,6 +335,7 @@ extension OriginState {
         var out = settings
         out["data"] = .object(data)
         out["modified_at"] = .object(modifiedAt.mapValues(CacheEngine.time))
+        if !headers.isEmpty { out["headers"] = .object(headers.mapValues(\.json)) }
         return out
     }
 }

@@ -173,8 +173,11 @@ public struct StoredServerKey: Sendable, Equatable {
     public var key: String
     public var value: String?
     public var modifiedAt: Int64?
-    public init(key: String, value: String?, modifiedAt: Int64?) {
-        self.key = key; self.value = value; self.modifiedAt = modifiedAt
+    /// The header fields the key of an HTTP namespace is served with, as a JSON array of
+    /// `[name, value]` pairs (schema 7); nil for none.
+    public var headers: String?
+    public init(key: String, value: String?, modifiedAt: Int64?, headers: String? = nil) {
+        self.key = key; self.value = value; self.modifiedAt = modifiedAt; self.headers = headers
     }
 }
 
@@ -322,7 +325,8 @@ extension CacheEngine {
         var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
         if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
-            || entries.ordered.eviction(ofNamespace: slots[i].namespace) != .lru {
+            || entries.ordered.eviction(ofNamespace: slots[i].namespace) != .lru
+            || (hasHTTPNamespaces && http.variants[slots[i].key] != nil) {
             var extra = snapshotEntryExtras(slot)
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
             if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
@@ -460,6 +464,7 @@ extension Snapshot {
             if server["data"] != nil {
                 var data: [String: JSONValue] = [:]
                 var modified: [String: JSONValue] = [:]
+                var headers: [String: JSONValue] = [:]
                 for row in stored.server {
                     if let text = row.value {
                         do { data[row.key] = try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth) } catch {
@@ -467,9 +472,16 @@ extension Snapshot {
                         }
                     }
                     if let ms = row.modifiedAt { modified[row.key] = CacheEngine.time(ms) }
+                    if let text = row.headers {
+                        do { headers[row.key] = try JSONValue(parsing: text, maxDepth: 2) } catch {
+                            throw SnapshotError(path: "server.headers.\(row.key)", "damaged server headers (not valid JSON: \(error.message))")
+                        }
+                    }
                 }
                 server["data"] = .object(data)
                 server["modified_at"] = .object(modified)
+                // Only when some key has them, as a snapshot writes them.
+                if !headers.isEmpty { server["headers"] = .object(headers) }
             }
             top["server"] = .object(server)
         }

@@ -53,14 +53,13 @@ enum ClientCommands {
             return Reply(["keys": .array([]), "dropped": .array(keys.map(JSONValue.string))],
                          human: ["dropped: " + (keys.isEmpty ? "(none)" : keys.joined(separator: " "))])
         }
-        if cache.hasHTTPNamespaces, let key = cache.keys().first(where: { cache.httpSettings(ofKey: $0.key) != nil })?.key {
-            throw ShellError("persist: the persisted cache cannot hold an HTTP namespace's responses yet (\(key))", at: command.offset)
-        }
         var held: [(key: String, entry: PersistedCopy.Entry)] = []
         for entry in cache.keys() {
             let read = cache.peek(entry.key)
             guard let value = read.value else { continue }
-            held.append((entry.key, PersistedCopy.Entry(value: value, tags: read.tags)))
+            // An HTTP key's responses go with it, as a disk HTTP cache keeps them.
+            let http = cache.hasHTTPNamespaces ? cache.httpResponsesDocument(entry.key) : nil
+            held.append((entry.key, PersistedCopy.Entry(value: value, tags: read.tags, http: http)))
         }
         let whole = Set(cache.namespacePolicies().filter { $0.policy.naive.contains(.persistWholeCache) }.map(\.name))
         let dropped = session.persisted.write(held, wholeCache: whole)
@@ -82,6 +81,9 @@ enum ClientCommands {
         var keys: [String] = []
         for (key, entry) in session.persisted.sorted where cache.peek(key).state == .absent {
             cache.put(key, entry.value, tags: entry.tags)
+            // The responses were the key's in the client that persisted them, and this cache's
+            // namespace is an HTTP one too (or they are left: the value alone is hydrated).
+            if let http = entry.http, cache.httpSettings(ofKey: key) != nil { try? cache.restoreHTTPResponses(key, http) }
             keys.append(key)
         }
         return .keys(keys)

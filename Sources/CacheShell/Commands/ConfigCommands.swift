@@ -48,6 +48,10 @@ enum ConfigCommands {
             if let backoff = change.backoff { command += " backoff=" + TimeText.formatDuration(backoff) }
             if let naive = change.naive { command += " naive=" + NaivePolicy.text(naive) }
             duration("dedupe", change.dedupe)
+            if let http = change.http {
+                command += " http" + (http.policy.shared ? " shared" : "") + (http.origin.map { " origin=" + $0 } ?? "")
+                    + " heuristic=\(http.policy.heuristicPercent)"
+            }
             for ms in [change.ttl, change.stale ?? nil, change.staleIfError ?? nil, change.timeout ?? nil, change.backoff,
                        change.dedupe ?? nil] where (ms ?? 0) < 0 {
                 throw w.fail("ns with a negative duration cannot be typed")
@@ -156,12 +160,6 @@ enum ConfigCommands {
                                  at: word.offset + 10)
             }
             http.policy.heuristicPercent = p
-        }
-        if existing == nil, let link = session.store {
-            throw ShellError("ns \(name) http: the store \(link.store.path) cannot keep an HTTP namespace yet", at: args.positional[0].offset)
-        }
-        if existing == nil, session.recording != nil {
-            throw ShellError("ns \(name) http: a recording cannot hold an HTTP namespace yet (record stop first)", at: args.positional[0].offset)
         }
         return http
     }
@@ -383,12 +381,6 @@ extension Session {
         let parsed: ParsedConfiguration
         do { parsed = try ParsedConfiguration(text: text) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
-        }
-        if let name = parsed.cache.namespaces.keys.sorted().first(where: { parsed.cache.namespaces[$0]!.http != nil && cache.policy(of: $0).http == nil }) {
-            if let link = store {
-                throw ShellError("\(path): the store \(link.store.path) cannot keep an HTTP namespace (\(name)) yet", at: offset)
-            }
-            if recording != nil { throw ShellError("\(path): a recording cannot hold an HTTP namespace (\(name)) yet", at: offset) }
         }
         let changed: [String]
         do { changed = try cache.configure(parsed.cache) } catch {

@@ -76,7 +76,14 @@ enum EntryCommands {
             .flag("async", meaning: "read as an app awaits: at once if served, else waiting: true now and a read event line when it completes"),
         ],
         example: "get feed:home --nowait", run: get,
-        writes: CallForm(.get) { call, returned, w throws(Diagnostic) in
+        writes: CallForm(.get, .httpGet) { call, returned, w throws(Diagnostic) in
+            if case .httpGet(let key, let request, let nowait) = call {
+                // An HTTP read: `get KEY headers={...} [--nowait]`, printed as the shell prints one.
+                try w.checkKey(key)
+                let command = "get \(key)" + HTTPCommands.headersOption(request) + (nowait ? " --nowait" : "")
+                guard case .http(let result) = returned else { return (command, nil) }
+                return (command, HTTPCommands.readReply(result))
+            }
             guard case .get(let key, let force, let mode) = call else { throw w.notItsKind(call) }
             try w.checkKey(key)
             let command = "get \(key)" + (force ? " --force" : "") + (mode == .nowait ? " --nowait" : mode == .async ? " --async" : "")

@@ -20,9 +20,7 @@ enum HTTPCommands {
         var fields = HTTPFields()
         var bytes = 0
         for name in order {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
-                throw ShellError("\(command): \(JSONValue.string(name).compactText) is no field name (letters, digits and !#$%&'*+-.^_`|~)", at: offset)
-            }
+            if let problem = HTTPFields.nameProblem(name) { throw ShellError("\(command): " + problem, at: offset) }
             let values: [JSONValue]
             switch members[name]! {
             case .string: values = [members[name]!]
@@ -50,9 +48,21 @@ enum HTTPCommands {
         return fields
     }
 
-    /// RFC 9110 §5.6.2's tchar.
-    static func isTokenByte(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(b)
+    /// `fields` as the JSON object `headers=` reads back to them: a field on several lines as an
+    /// array of its values, at the place of its first line. Lines of one field apart from each
+    /// other (`A`, `B`, `A`) come back together; the fields' meaning is the same (RFC 9110 §5.3).
+    /// - Returns: the object's compact text, its members in the fields' order.
+    static func headersObject(_ fields: HTTPFields) -> String {
+        var order: [String] = []
+        var values: [String: [JSONValue]] = [:]
+        for line in fields {
+            if values[line.name] == nil { order.append(line.name) }
+            values[line.name, default: []].append(.string(line.value))
+        }
+        let members = order.map { name in
+            JSONValue.string(name).compactText + ":" + (values[name]!.count == 1 ? values[name]![0] : .array(values[name]!)).compactText
+        }
+        return "{" + members.joined(separator: ",") + "}"
     }
 
     /// A `status=N` option: a final status code, 200 to 599 (docs/SPEC.md §7.1).
@@ -99,12 +109,26 @@ enum HTTPCommands {
     static let request = CommandSpec(
         name: "request", summary: "send an unsafe method (or HEAD) to an HTTP key; its answer invalidates what it changed (RFC 9111 4.4)",
         arguments: [.oneOf(.word("POST"), .word("PUT"), .word("DELETE"), .word("PATCH"), .word("HEAD"),
-                           meaning: "the method; a 200 to HEAD updates the stored responses its validators match, and drops the others (RFC 9111 4.3.5)"),
+                           meaning: "the method; a HEAD is answered from a fresh stored GET response (a hit, nothing sent), else sent, and its 200 updates the stored responses its validators match and drops the others (RFC 9111 4.3.5)"),
                     .key(meaning: "a key of an HTTP namespace (a path with its query)"),
                     .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
         options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
         flags: [.flag("nowait", meaning: "send it and return at once")],
-        example: "request POST api:/feed {\"text\":\"hi\"}", run: request)
+        example: "request POST api:/feed {\"text\":\"hi\"}", run: request,
+        writes: CallForm(.httpRequest) { call, returned, w throws(Diagnostic) in
+            guard case .httpRequest(let method, let key, let request, let body, let nowait) = call else { throw w.notItsKind(call) }
+            guard unsafeMethods.contains(method) else { throw w.fail("request \(method): the shell sends POST, PUT, DELETE, PATCH or HEAD") }
+            try w.checkKey(key)
+            let command = "request \(method) \(key)" + headersOption(request) + (body.map { " " + TranscriptWriter.optionJSON($0) } ?? "")
+                + (nowait ? " --nowait" : "")
+            guard case .http(let result) = returned else { return (command, nil) }
+            return (command, readReply(result))
+        })
+
+    /// ` headers={...}` for a request's fields (its members in their order); empty for none.
+    static func headersOption(_ fields: HTTPFields) -> String {
+        fields.isEmpty ? "" : " headers=" + TranscriptWriter.optionJSON(compact: headersObject(fields))
+    }
 
     /// `request METHOD KEY [headers={...}] [VALUE] [--nowait]`: never answered from the cache; a
     /// 2xx or 3xx answer invalidates KEY and the same-origin Location and Content-Location.

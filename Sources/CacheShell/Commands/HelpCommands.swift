@@ -66,6 +66,11 @@ enum HelpCommands {
         (.persistWholeCache, "B16 across clients: persist writes the client's whole cache of the namespace over the shared persisted copy, dropping the entries another client persisted", "apollographql/apollo-cache-persist#346"),
         (.pagesMarkedFresh, "the refetch of every page of a list (1.1 Pages): pages LIST reads page 1 alone and marks the other pages fresh with their old values", "vercel/swr#785"),
         (.nextPageDropsWrites, "a page's answer is its page's alone (1.1 Pages): the answer to pages LIST --next writes back the earlier pages as they were when it was sent", "TanStack/query#3579"),
+        (.ignoreStaleExtensions, "RFC 5861 in an HTTP namespace: stale-while-revalidate and stale-if-error are ignored, so a stale response is validated and waited for, and a failed validation serves nothing stale", "square/okhttp#1083"),
+        (.oneVariantPerURL, "Vary's secondary keys (RFC 9111 4.1) in an HTTP namespace: one response per key, the last, so each other variant's read is a miss that replaces it", "mizosoft/methanol#60"),
+        (.notModifiedAsFailure, "a 304 is never a failure (RFC 9111 4.3.4) in an HTTP namespace: the read gets the 304 without a body, counted a failure, and the stored response is not freshened", "forwardemail/superagent#1096"),
+        (.notModifiedAsEmpty, "a 304 freshens the stored response (RFC 9111 4.3.4) in an HTTP namespace: the 304 is stored as a 200 with an empty body, which every later read is served", "addisonj/node-cacher#24"),
+        (.ignoreAge, "Age in the current age (RFC 9111 4.2.3) in an HTTP namespace: a response already old upstream is counted from its Date and arrival alone, so it stays fresh longer", "aliostad/CacheCow#257"),
     ]
 
     /// The `help naive` text: each switch, what it turns off and its thread, within ``width``.

@@ -53,9 +53,6 @@ enum RecordCommands {
         if let current = session.recording {
             throw ShellError("already recording to \(current.name) (record stop first)", at: word.offset)
         }
-        if cache.hasHTTPNamespaces {
-            throw ShellError("record: a recording cannot hold an HTTP namespace yet", at: command.offset)
-        }
         let fromStart = args.flag("from-start")
         if fromStart && !session.keepsWholeHistory {
             throw ShellError("record --from-start: a script, -c or standard input keeps no history (only the interactive shell does); record FILE records from here on", at: command.offset)
@@ -140,6 +137,8 @@ enum RecordCommands {
         case .verdicts(let verdicts): options.append("value=" + TranscriptWriter.optionJSON(RecordingFormat.encodeVerdicts(verdicts)))
         }
         if let version = answer.version { options.append("version=\(version)") }
+        if let status = answer.status { options.append("status=\(status)") }
+        if let headers = answer.headers { options.append("headers=" + TranscriptWriter.optionJSON(compact: HTTPCommands.headersObject(headers))) }
         if answer.commit { options.append("--commit") }
         return options
     }

@@ -10,9 +10,6 @@ enum SnapshotCommands {
     static func snapshot(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: snapshot)
         try args.expect(0...1)
-        if cache.hasHTTPNamespaces {
-            throw ShellError("snapshot: a snapshot cannot hold an HTTP namespace's responses yet", at: command.offset)
-        }
         guard let word = args.positional.first else {
             let document = session.makeSnapshot(on: cache)
             return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])

@@ -37,7 +37,6 @@ extension Session {
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
     public func open(store: any PersistentStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
-        if cache.hasHTTPNamespaces { throw StoreError("cannot open store \(store.path): a store cannot keep an HTTP namespace yet") }
         if let stored = try store.load() {
             // In a scope of its own: once restored, a batch's cache is the only holder of the
             // table, so its first change does not copy it.

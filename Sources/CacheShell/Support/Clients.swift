@@ -171,12 +171,16 @@ struct SameExecutor<Value>: @unchecked Sendable {
 
 /// The cache the session's clients persist to and hydrate from (SPEC §3 Clients: an app's
 /// localStorage or disk cache, which two tabs or an app and its widget share): each key's
-/// value and tags, as the last `persist` that wrote the key left them. Not kept by snapshots,
+/// value and tags (and an HTTP key's stored responses), as the last `persist` that wrote the key
+/// left them. Not kept by snapshots,
 /// stores or recordings: a script rebuilds it by running its `persist` commands again.
 struct PersistedCopy {
     struct Entry: Equatable {
         var value: JSONValue
         var tags: [String]
+        /// An HTTP key's stored responses, as a snapshot's entry writes them (`http`); nil for
+        /// an ordinary key.
+        var http: JSONValue? = nil
     }
 
     private(set) var entries: [String: Entry] = [:]

@@ -45,6 +45,8 @@ struct TranscriptWriter {
     var sent: [Request: (kind: RequestKind, keys: [String], at: Int64)] = [:]
     /// Each request's completion: its answer and time.
     var completed: [Request: (answer: RequestAnswer?, at: Int64)] = [:]
+    /// Each HTTP request's answer (status, fields, body), when it got one.
+    var httpAnswers: [Request: HTTPAnswer] = [:]
     /// How many snapshots have been restored before the record being written.
     var epoch = 0
     /// The index of the record being written, for errors.
@@ -67,8 +69,11 @@ struct TranscriptWriter {
         for record in records {
             switch record {
             case .sent(let id, let kind, let keys, let at): sent[Request(epoch: epoch, id: id)] = (kind, keys, at)
-            case .completed(let id, let answer, let at):
-                if completed[Request(epoch: epoch, id: id)] == nil { completed[Request(epoch: epoch, id: id)] = (answer, at) }
+            case .completed(let id, let answer, let at, let http):
+                if completed[Request(epoch: epoch, id: id)] == nil {
+                    completed[Request(epoch: epoch, id: id)] = (answer, at)
+                    if let http { httpAnswers[Request(epoch: epoch, id: id)] = http }
+                }
             case .call(.restore, _, _, _): epoch += 1
             default: break
             }
@@ -266,6 +271,15 @@ struct TranscriptWriter {
                 } else {
                     options.append(Self.failure(f.message))
                 }
+            case .keys(.success)? where httpAnswers[Request(epoch: epoch, id: id)] != nil:
+                // An HTTP answer: its status, fields and body, as `server next` scripts one.
+                let http = httpAnswers[Request(epoch: epoch, id: id)]!
+                guard keys.count == 1 else { throw fail("HTTP request \(id) has \(keys.count) keys") }
+                options.append("status=\(http.status)")
+                options.append("headers=" + Self.optionJSON(compact: HTTPCommands.headersObject(http.fields)))
+                if let body = http.body { options.append("value=" + Self.optionJSON(body)) }
+                try emitNext(keys[0], options)
+                continue
             case .keys(.success(let answers))?:
                 guard answers.count == keys.count else { throw fail("request \(id) has \(answers.count) answers for \(keys.count) keys") }
                 for (key, answer) in zip(keys, answers) {
@@ -299,8 +313,11 @@ struct TranscriptWriter {
     /// A JSON value as the value of a `name=` option: compact, with each blank inside a string
     /// that the lexer would otherwise take for the start of another word (a blank before `{`,
     /// `[`, `"` or `#`) written `\u0020`.
-    static func optionJSON(_ value: JSONValue) -> String {
-        let text = Array(value.compactText.utf8)
+    static func optionJSON(_ value: JSONValue) -> String { optionJSON(compact: value.compactText) }
+
+    /// `optionJSON` of compact JSON text (an object whose members keep an order of their own).
+    static func optionJSON(compact: String) -> String {
+        let text = Array(compact.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.count)
         for (i, byte) in text.enumerated() {
@@ -392,6 +409,11 @@ struct TranscriptWriter {
             if p.backoff != defaults.backoff { f["backoff"] = duration(p.backoff) }
             if !p.naive.isEmpty { f["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
             if let d = p.dedupe { f["dedupe"] = duration(d) }
+            if let http = p.http {
+                var h: [String: JSONValue] = ["shared": .bool(http.policy.shared), "heuristic": .int(http.policy.heuristicPercent)]
+                if let origin = http.origin { h["origin"] = .string(origin) }
+                f["http"] = .object(h)
+            }
             namespaces[name] = .object(f)
         }
         var push: [String: JSONValue] = [:]
