@@ -246,7 +246,7 @@ import Testing
     @Test func randomOperationsAgreeWithADictionary() {
         let t = Table(hash: { UInt32(truncatingIfNeeded: $0.hashValue) & 0x3F })
         var model: [String: Int32] = [:]
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for step in 0..<4_000 {
             let key = "k\(rng.next() % 300)"
             if model[key] != nil && rng.next() % 2 == 0 {
@@ -274,15 +274,4 @@ import Testing
         #expect(index.structureViolations().contains("key index: slot 1 is held twice"))
     }
 
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 }

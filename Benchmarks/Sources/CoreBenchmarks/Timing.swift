@@ -75,19 +75,6 @@ enum Timing {
     }
 }
 
-/// A seedable generator (SplitMix64), so every run reads the keys in the same order.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Prints aligned result lines.
 enum Report {
     static func section(_ title: String) {

@@ -131,7 +131,7 @@ enum ExploreEnumeration {
     }
 
     /// One schedule chosen at random, each choice uniformly among those enabled, and its preemptions.
-    static func random(steps: [ExploreScenario.Step], sections: Int, using generator: inout ExploreRandom) -> ([ExploreChoice], Int) {
+    static func random(steps: [ExploreScenario.Step], sections: Int, using generator: inout SplitMix64) -> ([ExploreChoice], Int) {
         var state = ExploreSchedulerState(steps: steps, sections: sections)
         var schedule: [ExploreChoice] = []
         var spent = 0
@@ -144,19 +144,6 @@ enum ExploreEnumeration {
             schedule.append(pick.choice)
         }
         return (schedule, spent)
-    }
-}
-
-/// SplitMix64: the seeded generator of the random schedules (the same seed, the same schedules).
-struct ExploreRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

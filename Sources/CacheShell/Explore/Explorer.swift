@@ -246,7 +246,7 @@ public struct Explorer: Sendable {
             if !finished { break }
         }
         if report.problem == nil && found == nil && !report.stoppedAtBound && !report.interrupted && options.randomSchedules > 0 {
-            var generator = ExploreRandom(seed: options.seed)
+            var generator = SplitMix64(seed: options.seed)
             for _ in 0..<min(options.randomSchedules, max(0, limit - report.schedules - report.infeasible)) {
                 if options.interrupted?() == true {
                     report.interrupted = true
