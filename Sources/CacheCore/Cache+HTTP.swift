@@ -40,3 +40,47 @@ extension Cache {
     /// `explain` of an HTTP key: each stored response's freshness arithmetic; nil when none is stored.
     public func httpExplain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
 }
+
+extension Cache {
+    /// An app's HTTP read, awaited (live mode, `cachesh proxy`): served at once when the cache may,
+    /// else suspended until the origin's answer (or the request's timeout) completes it. On the
+    /// virtual clock it is `httpRead`.
+    /// - Throws: when the key is of no HTTP namespace or no path.
+    public func httpGet(_ key: String, request: HTTPFields = HTTPFields()) async throws(CacheError) -> HTTPReadResult {
+        guard asyncOrigin != nil else { return try httpRead(key, request: request) }
+        let key = try Self.httpKey(key)
+        sync()
+        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in try engine.httpGet(key, request: request, nowait: true) }
+        finish()
+        guard let id = waitFor else { return result }
+        return await withCheckedContinuation { continuation in
+            httpWaiting[id, default: []].append((result, continuation))
+        }
+    }
+
+    /// An app's unsafe request (or `HEAD`), awaited: as `httpRequest`, suspended until its answer
+    /// in live mode.
+    public func httpSend(_ method: String, _ key: String, request: HTTPFields = HTTPFields(),
+                         body: JSONValue? = nil) async throws(CacheError) -> HTTPReadResult {
+        guard asyncOrigin != nil else { return try httpRequest(method, key, request: request, body: body) }
+        let key = try Self.httpKey(key)
+        sync()
+        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in
+            try engine.httpRequest(method, key, request: request, body: body, nowait: true)
+        }
+        finish()
+        guard let id = waitFor else { return result }
+        return await withCheckedContinuation { continuation in
+            httpWaiting[id, default: []].append((result, continuation))
+        }
+    }
+
+    /// Resumes the HTTP reads whose requests have completed, each with its share of the outcome.
+    func resumeFinishedHTTPReads() {
+        for id in httpWaiting.keys.sorted() where !engine.isInFlight(id) {
+            for reader in httpWaiting.removeValue(forKey: id)! {
+                reader.continuation.resume(returning: engine.finishAwaitedHTTP(id, pending: reader.pending))
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheProxy
 import CacheShell
 import CacheStore
 import SystemPackage
@@ -290,6 +291,7 @@ func runMain() -> Int32 {
             fail(usage: "argument \(i) is not UTF-8 text (byte \(FileIO.hexByte(bytes[bad]))): cachesh reads UTF-8")
         }
     }
+    if CommandLine.argc > 1, CommandLine.arguments[1] == "proxy" { runProxy(Array(CommandLine.arguments.dropFirst(2))) }
     let command: Invocation
     switch Invocation.read(Array(CommandLine.arguments.dropFirst())) {
     case .run(let invocation):
@@ -425,6 +427,29 @@ func transcribe(_ path: String, _ command: Invocation, mode: OutputMode) -> Int3
         terminal.write(error.message + "\n", isError: true)
         return 2
     }
+}
+
+/// `cachesh proxy ...` (SPEC §6, §8 Proxy): a caching reverse proxy until the process ends.
+func runProxy(_ arguments: [String]) -> Never {
+    var options: ProxyOptions
+    switch ProxyOptions.parse(arguments) {
+    case .failure(let error):
+        if error.message.hasPrefix("usage: ") {
+            print(error.message)
+            exit(0)
+        }
+        fail(usage: error.message)
+    case .success(let (parsed, configPath)):
+        options = parsed
+        if let configPath {
+            let text: String
+            do { text = try FileIO.read(configPath) } catch { fail(usage: "proxy: cannot read \(configPath): \(error)") }
+            do { options.configuration = try ConfigurationFile.cacheConfiguration(text: text) } catch {
+                fail(usage: "proxy: \(configPath): \(error.message)")
+            }
+        }
+    }
+    CachingProxy.main(options)
 }
 
 /// The process environment as a dictionary.

@@ -40,6 +40,8 @@ struct HTTPStore {
     var exchanges: [UInt64: HTTPExchange] = [:]
     /// What each completed request gives the reads waiting on it, until the last has taken it.
     var outcomes: [UInt64: (result: HTTPReadResult, waiters: Int)] = [:]
+    /// The request the last read or request that returned without waiting would wait for (live mode).
+    var lastUnawaited: UInt64?
 
     /// The most responses kept for one key, one per secondary key (docs/SPEC.md §7.1): past it
     /// the oldest goes.
@@ -182,6 +184,7 @@ extension CacheEngine {
             }
             status.fwd = fwd
             if nowait || runningScheduled > 0 {
+                http.lastUnawaited = id
                 return HTTPReadResult(key: key, status: nil, cacheStatus: status)
             }
             guard var result = try awaitHTTP(id) else {
@@ -336,7 +339,10 @@ extension CacheEngine {
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
         let id = sendHTTP(HTTPRequest(method: method, key: key, fields: request, body: body), conditional: false, fwd: "method", refresh: false)
-        if nowait || runningScheduled > 0 { return HTTPReadResult(key: key, status: nil, cacheStatus: status) }
+        if nowait || runningScheduled > 0 {
+            http.lastUnawaited = id
+            return HTTPReadResult(key: key, status: nil, cacheStatus: status)
+        }
         guard let result = try awaitHTTP(id) else {
             status.detail = "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
