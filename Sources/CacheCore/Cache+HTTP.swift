@@ -21,7 +21,9 @@ extension Cache {
         let key = try Self.httpKey(key)
         sync()
         defer { finish() }
-        return try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil)
+        // §4.3.2: the app's own conditional request is answered here when what it gets is a 200.
+        return HTTPCachePolicy.answeringConditional(try engine.httpGet(key, request: request, nowait: nowait || asyncOrigin != nil),
+                                                    request: request)
     }
 }
 
@@ -44,7 +46,8 @@ extension Cache {
 extension Cache {
     /// An app's HTTP read, awaited (live mode, `cachesh proxy`): served at once when the cache may,
     /// else suspended until the origin's answer (or the request's timeout) completes it. On the
-    /// virtual clock it is `httpRead`.
+    /// virtual clock it is `httpRead`. A conditional request whose answer would be a 200 its
+    /// preconditions find not modified gets a 304 (§4.3.2).
     /// - Throws: when the key is of no HTTP namespace or no path.
     public func httpGet(_ key: String, request: HTTPFields = HTTPFields()) async throws(CacheError) -> HTTPReadResult {
         guard asyncOrigin != nil else { return try httpRead(key, request: request) }
@@ -52,10 +55,11 @@ extension Cache {
         sync()
         let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in try engine.httpGet(key, request: request, nowait: true) }
         finish()
-        guard let id = waitFor else { return result }
-        return await withCheckedContinuation { continuation in
+        guard let id = waitFor else { return HTTPCachePolicy.answeringConditional(result, request: request) }
+        let answer = await withCheckedContinuation { continuation in
             httpWaiting[id, default: []].append((result, continuation))
         }
+        return HTTPCachePolicy.answeringConditional(answer, request: request)
     }
 
     /// An app's unsafe request (or `HEAD`), awaited: as `httpRequest`, suspended until its answer

@@ -141,7 +141,8 @@ public final class CachingProxy: Sendable {
             switch method {
             case "GET":
                 result = try await cache.httpGet(key, request: request)
-            case "HEAD", "POST", "PUT", "DELETE", "PATCH":
+            case _ where method == "HEAD" || (!HTTPCachePolicy.isSafe(method) && method != "CONNECT"):
+                // HEAD (§4.3.5) and every unsafe method (§4.4: POST, PUT, DELETE, PATCH, M-SEARCH...).
                 result = try await cache.httpSend(method, key, request: request, body: body.map { ProxyBody.value($0) })
             default:
                 // Not a method a cache stores or invalidates for: straight to the upstream.
@@ -197,7 +198,7 @@ struct ProxyAnswer: Sendable {
         var upstreamError: String?
         var fields: [(String, String)] = []
         var upstreamCacheStatus: String?
-        for field in result.fields {
+        for field in CDNCacheControl.served(result.fields) {
             if HTTPFields.same(field.name, UpstreamClient.errorField) { upstreamError = field.value; continue }
             if HTTPFields.same(field.name, "Content-Length") || HTTPFields.same(field.name, "Transfer-Encoding") { continue }
             if HTTPFields.same(field.name, "Cache-Status") {
@@ -237,6 +238,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
 
     init(proxy: CachingProxy) { self.proxy = proxy }
 
+    /// The method as sent: NIO names `M-SEARCH` `MSEARCH`.
+    static func methodName(_ method: HTTPMethod) -> String { method == .MSEARCH ? "M-SEARCH" : method.rawValue }
+
     private static func monotonicMicros() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
@@ -272,7 +276,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
                 return
             }
             let proxy = self.proxy
-            let method = head.method.rawValue
+            let method = Self.methodName(head.method)
             let uri = head.uri
             let headers = head.headers
             let body = self.body
@@ -301,7 +305,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         busy = false
         let elapsed = Self.monotonicMicros() - started
-        proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: head.method.rawValue, key: head.uri, status: answer.status,
+        proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: Self.methodName(head.method), key: head.uri, status: answer.status,
                                       decision: answer.decision, upstream: answer.upstream, latencyMicros: elapsed))
         if !keepAlive {
             done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }

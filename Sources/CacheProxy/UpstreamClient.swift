@@ -136,12 +136,9 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
             body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
         case .end:
             guard let head else { return }
-            var fields: [HTTPFields.Field] = []
-            for (name, value) in head.headers where !UpstreamClient.hopByHop.contains(name.lowercased()) {
-                fields.append(HTTPFields.Field(name, value))
-            }
             let noBody = head.status.code == 304 || head.status.code == 204
-            finish(HTTPAnswer(status: Int(head.status.code), fields: HTTPFields(fields), body: noBody ? nil : ProxyBody.value(body)))
+            let fields = CDNCacheControl.forCache(UpstreamClient.endToEnd(head.headers))
+            finish(HTTPAnswer(status: Int(head.status.code), fields: fields, body: noBody ? nil : ProxyBody.value(body)))
         }
     }
 

@@ -266,7 +266,13 @@ extension CacheEngine {
         } else if let answer, answer.status == 304, exchange.conditional {
             // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
             // selected one; it is never a failure.
-            let chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            var chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            // A 304 with no validator answers the cache's own conditional request for the
+            // response it selected: that one is updated (an origin that omits ETag and
+            // Last-Modified from its 304s, as many do).
+            if chosen.isEmpty, let selected, !answer.fields.contains("ETag"), !answer.fields.contains("Last-Modified") {
+                chosen = [selected]
+            }
             if chosen.isEmpty || voided {
                 status.detail = chosen.isEmpty ? "the 304 selects no stored response" : nil
                 result = HTTPReadResult(key: key, status: 304, fields: answer.fields, cacheStatus: status)
