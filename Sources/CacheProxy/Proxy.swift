@@ -297,6 +297,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             headers.replaceOrAdd(name: "Content-Length", value: String(answer.body.count))
         }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        // The log line first: once the app has the answer, its line is written.
+        proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: Self.methodName(head.method), key: head.uri, status: answer.status,
+                                      decision: answer.decision, upstream: answer.upstream, latencyMicros: Self.monotonicMicros() - started))
         let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         if !noBody && !answer.body.isEmpty {
@@ -304,9 +307,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         busy = false
-        let elapsed = Self.monotonicMicros() - started
-        proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: Self.methodName(head.method), key: head.uri, status: answer.status,
-                                      decision: answer.decision, upstream: answer.upstream, latencyMicros: elapsed))
         if !keepAlive {
             done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
@@ -328,6 +328,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             let message = tooLarge ? "request header fields larger than \(proxy.options.limits.maxHeaderBytes) bytes" : "malformed request (\(parserError))"
             var answer = ProxyAnswer.plain(status, message)
             answer.fields.append(("Connection", "close"))
+            proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: head.map { Self.methodName($0.method) } ?? "-", key: head?.uri ?? "-",
+                                          status: status, decision: answer.decision, upstream: "-", latencyMicros: 0))
             var headers = HTTPHeaders()
             for (name, value) in answer.fields { headers.add(name: name, value: value) }
             headers.add(name: "Content-Length", value: String(answer.body.count))
@@ -335,8 +337,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
                           promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: answer.body)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-            proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: head?.method.rawValue ?? "-", key: head?.uri ?? "-",
-                                          status: status, decision: answer.decision, upstream: "-", latencyMicros: 0))
             busy = true
             return
         }
