@@ -19,11 +19,15 @@ import Testing
         #expect(Self.t0 == 784_111_777_000)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Self.t0)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Self.t0)
+        #expect(HTTPDate.parse(" Sun, 06 Nov 1994 08:49:37 GMT ") == Self.t0)
         #expect(HTTPDate.format(Self.t0) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(Self.t0 + 999) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
         for bad in ["", "0", "-1", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT",
-                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "yesterday"] {
+                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "yesterday",
+                    // One space between the parts (RFC 9110 §5.6.7's grammar): the suite's
+                    // freshness-expires-invalid-multiple-spaces.
+                    "Thu, 18  Aug  2050 02:01:18 GMT", "Sun,\t06 Nov 1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994"] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
     }
