@@ -93,7 +93,7 @@ def main():
                         urllib.request.urlopen(f"http://127.0.0.1:{port}/hit", timeout=10).read()
                         before = origin_count(origin_port)
                         measured = wrk(port, args.seconds, args.connections, args.threads)
-                        measured["origin_requests"] = origin_count(origin_port) - before - 1
+                        measured["origin_requests"] = origin_count(origin_port) - before
                         results.setdefault(name, []).append(measured)
                     finally:
                         if cache is not None:

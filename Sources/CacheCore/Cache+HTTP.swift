@@ -57,7 +57,7 @@ extension Cache {
         finish()
         guard let id = waitFor else { return HTTPCachePolicy.answeringConditional(result, request: request) }
         let answer = await withCheckedContinuation { continuation in
-            httpWaiting[id, default: []].append((result, continuation))
+            httpWaiting[id, default: []].append((result, { continuation.resume(returning: $0) }))
         }
         return HTTPCachePolicy.answeringConditional(answer, request: request)
     }
@@ -75,7 +75,28 @@ extension Cache {
         finish()
         guard let id = waitFor else { return result }
         return await withCheckedContinuation { continuation in
-            httpWaiting[id, default: []].append((result, continuation))
+            httpWaiting[id, default: []].append((result, { continuation.resume(returning: $0) }))
+        }
+    }
+
+    /// `httpGet` for a thread that must never wait (a server's event loop): entered with
+    /// `withIsolation`, it calls `done` before it returns when the cache serves the read, else
+    /// from the cache's isolation once the request completes. Live mode only.
+    public nonisolated func httpGet(_ key: String, request: HTTPFields,
+                                    done: @escaping @Sendable (Result<HTTPReadResult, CacheError>) -> Void) {
+        withIsolation { cache in
+            do throws(CacheError) {
+                let key = try Self.httpKey(key)
+                cache.sync()
+                let (result, waitFor) = try cache.engine.startAwaitedHTTP { () throws(CacheError) in
+                    try cache.engine.httpGet(key, request: request, nowait: true)
+                }
+                cache.finish()
+                guard let id = waitFor else { return done(.success(HTTPCachePolicy.answeringConditional(result, request: request))) }
+                cache.httpWaiting[id, default: []].append((result, { done(.success(HTTPCachePolicy.answeringConditional($0, request: request))) }))
+            } catch {
+                done(.failure(error))
+            }
         }
     }
 
@@ -83,7 +104,7 @@ extension Cache {
     func resumeFinishedHTTPReads() {
         for id in httpWaiting.keys.sorted() where !engine.isInFlight(id) {
             for reader in httpWaiting.removeValue(forKey: id)! {
-                reader.continuation.resume(returning: engine.finishAwaitedHTTP(id, pending: reader.pending))
+                reader.resume(engine.finishAwaitedHTTP(id, pending: reader.pending))
             }
         }
     }

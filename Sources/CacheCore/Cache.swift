@@ -32,7 +32,7 @@ public actor Cache {
     /// started with `startRead` whose result goes to the delegate.
     var waiting: [UInt64: [WaitingRead]] = [:]
     /// Live mode: an app's HTTP reads and requests suspended until their request completes, by its id.
-    var httpWaiting: [UInt64: [(pending: HTTPReadResult, continuation: CheckedContinuation<HTTPReadResult, Never>)]] = [:]
+    var httpWaiting: [UInt64: [(pending: HTTPReadResult, resume: @Sendable (HTTPReadResult) -> Void)]] = [:]
     var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
     // Unchecked exclusivity: only appended to, read whole and emptied, calling no other code

@@ -120,6 +120,12 @@ public final class CachingProxy: Sendable {
         dispatchMain()
     }
 
+    /// A GET's key and request fields; nil when the target is no path (the async path answers 400).
+    func readKey(uri: String, fields: HTTPHeaders) -> (String, HTTPFields)? {
+        guard uri.hasPrefix("/"), let key = try? Cache.httpKey(ProxyOptions.namespace + ":" + uri) else { return nil }
+        return (key, UpstreamClient.endToEnd(fields))
+    }
+
     /// What one request gets: the cache's answer (or the upstream's, for a method it does not cache).
     func answer(method: String, uri: String, fields: HTTPHeaders, body: [UInt8]?) async -> ProxyAnswer {
         let request = UpstreamClient.endToEnd(fields)
@@ -281,11 +287,25 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             let headers = head.headers
             let body = self.body
             self.body = nil
-            context.eventLoop.makeFutureWithTask {
-                await proxy.answer(method: method, uri: uri, fields: headers, body: body)
-            }.assumeIsolated().whenSuccess { answer in
-                self.write(context: context, head: head, answer: answer, keepAlive: head.isKeepAlive)
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            // Always as a task of the loop, never inside the cache's isolation: writing the end of
+            // an answer may hand the pipelining handler's next request to `channelRead`, which
+            // enters the cache again.
+            let deliver: @Sendable (ProxyAnswer) -> Void = { answer in
+                loop.execute { bound.value.0.write(context: bound.value.1, head: head, answer: answer, keepAlive: head.isKeepAlive) }
             }
+            if method == "GET", let (key, request) = proxy.readKey(uri: uri, fields: headers) {
+                // A read with no task: answered before this returns when it is a hit.
+                proxy.cache.httpGet(key, request: request) { result in
+                    switch result {
+                    case .success(let read): deliver(ProxyAnswer(read, key: key))
+                    case .failure(let error): deliver(ProxyAnswer.plain(400, error.message))
+                    }
+                }
+                return
+            }
+            Task { deliver(await proxy.answer(method: method, uri: uri, fields: headers, body: body)) }
         }
     }
 
