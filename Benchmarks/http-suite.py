@@ -188,8 +188,10 @@ def main():
     for name, _ in caches:
         result = measured[name][0]
         failed = [t["id"] for s in sections for t in s["tests"]
-                  if t["kind"] == "required" and result.get(t["id"]) is not True]
-        print(f"\n{name}: {len(failed)} required tests fail" + (": " + ", ".join(failed) if failed else ""))
+                  if t["kind"] == "required" and t["id"] in result and result[t["id"]] is not True]
+        not_run = [t["id"] for s in sections for t in s["tests"] if t["id"] not in result]
+        print(f"\n{name}: {len(failed)} required tests fail" + (": " + ", ".join(failed) if failed else "")
+              + (f" ({len(not_run)} not run for a proxy: {', '.join(not_run)})" if not_run else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(measured, f, indent=1, sort_keys=True)
