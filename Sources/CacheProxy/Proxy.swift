@@ -240,6 +240,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     private var body: [UInt8]?
     private var tooLarge = false
     private var busy = false
+    /// An answer that ends the connection was written: nothing more is read or answered.
+    private var closing = false
     private var started: Int64 = 0
 
     init(proxy: CachingProxy) { self.proxy = proxy }
@@ -254,6 +256,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
@@ -262,16 +265,22 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             busy = true
             started = Self.monotonicMicros()
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > proxy.options.limits.maxBodyBytes {
+                // Answered at once, without reading the body; the connection then ends.
                 tooLarge = true
+                self.head = nil
+                var answer = ProxyAnswer.plain(413, "request body larger than \(proxy.options.limits.maxBodyBytes) bytes")
+                answer.fields.append(("Connection", "close"))
+                write(context: context, head: head, answer: answer, keepAlive: false)
             }
-        case .body(var buffer):
+        case .body(let buffer):
             guard !tooLarge else { return }
             if (body?.count ?? 0) + buffer.readableBytes > proxy.options.limits.maxBodyBytes {
                 tooLarge = true
                 body = nil
                 return
             }
-            body = (body ?? []) + (buffer.readBytes(length: buffer.readableBytes) ?? [])
+            if body == nil { body = [] }
+            body!.append(contentsOf: buffer.readableBytesView)
         case .end:
             guard let head else { return }
             self.head = nil
@@ -328,6 +337,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         busy = false
         if !keepAlive {
+            closing = true
             done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }
@@ -342,7 +352,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // A request the decoder refuses: a clear answer, a log line, and the connection ends.
-        if let parserError = error as? HTTPParserError, !busy || head != nil {
+        if let parserError = error as? HTTPParserError, !closing, !busy || head != nil {
             let tooLarge = parserError == .headerOverflow
             let status = tooLarge ? 431 : 400
             let message = tooLarge ? "request header fields larger than \(proxy.options.limits.maxHeaderBytes) bytes" : "malformed request (\(parserError))"

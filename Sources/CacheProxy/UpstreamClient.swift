@@ -127,13 +127,13 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
             // An interim response (1xx) is not the answer.
             if head.status.code >= 100 && head.status.code < 200 { return }
             self.head = head
-        case .body(var buffer):
+        case .body(let buffer):
             guard body.count + buffer.readableBytes <= maxBody else {
                 finish(UpstreamClient.badGateway("the upstream's body is larger than \(maxBody) bytes"))
                 context.close(promise: nil)
                 return
             }
-            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            body.append(contentsOf: buffer.readableBytesView)
         case .end:
             guard let head else { return }
             let noBody = head.status.code == 304 || head.status.code == 204
