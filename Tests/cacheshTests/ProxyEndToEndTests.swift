@@ -173,8 +173,13 @@ import Darwin
         // The app's own conditional request of the fresh response: a 304 from the cache.
         let conditional = try await Self.get(setup.port, "/fresh", "If-None-Match: \"f\"\r\n")
         #expect(conditional.status == 304 && conditional.body.isEmpty)
+        // Two requests in one write (pipelined): two answers, in order, both hits.
+        let pipelined = try await Self.exchange(setup.port, "GET /fresh HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                                + "GET /fresh HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(pipelined.status == 200 && pipelined.fields["cache-status"]?.hasPrefix("cachesh; hit") == true)
+        #expect(pipelined.body.hasPrefix("fresh 1HTTP/1.1 200 OK\r\n") && pipelined.body.hasSuffix("\r\n\r\nfresh 1"), "\(pipelined.body)")
         let lines = setup.logLines.filter { $0.contains(" GET /fresh ") }
-        #expect(lines.count == 3, "\(setup.logLines)")
+        #expect(lines.count == 5, "\(setup.logLines)")
         // time method key status decision upstream latency
         let pattern = #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z GET /fresh 200 "cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=[0-9]+" upstream=200 [0-9]+\.[0-9]{3}ms$"#
         #expect(lines[0].range(of: pattern, options: .regularExpression) != nil, "\(lines[0])")
