@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-http attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-http bench-proxy attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -86,6 +86,12 @@ test-http:
 # side by side with a table of failures by section.
 bench-http: release
 	CACHESH_BIN=$(BIN_RELEASE) python3 Benchmarks/http-suite.py --cache none --cache squid --cache cachesh
+
+# cachesh proxy's hit throughput and added latency beside squid's, wrk on one loopback origin
+# (apt-get install nodejs squid wrk; the release build).
+bench-proxy: deps
+	$(SWIFT) build -c release
+	python3 Benchmarks/proxy-bench.py --runs 3
 
 clean:
 	rm -rf .build Benchmarks/.build Examples/live-app/client/.build
