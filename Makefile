@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -29,6 +29,7 @@ test: deps
 	$(MAKE) --no-print-directory test-live-app
 	$(MAKE) --no-print-directory test-interactive
 	$(MAKE) --no-print-directory test-replay
+	$(MAKE) --no-print-directory test-http
 
 test-transcripts:
 	$(BIN_DEBUG) --verify Examples/*.transcript README.md
@@ -79,10 +80,22 @@ bench-replay-jobs: deps
 bench-replay-shards: deps
 	python3 Benchmarks/replay-shards-bench.py
 
-# The public HTTP cache test suite (../shared/cache-tests) against no cache and Debian's squid,
-# counts side by side (needs nodejs and squid: apt-get install nodejs squid).
-bench-http:
-	python3 Benchmarks/http-suite.py --cache none --cache squid
+# The public HTTP cache test suite (../shared/cache-tests, its origin server on node) against
+# `cachesh proxy`, both on free loopback ports: fails when a test listed in
+# Tests/http/expected-pass.txt does not pass (a regression).
+test-http:
+	CACHESH_BIN=$(BIN_DEBUG) python3 Benchmarks/http-suite.py --cache cachesh --expected Tests/http/expected-pass.txt
+
+# The suite against no cache, Debian's squid and `cachesh proxy` (the release build), counts
+# side by side with a table of failures by section.
+bench-http: release
+	CACHESH_BIN=$(BIN_RELEASE) python3 Benchmarks/http-suite.py --cache none --cache squid --cache cachesh
+
+# cachesh proxy's hit throughput and added latency beside squid's, wrk on one loopback origin
+# (apt-get install nodejs squid wrk; the release build).
+bench-proxy: deps
+	$(SWIFT) build -c release
+	python3 Benchmarks/proxy-bench.py --runs 3
 
 clean:
 	rm -rf .build Benchmarks/.build Examples/live-app/client/.build

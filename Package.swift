@@ -49,6 +49,8 @@ let package = Package(
         // FileDescriptor: reads and writes that retry an interrupted call themselves.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // `cachesh proxy` only (CacheProxy): HTTP/1.1 codecs for its server and its upstream client.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -87,6 +89,19 @@ let package = Package(
             providers: [.apt(["libzstd-dev"])]
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
+        // `cachesh proxy` (docs/SPEC.md §8, Proxy): a caching reverse proxy over a live `Cache` on
+        // SwiftNIO's HTTP/1.1 codecs. Its own module, so that CacheCore (and an app embedding
+        // `Cache`) never links SwiftNIO.
+        .target(
+            name: "CacheProxy",
+            dependencies: [
+                "CacheCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: shippedSwiftSettings
+        ),
         .target(
             name: "CacheShell",
             dependencies: ["CacheCore", "CacheServer", "CacheReplay", .product(name: "SystemPackage", package: "swift-system")],
@@ -113,6 +128,7 @@ let package = Package(
             dependencies: [
                 "CacheShell",
                 "CacheStore",
+                "CacheProxy",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),

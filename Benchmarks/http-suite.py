@@ -2,18 +2,24 @@
 """The public HTTP cache test suite (../shared/cache-tests, see its RUNNING.md) against caches
 put in front of its origin server, each in the same run, counts side by side.
 
-    python3 Benchmarks/http-suite.py [--cache none] [--cache squid] [--cache 'NAME=COMMAND']
-                                     [--runs N] [--suite DIR] [--json FILE]
+    python3 Benchmarks/http-suite.py [--cache none] [--cache squid] [--cache cachesh] [--cache 'NAME=COMMAND']
+                                     [--runs N] [--suite DIR] [--json FILE] [--expected FILE]
 
 Each --cache is measured in turn (default: none and squid):
   none          the suite's client talks to the origin straight (no cache: the floor);
   squid         Debian's squid as a reverse proxy, configured as RUNNING.md says;
+  cachesh       `cachesh proxy` (CACHESH_BIN, else .build/release/cachesh, else .build/debug/cachesh),
+                its log in the run's folder;
   NAME=COMMAND  any reverse proxy started by COMMAND, where {port} is the port it must listen on
                 and {origin} the origin server's (e.g. a build of `cachesh proxy`).
 Every server listens on a free loopback port and is stopped afterwards. It prints, per cache,
 how many of the suite's tests pass in each run (out of those it reports: 365), then a table by suite section and
 the required tests (not `kind: optimal` or `check`) each cache fails. The suite pauses on the
 real clock: a run takes about a minute. Nothing here is timed: the counts are the figures.
+
+With --expected FILE (make test-http: Tests/http/expected-pass.txt, one test id a line, `#`
+comments; an id followed by `timing` may fail, as it depends on the real clock's timing), it
+exits 1 when a listed test fails in any run of the one cache measured: a regression.
 """
 
 import argparse
@@ -91,12 +97,25 @@ def start_origin(suite, directory):
     return process, port
 
 
+def cachesh_binary():
+    if os.environ.get("CACHESH_BIN"):
+        return os.path.abspath(os.environ["CACHESH_BIN"])
+    for kind in ("release", "debug"):
+        path = os.path.join(HERE, "..", ".build", kind, "cachesh")
+        if os.path.exists(path):
+            return os.path.normpath(path)
+    sys.exit("no cachesh binary: run swift build (or set CACHESH_BIN)")
+
+
 def start_cache(name, command, origin, directory):
     """The cache `name` in front of `origin`; returns its process (or None) and the port to test."""
     if name == "none":
         return None, origin
     port = free_port()
-    if name == "squid":
+    if name == "cachesh":
+        argv = [cachesh_binary(), "proxy", "--listen", f"127.0.0.1:{port}", "--upstream", f"http://127.0.0.1:{origin}",
+                "--log", os.path.join(directory, "proxy.log")]
+    elif name == "squid":
         conf = os.path.join(directory, "squid.conf")
         with open(conf, "w") as f:
             f.write(SQUID_CONF.format(port=port, origin=origin, dir=directory))
@@ -140,11 +159,12 @@ def main():
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--suite", default=DEFAULT_SUITE)
     parser.add_argument("--json", help="write every result here")
+    parser.add_argument("--expected", help="the test ids expected to pass (exit 1 when one fails)")
     args = parser.parse_args()
     caches = []
     for spec in args.cache or ["none", "squid"]:
         name, _, command = spec.partition("=")
-        if name not in ("none", "squid") and not command:
+        if name not in ("none", "squid", "cachesh") and not command:
             sys.exit(f"--cache {spec}: give NAME=COMMAND, with {{port}} and {{origin}} in COMMAND")
         caches.append((name, command))
     sections = suite_sections(args.suite)
@@ -168,11 +188,45 @@ def main():
     for name, _ in caches:
         result = measured[name][0]
         failed = [t["id"] for s in sections for t in s["tests"]
-                  if t["kind"] == "required" and result.get(t["id"]) is not True]
-        print(f"\n{name}: {len(failed)} required tests fail" + (": " + ", ".join(failed) if failed else ""))
+                  if t["kind"] == "required" and t["id"] in result and result[t["id"]] is not True]
+        not_run = [t["id"] for s in sections for t in s["tests"] if t["id"] not in result]
+        print(f"\n{name}: {len(failed)} required tests fail" + (": " + ", ".join(failed) if failed else "")
+              + (f" ({len(not_run)} not run for a proxy: {', '.join(not_run)})" if not_run else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(measured, f, indent=1, sort_keys=True)
+    if args.expected:
+        sys.exit(check_expected(args.expected, caches, measured))
+
+
+def check_expected(path, caches, measured):
+    """1 when a test the file lists (not marked `timing`) failed in a run of the last cache measured."""
+    expected, timing = [], set()
+    with open(path) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            expected.append(words[0])
+            if "timing" in words[1:]:
+                timing.add(words[0])
+    name = caches[-1][0]
+    regressions = []
+    for i, result in enumerate(measured[name]):
+        for test in expected:
+            if result.get(test) is not True and test not in timing:
+                regressions.append(f"run {i + 1}: {test}: {json.dumps(result.get(test, 'not run'))}")
+    tolerated = sorted({t for r in measured[name] for t in timing if r.get(t) is not True})
+    if tolerated:
+        print(f"\n{name}: failed, tolerated (real-clock timing): {', '.join(tolerated)}")
+    newly = sorted({t for r in measured[name] for t, v in r.items() if v is True} - set(expected))
+    if newly:
+        print(f"{name}: passed, not in {path} (add them): {', '.join(newly)}")
+    if regressions:
+        print(f"\n{name}: {len(regressions)} regressions against {path}:\n  " + "\n  ".join(regressions))
+        return 1
+    print(f"{name}: every test in {path} passed")
+    return 0
 
 
 if __name__ == "__main__":

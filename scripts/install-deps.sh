@@ -22,6 +22,11 @@ lib=/usr/lib/$(cc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 [ -e "$lib/libtinfo.a" ] || need+=(libncurses-dev)
 [ -e "$lib/libbsd.a" ] || need+=(libbsd-dev)
 [ -e "$lib/libmd.a" ] || need+=(libmd-dev)
+# make test-http runs the public HTTP cache test suite's origin server and client on node;
+# make bench-http measures squid beside cachesh proxy, and the proxy benchmark loads both with wrk.
+command -v node >/dev/null || need+=(nodejs)
+command -v squid >/dev/null || need+=(squid)
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   sudo=""

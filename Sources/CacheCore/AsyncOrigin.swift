@@ -14,14 +14,17 @@ public final class NoOrigin: Origin {
 }
 
 /// An origin whose answers come from an app's `async` functions: every request is `.deferred`
-/// and its call is started by the `Cache` actor right after the engine sends it.
-public final class AsyncOrigin: Origin {
+/// and its call is started by the `Cache` actor right after the engine sends it. With an `http`
+/// function, an HTTP namespace's requests go to it with their method and fields (`cachesh proxy`).
+public final class AsyncOrigin: HTTPOrigin {
     enum Call {
         case fetch(UInt64, [String], @Sendable ([String]) async throws -> [String: JSONValue])
         case mutate(UInt64, MutationRequest, @Sendable (MutationRequest) async throws -> [String: JSONValue])
+        case http(UInt64, HTTPRequest, @Sendable (HTTPRequest) async throws -> HTTPAnswer)
     }
     var fetchFunction: (@Sendable ([String]) async throws -> [String: JSONValue])?
     var mutateFunction: (@Sendable (MutationRequest) async throws -> [String: JSONValue])?
+    var httpFunction: (@Sendable (HTTPRequest) async throws -> HTTPAnswer)?
     private var started: [Call] = []
     // Unchecked exclusivity: a `Bool` only ever read or assigned whole, never passed inout, so no
     // two accesses to it can overlap; the engine reads it on every `get`.
@@ -48,5 +51,18 @@ public final class AsyncOrigin: Origin {
 
     public func validate(_ request: [String: Int64], items: Bool, requestID: UInt64, at now: Int64) -> OriginReply<[String: NamespaceVerdict]> {
         .after(latencyMs: 0, .failure(OriginFailure("validation is not supported by this origin")))
+    }
+
+    /// An HTTP namespace's request: to the `http` function when there is one, else a fetch of its
+    /// key (a `200` with the value, or a `404`).
+    public func http(_ request: HTTPRequest, requestID: UInt64, at now: Int64) -> OriginReply<HTTPAnswer> {
+        guard let httpFunction else {
+            switch fetch(keys: [request.key], requestID: requestID, at: now) {
+            case .deferred: return .deferred
+            case .after(let ms, let result): return .after(latencyMs: ms, result.map { HTTPAnswer($0[0]) })
+            }
+        }
+        started.append(.http(requestID, request, httpFunction))
+        return .deferred
     }
 }

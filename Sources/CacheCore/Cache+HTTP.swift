@@ -22,9 +22,11 @@ extension Cache {
         sync()
         defer { finish() }
         let nowait = nowait || asyncOrigin != nil
-        return try tryNoting(.httpGet(key: key, request: request, nowait: nowait), RecordedReturn.http) { () throws(CacheError) in
+        // §4.3.2: the app's own conditional request is answered here when what it gets is a 200.
+        let result = try tryNoting(.httpGet(key: key, request: request, nowait: nowait), RecordedReturn.http) { () throws(CacheError) in
             try engine.httpGet(key, request: request, nowait: nowait)
         }
+        return HTTPCachePolicy.answeringConditional(result, request: request)
     }
 }
 
@@ -59,5 +61,70 @@ extension Cache {
         sync()
         defer { finish() }
         do { try engine.restoreHTTPResponses(key, document) } catch { throw CacheError(error.description) }
+    }
+
+    /// An app's HTTP read, awaited (live mode, `cachesh proxy`): served at once when the cache may,
+    /// else suspended until the origin's answer (or the request's timeout) completes it. On the
+    /// virtual clock it is `httpRead`. A conditional request whose answer would be a 200 its
+    /// preconditions find not modified gets a 304 (§4.3.2).
+    /// - Throws: when the key is of no HTTP namespace or no path.
+    public func httpGet(_ key: String, request: HTTPFields = HTTPFields()) async throws(CacheError) -> HTTPReadResult {
+        guard asyncOrigin != nil else { return try httpRead(key, request: request) }
+        let key = try Self.httpKey(key)
+        sync()
+        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in try engine.httpGet(key, request: request, nowait: true) }
+        finish()
+        guard let id = waitFor else { return HTTPCachePolicy.answeringConditional(result, request: request) }
+        let answer = await withCheckedContinuation { continuation in
+            httpWaiting[id, default: []].append((result, { continuation.resume(returning: $0) }))
+        }
+        return HTTPCachePolicy.answeringConditional(answer, request: request)
+    }
+
+    /// An app's unsafe request (or `HEAD`), awaited: as `httpRequest`, suspended until its answer
+    /// in live mode.
+    public func httpSend(_ method: String, _ key: String, request: HTTPFields = HTTPFields(),
+                         body: JSONValue? = nil) async throws(CacheError) -> HTTPReadResult {
+        guard asyncOrigin != nil else { return try httpRequest(method, key, request: request, body: body) }
+        let key = try Self.httpKey(key)
+        sync()
+        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in
+            try engine.httpRequest(method, key, request: request, body: body, nowait: true)
+        }
+        finish()
+        guard let id = waitFor else { return result }
+        return await withCheckedContinuation { continuation in
+            httpWaiting[id, default: []].append((result, { continuation.resume(returning: $0) }))
+        }
+    }
+
+    /// `httpGet` for a thread that must never wait (a server's event loop): entered with
+    /// `withIsolation`, it calls `done` before it returns when the cache serves the read, else
+    /// from the cache's isolation once the request completes. Live mode only.
+    public nonisolated func httpGet(_ key: String, request: HTTPFields,
+                                    done: @escaping @Sendable (Result<HTTPReadResult, CacheError>) -> Void) {
+        withIsolation { cache in
+            do throws(CacheError) {
+                let key = try Self.httpKey(key)
+                cache.sync()
+                let (result, waitFor) = try cache.engine.startAwaitedHTTP { () throws(CacheError) in
+                    try cache.engine.httpGet(key, request: request, nowait: true)
+                }
+                cache.finish()
+                guard let id = waitFor else { return done(.success(HTTPCachePolicy.answeringConditional(result, request: request))) }
+                cache.httpWaiting[id, default: []].append((result, { done(.success(HTTPCachePolicy.answeringConditional($0, request: request))) }))
+            } catch {
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// Resumes the HTTP reads whose requests have completed, each with its share of the outcome.
+    func resumeFinishedHTTPReads() {
+        for id in httpWaiting.keys.sorted() where !engine.isInFlight(id) {
+            for reader in httpWaiting.removeValue(forKey: id)! {
+                reader.resume(engine.finishAwaitedHTTP(id, pending: reader.pending))
+            }
+        }
     }
 }

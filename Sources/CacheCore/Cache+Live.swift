@@ -39,6 +39,20 @@ extension Cache {
             case .mutate(let requestID, let request, let mutate):
                 (id, keys) = (requestID, request.keys)
                 work = { try await mutate(request) }
+            case .http(let requestID, let request, let send):
+                engine.armTimeout(requestID, limit: engine.timeoutOfRequest(requestID) ?? requestTimeout)
+                Task(priority: Task.currentPriority) { [weak self] in
+                    let result: Result<HTTPAnswer, OriginFailure>
+                    do {
+                        result = .success(try await send(request))
+                    } catch is CancellationError {
+                        result = .failure(OriginFailure("cancelled"))
+                    } catch {
+                        result = .failure(OriginFailure("\(error)"))
+                    }
+                    await self?.deliver(requestID, result.map { [.value($0.body ?? .null)] }, http: try? result.get())
+                }
+                continue
             }
             // The timeout is the request's completion, scheduled now and replaced by its answer
             // if that comes first: it happens at its time whenever the cache next runs.
@@ -68,7 +82,7 @@ extension Cache {
     /// that order is already past (since the request was sent, the cache stepped to this
     /// millisecond and then served a call, or ran an item that comes after it), the answer takes
     /// effect at the next millisecond instead, and the replay keeps the recorded order.
-    private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>) {
+    private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>, http: HTTPAnswer? = nil) {
         guard let clock else { return }
         let arrival = max(clock.nowMs(), engine.now)
         var time = arrival
@@ -77,6 +91,7 @@ extension Cache {
             time = arrival &+ 1
         }
         let used = engine.scheduleAnswer(id, result, at: time)
+        if used, let http { engine.http.exchanges[id]?.answer = http }
         recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
         step(to: arrival)
         finish()
@@ -84,6 +99,7 @@ extension Cache {
 
     /// Resumes the readers whose requests are gone without completing (a `restore` replaced them).
     func resumeFinishedReaders() {
+        if !httpWaiting.isEmpty { resumeFinishedHTTPReads() }
         guard !waiting.isEmpty else { return }
         for id in waiting.keys.sorted() where !engine.isInFlight(id) {
             finishReads(waiting.removeValue(forKey: id)!, request: id)

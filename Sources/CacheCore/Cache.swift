@@ -31,6 +31,8 @@ public actor Cache {
     /// Reads waiting for a request, by its id: an app's `get` suspended in live mode, or a read
     /// started with `startRead` whose result goes to the delegate.
     var waiting: [UInt64: [WaitingRead]] = [:]
+    /// Live mode: an app's HTTP reads and requests suspended until their request completes, by its id.
+    var httpWaiting: [UInt64: [(pending: HTTPReadResult, resume: @Sendable (HTTPReadResult) -> Void)]] = [:]
     var streams: [Int: (scope: WatchScope, continuation: AsyncStream<CacheEvent>.Continuation)] = [:]
     private var nextStream = 0
     // Unchecked exclusivity: only appended to, read whole and emptied, calling no other code
@@ -70,9 +72,12 @@ public actor Cache {
     ///   - clock: the system clock, or an injected one in tests.
     ///   - requestTimeout: ms after which a call that has not answered fails, for namespaces
     ///     without `timeout=` (a call that never returns is a failure, never a hang).
+    ///   - http: sends an HTTP namespace's requests (method, target key, fields) and returns the
+    ///     answer; nil: they are fetches of their key.
     public init(fetch: @escaping @Sendable ([String]) async throws -> [String: JSONValue],
                 mutate: (@Sendable (MutationRequest) async throws -> [String: JSONValue])? = nil,
-                clock: any CacheClock = SystemClock(), requestTimeout: Int64 = 30_000) {
+                clock: any CacheClock = SystemClock(), requestTimeout: Int64 = 30_000,
+                http: (@Sendable (HTTPRequest) async throws -> HTTPAnswer)? = nil) {
         let origin = AsyncOrigin()
         executor = CacheExecutor()
         engine = CacheEngine(origin: origin, clockStart: clock.nowMs())
@@ -82,6 +87,7 @@ public actor Cache {
         self.requestTimeout = requestTimeout
         origin.fetchFunction = fetch
         origin.mutateFunction = mutate
+        origin.httpFunction = http
         relay = EngineRelay()
         engine.delegate = relay
         relay.cache = self

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheProxy
 import CacheShell
 import CacheStore
 import SystemPackage
@@ -18,6 +19,7 @@ struct Cachesh: ParsableCommand {
         discussion: """
             With no FILE and a terminal on stdin and stdout, cachesh is interactive. Otherwise it runs \
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
+            `cachesh proxy --upstream http://HOST[:PORT]` runs a caching reverse proxy (`cachesh proxy --help`).
             `cachesh --generate-completion-script bash|zsh|fish` prints a completion script for that shell.
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
             2 bad usage, an unreadable file, or a transcript given as a script.
@@ -296,6 +298,7 @@ func runMain() -> Int32 {
             fail(usage: "argument \(i) is not UTF-8 text (byte \(FileIO.hexByte(bytes[bad]))): cachesh reads UTF-8")
         }
     }
+    if CommandLine.argc > 1, CommandLine.arguments[1] == "proxy" { runProxy(Array(CommandLine.arguments.dropFirst(2))) }
     let command: Invocation
     switch Invocation.read(Array(CommandLine.arguments.dropFirst())) {
     case .run(let invocation):
@@ -437,6 +440,29 @@ func transcribe(_ path: String, _ command: Invocation, mode: OutputMode) -> Int3
         terminal.write(error.message + "\n", isError: true)
         return 2
     }
+}
+
+/// `cachesh proxy ...` (SPEC §6, §8 Proxy): a caching reverse proxy until the process ends.
+func runProxy(_ arguments: [String]) -> Never {
+    var options: ProxyOptions
+    switch ProxyOptions.parse(arguments) {
+    case .failure(let error):
+        if error.message.hasPrefix("usage: ") {
+            print(error.message)
+            exit(0)
+        }
+        fail(usage: error.message)
+    case .success(let (parsed, configPath)):
+        options = parsed
+        if let configPath {
+            let text: String
+            do { text = try FileIO.read(configPath) } catch { fail(usage: "proxy: cannot read \(configPath): \(error)") }
+            do { options.configuration = try ConfigurationFile.cacheConfiguration(text: text) } catch {
+                fail(usage: "proxy: \(configPath): \(error.message)")
+            }
+        }
+    }
+    CachingProxy.main(options)
 }
 
 /// The process environment as a dictionary.

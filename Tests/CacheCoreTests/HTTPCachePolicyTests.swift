@@ -19,11 +19,15 @@ import Testing
         #expect(Self.t0 == 784_111_777_000)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Self.t0)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Self.t0)
+        #expect(HTTPDate.parse(" Sun, 06 Nov 1994 08:49:37 GMT ") == Self.t0)
         #expect(HTTPDate.format(Self.t0) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(Self.t0 + 999) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
         for bad in ["", "0", "-1", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT",
-                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "yesterday"] {
+                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "yesterday",
+                    // One space between the parts (RFC 9110 §5.6.7's grammar): the suite's
+                    // freshness-expires-invalid-multiple-spaces.
+                    "Thu, 18  Aug  2050 02:01:18 GMT", "Sun,\t06 Nov 1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994"] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
     }
@@ -251,5 +255,44 @@ import Testing
         for bad in ["", "feed", "https://api.example.com/feed", "//host/feed", "?a=1"] {
             #expect(throws: HTTPTarget.Invalid.self, "\(bad)") { try HTTPTarget.normalized(bad) }
         }
+    }
+
+    /// §4.3.2 with RFC 9110 §13.2.2: a cache answers an app's conditional request itself.
+    @Test func aConditionalRequestOfA200IsAnswered304WhenNotModified() {
+        let modified = HTTPDate.format(HTTPCachePolicyTests.t0 - 3600 * HTTPCachePolicyTests.second)
+        let ok = HTTPReadResult(key: "api:/a", status: 200,
+                                fields: HTTPFields(["ETag": "W/\"v1\"", "Last-Modified": modified, "Content-Length": "2", "Date": HTTPDate.format(HTTPCachePolicyTests.t0)]),
+                                body: .string("ok"))
+        func status(_ request: KeyValuePairs<String, String>, _ response: HTTPReadResult = ok) -> Int? {
+            HTTPCachePolicy.answeringConditional(response, request: HTTPFields(request)).status
+        }
+        #expect(status(["If-None-Match": "\"v1\""]) == 304)          // weak comparison
+        #expect(status(["If-None-Match": "W/\"v0\", W/\"v1\""]) == 304)
+        #expect(status(["If-None-Match": "v1"]) == 304)                 // an unquoted tag, as sent by some
+        #expect(status(["If-None-Match": "*"]) == 304)
+        #expect(status(["If-None-Match": "\"v2\""]) == 200)
+        // If-None-Match decides when present: If-Modified-Since is then not looked at.
+        #expect(status(["If-None-Match": "\"v2\"", "If-Modified-Since": HTTPDate.format(HTTPCachePolicyTests.t0)]) == 200)
+        #expect(status(["If-Modified-Since": modified]) == 304)
+        #expect(status(["If-Modified-Since": HTTPDate.format(HTTPCachePolicyTests.t0 - 7200 * HTTPCachePolicyTests.second)]) == 200)
+        #expect(status(["If-Modified-Since": "yesterday"]) == 200)
+        // No Last-Modified: the Date counts.
+        let noLM = HTTPReadResult(key: "api:/a", status: 200, fields: HTTPFields(["Date": HTTPDate.format(HTTPCachePolicyTests.t0)]), body: .string("ok"))
+        #expect(status(["If-Modified-Since": HTTPDate.format(HTTPCachePolicyTests.t0)], noLM) == 304)
+        // Only a 200 is answered so.
+        let notFound = HTTPReadResult(key: "api:/a", status: 404, fields: HTTPFields(["ETag": "\"v1\""]))
+        #expect(status(["If-None-Match": "\"v1\""], notFound) == 404)
+        let answered = HTTPCachePolicy.answeringConditional(ok, request: HTTPFields(["If-None-Match": "\"v1\""]))
+        #expect(answered.body == nil && answered.fields["Content-Length"] == nil && answered.fields["ETag"] == "W/\"v1\"")
+    }
+
+    /// §5.2.2.3: `must-understand` stores only a status the cache knows the semantics of; 599
+    /// is none of RFC 9110's, so with `no-store` it is not stored.
+    @Test func mustUnderstandStoresOnlyStatusesWithKnownSemantics() {
+        let policy = HTTPCachePolicy(shared: true)
+        let fields = HTTPFields(["Cache-Control": "max-age=3600, no-store, must-understand"])
+        #expect(policy.whyNotStored(method: "GET", request: HTTPFields(), status: 599, response: fields) == .status)
+        #expect(policy.whyNotStored(method: "GET", request: HTTPFields(), status: 200, response: fields) == nil)
+        #expect(HTTPCachePolicy.understands(404) && HTTPCachePolicy.understands(308) && !HTTPCachePolicy.understands(299))
     }
 }

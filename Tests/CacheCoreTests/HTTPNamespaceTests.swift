@@ -1,6 +1,8 @@
 @_spi(Engine) @testable import CacheCore
 import CacheServer
+import Synchronization
 import Testing
+import TestSupport
 
 /// HTTP namespaces on the engine and the `Cache` actor (docs/SPEC.md, HTTP namespaces): each
 /// test is one of RFC 9111's decisions, on the virtual clock, against the simulated server.
@@ -346,5 +348,65 @@ import Testing
         await cache.startRecording()
         _ = try await cache.defineNamespace("web", PolicyChange(http: HTTPNamespace()))
         #expect(await cache.hasHTTPNamespaces)
+    }
+
+    /// §4.3.4: a 304 that carries no validator answers the cache's own conditional request, so it
+    /// updates the response the cache validated (origins often leave ETag out of their 304s).
+    @Test func a304WithoutValidatorsUpdatesTheResponseTheCacheValidated() throws {
+        let (cache, server) = try Self.make()
+        server.set("api:/n", .string("N"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=10", "ETag": "\"n\""]))
+        _ = try cache.httpGet("api:/n")
+        try cache.advance(by: 20_000)
+        server.queue(ScriptedAnswer(latency: nil, outcome: .value(.null), status: 304, headers: Self.fields(["Cache-Control": "max-age=30"])),
+                     for: "api:/n")
+        let read = try cache.httpGet("api:/n")
+        #expect(read.status == 200)
+        #expect(read.body == .string("N"))
+        #expect(read.fields["Cache-Control"] == "max-age=30")
+        #expect(read.cacheStatus.text == "cachesh; fwd=stale; fwd-status=304; stored; ttl=29")
+        let next = try cache.httpGet("api:/n")
+        #expect(next.cacheStatus.hit)
+    }
+
+    /// §4.3.2: the app's own conditional request of a fresh response gets a 304 from the cache,
+    /// nothing sent; one whose precondition fails gets the 200.
+    @Test func anAppsOwnConditionalRequestOfAFreshResponseGetsA304() async throws {
+        let server = SimulatedServer()
+        server.set("api:/c", .string("C"), at: TimeText.virtualEpochMs,
+                   headers: Self.fields(["Cache-Control": "max-age=60", "ETag": "W/\"c\"", "Last-Modified": HTTPDate.format(TimeText.virtualEpochMs - 60_000)]))
+        let cache = Cache(origin: server)
+        _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
+        _ = try await cache.httpRead("api:/c")
+        let matched = try await cache.httpRead("api:/c", request: Self.fields(["If-None-Match": "\"c\""]))
+        #expect(matched.status == 304 && matched.body == nil && matched.cacheStatus.hit)
+        #expect(matched.fields["ETag"] == "W/\"c\"")
+        let notMatched = try await cache.httpRead("api:/c", request: Self.fields(["If-None-Match": "\"d\""]))
+        #expect(notMatched.status == 200 && notMatched.body == .string("C"))
+        let since = try await cache.httpRead("api:/c", request: Self.fields(["If-Modified-Since": HTTPDate.format(TimeText.virtualEpochMs)]))
+        #expect(since.status == 304)
+        #expect(await cache.requestLog.count == 1)
+    }
+
+    /// Live mode (`cachesh proxy`): a read that must go to the origin awaits the app's `http`
+    /// function; a second read is a hit; a request that throws is a 504 with the failure.
+    @Test func liveHTTPReadsAwaitTheirAnswer() async throws {
+        let sent = Mutex<[String]>([])
+        let cache = Cache(fetch: { _ in [:] }, clock: SteppedClock(ms: TimeText.virtualEpochMs), http: { request in
+            sent.withLock { $0.append(request.method + " " + request.key) }
+            guard request.key != "api:/down" else { throw CacheError("connection refused") }
+            return HTTPAnswer(status: 200, fields: HTTPFields(["Cache-Control": "max-age=60", "Date": HTTPDate.format(TimeText.virtualEpochMs)]),
+                              body: .string("live"))
+        })
+        _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
+        let first = try await cache.httpGet("api:/x")
+        #expect(first.status == 200 && first.body == .string("live"))
+        #expect(first.cacheStatus.text == "cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=60")
+        let second = try await cache.httpGet("api:/x")
+        #expect(second.cacheStatus.hit && second.body == .string("live"))
+        let down = try await cache.httpGet("api:/down")
+        #expect(down.status == 504 && down.cacheStatus.detail == "connection refused")
+        let deleted = try await cache.httpSend("DELETE", "api:/x")
+        #expect(deleted.status == 200 && deleted.cacheStatus.detail == "invalidated api:/x")
+        #expect(sent.withLock { $0 } == ["GET api:/x", "GET api:/down", "DELETE api:/x"])
     }
 }

@@ -40,6 +40,8 @@ struct HTTPStore {
     var exchanges: [UInt64: HTTPExchange] = [:]
     /// What each completed request gives the reads waiting on it, until the last has taken it.
     var outcomes: [UInt64: (result: HTTPReadResult, waiters: Int)] = [:]
+    /// The request the last read or request that returned without waiting would wait for (live mode).
+    var lastUnawaited: UInt64?
 
     /// The most responses kept for one key, one per secondary key (docs/SPEC.md §7.1): past it
     /// the oldest goes.
@@ -212,6 +214,7 @@ extension CacheEngine {
             }
             status.fwd = fwd
             if nowait || runningScheduled > 0 {
+                http.lastUnawaited = id
                 return HTTPReadResult(key: key, status: nil, cacheStatus: status)
             }
             guard var result = try awaitHTTP(id) else {
@@ -298,7 +301,13 @@ extension CacheEngine {
         } else if let answer, answer.status == 304, exchange.conditional {
             // §4.3.4: the 304 freshens the stored responses it selects, and the read gets the
             // selected one; it is never a failure.
-            let chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            var chosen = HTTPCachePolicy.selectedForUpdate(by: answer.fields, in: all.map(\.response))
+            // A 304 with no validator answers the cache's own conditional request for the
+            // response it selected: that one is updated (an origin that omits ETag and
+            // Last-Modified from its 304s, as many do).
+            if chosen.isEmpty, let selected, !answer.fields.contains("ETag"), !answer.fields.contains("Last-Modified") {
+                chosen = [selected]
+            }
             if chosen.isEmpty || voided {
                 status.detail = chosen.isEmpty ? "the 304 selects no stored response" : nil
                 result = HTTPReadResult(key: key, status: 304, fields: answer.fields, cacheStatus: status)
@@ -411,7 +420,10 @@ extension CacheEngine {
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
         let id = sendHTTP(HTTPRequest(method: method, key: key, fields: request, body: body), conditional: false, fwd: "method", refresh: false)
-        if nowait || runningScheduled > 0 { return HTTPReadResult(key: key, status: nil, cacheStatus: status) }
+        if nowait || runningScheduled > 0 {
+            http.lastUnawaited = id
+            return HTTPReadResult(key: key, status: nil, cacheStatus: status)
+        }
         guard let result = try awaitHTTP(id) else {
             status.detail = "no answer"
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)

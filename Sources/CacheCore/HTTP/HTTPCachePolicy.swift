@@ -37,9 +37,12 @@ public struct HTTPCachePolicy: Sendable, Equatable {
 
     /// Whether the cache understands the caching of `status` (§3: a `206` needs range support this
     /// cache does not have; a `304` is never stored itself).
-    public static func understands(_ status: Int) -> Bool {
-        (200...599).contains(status) && status != 206 && status != 304
-    }
+    public static func understands(_ status: Int) -> Bool { understood.contains(status) }
+
+    /// RFC 9110 §15's final status codes, but 206 and 304 (a cache here stores neither).
+    static let understood: Set<Int> = [200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 307, 308,
+                                       400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415,
+                                       416, 417, 421, 422, 426, 500, 501, 502, 503, 504, 505]
 
     /// Whether a response to `request` may be stored (§3); nil when it may, else why not.
     public func whyNotStored(method: String, request: HTTPFields, status: Int, response: HTTPFields) -> NotStored? {

@@ -10,6 +10,14 @@ public enum HTTPDate {
     /// `Expires` as a time in the past: RFC 9111 §5.3).
     public static func parse(_ text: String) -> Int64? {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        // The grammar puts one space between the parts (asctime two before a one-digit day):
+        // other spacing makes no date (`Thu, 18  Aug  2050 ...` is an invalid Expires).
+        var trimmed = Substring(text)
+        while let f = trimmed.first, f == " " || f == "\t" { trimmed.removeFirst() }
+        while let l = trimmed.last, l == " " || l == "\t" { trimmed.removeLast() }
+        let spaced = words.count == 5 && words[2].count == 1
+            ? "\(words[0]) \(words[1])  \(words[2]) \(words[3]) \(words[4])" : words.joined(separator: " ")
+        guard trimmed == spaced else { return nil }
         if words.count == 6, words[0].hasSuffix(","), words[5] == "GMT" {
             // IMF-fixdate: day-name, DD Mon YYYY HH:MM:SS GMT
             guard words[1].count == 2, let day = Int(words[1]), let month = month(words[2]),

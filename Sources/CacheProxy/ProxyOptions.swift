@@ -1,0 +1,139 @@
+import CacheCore
+
+/// The bounds of `cachesh proxy` (docs/SPEC.md §7.1): every read and every wait is bounded.
+public struct ProxyLimits: Sendable, Equatable {
+    /// The most bytes of header field names and values in a request (431 past it), and in an
+    /// upstream response (502 past it).
+    public var maxHeaderBytes = 32 * 1024
+    /// The most bytes of a request body (413 past it) and of an upstream response body (502).
+    public var maxBodyBytes = 8 * 1024 * 1024
+    /// The most client connections open at once; one more is closed at once, with a log line.
+    public var maxConnections = 4096
+    /// How long an upstream request may take, connecting included, before it is a 504 (ms).
+    public var upstreamTimeoutMs: Int64 = 30_000
+    /// How long a client connection may sit idle between requests before it is closed (ms).
+    public var idleTimeoutMs: Int64 = 60_000
+    /// The most responses kept (the `proxy` namespace's `max=` unless a configuration sets one).
+    public var maxEntries = 10_000
+
+    public init() {}
+}
+
+/// What `cachesh proxy` was asked for (docs/SPEC.md §6).
+public struct ProxyOptions: Sendable {
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 8001
+    public var upstreamHost = "127.0.0.1"
+    public var upstreamPort = 80
+    /// `host[:port]` as the upstream URL gave it.
+    public var upstreamAuthority = "127.0.0.1"
+    /// A shared cache (RFC 9111 §3.5) unless `--private`.
+    public var shared = true
+    /// Where each request's log line goes; nil: standard error.
+    public var logPath: String?
+    /// The configuration `--config` loaded, if any.
+    public var configuration: CacheConfiguration?
+    public var limits = ProxyLimits()
+
+    public init() {}
+
+    /// The namespace the proxy keeps its responses in.
+    public static let namespace = "proxy"
+
+    /// The usage line.
+    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--upstream-timeout DURATION]"
+
+    /// Reads the arguments after `proxy`; the configuration file is read by the caller
+    /// (`configPath`). - Returns: the options, or the error message (bad usage).
+    public static func parse(_ arguments: [String]) -> Result<(ProxyOptions, configPath: String?), ProxyUsageError> {
+        var options = ProxyOptions()
+        var configPath: String?
+        var upstream: String?
+        var seen: Set<String> = []
+        var i = 0
+        func fail(_ message: String) -> Result<(ProxyOptions, configPath: String?), ProxyUsageError> { .failure(ProxyUsageError(message)) }
+        while i < arguments.count {
+            var name = arguments[i]
+            var value: String?
+            if let eq = name.firstIndex(of: "="), name.hasPrefix("--") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            i += 1
+            guard seen.insert(name).inserted else { return fail("proxy: option \(name) given twice") }
+            switch name {
+            case "--private":
+                guard value == nil else { return fail("proxy: --private takes no value") }
+                options.shared = false
+                continue
+            case "--listen", "--upstream", "--config", "--log", "--upstream-timeout":
+                if value == nil {
+                    guard i < arguments.count else { return fail("proxy: \(name) needs a value") }
+                    value = arguments[i]
+                    i += 1
+                }
+            case "-h", "--help":
+                return fail("usage: \(usage)")
+            default:
+                return fail("proxy: unknown option \(name) (usage: \(usage))")
+            }
+            let text = value!
+            switch name {
+            case "--listen":
+                guard let (host, port) = hostPort(text, defaultPort: nil) else {
+                    return fail("proxy: --listen \(text): give HOST:PORT (as 127.0.0.1:8001; port 0 picks a free one)")
+                }
+                (options.listenHost, options.listenPort) = (host, port)
+            case "--upstream": upstream = text
+            case "--config": configPath = text
+            case "--upstream-timeout":
+                guard let ms = TimeText.parseDuration(Substring(text)), ms > 0, ms <= 3_600_000 else {
+                    return fail("proxy: --upstream-timeout \(text): give a duration from 1ms to 1h (as 30s)")
+                }
+                options.limits.upstreamTimeoutMs = ms
+            default: options.logPath = text
+            }
+        }
+        guard let upstream else { return fail("proxy: --upstream http://HOST[:PORT] is required (usage: \(usage))") }
+        let lower = upstream.lowercased()
+        if lower.hasPrefix("https://") {
+            return fail("proxy: --upstream \(upstream): HTTPS upstreams are not supported yet; give an http:// URL")
+        }
+        guard lower.hasPrefix("http://") else { return fail("proxy: --upstream \(upstream): give http://HOST[:PORT]") }
+        var authority = String(upstream.dropFirst("http://".count))
+        if authority.hasSuffix("/") { authority.removeLast() }
+        guard !authority.contains("/"), let (host, port) = hostPort(authority, defaultPort: 80), port > 0 else {
+            return fail("proxy: --upstream \(upstream): give http://HOST[:PORT], with no path")
+        }
+        (options.upstreamHost, options.upstreamPort, options.upstreamAuthority) = (host, port, authority)
+        return .success((options, configPath))
+    }
+
+    /// `host:port` (`[v6]:port` too); the port from 0 to 65535.
+    static func hostPort(_ text: String, defaultPort: Int?) -> (String, Int)? {
+        var host = Substring(text)
+        var port = defaultPort
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let p = Int(rest.dropFirst()) else { return nil }
+                port = p
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            guard let p = Int(host[host.index(after: colon)...]) else { return nil }
+            port = p
+            host = host[..<colon]
+        }
+        guard let port, (0...65535).contains(port), !host.isEmpty,
+              host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":") }) else { return nil }
+        return (String(host), port)
+    }
+}
+
+/// Bad usage of `cachesh proxy`: the message, exit 2.
+public struct ProxyUsageError: Error, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
