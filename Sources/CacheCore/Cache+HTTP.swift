@@ -72,7 +72,7 @@ extension Cache {
         guard asyncOrigin != nil else { return try httpRead(key, request: request) }
         let key = try Self.httpKey(key)
         sync()
-        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in try engine.httpGet(key, request: request, nowait: true) }
+        let (result, waitFor) = try startAwaitedHTTPGet(key, request: request)
         finish()
         guard let id = waitFor else { return HTTPCachePolicy.answeringConditional(result, request: request) }
         let answer = await withCheckedContinuation { continuation in
@@ -88,8 +88,11 @@ extension Cache {
         guard asyncOrigin != nil else { return try httpRequest(method, key, request: request, body: body) }
         let key = try Self.httpKey(key)
         sync()
-        let (result, waitFor) = try engine.startAwaitedHTTP { () throws(CacheError) in
-            try engine.httpRequest(method, key, request: request, body: body, nowait: true)
+        let (result, waitFor) = try tryNoting(.httpRequest(method: method, key: key, request: request, body: body, nowait: true),
+                                              { RecordedReturn.http($0.0) }) { () throws(CacheError) in
+            try engine.startAwaitedHTTP { () throws(CacheError) in
+                try engine.httpRequest(method, key, request: request, body: body, nowait: true)
+            }
         }
         finish()
         guard let id = waitFor else { return result }
@@ -107,15 +110,21 @@ extension Cache {
             do throws(CacheError) {
                 let key = try Self.httpKey(key)
                 cache.sync()
-                let (result, waitFor) = try cache.engine.startAwaitedHTTP { () throws(CacheError) in
-                    try cache.engine.httpGet(key, request: request, nowait: true)
-                }
+                let (result, waitFor) = try cache.startAwaitedHTTPGet(key, request: request)
                 cache.finish()
                 guard let id = waitFor else { return done(.success(HTTPCachePolicy.answeringConditional(result, request: request))) }
                 cache.httpWaiting[id, default: []].append((result, { done(.success(HTTPCachePolicy.answeringConditional($0, request: request))) }))
             } catch {
                 done(.failure(error))
             }
+        }
+    }
+
+    /// Starts an awaited HTTP read, noted as a read that does not wait (what the app has at once:
+    /// its answer, or pending), so a recording of a live cache replays it on the virtual clock.
+    private func startAwaitedHTTPGet(_ key: String, request: HTTPFields) throws(CacheError) -> (HTTPReadResult, UInt64?) {
+        try tryNoting(.httpGet(key: key, request: request, nowait: true), { RecordedReturn.http($0.0) }) { () throws(CacheError) in
+            try engine.startAwaitedHTTP { () throws(CacheError) in try engine.httpGet(key, request: request, nowait: true) }
         }
     }
 

@@ -86,8 +86,11 @@ public final class CachingProxy: Sendable {
 
     /// `cachesh proxy`'s whole run: never returns. A usage error (or an address it cannot listen
     /// on) is one line on standard error and exit 2; once listening, one line on standard
-    /// output says where.
-    public static func main(_ options: ProxyOptions) -> Never {
+    /// output says where. With `--record FILE` the cache records from before the first request,
+    /// and SIGINT or SIGTERM stops the proxy: `write` gets the recording (the executable turns it
+    /// into a transcript and writes FILE), then the process exits 0 (1 when it could not write).
+    public static func main(_ options: ProxyOptions,
+                            write: (@Sendable (CacheRecording, String) -> String?)? = nil) -> Never {
         // Many connections need many descriptors: the soft limit goes up to the hard one.
         var limit = rlimit()
         #if canImport(Glibc)
@@ -100,9 +103,41 @@ public final class CachingProxy: Sendable {
             _ = setrlimit(resource, &limit)
         }
         signal(SIGPIPE, SIG_IGN)
+        // Kept alive for the whole run: the handlers of SIGINT and SIGTERM when recording.
+        var stopSignals: [any DispatchSourceSignal] = []
+        if let path = options.recordPath, let write {
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+                source.setEventHandler {
+                    Task {
+                        guard let cache = await ProxyRun.shared.cache else { exit(0) }
+                        do {
+                            let recording = try await cache.stopRecording()
+                            if let problem = write(recording, path) {
+                                writeLine(2, "cachesh: proxy: \(problem)\n")
+                                exit(1)
+                            }
+                            writeLine(1, "cachesh proxy: wrote \(path)\n")
+                            exit(0)
+                        } catch {
+                            writeLine(2, "cachesh: proxy: --record: \((error as? CacheError)?.message ?? "\(error)")\n")
+                            exit(1)
+                        }
+                    }
+                }
+                source.resume()
+                stopSignals.append(source)
+            }
+        }
+        withExtendedLifetime(stopSignals) {}
         Task {
             do {
                 let proxy = try await CachingProxy(options)
+                if options.recordPath != nil {
+                    await proxy.cache.startRecording()
+                    await ProxyRun.shared.set(proxy.cache)
+                }
                 try await proxy.run { address in
                     let mode = options.shared ? "shared" : "private"
                     let line = "cachesh proxy: listening on \(address), forwarding to http://\(options.upstreamAuthority) (\(mode) cache)\n"
@@ -117,7 +152,7 @@ public final class CachingProxy: Sendable {
                 exit(2)
             }
         }
-        dispatchMain()
+        withExtendedLifetime(stopSignals) { dispatchMain() }
     }
 
     /// A GET's key and request fields; nil when the target is no path (the async path answers 400).
@@ -372,4 +407,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         }
         context.close(promise: nil)
     }
+}
+
+/// The running proxy's cache, for the signal handler that ends a recording.
+actor ProxyRun {
+    static let shared = ProxyRun()
+    private(set) var cache: Cache?
+    func set(_ cache: Cache) { self.cache = cache }
 }

@@ -31,6 +31,8 @@ public struct ProxyOptions: Sendable {
     public var shared = true
     /// Where each request's log line goes; nil: standard error.
     public var logPath: String?
+    /// `--record FILE`: the transcript of the session, written when the proxy stops.
+    public var recordPath: String?
     /// The configuration `--config` loaded, if any.
     public var configuration: CacheConfiguration?
     public var limits = ProxyLimits()
@@ -41,7 +43,7 @@ public struct ProxyOptions: Sendable {
     public static let namespace = "proxy"
 
     /// The usage line.
-    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--upstream-timeout DURATION]"
+    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION]"
 
     /// Reads the arguments after `proxy`; the configuration file is read by the caller
     /// (`configPath`). - Returns: the options, or the error message (bad usage).
@@ -66,7 +68,7 @@ public struct ProxyOptions: Sendable {
                 guard value == nil else { return fail("proxy: --private takes no value") }
                 options.shared = false
                 continue
-            case "--listen", "--upstream", "--config", "--log", "--upstream-timeout":
+            case "--listen", "--upstream", "--config", "--log", "--record", "--upstream-timeout":
                 if value == nil {
                     guard i < arguments.count else { return fail("proxy: \(name) needs a value") }
                     value = arguments[i]
@@ -86,6 +88,9 @@ public struct ProxyOptions: Sendable {
                 (options.listenHost, options.listenPort) = (host, port)
             case "--upstream": upstream = text
             case "--config": configPath = text
+            case "--record":
+                guard !text.isEmpty else { return fail("proxy: --record needs a file name") }
+                options.recordPath = text
             case "--upstream-timeout":
                 guard let ms = TimeText.parseDuration(Substring(text)), ms > 0, ms <= 3_600_000 else {
                     return fail("proxy: --upstream-timeout \(text): give a duration from 1ms to 1h (as 30s)")

@@ -462,7 +462,19 @@ func runProxy(_ arguments: [String]) -> Never {
             }
         }
     }
-    CachingProxy.main(options)
+    if let path = options.recordPath {
+        // Checked before listening, as record FILE checks its file: a target that cannot be
+        // written is a usage error, not a lost recording at the end.
+        do { try FileIO.checkWritable(path) } catch { fail(usage: "proxy: --record \(path): cannot write: \(error)") }
+    }
+    CachingProxy.main(options) { recording, path in
+        do {
+            try FileIO.writeAtomically(path, try RecordingTranscript.text(of: recording))
+            return nil
+        } catch {
+            return "--record \(path): cannot write the transcript: \(error)"
+        }
+    }
 }
 
 /// The process environment as a dictionary.

@@ -187,6 +187,28 @@ import Darwin
         #expect(lines[2].contains(" 304 ") && lines[2].contains("hit"), "\(lines[2])")
     }
 
+    @Test func recordWritesTheSessionAsATranscriptThatVerifiesWhenTheProxyStops() async throws {
+        let folder = try Sandbox()
+        let path = folder.url.appendingPathComponent("session.transcript").path
+        let setup = try await Setup(extra: ["--record", path])
+        let first = try await Self.get(setup.port, "/fresh")
+        let second = try await Self.get(setup.port, "/fresh")
+        let missing = try await Self.get(setup.port, "/missing")
+        #expect(first.status == 200 && second.fields["cache-status"]?.hasPrefix("cachesh; hit") == true && missing.status == 404)
+        setup.proxy.signal(SIGINT)
+        let said = try await setup.proxy.output(until: "wrote \(path)\n")
+        #expect(said.hasSuffix("cachesh proxy: wrote \(path)\n"), "\(said)")
+        let transcript = try String(contentsOfFile: path, encoding: .utf8)
+        let commands = transcript.split(separator: "\n").filter { $0.hasPrefix("cachesh> ") }
+        // The reads as the app sent them, each answer the origin gave scripted before it.
+        #expect(commands.filter { $0.hasPrefix("cachesh> get proxy:/fresh headers=") }.count == 2, "\(transcript)")
+        #expect(commands.contains { $0.hasPrefix("cachesh> server next proxy:/fresh latency=") && $0.contains("status=200") })
+        #expect(commands.contains { $0.hasPrefix("cachesh> server next proxy:/missing latency=") && $0.contains("status=404") })
+        #expect(transcript.contains("cache_status: cachesh; hit; ttl="))
+        let verify = try await Cachesh.run(["--verify", "--safe", path])
+        #expect(verify.status == 0 && verify.stdout.hasSuffix("1 passed, 0 failed\n"), "\(verify)")
+    }
+
     @Test func aMalformedRequestGets400AndHugeHeaders431AndTheProxyServesOn() async throws {
         let setup = try await Setup()
         let malformed = try await Self.exchange(setup.port, "GET /fresh HTTP/1.1\r\nHost 127.0.0.1\r\nno colon here\r\n\r\n")
@@ -254,7 +276,7 @@ import Darwin
     @Test func badUsageIsOneLineAndExit2() async throws {
         let outcome = try await Cachesh.run(["proxy", "--listen", "127.0.0.1:8001"])
         #expect(outcome.status == 2)
-        #expect(outcome.stderr == "cachesh: proxy: --upstream http://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--upstream-timeout DURATION])\n")
+        #expect(outcome.stderr == "cachesh: proxy: --upstream http://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION])\n")
         let https = try await Cachesh.run(["proxy", "--upstream", "https://example.com"])
         #expect(https.status == 2 && https.stderr.contains("HTTPS upstreams are not supported yet"))
         let badListen = try await Cachesh.run(["proxy", "--listen", "localhost", "--upstream", "http://127.0.0.1:1"])
