@@ -342,15 +342,19 @@ public enum HARReplay {
         defer { simulation.server.current = nil }
         let policy = engine.httpSettings(ofKey: key)?.policy ?? HTTPCachePolicy()
         let method = entry.method.uppercased()
+        // The recorded client's cache added the log's validators; cachesh adds its own.
+        var requestFields = entry.requestHeaders
+        requestFields.remove("If-None-Match")
+        requestFields.remove("If-Modified-Since")
         var row = HARRow(index: entry.index, timeMs: entry.start - start, method: method, key: key, url: entry.url,
                          decision: .forwarded, why: "", cacheStatus: "", status: nil, sent: 0, bytes: nil, bytesSaved: 0,
                          recorded: nil, agrees: nil)
         let recorded: HARRecorded = entry.fromCache != nil ? .cache : entry.status == 304 ? .revalidated : .network
         if method == "GET" {
-            let before = explanation(engine, key: key, request: entry.requestHeaders)
+            let before = explanation(engine, key: key, request: requestFields)
             let result: HTTPReadResult
             do {
-                result = try engine.read(key, request: entry.requestHeaders)
+                result = try engine.read(key, request: requestFields)
                 try engine.advance(by: 0)
             } catch {
                 throw HARError("entries[\(entry.index)]: \(error.description)")
@@ -365,7 +369,7 @@ public enum HARReplay {
         } else if method == "HEAD" || !HTTPCachePolicy.isSafe(method) {
             let result: HTTPReadResult
             do {
-                result = try engine.send(method, key, request: entry.requestHeaders)
+                result = try engine.send(method, key, request: requestFields)
                 try engine.advance(by: 0)
             } catch {
                 throw HARError("entries[\(entry.index)]: \(error.description)")

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+
+/// `replay FILE.har` through the built executable (issue 37): a row per entry with the cache's
+/// decision, why, and whether the recorded client agrees; sweeps; bad logs; a session unchanged.
+@Suite("HAR replay")
+struct HARReplayEndToEndTests {
+    /// A HAR log written as exporters write it, from entries made by `entry`.
+    static func log(_ entries: [[String: Any]]) throws -> String {
+        let object: [String: Any] = ["log": ["version": "1.2", "creator": ["name": "test", "version": "1"], "entries": entries]]
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static let start = Date(timeIntervalSince1970: 1_772_359_200)  // 2026-03-01T10:00:00Z
+
+    static func httpDate(_ seconds: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: start.addingTimeInterval(seconds))
+    }
+
+    static func iso(_ seconds: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
+        return formatter.string(from: start.addingTimeInterval(seconds))
+    }
+
+    /// One entry at `seconds` after the start, its response dated then.
+    static func entry(_ seconds: Double, _ method: String, _ url: String, _ status: Int, _ headers: [(String, String)],
+                      text: String? = nil, base64: (text: String, size: Int)? = nil, fromCache: String? = nil,
+                      request: [(String, String)] = [], wait: Double = 20) -> [String: Any] {
+        var content: [String: Any] = ["size": text?.utf8.count ?? 0, "mimeType": "application/json"]
+        if let text { content["text"] = text }
+        if let base64 { content["text"] = base64.text; content["encoding"] = "base64"; content["size"] = base64.size }
+        func list(_ pairs: [(String, String)]) -> [[String: String]] { pairs.map { ["name": $0.0, "value": $0.1] } }
+        var entry: [String: Any] = [
+            "startedDateTime": iso(seconds), "time": wait,
+            "request": ["method": method, "url": url, "httpVersion": "HTTP/1.1", "headers": list(request), "cookies": [],
+                        "queryString": [], "headersSize": -1, "bodySize": 0],
+            "response": ["status": status, "statusText": "", "httpVersion": "HTTP/1.1",
+                         "headers": list(headers + [("Date", httpDate(seconds))]), "cookies": [], "content": content,
+                         "redirectURL": "", "headersSize": -1, "bodySize": -1],
+            "cache": [String: Any](), "timings": ["send": 0, "wait": wait, "receive": 0],
+        ]
+        if let fromCache { entry["_fromCache"] = fromCache }
+        return entry
+    }
+
+    static let api = "https://api.example.com"
+    static let cdn = "https://cdn.example.com"
+    static let feed: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
+
+    /// Two hosts: a feed fetched, served from the cache (as the recorded client did, and where it
+    /// did not), revalidated with a 304, invalidated by a POST, then not stored (no-store); a
+    /// logo fetched and served from the disk cache.
+    static func appLog() throws -> String {
+        try log([
+            entry(0, "GET", api + "/feed", 200, feed, text: "[1,2]"),
+            entry(1, "GET", cdn + "/logo.png", 200, [("Cache-Control", "max-age=3600")], base64: ("iVBORw0KGgo=", 8)),
+            entry(10, "GET", api + "/feed", 200, feed, text: "[1,2]", fromCache: "memory"),
+            entry(30, "GET", api + "/feed", 200, feed, text: "[1,2]"),
+            entry(90, "GET", api + "/feed", 304, feed, request: [("If-None-Match", "\"v1\"")]),
+            entry(100, "GET", cdn + "/logo.png", 200, [("Cache-Control", "max-age=3600")], base64: ("iVBORw0KGgo=", 8), fromCache: "disk"),
+            entry(120, "POST", api + "/feed", 201, []),
+            entry(121, "GET", api + "/feed", 200, [("Cache-Control", "no-store")], text: "[1,2,3]"),
+        ])
+    }
+
+    @Test("each entry gets a row: what the cache did, why, and whether the recorded client agrees; totals last")
+    func rowsAndTotals() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["-c", "replay app.har"], in: sandbox.url)
+        #expect(run == Outcome(stdout: """
+            replayed 8 entries of app.har over 2m1s of virtual time: api.example.com (https://api.example.com), cdn.example.com (https://cdn.example.com)
+            index  time   method  key                        status  decision     recorded     agrees  why
+                0  0ms    GET     api.example.com:/feed         200  fetched      network      yes     nothing stored for the key (uri-miss); 200 stored, lifetime 1m (max-age)
+                1  1s     GET     cdn.example.com:/logo.png     200  fetched      network      yes     nothing stored for the key (uri-miss); 200 stored, lifetime 1h (max-age)
+                2  10s    GET     api.example.com:/feed         200  hit          cache        yes     fresh, 50s left: lifetime 1m (max-age), age 10s
+                3  30s    GET     api.example.com:/feed         200  hit          network      NO      fresh, 30s left: lifetime 1m (max-age), age 30s
+                4  1m30s  GET     api.example.com:/feed         200  revalidated  revalidated  yes     stale by 30s: lifetime 1m (max-age), age 1m30s; validated with If-None-Match: 304, the stored response freshened
+                5  1m40s  GET     cdn.example.com:/logo.png     200  hit          cache        yes     fresh, 58m21s left: lifetime 1h (max-age), age 1m39s
+                6  2m     POST    api.example.com:/feed         201  forwarded    -            -       POST is never answered from the cache; a 201 invalidates the key
+                7  2m1s   GET     api.example.com:/feed         200  not-stored   network      yes     nothing stored for the key (uri-miss); not stored: the response says no-store
+            totals: 8 entries, 5 requests sent, 3 saved, 23 bytes saved, 20 fetched; 1 disagreement with the recorded client
+
+            """, stderr: "", status: 0))
+    }
+
+    @Test("--json: each row and the totals carry the documented fields")
+    func jsonRows() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["--json", "-c", "replay app.har"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["command"] as? String == "replay" && object["format"] as? String == "har")
+        #expect(object["entries"] as? Int == 8 && object["skipped"] as? Int == 0 && object["duration_ms"] as? Int == 121_000)
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows.count == 8)
+        for row in rows {
+            #expect(Set(row.keys) == ["index", "time_ms", "method", "key", "url", "decision", "why", "cache_status", "status", "sent",
+                                      "bytes", "bytes_saved", "recorded", "agrees"])
+        }
+        #expect(rows.map { $0["decision"] as? String } == ["fetched", "fetched", "hit", "hit", "revalidated", "hit", "forwarded", "not-stored"])
+        #expect(rows[3]["agrees"] as? Bool == false && rows[3]["recorded"] as? String == "network")
+        #expect(rows[6]["agrees"] is NSNull && rows[6]["recorded"] is NSNull)
+        #expect(rows[4]["cache_status"] as? String == "cachesh; fwd=stale; fwd-status=304; stored")
+        #expect(rows[4]["bytes_saved"] as? Int == 5 && rows[4]["time_ms"] as? Int == 90_000 && rows[4]["sent"] as? Int == 1)
+        #expect(rows[1]["bytes"] as? Int == 8 && rows[1]["url"] as? String == "https://cdn.example.com/logo.png")
+        let totals = try #require(object["totals"] as? [String: Any])
+        #expect(totals["requests"] as? Int == 5 && totals["requests_saved"] as? Int == 3 && totals["bytes_saved"] as? Int == 23)
+        #expect(totals["disagreements"] as? Int == 1 && totals["hit"] as? Int == 3 && totals["not_stored"] as? Int == 1)
+        let namespaces = try #require(object["namespaces"] as? [[String: Any]])
+        #expect(namespaces.map { $0["name"] as? String } == ["api.example.com", "cdn.example.com"])
+        #expect((object["combinations"] as? [Any])?.count == 1)
+    }
+
+    @Test("a namespace of the session bound to the origin is used, with its settings; the session is unchanged")
+    func sessionNamespaceAndSessionUnchanged() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let before = "ns api http origin=https://api.example.com shared\nput x 1\nadvance 1s\n"
+        let after = "stats\nnow\nkeys\nserver log\nns\n"
+        let plain = try await Cachesh.run(["-c", before + after], in: sandbox.url)
+        let replayed = try await Cachesh.run(["-c", before + "replay app.har\n" + after], in: sandbox.url)
+        #expect(plain.status == 0 && replayed.status == 0)
+        let lines = replayed.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let table = lines.firstIndex { $0.hasPrefix("replayed ") }!
+        let totals = lines.firstIndex { $0.hasPrefix("totals: ") }!
+        #expect((lines[..<table] + lines[(totals + 1)...]).joined(separator: "\n") == plain.stdout)
+        let json = try await Cachesh.run(["--json", "-c", before + "replay app.har"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.split(separator: "\n").last!.utf8)) as? [String: Any])
+        let namespaces = try #require(object["namespaces"] as? [[String: Any]])
+        #expect(namespaces[0]["name"] as? String == "api" && namespaces[0]["shared"] as? Bool == true)
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        #expect(rows[0]["key"] as? String == "api:/feed")
+    }
+
+    @Test("a sweep prints one row of totals per combination, and csv= writes them")
+    func sweep() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["-c", "replay app.har override=none,/feed:max-age=0 shared=no,yes csv=sweep.csv"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[1].hasPrefix("heuristic_percent  shared  naive  override"))
+        #expect(lines.count == 7 && lines[6].hasPrefix("wrote ") && lines[6].hasSuffix("sweep.csv"))
+        let csv = try String(contentsOf: sandbox.url.appendingPathComponent("sweep.csv"), encoding: .utf8)
+        #expect(csv == """
+            heuristic_percent,shared,naive,override,entries,requests,requests_saved,bytes_saved,bytes_fetched,disagreements,hit,stale,stale_revalidate,revalidated,fetched,not_stored,collapsed,forwarded,gateway_timeout
+            -,no,-,none,8,5,3,23,20,1,3,0,0,1,2,1,0,1,0
+            -,no,-,/feed:max-age=0,8,7,1,23,20,1,1,0,0,3,2,1,0,1,0
+            -,yes,-,none,8,5,3,23,20,1,3,0,0,1,2,1,0,1,0
+            -,yes,-,/feed:max-age=0,8,7,1,23,20,1,1,0,0,3,2,1,0,1,0
+
+            """)
+    }
+
+    @Test("an override adds or drops a directive for the targets its pattern matches")
+    func overrideAddsStaleWhileRevalidate() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["--json", "-c", "replay app.har override=/feed:stale-while-revalidate=60"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let rows = try #require(object["rows"] as? [[String: Any]])
+        // At 90s the feed is 30s stale, within the window: served at once, validated behind.
+        #expect(rows[4]["decision"] as? String == "stale-revalidate")
+        #expect(rows[4]["agrees"] as? Bool == false)
+        let dropped = try await Cachesh.run(["--json", "-c", "replay app.har override=/f*:-no-store"], in: sandbox.url)
+        let rows2 = try #require((try JSONSerialization.jsonObject(with: Data(dropped.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]])
+        // Without no-store nor any freshness the 200 is not heuristically fresh: stored, lifetime 0.
+        #expect(rows2[7]["decision"] as? String == "fetched")
+    }
+
+    @Test("entries a cache never sees are skipped with a warning; a bad entry is one line with its index and JSON path, nothing written")
+    func badLogs() async throws {
+        let sandbox = try Sandbox()
+        var entries = [Self.entry(0, "GET", Self.api + "/feed", 200, Self.feed, text: "[1]"),
+                       Self.entry(1, "GET", "data:text/plain,hi", 200, [], text: "hi")]
+        try sandbox.write("skip.har", try Self.log(entries))
+        let skipped = try await Cachesh.run(["-c", "replay skip.har"], in: sandbox.url)
+        #expect(skipped.status == 0)
+        #expect(skipped.stdout.hasPrefix("skip.har: warning: entries[1]: skipped: a data: URL (nothing went over the network)\nreplayed 1 entry of skip.har"))
+        entries[1] = Self.entry(1, "GET", Self.api + "/a", 200, [], text: "x")
+        var text = try Self.log(entries)
+        text = text.replacingOccurrences(of: "\"status\":200", with: "\"status\":\"200\"")
+        try sandbox.write("bad.har", text)
+        let bad = try await Cachesh.run(["-c", "replay bad.har csv=out.csv"], in: sandbox.url)
+        #expect(bad == Outcome(stdout: "", stderr: "-c:1:1: error: replay: bad.har: entries[0].response.status: expected a number, not a string\n", status: 1))
+        try sandbox.write("cut.har", String(try Self.log(entries).dropLast(40)))
+        let cut = try await Cachesh.run(["-c", "replay cut.har"], in: sandbox.url)
+        #expect(cut.stderr.hasPrefix("-c:1:1: error: replay: cut.har: entries[1]") && cut.stderr.hasSuffix("(a file cut short?)\n"), "\(cut)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("out.csv").path))
+    }
+
+    @Test("options are refused at their word: a trace's options with a HAR log, a HAR's with a trace, bad sweep items")
+    func badOptions() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        try sandbox.write("trace.txt", "a\n")
+        try sandbox.write("run.cachesh", """
+            replay app.har max=10
+            replay trace.txt heuristic=5
+            replay app.har heuristic=101
+            replay app.har shared=maybe
+            replay app.har naive=none,bogus
+            replay app.har override=feed
+            replay app.har override=/a:-max-age=1
+            replay app.har plot=p.svg
+            replay app.har heuristic=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 override=none,/a:x,/b:x,/c:x,/d:x,/e:x,/f:x,/g:x,/h:x,/i:x,/j:x,/k:x,/l:x,/m:x,/n:x,/o:x
+
+            """)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(run.stderr == """
+            run.cachesh:1: error: replay: max= is for an access trace; a HAR log sweeps heuristic=, shared=, naive= and override=
+            run.cachesh:2: error: replay: heuristic= is for a HAR log (FILE.har or format=har); an access trace sweeps policy=, max=, ttl= and stale=
+            run.cachesh:3: error: replay: heuristic= is a percentage from 0 to 100, not "101"
+            run.cachesh:4: error: replay: shared=maybe: use yes or no (shared=no,yes sweeps both)
+            run.cachesh:5: error: replay: naive=bogus: "bogus" is no naive switch (none, or names of `help ns` joined by +)
+            run.cachesh:6: error: replay: override=feed: write PATTERN:DIRECTIVES, as /img/*:max-age=0 (a pattern of targets, starting with / or *)
+            run.cachesh:7: error: replay: override=/a:-max-age=1: "-max-age=1" is not a directive: NAME or NAME=VALUE adds one, -NAME drops one (max-age=0, -no-store)
+            run.cachesh:8: error: replay: plot= draws a trace's hit ratio against max; a HAR log's combinations are in csv=
+            run.cachesh:9: error: replay: 272 combinations; at most 256 in one replay
+
+            """)
+    }
+
+    @Test("--safe refuses a HAR replay as it refuses any replay")
+    func safeRefuses() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["--safe", "-c", "replay app.har"], in: sandbox.url)
+        #expect(run.status != 0 && run.stderr.contains("--safe"), "\(run)")
+    }
+}
