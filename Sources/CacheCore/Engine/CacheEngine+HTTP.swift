@@ -8,7 +8,7 @@
 /// One stored response of an HTTP key, with its body.
 struct HTTPVariant {
     var response: StoredHTTPResponse
-    var body: JSONValue?
+    var body: HTTPBody?
 }
 
 /// A request an HTTP read sent, while it is in flight.
@@ -223,7 +223,7 @@ extension CacheEngine {
         case .after(let ms, .success(let answer)):
             latency = ms
             exchange.answer = answer
-            inFlight.answer = .keys(.success([.value(answer.body ?? .null)]))
+            inFlight.answer = .keys(.success([.value(answer.body?.entryValue ?? .null)]))
         case .after(let ms, .failure(let failure)):
             latency = ms
             inFlight.answer = .keys(.failure(failure))
@@ -273,7 +273,7 @@ extension CacheEngine {
                                                               requestTime: request.startedAt, responseTime: now)
                 }
                 let shown = selected.flatMap { chosen.contains($0) ? $0 : nil } ?? chosen[0]
-                if storeResponse(key: key, value: all[shown].body ?? .null, request: request.id,
+                if storeResponse(key: key, value: all[shown].body?.entryValue ?? .null, request: request.id,
                                  refresh: request.refresh[0], invalidated: false) {
                     keepHTTPVariants(key, all)
                     status.stored = true
@@ -294,7 +294,7 @@ extension CacheEngine {
                                               requestTime: request.startedAt, responseTime: now)
             let variant = HTTPVariant(response: response, body: answer.body)
             if whyNot == nil, !voided,
-               storeResponse(key: key, value: answer.body ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
+               storeResponse(key: key, value: answer.body?.entryValue ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
                 // The new response replaces those the same request selected (§4.1, §4.3.4).
                 all.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
                 all.append(variant)
@@ -433,7 +433,7 @@ extension CacheEngine {
                 removeEntry(slot)
                 emit(.invalidated, key: key, namespace: ns)
             }
-        } else if storeResponse(key: key, value: all[all.count - 1].body ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
+        } else if storeResponse(key: key, value: all[all.count - 1].body?.entryValue ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
             keepHTTPVariants(key, all)
         } else {
             return ""

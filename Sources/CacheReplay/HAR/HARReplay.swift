@@ -166,6 +166,18 @@ public struct HARReplayResult: Sendable {
     public var durationMs: Int64
 }
 
+extension HARBody {
+    /// The body as an HTTP namespace holds it: text as text, a base64 body as its size and
+    /// digest; nil when the log holds none (its size, if any, is the entry's).
+    public var httpBody: HTTPBody? {
+        switch self {
+        case .text(let text): .text(text)
+        case .encoded(let size, let digest): .binary(size: size, sha256: digest.hasPrefix("sha256:") ? String(digest.dropFirst(7)) : digest)
+        case .absent: nil
+        }
+    }
+}
+
 /// The server of a HAR replay: answers each request the cache sends with the response of the
 /// entry being replayed (docs/SPEC.md §5.5): a conditional request its validators match with a
 /// `304`, a `304` of the log to a request without a validator with the URL's last `200`.
@@ -176,7 +188,7 @@ final class HARServer: HTTPOrigin {
     var sent: [(request: HTTPRequest, answer: HTTPAnswer)] = []
     /// The last `200` of each key: its fields and body size (a `304` in the log to a request
     /// without a validator is answered with it).
-    var lastFull: [String: (fields: HTTPFields, size: Int?)] = [:]
+    var lastFull: [String: (fields: HTTPFields, body: HTTPBody?)] = [:]
 
     var isOnline: Bool { true }
     var persistentState: (any PersistentOrigin)? { nil }
@@ -194,18 +206,18 @@ final class HARServer: HTTPOrigin {
 
     func http(_ request: HTTPRequest, requestID: UInt64, at now: Int64) -> OriginReply<HTTPAnswer> {
         guard let (entry, fields) = current else { return .after(latencyMs: 0, .failure(OriginFailure("no entry"))) }
-        var answer = HTTPAnswer(status: entry.status, fields: fields, body: entry.body.size.map { .int(Int64($0)) } ?? .null)
+        var answer = HTTPAnswer(status: entry.status, fields: fields, body: entry.body.httpBody)
         if !answer.fields.contains("Date") { answer.fields.append("Date", HTTPDate.format(now)) }
         let conditional = request.fields.contains("If-None-Match") || request.fields.contains("If-Modified-Since")
         if request.method == "GET" {
             if answer.status == 304 && !conditional, let full = lastFull[request.key] {
                 var merged = full.fields
                 for line in answer.fields { merged.set(line.name, line.value) }
-                answer = HTTPAnswer(status: 200, fields: merged, body: full.size.map { .int(Int64($0)) } ?? .null)
+                answer = HTTPAnswer(status: 200, fields: merged, body: full.body)
             } else if answer.status == 200 && conditional && Self.notModified(request: request.fields, representation: answer.fields) {
                 answer = HTTPAnswer(status: 304, fields: answer.fields)
             }
-            if answer.status == 200 { lastFull[request.key] = (answer.fields, entry.body.size) }
+            if answer.status == 200 { lastFull[request.key] = (answer.fields, answer.body) }
         }
         if answer.status == 304 || answer.status == 204 || request.method == "HEAD" { answer.body = nil }
         sent.append((request, answer))
@@ -435,7 +447,7 @@ public enum HARReplay {
         let key = row.key
         row.sent = simulation.server.sent.count
         if status.hit {
-            let size = result.body.flatMap(bodySize)
+            let size = result.body?.size ?? simulation.storedSize[key]
             row.status = result.status
             row.bytes = size
             row.bytesSaved = size ?? 0
@@ -488,7 +500,7 @@ public enum HARReplay {
             row.why = reason + ": 304, the stored response freshened"
             status.stored = true
         } else {
-            let size = answer.body.flatMap(bodySize)
+            let size = answer.body?.size ?? entry.body.size
             row.bytes = size
             var whyNot = policy.whyNotStored(method: "GET", request: request.fields, status: answer.status, response: answer.fields)?.rawValue
             if whyNot == nil, HTTPCachePolicy.varyNames(answer.fields) == nil { whyNot = "Vary: * matches no request" }
@@ -519,11 +531,6 @@ public enum HARReplay {
         }
     }
 
-    /// The size a replay's scratch body holds (the engine keeps a body's size, not its bytes).
-    static func bodySize(_ body: JSONValue) -> Int? {
-        if case .int(let n) = body { return Int(n) }
-        return nil
-    }
 
     private static func count(_ row: HARRow, in simulation: HARSimulation) {
         simulation.totals.entries += 1
