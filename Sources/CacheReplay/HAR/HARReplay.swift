@@ -133,6 +133,12 @@ public struct HARRow: Sendable, Equatable {
     public var bytesSaved: Int
     public var recorded: HARRecorded?
     public var agrees: Bool?
+    /// The answers the server gave the requests this row sent, in order (a transcript scripts
+    /// them), and the latency each had (ms).
+    public var answers: [HTTPAnswer] = []
+    public var latencyMs: Int64 = 0
+    /// The request's fields as the app sent them (the log's validators left out).
+    public var requestFields = HTTPFields()
 }
 
 /// The totals of one combination.
@@ -164,6 +170,14 @@ public struct HARReplayResult: Sendable {
     public var warnings: [String]
     public var entries: Int
     public var durationMs: Int64
+    /// The first entry's start (ms since the Unix epoch): the replay's clock starts there.
+    public var startMs: Int64
+}
+
+/// The lowercase hex SHA-256 of bytes (a redacted body's digest).
+public func sha256Hex(_ bytes: [UInt8]) -> String {
+    let digest = SHA256.hexDigest(of: bytes)
+    return digest.hasPrefix("sha256:") ? String(digest.dropFirst(7)) : digest
 }
 
 extension HARBody {
@@ -311,7 +325,7 @@ public enum HARReplay {
         }
         return HARReplayResult(rows: simulations.first?.rows ?? [], totals: simulations.map(\.totals),
                                namespaces: simulations.first?.uses ?? [], warnings: warnings, entries: count,
-                               durationMs: first.map { last - $0 } ?? 0)
+                               durationMs: first.map { last - $0 } ?? 0, startMs: first ?? 0)
     }
 
     /// A namespace name for an origin no namespace of the session is bound to: its host (and
@@ -361,6 +375,8 @@ public enum HARReplay {
         var row = HARRow(index: entry.index, timeMs: entry.start - start, method: method, key: key, url: entry.url,
                          decision: .forwarded, why: "", cacheStatus: "", status: nil, sent: 0, bytes: nil, bytesSaved: 0,
                          recorded: nil, agrees: nil)
+        row.requestFields = requestFields
+        row.latencyMs = max(0, Int64((entry.latency ?? 0).rounded()))
         let recorded: HARRecorded = entry.fromCache != nil ? .cache : entry.status == 304 ? .revalidated : .network
         if method == "GET" {
             let before = explanation(engine, key: key, request: requestFields)
@@ -533,6 +549,8 @@ public enum HARReplay {
 
 
     private static func count(_ row: HARRow, in simulation: HARSimulation) {
+        var row = row
+        row.answers = simulation.server.sent.map(\.answer)
         simulation.totals.entries += 1
         simulation.totals.requests += row.sent
         simulation.totals.bytesSaved += Int64(row.bytesSaved)
