@@ -237,4 +237,95 @@ struct HARReplayEndToEndTests {
         let run = try await Cachesh.run(["--safe", "-c", "replay app.har"], in: sandbox.url)
         #expect(run.status != 0 && run.stderr.contains("--safe"), "\(run)")
     }
+
+    @Test("--transcribe FILE.har writes a transcript that verifies under --safe and makes the replay's decisions")
+    func transcribeVerifies() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["--transcribe", "app.har"], in: sandbox.url)
+        #expect(run.status == 0 && run.stderr == "", "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0].hasPrefix("cachesh> restore {\"clock_start\":\"2026-03-01T10:00:00.000Z\""))
+        #expect(lines.contains("cachesh> server strict on"))
+        #expect(lines.contains("cachesh> ns api.example.com http origin=https://api.example.com"))
+        // The server's answers as the log gave them, bodies of each kind.
+        #expect(lines.contains { $0.hasPrefix("cachesh> server next api.example.com:/feed status=200 latency=20ms headers={\"Cache-Control\":\"max-age=60\"") && $0.hasSuffix(" text=\"[1,2]\"") })
+        #expect(lines.contains { $0.hasPrefix("cachesh> server next cdn.example.com:/logo.png status=200") && $0.hasSuffix(" binary=8:sha256:4c4b6a3be1314ab86138bef4314dde022e600960d8689a2c8f8631802d20dab6") })
+        // The decisions of the replay: a hit at 30s, a 304 at 90s, the POST's invalidation.
+        let statuses = lines.filter { $0.hasPrefix("cache_status: ") }
+        #expect(statuses == ["cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=59",
+                             "cache_status: cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=3599",
+                             "cache_status: cachesh; hit; ttl=50",
+                             "cache_status: cachesh; hit; ttl=30",
+                             "cache_status: cachesh; fwd=stale; fwd-status=304; stored; ttl=59",
+                             "cache_status: cachesh; hit; ttl=3501",
+                             "cache_status: cachesh; fwd=method; fwd-status=201; detail=\"invalidated api.example.com:/feed\"",
+                             "cache_status: cachesh; fwd=uri-miss; fwd-status=200; detail=\"not stored: the response says no-store\""])
+        try sandbox.write("app.transcript", run.stdout)
+        let verified = try await Cachesh.run(["--safe", "--verify", "app.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+        let json = try await Cachesh.run(["--json", "--transcribe", "app.har"], in: sandbox.url)
+        try sandbox.write("json.transcript", json.stdout)
+        #expect(try await Cachesh.run(["--safe", "--verify", "json.transcript"], in: sandbox.url).status == 0)
+    }
+
+    @Test("--redact: bodies become their size and digest, cookie and Authorization values are dropped, and it still verifies")
+    func redactedTranscriptVerifies() async throws {
+        let sandbox = try Sandbox()
+        var first = Self.entry(0, "GET", Self.api + "/feed", 200, Self.feed + [("Set-Cookie", "sid=SECRET-1")], text: "[\"SECRET-BODY\"]",
+                               request: [("Cookie", "sid=SECRET-2"), ("Authorization", "Bearer SECRET-3")])
+        first["comment"] = "an exporter's comment"
+        try sandbox.write("secret.har", try Self.log([first, Self.entry(5, "GET", Self.api + "/feed", 200, Self.feed, text: "[2]")]))
+        let run = try await Cachesh.run(["--transcribe", "secret.har", "--redact"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        #expect(!run.stdout.contains("SECRET"))
+        #expect(run.stdout.contains("get api.example.com:/feed headers={\"Cookie\":\"redacted\",\"Authorization\":\"redacted\"}"))
+        #expect(run.stdout.contains("\"Set-Cookie\":\"redacted\",\"Date\":\"Sun, 01 Mar 2026 10:00:00 GMT\"} binary=15:sha256:"))
+        try sandbox.write("secret.transcript", run.stdout)
+        #expect(try await Cachesh.run(["--safe", "--verify", "secret.transcript"], in: sandbox.url).status == 0)
+        let misuse = try await Cachesh.run(["--redact", "-c", "now"], in: sandbox.url)
+        #expect(misuse == Outcome(stdout: "", stderr: "cachesh: --redact goes with --transcribe FILE.har\n", status: 2))
+        try sandbox.write("bad.har", "{\"log\": {\"entries\": [1]}}")
+        let bad = try await Cachesh.run(["--transcribe", "bad.har"], in: sandbox.url)
+        #expect(bad == Outcome(stdout: "", stderr: "cachesh: bad.har: entries[0]: expected an object, found '1' (at byte 21)\n", status: 2))
+    }
+
+    @Test("bodies of three kinds: server set and server next script text and binary bodies; reads show each kind")
+    func bodyKinds() async throws {
+        let sandbox = try Sandbox()
+        let digest = String(repeating: "ab", count: 32)
+        let script = """
+            ns web http
+            server set web:/page text="<p>hi</p>\\n" headers={"Cache-Control":"max-age=60"}
+            get web:/page
+            server next web:/logo status=200 headers={"Cache-Control":"max-age=60"} binary=8:sha256:\(digest)
+            get web:/logo
+            peek web:/logo
+            server set web:/json {"a":1}
+            get web:/json
+            server next web:/x binary=8:sha256:AB
+            server next web:/x text="a" binary=1:sha256:\(digest)
+            server next web:/x text="a" "b"
+            server next plain binary=1:sha256:\(digest)
+
+            """
+        try sandbox.write("run.cachesh", script)
+        let run = try await Cachesh.run(["run.cachesh"], in: sandbox.url)
+        #expect(run.stdout.contains("body:         text \"<p>hi</p>\\n\"\n"))
+        #expect(run.stdout.contains("body:         binary 8 bytes sha256:\(digest)\n"))
+        #expect(run.stdout.contains("value:         {\"sha256\":\"\(digest)\",\"size\":8}\n"))
+        #expect(run.stdout.contains("body:         {\"a\":1}\n"))
+        #expect(run.stderr == """
+            run.cachesh:9: error: server next: binary= is SIZE:sha256:HEX, the bytes' size and their SHA-256 in 64 lowercase hex digits (binary=8:sha256:4c1f...)
+            run.cachesh:10: error: server next: give text= or binary=, not both
+            run.cachesh:11: error: server next: give one of value=, error= (or --fail), --not-found, --no-answer and --lost-answer, not value= and text=
+            run.cachesh:12: error: server next: status=, headers=, text= and binary= are for a key of an HTTP namespace (ns NAME http); plain is not one
+
+            """)
+        let json = try await Cachesh.run(["--json", "-c", "ns web http; server set web:/page text=hi; get web:/page"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.split(separator: "\n").last!.utf8)) as? [String: Any])
+        #expect(object["body"] as? String == "hi" && object["body_kind"] as? String == "text")
+        let plain = try await Cachesh.run(["--json", "-c", "ns web http; server set web:/j [1]; get web:/j"], in: sandbox.url)
+        #expect(!plain.stdout.contains("body_kind"))
+    }
 }
