@@ -64,12 +64,9 @@ enum HTTPCommands {
     }
 
     /// The key of the word at `offset`, its target normalized when it is of an HTTP namespace.
-    /// The most bytes of a `text=` body (docs/SPEC.md §7.1), as a HAR body.
-    static let maxTextBody = 16 << 20
-
     /// A text or binary body from `text=` or `binary=` (nil when neither is given), for `command`.
-    /// `text="..."` is a JSON string (or a bare word); `binary=SIZE:sha256:HEX` the bytes' size
-    /// and SHA-256.
+    /// `text="..."` is a JSON string (or a bare word; a command's 16 MiB bounds it);
+    /// `binary=SIZE:sha256:HEX` the bytes' size and SHA-256.
     static func body(_ args: Arguments, command: String) throws(ShellError) -> (HTTPBody, Word)? {
         if let (_, word) = args.option("text"), args.option("binary") != nil {
             throw ShellError("\(command): give text= or binary=, not both", at: word.offset)
@@ -77,9 +74,6 @@ enum HTTPCommands {
         if let (text, word) = args.option("text") {
             guard case .string(let body) = try ServerScriptCommands.jsonOption(text, at: word.offset + 5, bareIsText: true) else {
                 throw ShellError("\(command): text= takes the body's text, a JSON string (text=\"<p>hi</p>\")", at: word.offset + 5)
-            }
-            guard body.utf8.count <= maxTextBody else {
-                throw ShellError("\(command): text= holds \(body.utf8.count) bytes; at most \(maxTextBody)", at: word.offset + 5)
             }
             return (.text(body), word)
         }
