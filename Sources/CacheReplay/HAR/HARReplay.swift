@@ -198,11 +198,12 @@ extension HARBody {
 final class HARServer: HTTPOrigin {
     /// The entry whose request is being made.
     var current: (entry: HAREntry, fields: HTTPFields)?
-    /// The answers sent, by request id, until the row that sent them takes them.
-    var sent: [(request: HTTPRequest, answer: HTTPAnswer)] = []
+    /// The answers sent for the entry being replayed, with their bodies' sizes.
+    var sent: [(request: HTTPRequest, answer: HTTPAnswer, size: Int?)] = []
     /// The last `200` of each key: its fields and body size (a `304` in the log to a request
-    /// without a validator is answered with it).
-    var lastFull: [String: (fields: HTTPFields, body: HTTPBody?)] = [:]
+    /// without a validator is answered with them, without a body: the log has none there, and
+    /// keeping every URL's body would grow with the log, not with what the cache holds).
+    var lastFull: [String: (fields: HTTPFields, size: Int?)] = [:]
 
     var isOnline: Bool { true }
     var persistentState: (any PersistentOrigin)? { nil }
@@ -221,20 +222,23 @@ final class HARServer: HTTPOrigin {
     func http(_ request: HTTPRequest, requestID: UInt64, at now: Int64) -> OriginReply<HTTPAnswer> {
         guard let (entry, fields) = current else { return .after(latencyMs: 0, .failure(OriginFailure("no entry"))) }
         var answer = HTTPAnswer(status: entry.status, fields: fields, body: entry.body.httpBody)
+        var size = entry.body.size
         if !answer.fields.contains("Date") { answer.fields.append("Date", HTTPDate.format(now)) }
         let conditional = request.fields.contains("If-None-Match") || request.fields.contains("If-Modified-Since")
         if request.method == "GET" {
             if answer.status == 304 && !conditional, let full = lastFull[request.key] {
                 var merged = full.fields
                 for line in answer.fields { merged.set(line.name, line.value) }
-                answer = HTTPAnswer(status: 200, fields: merged, body: full.body)
+                answer = HTTPAnswer(status: 200, fields: merged)
+                size = full.size
             } else if answer.status == 200 && conditional && Self.notModified(request: request.fields, representation: answer.fields) {
                 answer = HTTPAnswer(status: 304, fields: answer.fields)
             }
-            if answer.status == 200 { lastFull[request.key] = (answer.fields, answer.body) }
+            if answer.status == 200 { lastFull[request.key] = (answer.fields, size) }
         }
         if answer.status == 304 || answer.status == 204 || request.method == "HEAD" { answer.body = nil }
-        sent.append((request, answer))
+        if answer.body == nil && answer.status != 200 { size = nil }
+        sent.append((request, answer, size))
         let latency = Int64((entry.latency ?? 0).rounded())
         return .after(latencyMs: max(0, latency), .success(answer))
     }
@@ -276,6 +280,9 @@ final class HARSimulation {
     /// The body size of the response last stored for each key (what a `304` serves).
     var storedSize: [String: Int] = [:]
 
+    /// Rows keep the answers their requests got (`HARTranscript`).
+    var keepsAnswers = false
+
     init(settings: HARSettings, keepRows: Bool) {
         self.settings = settings
         if keepRows { rows = [] }
@@ -293,8 +300,10 @@ public enum HARReplay {
     ///   - reserved: names a namespace made for a host may not take (the session's).
     ///   - interrupted: polled between entries; true stops the replay.
     public static func run(_ log: inout HARLog, bases: [String: HARNamespaceBase], reserved: Set<String>,
-                           combinations: [HARSettings], interrupted: () -> Bool = { false }) throws(HARError) -> HARReplayResult {
+                           combinations: [HARSettings], keepAnswers: Bool = false,
+                           interrupted: () -> Bool = { false }) throws(HARError) -> HARReplayResult {
         let simulations = combinations.map { HARSimulation(settings: $0, keepRows: combinations.count == 1) }
+        for simulation in simulations { simulation.keepsAnswers = keepAnswers }
         var warnings: [String] = []
         var first: Int64?
         var last: Int64 = 0
@@ -495,7 +504,7 @@ public enum HARReplay {
             row.cacheStatus = status.text
             return
         }
-        let (request, answer) = simulation.server.sent[simulation.server.sent.count - 1]
+        let (request, answer, answerSize) = simulation.server.sent[simulation.server.sent.count - 1]
         let conditional = request.fields.contains("If-None-Match") || request.fields.contains("If-Modified-Since")
         let reason: String
         if let before {
@@ -516,7 +525,7 @@ public enum HARReplay {
             row.why = reason + ": 304, the stored response freshened"
             status.stored = true
         } else {
-            let size = answer.body?.size ?? entry.body.size
+            let size = answer.body?.size ?? answerSize
             row.bytes = size
             var whyNot = policy.whyNotStored(method: "GET", request: request.fields, status: answer.status, response: answer.fields)?.rawValue
             if whyNot == nil, HTTPCachePolicy.varyNames(answer.fields) == nil { whyNot = "Vary: * matches no request" }
@@ -550,7 +559,8 @@ public enum HARReplay {
 
     private static func count(_ row: HARRow, in simulation: HARSimulation) {
         var row = row
-        row.answers = simulation.server.sent.map(\.answer)
+        // Kept for a transcript only: a replay's rows stay small whatever the bodies.
+        if simulation.keepsAnswers { row.answers = simulation.server.sent.map(\.answer) }
         simulation.totals.entries += 1
         simulation.totals.requests += row.sent
         simulation.totals.bytesSaved += Int64(row.bytesSaved)

@@ -14,7 +14,7 @@ public enum HARTranscript {
     ///   `Authorization` and `Set-Cookie` dropped (docs/SPEC.md §5.5, Privacy).
     public static func commands(path: String, name: String, redact: Bool) throws(HARError) -> (clockStart: Int64, lines: [String]) {
         var log = HARLog(reader: try HARReader(path: path))
-        let result = try HARReplay.run(&log, bases: [:], reserved: [], combinations: [HARSettings()])
+        let result = try HARReplay.run(&log, bases: [:], reserved: [], combinations: [HARSettings()], keepAnswers: true)
         var lines: [String] = ["# \(result.entries) entries of \(name)" + (redact ? ", redacted" : "")
                                + ": the cache's decisions on the virtual clock, the server's answers scripted from the log"]
         for warning in result.warnings { lines.append("# " + oneLine(warning)) }
