@@ -328,4 +328,29 @@ struct HARReplayEndToEndTests {
         let plain = try await Cachesh.run(["--json", "-c", "ns web http; server set web:/j [1]; get web:/j"], in: sandbox.url)
         #expect(!plain.stdout.contains("body_kind"))
     }
+
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/har")
+
+    @Test("each committed exporter's log replays, and its transcript (plain and redacted) verifies under --safe")
+    func exportersFixturesReplayAndTranscribe() async throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.fixtures.path).filter { $0.hasSuffix(".har") }.sorted()
+        #expect(names.count >= 7)
+        for name in names {
+            let sandbox = try Sandbox()
+            let text = try String(contentsOf: Self.fixtures.appendingPathComponent(name), encoding: .utf8)
+            try sandbox.write(name, text)
+            let replay = try await Cachesh.run(["--json", "-c", "replay \(name)"], in: sandbox.url)
+            #expect(replay.status == 0 && replay.stderr == "", "\(name): \(replay)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(replay.stdout.utf8)) as? [String: Any], "\(name)")
+            #expect((object["rows"] as? [Any])?.count == object["entries"] as? Int, "\(name)")
+            for redact in [false, true] {
+                let transcript = try await Cachesh.run(["--transcribe", name] + (redact ? ["--redact"] : []), in: sandbox.url)
+                #expect(transcript.status == 0, "\(name): \(transcript)")
+                try sandbox.write("t.transcript", transcript.stdout)
+                let verified = try await Cachesh.run(["--safe", "--verify", "t.transcript"], in: sandbox.url)
+                #expect(verified.status == 0, "\(name) redact=\(redact): \(verified)")
+            }
+        }
+    }
 }
