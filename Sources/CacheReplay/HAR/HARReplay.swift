@@ -240,7 +240,11 @@ final class HARServer: HTTPOrigin {
         if answer.body == nil && answer.status != 200 { size = nil }
         sent.append((request, answer, size))
         let latency = Int64((entry.latency ?? 0).rounded())
-        return .after(latencyMs: max(0, latency), .success(answer))
+        // The engine decides from the fields: it gets no body (the row counts the size), so a
+        // replay neither copies nor holds the log's bodies; a transcript scripts them from `sent`.
+        var bodiless = answer
+        bodiless.body = nil
+        return .after(latencyMs: max(0, latency), .success(bodiless))
     }
 
     /// RFC 9110 §13.2.2, as the simulated server decides it.
@@ -472,7 +476,7 @@ public enum HARReplay {
         let key = row.key
         row.sent = simulation.server.sent.count
         if status.hit {
-            let size = result.body?.size ?? simulation.storedSize[key]
+            let size = simulation.storedSize[key]
             row.status = result.status
             row.bytes = size
             row.bytesSaved = size ?? 0
