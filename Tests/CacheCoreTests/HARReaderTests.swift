@@ -369,6 +369,17 @@ import Testing
         }
     }
 
+    /// A replay reads without digests: the same sizes and the same errors, the digest "".
+    @Test func base64WithoutDigestsChecksAndSizesAlike() throws {
+        let plain = try Base64Digest.decode("aGVsbG8=", limit: 100, digest: false).get()
+        #expect(plain.size == 5 && plain.digest == "")
+        #expect(try Base64Digest.decode("aGVsbG8=", limit: 100).get().size == 5)
+        for bad in ["QQ=", "Q!==", "QQ==QQ==", "QQ"] {
+            #expect(Base64Digest.decode(bad, limit: 100, digest: false).failure == Base64Digest.decode(bad, limit: 100).failure, "\(bad)")
+        }
+        #expect(Base64Digest.decode("aGVsbG8=", limit: 4, digest: false).failure == .tooLarge)
+    }
+
     @Test func sha256MatchesTheStandardsVectors() {
         #expect(SHA256.hexDigest(of: []) == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hexDigest(of: Array("abc".utf8)) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
@@ -495,5 +506,13 @@ import Testing
         while try reader.next() != nil {}
         #expect(reader.bufferBytes <= 4 * limits.chunk)
         #expect(reader.count == 51)
+    }
+}
+
+extension Result {
+    /// The failure, if any (for comparing two results' errors).
+    var failure: Failure? {
+        if case .failure(let f) = self { return f }
+        return nil
     }
 }

@@ -90,7 +90,7 @@ enum HARReplayCommands {
         let result: HARReplayResult
         do throws(HARError) {
             let reader = try HARReader(path: path)
-            var log = HARLog(reader: reader)
+            var log = HARLog(reader: reader, digests: false)
             let interrupted = session.options.interrupted ?? { false }
             result = try HARReplay.run(&log, bases: bases, reserved: reserved, combinations: combinations, interrupted: interrupted)
         } catch {
