@@ -442,6 +442,35 @@ extension CacheEngine {
             + (dropped > 0 ? "HEAD invalidated \(dropped)" : "")
     }
 
+    /// The freshness arithmetic of the stored response a request of `key` selects (§4.1):
+    /// `explain`'s figures for that one response, without the words; nil when none is selected.
+    public func httpFreshness(_ key: String, request: HTTPFields) -> HTTPExplanation? {
+        guard let settings = httpSettings(ofKey: key) else { return nil }
+        let all = httpVariants(key)
+        guard let selected = httpSelected(all, request: request) else { return nil }
+        let policy = settings.policy
+        let r = all[selected].response
+        let (lifetime, source) = policy.freshnessLifetime(r)
+        let date = policy.dateValue(r)
+        return HTTPExplanation(status: r.status, varyValues: r.varyValues, lifetimeMs: lifetime,
+                               lifetimeSource: Self.lifetimeSourceText(source, policy),
+                               ageMs: policy.currentAge(r, now: now), apparentAgeMs: max(0, r.responseTime - date),
+                               ageFieldMs: HTTPCachePolicy.ageValue(r.fields), responseDelayMs: r.responseTime - r.requestTime,
+                               residentMs: now - r.responseTime, next: "")
+    }
+
+    /// Where a lifetime came from, as `explain` says it.
+    static func lifetimeSourceText(_ source: HTTPCachePolicy.LifetimeSource, _ policy: HTTPCachePolicy) -> String {
+        switch source {
+        case .sMaxAge: "s-maxage"
+        case .maxAge: "max-age"
+        case .expires: "Expires - Date"
+        case .heuristic: "heuristic: \(policy.heuristicPercent)% of Date - Last-Modified"
+        case .none: "none: no explicit freshness and no Last-Modified"
+        case .invalid(let name): "invalid \(name): stale"
+        }
+    }
+
     // MARK: explain
 
     /// What `explain` says of an HTTP key: for each stored response, the freshness arithmetic

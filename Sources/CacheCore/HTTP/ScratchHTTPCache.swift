@@ -35,6 +35,10 @@ public final class ScratchHTTPCache {
         try engine.httpRequest(method, try CacheEngine.httpKey(key), request: request, nowait: true)
     }
 
+    /// `explain`'s figures for the stored response a request of `key` with `request`'s fields
+    /// selects (its `next` left empty); nil when none is selected.
+    public func freshness(_ key: String, request: HTTPFields) -> HTTPExplanation? { engine.httpFreshness(key, request: request) }
+
     /// `explain`'s arithmetic of `key`'s stored responses; nil when none is stored.
     public func explain(_ key: String) -> [HTTPExplanation]? { engine.httpExplain(key) }
 }

@@ -455,10 +455,7 @@ public enum HARReplay {
 
     /// `explain`'s arithmetic for the stored response the request selects, before the read.
     private static func explanation(_ engine: ScratchHTTPCache, key: String, request: HTTPFields) -> HTTPExplanation? {
-        guard let all = engine.explain(key) else { return nil }
-        return all.last { explained in
-            explained.varyValues.allSatisfy { name, value in (request[name] ?? "") == value }
-        }
+        engine.freshness(key, request: request)
     }
 
     /// The arithmetic in words: `lifetime 60s (max-age), age 12s: 48s left`.

@@ -110,7 +110,8 @@ enum HARReplayCommands {
                 .object(["name": .string(ns.name), "origin": .string(ns.origin), "shared": .bool(ns.shared),
                          "heuristic_percent": .int(ns.heuristicPercent)])
             }),
-            "rows": .array(one ? result.rows.map { .object(rowObject($0)) } : []),
+            // Built only where shown: a long log's rows are the human table's otherwise.
+            "rows": .array(one && session.options.mode == .json ? result.rows.map { .object(rowObject($0)) } : []),
             "totals": one ? .object(totalsObject(result.totals[0])) : .null,
             "combinations": .array(zip(combinations, result.totals).map { .object(combinationObject($0, $1)) }),
         ]
