@@ -186,6 +186,16 @@ struct HARReplayEndToEndTests {
         let skipped = try await Cachesh.run(["-c", "replay skip.har"], in: sandbox.url)
         #expect(skipped.status == 0)
         #expect(skipped.stdout.hasPrefix("skip.har: warning: entries[1]: skipped: a data: URL (nothing went over the network)\nreplayed 1 entry of skip.har"))
+        // Past 100 warnings, the rest are counted.
+        let many = [Self.entry(0, "GET", Self.api + "/feed", 200, Self.feed, text: "[1]")]
+            + (1...103).map { Self.entry(Double($0), "GET", "data:text/plain,\($0)", 200, [], text: "x") }
+        try sandbox.write("many.har", try Self.log(many))
+        let capped = try await Cachesh.run(["-c", "replay many.har"], in: sandbox.url)
+        let warnings = capped.stdout.split(separator: "\n").filter { $0.hasPrefix("many.har: warning: ") }
+        #expect(warnings.count == 101 && warnings.last == "many.har: warning: 3 more entries skipped (the first 100 are shown)")
+        let cappedJSON = try await Cachesh.run(["--json", "-c", "replay many.har"], in: sandbox.url)
+        let cappedObject = try #require(try JSONSerialization.jsonObject(with: Data(cappedJSON.stdout.utf8)) as? [String: Any])
+        #expect(cappedObject["skipped"] as? Int == 103 && (cappedObject["warnings"] as? [Any])?.count == 100)
         entries[1] = Self.entry(1, "GET", Self.api + "/a", 200, [], text: "x")
         var text = try Self.log(entries)
         text = text.replacingOccurrences(of: "\"status\":200", with: "\"status\":\"200\"")

@@ -167,7 +167,10 @@ public struct HARReplayResult: Sendable {
     public var rows: [HARRow]
     public var totals: [HARTotals]
     public var namespaces: [HARNamespaceUse]
+    /// The first `maxWarnings` warnings (one per entry skipped).
     public var warnings: [String]
+    /// Every entry skipped, the warnings left out included.
+    public var skipped: Int
     public var entries: Int
     public var durationMs: Int64
     /// The first entry's start (ms since the Unix epoch): the replay's clock starts there.
@@ -297,6 +300,8 @@ final class HARSimulation {
 public enum HARReplay {
     /// Most combinations of one replay (`replay`'s limit).
     public static let maxCombinations = 256
+    /// Most warnings kept (docs/SPEC.md §7.1): past them skipped entries are only counted.
+    public static let maxWarnings = 100
 
     /// Replays `log` once per combination, the log read once.
     /// - Parameters:
@@ -309,6 +314,7 @@ public enum HARReplay {
         let simulations = combinations.map { HARSimulation(settings: $0, keepRows: combinations.count == 1) }
         for simulation in simulations { simulation.keepsAnswers = keepAnswers }
         var warnings: [String] = []
+        var skipped = 0
         var first: Int64?
         var last: Int64 = 0
         var count = 0
@@ -318,7 +324,8 @@ public enum HARReplay {
             if interrupted() { throw HARError("interrupted") }
             switch item {
             case .warning(let text):
-                warnings.append(text)
+                skipped += 1
+                if warnings.count < maxWarnings { warnings.append(text) }
             case .entry(let entry):
                 if first == nil { first = entry.start }
                 last = max(last, entry.start)
@@ -337,7 +344,7 @@ public enum HARReplay {
             do { try engine.advance(by: 3_600_000) } catch { throw HARError(error.description) }
         }
         return HARReplayResult(rows: simulations.first?.rows ?? [], totals: simulations.map(\.totals),
-                               namespaces: simulations.first?.uses ?? [], warnings: warnings, entries: count,
+                               namespaces: simulations.first?.uses ?? [], warnings: warnings, skipped: skipped, entries: count,
                                durationMs: first.map { last - $0 } ?? 0, startMs: first ?? 0)
     }
 

@@ -103,7 +103,7 @@ enum HARReplayCommands {
             "file": .string(file),
             "format": .string("har"),
             "entries": .int(Int64(result.entries)),
-            "skipped": .int(Int64(result.warnings.count)),
+            "skipped": .int(Int64(result.skipped)),
             "warnings": .array(result.warnings.map(JSONValue.string)),
             "duration_ms": .int(result.durationMs),
             "namespaces": .array(result.namespaces.map { ns in
@@ -116,6 +116,11 @@ enum HARReplayCommands {
             "combinations": .array(zip(combinations, result.totals).map { .object(combinationObject($0, $1)) }),
         ]
         var human = result.warnings.map { "\(DiagnosticsFormatter.oneLine(file)): warning: \(DiagnosticsFormatter.oneLine($0))" }
+        if result.skipped > result.warnings.count {
+            let more = result.skipped - result.warnings.count
+            human.append("\(DiagnosticsFormatter.oneLine(file)): warning: \(more) more \(more == 1 ? "entry" : "entries") skipped "
+                         + "(the first \(HARReplay.maxWarnings) are shown)")
+        }
         let namespaces = result.namespaces.map { "\($0.name) (\($0.origin))" }.joined(separator: ", ")
         human.append("replayed \(result.entries) \(result.entries == 1 ? "entry" : "entries") of \(DiagnosticsFormatter.oneLine(file)) "
                      + "over \(TimeText.formatDuration(result.durationMs)) of virtual time"

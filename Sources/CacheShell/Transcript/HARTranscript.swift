@@ -18,6 +18,7 @@ public enum HARTranscript {
         var lines: [String] = ["# \(result.entries) entries of \(name)" + (redact ? ", redacted" : "")
                                + ": the cache's decisions on the virtual clock, the server's answers scripted from the log"]
         for warning in result.warnings { lines.append("# " + oneLine(warning)) }
+        if result.skipped > result.warnings.count { lines.append("# \(result.skipped - result.warnings.count) more entries skipped") }
         lines.append("server strict on")
         for ns in result.namespaces { lines.append("ns \(ns.name) http origin=\(ns.origin)") }
         let start = result.startMs
