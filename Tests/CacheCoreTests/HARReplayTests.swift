@@ -116,4 +116,13 @@ import Testing
         #expect(shared.totals.map { $0.decisions[.hit] ?? 0 } == [1, 0])
         #expect(shared.totals.map { $0.decisions[.notStored] ?? 0 } == [0, 1])
     }
+
+    @Test func anInterruptStopsTheReplayBetweenEntries() throws {
+        let path = TraceReaderTests.temporaryFile(Array(HARReaderTests.log([Self.entry(0), Self.entry(1)]).utf8), suffix: ".har")
+        defer { unlink(path) }
+        var log = HARLog(reader: try HARReader(path: path))
+        #expect(throws: HARError("interrupted after 0 entries; nothing changed")) {
+            try HARReplay.run(&log, bases: [:], reserved: [], combinations: [HARSettings()], interrupted: { true })
+        }
+    }
 }

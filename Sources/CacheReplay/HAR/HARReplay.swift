@@ -321,7 +321,7 @@ public enum HARReplay {
         var names: [String: String] = [:]
         var taken = reserved
         while let item = try log.next() {
-            if interrupted() { throw HARError("interrupted") }
+            if interrupted() { throw HARError("interrupted after \(count) \(count == 1 ? "entry" : "entries"); nothing changed") }
             switch item {
             case .warning(let text):
                 skipped += 1
