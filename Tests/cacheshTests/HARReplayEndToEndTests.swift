@@ -161,6 +161,18 @@ struct HARReplayEndToEndTests {
             """)
     }
 
+    @Test("naive= sweeps naive switches (names joined by +) as a combination's column; heuristic= too")
+    func naiveAndHeuristicSweep() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("app.har", try Self.appLog())
+        let run = try await Cachesh.run(["--json", "-c", "replay app.har naive=none,last-answer-wins+serve-expired heuristic=0,50"], in: sandbox.url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let combinations = try #require(object["combinations"] as? [[String: Any]])
+        #expect(combinations.map { $0["naive"] as? String } == ["none", "last-answer-wins+serve-expired", "none", "last-answer-wins+serve-expired"])
+        #expect(combinations.map { $0["heuristic_percent"] as? Int } == [0, 0, 50, 50])
+        #expect((object["rows"] as? [Any])?.isEmpty == true && object["totals"] is NSNull)
+    }
+
     @Test("an override adds or drops a directive for the targets its pattern matches")
     func overrideAddsStaleWhileRevalidate() async throws {
         let sandbox = try Sandbox()
