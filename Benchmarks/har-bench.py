@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Reading a HAR log: cachesh's streaming HAR reader beside Python's json.load, same file, same run.
+"""Reading and replaying a HAR log: cachesh beside Python's json.load, same file, same run.
 
 Generates a seeded HAR 1.2 log of 10,000 entries whose bodies are 50 MB in all (half as text with
 JSON escapes, half as base64, as exporters write binary bodies), then times, 5 runs each:
 
   cachesh   Benchmarks' HARBenchmark executable: HARReader + HAREntry.decode + HAROrdering over
             every entry (what `replay FILE.har` reads before it replays), release build
+  replay    cachesh -c 'replay FILE.har' (release build): the full replay, every entry through the
+            engine's HTTP namespaces, a row per entry printed (to a file)
   python    python3 -c 'import json,sys; json.load(open(sys.argv[1]))'  (parsing only)
 
 and prints the median wall seconds and the peak RSS (from wait4) of each. The reader's figure
@@ -13,7 +15,7 @@ includes decoding every entry (URL split, headers, base64 bodies decoded to thei
 SHA-256); Python's only builds the document.
 
 Usage: Benchmarks/har-bench.py [--entries N] [--body-mb M] [--runs R]
-       (builds HARBenchmark in release first: swift build -c release --product HARBenchmark)
+       (builds HARBenchmark, and the package's cachesh, in release first)
 """
 import argparse
 import base64
@@ -95,13 +97,18 @@ def main():
     subprocess.run(["swift", "build", "-c", "release", "--product", "HARBenchmark"], cwd=HERE, check=True)
     binary = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
                             capture_output=True, text=True).stdout.strip() + "/HARBenchmark"
+    root = os.path.dirname(HERE)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "cachesh"], cwd=root, check=True)
+    cachesh = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, check=True,
+                             capture_output=True, text=True).stdout.strip() + "/cachesh"
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "bench.har")
         generate(path, args.entries, args.body_mb * 1_000_000)
         print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB, {args.entries} entries, {args.body_mb} MB of bodies")
         python = [sys.executable, "-c", "import json,sys; json.load(open(sys.argv[1]))", path]
         results = {}
-        for name, argv in (("cachesh", [binary, path]), ("python", python)):
+        replay = [cachesh, "-c", "replay " + path]
+        for name, argv in (("cachesh", [binary, path]), ("replay", replay), ("python", python)):
             walls, peaks = [], []
             for _ in range(args.runs):
                 wall, peak, text = run(argv)
@@ -110,10 +117,13 @@ def main():
             results[name] = (statistics.median(walls), max(peaks), min(walls), max(walls))
             if name == "cachesh":
                 print("  " + text.strip())
+            if name == "replay":
+                print("  " + [line for line in text.splitlines() if line.startswith("totals:")][0])
         for name, (median, peak, low, high) in results.items():
             print(f"{name:8} median {median:.3f} s (min {low:.3f}, max {high:.3f}) over {args.runs} runs, peak RSS {peak:.1f} MB")
-        print(f"ratio cachesh/python: {results['cachesh'][0] / results['python'][0]:.2f} in time, "
-              f"{results['cachesh'][1] / results['python'][1]:.2f} in peak RSS")
+        for name in ("cachesh", "replay"):
+            print(f"ratio {name}/python: {results[name][0] / results['python'][0]:.2f} in time, "
+                  f"{results[name][1] / results['python'][1]:.2f} in peak RSS")
 
 
 if __name__ == "__main__":

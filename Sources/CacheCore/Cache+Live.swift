@@ -50,7 +50,7 @@ extension Cache {
                     } catch {
                         result = .failure(OriginFailure("\(error)"))
                     }
-                    await self?.deliver(requestID, result.map { [.value($0.body ?? .null)] }, http: try? result.get())
+                    await self?.deliver(requestID, result.map { [.value($0.body?.entryValue ?? .null)] }, http: try? result.get())
                 }
                 continue
             }

@@ -184,10 +184,10 @@ public final class CachingProxy: Sendable {
                 result = try await cache.httpGet(key, request: request)
             case _ where method == "HEAD" || (!HTTPCachePolicy.isSafe(method) && method != "CONNECT"):
                 // HEAD (§4.3.5) and every unsafe method (§4.4: POST, PUT, DELETE, PATCH, M-SEARCH...).
-                result = try await cache.httpSend(method, key, request: request, body: body.map { ProxyBody.value($0) })
+                result = try await cache.httpSend(method, key, request: request, body: body.map { ProxyBody.json($0) })
             default:
                 // Not a method a cache stores or invalidates for: straight to the upstream.
-                let answer = (try? await upstream.send(HTTPRequest(method: method, key: key, fields: request, body: body.map { ProxyBody.value($0) })))
+                let answer = (try? await upstream.send(HTTPRequest(method: method, key: key, fields: request, body: body.map { ProxyBody.json($0) })))
                     ?? UpstreamClient.badGateway("no answer")
                 var status = HTTPCacheStatus()
                 status.fwd = "method"

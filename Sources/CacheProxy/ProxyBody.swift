@@ -1,14 +1,31 @@
 import CacheCore
 
-/// How the proxy keeps a body as an entry's value: a JSON string when it is UTF-8 text (every
-/// tool that shows values shows it), else `{"base64": TEXT}`.
+/// How the proxy keeps a body: text when it is UTF-8 (every tool that shows values shows it),
+/// else `{"base64": TEXT}` as a JSON body, so the bytes can be served again (a binary body of
+/// `HTTPBody` keeps only its size and digest).
 enum ProxyBody {
-    static func value(_ bytes: [UInt8]) -> JSONValue {
+    static func value(_ bytes: [UInt8]) -> HTTPBody {
+        if let text = String(validating: bytes, as: UTF8.self) { return .text(text) }
+        return .json(json(bytes))
+    }
+
+    static func bytes(_ body: HTTPBody?) -> [UInt8] {
+        switch body {
+        case .text(let text)?: return Array(text.utf8)
+        case .json(let value)?: return bytes(json: value)
+        case .binary?, nil: return []
+        }
+    }
+
+    /// A request's body (the engine keeps those as JSON): a JSON string when it is UTF-8 text,
+    /// else `{"base64": TEXT}`.
+    static func json(_ bytes: [UInt8]) -> JSONValue {
         if let text = String(validating: bytes, as: UTF8.self) { return .string(text) }
         return .object(["base64": .string(Base64.encode(bytes))])
     }
 
-    static func bytes(_ value: JSONValue?) -> [UInt8] {
+    /// The bytes of a body kept by `json`.
+    static func bytes(json value: JSONValue?) -> [UInt8] {
         switch value {
         case .string(let text)?: return Array(text.utf8)
         case .object(let o)?:

@@ -51,7 +51,7 @@ struct UpstreamClient: Sendable {
             requestHead.headers.add(name: field.name, value: field.value)
         }
         if !requestHead.headers.contains(name: "host") { requestHead.headers.add(name: "Host", value: authority) }
-        let body = request.body.map { ProxyBody.bytes($0) }
+        let body = request.body.map { ProxyBody.bytes(json: $0) }
         if let body { requestHead.headers.add(name: "Content-Length", value: String(body.count)) }
         requestHead.headers.add(name: "Connection", value: "close")
         let limits = self.limits
@@ -96,7 +96,7 @@ struct UpstreamClient: Sendable {
 
     /// An answer made here for an upstream that answered badly or not at all.
     static func badGateway(_ why: String) -> HTTPAnswer {
-        HTTPAnswer(status: 502, fields: HTTPFields([HTTPFields.Field(errorField, why)]), body: .string("502 Bad Gateway: \(why)\n"))
+        HTTPAnswer(status: 502, fields: HTTPFields([HTTPFields.Field(errorField, why)]), body: .text("502 Bad Gateway: \(why)\n"))
     }
 }
 

@@ -38,11 +38,11 @@ extension SimulatedServer: HTTPOrigin {
             let existed = data[key] != nil
             let value = request.body ?? .null
             set(key, value, at: now)
-            return HTTPAnswer(status: existed ? 200 : 201, fields: date, body: value)
+            return HTTPAnswer(status: existed ? 200 : 201, fields: date, body: .json(value))
         case "DELETE":
             return delete(key, at: now) ? HTTPAnswer(status: 204, fields: date) : HTTPAnswer(status: 404, fields: date)
         default:
-            return HTTPAnswer(status: 200, fields: date, body: request.body)
+            return HTTPAnswer(status: 200, fields: date, body: request.body.map(HTTPBody.json))
         }
     }
 
@@ -52,7 +52,8 @@ extension SimulatedServer: HTTPOrigin {
         let status = script.status ?? (answer.value == nil ? 404 : 200)
         var fields = script.headers ?? (script.outcome == .data ? headers[key] ?? HTTPFields() : HTTPFields())
         if !fields.contains("Date") { fields.append("Date", HTTPDate.format(now)) }
-        let body = status == 304 || status == 204 || method == "HEAD" ? nil : answer.value
+        let value: HTTPBody? = script.body ?? (script.outcome == .data ? bodies[KeyName.canonical(key)] : nil) ?? answer.value.map(HTTPBody.json)
+        let body = status == 304 || status == 204 || method == "HEAD" ? nil : value
         return HTTPAnswer(status: status, fields: fields, body: body)
     }
 
@@ -63,7 +64,7 @@ extension SimulatedServer: HTTPOrigin {
         if !fields.contains("Date") { fields.append("Date", HTTPDate.format(now)) }
         guard let value = data[key] else { return HTTPAnswer(status: 404, fields: HTTPFields([.init("Date", HTTPDate.format(now))])) }
         if Self.notModified(request: request, representation: fields) { return HTTPAnswer(status: 304, fields: fields) }
-        return HTTPAnswer(status: 200, fields: fields, body: value)
+        return HTTPAnswer(status: 200, fields: fields, body: bodies[KeyName.canonical(key)] ?? .json(value))
     }
 
     /// Whether a GET's preconditions say the representation is not modified (RFC 9110 §13.2.2):

@@ -32,9 +32,13 @@ public struct ScriptedAnswer: Sendable, Equatable {
     /// The header fields of the answer to an HTTP request (`headers={...}`); nil: those the
     /// server keeps for the key when it answers from its data, else none.
     public var headers: HTTPFields?
+    /// The body of the answer to an HTTP request when it is text or binary (`text=`, `binary=`);
+    /// nil: the outcome's value as JSON.
+    public var body: HTTPBody?
 
     public init(latency: Int64?, outcome: Outcome, version: UInt64? = nil, commit: Bool = false,
-                status: Int? = nil, headers: HTTPFields? = nil) {
+                status: Int? = nil, headers: HTTPFields? = nil, body: HTTPBody? = nil) {
+        self.body = body
         self.latency = latency
         self.outcome = outcome
         self.version = version

@@ -27,6 +27,9 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// besides the `Date` the server adds (docs/SPEC.md, HTTP namespaces), kept by snapshots (the
     /// `server` section's `headers`) and stores (the key's row).
     public private(set) var headers: [String: HTTPFields] = [:]
+    /// The text or binary body an HTTP key is served with (`server set KEY text=...`); its data
+    /// holds the body's entry value (`HTTPBody.entryValue`). A JSON body has none here.
+    public private(set) var bodies: [String: HTTPBody] = [:]
     /// Requests of any kind still to fail.
     public private(set) var failNext = 0
     /// Requests involving a key still to fail, by key.
@@ -65,6 +68,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     public func set(_ key: String, _ value: JSONValue, at now: Int64, version: UInt64? = nil, headers fields: HTTPFields? = nil) {
         let key = KeyName.canonical(key)
         if let fields { headers[key] = fields }
+        bodies[key] = nil
         data[key] = value
         modifiedAt[key] = now
         changedKeys?.insert(key)
@@ -89,10 +93,18 @@ public final class SimulatedServer: Origin, PersistentOrigin {
 
     /// Deletes a key's data. - Returns: whether it existed.
     @discardableResult
+    /// Sets an HTTP key's representation to a body of any kind (`server set KEY text=...`).
+    public func set(_ key: String, body: HTTPBody, at now: Int64, headers fields: HTTPFields? = nil) {
+        set(key, body.entryValue, at: now, headers: fields)
+        if case .json = body { return }
+        bodies[KeyName.canonical(key)] = body
+    }
+
     public func delete(_ key: String, at now: Int64) -> Bool {
         let key = KeyName.canonical(key)
         guard data.removeValue(forKey: key) != nil else { return false }
         headers[key] = nil
+        bodies[key] = nil
         modifiedAt[key] = now
         changedKeys?.insert(key)
         bumpVersion(key)

@@ -69,8 +69,11 @@ struct Cachesh: ParsableCommand {
     @Option(help: ArgumentHelp("With --verify: also write a JUnit XML report here, one test case per transcript.", valueName: "file"))
     var junit: String?
 
-    @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)).", valueName: "recording"))
+    @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)), or of a HAR network log (FILE.har).", valueName: "recording"))
     var transcribe: String?
+
+    @Flag(help: "With --transcribe FILE.har: bodies as their size and digest, the values of cookies, Authorization and Set-Cookie dropped.")
+    var redact = false
 
     /// Text, checked in `runMain` as the hand reading's is: one error for `--max-scheduled many`
     /// and `--max-scheduled=many`.
@@ -95,6 +98,7 @@ struct Invocation: Equatable {
     var update = false
     var junit: String?
     var transcribe: String?
+    var redact = false
     /// `--max-scheduled N`, kept as typed (checked in `runMain`).
     var maxScheduled: String?
 
@@ -114,6 +118,7 @@ struct Invocation: Equatable {
         update = parsed.update
         junit = parsed.junit
         transcribe = parsed.transcribe
+        redact = parsed.redact
         maxScheduled = parsed.maxScheduled
     }
 
@@ -198,6 +203,7 @@ struct Invocation: Equatable {
             case "--explore": explore = true
             case "--update": update = true
             case "--wait": wait = true
+            case "--redact": redact = true
             case "-c", "--config", "--store", "--transcribe", "--junit", "--max-scheduled":
                 guard i < arguments.count, let valueFirst = arguments[i].utf8.first, valueFirst != UInt8(ascii: "-") else {
                     return nil
@@ -341,7 +347,11 @@ func runMain() -> Int32 {
     } else if command.safe || command.verify {
         budget = .perInput
     }
+    if command.redact && !(command.transcribe?.lowercased().hasSuffix(".har") ?? false) {
+        fail(usage: "--redact goes with --transcribe FILE.har")
+    }
     if let recording = command.transcribe {
+        if recording.lowercased().hasSuffix(".har") { return transcribeHAR(recording, command, mode: options.mode) }
         return transcribe(recording, command, mode: options.mode)
     }
     if command.explore {
@@ -474,6 +484,44 @@ func runProxy(_ arguments: [String]) -> Never {
         } catch {
             return "--record \(path): cannot write the transcript: \(error)"
         }
+    }
+}
+
+/// `--transcribe FILE.har [--redact]`: the transcript of a HAR log (docs/SPEC.md §5.5): its
+/// script (`HARTranscript`) run on a new session with each command echoed, after a `restore` that
+/// starts the clock at the log's first entry. A log that cannot be read is one line, exit 2.
+func transcribeHAR(_ path: String, _ command: Invocation, mode: OutputMode) -> Int32 {
+    if command.verify || command.echo || command.wait || command.store != nil || command.config != nil || command.commands != nil || !command.files.isEmpty {
+        fail(usage: "--transcribe FILE.har goes alone (with --redact, --json)")
+    }
+    let script: (clockStart: Int64, lines: [String])
+    do { script = try HARTranscript.commands(path: path, name: path, redact: command.redact) } catch {
+        let terminal = Terminal()
+        terminal.write("cachesh: \(path): \(error.message)\n", isError: true)
+        terminal.flush()
+        return 2
+    }
+    // An empty cache whose clock starts at the log's first entry, as one restore.
+    let restore = Cache(clockStart: script.clockStart).withIsolation { cache in
+        _ = Session(cache: cache)
+        return "restore " + cache.snapshotText(pretty: false)
+    }
+    var options = SessionOptions()
+    options.mode = mode
+    options.echo = true
+    return Cache().withIsolation { cache in
+        let terminal = Terminal()
+        let session = Session(cache: cache, options: options)
+        if mode == .json {
+            terminal.write(TranscriptSyntax.render(command: "output json", output: "{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n"),
+                           isError: false)
+        }
+        session.sink = { text, isError in terminal.write(text, isError: isError) }
+        session.directOutput = terminal.output
+        defer { terminal.flush() }
+        let text = ([restore] + script.lines).joined(separator: "\n") + "\n"
+        session.run(SourceFile(name: path, text: text, firstColumn: 1), semicolonsSeparate: false, on: cache)
+        return 0
     }
 }
 

@@ -238,8 +238,8 @@ import Testing
         ("{\"log\": {\"creator\": tru, \"entries\": []}}", "at byte 20: unexpected ',', expected a JSON value"),
         ("{\"log\": {\"entries\": [1]}}", "entries[0]: expected an object, found '1' (at byte 21)"),
         ("{\"log\": {\"entries\": [" + entry() + " " + entry() + "]}}", "at byte \(21 + entry().utf8.count + 1): unexpected '{' in log.entries, expected ',' or ']'"),
-        ("{\"log\": {\"entries\": [{\"a\": 1", "entries[0]: at byte 28: unexpected end of the file, expected '}' (a file cut short?)"),
-        ("{\"log\": {\"entries\": [{\"a\": [1}]}}", "entries[0]: at byte 29: unexpected '}', expected ',' or ']'"),
+        ("{\"log\": {\"entries\": [{\"a\": 1", "entries[0].a: at byte 28: unexpected end of the file, expected '}' (a file cut short?)"),
+        ("{\"log\": {\"entries\": [{\"a\": [1}]}}", "entries[0].a[0]: at byte 29: unexpected '}', expected ',' or ']'"),
         // An entry's fields: the JSON path.
         (log([entry("\"startedDateTime\": null")]), "entries[0].startedDateTime: missing"),
         (log([entry("\"startedDateTime\": 5")]), "entries[0].startedDateTime: expected a string, not a number"),
@@ -276,7 +276,12 @@ import Testing
         ("{\"log\": {\"entries\": [" + entry() + ", " + entry().replacingOccurrences(of: "\"status\": 200", with: "\"status\": 200, \"status\": 304") + "]}}",
          "entries[1].response.status: duplicate key \"status\""),
         // A number the strict parser refuses: the entry and the byte.
-        ("{\"log\": {\"entries\": [{\"time\": 1e999}]}}", "entries[0]: number out of range: 1e999 (at byte 30)"),
+        ("{\"log\": {\"entries\": [{\"time\": 1e999}]}}", "entries[0].time: number out of range: 1e999 (at byte 30)"),
+        // A syntax error deep in an entry: the path of the value being read.
+        ("{\"log\": {\"entries\": [" + entry() + ", {\"request\": {\"headers\": [{\"name\": \"a\", \"value\": x}]}}]}}",
+         "entries[1].request.headers[0].value: at byte \(21 + entry().utf8.count + 2 + 48): unexpected 'x', expected a JSON value"),
+        ("{\"log\": {\"entries\": [{\"response\": {\"content\": {\"text\": \"a\\qb\"}}}]}}",
+         "entries[0].response.content.text: at byte 57: invalid escape in a string"),
     ]
 
     @Test func everyBadInputGetsItsLine() {
@@ -362,6 +367,17 @@ import Testing
         for (text, expected) in cases {
             #expect(HARTime.milliseconds(text) == expected, "\(text)")
         }
+    }
+
+    /// A replay reads without digests: the same sizes and the same errors, the digest "".
+    @Test func base64WithoutDigestsChecksAndSizesAlike() throws {
+        let plain = try Base64Digest.decode("aGVsbG8=", limit: 100, digest: false).get()
+        #expect(plain.size == 5 && plain.digest == "")
+        #expect(try Base64Digest.decode("aGVsbG8=", limit: 100).get().size == 5)
+        for bad in ["QQ=", "Q!==", "QQ==QQ==", "QQ"] {
+            #expect(Base64Digest.decode(bad, limit: 100, digest: false).failure == Base64Digest.decode(bad, limit: 100).failure, "\(bad)")
+        }
+        #expect(Base64Digest.decode("aGVsbG8=", limit: 4, digest: false).failure == .tooLarge)
     }
 
     @Test func sha256MatchesTheStandardsVectors() {
@@ -490,5 +506,13 @@ import Testing
         while try reader.next() != nil {}
         #expect(reader.bufferBytes <= 4 * limits.chunk)
         #expect(reader.count == 51)
+    }
+}
+
+extension Result {
+    /// The failure, if any (for comparing two results' errors).
+    var failure: Failure? {
+        if case .failure(let f) = self { return f }
+        return nil
     }
 }

@@ -262,7 +262,7 @@ import Testing
         let modified = HTTPDate.format(HTTPCachePolicyTests.t0 - 3600 * HTTPCachePolicyTests.second)
         let ok = HTTPReadResult(key: "api:/a", status: 200,
                                 fields: HTTPFields(["ETag": "W/\"v1\"", "Last-Modified": modified, "Content-Length": "2", "Date": HTTPDate.format(HTTPCachePolicyTests.t0)]),
-                                body: .string("ok"))
+                                body: .json(.string("ok")))
         func status(_ request: KeyValuePairs<String, String>, _ response: HTTPReadResult = ok) -> Int? {
             HTTPCachePolicy.answeringConditional(response, request: HTTPFields(request)).status
         }
@@ -277,7 +277,7 @@ import Testing
         #expect(status(["If-Modified-Since": HTTPDate.format(HTTPCachePolicyTests.t0 - 7200 * HTTPCachePolicyTests.second)]) == 200)
         #expect(status(["If-Modified-Since": "yesterday"]) == 200)
         // No Last-Modified: the Date counts.
-        let noLM = HTTPReadResult(key: "api:/a", status: 200, fields: HTTPFields(["Date": HTTPDate.format(HTTPCachePolicyTests.t0)]), body: .string("ok"))
+        let noLM = HTTPReadResult(key: "api:/a", status: 200, fields: HTTPFields(["Date": HTTPDate.format(HTTPCachePolicyTests.t0)]), body: .json(.string("ok")))
         #expect(status(["If-Modified-Since": HTTPDate.format(HTTPCachePolicyTests.t0)], noLM) == 304)
         // Only a 200 is answered so.
         let notFound = HTTPReadResult(key: "api:/a", status: 404, fields: HTTPFields(["ETag": "\"v1\""]))

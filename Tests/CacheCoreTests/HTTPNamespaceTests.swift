@@ -32,7 +32,7 @@ import TestSupport
         let second = try cache.httpGet("api:/feed")
         #expect(second.cacheStatus.text == "cachesh; hit; ttl=29")
         #expect(second.fields["Age"] == "30")
-        #expect(second.body == .string("v1"))
+        #expect(second.body == .json(.string("v1")))
         #expect(cache.requestLog.count == 1)
     }
 
@@ -45,7 +45,7 @@ import TestSupport
         try cache.advance(by: 20_000)
         let read = try cache.httpGet("api:/feed")
         #expect(read.status == 200)
-        #expect(read.body == .string("v1"))
+        #expect(read.body == .json(.string("v1")))
         #expect(read.cacheStatus.text == "cachesh; fwd=stale; fwd-status=304; stored; ttl=9")
         #expect(read.fields["Date"] == HTTPDate.format(cache.now - 100))
         #expect(cache.stats().fetchFailures == 0)
@@ -59,7 +59,7 @@ import TestSupport
         server.set("api:/img", .string("dog"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=10", "ETag": "\"2\""]))
         try cache.advance(by: 11_000)
         let read = try cache.httpGet("api:/img")
-        #expect(read.body == .string("dog"))
+        #expect(read.body == .json(.string("dog")))
         #expect(read.fields["ETag"] == "\"2\"")
         #expect(read.cacheStatus.text == "cachesh; fwd=stale; fwd-status=200; stored; ttl=9")
         #expect(cache.peek("api:/img").value == .string("dog"))
@@ -111,7 +111,7 @@ import TestSupport
         try cache.advance(by: 5000)
         server.queue(ScriptedAnswer(latency: nil, outcome: .value(.string("oops")), status: 503), for: "api:/e")
         let read = try cache.httpGet("api:/e")
-        #expect(read.body == .string("E"))
+        #expect(read.body == .json(.string("E")))
         #expect(read.cacheStatus.text == "cachesh; fwd=stale; fwd-status=503; ttl=-4; detail=\"stale-if-error\"")
     }
 
@@ -127,8 +127,8 @@ import TestSupport
         #expect(try cache.httpGet("api:/v", request: de).cacheStatus.fwd == "vary-miss")
         let again = try cache.httpGet("api:/v", request: en)
         #expect(again.cacheStatus.hit)
-        #expect(again.body == .string("hello"))
-        #expect(try cache.httpGet("api:/v", request: de).body == .string("hallo"))
+        #expect(again.body == .json(.string("hello")))
+        #expect(try cache.httpGet("api:/v", request: de).body == .json(.string("hallo")))
     }
 
     /// §5.2.1: request directives: no-cache validates, max-age=0 validates, max-stale serves
@@ -244,7 +244,7 @@ import TestSupport
         #expect(cache.stats().invalidations == 2)
         let put = try cache.httpRequest("PUT", "api:/x", body: .string("new"))
         #expect(put.status == 200 && server.data["api:/x"] == .string("new"))
-        #expect(try cache.httpGet("api:/x").body == .string("new"))
+        #expect(try cache.httpGet("api:/x").body == .json(.string("new")))
     }
 
     /// §4.3.5: a 200 to HEAD freshens the stored response whose validators agree with it, and
@@ -361,7 +361,7 @@ import TestSupport
                      for: "api:/n")
         let read = try cache.httpGet("api:/n")
         #expect(read.status == 200)
-        #expect(read.body == .string("N"))
+        #expect(read.body == .json(.string("N")))
         #expect(read.fields["Cache-Control"] == "max-age=30")
         #expect(read.cacheStatus.text == "cachesh; fwd=stale; fwd-status=304; stored; ttl=29")
         let next = try cache.httpGet("api:/n")
@@ -381,7 +381,7 @@ import TestSupport
         #expect(matched.status == 304 && matched.body == nil && matched.cacheStatus.hit)
         #expect(matched.fields["ETag"] == "W/\"c\"")
         let notMatched = try await cache.httpRead("api:/c", request: Self.fields(["If-None-Match": "\"d\""]))
-        #expect(notMatched.status == 200 && notMatched.body == .string("C"))
+        #expect(notMatched.status == 200 && notMatched.body == .json(.string("C")))
         let since = try await cache.httpRead("api:/c", request: Self.fields(["If-Modified-Since": HTTPDate.format(TimeText.virtualEpochMs)]))
         #expect(since.status == 304)
         #expect(await cache.requestLog.count == 1)
@@ -395,14 +395,14 @@ import TestSupport
             sent.withLock { $0.append(request.method + " " + request.key) }
             guard request.key != "api:/down" else { throw CacheError("connection refused") }
             return HTTPAnswer(status: 200, fields: HTTPFields(["Cache-Control": "max-age=60", "Date": HTTPDate.format(TimeText.virtualEpochMs)]),
-                              body: .string("live"))
+                              body: .json(.string("live")))
         })
         _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
         let first = try await cache.httpGet("api:/x")
-        #expect(first.status == 200 && first.body == .string("live"))
+        #expect(first.status == 200 && first.body == .json(.string("live")))
         #expect(first.cacheStatus.text == "cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=60")
         let second = try await cache.httpGet("api:/x")
-        #expect(second.cacheStatus.hit && second.body == .string("live"))
+        #expect(second.cacheStatus.hit && second.body == .json(.string("live")))
         let down = try await cache.httpGet("api:/down")
         #expect(down.status == 504 && down.cacheStatus.detail == "connection refused")
         let deleted = try await cache.httpSend("DELETE", "api:/x")

@@ -52,7 +52,7 @@ import Testing
         for cache in [original, restored] { try cache.advance(by: 1_000) }
         let reads = try [original, restored].map { try $0.httpGet("api:/feed", request: Self.fields(["Accept-Language": "fr"])) }
         #expect(reads[0] == reads[1])
-        #expect(reads[0].body == .object(["n": 2]))
+        #expect(reads[0].body == .json(.object(["n": 2])))
         #expect(reads[0].cacheStatus.hit)
         #expect(original.snapshotText(pretty: false) == restored.snapshotText(pretty: false))
     }

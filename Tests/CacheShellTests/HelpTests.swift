@@ -95,7 +95,8 @@ private func usageError(in output: String) -> String? {
         #expect(await typed("help server") == """
             server SUBCOMMAND ...
             change or show the simulated server
-              set KEY VALUE [version=N] [headers={...}]
+              set KEY [VALUE] [version=N] [headers={...}] [text="..."]
+                [binary=SIZE:sha256:HEX]
                   set the server's value without telling the client
               patch KEY PATCH  patch the server's value without telling the client
               delete KEY       delete the server's value; a fetch then fails with not found
@@ -108,8 +109,8 @@ private func usageError(in output: String) -> String? {
               log [clear]      the requests received (the last 10000), with times and fates;
                                clear forgets them
               next [KEY] [VALUE] [latency=D] [value=JSON] [error=TEXT] [version=N]
-                [status=N] [headers={...}] [--fail] [--not-found] [--no-answer]
-                [--lost-answer] [--commit] [--validate]
+                [status=N] [headers={...}] [text="..."] [binary=SIZE:sha256:HEX] [--fail]
+                [--not-found] [--no-answer] [--lost-answer] [--commit] [--validate]
                   queue the answer to KEY's next request (--validate: the next
                   validation's), taken in order: VALUE or value=JSON (else the data),
                   latency=D, --fail or error=TEXT, --not-found, --no-answer, --lost-answer

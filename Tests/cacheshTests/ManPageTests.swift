@@ -150,6 +150,7 @@ import Testing
 
     @Test(.enabled(if: program("man") != nil, "man is not installed: the page's rendering is not checked"))
     func manRendersThePageWithoutWarningsAndEverySynopsis() async throws {
+        // Wide enough for the longest synopsis on one line (replay's, with its HAR options, 242).
         let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "MANWIDTH": "400",
                            "LC_ALL": "C", "HOME": NSTemporaryDirectory()]
         let (status, output, errors) = try await Self.run(Self.program("man")!, ["--warnings", "-l", Self.manPath], environment: environment)

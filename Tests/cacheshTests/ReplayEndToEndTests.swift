@@ -193,7 +193,7 @@ struct ReplayEndToEndTests {
             run.cachesh:1: error: replay: max=0: use a whole number of entries, at least 1, a range LOW..HIGH, or none
             run.cachesh:2: error: replay: policy=arc: use lru, fifo, sieve, lfu or optimal
             run.cachesh:3: error: replay: policy=optimal needs each request's next access: use a format=oracle trace
-            run.cachesh:4: error: replay: format=parquet: use keys, timed, csv or oracle
+            run.cachesh:4: error: replay: format=parquet: use keys, timed, csv, oracle or har
             run.cachesh:5: error: \(try await Self.durationError("5x")) (or none)
             run.cachesh:6: error: replay: missing.txt: cannot read: No such file or directory
             run.cachesh:7: error: replay: key= names a CSV column; this trace is format=keys

@@ -8,7 +8,7 @@
 /// One stored response of an HTTP key, with its body.
 struct HTTPVariant {
     var response: StoredHTTPResponse
-    var body: JSONValue?
+    var body: HTTPBody?
 }
 
 /// A request an HTTP read sent, while it is in flight.
@@ -256,7 +256,7 @@ extension CacheEngine {
         case .after(let ms, .success(let answer)):
             latency = ms
             exchange.answer = answer
-            inFlight.answer = .keys(.success([.value(answer.body ?? .null)]))
+            inFlight.answer = .keys(.success([.value(answer.body?.entryValue ?? .null)]))
         case .after(let ms, .failure(let failure)):
             latency = ms
             inFlight.answer = .keys(.failure(failure))
@@ -317,7 +317,7 @@ extension CacheEngine {
                                                               requestTime: request.startedAt, responseTime: now)
                 }
                 let shown = selected.flatMap { chosen.contains($0) ? $0 : nil } ?? chosen[0]
-                if storeResponse(key: key, value: all[shown].body ?? .null, request: request.id,
+                if storeResponse(key: key, value: all[shown].body?.entryValue ?? .null, request: request.id,
                                  refresh: request.refresh[0], invalidated: false) {
                     keepHTTPVariants(key, all)
                     status.stored = true
@@ -338,7 +338,7 @@ extension CacheEngine {
                                               requestTime: request.startedAt, responseTime: now)
             let variant = HTTPVariant(response: response, body: answer.body)
             if whyNot == nil, !voided,
-               storeResponse(key: key, value: answer.body ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
+               storeResponse(key: key, value: answer.body?.entryValue ?? .null, request: request.id, refresh: request.refresh[0], invalidated: false) {
                 // The new response replaces those the same request selected (§4.1, §4.3.4);
                 // with one-variant-per-url, every one.
                 if httpNaive(key).contains(.oneVariantPerURL) {
@@ -388,10 +388,10 @@ extension CacheEngine {
         let policy = namespaces.policy(ns).http?.policy ?? HTTPCachePolicy()
         let response = StoredHTTPResponse(status: 200, fields: answer.fields, request: exchange.request.fields,
                                           requestTime: request.startedAt, responseTime: now)
-        let variant = HTTPVariant(response: response, body: .string(""))
+        let variant = HTTPVariant(response: response, body: .json(.string("")))
         status.detail = "not-modified-as-empty: the 304 is stored as an empty 200"
         guard storeResponse(key: key, value: .string(""), request: request.id, refresh: request.refresh[0], invalidated: false) else {
-            return HTTPReadResult(key: key, status: 200, fields: response.fields, body: .string(""), cacheStatus: status)
+            return HTTPReadResult(key: key, status: 200, fields: response.fields, body: .json(.string("")), cacheStatus: status)
         }
         var kept = all
         kept.removeAll { HTTPCachePolicy.varyMatches($0.response, request: exchange.request.fields) }
@@ -539,13 +539,42 @@ extension CacheEngine {
                 removeEntry(slot)
                 emit(.invalidated, key: key, namespace: ns)
             }
-        } else if storeResponse(key: key, value: all[all.count - 1].body ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
+        } else if storeResponse(key: key, value: all[all.count - 1].body?.entryValue ?? .null, request: inFlight.id, refresh: false, invalidated: false) {
             keepHTTPVariants(key, all)
         } else {
             return ""
         }
         return (updated > 0 ? "HEAD updated \(updated)" : "") + (updated > 0 && dropped > 0 ? ", " : "")
             + (dropped > 0 ? "HEAD invalidated \(dropped)" : "")
+    }
+
+    /// The freshness arithmetic of the stored response a request of `key` selects (§4.1):
+    /// `explain`'s figures for that one response, without the words; nil when none is selected.
+    public func httpFreshness(_ key: String, request: HTTPFields) -> HTTPExplanation? {
+        guard let settings = httpSettings(ofKey: key) else { return nil }
+        let all = httpVariants(key)
+        guard let selected = httpSelected(all, request: request) else { return nil }
+        let policy = settings.policy
+        let r = all[selected].response
+        let (lifetime, source) = policy.freshnessLifetime(r)
+        let date = policy.dateValue(r)
+        return HTTPExplanation(status: r.status, varyValues: r.varyValues, lifetimeMs: lifetime,
+                               lifetimeSource: Self.lifetimeSourceText(source, policy),
+                               ageMs: policy.currentAge(r, now: now), apparentAgeMs: max(0, r.responseTime - date),
+                               ageFieldMs: HTTPCachePolicy.ageValue(r.fields), responseDelayMs: r.responseTime - r.requestTime,
+                               residentMs: now - r.responseTime, next: "")
+    }
+
+    /// Where a lifetime came from, as `explain` says it.
+    static func lifetimeSourceText(_ source: HTTPCachePolicy.LifetimeSource, _ policy: HTTPCachePolicy) -> String {
+        switch source {
+        case .sMaxAge: "s-maxage"
+        case .maxAge: "max-age"
+        case .expires: "Expires - Date"
+        case .heuristic: "heuristic: \(policy.heuristicPercent)% of Date - Last-Modified"
+        case .none: "none: no explicit freshness and no Last-Modified"
+        case .invalid(let name): "invalid \(name): stale"
+        }
     }
 
     // MARK: explain

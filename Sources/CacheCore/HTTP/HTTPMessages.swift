@@ -51,19 +51,65 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 }
 
+/// A response body of an HTTP namespace (docs/SPEC.md §8, Bodies): a JSON value, text, or binary
+/// bytes kept as their size and SHA-256 (a cache decides from the header fields; it need not hold
+/// an image to say what it would do with it). The one place a body's kinds are listed: reads,
+/// JSON output, the server's scripts and any encoding of a body start from this enum.
+public enum HTTPBody: Sendable, Equatable {
+    case json(JSONValue)
+    /// Text that is not JSON (HTML, CSS, a script), as UTF-8.
+    case text(String)
+    /// Binary bytes: their size and the lowercase hex SHA-256 of them (64 digits).
+    case binary(size: Int, sha256: String)
+
+    /// The entry's value while the body is the one stored last (`peek`, `keys`, observers):
+    /// JSON as it is, text as a JSON string, binary as `{"size": N, "sha256": "HEX"}`.
+    public var entryValue: JSONValue {
+        switch self {
+        case .json(let value): value
+        case .text(let text): .string(text)
+        case .binary(let size, let digest): .object(["size": .int(Int64(size)), "sha256": .string(digest)])
+        }
+    }
+
+    /// The body's size in bytes (JSON as its compact text).
+    public var size: Int {
+        switch self {
+        case .json(let value): value.compactText.utf8.count
+        case .text(let text): text.utf8.count
+        case .binary(let size, _): size
+        }
+    }
+
+    /// `json`, `text` or `binary` (JSON's `body_kind`).
+    public var kind: String {
+        switch self {
+        case .json: "json"
+        case .text: "text"
+        case .binary: "binary"
+        }
+    }
+
+    /// Why `text` is not a SHA-256 digest as a binary body names it, or nil.
+    public static func digestProblem(_ text: String) -> String? {
+        text.utf8.count == 64 && text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) ? nil
+            : "a SHA-256 digest is 64 lowercase hex digits"
+    }
+}
+
 /// An origin's HTTP answer: status, header fields and body (nil: none, as a `304`'s).
 public struct HTTPAnswer: Sendable, Equatable {
     public var status: Int
     public var fields: HTTPFields
-    public var body: JSONValue?
+    public var body: HTTPBody?
 
-    public init(status: Int, fields: HTTPFields = HTTPFields(), body: JSONValue? = nil) {
+    public init(status: Int, fields: HTTPFields = HTTPFields(), body: HTTPBody? = nil) {
         self.status = status; self.fields = fields; self.body = body
     }
 
     /// The answer an origin that knows no HTTP gives for a key: `200` with its value, `404`.
     public init(_ answer: KeyAnswer) {
-        if let value = answer.value { self.init(status: 200, body: value) } else { self.init(status: 404) }
+        if let value = answer.value { self.init(status: 200, body: .json(value)) } else { self.init(status: 404) }
     }
 }
 
@@ -107,10 +153,10 @@ public struct HTTPReadResult: Sendable, Equatable {
     /// nil while the response is still to come (a read that does not wait).
     public var status: Int?
     public var fields: HTTPFields
-    public var body: JSONValue?
+    public var body: HTTPBody?
     public var cacheStatus: HTTPCacheStatus
 
-    public init(key: String, status: Int?, fields: HTTPFields = HTTPFields(), body: JSONValue? = nil,
+    public init(key: String, status: Int?, fields: HTTPFields = HTTPFields(), body: HTTPBody? = nil,
                 cacheStatus: HTTPCacheStatus = HTTPCacheStatus()) {
         self.key = key; self.status = status; self.fields = fields; self.body = body; self.cacheStatus = cacheStatus
     }

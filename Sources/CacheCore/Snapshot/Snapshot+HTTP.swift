@@ -15,19 +15,40 @@
 /// How a body is written in the object of its message, and read back (the one pair).
 enum HTTPBodyCoding {
     /// The field names a body may be written under (for the `only` checks of its message).
-    static let fieldNames: Set<String> = ["body"]
+    static let fieldNames: Set<String> = ["body", "body_text", "body_binary"]
 
-    /// Writes `body` into its message's fields: `body` for a JSON body, nothing for none.
-    static func encode(_ body: JSONValue?, into f: inout [String: JSONValue]) {
-        if let body { f["body"] = body }
+    /// Writes `body` into its message's fields: `body` for a JSON body, `body_text` for text,
+    /// `body_binary` (`{"size": N, "sha256": "HEX"}`) for a binary one, nothing for none. A file
+    /// without text or binary bodies is written as before they existed.
+    static func encode(_ body: HTTPBody?, into f: inout [String: JSONValue]) {
+        switch body {
+        case .json(let value)?: f["body"] = value
+        case .text(let text)?: f["body_text"] = .string(text)
+        case .binary(let size, let digest)?: f["body_binary"] = .object(["size": .int(Int64(size)), "sha256": .string(digest)])
+        case nil: break
+        }
     }
 
-    /// Reads the body `encode` wrote into `fields`; nil for none.
+    /// Reads the body `encode` wrote into `fields`; nil for none. At most one of its fields.
     /// - Parameter value: the format's checked getter of a field holding a JSON value (a
     ///   snapshot's checks its depth and size).
-    static func decode(_ fields: [String: JSONValue], value: (String) throws(Diagnostic) -> JSONValue) throws(Diagnostic) -> JSONValue? {
-        guard fields["body"] != nil else { return Optional<JSONValue>.none }
-        return try value("body")
+    static func decode(_ fields: [String: JSONValue], value: (String) throws(Diagnostic) -> JSONValue) throws(Diagnostic) -> HTTPBody? {
+        let present = ["body", "body_text", "body_binary"].filter { fields[$0] != nil }
+        if present.count > 1 {
+            throw Diagnostic("a message has one body: \(present.joined(separator: " and ")) are both given")
+        }
+        if fields["body"] != nil { return .json(try value("body")) }
+        if fields["body_text"] != nil {
+            guard case .string(let text) = try value("body_text") else { throw Diagnostic("body_text: expected a string") }
+            return .text(text)
+        }
+        guard fields["body_binary"] != nil else { return nil }
+        guard case .object(let o) = try value("body_binary"), o.count == 2, case .int(let size)? = o["size"],
+              size >= 0, size <= Int64(Int32.max), case .string(let digest)? = o["sha256"] else {
+            throw Diagnostic("body_binary: expected {\"size\": N, \"sha256\": \"HEX\"} (N a whole number of bytes from 0)")
+        }
+        if let problem = HTTPBody.digestProblem(digest) { throw Diagnostic("body_binary.sha256: \(problem)") }
+        return .binary(size: Int(size), sha256: digest)
     }
 }
 
@@ -74,7 +95,7 @@ extension CacheEngine {
     }
 
     /// A body's fields in the object of its message (`HTTPBodyCoding.encode`).
-    static func encodeBody(_ body: JSONValue?, into f: inout [String: JSONValue]) { HTTPBodyCoding.encode(body, into: &f) }
+    static func encodeBody(_ body: HTTPBody?, into f: inout [String: JSONValue]) { HTTPBodyCoding.encode(body, into: &f) }
 
     /// One stored response: status, header fields in order, the request and response times, the
     /// request's values of the fields its `Vary` names (when it names some), the body.
@@ -118,7 +139,7 @@ extension CacheEngine {
 
 extension Snapshot {
     /// Reads a body written by `encodeBody` (`HTTPBodyCoding.decode`), checked as a data value.
-    static func decodeBody(_ o: SnapshotObject) throws(SnapshotError) -> JSONValue? {
+    static func decodeBody(_ o: SnapshotObject) throws(SnapshotError) -> HTTPBody? {
         try HTTPBodyCoding.decode(o.fields) { name throws(SnapshotError) in try o.dataValue(name) }
     }
 

@@ -4,7 +4,8 @@ import CacheCore
 public enum HARBody: Sendable, Equatable {
     /// `content.text` without an encoding: the body as text.
     case text(String)
-    /// `content.text` with `encoding: base64`: only its decoded size and SHA-256 are kept.
+    /// `content.text` with `encoding: base64`: only its decoded size and SHA-256 are kept (the
+    /// digest "" when the log was read without digests, as a replay reads it).
     case encoded(size: Int, digest: String)
     /// No `content.text` (exporters leave it out for binary or large bodies): the size the log
     /// gives in `content.size`, else `response.bodySize`; nil when neither does.
@@ -74,7 +75,8 @@ public struct HAREntry: Sendable, Equatable {
 
     /// Decodes entry `index` of a log, as `HARReader.next()` returned it.
     /// - Throws: a missing, duplicate or mistyped field, with its path.
-    public static func decode(_ value: JSONValue, index: Int, limits: HARLimits = .standard) throws(HARError) -> Decoded {
+    /// - Parameter digests: whether a base64 body's SHA-256 is computed (else its digest is "").
+    public static func decode(_ value: JSONValue, index: Int, limits: HARLimits = .standard, digests: Bool = true) throws(HARError) -> Decoded {
         let entry = try HARObject(value, path: "entries[\(index)]")
         func skip(_ why: String) -> Decoded { .skipped("entries[\(index)]: skipped: \(why)") }
 
@@ -107,7 +109,7 @@ public struct HAREntry: Sendable, Equatable {
             throw response.fail("status", "expected a status code from 100 to 999, not \(status)")
         }
         let (responseHeaders, _) = try response.headers("headers")
-        let body = try HARObject.body(response, limits: limits)
+        let body = try HARObject.body(response, limits: limits, digests: digests)
         let latency = try entry.latency()
         let fromCache: HARCacheSource?
         if let text = try entry.optionalString("_fromCache") {
@@ -215,7 +217,7 @@ struct HARObject {
     }
 
     /// The response's body from `content` (required by HAR 1.2).
-    static func body(_ response: HARObject, limits: HARLimits) throws(HARError) -> HARBody {
+    static func body(_ response: HARObject, limits: HARLimits, digests: Bool = true) throws(HARError) -> HARBody {
         let content = try response.object("content")
         func checked(_ size: Int, _ field: HARObject, _ name: String) throws(HARError) -> Int {
             guard size <= limits.bodyBytes else {
@@ -239,7 +241,7 @@ struct HARObject {
             _ = try checked(text.utf8.count, content, "text")
             return .text(text)
         case "base64":
-            switch Base64Digest.decode(text, limit: limits.bodyBytes) {
+            switch Base64Digest.decode(text, limit: limits.bodyBytes, digest: digests) {
             case .success(let (size, digest)): return .encoded(size: size, digest: digest)
             case .failure(.tooLarge):
                 throw content.fail("text", "a body larger than \(byteText(Int64(limits.bodyBytes))), the most a HAR body may be")

@@ -53,9 +53,13 @@ public struct HARLog {
     public let reader: HARReader
     private var ordering: HAROrdering
     private var finished = false
+    /// Whether base64 bodies' digests are computed (a transcript names bodies by them; a replay
+    /// counts their sizes only).
+    public let digests: Bool
 
-    public init(reader: HARReader) {
+    public init(reader: HARReader, digests: Bool = true) {
         self.reader = reader
+        self.digests = digests
         ordering = HAROrdering(window: reader.limits.window)
     }
 
@@ -66,7 +70,7 @@ public struct HARLog {
                 finished = true
                 break
             }
-            switch try HAREntry.decode(value, index: reader.count - 1, limits: reader.limits) {
+            switch try HAREntry.decode(value, index: reader.count - 1, limits: reader.limits, digests: digests) {
             case .skipped(let warning): return .warning(warning)
             case .entry(let entry):
                 if let released = try ordering.add(entry) { return .entry(released) }

@@ -221,7 +221,10 @@ public final class HARReader {
         } catch {
             // A syntax error names the entry; a limit or a failed read is the file's.
             guard error.message.hasPrefix("at byte ") else { throw error }
-            throw HARError("entries[\(index)]: \(error.message)")
+            // Nesting too deep is its own place: no path of 512 steps.
+            let path = error.message.contains("nested deeper") ? ""
+                : Self.jsonPath(UnsafeBufferPointer(start: bytes + captureStart!, count: max(0, min(pos, end) - captureStart!)))
+            throw HARError("entries[\(index)]\(path): \(error.message)")
         }
         let start = captureStart!
         // The buffer grows a chunk past the bound: an entry between the two is refused here.
@@ -234,7 +237,9 @@ public final class HARReader {
         do throws(JSONError) {
             value = try JSONValue(parsing: text)
         } catch {
-            throw HARError(Self.entryError(error, index: index, fileOffset: entryOffset + Int64(error.offset)))
+            let path = error.message.contains("nested deeper") ? ""
+                : Self.jsonPath(UnsafeBufferPointer(start: text.baseAddress, count: min(max(0, error.offset), text.count)))
+            throw HARError(Self.entryError(error, index: index, path: path, fileOffset: entryOffset + Int64(error.offset)))
         }
         count += 1
         if buffer.count > 4 * limits.chunk && end - pos <= limits.chunk {
@@ -251,7 +256,7 @@ public final class HARReader {
     }
 
     /// A strict parser's error in entry `index` as a line: a key given twice names its path.
-    static func entryError(_ error: JSONError, index: Int, fileOffset: Int64) -> String {
+    static func entryError(_ error: JSONError, index: Int, path: String = "", fileOffset: Int64) -> String {
         let prefix = "duplicate key "
         let message = Array(error.message.utf8)
         if error.message.hasPrefix(prefix),
@@ -260,7 +265,59 @@ public final class HARReader {
             let key = String(decoding: message[prefix.utf8.count..<at], as: UTF8.self)
             return "entries[\(index)]\(path == "the top" ? "" : "." + path): duplicate key \(key)"
         }
-        return "entries[\(index)]: \(error.message) (at byte \(fileOffset))"
+        return "entries[\(index)]\(path): \(error.message) (at byte \(fileOffset))"
+    }
+
+    /// The JSON path, inside an entry, of the value being read at the end of `text` (the entry's
+    /// bytes up to a syntax error): `.response.headers[2].value`, or "" at the entry's own level.
+    /// Bounded by the entry's bytes and nesting (the reader refused deeper ones before).
+    static func jsonPath(_ text: UnsafeBufferPointer<UInt8>) -> String {
+        enum Frame { case object(key: String?, afterColon: Bool), array(Int) }
+        var stack: [Frame] = []
+        var i = 0
+        while i < text.count {
+            let b = text[i]
+            switch b {
+            case UInt8(ascii: "{"): stack.append(.object(key: nil, afterColon: false))
+            case UInt8(ascii: "["): stack.append(.array(0))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if !stack.isEmpty { stack.removeLast() }
+            case UInt8(ascii: ","):
+                switch stack.last {
+                case .array(let n)?: stack[stack.count - 1] = .array(n + 1)
+                case .object?: stack[stack.count - 1] = .object(key: nil, afterColon: false)
+                case nil: break
+                }
+            case UInt8(ascii: ":"):
+                if case .object(let key, _)? = stack.last { stack[stack.count - 1] = .object(key: key, afterColon: true) }
+            case UInt8(ascii: "\""):
+                var j = i + 1
+                var bytes: [UInt8] = []
+                while j < text.count, text[j] != UInt8(ascii: "\"") {
+                    if text[j] == UInt8(ascii: "\\") { j += 1 }
+                    if j < text.count { bytes.append(text[j]) }
+                    j += 1
+                }
+                if case .object(nil, false)? = stack.last {
+                    stack[stack.count - 1] = .object(key: String(decoding: bytes, as: UTF8.self), afterColon: false)
+                }
+                i = j
+            default: break
+            }
+            i += 1
+        }
+        var path = ""
+        // Each container's place in its parent, then the value read in the innermost.
+        for (depth, frame) in stack.enumerated() {
+            switch frame {
+            case .object(let key?, let afterColon) where afterColon || depth < stack.count - 1:
+                path += "." + key
+            case .array(let n):
+                path += "[\(n)]"
+            default:
+                break
+            }
+        }
+        return path
     }
 
     // MARK: Structure

@@ -74,6 +74,41 @@ enum HTTPCommands {
     }
 
     /// The key of the word at `offset`, its target normalized when it is of an HTTP namespace.
+    /// A text or binary body from `text=` or `binary=` (nil when neither is given), for `command`.
+    /// `text="..."` is a JSON string (or a bare word; a command's 16 MiB bounds it);
+    /// `binary=SIZE:sha256:HEX` the bytes' size and SHA-256.
+    static func body(_ args: Arguments, command: String) throws(ShellError) -> (HTTPBody, Word)? {
+        if let (_, word) = args.option("text"), args.option("binary") != nil {
+            throw ShellError("\(command): give text= or binary=, not both", at: word.offset)
+        }
+        if let (text, word) = args.option("text") {
+            guard case .string(let body) = try ServerScriptCommands.jsonOption(text, at: word.offset + 5, bareIsText: true) else {
+                throw ShellError("\(command): text= takes the body's text, a JSON string (text=\"<p>hi</p>\")", at: word.offset + 5)
+            }
+            return (.text(body), word)
+        }
+        if let (text, word) = args.option("binary") {
+            let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[1] == "sha256", let size = Int(parts[0]), size >= 0, size <= 1 << 40,
+                  HTTPBody.digestProblem(String(parts[2])) == nil else {
+                throw ShellError("\(command): binary= is SIZE:sha256:HEX, the bytes' size and their SHA-256 in 64 lowercase hex digits "
+                                 + "(binary=8:sha256:4c1f...)", at: word.offset + 7)
+            }
+            return (.binary(size: size, sha256: String(parts[2])), word)
+        }
+        return nil
+    }
+
+    /// A body as a read shows it: JSON as compact JSON, `text "..."` (quoted as JSON quotes),
+    /// `binary N bytes sha256:HEX`.
+    static func bodyText(_ body: HTTPBody) -> String {
+        switch body {
+        case .json(let value): value.compactText
+        case .text(let text): "text " + JSONValue.string(text).compactText
+        case .binary(let size, let digest): "binary \(size) \(size == 1 ? "byte" : "bytes") sha256:\(digest)"
+        }
+    }
+
     static func key(_ key: String, at offset: Int, _ cache: isolated Cache) throws(ShellError) -> String {
         guard cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil else { return key }
         do { return try Cache.httpKey(key) } catch { throw ShellError(error.message, at: offset) }
@@ -87,8 +122,10 @@ enum HTTPCommands {
             "status": r.status.map { .int(Int64($0)) } ?? .null,
             "headers": .array(r.fields.lines.map { .array([.string($0.name), .string($0.value)]) }),
             "cache_status": .string(r.cacheStatus.text),
-            "body": r.body ?? .null,
+            "body": r.body?.entryValue ?? .null,
         ]
+        // A text or binary body says so (a JSON body's output is as it was).
+        if let body = r.body, body.kind != "json" { fields["body_kind"] = .string(body.kind) }
         if r.status == nil { fields["pending"] = .bool(true) }
         let label = "cache_status: "
         func pad(_ name: String) -> String { name + String(repeating: " ", count: label.count - name.count) }
@@ -97,7 +134,7 @@ enum HTTPCommands {
             human.append((i == 0 ? pad("headers:") : pad("")) + "\(line.name): \(line.value)")
         }
         human.append(label + r.cacheStatus.text)
-        if let body = r.body { human.append(pad("body:") + body.compactText) }
+        if let body = r.body { human.append(pad("body:") + bodyText(body)) }
         return Reply(fields, human: human)
     }
 

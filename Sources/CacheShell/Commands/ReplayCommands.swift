@@ -12,10 +12,10 @@ enum ReplayCommands {
     static let replay = CommandSpec(
         name: "replay",
         summary: "replay an access trace through scratch caches, one row per combination; the session is unchanged",
-        arguments: [.file(meaning: "the trace, streamed (gzip- or zstd-compressed too): one get of the namespace's key per request, on a server that has every key and answers at once; a directory or a pattern (*.csv): each of its files, a row per (trace, combination)")],
+        arguments: [.file(meaning: "the trace, streamed (gzip- or zstd-compressed too): one get of the namespace's key per request, on a server that has every key and answers at once; a directory or a pattern (*.csv): each of its files, a row per (trace, combination); a HAR log (FILE.har): each entry through HTTP namespaces, a row per entry saying what the cache did, why, and whether the recorded client agrees")],
         options: [
             .text("ns", placeholder: "NAME", meaning: "the namespace whose ttl, stale, max and policy are the defaults (default: default)"),
-            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows) or oracle (libCacheSim oracleGeneral); default by extension: .csv, .oracleGeneral or .bin (before .gz or .zst), else keys"),
+            .text("format", placeholder: "F", meaning: "keys (KEY per line), timed (TIME KEY per line), csv (a header, then rows), oracle (libCacheSim oracleGeneral) or har (an HTTP Archive network log); default by extension: .csv, .oracleGeneral or .bin (before .gz or .zst), .har, else keys"),
             .text("time-unit", placeholder: "U", meaning: "the unit of the trace's times: s (default), ms or us"),
             .duration("step", meaning: "the clock's step per request when the trace has no times (default 1ms)"),
             .text("key", placeholder: "COL", meaning: "CSV: the key column, by name or number, 1 the first (default key)"),
@@ -29,6 +29,10 @@ enum ReplayCommands {
             .text("shard", placeholder: "I/N", meaning: "run only the I-th of N equal parts of the work (a unit: one combination on one trace), for replay-merge; run it with --json into a file"),
             .text("csv", placeholder: "FILE", meaning: "also write the rows as CSV"),
             .text("plot", placeholder: "FILE", meaning: "also draw hit ratio and requests to the server against max as SVG, one line per policy"),
+            .text("heuristic", placeholder: "P,...", meaning: "HAR: heuristic freshness percentages to sweep (0 to 100)"),
+            .text("shared", placeholder: "no,yes", meaning: "HAR: replay as a private cache (no), a shared one (yes), or both"),
+            .text("naive", placeholder: "N,...", meaning: "HAR: naive switches to sweep: none, or names joined by + (naive=none,serve-expired)"),
+            .text("override", placeholder: "O,...", meaning: "HAR: Cache-Control overrides to sweep: none, or PATTERN:DIRECTIVES (/img/*:max-age=0+-no-cache; -NAME drops one)"),
         ],
         example: "replay trace.txt max=50,500 stale=1m,5m", run: replay)
 
@@ -44,6 +48,13 @@ enum ReplayCommands {
         let word = args.positional[0]
         let path = session.resolvePath(word.text, relativeTo: source)
         if session.options.safe { throw session.refusedBySafe("read", path, at: word.offset) }
+        if HARReplayCommands.isHAR(args, path: path) {
+            return try HARReplayCommands.replay(session, cache, args, word, path: path, source: source)
+        }
+        for name in ["heuristic", "shared", "naive", "override"] {
+            guard let (_, option) = args.option(name) else { continue }
+            throw ShellError("replay: \(name)= is for a HAR log (FILE.har or format=har); an access trace sweeps policy=, max=, ttl= and stale=", at: option.offset)
+        }
         // A directory or a pattern: several traces, a row per (trace, combination).
         let traces = try traceFiles(word, path: path)
         let several = traces != nil
@@ -335,7 +346,7 @@ enum ReplayCommands {
         var options = TraceOptions()
         if let (text, word) = args.option("format") {
             guard let format = TraceFormat(rawValue: String(text)) else {
-                throw ShellError("replay: format=\(text): use keys, timed, csv or oracle", at: word.offset)
+                throw ShellError("replay: format=\(text): use keys, timed, csv, oracle or har", at: word.offset)
             }
             options.format = format
         } else {
@@ -505,6 +516,23 @@ enum ReplayCommands {
             return out
         }
         return [line(header)] + body.map(line)
+    }
+
+    /// Rows of cells as an aligned table under `header`: the `numeric` columns right-aligned, the
+    /// others left (the last column is not padded).
+    static func alignedTable(header: [String], rows: [[String]], numeric: Set<Int>) -> [String] {
+        var widths = header.map(\.count)
+        for cells in rows { for (i, cell) in cells.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            var out = ""
+            for (i, cell) in cells.enumerated() {
+                let pad = String(repeating: " ", count: widths[i] - cell.count)
+                if i > 0 { out += "  " }
+                out += numeric.contains(i) ? pad + cell : (i == cells.count - 1 ? cell : cell + pad)
+            }
+            return out
+        }
+        return [line(header)] + rows.map(line)
     }
 
     /// A CSV field: quoted, its quotes doubled, when it holds a comma, a quote or a line break.

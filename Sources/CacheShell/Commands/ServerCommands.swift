@@ -12,25 +12,45 @@ enum ServerCommands {
 
     static let set = CommandSpec(
         subcommand: "set", summary: "set the server's value without telling the client",
-        arguments: [.key(), .value()],
+        arguments: [.key(), .value().optional],
         options: [.count("version", meaning: "the key's server version from now on: each later change adds 1, "
                             + "and its answers carry it (0 to 2^53)"),
                   .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the header fields the key is served with "
-                            + "from now on, a JSON object (else those it had); the server adds Date and answers conditional requests with 304")],
+                            + "from now on, a JSON object (else those it had); the server adds Date and answers conditional requests with 304"),
+                  .text("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
+                  .text("binary", placeholder: "SIZE:sha256:HEX", meaning: "in an HTTP namespace, a binary body, as its size and SHA-256, instead of a JSON VALUE")],
         run: set)
+
+    /// `set` as an HTTP key parses it: the VALUE a word like any other, so `text=` and `binary=`
+    /// are options (a bare VALUE holding `=` is written quoted there).
+    static let setHTTP = CommandSpec(
+        subcommand: "set", summary: set.summary,
+        arguments: [.key(), .placeholder("VALUE", meaning: "the value, JSON").optional],
+        options: set.options, run: set.run)
 
     static func set(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let server = session.server
-        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
-        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: set)
-        try args.expect(2...2)
+        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers", "text"])
+        var args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: set)
+        if cache.hasHTTPNamespaces, let first = args.positional.first, cache.httpSettings(ofKey: first.text) != nil {
+            // An HTTP key's VALUE is not taken as it stands: text= and binary= are options there.
+            args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: setHTTP)
+        }
+        let body = try HTTPCommands.body(args, command: "server set")
+        try args.expect(body == nil ? 2...2 : 1...1, usage: body == nil ? "KEY VALUE" : "KEY text=... or KEY binary=... (the body, without a VALUE)")
         var key = try args.key(0)
         var headers: HTTPFields?
         if cache.hasHTTPNamespaces, cache.httpSettings(ofKey: key) != nil {
             key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
             if let (text, word) = args.option("headers") { headers = try HTTPCommands.headers(text, at: word.offset + 8, command: "server set") }
-        } else if let (_, word) = args.option("headers") {
-            throw ShellError("server set: headers= is for a key of an HTTP namespace (ns NAME http); \(key) is not one", at: word.offset)
+        } else if let (_, word) = args.option("headers") ?? args.option("text") ?? args.option("binary") {
+            throw ShellError("server set: \(word.text.prefix { $0 != "=" })= is for a key of an HTTP namespace (ns NAME http); \(key) is not one", at: word.offset)
+        }
+        if let (body, word) = body {
+            if let (_, version) = args.option("version") { throw ShellError("server set: version= goes with a JSON VALUE", at: version.offset) }
+            _ = word
+            server.set(key, body: body, at: cache.now, headers: headers)
+            return .ok(["key": .string(key)], human: ["server: set \(key)"])
         }
         server.set(key, try args.value(1), at: cache.now, version: try args.version(), headers: headers)
         return .ok(["key": .string(key)], human: ["server: set \(key)"])

@@ -19,7 +19,9 @@ enum ServerScriptCommands {
                   .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string); with --lost-answer, the message the client sees"),
                   .count("version", meaning: "the server version the answer carries (else the data's, if it has one)"),
                   .count("status", meaning: "in an HTTP namespace, the answer's status, 200 to 599 (else 200, or 404 when not found)"),
-                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the answer's header fields, a JSON object (else the key's own when it answers from the data)")],
+                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the answer's header fields, a JSON object (else the key's own when it answers from the data)"),
+                  .text("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
+                  .text("binary", placeholder: "SIZE:sha256:HEX", meaning: "in an HTTP namespace, a binary body, as its size and SHA-256, instead of a JSON VALUE")],
         flags: [.flag("fail", meaning: "fail with \"server error\""),
                 .flag("not-found", meaning: "answer not found"),
                 .flag("no-answer", meaning: "never answer (a timeout= fails the request)"),
@@ -35,8 +37,9 @@ enum ServerScriptCommands {
         run: strict)
 
     static func next(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let words = try joinedJSONOptions(command, source, names: ["value", "error", "headers"])
+        let words = try joinedJSONOptions(command, source, names: ["value", "error", "headers", "text"])
         let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: Self.next)
+        let body = try HTTPCommands.body(args, command: "server next")
         let validate = args.flag("validate")
         try args.expect(validate ? 0...1 : 1...2, usage: validate ? "--validate [latency=D] [value=JSON] [--fail] [error=TEXT]" : nextUsage)
         // The value may also follow the key as a word of its own (`server next KEY {...}`), which
@@ -62,6 +65,7 @@ enum ServerScriptCommands {
                 outcomes.append(("value=", .value(value)))
             }
         }
+        if let (body, _) = body { outcomes.append((body.kind + "=", .value(body.entryValue))) }
         if let (text, word) = args.option("error") {
             guard case .string(let message) = try jsonOption(text, at: word.offset + 6, bareIsText: true), !message.isEmpty else {
                 throw ShellError("server next: error= takes the failure's message (a word or a JSON string)", at: word.offset + 6)
@@ -94,21 +98,22 @@ enum ServerScriptCommands {
                              + outcomes.map(\.0).joined(separator: " and "), at: command.offset)
         }
         if commit {
-            if let other = outcomes.first, other.0 == "value=" || other.0 == "--not-found" || other.0 == "--lost-answer" {
+            if let other = outcomes.first, other.0 == "value=" || other.0 == "text=" || other.0 == "binary=" || other.0 == "--not-found" || other.0 == "--lost-answer" {
                 throw ShellError("server next: --commit goes with a failure (--fail, error=TEXT or --no-answer), not \(other.0)"
                                  + (other.0 == "--lost-answer" ? " (a lost answer is applied already)" : ""), at: command.offset)
             }
             if outcomes.isEmpty { outcomes.append(("--commit", .failure("server error"))) }
         }
         let version = try args.version()
-        if let version = args.option("version"), validate || outcomes.contains(where: { $0.0 != "value=" }) {
+        if let version = args.option("version"), validate || outcomes.contains(where: { $0.0 != "value=" }) || body != nil {
             throw ShellError("server next: version= goes with an answer that has a value (value=, or the data's)",
                              at: version.word.offset)
         }
         var answer = ScriptedAnswer(latency: latency, outcome: outcomes.first?.1 ?? .data, version: version, commit: commit)
-        let httpOptions = [args.option("status"), args.option("headers")].compactMap { $0 }
+        answer.body = body?.0
+        let httpOptions = [args.option("status"), args.option("headers"), args.option("text"), args.option("binary")].compactMap { $0 }
         if validate {
-            if let option = httpOptions.first { throw ShellError("server next --validate takes no status= or headers=", at: option.word.offset) }
+            if let option = httpOptions.first { throw ShellError("server next --validate takes no status=, headers=, text= or binary=", at: option.word.offset) }
             session.server.queueValidation(answer)
             return queued(nil)
         }
@@ -120,7 +125,7 @@ enum ServerScriptCommands {
                 answer.headers = try HTTPCommands.headers(text, at: word.offset + 8, command: "server next")
             }
         } else if let option = httpOptions.first {
-            throw ShellError("server next: status= and headers= are for a key of an HTTP namespace (ns NAME http); \(key) is not one",
+            throw ShellError("server next: status=, headers=, text= and binary= are for a key of an HTTP namespace (ns NAME http); \(key) is not one",
                              at: option.word.offset)
         }
         session.server.queue(answer, for: key)

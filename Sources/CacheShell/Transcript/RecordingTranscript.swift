@@ -277,7 +277,12 @@ struct TranscriptWriter {
                 guard keys.count == 1 else { throw fail("HTTP request \(id) has \(keys.count) keys") }
                 options.append("status=\(http.status)")
                 options.append("headers=" + Self.optionJSON(compact: HTTPCommands.headersObject(http.fields)))
-                if let body = http.body { options.append("value=" + Self.optionJSON(body)) }
+                switch http.body {
+                case .json(let value)?: options.append("value=" + Self.optionJSON(value))
+                case .text(let text)?: options.append("text=" + Self.optionJSON(.string(text)))
+                case .binary(let size, let digest)?: options.append("binary=\(size):sha256:\(digest)")
+                case nil: break
+                }
                 try emitNext(keys[0], options)
                 continue
             case .keys(.success(let answers))?:
