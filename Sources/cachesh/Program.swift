@@ -290,6 +290,10 @@ func runMain() -> Int32 {
             fail(usage: "argument \(i) is not UTF-8 text (byte \(FileIO.hexByte(bytes[bad]))): cachesh reads UTF-8")
         }
     }
+    // `cachesh attach ...`: the shell on a running app's cache (SPEC §9), its own command line.
+    if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "attach" {
+        return Attach.main(Array(CommandLine.arguments.dropFirst(2)))
+    }
     let command: Invocation
     switch Invocation.read(Array(CommandLine.arguments.dropFirst())) {
     case .run(let invocation):
