@@ -33,6 +33,8 @@ public final class CacheInspector: Sendable {
     public let address: String
     /// The token a TCP client must give (nil for a Unix-domain socket).
     public let token: String?
+    /// The most bytes waiting for one client (``maxQueuedBytes`` unless `start` was given less).
+    let queueLimit: Int
 
     let cache: Cache
     private let listener: Int32
@@ -48,12 +50,14 @@ public final class CacheInspector: Sendable {
     /// Starts listening for `cachesh attach`.
     /// - Parameters:
     ///   - endpoint: a Unix-domain socket (by default `/tmp/cachesh-$UID/PID`) or a loopback TCP port.
+    ///   - queueLimit: the most bytes waiting for one client before it is dropped (at most
+    ///     ``maxQueuedBytes``; less in tests of the bound).
     ///   - announce: prints the one line that says where it listens (and, for TCP, the token,
     ///     printed only here); by default to standard error.
     /// - Throws: `InspectorError` when it cannot listen (the directory is not the user's own, the
     ///   path is too long, the port is taken).
     @discardableResult
-    public static func start(cache: Cache, endpoint: InspectorEndpoint = .unixSocket(),
+    public static func start(cache: Cache, endpoint: InspectorEndpoint = .unixSocket(), queueLimit: Int = maxQueuedBytes,
                              announce: @Sendable (String) -> Void = { line in
                                  var line = line + "\n"
                                  line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
@@ -63,19 +67,22 @@ public final class CacheInspector: Sendable {
         case .unixSocket(let given):
             let path: String
             if let given { path = given } else { path = try Listener.userDirectory() + "/\(getpid())" }
-            inspector = CacheInspector(cache: cache, listener: try Listener.unixSocket(at: path), address: path, token: nil, socketPath: path)
+            inspector = CacheInspector(cache: cache, listener: try Listener.unixSocket(at: path), address: path, token: nil, socketPath: path,
+                                        queueLimit: queueLimit)
             announce("cachesh inspector: listening on \(path) (cachesh attach \(path))")
         case .tcp(let port):
             let (fd, got) = try Listener.loopback(port: port)
             let token = Listener.token()
-            inspector = CacheInspector(cache: cache, listener: fd, address: "127.0.0.1:\(got)", token: token, socketPath: nil)
+            inspector = CacheInspector(cache: cache, listener: fd, address: "127.0.0.1:\(got)", token: token, socketPath: nil,
+                                        queueLimit: queueLimit)
             announce("cachesh inspector: listening on 127.0.0.1:\(got); token \(token) (CACHESH_TOKEN=... cachesh attach 127.0.0.1:\(got))")
         }
         inspector.acceptInBackground()
         return inspector
     }
 
-    private init(cache: Cache, listener: Int32, address: String, token: String?, socketPath: String?) {
+    private init(cache: Cache, listener: Int32, address: String, token: String?, socketPath: String?, queueLimit: Int) {
+        self.queueLimit = min(max(queueLimit, 1 << 16), Self.maxQueuedBytes)
         self.cache = cache
         self.listener = listener
         self.address = address

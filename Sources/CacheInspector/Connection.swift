@@ -72,7 +72,7 @@ final class Connection: Sendable {
     func send(_ line: [UInt8]) {
         let overflow = state.withLock { state -> Bool in
             guard !state.closing else { return false }
-            if state.queued + line.count > CacheInspector.maxQueuedBytes {
+            if state.queued + line.count > inspector.queueLimit {
                 state.closing = true
                 state.dropped = true
                 state.queue.removeAll()
@@ -241,7 +241,7 @@ final class Connection: Sendable {
             state.greeted = true
             state.readOnly = fields["read_only"] == .bool(true)
         }
-        respond(id, ok: true, ["protocol": .int(Int64(version)), "pid": .int(Int64(getpid()))])
+        respond(id, ok: true, ["protocol": .int(Int64(version))])
         return true
     }
 

@@ -87,6 +87,9 @@ enum Attach {
         if tcp, let token = token(options) { hello["token"] = .string(token) }
         client.send(hello)
         guard let answer = client.response(to: 0) else { failAttach("\(target): the app closed the connection before it answered") }
+        if case .int(let theirs)? = answer["protocol"], theirs != Int64(protocolVersion) {
+            failAttach("\(target): the app speaks protocol version \(theirs), this cachesh version \(protocolVersion)")
+        }
         guard answer["ok"] == .bool(true) else {
             if case .string(let error)? = answer["error"] { failAttach(error) }
             failAttach("\(target): the app refused the attachment")
@@ -293,6 +296,7 @@ struct Client {
     /// Prints streamed changes until the app ends the connection.
     mutating func streamEvents() {
         while let message = nextMessage() { _ = show(event: message) }
+        Attach.write("cachesh: attach: the app ended the attachment\n", to: .standardError)
     }
 
     /// Prints a streamed change. - Returns: whether `message` was one.

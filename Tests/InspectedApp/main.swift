@@ -2,7 +2,7 @@
 //
 //     inspected-app unix PATH | inspected-app tcp
 //
-// It prints `ready ADDRESS` (and for TCP `token TOKEN`), then runs the app's calls it reads on
+// It prints (for TCP `token TOKEN`,) `ready ADDRESS` and `go`, then runs the app's calls it reads on
 // standard input, one a line, printing what each gave: `get KEY` (the app awaits a read),
 // `fetches` (how many keys its origin was asked for). It ends at the end of its input.
 import CacheCore
@@ -37,15 +37,18 @@ await cache.put("profile:42", .object(["name": .string("Ada")]))
 
 let arguments = CommandLine.arguments
 let endpoint: InspectorEndpoint = arguments.count > 2 && arguments[1] == "unix" ? .unixSocket(path: arguments[2]) : .tcp()
+// `queue=N`: a smaller bound on what waits for a client, for the test of a flood.
+let queueLimit = arguments.last.flatMap { $0.hasPrefix("queue=") ? Int($0.dropFirst(6)) : nil } ?? CacheInspector.maxQueuedBytes
 let inspector: CacheInspector
 do {
-    inspector = try CacheInspector.start(cache: cache, endpoint: endpoint)
+    inspector = try CacheInspector.start(cache: cache, endpoint: endpoint, queueLimit: queueLimit)
 } catch {
     say("cannot start: \(error)")
     exit(1)
 }
-say("ready \(inspector.address)")
 if let token = inspector.token { say("token \(token)") }
+say("ready \(inspector.address)")
+say("go")
 
 while let line = readLine() {
     let words = line.split(separator: " ").map(String.init)

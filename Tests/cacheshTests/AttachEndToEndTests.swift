@@ -1,0 +1,304 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `cachesh attach` (SPEC §9) against a running app: Tests/InspectedApp, a live Cache with
+/// CacheInspector started, driven through its standard input while the built `cachesh` attaches.
+/// Waits are for conditions, each with a generous deadline.
+@Suite struct AttachEndToEndTests {
+    static var appPath: String { Cachesh.packageRoot.appendingPathComponent(".build/debug/inspected-app").path }
+
+    /// A running app and where it listens.
+    struct App {
+        let child: Child
+        let address: String
+        let token: String?
+        let sandbox: Sandbox
+
+        /// Runs the app's call `line` and waits for the line it prints that starts with `reply`.
+        func call(_ line: String, until reply: String) async throws -> String {
+            try await child.write(line + "\n")
+            return try await child.output(until: reply)
+        }
+
+        /// Ends the app (its input ends) and checks it exited cleanly.
+        func end() async throws {
+            try child.closeInput()
+            #expect(try await child.exitStatus(within: 60) == 0, "\(child.describe())")
+        }
+    }
+
+    static func startApp(tcp: Bool = false, extra: [String] = []) async throws -> App {
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("app.sock").path
+        let child = try await Child.start(appPath, (tcp ? ["tcp"] : ["unix", path]) + extra, stdin: .pipe)
+        let text = try await child.output(until: "go\n")
+        var address = "", token: String?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("ready ") { address = String(line.dropFirst(6)) }
+            if line.hasPrefix("token ") { token = String(line.dropFirst(6)) }
+        }
+        try #require(!address.isEmpty, "\(child.describe())")
+        return App(child: child, address: address, token: token, sandbox: sandbox)
+    }
+
+    static func attach(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        try await Cachesh.run(["attach"] + arguments, environment: environment)
+    }
+
+    @Test func keysAndReadsOfTheAppAndTheVirtualClockRefused() async throws {
+        let app = try await Self.startApp()
+        let out = try await Self.attach([app.address, "-c", "keys; peek profile:42; config; advance 1s; at 1s keys; server set a:1 2"])
+        #expect(out.status == 1, "\(out)")
+        #expect(out.stdout.contains("feed:home   fresh"), "\(out)")
+        #expect(out.stdout.contains("profile:42  fresh"), "\(out)")
+        #expect(out.stdout.contains(#"value:         {"name":"Ada"}"#), "\(out)")
+        #expect(out.stdout.contains("ns feed ttl=1h\nns profile ttl=1h\nid-field: id\n"), "\(out)")
+        #expect(!out.stdout.contains("server latency"), "\(out)")
+        #expect(out.stderr == """
+            error: advance: the app's clock is real time; an attachment cannot move it (advance works on the virtual clock of a session of your own)
+            error: at: the app's clock is real time; an attachment cannot move it (at works on the virtual clock of a session of your own)
+            error: server: the app fetches from its own origin; an attachment has no simulated server to shape
+
+            """, "\(out)")
+        let json = try await Self.attach([app.address, "--json", "-c", "peek profile:42"])
+        #expect(json.status == 0 && json.stdout.hasPrefix(#"{"age_ms":"#) && json.stdout.contains(#""value":{"name":"Ada"}"#), "\(json)")
+        let script = try app.sandbox.write("look.cachesh", "# a script over an attachment\nkeys profile:*\nbogus\n")
+        let scripted = try await Self.attach([app.address, script])
+        #expect(scripted.status == 1 && scripted.stdout.contains("profile:42") && !scripted.stdout.contains("feed:home"), "\(scripted)")
+        #expect(scripted.stderr.hasPrefix("error: bogus: not available over an attachment; the commands are keys, peek,"), "\(scripted)")
+        try await app.end()
+    }
+
+    @Test func aWatchSeesTheChangeWithItsCauseAndAnInvalidateReachesTheApp() async throws {
+        let app = try await Self.startApp()
+        let watcher = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "watch feed:*"])
+        _ = try await watcher.output(until: "watching: feed:*\n")
+        let invalidated = try await Self.attach([app.address, "-c", "invalidate feed:home"])
+        #expect(invalidated.status == 0 && invalidated.stdout == "keys: feed:home\n", "\(invalidated)")
+        let seen = try await watcher.output(until: " invalidated feed:home stale ")
+        #expect(seen.contains(#" invalidated feed:home stale {"items":[1,2]} (cache)"#), "\(watcher.describe())")
+        // The app's next read refetches the key it was told is stale; the watch sees why.
+        _ = try await app.call("get feed:home", until: "got feed:home")
+        let refreshed = try await watcher.output(until: " refreshed feed:home fresh ")
+        #expect(refreshed.contains(#" refreshed feed:home fresh {"fetch":1,"title":"feed:home"} (server)"#), "\(watcher.describe())")
+        #expect(try await app.call("fetches", until: "fetches ").contains("fetches 1\n"))
+        // A change outside the scope watched is not sent: the change in scope made after it
+        // arrives, and nothing of it before.
+        _ = try await Self.attach([app.address, "-c", "evict profile:42; expire feed:home"])
+        let later = try await watcher.output(until: " expired feed:home ")
+        #expect(!later.contains("profile:42"), "\(watcher.describe())")
+        // The app ending ends the attachment: one line, and the watcher exits.
+        try await app.end()
+        #expect(try await watcher.exitStatus(within: 60) == 0, "\(watcher.describe())")
+        #expect(try await watcher.errors(until: "\n") == "cachesh: attach: the app ended the attachment\n")
+    }
+
+    @Test func readOnlyRefusesEveryWriteAndChangesNothing() async throws {
+        let app = try await Self.startApp()
+        let out = try await Self.attach([app.address, "--read-only", "-c", "invalidate feed:home; evict feed:home; clear; memory-warning; stats reset; keys"])
+        #expect(out.status == 1, "\(out)")
+        #expect(out.stderr == """
+            error: invalidate: refused: attached with --read-only
+            error: evict: refused: attached with --read-only
+            error: clear: refused: attached with --read-only
+            error: memory-warning: refused: attached with --read-only
+            error: stats: refused: attached with --read-only
+
+            """, "\(out)")
+        #expect(out.stdout.contains("feed:home   fresh"), "\(out)")
+        try await app.end()
+    }
+
+    @Test func aSocketThatIsNotThereIsOneLineAndExitTwo() async throws {
+        let sandbox = try Sandbox()
+        let missing = sandbox.url.appendingPathComponent("nope.sock").path
+        let out = try await Self.attach([missing, "-c", "keys"])
+        #expect(out.status == 2 && out.stdout.isEmpty, "\(out)")
+        #expect(out.stderr == "cachesh: attach: \(missing): no such socket (is the app running, with CacheInspector started?)\n")
+        let file = try sandbox.write("plain", "x")
+        let notSocket = try await Self.attach([file, "-c", "keys"])
+        #expect(notSocket.status == 2 && notSocket.stderr == "cachesh: attach: \(file): not a socket\n", "\(notSocket)")
+        let onTheCommandLine = try await Self.attach(["127.0.0.1:1", "--token=abc"])
+        #expect(onTheCommandLine.status == 2 && onTheCommandLine.stderr.contains("not taken on the command line"), "\(onTheCommandLine)")
+    }
+
+    @Test func tcpWithoutTheTokenOrAWrongOneIsRefused() async throws {
+        let app = try await Self.startApp(tcp: true)
+        #expect(app.address.hasPrefix("127.0.0.1:"))
+        let refusal = "cachesh: attach: attach: refused: no token or a wrong one (a TCP attachment needs the token the app printed, in CACHESH_TOKEN or --token-file FILE)\n"
+        let without = try await Self.attach([app.address, "-c", "keys"])
+        #expect(without.status == 2 && without.stdout.isEmpty && without.stderr == refusal, "\(without)")
+        let wrong = try await Self.attach([app.address, "-c", "keys"], environment: ["CACHESH_TOKEN": String(repeating: "0", count: 64)])
+        #expect(wrong.status == 2 && wrong.stderr == refusal, "\(wrong)")
+        let tokenFile = try app.sandbox.write("token", (app.token ?? "") + "\n", permissions: 0o600)
+        let right = try await Self.attach([app.address, "--token-file", tokenFile, "-c", "keys"])
+        #expect(right.status == 0 && right.stdout.contains("feed:home"), "\(right)")
+        let fromEnvironment = try await Self.attach([app.address, "-c", "keys profile:*"], environment: ["CACHESH_TOKEN": app.token ?? ""])
+        #expect(fromEnvironment.status == 0 && fromEnvironment.stdout.contains("profile:42"), "\(fromEnvironment)")
+        try await app.end()
+    }
+
+    @Test func aWrongVersionIsOneLineNamingBoth() async throws {
+        let app = try await Self.startApp()
+        let lines = try await RawClient.exchange(app.address, [#"{"id":0,"op":"hello","protocol":2}"#], expecting: 1)
+        #expect(lines == [#"{"error":"attach: the app speaks protocol version 1, the shell version 2","id":0,"ok":false,"protocol":1}"#])
+        // A newer app, as this cachesh sees it: a listener that answers with version 2.
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("newer.sock").path
+        let listener = try RawClient.listen(path)
+        let answered = Task { await OwnThread.run { RawClient.answerOnce(listener, #"{"id":0,"ok":false,"protocol":2}"#) } }
+        let out = try await Self.attach([path, "-c", "keys"])
+        _ = await answered.value
+        #expect(out.status == 2 && out.stderr == "cachesh: attach: \(path): the app speaks protocol version 2, this cachesh version 1\n", "\(out)")
+        try await app.end()
+    }
+
+    @Test func hostileInputIsAnsweredOrDroppedAndTheAppIsUnharmed() async throws {
+        let app = try await Self.startApp(extra: ["queue=65536"])
+        // Bad JSON and a request without an id: an error each; the connection stays.
+        let bad = try await RawClient.exchange(app.address, [
+            #"{"id":0,"op":"hello","protocol":1}"#, "{not json", #"{"op":"run"}"#, #"{"id":1,"op":"run","command":"keys\nadvance 1s"}"#,
+        ], expecting: 4)
+        #expect(bad.count == 4)
+        #expect(bad.dropFirst().first?.hasPrefix(#"{"error":"attach: a request that is not JSON ("#) == true, "\(bad)")
+        #expect(bad.dropFirst(2).first == #"{"error":"attach: a request needs an id (a number, or a string of at most 64 bytes)","id":null,"ok":false}"#)
+        #expect(bad.last == #"{"error":"attach: one command per request (this one holds a line break)","id":1,"ok":false}"#)
+        // A line past 1 MiB: one error, and the connection is closed.
+        let huge = try await RawClient.exchange(app.address, [#"{"id":0,"op":"hello","protocol":1}"#, String(repeating: "x", count: 2 << 20)],
+                                                expecting: 3)
+        #expect(huge.count == 2 && huge.last == #"{"error":"attach: a request line longer than 1 MiB (the most the app reads); the connection is closed","id":null,"ok":false}"#, "\(huge)")
+        // A flood from a client that never reads: it is dropped once 64 KiB wait for it.
+        let flood = (0..<4000).map { #"{"id":\#($0 + 1),"op":"run","command":"keys"}"# }
+        let dropped = try await RawClient.flood(app.address, hello: #"{"id":0,"op":"hello","protocol":1}"#, flood)
+        #expect(dropped, "the flooding client was not dropped")
+        // The app still runs and answers.
+        #expect(try await app.call("fetches", until: "fetches ").contains("fetches 0\n"))
+        let after = try await Self.attach([app.address, "-c", "keys"])
+        #expect(after.status == 0 && after.stdout.contains("feed:home"), "\(after)")
+        try await app.end()
+    }
+
+    /// The protocol's example in SPEC §9, sent line by line: the app answers exactly as written.
+    @Test func theProtocolExampleInTheSpecHolds() async throws {
+        let spec = try String(contentsOf: Cachesh.packageRoot.appendingPathComponent("docs/SPEC.md"), encoding: .utf8)
+        let marker = "<!-- attach-protocol-example -->"
+        let start = try #require(spec.range(of: marker))
+        let block = spec[start.upperBound...].split(separator: "```", maxSplits: 2)[1]
+        let sent = block.split(separator: "\n").filter { $0.hasPrefix("> ") }.map { String($0.dropFirst(2)) }
+        let expected = block.split(separator: "\n").filter { $0.hasPrefix("< ") }.map { String($0.dropFirst(2)) }
+        #expect(sent.count >= 4 && expected.count == sent.count)
+        let app = try await Self.startApp()
+        let got = try await RawClient.exchange(app.address, sent, expecting: expected.count)
+        #expect(got == expected)
+        try await app.end()
+    }
+}
+
+/// A client (and a listener) speaking the protocol by hand, blocking on threads of their own.
+enum RawClient {
+    static func connect(_ path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let ok = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if ok != 0 { close(fd); return -1 }
+        // Reads give up after 60 s: a test never hangs on a silent app.
+        var limit = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    static func sendAll(_ fd: Int32, _ text: String) -> Bool {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            bytes = bytes.dropFirst(n)
+        }
+        return true
+    }
+
+    /// Sends each line, then reads up to `expecting` lines (fewer when the app closes first).
+    static func exchange(_ path: String, _ lines: [String], expecting: Int) async throws -> [String] {
+        await OwnThread.run {
+            let fd = connect(path)
+            guard fd >= 0 else { return ["cannot connect"] }
+            defer { close(fd) }
+            for line in lines { _ = sendAll(fd, line + "\n") }
+            var got: [String] = []
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while got.count < expecting {
+                if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    got.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                    continue
+                }
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                buffer += chunk[..<n]
+            }
+            return got
+        }
+    }
+
+    /// Sends `requests` without reading any answer, then reads until the app closes the
+    /// connection. - Returns: whether it was closed (dropped) before every answer came.
+    static func flood(_ path: String, hello: String, _ requests: [String]) async throws -> Bool {
+        await OwnThread.run {
+            let fd = connect(path)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var small: Int32 = 4096
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            _ = sendAll(fd, hello + "\n")
+            for request in requests where sendAll(fd, request + "\n") {}
+            var newlines = 0
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                newlines += chunk[..<n].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            }
+            return newlines < requests.count + 1
+        }
+    }
+
+    static func listen(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, Glibc.listen(fd, 1) == 0 else { throw HarnessError(description: "cannot listen on \(path)") }
+        return fd
+    }
+
+    /// Accepts one connection, reads its first line and answers `line`.
+    static func answerOnce(_ listener: Int32, _ line: String) {
+        defer { close(listener) }
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {}
+        _ = sendAll(fd, line + "\n")
+    }
+}
