@@ -112,7 +112,9 @@ final class EngineRelay: CacheEngineDelegate {
     private static let validated: Handler<ValidationResult> = { $0.engineValidated($1) }
     private static let completed: Handler<RequestCompletion> = { $0.engineCompleted($1) }
     private static let noted: Handler<CacheEvent> = { cache, event in
-        cache.delegate?.cache(cache, noted: event)
+        // The delegate hears every change only when it asked (`reportsAllChanges`), not because
+        // an inspector's tap did.
+        if cache.allChangesRequested { cache.delegate?.cache(cache, noted: event) }
         cache.changeTap?(event)
     }
 

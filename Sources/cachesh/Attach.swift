@@ -248,6 +248,8 @@ struct Client {
     var nextID: Int64 = 1
     var buffer: [UInt8] = []
     var start = 0
+    /// Where the search for the next line feed goes on (each byte is looked at once).
+    var scanned = 0
     /// The scopes the app streams changes of to this shell.
     var watching = 0
 
@@ -313,18 +315,23 @@ struct Client {
     /// The next line from the app as a JSON object; nil at the end of the connection.
     private mutating func nextMessage() -> [String: JSONValue]? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
                 start = newline + 1
-                if start > 1 << 20 {
-                    buffer.removeFirst(start)
-                    start = 0
+                scanned = start
+                defer {
+                    if start > 1 << 20 {
+                        buffer.removeFirst(start)
+                        start = 0
+                        scanned = 0
+                    }
                 }
                 guard case .object(let fields)? = try? JSONValue(parsing: String(decoding: line, as: UTF8.self)) else {
                     failAttach("the app sent a line that is not a JSON object; detached")
                 }
                 return fields
             }
+            scanned = buffer.count
             guard buffer.count - start <= Attach.maxLineBytes else {
                 failAttach("the app sent a line longer than 65 MiB, the most the shell reads; detached")
             }

@@ -19,6 +19,7 @@ struct Cachesh: ParsableCommand {
             With no FILE and a terminal on stdin and stdout, cachesh is interactive. Otherwise it runs \
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
             `cachesh --generate-completion-script bash|zsh|fish` prints a completion script for that shell.
+            `cachesh attach PATH|HOST:PORT` runs commands on a running app's cache (`cachesh attach --help`).
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
             2 bad usage, an unreadable file, or a transcript given as a script.
             """,

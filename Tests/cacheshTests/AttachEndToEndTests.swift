@@ -183,6 +183,32 @@ import Darwin
         try await app.end()
     }
 
+    @Test func anAppTakesEightShellsAndEachWatchesAtMost64Scopes() async throws {
+        let app = try await Self.startApp()
+        let firsts = try await RawClient.holdMany(app.address, count: 9, hello: #"{"id":0,"op":"hello","protocol":1}"#)
+        #expect(firsts.prefix(8).allSatisfy { $0 == #"{"id":0,"ok":true,"protocol":1}"# }, "\(firsts)")
+        #expect(firsts.last == #"{"error":"attach: the app has 8 shells attached, the most it takes","id":null,"ok":false,"protocol":1}"#)
+        let watches = (1...65).map { "watch a:\($0)" }.joined(separator: "; ") + "; unwatch"
+        let out = try await Self.attach([app.address, "-c", watches])
+        #expect(out.status == 1 && out.stderr == "error: watch: 64 scopes watched, the most one attachment watches\n", "\(out)")
+        #expect(out.stdout.hasSuffix("watching: (nothing)\n"), "\(out)")
+        try await app.end()
+    }
+
+    @Test func aLinePastTheShellsBoundFromTheAppDetaches() async throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.url.appendingPathComponent("huge.sock").path
+        let listener = try RawClient.listen(path)
+        let answered = Task {
+            await OwnThread.run {
+                RawClient.answerOnce(listener, #"{"id":0,"ok":true,"protocol":1}"# + "\n" + String(repeating: "x", count: 66 << 20))
+            }
+        }
+        let out = try await Self.attach([path, "-c", "keys"])
+        _ = await answered.value
+        #expect(out.status == 2 && out.stderr == "cachesh: attach: the app sent a line longer than 65 MiB, the most the shell reads; detached\n", "\(out)")
+    }
+
     /// The protocol's example in SPEC §9, sent line by line: the app answers exactly as written.
     @Test func theProtocolExampleInTheSpecHolds() async throws {
         let spec = try String(contentsOf: Cachesh.packageRoot.appendingPathComponent("docs/SPEC.md"), encoding: .utf8)
@@ -274,6 +300,26 @@ enum RawClient {
                 newlines += chunk[..<n].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
             }
             return newlines < requests.count + 1
+        }
+    }
+
+    /// Opens `count` connections at once, sends `hello` on each and reads each one's first line.
+    static func holdMany(_ path: String, count: Int, hello: String) async throws -> [String] {
+        await OwnThread.run {
+            var descriptors: [Int32] = []
+            defer { descriptors.forEach { close($0) } }
+            var firsts: [String] = []
+            for _ in 0..<count {
+                let fd = connect(path)
+                guard fd >= 0 else { return firsts + ["cannot connect"] }
+                descriptors.append(fd)
+                _ = sendAll(fd, hello + "\n")
+                var line: [UInt8] = []
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
+                firsts.append(String(decoding: line, as: UTF8.self))
+            }
+            return firsts
         }
     }
 
