@@ -90,7 +90,8 @@ public final class CacheInspector: Sendable {
         self.socketPath = socketPath
     }
 
-    /// Stops listening and drops every client; the cache's change tap is removed.
+    /// Stops listening and drops every client; the cache's change tap is removed (soon after:
+    /// `stop` may be called from code isolated to the cache, so it does not wait for the cache).
     public func stop() {
         let connections = state.withLock { state -> [Connection] in
             state.stopped = true
@@ -101,7 +102,8 @@ public final class CacheInspector: Sendable {
         close(listener)
         if let socketPath { unlink(socketPath) }
         for connection in connections { connection.drop() }
-        updateTap()
+        let cache = self.cache
+        Task { await cache.setChangeTap(nil) }
     }
 
     private func acceptInBackground() {

@@ -21,6 +21,12 @@ public struct InspectorError: Error, Sendable, CustomStringConvertible {
 
 /// The POSIX calls of the listener: a directory checked, a socket bound, connections accepted.
 enum Listener {
+    #if canImport(Glibc)
+    static let streamSocket = Int32(SOCK_STREAM.rawValue)
+    #else
+    static let streamSocket = SOCK_STREAM
+    #endif
+
     /// The most bytes of a Unix-domain socket's path (Darwin's `sun_path` holds 104, with its NUL).
     static let maxPathBytes = 103
 
@@ -60,7 +66,7 @@ enum Listener {
             }
             unlink(path)
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, streamSocket, 0)
         guard fd >= 0 else { throw InspectorError("cannot make a socket: \(errnoText())") }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var address = sockaddr_un()
@@ -88,11 +94,7 @@ enum Listener {
 
     /// A listening TCP socket on 127.0.0.1:`port`, and the port it got.
     static func loopback(port: UInt16) throws(InspectorError) -> (fd: Int32, port: UInt16) {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, streamSocket, 0)
         guard fd >= 0 else { throw InspectorError("cannot make a socket: \(errnoText())") }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var address = sockaddr_in()

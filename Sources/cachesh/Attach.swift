@@ -152,11 +152,7 @@ enum Attach {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             failAttach("\(target): HOST is an IPv4 address (the app listens on 127.0.0.1)")
         }
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, streamSocket, 0)
         guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -172,7 +168,7 @@ enum Attach {
         }
         guard (info.st_mode & S_IFMT) == S_IFSOCK else { failAttach("\(path): not a socket") }
         guard path.utf8.count <= 103 else { failAttach("\(path): a socket path is at most 103 bytes") }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, streamSocket, 0)
         guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -346,8 +342,10 @@ struct Client {
 
 #if canImport(Glibc)
 private let systemConnect = Glibc.connect
+private let streamSocket = Int32(SOCK_STREAM.rawValue)
 #else
 private let systemConnect = Darwin.connect
+private let streamSocket = SOCK_STREAM
 #endif
 
 func failAttach(_ message: String) -> Never {

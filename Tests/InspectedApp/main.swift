@@ -1,6 +1,6 @@
 // An app that embeds a live Cache and starts CacheInspector, for the tests of `cachesh attach`.
 //
-//     inspected-app unix PATH | inspected-app tcp
+//     inspected-app unix PATH | inspected-app default | inspected-app tcp
 //
 // It prints (for TCP `token TOKEN`,) `ready ADDRESS` and `go`, then runs the app's calls it reads on
 // standard input, one a line, printing what each gave: `get KEY` (the app awaits a read),
@@ -36,7 +36,8 @@ await cache.put("feed:home", .object(["items": .array([.int(1), .int(2)])]))
 await cache.put("profile:42", .object(["name": .string("Ada")]))
 
 let arguments = CommandLine.arguments
-let endpoint: InspectorEndpoint = arguments.count > 2 && arguments[1] == "unix" ? .unixSocket(path: arguments[2]) : .tcp()
+let endpoint: InspectorEndpoint = arguments.count > 2 && arguments[1] == "unix" ? .unixSocket(path: arguments[2])
+    : arguments.count > 1 && arguments[1] == "default" ? .unixSocket() : .tcp()
 // `queue=N`: a smaller bound on what waits for a client, for the test of a flood.
 let queueLimit = arguments.last.flatMap { $0.hasPrefix("queue=") ? Int($0.dropFirst(6)) : nil } ?? CacheInspector.maxQueuedBytes
 let inspector: CacheInspector

@@ -32,10 +32,11 @@ import Darwin
         }
     }
 
-    static func startApp(tcp: Bool = false, extra: [String] = []) async throws -> App {
+    static func startApp(tcp: Bool = false, defaultPath: Bool = false, extra: [String] = []) async throws -> App {
         let sandbox = try Sandbox()
         let path = sandbox.url.appendingPathComponent("app.sock").path
-        let child = try await Child.start(appPath, (tcp ? ["tcp"] : ["unix", path]) + extra, stdin: .pipe)
+        let endpoint = tcp ? ["tcp"] : defaultPath ? ["default"] : ["unix", path]
+        let child = try await Child.start(appPath, endpoint + extra, stdin: .pipe)
         let text = try await child.output(until: "go\n")
         var address = "", token: String?
         for line in text.split(separator: "\n") {
@@ -112,6 +113,20 @@ import Darwin
             """, "\(out)")
         #expect(out.stdout.contains("feed:home   fresh"), "\(out)")
         try await app.end()
+    }
+
+    @Test func theDefaultSocketIsTheUsersAloneAndGoesWithTheApp() async throws {
+        let app = try await Self.startApp(defaultPath: true)
+        let directory = "/tmp/cachesh-\(getuid())"
+        #expect(app.address == "\(directory)/\(app.child.pid)")
+        var info = stat()
+        #expect(lstat(directory, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == getuid())
+        #expect(info.st_mode & 0o777 == 0o700)
+        #expect(lstat(app.address, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK && info.st_mode & 0o777 == 0o600)
+        let out = try await Self.attach([app.address, "-c", "keys profile:*"])
+        #expect(out.status == 0 && out.stdout.contains("profile:42"), "\(out)")
+        try await app.end()
+        #expect(lstat(app.address, &info) != 0, "the socket outlived the app")
     }
 
     @Test func aSocketThatIsNotThereIsOneLineAndExitTwo() async throws {
@@ -227,15 +242,31 @@ import Darwin
 
 /// A client (and a listener) speaking the protocol by hand, blocking on threads of their own.
 enum RawClient {
+    #if canImport(Glibc)
+    static let streamSocket = Int32(SOCK_STREAM.rawValue)
+    static let noSignal = Int32(MSG_NOSIGNAL)
+    static let systemConnect = Glibc.connect
+    static let systemListen = Glibc.listen
+    #else
+    static let streamSocket = SOCK_STREAM
+    static let noSignal: Int32 = 0
+    static let systemConnect = Darwin.connect
+    static let systemListen = Darwin.listen
+    #endif
+
     static func connect(_ path: String) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, streamSocket, 0)
+        #if canImport(Darwin)
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
         }
         let ok = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         if ok != 0 { close(fd); return -1 }
         // Reads give up after 60 s: a test never hangs on a silent app.
@@ -247,7 +278,7 @@ enum RawClient {
     static func sendAll(_ fd: Int32, _ text: String) -> Bool {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, noSignal) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return false }
             bytes = bytes.dropFirst(n)
@@ -324,7 +355,7 @@ enum RawClient {
     }
 
     static func listen(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, streamSocket, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -333,7 +364,7 @@ enum RawClient {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, Glibc.listen(fd, 1) == 0 else { throw HarnessError(description: "cannot listen on \(path)") }
+        guard bound == 0, systemListen(fd, 1) == 0 else { throw HarnessError(description: "cannot listen on \(path)") }
         return fd
     }
 
