@@ -47,8 +47,8 @@ import Darwin
         return App(child: child, address: address, token: token, sandbox: sandbox)
     }
 
-    static func attach(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
-        try await Cachesh.run(["attach"] + arguments, environment: environment)
+    static func attach(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) async throws -> Outcome {
+        try await Cachesh.run(["attach"] + arguments, stdin: stdin, environment: environment)
     }
 
     @Test func keysAndReadsOfTheAppAndTheVirtualClockRefused() async throws {
@@ -72,6 +72,11 @@ import Darwin
         let scripted = try await Self.attach([app.address, script])
         #expect(scripted.status == 1 && scripted.stdout.contains("profile:42") && !scripted.stdout.contains("feed:home"), "\(scripted)")
         #expect(scripted.stderr.hasPrefix("error: bogus: not available over an attachment; the commands are keys, peek,"), "\(scripted)")
+        // Standard input, a command a line, up to quit; help is the shell's own.
+        let typed = try await Self.attach([app.address], stdin: "stats profile\nhelp\nquit\nclear\n")
+        #expect(typed.status == 0 && typed.stdout.contains("hits") && typed.stdout.contains("advance, at and server ... are refused"), "\(typed)")
+        let still = try await Self.attach([app.address, "-c", "keys"])
+        #expect(still.stdout.contains("feed:home") && still.stdout.contains("profile:42"), "quit did not stop the input: \(still)")
         try await app.end()
     }
 
