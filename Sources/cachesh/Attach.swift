@@ -91,7 +91,8 @@ enum Attach {
             failAttach("\(target): the app speaks protocol version \(theirs), this cachesh version \(protocolVersion)")
         }
         guard answer["ok"] == .bool(true) else {
-            if case .string(let error)? = answer["error"] { failAttach(error) }
+            // The app's refusal, its own `attach: ` left out (this line has one).
+            if case .string(let error)? = answer["error"] { failAttach(error.hasPrefix("attach: ") ? String(error.dropFirst(8)) : error) }
             failAttach("\(target): the app refused the attachment")
         }
 

@@ -150,7 +150,7 @@ import Darwin
     @Test func tcpWithoutTheTokenOrAWrongOneIsRefused() async throws {
         let app = try await Self.startApp(tcp: true)
         #expect(app.address.hasPrefix("127.0.0.1:"))
-        let refusal = "cachesh: attach: attach: refused: no token or a wrong one (a TCP attachment needs the token the app printed, in CACHESH_TOKEN or --token-file FILE)\n"
+        let refusal = "cachesh: attach: refused: no token or a wrong one (a TCP attachment needs the token the app printed, in CACHESH_TOKEN or --token-file FILE)\n"
         let without = try await Self.attach([app.address, "-c", "keys"])
         #expect(without.status == 2 && without.stdout.isEmpty && without.stderr == refusal, "\(without)")
         let wrong = try await Self.attach([app.address, "-c", "keys"], environment: ["CACHESH_TOKEN": String(repeating: "0", count: 64)])
