@@ -229,6 +229,22 @@ import Darwin
         #expect(out.status == 2 && out.stderr == "cachesh: attach: the app sent a line longer than 65 MiB, the most the shell reads; detached\n", "\(out)")
     }
 
+    @Test func aWatcherThatNeverReadsIsDroppedAndTheAppGoesOn() async throws {
+        let app = try await Self.startApp(extra: ["queue=65536"])
+        let watcher = try await RawClient.watchWithoutReading(app.address)
+        #expect(watcher.greeting.count == 2, "\(watcher.greeting)")
+        // 3,000 changes, each a line of about 300 bytes for the watcher: far past 64 KiB and
+        // what the socket holds. The app answers every one while the watcher reads nothing.
+        let patches = (0..<3000).map { #"{"id":\#($0 + 1),"op":"run","command":"event patch feed:home {\"n\":\#($0)}"}"# }
+        let answers = try await RawClient.exchange(app.address, [#"{"id":0,"op":"hello","protocol":1}"#] + patches, expecting: 3001,
+                                                  batch: 100)
+        #expect(answers.count == 3001 && answers.last == #"{"id":3000,"ok":true,"output":"keys: feed:home\n"}"#)
+        let (lines, ended) = await RawClient.drain(watcher.fd)
+        #expect(ended && lines < 3000, "the watcher got \(lines) lines; ended: \(ended)")
+        #expect(try await app.call("fetches", until: "fetches ").contains("fetches 0\n"))
+        try await app.end()
+    }
+
     /// The protocol's example in SPEC §9, sent line by line: the app answers exactly as written.
     @Test func theProtocolExampleInTheSpecHolds() async throws {
         let spec = try String(contentsOf: Cachesh.packageRoot.appendingPathComponent("docs/SPEC.md"), encoding: .utf8)
@@ -291,28 +307,41 @@ enum RawClient {
         return true
     }
 
-    /// Sends each line, then reads up to `expecting` lines (fewer when the app closes first).
-    static func exchange(_ path: String, _ lines: [String], expecting: Int) async throws -> [String] {
+    /// Sends each line, then reads up to `expecting` lines (fewer when the app closes first);
+    /// with `batch`, sends that many lines at a time and reads their answers before the next
+    /// (a client that reads, as a shell does).
+    static func exchange(_ path: String, _ lines: [String], expecting: Int, batch: Int = .max) async throws -> [String] {
         await OwnThread.run {
             let fd = connect(path)
             guard fd >= 0 else { return ["cannot connect"] }
             defer { close(fd) }
-            for line in lines { _ = sendAll(fd, line + "\n") }
             var got: [String] = []
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            while got.count < expecting {
-                if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    got.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
-                    continue
-                }
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                buffer += chunk[..<n]
+            var sent = 0
+            while sent < lines.count {
+                let upTo = min(lines.count, sent + min(batch, lines.count))
+                for line in lines[sent..<upTo] { _ = sendAll(fd, line + "\n") }
+                sent = upTo
+                if sent < lines.count { readLines(until: sent, into: &got, buffer: &buffer, chunk: &chunk, fd: fd) }
             }
+            readLines(until: expecting, into: &got, buffer: &buffer, chunk: &chunk, fd: fd)
             return got
+        }
+    }
+
+    /// Reads lines into `got` until it holds `count` (or the connection ends).
+    private static func readLines(until count: Int, into got: inout [String], buffer: inout [UInt8], chunk: inout [UInt8], fd: Int32) {
+        while got.count < count {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                got.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                buffer.removeSubrange(...newline)
+                continue
+            }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            buffer += chunk[..<n]
         }
     }
 
@@ -356,6 +385,46 @@ enum RawClient {
                 firsts.append(String(decoding: line, as: UTF8.self))
             }
             return firsts
+        }
+    }
+
+    /// Connects, says hello and watches everything, reading only those two answers.
+    static func watchWithoutReading(_ path: String) async throws -> (fd: Int32, greeting: [String]) {
+        await OwnThread.run {
+            let fd = connect(path)
+            guard fd >= 0 else { return (fd, []) }
+            var small: Int32 = 4096
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            _ = sendAll(fd, #"{"id":0,"op":"hello","protocol":1}"# + "\n" + #"{"id":1,"op":"run","command":"watch *"}"# + "\n")
+            var greeting: [String] = []
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while greeting.count < 2 && read(fd, &byte, 1) == 1 {
+                if byte == UInt8(ascii: "\n") {
+                    greeting.append(String(decoding: line, as: UTF8.self))
+                    line.removeAll()
+                } else {
+                    line.append(byte)
+                }
+            }
+            return (fd, greeting)
+        }
+    }
+
+    /// Reads `fd` to its end and closes it. - Returns: the lines read, and whether the app ended
+    /// the connection (not the 60 s a read waits).
+    static func drain(_ fd: Int32) async -> (lines: Int, ended: Bool) {
+        await OwnThread.run {
+            defer { close(fd) }
+            var lines = 0
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n == 0 { return (lines, true) }
+                if n < 0 { return (lines, errno == ECONNRESET) }
+                lines += chunk[..<n].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            }
         }
     }
 
