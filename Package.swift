@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "CacheServer", targets: ["CacheServer"]),
         .library(name: "CacheShell", targets: ["CacheShell"]),
         .library(name: "CacheStore", targets: ["CacheStore"]),
+        .library(name: "CacheInspector", targets: ["CacheInspector"]),
         .executable(name: "cachesh", targets: ["cachesh"]),
     ],
     dependencies: [
@@ -107,6 +108,11 @@ let package = Package(
             dependencies: ["CacheCore", "CacheServer", "CacheReplay", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: shippedSwiftSettings
         ),
+        // The server of `cachesh attach` (SPEC §9), which an app links in debug builds: plain
+        // POSIX sockets; the attached shell's commands run through CacheShell, in the app.
+        .target(name: "CacheInspector", dependencies: ["CacheCore", "CacheShell"], swiftSettings: shippedSwiftSettings),
+        // An app that embeds a live Cache with CacheInspector started, for the attach tests.
+        .executableTarget(name: "inspected-app", dependencies: ["CacheCore", "CacheInspector"], path: "Tests/InspectedApp"),
         .target(
             name: "CacheStore",
             dependencies: [

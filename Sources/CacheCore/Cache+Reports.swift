@@ -111,7 +111,12 @@ final class EngineRelay: CacheEngineDelegate {
     private static let runScheduled: Handler<Int> = { $0.engineRunScheduled($1) }
     private static let validated: Handler<ValidationResult> = { $0.engineValidated($1) }
     private static let completed: Handler<RequestCompletion> = { $0.engineCompleted($1) }
-    private static let noted: Handler<CacheEvent> = { $0.delegate?.cache($0, noted: $1) }
+    private static let noted: Handler<CacheEvent> = { cache, event in
+        // The delegate hears every change only when it asked (`reportsAllChanges`), not because
+        // an inspector's tap did.
+        if cache.allChangesRequested { cache.delegate?.cache(cache, noted: event) }
+        cache.changeTap?(event)
+    }
 
     /// Calls `handler` with the cache isolated (see the type's comment for why it already is).
     @inline(__always)

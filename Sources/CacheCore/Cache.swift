@@ -50,6 +50,11 @@ public actor Cache {
 
     /// Hears what happens inside each call, synchronously and in order (the shell prints it).
     public weak var delegate: (any CacheDelegate)?
+    /// An inspector's tap on every change with its cause (`setChangeTap`, Cache+Inspection.swift);
+    /// nil when nobody inspects.
+    var changeTap: (@Sendable (CacheEvent) -> Void)?
+    /// What `reportsAllChanges` was set to (the engine reports every change while this or the tap asks).
+    var allChangesRequested = false
 
     /// A cache on the virtual clock over a synchronous origin (a simulated server, a test double).
     /// - Parameter clockStart: the virtual clock's start, ms since the Unix epoch (SPEC §2).
@@ -247,8 +252,11 @@ public actor Cache {
     /// Report every change to an entry to the delegate (`cache(_:noted:)`), watched or not, as an
     /// observer line would show it; off by default.
     public var reportsAllChanges: Bool {
-        get { engine.reportsAllChanges }
-        set { engine.reportsAllChanges = newValue }
+        get { allChangesRequested }
+        set {
+            allChangesRequested = newValue
+            engine.reportsAllChanges = newValue || changeTap != nil
+        }
     }
 
     /// The name of every namespace the cache has met: defined by `ns` or a configuration, or the

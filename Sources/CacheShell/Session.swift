@@ -87,6 +87,9 @@ public final class Session {
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?
+    /// A session over an app's cache (``init(inspecting:options:)``): it has no simulated server
+    /// of its own to show.
+    private(set) var inspecting = false
 
     typealias ScheduledEntry = ScheduledCommands.Entry
 
@@ -103,6 +106,15 @@ public final class Session {
         cache.setDelegate(self)
         cache.reportsAllChanges = true
         if let budget = options.scheduledBudget { cache.setScheduledBudget(budget.initial, reason: budget.reason) }
+    }
+
+    /// A session over a cache it does not own (an app's, for an inspector: SPEC §9): the cache
+    /// keeps its origin, its delegate and what it reports; the session's simulated server is
+    /// never the cache's origin. Only ``InspectedCommand`` runs commands in it.
+    init(inspecting cache: isolated Cache, options: SessionOptions) {
+        server = SimulatedServer()
+        settings = options
+        inspecting = true
     }
 
     /// Runs `body` with a new session on a new cache, in one hop onto the cache.

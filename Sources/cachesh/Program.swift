@@ -21,6 +21,7 @@ struct Cachesh: ParsableCommand {
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
             `cachesh proxy --upstream http://HOST[:PORT]` runs a caching reverse proxy (`cachesh proxy --help`).
             `cachesh --generate-completion-script bash|zsh|fish` prints a completion script for that shell.
+            `cachesh attach PATH|HOST:PORT` runs commands on a running app's cache (`cachesh attach --help`).
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
             2 bad usage, an unreadable file, or a transcript given as a script.
             """,
@@ -305,6 +306,10 @@ func runMain() -> Int32 {
         }
     }
     if CommandLine.argc > 1, CommandLine.arguments[1] == "proxy" { runProxy(Array(CommandLine.arguments.dropFirst(2))) }
+    // `cachesh attach ...`: the shell on a running app's cache (SPEC §9), its own command line.
+    if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "attach" {
+        return Attach.main(Array(CommandLine.arguments.dropFirst(2)))
+    }
     let command: Invocation
     switch Invocation.read(Array(CommandLine.arguments.dropFirst())) {
     case .run(let invocation):

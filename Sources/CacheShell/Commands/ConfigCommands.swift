@@ -283,6 +283,10 @@ enum ConfigCommands {
             human.append("push \(type) -> " + (r.isEmpty ? "(notify only)" : JSONValue.object(r).compactText))
         }
         human.append("id-field: \(cache.idField)")
+        // Over an attachment the app's origin serves: there is no simulated server to show (SPEC §9).
+        if session.inspecting {
+            return Reply(["namespaces": .object(namespaces), "push": .object(push), "id-field": .string(cache.idField)], human: human)
+        }
         human.append("server latency: \(TimeText.formatDuration(session.server.latency))"
                      + session.server.latencies.sorted(by: { $0.key < $1.key }).map { ", \($0.key) \(TimeText.formatDuration($0.value))" }.joined())
         return Reply([

@@ -1,0 +1,174 @@
+import CacheCore
+import CacheShell
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The shell on a running app's cache (`cachesh attach`, SPEC §9): an app starts it with one line,
+/// in its debug builds,
+///
+///     let inspector = try CacheInspector.start(cache: cache)
+///
+/// and it listens on a Unix-domain socket in `/tmp/cachesh-$UID/` (or on a loopback TCP port
+/// guarded by a token) for shells that attach. Nothing listens unless the app calls it. Each
+/// connection has a thread that reads its requests and one that writes its responses; what waits
+/// to be written is bounded (a client past the bound is dropped), so a slow or stuck client never
+/// makes the app's memory grow, and the app's calls never wait for a client: a change reaches
+/// the clients that watch it by a queue append inside the call.
+public final class CacheInspector: Sendable {
+    /// The protocol version this inspector speaks (SPEC §9 Protocol).
+    public static let protocolVersion = 1
+    /// The longest request line, in bytes (SPEC §7.1).
+    public static let maxRequestBytes = 1 << 20
+    /// The most bytes waiting to be sent to one client before it is dropped (SPEC §7.1).
+    public static let maxQueuedBytes = 64 << 20
+    /// The most clients attached at once (SPEC §7.1).
+    public static let maxClients = 8
+
+    /// What `cachesh attach` takes to reach this inspector: the socket's path, or `127.0.0.1:PORT`.
+    public let address: String
+    /// The token a TCP client must give (nil for a Unix-domain socket).
+    public let token: String?
+    /// The most bytes waiting for one client (``maxQueuedBytes`` unless `start` was given less).
+    let queueLimit: Int
+
+    let cache: Cache
+    private let listener: Int32
+    private let socketPath: String?
+    let state = Mutex(State())
+
+    struct State {
+        var connections: [Int: Connection] = [:]
+        var nextID = 0
+        var stopped = false
+    }
+
+    /// Starts listening for `cachesh attach`.
+    /// - Parameters:
+    ///   - endpoint: a Unix-domain socket (by default `/tmp/cachesh-$UID/PID`) or a loopback TCP port.
+    ///   - queueLimit: the most bytes waiting for one client before it is dropped (at most
+    ///     ``maxQueuedBytes``; less in tests of the bound).
+    ///   - announce: prints the one line that says where it listens (and, for TCP, the token,
+    ///     printed only here); by default to standard error.
+    /// - Throws: `InspectorError` when it cannot listen (the directory is not the user's own, the
+    ///   path is too long, the port is taken).
+    @discardableResult
+    public static func start(cache: Cache, endpoint: InspectorEndpoint = .unixSocket(), queueLimit: Int = maxQueuedBytes,
+                             announce: @Sendable (String) -> Void = { line in
+                                 var line = line + "\n"
+                                 line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+                             }) throws(InspectorError) -> CacheInspector {
+        let inspector: CacheInspector
+        switch endpoint {
+        case .unixSocket(let given):
+            let path: String
+            if let given { path = given } else { path = try Listener.userDirectory() + "/\(getpid())" }
+            inspector = CacheInspector(cache: cache, listener: try Listener.unixSocket(at: path), address: path, token: nil, socketPath: path,
+                                        queueLimit: queueLimit)
+            announce("cachesh inspector: listening on \(path) (cachesh attach \(path))")
+        case .tcp(let port):
+            let (fd, got) = try Listener.loopback(port: port)
+            let token = Listener.token()
+            inspector = CacheInspector(cache: cache, listener: fd, address: "127.0.0.1:\(got)", token: token, socketPath: nil,
+                                        queueLimit: queueLimit)
+            announce("cachesh inspector: listening on 127.0.0.1:\(got); token \(token) (CACHESH_TOKEN=... cachesh attach 127.0.0.1:\(got))")
+        }
+        inspector.acceptInBackground()
+        return inspector
+    }
+
+    private init(cache: Cache, listener: Int32, address: String, token: String?, socketPath: String?, queueLimit: Int) {
+        self.queueLimit = min(max(queueLimit, 1 << 16), Self.maxQueuedBytes)
+        self.cache = cache
+        self.listener = listener
+        self.address = address
+        self.token = token
+        self.socketPath = socketPath
+    }
+
+    /// Stops listening and drops every client; the cache's change tap is removed (soon after:
+    /// `stop` may be called from code isolated to the cache, so it does not wait for the cache).
+    public func stop() {
+        let connections = state.withLock { state -> [Connection] in
+            state.stopped = true
+            defer { state.connections.removeAll() }
+            return Array(state.connections.values)
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        if let socketPath { unlink(socketPath) }
+        for connection in connections { connection.drop() }
+        let cache = self.cache
+        Task { await cache.setChangeTap(nil) }
+    }
+
+    private func acceptInBackground() {
+        DispatchQueue(label: "cachesh-inspector.accept").async { [self] in
+            while true {
+                let fd = accept(listener, nil, nil)
+                if fd < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    return
+                }
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                #if canImport(Darwin)
+                var on: Int32 = 1
+                setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+                #endif
+                let connection: Connection? = state.withLock { state in
+                    guard !state.stopped, state.connections.count < Self.maxClients else { return nil }
+                    state.nextID += 1
+                    let made = Connection(id: state.nextID, fd: fd, inspector: self)
+                    state.connections[made.id] = made
+                    return made
+                }
+                guard let connection else {
+                    let line = Protocol.line(["id": .null, "ok": .bool(false), "protocol": .int(Int64(Self.protocolVersion)),
+                                              "error": .string("attach: the app has \(Self.maxClients) shells attached, the most it takes")])
+                    _ = Listener.writeAll(fd, line)
+                    close(fd)
+                    continue
+                }
+                connection.start()
+            }
+        }
+    }
+
+    /// A connection ended: forgotten, and the tap removed when nobody watches any more.
+    func ended(_ connection: Connection) {
+        state.withLock { _ = $0.connections.removeValue(forKey: connection.id) }
+        updateTap()
+    }
+
+    /// Sets the cache's change tap while some client watches, and removes it otherwise (nobody
+    /// watching costs the app's calls nothing).
+    func updateTap() {
+        let watching = state.withLock { $0.connections.values.contains { $0.isWatching } }
+        cache.withIsolation { cache in
+            if watching {
+                guard !cache.hasChangeTap else { return }
+                let clockStart = cache.clockStart
+                cache.setChangeTap { [weak self] event in self?.deliver(event, clockStart: clockStart) }
+            } else if cache.hasChangeTap {
+                cache.setChangeTap(nil)
+            }
+        }
+    }
+
+    /// Inside the app's call: queues the event for each client watching its scope.
+    private func deliver(_ event: CacheEvent, clockStart: Int64) {
+        let connections = state.withLock { Array($0.connections.values) }
+        for connection in connections { connection.deliver(event, clockStart: clockStart) }
+    }
+}
+
+/// Lines of the protocol.
+enum Protocol {
+    static func line(_ fields: [String: JSONValue]) -> [UInt8] {
+        Array((JSONValue.object(fields).compactText + "\n").utf8)
+    }
+}

@@ -1,0 +1,331 @@
+import CacheCore
+import CacheShell
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One attached shell: a thread reads its requests (one JSON object a line) and runs them on the
+/// cache, a thread writes what is queued for it. The queue is bounded: past
+/// `CacheInspector.maxQueuedBytes` the client is dropped, its queue freed.
+final class Connection: Sendable {
+    let id: Int
+    private let fd: Int32
+    private let inspector: CacheInspector
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// The most scopes one client watches (SPEC §7.1).
+    static let maxScopes = 64
+
+    private struct State {
+        var queue: [[UInt8]] = []
+        var queued = 0
+        /// No more is queued; the writer sends what is queued, then the connection ends.
+        var closing = false
+        /// Dropped: what is queued is forgotten.
+        var dropped = false
+        /// The reader and the writer that have ended (the second closes the descriptor).
+        var halvesDone = 0
+        var greeted = false
+        var readOnly = false
+        var scopes: [WatchScope] = []
+    }
+
+    init(id: Int, fd: Int32, inspector: CacheInspector) {
+        self.id = id
+        self.fd = fd
+        self.inspector = inspector
+    }
+
+    var isWatching: Bool { state.withLock { !$0.scopes.isEmpty && !$0.closing } }
+
+    func start() {
+        DispatchQueue(label: "cachesh-inspector.read.\(id)").async { [self] in
+            readLoop()
+            state.withLock { $0.closing = true }
+            wake.signal()
+            halfDone()
+        }
+        DispatchQueue(label: "cachesh-inspector.write.\(id)").async { [self] in
+            writeLoop()
+            halfDone()
+        }
+    }
+
+    private func halfDone() {
+        let last = state.withLock { state -> Bool in
+            state.halvesDone += 1
+            return state.halvesDone == 2
+        }
+        guard last else { return }
+        close(fd)
+        inspector.ended(self)
+    }
+
+    // MARK: Sending
+
+    /// Queues a line; a client whose queue would pass the bound is dropped instead.
+    func send(_ line: [UInt8]) {
+        let overflow = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            if state.queued + line.count > inspector.queueLimit {
+                state.closing = true
+                state.dropped = true
+                state.queue.removeAll()
+                state.queued = 0
+                return true
+            }
+            state.queue.append(line)
+            state.queued += line.count
+            return false
+        }
+        if overflow { shutdown(fd, Int32(SHUT_RDWR)) }
+        wake.signal()
+    }
+
+    /// Sends `line`, then ends the connection.
+    private func sendAndEnd(_ line: [UInt8]) {
+        send(line)
+        state.withLock { $0.closing = true }
+        wake.signal()
+    }
+
+    /// Ends the connection now (the inspector stops).
+    func drop() {
+        state.withLock { state in
+            state.closing = true
+            state.dropped = true
+            state.queue.removeAll()
+            state.queued = 0
+        }
+        shutdown(fd, Int32(SHUT_RDWR))
+        wake.signal()
+    }
+
+    private func writeLoop() {
+        while true {
+            wake.wait()
+            let (lines, closing) = state.withLock { state -> ([[UInt8]], Bool) in
+                defer {
+                    state.queue.removeAll(keepingCapacity: false)
+                    state.queued = 0
+                }
+                return (state.queue, state.closing)
+            }
+            for line in lines where !Listener.writeAll(fd, line) {
+                drop()
+                return
+            }
+            if closing {
+                shutdown(fd, Int32(SHUT_RDWR))
+                return
+            }
+        }
+    }
+
+    /// Inside the app's call: queues `event` when one of this client's scopes holds it.
+    func deliver(_ event: CacheEvent, clockStart: Int64) {
+        let wanted = state.withLock { state in
+            !state.closing && state.scopes.contains { InspectedCommand.matches($0, event) }
+        }
+        guard wanted else { return }
+        let json = InspectedCommand.eventLine(event, clockStart: clockStart, json: true)
+        let human = InspectedCommand.eventLine(event, clockStart: clockStart, json: false)
+        let object = (try? JSONValue(parsing: json)) ?? .string(json)
+        send(Protocol.line(["event": object, "output": .string(human)]))
+    }
+
+    // MARK: Reading
+
+    private func readLoop() {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var line: [UInt8] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            var start = 0
+            for i in 0..<count where buffer[i] == UInt8(ascii: "\n") {
+                line += buffer[start..<i]
+                start = i + 1
+                guard line.count <= CacheInspector.maxRequestBytes else { return tooLong() }
+                guard handle(line) else { return }
+                line.removeAll(keepingCapacity: true)
+            }
+            line += buffer[start..<count]
+            if line.count > CacheInspector.maxRequestBytes { return tooLong() }
+            if state.withLock({ $0.closing }) { return }
+        }
+    }
+
+    private func tooLong() {
+        sendAndEnd(Protocol.line(["id": .null, "ok": .bool(false),
+                                  "error": .string("attach: a request line longer than 1 MiB (the most the app reads); the connection is closed")]))
+    }
+
+    private func respond(_ id: JSONValue, ok: Bool, _ fields: [String: JSONValue] = [:]) {
+        var fields = fields
+        fields["id"] = id
+        fields["ok"] = .bool(ok)
+        send(Protocol.line(fields))
+    }
+
+    /// Answers one request. - Returns: false when the connection ends.
+    private func handle(_ bytes: [UInt8]) -> Bool {
+        if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { return true }
+        let request: JSONValue
+        do {
+            request = try JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
+        } catch {
+            respond(.null, ok: false, ["error": .string("attach: a request that is not JSON (\(error.message))")])
+            return true
+        }
+        guard case .object(let fields) = request else {
+            respond(.null, ok: false, ["error": .string("attach: a request is a JSON object with an id and an op")])
+            return true
+        }
+        let id: JSONValue
+        switch fields["id"] {
+        case .int(let n)?: id = .int(n)
+        case .string(let s)? where s.utf8.count <= 64: id = .string(s)
+        default:
+            respond(.null, ok: false, ["error": .string("attach: a request needs an id (a number, or a string of at most 64 bytes)")])
+            return true
+        }
+        guard case .string(let op)? = fields["op"] else {
+            respond(id, ok: false, ["error": .string("attach: a request needs an op (hello, run)")])
+            return true
+        }
+        if !state.withLock({ $0.greeted }) {
+            guard op == "hello" else {
+                sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "error": .string("attach: the first request must be a hello")]))
+                return false
+            }
+            return hello(id, fields)
+        }
+        switch op {
+        case "run":
+            guard case .string(let command)? = fields["command"] else {
+                respond(id, ok: false, ["error": .string("attach: run needs a command (a string)")])
+                return true
+            }
+            run(id, command, json: fields["json"] == .bool(true))
+        case "hello":
+            respond(id, ok: false, ["error": .string("attach: hello was already given")])
+        default:
+            respond(id, ok: false, ["error": .string("attach: unknown op \"\(VisibleText.of(String(op.prefix(64))))\" (hello, run)")])
+        }
+        return true
+    }
+
+    private func hello(_ id: JSONValue, _ fields: [String: JSONValue]) -> Bool {
+        let version = CacheInspector.protocolVersion
+        if let token = inspector.token {
+            guard case .string(let given)? = fields["token"], Self.sameToken(given, token) else {
+                sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "protocol": .int(Int64(version)),
+                                          "error": .string("attach: refused: no token or a wrong one (a TCP attachment needs the token the app printed, in CACHESH_TOKEN or --token-file FILE)")]))
+                return false
+            }
+        }
+        guard case .int(let theirs)? = fields["protocol"], theirs == Int64(version) else {
+            let theirs = fields["protocol"].map { $0.compactText } ?? "none"
+            sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "protocol": .int(Int64(version)),
+                                      "error": .string("attach: the app speaks protocol version \(version), the shell version \(VisibleText.of(String(theirs.prefix(32))))")]))
+            return false
+        }
+        state.withLock { state in
+            state.greeted = true
+            state.readOnly = fields["read_only"] == .bool(true)
+        }
+        respond(id, ok: true, ["protocol": .int(Int64(version))])
+        return true
+    }
+
+    /// Compares the whole of both, whatever differs first (no early exit a timing could tell).
+    static func sameToken(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var differ = x.count ^ y.count
+        for i in 0..<min(x.count, y.count) { differ |= Int(x[i] ^ y[i]) }
+        return differ == 0
+    }
+
+    private func run(_ id: JSONValue, _ command: String, json: Bool) {
+        let line = command.trimmingBlanks()
+        let readOnly = state.withLock { $0.readOnly }
+        if let refusal = InspectedCommand.refusal(line, readOnly: readOnly) {
+            respond(id, ok: false, ["error": .string(refusal)])
+            return
+        }
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        if words[0] == "watch" || words[0] == "unwatch" {
+            watch(id, words, json: json)
+            return
+        }
+        let result = inspector.cache.withIsolation { cache in InspectedCommand.run(line, on: cache, json: json) }
+        var fields: [String: JSONValue] = ["output": .string(result.output)]
+        if !result.errors.isEmpty { fields["error"] = .string(result.errors) }
+        respond(id, ok: result.ok, fields)
+    }
+
+    /// `watch [SCOPE]` and `unwatch [SCOPE]`: this client's scopes, whose changes stream to it.
+    private func watch(_ id: JSONValue, _ words: [String], json: Bool) {
+        let name = words[0]
+        guard words.count <= 2 else {
+            respond(id, ok: false, ["error": .string("\(name): one scope at a time (*, NS:* or a key)")])
+            return
+        }
+        var scope: WatchScope?
+        if words.count == 2 {
+            switch InspectedCommand.scope(words[1]) {
+            case .success(let got): scope = got
+            case .failure(let error):
+                respond(id, ok: false, ["error": .string(error.message.replacingWatch(with: name))])
+                return
+            }
+        }
+        let outcome = state.withLock { state -> (scopes: [WatchScope], error: String?) in
+            if name == "watch", let scope {
+                if !state.scopes.contains(scope) {
+                    guard state.scopes.count < Self.maxScopes else {
+                        return (state.scopes, "watch: \(Self.maxScopes) scopes watched, the most one attachment watches")
+                    }
+                    state.scopes.append(scope)
+                }
+            } else if name == "unwatch" {
+                if let scope { state.scopes.removeAll { $0 == scope } } else { state.scopes.removeAll() }
+            }
+            return (state.scopes, nil)
+        }
+        if let error = outcome.error {
+            respond(id, ok: false, ["error": .string(error)])
+            return
+        }
+        inspector.updateTap()
+        let texts = outcome.scopes.map(InspectedCommand.text(of:))
+        let output: String
+        if json {
+            output = JSONValue.object(["ok": .bool(true), "command": .string(name),
+                                       "watching": .array(texts.map(JSONValue.string))]).compactText + "\n"
+        } else {
+            output = "watching: " + (texts.isEmpty ? "(nothing)" : texts.joined(separator: " ")) + "\n"
+        }
+        respond(id, ok: true, ["output": .string(output), "watching": .int(Int64(texts.count))])
+    }
+}
+
+extension String {
+    func trimmingBlanks() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+
+    func replacingWatch(with name: String) -> String {
+        hasPrefix("watch:") ? name + ":" + dropFirst(6) : self
+    }
+}

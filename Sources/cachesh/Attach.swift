@@ -1,0 +1,371 @@
+import CacheCore
+import CacheShell
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `cachesh attach PATH|HOST:PORT [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]`
+/// (SPEC §9): the shell on a running app's cache, through the app's CacheInspector. The commands
+/// run in the app; what comes back is untrusted and shown with its control and bidirectional
+/// characters escaped, each line bounded.
+enum Attach {
+    /// The protocol version this shell speaks (SPEC §9 Protocol).
+    static let protocolVersion = 1
+    /// The longest line the shell reads from the app (SPEC §7.1).
+    static let maxLineBytes = 65 << 20
+
+    static let usage = """
+        usage: cachesh attach PATH|HOST:PORT [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]
+        The shell on a running app's cache (the app started CacheInspector). PATH: its Unix-domain
+        socket (/tmp/cachesh-$UID/PID); HOST:PORT: its loopback TCP port, with the token the app
+        printed in CACHESH_TOKEN or in --token-file FILE (never on the command line).
+        """
+
+    static let help = """
+        Over an attachment the commands run on the app's own cache, on its real clock:
+          read:   keys [PATTERN], peek KEY, explain KEY, stats [NS], pending, config, snapshot, now
+          watch:  watch [KEY|NS:*|*] (changes stream here, with their cause), unwatch [KEY|NS:*|*]
+          change: invalidate, evict, clear, event, push, memory-warning, expire (not with --read-only)
+        advance, at and server ... are refused: the app's clock is real and its origin its own.
+        help, quit.
+
+        """
+
+    struct Options {
+        var target: String?
+        var readOnly = false
+        var json = false
+        var tokenFile: String?
+        var commands: String?
+        var files: [String] = []
+    }
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var options = Options()
+        var i = 0
+        func value(_ name: String) -> String {
+            i += 1
+            guard i < arguments.count else { failAttach("\(name) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            let argument = arguments[i]
+            switch argument {
+            case "--read-only": options.readOnly = true
+            case "--json": options.json = true
+            case "--token-file": options.tokenFile = value(argument)
+            case "-c": options.commands = value(argument)
+            case "-h", "--help":
+                write(usage + "\n", to: .standardOutput)
+                return 0
+            default:
+                if argument.hasPrefix("--token-file=") {
+                    options.tokenFile = String(argument.dropFirst("--token-file=".count))
+                } else if argument.hasPrefix("--token") {
+                    failAttach("the token is not taken on the command line, where ps shows it: put it in CACHESH_TOKEN or in a file for --token-file FILE")
+                } else if argument.hasPrefix("-") && argument != "-" {
+                    failAttach("unknown option \(argument)\n" + usage)
+                } else if options.target == nil {
+                    options.target = argument
+                } else {
+                    options.files.append(argument)
+                }
+            }
+            i += 1
+        }
+        guard let target = options.target else { failAttach("no app to attach to\n" + usage) }
+        if options.commands != nil && !options.files.isEmpty { failAttach("-c and a script FILE: give one of them") }
+
+        let fd = connect(to: target)
+        var client = Client(fd: fd, json: options.json)
+        let tcp = !isUnixPath(target)
+        var hello: [String: JSONValue] = ["id": .int(0), "op": .string("hello"), "protocol": .int(Int64(protocolVersion))]
+        if options.readOnly { hello["read_only"] = .bool(true) }
+        if tcp, let token = token(options) { hello["token"] = .string(token) }
+        client.send(hello)
+        guard let answer = client.response(to: 0) else { failAttach("\(target): the app closed the connection before it answered") }
+        if case .int(let theirs)? = answer["protocol"], theirs != Int64(protocolVersion) {
+            failAttach("\(target): the app speaks protocol version \(theirs), this cachesh version \(protocolVersion)")
+        }
+        guard answer["ok"] == .bool(true) else {
+            // The app's refusal, its own `attach: ` left out (this line has one).
+            if case .string(let error)? = answer["error"] { failAttach(error.hasPrefix("attach: ") ? String(error.dropFirst(8)) : error) }
+            failAttach("\(target): the app refused the attachment")
+        }
+
+        // The commands: -c, the script files, or standard input (a prompt on a terminal).
+        var failed = false
+        var stop = false
+        func run(_ command: String) {
+            let trimmed = command.trimmingBlanks()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+            if ["quit", "exit", "q", "\\q", ".quit", ".exit"].contains(trimmed) {
+                stop = true
+                return
+            }
+            if trimmed == "help" || trimmed == "?" {
+                write(help, to: .standardOutput)
+                return
+            }
+            if !client.run(trimmed) { failed = true }
+        }
+        if let commands = options.commands {
+            for command in splitCommands(commands) where !stop { run(command) }
+        } else if !options.files.isEmpty {
+            for file in options.files where !stop {
+                let text: String
+                do { text = try FileIO.read(file) } catch { failAttach("cannot read \(file): \(error.description)") }
+                for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !stop { run(String(line)) }
+            }
+        } else {
+            let prompting = isatty(0) == 1 && isatty(1) == 1
+            while !stop {
+                if prompting { write("attach> ", to: .standardOutput) }
+                guard let line = readLine() else { break }
+                run(line)
+            }
+        }
+        // Watching: the changes stream until the app ends the connection or the shell is stopped.
+        if !stop && client.watching > 0 { client.streamEvents() }
+        return failed ? 1 : 0
+    }
+
+    // MARK: Connecting
+
+    static func isUnixPath(_ target: String) -> Bool {
+        target.contains("/") || !target.contains(":")
+    }
+
+    static func connect(to target: String) -> Int32 {
+        if isUnixPath(target) { return connectUnix(target) }
+        let colon = target.lastIndex(of: ":")!
+        var host = String(target[..<colon])
+        guard let port = UInt16(target[target.index(after: colon)...]), port > 0 else {
+            failAttach("\(target): expected PATH (a socket) or HOST:PORT with a port from 1 to 65535")
+        }
+        if host == "localhost" { host = "127.0.0.1" }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            failAttach("\(target): HOST is an IPv4 address (the app listens on 127.0.0.1)")
+        }
+        let fd = socket(AF_INET, streamSocket, 0)
+        guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { failAttach("\(target): cannot connect: \(String(cString: strerror(errno))) (is the app running, with CacheInspector started?)") }
+        return fd
+    }
+
+    static func connectUnix(_ path: String) -> Int32 {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            failAttach("\(path): no such socket (is the app running, with CacheInspector started?)")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else { failAttach("\(path): not a socket") }
+        guard path.utf8.count <= 103 else { failAttach("\(path): a socket path is at most 103 bytes") }
+        let fd = socket(AF_UNIX, streamSocket, 0)
+        guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            failAttach("\(path): cannot connect: \(String(cString: strerror(errno))) (the app that listened there has ended?)")
+        }
+        return fd
+    }
+
+    static func token(_ options: Options) -> String? {
+        if let file = options.tokenFile {
+            do {
+                return try FileIO.read(file, limit: 4096).trimmingCharactersOfLine()
+            } catch {
+                failAttach("cannot read the token file \(file): \(error.description)")
+            }
+        }
+        guard let raw = getenv("CACHESH_TOKEN") else { return nil }
+        return String(cString: raw).trimmingCharactersOfLine()
+    }
+
+    /// `-c` text split at `;` and line feeds outside a quoted string or an open JSON value.
+    static func splitCommands(_ text: String) -> [String] {
+        var commands: [String] = []
+        var current = ""
+        var depth = 0
+        var quoted = false
+        var escaped = false
+        for c in text {
+            if quoted {
+                current.append(c)
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { quoted = false }
+                continue
+            }
+            switch c {
+            case "\"": quoted = true
+            case "{", "[": depth += 1
+            case "}", "]": depth = max(0, depth - 1)
+            case ";" where depth == 0, "\n" where depth == 0:
+                commands.append(current)
+                current = ""
+                continue
+            default: break
+            }
+            current.append(c)
+        }
+        commands.append(current)
+        return commands
+    }
+
+    // MARK: Output
+
+    static func write(_ text: String, to descriptor: FileDescriptor) {
+        _ = try? descriptor.writeAll(text.utf8)
+    }
+
+    /// Untrusted text from the app, with its control and bidirectional characters escaped.
+    static func show(_ text: String, to descriptor: FileDescriptor) {
+        write(VisibleText.of(text), to: descriptor)
+    }
+}
+
+/// The shell's end of one attachment: requests out, responses and streamed changes in.
+struct Client {
+    let fd: Int32
+    let json: Bool
+    var nextID: Int64 = 1
+    var buffer: [UInt8] = []
+    var start = 0
+    /// Where the search for the next line feed goes on (each byte is looked at once).
+    var scanned = 0
+    /// The scopes the app streams changes of to this shell.
+    var watching = 0
+
+    init(fd: Int32, json: Bool) {
+        self.fd = fd
+        self.json = json
+    }
+
+    func send(_ fields: [String: JSONValue]) {
+        let line = JSONValue.object(fields).compactText + "\n"
+        guard (try? FileDescriptor(rawValue: fd).writeAll(line.utf8)) != nil else {
+            failAttach("the app closed the connection")
+        }
+    }
+
+    /// Runs one command in the app; prints its output, and the changes that arrive meanwhile.
+    /// - Returns: whether it succeeded.
+    mutating func run(_ command: String) -> Bool {
+        let id = nextID
+        nextID += 1
+        send(["id": .int(id), "op": .string("run"), "command": .string(command), "json": .bool(json)])
+        guard let answer = response(to: id) else { failAttach("the app closed the connection") }
+        if case .string(let output)? = answer["output"] { Attach.show(output, to: .standardOutput) }
+        if case .int(let count)? = answer["watching"] { watching = Int(count) }
+        if case .string(let error)? = answer["error"] {
+            if error.hasSuffix("\n") {
+                Attach.show(error, to: .standardError)
+            } else if json {
+                Attach.show(JSONValue.object(["ok": .bool(false), "error": .string(error)]).compactText + "\n", to: .standardError)
+            } else {
+                Attach.show("error: " + error + "\n", to: .standardError)
+            }
+        }
+        return answer["ok"] == .bool(true)
+    }
+
+    /// Reads until the response to `id`, printing the changes streamed before it; nil at the end.
+    mutating func response(to id: Int64) -> [String: JSONValue]? {
+        while let message = nextMessage() {
+            if show(event: message) { continue }
+            if message["id"] == .int(id) || message["id"] == .null { return message }
+        }
+        return nil
+    }
+
+    /// Prints streamed changes until the app ends the connection.
+    mutating func streamEvents() {
+        while let message = nextMessage() { _ = show(event: message) }
+        Attach.write("cachesh: attach: the app ended the attachment\n", to: .standardError)
+    }
+
+    /// Prints a streamed change. - Returns: whether `message` was one.
+    private func show(event message: [String: JSONValue]) -> Bool {
+        guard let event = message["event"] else { return false }
+        if json {
+            Attach.show(event.compactText + "\n", to: .standardOutput)
+        } else if case .string(let line)? = message["output"] {
+            Attach.show(line + "\n", to: .standardOutput)
+        }
+        return true
+    }
+
+    /// The next line from the app as a JSON object; nil at the end of the connection.
+    private mutating func nextMessage() -> [String: JSONValue]? {
+        while true {
+            if let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                scanned = start
+                defer {
+                    if start > 1 << 20 {
+                        buffer.removeFirst(start)
+                        start = 0
+                        scanned = 0
+                    }
+                }
+                guard case .object(let fields)? = try? JSONValue(parsing: String(decoding: line, as: UTF8.self)) else {
+                    failAttach("the app sent a line that is not a JSON object; detached")
+                }
+                return fields
+            }
+            scanned = buffer.count
+            guard buffer.count - start <= Attach.maxLineBytes else {
+                failAttach("the app sent a line longer than 65 MiB, the most the shell reads; detached")
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            buffer += chunk[..<count]
+        }
+    }
+}
+
+#if canImport(Glibc)
+private let systemConnect = Glibc.connect
+private let streamSocket = Int32(SOCK_STREAM.rawValue)
+#else
+private let systemConnect = Darwin.connect
+private let streamSocket = SOCK_STREAM
+#endif
+
+func failAttach(_ message: String) -> Never {
+    _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: attach: \(message)\n").utf8)
+    exit(2)
+}
+
+extension String {
+    func trimmingBlanks() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" || c == "\r" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" || c == "\r" { s.removeLast() }
+        return String(s)
+    }
+
+    func trimmingCharactersOfLine() -> String {
+        var s = Substring(self)
+        while let c = s.first, c.isWhitespace { s.removeFirst() }
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
