@@ -53,10 +53,16 @@ KNOWN_DIFFERENCES = {
         "`ETag` again (`If-None-Match: \"v1\"`), so the origin sends the whole body once more. The "
         "`200` replaces the stored response (RFC 9111 §4.3.3) and its validator is the one to send: "
         "cachesh sends `\"v2\"` and gets a `304`.",
-    ("unsafe-method-invalidates", 3):
+    ("unsafe-method-invalidates", 4):
         "hishel does not invalidate the target of a successful `POST`, and serves the stored "
         "response. RFC 9111 §4.4: a cache MUST invalidate the target URI after a non-error answer "
         "to an unsafe method; cachesh fetches it again.",
+    ("vary-star", 1):
+        "Both send every request. A response with `Vary: *` always fails to match a later request "
+        "(RFC 9111 §4.1), so cachesh does not store it; hishel stores it (and never serves it).",
+    ("vary-star", 2):
+        "As for the first request: hishel stores a response that can never be selected (RFC 9111 "
+        "§4.1), cachesh does not.",
     ("request-max-age-0", 2):
         "hishel does not honour the request's `max-age=0`, and serves the stored response. RFC 9111 "
         "§5.2.1.1: the client is unwilling to accept a response whose age is more than 0 seconds, "
