@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -30,6 +30,7 @@ test: deps
 	$(MAKE) --no-print-directory test-interactive
 	$(MAKE) --no-print-directory test-replay
 	$(MAKE) --no-print-directory test-http
+	$(MAKE) --no-print-directory test-http-peers
 
 test-transcripts:
 	$(BIN_DEBUG) --verify Examples/*.transcript README.md
@@ -50,6 +51,13 @@ attack: build
 # A few trials of each attack, for CI.
 attack-smoke: build
 	python3 Tests/attack/attack.py $(BIN_DEBUG) --smoke
+
+# Real HAR files (mitmproxy) and a second RFC 9111 cache (hishel), each in its own pinned Python
+# environment under .build/peer-venvs, against replay FILE.har; docs/http-conformance.md lists
+# every exchange where the two decide differently, with its RFC reason.
+test-http-peers:
+	Tests/http-peers/venvs.sh
+	CACHESH_BIN=$(BIN_DEBUG) python3 Tests/http-peers/run.py
 
 # replay's and the engine's (ns policy=) hit counts against libcachesim's on three seeded traces.
 test-replay:
