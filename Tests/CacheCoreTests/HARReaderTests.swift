@@ -147,6 +147,21 @@ import Testing
         #expect(entries[1].latency == 10)
     }
 
+    /// mitmproxy writes a body that is not UTF-8 (an image) as its bytes read as Latin-1, one
+    /// character per byte, `content.size` the bytes: the body is those bytes, not the text's UTF-8.
+    @Test func aBodyWrittenAsLatin1IsItsBytes() throws {
+        let bytes = (0..<4).flatMap { _ in (0...255).map(UInt8.init) }
+        let text = String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        let json = JSONValue.string(text).compactText
+        let png = Self.entry("\"response\": {\"status\": 200, \"headers\": [], \"content\": {\"size\": 1024, \"mimeType\": \"image/png\", \"text\": \(json)}}")
+        // Text past ASCII whose size is its UTF-8 bytes is text, as the log says.
+        let utf8 = Self.entry("\"response\": {\"status\": 200, \"headers\": [], \"content\": {\"size\": 6, \"text\": \"caf\u{E9} \"}}")
+        let entries = Self.entries(try Self.items(Self.log([png, utf8])))
+        #expect(entries[0].body == .encoded(size: 1024, digest: SHA256.hexDigest(of: bytes)))
+        #expect(entries[1].body == .text("café "))
+        #expect(entries[1].body.size == 6)
+    }
+
     @Test func webSocketEntriesAreSkippedWithAWarning() throws {
         let items = try Self.items(path: Self.fixture("websocket.har"))
         #expect(items == [

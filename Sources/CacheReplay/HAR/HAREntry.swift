@@ -239,6 +239,14 @@ struct HARObject {
         switch try content.optionalString("encoding") {
         case nil, "":
             _ = try checked(text.utf8.count, content, "text")
+            // Some exporters (mitmproxy) write a body that is not UTF-8 as its bytes read as
+            // Latin-1: one character per byte, `content.size` the bytes. Such a body is those
+            // bytes, not the text's UTF-8 (which would count each byte past 127 twice).
+            if let size = (try? content.amount("size", what: "a size in bytes")) ?? nil, size == Double(text.unicodeScalars.count),
+               Int(size) != text.utf8.count, text.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
+                let bytes = text.unicodeScalars.map { UInt8($0.value) }
+                return .encoded(size: bytes.count, digest: digests ? SHA256.hexDigest(of: bytes) : "")
+            }
             return .text(text)
         case "base64":
             switch Base64Digest.decode(text, limit: limits.bodyBytes, digest: digests) {

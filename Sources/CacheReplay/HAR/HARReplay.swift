@@ -517,7 +517,7 @@ public enum HARReplay {
         let reason: String
         if let before {
             let validators = ["If-None-Match", "If-Modified-Since"].filter { request.fields.contains($0) }
-            reason = arithmetic(before) + (status.detail.map { "; the request's \($0)" } ?? "")
+            reason = arithmetic(before) + (status.detail.map { "; \($0)" } ?? "")
                 + (validators.isEmpty ? "; sent without a validator" : "; validated with " + validators.joined(separator: " and "))
         } else {
             reason = status.fwd == "vary-miss" ? "no stored response the request selects (Vary)" : "nothing stored for the key (uri-miss)"
