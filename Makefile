@@ -35,6 +35,7 @@ test: deps
 test-transcripts:
 	$(BIN_DEBUG) --verify Examples/*.transcript README.md
 	$(BIN_DEBUG) --verify --safe Examples/races/*.transcript
+	$(BIN_DEBUG) --verify --safe Examples/har/*.transcript
 
 # The live example: its API on a free loopback port, a recorded user session verified, then the
 # committed Examples/live-app/session.transcript (`Examples/live-app/run.sh --update` replaces it).

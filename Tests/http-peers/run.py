@@ -272,6 +272,24 @@ def cachesh_rows(har: pathlib.Path) -> list[dict]:
     return json.loads(done.stdout)["rows"]
 
 
+def transcripts_verify(har: pathlib.Path, workdir: pathlib.Path) -> list[str]:
+    """`cachesh --transcribe LOG.har` (plain and `--redact`) verifies under `--safe`: the problems."""
+    binary = os.environ.get("CACHESH_BIN", str(ROOT / ".build" / "debug" / "cachesh"))
+    problems = []
+    for extra in ([], ["--redact"]):
+        done = subprocess.run([binary, "--transcribe", str(har)] + extra, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            problems.append(f"--transcribe {' '.join(extra)} failed: {done.stderr.strip()[-400:]}")
+            continue
+        transcript = workdir / ("redacted.transcript" if extra else "plain.transcript")
+        transcript.write_text(done.stdout)
+        verify = subprocess.run([binary, "--verify", "--safe", str(transcript)], capture_output=True, text=True, timeout=120)
+        if verify.returncode != 0:
+            problems.append(f"the transcript of --transcribe {' '.join(extra)} does not verify: "
+                            f"{(verify.stdout + verify.stderr).strip()[-600:]}")
+    return problems
+
+
 def compare(rows: list[dict], replayed: list[dict]) -> tuple[str, list[str]]:
     """The conformance page, and what is wrong: an unexplained difference, or a listed one gone."""
     if len(replayed) != len(rows):
@@ -352,7 +370,9 @@ def main() -> int:
             shutil.copy(har, keep / "peers.har")
             (keep / "hishel.json").write_text(json.dumps(rows, indent=1) + "\n")
         replayed = cachesh_rows(har)
+        transcribed = transcripts_verify(har, workdir)
     page, problems = compare(rows, replayed)
+    problems += transcribed
     for problem in problems:
         print(f"http-peers: {problem}", file=sys.stderr)
     if problems:
@@ -366,7 +386,8 @@ def main() -> int:
         return 1
     same = sum(1 for r, g in zip(rows, replayed) if r["hishel"] == g["decision"])
     print(f"http-peers: {len(rows)} requests in a real HAR; cachesh and hishel decide {same} alike, "
-          f"{len(rows) - same} differently, each for its listed RFC reason")
+          f"{len(rows) - same} differently, each for its listed RFC reason; its transcripts, plain and "
+          "redacted, verify under --safe")
     return 0
 
 
