@@ -64,8 +64,8 @@ func subcommandsComplete(typed: String, expected: [String]) async {
     #expect(await candidates("server show prof") == ["profile:", "profile:42"])
     #expect(await candidates("server log c") == ["clear"])
     #expect(await candidates("server ")?.contains("latency") == true)
-    #expect(Completer.hint(for: "server set ", in: await fixture()) == "KEY VALUE [version=N] [headers={...}]")
-    #expect(Completer.hint(for: "server set feed:x ", in: await fixture()) == "VALUE [version=N] [headers={...}]")
+    #expect(Completer.hint(for: "server set ", in: await fixture()) == "KEY [VALUE] [version=N] [headers={...}] [text=\"...\"] [binary=SIZE:sha256:HEX]")
+    #expect(Completer.hint(for: "server set feed:x ", in: await fixture()) == "[VALUE] [version=N] [headers={...}] [text=\"...\"] [binary=SIZE:sha256:HEX]")
 }
 
 @Test func literalArgumentsComplete() async {
