@@ -53,6 +53,42 @@ import Testing
         #expect(result.rows[1].status == 200 && result.rows[1].agrees == false && result.rows[1].recorded == .revalidated)
     }
 
+    /// A stale response the recorded client served from its cache (Chrome's `_fromCache`) within
+    /// `stale-while-revalidate`: cachesh serves it too and revalidates in the background, so the
+    /// log's next request for the key is the client's revalidation; a log without one is missing
+    /// a request the cache would have sent.
+    @Test func aBackgroundRevalidationMissingFromTheLogIsADisagreement() throws {
+        let swr: [(String, String)] = [("Cache-Control", "max-age=1, stale-while-revalidate=60"), ("ETag", "\"a\"")]
+        let fromCache = ", \"_fromCache\": \"disk\""
+        // Served stale from the client's cache at 5s, revalidated on the wire at 6s (a 304); the
+        // server now says max-age=30, which cachesh's own revalidation at 5s got.
+        let longer: [(String, String)] = [("Cache-Control", "max-age=30, stale-while-revalidate=60"), ("ETag", "\"a\"")]
+        let revalidated = try Self.replay([
+            Self.entry(0, headers: swr), Self.entry(5, headers: longer, extra: fromCache),
+            Self.entry(6, status: 304, headers: longer, text: ""),
+        ])
+        #expect(revalidated.rows.map(\.decision) == [.fetched, .staleRevalidate, .hit])
+        #expect(revalidated.rows.map(\.agrees) == [true, true, true])
+        #expect(revalidated.rows[2].why.hasSuffix("; the recorded client's background revalidation of the response served stale at entries[1] (cachesh sent its own then)"),
+                "\(revalidated.rows[2].why)")
+        #expect(revalidated.totals[0].disagreements == 0)
+        // Served stale again from the client's cache with no request between, and at the end.
+        let missing = try Self.replay([
+            Self.entry(0, headers: swr), Self.entry(5, headers: swr, extra: fromCache),
+            Self.entry(7, headers: swr, extra: fromCache),
+        ])
+        #expect(missing.rows[1].agrees == false)
+        #expect(missing.rows[1].why.hasSuffix("; a request the cache would have sent is missing from the log: nothing revalidated the key before entries[2]"),
+                "\(missing.rows[1].why)")
+        let atTheEnd = try Self.replay([Self.entry(0, headers: swr), Self.entry(5, headers: swr, extra: fromCache)])
+        #expect(atTheEnd.rows[1].agrees == false && atTheEnd.rows[1].why.hasSuffix("nothing revalidated the key before the log ends"))
+        #expect(atTheEnd.totals[0].disagreements == 1)
+        // A sweep keeps no rows and counts the same.
+        let sweep = try Self.replay([Self.entry(0, headers: swr), Self.entry(5, headers: swr, extra: fromCache)],
+                                    combinations: [HARSettings(), HARSettings(heuristicPercent: 20)])
+        #expect(sweep.totals.map(\.disagreements) == [1, 1])
+    }
+
     @Test func overlappingRequestsShareOneRequestAndTheClockFollowsTheLog() throws {
         // The first answer takes 5s; a read at 1s shares the request in flight.
         let result = try Self.replay([Self.entry(0, wait: 5000), Self.entry(1), Self.entry(10)])

@@ -289,6 +289,20 @@ final class HARSimulation {
 
     /// Rows keep the answers their requests got (`HARTranscript`).
     var keepsAnswers = false
+    /// Keys whose stale response the recorded client served from its cache while cachesh served
+    /// it and revalidated it in the background: the entry, and its row's index when rows are
+    /// kept. The log's next request for the key is that revalidation; without one the log is
+    /// missing a request the cache would have sent.
+    var awaitingRevalidation: [String: (entry: Int, row: Int?)] = [:]
+
+    /// The stale response served at `waiting.entry` was never revalidated on the wire before
+    /// `before`: a disagreement, said in its row.
+    func missingRevalidation(_ waiting: (entry: Int, row: Int?), before: String) {
+        totals.disagreements += 1
+        guard let index = waiting.row, rows != nil else { return }
+        rows![index].agrees = false
+        rows![index].why += "; a request the cache would have sent is missing from the log: nothing revalidated the key before \(before)"
+    }
 
     init(settings: HARSettings, keepRows: Bool) {
         self.settings = settings
@@ -339,6 +353,10 @@ public enum HARReplay {
             }
         }
         for simulation in simulations {
+            for (_, waiting) in simulation.awaitingRevalidation.sorted(by: { $0.value.entry < $1.value.entry }) {
+                simulation.missingRevalidation(waiting, before: "the log ends")
+            }
+            simulation.awaitingRevalidation.removeAll()
             guard let engine = simulation.engine else { continue }
             // What is still in flight completes (its latency is the log's).
             do { try engine.advance(by: 3_600_000) } catch { throw HARError(error.description) }
@@ -413,6 +431,18 @@ public enum HARReplay {
             case .cache: row.agrees = row.decision.servedFromCache
             case .revalidated: row.agrees = row.decision == .revalidated
             case .network: row.agrees = !row.decision.servedFromCache && row.decision != .gatewayTimeout
+            }
+            if let waiting = simulation.awaitingRevalidation.removeValue(forKey: key) {
+                if recorded == .cache {
+                    simulation.missingRevalidation(waiting, before: "entries[\(entry.index)]")
+                } else {
+                    // The recorded client's background revalidation: cachesh sent its own then.
+                    row.agrees = true
+                    row.why += "; the recorded client's background revalidation of the response served stale at entries[\(waiting.entry)] (cachesh sent its own then)"
+                }
+            }
+            if row.decision == .staleRevalidate && recorded == .cache {
+                simulation.awaitingRevalidation[key] = (entry.index, simulation.rows?.count)
             }
         } else if method == "HEAD" || !HTTPCachePolicy.isSafe(method) {
             let result: HTTPReadResult
