@@ -41,8 +41,10 @@ struct Simulation<Order: EvictionOrder> {
         let reserve = Swift.min(limit, 1 << 16)
         table = IDTable(capacity: reserve)
         ids.reserveCapacity(reserve)
-        staleAt.reserveCapacity(reserve)
-        expiresAt.reserveCapacity(reserve)
+        if ttl != nil || stale != nil {
+            staleAt.reserveCapacity(reserve)
+            expiresAt.reserveCapacity(reserve)
+        }
     }
 
     /// `time + duration`, stopping at `Int64.max` as the engine's times do (a ttl of 100000d).
@@ -61,6 +63,41 @@ struct Simulation<Order: EvictionOrder> {
 
     @inline(__always)
     mutating func run(_ batch: UnsafeBufferPointer<TraceRequest>) {
+        if ttl == nil && stale == nil { runUntimed(batch) } else { runTimed(batch) }
+    }
+
+    /// Without ttl or stale every entry stays fresh until it is evicted: a read is a hit or a
+    /// miss, and no stale or expiry time is kept (`staleAt` and `expiresAt` stay empty).
+    @inline(__always)
+    private mutating func runUntimed(_ batch: UnsafeBufferPointer<TraceRequest>) {
+        for r in batch {
+            if r.time > now { now = r.time }
+            let found = table.find(r.id)
+            if found >= 0 {
+                order.accessed(found, next: r.nextAccess)
+                counters.hits += 1
+                continue
+            }
+            counters.misses += 1
+            counters.requests += 1
+            let slot: Int32
+            if ids.count >= limit {
+                slot = order.evict()
+                let v = Int(slot)
+                table.remove(ids[v])
+                counters.evictions += 1
+                ids[v] = r.id
+            } else {
+                slot = Int32(ids.count)
+                ids.append(r.id)
+            }
+            table.insert(r.id, slot)
+            order.inserted(slot, next: r.nextAccess)
+        }
+    }
+
+    @inline(__always)
+    private mutating func runTimed(_ batch: UnsafeBufferPointer<TraceRequest>) {
         for r in batch {
             if r.time > now { now = r.time }
             let found = table.find(r.id)
@@ -105,9 +142,9 @@ struct Simulation<Order: EvictionOrder> {
 
     /// Ends the trace: entries already expired are counted.
     mutating func finish() -> ReplayCounters {
-        for i in 0..<ids.count where expiresAt[i] <= now { counters.expirations += 1 }
+        for i in 0..<expiresAt.count where expiresAt[i] <= now { counters.expirations += 1 }
         // Counted once: a second call finds nothing more to count.
-        for i in 0..<ids.count where expiresAt[i] <= now { expiresAt[i] = .max }
+        for i in 0..<expiresAt.count where expiresAt[i] <= now { expiresAt[i] = .max }
         return counters
     }
 }

@@ -82,6 +82,43 @@ import Darwin
         #expect(Self.errorOf(bytes + [1, 2, 3]) == "t.txt:4: error: record cut short: 3 of 24 bytes")
     }
 
+    /// 100,000 records (2.4 MB: records straddle the 1 MiB buffer's end) read in batches of 4,096
+    /// come out as they were written, and a record whose time goes back deep in the file is refused
+    /// at its record number, after the records before it were read.
+    @Test func oracleRecordsAcrossBuffersAndBatches() throws {
+        func file(backAt: Int?) -> [UInt8] {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(2_400_000)
+            func append<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+            for i in 0..<100_000 {
+                append(UInt32(i == backAt ? 1 : 1_000 + i / 7)); append(UInt64(i % 977)); append(UInt32(1))
+                append(Int64(i % 5 == 0 ? -1 : i + 977))
+            }
+            return bytes
+        }
+        let path = Self.temporaryFile(file(backAt: nil))
+        defer { unlink(path) }
+        let reader = try TraceReader(path: path, name: "t.bin", options: TraceOptions(format: .oracle, timeUnit: .ms))
+        var all: [TraceRequest] = [], batch: [TraceRequest] = []
+        while try reader.next(into: &batch, count: 4_096) { all += batch }
+        #expect(all.count == 100_000 && reader.line == 100_000 && reader.requests == 100_000)
+        #expect(all.indices.allSatisfy { i in
+            all[i] == TraceRequest(time: Int64(i / 7), id: UInt64(i % 977), nextAccess: i % 5 == 0 ? .max : Int64(i + 977))
+        })
+        #expect(reader.lastTime == Int64(99_999 / 7))
+        let back = Self.temporaryFile(file(backAt: 70_001))
+        defer { unlink(back) }
+        let damaged = try TraceReader(path: back, name: "t.bin", options: TraceOptions(format: .oracle, timeUnit: .ms))
+        var read = 0
+        do {
+            while try damaged.next(into: &batch, count: 4_096) { read += batch.count }
+            Issue.record("the trace was read to its end")
+        } catch {
+            #expect(error.description == "t.bin:70002: error: time goes backwards: 1ms after \(1_000 + 70_000 / 7)ms (sort the trace by time)")
+        }
+        #expect(read == 69_632 && damaged.requests == 70_001)
+    }
+
     static func errorOf(_ bytes: [UInt8]) -> String? {
         do { _ = try read(bytes, TraceOptions(format: .oracle)); return nil } catch { return error.description }
     }
