@@ -61,13 +61,13 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
-    @Flag(help: "Explore FILE, a scenario (then depth=N schedules=N seed=S transcript=OUT): exit 0 clean, 1 a property fails, 2 the scenario is wrong.")
+    @Flag(help: "Explore each FILE, a scenario (then depth=N schedules=N seed=S strategy=S por=on|off fork=on|off transcript=OUT): exit 0 clean, 1 a property fails, 2 a scenario is wrong.")
     var explore = false
 
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
 
-    @Option(help: ArgumentHelp("With --verify: also write a JUnit XML report here, one test case per transcript.", valueName: "file"))
+    @Option(help: ArgumentHelp("With --verify or --explore: also write a JUnit XML report here, one test case per transcript, or per scenario's property.", valueName: "file"))
     var junit: String?
 
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)), or of a HAR network log (FILE.har).", valueName: "recording"))

@@ -89,6 +89,9 @@ struct ExploreRun: Sendable {
     var silentSteps: Set<Int> = []
     /// The events in the order they ran (by their times, SPEC §3.1).
     var realized: [ExploreChoice] = []
+    /// An expect step that failed: its command's index in `commands`, and the step. The
+    /// transcript ends there (what comes after shows nothing more).
+    var failedAt: (command: Int, step: Int)?
 }
 
 /// What `explore` found.
@@ -299,10 +302,16 @@ public struct Explorer: Sendable {
         }
         let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
                                                      dropped: best.dropped) ?? 0
-        let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
+        // A failing expect step ends the transcript and the schedule shown: nothing after it matters.
+        var commands = best.run.commands, realized = best.run.realized
+        if let (command, step) = best.run.failedAt {
+            commands = Array(commands[...command])
+            if let event = realized.firstIndex(where: { $0.event == ExploreEvent(kind: .issue, step: step) }) { realized = Array(realized[...event]) }
+        }
+        let transcript = self.transcript(commands, failure: best.run.failure!, preemptions: preemptions)
         let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
-        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.run.realized, silent: best.run.silentSteps), preemptions: preemptions,
-                                   transcript: transcript.text, commands: best.run.commands.count,
+        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(realized, silent: best.run.silentSteps), preemptions: preemptions,
+                                   transcript: transcript.text, commands: commands.count,
                                    commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
     }
 
@@ -425,6 +434,7 @@ public struct Explorer: Sendable {
                     // An expect step checks the state at its point of the schedule.
                     if run.failure == nil {
                         run.failure = ExploreFailure(property: "\(step.command.text) (line \(step.command.line))", message: Self.firstLine(output))
+                        run.failedAt = (run.commands.count - 1, choice.event.step)
                     }
                 } else if !ok && run.refused == nil {
                     run.refused = (step.command.line, Self.firstLine(output))
