@@ -123,6 +123,25 @@ import TestSupport
         #expect(fewer >= 10, "too few random scenarios had steps that commute to test the reduction")
     }
 
+    /// The shrinker over scenarios whose steps commute (their events run by their times, not in
+    /// the order enumerated): whenever a failure is found, the shrunk schedule fails the same way,
+    /// has no more commands than the first failing one, and its transcript verifies.
+    @Test func theShrunkScheduleOfCommutingStepsAlwaysFailsIsNeverLongerAndVerifies() throws {
+        var generator = SeededGenerator(seed: 3602)
+        var failures = 0
+        for _ in 0..<30 {
+            let text = Self.randomScenario(&generator)
+            let report = try Self.run(text) { $0.depth = 3 }
+            #expect(report.problem == nil, "\(text)")
+            guard let found = report.failure else { continue }
+            failures += 1
+            #expect(found.verifies, "\(text)\n\(found.transcript)")
+            #expect(found.commands <= found.commandsBeforeShrinking, "\(text)")
+            #expect(found.transcript.components(separatedBy: "\ncachesh> ").count - 1 == found.commands, "\(text)")
+        }
+        #expect(failures >= 5, "the random scenarios found too few failures to test the shrinker")
+    }
+
     @Test func twoSectionsOfDisjointKeysAreOneSchedule() throws {
         let text = "concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\nexpect peek a:1 value=1\n"
         let reduced = try Self.run(text) { $0.depth = 4 }

@@ -159,9 +159,9 @@ public struct ExploreReport: Sendable {
     public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : interrupted ? 130 : 0 }
 }
 
-/// Runs a scenario's schedules, each in a fresh session on a new cache: the setup is run again
-/// for each (SPEC §3.1: not yet a restored fork), then the schedule's choreography, then the
-/// settling and the checks.
+/// Runs a scenario's schedules, each in a fresh session on a new cache: a snapshot of the state
+/// after the setup restored (or the setup run again, where a snapshot cannot hold it), then the
+/// schedule's choreography, then the settling and the checks (SPEC §3.1).
 public struct Explorer: Sendable {
     public let scenario: ExploreScenario
     public let options: ExploreOptions
