@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -80,6 +80,13 @@ bench-micro-update: deps
 # replay against libcachesim on the same 1M-request trace: requests/s and peak memory.
 bench-replay: deps
 	python3 Benchmarks/replay-bench.py
+
+# explore on every Examples/explore scenario (release build): time to the first failure under its
+# naive switch, the shrunk transcript's length, the default policy to depth 6 with and without
+# partial-order reduction, schedules a second forked beside the setup run again (Benchmarks/README.md).
+bench-explore: deps
+	$(SWIFT) build -c release --product cachesh
+	python3 Benchmarks/explore-bench.py
 
 # replay jobs=2 against jobs=1 on a 4 policies x 8 sizes sweep: wall time, CPU, peak memory.
 bench-replay-jobs: deps

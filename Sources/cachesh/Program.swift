@@ -61,13 +61,13 @@ struct Cachesh: ParsableCommand {
     @Flag(help: "Replay each FILE as a transcript and show how it differs.")
     var verify = false
 
-    @Flag(help: "Explore FILE, a scenario (then depth=N schedules=N seed=S transcript=OUT): exit 0 clean, 1 a property fails, 2 the scenario is wrong.")
+    @Flag(help: "Explore each FILE, a scenario (then depth=N schedules=N seed=S strategy=S por=on|off fork=on|off transcript=OUT): exit 0 clean, 1 a property fails, 2 a scenario is wrong.")
     var explore = false
 
     @Flag(help: "With --verify: rewrite the expected output of failing transcripts.")
     var update = false
 
-    @Option(help: ArgumentHelp("With --verify: also write a JUnit XML report here, one test case per transcript.", valueName: "file"))
+    @Option(help: ArgumentHelp("With --verify or --explore: also write a JUnit XML report here, one test case per transcript, or per scenario's property.", valueName: "file"))
     var junit: String?
 
     @Option(help: ArgumentHelp("Print the transcript of an app's recording (Cache.startRecording(to:)), or of a HAR network log (FILE.har).", valueName: "recording"))
@@ -341,7 +341,7 @@ func runMain() -> Int32 {
     }
 
     if command.update && !command.verify { fail(usage: "--update goes with --verify") }
-    if command.junit != nil && !command.verify { fail(usage: "--junit goes with --verify") }
+    if command.junit != nil && !command.verify && !command.explore { fail(usage: "--junit goes with --verify or --explore") }
     if command.echo && command.verify { fail(usage: "--echo goes with a script, -c or stdin, not --verify") }
     if command.wait && command.store == nil { fail(usage: "--wait goes with --store") }
     var budget: ScheduledBudget?
@@ -361,9 +361,9 @@ func runMain() -> Int32 {
     }
     if command.explore {
         if command.verify || command.commands != nil || command.store != nil || command.echo || command.config != nil || command.bail {
-            fail(usage: "--explore takes a scenario FILE and its options alone (with --json or --safe)")
+            fail(usage: "--explore takes scenario FILEs and their options alone (with --json, --safe or --junit REPORT)")
         }
-        return ExploreMain.run(command.files, json: command.json, safe: command.safe, progress: options.progress)
+        return ExploreMain.run(command.files, json: command.json, safe: command.safe, junit: command.junit, progress: options.progress)
     }
     if command.verify {
         return Verify.run(files: command.files, update: command.update, safe: command.safe, junit: command.junit,

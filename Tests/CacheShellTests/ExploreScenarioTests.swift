@@ -83,6 +83,8 @@ final class InterruptAfter: Sendable {
         let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
         let hook = InterruptAfter(4)
         var options = ExploreOptions()
+        // Every order run: the puts of the two sections commute, so the reduction would run one.
+        options.reduce = false
         options.interrupted = { hook.poll() }
         let report = Explorer(scenario: s, options: options).run()
         #expect(report.interrupted)
@@ -139,6 +141,8 @@ final class InterruptAfter: Sendable {
         let s = try Self.scenario("concurrent\n  put a:1 1\n  put a:2 2\nand\n  put b:1 1\n  put b:2 2\nend\n")
         var options = ExploreOptions()
         options.scheduleLimit = 4
+        options.strategy = .exhaustive
+        options.reduce = false
         options.randomSchedules = 10
         let report = Explorer(scenario: s, options: options).run()
         #expect(report.stoppedAtBound)

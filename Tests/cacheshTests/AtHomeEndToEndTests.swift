@@ -115,6 +115,6 @@ import Testing
 
             """)
         let alone = try await Cachesh.run(["--junit", "r.xml", "-c", "now"], in: sandbox.url)
-        #expect(alone.status == 2 && alone.stderr == "cachesh: --junit goes with --verify\n")
+        #expect(alone.status == 2 && alone.stderr == "cachesh: --junit goes with --verify or --explore\n")
     }
 }

@@ -11,9 +11,17 @@ public enum ExploreCommands {
                           + "A get (--async) or mutate KEY step may take latency=LO..HI, the range its answer arrives in, and "
                           + "answer=ok,fail,lost, the answers tried (SPEC 3.1)")],
         options: [
-            .count("depth", meaning: "try every schedule with at most N preemptions (choices of an event out of its written order; default 4, at most 16)"),
-            .count("schedules", meaning: "then N random schedules (default 0)"),
+            .count("depth", meaning: "try every schedule with at most N preemptions (choices of an event out of its written order; default 4, at most 16); "
+                   + "random schedules take N priority change points"),
+            .count("schedules", meaning: "N random (PCT) schedules: past the exhaustive bound, or after a whole exhaustive search, or all of them "
+                   + "with strategy=pct (default 1000 where the search needs them, else 0)"),
             .count("seed", meaning: "the random schedules' seed (default 1): the same seed, the same schedules"),
+            .text("strategy", placeholder: "auto|exhaustive|pct", meaning: "auto (default): each depth exhaustively while its schedules fit "
+                  + "the bound of 100000, then random ones; exhaustive: every depth until the bound stops it; pct: random schedules alone"),
+            .text("por", placeholder: "on|off", meaning: "partial-order reduction (default on): one schedule of those that only reorder "
+                  + "commuting steps; off runs each"),
+            .text("fork", placeholder: "on|off", meaning: "on (default): each schedule starts from a snapshot of the state after the setup; "
+                  + "off: runs the setup again for each (what forking saves, measured)"),
             .text("naive", placeholder: "none", meaning: "naive=none: every naive switch the setup turns on is turned off after it (the default policy)"),
             .text("transcript", placeholder: "FILE", meaning: "also write the shortest failing schedule's transcript to FILE"),
         ],
@@ -74,6 +82,20 @@ public enum ExploreCommands {
             }
             options.randomSchedules = n
         }
+        if let (text, word) = args.option("strategy") {
+            guard let strategy = ExploreStrategy(rawValue: String(text)) else {
+                throw ShellError("explore: strategy=\(text): use auto, exhaustive or pct", at: word.offset)
+            }
+            options.strategy = strategy
+        }
+        if let (text, word) = args.option("por") {
+            guard text == "on" || text == "off" else { throw ShellError("explore: por=\(text): use on or off", at: word.offset) }
+            options.reduce = text == "on"
+        }
+        if let (text, word) = args.option("fork") {
+            guard text == "on" || text == "off" else { throw ShellError("explore: fork=\(text): use on or off", at: word.offset) }
+            options.fork = text == "on"
+        }
         if let (text, word) = args.option("naive") {
             guard text == "none" else { throw ShellError("explore: naive=\(text): only naive=none (every switch off after the setup)", at: word.offset) }
             options.naiveOff = true
@@ -102,12 +124,21 @@ public enum ExploreCommands {
             "per_depth": .array(report.perDepth.map { .int(Int64($0)) }),
             "random_schedules": .int(Int64(report.random)),
             "infeasible": .int(Int64(report.infeasible)),
+            "reordered": .int(Int64(report.reordered)),
+            "por": .bool(report.reduced),
+            "strategy": .string(report.strategy.rawValue),
             "distinct_states": .int(Int64(report.distinctStates)),
             "depth": .int(Int64(report.depthReached)),
             "deepest": .int(Int64(report.deepest)),
             "clean": .bool(report.failure == nil),
         ]
         if report.stoppedAtBound { fields["stopped_at_bound"] = .bool(true) }
+        if report.stoppedAtOrders { fields["stopped_at_orders"] = .bool(true) }
+        if report.random > 0 {
+            fields["seed"] = .int(Int64(bitPattern: report.seed))
+            fields["change_points"] = .int(Int64(report.changePoints))
+        }
+        if let depth = report.sampledFromDepth { fields["sampled_from_depth"] = .int(Int64(depth)) }
         if report.interrupted { fields["interrupted"] = .bool(true) }
         fields["forked"] = .bool(report.forked)
         if let found = report.failure {
@@ -131,8 +162,13 @@ public enum ExploreCommands {
     public static func humanLines(_ report: ExploreReport) -> [String] {
         let perDepth = report.perDepth.enumerated().map { "depth \($0.offset): \($0.element)" }.joined(separator: ", ")
         var lines = ["schedules: \(report.schedules) (\(perDepth)" + (report.random > 0 ? ", random: \(report.random)" : "") + ")"]
+        if report.reordered > 0 {
+            lines.append("reordered: \(report.reordered) (orders of commuting steps of a schedule run, not run again)")
+        }
         if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
         lines.append("distinct states: \(report.distinctStates)")
+        lines.append("depth reached: " + (report.depthReached >= 0 ? "\(report.depthReached) (every schedule of at most \(report.depthReached) preemptions)" : "none whole")
+                     + (report.deepest > report.depthReached ? ", deepest schedule \(report.deepest)" : ""))
         lines.append(report.forked ? "each schedule forked from the state after the setup"
                                    : "the setup run again for each schedule (it holds what a snapshot does not keep)")
         guard let found = report.failure else {
@@ -140,10 +176,23 @@ public enum ExploreCommands {
                 return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
                                 + (report.depthReached >= 0 ? ", to depth \(report.depthReached) whole" : "")]
             }
-            var verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
-            if report.random > 0 { verdict += ", and \(report.random) random schedules" }
+            let sampled = "\(report.random) random schedule\(report.random == 1 ? "" : "s") (PCT, at most \(report.changePoints) change point\(report.changePoints == 1 ? "" : "s"), seed \(report.seed))"
+            var verdict: String
+            if report.depthReached >= 0 {
+                verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
+                if report.random > 0 { verdict += ", and " + sampled }
+            } else {
+                verdict = "clean: " + sampled
+            }
+            if let depth = report.sampledFromDepth {
+                verdict += " (depth \(depth) does not fit in the bound of \(report.bound) schedules)"
+            }
             if report.stoppedAtBound {
-                verdict += " (stopped at the bound of \(report.bound) schedules inside depth \(report.depthReached + 1))"
+                verdict += report.random > 0 || report.strategy == .pct ? " (stopped at the bound of \(report.bound) schedules)"
+                    : " (stopped at the bound of \(report.bound) schedules inside depth \(report.depthReached + 1))"
+            }
+            if report.stoppedAtOrders {
+                verdict += " (stopped at the bound of \(ExploreOptions.maxOrders) orders inside depth \(report.depthReached + 1))"
             }
             return lines + [verdict]
         }

@@ -129,34 +129,27 @@ enum ExploreEnumeration {
         }
         return schedule
     }
-
-    /// One schedule chosen at random, each choice uniformly among those enabled, and its preemptions.
-    static func random(steps: [ExploreScenario.Step], sections: Int, using generator: inout SplitMix64) -> ([ExploreChoice], Int) {
-        var state = ExploreSchedulerState(steps: steps, sections: sections)
-        var schedule: [ExploreChoice] = []
-        var spent = 0
-        while true {
-            let choices = state.choices()
-            if choices.isEmpty { break }
-            let pick = choices[Int(generator.next() % UInt64(choices.count))]
-            spent += pick.cost
-            state.take(pick.choice)
-            schedule.append(pick.choice)
-        }
-        return (schedule, spent)
-    }
 }
 
-/// The times of a schedule's events: the earliest, each at least 1 ms after the one before, and
-/// each answer within its step's latency range after its issue (difference constraints, solved
-/// as longest paths); nil when no times fit (the ranges forbid that order).
+/// The times of a schedule's events: the earliest, each at least 1 ms after every earlier event
+/// it depends on (all of them, without a ``ExploreCommutation``: the events of a schedule 1 ms
+/// apart in its order), and each answer within its step's latency range after its issue
+/// (difference constraints, solved as longest paths); nil when no times fit (the ranges forbid
+/// that order). Events that commute get times from the events they depend on alone, so every
+/// schedule that only reorders commuting events gets the same times (SPEC §3.1).
 enum ExploreTiming {
-    static func times(of schedule: [ExploreChoice], steps: [ExploreScenario.Step]) -> [Int64]? {
+    static func times(of schedule: [ExploreChoice], steps: [ExploreScenario.Step], commutation: ExploreCommutation? = nil) -> [Int64]? {
         let count = schedule.count
         guard count > 0 else { return [] }
         // Edges u -> v with weight w: t[v] >= t[u] + w.
         var edges: [(Int, Int, Int64)] = []
-        for j in 1..<count { edges.append((j - 1, j, 1)) }
+        if let commutation {
+            for v in 1..<count {
+                for u in 0..<v where commutation.dependent(schedule[u].event, schedule[v].event) { edges.append((u, v, 1)) }
+            }
+        } else {
+            for j in 1..<count { edges.append((j - 1, j, 1)) }
+        }
         var issueAt: [Int: Int] = [:]
         for (j, choice) in schedule.enumerated() {
             let step = choice.event.step
@@ -179,5 +172,104 @@ enum ExploreTiming {
             if round == count { return nil }
         }
         return nil
+    }
+
+    /// The schedule as it runs: its events in the order of their times, events at the same time
+    /// (which commute) in written order, with their times; nil when no times fit. Every schedule
+    /// that only reorders commuting events runs the same way (the same commands, the same state).
+    static func realize(_ schedule: [ExploreChoice], steps: [ExploreScenario.Step],
+                        commutation: ExploreCommutation?) -> (schedule: [ExploreChoice], times: [Int64])? {
+        guard let times = times(of: schedule, steps: steps, commutation: commutation) else { return nil }
+        guard commutation != nil else { return (schedule, times) }
+        let order = schedule.indices.sorted { (times[$0], schedule[$0].event.position) < (times[$1], schedule[$1].event.position) }
+        return (order.map { schedule[$0] }, order.map { times[$0] })
+    }
+}
+
+/// Partial-order reduction (SPEC §3.1): a schedule's *trace*, the same for every schedule that
+/// only reorders commuting events, as its lexicographically least order (each event the first
+/// in written order whose dependencies, the earlier events of the schedule it does not commute
+/// with, have all come); explore runs one schedule of each trace, the first it meets.
+enum ExploreTrace {
+    /// The trace's key: its least order, each event as its place in the written order and its answer.
+    static func key(of schedule: [ExploreChoice], commutation: ExploreCommutation) -> [UInt16] {
+        let count = schedule.count
+        // waiting[v]: the earlier events v depends on that have not come yet.
+        var waiting = Array(repeating: 0, count: count)
+        var after = Array(repeating: [Int](), count: count)
+        for v in 0..<count {
+            for u in 0..<v where commutation.dependent(schedule[u].event, schedule[v].event) {
+                waiting[v] += 1
+                after[u].append(v)
+            }
+        }
+        var ready = (0..<count).filter { waiting[$0] == 0 }
+        var key: [UInt16] = []
+        key.reserveCapacity(count)
+        while !ready.isEmpty {
+            var best = 0
+            for i in ready.indices.dropFirst() where schedule[ready[i]].event.position < schedule[ready[best]].event.position { best = i }
+            let u = ready.remove(at: best)
+            key.append(UInt16(schedule[u].event.position) << 4 | UInt16(min(schedule[u].answer, 15)))
+            for v in after[u] {
+                waiting[v] -= 1
+                if waiting[v] == 0 { ready.append(v) }
+            }
+        }
+        return key
+    }
+}
+
+/// PCT (probabilistic concurrency testing, Burckhardt et al., ASPLOS 2010), as explore's random
+/// strategy (SPEC §3.1): each section, and each step's answer, is a thread with a random priority;
+/// at each point the enabled thread of highest priority goes next, except at change points
+/// chosen at random among the schedule's events, where the thread that goes next drops below
+/// every other. Each schedule draws its number of change points uniformly from 0 to
+/// `changePoints`: a fixed d − 1 as large as the events are few would drop nearly every thread
+/// at nearly every point, and miss the shallow bugs. A bug that needs d ordering constraints,
+/// d − 1 ≤ changePoints, is found by one schedule with a probability of at least
+/// 1/((changePoints+1)·n·k^(d−1)), n threads and k events. An answer is chosen uniformly among
+/// those its step lists.
+enum ExplorePCT {
+    static func schedule(steps: [ExploreScenario.Step], sections: Int, changePoints: Int,
+                         using generator: inout SplitMix64) -> ([ExploreChoice], Int) {
+        func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(generator.next() % UInt64(n)) }
+        // Threads: sections 0..<sections, then one per step with latency (its answer).
+        var threads = sections
+        var answerThread: [Int: Int] = [:]
+        for (i, step) in steps.enumerated() where step.latency != nil {
+            answerThread[i] = threads
+            threads += 1
+        }
+        let events = steps.count + answerThread.count
+        // Priorities: a random order of changePoints+1 ... changePoints+threads (high goes first);
+        // the i-th change point gives its thread priority changePoints−i, below them all.
+        var priority = Array(changePoints + 1...changePoints + threads)
+        for i in stride(from: priority.count - 1, to: 0, by: -1) { priority.swapAt(i, below(i + 1)) }
+        // Distinct change points: the first ones of a random order of the events (a partial shuffle).
+        let drawn = below(changePoints + 1)
+        var places = Array(0..<events)
+        var points: [Int: Int] = [:]
+        for i in 0..<min(drawn, events) {
+            places.swapAt(i, i + below(events - i))
+            points[places[i]] = drawn - i
+        }
+        var state = ExploreSchedulerState(steps: steps, sections: sections)
+        var schedule: [ExploreChoice] = []
+        var spent = 0
+        while true {
+            let choices = state.choices()
+            if choices.isEmpty { break }
+            func thread(_ event: ExploreEvent) -> Int { event.kind == .issue ? steps[event.step].section : answerThread[event.step]! }
+            var event = choices[0].choice.event
+            for choice in choices.dropFirst() where priority[thread(choice.choice.event)] > priority[thread(event)] { event = choice.choice.event }
+            if let drop = points[schedule.count] { priority[thread(event)] = drop }
+            let options = choices.filter { $0.choice.event == event }
+            let pick = options[below(options.count)]
+            spent += pick.cost
+            state.take(pick.choice)
+            schedule.append(pick.choice)
+        }
+        return (schedule, spent)
     }
 }

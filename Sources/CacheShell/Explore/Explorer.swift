@@ -5,8 +5,22 @@ import CacheServer
 public struct ExploreOptions: Sendable {
     /// Every schedule of at most this many preemptions is tried.
     public var depth = 4
-    /// Random schedules past the exhaustive bound.
-    public var randomSchedules = 0
+    /// Random (PCT) schedules: past the exhaustive bound, or all of them under `strategy=pct`;
+    /// nil: none after a whole exhaustive search, ``defaultRandomSchedules`` otherwise.
+    public var randomSchedules: Int?
+    /// How the schedules are chosen (`strategy=`, SPEC §3.1).
+    public var strategy = ExploreStrategy.auto
+    /// Partial-order reduction: one schedule of those that only reorder commuting steps (`por=off`
+    /// runs each).
+    public var reduce = true
+    /// Whether steps with disjoint footprints commute at all; false makes every two events
+    /// dependent (the plain enumeration, each schedule's events 1 ms apart, that the tests hold
+    /// the reduction to).
+    var commute = true
+    /// Tests: go on past failures (each state then counted with its verdict), and compare states
+    /// without their times (to hold the reduction's times to the plain enumeration's).
+    var stopAtFailure = true
+    var timedStates = true
     public var seed: UInt64 = 1
     /// `naive=none`: after the setup, every naive switch off (`ns NAME naive=none` for each
     /// namespace with one on), so one scenario runs under its switch and under the default.
@@ -27,10 +41,28 @@ public struct ExploreOptions: Sendable {
 
     /// The deepest `depth=` (SPEC §7.1).
     public static let maxDepth = 16
+    /// Random schedules when the exhaustive search stops short of `depth=` or `strategy=pct`
+    /// is given without `schedules=`.
+    public static let defaultRandomSchedules = 1_000
+    /// Most orders one explore enumerates, those skipped as reorderings of commuting steps
+    /// counted (SPEC §7.1).
+    public static let maxOrders = 2_000_000
+    /// ``maxOrders``, lowered by tests of the bound.
+    var orderLimit = maxOrders
     /// Most schedules one explore runs, exhaustive and random together (SPEC §7.1).
     public static let maxSchedules = 100_000
     /// ``maxSchedules``, lowered by tests of the bound.
     var scheduleLimit = maxSchedules
+}
+
+/// How `explore` chooses schedules (`strategy=`, SPEC §3.1).
+public enum ExploreStrategy: String, Sendable, CaseIterable {
+    /// Every schedule of each depth up to `depth=` while the depth fits the bound, then PCT.
+    case auto
+    /// Every schedule of each depth up to `depth=`, stopping at the bound; then `schedules=N` PCT ones.
+    case exhaustive
+    /// PCT alone: `schedules=N` random schedules with `depth=` change points.
+    case pct
 }
 
 /// A property a schedule broke.
@@ -55,6 +87,11 @@ struct ExploreRun: Sendable {
     var silent: Int?
     /// Every such step of the schedule as it was run at last.
     var silentSteps: Set<Int> = []
+    /// The events in the order they ran (by their times, SPEC §3.1).
+    var realized: [ExploreChoice] = []
+    /// An expect step that failed: its command's index in `commands`, and the step. The
+    /// transcript ends there (what comes after shows nothing more).
+    var failedAt: (command: Int, step: Int)?
 }
 
 /// What `explore` found.
@@ -65,7 +102,23 @@ public struct ExploreReport: Sendable {
     public var random = 0
     /// Schedules the latency ranges forbid (no times fit their order): not run.
     public var infeasible = 0
+    /// Orders not run because they only reorder commuting steps of an order already run (their
+    /// trace's), exhaustive and random.
+    public var reordered = 0
+    /// Partial-order reduction was on.
+    public var reduced = true
+    /// The search's strategy as asked, and the seed and change points of its random schedules.
+    public var strategy = ExploreStrategy.auto
+    public var seed: UInt64 = 1
+    public var changePoints = 0
+    /// Under `strategy=auto`, the depth whose schedules were more than the bound, so random
+    /// schedules were run instead of it; nil when none.
+    public var sampledFromDepth: Int?
+    /// The bound of orders enumerated (``ExploreOptions/maxOrders``) was reached.
+    public var stoppedAtOrders = false
     public var distinctStates = 0
+    /// The distinct states themselves (SPEC §3.1, ``ExploreState``).
+    var states: Set<String> = []
     /// The most preemptions explored exhaustively (every schedule up to it was tried), or -1.
     public var depthReached = -1
     /// The largest number of preemptions among the schedules run.
@@ -106,15 +159,17 @@ public struct ExploreReport: Sendable {
     public var exitCode: Int32 { problem != nil ? 2 : failure != nil ? 1 : interrupted ? 130 : 0 }
 }
 
-/// Runs a scenario's schedules, each in a fresh session on a new cache: the setup is run again
-/// for each (SPEC §3.1: not yet a restored fork), then the schedule's choreography, then the
-/// settling and the checks.
+/// Runs a scenario's schedules, each in a fresh session on a new cache: a snapshot of the state
+/// after the setup restored (or the setup run again, where a snapshot cannot hold it), then the
+/// schedule's choreography, then the settling and the checks (SPEC §3.1).
 public struct Explorer: Sendable {
     public let scenario: ExploreScenario
     public let options: ExploreOptions
     /// The state after the setup (and `naive=none`), which each schedule restores instead of
     /// running the setup again; nil: each runs it.
     let postSetup: PostSetup?
+    /// Which steps commute (SPEC §3.1), for the times of a schedule's events and the reduction.
+    let commutation: ExploreCommutation
 
     /// A snapshot of the session after the setup, and the commands that made it.
     struct PostSetup: Sendable {
@@ -126,10 +181,11 @@ public struct Explorer: Sendable {
         self.init(scenario: scenario, options: options, postSetup: nil)
     }
 
-    private init(scenario: ExploreScenario, options: ExploreOptions, postSetup: PostSetup?) {
+    init(scenario: ExploreScenario, options: ExploreOptions, postSetup: PostSetup?) {
         self.scenario = scenario
         self.options = options
         self.postSetup = postSetup
+        commutation = ExploreCommutation(scenario: scenario, commute: options.commute)
     }
 
     /// Setup commands whose whole effect a snapshot keeps (SPEC §5.2: entries, clock, statistics,
@@ -155,7 +211,7 @@ public struct Explorer: Sendable {
 
     /// Runs the setup once and keeps the state it leaves; nil when a command of it was refused
     /// (the schedules then run it, and the first one reports it).
-    private func makePostSetup() -> PostSetup? {
+    func makePostSetup() -> PostSetup? {
         let scenario = self.scenario
         let options = self.options
         return Cache().withIsolation { cache -> PostSetup? in
@@ -191,87 +247,6 @@ public struct Explorer: Sendable {
             return report
         }
         return Explorer(scenario: scenario, options: options).run()
-    }
-
-    /// Tries every schedule of 0, 1, ... `depth` preemptions, then the random ones; stops at the
-    /// first failure, which it shrinks.
-    public func run() -> ExploreReport {
-        if postSetup == nil && options.fork && forkable, let post = makePostSetup() {
-            var report = Explorer(scenario: scenario, options: options, postSetup: post).run()
-            report.forked = true
-            return report
-        }
-        var report = ExploreReport(file: scenario.name)
-        report.bound = options.scheduleLimit
-        var states: Set<String> = []
-        var found: (schedule: [ExploreChoice], run: ExploreRun)?
-        var first = true
-        let limit = options.scheduleLimit
-        var progress = options.progress.map { ProgressLine(show: $0) }
-        defer { progress?.end() }
-        for depth in 0...options.depth {
-            report.perDepth.append(0)
-            let finished = ExploreEnumeration.each(steps: scenario.steps, sections: scenario.sectionCount, preemptions: depth) { schedule in
-                // Infeasible orders count too: the bound is on the enumeration's work.
-                if report.schedules + report.infeasible >= limit {
-                    report.stoppedAtBound = true
-                    return false
-                }
-                if options.interrupted?() == true {
-                    report.interrupted = true
-                    return false
-                }
-                progress?.update("explore: \(scenario.name): depth \(depth), \(report.schedules) schedules")
-                guard let run = self.run(schedule) else {
-                    report.infeasible += 1
-                    return true
-                }
-                report.perDepth[depth] += 1
-                report.deepest = max(report.deepest, depth)
-                states.insert(run.state)
-                if first, let refused = run.refused {
-                    report.problem = (refused.line, "explore: refused in the written order, so the scenario is wrong: \(refused.message)")
-                    return false
-                }
-                first = false
-                if run.failure != nil {
-                    found = (schedule, run)
-                    report.foundAtDepth = depth
-                    return false
-                }
-                return true
-            }
-            if report.problem != nil { break }
-            if finished { report.depthReached = depth }
-            if !finished { break }
-        }
-        if report.problem == nil && found == nil && !report.stoppedAtBound && !report.interrupted && options.randomSchedules > 0 {
-            var generator = SplitMix64(seed: options.seed)
-            for _ in 0..<min(options.randomSchedules, max(0, limit - report.schedules - report.infeasible)) {
-                if options.interrupted?() == true {
-                    report.interrupted = true
-                    break
-                }
-                progress?.update("explore: \(scenario.name): \(report.random) random schedules")
-                let (schedule, preemptions) = ExploreEnumeration.random(steps: scenario.steps, sections: scenario.sectionCount,
-                                                                       using: &generator)
-                guard let run = run(schedule) else {
-                    report.infeasible += 1
-                    continue
-                }
-                report.random += 1
-                report.deepest = max(report.deepest, preemptions)
-                states.insert(run.state)
-                if run.failure != nil {
-                    found = (schedule, run)
-                    report.foundAtDepth = preemptions
-                    break
-                }
-            }
-        }
-        report.distinctStates = states.count
-        if let found, report.problem == nil { report.failure = shrink(found.schedule, found.run) }
-        return report
     }
 
     // MARK: Shrinking
@@ -327,10 +302,16 @@ public struct Explorer: Sendable {
         }
         let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
                                                      dropped: best.dropped) ?? 0
-        let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
+        // A failing expect step ends the transcript and the schedule shown: nothing after it matters.
+        var commands = best.run.commands, realized = best.run.realized
+        if let (command, step) = best.run.failedAt {
+            commands = Array(commands[...command])
+            if let event = realized.firstIndex(where: { $0.event == ExploreEvent(kind: .issue, step: step) }) { realized = Array(realized[...event]) }
+        }
+        let transcript = self.transcript(commands, failure: best.run.failure!, preemptions: preemptions)
         let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
-        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule, silent: best.run.silentSteps), preemptions: preemptions,
-                                   transcript: transcript.text, commands: best.run.commands.count,
+        return ExploreReport.Found(failure: best.run.failure!, schedule: describe(realized, silent: best.run.silentSteps), preemptions: preemptions,
+                                   transcript: transcript.text, commands: commands.count,
                                    commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
     }
 
@@ -380,9 +361,10 @@ public struct Explorer: Sendable {
         // A step found silent is realized again without its answer: at most once each.
         for _ in 0...scenario.steps.count {
             let kept = schedule.filter { !(silent.contains($0.event.step) && $0.event.kind == .answer) }
-            guard let times = ExploreTiming.times(of: kept, steps: scenario.steps) else { return nil }
-            var run = execute(kept, times: times, silent: silent)
+            guard let (order, times) = ExploreTiming.realize(kept, steps: scenario.steps, commutation: commutation) else { return nil }
+            var run = execute(order, times: times, silent: silent)
             run.silentSteps = silent
+            run.realized = order
             guard let step = run.silent else { return run }
             silent.insert(step)
         }
@@ -452,6 +434,7 @@ public struct Explorer: Sendable {
                     // An expect step checks the state at its point of the schedule.
                     if run.failure == nil {
                         run.failure = ExploreFailure(property: "\(step.command.text) (line \(step.command.line))", message: Self.firstLine(output))
+                        run.failedAt = (run.commands.count - 1, choice.event.step)
                     }
                 } else if !ok && run.refused == nil {
                     run.refused = (step.command.line, Self.firstLine(output))
@@ -499,11 +482,7 @@ public struct Explorer: Sendable {
                 run.failure = violation.failure
                 run.commands.append("timeline " + violation.key)
             }
-            // Values and states, by key: the recency order is left out (no max in the scenario
-            // can make it matter yet, SPEC §3.1).
-            run.state = cache.keys().sorted { $0.key < $1.key }.map { entry in
-                "\(entry.key) \(entry.state) \(cache.peek(entry.key).value.map { $0.compactText } ?? "null")"
-            }.joined(separator: "\n") + "\npending \(cache.pendingWork().count)"
+            run.state = ExploreState.fingerprint(cache: cache, session: session, blockStart: start, times: options.timedStates)
             return run
         }
     }
