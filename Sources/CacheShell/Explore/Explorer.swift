@@ -170,16 +170,10 @@ public struct Explorer: Sendable {
         }
     }
 
-    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, run.
+    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, in every
+    /// client, run (``naiveOffEverywhere``).
     private static func naiveOff(_ options: ExploreOptions, session: Session, on cache: isolated Cache) -> [String] {
-        guard options.naiveOff else { return [] }
-        var commands: [String] = []
-        for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
-            let off = "ns \(namespace.name) naive=none"
-            commands.append(off)
-            _ = Self.perform(off, in: session, on: cache)
-        }
-        return commands
+        naiveOffEverywhere(options, session: session, on: cache)
     }
 
     /// Reads and explores the scenario in `text`.
@@ -345,7 +339,7 @@ public struct Explorer: Sendable {
                 return "line \(step.command.line): \(step.command.text)" + answer
             case .answer:
                 if silent.contains(choice.event.step) { return nil }
-                return "line \(step.command.line): the answer to \(step.key ?? "its request") arrives"
+                return "line \(step.command.line): the answer to \(step.key ?? step.nextPageOf.map { "\($0)'s next page" } ?? "its request") arrives"
             }
         }
     }
@@ -410,6 +404,25 @@ public struct Explorer: Sendable {
                 run.commands += Self.naiveOff(options, session: session, on: cache)
             }
             let start = cache.now
+            // Steps without client= run in the client the setup ended in, as do the checks.
+            let home = Self.currentClient(session)
+            // What the server held, sampled after each command from here on (no invented value).
+            var history = ServerHistory()
+            history.sample(session.server)
+            func sampled(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+                let result = Self.perform(command, in: session, on: cache)
+                history.sample(session.server)
+                return result
+            }
+            var changesBefore: [String: Int] = [:]
+            for name in session.clients.several ? session.clients.all.map(\.name) : [home] {
+                changesBefore[name] = Self.timeline(of: name, session).count
+            }
+            let pendingBefore = Set(cache.pendingWork().flatMap { item -> [String] in
+                if case .request(.mutate, let keys) = item.kind { return keys.map(KeyName.canonical) }
+                if case .queuedMutation(let keys) = item.kind { return keys.map(KeyName.canonical) }
+                return []
+            })
             // The answer times of the steps issued, by step.
             var answerAt: [Int: Int64] = [:]
             for (j, choice) in schedule.enumerated() where choice.event.kind == .answer { answerAt[choice.event.step] = start + times[j] }
@@ -421,21 +434,29 @@ public struct Explorer: Sendable {
                 if due > cache.now {
                     let advance = "advance " + TimeText.formatDuration(due - cache.now)
                     run.commands.append(advance)
-                    _ = Self.perform(advance, in: session, on: cache)
+                    _ = sampled(advance, in: session, on: cache)
                 }
                 issueAt[choice.event.step] = cache.now
+                let client = step.client ?? home
+                if client != Self.currentClient(session) {
+                    run.commands.append("client \(client)")
+                    let (ok, output) = sampled("client \(client)", in: session, on: cache)
+                    if !ok && run.refused == nil { run.refused = (step.command.line, Self.firstLine(output)) }
+                }
                 var queued = -1
                 var restore: String?
-                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
-                   step.answers[choice.answer] == .ok, step.command.text.hasPrefix("mutate") {
+                // The key of the request the step sends: as written, or the page `pages --next` asks for now.
+                let requestKey = step.key ?? step.nextPageOf.map { Self.nextPageKey(of: $0, session, cache) }
+                if let key = requestKey, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
+                   step.answers[choice.answer] == .ok, step.verb == "mutate" || step.verb == "request" {
                     // A scripted answer leaves the server's data alone; a mutation answered as the
                     // server answers one (applied) takes the key's latency instead, put back after.
                     let latency = "server latency " + TimeText.formatDuration(max(1, answer - cache.now)) + " " + key
                     let before = session.server.latencies[KeyName.canonical(key)] ?? session.server.latencies[key] ?? session.server.latency
                     restore = "server latency " + TimeText.formatDuration(before) + " " + key
                     run.commands.append(latency)
-                    _ = Self.perform(latency, in: session, on: cache)
-                } else if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
+                    _ = sampled(latency, in: session, on: cache)
+                } else if let key = requestKey, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
                     var next = "server next \(key) latency=" + TimeText.formatDuration(max(1, answer - cache.now))
                     switch step.answers[choice.answer] {
                     case .ok: break
@@ -444,10 +465,10 @@ public struct Explorer: Sendable {
                     }
                     run.commands.append(next)
                     queued = Self.queuedAnswers(session.server)
-                    _ = Self.perform(next, in: session, on: cache)
+                    _ = sampled(next, in: session, on: cache)
                 }
                 run.commands.append(step.command.text)
-                let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
+                let (ok, output) = sampled(step.command.text, in: session, on: cache)
                 if !ok && step.command.text.hasPrefix("expect") && Self.isMismatch(output) {
                     // An expect step checks the state at its point of the schedule.
                     if run.failure == nil {
@@ -458,7 +479,7 @@ public struct Explorer: Sendable {
                 }
                 if let restore {
                     run.commands.append(restore)
-                    _ = Self.perform(restore, in: session, on: cache)
+                    _ = sampled(restore, in: session, on: cache)
                 }
                 if queued >= 0 && Self.queuedAnswers(session.server) > queued {
                     run.silent = choice.event.step
@@ -469,7 +490,7 @@ public struct Explorer: Sendable {
             // but polls (which never end); at most 64 rounds, each a day at most.
             var target = answerAt.values.max() ?? cache.now
             var settled = max(0, target - cache.now)
-            if settled > 0 { _ = Self.perform("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
+            if settled > 0 { _ = sampled("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
             for _ in 0..<64 {
                 let due = cache.pendingWork().compactMap { item -> Int64? in
                     if case .poll = item.kind { return nil }
@@ -479,13 +500,18 @@ public struct Explorer: Sendable {
                 target = due
                 let step = max(target - cache.now, 0)
                 settled += step
-                _ = Self.perform("advance " + TimeText.formatDuration(step), in: session, on: cache)
+                _ = sampled("advance " + TimeText.formatDuration(step), in: session, on: cache)
                 if step == 0 { break }
             }
             if settled > 0 { run.commands.append("advance " + TimeText.formatDuration(settled)) }
+            // Back in the setup's client for the checks, unless their first line names one.
+            if home != Self.currentClient(session), scenario.expects.first?.text.hasPrefix("client ") != true {
+                run.commands.append("client \(home)")
+                _ = sampled("client \(home)", in: session, on: cache)
+            }
             for line in scenario.expects {
                 run.commands.append(line.text)
-                let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                let (ok, output) = sampled(line.text, in: session, on: cache)
                 if !ok && !Self.isMismatch(output) {
                     // A check that cannot run (a typo, a path its command has not) is the
                     // scenario's error, not a race.
@@ -494,16 +520,28 @@ public struct Explorer: Sendable {
                     run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
                 }
             }
-            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session)
-                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, session: session) {
-                run.failure = violation.failure
-                run.commands.append("timeline " + violation.key)
+            var answers: [Int: ExploreScenario.Answer] = [:]
+            for choice in schedule where choice.event.kind == .issue {
+                answers[choice.event.step] = scenario.steps[choice.event.step].answers[choice.answer]
+            }
+            let evidence = Evidence(issueAt: issueAt, answerAt: answerAt, answers: answers, silent: silent, home: home, start: start,
+                                    changesBefore: changesBefore, server: history, pendingBefore: pendingBefore)
+            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, home: home, session: session)
+                .map({ ($0.failure, $0.key, $0.client) })
+                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, home: home, session: session).map({ ($0.failure, $0.key, $0.client) })
+                ?? Self.readAfterChange(scenario, evidence, session: session, on: cache)
+                ?? Self.noInventedValue(scenario, evidence, session: session) {
+                run.failure = violation.0
+                // The timeline that shows it, in the client where it happened.
+                if violation.2 != Self.currentClient(session) {
+                    run.commands.append("client \(violation.2)")
+                    _ = Self.perform("client \(violation.2)", in: session, on: cache)
+                }
+                run.commands.append("timeline " + violation.1)
             }
             // Values and states, by key: the recency order is left out (no max in the scenario
             // can make it matter yet, SPEC §3.1).
-            run.state = cache.keys().sorted { $0.key < $1.key }.map { entry in
-                "\(entry.key) \(entry.state) \(cache.peek(entry.key).value.map { $0.compactText } ?? "null")"
-            }.joined(separator: "\n") + "\npending \(cache.pendingWork().count)"
+            run.state = Self.clientStates(session, cache) + "\npending \(cache.pendingWork().count)"
             return run
         }
     }
@@ -512,26 +550,27 @@ public struct Explorer: Sendable {
     /// `put` of its key, stored over that put (no `mutate` of the key is in the block before the
     /// answer, whose pending log rules instead).
     private static func b12(_ scenario: ExploreScenario, _ schedule: [ExploreChoice], issueAt: [Int: Int64], answerAt: [Int: Int64],
-                            session: Session) -> (failure: ExploreFailure, key: String)? {
+                            home: String, session: Session) -> (failure: ExploreFailure, key: String, client: String)? {
         func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
         func words(_ step: ExploreScenario.Step) -> [Substring] { step.command.text.split(separator: " ") }
         for (s, step) in scenario.steps.enumerated() where words(step).first == "get" {
             guard let key = step.key, let sent = issueAt[s], let answered = answerAt[s] else { continue }
+            let client = step.client ?? home
             let mutated = scenario.steps.indices.contains { m in
-                words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
+                (scenario.steps[m].client ?? home) == client && words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
                     && (issueAt[m] ?? .max) < answered
             }
             if mutated { continue }
             for (w, write) in scenario.steps.enumerated() where words(write).first == "put" {
-                guard words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
+                guard (write.client ?? home) == client, words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
                       let written = issueAt[w], sent < written, written < answered else { continue }
-                let stored = session.timeline.filter {
+                let stored = Self.timeline(of: client, session).filter {
                     $0.key == canonical(key) && $0.at == answered && ($0.cause == .fetched || $0.cause == .refreshed) && $0.source == .server
                 }
                 if !stored.isEmpty {
                     return (ExploreFailure(property: "B12",
                                            message: "the answer to line \(step.command.line) (\(step.command.text)), sent before the put of line \(write.command.line), was stored over it"),
-                            canonical(key))
+                            canonical(key), client)
                 }
             }
         }
@@ -550,7 +589,7 @@ public struct Explorer: Sendable {
     }
 
     /// Runs one command as typed; whether it succeeded, and what it printed.
-    private static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+    static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
         let ok = session.run(SourceFile(name: nil, text: command), on: cache)
         return (ok, session.takeOutput().map(\.text).joined())
     }
@@ -560,14 +599,16 @@ public struct Explorer: Sendable {
     /// of the key came since it was sent, the value it leaves is the value before with only that
     /// mutation's change removed: PATCH applied to it gives the value shown before the rollback.
     private static func rollback(_ scenario: ExploreScenario, issueAt: [Int: Int64], answerAt: [Int: Int64],
-                                 session: Session) -> (failure: ExploreFailure, key: String)? {
+                                 home: String, session: Session) -> (failure: ExploreFailure, key: String, client: String)? {
         func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
         for (m, step) in scenario.steps.enumerated() {
             guard step.verb == "mutate", let patchText = step.patch, let key = step.argument.map(canonical),
                   let sent = issueAt[m], let answered = answerAt[m],
                   let document = try? JSONValue(parsing: patchText), let patch = try? Patch(document) else { continue }
+            let client = step.client ?? home
             let alone = !scenario.steps.indices.contains { o in
-                guard o != m, scenario.steps[o].argument.map(canonical) == key, let other = issueAt[o] else { return false }
+                guard o != m, (scenario.steps[o].client ?? home) == client, scenario.steps[o].argument.map(canonical) == key,
+                      let other = issueAt[o] else { return false }
                 switch scenario.steps[o].verb {
                 case "mutate": return other < answered && (answerAt[o] ?? .max) > answered
                 case "event": return sent < other && other < answered
@@ -575,14 +616,14 @@ public struct Explorer: Sendable {
                 }
             }
             guard alone else { continue }
-            let changes = session.timeline.filter { $0.key == key }
+            let changes = Self.timeline(of: client, session).filter { $0.key == key }
             guard let at = changes.firstIndex(where: { $0.cause == .rolledBack && $0.at == answered }), at > 0,
                   let after = changes[at].value, let before = changes[..<at].last(where: { $0.value != nil })?.value,
                   let redone = try? patch.apply(to: after), redone.compactText != before.compactText else { continue }
             return (ExploreFailure(property: "B11 rollback",
                                    message: "the rollback of line \(step.command.line) (\(step.command.text)) left \(after.compactText), "
                                        + "not \(before.compactText) without its change"),
-                    key)
+                    key, client)
         }
         return nil
     }
