@@ -75,7 +75,7 @@ extension Explorer {
             }
             guard !held.inFlight, let value = held.value, value != data.compactText else { continue }
             return (ExploreFailure(property: "read after change",
-                                   message: "the read of line \(step.command.line) (\(step.command.text)) reached the server after its last change of \(key), "
+                                   message: "the read of line \(step.command.line) (\(step.command.text)) came after the server's last change of \(key), "
                                        + "yet once all was answered the entry holds \(value), not \(data.compactText)"),
                     key, client)
         }

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+/// `explore` on every namespace kind and its whole-schedule properties (SPEC §3.1): steps in
+/// several clients, the built-in properties *read after change* and *no invented value* found
+/// without an expect line under a naive switch and clean under the default. Counts, never times.
+@Suite("Explore events")
+struct ExploreEventsTests {
+    /// The failure `cachesh --json --explore` reports for `text`, and the run under `naive=none`.
+    static func failure(_ text: String) async throws -> (failure: [String: Any], clean: Outcome) {
+        let (run, object) = try await ExploreEndToEndTests.explore(text)
+        #expect(run.status == 1, "\(run)")
+        let failure = try #require(object["failure"] as? [String: Any], "\(run)")
+        #expect(failure["verifies"] as? Bool == true)
+        let (clean, _) = try await ExploreEndToEndTests.explore(text, ["naive=none"])
+        return (failure, clean)
+    }
+
+    @Test func aRefetchThatGetsTheAnswerFromBeforeTheChangeBreaksReadAfterChange() async throws {
+        let (failure, clean) = try await Self.failure("""
+            ns items ttl=10m naive=join-refetch
+            server set items:list ["a"]
+            concurrent
+              get items:list --async latency=10ms..1s
+              server set items:list ["a","b"]
+              get items:list --force --async latency=10ms..1s
+            end
+            """)
+        #expect(failure["property"] as? String == "read after change")
+        #expect(failure["message"] as? String == "the read of line 6 (get items:list --force --async) came after the server's last change "
+                + "of items:list, yet once all was answered the entry holds [\"a\"], not [\"a\",\"b\"]")
+        #expect((failure["transcript"] as? String)?.hasSuffix("cachesh> timeline items:list\n") == false)
+        #expect((failure["transcript"] as? String)?.contains("cachesh> timeline items:list\n") == true)
+        #expect(clean.status == 0, "\(clean)")
+        #expect(clean.stdout.contains("\"clean\":true"))
+    }
+
+    @Test func aFailedMutationWhoseChangeStaysBreaksNoInventedValue() async throws {
+        // Merge patches redo to the same value, so B11's rollback check cannot see it: the value
+        // after the rollback is one no one held.
+        let (failure, clean) = try await Self.failure("""
+            ns prefs ttl=10m naive=confirm-commits-all
+            server set prefs:me {}
+            get prefs:me
+            concurrent
+              mutate prefs:me {"a":true} latency=10ms..1s
+              mutate prefs:me {"b":true} latency=10ms..1s answer=fail
+            end
+            """)
+        #expect(failure["property"] as? String == "no invented value")
+        #expect(failure["message"] as? String == "prefs:me showed {\"a\":true,\"b\":true} (rolled-back), which neither the server's data, "
+                + "a scripted answer nor a local write held (no mutation of it pending)")
+        #expect(failure["preemptions"] as? Int == 1)
+        #expect(clean.status == 0, "\(clean)")
+    }
+
+    /// A value a step wrote or an event brought is no invention; nor is the pending mutations'
+    /// change on any value held: the default policy's optimistic values pass.
+    @Test func optimisticValuesAndWritesAreNotInventions() async throws {
+        let (run, _) = try await ExploreEndToEndTests.explore("""
+            ns todos ttl=10m
+            server set todos:list {"items":[]}
+            get todos:list
+            concurrent
+              mutate todos:list {"items":{"$push":"a"}} latency=10ms..1s answer=ok,fail
+              mutate todos:list {"items":{"$push":"b"}} latency=10ms..1s answer=ok,fail
+              get todos:list --force --async latency=10ms..1s
+            and
+              event patch todos:list {"title":"list"}
+            end
+            """, ["depth=3"])
+        #expect(run.status == 0, "\(run)")
+    }
+
+    /// Two tabs: each step runs in its client, the transcript switches with `client NAME`, and
+    /// B12 looks at the tab whose read and write they are (a put in another tab is no local write).
+    @Test func stepsRunInTheirClientAndPropertiesStayInIt() async throws {
+        let text = """
+            ns reviews ttl=10m naive=last-answer-wins
+            server set reviews:list ["R","S"]
+            get reviews:list
+            client tab2
+            get reviews:list
+            client main
+            concurrent
+              get reviews:list --force --async latency=10ms..1s
+            and
+              put reviews:list ["S"] client=tab2
+            end
+            """
+        let (run, object) = try await ExploreEndToEndTests.explore(text)
+        #expect(run.status == 0, "a put in tab2 is not main's write: \(run)")
+        #expect(object["distinct_states"] as? Int == 1)
+        let (same, sameObject) = try await ExploreEndToEndTests.explore(text.replacingOccurrences(of: " client=tab2", with: ""))
+        #expect(same.status == 1, "\(same)")
+        let failure = try #require(sameObject["failure"] as? [String: Any])
+        #expect(failure["property"] as? String == "B12")
+        let transcript = try #require(failure["transcript"] as? String)
+        #expect(transcript.contains("cachesh> client main\nclient main\n"))
+    }
+
+    /// `pages --next` asks for the page after the last cached one, and `focus sends=KEY` names the
+    /// request its refetch sends: both answers are events (three orders, not two), queued for
+    /// the right keys.
+    @Test func aNextPageAndAFocusRefetchAreEvents() async throws {
+        let text = """
+            ns t ttl=10m stale=1m
+            server set t:list@1 [1]
+            server set t:list@2 [2]
+            pages t:list --next
+            activate t:list@1
+            advance 5m
+            concurrent
+              pages t:list --next --nowait latency=10ms..20ms
+              focus sends=t:list@1 latency=10ms..20ms
+            end
+            expect peek t:list@2 value=[2]
+            """
+        let (run, object) = try await ExploreEndToEndTests.explore(text)
+        #expect(run.status == 0, "\(run)")
+        #expect(object["per_depth"] as? [Int] == [1, 1, 1, 0, 0])
+        let (plain, plainObject) = try await ExploreEndToEndTests.explore(text.replacingOccurrences(of: " sends=t:list@1 latency=10ms..20ms", with: ""))
+        #expect(plain.status == 0)
+        #expect(plainObject["per_depth"] as? [Int] == [1, 1, 0, 0, 0])
+        let (failing, failingObject) = try await ExploreEndToEndTests.explore(text.replacingOccurrences(of: "value=[2]", with: "value=[3]"))
+        #expect(failing.status == 1)
+        let transcript = try #require((failingObject["failure"] as? [String: Any])?["transcript"] as? String)
+        #expect(transcript.contains("cachesh> server next t:list@2 latency=10ms\n"))
+        #expect(transcript.contains("cachesh> server next t:list@1 latency=10ms\n"))
+    }
+}
