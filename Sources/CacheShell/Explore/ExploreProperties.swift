@@ -45,7 +45,8 @@ extension Explorer {
     /// after the server's last change of its key returned that change, so the entry holds it. A
     /// read is a `get` step that sent a request of its own in this schedule (`--force`, or one
     /// with latency= that was not silent) and got an `ok` answer; it does not count when a local
-    /// write of the key in its client (a step of `localWrites`) came after it, or a mutation of
+    /// write of the key in its client (a step of `localWrites`; an event or push in any client)
+    /// came after it, or a mutation of
     /// the key was answered after it, or the server no longer has the key, or the entry is gone.
     static func readAfterChange(_ scenario: ExploreScenario, _ evidence: Evidence, session: Session,
                                 on cache: isolated Cache) -> (failure: ExploreFailure, key: String, client: String)? {
@@ -58,7 +59,9 @@ extension Explorer {
             guard let data = session.server.data[key], sent > (session.server.modifiedAt[key] ?? .min) else { continue }
             let overwritten = scenario.steps.indices.contains { o in
                 let other = scenario.steps[o]
-                guard o != s, (other.client ?? evidence.home) == client, let at = evidence.issueAt[o] else { return false }
+                // Events and pushes come from the server: every client gets them.
+                let everywhere = other.verb == "event" || other.verb == "push"
+                guard o != s, everywhere || (other.client ?? evidence.home) == client, let at = evidence.issueAt[o] else { return false }
                 let sameKey = other.argument.map(canonicalKey) == key || other.key.map(canonicalKey) == key
                     || ["clear", "memory-warning", "hydrate", "push", "restore", "load"].contains(other.verb)
                 guard sameKey, localWrites.contains(other.verb) else { return false }
@@ -84,14 +87,15 @@ extension Explorer {
 
     /// *No invented value*: every value an observer saw in the block (a change of an entry whose
     /// cause is an answer, a confirmation, a rollback or an optimistic mutation) is one the
-    /// server's data or a scripted answer held during the schedule, or one the cache held from
-    /// another source (a `put`, an event, a push, the setup), with some of the key's mutation
-    /// steps then pending applied on it, in the order they were sent. Keys with a mutation in
-    /// flight from the setup, or in a scenario with a `mutate entity` step, are not checked; nor
-    /// more than 8 mutations pending at once (the combinations are bounded).
+    /// server's data or a scripted answer held during the schedule, a value a `put` step wrote,
+    /// or one the cache held from another source (an event, a push, the setup), with some of the
+    /// key's changes applied on it in the order they were made: its mutation steps then pending,
+    /// and its `event patch` steps so far (in any client: events come from the server). Keys with a mutation in flight from the setup, or in a
+    /// scenario with a `mutate entity` or `event entity` step, are not checked; nor a change with
+    /// more than 10 such changes to combine (the combinations are bounded).
     static func noInventedValue(_ scenario: ExploreScenario, _ evidence: Evidence, session: Session)
         -> (failure: ExploreFailure, key: String, client: String)? {
-        if scenario.steps.contains(where: { $0.verb == "mutate" && $0.argument == "entity" }) { return nil }
+        if scenario.steps.contains(where: { ($0.verb == "mutate" || $0.verb == "event") && $0.argument == "entity" }) { return nil }
         let checked: Set<ChangeCause> = [.fetched, .refreshed, .confirmed, .rolledBack, .mutated]
         var clients = session.clients.several ? session.clients.all.map(\.name) : [evidence.home]
         clients.sort()
@@ -100,7 +104,8 @@ extension Explorer {
             let before = min(evidence.changesBefore[client] ?? 0, changes.count)
             // Values held from another source so far, by key: the setup's changes, then the block's.
             var sources: [String: Set<String>] = [:]
-            for change in changes[..<before] { if let value = change.stored { sources[change.key, default: []].insert(value.text) } }
+            for change in changes[..<before] { if let value = change.stored { sources[canonicalKey(change.key), default: []].insert(value.text) } }
+            func mine(_ step: ExploreScenario.Step) -> Bool { (step.client ?? evidence.home) == client }
             for change in changes[before...] {
                 let key = canonicalKey(change.key)
                 guard let stored = change.stored else { continue }
@@ -112,21 +117,32 @@ extension Explorer {
                 let seen = stored.text
                 var bases = evidence.server.values[key] ?? []
                 bases.formUnion(sources[key] ?? [])
+                // What the put steps so far wrote, as written.
+                for (w, step) in scenario.steps.enumerated() where step.verb == "put" && mine(step) {
+                    guard step.writeKey.map(canonicalKey) == key, let at = evidence.issueAt[w], at <= change.at,
+                          let text = step.writeValue, let value = try? JSONValue(parsing: text) else { continue }
+                    bases.insert(value.compactText)
+                }
                 if bases.contains(seen) { continue }
-                // The key's mutation steps pending at the change, in the order sent.
-                let pending = scenario.steps.indices.filter { m in
+                // The key's changes to combine: its mutation steps pending at the change and its
+                // event patch steps so far, in the order made.
+                let combined = scenario.steps.indices.filter { m in
                     let step = scenario.steps[m]
-                    guard step.verb == "mutate", (step.client ?? evidence.home) == client, step.argument.map(canonicalKey) == key,
-                          let sent = evidence.issueAt[m], sent <= change.at else { return false }
+                    guard let sent = evidence.issueAt[m], sent <= change.at else { return false }
+                    // An event comes from the server: every client gets it.
+                    if step.verb == "event" { return step.writeKey.map(canonicalKey) == key && step.eventPatch != nil }
+                    guard mine(step) else { return false }
+                    guard step.verb == "mutate", step.argument.map(canonicalKey) == key else { return false }
                     return (evidence.answerAt[m] ?? .max) > change.at || (change.cause == .mutated && sent == change.at)
                 }.sorted { (evidence.issueAt[$0]!, $0) < (evidence.issueAt[$1]!, $1) }
-                guard pending.count <= 8 else { continue }
-                let patches = pending.compactMap { m -> Patch? in
-                    guard let text = scenario.steps[m].patch, let document = try? JSONValue(parsing: text) else { return nil }
+                guard combined.count <= 10 else { continue }
+                let patches = combined.compactMap { m -> Patch? in
+                    guard let text = scenario.steps[m].patch ?? scenario.steps[m].eventPatch, let document = try? JSONValue(parsing: text) else { return nil }
                     return try? Patch(document)
                 }
-                guard patches.count == pending.count else { continue }
+                guard patches.count == combined.count else { continue }
                 if reachable(seen, from: bases, applying: patches) { continue }
+                let pending = combined.filter { scenario.steps[$0].verb == "mutate" }
                 let described = pending.isEmpty ? "no mutation of it pending" : "the pending mutations of line "
                     + pending.map { String(scenario.steps[$0].command.line) }.joined(separator: ", ")
                 return (ExploreFailure(property: "no invented value",

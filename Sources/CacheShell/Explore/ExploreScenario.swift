@@ -46,6 +46,11 @@ public struct ExploreScenario: Sendable {
         public var verb: String = ""
         public var argument: String?
         public var patch: String?
+        /// What a `put KEY VALUE` or `event patch KEY PATCH` step writes locally: the key, and the
+        /// value or the patch (for *no invented value*).
+        public var writeKey: String?
+        public var writeValue: String?
+        public var eventPatch: String?
     }
 
     /// The scenario's file name, as given.
@@ -233,6 +238,14 @@ public struct ExploreScenario: Sendable {
         step.verb = name
         step.argument = words.count > 1 ? words[1].text : nil
         if name == "mutate" && words.count > 2 && words[1].text != "entity" { step.patch = words[2].text }
+        if name == "put" && words.count > 2 {
+            step.writeKey = words[1].text
+            step.writeValue = words[2].text
+        }
+        if name == "event" && words.count > 3 && words[1].text == "patch" {
+            step.writeKey = words[2].text
+            step.eventPatch = words[3].text
+        }
         return step
     }
 
