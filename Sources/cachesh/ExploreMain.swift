@@ -47,6 +47,10 @@ enum ExploreMain {
             return 2
         }
         if let slash = file.lastIndex(of: "/") { options.baseDirectory = slash == file.startIndex ? "/" : String(file[..<slash]) }
+        if let output {
+            // The transcript names the files the scenario reads relative to where it is written.
+            options.transcriptDirectory = output.lastIndex(of: "/").map { $0 == output.startIndex ? "/" : String(output[..<$0]) } ?? "."
+        }
         // Ctrl-C stops the search with what it found, rather than the process.
         Interactive.installInterruptHandler()
         options.interrupted = { interruptSignalled.exchange(false, ordering: .relaxed) }

@@ -128,4 +128,49 @@ struct ExploreEventsTests {
         #expect(transcript.contains("cachesh> server next t:list@2 latency=10ms\n"))
         #expect(transcript.contains("cachesh> server next t:list@1 latency=10ms\n"))
     }
+
+    // MARK: Files the setup reads
+
+    /// `load FILE` and `restore FILE` in the setup stay file references in the shrunk transcript,
+    /// named relative to where it is written (the scenario's directory by default), and
+    /// `--verify` replays it there byte for byte.
+    @Test(arguments: ["load", "restore"])
+    func aFileTheSetupReadsStaysAReferenceRelativeToTheTranscript(command: String) async throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("scen"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let file: String
+        if command == "load" {
+            file = "conf.json"
+            _ = try sandbox.write("scen/conf.json", #"{"namespaces": {"feed": {"ttl": "10m", "naive": ["last-answer-wins"]}}}"#)
+        } else {
+            file = "start.snapshot"
+            let made = try await Cachesh.run(["-c", "ns feed ttl=10m naive=last-answer-wins\nsnapshot scen/start.snapshot"], in: sandbox.url)
+            #expect(made.status == 0, "\(made)")
+        }
+        _ = try sandbox.write("scen/s.explore", """
+            \(command) \(file)
+            server set feed:home "v1"
+            concurrent
+              get feed:home --async latency=10ms..1s
+              server set feed:home "v2"
+              get feed:home --force --async latency=10ms..1s
+            end
+            expect peek feed:home value=v2
+            """)
+        let elsewhere = try await Cachesh.run(["--explore", "scen/s.explore", "transcript=out/found.transcript"], in: sandbox.url)
+        #expect(elsewhere.status == 1, "\(elsewhere)")
+        #expect(elsewhere.stdout.contains("; the transcript verifies:"))
+        let written = try String(contentsOf: sandbox.url.appendingPathComponent("out/found.transcript"), encoding: .utf8)
+        #expect(written.contains("cachesh> \(command) ../scen/\(file)\n"), "\(written)")
+        #expect(!written.contains("\"namespaces\""), "the file is referenced, not inlined")
+        let verify = try await Cachesh.run(["--verify", "out/found.transcript"], in: sandbox.url)
+        #expect(verify.stdout == "1 passed, 0 failed\n", "\(verify)")
+        // Beside the scenario (the default), the path is the scenario's own.
+        let beside = try await Cachesh.run(["--json", "--explore", "s.explore"], in: sandbox.url.appendingPathComponent("scen"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(beside.stdout.utf8)) as? [String: Any])
+        let failure = try #require(object["failure"] as? [String: Any])
+        #expect(failure["verifies"] as? Bool == true)
+        #expect((failure["transcript"] as? String)?.contains("cachesh> \(command) \(file)\n") == true)
+    }
 }

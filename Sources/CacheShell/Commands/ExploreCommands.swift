@@ -38,6 +38,7 @@ public enum ExploreCommands {
             throw ShellError("explore: cannot read \(word.text): \(error)", at: word.offset)
         }
         options.baseDirectory = directory(of: path)
+        if let output { options.transcriptDirectory = directory(of: output) ?? "." }
         options.interrupted = session.options.interrupted
         options.progress = session.options.progress
         let report = Explorer.explore(name: word.text, text: text, options: options)

@@ -19,6 +19,9 @@ public struct ExploreOptions: Sendable {
     /// (``Explorer/forkable``); false runs the setup again for each (the slow path the tests pin
     /// the fork to).
     public var fork = true
+    /// The directory the transcript is written to (`transcript=OUT`'s); nil: the scenario's. The
+    /// files the setup reads are named relative to it there (``ExploreFiles``).
+    public var transcriptDirectory: String?
     /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
     /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
@@ -322,7 +325,9 @@ public struct Explorer: Sendable {
         let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
                                                      dropped: best.dropped) ?? 0
         let transcript = self.transcript(best.run.commands, failure: best.run.failure!, preemptions: preemptions)
-        let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
+        // Verified as `--verify` reads it where it is written: its paths resolve in its directory.
+        let checkName = options.transcriptDirectory.map { ExploreFiles.join($0, "explore.transcript") } ?? scenario.name
+        let check = Cache().withIsolation { TranscriptCheck(name: checkName, text: transcript.text, safe: options.safe, on: $0) }
         return ExploreReport.Found(failure: best.run.failure!, schedule: describe(best.schedule, silent: best.run.silentSteps), preemptions: preemptions,
                                    transcript: transcript.text, commands: best.run.commands.count,
                                    commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
@@ -353,9 +358,10 @@ public struct Explorer: Sendable {
         let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
         return Cache().withIsolation { cache in
             let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            if let directory = options.transcriptDirectory { session.baseDirectory = directory }
             var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
             var failed = false
-            for command in commands {
+            for command in commands.map({ ExploreFiles.relocated($0, from: options.baseDirectory, to: options.transcriptDirectory ?? options.baseDirectory) }) {
                 let (ok, output) = Self.perform(command, in: session, on: cache)
                 if !ok && command.hasPrefix("expect") { failed = true }
                 text += TranscriptSyntax.render(command: command, output: output)
