@@ -15,7 +15,7 @@ enum ExploreMain {
         var output: String?
         for argument in arguments.dropFirst() {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { fail(usage: "--explore FILE takes depth=N, schedules=N, seed=S, naive=none and transcript=OUT after it, not \(argument)") }
+            guard parts.count == 2 else { fail(usage: "--explore FILE takes depth=N, schedules=N, seed=S, naive=none, perturb=D and transcript=OUT after it, not \(argument)") }
             let value = String(parts[1])
             switch parts[0] {
             case "depth":
@@ -34,12 +34,20 @@ enum ExploreMain {
             case "naive":
                 guard value == "none" else { fail(usage: "--explore: naive=\(value): only naive=none (every switch off after the setup)") }
                 options.naiveOff = true
+            case "perturb":
+                guard let ms = TimeText.parseDuration(Substring(value)), ms >= 1, ms <= ExploreScenario.maxLatency else {
+                    fail(usage: "--explore: perturb=\(value): use a duration from 1ms to \(TimeText.formatDuration(ExploreScenario.maxLatency)), like perturb=200ms")
+                }
+                options.perturb = ms
             case "transcript":
                 if safe { fail(usage: "--explore: --safe writes no file (transcript=\(value))") }
                 output = value
             default:
-                fail(usage: "--explore FILE takes depth=N, schedules=N, seed=S, naive=none and transcript=OUT after it, not \(argument)")
+                fail(usage: "--explore FILE takes depth=N, schedules=N, seed=S, naive=none, perturb=D and transcript=OUT after it, not \(argument)")
             }
+        }
+        if options.perturb != nil && options.naiveOff {
+            fail(usage: "--explore: naive=none turns off a scenario's switches after its setup; a recording (perturb=) has no setup apart: edit its ns line")
         }
         let text: String
         do { text = try FileIO.read(file) } catch {

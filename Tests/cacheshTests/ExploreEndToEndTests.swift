@@ -274,7 +274,7 @@ struct ExploreEndToEndTests {
         (["naive=all"], "cachesh: --explore: naive=all: only naive=none (every switch off after the setup)"),
         (["--bail"], "cachesh: --explore takes a scenario FILE and its options alone (with --json or --safe)"),
         (["--safe", "transcript=found.transcript"], "cachesh: --explore: --safe writes no file (transcript=found.transcript)"),
-        (["deep=3"], "cachesh: --explore FILE takes depth=N, schedules=N, seed=S, naive=none and transcript=OUT after it, not deep=3"),
+        (["deep=3"], "cachesh: --explore FILE takes depth=N, schedules=N, seed=S, naive=none, perturb=D and transcript=OUT after it, not deep=3"),
     ])
     func badOptionsAreUsageErrors(arguments: [String], error: String) async throws {
         let (run, _) = try await Self.explore(Self.twoByTwo, arguments)

@@ -173,4 +173,78 @@ struct ExploreEventsTests {
         #expect(failure["verifies"] as? Bool == true)
         #expect((failure["transcript"] as? String)?.contains("cachesh> \(command) \(file)\n") == true)
     }
+
+    // MARK: Around a recording
+
+    /// A recording in which the first answer came back fast, so the newer one landed last: as
+    /// recorded it passes; with its answer times moved by up to 200 ms, the older answer lands
+    /// last under last-answer-wins, and under the default policy it never wins.
+    static func recording(naive: String) -> String {
+        """
+        ns feed ttl=10m naive=\(naive)
+        server set feed:home "v1"
+        server next feed:home latency=100ms
+        get feed:home --async
+        advance 10ms
+        server set feed:home "v2"
+        server next feed:home latency=200ms
+        get feed:home --force --async
+        advance 1s
+        expect peek feed:home value=v2
+        """
+    }
+
+    @Test func aRaceTheRecordedTimingHidIsFoundByMovingItsAnswerTimes() async throws {
+        let sandbox = try Sandbox()
+        _ = try sandbox.write("rec.cachesh", Self.recording(naive: "last-answer-wins"))
+        let recorded = try await Cachesh.run(["rec.cachesh"], in: sandbox.url)
+        #expect(recorded.status == 0, "as recorded it passes: \(recorded)")
+        let run = try await Cachesh.run(["--json", "--explore", "rec.cachesh", "perturb=200ms", "transcript=found.transcript"], in: sandbox.url)
+        #expect(run.status == 1, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["perturb_ms"] as? Int == 200)
+        #expect(object["per_depth"] as? [Int] == [1, 9])
+        let failure = try #require(object["failure"] as? [String: Any])
+        #expect(failure["property"] as? String == "expect peek feed:home value=v2 (line 10)")
+        #expect(failure["schedule"] as? [String] == ["line 3: server next feed:home latency=211ms (recorded: 100ms)"])
+        #expect(failure["commands"] as? Int == 10)
+        #expect(failure["verifies"] as? Bool == true)
+        let verify = try await Cachesh.run(["--verify", "found.transcript"], in: sandbox.url)
+        #expect(verify.stdout == "1 passed, 0 failed\n", "\(verify)")
+        // Moved by less than it takes to cross, it is clean; under the default, clean at any move.
+        let near = try await Cachesh.run(["--explore", "rec.cachesh", "perturb=50ms"], in: sandbox.url)
+        #expect(near.status == 0, "\(near)")
+        #expect(near.stdout.hasSuffix("clean to depth 2, 25 schedules\n"), "both answers moved, each to its 4 candidates: \(near)")
+        _ = try sandbox.write("default.cachesh", Self.recording(naive: "none"))
+        let clean = try await Cachesh.run(["--explore", "default.cachesh", "perturb=200ms", "depth=2"], in: sandbox.url)
+        #expect(clean.status == 0, "\(clean)")
+        #expect(clean.stdout.contains("each schedule is the recording with some answer times moved by up to 200ms"))
+    }
+
+    /// A transcript (here a recording `record FILE` wrote, which starts with a restore) is read
+    /// for its commands; a scenario given perturb= is an error, as is naive=none with it.
+    @Test func aTranscriptIsARecordingTooAndAScenarioIsNot() async throws {
+        let sandbox = try Sandbox()
+        _ = try sandbox.write("make.cachesh", "record rec.transcript\n" + Self.recording(naive: "last-answer-wins") + "\n")
+        let made = try await Cachesh.run(["make.cachesh"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let run = try await Cachesh.run(["--json", "--explore", "rec.transcript", "perturb=200ms"], in: sandbox.url)
+        #expect(run.status == 1, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect((object["failure"] as? [String: Any])?["verifies"] as? Bool == true)
+        _ = try sandbox.write("s.explore", "concurrent\n  put a:1 1\nend\n")
+        let scenario = try await Cachesh.run(["--explore", "s.explore", "perturb=200ms"], in: sandbox.url)
+        #expect(scenario.status == 2)
+        #expect(scenario.stderr == "s.explore:1: error: explore: perturb= moves a recording's answer times; this is a scenario, whose steps "
+                + "explore orders itself (latency= ranges): leave perturb= out\n")
+        let both = try await Cachesh.run(["--explore", "rec.transcript", "perturb=200ms", "naive=none"], in: sandbox.url)
+        #expect(both.status == 2)
+        let refused = try await Cachesh.run(["--explore", "rec.transcript", "perturb=2d"], in: sandbox.url)
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "cachesh: --explore: perturb=2d: use a duration from 1ms to 1d, like perturb=200ms\n")
+        _ = try sandbox.write("typo.cachesh", "server next a:1 latency=10ms\nbogus\n")
+        let typo = try await Cachesh.run(["--explore", "typo.cachesh", "perturb=10ms"], in: sandbox.url)
+        #expect(typo.status == 2)
+        #expect(typo.stderr.hasPrefix("typo.cachesh:2: error: explore: refused as recorded, so the recording is wrong: unknown command"))
+    }
 }

@@ -16,6 +16,7 @@ public enum ExploreCommands {
             .count("seed", meaning: "the random schedules' seed (default 1): the same seed, the same schedules"),
             .text("naive", placeholder: "none", meaning: "naive=none: every naive switch the setup turns on is turned off after it (the default policy)"),
             .text("transcript", placeholder: "FILE", meaning: "also write the shortest failing schedule's transcript to FILE"),
+            .duration("perturb", meaning: "FILE is a recording (a transcript or script): run it with the latencies of its answers (server next ... latency=, server latency) moved by up to D"),
         ],
         example: "explore Examples/explore/swr-173-older-answer-wins.explore naive=none", run: explore)
 
@@ -79,6 +80,15 @@ public enum ExploreCommands {
             guard text == "none" else { throw ShellError("explore: naive=\(text): only naive=none (every switch off after the setup)", at: word.offset) }
             options.naiveOff = true
         }
+        if let (text, word) = args.option("perturb") {
+            guard let ms = TimeText.parseDuration(text), ms >= 1, ms <= ExploreScenario.maxLatency else {
+                throw ShellError("explore: perturb=\(text): use a duration from 1ms to \(TimeText.formatDuration(ExploreScenario.maxLatency)), like perturb=200ms", at: word.offset)
+            }
+            options.perturb = ms
+        }
+        if options.perturb != nil && options.naiveOff, let (_, word) = args.option("naive") {
+            throw ShellError("explore: naive=none turns off a scenario's switches after its setup; a recording (perturb=) has no setup apart: edit its ns line", at: word.offset)
+        }
         if let (text, word) = args.option("seed") {
             guard let n = UInt64(text) else {
                 throw ShellError("explore: seed=\(text): use a whole number from 0 to \(UInt64.max)", at: word.offset)
@@ -111,6 +121,7 @@ public enum ExploreCommands {
         if report.stoppedAtBound { fields["stopped_at_bound"] = .bool(true) }
         if report.interrupted { fields["interrupted"] = .bool(true) }
         fields["forked"] = .bool(report.forked)
+        if let perturb = report.perturb { fields["perturb_ms"] = .int(perturb) }
         if let found = report.failure {
             fields["failure"] = .object([
                 "property": .string(found.failure.property),
@@ -134,8 +145,12 @@ public enum ExploreCommands {
         var lines = ["schedules: \(report.schedules) (\(perDepth)" + (report.random > 0 ? ", random: \(report.random)" : "") + ")"]
         if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
         lines.append("distinct states: \(report.distinctStates)")
-        lines.append(report.forked ? "each schedule forked from the state after the setup"
-                                   : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+        if let perturb = report.perturb {
+            lines.append("each schedule is the recording with some answer times moved by up to \(TimeText.formatDuration(perturb)) (depth: how many)")
+        } else {
+            lines.append(report.forked ? "each schedule forked from the state after the setup"
+                                       : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+        }
         guard let found = report.failure else {
             if report.interrupted {
                 return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
@@ -151,7 +166,11 @@ public enum ExploreCommands {
         lines.append("failed: \(found.failure.property)")
         lines.append("  \(found.failure.message)")
         let first = report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? ""
-        lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
+        if report.perturb != nil {
+            lines.append("answer times moved (\(found.preemptions)\(report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? "")):")
+        } else {
+            lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
+        }
         lines += found.schedule.map { "  " + $0 }
         lines.append("shrunk to \(found.commands) commands (from \(found.commandsBeforeShrinking))"
                      + (found.verifies ? "; the transcript verifies:" : "; the transcript does NOT verify:"))

@@ -22,6 +22,9 @@ public struct ExploreOptions: Sendable {
     /// The directory the transcript is written to (`transcript=OUT`'s); nil: the scenario's. The
     /// files the setup reads are named relative to it there (``ExploreFiles``).
     public var transcriptDirectory: String?
+    /// `perturb=D`: the file is a recording (a transcript or script) whose answer latencies are
+    /// moved within D of the recorded ones (``ExplorePerturbation``); nil: it is a scenario.
+    public var perturb: Int64?
     /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
     /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
@@ -83,6 +86,8 @@ public struct ExploreReport: Sendable {
     public var interrupted = false
     /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
     public var forked = false
+    /// `perturb=D`: the schedules were a recording's with its answer times moved within D.
+    public var perturb: Int64?
     public var failure: Found?
     /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
     /// its line and what is wrong.
@@ -181,6 +186,7 @@ public struct Explorer: Sendable {
 
     /// Reads and explores the scenario in `text`.
     public static func explore(name: String, text: String, options: ExploreOptions) -> ExploreReport {
+        if let perturb = options.perturb { return ExplorePerturbation.explore(name: name, text: text, perturb: perturb, options: options) }
         let scenario: ExploreScenario
         do { scenario = try ExploreScenario(name: name, text: text) } catch {
             var report = ExploreReport(file: name)
@@ -585,7 +591,7 @@ public struct Explorer: Sendable {
 
     /// A fresh session for one schedule: under `--safe`, with the budget of scheduled work a
     /// stranger's script of the scenario's size has (SPEC §7.1), so no schedule runs unbounded.
-    private static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
+    static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
         var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
         if options.safe { sessionOptions.scheduledBudget = .perInput }
         let session = Session(cache: cache, options: sessionOptions)
@@ -644,13 +650,13 @@ public struct Explorer: Sendable {
 
     /// Whether an `expect` failed because a value differs (`expect: PATH: expected X, found Y`),
     /// not because it could not run.
-    private static func isMismatch(_ output: String) -> Bool {
+    static func isMismatch(_ output: String) -> Bool {
         let error = firstLine(output)
         return error.hasPrefix("expect: ") && error.contains(": expected ") && error.contains(", found ")
     }
 
     /// The error a command printed (without `error: `), else its last line.
-    private static func firstLine(_ output: String) -> String {
+    static func firstLine(_ output: String) -> String {
         let lines = output.split(separator: "\n")
         if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return String(error.dropFirst("error: ".count)) }
         return String(lines.last ?? "")
