@@ -247,4 +247,37 @@ struct ExploreEventsTests {
         #expect(typo.status == 2)
         #expect(typo.stderr.hasPrefix("typo.cachesh:2: error: explore: refused as recorded, so the recording is wrong: unknown command"))
     }
+
+    // MARK: Bounds
+
+    /// *No invented value* combines at most 10 changes for one value shown (SPEC §7.1): with 9
+    /// or 10 events before the two mutations it finds the failed mutation's change that stayed; with 11
+    /// the value is not checked.
+    @Test(arguments: [(9, 1), (10, 1), (11, 0)])
+    func noInventedValueCombinesAtMostTenChanges(events: Int, status: Int32) async throws {
+        let patches = (1...events).map { "  event patch prefs:me {\"e\($0)\":1}" }.joined(separator: "\n")
+        let (run, object) = try await ExploreEndToEndTests.explore("""
+            ns prefs ttl=10m naive=confirm-commits-all
+            server set prefs:me {}
+            get prefs:me
+            concurrent
+            \(patches)
+              mutate prefs:me {"a":true} latency=10ms..1s
+              mutate prefs:me {"b":true} latency=10ms..1s answer=fail
+            end
+            """, ["depth=1"])
+        #expect(run.status == status, "\(run)")
+        if status == 1 { #expect((object["failure"] as? [String: Any])?["property"] as? String == "no invented value") }
+    }
+
+    /// At most 16 latencies are tried for one answer (SPEC §7.1), the nearest the recorded first.
+    @Test func aRecordingsAnswerIsTriedAtSixteenLatenciesAtMost() async throws {
+        let sandbox = try Sandbox()
+        let steps = Array(repeating: "advance 5ms", count: 40).joined(separator: "\n")
+        _ = try sandbox.write("rec.cachesh", "server set a:1 1\nserver next a:1 latency=100ms\nget a:1 --async\n\(steps)\nexpect peek a:1 value=1\n")
+        let run = try await Cachesh.run(["--json", "--explore", "rec.cachesh", "perturb=100ms", "depth=1"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["per_depth"] as? [Int] == [1, 16])
+    }
 }

@@ -7,9 +7,11 @@ public enum ExploreCommands {
         name: "explore",
         summary: "try the orders a scenario's steps may happen in; print the shortest failing one as a transcript",
         arguments: [.file(meaning: "a scenario: setup commands; then concurrent, the steps that may interleave (and starts another "
-                          + "section, whose steps interleave with the first's), end; then expect lines, checked once all settled. "
-                          + "A get (--async) or mutate KEY step may take latency=LO..HI, the range its answer arrives in, and "
-                          + "answer=ok,fail,lost, the answers tried (SPEC 3.1)")],
+                          + "section, whose steps interleave with the first's), end; then lines run once all settled, whose expect "
+                          + "lines check. A step that sends a request (get --async or --nowait, mutate KEY, pages KEY --next --nowait, "
+                          + "request ... --nowait, or any step with sends=KEY: focus sends=todos:list) may take latency=LO..HI, the "
+                          + "range its answer arrives in, and answer=ok,fail,lost, the answers tried; client=NAME runs a step in "
+                          + "another client (SPEC 3.1). With perturb=, a recording (a transcript or script) instead")],
         options: [
             .count("depth", meaning: "try every schedule with at most N preemptions (choices of an event out of its written order; default 4, at most 16)"),
             .count("schedules", meaning: "then N random schedules (default 0)"),

@@ -37,6 +37,9 @@ extension Explorer {
 
     static func canonicalKey(_ key: String) -> String { KeyName.canonical(key) }
 
+    /// The most changes *no invented value* combines for one value shown (SPEC §7.1): 2^10 subsets.
+    static let maxCombined = 10
+
     /// The steps that change a key's value in the cache without asking the server, by verb.
     static let localWrites: Set<String> = ["put", "mutate", "event", "push", "evict", "clear", "memory-warning", "hydrate",
                                            "expire", "request", "restore", "load", "delete"]
@@ -135,7 +138,7 @@ extension Explorer {
                     guard step.verb == "mutate", step.argument.map(canonicalKey) == key else { return false }
                     return (evidence.answerAt[m] ?? .max) > change.at || (change.cause == .mutated && sent == change.at)
                 }.sorted { (evidence.issueAt[$0]!, $0) < (evidence.issueAt[$1]!, $1) }
-                guard combined.count <= 10 else { continue }
+                guard combined.count <= Self.maxCombined else { continue }
                 let patches = combined.compactMap { m -> Patch? in
                     guard let text = scenario.steps[m].patch ?? scenario.steps[m].eventPatch, let document = try? JSONValue(parsing: text) else { return nil }
                     return try? Patch(document)
