@@ -104,39 +104,77 @@ struct ExplorePerturbation {
     /// the recorded one and by the end of the recording; the farthest ones in range too.
     private func candidates(_ answers: [Answer], _ times: [Int64], _ end: Int64, _ requests: [(at: Int64, keys: [String])]) -> [Answer] {
         // Which requests each latency covered: a `server next KEY` line the first request of KEY
-        // sent from its time on, in order; a `server latency` line the others until the next one.
+        // sent from its time on, in order; a `server latency` line the others until the next one
+        // (at most `maxSends` of them). Each key's requests in send order, as indices.
+        var byKey: [String: [Int]] = [:]
+        for (r, request) in requests.enumerated() {
+            for key in Set(request.keys.map(KeyName.canonical)) { byKey[key, default: []].append(r) }
+        }
+        let found = answers.map { Self.latency(of: commands[$0.command].text) }
         var sends: [[Int64]] = Array(repeating: [], count: answers.count)
         var taken = Set<Int>()
-        for (a, answer) in answers.enumerated() {
-            guard let found = Self.latency(of: commands[answer.command].text), found.next, let key = found.key else { continue }
-            let canonical = KeyName.canonical(key)
-            if let r = requests.indices.first(where: { !taken.contains($0) && requests[$0].at >= times[answer.command]
-                                                       && requests[$0].keys.map(KeyName.canonical).contains(canonical) }) {
-                taken.insert(r)
-                sends[a] = [requests[r].at]
+        var cursor: [String: Int] = [:]
+        for a in answers.indices {
+            guard let f = found[a], f.next, let key = f.key else { continue }
+            let k = KeyName.canonical(key)
+            let list = byKey[k] ?? []
+            var i = cursor[k] ?? 0
+            while i < list.count && requests[list[i]].at < times[answers[a].command] { i += 1 }
+            if i < list.count {
+                taken.insert(list[i])
+                sends[a] = [requests[list[i]].at]
+                i += 1
+            }
+            cursor[k] = i
+        }
+        // Until when each `server latency` line holds: the next one of its key, or a global one.
+        var until: [Int64] = Array(repeating: .max, count: answers.count)
+        var nextKeyed: [String: Int64] = [:]
+        var nextGlobal = Int64.max
+        for a in answers.indices.reversed() {
+            guard let f = found[a], !f.next else { continue }
+            let at = times[answers[a].command]
+            if let key = f.key.map(KeyName.canonical) {
+                until[a] = min(nextKeyed[key] ?? .max, nextGlobal)
+                nextKeyed[key] = at
+            } else {
+                until[a] = nextGlobal
+                nextGlobal = at
             }
         }
-        for (a, answer) in answers.enumerated() {
-            guard let found = Self.latency(of: commands[answer.command].text), !found.next else { continue }
-            let key = found.key.map(KeyName.canonical)
-            let until = answers.dropFirst(a + 1).first { other in
-                guard let next = Self.latency(of: commands[other.command].text), !next.next else { return false }
-                return next.key.map(KeyName.canonical) == key || next.key == nil
-            }.map { times[$0.command] } ?? .max
-            sends[a] = requests.indices.filter { r in
-                !taken.contains(r) && requests[r].at >= times[answer.command] && requests[r].at < until
-                    && (key == nil || requests[r].keys.map(KeyName.canonical).contains(key!))
-            }.map { requests[$0].at }
+        let all = Array(requests.indices)
+        for a in answers.indices {
+            guard let f = found[a], !f.next else { continue }
+            let list = f.key.map { byKey[KeyName.canonical($0)] ?? [] } ?? all
+            let from = times[answers[a].command]
+            var i = Self.lowerBound(list.count) { requests[list[$0]].at >= from }
+            while i < list.count && requests[list[i]].at < until[a] && sends[a].count < Self.maxSends {
+                if !taken.contains(list[i]) { sends[a].append(requests[list[i]].at) }
+                i += 1
+            }
         }
         var arrivals: [Int64] = []
         for (a, answer) in answers.enumerated() { arrivals += sends[a].map { $0 + answer.recorded } }
-        let points = Set(times + [end] + arrivals)
+        let points = Array(Set(times + [end] + arrivals)).sorted()
         return answers.enumerated().map { a, answer in
             var answer = answer
             guard let last = sends[a].max() else { return answer }
             var values = Set<Int64>()
             for s in sends[a] {
-                for p in points { for arrival in [p - 1, p, p + 1] { values.insert(arrival - s) } }
+                // The points nearest the recorded arrival first, out to `perturb` either side.
+                let target = s + answer.recorded
+                var right = Self.lowerBound(points.count) { points[$0] >= target }
+                var left = right - 1
+                var seen = 0
+                while seen < 3 * Self.maxCandidates + 3 {
+                    let l = left >= 0 && target - points[left] <= perturb + 1 ? points[left] : nil
+                    let r = right < points.count && points[right] - target <= perturb + 1 ? points[right] : nil
+                    guard l != nil || r != nil else { break }
+                    let p: Int64
+                    if let l, r == nil || target - l <= r! - target { p = l; left -= 1 } else { p = r!; right += 1 }
+                    for arrival in [p - 1, p, p + 1] { values.insert(arrival - s) }
+                    seen += 1
+                }
             }
             values.insert(answer.recorded - perturb)
             values.insert(answer.recorded + perturb)
@@ -144,6 +182,19 @@ struct ExplorePerturbation {
             answer.candidates = Array(kept.sorted { (abs($0 - answer.recorded), $0) < (abs($1 - answer.recorded), $1) }.prefix(Self.maxCandidates))
             return answer
         }
+    }
+
+    /// The requests a `server latency` line's candidates are worked out from, at most.
+    static let maxSends = 64
+
+    /// The first index in 0..<count where `isAtOrPast` holds (it holds from there on).
+    static func lowerBound(_ count: Int, _ isAtOrPast: (Int) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if isAtOrPast(mid) { high = mid } else { low = mid + 1 }
+        }
+        return low
     }
 
     /// Every set of `depth` answers moved, each to each of its candidates, for depth 0, 1, ...;
