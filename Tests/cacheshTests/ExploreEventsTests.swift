@@ -129,6 +129,36 @@ struct ExploreEventsTests {
         #expect(transcript.contains("cachesh> server next t:list@1 latency=10ms\n"))
     }
 
+    /// An HTTP read (its validation), an HTTP PUT and another client's next page in one block,
+    /// each with failed and lost answers: every choice is a schedule (10 at depth 1, not the 5 of
+    /// the same block answered ok only), and the default policy keeps every property.
+    @Test func httpReadsAndRequestsAndAnotherClientsPageTakeEveryAnswer() async throws {
+        let text = """
+            ns img http origin=https://cdn.example.com
+            ns t ttl=10m
+            server set img:/a "cat" headers={"ETag":"\\"1\\"","Cache-Control":"max-age=60"}
+            server set t:list@1 [1]
+            server set t:list@2 [2]
+            get img:/a
+            pages t:list --next
+            advance 2m
+            concurrent
+              get img:/a --nowait latency=10ms..1s answer=ok,fail,lost
+              request PUT img:/a "dog" --nowait latency=10ms..1s answer=ok,fail,lost
+            and
+              pages t:list --next --nowait latency=10ms..1s answer=ok,fail client=tab2
+            end
+            """
+        let (run, object) = try await ExploreEndToEndTests.explore(text, ["depth=2"])
+        #expect(run.status == 0, "\(run)")
+        #expect(object["per_depth"] as? [Int] == [1, 10, 48])
+        #expect(object["distinct_states"] as? Int == 4)
+        let plain = text.replacingOccurrences(of: " answer=ok,fail,lost", with: "").replacingOccurrences(of: " answer=ok,fail", with: "")
+        let (okOnly, okObject) = try await ExploreEndToEndTests.explore(plain, ["depth=2"])
+        #expect(okOnly.status == 0)
+        #expect(okObject["per_depth"] as? [Int] == [1, 5, 15])
+    }
+
     // MARK: Files the setup reads
 
     /// `load FILE` and `restore FILE` in the setup stay file references in the shrunk transcript,
