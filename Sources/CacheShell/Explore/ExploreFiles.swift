@@ -35,7 +35,11 @@ enum ExploreFiles {
         var full = path
         if !path.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: 4_096)
-            let cwd = getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "/"
+            var cwd = "/"
+            if getcwd(&buffer, buffer.count) != nil {
+                let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+                cwd = String(decoding: bytes, as: UTF8.self)
+            }
             full = join(cwd, path)
         }
         var components: [Substring] = []
