@@ -24,10 +24,7 @@ import TestSupport
                     "put k:1 {\"v\":\(i + 1)}",
                     "server set k:1 {\"v\":\(i + 10)}",
                     "server patch k:1 {\"s\":\(i)}",
-                    // Not answer=lost: with another mutation of the key pending, the default policy
-                    // shows a value nobody held until the refetch the lost answer starts (the
-                    // confirmation of the other drops its own change), which this property finds.
-                    "mutate k:1 {\"m\":\(i)} latency=10ms..1s answer=ok,fail",
+                    "mutate k:1 {\"m\":\(i)} latency=10ms..1s answer=ok,fail,lost",
                     "mutate k:1 {\"l\":{\"$push\":\(i)}} latency=10ms..1s answer=ok,fail",
                     "invalidate k:1",
                     "event patch k:1 {\"e\":\(i)}",

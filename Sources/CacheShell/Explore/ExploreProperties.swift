@@ -91,11 +91,12 @@ extension Explorer {
     /// *No invented value*: every value an observer saw in the block (a change of an entry whose
     /// cause is an answer, a confirmation, a rollback or an optimistic mutation) is one the
     /// server's data or a scripted answer held during the schedule, a value a `put` step wrote,
-    /// or one the cache held from another source (an event, a push, the setup), with some of the
-    /// key's changes applied on it in the order they were made: its mutation steps then pending,
-    /// and its `event patch` steps so far (in any client: events come from the server). Keys with a mutation in flight from the setup, or in a
-    /// scenario with a `mutate entity` or `event entity` step, are not checked; nor a change with
-    /// more than 10 such changes to combine (the combinations are bounded).
+    /// or one the cache held from another source (the setup, an event, a push),
+    /// with some of the key's changes applied on it in the order they were made: its mutation
+    /// steps sent so far, but for those failed and rolled back by then, and its `event patch`
+    /// steps so far (in any client: events come from the server). Keys with a mutation in flight from
+    /// the setup, a scenario with a `mutate entity` or `event entity` step, and a change with
+    /// more than ``maxCombined`` changes to combine are not checked.
     static func noInventedValue(_ scenario: ExploreScenario, _ evidence: Evidence, session: Session)
         -> (failure: ExploreFailure, key: String, client: String)? {
         if scenario.steps.contains(where: { ($0.verb == "mutate" || $0.verb == "event") && $0.argument == "entity" }) { return nil }
@@ -116,7 +117,11 @@ extension Explorer {
                     sources[key, default: []].insert(stored.text)
                     continue
                 }
-                if evidence.pendingBefore.contains(key) { continue }
+                // Not checked (a mutation in flight from the setup): taken as held.
+                if evidence.pendingBefore.contains(key) {
+                    sources[key, default: []].insert(stored.text)
+                    continue
+                }
                 let seen = stored.text
                 var bases = evidence.server.values[key] ?? []
                 bases.formUnion(sources[key] ?? [])
@@ -126,9 +131,11 @@ extension Explorer {
                           let text = step.writeValue, let value = try? JSONValue(parsing: text) else { continue }
                     bases.insert(value.compactText)
                 }
+                // (A value shown rightly is not a base for later ones: it may hold a change rolled
+                // back since. The changes below cover what it was built from.)
                 if bases.contains(seen) { continue }
-                // The key's changes to combine: its mutation steps pending at the change and its
-                // event patch steps so far, in the order made.
+                // The key's changes to combine: its mutation steps so far but the failed ones
+                // answered by now, and its event patch steps so far, in the order made.
                 let combined = scenario.steps.indices.filter { m in
                     let step = scenario.steps[m]
                     guard let sent = evidence.issueAt[m], sent <= change.at else { return false }
@@ -136,7 +143,9 @@ extension Explorer {
                     if step.verb == "event" { return step.writeKey.map(canonicalKey) == key && step.eventPatch != nil }
                     guard mine(step) else { return false }
                     guard step.verb == "mutate", step.argument.map(canonicalKey) == key else { return false }
-                    return (evidence.answerAt[m] ?? .max) > change.at || (change.cause == .mutated && sent == change.at)
+                    // Sent so far, and not failed and rolled back by now: pending, confirmed (its change
+                    // is the server's), or of unknown outcome (its change stays).
+                    return !(evidence.answers[m] == .fail && (evidence.answerAt[m] ?? .max) <= change.at)
                 }.sorted { (evidence.issueAt[$0]!, $0) < (evidence.issueAt[$1]!, $1) }
                 guard combined.count <= Self.maxCombined else { continue }
                 let patches = combined.compactMap { m -> Patch? in
@@ -146,7 +155,7 @@ extension Explorer {
                 guard patches.count == combined.count else { continue }
                 if reachable(seen, from: bases, applying: patches) { continue }
                 let pending = combined.filter { scenario.steps[$0].verb == "mutate" }
-                let described = pending.isEmpty ? "no mutation of it pending" : "the pending mutations of line "
+                let described = pending.isEmpty ? "no mutation of it sent and not rolled back" : "not even with the changes of line "
                     + pending.map { String(scenario.steps[$0].command.line) }.joined(separator: ", ")
                 return (ExploreFailure(property: "no invented value",
                                        message: "\(client == evidence.home ? "" : "in client \(client), ")\(key) showed \(seen) (\(change.cause.rawValue)), "
