@@ -2,12 +2,12 @@ import CacheCore
 import CacheShell
 
 /// `cachesh --explore FILE... [depth=N] [schedules=N] [seed=S] [strategy=S] [por=on|off] [fork=on|off]
-/// [naive=none] [transcript=OUT] [--junit REPORT]` (SPEC §3.1, §6): each scenario's report on
+/// [naive=none] [transcript=OUT] [perturb=D] [--junit REPORT]` (SPEC §3.1, §6): each scenario's report on
 /// standard output, with the time it took; exit 0 when every bound was explored clean, 1 when a
 /// property fails, 2 when a scenario is wrong (a parse error, a command refused in the written
 /// order), cannot be read, or the options are bad.
 enum ExploreMain {
-    static let optionNames = ["depth", "schedules", "seed", "naive", "transcript", "strategy", "por", "fork"]
+    static let optionNames = ["depth", "schedules", "seed", "naive", "transcript", "strategy", "por", "fork", "perturb"]
 
     static func run(_ arguments: [String], json: Bool, safe: Bool, junit: String?, progress: (@Sendable (String?) -> Void)?) -> Int32 {
         let terminal = Terminal()
@@ -16,7 +16,7 @@ enum ExploreMain {
         options.safe = safe
         var output: String?
         var files: [String] = []
-        let usage = "--explore FILE... takes depth=N, schedules=N, seed=S, strategy=S, por=on|off, fork=on|off, naive=none and transcript=OUT after it"
+        let usage = "--explore FILE... takes depth=N, schedules=N, seed=S, strategy=S, por=on|off, fork=on|off, naive=none, perturb=D and transcript=OUT after it"
         for argument in arguments {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, optionNames.contains(String(parts[0])) else {
@@ -51,12 +51,20 @@ enum ExploreMain {
             case "naive":
                 guard value == "none" else { fail(usage: "--explore: naive=\(value): only naive=none (every switch off after the setup)") }
                 options.naiveOff = true
+            case "perturb":
+                guard let ms = TimeText.parseDuration(Substring(value)), ms >= 1, ms <= ExploreScenario.maxLatency else {
+                    fail(usage: "--explore: perturb=\(value): use a duration from 1ms to \(TimeText.formatDuration(ExploreScenario.maxLatency)), like perturb=200ms")
+                }
+                options.perturb = ms
             default:
                 if safe { fail(usage: "--explore: --safe writes no file (transcript=\(value))") }
                 output = value
             }
         }
         guard !files.isEmpty else { fail(usage: "--explore needs a scenario FILE") }
+        if options.perturb != nil && options.naiveOff {
+            fail(usage: "--explore: naive=none turns off a scenario's switches after its setup; a recording (perturb=) has no setup apart: edit its ns line")
+        }
         if output != nil && files.count > 1 { fail(usage: "--explore: transcript=OUT goes with one scenario FILE") }
         if let junit {
             if safe { fail(usage: "--explore: --safe writes no file (--junit \(junit))") }
@@ -101,6 +109,10 @@ enum ExploreMain {
         }
         options.baseDirectory = nil
         if let slash = file.lastIndex(of: "/") { options.baseDirectory = slash == file.startIndex ? "/" : String(file[..<slash]) }
+        if let output {
+            // The transcript names the files the scenario reads relative to where it is written.
+            options.transcriptDirectory = output.lastIndex(of: "/").map { $0 == output.startIndex ? "/" : String(output[..<$0]) } ?? "."
+        }
         let clock = ContinuousClock()
         let started = clock.now
         let report = Explorer.explore(name: file, text: text, options: options)

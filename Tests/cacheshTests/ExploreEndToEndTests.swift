@@ -117,7 +117,7 @@ struct ExploreEndToEndTests {
         #expect(run.stdout.hasPrefix("explore clean.explore:\n"))
         #expect(run.stdout.contains("\n\nexplore race.explore:\n"))
         let xml = try String(contentsOf: sandbox.url.appendingPathComponent("report.xml"), encoding: .utf8)
-        #expect(xml.contains("<testsuites name=\"cachesh --explore\" tests=\"6\" failures=\"1\" errors=\"0\">"), "\(xml)")
+        #expect(xml.contains("<testsuites name=\"cachesh --explore\" tests=\"10\" failures=\"1\" errors=\"0\">"), "\(xml)")
         #expect(xml.contains("<testcase classname=\"clean.explore\" name=\"expect peek a:1 value=1 (line 8)\">"), "\(xml)")
         #expect(xml.contains("<testcase classname=\"clean.explore\" name=\"B12\">"))
         #expect(xml.contains("<testcase classname=\"race.explore\" name=\"expect peek feed:home value=v2 (line 14)\">\n      <failure message="), "\(xml)")
@@ -279,11 +279,16 @@ struct ExploreEndToEndTests {
         ("concurrent\n  get a:1 latency=1ms\nend\n",
          "scenario.explore:2: error: explore: a get step waits for its answer, which would fix the order; write get KEY --async (or --nowait)"),
         ("concurrent\n  put a:1 1 latency=1ms\nend\n",
-         "scenario.explore:2: error: explore: latency= goes on a get or mutate KEY step (the request it sends), not on put"),
+         "scenario.explore:2: error: explore: latency= goes on a step that sends a request: get, mutate KEY, pages KEY --next, request METHOD KEY, or any step with sends=KEY naming the key it sends for (focus sends=todos:list)"),
+        ("concurrent\n  focus sends=a:1\nend\n", "scenario.explore:2: error: explore: sends= needs latency= (the range its answer arrives in, latency=10ms..1s)"),
+        ("concurrent\n  put a:1 1 client=Tab\nend\n",
+         "scenario.explore:2: error: explore: client=Tab: a client name is a lowercase letter, then lowercase letters, digits or - (like tab2 or widget)"),
+        ("concurrent\n  pages a:list --next latency=1ms\nend\n",
+         "scenario.explore:2: error: explore: a pages step with latency= waits for its answer, which would fix the order; add --nowait"),
         ("concurrent\n  get a:1 --async latency=2s..1s\nend\n", "scenario.explore:2: error: explore: latency=2s..1s: the low end is above the high end"),
         ("concurrent\n  get a:1 --async latency=1ms answer=maybe\nend\n",
          "scenario.explore:2: error: explore: answer=maybe: a list of ok, fail and lost (answer=ok,lost)"),
-        ("concurrent\n  put a:1 1\nend\nput a:2 2\n", "scenario.explore:4: error: explore: only expect lines may follow end (found put)"),
+        ("concurrent\n  put a:1 1\nend\nconcurrent\n", "scenario.explore:4: error: explore: concurrent after end (a scenario has one block)"),
         ("concurrent\n  put a:1 1\n  advance 1s\nend\n",
          "scenario.explore:3: error: explore: advance as a step would move the clock under the schedule, which sets the times; put it in the setup, or give the step's answer a latency= range"),
         ("concurrent\n  put a:1 1\nend\nexpect peek a:1\n",
@@ -333,7 +338,7 @@ struct ExploreEndToEndTests {
         (["--safe", "--junit", "report.xml"], "cachesh: --explore: --safe writes no file (--junit report.xml)"),
         (["scenario.explore", "transcript=found.transcript"], "cachesh: --explore: transcript=OUT goes with one scenario FILE"),
         (["--safe", "transcript=found.transcript"], "cachesh: --explore: --safe writes no file (transcript=found.transcript)"),
-        (["deep=3"], "cachesh: --explore FILE... takes depth=N, schedules=N, seed=S, strategy=S, por=on|off, fork=on|off, naive=none and transcript=OUT after it, not deep=3"),
+        (["deep=3"], "cachesh: --explore FILE... takes depth=N, schedules=N, seed=S, strategy=S, por=on|off, fork=on|off, naive=none, perturb=D and transcript=OUT after it, not deep=3"),
     ])
     func badOptionsAreUsageErrors(arguments: [String], error: String) async throws {
         let (run, _) = try await Self.explore(Self.twoByTwo, arguments)

@@ -7,9 +7,11 @@ public enum ExploreCommands {
         name: "explore",
         summary: "try the orders a scenario's steps may happen in; print the shortest failing one as a transcript",
         arguments: [.file(meaning: "a scenario: setup commands; then concurrent, the steps that may interleave (and starts another "
-                          + "section, whose steps interleave with the first's), end; then expect lines, checked once all settled. "
-                          + "A get (--async) or mutate KEY step may take latency=LO..HI, the range its answer arrives in, and "
-                          + "answer=ok,fail,lost, the answers tried (SPEC 3.1)")],
+                          + "section, whose steps interleave with the first's), end; then lines run once all settled, whose expect "
+                          + "lines check. A step that sends a request (get --async or --nowait, mutate KEY, pages KEY --next --nowait, "
+                          + "request ... --nowait, or any step with sends=KEY: focus sends=todos:list) may take latency=LO..HI, the "
+                          + "range its answer arrives in, and answer=ok,fail,lost, the answers tried; client=NAME runs a step in "
+                          + "another client (SPEC 3.1). With perturb=, a recording (a transcript or script) instead")],
         options: [
             .count("depth", meaning: "try every schedule with at most N preemptions (choices of an event out of its written order; default 4, at most 16); "
                    + "random schedules take N priority change points"),
@@ -24,6 +26,7 @@ public enum ExploreCommands {
                   + "off: runs the setup again for each (what forking saves, measured)"),
             .text("naive", placeholder: "none", meaning: "naive=none: every naive switch the setup turns on is turned off after it (the default policy)"),
             .text("transcript", placeholder: "FILE", meaning: "also write the shortest failing schedule's transcript to FILE"),
+            .duration("perturb", meaning: "FILE is a recording (a transcript or script): run it with the latencies of its answers (server next ... latency=, server latency) moved by up to D"),
         ],
         example: "explore Examples/explore/swr-173-older-answer-wins.explore naive=none", run: explore)
 
@@ -46,6 +49,7 @@ public enum ExploreCommands {
             throw ShellError("explore: cannot read \(word.text): \(error)", at: word.offset)
         }
         options.baseDirectory = directory(of: path)
+        if let output { options.transcriptDirectory = directory(of: output) ?? "." }
         options.interrupted = session.options.interrupted
         options.progress = session.options.progress
         let report = Explorer.explore(name: word.text, text: text, options: options)
@@ -100,6 +104,15 @@ public enum ExploreCommands {
             guard text == "none" else { throw ShellError("explore: naive=\(text): only naive=none (every switch off after the setup)", at: word.offset) }
             options.naiveOff = true
         }
+        if let (text, word) = args.option("perturb") {
+            guard let ms = TimeText.parseDuration(text), ms >= 1, ms <= ExploreScenario.maxLatency else {
+                throw ShellError("explore: perturb=\(text): use a duration from 1ms to \(TimeText.formatDuration(ExploreScenario.maxLatency)), like perturb=200ms", at: word.offset)
+            }
+            options.perturb = ms
+        }
+        if options.perturb != nil && options.naiveOff, let (_, word) = args.option("naive") {
+            throw ShellError("explore: naive=none turns off a scenario's switches after its setup; a recording (perturb=) has no setup apart: edit its ns line", at: word.offset)
+        }
         if let (text, word) = args.option("seed") {
             guard let n = UInt64(text) else {
                 throw ShellError("explore: seed=\(text): use a whole number from 0 to \(UInt64.max)", at: word.offset)
@@ -141,6 +154,7 @@ public enum ExploreCommands {
         if let depth = report.sampledFromDepth { fields["sampled_from_depth"] = .int(Int64(depth)) }
         if report.interrupted { fields["interrupted"] = .bool(true) }
         fields["forked"] = .bool(report.forked)
+        if let perturb = report.perturb { fields["perturb_ms"] = .int(perturb) }
         if let found = report.failure {
             fields["failure"] = .object([
                 "property": .string(found.failure.property),
@@ -169,8 +183,12 @@ public enum ExploreCommands {
         lines.append("distinct states: \(report.distinctStates)")
         lines.append("depth reached: " + (report.depthReached >= 0 ? "\(report.depthReached) (every schedule of at most \(report.depthReached) preemptions)" : "none whole")
                      + (report.deepest > report.depthReached ? ", deepest schedule \(report.deepest)" : ""))
-        lines.append(report.forked ? "each schedule forked from the state after the setup"
-                                   : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+        if let perturb = report.perturb {
+            lines.append("each schedule is the recording with some answer times moved by up to \(TimeText.formatDuration(perturb)) (depth: how many)")
+        } else {
+            lines.append(report.forked ? "each schedule forked from the state after the setup"
+                                       : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+        }
         guard let found = report.failure else {
             if report.interrupted {
                 return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
@@ -199,7 +217,11 @@ public enum ExploreCommands {
         lines.append("failed: \(found.failure.property)")
         lines.append("  \(found.failure.message)")
         let first = report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? ""
-        lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
+        if report.perturb != nil {
+            lines.append("answer times moved (\(found.preemptions)\(report.foundAtDepth.map { $0 == found.preemptions ? "" : ", first found with \($0)" } ?? "")):")
+        } else {
+            lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
+        }
         lines += found.schedule.map { "  " + $0 }
         lines.append("shrunk to \(found.commands) commands (from \(found.commandsBeforeShrinking))"
                      + (found.verifies ? "; the transcript verifies:" : "; the transcript does NOT verify:"))

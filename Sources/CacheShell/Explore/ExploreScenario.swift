@@ -2,9 +2,11 @@ import CacheCore
 
 /// A scenario `explore` runs (SPEC §3.1): setup commands in order, one block of steps that may
 /// interleave (`concurrent` ... `end`, sections separated by `and`), then `expect` lines checked
-/// once everything has settled. A step is an ordinary command; a `get` or `mutate KEY` step may
-/// say the latency range of the request it sends (`latency=10ms..2s`) and the answers it may
-/// get (`answer=ok,fail,lost`), which the search chooses among.
+/// once everything has settled. A step is an ordinary command; a step that sends a request (`get`,
+/// `mutate KEY`, `pages KEY --next`, `request METHOD KEY`, or any step with `sends=KEY`: a focus's
+/// refetch, a push's refresh) may say the latency range of that request (`latency=10ms..2s`) and
+/// the answers it may get (`answer=ok,fail,lost`), which the search chooses among; any step may
+/// say the client it runs in (`client=NAME`).
 public struct ExploreScenario: Sendable {
     /// A command as written, without the options explore takes off it, and its line (from 1).
     public struct Line: Sendable, Equatable {
@@ -25,8 +27,13 @@ public struct ExploreScenario: Sendable {
     /// One step of the block.
     public struct Step: Sendable, Equatable {
         public var command: Line
-        /// The key of the request the step sends (its `get` or `mutate` key), when it has `latency=`.
+        /// The key of the request the step sends (its `get`, `mutate` or `request` key, or `sends=`),
+        /// when it has `latency=`; nil for `pages KEY --next`, whose page is known when it is issued.
         public var key: String?
+        /// `pages KEY --next` with `latency=`: the list whose next page the request is for.
+        public var nextPageOf: String?
+        /// The client the step runs in (`client=NAME`); nil: the client the setup ended in.
+        public var client: String?
         /// The request's latency range in ms, inclusive; nil: the step's requests are not
         /// scheduled events (they take the server's latency).
         public var latency: ClosedRange<Int64>?
@@ -39,6 +46,11 @@ public struct ExploreScenario: Sendable {
         public var verb: String = ""
         public var argument: String?
         public var patch: String?
+        /// What a `put KEY VALUE` or `event patch KEY PATCH` step writes locally: the key, and the
+        /// value or the patch (for *no invented value*).
+        public var writeKey: String?
+        public var writeValue: String?
+        public var eventPatch: String?
     }
 
     /// The scenario's file name, as given.
@@ -46,6 +58,8 @@ public struct ExploreScenario: Sendable {
     public var setup: [Line]
     public var steps: [Step]
     public var sectionCount: Int
+    /// The lines after `end`, run in order once everything has settled: the `expect` lines check,
+    /// the other commands lead up to them (`client tab3`, `hydrate`).
     public var expects: [Line]
     /// The line of `concurrent`.
     public var blockLine: Int
@@ -108,10 +122,12 @@ public struct ExploreScenario: Sendable {
                     throw Problem(line: line, message: "explore: more than \(Self.maxSteps) steps in a block; at most \(Self.maxSteps)")
                 }
                 steps.append(try Self.step(command, whole: whole, line: line, section: section))
-            case (.checks, "expect"):
-                expects.append(Line(text: whole, line: line))
+            case (.checks, "concurrent"), (.checks, "and"), (.checks, "end"):
+                throw Problem(line: line, message: "explore: \(first) after end (a scenario has one block)")
             case (.checks, _):
-                throw Problem(line: line, message: "explore: only expect lines may follow end (found \(first))")
+                // Run in order once everything has settled: expect lines check, the others lead up
+                // to them (client tab3, hydrate).
+                expects.append(Line(text: whole, line: line))
             case (.setup, "and"), (.setup, "end"):
                 throw Problem(line: line, message: "explore: \(first) outside a block (open one with concurrent)")
             case (.setup, _):
@@ -132,47 +148,81 @@ public struct ExploreScenario: Sendable {
         self.bytes = bytes.count
     }
 
-    /// A step: its command with `latency=` and `answer=` taken off (on `get` and `mutate KEY`).
+    /// The options explore takes off a step before it runs (SPEC §3.1).
+    static let stepOptions = ["latency", "answer", "sends", "client"]
+
+    /// A step: its command with `latency=`, `answer=`, `sends=` and `client=` taken off.
     private static func step(_ command: RawCommand, whole: String, line: Int, section: Int) throws(Problem) -> Step {
         let words = command.words
         let name = words[0].text
-        let sendsRequest = name == "get" || (name == "mutate" && words.count > 1 && words[1].text != "entity")
+        let flags = Set(words.dropFirst().map(\.text))
         var latency: ClosedRange<Int64>?
         var answers: [Answer] = [.ok]
         var answerGiven = false
+        var sends: String?
+        var client: String?
         var cut: [Range<Int>] = []
         for word in words.dropFirst() where word.kind == .bare {
             let text = word.text
-            if text.hasPrefix("latency=") || text.hasPrefix("answer=") {
-                guard sendsRequest else {
-                    throw Problem(line: line, message: "explore: \(text.prefix { $0 != "=" })= goes on a get or mutate KEY step (the request it sends), not on \(name)")
-                }
-            } else { continue }
-            if text.hasPrefix("latency=") {
+            guard let option = stepOptions.first(where: { text.hasPrefix($0 + "=") }) else { continue }
+            let value = String(text.dropFirst(option.count + 1))
+            switch option {
+            case "latency":
                 guard latency == nil else { throw Problem(line: line, message: "explore: latency= given twice") }
-                latency = try range(text.dropFirst("latency=".count), line: line)
-            } else {
+                latency = try range(Substring(value), line: line)
+            case "answer":
                 guard !answerGiven else { throw Problem(line: line, message: "explore: answer= given twice") }
                 answerGiven = true
                 var list: [Answer] = []
-                for item in text.dropFirst("answer=".count).split(separator: ",", omittingEmptySubsequences: false) {
+                for item in value.split(separator: ",", omittingEmptySubsequences: false) {
                     guard let answer = Answer(rawValue: String(item)) else {
-                        throw Problem(line: line, message: "explore: answer=\(text.dropFirst("answer=".count)): a list of ok, fail and lost (answer=ok,lost)")
+                        throw Problem(line: line, message: "explore: answer=\(value): a list of ok, fail and lost (answer=ok,lost)")
                     }
                     if !list.contains(answer) { list.append(answer) }
                 }
                 answers = list
+            case "sends":
+                guard sends == nil else { throw Problem(line: line, message: "explore: sends= given twice") }
+                guard !value.isEmpty, !value.contains("="), value.utf8.count <= 1_024 else {
+                    throw Problem(line: line, message: "explore: sends=\(value): name the key of the request the step sends (sends=todos:list)")
+                }
+                sends = value
+            default:
+                guard client == nil else { throw Problem(line: line, message: "explore: client= given twice") }
+                if let problem = ClientTable.nameProblem(value) { throw Problem(line: line, message: "explore: client=\(value): \(problem)") }
+                client = value
             }
             cut.append(word.offset - command.offset..<word.end - command.offset)
         }
-        if answers != [.ok] && latency == nil {
+        // The request a step sends, as far as its words say: its key, or the list whose next page.
+        var key: String?
+        var nextPageOf: String?
+        switch name {
+        case "get" where words.count > 1: key = words[1].text
+        case "mutate" where words.count > 1 && words[1].text != "entity": key = words[1].text
+        case "request" where words.count > 2: key = words[2].text
+        case "pages" where words.count > 1 && flags.contains("--next"): nextPageOf = words[1].text
+        default: break
+        }
+        if let sends {
+            key = sends
+            nextPageOf = nil
+        }
+        if latency != nil && key == nil && nextPageOf == nil {
+            throw Problem(line: line, message: "explore: latency= goes on a step that sends a request: get, mutate KEY, pages KEY --next, "
+                          + "request METHOD KEY, or any step with sends=KEY naming the key it sends for (focus sends=todos:list)")
+        }
+        if answerGiven && latency == nil {
             throw Problem(line: line, message: "explore: answer= needs latency= (the range the answer arrives in, latency=10ms..1s)")
         }
-        if name == "get" {
-            let flags = words.map(\.text)
-            if !flags.contains("--async") && !flags.contains("--nowait") {
-                throw Problem(line: line, message: "explore: a get step waits for its answer, which would fix the order; write get KEY --async (or --nowait)")
-            }
+        if sends != nil && latency == nil {
+            throw Problem(line: line, message: "explore: sends= needs latency= (the range its answer arrives in, latency=10ms..1s)")
+        }
+        if name == "get" && !flags.contains("--async") && !flags.contains("--nowait") {
+            throw Problem(line: line, message: "explore: a get step waits for its answer, which would fix the order; write get KEY --async (or --nowait)")
+        }
+        if latency != nil && (name == "pages" || name == "request") && !flags.contains("--nowait") {
+            throw Problem(line: line, message: "explore: a \(name) step with latency= waits for its answer, which would fix the order; add --nowait")
         }
         // The command without the words cut, each with the blanks before it.
         var utf8 = Array(whole.utf8)
@@ -182,11 +232,20 @@ public struct ExploreScenario: Sendable {
             utf8.removeSubrange(start..<range.upperBound)
         }
         let text = String(decoding: utf8, as: UTF8.self)
-        let key = latency == nil ? nil : words[1].text
-        var step = Step(command: Line(text: text, line: line), key: key, latency: latency, answers: answers, section: section)
+        var step = Step(command: Line(text: text, line: line), key: latency == nil ? nil : key, latency: latency, answers: answers, section: section)
+        step.nextPageOf = latency == nil ? nil : nextPageOf
+        step.client = client
         step.verb = name
         step.argument = words.count > 1 ? words[1].text : nil
         if name == "mutate" && words.count > 2 && words[1].text != "entity" { step.patch = words[2].text }
+        if name == "put" && words.count > 2 {
+            step.writeKey = words[1].text
+            step.writeValue = words[2].text
+        }
+        if name == "event" && words.count > 3 && words[1].text == "patch" {
+            step.writeKey = words[2].text
+            step.eventPatch = words[3].text
+        }
         return step
     }
 

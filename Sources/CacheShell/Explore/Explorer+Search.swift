@@ -4,13 +4,13 @@ import CacheCore
 extension Explorer {
     /// The names the built-in properties fail with (``ExploreFailure/property``), in the order
     /// they are checked.
-    public static let builtInProperties = ["B12", "B11 rollback"]
+    public static let builtInProperties = ["B12", "B11 rollback", "read after change", "no invented value"]
 
     /// Every property a scenario's schedules are checked against, as a failure names it: each
     /// `expect` step, each `expect` line after the block, then the built-in ones.
     public static func properties(of scenario: ExploreScenario) -> [String] {
         scenario.steps.filter { $0.verb == "expect" }.map { "\($0.command.text) (line \($0.command.line))" }
-            + scenario.expects.map { "\($0.text) (line \($0.line))" } + builtInProperties
+            + scenario.expects.filter { $0.text.hasPrefix("expect") }.map { "\($0.text) (line \($0.line))" } + builtInProperties
     }
 
     /// Tries every schedule of 0, 1, ... `depth` preemptions (one of each trace, with the

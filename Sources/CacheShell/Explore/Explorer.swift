@@ -33,6 +33,12 @@ public struct ExploreOptions: Sendable {
     /// (``Explorer/forkable``); false runs the setup again for each (the slow path the tests pin
     /// the fork to).
     public var fork = true
+    /// The directory the transcript is written to (`transcript=OUT`'s); nil: the scenario's. The
+    /// files the setup reads are named relative to it there (``ExploreFiles``).
+    public var transcriptDirectory: String?
+    /// `perturb=D`: the file is a recording (a transcript or script) whose answer latencies are
+    /// moved within D of the recorded ones (``ExplorePerturbation``); nil: it is a scenario.
+    public var perturb: Int64?
     /// Polled before each schedule: true stops the search with what it found (Ctrl-C).
     public var interrupted: (@Sendable () -> Bool)?
     /// Where a line of progress goes on a terminal (after a second, SPEC §6); nil: none.
@@ -133,6 +139,8 @@ public struct ExploreReport: Sendable {
     public var interrupted = false
     /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
     public var forked = false
+    /// `perturb=D`: the schedules were a recording's with its answer times moved within D.
+    public var perturb: Int64?
     public var failure: Found?
     /// The scenario is wrong: a parse error or a command refused in the first schedule (exit 2):
     /// its line and what is wrong.
@@ -226,20 +234,15 @@ public struct Explorer: Sendable {
         }
     }
 
-    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, run.
+    /// With `naive=none`, `ns NAME naive=none` for each namespace with a switch on, in every
+    /// client, run (``naiveOffEverywhere``).
     private static func naiveOff(_ options: ExploreOptions, session: Session, on cache: isolated Cache) -> [String] {
-        guard options.naiveOff else { return [] }
-        var commands: [String] = []
-        for namespace in cache.namespacePolicies() where !namespace.policy.naive.isEmpty {
-            let off = "ns \(namespace.name) naive=none"
-            commands.append(off)
-            _ = Self.perform(off, in: session, on: cache)
-        }
-        return commands
+        naiveOffEverywhere(options, session: session, on: cache)
     }
 
     /// Reads and explores the scenario in `text`.
     public static func explore(name: String, text: String, options: ExploreOptions) -> ExploreReport {
+        if let perturb = options.perturb { return ExplorePerturbation.explore(name: name, text: text, perturb: perturb, options: options) }
         let scenario: ExploreScenario
         do { scenario = try ExploreScenario(name: name, text: text) } catch {
             var report = ExploreReport(file: name)
@@ -309,7 +312,9 @@ public struct Explorer: Sendable {
             if let event = realized.firstIndex(where: { $0.event == ExploreEvent(kind: .issue, step: step) }) { realized = Array(realized[...event]) }
         }
         let transcript = self.transcript(commands, failure: best.run.failure!, preemptions: preemptions)
-        let check = Cache().withIsolation { TranscriptCheck(name: scenario.name, text: transcript.text, safe: options.safe, on: $0) }
+        // Verified as `--verify` reads it where it is written: its paths resolve in its directory.
+        let checkName = options.transcriptDirectory.map { ExploreFiles.join($0, "explore.transcript") } ?? scenario.name
+        let check = Cache().withIsolation { TranscriptCheck(name: checkName, text: transcript.text, safe: options.safe, on: $0) }
         return ExploreReport.Found(failure: best.run.failure!, schedule: describe(realized, silent: best.run.silentSteps), preemptions: preemptions,
                                    transcript: transcript.text, commands: commands.count,
                                    commandsBeforeShrinking: before, verifies: check.passed && transcript.failed)
@@ -326,7 +331,7 @@ public struct Explorer: Sendable {
                 return "line \(step.command.line): \(step.command.text)" + answer
             case .answer:
                 if silent.contains(choice.event.step) { return nil }
-                return "line \(step.command.line): the answer to \(step.key ?? "its request") arrives"
+                return "line \(step.command.line): the answer to \(step.key ?? step.nextPageOf.map { "\($0)'s next page" } ?? "its request") arrives"
             }
         }
     }
@@ -340,9 +345,10 @@ public struct Explorer: Sendable {
         let comment = "# explore \(scenario.name): \(failure.property) fails in this schedule (\(preemptions) preemption\(preemptions == 1 ? "" : "s"))"
         return Cache().withIsolation { cache in
             let session = Self.session(options, bytes: scenario.bytes, on: cache)
+            if let directory = options.transcriptDirectory { session.baseDirectory = directory }
             var text = TranscriptSyntax.render(command: comment, output: session.runTyped(comment, on: cache))
             var failed = false
-            for command in commands {
+            for command in commands.map({ ExploreFiles.relocated($0, from: options.baseDirectory, to: options.transcriptDirectory ?? options.baseDirectory) }) {
                 let (ok, output) = Self.perform(command, in: session, on: cache)
                 if !ok && command.hasPrefix("expect") { failed = true }
                 text += TranscriptSyntax.render(command: command, output: output)
@@ -392,6 +398,25 @@ public struct Explorer: Sendable {
                 run.commands += Self.naiveOff(options, session: session, on: cache)
             }
             let start = cache.now
+            // Steps without client= run in the client the setup ended in, as do the checks.
+            let home = Self.currentClient(session)
+            // What the server held, sampled after each command from here on (no invented value).
+            var history = ServerHistory()
+            history.sample(session.server)
+            func sampled(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+                let result = Self.perform(command, in: session, on: cache)
+                history.sample(session.server)
+                return result
+            }
+            var changesBefore: [String: Int] = [:]
+            for name in session.clients.several ? session.clients.all.map(\.name) : [home] {
+                changesBefore[name] = Self.timeline(of: name, session).count
+            }
+            let pendingBefore = Set(cache.pendingWork().flatMap { item -> [String] in
+                if case .request(.mutate, let keys) = item.kind { return keys.map(KeyName.canonical) }
+                if case .queuedMutation(let keys) = item.kind { return keys.map(KeyName.canonical) }
+                return []
+            })
             // The answer times of the steps issued, by step.
             var answerAt: [Int: Int64] = [:]
             for (j, choice) in schedule.enumerated() where choice.event.kind == .answer { answerAt[choice.event.step] = start + times[j] }
@@ -403,21 +428,29 @@ public struct Explorer: Sendable {
                 if due > cache.now {
                     let advance = "advance " + TimeText.formatDuration(due - cache.now)
                     run.commands.append(advance)
-                    _ = Self.perform(advance, in: session, on: cache)
+                    _ = sampled(advance, in: session, on: cache)
                 }
                 issueAt[choice.event.step] = cache.now
+                let client = step.client ?? home
+                if client != Self.currentClient(session) {
+                    run.commands.append("client \(client)")
+                    let (ok, output) = sampled("client \(client)", in: session, on: cache)
+                    if !ok && run.refused == nil { run.refused = (step.command.line, Self.firstLine(output)) }
+                }
                 var queued = -1
                 var restore: String?
-                if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
-                   step.answers[choice.answer] == .ok, step.command.text.hasPrefix("mutate") {
+                // The key of the request the step sends: as written, or the page `pages --next` asks for now.
+                let requestKey = step.key ?? step.nextPageOf.map { Self.nextPageKey(of: $0, session, cache) }
+                if let key = requestKey, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step],
+                   step.answers[choice.answer] == .ok, step.verb == "mutate" || step.verb == "request" {
                     // A scripted answer leaves the server's data alone; a mutation answered as the
                     // server answers one (applied) takes the key's latency instead, put back after.
                     let latency = "server latency " + TimeText.formatDuration(max(1, answer - cache.now)) + " " + key
                     let before = session.server.latencies[KeyName.canonical(key)] ?? session.server.latencies[key] ?? session.server.latency
                     restore = "server latency " + TimeText.formatDuration(before) + " " + key
                     run.commands.append(latency)
-                    _ = Self.perform(latency, in: session, on: cache)
-                } else if let key = step.key, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
+                    _ = sampled(latency, in: session, on: cache)
+                } else if let key = requestKey, !silent.contains(choice.event.step), let answer = answerAt[choice.event.step] {
                     var next = "server next \(key) latency=" + TimeText.formatDuration(max(1, answer - cache.now))
                     switch step.answers[choice.answer] {
                     case .ok: break
@@ -426,10 +459,10 @@ public struct Explorer: Sendable {
                     }
                     run.commands.append(next)
                     queued = Self.queuedAnswers(session.server)
-                    _ = Self.perform(next, in: session, on: cache)
+                    _ = sampled(next, in: session, on: cache)
                 }
                 run.commands.append(step.command.text)
-                let (ok, output) = Self.perform(step.command.text, in: session, on: cache)
+                let (ok, output) = sampled(step.command.text, in: session, on: cache)
                 if !ok && step.command.text.hasPrefix("expect") && Self.isMismatch(output) {
                     // An expect step checks the state at its point of the schedule.
                     if run.failure == nil {
@@ -441,7 +474,7 @@ public struct Explorer: Sendable {
                 }
                 if let restore {
                     run.commands.append(restore)
-                    _ = Self.perform(restore, in: session, on: cache)
+                    _ = sampled(restore, in: session, on: cache)
                 }
                 if queued >= 0 && Self.queuedAnswers(session.server) > queued {
                     run.silent = choice.event.step
@@ -452,7 +485,7 @@ public struct Explorer: Sendable {
             // but polls (which never end); at most 64 rounds, each a day at most.
             var target = answerAt.values.max() ?? cache.now
             var settled = max(0, target - cache.now)
-            if settled > 0 { _ = Self.perform("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
+            if settled > 0 { _ = sampled("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
             for _ in 0..<64 {
                 let due = cache.pendingWork().compactMap { item -> Int64? in
                     if case .poll = item.kind { return nil }
@@ -462,13 +495,18 @@ public struct Explorer: Sendable {
                 target = due
                 let step = max(target - cache.now, 0)
                 settled += step
-                _ = Self.perform("advance " + TimeText.formatDuration(step), in: session, on: cache)
+                _ = sampled("advance " + TimeText.formatDuration(step), in: session, on: cache)
                 if step == 0 { break }
             }
             if settled > 0 { run.commands.append("advance " + TimeText.formatDuration(settled)) }
+            // Back in the setup's client for the checks, unless their first line names one.
+            if home != Self.currentClient(session), scenario.expects.first?.text.hasPrefix("client ") != true {
+                run.commands.append("client \(home)")
+                _ = sampled("client \(home)", in: session, on: cache)
+            }
             for line in scenario.expects {
                 run.commands.append(line.text)
-                let (ok, output) = Self.perform(line.text, in: session, on: cache)
+                let (ok, output) = sampled(line.text, in: session, on: cache)
                 if !ok && !Self.isMismatch(output) {
                     // A check that cannot run (a typo, a path its command has not) is the
                     // scenario's error, not a race.
@@ -477,12 +515,28 @@ public struct Explorer: Sendable {
                     run.failure = ExploreFailure(property: "\(line.text) (line \(line.line))", message: Self.firstLine(output))
                 }
             }
-            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, session: session)
-                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, session: session) {
-                run.failure = violation.failure
-                run.commands.append("timeline " + violation.key)
+            var answers: [Int: ExploreScenario.Answer] = [:]
+            for choice in schedule where choice.event.kind == .issue {
+                answers[choice.event.step] = scenario.steps[choice.event.step].answers[choice.answer]
+            }
+            let evidence = Evidence(issueAt: issueAt, answerAt: answerAt, answers: answers, silent: silent, home: home, start: start,
+                                    changesBefore: changesBefore, server: history, pendingBefore: pendingBefore)
+            if run.failure == nil, let violation = Self.b12(scenario, schedule, issueAt: issueAt, answerAt: answerAt, home: home, session: session)
+                .map({ ($0.failure, $0.key, $0.client) })
+                ?? Self.rollback(scenario, issueAt: issueAt, answerAt: answerAt, home: home, session: session).map({ ($0.failure, $0.key, $0.client) })
+                ?? Self.readAfterChange(scenario, evidence, session: session, on: cache)
+                ?? Self.noInventedValue(scenario, evidence, session: session) {
+                run.failure = violation.0
+                // The timeline that shows it, in the client where it happened.
+                if violation.2 != Self.currentClient(session) {
+                    run.commands.append("client \(violation.2)")
+                    _ = Self.perform("client \(violation.2)", in: session, on: cache)
+                }
+                run.commands.append("timeline " + violation.1)
             }
             run.state = ExploreState.fingerprint(cache: cache, session: session, blockStart: start, times: options.timedStates)
+            // The other clients' entries too (client= steps).
+            if session.clients.several { run.state += "\n" + Self.clientStates(session, cache) }
             return run
         }
     }
@@ -491,26 +545,27 @@ public struct Explorer: Sendable {
     /// `put` of its key, stored over that put (no `mutate` of the key is in the block before the
     /// answer, whose pending log rules instead).
     private static func b12(_ scenario: ExploreScenario, _ schedule: [ExploreChoice], issueAt: [Int: Int64], answerAt: [Int: Int64],
-                            session: Session) -> (failure: ExploreFailure, key: String)? {
+                            home: String, session: Session) -> (failure: ExploreFailure, key: String, client: String)? {
         func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
         func words(_ step: ExploreScenario.Step) -> [Substring] { step.command.text.split(separator: " ") }
         for (s, step) in scenario.steps.enumerated() where words(step).first == "get" {
             guard let key = step.key, let sent = issueAt[s], let answered = answerAt[s] else { continue }
+            let client = step.client ?? home
             let mutated = scenario.steps.indices.contains { m in
-                words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
+                (scenario.steps[m].client ?? home) == client && words(scenario.steps[m]).first == "mutate" && words(scenario.steps[m]).dropFirst().first.map({ canonical(String($0)) }) == canonical(key)
                     && (issueAt[m] ?? .max) < answered
             }
             if mutated { continue }
             for (w, write) in scenario.steps.enumerated() where words(write).first == "put" {
-                guard words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
+                guard (write.client ?? home) == client, words(write).dropFirst().first.map({ canonical(String($0)) }) == canonical(key),
                       let written = issueAt[w], sent < written, written < answered else { continue }
-                let stored = session.timeline.filter {
+                let stored = Self.timeline(of: client, session).filter {
                     $0.key == canonical(key) && $0.at == answered && ($0.cause == .fetched || $0.cause == .refreshed) && $0.source == .server
                 }
                 if !stored.isEmpty {
                     return (ExploreFailure(property: "B12",
                                            message: "the answer to line \(step.command.line) (\(step.command.text)), sent before the put of line \(write.command.line), was stored over it"),
-                            canonical(key))
+                            canonical(key), client)
                 }
             }
         }
@@ -519,7 +574,7 @@ public struct Explorer: Sendable {
 
     /// A fresh session for one schedule: under `--safe`, with the budget of scheduled work a
     /// stranger's script of the scenario's size has (SPEC §7.1), so no schedule runs unbounded.
-    private static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
+    static func session(_ options: ExploreOptions, bytes: Int, on cache: isolated Cache) -> Session {
         var sessionOptions = SessionOptions(safe: options.safe, colour: false, mode: .human, bail: false)
         if options.safe { sessionOptions.scheduledBudget = .perInput }
         let session = Session(cache: cache, options: sessionOptions)
@@ -529,7 +584,7 @@ public struct Explorer: Sendable {
     }
 
     /// Runs one command as typed; whether it succeeded, and what it printed.
-    private static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
+    static func perform(_ command: String, in session: Session, on cache: isolated Cache) -> (ok: Bool, output: String) {
         let ok = session.run(SourceFile(name: nil, text: command), on: cache)
         return (ok, session.takeOutput().map(\.text).joined())
     }
@@ -539,14 +594,16 @@ public struct Explorer: Sendable {
     /// of the key came since it was sent, the value it leaves is the value before with only that
     /// mutation's change removed: PATCH applied to it gives the value shown before the rollback.
     private static func rollback(_ scenario: ExploreScenario, issueAt: [Int: Int64], answerAt: [Int: Int64],
-                                 session: Session) -> (failure: ExploreFailure, key: String)? {
+                                 home: String, session: Session) -> (failure: ExploreFailure, key: String, client: String)? {
         func canonical(_ key: String) -> String { key.hasPrefix("default:") ? String(key.dropFirst("default:".count)) : key }
         for (m, step) in scenario.steps.enumerated() {
             guard step.verb == "mutate", let patchText = step.patch, let key = step.argument.map(canonical),
                   let sent = issueAt[m], let answered = answerAt[m],
                   let document = try? JSONValue(parsing: patchText), let patch = try? Patch(document) else { continue }
+            let client = step.client ?? home
             let alone = !scenario.steps.indices.contains { o in
-                guard o != m, scenario.steps[o].argument.map(canonical) == key, let other = issueAt[o] else { return false }
+                guard o != m, (scenario.steps[o].client ?? home) == client, scenario.steps[o].argument.map(canonical) == key,
+                      let other = issueAt[o] else { return false }
                 switch scenario.steps[o].verb {
                 case "mutate": return other < answered && (answerAt[o] ?? .max) > answered
                 case "event": return sent < other && other < answered
@@ -554,14 +611,17 @@ public struct Explorer: Sendable {
                 }
             }
             guard alone else { continue }
-            let changes = session.timeline.filter { $0.key == key }
+            let changes = Self.timeline(of: client, session).filter { $0.key == key }
             guard let at = changes.firstIndex(where: { $0.cause == .rolledBack && $0.at == answered }), at > 0,
                   let after = changes[at].value, let before = changes[..<at].last(where: { $0.value != nil })?.value,
+                  // A rollback that changed nothing removed nothing (an answer between had dropped
+                  // the change already); otherwise PATCH on what it left gives what was shown.
+                  after.compactText != before.compactText,
                   let redone = try? patch.apply(to: after), redone.compactText != before.compactText else { continue }
             return (ExploreFailure(property: "B11 rollback",
                                    message: "the rollback of line \(step.command.line) (\(step.command.text)) left \(after.compactText), "
                                        + "not \(before.compactText) without its change"),
-                    key)
+                    key, client)
         }
         return nil
     }
@@ -573,13 +633,13 @@ public struct Explorer: Sendable {
 
     /// Whether an `expect` failed because a value differs (`expect: PATH: expected X, found Y`),
     /// not because it could not run.
-    private static func isMismatch(_ output: String) -> Bool {
+    static func isMismatch(_ output: String) -> Bool {
         let error = firstLine(output)
         return error.hasPrefix("expect: ") && error.contains(": expected ") && error.contains(", found ")
     }
 
     /// The error a command printed (without `error: `), else its last line.
-    private static func firstLine(_ output: String) -> String {
+    static func firstLine(_ output: String) -> String {
         let lines = output.split(separator: "\n")
         if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return String(error.dropFirst("error: ".count)) }
         return String(lines.last ?? "")
