@@ -135,6 +135,7 @@ let package = Package(
                 "CacheShell",
                 "CacheStore",
                 "CacheProxy",
+                "CacheInspector",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `timeline` and `record FILE` over an attachment (SPEC §9): the changes since the shell
+/// attached, and the app's session from a point on as a transcript that `--verify` replays on the
+/// virtual clock. The app is Tests/InspectedApp; waits are for conditions, with generous deadlines.
+@Suite struct AttachRecordEndToEndTests {
+    typealias App = AttachEndToEndTests.App
+
+    @Test func theTimelineHoldsTheChangesSinceTheShellAttached() async throws {
+        let app = try await AttachEndToEndTests.startApp()
+        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address], stdin: .pipe)
+        try await shell.write("timeline feed:home\n")
+        _ = try await shell.output(until: "(no changes to feed:home since this shell attached)\n")
+        let other = try await AttachEndToEndTests.attach([app.address, "-c", "invalidate feed:home"])
+        #expect(other.status == 0, "\(other)")
+        _ = try await app.call("get feed:home", until: "got feed:home")
+        try await shell.write("timeline feed:*\nexplain feed:home\n")
+        let seen = try await shell.output(until: "\nreason:")
+        #expect(seen.contains(#" invalidated feed:home stale {"items":[1,2]} (cache)"#), "\(shell.describe())")
+        #expect(seen.contains(#" refreshed feed:home fresh {"fetch":1,"title":"feed:home"} (server)"#), "\(shell.describe())")
+        // A shell that attaches later sees none of it; JSON says how many were dropped (none).
+        let later = try await AttachEndToEndTests.attach([app.address, "-c", "timeline *"])
+        #expect(later.status == 0 && later.stdout == "(no changes to * since this shell attached)\n", "\(later)")
+        let json = try await AttachEndToEndTests.attach([app.address, "--json", "-c", "timeline feed:home"])
+        #expect(json.stdout.contains(#""dropped":0"#) && json.stdout.contains(#""events":[]"#), "\(json)")
+        try shell.closeInput()
+        #expect(try await shell.exitStatus(within: 60) == 0, "\(shell.describe())")
+        try await app.end()
+    }
+
+    @Test func aRecordingOverAnAttachmentIsATranscriptThatVerifies() async throws {
+        let app = try await AttachEndToEndTests.startApp()
+        let file = app.sandbox.url.appendingPathComponent("app.transcript").path
+        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address], stdin: .pipe)
+        try await shell.write("record \(file)\n")
+        _ = try await shell.output(until: "recording the app to \(file) from here on\n")
+        // What the app does meanwhile: a read its origin answers, a key another shell
+        // invalidates, the app's read of it that refetches.
+        _ = try await app.call("get feed:new", until: "got feed:new")
+        let other = try await AttachEndToEndTests.attach([app.address, "-c", "invalidate profile:42"])
+        #expect(other.status == 0, "\(other)")
+        _ = try await app.call("get profile:42", until: "got profile:42")
+        // One recording at a time: a second shell's is refused.
+        let second = try await AttachEndToEndTests.attach([app.address, "-c", "record \(file).2"])
+        #expect(second.status == 1 && second.stderr.contains("error: record: the app's cache is recording already"), "\(second)")
+        try await shell.write("record stop\n")
+        _ = try await shell.output(until: " of the app to \(file)\n")
+        try shell.closeInput()
+        #expect(try await shell.exitStatus(within: 60) == 0, "\(shell.describe())")
+        let transcript = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(transcript.contains("get feed:new --async"), "\(transcript)")
+        #expect(transcript.contains("invalidate profile:42"), "\(transcript)")
+        #expect(transcript.contains("get profile:42 --async"), "\(transcript)")
+        let verified = try await Cachesh.run(["--verify", "--safe", file])
+        #expect(verified.status == 0, "\(verified)\n\(transcript)")
+        try await app.end()
+    }
+
+    @Test func anInterruptStopsTheRecordingAndWritesIt() async throws {
+        let app = try await AttachEndToEndTests.startApp()
+        let file = app.sandbox.url.appendingPathComponent("interrupted.transcript").path
+        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "record \(file); watch feed:*"])
+        _ = try await shell.output(until: "watching: feed:*\n")
+        _ = try await app.call("get feed:other", until: "got feed:other")
+        _ = try await shell.output(until: " feed:other ")
+        shell.signal(SIGINT)
+        #expect(try await shell.exitStatus(within: 60) == 0, "\(shell.describe())")
+        #expect(try await shell.output(until: " of the app to \(file)\n").contains("recorded "), "\(shell.describe())")
+        let verified = try await Cachesh.run(["--verify", "--safe", file])
+        #expect(verified.status == 0, "\(verified)")
+        try await app.end()
+    }
+
+    @Test func aRecordingTheAppOrTheShellCannotFinishSaysSo() async throws {
+        let app = try await AttachEndToEndTests.startApp()
+        // The app records itself: the shell's recording is refused, and nothing is written.
+        _ = try await app.call("record", until: "recording\n")
+        let file = app.sandbox.url.appendingPathComponent("never.transcript").path
+        let refused = try await AttachEndToEndTests.attach([app.address, "-c", "record \(file)"])
+        #expect(refused.status == 1 && refused.stderr == "error: record: the app's cache is recording already (its own Cache.startRecording, or another shell's record); one recording at a time\n", "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        _ = try await app.call("stop", until: "stopped ")
+        // Bad forms, checked in the shell.
+        let bad = try await AttachEndToEndTests.attach([app.address, "-c", "record stop; record --from-start x; record a b; record /nonexistent-dir/x.transcript"])
+        #expect(bad.status == 1, "\(bad)")
+        #expect(bad.stderr.hasPrefix("""
+            error: record stop: not recording (record FILE starts)
+            error: record --from-start: an attachment has no history of the app from before it attached; record FILE records from here on
+            error: record: expected record FILE or record stop
+            error: record: cannot write /nonexistent-dir/x.transcript: 
+            """), "\(bad)")
+        // The app ends while a shell records: nothing is written, one line, exit 1.
+        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "record \(file)"])
+        _ = try await shell.output(until: "from here on\n")
+        try await app.end()
+        #expect(try await shell.exitStatus(within: 60) == 1, "\(shell.describe())")
+        #expect(try await shell.errors(until: "\n") == "cachesh: attach: record: the app ended the attachment before the recording's end; \(file) not written\n")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+}
