@@ -62,6 +62,54 @@ import Darwin
         try await app.end()
     }
 
+    /// The recording's example in SPEC §9, sent line by line: the app answers as written, `...`
+    /// standing for what differs from run to run.
+    @Test func theRecordingExampleInTheSpecHolds() async throws {
+        let spec = try String(contentsOf: Cachesh.packageRoot.appendingPathComponent("docs/SPEC.md"), encoding: .utf8)
+        let start = try #require(spec.range(of: "<!-- attach-protocol-record-example -->"))
+        let block = spec[start.upperBound...].split(separator: "```", maxSplits: 2)[1]
+        let sent = block.split(separator: "\n").filter { $0.hasPrefix("> ") }.map { String($0.dropFirst(2)) }
+        let expected = block.split(separator: "\n").filter { $0.hasPrefix("< ") }.map { String($0.dropFirst(2)) }
+        #expect(sent.count == 3 && expected.count == 6)
+        let app = try await AttachEndToEndTests.startApp()
+        // Read up to the answer to the last request; the clock's steps while it recorded are left out.
+        let lastID = #""id":\#(sent.count - 1),"#
+        let address = app.address
+        let all = await OwnThread.run { () -> [String] in
+            let fd = RawClient.connect(address)
+            guard fd >= 0 else { return ["cannot connect"] }
+            defer { close(fd) }
+            for line in sent { _ = RawClient.sendAll(fd, line + "\n") }
+            var lines: [String] = [], buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while !(lines.last?.contains(lastID) ?? false) {
+                if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                    continue
+                }
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                buffer += chunk[..<n]
+            }
+            return lines
+        }
+        let got = all.filter { !$0.contains(#"\"record\":\"step\""#) }
+        #expect(got.count == expected.count, "\(all)")
+        for (line, pattern) in zip(got, expected) {
+            let parts = pattern.components(separatedBy: "...")
+            var rest = Substring(line)
+            var matches = rest.hasPrefix(parts[0]) && line.hasSuffix(parts.last!)
+            for part in parts where matches {
+                guard let found = rest.range(of: part) else { matches = false; break }
+                rest = rest[found.upperBound...]
+            }
+            #expect(matches, "\(line) is not \(pattern)")
+        }
+        try await app.end()
+    }
+
     @Test func anInterruptStopsTheRecordingAndWritesIt() async throws {
         let app = try await AttachEndToEndTests.startApp()
         let file = app.sandbox.url.appendingPathComponent("interrupted.transcript").path
