@@ -138,10 +138,10 @@ enum Attach {
             }
             readInput(socket: fd, prompting: isatty(0) == 1 && isatty(1) == 1, stopped: { stop }, pump: pump, run: run)
         }
-        // Watching or recording: the changes stream until the app ends the connection or the
-        // shell is interrupted (a recording is then stopped and written).
+        // Watching: the changes stream until the app ends the connection or the shell is
+        // interrupted; a recording is then stopped and written (at once when nothing is watched).
         var appEnded = false
-        if !stop && !AttachSignals.interrupted && (client.watching > 0 || client.recording != nil) {
+        if !stop && !AttachSignals.interrupted && client.watching > 0 {
             appEnded = !client.streamEvents()
         }
         if appEnded {

@@ -74,7 +74,7 @@ struct Client {
     /// - Returns: false when the app ended it.
     mutating func streamEvents() -> Bool {
         handleBuffered()
-        while recording != nil || watching > 0 {
+        while watching > 0 {
             guard AttachSignals.wait(for: [fd]) != nil else { return true }
             guard readAvailable() else { return false }
             handleBuffered()

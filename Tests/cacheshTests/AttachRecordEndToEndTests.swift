@@ -62,6 +62,24 @@ import Darwin
         try await app.end()
     }
 
+    /// A recording's lines count against what may wait for the shell (SPEC §7.1, the bound
+    /// lowered to 64 KiB): a `begin` snapshot past it drops the shell, nothing is written, and
+    /// the app stops the recording (another shell may record).
+    @Test func aRecordingPastWhatMayWaitForTheShellDropsItAndStops() async throws {
+        let app = try await AttachEndToEndTests.startApp(extra: ["queue=65536"])
+        _ = try await app.call("big 200000", until: "big\n")
+        let file = app.sandbox.url.appendingPathComponent("big.transcript").path
+        let dropped = try await AttachEndToEndTests.attach([app.address, "-c", "record \(file)"])
+        #expect(dropped.status == 1, "\(dropped)")
+        #expect(dropped.stderr == "cachesh: attach: record: the app ended the attachment before the recording's end; \(file) not written\n", "\(dropped)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        // The app goes on, recording nothing: a small cache's recording is taken again.
+        _ = try await app.call("big 10", until: "big\n")
+        let again = try await AttachEndToEndTests.attach([app.address, "-c", "record \(file)"])
+        #expect(again.status == 0 && FileManager.default.fileExists(atPath: file), "\(again)")
+        try await app.end()
+    }
+
     /// The recording's example in SPEC §9, sent line by line: the app answers as written, `...`
     /// standing for what differs from run to run.
     @Test func theRecordingExampleInTheSpecHolds() async throws {
@@ -143,9 +161,18 @@ import Darwin
             error: record: expected record FILE or record stop
             error: record: cannot write /nonexistent-dir/x.transcript: 
             """), "\(bad)")
+        // A shell that records and goes stops its recording: another may record.
+        let gone = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "record \(file); watch *"])
+        _ = try await gone.output(until: "watching: *\n")
+        gone.signal(SIGKILL)
+        _ = try await gone.exitStatus(within: 60)
+        #expect(!FileManager.default.fileExists(atPath: file))
+        let next = try await AttachEndToEndTests.attach([app.address, "-c", "record \(file)"])
+        #expect(next.status == 0 && next.stdout.hasSuffix(" of the app to \(file)\n"), "\(next)")
         // The app ends while a shell records: nothing is written, one line, exit 1.
-        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "record \(file)"])
-        _ = try await shell.output(until: "from here on\n")
+        try FileManager.default.removeItem(atPath: file)
+        let shell = try await Child.start(Cachesh.binaryPath, ["attach", app.address, "-c", "record \(file); watch *"])
+        _ = try await shell.output(until: "watching: *\n")
         try await app.end()
         #expect(try await shell.exitStatus(within: 60) == 1, "\(shell.describe())")
         #expect(try await shell.errors(until: "\n") == "cachesh: attach: record: the app ended the attachment before the recording's end; \(file) not written\n")

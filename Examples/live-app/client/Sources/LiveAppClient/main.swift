@@ -85,9 +85,13 @@ actor Screen {
 /// goes on meanwhile); without, nothing.
 func pause(_ part: String, _ pausing: Bool) {
     guard pausing else { return }
-    print(part)
-    fflush(stdout)
+    say(part)
     _ = readLine()
+}
+
+/// One line on standard output, written at once (a test reads it through a pipe).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 func runSession(api: API, output: String?) async throws {
@@ -135,7 +139,12 @@ func runSession(api: API, output: String?) async throws {
     // Back to the feed: what the cache has, or (when a shell invalidated it) the API's again.
     pause("feed", pausing)
     let home = try await cache.get("feed:home")
-    if pausing { print("feed:home \(home.source == .cache ? "from the cache" : "fetched again")") }
+    if pausing {
+        // Invalidated, it is served stale at once and fetched again in the background (B9).
+        say("feed:home \(home.state.rawValue) from the \(home.source.rawValue)")
+        if home.state == .stale { try await screen.waitFor(.refreshed, "feed:home") }
+        if home.state == .stale || home.source == .server { say("feed:home fetched again") }
+    }
     pause("logout", pausing)
 
     // Log out.
