@@ -57,7 +57,7 @@ import Testing
 /// the lines a recording's file holds, in order, and ends when another recording replaces it.
 @Suite struct RecordingStreamTests {
     /// The same calls on a cache on the virtual clock, recorded by `record`.
-    static func session(_ record: (isolated Cache) throws -> Void, stop: Bool = true) throws -> Cache {
+    static func session(_ record: @Sendable (isolated Cache) throws -> Void, stop: Bool = true) throws -> Cache {
         let cache = Cache()
         try cache.withIsolation { cache in
             cache.put("feed:home", .int(1))
@@ -73,10 +73,11 @@ import Testing
     @Test func aStreamedRecordingIsTheLinesOfAFileRecording() throws {
         let lines = Mutex<[String]>([])
         let stream = RecordingStream { line in lines.withLock { $0.append(line) } }
-        var streaming = false
-        _ = try Self.session { cache in
-            cache.startRecording(to: stream)
-            streaming = cache.isRecording(to: stream)
+        let cache = try Self.session({ cache in cache.startRecording(to: stream) }, stop: false)
+        let streaming = try cache.withIsolation { cache -> Bool in
+            let streaming = cache.isRecording(to: stream)
+            try cache.stopRecording()
+            return streaming
         }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stream-\(UInt64.random(in: 0 ... .max)).recording").path
         defer { try? FileManager.default.removeItem(atPath: path) }
