@@ -19,11 +19,6 @@ let package = Package(
             name: "HARBenchmark",
             dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheReplay", package: "cachesh")]
         ),
-        // The app of attach-bench.py: a live Cache with or without CacheInspector.
-        .executableTarget(
-            name: "AttachBenchmarks",
-            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheInspector", package: "cachesh")]
-        ),
         .executableTarget(
             name: "SnapshotBenchmarks",
             dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheServer", package: "cachesh")]

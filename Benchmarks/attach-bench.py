@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`cachesh attach` against a running app (Benchmarks/Sources/AttachBenchmarks: a live Cache of
-1,000 entries with CacheInspector), release builds, each figure beside its baseline measured in
+"""`cachesh attach` against a running app (Benchmarks/AttachApp: a live Cache of
+1,000 entries with CacheInspector, in the root package), release builds, each figure beside its baseline measured in
 the same run (docs/SPEC.md §9; the figures are in README.md):
 
 1. time to the first answer: `cachesh attach SOCKET -c keys` from its start to its exit, against
@@ -36,13 +36,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHESH = os.environ.get("CACHESH_BIN", os.path.join(ROOT, ".build/release/cachesh"))
-APP = os.path.join(HERE, ".build/release/AttachBenchmarks")
+APP = os.path.join(ROOT, ".build/release/attach-bench-app")
 
 
 def build():
     if "CACHESH_BIN" not in os.environ:
         subprocess.run(["swift", "build", "-c", "release", "--package-path", ROOT, "--product", "cachesh"], check=True)
-    subprocess.run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", "AttachBenchmarks"], check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--package-path", ROOT, "--product", "attach-bench-app"], check=True)
 
 
 class Lines:
@@ -155,7 +155,7 @@ def calls(mode, rounds, valgrind=None):
         wrapper = None
         if valgrind:
             # A copy without the debug sections: valgrind 3.19 cannot read a release build's DWARF 5.
-            stripped = os.path.join(work, "AttachBenchmarks")
+            stripped = os.path.join(work, "attach-bench-app")
             subprocess.run(["objcopy", "--strip-debug", APP, stripped], check=True)
             counted = os.path.join(work, "callgrind.out")
             wrapper = ["valgrind", "--tool=callgrind", "-q", f"--callgrind-out-file={counted}"]
