@@ -158,22 +158,32 @@ final class Connection: Sendable {
     }
 
     /// Inside the app's call: queues `event` when one of this client's scopes holds it. It is
-    /// rendered on the writer's thread; counted against the bound as twice its value and key, and
-    /// what an observer line adds.
+    /// rendered on the writer's thread; counted against the bound as the line it becomes: twice
+    /// its value and key (JSON and text), and the 256 bytes an observer line's times, cause, state
+    /// and field names take at most.
     func deliver(_ event: CacheEvent, clockStart: Int64) {
         let wanted = state.withLock { state in
             !state.closing && !state.scopes.isEmpty && state.scopes.contains { InspectedCommand.matches($0, event) }
         }
         guard wanted else { return }
-        enqueue(.event(event, clockStart: clockStart), bytes: 2 * ((event.stored?.utf8Count ?? 0) + event.key.utf8.count) + 512)
+        enqueue(.event(event, clockStart: clockStart), bytes: 2 * ((event.stored?.utf8Count ?? 0) + event.key.utf8.count) + 256)
     }
 
-    /// A change's line of the protocol: its observer line as JSON and as text (SPEC §9).
+    /// A change's line of the protocol: its observer line as JSON and as text (SPEC §9). Made by
+    /// joining the two: the JSON line is already compact, and `event` sorts before `output`, so
+    /// the bytes are those of the object's compact text, without parsing the JSON line back.
     private static func eventLine(_ event: CacheEvent, clockStart: Int64) -> [UInt8] {
-        let json = InspectedCommand.eventLine(event, clockStart: clockStart, json: true)
+        var json = InspectedCommand.eventLine(event, clockStart: clockStart, json: true)
+        while json.last == "\n" { json.removeLast() }
         let human = InspectedCommand.eventLine(event, clockStart: clockStart, json: false)
-        let object = (try? JSONValue(parsing: json)) ?? .string(json)
-        return Protocol.line(["event": object, "output": .string(human)])
+        var line: [UInt8] = []
+        line.reserveCapacity(json.utf8.count + human.utf8.count + 32)
+        line += #"{"event":"#.utf8
+        line += json.utf8
+        line += #","output":"#.utf8
+        line += JSONValue.string(human).compactText.utf8
+        line += "}\n".utf8
+        return line
     }
 
     // MARK: Reading

@@ -82,9 +82,35 @@ struct Client {
         return true
     }
 
-    /// Handles every whole message already read (changes, recording lines).
+    /// Handles every whole message already read (changes, recording lines). The changes are
+    /// printed together, in one write per 64 KiB: a write each made the shell the slowest part of
+    /// a busy app's stream (and the app drops a shell that falls 64 MiB behind).
     mutating func handleBuffered() {
-        while let message = takeMessage() { _ = handleStreamed(message) }
+        var batch = ""
+        while let message = takeMessage() {
+            if let text = eventText(message) {
+                batch += text
+                if batch.utf8.count >= 1 << 16 {
+                    Attach.show(batch, to: .standardOutput)
+                    batch = ""
+                }
+                continue
+            }
+            if !batch.isEmpty {
+                Attach.show(batch, to: .standardOutput)
+                batch = ""
+            }
+            _ = handleStreamed(message)
+        }
+        if !batch.isEmpty { Attach.show(batch, to: .standardOutput) }
+    }
+
+    /// What a streamed change prints (its observer line, or its JSON line); nil for another message.
+    private func eventText(_ message: [String: JSONValue]) -> String? {
+        guard let event = message["event"] else { return nil }
+        if json { return event.compactText + "\n" }
+        if case .string(let line)? = message["output"] { return line + "\n" }
+        return ""
     }
 
     /// Says the app ended the attachment (and what became of a recording), then exits.
@@ -103,12 +129,8 @@ struct Client {
             note(recordingLine: line)
             return true
         }
-        guard let event = message["event"] else { return false }
-        if json {
-            Attach.show(event.compactText + "\n", to: .standardOutput)
-        } else if case .string(let line)? = message["output"] {
-            Attach.show(line + "\n", to: .standardOutput)
-        }
+        guard let text = eventText(message) else { return false }
+        Attach.show(text, to: .standardOutput)
         return true
     }
 

@@ -80,6 +80,23 @@ import Darwin
         try await app.end()
     }
 
+    /// A streamed change is one line, `{"event": {...}, "output": "* ..."}`, as compact text
+    /// (made on the inspector's writer thread by joining its two lines).
+    @Test func aStreamedChangeIsTheCompactTextOfItsObject() async throws {
+        let app = try await AttachEndToEndTests.startApp()
+        let got = try await RawClient.exchange(app.address, [#"{"id":0,"op":"hello","protocol":1}"#,
+                                                             #"{"id":1,"op":"run","command":"watch feed:*"}"#,
+                                                             #"{"id":2,"op":"run","command":"invalidate feed:home"}"#], expecting: 4)
+        #expect(got.count == 4, "\(got)")
+        let event = try #require(got.first { $0.hasPrefix(#"{"event":"#) }, "\(got)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(event.utf8)) as? [String: Any]
+        let output = try #require(parsed?["output"] as? String)
+        #expect(output.contains(#" invalidated feed:home stale {"items":[1,2]} (cache)"#), "\(event)")
+        #expect((parsed?["event"] as? [String: Any])?["cause"] as? String == "invalidated", "\(event)")
+        #expect(event.hasPrefix(#"{"event":{"#) && event.contains(#"},"output":"* "#) && event.hasSuffix(#" (cache)"}"#), "\(event)")
+        try await app.end()
+    }
+
     /// The recording's example in SPEC §9, sent line by line: the app answers as written, `...`
     /// standing for what differs from run to run.
     @Test func theRecordingExampleInTheSpecHolds() async throws {
