@@ -92,7 +92,7 @@ import Darwin
         let parsed = try JSONSerialization.jsonObject(with: Data(event.utf8)) as? [String: Any]
         let output = try #require(parsed?["output"] as? String)
         #expect(output.contains(#" invalidated feed:home stale {"items":[1,2]} (cache)"#), "\(event)")
-        #expect((parsed?["event"] as? [String: Any])?["cause"] as? String == "invalidated", "\(event)")
+        #expect((parsed?["event"] as? [String: Any])?["event"] as? String == "invalidated", "\(event)")
         #expect(event.hasPrefix(#"{"event":{"#) && event.contains(#"},"output":"* "#) && event.hasSuffix(#" (cache)"}"#), "\(event)")
         try await app.end()
     }
