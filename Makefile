@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore attack attack-smoke clean
+.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -76,6 +76,11 @@ bench-micro: deps
 # After an intended change: measures them again and rewrites Benchmarks/Micro/Thresholds.
 bench-micro-update: deps
 	SWIFT=$(SWIFT) Benchmarks/Micro/update-thresholds.sh
+
+# cachesh attach on a running app (release builds): keys' time to answer, a change's delay to
+# watch, and the inspector's cost per cache call (callgrind's instructions), each beside its baseline.
+bench-attach: deps
+	python3 Benchmarks/attach-bench.py
 
 # replay against libcachesim on the same 1M-request trace: requests/s and peak memory.
 bench-replay: deps

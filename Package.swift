@@ -113,6 +113,9 @@ let package = Package(
         .target(name: "CacheInspector", dependencies: ["CacheCore", "CacheShell"], swiftSettings: shippedSwiftSettings),
         // An app that embeds a live Cache with CacheInspector started, for the attach tests.
         .executableTarget(name: "inspected-app", dependencies: ["CacheCore", "CacheInspector"], path: "Tests/InspectedApp"),
+        // The app of Benchmarks/attach-bench.py (`make bench-attach`): a live Cache with or without
+        // CacheInspector, on a synchronous main (callgrind counts its instructions).
+        .executableTarget(name: "attach-bench-app", dependencies: ["CacheCore", "CacheInspector"], path: "Benchmarks/AttachApp"),
         .target(
             name: "CacheStore",
             dependencies: [
@@ -135,6 +138,7 @@ let package = Package(
                 "CacheShell",
                 "CacheStore",
                 "CacheProxy",
+                "CacheInspector",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),

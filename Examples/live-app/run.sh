@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The live example, end to end: builds the client, starts the API on a free loopback port, plays
-# and records the scripted user session, verifies the fresh transcript, stops the server, then
-# verifies the committed Examples/live-app/session.transcript. With --update, the fresh
+# and records the scripted user session, verifies the fresh transcript, plays it again with
+# `cachesh attach` on the app's inspector (attach.py: it records, watches, invalidates; its
+# transcript verifies), stops the server, then verifies the committed
+# Examples/live-app/session.transcript. With --update, the fresh
 # transcript replaces the committed one.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -38,6 +40,8 @@ port="$(cat "$work/port")"
 "$here/client/.build/debug/LiveAppClient" "http://127.0.0.1:$port" "$work/session.transcript"
 echo "live-app: fresh recording"
 "$cachesh" --verify --safe "$work/session.transcript"
+# The same session with a shell attached (the app's inspector): it records, watches, invalidates.
+python3 "$here/attach.py" "$cachesh" "$here/client/.build/debug/LiveAppClient" "http://127.0.0.1:$port" "$work"
 stop_server
 
 if $update; then

@@ -42,9 +42,16 @@ public final class CacheInspector: Sendable {
     let state = Mutex(State())
 
     struct State {
-        var connections: [Int: Connection] = [:]
+        var connections: [Int: Connection] = [:] {
+            didSet { attached = Array(connections.values) }
+        }
+        /// `connections`' values, made once per change of it, not once per change to the cache.
+        var attached: [Connection] = []
         var nextID = 0
         var stopped = false
+        /// The changes while shells are attached (`timeline`, `explain`); emptied when the last
+        /// one leaves.
+        var timeline = AttachedTimeline()
     }
 
     /// Starts listening for `cachesh attach`.
@@ -138,18 +145,27 @@ public final class CacheInspector: Sendable {
         }
     }
 
-    /// A connection ended: forgotten, and the tap removed when nobody watches any more.
+    /// A connection ended: forgotten, its recording stopped, and the tap removed when no shell is
+    /// attached any more.
     func ended(_ connection: Connection) {
-        state.withLock { _ = $0.connections.removeValue(forKey: connection.id) }
+        state.withLock { state in
+            _ = state.connections.removeValue(forKey: connection.id)
+            if state.connections.isEmpty { state.timeline = AttachedTimeline() }
+        }
+        if let stream = connection.recordingStream {
+            cache.withIsolation { cache in
+                if cache.isRecording(to: stream) { _ = try? cache.stopRecording() }
+            }
+        }
         updateTap()
     }
 
-    /// Sets the cache's change tap while some client watches, and removes it otherwise (nobody
-    /// watching costs the app's calls nothing).
+    /// Sets the cache's change tap while a shell is attached (for its `timeline` and `watch`),
+    /// and removes it otherwise (nobody attached costs the app's calls nothing).
     func updateTap() {
-        let watching = state.withLock { $0.connections.values.contains { $0.isWatching } }
+        let attached = state.withLock { $0.connections.values.contains { $0.isAttached } }
         cache.withIsolation { cache in
-            if watching {
+            if attached {
                 guard !cache.hasChangeTap else { return }
                 let clockStart = cache.clockStart
                 cache.setChangeTap { [weak self] event in self?.deliver(event, clockStart: clockStart) }
@@ -159,9 +175,19 @@ public final class CacheInspector: Sendable {
         }
     }
 
-    /// Inside the app's call: queues the event for each client watching its scope.
+    /// How many changes the timeline has had: a shell attached now sees those after.
+    func timelineMark() -> Int { state.withLock { $0.timeline.appended } }
+
+    /// The changes since a shell attached, once `mark` changes had been noted.
+    func timeline(since mark: Int) -> AttachedTimeline { state.withLock { $0.timeline.since(mark) } }
+
+    /// Inside the app's call: notes the event in the timeline and queues it for each client
+    /// watching its scope (rendered later, on the client's own thread).
     private func deliver(_ event: CacheEvent, clockStart: Int64) {
-        let connections = state.withLock { Array($0.connections.values) }
+        let connections = state.withLock { state in
+            state.timeline.append(event)
+            return state.attached
+        }
         for connection in connections { connection.deliver(event, clockStart: clockStart) }
     }
 }

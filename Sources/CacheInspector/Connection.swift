@@ -21,8 +21,15 @@ final class Connection: Sendable {
     /// The most scopes one client watches (SPEC §7.1).
     static let maxScopes = 64
 
+    /// What waits to be written: a line, or a change rendered on the writer's thread (not inside
+    /// the app's call that made it).
+    private enum Outgoing {
+        case line([UInt8])
+        case event(CacheEvent, clockStart: Int64)
+    }
+
     private struct State {
-        var queue: [[UInt8]] = []
+        var queue: [Outgoing] = []
         var queued = 0
         /// No more is queued; the writer sends what is queued, then the connection ends.
         var closing = false
@@ -33,6 +40,10 @@ final class Connection: Sendable {
         var greeted = false
         var readOnly = false
         var scopes: [WatchScope] = []
+        /// How many changes the inspector's timeline had when this shell attached.
+        var timelineMark = 0
+        /// The recording this shell started (`record`), streamed to it.
+        var recording: RecordingStream?
     }
 
     init(id: Int, fd: Int32, inspector: CacheInspector) {
@@ -41,7 +52,11 @@ final class Connection: Sendable {
         self.inspector = inspector
     }
 
-    var isWatching: Bool { state.withLock { !$0.scopes.isEmpty && !$0.closing } }
+    /// Whether the shell has said hello and the connection goes on.
+    var isAttached: Bool { state.withLock { $0.greeted && !$0.closing } }
+
+    /// The recording this shell started, if any.
+    var recordingStream: RecordingStream? { state.withLock { $0.recording } }
 
     func start() {
         DispatchQueue(label: "cachesh-inspector.read.\(id)").async { [self] in
@@ -70,17 +85,23 @@ final class Connection: Sendable {
 
     /// Queues a line; a client whose queue would pass the bound is dropped instead.
     func send(_ line: [UInt8]) {
+        enqueue(.line(line), bytes: line.count)
+    }
+
+    /// Queues `item`, counted as `bytes`; a client whose queue would pass the bound is dropped
+    /// instead, its queue freed.
+    private func enqueue(_ item: Outgoing, bytes: Int) {
         let overflow = state.withLock { state -> Bool in
             guard !state.closing else { return false }
-            if state.queued + line.count > inspector.queueLimit {
+            if state.queued + bytes > inspector.queueLimit {
                 state.closing = true
                 state.dropped = true
                 state.queue.removeAll()
                 state.queued = 0
                 return true
             }
-            state.queue.append(line)
-            state.queued += line.count
+            state.queue.append(item)
+            state.queued += bytes
             return false
         }
         if overflow { shutdown(fd, Int32(SHUT_RDWR)) }
@@ -109,17 +130,26 @@ final class Connection: Sendable {
     private func writeLoop() {
         while true {
             wake.wait()
-            let (lines, closing) = state.withLock { state -> ([[UInt8]], Bool) in
+            let (items, closing) = state.withLock { state -> ([Outgoing], Bool) in
                 defer {
                     state.queue.removeAll(keepingCapacity: false)
                     state.queued = 0
                 }
                 return (state.queue, state.closing)
             }
-            for line in lines where !Listener.writeAll(fd, line) {
-                drop()
-                return
+            // Many lines at once in one write: a change a line would otherwise cost a system call each.
+            var bytes: [UInt8] = []
+            for item in items {
+                switch item {
+                case .line(let line): bytes += line
+                case .event(let event, let clockStart): bytes += Self.eventLine(event, clockStart: clockStart)
+                }
+                if bytes.count >= 1 << 16 {
+                    guard Listener.writeAll(fd, bytes) else { return drop() }
+                    bytes.removeAll(keepingCapacity: true)
+                }
             }
+            if !bytes.isEmpty, !Listener.writeAll(fd, bytes) { return drop() }
             if closing {
                 shutdown(fd, Int32(SHUT_RDWR))
                 return
@@ -127,16 +157,33 @@ final class Connection: Sendable {
         }
     }
 
-    /// Inside the app's call: queues `event` when one of this client's scopes holds it.
+    /// Inside the app's call: queues `event` when one of this client's scopes holds it. It is
+    /// rendered on the writer's thread; counted against the bound as the line it becomes: twice
+    /// its value and key (JSON and text), and the 256 bytes an observer line's times, cause, state
+    /// and field names take at most.
     func deliver(_ event: CacheEvent, clockStart: Int64) {
         let wanted = state.withLock { state in
-            !state.closing && state.scopes.contains { InspectedCommand.matches($0, event) }
+            !state.closing && !state.scopes.isEmpty && state.scopes.contains { InspectedCommand.matches($0, event) }
         }
         guard wanted else { return }
-        let json = InspectedCommand.eventLine(event, clockStart: clockStart, json: true)
+        enqueue(.event(event, clockStart: clockStart), bytes: 2 * ((event.stored?.utf8Count ?? 0) + event.key.utf8.count) + 256)
+    }
+
+    /// A change's line of the protocol: its observer line as JSON and as text (SPEC §9). Made by
+    /// joining the two: the JSON line is already compact, and `event` sorts before `output`, so
+    /// the bytes are those of the object's compact text, without parsing the JSON line back.
+    private static func eventLine(_ event: CacheEvent, clockStart: Int64) -> [UInt8] {
+        var json = InspectedCommand.eventLine(event, clockStart: clockStart, json: true)
+        while json.last == "\n" { json.removeLast() }
         let human = InspectedCommand.eventLine(event, clockStart: clockStart, json: false)
-        let object = (try? JSONValue(parsing: json)) ?? .string(json)
-        send(Protocol.line(["event": object, "output": .string(human)]))
+        var line: [UInt8] = []
+        line.reserveCapacity(json.utf8.count + human.utf8.count + 32)
+        line += #"{"event":"#.utf8
+        line += json.utf8
+        line += #","output":"#.utf8
+        line += JSONValue.string(human).compactText.utf8
+        line += "}\n".utf8
+        return line
     }
 
     // MARK: Reading
@@ -237,10 +284,13 @@ final class Connection: Sendable {
                                       "error": .string("attach: the app speaks protocol version \(version), the shell version \(VisibleText.of(String(theirs.prefix(32))))")]))
             return false
         }
+        let mark = inspector.timelineMark()
         state.withLock { state in
             state.greeted = true
             state.readOnly = fields["read_only"] == .bool(true)
+            state.timelineMark = mark
         }
+        inspector.updateTap()
         respond(id, ok: true, ["protocol": .int(Int64(version))])
         return true
     }
@@ -265,10 +315,63 @@ final class Connection: Sendable {
             watch(id, words, json: json)
             return
         }
-        let result = inspector.cache.withIsolation { cache in InspectedCommand.run(line, on: cache, json: json) }
+        if words[0] == "record" {
+            record(id, words, json: json)
+            return
+        }
+        let mark = state.withLock { $0.timelineMark }
+        let result = inspector.cache.withIsolation { cache in
+            InspectedCommand.run(line, on: cache, json: json, timeline: inspector.timeline(since: mark))
+        }
         var fields: [String: JSONValue] = ["output": .string(result.output)]
         if !result.errors.isEmpty { fields["error"] = .string(result.errors) }
         respond(id, ok: result.ok, fields)
+    }
+
+    /// `record` and `record stop`: the app's recording from here on, its lines streamed to this
+    /// shell as they are made (the shell writes the transcript when the `end` line arrives). The
+    /// cache holds one recording at a time: one the app made itself, or another shell's, is left
+    /// alone. A shell that leaves, or is dropped, stops its recording.
+    private func record(_ id: JSONValue, _ words: [String], json: Bool) {
+        let cache = inspector.cache
+        if words.count == 2 && words[1] == "stop" {
+            guard let stream = recordingStream else {
+                respond(id, ok: false, ["error": .string("record stop: not recording (record FILE starts)")])
+                return
+            }
+            // The stream's lines are queued, `end` last, before this answer.
+            let stopped = cache.withIsolation { cache -> String? in
+                guard cache.isRecording(to: stream) else { return "record stop: the app ended the recording already" }
+                do throws(CacheError) { try cache.stopRecording() } catch { return "record stop: \(error.message)" }
+                return nil
+            }
+            state.withLock { $0.recording = nil }
+            if let stopped { return respond(id, ok: false, ["error": .string(stopped)]) }
+            respond(id, ok: true, ["output": .string(""), "recording": .bool(false)])
+            return
+        }
+        guard words.count == 1 else {
+            respond(id, ok: false, ["error": .string("record: over an attachment send record or record stop (the shell writes the transcript, the app no file)")])
+            return
+        }
+        if let stream = recordingStream, cache.withIsolation({ $0.isRecording(to: stream) }) {
+            respond(id, ok: false, ["error": .string("record: already recording (record stop first)")])
+            return
+        }
+        let stream = RecordingStream { [weak self] line in
+            self?.send(Protocol.line(["recording": .string(line)]))
+        }
+        let started = cache.withIsolation { cache -> Bool in
+            guard !cache.isRecording else { return false }
+            cache.startRecording(to: stream)
+            return true
+        }
+        guard started else {
+            respond(id, ok: false, ["error": .string("record: the app's cache is recording already (its own Cache.startRecording, or another shell's record); one recording at a time")])
+            return
+        }
+        state.withLock { $0.recording = stream }
+        respond(id, ok: true, ["output": .string(""), "recording": .bool(true)])
     }
 
     /// `watch [SCOPE]` and `unwatch [SCOPE]`: this client's scopes, whose changes stream to it.

@@ -89,8 +89,11 @@ public final class CachingProxy: Sendable {
     /// output says where. With `--record FILE` the cache records from before the first request,
     /// and SIGINT or SIGTERM stops the proxy: `write` gets the recording (the executable turns it
     /// into a transcript and writes FILE), then the process exits 0 (1 when it could not write).
+    /// `inspect` starts the inspector on the proxy's cache (`--inspect`) before the proxy listens;
+    /// it returns why it could not (a usage error: exit 2).
     public static func main(_ options: ProxyOptions,
-                            write: (@Sendable (CacheRecording, String) -> String?)? = nil) -> Never {
+                            write: (@Sendable (CacheRecording, String) -> String?)? = nil,
+                            inspect: (@Sendable (Cache) -> String?)? = nil) -> Never {
         // Many connections need many descriptors: the soft limit goes up to the hard one.
         var limit = rlimit()
         #if canImport(Glibc)
@@ -137,6 +140,10 @@ public final class CachingProxy: Sendable {
                 if options.recordPath != nil {
                     await proxy.cache.startRecording()
                     await ProxyRun.shared.set(proxy.cache)
+                }
+                if let inspect, let problem = inspect(proxy.cache) {
+                    writeLine(2, "cachesh: proxy: --inspect: \(problem)\n")
+                    exit(2)
                 }
                 try await proxy.run { address in
                     let mode = options.shared ? "shared" : "private"

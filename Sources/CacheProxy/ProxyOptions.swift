@@ -19,6 +19,28 @@ public struct ProxyLimits: Sendable, Equatable {
     public init() {}
 }
 
+/// Where `cachesh proxy --inspect` takes `cachesh attach` (SPEC §9).
+public enum ProxyInspect: Sendable, Equatable {
+    /// `--inspect` alone: the inspector's default socket, `/tmp/cachesh-$UID/PID`.
+    case defaultSocket
+    /// `--inspect PATH`: a Unix-domain socket there.
+    case socket(String)
+    /// `--inspect 127.0.0.1:PORT`: a loopback TCP port (0: one the system picks), with a token.
+    case loopback(port: UInt16)
+
+    /// The place `--inspect`'s value names (nil: the default socket); nil for a bad one.
+    init?(_ value: String?) {
+        guard let value else { self = .defaultSocket; return }
+        if value.contains("/") {
+            self = .socket(value)
+        } else if value.hasPrefix("127.0.0.1:"), let port = UInt16(value.dropFirst("127.0.0.1:".count)) {
+            self = .loopback(port: port)
+        } else {
+            return nil
+        }
+    }
+}
+
 /// What `cachesh proxy` was asked for (docs/SPEC.md §6).
 public struct ProxyOptions: Sendable {
     public var listenHost = "127.0.0.1"
@@ -33,6 +55,9 @@ public struct ProxyOptions: Sendable {
     public var logPath: String?
     /// `--record FILE`: the transcript of the session, written when the proxy stops.
     public var recordPath: String?
+    /// `--inspect [PATH|127.0.0.1:PORT]`: where the proxy's cache takes `cachesh attach`; nil:
+    /// nowhere (nothing listens unless asked).
+    public var inspect: ProxyInspect?
     /// The configuration `--config` loaded, if any.
     public var configuration: CacheConfiguration?
     public var limits = ProxyLimits()
@@ -43,7 +68,7 @@ public struct ProxyOptions: Sendable {
     public static let namespace = "proxy"
 
     /// The usage line.
-    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION]"
+    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]]"
 
     /// Reads the arguments after `proxy`; the configuration file is read by the caller
     /// (`configPath`). - Returns: the options, or the error message (bad usage).
@@ -67,6 +92,17 @@ public struct ProxyOptions: Sendable {
             case "--private":
                 guard value == nil else { return fail("proxy: --private takes no value") }
                 options.shared = false
+                continue
+            case "--inspect":
+                // Its value is optional: the next argument, unless that is an option.
+                if value == nil, i < arguments.count, !arguments[i].hasPrefix("-") {
+                    value = arguments[i]
+                    i += 1
+                }
+                guard let inspect = ProxyInspect(value) else {
+                    return fail("proxy: --inspect \(value ?? ""): give a socket PATH (with a /) or 127.0.0.1:PORT (loopback only; port 0 picks a free one)")
+                }
+                options.inspect = inspect
                 continue
             case "--listen", "--upstream", "--config", "--log", "--record", "--upstream-timeout":
                 if value == nil {

@@ -6,36 +6,6 @@ import Darwin
 #endif
 import CacheServer
 
-/// How command output is shown.
-public enum OutputMode: String, Sendable {
-    case human, json
-}
-
-/// Where a session may touch files.
-public struct SessionOptions: Sendable {
-    /// No command may read or write files (`--safe`).
-    public var safe = false
-    /// Colour states in human output (a terminal, no `NO_COLOR`).
-    public var colour = false
-    public var mode = OutputMode.human
-    /// Stop a script at its first failing command (`--bail`).
-    public var bail = false
-    /// Print each top-level command after the prompt before its output, errors in the interactive
-    /// form, all on standard output: the output is a transcript (`--echo`).
-    public var echo = false
-    /// Polled by long work (`replay`): true stops it (the interactive shell's Ctrl-C).
-    public var interrupted: (@Sendable () -> Bool)?
-    /// Where long work (`replay`) shows a line of progress after a second (nil erases it); set
-    /// only when standard error is a terminal (SPEC §6). Nil: no progress is shown.
-    public var progress: (@Sendable (String?) -> Void)?
-    /// The scheduled work the whole input may make (a stranger's: `--safe`, `--verify`); nil: no
-    /// bound but the runaway limit of each command.
-    public var scheduledBudget: ScheduledBudget?
-    public init(safe: Bool = false, colour: Bool = false, mode: OutputMode = .human, bail: Bool = false) {
-        self.safe = safe; self.colour = colour; self.mode = mode; self.bail = bail
-    }
-}
-
 /// One cachesh session: a client of a `Cache` actor over a simulated server, and the state of
 /// the session (options, frames being run, schedule, timeline, store link). Commands run in the
 /// interpreter (Interpreter/), which makes an outcome of each; the renderers (Output/) print it.
@@ -87,34 +57,25 @@ public final class Session {
     /// The directory relative paths of typed commands resolve against (a transcript's own directory);
     /// nil means the working directory.
     public var baseDirectory: String?
-    /// A session over an app's cache (``init(inspecting:options:)``): it has no simulated server
-    /// of its own to show.
-    private(set) var inspecting = false
-
     typealias ScheduledEntry = ScheduledCommands.Entry
 
     /// How deep `source` may nest.
     public static let maxSourceDepth = 16
 
+    /// A session with a simulated server of its own that is no cache's origin yet.
+    init(settings: SessionOptions) {
+        server = SimulatedServer()
+        self.settings = settings
+    }
+
     /// A session on `cache`, which gets a new simulated server as its origin and this session as
     /// its delegate.
-    public init(cache: isolated Cache, options: SessionOptions = SessionOptions()) {
-        let server = SimulatedServer()
-        self.server = server
-        settings = options
+    public convenience init(cache: isolated Cache, options: SessionOptions = SessionOptions()) {
+        self.init(settings: options)
         cache.useOrigin(server)
         cache.setDelegate(self)
         cache.reportsAllChanges = true
         if let budget = options.scheduledBudget { cache.setScheduledBudget(budget.initial, reason: budget.reason) }
-    }
-
-    /// A session over a cache it does not own (an app's, for an inspector: SPEC §9): the cache
-    /// keeps its origin, its delegate and what it reports; the session's simulated server is
-    /// never the cache's origin. Only ``InspectedCommand`` runs commands in it.
-    init(inspecting cache: isolated Cache, options: SessionOptions) {
-        server = SimulatedServer()
-        settings = options
-        inspecting = true
     }
 
     /// Runs `body` with a new session on a new cache, in one hop onto the cache.

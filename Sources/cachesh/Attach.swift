@@ -26,8 +26,11 @@ enum Attach {
 
     static let help = """
         Over an attachment the commands run on the app's own cache, on its real clock:
-          read:   keys [PATTERN], peek KEY, explain KEY, stats [NS], pending, config, snapshot, now
+          read:   keys [PATTERN], peek KEY, explain KEY, stats [NS], pending, config, snapshot, now,
+                  timeline KEY|NS:*|* (the changes since this shell attached)
           watch:  watch [KEY|NS:*|*] (changes stream here, with their cause), unwatch [KEY|NS:*|*]
+          record: record FILE (the app's session from here on, as a transcript --verify replays;
+                  written at record stop, the shell's end or Ctrl-C), record stop
           change: invalidate, evict, clear, event, push, memory-warning, expire (not with --read-only)
         advance, at and server ... are refused: the app's clock is real and its origin its own.
         help, quit.
@@ -97,7 +100,8 @@ enum Attach {
         }
 
         // The commands: -c, the script files, or standard input (a prompt on a terminal).
-        var failed = false
+        let signalSources = AttachSignals.install()
+        defer { withExtendedLifetime(signalSources) {} }
         var stop = false
         func run(_ command: String) {
             let trimmed = command.trimmingBlanks()
@@ -110,27 +114,86 @@ enum Attach {
                 write(help, to: .standardOutput)
                 return
             }
-            if !client.run(trimmed) { failed = true }
+            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            if words[0] == "record" {
+                if !record(words, &client) { client.failed = true }
+                return
+            }
+            if !client.run(trimmed) { client.failed = true }
         }
         if let commands = options.commands {
-            for command in splitCommands(commands) where !stop { run(command) }
+            for command in splitCommands(commands) where !stop && !AttachSignals.interrupted { run(command) }
         } else if !options.files.isEmpty {
             for file in options.files where !stop {
                 let text: String
                 do { text = try FileIO.read(file) } catch { failAttach("cannot read \(file): \(error.description)") }
-                for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !stop { run(String(line)) }
+                for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !stop && !AttachSignals.interrupted {
+                    run(String(line))
+                }
             }
         } else {
-            let prompting = isatty(0) == 1 && isatty(1) == 1
-            while !stop {
-                if prompting { write("attach> ", to: .standardOutput) }
-                guard let line = readLine() else { break }
-                run(line)
+            func pump() {
+                guard client.readAvailable() else { client.endedByApp() }
+                client.handleBuffered()
             }
+            readInput(socket: fd, prompting: isatty(0) == 1 && isatty(1) == 1, stopped: { stop }, pump: pump, run: run)
         }
-        // Watching: the changes stream until the app ends the connection or the shell is stopped.
-        if !stop && client.watching > 0 { client.streamEvents() }
-        return failed ? 1 : 0
+        // Watching: the changes stream until the app ends the connection or the shell is
+        // interrupted; a recording is then stopped and written (at once when nothing is watched).
+        var appEnded = false
+        if !stop && !AttachSignals.interrupted && client.watching > 0 {
+            appEnded = !client.streamEvents()
+        }
+        if appEnded {
+            if client.recording != nil { client.endedByApp() }
+            write("cachesh: attach: the app ended the attachment\n", to: .standardError)
+        } else if client.recording != nil {
+            _ = client.stopRecording()
+        }
+        return client.failed ? 1 : 0
+    }
+
+    /// `record FILE`, `record stop`: the app records and streams its lines here; the shell writes
+    /// the transcript (SPEC §9). - Returns: whether it succeeded.
+    static func record(_ words: [String], _ client: inout Client) -> Bool {
+        if words.count == 2 && words[1] == "stop" { return client.stopRecording() }
+        if words.contains("--from-start") {
+            client.showError("record --from-start: an attachment has no history of the app from before it attached; record FILE records from here on")
+            return false
+        }
+        guard words.count == 2, !words[1].hasPrefix("-") else {
+            client.showError("record: expected record FILE or record stop")
+            return false
+        }
+        return client.startRecording(name: words[1])
+    }
+
+    /// Standard input, a command a line, while the changes streamed meanwhile are printed as they
+    /// come (not only when the next command is typed).
+    static func readInput(socket: Int32, prompting: Bool, stopped: () -> Bool, pump: () -> Void, run: (String) -> Void) {
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        if prompting { write("attach> ", to: .standardOutput) }
+        while !stopped() {
+            guard let ready = AttachSignals.wait(for: [0, socket]) else { return }
+            if ready == socket {
+                pump()
+                continue
+            }
+            let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                if !pending.isEmpty { run(String(decoding: pending, as: UTF8.self)) }
+                return
+            }
+            pending += chunk[..<count]
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")), !stopped() {
+                run(String(decoding: pending[..<newline], as: UTF8.self))
+                pending.removeSubrange(...newline)
+                if prompting && !stopped() { write("attach> ", to: .standardOutput) }
+            }
+            if pending.count > Attach.maxLineBytes { failAttach("a line of standard input longer than 65 MiB") }
+        }
     }
 
     // MARK: Connecting
@@ -235,109 +298,6 @@ enum Attach {
     /// Untrusted text from the app, with its control and bidirectional characters escaped.
     static func show(_ text: String, to descriptor: FileDescriptor) {
         write(VisibleText.of(text), to: descriptor)
-    }
-}
-
-/// The shell's end of one attachment: requests out, responses and streamed changes in.
-struct Client {
-    let fd: Int32
-    let json: Bool
-    var nextID: Int64 = 1
-    var buffer: [UInt8] = []
-    var start = 0
-    /// Where the search for the next line feed goes on (each byte is looked at once).
-    var scanned = 0
-    /// The scopes the app streams changes of to this shell.
-    var watching = 0
-
-    init(fd: Int32, json: Bool) {
-        self.fd = fd
-        self.json = json
-    }
-
-    func send(_ fields: [String: JSONValue]) {
-        let line = JSONValue.object(fields).compactText + "\n"
-        guard (try? FileDescriptor(rawValue: fd).writeAll(line.utf8)) != nil else {
-            failAttach("the app closed the connection")
-        }
-    }
-
-    /// Runs one command in the app; prints its output, and the changes that arrive meanwhile.
-    /// - Returns: whether it succeeded.
-    mutating func run(_ command: String) -> Bool {
-        let id = nextID
-        nextID += 1
-        send(["id": .int(id), "op": .string("run"), "command": .string(command), "json": .bool(json)])
-        guard let answer = response(to: id) else { failAttach("the app closed the connection") }
-        if case .string(let output)? = answer["output"] { Attach.show(output, to: .standardOutput) }
-        if case .int(let count)? = answer["watching"] { watching = Int(count) }
-        if case .string(let error)? = answer["error"] {
-            if error.hasSuffix("\n") {
-                Attach.show(error, to: .standardError)
-            } else if json {
-                Attach.show(JSONValue.object(["ok": .bool(false), "error": .string(error)]).compactText + "\n", to: .standardError)
-            } else {
-                Attach.show("error: " + error + "\n", to: .standardError)
-            }
-        }
-        return answer["ok"] == .bool(true)
-    }
-
-    /// Reads until the response to `id`, printing the changes streamed before it; nil at the end.
-    mutating func response(to id: Int64) -> [String: JSONValue]? {
-        while let message = nextMessage() {
-            if show(event: message) { continue }
-            if message["id"] == .int(id) || message["id"] == .null { return message }
-        }
-        return nil
-    }
-
-    /// Prints streamed changes until the app ends the connection.
-    mutating func streamEvents() {
-        while let message = nextMessage() { _ = show(event: message) }
-        Attach.write("cachesh: attach: the app ended the attachment\n", to: .standardError)
-    }
-
-    /// Prints a streamed change. - Returns: whether `message` was one.
-    private func show(event message: [String: JSONValue]) -> Bool {
-        guard let event = message["event"] else { return false }
-        if json {
-            Attach.show(event.compactText + "\n", to: .standardOutput)
-        } else if case .string(let line)? = message["output"] {
-            Attach.show(line + "\n", to: .standardOutput)
-        }
-        return true
-    }
-
-    /// The next line from the app as a JSON object; nil at the end of the connection.
-    private mutating func nextMessage() -> [String: JSONValue]? {
-        while true {
-            if let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = buffer[start..<newline]
-                start = newline + 1
-                scanned = start
-                defer {
-                    if start > 1 << 20 {
-                        buffer.removeFirst(start)
-                        start = 0
-                        scanned = 0
-                    }
-                }
-                guard case .object(let fields)? = try? JSONValue(parsing: String(decoding: line, as: UTF8.self)) else {
-                    failAttach("the app sent a line that is not a JSON object; detached")
-                }
-                return fields
-            }
-            scanned = buffer.count
-            guard buffer.count - start <= Attach.maxLineBytes else {
-                failAttach("the app sent a line longer than 65 MiB, the most the shell reads; detached")
-            }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            buffer += chunk[..<count]
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheInspector
 import CacheProxy
 import CacheShell
 import CacheStore
@@ -482,14 +483,31 @@ func runProxy(_ arguments: [String]) -> Never {
         // written is a usage error, not a lost recording at the end.
         do { try FileIO.checkWritable(path) } catch { fail(usage: "proxy: --record \(path): cannot write: \(error)") }
     }
-    CachingProxy.main(options) { recording, path in
+    let inspect = options.inspect.map { place -> @Sendable (Cache) -> String? in
+        { cache in
+            let endpoint: InspectorEndpoint
+            switch place {
+            case .defaultSocket: endpoint = .unixSocket()
+            case .socket(let path): endpoint = .unixSocket(path: path)
+            case .loopback(let port): endpoint = .tcp(port: port)
+            }
+            // Said on standard output, beside the proxy's own `listening on` line.
+            do throws(InspectorError) { _ = try CacheInspector.start(cache: cache, endpoint: endpoint, announce: { line in
+                _ = try? FileDescriptor.standardOutput.writeAll((line + "\n").utf8)
+            }) } catch {
+                return error.description
+            }
+            return nil
+        }
+    }
+    CachingProxy.main(options, write: { recording, path in
         do {
             try FileIO.writeAtomically(path, try RecordingTranscript.text(of: recording))
             return nil
         } catch {
             return "--record \(path): cannot write the transcript: \(error)"
         }
-    }
+    }, inspect: inspect)
 }
 
 /// `--transcribe FILE.har [--redact]`: the transcript of a HAR log (docs/SPEC.md §5.5): its

@@ -1,3 +1,4 @@
+import Foundation
 import CacheCore
 import Synchronization
 import Testing
@@ -49,5 +50,57 @@ import Testing
             cache.put("a:2", .int(2))
         }
         #expect(delegate.noted.withLock { $0 } == ["stored a:1", "stored a:2"])
+    }
+}
+
+/// A recording streamed (`startRecording(to: RecordingStream)`, for an inspector: SPEC §9) is
+/// the lines a recording's file holds, in order, and ends when another recording replaces it.
+@Suite struct RecordingStreamTests {
+    /// The same calls on a cache on the virtual clock, recorded by `record`.
+    static func session(_ record: @Sendable (isolated Cache) throws -> Void, stop: Bool = true) throws -> Cache {
+        let cache = Cache()
+        try cache.withIsolation { cache in
+            cache.put("feed:home", .int(1))
+            try record(cache)
+            cache.put("feed:home", .int(2), tags: ["t"])
+            cache.invalidate(.tag("t"))
+            _ = cache.peek("feed:home")
+            if stop { try cache.stopRecording() }
+        }
+        return cache
+    }
+
+    @Test func aStreamedRecordingIsTheLinesOfAFileRecording() throws {
+        let lines = Mutex<[String]>([])
+        let stream = RecordingStream { line in lines.withLock { $0.append(line) } }
+        let cache = try Self.session({ cache in cache.startRecording(to: stream) }, stop: false)
+        let streaming = try cache.withIsolation { cache -> Bool in
+            let streaming = cache.isRecording(to: stream)
+            try cache.stopRecording()
+            return streaming
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stream-\(UInt64.random(in: 0 ... .max)).recording").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.session { cache in try cache.startRecording(to: path) }
+        let file = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(streaming)
+        #expect(lines.withLock { $0 }.map { $0 + "\n" }.joined() == file)
+        #expect(lines.withLock { $0 }.first == RecordingFormat.header)
+    }
+
+    @Test func aRecordingThatReplacesAStreamEndsIt() throws {
+        let lines = Mutex<[String]>([])
+        let stream = RecordingStream { line in lines.withLock { $0.append(line) } }
+        let cache = try Self.session({ cache in cache.startRecording(to: stream) }, stop: false)
+        let (before, after) = cache.withIsolation { cache -> (Bool, Bool) in
+            let before = cache.isRecording(to: stream)
+            cache.startRecording()
+            return (before, cache.isRecording(to: stream) || !cache.isRecording)
+        }
+        #expect(before && !after)
+        let last = try #require(lines.withLock { $0 }.last)
+        #expect(last.contains(#""record":"end""#))
+        // What it holds reads back as a whole recording.
+        _ = try RecordingFormat.parse(lines.withLock { $0 }.joined(separator: "\n") + "\n")
     }
 }

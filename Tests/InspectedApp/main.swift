@@ -4,7 +4,9 @@
 //
 // It prints (for TCP `token TOKEN`,) `ready ADDRESS` and `go`, then runs the app's calls it reads on
 // standard input, one a line, printing what each gave: `get KEY` (the app awaits a read),
-// `fetches` (how many keys its origin was asked for). It ends at the end of its input.
+// `fetches` (how many keys its origin was asked for), `big N` (a value of N bytes at feed:big),
+// `record` (it records itself, in memory),
+// `stop` (it stops). It ends at the end of its input.
 import CacheCore
 import CacheInspector
 import Synchronization
@@ -63,6 +65,15 @@ while let line = readLine() {
         }
     case "fetches":
         say("fetches \(fetched.withLock { $0 })")
+    case "big" where words.count == 2:
+        await cache.put("feed:big", .string(String(repeating: "x", count: Int(words[1]) ?? 0)))
+        say("big")
+    case "record":
+        await cache.startRecording()
+        say("recording")
+    case "stop":
+        let calls = (try? await cache.stopRecording())?.records.count ?? 0
+        say("stopped \(calls)")
     default:
         say("unknown \(line)")
     }

@@ -276,7 +276,7 @@ import Darwin
     @Test func badUsageIsOneLineAndExit2() async throws {
         let outcome = try await Cachesh.run(["proxy", "--listen", "127.0.0.1:8001"])
         #expect(outcome.status == 2)
-        #expect(outcome.stderr == "cachesh: proxy: --upstream http://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION])\n")
+        #expect(outcome.stderr == "cachesh: proxy: --upstream http://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]])\n")
         let https = try await Cachesh.run(["proxy", "--upstream", "https://example.com"])
         #expect(https.status == 2 && https.stderr.contains("HTTPS upstreams are not supported yet"))
         let badListen = try await Cachesh.run(["proxy", "--listen", "localhost", "--upstream", "http://127.0.0.1:1"])

@@ -1,8 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// The live example's client: an app that embeds the cache in live mode over its HTTP API and
-/// records a user's session as a transcript. A separate package, so the root build stays light.
+/// The live example's client: an app that embeds the cache in live mode over its HTTP API,
+/// starts the inspector (`cachesh attach`) and records a user's session as a transcript. A separate package, so the root build stays light.
 let package = Package(
     name: "LiveAppClient",
     platforms: [.macOS(.v15)],
@@ -12,7 +12,8 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "LiveAppClient",
-            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheShell", package: "cachesh")]
+            dependencies: [.product(name: "CacheCore", package: "cachesh"), .product(name: "CacheShell", package: "cachesh"),
+                           .product(name: "CacheInspector", package: "cachesh")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -134,7 +134,12 @@ extension CacheEngine {
 
     /// The decision on `stored` for `request`, as the namespace's client makes it: with
     /// `ignore-stale-extensions`, `stale-while-revalidate` serves nothing stale (validated instead).
+    /// An entry `invalidate` marked (B9) is not served again without asking the origin: it is
+    /// validated, as a stale one is, whatever its freshness says.
     func httpDecide(_ key: String, _ policy: HTTPCachePolicy, request: HTTPFields, stored: StoredHTTPResponse?) -> HTTPCachePolicy.Decision {
+        if stored != nil, let slot = entrySlot(forKey: key), slots[Int(slot)].invalidated {
+            return CacheControl(request).onlyIfCached ? .gatewayTimeout : .validate(reason: .stale)
+        }
         let decision = policy.decide(request: request, stored: stored.map { httpView($0, ofKey: key) }, now: now)
         if case .serveStaleAndRevalidate = decision, httpNaive(key).contains(.ignoreStaleExtensions) {
             return CacheControl(request).onlyIfCached ? .gatewayTimeout : .validate(reason: .stale)

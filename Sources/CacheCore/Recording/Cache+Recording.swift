@@ -15,8 +15,19 @@ extension Cache {
         beginRecording(file: try RecordingFile(path: path))
     }
 
+    /// Starts recording to `stream`: each record's line is handed to it as the recording goes
+    /// (in batches, off the cache's executor), the header first, `end` last (SPEC §5.6), so a
+    /// long session is never held in the cache's memory. A recording that replaces it (another
+    /// `startRecording`) ends it first: the stream gets its `end`.
+    public func startRecording(to stream: RecordingStream) {
+        beginRecording(file: RecordingFile(stream: stream))
+    }
+
     /// Whether the cache is recording.
     public var isRecording: Bool { recorder != nil }
+
+    /// Whether the cache is recording to `stream`.
+    public func isRecording(to stream: RecordingStream) -> Bool { recorder?.stream === stream }
 
     /// Stops recording at the clock's time.
     /// - Returns: the recording (no records when it went to a file).
@@ -33,6 +44,8 @@ extension Cache {
     private func beginRecording(file: RecordingFile?) {
         sync()
         defer { finish() }
+        // A stream's reader waits for its end (a file or memory started over is dropped, as before).
+        if let streaming = recorder, streaming.stream != nil { _ = streaming.finish(at: now) }
         recorder = CacheRecorder(begin: makeSnapshot(), live: asyncOrigin != nil, engine: engine, file: file)
     }
 

@@ -23,6 +23,9 @@ final class CacheRecorder {
         append(.begin(snapshot: snapshot, live: live))
     }
 
+    /// The stream the records go to, if they go to one.
+    var stream: RecordingStream? { file?.stream }
+
     func append(_ record: CacheRecord) {
         records.append(record)
         if let file, records.count >= Self.batch {
@@ -56,9 +59,24 @@ final class CacheRecorder {
     }
 }
 
-/// A recording's file: its header, then batches of records, each encoded as JSON lines on the
-/// file's serial queue (in the order handed over) and written through a 64 KB buffer. The first
-/// write error is kept and reported when the file is closed.
+/// Where a recording's lines go as it runs, one at a time and in order, off the cache's executor:
+/// the header line (`{"format":"cachesh-recording","version":2}`), then one line per record, the
+/// last one `end` (SPEC §5.6). An inspector streams a recording to an attached shell this way
+/// (`Cache.startRecording(to:)`); the lines are those a recording's file holds.
+public final class RecordingStream: Sendable {
+    let deliver: @Sendable (String) -> Void
+
+    /// - Parameter deliver: called with each line (no line feed): the header inside
+    ///   `startRecording(to:)`, each record on a queue of the recording's own, never inside
+    ///   another call of the app's; it must not call the cache and wait for it.
+    public init(_ deliver: @escaping @Sendable (String) -> Void) {
+        self.deliver = deliver
+    }
+}
+
+/// A recording's file, or its stream: the header, then batches of records, each encoded as JSON
+/// lines on a serial queue of its own (in the order handed over); a file is written through a
+/// 64 KB buffer, and its first write error is kept and reported when it is closed.
 final class RecordingFile: Sendable {
     private struct State {
         var fd: Int32
@@ -67,6 +85,8 @@ final class RecordingFile: Sendable {
     }
     private let state: Mutex<State>
     private let queue = DispatchQueue(label: "cachesh.recording")
+    /// The stream the lines go to instead of a file (`fd` is then -1).
+    let stream: RecordingStream?
 
     /// Creates (or truncates) the file at `path` and writes the header.
     init(path: String) throws(CacheError) {
@@ -77,6 +97,14 @@ final class RecordingFile: Sendable {
         initial.buffer.append(contentsOf: RecordingFormat.header.utf8)
         initial.buffer.append(UInt8(ascii: "\n"))
         state = Mutex(initial)
+        stream = nil
+    }
+
+    /// Hands the header to `stream` now, then each record's line as batches come.
+    init(stream: RecordingStream) {
+        state = Mutex(State(fd: -1))
+        self.stream = stream
+        stream.deliver(RecordingFormat.header)
     }
 
     /// No batch can be pending here: each holds the file until it has run.
@@ -84,6 +112,12 @@ final class RecordingFile: Sendable {
 
     /// Encodes and writes `records` after those handed over before, on the file's queue.
     func write(_ records: [CacheRecord]) {
+        if let stream {
+            queue.async {
+                for record in records { stream.deliver(RecordingFormat.line(record)) }
+            }
+            return
+        }
         queue.async { [self] in
             var bytes: [UInt8] = []
             for record in records {

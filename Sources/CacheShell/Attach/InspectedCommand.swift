@@ -8,11 +8,14 @@ import CacheCore
 /// server is refused with one line that says why.
 public enum InspectedCommand {
     /// Commands that only read.
-    public static let readCommands: [String] = ["keys", "peek", "explain", "stats", "pending", "config", "snapshot", "now"]
+    public static let readCommands: [String] = ["keys", "peek", "explain", "stats", "pending", "config", "snapshot", "now", "timeline"]
     /// Commands that change the app's cache (refused under `--read-only`).
     public static let writeCommands: [String] = ["invalidate", "evict", "clear", "event", "push", "memory-warning", "expire"]
     /// Commands the inspector itself answers (observers streamed to the attached shell).
     public static let watchCommands: [String] = ["watch", "unwatch"]
+    /// Commands the inspector answers by streaming the app's recording to the shell (`record`,
+    /// `record stop`; the shell writes the transcript).
+    public static let recordCommands: [String] = ["record"]
 
     /// The command's name: its first word.
     public static func name(of line: String) -> String {
@@ -41,18 +44,22 @@ public enum InspectedCommand {
         if writeCommands.contains(name) {
             return readOnly ? "\(name): refused: attached with --read-only" : nil
         }
-        if readCommands.contains(name) || watchCommands.contains(name) { return nil }
+        if readCommands.contains(name) || watchCommands.contains(name) || recordCommands.contains(name) { return nil }
         return "\(VisibleText.of(name)): not available over an attachment; the commands are "
-            + (readCommands + watchCommands + writeCommands).joined(separator: ", ")
+            + (readCommands + watchCommands + recordCommands + writeCommands).joined(separator: ", ")
     }
 
-    /// Runs one command line (one that `refusal` lets through, not `watch`) on an app's cache,
-    /// isolated, in a session of its own that leaves the cache's origin and delegate alone.
+    /// Runs one command line (one that `refusal` lets through, not `watch` nor `record`) on an
+    /// app's cache, isolated, in a session of its own that leaves the cache's origin and delegate
+    /// alone; `timeline` and `explain` look back over `timeline` (the changes since the shell
+    /// attached).
     /// - Returns: whether it succeeded, what it printed and the errors it printed.
-    public static func run(_ line: String, on cache: isolated Cache, json: Bool) -> (ok: Bool, output: String, errors: String) {
+    public static func run(_ line: String, on cache: isolated Cache, json: Bool,
+                           timeline: AttachedTimeline = AttachedTimeline()) -> (ok: Bool, output: String, errors: String) {
         // `--safe`: no command of an attachment reads or writes a file in the app's process.
         let session = Session(inspecting: cache, options: SessionOptions(safe: true, mode: json ? .json : .human))
         session.keepsWholeHistory = false
+        session.timeline = timeline.timeline
         let ok = session.run(SourceFile(name: nil, text: line), on: cache)
         var output = "", errors = ""
         for piece in session.takeOutput() {

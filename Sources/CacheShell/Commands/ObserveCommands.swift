@@ -173,7 +173,7 @@ extension ObserveCommands {
         }
         let dropped = session.timeline.dropped
         var human = events.map { Render.eventLine($0, clockStart: cache.clockStart, colour: session.options.colour) }
-        if human.isEmpty { human = ["(no changes to \(describe(scope)) this session)"] }
+        if human.isEmpty { human = ["(no changes to \(describe(scope)) \(session.inspecting ? "since this shell attached" : "this session"))"] }
         if dropped > 0 {
             human.append("(\(dropped) earlier changes are not kept: the timeline keeps the last \(Timeline.limit), and at most \(Timeline.byteLimit >> 20) MiB of values)")
         }
@@ -202,7 +202,7 @@ extension ObserveCommands {
         let pages = pageStates(of: key, cache, session, now: now)
         guard let d = cache.details(of: key) else {
             let why = last.map { "\(key) is not cached: \($0.cause.rawValue) at \(TimeText.iso8601(ms: $0.at))" }
-                ?? "\(key) is not cached (nothing happened to it this session)"
+                ?? "\(key) is not cached (nothing happened to it \(session.inspecting ? "since this shell attached" : "this session"))"
             var fields: [String: JSONValue] = ["key": .string(key), "state": .string("absent"), "reason": .string(why)]
             guard let pages else { return Reply(fields, order: ["key", "state", "reason"]) }
             fields["pages"] = pages.json

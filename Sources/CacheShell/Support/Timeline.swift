@@ -42,6 +42,20 @@ struct Timeline {
         (event.stored?.utf8Count ?? 0) + event.key.utf8.count
     }
 
+    /// How many changes were ever appended (kept or dropped).
+    var appended: Int { dropped + events.count - start }
+
+    /// This timeline as one that began once `index` changes had been appended: the changes before
+    /// are neither shown nor counted as dropped (a shell attached later saw none of them).
+    /// - Complexity: O(1) (the copy shares the events).
+    func since(_ index: Int) -> Timeline {
+        var later = self
+        let skipped = min(max(index - dropped, 0), events.count - start)
+        later.start += skipped
+        later.dropped = max(dropped - index, 0)
+        return later
+    }
+
     /// The changes kept that `include` picks, oldest first.
     /// - Complexity: O(changes kept).
     func filter(_ include: (CacheEvent) -> Bool) -> [CacheEvent] {

@@ -1,8 +1,12 @@
 // The live example's app: the cache in live mode over a real HTTP API, driven by a scripted user
-// session with real concurrency, recorded, and written as a transcript.
+// session with real concurrency, recorded, and written as a transcript. It starts the inspector,
+// so `cachesh attach` can look inside while it runs.
 //
-//     LiveAppClient http://127.0.0.1:PORT session.transcript
+//     LiveAppClient http://127.0.0.1:PORT session.transcript   # records its session itself
+//     LiveAppClient http://127.0.0.1:PORT --pause              # waits for a line on standard input
+//                                                              # before each part (a shell attaches)
 import CacheCore
+import CacheInspector
 import CacheShell
 import Foundation
 #if canImport(FoundationNetworking)
@@ -77,9 +81,26 @@ actor Screen {
     }
 }
 
-func runSession(api: API, output: String) async throws {
+/// With `--pause`: says `part` and waits for a line on standard input (the test that attaches
+/// goes on meanwhile); without, nothing.
+func pause(_ part: String, _ pausing: Bool) {
+    guard pausing else { return }
+    say(part)
+    _ = readLine()
+}
+
+/// One line on standard output, written at once (a test reads it through a pipe).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func runSession(api: API, output: String?) async throws {
     let cache = Cache(fetch: { try await api.fetch(keys: $0) }, mutate: { try await api.mutate($0) },
                       requestTimeout: 5_000)
+    // The one line that lets `cachesh attach` in (a debug build's): it says where on standard error.
+    let inspector = try CacheInspector.start(cache: cache)
+    defer { inspector.stop() }
+    let pausing = output == nil
     try await cache.configure(CacheConfiguration(
         namespaces: ["feed": Policy(ttl: 45 * 60_000, stale: 5 * 60_000), "profile": Policy(ttl: 45 * 60_000, stale: 5 * 60_000)],
         push: ["profile-updated": PushRule(invalidate: [], refresh: ["profile:{user}"], evict: [])]))
@@ -89,7 +110,8 @@ func runSession(api: API, output: String) async throws {
     let observer = Task { for await event in changes { await screen.show(event) } }
 
     // The few lines an app adds: record, then write the transcript.
-    await cache.startRecording()
+    if output != nil { await cache.startRecording() }
+    pause("ready", pausing)
 
     // Open the feed: the feed and the user's own profile load at the same time.
     async let feed = cache.get("feed:home")
@@ -114,22 +136,35 @@ func runSession(api: API, output: String) async throws {
     _ = try await cache.push("profile-updated", arguments: ["user": "42"])
     try await screen.waitFor(.refreshed, "profile:42")
 
+    // Back to the feed: what the cache has, or (when a shell invalidated it) the API's again.
+    pause("feed", pausing)
+    let home = try await cache.get("feed:home")
+    if pausing {
+        // Invalidated, it is served stale at once and fetched again in the background (B9).
+        say("feed:home \(home.state.rawValue) from the \(home.source.rawValue)")
+        if home.state == .stale { try await screen.waitFor(.refreshed, "feed:home") }
+        if home.state == .stale || home.source == .server { say("feed:home fetched again") }
+    }
+    pause("logout", pausing)
+
     // Log out.
     _ = await cache.clear()
+    pause("done", pausing)
 
-    let recording = try await cache.stopRecording()
     observer.cancel()
+    guard let output else { return }
+    let recording = try await cache.stopRecording()
     let transcript = try RecordingTranscript.text(of: recording)
     try Data(transcript.utf8).write(to: URL(fileURLWithPath: output))
 }
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let base = URL(string: arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: LiveAppClient http://127.0.0.1:PORT OUTPUT.transcript\n".utf8))
+    FileHandle.standardError.write(Data("usage: LiveAppClient http://127.0.0.1:PORT OUTPUT.transcript|--pause\n".utf8))
     exit(2)
 }
 do {
-    try await runSession(api: API(base: base), output: arguments[2])
+    try await runSession(api: API(base: base), output: arguments[2] == "--pause" ? nil : arguments[2])
 } catch {
     FileHandle.standardError.write(Data("LiveAppClient: \(error)\n".utf8))
     exit(1)

@@ -1,0 +1,341 @@
+import CacheCore
+import CacheShell
+import Dispatch
+import Synchronization
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The shell's end of one attachment: requests out; responses, streamed changes and the lines of
+/// a recording in.
+struct Client {
+    let fd: Int32
+    let json: Bool
+    var nextID: Int64 = 1
+    var buffer: [UInt8] = []
+    var start = 0
+    /// Where the search for the next line feed goes on (each byte is looked at once).
+    var scanned = 0
+    /// The scopes the app streams changes of to this shell.
+    var watching = 0
+    /// The recording the app streams to this shell (`record FILE`), until its `end` line.
+    var recording: ShellRecording?
+    /// A command or a recording failed.
+    var failed = false
+
+    init(fd: Int32, json: Bool) {
+        self.fd = fd
+        self.json = json
+    }
+
+    func send(_ fields: [String: JSONValue]) {
+        let line = JSONValue.object(fields).compactText + "\n"
+        guard (try? FileDescriptor(rawValue: fd).writeAll(line.utf8)) != nil else {
+            failAttach("the app closed the connection")
+        }
+    }
+
+    /// Runs one command in the app; prints its output, and the changes that arrive meanwhile.
+    /// - Returns: whether it succeeded.
+    mutating func run(_ command: String) -> Bool {
+        let id = nextID
+        nextID += 1
+        send(["id": .int(id), "op": .string("run"), "command": .string(command), "json": .bool(json)])
+        guard let answer = response(to: id) else { endedByApp() }
+        if case .string(let output)? = answer["output"] { Attach.show(output, to: .standardOutput) }
+        if case .int(let count)? = answer["watching"] { watching = Int(count) }
+        if case .string(let error)? = answer["error"] { showError(error) }
+        return answer["ok"] == .bool(true)
+    }
+
+    func showError(_ error: String) {
+        if error.hasSuffix("\n") {
+            Attach.show(error, to: .standardError)
+        } else if json {
+            Attach.show(JSONValue.object(["ok": .bool(false), "error": .string(error)]).compactText + "\n", to: .standardError)
+        } else {
+            Attach.show("error: " + error + "\n", to: .standardError)
+        }
+    }
+
+    /// Reads until the response to `id`, handling what is streamed before it; nil at the end.
+    mutating func response(to id: Int64) -> [String: JSONValue]? {
+        while let message = nextMessage() {
+            if handleStreamed(message) { continue }
+            if message["id"] == .int(id) || message["id"] == .null { return message }
+        }
+        return nil
+    }
+
+    /// Prints streamed changes until the app ends the connection or the shell is interrupted.
+    /// - Returns: false when the app ended it.
+    mutating func streamEvents() -> Bool {
+        handleBuffered()
+        while watching > 0 {
+            guard AttachSignals.wait(for: [fd]) != nil else { return true }
+            guard readAvailable() else { return false }
+            handleBuffered()
+        }
+        return true
+    }
+
+    /// Handles every whole message already read (changes, recording lines). The changes are
+    /// printed together, in one write per 64 KiB: a write each made the shell the slowest part of
+    /// a busy app's stream (and the app drops a shell that falls 64 MiB behind).
+    mutating func handleBuffered() {
+        var batch = ""
+        while let message = takeMessage() {
+            if let text = eventText(message) {
+                batch += text
+                if batch.utf8.count >= 1 << 16 {
+                    Attach.show(batch, to: .standardOutput)
+                    batch = ""
+                }
+                continue
+            }
+            if !batch.isEmpty {
+                Attach.show(batch, to: .standardOutput)
+                batch = ""
+            }
+            _ = handleStreamed(message)
+        }
+        if !batch.isEmpty { Attach.show(batch, to: .standardOutput) }
+    }
+
+    /// What a streamed change prints (its observer line, or its JSON line); nil for another message.
+    private func eventText(_ message: [String: JSONValue]) -> String? {
+        guard let event = message["event"] else { return nil }
+        if json { return event.compactText + "\n" }
+        if case .string(let line)? = message["output"] { return line + "\n" }
+        return ""
+    }
+
+    /// Says the app ended the attachment (and what became of a recording), then exits.
+    func endedByApp() -> Never {
+        if let recording {
+            Attach.write("cachesh: attach: record: the app ended the attachment before the recording's end; \(recording.name) not written\n",
+                         to: .standardError)
+            exit(1)
+        }
+        failAttach("the app ended the attachment")
+    }
+
+    /// Prints a streamed change, or notes a recording's line. - Returns: whether `message` was one.
+    private mutating func handleStreamed(_ message: [String: JSONValue]) -> Bool {
+        if case .string(let line)? = message["recording"] {
+            note(recordingLine: line)
+            return true
+        }
+        guard let text = eventText(message) else { return false }
+        Attach.show(text, to: .standardOutput)
+        return true
+    }
+
+    // MARK: Recording
+
+    /// A line of the app's recording: kept; its `end` writes the transcript.
+    private mutating func note(recordingLine line: String) {
+        guard recording != nil else { return }   // a stray line after the end: nothing records
+        recording!.text += line
+        recording!.text += "\n"
+        guard case .object(let fields)? = try? JSONValue(parsing: line), case .string(let kind)? = fields["record"] else { return }
+        if kind == "call" { recording!.calls += 1 }
+        if kind == "end" { finishRecording() }
+    }
+
+    /// The recording ended: its transcript written to its file (SPEC §9 Recording).
+    private mutating func finishRecording() {
+        guard let done = recording else { return }
+        recording = nil
+        AttachSignals.recording.store(false, ordering: .relaxed)
+        let transcript: String
+        switch RecordingTranscript.text(ofFile: "the app's recording", done.text) {
+        case .success(let text): transcript = text
+        case .failure(let error):
+            failed = true
+            showError("record: the app's recording cannot be written as a transcript: \(error.message)")
+            return
+        }
+        do { try FileIO.writeAtomically(done.path, transcript) } catch {
+            failed = true
+            showError("record: could not write \(done.name): \(error.description)")
+            return
+        }
+        let calls = done.calls
+        let why = done.stopping ? "" : " (the app ended the recording)"
+        if json {
+            Attach.show(JSONValue.object(["ok": .bool(true), "command": .string("record"), "file": .string(done.name),
+                                          "calls": .int(Int64(calls)), "stopped": .bool(true)]).compactText + "\n", to: .standardOutput)
+        } else {
+            Attach.show("recorded \(calls) call\(calls == 1 ? "" : "s") of the app to \(done.name)\(why)\n", to: .standardOutput)
+        }
+    }
+
+    /// `record FILE` over the attachment: the app streams its recording here from now on.
+    mutating func startRecording(name: String) -> Bool {
+        if let recording {
+            showError("record: already recording to \(recording.name) (record stop first)")
+            return false
+        }
+        do { try FileIO.checkWritable(name) } catch {
+            showError("record: cannot write \(name): \(error.description)")
+            return false
+        }
+        // Set before asking: the recording's first lines may come before the answer.
+        recording = ShellRecording(name: name, path: name)
+        AttachSignals.recording.store(true, ordering: .relaxed)
+        let id = nextID
+        nextID += 1
+        send(["id": .int(id), "op": .string("run"), "command": .string("record"), "json": .bool(json)])
+        guard let answer = response(to: id) else { endedByApp() }
+        guard answer["ok"] == .bool(true) else {
+            recording = nil
+            AttachSignals.recording.store(false, ordering: .relaxed)
+            if case .string(let error)? = answer["error"] { showError(error) }
+            return false
+        }
+        if json {
+            Attach.show(JSONValue.object(["ok": .bool(true), "command": .string("record"), "file": .string(name),
+                                          "from_start": .bool(false)]).compactText + "\n", to: .standardOutput)
+        } else {
+            Attach.show("recording the app to \(name) from here on\n", to: .standardOutput)
+        }
+        return true
+    }
+
+    /// `record stop`: the app ends its recording; its last lines, `end` last, come before the
+    /// answer, and the transcript is written.
+    mutating func stopRecording() -> Bool {
+        guard recording != nil else {
+            showError("record stop: not recording (record FILE starts)")
+            return false
+        }
+        recording!.stopping = true
+        let id = nextID
+        nextID += 1
+        send(["id": .int(id), "op": .string("run"), "command": .string("record stop"), "json": .bool(json)])
+        guard let answer = response(to: id) else { endedByApp() }
+        if answer["ok"] != .bool(true), case .string(let error)? = answer["error"] {
+            showError(error)
+            return false
+        }
+        return !failed
+    }
+
+    // MARK: Reading
+
+    /// The next line from the app as a JSON object, reading as needed; nil at the end of the
+    /// connection.
+    private mutating func nextMessage() -> [String: JSONValue]? {
+        while true {
+            if let message = takeMessage() { return message }
+            guard readAvailable() else { return nil }
+        }
+    }
+
+    /// A whole line already read, as a JSON object; nil when none is whole yet.
+    mutating func takeMessage() -> [String: JSONValue]? {
+        guard let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
+            scanned = buffer.count
+            guard buffer.count - start <= Attach.maxLineBytes else {
+                failAttach("the app sent a line longer than 65 MiB, the most the shell reads; detached")
+            }
+            return nil
+        }
+        let line = buffer[start..<newline]
+        start = newline + 1
+        scanned = start
+        defer {
+            if start > 1 << 20 {
+                buffer.removeFirst(start)
+                start = 0
+                scanned = 0
+            }
+        }
+        guard case .object(let fields)? = try? JSONValue(parsing: String(decoding: line, as: UTF8.self)) else {
+            failAttach("the app sent a line that is not a JSON object; detached")
+        }
+        return fields
+    }
+
+    /// Reads what the socket has (waiting for something). - Returns: false at its end.
+    mutating func readAvailable() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            buffer += chunk[..<count]
+            return true
+        }
+    }
+}
+
+/// A recording the app streams to the shell: its lines as they came, the file it becomes.
+struct ShellRecording {
+    let name: String
+    let path: String
+    var text = ""
+    var calls = 0
+    /// The shell asked for its end (`record stop`, or the shell's own end).
+    var stopping = false
+}
+
+/// SIGINT and SIGTERM while the app records for this shell: the recording is stopped and written
+/// before the shell ends (a second one ends it at once). Otherwise they end the shell as usual.
+enum AttachSignals {
+    /// Whether a recording is under way (read by the signal's handler).
+    static let recording = Atomic<Bool>(false)
+    /// The pipe a signal writes a byte to, read by `wait(for:)`.
+    static let pipe: (read: Int32, write: Int32) = {
+        var fds: [Int32] = [-1, -1]
+        _ = fds.withUnsafeMutableBufferPointer { systemPipe($0.baseAddress!) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return (fds[0], fds[1])
+    }()
+    static let signalled = Atomic<Int>(0)
+
+    /// Installs the handlers. - Returns: their sources, to be kept alive for the run.
+    static func install() -> [any DispatchSourceSignal] {
+        var sources: [any DispatchSourceSignal] = []
+        let wake = pipe.write
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let count = signalled.add(1, ordering: .relaxed).newValue
+                guard recording.load(ordering: .relaxed), count == 1 else { exit(128 + number) }
+                var byte: UInt8 = 1
+                _ = write(wake, &byte, 1)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return sources
+    }
+
+    /// Whether a signal asked the shell to end.
+    static var interrupted: Bool { signalled.load(ordering: .relaxed) > 0 }
+
+    /// Waits until one of `fds` can be read. - Returns: the first ready, or nil when a signal came.
+    static func wait(for fds: [Int32]) -> Int32? {
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        polled.append(pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0))
+        while true {
+            if interrupted { return nil }
+            let n = poll(&polled, nfds_t(polled.count), -1)
+            if n < 0 && errno == EINTR { continue }
+            if interrupted { return nil }
+            if let ready = polled.dropLast().first(where: { $0.revents != 0 }) { return ready.fd }
+        }
+    }
+}
+
+#if canImport(Glibc)
+private let systemPipe = Glibc.pipe
+#else
+private let systemPipe = Darwin.pipe
+#endif
