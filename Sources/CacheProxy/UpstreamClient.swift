@@ -186,11 +186,26 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
         case let tlsError as NIOSSLError where tlsError == .uncleanShutdown:
             why = head == nil ? "the upstream closed the TLS connection without an answer"
                               : "the upstream closed the TLS connection before the end of its answer"
-        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError: why = "TLS with the upstream failed: \(error)"
+        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError: why = "TLS with the upstream failed: " + Self.tlsReason(error)
         default: why = "\(error)"
         }
         finish(UpstreamClient.badGateway(why))
         context.close(promise: nil)
+    }
+
+    /// A TLS error in a few words: BoringSSL's reason names (`CERTIFICATE_VERIFY_FAILED`) when it
+    /// gives some, without the source paths its errors carry; else the error as NIOSSL says it.
+    static func tlsReason(_ error: Error) -> String {
+        let text = "\(error)"
+        let parts = text.split(separator: ":")
+        var reasons: [String] = []
+        for (i, part) in parts.enumerated() where part.hasSuffix("OPENSSL_internal") && i + 1 < parts.count {
+            let reason = parts[i + 1].prefix { $0 != " " && $0 != "]" && $0 != ")" && $0 != "," }
+            if !reason.isEmpty && !reasons.contains(String(reason)) { reasons.append(String(reason)) }
+        }
+        guard !reasons.isEmpty else { return text }
+        let handshake = (error as? NIOSSLError).map { if case .handshakeFailed = $0 { true } else { false } } ?? false
+        return (handshake ? "handshake failed (" : "(") + reasons.joined(separator: ", ") + ")"
     }
 
     func channelInactive(context: ChannelHandlerContext) {
