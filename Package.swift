@@ -52,6 +52,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `cachesh proxy` only (CacheProxy): HTTP/1.1 codecs for its server and its upstream client.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `cachesh proxy` only (CacheProxy): TLS to an https:// upstream (BoringSSL, built from source).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -91,8 +93,8 @@ let package = Package(
         ),
         .target(name: "CacheServer", dependencies: ["CacheCore"], swiftSettings: shippedSwiftSettings),
         // `cachesh proxy` (docs/SPEC.md §8, Proxy): a caching reverse proxy over a live `Cache` on
-        // SwiftNIO's HTTP/1.1 codecs. Its own module, so that CacheCore (and an app embedding
-        // `Cache`) never links SwiftNIO.
+        // SwiftNIO's HTTP/1.1 codecs, TLS to its upstream through swift-nio-ssl. Its own module, so
+        // that CacheCore (and an app embedding `Cache`) never links SwiftNIO or BoringSSL.
         .target(
             name: "CacheProxy",
             dependencies: [
@@ -100,6 +102,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: shippedSwiftSettings
         ),

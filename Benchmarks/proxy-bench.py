@@ -3,14 +3,17 @@
 throughput and latency under wrk's load, and the latency each adds to a request sent straight
 to the origin.
 
-    python3 Benchmarks/proxy-bench.py [--seconds 10] [--connections 32] [--threads 1] [--runs 1]
+    python3 Benchmarks/proxy-bench.py [--seconds 10] [--connections 32] [--threads 1] [--runs 1] [--before BIN]
 
 The origin (node) answers /hit with `Cache-Control: max-age=3600` and a 1 KiB body, counting
 the requests it gets. Each cache (squid configured as RUNNING.md of the HTTP cache test suite
 says; `cachesh proxy` from CACHESH_BIN, else .build/release/cachesh, with its log in a file) gets
 one request to store the response, then wrk loads it for --seconds; the origin's count during
 the load shows every request was a hit. `direct` is wrk against the origin itself: the
-latency added is a cache's percentile minus the origin's. Needs node, squid and wrk
+latency added is a cache's percentile minus the origin's. Each run loads every server once, one
+after the other, so that all see about the same load; the figures shown are each server's
+median run (and every run's requests/s), with the load average before and after. `--before BIN`
+adds another build of cachesh (an older one) to every run. Needs node, squid and wrk
 (apt-get install nodejs squid wrk). Release builds only: a debug build's figures mean nothing.
 """
 
@@ -73,6 +76,7 @@ def main():
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--before", help="another cachesh binary, measured in the same runs")
     args = parser.parse_args()
     binary = os.environ.get("CACHESH_BIN") or os.path.join(HERE, "..", ".build", "release", "cachesh")
     if not os.path.exists(binary):
@@ -86,9 +90,14 @@ def main():
         try:
             origin_port = int(origin.stdout.readline())
             results = {}
+            names = ["direct", "squid", "cachesh"] + (["before"] if args.before else [])
+            before_command = (f"exec {os.path.abspath(args.before)} proxy --listen 127.0.0.1:{{port}} "
+                              f"--upstream http://127.0.0.1:{{origin}} --log {directory}/before.log") if args.before else ""
+            load_before = os.getloadavg()
             for run in range(args.runs):
-                for name in ("direct", "squid", "cachesh"):
-                    cache, port = http_suite.start_cache(name if name != "direct" else "none", "", origin_port, directory)
+                for name in names:
+                    kind = {"direct": "none", "before": "custom"}.get(name, name)
+                    cache, port = http_suite.start_cache(kind, before_command, origin_port, directory)
                     try:
                         urllib.request.urlopen(f"http://127.0.0.1:{port}/hit", timeout=10).read()
                         before = origin_count(origin_port)
@@ -100,17 +109,27 @@ def main():
                             http_suite.stop(cache)
         finally:
             http_suite.stop(origin)
-    print(f"wrk -t{args.threads} -c{args.connections} -d{args.seconds}s, GET /hit (1 KiB, max-age=3600), {args.runs} run(s) each, best run shown")
+    load_after = os.getloadavg()
+    print(f"wrk -t{args.threads} -c{args.connections} -d{args.seconds}s, GET /hit (1 KiB, max-age=3600), {args.runs} run(s) each, "
+          f"median run shown")
+    print("load average before: " + " ".join(f"{x:.2f}" for x in load_before) + "; after: " + " ".join(f"{x:.2f}" for x in load_after))
     print(f"{'':9} {'requests/s':>11} {'p50':>9} {'p99':>9} {'added p50':>10} {'added p99':>10} {'to origin':>10} {'errors':>7}")
-    direct = max(results["direct"], key=lambda r: r["rps"])
-    for name in ("direct", "squid", "cachesh"):
-        best = max(results[name], key=lambda r: r["rps"])
-        added = "" if name == "direct" else f"{best['p50'] - direct['p50']:>8.0f}us {best['p99'] - direct['p99']:>8.0f}us"
-        origin_requests = "-" if name == "direct" else str(best["origin_requests"])
-        print(f"{name:9} {best['rps']:>11.0f} {best['p50']:>7.0f}us {best['p99']:>7.0f}us {added:>21} {origin_requests:>10} "
-              f"{best['non2xx']:>7}{(' ' + best['socket_errors']) if best['socket_errors'] else ''}")
-        if name != "direct":
-            print(f"{'':9} runs: " + ", ".join(f"{r['rps']:.0f}/s" for r in results[name]))
+
+    def median_run(runs):
+        ordered = sorted(runs, key=lambda r: r["rps"])
+        return ordered[(len(ordered) - 1) // 2]
+    direct = median_run(results["direct"])
+    for name in names:
+        mid = median_run(results[name])
+        added = "" if name == "direct" else f"{mid['p50'] - direct['p50']:>8.0f}us {mid['p99'] - direct['p99']:>8.0f}us"
+        origin_requests = "-" if name == "direct" else str(max(r["origin_requests"] for r in results[name]))
+        print(f"{name:9} {mid['rps']:>11.0f} {mid['p50']:>7.0f}us {mid['p99']:>7.0f}us {added:>21} {origin_requests:>10} "
+              f"{mid['non2xx']:>7}{(' ' + mid['socket_errors']) if mid['socket_errors'] else ''}")
+        print(f"{'':9} runs: " + ", ".join(f"{r['rps']:.0f}/s" for r in results[name]))
+    squid = median_run(results["squid"])["rps"]
+    for name in [n for n in names if n in ("cachesh", "before")]:
+        print(f"{name} / squid, median runs: {median_run(results[name])['rps'] / squid:.2f}; run by run: "
+              + ", ".join(f"{c['rps'] / q['rps']:.2f}" for c, q in zip(results[name], results["squid"])))
 
 
 if __name__ == "__main__":

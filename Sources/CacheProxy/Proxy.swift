@@ -26,9 +26,11 @@ public final class CachingProxy: Sendable {
     /// nothing yet. - Throws: a usage error (a log that cannot be opened, a configuration refused).
     public init(_ options: ProxyOptions) async throws(ProxyUsageError) {
         self.options = options
+        // Read first: a CA file that cannot be read is bad usage, before any thread starts.
+        let tls = options.upstreamTLS ? try UpstreamClient.tlsContext(caFile: options.upstreamCAFile) : nil
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(4, System.coreCount)))
         let upstream = UpstreamClient(group: group, host: options.upstreamHost, port: options.upstreamPort,
-                                      authority: options.upstreamAuthority, limits: options.limits)
+                                      authority: options.upstreamAuthority, limits: options.limits, tls: tls)
         self.upstream = upstream
         log = try ProxyLog(path: options.logPath)
         cache = Cache(fetch: { _ in throw CacheError("the proxy's namespace is an HTTP one") }, clock: SystemClock(),
@@ -36,7 +38,7 @@ public final class CachingProxy: Sendable {
         do {
             if let configuration = options.configuration { _ = try await cache.configure(configuration) }
             var change = PolicyChange()
-            change.http = HTTPNamespace(origin: "http://" + options.upstreamAuthority, policy: HTTPCachePolicy(shared: options.shared))
+            change.http = HTTPNamespace(origin: options.upstreamOrigin, policy: HTTPCachePolicy(shared: options.shared))
             let current = await cache.policy(of: ProxyOptions.namespace)
             if options.configuration?.namespaces[ProxyOptions.namespace]?.max == nil, current.max == nil {
                 change.max = .some(options.limits.maxEntries)
@@ -147,7 +149,7 @@ public final class CachingProxy: Sendable {
                 }
                 try await proxy.run { address in
                     let mode = options.shared ? "shared" : "private"
-                    let line = "cachesh proxy: listening on \(address), forwarding to http://\(options.upstreamAuthority) (\(mode) cache)\n"
+                    let line = "cachesh proxy: listening on \(address), forwarding to \(options.upstreamOrigin) (\(mode) cache)\n"
                     writeLine(1, line)
                 }
                 exit(0)
@@ -225,26 +227,27 @@ func writeLine(_ fd: Int32, _ text: String) {
 /// The answer the proxy writes for one request, and what its log line says.
 struct ProxyAnswer: Sendable {
     var status: Int
-    var fields: [(String, String)]
-    var body: [UInt8]
+    /// The fields sent (`Content-Length` and `Connection` are set as it is written).
+    var headers: HTTPHeaders
+    var body: ByteBuffer
     var decision: String
     var upstream: String
 
     static func plain(_ status: Int, _ message: String) -> ProxyAnswer {
-        var answer = ProxyAnswer(status: status, fields: [("Content-Type", "text/plain; charset=utf-8")],
-                                 body: Array("\(status) \(message)\n".utf8), decision: "cachesh; detail=" + JSONValue.string(message).compactText, upstream: "-")
-        answer.fields.append(("Cache-Status", answer.decision))
-        return answer
+        let decision = "cachesh; detail=" + JSONValue.string(message).compactText
+        return ProxyAnswer(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Cache-Status", decision)]),
+                           body: ByteBuffer(string: "\(status) \(message)\n"), decision: decision, upstream: "-")
     }
 
-    init(status: Int, fields: [(String, String)], body: [UInt8], decision: String, upstream: String) {
-        self.status = status; self.fields = fields; self.body = body; self.decision = decision; self.upstream = upstream
+    init(status: Int, headers: HTTPHeaders, body: ByteBuffer, decision: String, upstream: String) {
+        self.status = status; self.headers = headers; self.body = body; self.decision = decision; self.upstream = upstream
     }
 
     init(_ result: HTTPReadResult, key: String) {
         var cacheStatus = result.cacheStatus
         var upstreamError: String?
-        var fields: [(String, String)] = []
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(result.fields.lines.count + 2)
         var upstreamCacheStatus: String?
         for field in CDNCacheControl.served(result.fields) {
             if HTTPFields.same(field.name, UpstreamClient.errorField) { upstreamError = field.value; continue }
@@ -253,7 +256,7 @@ struct ProxyAnswer: Sendable {
                 upstreamCacheStatus = upstreamCacheStatus.map { $0 + ", " + field.value } ?? field.value
                 continue
             }
-            fields.append((field.name, field.value))
+            headers.add(name: field.name, value: field.value)
         }
         if let upstreamError {
             cacheStatus.detail = upstreamError
@@ -261,11 +264,11 @@ struct ProxyAnswer: Sendable {
         }
         let decision = cacheStatus.text
         // RFC 9211 §2: each cache appends its entry; the one nearest the user comes last.
-        fields.append(("Cache-Status", upstreamCacheStatus.map { $0 + ", " + decision } ?? decision))
+        headers.add(name: "Cache-Status", value: upstreamCacheStatus.map { $0 + ", " + decision } ?? decision)
         self.status = result.status ?? 504
         self.decision = decision
-        self.fields = fields
-        body = ProxyBody.bytes(result.body)
+        self.headers = headers
+        body = ProxyBody.buffer(result.body)
         upstream = upstreamError != nil ? "error" : result.cacheStatus.fwdStatus.map(String.init) ?? "-"
     }
 }
@@ -285,6 +288,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     /// An answer that ends the connection was written: nothing more is read or answered.
     private var closing = false
     private var started: Int64 = 0
+    /// The log line being made (`write`), its capacity kept between requests.
+    private var logLine: [UInt8] = []
 
     init(proxy: CachingProxy) { self.proxy = proxy }
 
@@ -311,7 +316,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
                 tooLarge = true
                 self.head = nil
                 var answer = ProxyAnswer.plain(413, "request body larger than \(proxy.options.limits.maxBodyBytes) bytes")
-                answer.fields.append(("Connection", "close"))
+                answer.headers.add(name: "Connection", value: "close")
                 write(context: context, head: head, answer: answer, keepAlive: false)
             }
         case .body(let buffer):
@@ -328,7 +333,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             self.head = nil
             if tooLarge {
                 var answer = ProxyAnswer.plain(413, "request body larger than \(proxy.options.limits.maxBodyBytes) bytes")
-                answer.fields.append(("Connection", "close"))
+                answer.headers.add(name: "Connection", value: "close")
                 write(context: context, head: head, answer: answer, keepAlive: false)
                 return
             }
@@ -361,27 +366,32 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     }
 
     private func write(context: ChannelHandlerContext, head: HTTPRequestHead, answer: ProxyAnswer, keepAlive: Bool) {
-        var headers = HTTPHeaders()
-        for (name, value) in answer.fields { headers.add(name: name, value: value) }
+        var headers = answer.headers
         let noBody = head.method == .HEAD || answer.status == 304 || answer.status == 204 || (100..<200).contains(answer.status)
         if answer.status != 304 && answer.status != 204 {
-            headers.replaceOrAdd(name: "Content-Length", value: String(answer.body.count))
+            // No answer carries one before this (`ProxyAnswer` leaves the upstream's out).
+            headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
         }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        // The log line first: once the app has the answer, its line is written.
-        proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: Self.methodName(head.method), key: head.uri, status: answer.status,
-                                      decision: answer.decision, upstream: answer.upstream, latencyMicros: Self.monotonicMicros() - started))
+        // The log line first: once the app has the answer, its line is written. Made in this
+        // connection's own buffer, which keeps its capacity from one request to the next.
+        logLine.removeAll(keepingCapacity: true)
+        ProxyLog.appendLine(to: &logLine, timeMs: SystemClock().nowMs(), method: Self.methodName(head.method), key: head.uri,
+                            status: answer.status, decision: answer.decision, upstream: answer.upstream,
+                            latencyMicros: Self.monotonicMicros() - started)
+        proxy.log.write(logLine)
         let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-        if !noBody && !answer.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: answer.body)))), promise: nil)
+        if !noBody && answer.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
         }
-        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         busy = false
-        if !keepAlive {
-            closing = true
-            done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        guard !keepAlive else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
         }
+        closing = true
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -399,15 +409,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             let status = tooLarge ? 431 : 400
             let message = tooLarge ? "request header fields larger than \(proxy.options.limits.maxHeaderBytes) bytes" : "malformed request (\(parserError))"
             var answer = ProxyAnswer.plain(status, message)
-            answer.fields.append(("Connection", "close"))
+            answer.headers.add(name: "Connection", value: "close")
             proxy.log.write(ProxyLog.line(timeMs: SystemClock().nowMs(), method: head.map { Self.methodName($0.method) } ?? "-", key: head?.uri ?? "-",
                                           status: status, decision: answer.decision, upstream: "-", latencyMicros: 0))
-            var headers = HTTPHeaders()
-            for (name, value) in answer.fields { headers.add(name: name, value: value) }
-            headers.add(name: "Content-Length", value: String(answer.body.count))
+            var headers = answer.headers
+            headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers))),
                           promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: answer.body)))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             busy = true
             return

@@ -1,4 +1,5 @@
 import CacheCore
+import NIOCore
 
 /// How the proxy keeps a body: text when it is UTF-8 (every tool that shows values shows it),
 /// else `{"base64": TEXT}` as a JSON body, so the bytes can be served again (a binary body of
@@ -9,11 +10,12 @@ enum ProxyBody {
         return .json(json(bytes))
     }
 
-    static func bytes(_ body: HTTPBody?) -> [UInt8] {
+    /// The bytes sent for a stored body (text copied once, straight into the buffer).
+    static func buffer(_ body: HTTPBody?) -> ByteBuffer {
         switch body {
-        case .text(let text)?: return Array(text.utf8)
-        case .json(let value)?: return bytes(json: value)
-        case .binary?, nil: return []
+        case .text(let text)?: return ByteBuffer(string: text)
+        case .json(let value)?: return ByteBuffer(bytes: bytes(json: value))
+        case .binary?, nil: return ByteBuffer()
         }
     }
 

@@ -49,6 +49,14 @@ public struct ProxyOptions: Sendable {
     public var upstreamPort = 80
     /// `host[:port]` as the upstream URL gave it.
     public var upstreamAuthority = "127.0.0.1"
+    /// `https://` upstreams: TLS (SNI, the certificate verified against the system's trust roots
+    /// and `upstreamCAFile`'s).
+    public var upstreamTLS = false
+    /// `--upstream-ca FILE`: PEM certificates trusted beside the system's, for an HTTPS upstream.
+    public var upstreamCAFile: String?
+
+    /// The upstream's URL without a path: `https://api.example.com`.
+    public var upstreamOrigin: String { (upstreamTLS ? "https://" : "http://") + upstreamAuthority }
     /// A shared cache (RFC 9111 §3.5) unless `--private`.
     public var shared = true
     /// Where each request's log line goes; nil: standard error.
@@ -68,7 +76,7 @@ public struct ProxyOptions: Sendable {
     public static let namespace = "proxy"
 
     /// The usage line.
-    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]]"
+    public static let usage = "cachesh proxy [--listen HOST:PORT] --upstream http[s]://HOST[:PORT] [--upstream-ca FILE] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]]"
 
     /// Reads the arguments after `proxy`; the configuration file is read by the caller
     /// (`configPath`). - Returns: the options, or the error message (bad usage).
@@ -104,7 +112,7 @@ public struct ProxyOptions: Sendable {
                 }
                 options.inspect = inspect
                 continue
-            case "--listen", "--upstream", "--config", "--log", "--record", "--upstream-timeout":
+            case "--listen", "--upstream", "--upstream-ca", "--config", "--log", "--record", "--upstream-timeout":
                 if value == nil {
                     guard i < arguments.count else { return fail("proxy: \(name) needs a value") }
                     value = arguments[i]
@@ -123,6 +131,9 @@ public struct ProxyOptions: Sendable {
                 }
                 (options.listenHost, options.listenPort) = (host, port)
             case "--upstream": upstream = text
+            case "--upstream-ca":
+                guard !text.isEmpty else { return fail("proxy: --upstream-ca needs a file name") }
+                options.upstreamCAFile = text
             case "--config": configPath = text
             case "--record":
                 guard !text.isEmpty else { return fail("proxy: --record needs a file name") }
@@ -135,16 +146,19 @@ public struct ProxyOptions: Sendable {
             default: options.logPath = text
             }
         }
-        guard let upstream else { return fail("proxy: --upstream http://HOST[:PORT] is required (usage: \(usage))") }
+        guard let upstream else { return fail("proxy: --upstream http[s]://HOST[:PORT] is required (usage: \(usage))") }
         let lower = upstream.lowercased()
-        if lower.hasPrefix("https://") {
-            return fail("proxy: --upstream \(upstream): HTTPS upstreams are not supported yet; give an http:// URL")
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else {
+            return fail("proxy: --upstream \(upstream): give http://HOST[:PORT] or https://HOST[:PORT]")
         }
-        guard lower.hasPrefix("http://") else { return fail("proxy: --upstream \(upstream): give http://HOST[:PORT]") }
-        var authority = String(upstream.dropFirst("http://".count))
+        options.upstreamTLS = scheme == "https://"
+        if options.upstreamCAFile != nil && !options.upstreamTLS {
+            return fail("proxy: --upstream-ca is for an https:// upstream")
+        }
+        var authority = String(upstream.dropFirst(scheme.count))
         if authority.hasSuffix("/") { authority.removeLast() }
-        guard !authority.contains("/"), let (host, port) = hostPort(authority, defaultPort: 80), port > 0 else {
-            return fail("proxy: --upstream \(upstream): give http://HOST[:PORT], with no path")
+        guard !authority.contains("/"), let (host, port) = hostPort(authority, defaultPort: options.upstreamTLS ? 443 : 80), port > 0 else {
+            return fail("proxy: --upstream \(upstream): give \(scheme)HOST[:PORT], with no path")
         }
         (options.upstreamHost, options.upstreamPort, options.upstreamAuthority) = (host, port, authority)
         return .success((options, configPath))

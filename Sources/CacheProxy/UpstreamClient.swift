@@ -2,6 +2,7 @@ import CacheCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The proxy's HTTP/1.1 client to its upstream, on SwiftNIO's codecs: one connection per request.
 /// An upstream that answers badly (no status line, a reset, headers or a body past the bounds)
@@ -13,25 +14,52 @@ struct UpstreamClient: Sendable {
     let port: Int
     let authority: String
     let limits: ProxyLimits
+    /// TLS for an `https://` upstream (one context for every connection); nil for `http://`.
+    let tls: NIOSSLContext?
+
+    init(group: EventLoopGroup, host: String, port: Int, authority: String, limits: ProxyLimits, tls: NIOSSLContext? = nil) {
+        self.group = group; self.host = host; self.port = port; self.authority = authority; self.limits = limits; self.tls = tls
+    }
+
+    /// The TLS context of an `https://` upstream: the system's trust roots, and `caFile`'s
+    /// certificates (PEM) beside them. - Throws: a usage error when `caFile` cannot be read.
+    static func tlsContext(caFile: String?) throws(ProxyUsageError) -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .default
+        configuration.certificateVerification = .fullVerification
+        if let caFile { configuration.additionalTrustRoots = [.file(caFile)] }
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw ProxyUsageError(caFile.map { "proxy: --upstream-ca \($0): no PEM certificate could be read from it (\(error))" }
+                                  ?? "proxy: cannot set up TLS: \(error)")
+        }
+    }
+
+    /// The name sent in SNI and checked against the certificate; nil for an IP address (SNI
+    /// carries no address: the certificate is then checked against the address connected to).
+    static func serverName(_ host: String) -> String? {
+        (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+    }
 
     /// The field the answers made here carry, saying why, for the log line (never sent on).
     static let errorField = "Cachesh-Upstream-Error"
 
     /// Header fields that belong to one connection (RFC 9110 §7.6.1), never forwarded.
-    static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "proxy-authenticate",
-                                        "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]
+    static let hopByHop = ["connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+                           "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]
 
     /// `fields` without the connection's own: the hop-by-hop ones and those `Connection` names.
+    /// Names are compared without regard to case, with no lowercased copies made.
     static func endToEnd(_ fields: HTTPHeaders) -> HTTPFields {
-        var named = Set<String>()
+        var named: [String] = []
         for value in fields["connection"] {
-            for token in value.split(separator: ",") { named.insert(token.trimmingSpaces.lowercased()) }
+            for token in value.split(separator: ",") { named.append(String(token.trimmingSpaces)) }
         }
         var out: [HTTPFields.Field] = []
         out.reserveCapacity(fields.count)
         for (name, value) in fields {
-            let lower = name.lowercased()
-            if hopByHop.contains(lower) || named.contains(lower) { continue }
+            if hopByHop.contains(where: { HTTPFields.same($0, name) }) || named.contains(where: { HTTPFields.same($0, name) }) { continue }
             out.append(HTTPFields.Field(name, value))
         }
         return HTTPFields(out)
@@ -55,17 +83,23 @@ struct UpstreamClient: Sendable {
         if let body { requestHead.headers.add(name: "Content-Length", value: String(body.count)) }
         requestHead.headers.add(name: "Connection", value: "close")
         let limits = self.limits
+        let tls = self.tls
+        let serverName = tls == nil ? nil : Self.serverName(host)
         let head = requestHead
         let deadline = TimeAmount.milliseconds(limits.upstreamTimeoutMs + 1000)
         let connect = ClientBootstrap(group: loop)
             .connectTimeout(.milliseconds(limits.upstreamTimeoutMs))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
                     var decoderLimits = NIOHTTPDecoderLimitConfiguration()
                     decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
                     decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(decoderLimitConfiguration: decoderLimits)
-                    try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(promise: promise, maxBody: limits.maxBodyBytes))
+                    try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(promise: promise, maxBody: limits.maxBodyBytes,
+                                                                                       maxHeader: limits.maxHeaderBytes))
                 }
             }
             .connect(host: host, port: port)
@@ -107,12 +141,14 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     typealias InboundIn = HTTPClientResponsePart
     private var promise: EventLoopPromise<HTTPAnswer>?
     private let maxBody: Int
+    private let maxHeader: Int
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
 
-    init(promise: EventLoopPromise<HTTPAnswer>, maxBody: Int) {
+    init(promise: EventLoopPromise<HTTPAnswer>, maxBody: Int, maxHeader: Int) {
         self.promise = promise
         self.maxBody = maxBody
+        self.maxHeader = maxHeader
     }
 
     private func finish(_ answer: HTTPAnswer) {
@@ -143,8 +179,33 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        finish(UpstreamClient.badGateway(error is HTTPParserError ? "the upstream's answer is not HTTP/1.1 (\(error))" : "\(error)"))
+        let why: String
+        switch error {
+        case let parserError as HTTPParserError where parserError == .headerOverflow: why = "the upstream's header fields are larger than \(maxHeader) bytes"
+        case is HTTPParserError: why = "the upstream's answer is not HTTP/1.1 (\(error))"
+        case let tlsError as NIOSSLError where tlsError == .uncleanShutdown:
+            why = head == nil ? "the upstream closed the TLS connection without an answer"
+                              : "the upstream closed the TLS connection before the end of its answer"
+        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError: why = "TLS with the upstream failed: " + Self.tlsReason(error)
+        default: why = "\(error)"
+        }
+        finish(UpstreamClient.badGateway(why))
         context.close(promise: nil)
+    }
+
+    /// A TLS error in a few words: BoringSSL's reason names (`CERTIFICATE_VERIFY_FAILED`) when it
+    /// gives some, without the source paths its errors carry; else the error as NIOSSL says it.
+    static func tlsReason(_ error: Error) -> String {
+        let text = "\(error)"
+        let parts = text.split(separator: ":")
+        var reasons: [String] = []
+        for (i, part) in parts.enumerated() where part.hasSuffix("OPENSSL_internal") && i + 1 < parts.count {
+            let reason = parts[i + 1].prefix { $0 != " " && $0 != "]" && $0 != ")" && $0 != "," }
+            if !reason.isEmpty && !reasons.contains(String(reason)) { reasons.append(String(reason)) }
+        }
+        guard !reasons.isEmpty else { return text }
+        let handshake = (error as? NIOSSLError).map { if case .handshakeFailed = $0 { true } else { false } } ?? false
+        return (handshake ? "handshake failed (" : "(") + reasons.joined(separator: ", ") + ")"
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -13,7 +13,8 @@ import Darwin
 /// deadline; nothing is timed.
 @Suite(.serialized) struct ProxyEndToEndTests {
     /// The origin: `/fresh` (max-age=3600, its body counting the requests), `/nostatus` (bytes
-    /// that are no HTTP response), `/hang` (never answers), `/reset` (closes with a reset).
+    /// that are no HTTP response), `/hang` (never answers), `/reset` (closes with a reset),
+    /// `/hugeheaders` (a 64 KiB header field), `/badheader` (a header line with no colon).
     static let origin = #"""
     import socket, sys, threading, time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +38,15 @@ import Darwin
                 self.close_connection = True
             elif self.path == "/hang":
                 time.sleep(600)
+            elif self.path == "/hugeheaders":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nX-Big: " + b"a" * 65536
+                                 + b"\r\nContent-Length: 2\r\n\r\nok")
+                self.wfile.flush()
+                self.close_connection = True
+            elif self.path == "/badheader":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nCache-Control max-age=60\r\nContent-Length: 2\r\n\r\nok")
+                self.wfile.flush()
+                self.close_connection = True
             elif self.path == "/reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
                 self.close_connection = True
@@ -241,6 +251,23 @@ import Darwin
         #expect(after.status == 200)
     }
 
+    @Test func anUpstreamWithHugeOrMalformedHeadersGets502AndALogLine() async throws {
+        let setup = try await Setup()
+        let huge = try await Self.get(setup.port, "/hugeheaders")
+        #expect(huge.status == 502)
+        #expect(huge.fields["cache-status"]?.contains("header fields are larger than 32768 bytes") == true, "\(huge.fields)")
+        #expect(Self.logLine(setup, "GET", "/hugeheaders", 502)?.contains("upstream=error") == true, "\(setup.logLines)")
+        let malformed = try await Self.get(setup.port, "/badheader")
+        #expect(malformed.status == 502)
+        #expect(malformed.fields["cache-status"]?.contains("not HTTP/1.1") == true, "\(malformed.fields)")
+        #expect(Self.logLine(setup, "GET", "/badheader", 502)?.contains("upstream=error") == true, "\(setup.logLines)")
+        // Neither was stored: the next read goes to the upstream again.
+        let again = try await Self.get(setup.port, "/hugeheaders")
+        #expect(again.status == 502 && again.fields["cache-status"]?.contains("hit") == false)
+        let after = try await Self.get(setup.port, "/fresh")
+        #expect(after.status == 200)
+    }
+
     @Test func anUpstreamThatHangsGets504AtTheTimeout() async throws {
         let setup = try await Setup(extra: ["--upstream-timeout", "1s"])
         let hung = try await Self.get(setup.port, "/hang")
@@ -276,9 +303,14 @@ import Darwin
     @Test func badUsageIsOneLineAndExit2() async throws {
         let outcome = try await Cachesh.run(["proxy", "--listen", "127.0.0.1:8001"])
         #expect(outcome.status == 2)
-        #expect(outcome.stderr == "cachesh: proxy: --upstream http://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http://HOST[:PORT] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]])\n")
-        let https = try await Cachesh.run(["proxy", "--upstream", "https://example.com"])
-        #expect(https.status == 2 && https.stderr.contains("HTTPS upstreams are not supported yet"))
+        #expect(outcome.stderr == "cachesh: proxy: --upstream http[s]://HOST[:PORT] is required (usage: cachesh proxy [--listen HOST:PORT] --upstream http[s]://HOST[:PORT] [--upstream-ca FILE] [--private] [--config FILE] [--log FILE] [--record FILE] [--upstream-timeout DURATION] [--inspect [PATH|127.0.0.1:PORT]])\n")
+        let caWithHTTP = try await Cachesh.run(["proxy", "--upstream", "http://127.0.0.1:1", "--upstream-ca", "ca.pem"])
+        #expect(caWithHTTP.status == 2 && caWithHTTP.stderr == "cachesh: proxy: --upstream-ca is for an https:// upstream\n", "\(caWithHTTP)")
+        let noCA = try await Cachesh.run(["proxy", "--upstream", "https://127.0.0.1:1", "--upstream-ca", "/nonexistent/ca.pem"])
+        #expect(noCA.status == 2 && noCA.stderr.hasPrefix("cachesh: proxy: --upstream-ca /nonexistent/ca.pem: no PEM certificate could be read from it"), "\(noCA)")
+        #expect(noCA.stderr.split(separator: "\n").count == 1)
+        let ftp = try await Cachesh.run(["proxy", "--upstream", "ftp://example.com"])
+        #expect(ftp.status == 2 && ftp.stderr == "cachesh: proxy: --upstream ftp://example.com: give http://HOST[:PORT] or https://HOST[:PORT]\n")
         let badListen = try await Cachesh.run(["proxy", "--listen", "localhost", "--upstream", "http://127.0.0.1:1"])
         #expect(badListen.status == 2 && badListen.stderr.contains("give HOST:PORT"))
     }

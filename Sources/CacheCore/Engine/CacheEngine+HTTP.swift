@@ -70,7 +70,12 @@ extension CacheEngine {
     public static func httpKey(_ key: String) throws(CacheError) -> String {
         let canonical = KeyName.canonical(key)
         let namespace = KeyName.namespace(of: canonical)
-        let target = canonical.utf8.contains(UInt8(ascii: ":")) ? String(canonical[canonical.index(after: namespace.endIndex)...]) : canonical
+        let hasNamespace = canonical.utf8.contains(UInt8(ascii: ":"))
+        // A key already normalized (every key the cache gave back, most a proxy gets) is itself.
+        if HTTPTarget.isNormalized(hasNamespace ? canonical[canonical.index(after: namespace.endIndex)...] : Substring(canonical)) {
+            return canonical
+        }
+        let target = hasNamespace ? String(canonical[canonical.index(after: namespace.endIndex)...]) : canonical
         do {
             let normalized = try HTTPTarget.normalized(target)
             return KeyName.canonical("\(namespace):\(normalized)")
@@ -126,7 +131,7 @@ extension CacheEngine {
     /// A stored response as the namespace's client sees it when it decides: with `ignore-age`,
     /// without its `Age` field (its age is then the apparent age and the time resident).
     func httpView(_ response: StoredHTTPResponse, ofKey key: String) -> StoredHTTPResponse {
-        guard httpNaive(key).contains(.ignoreAge), response.fields.contains("Age") else { return response }
+        guard response.parsed.hasAge, httpNaive(key).contains(.ignoreAge) else { return response }
         var view = response
         view.fields.remove("Age")
         return view

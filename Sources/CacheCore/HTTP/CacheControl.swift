@@ -27,10 +27,15 @@ public struct CacheControl: Sendable, Equatable {
 
     /// The directives of `fields`' `Cache-Control` lines.
     public init(_ fields: HTTPFields) {
+        // No field (most requests): nothing to split.
         self.init(fields["Cache-Control"] ?? "")
     }
 
     public init(_ text: String) {
+        guard !text.isEmpty else {
+            directives = []
+            return
+        }
         directives = HTTPFields.splitList(text).map { member in
             guard let equals = member.firstIndex(of: "=") else { return (member.lowercased(), nil) }
             let name = member[..<equals].trimmingBlanks().lowercased()

@@ -91,7 +91,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
 
     /// The freshness lifetime of a stored response, in ms, and where it came from (§4.2.1).
     public func freshnessLifetime(_ stored: StoredHTTPResponse) -> (ms: Int64, source: LifetimeSource) {
-        let cc = CacheControl(stored.fields)
+        let cc = stored.parsed.cacheControl
         if shared, let s = cc.sMaxAge {
             guard let ms = s.ms else { return (0, .invalid("s-maxage")) }
             return (ms, .sMaxAge)
@@ -100,14 +100,13 @@ public struct HTTPCachePolicy: Sendable, Equatable {
             guard let ms = s.ms else { return (0, .invalid("max-age")) }
             return (ms, .maxAge)
         }
-        if stored.fields.contains("Expires") {
-            guard stored.fields.count(of: "Expires") == 1, let expires = HTTPDate.parse(stored.fields["Expires"]!) else {
-                return (0, .invalid("Expires"))
-            }
-            return (max(0, expires - dateValue(stored)), .expires)
+        switch stored.parsed.expires {
+        case .absent: break
+        case .invalid: return (0, .invalid("Expires"))
+        case .at(let expires): return (max(0, expires - dateValue(stored)), .expires)
         }
         let heuristicAllowed = Self.heuristicallyCacheable.contains(stored.status) || cc.isPublic
-        if heuristicAllowed, let text = stored.fields["Last-Modified"], let lastModified = HTTPDate.parse(text) {
+        if heuristicAllowed, let lastModified = stored.parsed.lastModified {
             let since = max(0, dateValue(stored) - lastModified)
             return (since / 100 * heuristicPercent + since % 100 * heuristicPercent / 100, .heuristic)
         }
@@ -116,7 +115,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
 
     /// The response's `Date`, or when it arrived if it has none or an invalid one.
     func dateValue(_ stored: StoredHTTPResponse) -> Int64 {
-        stored.fields["Date"].flatMap(HTTPDate.parse) ?? stored.responseTime
+        stored.parsed.date ?? stored.responseTime
     }
 
     /// The `Age` field's value in ms: its first member if a list, 0 if invalid (§5.1).
@@ -131,7 +130,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     public func currentAge(_ stored: StoredHTTPResponse, now: Int64) -> Int64 {
         let apparentAge = max(0, stored.responseTime - dateValue(stored))
         let responseDelay = stored.responseTime - stored.requestTime
-        let correctedAgeValue = Self.ageValue(stored.fields) + responseDelay
+        let correctedAgeValue = stored.parsed.age + responseDelay
         let correctedInitialAge = max(apparentAge, correctedAgeValue)
         let residentTime = now - stored.responseTime
         return correctedInitialAge + residentTime
@@ -140,7 +139,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     /// Whether the stored response may ever be served stale, whatever the request allows
     /// (§4.2.4: `must-revalidate`; for a shared cache `proxy-revalidate` and `s-maxage`).
     public func forbidsStale(_ stored: StoredHTTPResponse) -> Bool {
-        let cc = CacheControl(stored.fields)
+        let cc = stored.parsed.cacheControl
         return cc.mustRevalidate || (shared && (cc.proxyRevalidate || cc.sMaxAge != nil))
     }
 
@@ -164,7 +163,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     /// the same value in both (absent in both counts as the same), after joining lines and
     /// dropping whitespace around list members.
     public static func varyMatches(_ stored: StoredHTTPResponse, request: HTTPFields) -> Bool {
-        guard let names = varyNames(stored.fields) else { return false }
+        guard let names = stored.parsed.varyNames else { return false }
         return names.allSatisfy { normalized(request[$0]) == stored.varyValues[$0] }
     }
 
@@ -201,7 +200,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     public func decide(request: HTTPFields, stored: StoredHTTPResponse?, now: Int64) -> Decision {
         let requestCC = CacheControl(request)
         guard let stored else { return requestCC.onlyIfCached ? .gatewayTimeout : .miss }
-        let cc = CacheControl(stored.fields)
+        let cc = stored.parsed.cacheControl
         let lifetime = freshnessLifetime(stored).ms
         let age = currentAge(stored, now: now)
         let fresh = lifetime > age
@@ -235,7 +234,7 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     public func staleIfErrorAllows(_ stored: StoredHTTPResponse, request: HTTPFields, now: Int64) -> Bool {
         guard !forbidsStale(stored) else { return false }
         let staleness = currentAge(stored, now: now) - freshnessLifetime(stored).ms
-        let windows = [CacheControl(stored.fields).staleIfError?.ms, CacheControl(request).staleIfError?.ms].compactMap { $0 }
+        let windows = [stored.parsed.cacheControl.staleIfError?.ms, CacheControl(request).staleIfError?.ms].compactMap { $0 }
         return windows.contains { staleness <= $0 }
     }
 
@@ -292,11 +291,14 @@ public struct HTTPCachePolicy: Sendable, Equatable {
         var result = stored
         let incoming = storedFields(notModified)
         var replaced = Set<String>()
+        var fields = stored.fields
         for line in incoming where !HTTPFields.same(line.name, "Content-Length") {
             let name = line.name.lowercased()
-            if replaced.insert(name).inserted { result.fields.remove(line.name) }
-            result.fields.append(line.name, line.value)
+            if replaced.insert(name).inserted { fields.remove(line.name) }
+            fields.append(line.name, line.value)
         }
+        // Set once: each setting parses the fields again.
+        result.fields = fields
         result.requestTime = requestTime
         result.responseTime = responseTime
         return result
@@ -332,19 +334,73 @@ public struct HTTPCachePolicy: Sendable, Equatable {
 /// fields its `Vary` names (for selecting it: §4.1). The body is kept beside it by whoever stores it.
 public struct StoredHTTPResponse: Sendable, Equatable {
     public var status: Int
-    public var fields: HTTPFields
+    /// The fields; setting them parses again what the cache decides from (`parsed`).
+    public var fields: HTTPFields {
+        didSet { parsed = ParsedResponseFields(fields) }
+    }
     public var requestTime: Int64
     public var responseTime: Int64
     /// The request's value of each field the response varies on (lowercased name); a field the
     /// request lacked is absent.
     public var varyValues: [String: String]
+    /// What the cache decides from, parsed from `fields` once rather than at every read: kept in
+    /// memory only (a snapshot, store or recording writes the fields, never this).
+    private(set) var parsed: ParsedResponseFields
 
     /// A response just received to a request with `request`'s fields, sent at `requestTime`.
     public init(status: Int, fields: HTTPFields, request: HTTPFields = HTTPFields(), requestTime: Int64, responseTime: Int64) {
         self.status = status
-        self.fields = HTTPCachePolicy.storedFields(fields)
+        let stored = HTTPCachePolicy.storedFields(fields)
+        self.fields = stored
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.varyValues = HTTPCachePolicy.varyValues(request: request, response: fields)
+        parsed = ParsedResponseFields(stored)
+    }
+
+    /// Equal when what is kept is: `parsed` follows from `fields`.
+    public static func == (a: StoredHTTPResponse, b: StoredHTTPResponse) -> Bool {
+        a.status == b.status && a.requestTime == b.requestTime && a.responseTime == b.responseTime
+            && a.fields == b.fields && a.varyValues == b.varyValues
+    }
+}
+
+/// The fields of a stored response that freshness, age and selection are decided from, parsed
+/// once (a hit then parses no date and no `Cache-Control`). A function of the fields alone.
+struct ParsedResponseFields: Sendable {
+    /// The `Cache-Control` directives.
+    let cacheControl: CacheControl
+    /// `Date`, nil when absent or invalid.
+    let date: Int64?
+    /// `Age` in ms as `HTTPCachePolicy.ageValue` reads it; whether the field is present at all.
+    let age: Int64
+    let hasAge: Bool
+    /// `Expires`: absent, invalid (or repeated: §4.2.1), or the time it names.
+    let expires: Expires
+    /// `Last-Modified`, nil when absent or invalid.
+    let lastModified: Int64?
+    /// `Vary`'s lowercased names; nil for `Vary: *`.
+    let varyNames: [String]?
+
+    enum Expires: Sendable {
+        case absent
+        case invalid
+        case at(Int64)
+    }
+
+    init(_ fields: HTTPFields) {
+        cacheControl = CacheControl(fields)
+        date = fields["Date"].flatMap(HTTPDate.parse)
+        age = HTTPCachePolicy.ageValue(fields)
+        hasAge = fields.contains("Age")
+        if !fields.contains("Expires") {
+            expires = .absent
+        } else if fields.count(of: "Expires") == 1, let time = HTTPDate.parse(fields["Expires"]!) {
+            expires = .at(time)
+        } else {
+            expires = .invalid
+        }
+        lastModified = fields["Last-Modified"].flatMap(HTTPDate.parse)
+        varyNames = HTTPCachePolicy.varyNames(fields)
     }
 }

@@ -133,16 +133,18 @@ public struct HTTPCacheStatus: Sendable, Equatable {
     public init() {}
 
     /// The field's value: `cachesh; fwd=uri-miss; fwd-status=200; stored; ttl=60`.
+    /// Made in one string (a proxy writes one per answer).
     public var text: String {
-        var parts = ["cachesh"]
-        if hit { parts.append("hit") }
-        if let fwd { parts.append("fwd=\(fwd)") }
-        if let fwdStatus { parts.append("fwd-status=\(fwdStatus)") }
-        if stored { parts.append("stored") }
-        if collapsed { parts.append("collapsed") }
-        if let ttl { parts.append("ttl=\(ttl)") }
-        if let detail { parts.append("detail=" + JSONValue.string(detail).compactText) }
-        return parts.joined(separator: "; ")
+        var text = "cachesh"
+        text.reserveCapacity(48 + (fwd?.utf8.count ?? 0) + (detail?.utf8.count ?? 0))
+        if hit { text += "; hit" }
+        if let fwd { text += "; fwd="; text += fwd }
+        if let fwdStatus { text += "; fwd-status="; text += String(fwdStatus) }
+        if stored { text += "; stored" }
+        if collapsed { text += "; collapsed" }
+        if let ttl { text += "; ttl="; text += String(ttl) }
+        if let detail { text += "; detail="; text += JSONValue.string(detail).compactText }
+        return text
     }
 }
 

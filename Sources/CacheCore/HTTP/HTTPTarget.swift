@@ -30,6 +30,29 @@ public enum HTTPTarget {
         return path + query
     }
 
+    /// Whether `normalized(text)` would be `text` itself, told without making anything: a path
+    /// of characters allowed as they are, no `%`, no fragment and no segment starting with a dot
+    /// (which might be a dot segment); false is only "perhaps not".
+    /// - Complexity: O(n).
+    public static func isNormalized(_ text: Substring) -> Bool {
+        let bytes = text.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        var inQuery = false
+        var previous: UInt8 = 0
+        for b in bytes {
+            if b == UInt8(ascii: "?") && !inQuery {
+                inQuery = true
+            } else if !isAllowedAsIs(b, inQuery: inQuery) {
+                return false
+            } else if !inQuery && previous == UInt8(ascii: "/") && (b == UInt8(ascii: ".") || b == UInt8(ascii: "/")) {
+                // A dot segment perhaps, or `//` (refused at the start: it would name a host).
+                return false
+            }
+            previous = b
+        }
+        return true
+    }
+
     private static func isUnreserved(_ b: UInt8) -> Bool {
         (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
             || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
