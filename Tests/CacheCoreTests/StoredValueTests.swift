@@ -214,10 +214,11 @@ import TestSupport
     }
 
     /// What a read needs and the sequence numbers every entry has fit in 104 bytes (184 when the
-    /// value was a tree and the rarely used fields were inline).
+    /// value was a tree and the rarely used fields were inline), a text of up to 31 bytes included.
     @Test func theEntryRecordStaysSmall() {
         #expect(MemoryLayout<Entry>.stride <= 104)
-        #expect(MemoryLayout<StoredValue>.size <= 17)
+        #expect(MemoryLayout<StoredValue>.size <= 33)
+        #expect(StoredValue.Inline.capacity == 31)
     }
 
     private func randomValue(_ rng: inout SeededGenerator, depth: Int) -> JSONValue {

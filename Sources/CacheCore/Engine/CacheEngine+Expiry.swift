@@ -4,7 +4,7 @@
 extension CacheEngine {
     /// Sets `storedAt = now` and derives the entry's stale and expiry times from its policy.
     func restamp(_ slot: Int32) {
-        slots[Int(slot)].storedAt = now
+        slots[Int(slot)].restamp(at: now)
         slots[Int(slot)].storedSeq = nextSeq()
         slots[Int(slot)].generation &+= 1
         applyTimes(slot)
@@ -19,20 +19,21 @@ extension CacheEngine {
     /// Rebuilds a namespace's expiry FIFO after its times were recomputed.
     /// - Complexity: O(k log k) for the k entries of the namespace.
     func rebuildExpiryFIFO(_ ns: Int32) {
-        if let scan = expiry.replace(ns, with: expiryRecords(ns, skippingReported: false)) { scheduler.insert(scan) }
+        expiry.replace(ns, with: expiryRecords(ns, skippingReported: false))
+        if let scan = state.claimExpiryScan(ns) { scheduler.insert(scan) }
     }
 
     /// The expiry records of a namespace's entries whose expiry is not overridden, in (time, seq) order.
     /// - Complexity: O(k log k) for the k entries of the namespace.
     func expiryRecords(_ ns: Int32, skippingReported: Bool) -> [ExpiryRecord] {
-        var records: [ExpiryRecord] = []
+        var records: [(record: ExpiryRecord, seq: UInt64)] = []
         for slot in entries.ordered.slots(inNamespace: ns) {
             let e = slots[Int(slot)]
             if e.expiryOverridden || (skippingReported && e.expiryReported) { continue }
-            records.append(ExpiryRecord(time: e.expiresAt, seq: e.storedSeq, slot: slot, generation: e.generation))
+            records.append((ExpiryRecord(time: e.expiresAt, slot: slot, generation: e.generation), e.storedSeq))
         }
-        records.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
-        return records
+        records.sort { ($0.record.time, $0.seq) < ($1.record.time, $1.seq) }
+        return records.map(\.record)
     }
 
     /// Whether an expiry record still stands for its entry's expiry (else it is skipped).
@@ -50,16 +51,14 @@ extension CacheEngine {
     /// first (SPEC §2), so that record gets a scan of its own instead of being reported now.
     func runExpiryScan(_ ns: Int32, epoch: UInt32, time: Int64, seq: UInt64) {
         guard expiry.beginScan(ns, epoch: epoch) else { return }
-        if let record = expiry.head(ns), (record.time, record.seq) <= (time, seq) {
+        // A live head's sequence number is its entry's (see `ExpiryRecord`); a dead head is
+        // dropped by the claim below, reported or not.
+        if let record = expiry.head(ns), isLive(record), (record.time, slots[Int(record.slot)].storedSeq) <= (time, seq) {
             expiry.removeHead(ns)
-            if isLive(record) { reportExpiry(record.slot) }
+            reportExpiry(record.slot)
         }
-        // Drop dead records at the head so the next scan is scheduled for a live one; each turn
-        // removes one record, so this ends within the FIFO's length.
-        while let record = expiry.head(ns), !isLive(record) {
-            expiry.removeHead(ns)
-        }
-        if let scan = expiry.claimScan(ns) { scheduler.insert(scan) }
+        // The claim drops the dead records at the head, so the next scan is scheduled for a live one.
+        if let scan = state.claimExpiryScan(ns) { scheduler.insert(scan) }
     }
 
     /// Runs a scheduled `expire in=` override: reports the expiry if the entry still expires then.

@@ -87,10 +87,17 @@ extension CacheEngine {
             if queue.scanScheduled && !scans.contains(Scan(ns: Int32(ns), epoch: queue.epoch)) {
                 v.append("expiry: the scan of namespace slot \(ns) (epoch \(queue.epoch)) is marked scheduled but is not in the scheduler")
             }
+            // Live records in (time, seq) order, each's sequence number its entry's (`ExpiryRecord`).
+            var previous: (time: Int64, seq: UInt64)?
             for record in queue.records where Int(record.slot) < slots.count && isLive(record) {
-                if slots[Int(record.slot)].namespace != Int32(ns) {
-                    v.append("expiry: FIFO of namespace slot \(ns) holds a live record of \(slots[Int(record.slot)].key)")
+                let e = slots[Int(record.slot)]
+                if e.namespace != Int32(ns) {
+                    v.append("expiry: FIFO of namespace slot \(ns) holds a live record of \(e.key)")
                 }
+                if let p = previous, (record.time, e.storedSeq) < p {
+                    v.append("expiry FIFO of namespace slot \(ns): (\(record.time), \(e.storedSeq)) of \(e.key) follows (\(p.time), \(p.seq))")
+                }
+                previous = (record.time, e.storedSeq)
                 recorded.insert(record.slot)
             }
         }

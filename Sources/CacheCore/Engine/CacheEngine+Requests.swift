@@ -226,8 +226,10 @@ extension CacheEngine {
                 entries.setValue(slot, value)
                 slots[i].version = version
             }
-            slots[i].storedRequest = max(slots[i].storedRequest, request)
+            // Restamped first: the stored request is then not past the store's sequence number
+            // (which `Entry` keeps as an offset from it, out of line when negative).
             restamp(slot)
+            slots[i].storedRequest = max(slots[i].storedRequest, request)
             slots[i].invalidated = invalidated && !lastWins
             emit(refresh ? .refreshed : .fetched, slot: slot, source: .server)
         } else {

@@ -96,14 +96,14 @@ struct EngineState {
                           staleAt: times.stale.map { now.addingClamped($0) } ?? .max, expiresAt: expiresAt)
         if let put, put == request {
             entry.notePut(put)
+            entry.storedSeq = s
         } else {
-            entry.storedRequest = request
+            entry.setSequence(storedRequest: request, storedSeq: s)
             if let put { entry.setWrites(local: put, put: put) }
         }
-        entry.storedSeq = s
         let slot = entries.insert(consume entry, hash: hash)
         let generation = entries.ordered.entries[Int(slot)].generation
-        return (slot, enqueueExpiry(ExpiryRecord(time: expiresAt, seq: s, slot: slot, generation: generation), in: ns))
+        return (slot, enqueueExpiry(ExpiryRecord(time: expiresAt, slot: slot, generation: generation), in: ns))
     }
 
     /// Derives an entry's stale and expiry times from its `storedAt` and its namespace's policy,
@@ -123,7 +123,8 @@ struct EngineState {
     /// - Complexity: O(1) amortized.
     @inline(__always)
     mutating func enqueueExpiry(_ record: ExpiryRecord, in ns: Int32) -> ScheduledItem? {
-        let scan = expiry.enqueue(record, in: ns)
+        expiry.enqueue(record, in: ns)
+        let scan = expiry.scanScheduled(ns) ? nil : claimExpiryScan(ns)
         // Records of entries evicted, removed or stored again since are dropped lazily at the head
         // (an entry removed while its record leads goes at once, see `removeEntry`); when they
         // outnumber the namespace's entries, drop them all, so the FIFO stays within twice the
@@ -132,6 +133,22 @@ struct EngineState {
             expiry.compact(ns) { r in Self.isLive(r, in: entries.ordered.entries) }
         }
         return scan
+    }
+
+    /// Claims the scan of a namespace's FIFO, unless one is scheduled: for its first live record,
+    /// at that record's time and its entry's sequence number, once the dead records before it are
+    /// dropped (a scan of a dead record would only drop it). Nil when one is scheduled or no
+    /// record is live.
+    /// - Complexity: O(1) plus the dead records dropped.
+    mutating func claimExpiryScan(_ ns: Int32) -> ScheduledItem? {
+        guard !expiry.scanScheduled(ns) else { return nil }
+        while let head = expiry.head(ns) {
+            if Self.isLive(head, in: entries.ordered.entries) {
+                return expiry.claimScan(ns, seq: entries.ordered.entries[Int(head.slot)].storedSeq)
+            }
+            expiry.removeHead(ns)
+        }
+        return nil
     }
 
     /// Whether an expiry record still stands for its entry's expiry (else it is skipped).
@@ -302,6 +319,6 @@ extension Entry {
         expiresAt = storedAt.addingClamped(ttl)
         expiryOverridden = false
         expiryReported = false
-        return ExpiryRecord(time: expiresAt, seq: storedSeq, slot: slot, generation: generation)
+        return ExpiryRecord(time: expiresAt, slot: slot, generation: generation)
     }
 }

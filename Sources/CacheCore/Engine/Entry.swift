@@ -5,39 +5,51 @@
 /// cached entry touches as few cache lines as it can. What only some entries have (tags, the
 /// sequence numbers of the last local write and put when they are not the stored request's, an
 /// `expire in=` item's, a mutation log) lives out of line in `cold`, which most entries do not
-/// have: 104 bytes a record.
+/// have: 104 bytes a record, a value of up to 31 bytes of text included (`StoredValue.Inline`).
+///
+/// To hold such a value in the record and stay at 104 bytes, the fields are packed (in the order
+/// declared, which is the order in memory): the stale and expiry times are kept as 32-bit
+/// offsets from `storedAt` (up to some 49 days; `Int64.max` has a mark of its own), the sequence
+/// number of the store as an offset from the stored request's, and the namespace slot in 16 bits.
+/// A value that does not fit (a time before `storedAt` or far past it, a namespace slot of 65,535
+/// or more) is kept in `cold` instead, its field marked so; the properties read and write the
+/// whole values either way.
 struct Entry {
     var key: String
     /// The value, as canonical compact text. Changed only through `EntryTable.setValue` (the id
     /// index follows it).
     var stored: StoredValue
     private var flags: Flags
-    var namespace: Int32
-    var storedAt: Int64
-    /// `Int64.max` when the namespace has no stale threshold.
-    var staleAt: Int64
-    var expiresAt: Int64
-    /// Recency stamp: larger is more recent (the order of the recency lists, kept by a store).
-    var recency: UInt64 = 0
-    /// Sequence number of the store that set `storedAt`: orders expiries due at the same instant.
-    var storedSeq: UInt64 = 0
-    private var storedRequestValue: UInt64 = 0
-    /// The fields few entries need, out of line; nil when each has its usual value (see `Cold`).
-    private var cold: Cold?
+    /// The namespace slot, or `UInt16.max` when it is in `cold`.
+    private var namespaceBits: UInt16
     /// Bumped by every store, so old expiry records of this slot are recognised as dead.
     var generation: UInt32 = 0
     /// The key's `KeyIndex.hash`, set when the entry enters a table (`EntryTable.insert`), so
-    /// that removing it (an eviction) finds its bucket without hashing the key again. It sits in
-    /// what was the record's tail padding: an entry stays 104 bytes.
+    /// that removing it (an eviction) finds its bucket without hashing the key again.
     var keyHash: UInt32 = 0
+    /// `staleAt - storedAt`, or `Self.never` (`Int64.max`) or `Self.outOfLine` (in `cold`).
+    private var staleOffset: UInt32
+    private var storedAtValue: Int64
+    /// Recency stamp: larger is more recent (the order of the recency lists, kept by a store).
+    var recency: UInt64 = 0
+    private var storedRequestValue: UInt64 = 0
+    /// The fields few entries need, out of line; nil when each has its usual value (see `Cold`).
+    private var cold: Cold?
+    /// `expiresAt - storedAt`, or `Self.never` or `Self.outOfLine`.
+    private var expiryOffset: UInt32
+    /// `storedSeq - storedRequest`, or `Self.outOfLine`.
+    private var storedSeqOffset: UInt32 = 0
 
     init(key: String, namespace: Int32, stored: StoredValue, tags: [String],
          storedAt: Int64, staleAt: Int64, expiresAt: Int64) {
         self.key = key
         self.stored = stored
         self.flags = .live
+        self.namespaceBits = 0
+        self.storedAtValue = storedAt
+        self.staleOffset = 0
+        self.expiryOffset = 0
         self.namespace = namespace
-        self.storedAt = storedAt
         self.staleAt = staleAt
         self.expiresAt = expiresAt
         if !tags.isEmpty { self.tags = tags }
@@ -48,6 +60,120 @@ struct Entry {
          storedAt: Int64, staleAt: Int64, expiresAt: Int64) {
         self.init(key: key, namespace: namespace, stored: StoredValue(value), tags: tags,
                   storedAt: storedAt, staleAt: staleAt, expiresAt: expiresAt)
+    }
+
+    // MARK: Packed fields
+
+    /// An offset marking a time of `Int64.max` (no stale threshold, no expiry).
+    private static let never = UInt32.max
+    /// An offset marking a field kept in `cold`.
+    private static let outOfLine = UInt32.max - 1
+
+    /// The time `offset` after `base`, `Int64.max` for `never`, nil for `outOfLine`.
+    @inline(__always)
+    private static func time(_ offset: UInt32, after base: Int64) -> Int64? {
+        if offset < outOfLine { return base &+ Int64(offset) }
+        return offset == never ? .max : nil
+    }
+
+    /// The offset of `time` after `base`, or nil when it has none (before `base`, or too far past).
+    @inline(__always)
+    private static func offset(of time: Int64, after base: Int64) -> UInt32? {
+        if time == .max { return never }
+        let (d, overflow) = time.subtractingReportingOverflow(base)
+        guard !overflow, d >= 0, d < Int64(outOfLine) else { return nil }
+        return UInt32(d)
+    }
+
+    var namespace: Int32 {
+        @inline(__always) get { namespaceBits != .max ? Int32(namespaceBits) : cold!.namespace }
+        set {
+            if newValue >= 0 && newValue < Int32(UInt16.max) {
+                let wasOut = namespaceBits == .max
+                namespaceBits = UInt16(newValue)
+                if wasOut { dropColdIfUnused() }
+            } else {
+                uniqueCold().namespace = newValue
+                namespaceBits = .max
+            }
+        }
+    }
+
+    var storedAt: Int64 {
+        @inline(__always) get { storedAtValue }
+    }
+
+    /// Sets `storedAt` for a new store, whose stale and expiry times the caller sets next
+    /// (`applyTimes`); until then they read as `time`. (Keeping the old times instead would take
+    /// them out of line for a moment, as they are before the new `storedAt`.)
+    mutating func restamp(at time: Int64) {
+        let wasOut = staleOffset == Self.outOfLine || expiryOffset == Self.outOfLine
+        storedAtValue = time
+        staleOffset = 0
+        expiryOffset = 0
+        if wasOut { dropColdIfUnused() }
+    }
+
+    /// `Int64.max` when the namespace has no stale threshold.
+    var staleAt: Int64 {
+        @inline(__always) get { Self.time(staleOffset, after: storedAtValue) ?? cold!.staleAt }
+        set {
+            if let offset = Self.offset(of: newValue, after: storedAtValue) {
+                let wasOut = staleOffset == Self.outOfLine
+                staleOffset = offset
+                if wasOut { dropColdIfUnused() }
+            } else {
+                uniqueCold().staleAt = newValue
+                staleOffset = Self.outOfLine
+            }
+        }
+    }
+
+    var expiresAt: Int64 {
+        @inline(__always) get { Self.time(expiryOffset, after: storedAtValue) ?? cold!.expiresAt }
+        set {
+            if let offset = Self.offset(of: newValue, after: storedAtValue) {
+                let wasOut = expiryOffset == Self.outOfLine
+                expiryOffset = offset
+                if wasOut { dropColdIfUnused() }
+            } else {
+                uniqueCold().expiresAt = newValue
+                expiryOffset = Self.outOfLine
+            }
+        }
+    }
+
+    /// Sequence number of the store that set `storedAt`: orders expiries due at the same instant.
+    var storedSeq: UInt64 {
+        @inline(__always) get {
+            storedSeqOffset != Self.outOfLine ? storedRequestValue &+ UInt64(storedSeqOffset) : cold!.storedSeq
+        }
+        set {
+            let wasOut = storedSeqOffset == Self.outOfLine
+            if newValue >= storedRequestValue && newValue - storedRequestValue < UInt64(Self.outOfLine) {
+                storedSeqOffset = UInt32(newValue - storedRequestValue)
+                if wasOut { dropColdIfUnused() }
+            } else {
+                uniqueCold().storedSeq = newValue
+                storedSeqOffset = Self.outOfLine
+            }
+        }
+    }
+
+    /// Sets the stored request's and the store's sequence numbers at once (with no moment where
+    /// the second is before the first, which would take a record out of line).
+    mutating func setSequence(storedRequest: UInt64, storedSeq: UInt64) {
+        let (local, put) = (lastLocalWrite, lastPut)
+        let wasOut = storedSeqOffset == Self.outOfLine
+        storedRequestValue = storedRequest
+        if storedSeq >= storedRequest && storedSeq - storedRequest < UInt64(Self.outOfLine) {
+            storedSeqOffset = UInt32(storedSeq - storedRequest)
+        } else {
+            uniqueCold().storedSeq = storedSeq
+            storedSeqOffset = Self.outOfLine
+        }
+        setWrites(local: local, put: put)
+        if wasOut { dropColdIfUnused() }
     }
 
     /// The value as a tree, parsed from its text (for patches, snapshots and `explain`).
@@ -103,14 +229,13 @@ struct Entry {
 
     // MARK: Sequence numbers of writes
 
-    /// Sequence number of the request (or put) whose value is stored now — B12.
+    /// Sequence number of the request (or put) whose value is stored now — B12. (`storedSeq`
+    /// stays what it was.)
     var storedRequest: UInt64 {
         @inline(__always) get { storedRequestValue }
         set {
             guard newValue != storedRequestValue else { return }
-            let (local, put) = (lastLocalWrite, lastPut)
-            storedRequestValue = newValue
-            setWrites(local: local, put: put)
+            setSequence(storedRequest: newValue, storedSeq: storedSeq)
         }
     }
 
@@ -133,9 +258,16 @@ struct Entry {
     }
 
     /// A put of sequence number `seq` stored the value: it is the stored request, the last local
-    /// write and the last put (without the record out of line this takes otherwise).
+    /// write and the last put (without the record out of line this takes otherwise). `storedSeq`
+    /// becomes `seq` too, until the caller sets it (as every put does, just after).
     mutating func notePut(_ seq: UInt64) {
         storedRequestValue = seq
+        if storedSeqOffset == Self.outOfLine {
+            storedSeqOffset = 0
+            dropColdIfUnused()
+        } else {
+            storedSeqOffset = 0
+        }
         setWrites(local: seq, put: seq)
     }
 
@@ -207,7 +339,8 @@ struct Entry {
     var hasIdleColdRecord: Bool {
         guard let cold else { return false }
         return !flags.contains(.writesCold) && !flags.contains(.tagged) && cold.expirySeq == 0 && cold.log == nil
-            && cold.version == nil
+            && cold.version == nil && namespaceBits != .max && staleOffset != Self.outOfLine
+            && expiryOffset != Self.outOfLine && storedSeqOffset != Self.outOfLine
     }
 
     /// The fields out of line. A class so that an entry without them pays one pointer; copied on
@@ -221,10 +354,19 @@ struct Entry {
         var version: UInt64?
         /// Meaningful only with `Flags.tagged`.
         var tags: [String] = []
+        /// Each meaningful only when the entry's packed field is marked out of line.
+        var namespace: Int32 = 0
+        var staleAt: Int64 = 0
+        var expiresAt: Int64 = 0
+        var storedSeq: UInt64 = 0
 
         func copy() -> Cold {
             let c = Cold()
             c.tags = tags
+            c.namespace = namespace
+            c.staleAt = staleAt
+            c.expiresAt = expiresAt
+            c.storedSeq = storedSeq
             c.lastLocalWrite = lastLocalWrite
             c.lastPut = lastPut
             c.expirySeq = expirySeq
@@ -243,11 +385,16 @@ struct Entry {
         return cold!
     }
 
-    /// Drops what a dead entry does not need: its value, tags and out-of-line fields.
+    /// Drops what a dead entry does not need: its value, tags and out-of-line fields (its packed
+    /// fields that were out of line read as 0 from now on).
     mutating func releaseContents() {
         stored = .null
         cold = nil
         flags.remove([.writesAtRequest, .writesCold, .tagged])
+        if namespaceBits == .max { namespaceBits = 0 }
+        if staleOffset == Self.outOfLine { staleOffset = 0 }
+        if expiryOffset == Self.outOfLine { expiryOffset = 0 }
+        if storedSeqOffset == Self.outOfLine { storedSeqOffset = 0 }
     }
 
     private mutating func dropColdIfUnused() {
@@ -281,7 +428,7 @@ struct Entry {
         expiresAt = storedAt.addingClamped(policy.ttl)
         expiryOverridden = false
         expiryReported = false
-        return ExpiryRecord(time: expiresAt, seq: storedSeq, slot: slot, generation: generation)
+        return ExpiryRecord(time: expiresAt, slot: slot, generation: generation)
     }
 }
 

@@ -2,9 +2,12 @@ import DequeModule
 
 /// A queued expiry: the entry in `slot` expires at `time` unless it changed since (its
 /// `generation` moved on, its expiry was overridden or reported, or it was removed).
+///
+/// 16 bytes. The sequence number that orders expiries due at one instant is not kept: a live
+/// record's is its entry's `storedSeq` (every record is made with it, and the entry's `storedSeq`
+/// changes only with its generation, which makes the record dead), and a dead record needs none.
 struct ExpiryRecord {
     var time: Int64
-    var seq: UInt64
     var slot: Int32
     var generation: UInt32
 }
@@ -14,7 +17,8 @@ struct ExpiryRecord {
 /// (for the head record) is enough; records of entries that changed since are dropped lazily.
 ///
 /// Invariants (`invariantViolations()`):
-/// - each FIFO is ordered by (time, sequence number);
+/// - each FIFO is ordered by time (and its live records by (time, sequence number), which the
+///   engine checks: the sequence numbers are its entries');
 /// - a FIFO's scan is marked scheduled whenever it holds a record (the engine checks the
 ///   scheduler holds that scan, and that every entry waiting to expire has a live record).
 struct ExpiryQueues {
@@ -44,23 +48,28 @@ struct ExpiryQueues {
     @inline(__always)
     func head(_ ns: Int32) -> ExpiryRecord? { queues[Int(ns)].records.first }
 
-    /// Appends a record to its namespace's FIFO (it must not come before the last one).
-    /// - Returns: the scan to schedule, when none was.
+    /// Appends a record to its namespace's FIFO (it must not come before the last one). The
+    /// caller then claims the FIFO's scan (`EngineState.claimExpiryScan`), which needs the head's
+    /// sequence number from its entry.
     /// - Complexity: O(1) amortized.
     @inline(__always)
-    mutating func enqueue(_ record: ExpiryRecord, in ns: Int32) -> ScheduledItem? {
+    mutating func enqueue(_ record: ExpiryRecord, in ns: Int32) {
         queues[Int(ns)].records.append(record)
-        return claimScan(ns)
     }
 
-    /// Marks a scan of the namespace's FIFO scheduled, unless one is or the FIFO is empty.
-    /// - Returns: the scan item to put in the scheduler, due at the head record's time.
+    /// Whether a scan of the namespace's FIFO is in the scheduler.
+    @inline(__always)
+    func scanScheduled(_ ns: Int32) -> Bool { queues[Int(ns)].scanScheduled }
+
+    /// Marks a scan of the namespace's FIFO scheduled, unless one is or the FIFO is empty. The
+    /// head record must be live, `seq` its entry's `storedSeq`.
+    /// - Returns: the scan item to put in the scheduler, due at the head record's (time, seq).
     /// - Complexity: O(1).
-    mutating func claimScan(_ ns: Int32) -> ScheduledItem? {
+    mutating func claimScan(_ ns: Int32, seq: UInt64) -> ScheduledItem? {
         let n = Int(ns)
         guard !queues[n].scanScheduled, let head = queues[n].records.first else { return nil }
         queues[n].scanScheduled = true
-        return ScheduledItem(time: head.time, seq: head.seq, work: .expiryScan(ns: ns, epoch: queues[n].epoch))
+        return ScheduledItem(time: head.time, seq: seq, work: .expiryScan(ns: ns, epoch: queues[n].epoch))
     }
 
     /// Starts a scan the scheduler ran: false for a scan of a FIFO since rebuilt (ignore it).
@@ -95,18 +104,16 @@ struct ExpiryQueues {
         queues[n].records = Deque(queues[n].records.filter(isLive))
     }
 
-    /// Replaces a namespace's FIFO with `records` (in (time, seq) order) and forgets its scan.
-    /// - Parameter restoring: keep the epoch and mark a scan scheduled when there is a record
-    ///   (the caller schedules it with the returned item); else bump the epoch, so a scan
-    ///   scheduled for the old FIFO is ignored.
-    /// - Returns: the scan item to schedule, if any.
+    /// Replaces a namespace's FIFO with `records` (in (time, seq) order) and forgets its scan;
+    /// the caller claims the new one (`EngineState.claimExpiryScan`) and schedules it.
+    /// - Parameter restoring: keep the epoch; else bump it, so a scan scheduled for the old FIFO
+    ///   is ignored.
     /// - Complexity: O(r) for the r records given.
-    mutating func replace(_ ns: Int32, with records: [ExpiryRecord], restoring: Bool = false) -> ScheduledItem? {
+    mutating func replace(_ ns: Int32, with records: [ExpiryRecord], restoring: Bool = false) {
         let n = Int(ns)
         queues[n].records = Deque(records)
         if !restoring { queues[n].epoch &+= 1 }
         queues[n].scanScheduled = false
-        return claimScan(ns)
     }
 }
 
@@ -125,9 +132,9 @@ extension ExpiryQueues {
             }
             var previous: ExpiryRecord?
             for record in queue.records {
-                if let p = previous, record.time < p.time || (record.time == p.time && record.seq < p.seq) {
-                    v.append("expiry FIFO of namespace slot \(ns): (\(record.time), \(record.seq)) of slot \(record.slot) "
-                             + "follows (\(p.time), \(p.seq)) of slot \(p.slot)")
+                if let p = previous, record.time < p.time {
+                    v.append("expiry FIFO of namespace slot \(ns): (at \(record.time)) of slot \(record.slot) "
+                             + "follows (at \(p.time)) of slot \(p.slot)")
                 }
                 previous = record
             }

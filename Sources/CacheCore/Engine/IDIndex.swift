@@ -129,13 +129,10 @@ struct IDIndex {
 /// on it). A removal shifts the buckets after it back (no tombstones), as in `KeyIndex`.
 ///
 /// Complexity: lookup, insertion and removal are O(1) expected (a table at most three quarters
-/// full); growth doubles the table, O(1) amortized per insertion.
+/// full); growth takes the table half as large again (`TableSize`), O(1) amortized per insertion.
 struct SmallIntTable {
-    /// `key << 32 | value`, or `empty`; the count is a power of two, at least 8.
+    /// `key << 32 | value`, or `empty`; at least 8 of them (`TableSize`).
     private var buckets: [UInt64] = Array(repeating: Self.empty, count: 8)
-    private var mask = 7
-    /// 64 minus the bits of a bucket index (the table has `1 << (64 - shift)` buckets).
-    private var shift: UInt64 = 61
     /// The number of keys.
     private(set) var count = 0
 
@@ -153,11 +150,12 @@ struct SmallIntTable {
     @inline(__always)
     private static func value(_ bucket: UInt64) -> Int32 { Int32(truncatingIfNeeded: bucket) }
 
-    /// The home bucket of a key (Fibonacci hashing: the top bits of the key times 2^64 / φ).
+    /// The home bucket of a key (Fibonacci hashing: the top 32 bits of the key times 2^64 / φ,
+    /// scaled to the table's size).
     @inline(__always)
     private func home(_ key: Int32) -> Int {
         let h = UInt64(UInt32(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: h >> shift)
+        return TableSize.home(UInt32(truncatingIfNeeded: h >> 32), buckets.count)
     }
 
     /// The index of the bucket holding `key`, or nil.
@@ -165,11 +163,11 @@ struct SmallIntTable {
     private func find(_ key: Int32) -> Int? {
         var i = home(key)
         // The table is never full, so an empty bucket ends the probe within its size.
-        for _ in 0...mask {
+        for _ in 0..<buckets.count {
             let b = buckets[i]
             if b == Self.empty { return nil }
             if Self.key(b) == key { return i }
-            i = (i + 1) & mask
+            i = TableSize.next(i, buckets.count)
         }
         return nil
     }
@@ -188,7 +186,7 @@ struct SmallIntTable {
                     buckets[i] = Self.bucket(key, value)
                     return
                 }
-                if count + 1 > buckets.count - buckets.count / 4 { rehash(buckets.count * 2) }
+                if count + 1 > TableSize.limit(buckets.count) { rehash(TableSize.grown(buckets.count)) }
                 place(Self.bucket(key, value))
                 count += 1
             } else if let i = find(key) {
@@ -200,19 +198,20 @@ struct SmallIntTable {
     /// Empties bucket `i`, moving the buckets after it in its probe run back into the hole where
     /// their probe allows.
     private mutating func removeBucket(at i: Int) {
+        let size = buckets.count
         var hole = i
-        var j = (i + 1) & mask
-        for _ in 0...mask {
+        var j = TableSize.next(i, size)
+        for _ in 0..<size {
             let b = buckets[j]
             if b == Self.empty { break }
             let home = home(Self.key(b))
             // The bucket at j may move back to the hole when the hole lies on its probe path
             // (from its home up to j, cyclically).
-            if (j &- home) & mask >= (j &- hole) & mask {
+            if TableSize.distance(home, j, size) >= TableSize.distance(hole, j, size) {
                 buckets[hole] = b
                 hole = j
             }
-            j = (j + 1) & mask
+            j = TableSize.next(j, size)
         }
         buckets[hole] = Self.empty
         count -= 1
@@ -221,8 +220,6 @@ struct SmallIntTable {
     private mutating func rehash(_ size: Int) {
         let old = buckets
         buckets = Array(repeating: Self.empty, count: size)
-        mask = size - 1
-        shift = UInt64(64 - size.trailingZeroBitCount)
         for b in old where b != Self.empty { place(b) }
     }
 
@@ -230,9 +227,9 @@ struct SmallIntTable {
     @inline(__always)
     private mutating func place(_ bucket: UInt64) {
         var i = home(Self.key(bucket))
-        for _ in 0...mask {
+        for _ in 0..<buckets.count {
             if buckets[i] == Self.empty { buckets[i] = bucket; return }
-            i = (i + 1) & mask
+            i = TableSize.next(i, buckets.count)
         }
         preconditionFailure("small integer table full")
     }
@@ -259,11 +256,11 @@ struct SmallIntTable {
                     v.append("id index: bucket \(i) (id \(key)) is cut off from its home by an empty bucket at \(p)")
                     break
                 }
-                p = (p + 1) & mask
+                p = TableSize.next(p, buckets.count)
             }
         }
         if held != count { v.append("id index: \(held) buckets hold integer ids, its count is \(count)") }
-        if count > buckets.count - buckets.count / 4 { v.append("id index: \(count) integer ids in \(buckets.count) buckets") }
+        if count > TableSize.limit(buckets.count) { v.append("id index: \(count) integer ids in \(buckets.count) buckets") }
         return v
     }
 }

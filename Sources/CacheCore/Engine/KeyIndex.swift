@@ -12,12 +12,16 @@
 /// differs from run to run, so nothing may iterate the index for anything a user sees (only the
 /// invariant check walks it).
 ///
+/// A key's home bucket is its 32 hash bits scaled to the table's size (`TableSize.home`), so the
+/// size need not be a power of two: the table grows by half (`TableSize`), which keeps it between
+/// half and three quarters full where doubling let it fall to three eighths (at 1 M keys, 12 bytes
+/// a key instead of 16.8).
+///
 /// Complexity: lookup, insertion and removal are O(1) expected (one hash each; a table at most
-/// three quarters full); growth doubles the table, O(1) amortized per insertion.
+/// three quarters full); growth takes the table half as large again, O(1) amortized per insertion.
 struct KeyIndex {
-    /// `hash << 32 | (slot + 1)`, or 0 when empty; the count is a power of two, at least 8.
+    /// `hash << 32 | (slot + 1)`, or 0 when empty; at least 8 of them (`TableSize`).
     private var buckets: [UInt64]
-    private var mask: Int
     /// The number of keys.
     private(set) var count = 0
     /// `KeyHash.seeds`, copied: the same in every index of the process, so a hash taken with
@@ -27,16 +31,7 @@ struct KeyIndex {
     let seeds = KeyHash.seeds
 
     init(capacity: Int = 0) {
-        let size = Self.size(for: capacity)
-        buckets = HugePages.array(repeating: 0, count: size)
-        mask = size - 1
-    }
-
-    /// The smallest power of two (at least 8) holding `n` keys at most three quarters full.
-    private static func size(for n: Int) -> Int {
-        var size = 8
-        while size - size / 4 < n { size <<= 1 }
-        return size
+        buckets = HugePages.array(repeating: 0, count: TableSize.holding(capacity))
     }
 
     /// The number of buckets.
@@ -114,16 +109,17 @@ struct KeyIndex {
     @inline(__always)
     func find(hash: UInt32, where matches: (Int32) -> Bool) -> Int32? {
         let tag = UInt64(hash) << 32
-        var i = Int(hash) & mask
+        let size = buckets.count
+        var i = TableSize.home(hash, size)
         // The table is never full, so an empty bucket ends the probe within its size.
-        for _ in 0...mask {
+        for _ in 0..<size {
             let b = buckets[i]
             if b == 0 { return nil }
             if b & 0xFFFF_FFFF_0000_0000 == tag {
                 let slot = Int32(truncatingIfNeeded: b & 0xFFFF_FFFF) - 1
                 if matches(slot) { return slot }
             }
-            i = (i + 1) & mask
+            i = TableSize.next(i, size)
         }
         return nil
     }
@@ -134,7 +130,7 @@ struct KeyIndex {
     @inline(__always)
     mutating func insert(hash: UInt32, slot: Int32) {
         precondition(slot >= 0, "a slot is never negative")
-        if count + 1 > buckets.count - buckets.count / 4 { grow() }
+        if count + 1 > TableSize.limit(buckets.count) { grow() }
         place(UInt64(hash) << 32 | UInt64(UInt32(slot) + 1))
         count += 1
     }
@@ -145,28 +141,29 @@ struct KeyIndex {
     @discardableResult
     mutating func remove(hash: UInt32, slot: Int32) -> Bool {
         let wanted = UInt64(hash) << 32 | UInt64(UInt32(slot) + 1)
-        var i = Int(hash) & mask
+        let size = buckets.count
+        var i = TableSize.home(hash, size)
         var found = false
-        for _ in 0...mask {
+        for _ in 0..<size {
             let b = buckets[i]
             if b == 0 { break }
             if b == wanted { found = true; break }
-            i = (i + 1) & mask
+            i = TableSize.next(i, size)
         }
         guard found else { return false }
         var hole = i
-        var j = (i + 1) & mask
-        for _ in 0...mask {
+        var j = TableSize.next(i, size)
+        for _ in 0..<size {
             let b = buckets[j]
             if b == 0 { break }
-            let home = Int(truncatingIfNeeded: b >> 32) & mask
+            let home = TableSize.home(UInt32(truncatingIfNeeded: b >> 32), size)
             // The bucket at j may move back to the hole when the hole lies on its probe path
             // (from its home up to j, cyclically).
-            if (j &- home) & mask >= (j &- hole) & mask {
+            if TableSize.distance(home, j, size) >= TableSize.distance(hole, j, size) {
                 buckets[hole] = b
                 hole = j
             }
-            j = (j + 1) & mask
+            j = TableSize.next(j, size)
         }
         buckets[hole] = 0
         count -= 1
@@ -181,26 +178,26 @@ struct KeyIndex {
 
     /// Makes room for `n` keys without growing.
     mutating func reserveCapacity(_ n: Int) {
-        let size = Self.size(for: n)
+        let size = TableSize.holding(n)
         if size > buckets.count { rehash(size) }
     }
 
-    private mutating func grow() { rehash(buckets.count * 2) }
+    private mutating func grow() { rehash(TableSize.grown(buckets.count)) }
 
     private mutating func rehash(_ size: Int) {
         let old = buckets
         buckets = HugePages.array(repeating: 0, count: size)
-        mask = size - 1
         for b in old where b != 0 { place(b) }
     }
 
     /// Puts a bucket in the first empty place from its home.
     @inline(__always)
     private mutating func place(_ bucket: UInt64) {
-        var i = Int(truncatingIfNeeded: bucket >> 32) & mask
-        for _ in 0...mask {
+        let size = buckets.count
+        var i = TableSize.home(UInt32(truncatingIfNeeded: bucket >> 32), size)
+        for _ in 0..<size {
             if buckets[i] == 0 { buckets[i] = bucket; return }
-            i = (i + 1) & mask
+            i = TableSize.next(i, size)
         }
         preconditionFailure("key index full")
     }
@@ -226,17 +223,17 @@ struct KeyIndex {
             held += 1
             let slot = Int32(truncatingIfNeeded: b & 0xFFFF_FFFF) - 1
             if !slots.insert(slot).inserted { v.append("key index: slot \(slot) is held twice") }
-            var p = Int(truncatingIfNeeded: b >> 32) & mask
+            var p = TableSize.home(UInt32(truncatingIfNeeded: b >> 32), buckets.count)
             while p != i {
                 if buckets[p] == 0 {
                     v.append("key index: bucket \(i) (slot \(slot)) is cut off from its home by an empty bucket at \(p)")
                     break
                 }
-                p = (p + 1) & mask
+                p = TableSize.next(p, buckets.count)
             }
         }
         if held != count { v.append("key index: \(held) buckets hold keys, its count is \(count)") }
-        if count > buckets.count - buckets.count / 4 { v.append("key index: \(count) keys in \(buckets.count) buckets") }
+        if count > TableSize.limit(buckets.count) { v.append("key index: \(count) keys in \(buckets.count) buckets") }
         return v
     }
 
@@ -348,5 +345,47 @@ enum KeyHash {
         let h = fold(lo ^ seeds.s1, hi ^ acc)
         let m = fold(h ^ seeds.s2, 0x9E37_79B9_7F4A_7C15)
         return (UInt32(truncatingIfNeeded: m) ^ UInt32(truncatingIfNeeded: m >> 32), bits)
+    }
+}
+
+/// The sizes of the engine's open-addressing tables (`KeyIndex`, the id index's `SmallIntTable`):
+/// at least 8 buckets, at most three quarters full, grown by half (8, 12, 18, 27, ...). A key's
+/// home is its 32 hash bits scaled to the size (the top half of their product with it: one
+/// multiplication, where a power-of-two size took a mask), so any size serves; with growth by half
+/// a table is between half and three quarters full after it first grows, where doubling let it fall
+/// to three eighths.
+enum TableSize {
+    /// The most keys a table of `size` buckets holds: three quarters of it.
+    @inline(__always)
+    static func limit(_ size: Int) -> Int { size - size / 4 }
+
+    /// The size a table of `size` buckets grows to: half as large again.
+    @inline(__always)
+    static func grown(_ size: Int) -> Int { size + size / 2 }
+
+    /// The smallest size of the sequence 8, 12, 18, ... that holds `n` keys.
+    static func holding(_ n: Int) -> Int {
+        var size = 8
+        while limit(size) < n { size = grown(size) }
+        return size
+    }
+
+    /// The home bucket of 32 hash bits in a table of `size` buckets (below 2^32).
+    @inline(__always)
+    static func home(_ hash: UInt32, _ size: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(hash) &* UInt64(truncatingIfNeeded: size)) >> 32)
+    }
+
+    /// The bucket after `i`, cyclically.
+    @inline(__always)
+    static func next(_ i: Int, _ size: Int) -> Int {
+        let j = i + 1
+        return j == size ? 0 : j
+    }
+
+    /// How many buckets lie from `from` forward to `to`, cyclically.
+    @inline(__always)
+    static func distance(_ from: Int, _ to: Int, _ size: Int) -> Int {
+        to >= from ? to - from : to + size - from
     }
 }

@@ -36,9 +36,13 @@ extension OrderedSlots {
             v.append("ordered slots: \(entries.count - live) dead slots but \(free.count) free ones")
         }
 
+        if !sideIndex.isEmpty && sideIndex.count != places.count {
+            return v + ["ordered slots: \(sideIndex.count) side indexes for \(places.count) slots"]
+        }
         var sides = Set<Int32>()
         for i in entries.indices {
             let place = places[i]
+            let sideRecord = sideOf(i)
             let e = entries[i]
             if !e.live {
                 if place.global != .max { v.append("ordered slots: dead slot \(i) has a queue item") }
@@ -46,12 +50,12 @@ extension OrderedSlots {
                 v.append("ordered slots: slot \(i) (\(e.key)) names item \(place.global) of the global queue, not its own")
             }
             let wantsSide = e.live && Int(e.namespace) < namespaceLists.count && namespaceLists[Int(e.namespace)].eviction != .lru
-            if (place.side >= 0) != wantsSide {
+            if (sideRecord >= 0) != wantsSide {
                 v.append("ordered slots: slot \(i) " + (wantsSide ? "has no links and rank" : "has links and a rank it does not need"))
             }
-            guard place.side >= 0 else { continue }
-            if Int(place.side) >= side.count { v.append("ordered slots: slot \(i) has side record \(place.side), out of range") }
-            if !sides.insert(place.side).inserted { v.append("ordered slots: side record \(place.side) is shared") }
+            guard sideRecord >= 0 else { continue }
+            if Int(sideRecord) >= side.count { v.append("ordered slots: slot \(i) has side record \(sideRecord), out of range") }
+            if !sides.insert(sideRecord).inserted { v.append("ordered slots: side record \(sideRecord) is shared") }
         }
         let freeSet = Set(freeSides)
         if freeSet.count != freeSides.count || !freeSet.isDisjoint(with: sides) || freeSet.count + sides.count != side.count {
@@ -123,7 +127,7 @@ extension OrderedSlots {
     private func orderViolations(_ ns: Int32, _ list: [Int32], into v: inout [String]) {
         let state = namespaceLists[Int(ns)]
         let name = "\(state.eviction.rawValue) list of namespace slot \(ns)"
-        guard state.eviction == .lru || list.allSatisfy({ places[Int($0)].side >= 0 }) else { return }
+        guard state.eviction == .lru || list.allSatisfy({ sideOf(Int($0)) >= 0 }) else { return }
         var previous: Int32 = -1
         for s in list {
             let r = ranks[Int(s)]
@@ -207,7 +211,7 @@ extension OrderedSlots {
         while s >= 0 {
             guard Int(s) < entries.count else { v.append("\(name()): link to slot \(s), out of range"); return out }
             guard out.count < entries.count else { v.append("\(name()): goes round a cycle"); return out }
-            guard places[Int(s)].side >= 0 else { v.append("\(name()): slot \(s) has no links"); return out }
+            guard sideOf(Int(s)) >= 0 else { v.append("\(name()): slot \(s) has no links"); return out }
             let l = side[sx(Int(s))].links
             let back = l.nsPrev
             if back != previous { v.append("\(name()): slot \(s) links back to \(back), not \(previous)") }

@@ -73,11 +73,10 @@ struct OrderedSlots {
 
     /// Where a slot's state lives beside its entry: the index of its current item in the global
     /// queue (`UInt32.max` for a dead slot; the global queue holds at most 1.75 times the 2^31
-    /// slots plus 65 items, below `UInt32.max`), and outside LRU the index of its `Side` record
-    /// (-1 for none: a dead slot or an LRU namespace's entry, which needs no links or rank).
+    /// slots plus 65 items, below `UInt32.max`). 4 bytes a slot; the index of its `Side` record,
+    /// which only entries outside LRU have, is in `sideIndex`.
     struct Place {
         var global: UInt32 = .max
-        var side: Int32 = -1
     }
 
     /// The links and rank of an entry of a FIFO, SIEVE or LFU namespace (LRU needs neither).
@@ -128,9 +127,13 @@ struct OrderedSlots {
     var nextRecency: UInt64 = 0
     /// Every live entry in recency order (see the type's description).
     var recency = RecencyQueue<Int32>()
-    /// By slot, beside `entries`: where its queue item and its links and rank are. Whether a queue
-    /// item is current is one read of this dense array, not of the entry.
+    /// By slot, beside `entries`: where its queue item is. Whether a queue item is current is one
+    /// read of this dense array, not of the entry.
     var places: [Place] = []
+    /// By slot, the index of its `Side` record (-1 for none: a dead slot or an LRU namespace's
+    /// entry, which needs no links or rank); empty while no slot has had one (a cache of LRU
+    /// namespaces only, the usual one, pays nothing for it), then as long as `places`.
+    var sideIndex: [Int32] = []
     /// The number of live entries.
     var liveCount = 0 {
         didSet { recencyLimit = RecencyQueue<Int32>.limit(current: liveCount) }
@@ -167,39 +170,44 @@ struct OrderedSlots {
 
     /// The index of a slot's `Side` record (the slot must have one).
     @inline(__always)
-    func sx(_ slot: Int) -> Int { Int(places[slot].side) }
+    func sx(_ slot: Int) -> Int { Int(sideIndex[slot]) }
+
+    /// The index of a slot's `Side` record, or -1 when it has none.
+    @inline(__always)
+    func sideOf(_ slot: Int) -> Int32 { sideIndex.isEmpty ? -1 : sideIndex[slot] }
 
     /// Eviction state by slot (a default rank for an entry of an LRU namespace or a dead slot).
-    var ranks: Ranks { Ranks(places: places, side: side) }
+    var ranks: Ranks { Ranks(sideIndex: sideIndex, side: side) }
 
-    /// The ranks by slot, read through the slots' places.
+    /// The ranks by slot, read through the slots' side records.
     struct Ranks {
-        fileprivate let places: [Place]
+        fileprivate let sideIndex: [Int32]
         fileprivate let side: [Side]
         subscript(slot: Int) -> Rank {
-            let k = places[slot].side
+            let k = sideIndex.isEmpty ? -1 : sideIndex[slot]
             return k >= 0 ? side[Int(k)].rank : Rank()
         }
     }
 
     /// Gives a slot a `Side` record of its own, reset, unless it has one (which is left as it is).
     mutating func ensureSide(_ slot: Int32) {
-        guard places[Int(slot)].side < 0 else { return }
+        if sideIndex.isEmpty { sideIndex = Array(repeating: -1, count: places.count) }
+        guard sideIndex[Int(slot)] < 0 else { return }
         if let free = freeSides.popLast() {
             side[Int(free)] = Side()
-            places[Int(slot)].side = free
+            sideIndex[Int(slot)] = free
         } else {
-            places[Int(slot)].side = Int32(side.count)
+            sideIndex[Int(slot)] = Int32(side.count)
             side.append(Side())
         }
     }
 
     /// Frees a slot's `Side` record, if it has one.
     private mutating func releaseSide(_ slot: Int32) {
-        let k = places[Int(slot)].side
+        let k = sideOf(Int(slot))
         guard k >= 0 else { return }
         freeSides.append(k)
-        places[Int(slot)].side = -1
+        sideIndex[Int(slot)] = -1
     }
 
     /// No slots, for `namespaceCount` namespaces, each LRU.
@@ -252,6 +260,7 @@ struct OrderedSlots {
             entries.append(consume entry)
             HugePages.makeRoomForAppend(&places)
             places.append(Place())
+            if !sideIndex.isEmpty { sideIndex.append(-1) }
         }
         let ns = entries[Int(slot)].namespace
         if solo >= 0 ? ns != solo : liveCount == 0 { changeSolo(storing: ns) }

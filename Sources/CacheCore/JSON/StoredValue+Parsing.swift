@@ -35,7 +35,7 @@ extension StoredValue {
     /// A value given as its canonical compact text's UTF-8 bytes (at most `JSONValue.documentDepth`
     /// deep), copied.
     init(canonicalUTF8 bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.count <= 15 {
+        if bytes.count <= Inline.capacity {
             storage = .small(Inline(bytes))
         } else {
             storage = .bytes(Bytes.make(bytes), count: bytes.count)

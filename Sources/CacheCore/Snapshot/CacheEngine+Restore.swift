@@ -86,9 +86,8 @@ extension CacheEngine {
         expiry = ExpiryQueues(namespaceCount: snapshot.namespaces.count)
         for n in snapshot.namespaces.indices {
             let ns = Int32(n)
-            if let scan = expiry.replace(ns, with: expiryRecords(ns, skippingReported: true), restoring: true) {
-                scheduled.append(scan)
-            }
+            expiry.replace(ns, with: expiryRecords(ns, skippingReported: true), restoring: true)
+            if let scan = state.claimExpiryScan(ns) { scheduled.append(scan) }
         }
         for (i, e) in slots.enumerated() where e.expiryOverridden && !e.expiryReported {
             scheduled.append(ScheduledItem(time: e.expiresAt, seq: e.expirySeq,
