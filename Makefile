@@ -105,7 +105,7 @@ bench-replay-shards: deps
 # `cachesh proxy`, both on free loopback ports: fails when a test listed in
 # Tests/http/expected-pass.txt does not pass (a regression).
 test-http:
-	CACHESH_BIN=$(BIN_DEBUG) python3 Benchmarks/http-suite.py --cache cachesh --expected Tests/http/expected-pass.txt
+	CACHESH_BIN=$(BIN_DEBUG) python3 Benchmarks/http-suite.py --cache cachesh --expected Tests/http/expected-pass.txt --attach
 
 # The suite against no cache, Debian's squid and `cachesh proxy` (the release build), counts
 # side by side with a table of failures by section.

@@ -108,14 +108,15 @@ def cachesh_binary():
     sys.exit("no cachesh binary: run swift build (or set CACHESH_BIN)")
 
 
-def start_cache(name, command, origin, directory):
-    """The cache `name` in front of `origin`; returns its process (or None) and the port to test."""
+def start_cache(name, command, origin, directory, inspect=None):
+    """The cache `name` in front of `origin`; returns its process (or None) and the port to test.
+    `inspect`: a socket path cachesh proxy starts its inspector on (`--inspect`)."""
     if name == "none":
         return None, origin
     port = free_port()
     if name == "cachesh":
         argv = [cachesh_binary(), "proxy", "--listen", f"127.0.0.1:{port}", "--upstream", f"http://127.0.0.1:{origin}",
-                "--log", os.path.join(directory, "proxy.log")]
+                "--log", os.path.join(directory, "proxy.log")] + (["--inspect", inspect] if inspect else [])
     elif name == "squid":
         conf = os.path.join(directory, "squid.conf")
         with open(conf, "w") as f:
@@ -137,15 +138,51 @@ def run_suite(suite, port):
     return json.loads(out.stdout)
 
 
-def measure(name, command, suite, runs):
+def attached(inspect_socket, directory, run):
+    """Runs `run()` with a shell attached to the proxy's inspector (`cachesh attach SOCKET -c
+    'watch proxy:*'`), then, the origin still serving, asks the proxy's stats through another
+    attachment; exits 1 unless the watching shell saw the suite's responses stored and the proxy
+    answered hits. Returns what `run()` returned."""
+    for _ in range(200):
+        if os.path.exists(inspect_socket):
+            break
+        time.sleep(0.05)
+    watched = os.path.join(directory, "watch.out")
+    with open(watched, "w") as out:
+        watcher = subprocess.Popen([cachesh_binary(), "attach", inspect_socket, "-c", "watch proxy:*"], stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        result = run()
+        stats = subprocess.run([cachesh_binary(), "attach", inspect_socket, "--json", "-c", "stats proxy"],
+                               capture_output=True, text=True, timeout=60)
+    finally:
+        stop(watcher)
+    with open(watched) as f:
+        seen = f.read()
+    changes = sum(1 for line in seen.splitlines() if " proxy:" in line and not line.startswith("watching"))
+    try:
+        hits = json.loads(stats.stdout)["hits"]
+    except (ValueError, KeyError, TypeError):
+        sys.exit(f"http-suite: attach: stats proxy gave {stats.returncode}: {stats.stdout[:500]} {stats.stderr[:500]}")
+    print(f"attach: a shell attached to cachesh proxy while the suite ran saw {changes} changes; the proxy's stats: {hits} hits")
+    if changes == 0 or hits == 0:
+        sys.exit(f"http-suite: attach: expected changes and hits through the inspector\n{seen[:2000]}")
+    return result
+
+
+def measure(name, command, suite, runs, attach=False):
     results = []
     with tempfile.TemporaryDirectory(prefix="http-suite-") as directory:
         origin, origin_port = start_origin(suite, directory)
         try:
             for _ in range(runs):
-                cache, port = start_cache(name, command, origin_port, directory)
+                inspect_socket = os.path.join(directory, "inspect.sock") if attach and name == "cachesh" else None
+                cache, port = start_cache(name, command, origin_port, directory, inspect=inspect_socket)
                 try:
-                    results.append(run_suite(suite, port))
+                    if inspect_socket:
+                        results.append(attached(inspect_socket, directory, lambda: run_suite(suite, port)))
+                    else:
+                        results.append(run_suite(suite, port))
                 finally:
                     if cache is not None:
                         stop(cache)
@@ -161,6 +198,8 @@ def main():
     parser.add_argument("--suite", default=DEFAULT_SUITE)
     parser.add_argument("--json", help="write every result here")
     parser.add_argument("--expected", help="the test ids expected to pass (exit 1 when one fails)")
+    parser.add_argument("--attach", action="store_true",
+                        help="cachesh proxy starts its inspector, and a shell attached with watch proxy:* must see the run")
     args = parser.parse_args()
     caches = []
     for spec in args.cache or ["none", "squid"]:
@@ -180,7 +219,7 @@ def main():
 
     measured = {}
     for name, command in caches:
-        measured[name] = measure(name, command, args.suite, args.runs)
+        measured[name] = measure(name, command, args.suite, args.runs, attach=args.attach)
         counts = [f"{sum(1 for v in r.values() if v is True)} of {len(r)}" for r in measured[name]]
         print(f"{name}: {', '.join(counts)} passed", flush=True)
 
