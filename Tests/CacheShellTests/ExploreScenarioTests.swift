@@ -189,5 +189,49 @@ final class InterruptAfter: Sendable {
         }
         #expect(failures >= 3, "the random scenarios found too few failures to test the shrinker")
     }
-}
 
+    /// The shrinker leaves out setup commands the failure does not need (another key, another
+    /// tab) and the `advance` lines between steps that no answer needs, but keeps the naive
+    /// switch and what makes the failure the switch's: the same schedule with the switch off
+    /// passes, so a command whose absence fails under the default policy too stays.
+    @Test func theShrinkerDropsSetupAndAdvancesButKeepsTheSwitchsRace() throws {
+        let text = """
+            ns counter ttl=10m stale=5m naive=invalidate-drops-unwatched
+            ns other ttl=1m
+            server set counter:value {"n":1}
+            server set other:x 1
+            get other:x
+            client tab2
+            get counter:value
+            client main
+            activate counter:value
+            get counter:value
+            deactivate counter:value
+            concurrent
+              activate counter:value
+              get counter:value --async latency=10ms..1s
+            and
+              server set counter:value {"n":2}
+              invalidate counter:value
+            end
+            expect peek counter:value value={"n":2}
+            """
+        let report = Explorer(scenario: try Self.scenario(text), options: ExploreOptions()).run()
+        let found = try #require(report.failure)
+        #expect(found.verifies, "\(found.transcript)")
+        let commands = found.transcript.split(separator: "\n").filter { $0.hasPrefix("cachesh> ") && !$0.hasPrefix("cachesh> #") }
+            .map { String($0.dropFirst("cachesh> ".count)) }
+        #expect(commands == [
+            "ns counter ttl=10m stale=5m naive=invalidate-drops-unwatched",
+            "server set counter:value {\"n\":1}",
+            "get counter:value",
+            "server set counter:value {\"n\":2}",
+            "invalidate counter:value",
+            "activate counter:value",
+            "get counter:value --async",
+            "expect peek counter:value value={\"n\":2}",
+        ], "\(found.transcript)")
+        #expect(found.commands == commands.count)
+        #expect(found.commandsBeforeShrinking > found.commands)
+    }
+}

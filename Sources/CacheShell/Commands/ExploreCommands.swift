@@ -181,7 +181,7 @@ public enum ExploreCommands {
         }
         if report.infeasible > 0 { lines.append("infeasible: \(report.infeasible) (orders the latency ranges forbid, not run)") }
         lines.append("distinct states: \(report.distinctStates)")
-        lines.append("depth reached: " + (report.depthReached >= 0 ? "\(report.depthReached) (every schedule of at most \(report.depthReached) preemptions)" : "none whole")
+        lines.append("depth reached: " + (report.depthReached >= 0 ? "\(report.depthReached) (every schedule of at most \(Self.count(report.depthReached, "preemption")))" : "none whole")
                      + (report.deepest > report.depthReached ? ", deepest schedule \(report.deepest)" : ""))
         if let perturb = report.perturb {
             lines.append("each schedule is the recording with some answer times moved by up to \(TimeText.formatDuration(perturb)) (depth: how many)")
@@ -191,13 +191,13 @@ public enum ExploreCommands {
         }
         guard let found = report.failure else {
             if report.interrupted {
-                return lines + ["stopped (Ctrl-C) after \(report.schedules) schedules: clean so far"
+                return lines + ["stopped (Ctrl-C) after \(Self.count(report.schedules, "schedule")): clean so far"
                                 + (report.depthReached >= 0 ? ", to depth \(report.depthReached) whole" : "")]
             }
             let sampled = "\(report.random) random schedule\(report.random == 1 ? "" : "s") (PCT, at most \(report.changePoints) change point\(report.changePoints == 1 ? "" : "s"), seed \(report.seed))"
             var verdict: String
             if report.depthReached >= 0 {
-                verdict = "clean to depth \(report.depthReached), \(report.perDepth.reduce(0, +)) schedules"
+                verdict = "clean to depth \(report.depthReached), " + Self.count(report.perDepth.reduce(0, +), "schedule")
                 if report.random > 0 { verdict += ", and " + sampled }
             } else {
                 verdict = "clean: " + sampled
@@ -223,9 +223,12 @@ public enum ExploreCommands {
             lines.append("schedule (\(found.preemptions) preemption\(found.preemptions == 1 ? "" : "s")\(first)):")
         }
         lines += found.schedule.map { "  " + $0 }
-        lines.append("shrunk to \(found.commands) commands (from \(found.commandsBeforeShrinking))"
+        lines.append("shrunk to \(Self.count(found.commands, "command")) (from \(found.commandsBeforeShrinking))"
                      + (found.verifies ? "; the transcript verifies:" : "; the transcript does NOT verify:"))
         lines += TranscriptSyntax.lines(found.transcript).dropLast().map(String.init)
         return lines
     }
+
+    /// `1 schedule`, `2 schedules`.
+    static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 }

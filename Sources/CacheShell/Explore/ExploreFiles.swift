@@ -1,3 +1,4 @@
+import CacheCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,13 +18,19 @@ enum ExploreFiles {
     /// absolute or `~` path, or both directories are the same.
     static func relocated(_ command: String, from: String?, to: String?) -> String {
         guard from != to else { return command }
-        let parts = command.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, readers.contains(String(parts[0])) else { return command }
-        let path = String(parts[1])
-        guard let first = path.first, first != "{", first != "/", first != "~", first != "\"" else { return command }
+        // The path as the lexer reads it: a bare word, or a quoted one (`load "my config.json"`).
+        var lexer = Lexer(SourceFile(name: nil, text: command), semicolonSeparates: false)
+        guard case .success(let raw)? = lexer.next(), raw.words.count >= 2, readers.contains(raw.words[0].text) else { return command }
+        let word = raw.words[1]
+        let path = word.text
+        guard word.kind != .json, let first = path.first, first != "/", first != "~" else { return command }
         let target = absolute(join(from ?? ".", path))
         let relative = relativePath(of: target, from: absolute(to ?? "."))
-        return ([String(parts[0]), relative] + (parts.count > 2 ? [String(parts[2])] : [])).joined(separator: " ")
+        // Written back as it came: bare while it can be, else quoted.
+        let plain = word.kind == .bare && !relative.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: ";") }
+        let written = plain ? relative : JSONValue.string(relative).compactText
+        let bytes = Array(command.utf8)
+        return String(decoding: bytes[..<word.offset], as: UTF8.self) + written + String(decoding: bytes[word.end...], as: UTF8.self)
     }
 
     static func join(_ directory: String, _ path: String) -> String {

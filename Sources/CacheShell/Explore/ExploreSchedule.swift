@@ -137,18 +137,26 @@ enum ExploreEnumeration {
 /// (difference constraints, solved as longest paths); nil when no times fit (the ranges forbid
 /// that order). Events that commute get times from the events they depend on alone, so every
 /// schedule that only reorders commuting events gets the same times (SPEC §3.1).
+///
+/// `tight` (the shrinker's last pass) lets a step come at the same time as the earlier events it
+/// depends on: commands at one instant run in the order they are typed, and an `advance` to an
+/// instant runs the work due at it first, so only an answer needs a later time than the events
+/// before it. The transcript then needs an `advance` only where an answer must arrive between two
+/// steps.
 enum ExploreTiming {
-    static func times(of schedule: [ExploreChoice], steps: [ExploreScenario.Step], commutation: ExploreCommutation? = nil) -> [Int64]? {
+    static func times(of schedule: [ExploreChoice], steps: [ExploreScenario.Step], commutation: ExploreCommutation? = nil,
+                      tight: Bool = false) -> [Int64]? {
         let count = schedule.count
         guard count > 0 else { return [] }
         // Edges u -> v with weight w: t[v] >= t[u] + w.
+        func gap(_ v: Int) -> Int64 { tight && schedule[v].event.kind == .issue ? 0 : 1 }
         var edges: [(Int, Int, Int64)] = []
         if let commutation {
             for v in 1..<count {
-                for u in 0..<v where commutation.dependent(schedule[u].event, schedule[v].event) { edges.append((u, v, 1)) }
+                for u in 0..<v where commutation.dependent(schedule[u].event, schedule[v].event) { edges.append((u, v, gap(v))) }
             }
         } else {
-            for j in 1..<count { edges.append((j - 1, j, 1)) }
+            for j in 1..<count { edges.append((j - 1, j, gap(j))) }
         }
         var issueAt: [Int: Int] = [:]
         for (j, choice) in schedule.enumerated() {
@@ -177,11 +185,14 @@ enum ExploreTiming {
     /// The schedule as it runs: its events in the order of their times, events at the same time
     /// (which commute) in written order, with their times; nil when no times fit. Every schedule
     /// that only reorders commuting events runs the same way (the same commands, the same state).
+    /// `tight`: events at the same time in the schedule's order (some of them depend on others).
     static func realize(_ schedule: [ExploreChoice], steps: [ExploreScenario.Step],
-                        commutation: ExploreCommutation?) -> (schedule: [ExploreChoice], times: [Int64])? {
-        guard let times = times(of: schedule, steps: steps, commutation: commutation) else { return nil }
+                        commutation: ExploreCommutation?, tight: Bool = false) -> (schedule: [ExploreChoice], times: [Int64])? {
+        guard let times = times(of: schedule, steps: steps, commutation: commutation, tight: tight) else { return nil }
         guard commutation != nil else { return (schedule, times) }
-        let order = schedule.indices.sorted { (times[$0], schedule[$0].event.position) < (times[$1], schedule[$1].event.position) }
+        let order = schedule.indices.sorted {
+            tight ? (times[$0], $0) < (times[$1], $1) : (times[$0], schedule[$0].event.position) < (times[$1], schedule[$1].event.position)
+        }
         return (order.map { schedule[$0] }, order.map { times[$0] })
     }
 }

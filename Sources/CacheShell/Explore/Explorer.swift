@@ -255,34 +255,61 @@ public struct Explorer: Sendable {
     // MARK: Shrinking
 
     /// The shortest failing schedule the shrinker reaches from `schedule`: steps dropped while it
-    /// still fails, then events moved back toward the written order and answers back to the
-    /// written one; a candidate is kept only when it fails and is no longer in commands.
+    /// still fails, then setup commands, then events moved back toward the written order and
+    /// answers back to the written one, then the events at the earliest times their order allows
+    /// (``ExploreTiming``'s `tight`, which leaves out the `advance` lines between steps that no
+    /// answer needs). A candidate is kept only when it fails the same way, in no more commands,
+    /// and, with a step or a setup command left out, when the smaller scenario still passes in its
+    /// written order: the failure is the order's, not the missing command's. When the schedule
+    /// found passes with every naive switch off, so must each candidate: the failure stays the
+    /// switch's, not a behaviour the default policy has by design (an invalidated key made active
+    /// is not fetched, say).
     func shrink(_ schedule: [ExploreChoice], _ run: ExploreRun) -> ExploreReport.Found {
         var best = (schedule: schedule, dropped: Set<Int>(), run: run)
+        // The scenario without the setup commands dropped so far, and whether the times are tight.
+        var explorer = self, tight = false
         let before = run.commands.count
         var budget = 2_000
-        func attempt(_ candidate: [ExploreChoice], _ dropped: Set<Int>) -> Bool {
+        // The same scenario with every naive switch off after its setup (`naive=none`).
+        func underDefault(_ explorer: Explorer) -> Explorer {
+            var options = explorer.options
+            options.naiveOff = true
+            return Explorer(scenario: explorer.scenario, options: options, postSetup: nil)
+        }
+        let switchMatters = !options.naiveOff && underDefault(self).run(schedule)?.failure == nil
+        func attempt(_ candidate: [ExploreChoice], _ dropped: Set<Int>, by other: Explorer? = nil, tight newTight: Bool? = nil) -> Bool {
             guard budget > 0 else { return false }
             budget -= 1
+            let by = other ?? explorer, beTight = newTight ?? tight
             guard ExploreSchedulerState.cost(of: candidate, steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped) != nil,
-                  let run = self.run(candidate, dropped: dropped), run.failure == best.run.failure, run.refused == nil || best.run.refused != nil,
+                  let run = by.run(candidate, dropped: dropped, tight: beTight), run.failure == best.run.failure,
+                  run.refused == nil || (best.run.refused != nil && other == nil),
                   run.commands.count <= best.run.commands.count else { return false }
-            // With steps dropped, the smaller scenario must still pass in its written order: the
-            // failure is the order's, not the missing step's.
-            if dropped != best.dropped {
+            if dropped != best.dropped || other != nil {
                 let written = ExploreEnumeration.written(steps: scenario.steps, sections: scenario.sectionCount, dropped: dropped)
-                guard let sequential = self.run(written, dropped: dropped), sequential.failure == nil else { return false }
+                guard let sequential = by.run(written, dropped: dropped, tight: beTight), sequential.failure == nil, sequential.refused == nil
+                else { return false }
             }
+            if switchMatters, underDefault(by).run(candidate, dropped: dropped, tight: beTight)?.failure != nil { return false }
             best = (candidate, dropped, run)
+            explorer = by
+            tight = beTight
             return true
         }
-        // Drop steps.
+        _ = attempt(best.schedule, best.dropped, tight: true)
         var changed = true
         while changed {
             changed = false
+            // Drop steps.
             for step in scenario.steps.indices.reversed() where !best.dropped.contains(step) {
                 let candidate = best.schedule.filter { $0.event.step != step }
                 if attempt(candidate, best.dropped.union([step])) { changed = true }
+            }
+            // Drop setup commands (run again for each schedule: the smaller setup has no snapshot).
+            for line in explorer.scenario.setup.indices.reversed() {
+                var smaller = explorer.scenario
+                smaller.setup.remove(at: line)
+                if attempt(best.schedule, best.dropped, by: Explorer(scenario: smaller, options: options, postSetup: nil)) { changed = true }
             }
         }
         // Back toward the written order: swap two neighbours written the other way round;
@@ -303,6 +330,7 @@ public struct Explorer: Sendable {
                 if attempt(candidate, best.dropped) { changed = true }
             }
         }
+        if !tight { _ = attempt(best.schedule, best.dropped, tight: true) }
         let preemptions = ExploreSchedulerState.cost(of: best.schedule, steps: scenario.steps, sections: scenario.sectionCount,
                                                      dropped: best.dropped) ?? 0
         // A failing expect step ends the transcript and the schedule shown: nothing after it matters.
@@ -311,7 +339,7 @@ public struct Explorer: Sendable {
             commands = Array(commands[...command])
             if let event = realized.firstIndex(where: { $0.event == ExploreEvent(kind: .issue, step: step) }) { realized = Array(realized[...event]) }
         }
-        let transcript = self.transcript(commands, failure: best.run.failure!, preemptions: preemptions)
+        let transcript = explorer.transcript(commands, failure: best.run.failure!, preemptions: preemptions)
         // Verified as `--verify` reads it where it is written: its paths resolve in its directory.
         let checkName = options.transcriptDirectory.map { ExploreFiles.join($0, "explore.transcript") } ?? scenario.name
         let check = Cache().withIsolation { TranscriptCheck(name: checkName, text: transcript.text, safe: options.safe, on: $0) }
@@ -362,12 +390,13 @@ public struct Explorer: Sendable {
     // MARK: One schedule
 
     /// Runs `schedule` (of the steps not `dropped`) in a fresh session; nil when no times fit it.
-    func run(_ schedule: [ExploreChoice], dropped: Set<Int> = []) -> ExploreRun? {
+    /// `tight`: the events at the earliest times their order allows (``ExploreTiming``).
+    func run(_ schedule: [ExploreChoice], dropped: Set<Int> = [], tight: Bool = false) -> ExploreRun? {
         var silent: Set<Int> = []
         // A step found silent is realized again without its answer: at most once each.
         for _ in 0...scenario.steps.count {
             let kept = schedule.filter { !(silent.contains($0.event.step) && $0.event.kind == .answer) }
-            guard let (order, times) = ExploreTiming.realize(kept, steps: scenario.steps, commutation: commutation) else { return nil }
+            guard let (order, times) = ExploreTiming.realize(kept, steps: scenario.steps, commutation: commutation, tight: tight) else { return nil }
             var run = execute(order, times: times, silent: silent)
             run.silentSteps = silent
             run.realized = order
