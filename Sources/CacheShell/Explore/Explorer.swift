@@ -181,7 +181,8 @@ public struct Explorer: Sendable {
 
     /// A snapshot of the session after the setup, and the commands that made it.
     struct PostSetup: Sendable {
-        var snapshot: String
+        /// The document, decoded for each schedule (no text written or parsed).
+        var snapshot: JSONValue
         var commands: [String]
     }
 
@@ -230,7 +231,7 @@ public struct Explorer: Sendable {
                 guard Self.perform(line.text, in: session, on: cache).ok else { return nil }
             }
             commands += Self.naiveOff(options, session: session, on: cache)
-            return PostSetup(snapshot: session.makeSnapshot(on: cache).compactText, commands: commands)
+            return PostSetup(snapshot: session.makeSnapshot(on: cache), commands: commands)
         }
     }
 
@@ -416,7 +417,7 @@ public struct Explorer: Sendable {
         return Cache().withIsolation { cache in
             var run = ExploreRun()
             let session = Self.session(options, bytes: scenario.bytes, on: cache)
-            if let postSetup, (try? session.restore(snapshotText: postSetup.snapshot, on: cache)) != nil {
+            if let postSetup, let snapshot = try? Snapshot(postSetup.snapshot), (try? session.restore(snapshot, on: cache)) != nil {
                 run.commands = postSetup.commands
             } else {
                 for line in scenario.setup {
