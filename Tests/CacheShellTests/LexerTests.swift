@@ -73,6 +73,12 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         ("get a # note; get b\nget c", ["get · a", "get · b", "get · c"]),
         ("# note; get b", ["get · b"]),
         ("put a 1 #3; get a", ["put · a · 1 · #3", "get · a"]),
+        // A `;` inside a `name=` option's JSON value is text; after the value it separates.
+        ("server set k 1 headers={\"Cache-Control\":\"max-age=1;x\"}; get k",
+         ["server · set · k · 1 · headers={\"Cache-Control\":\"max-age=1;x\"}", "get · k"]),
+        ("expect peek s value=\"a;b\";get s", ["expect · peek · s · value=\"a;b\"", "get · s"]),
+        ("expect peek s value=[\"a\\\";\"]; get s", ["expect · peek · s · value=[\"a\\\";\"]", "get · s"]),
+        ("put a=1;get a", ["put · a=1", "get · a"]),
         ("put a \"x\\q\"; get a; get b", ["-c:1: error: invalid escape \"\\q\" in quoted string (use \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)", "get · a", "get · b"]),
     ] as [(String, [String])])
     func semicolonsSeparateCommandsInCommandLineMode(text: String, expected: [String]) {

@@ -21,6 +21,15 @@ import Testing
         #expect(run == Outcome(stdout: "keys: a:1\nkey  state  age_ms\na:1  fresh  0\n", stderr: "", status: 0))
     }
 
+    /// A `;` inside an option's JSON value is the value's (a header such as `a;b`), not the end
+    /// of the command: the whole command runs, then the next.
+    @Test func aSemicolonInsideAnOptionsJSONValueIsTextInDashC() async throws {
+        let run = try await Cachesh.run(["--json", "-c", #"ns img http origin=https://cdn.example.com; server set img:/a 1 headers={"Cache-Control":"max-age=60;x"}; server show img:/a; expect server show img:/a value=1"#])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr == "")
+        #expect(run.stdout.contains(#""Cache-Control":"max-age=60;x""#), "\(run.stdout)")
+    }
+
     @Test func aHashInsideOrStartingALongerWordIsText() async throws {
         let run = try await Cachesh.run(["-c", "put a#b 1; echo #3 and # not this"])
         #expect(run == Outcome(stdout: "keys: a#b\n#3 and\n", stderr: "", status: 0))

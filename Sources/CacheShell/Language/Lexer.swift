@@ -385,7 +385,34 @@ public struct Lexer: IteratorProtocol, Sequence {
 
     private mutating func lexBare() -> Word {
         let start = position
-        while position < bytes.count && !isWordEnd(bytes[position]) { position += 1 }
+        // With `;` separating commands, a `;` inside the JSON value of a `name=` option
+        // (`headers={"Cache-Control":"a;b"}`) is text: the value's strings and brackets are
+        // followed from its `=` on. Blanks still end the word.
+        var value = false, depth = 0, inString = false
+        while position < bytes.count {
+            let byte = bytes[position]
+            if isWordEnd(byte) && !(byte == .semicolon && (inString || depth > 0)) { break }
+            if semicolonSeparates {
+                if inString {
+                    if byte == .backslash, position + 1 < bytes.count, bytes[position + 1] == .quote || bytes[position + 1] == .backslash {
+                        position += 1
+                    } else if byte == .quote {
+                        inString = false
+                    }
+                } else if value {
+                    switch byte {
+                    case .quote: inString = true
+                    case .openBrace, .openBracket: depth += 1
+                    case .closeBrace, .closeBracket: depth = Swift.max(0, depth - 1)
+                    default: break
+                    }
+                } else if byte == UInt8(ascii: "="), position + 1 < bytes.count,
+                          [.openBrace, .openBracket, .quote].contains(bytes[position + 1]) {
+                    value = true
+                }
+            }
+            position += 1
+        }
         // `get a:1;`: the `;` ending the line is not part of the word (the caller skips it).
         if position - start > 1 && bytes[position - 1] == .semicolon && endsLine(after: position - 1) { position -= 1 }
         return Word(bytes: bytes, range: start..<position, kind: .bare, offset: start, end: position)
