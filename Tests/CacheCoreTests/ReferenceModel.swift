@@ -632,11 +632,13 @@ final class ReferenceModel {
             if success {
                 if m.refetch {
                     refetch.append(key)
-                } else if r.id < log.baseSeq {
+                } else if r.id < log.baseSeq && (entries[i].lastPut == log.baseSeq || !log.items.contains { $0.mutation == m.id }) {
+                    // The base is newer: a put's, or an answer that has this change.
                     log.items.removeAll { $0.mutation == m.id }
                 } else {
+                    // Also when an unknown outcome raised the base's request with no newer base.
                     log.base = r.answers[0]!
-                    log.baseSeq = r.id
+                    log.baseSeq = max(log.baseSeq, r.id)
                     log.items.removeAll { ($0.reachedServer ?? .max) <= r.id }
                     entries[i].version = log.rebase(r.versions[0])
                 }

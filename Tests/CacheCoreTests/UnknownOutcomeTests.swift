@@ -104,6 +104,29 @@ import Testing
         #expect(h.value("like:1") == ["n": 2] && h.engine.peek("like:1").state == .fresh)
     }
 
+    /// Two mutations of one key, the second's answer lost: whichever comes first, the first's
+    /// confirmation or the loss, every value shown from then on has both changes (the server
+    /// applied both). The confirmation once showed the old value with the second change alone,
+    /// a value the server never held, until the refetch.
+    @Test(arguments: [(10, 20), (10, 5), (30, 20), (30, 5)] as [(Int64, Int64)])
+    func aConfirmationAfterALaterMutationsLostAnswerKeepsItsOwnChange(first: Int64, lost: Int64) throws {
+        let h = Self.harness()
+        h.origin.latencies["like:1"] = first
+        try h.engine.mutate("like:1", patch: patch(#"{"a": 1}"#))
+        h.origin.latencies["like:1"] = 100
+        h.origin.queue(ScriptedAnswer(latency: lost, outcome: .lostAnswer("answer lost")), for: "like:1")
+        try h.engine.mutate("like:1", patch: patch(#"{"b": 1}"#))
+        let both: JSONValue = ["n": 1, "a": 1, "b": 1]
+        #expect(h.origin.data["like:1"] == both)
+        let sent = h.events.events.count
+        h.advance(1_000)
+        let shown = h.events.events[sent...].map { "\($0.cause.rawValue) \($0.value.map(\.compactText) ?? "-")" }
+        #expect(shown.count >= 3, "\(shown)")
+        #expect(h.events.events[sent...].allSatisfy { $0.value == both }, "\(shown)")
+        #expect(h.value("like:1") == both && h.engine.peek("like:1").state == .fresh)
+        #expect(h.engine.stats().rollbacks == 0)
+    }
+
     @Test func mutationsQueuedOfflineAreSentAfterTheRefetch() throws {
         let h = Self.harness()
         h.origin.isOnline = false

@@ -143,11 +143,19 @@ extension CacheEngine {
                     if mutation.refetch {
                         // No body: the optimistic change stays until the refetch's answer replaces it.
                         refetch.append(key)
-                    } else if request.id < log.baseSeq {
+                    } else if request.id < log.baseSeq
+                                && (slots[Int(slot)].lastPut == log.baseSeq || !log.items.contains { $0.mutation == mutation.id }) {
+                        // The base is newer: a put's, or an answer sent after the mutation reached
+                        // the server (which has its change, and took its item with it).
                         log.items.removeAll { $0.mutation == mutation.id }
                     } else {
+                        // Also when a mutation of unknown outcome sent after this one raised the
+                        // base's request without a newer base: the answer becomes the base (that
+                        // mutation's change stays applied on it, waiting for its refetch), not
+                        // dropped, which would show the old base without this confirmed change,
+                        // a value the server never held.
                         log.base = answer
-                        log.baseSeq = request.id
+                        log.baseSeq = max(log.baseSeq, request.id)
                         log.items.removeAll { ($0.reachedServer ?? .max) <= request.id }
                         slots[Int(slot)].version = log.rebase(version: answers[i].version, inOrder: inOrder)
                         let ns = slots[Int(slot)].namespace
