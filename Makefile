@@ -3,7 +3,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
+.PHONY: deps build release install demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -16,6 +16,14 @@ build: deps
 # no $ORIGIN run path, as it loads no library of its own (the loader does not look beside it).
 release: deps
 	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+
+# Installs the shipped build: cachesh and cachesh-proxy (the executable `cachesh proxy` runs, found
+# beside cachesh) in $(PREFIX)/bin, the man page in $(PREFIX)/share/man/man1; DESTDIR stages it.
+PREFIX ?= /usr/local
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN_RELEASE) .build/release/cachesh-proxy $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/cachesh.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # Builds cachesh and runs the guided tour of every behaviour, each command and comment shown before its reply.
 demo: release
