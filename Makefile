@@ -14,8 +14,12 @@ build: deps
 
 # The shipped build: Swift's libraries, SQLite, libedit and libstdc++ linked in (scripts/static-libs.sh);
 # no $ORIGIN run path, as it loads no library of its own (the loader does not look beside it).
+# Its two executables by name: a build of every product would also link GRDB's dynamic library,
+# which --static-swift-stdlib cannot. cachesh-proxy is `cachesh proxy`, which cachesh runs from beside itself.
+SHIPPED_BUILD = CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 release: deps
-	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+	$(SHIPPED_BUILD) --product cachesh
+	$(SHIPPED_BUILD) --product cachesh-proxy
 
 # Installs the shipped build: cachesh and cachesh-proxy (the executable `cachesh proxy` runs, found
 # beside cachesh) in $(PREFIX)/bin, the man page in $(PREFIX)/share/man/man1; DESTDIR stages it.
