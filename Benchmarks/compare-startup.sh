@@ -58,10 +58,19 @@ def instructions(argv):
     if shutil.which("valgrind") is None:
         return None
     with tempfile.TemporaryDirectory() as work:
-        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/out", *argv],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        found = re.search(r"Collected : (\d+)", result.stderr)
-        return int(found.group(1)) if found else None
+        def count(argv):
+            result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/out", *argv],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            found = re.search(r"Collected : (\d+)", result.stderr)
+            return int(found.group(1)) if found else None
+        counted = count(argv)
+        if counted is None and shutil.which("objcopy") and os.path.isfile(argv[0]):
+            # valgrind 3.19 cannot read the DWARF 5 of a release build: a copy without the debug
+            # sections runs the same instructions.
+            stripped = os.path.join(work, os.path.basename(argv[0]))
+            if subprocess.run(["objcopy", "--strip-debug", argv[0], stripped]).returncode == 0:
+                counted = count([stripped, *argv[1:]])
+        return counted
 
 def libraries(argv):
     out = subprocess.run(["ldd", shutil.which(argv[0]) or argv[0]], capture_output=True, text=True).stdout
@@ -72,7 +81,7 @@ for name, _ in commands:
     t = times[name]
     print(f"  {name:<31}{statistics.median(t):8.2f}{statistics.mean(t):8.2f}{min(t):8.2f}")
 medians = [statistics.median(times[name]) for name, _ in commands]
-print(f"  ratio (median): {medians[0] / medians[-1]:.2f}x  (goal <= 2x)"
+print(f"  ratio (median): {medians[0] / medians[-1]:.2f}x  (goal <= 1.5x)"
       + (f"; before: {medians[1] / medians[-1]:.2f}x" if before else ""))
 print(f"\none run each:{'instructions':>30}{'minor faults':>14}{'peak MB':>9}  shared libraries")
 counted = []
