@@ -2,6 +2,7 @@
 SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
+PROXY_RELEASE := .build/release/cachesh-proxy
 
 .PHONY: deps build release install demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
 
@@ -26,7 +27,7 @@ release: deps
 PREFIX ?= /usr/local
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BIN_RELEASE) .build/release/cachesh-proxy $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BIN_RELEASE) $(PROXY_RELEASE) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/cachesh.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # Builds cachesh and runs the guided tour of every behaviour, each command and comment shown before its reply.
