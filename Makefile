@@ -2,8 +2,9 @@
 SWIFT ?= swift
 BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
+PROXY_RELEASE := .build/release/cachesh-proxy
 
-.PHONY: deps build release demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
+.PHONY: deps build release install demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -14,8 +15,20 @@ build: deps
 
 # The shipped build: Swift's libraries, SQLite, libedit and libstdc++ linked in (scripts/static-libs.sh);
 # no $ORIGIN run path, as it loads no library of its own (the loader does not look beside it).
+# Its two executables by name: a build of every product would also link GRDB's dynamic library,
+# which --static-swift-stdlib cannot. cachesh-proxy is `cachesh proxy`, which cachesh runs from beside itself.
+SHIPPED_BUILD = CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 release: deps
-	CACHESH_STATIC_LIBS=$$(./scripts/static-libs.sh) $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+	$(SHIPPED_BUILD) --product cachesh
+	$(SHIPPED_BUILD) --product cachesh-proxy
+
+# Installs the shipped build: cachesh and cachesh-proxy (the executable `cachesh proxy` runs, found
+# beside cachesh) in $(PREFIX)/bin, the man page in $(PREFIX)/share/man/man1; DESTDIR stages it.
+PREFIX ?= /usr/local
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN_RELEASE) $(PROXY_RELEASE) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/cachesh.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # Builds cachesh and runs the guided tour of every behaviour, each command and comment shown before its reply.
 demo: release

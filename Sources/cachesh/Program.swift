@@ -1,7 +1,5 @@
 import ArgumentParser
 import CacheCore
-import CacheInspector
-import CacheProxy
 import CacheShell
 import CacheStore
 import SystemPackage
@@ -458,56 +456,42 @@ func transcribe(_ path: String, _ command: Invocation, mode: OutputMode) -> Int3
     }
 }
 
-/// `cachesh proxy ...` (SPEC §6, §8 Proxy): a caching reverse proxy until the process ends.
+/// `cachesh proxy ...` (SPEC §6, §8 Proxy): replaces this process (`exec`: the same process id,
+/// descriptors and environment) with `cachesh-proxy`, the executable installed beside this one,
+/// given the arguments after `proxy`. The proxy (SwiftNIO, swift-nio-ssl, BoringSSL) is an
+/// executable of its own so that every other start of `cachesh` does not map and relocate it
+/// (Benchmarks/README.md, "Start-up of the shipped build"). Beside means in the folder of this
+/// executable's real path, links resolved: a link to `cachesh` on the PATH finds it too.
 func runProxy(_ arguments: [String]) -> Never {
-    var options: ProxyOptions
-    switch ProxyOptions.parse(arguments) {
-    case .failure(let error):
-        if error.message.hasPrefix("usage: ") {
-            print(error.message)
-            exit(0)
-        }
-        fail(usage: error.message)
-    case .success(let (parsed, configPath)):
-        options = parsed
-        if let configPath {
-            let text: String
-            do { text = try FileIO.read(configPath) } catch { fail(usage: "proxy: cannot read \(configPath): \(error)") }
-            do { options.configuration = try ConfigurationFile.cacheConfiguration(text: text) } catch {
-                fail(usage: "proxy: \(configPath): \(error.message)")
-            }
-        }
+    guard let folder = ownFolder() else {
+        fail(usage: "proxy: cannot find the folder of this cachesh executable, where cachesh-proxy is installed")
     }
-    if let path = options.recordPath {
-        // Checked before listening, as record FILE checks its file: a target that cannot be
-        // written is a usage error, not a lost recording at the end.
-        do { try FileIO.checkWritable(path) } catch { fail(usage: "proxy: --record \(path): cannot write: \(error)") }
-    }
-    let inspect = options.inspect.map { place -> @Sendable (Cache) -> String? in
-        { cache in
-            let endpoint: InspectorEndpoint
-            switch place {
-            case .defaultSocket: endpoint = .unixSocket()
-            case .socket(let path): endpoint = .unixSocket(path: path)
-            case .loopback(let port): endpoint = .tcp(port: port)
-            }
-            // Said on standard output, beside the proxy's own `listening on` line.
-            do throws(InspectorError) { _ = try CacheInspector.start(cache: cache, endpoint: endpoint, announce: { line in
-                _ = try? FileDescriptor.standardOutput.writeAll((line + "\n").utf8)
-            }) } catch {
-                return error.description
-            }
-            return nil
-        }
-    }
-    CachingProxy.main(options, write: { recording, path in
-        do {
-            try FileIO.writeAtomically(path, try RecordingTranscript.text(of: recording))
-            return nil
-        } catch {
-            return "--record \(path): cannot write the transcript: \(error)"
-        }
-    }, inspect: inspect)
+    let helper = folder + "/cachesh-proxy"
+    let argv = ([helper] + arguments).map { strdup($0) } + [nil]
+    execv(helper, argv)
+    // Only when it did not start: missing, not executable.
+    let reason = String(cString: strerror(errno))
+    fail(usage: "proxy: cannot run \(helper): \(reason) (cachesh proxy runs the cachesh-proxy installed beside cachesh)")
+}
+
+/// The folder of the running executable's real path (links resolved), or nil when the system does
+/// not say.
+func ownFolder() -> String? {
+    #if os(Linux)
+    guard let resolved = realpath("/proc/self/exe", nil) else { return nil }
+    #elseif canImport(Darwin)
+    var size: UInt32 = 0
+    _ = _NSGetExecutablePath(nil, &size)
+    var path = [CChar](repeating: 0, count: Int(size) + 1)
+    guard _NSGetExecutablePath(&path, &size) == 0, let resolved = realpath(path, nil) else { return nil }
+    #else
+    let resolved: UnsafeMutablePointer<CChar>? = nil
+    guard let resolved else { return nil }
+    #endif
+    defer { free(resolved) }
+    let path = String(cString: resolved)
+    guard let slash = path.lastIndex(of: "/") else { return nil }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
 /// `--transcribe FILE.har [--redact]`: the transcript of a HAR log (docs/SPEC.md §5.5): its
