@@ -1,10 +1,12 @@
 /// A map from 64-bit key ids to slot numbers: open addressing with linear probing and
 /// backward-shift deletion, so it never holds tombstones. An id and its slot share a 16-byte
 /// bucket, so a probe reads one cache line (two arrays, one of ids and one of slots, read two).
-/// Grows by doubling when half full: every miss of a replay finds, removes and inserts, each a
-/// walk along a run of occupied buckets, and at three quarters full (the limit before) those runs
-/// were long enough that a FIFO pass at `max=10000` took 40% longer than at a half. The buckets
-/// are a `SlotArray`, so the table is noncopyable.
+/// Grows by doubling when half full, up to 2^16 buckets (1 MiB, a core's second-level cache
+/// here), and when three quarters full beyond: every miss of a replay finds, removes and inserts,
+/// each a walk along a run of occupied buckets, and at three quarters full those runs were long
+/// enough that a FIFO pass at `max=10000` took 40% longer than at a half; a bigger table keeps the
+/// three quarters, so a sweep's largest sizes take no more memory than before. The buckets are a
+/// `SlotArray`, so the table is noncopyable.
 struct IDTable: ~Copyable {
     struct Bucket: BitwiseCopyable {
         var id: UInt64
@@ -20,10 +22,16 @@ struct IDTable: ~Copyable {
     /// A table that holds `capacity` ids without growing.
     init(capacity: Int = 16) {
         var size = 16
-        while size < capacity * 2 { size *= 2 }
+        while Self.full(capacity, size) { size *= 2 }
         buckets = SlotArray(repeating: Bucket(id: 0, slot: -1), count: size)
         mask = size - 1
         shift = UInt64(64 - size.trailingZeroBitCount)
+    }
+
+    /// Whether `count` ids are past the load limit of `size` buckets.
+    @inline(__always)
+    private static func full(_ count: Int, _ size: Int) -> Bool {
+        size <= 1 << 16 ? count * 2 > size : count * 4 > size * 3
     }
 
     /// Fibonacci hashing over a multiplied id: oracle ids are often small consecutive numbers.
@@ -47,7 +55,7 @@ struct IDTable: ~Copyable {
     /// Maps `id` (not present) to `slot`.
     @inline(__always)
     mutating func insert(_ id: UInt64, _ slot: Int32) {
-        if (count + 1) * 2 > buckets.count { grow() }
+        if Self.full(count + 1, buckets.count) { grow() }
         var i = Self.home(id, shift)
         while buckets[i].slot >= 0 { i = (i + 1) & mask }
         buckets[i] = Bucket(id: id, slot: slot)
