@@ -15,7 +15,11 @@ minus 1, over 7: start-up and reading the file left out, as for the peer), and
 reads each process's peak RSS from wait4 (libcachesim's includes its Python interpreter). Prints requests/s, peak MB, the ratio cachesh/peer,
 and the hit counts (which must agree). Then a sweep: every policy at 8 sizes in one cachesh pass.
 
-Usage: Benchmarks/replay-bench.py [--requests N] [--runs R]   (builds cachesh in release first)
+With --before PATH, a second cachesh (an earlier build) is timed too, its runs interleaved with
+the first's, and the table gains its req/s and the ratio of the two in the same run.
+
+Usage: Benchmarks/replay-bench.py [--requests N] [--runs R] [--binary PATH] [--before PATH]
+       (builds cachesh in release first, unless --binary is given)
 """
 import argparse
 import json
@@ -69,10 +73,16 @@ def main():
     parser.add_argument("--objects", type=int, default=200_000)
     parser.add_argument("--max", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--binary", help="the cachesh to measure (default: build .build/release/cachesh)")
+    parser.add_argument("--before", help="an earlier cachesh, timed in the same runs")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "cachesh"], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+    global BIN
+    if args.binary:
+        BIN = os.path.abspath(args.binary)
+    else:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "cachesh"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="cachesh-bench-")
     oracle = os.path.join(workdir, "zipf.oracleGeneral")
     keys = os.path.join(workdir, "zipf.txt")
@@ -82,14 +92,20 @@ def main():
                     str(args.requests), str(args.objects)], check=True)
     n = args.requests
     print(f"trace: {n} requests, {args.objects} objects, Zipf 0.9, seed 42; max={args.max}, no TTL, best of {args.runs}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'policy':7} {'cachesh req/s':>14} {'MB':>6} {'per pass':>12} {'libcachesim req/s':>18} {'MB':>6}"
           f" {'ratio':>6} {'per pass':>8} {'(default table) req/s':>22} {'MB':>6}  hits (cachesh / libcachesim)")
     eight = ",".join(f"{100 + i}d" for i in range(8))  # 8 combinations that never expire in the trace
     for policy in ["lru", "fifo", "sieve", "lfu"]:
-        ours = []
-        for _ in range(args.runs):
-            cpu, rss, out = run([BIN, "--json", "-c", f"replay {oracle} format=oracle policy={policy} max={args.max} ttl=none stale=none"])
-            ours.append((cpu, rss, json.loads(out)["rows"][0]["hits"]))
+        ours, befores = [], []
+        command = f"replay {oracle} format=oracle policy={policy} max={args.max} ttl=none stale=none"
+        for i in range(args.runs):
+            order = [BIN, args.before] if i % 2 == 0 else [args.before, BIN]
+            for binary in order:
+                if binary is None:
+                    continue
+                cpu, rss, out = run([binary, "--json", "-c", command])
+                (ours if binary == BIN else befores).append((cpu, rss, json.loads(out)["rows"][0]["hits"]))
         # The cost of one more combination in the same pass: (8 passes - 1 pass) / 7.
         many = min(run([BIN, "-c", f"replay {oracle} format=oracle policy={policy} max={args.max} ttl={eight} stale=none"])[0]
                    for _ in range(args.runs))
@@ -110,6 +126,11 @@ def main():
               f" {peer[1]:6.1f} {peer[0] / best[0]:5.2f}x {per_pass * peer[0] / n:7.2f}x {n / default[0]:22,.0f}"
               f" {default[1]:6.1f}  {best[2]} / {peer[2]}"
               + ("" if best[2] == peer[2] == default[2] else "  DIFFERENT"))
+        if befores:
+            before = min(befores)
+            print(f"{'':7} before: {n / before[0]:14,.0f} req/s, {max(r for _, r, _ in befores):.1f} MB, "
+                  f"{peer[0] / before[0]:.2f}x the peer; this build {before[0] / best[0]:.2f}x the before's speed"
+                  + ("" if before[2] == best[2] else "  DIFFERENT"))
     # Text keys: the same trace read as lines and hashed.
     cpu, rss, out = run([BIN, "--json", "-c", f"replay {keys} format=keys policy=lru max={args.max} ttl=none stale=none"])
     print(f"lru, keys text format: {n / cpu:,.0f} req/s, peak {rss:.1f} MB, {json.loads(out)['rows'][0]['hits']} hits")
@@ -131,6 +152,7 @@ def main():
     # The same trace with a ttl and a stale window: the path that restamps and counts expirations.
     cpu, rss, out = run([BIN, "--json", "-c", f"replay {oracle} format=oracle policy=lru max={args.max} ttl=5m stale=1m"])
     print(f"lru with ttl=5m stale=1m: {n / cpu:,.0f} req/s, peak {rss:.1f} MB")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

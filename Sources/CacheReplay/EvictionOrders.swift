@@ -3,7 +3,7 @@
 /// The simulation owns the slots (0, 1, 2, ... as entries arrive; an evicted entry's slot is
 /// reused at once by the entry that replaces it) and tells the order what happens to them.
 /// Each operation is O(1) except `OptimalOrder`'s, which are O(log n).
-protocol EvictionOrder {
+protocol EvictionOrder: ~Copyable {
     init()
     /// A new entry in `slot` (one past the last slot ever used, or the slot just evicted).
     /// `next`: the request number of its next access (`Int64.max`: none or unknown).
@@ -14,14 +14,14 @@ protocol EvictionOrder {
     mutating func evict() -> Int32
 }
 
-/// A doubly linked list of slots, oldest at `head`, newest at `tail`: one array of link pairs,
-/// each operation done through one buffer pointer (one uniqueness check, neighbours in one line).
-struct SlotList {
-    struct Link {
+/// A doubly linked list of slots, oldest at `head`, newest at `tail`: one array of link pairs
+/// (neighbours in one line), with no copy-on-write check on a write (`SlotArray`).
+struct SlotList: ~Copyable {
+    struct Link: BitwiseCopyable {
         var prev: Int32 = -1
         var next: Int32 = -1
     }
-    var links: [Link] = []
+    var links = SlotArray<Link>(capacity: 16)
     var head: Int32 = -1
     var tail: Int32 = -1
 
@@ -33,49 +33,31 @@ struct SlotList {
     @inline(__always)
     func next(_ slot: Int32) -> Int32 { links[Int(slot)].next }
 
+    /// Links `slot` as the newest.
     @inline(__always)
-    private static func append(_ slot: Int32, _ l: UnsafeMutablePointer<Link>, _ head: inout Int32, _ tail: inout Int32) {
-        l[Int(slot)] = Link(prev: tail, next: -1)
-        if tail >= 0 { l[Int(tail)].next = slot } else { head = slot }
+    mutating func append(_ slot: Int32) {
+        links[Int(slot)] = Link(prev: tail, next: -1)
+        if tail >= 0 { links[Int(tail)].next = slot } else { head = slot }
         tail = slot
     }
 
     @inline(__always)
-    private static func unlink(_ slot: Int32, _ l: UnsafeMutablePointer<Link>, _ head: inout Int32, _ tail: inout Int32) {
-        let link = l[Int(slot)]
-        if link.prev >= 0 { l[Int(link.prev)].next = link.next } else { head = link.next }
-        if link.next >= 0 { l[Int(link.next)].prev = link.prev } else { tail = link.prev }
-    }
-
-    /// Links `slot` as the newest.
-    @inline(__always)
-    mutating func append(_ slot: Int32) {
-        var h = head, t = tail
-        links.withUnsafeMutableBufferPointer { Self.append(slot, $0.baseAddress!, &h, &t) }
-        head = h; tail = t
-    }
-
-    @inline(__always)
     mutating func unlink(_ slot: Int32) {
-        var h = head, t = tail
-        links.withUnsafeMutableBufferPointer { Self.unlink(slot, $0.baseAddress!, &h, &t) }
-        head = h; tail = t
+        let link = links[Int(slot)]
+        if link.prev >= 0 { links[Int(link.prev)].next = link.next } else { head = link.next }
+        if link.next >= 0 { links[Int(link.next)].prev = link.prev } else { tail = link.prev }
     }
 
     /// Makes `slot` the newest.
     @inline(__always)
     mutating func moveToTail(_ slot: Int32) {
         guard tail != slot else { return }
-        var h = head, t = tail
-        links.withUnsafeMutableBufferPointer {
-            Self.unlink(slot, $0.baseAddress!, &h, &t)
-            Self.append(slot, $0.baseAddress!, &h, &t)
-        }
-        head = h; tail = t
+        unlink(slot)
+        append(slot)
     }
 }
 
-struct LRUOrder: EvictionOrder {
+struct LRUOrder: EvictionOrder, ~Copyable {
     var list = SlotList()
     init() {}
     @inline(__always) mutating func inserted(_ slot: Int32, next: Int64) { list.ensure(slot); list.append(slot) }
@@ -87,7 +69,7 @@ struct LRUOrder: EvictionOrder {
     }
 }
 
-struct FIFOOrder: EvictionOrder {
+struct FIFOOrder: EvictionOrder, ~Copyable {
     var list = SlotList()
     init() {}
     @inline(__always) mutating func inserted(_ slot: Int32, next: Int64) { list.ensure(slot); list.append(slot) }
@@ -100,9 +82,9 @@ struct FIFOOrder: EvictionOrder {
 }
 
 /// SIEVE: a FIFO list with a visited bit per entry and a hand that moves from old to new.
-struct SieveOrder: EvictionOrder {
+struct SieveOrder: EvictionOrder, ~Copyable {
     var list = SlotList()
-    var visited: [Bool] = []
+    var visited = SlotArray<Bool>(capacity: 16)
     /// Where the next search starts; -1: at the oldest entry.
     var hand: Int32 = -1
     init() {}

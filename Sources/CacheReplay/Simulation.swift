@@ -19,16 +19,17 @@ protocol ReplayPass: AnyObject {
 ///   is counted when it is refetched, evicted, or at the end of the trace, which is the count the
 ///   engine's expiry scan reaches by then.
 ///
-/// Memory is O(max) (O(distinct keys) without one): a few arrays by slot and an id table.
-struct Simulation<Order: EvictionOrder> {
+/// Memory is O(max) (O(distinct keys) without one): a few arrays by slot and an id table, each a
+/// `SlotArray` (no copy-on-write check on a write), so the simulation is noncopyable.
+struct Simulation<Order: EvictionOrder & ~Copyable>: ~Copyable {
     let configuration: ReplayConfiguration
     private let limit: Int
     private let ttl: Int64?
     private let stale: Int64?
     private var table: IDTable
-    private var ids: [UInt64] = []
-    private var staleAt: [Int64] = []
-    private var expiresAt: [Int64] = []
+    private var ids: SlotArray<UInt64>
+    private var staleAt: SlotArray<Int64>
+    private var expiresAt: SlotArray<Int64>
     private var order = Order()
     private(set) var counters = ReplayCounters()
     private var now: Int64 = 0
@@ -40,11 +41,12 @@ struct Simulation<Order: EvictionOrder> {
         stale = configuration.stale
         let reserve = Swift.min(limit, 1 << 16)
         table = IDTable(capacity: reserve)
-        ids.reserveCapacity(reserve)
-        if ttl != nil || stale != nil {
-            staleAt.reserveCapacity(reserve)
-            expiresAt.reserveCapacity(reserve)
-        }
+        ids = SlotArray(capacity: reserve)
+        // The configuration's, not `self.ttl`: `||` takes its right side as a closure, and one that
+        // captured `self` before every noncopyable property was set freed memory never allocated.
+        let timed = configuration.ttl != nil || configuration.stale != nil
+        staleAt = SlotArray(capacity: timed ? reserve : 1)
+        expiresAt = SlotArray(capacity: timed ? reserve : 1)
     }
 
     /// `time + duration`, stopping at `Int64.max` as the engine's times do (a ttl of 100000d).

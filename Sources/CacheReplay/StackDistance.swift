@@ -7,7 +7,7 @@
 /// over the window counts the keys used later than a position in O(log capacity). When the window
 /// is full, the live positions are renumbered from 0 (O(window), once per window/2 requests at
 /// least). Memory is O(capacity) (O(distinct keys) without a capacity), never per request.
-struct StackDistance {
+struct StackDistance: ~Copyable {
     private let configurations: [ReplayConfiguration]
     /// Keys further than this are forgotten; nil: none is.
     private let capacity: Int?

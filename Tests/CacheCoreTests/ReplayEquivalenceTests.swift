@@ -96,6 +96,27 @@ import TestSupport
         }
     }
 
+    /// 120,000 keys: the id table grows from its first buckets past 2^16, where it goes from
+    /// growing at half full to three quarters, and evicts through the grown table; every key must
+    /// still be found. Each key read twice in a row hits once, whatever the policy and `max`; a
+    /// loop over all keys twice hits every second read without a limit and never with one less.
+    @Test func everyKeyIsFoundInATableGrownPastItsLoadLimits() {
+        let n = 120_000
+        let pairs = (0..<2 * n).map { TraceRequest(time: 0, id: UInt64($0 / 2)) }
+        let loop = (0..<2 * n).map { TraceRequest(time: 0, id: UInt64($0 % n)) }
+        for policy in [EvictionPolicy.lru, .fifo, .sieve, .lfu] {
+            for max in [nil, 1_000, 100_000] as [Int?] {
+                let counters = Replay.run(pairs, configurations: [ReplayConfiguration(policy: policy, max: max, ttl: nil, stale: nil)],
+                                          stackDistance: false).rows[0].counters
+                #expect(counters == ReplayCounters(requests: n, hits: n, misses: n, evictions: n - (max ?? n)), "\(policy) max=\(max.map(String.init) ?? "none")")
+            }
+            let all = Replay.run(loop, configurations: [ReplayConfiguration(policy: policy, max: nil, ttl: nil, stale: nil)]).rows[0].counters
+            #expect(all == ReplayCounters(requests: n, hits: n, misses: n), "\(policy) without a limit")
+            let short = Replay.run(loop, configurations: [ReplayConfiguration(policy: policy, max: n - 1, ttl: nil, stale: nil)]).rows[0].counters
+            #expect(short == ReplayCounters(requests: 2 * n, hits: 0, misses: 2 * n, evictions: n + 1), "\(policy) max=\(n - 1)")
+        }
+    }
+
     @Test func withoutALimitEveryPolicyKeepsEverything() {
         let trace = Self.trace(seed: 9, count: 2_000, keys: 200)
         let rows = Replay.run(trace, configurations: [EvictionPolicy.lru, .fifo, .sieve, .lfu].map {
