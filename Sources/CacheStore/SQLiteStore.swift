@@ -602,14 +602,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 let s = statement.sqliteStatement
                 defer { sqlite3_reset(s) }
                 var row = 0
+                // A NULL reads as 0, so only a 0 needs its type asked (a call per column and row fewer).
                 func integer(_ column: Int32, _ name: String) throws -> Int64 {
-                    if sqlite3_column_type(s, column) == SQLITE_NULL {
+                    let n = sqlite3_column_int64(s, column)
+                    if n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no \(name) (NULL)")
                     }
-                    return sqlite3_column_int64(s, column)
+                    return n
                 }
                 func optionalInteger(_ column: Int32) -> Int64? {
-                    sqlite3_column_type(s, column) == SQLITE_NULL ? nil : sqlite3_column_int64(s, column)
+                    let n = sqlite3_column_int64(s, column)
+                    return n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL ? nil : n
                 }
                 /// A text column's bytes up to its first NUL (nil for NULL), lent for the call.
                 func text<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
