@@ -582,25 +582,78 @@ public final class SQLiteStore: PersistentStore, Sendable {
 
     /// Streams the entry rows, least recent first, one at a time, each with its row id; none is
     /// kept here.
+    ///
+    /// The statement is stepped and its columns read through SQLite's C interface, where SQLite
+    /// keeps them (no row, argument or `DatabaseValue` is built per row): the key is made from
+    /// the column's bytes, the value parsed from them (`StoredEntry(valueUTF8:)`). Each column
+    /// reads as GRDB decoded it before: a key that is neither a BLOB nor text is the empty key;
+    /// a text column ends at its first NUL (as a C string); a NULL in a NOT NULL column (a
+    /// damaged file) is one error naming the row and column, never a crash.
     public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
         do {
             try queue.read { db in
-                let rows = try Row.fetchCursor(db, sql: """
+                // No index orders the rows by recency: SQLite sorts them, in bounded memory
+                // (spilling to temporary files), and hands them on one at a time.
+                let statement = try db.makeStatement(sql: """
                     SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra, id
                     FROM entries ORDER BY recency
                     """)
-                // No index orders the rows by recency: SQLite sorts them, in bounded memory
-                // (spilling to temporary files), and hands them on one at a time.
-                while let row = try rows.next() {
-                    let key = Self.key(try row.decode(atIndex: 0))
-                    let entry = StoredEntry(key: key, recency: try row.decode(atIndex: 1),
-                                            value: try row.decode(atIndex: 2), storedAt: try row.decode(atIndex: 3),
-                                            staleAt: try row.decode(atIndex: 4), expiresAt: try row.decode(atIndex: 5),
-                                            seq: try row.decode(atIndex: 6), storedRequest: try row.decode(atIndex: 7),
-                                            lastWrite: try row.decode(atIndex: 8), lastPut: try row.decode(atIndex: 9),
-                                            tags: try row.decode(atIndex: 10), extra: try row.decode(atIndex: 11),
-                                            rowID: try row.decode(atIndex: 12))
+                let s = statement.sqliteStatement
+                defer { sqlite3_reset(s) }
+                var row = 0
+                // A NULL reads as 0, so only a 0 needs its type asked (a call per column and row fewer).
+                func integer(_ column: Int32, _ name: String) throws -> Int64 {
+                    let n = sqlite3_column_int64(s, column)
+                    if n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no \(name) (NULL)")
+                    }
+                    return n
+                }
+                func optionalInteger(_ column: Int32) -> Int64? {
+                    let n = sqlite3_column_int64(s, column)
+                    return n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL ? nil : n
+                }
+                /// A text column's bytes up to its first NUL (nil for NULL), lent for the call.
+                func text<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
+                    guard sqlite3_column_type(s, column) != SQLITE_NULL, let start = sqlite3_column_text(s, column) else {
+                        return try body(nil)
+                    }
+                    let count = Int(sqlite3_column_bytes(s, column))
+                    let end = memchr(start, 0, count).map { UnsafeRawPointer($0) - UnsafeRawPointer(start) } ?? count
+                    return try body(UnsafeBufferPointer(start: start, count: end))
+                }
+                func optionalText(_ column: Int32) -> String? {
+                    text(column) { $0.map { String(decoding: $0, as: UTF8.self) } }
+                }
+                while true {
+                    let code = sqlite3_step(s)
+                    if code == SQLITE_DONE { break }
+                    guard code == SQLITE_ROW else {
+                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                    }
+                    // The key: a BLOB of its UTF-8 bytes (a text key, from an older store, read as its bytes).
+                    var key = ""
+                    switch sqlite3_column_type(s, 0) {
+                    case SQLITE_BLOB:
+                        if let bytes = sqlite3_column_blob(s, 0) {
+                            key = String(decoding: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, 0))), as: UTF8.self)
+                        }
+                    case SQLITE_TEXT: key = optionalText(0) ?? ""
+                    default: break
+                    }
+                    let recency = try integer(1, "recency")
+                    let entry = try text(2) { value throws -> StoredEntry in
+                        guard let value else {
+                            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
+                        }
+                        return StoredEntry(key: key, recency: recency, valueUTF8: value, storedAt: try integer(3, "stored_at"),
+                                           staleAt: optionalInteger(4), expiresAt: optionalInteger(5), seq: try integer(6, "seq"),
+                                           storedRequest: try integer(7, "stored_request"), lastWrite: try integer(8, "last_write"),
+                                           lastPut: try integer(9, "last_put"), tags: optionalText(10), extra: optionalText(11),
+                                           rowID: try integer(12, "id"))
+                    }
+                    row += 1
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
                         return

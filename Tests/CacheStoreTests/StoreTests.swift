@@ -494,6 +494,53 @@ import TestSupport
         }
     }
 
+    /// Opening reads each value from the bytes SQLite keeps (`StoredEntry(valueUTF8:)`): a text
+    /// that is not in canonical form (blanks, keys out of order, a number written otherwise),
+    /// one that is not ASCII, one that is not even valid UTF-8 (repaired, as a string reads it),
+    /// and one cut by a NUL (read up to it, as text is) all load as the same value the text
+    /// parses to, printed in canonical form; a key stored as text (an older store's) reads as
+    /// its bytes.
+    @Test(arguments: [
+        ("value = '{ \"b\" : 1.50, \"a\" : [ true , null ] }'", "{\"a\":[true,null],\"b\":1.5}"),
+        ("value = '\"caf\u{e9} \u{1F600}\"'", "\"caf\u{e9} \u{1F600}\""),
+        ("value = CAST(X'22FF22' AS TEXT)", "\"\u{FFFD}\""),
+        ("value = CAST(X'3132003334' AS TEXT)", "12"),
+        ("key = CAST(key AS TEXT)", "1"),
+    ])
+    func valuesLoadFromTheirBytesAsTheirTextParses(damage: String, printed: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("put a 1")
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        let reader = try await Self.opened(SQLiteStore(path: path))
+        #expect(await reader.typed("get a").contains("value:         \(printed)\n"))
+        try await reader.run { session, _ in try session.closeStore() }
+    }
+
+    /// A NULL in an integer column the schema says NOT NULL (a file edited by hand) is one error
+    /// naming the row and the column, and the session stays empty.
+    @Test func aNullIntegerInARowIsOneClearError() async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("put a 1\nput b 2")
+        try await writer.run { session, _ in try session.closeStore() }
+        let raw = try DatabaseQueue(path: path)
+        try await raw.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'seq INTEGER NOT NULL', 'seq INTEGER') WHERE name = 'entries'")
+        }
+        try raw.close()
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('b' AS BLOB)") }
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "cannot read store \(path): entry row 2 has no seq (NULL)")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+    }
+
     /// A row is checked against the state as a snapshot's entry is: times after the store's
     /// `now` or out of order, an expiry that passed uncounted, sequence numbers past the state's,
     /// a mutation log waiting for no mutation, eviction fields its namespace's policy does not

@@ -98,6 +98,50 @@ public struct StoredEntry: Sendable, Equatable {
         self.tags = tags; self.extra = extra
     }
 
+    /// An entry read from a store's row, its value given as the UTF-8 bytes of its JSON text
+    /// (read where the store keeps them, during the call): a text of ASCII bytes (every value
+    /// cachesh writes) that reads as JSON is kept as its stored value, so loading parses it once,
+    /// with no string and no tree (`Snapshot.append` takes the value as it is); any other text is
+    /// kept as a string (invalid UTF-8 repaired, as a `String` would read it) and read by `append`
+    /// as before, which reports a damaged value.
+    public init(key: String, recency: Int64, valueUTF8 bytes: UnsafeBufferPointer<UInt8>, storedAt: Int64, staleAt: Int64?,
+                expiresAt: Int64?, seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64,
+                tags: String?, extra: String?, rowID: Int64) {
+        self.key = key; self.rowID = rowID; self.recency = recency; self.storedAt = storedAt
+        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
+        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
+        self.tags = tags; self.extra = extra
+        if Self.isASCII(bytes), let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
+            valueText = .stored(stored)
+        } else {
+            valueText = .text(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        var high: UInt64 = 0
+        while i + 8 <= bytes.count {
+            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            high |= UInt64(bytes[i])
+            i += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// The value as the engine keeps it, when the row holds it so (read from a store that
+    /// parsed it, or taken from an engine); nil for a value held as text.
+    var storedValue: StoredValue? {
+        if case .stored(let stored) = valueText { return stored }
+        return nil
+    }
+
     /// An entry whose value is an engine's stored value, lent as it is.
     init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
          seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
@@ -428,6 +472,30 @@ struct StoredRows {
     var perNamespace: [Int]
     /// The mutations in flight and queued, which a row's mutation log may wait for.
     var known: (inFlight: Set<UInt64>, queued: Set<UInt64>)
+    /// The namespace of the row before (its name, which holds no colon, and its slot): rows of
+    /// one namespace mostly come together, and bytes compared are cheaper than a name cut out of
+    /// the key and hashed.
+    var lastNamespace: (name: String, slot: Int)?
+
+    /// The slot of the namespace of `key` (`KeyName.namespace(of:)`), nil for a namespace the
+    /// state does not declare.
+    mutating func namespaceSlot(ofKey key: String) -> Int? {
+        if let last = lastNamespace {
+            // The key starts with the name and a colon: its first colon, so that is its namespace.
+            let same = key.utf8.withContiguousStorageIfAvailable { k in
+                last.name.utf8.withContiguousStorageIfAvailable { n in
+                    guard k.count > n.count && k[n.count] == UInt8(ascii: ":") else { return false }
+                    for i in 0..<n.count where k[i] != n[i] { return false }
+                    return true
+                }
+            }
+            if same == true { return last.slot }
+        }
+        let name = KeyName.namespace(of: key)
+        guard let slot = namespaceIndex[String(name)] else { return nil }
+        lastNamespace = (String(name), slot)
+        return slot
+    }
 }
 
 extension Snapshot {
@@ -509,10 +577,15 @@ extension Snapshot {
         guard stored != nil else { preconditionFailure("append to a snapshot not read from a store") }
         let index = stored!.recencies.count
         let path = SnapshotPath("entries").element(index)
-        try checkRowNumbers(row, path: path, previousRecency: stored!.recencies.last)
+        // Arguments read from `stored` before each call of a method of `self`: read in the call,
+        // they made Swift copy the whole snapshot for it (a retain and a release of each of its
+        // references, per row).
+        let previousRecency = stored!.recencies.last
+        let known = stored!.known
+        try checkRowNumbers(row, path: path, previousRecency: previousRecency)
         var entry: Entry
         var rank: OrderedSlots.Rank?
-        if row.extra == nil, let plain = try plainEntry(row, path: path) {
+        if row.extra == nil, let ns = stored!.namespaceSlot(ofKey: row.key), let plain = try plainEntry(row, namespace: ns, path: path) {
             entry = plain
         } else {
             if stored!.table.slot(forKey: row.key) != nil { throw SnapshotError(path: path.field("key"), "\(row.key) appears twice") }
@@ -530,7 +603,7 @@ extension Snapshot {
             entry = entries.removeLast()
             rank = ranks.removeLast()
         }
-        try checkEntry(entry, at: index, known: stored!.known)
+        try checkEntry(entry, at: index, known: known)
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
         let slot = stored!.table.insert(entry)
@@ -559,31 +632,40 @@ extension Snapshot {
         if now.subtractingReportingOverflow(row.storedAt).overflow {
             throw SnapshotError(path: path.field("stored_at"), "\(row.storedAt) is so far from now that the entry's age is no number")
         }
-        for (name, time) in [("stale_at", row.staleAt), ("expires_at", row.expiresAt)] {
+        // Each field on its own (no list of them built per row).
+        func checkLeft(_ name: String, _ time: Int64?) throws(SnapshotError) {
             if let time, time != .max, time.subtractingReportingOverflow(now).overflow {
                 throw SnapshotError(path: path.field(name), "\(time) is so far from now that the time left is no number")
             }
         }
+        try checkLeft("stale_at", row.staleAt)
+        try checkLeft("expires_at", row.expiresAt)
     }
 
     /// A row without rare fields of an LRU namespace as an entry, checked as `decodeEntry` checks
     /// an entry object, without building one: the common case, once per entry when a store is opened.
-    /// - Returns: nil, having changed nothing, for a row of another namespace (whose entries have
-    ///   eviction fields: `decodeEntry` tells what is missing).
-    private func plainEntry(_ row: StoredEntry, path: SnapshotPath) throws(SnapshotError) -> Entry? {
+    /// - Parameter ns: the slot of the row's namespace.
+    /// - Returns: nil, having changed nothing, for a row of a namespace outside LRU (whose entries
+    ///   have eviction fields: `decodeEntry` tells what is missing).
+    private func plainEntry(_ row: StoredEntry, namespace ns: Int, path: SnapshotPath) throws(SnapshotError) -> Entry? {
         func fail(_ name: String, _ message: String) -> SnapshotError { SnapshotError(path: path.field(name), message) }
         let key = row.key
-        guard let ns = stored!.namespaceIndex[String(KeyName.namespace(of: key))], namespaces[ns].policy.eviction == .lru else {
-            return nil
-        }
+        guard namespaces[ns].policy.eviction == .lru else { return nil }
         try SnapshotObject.checkKey(key) { fail("key", $0) }
         guard stored!.table.slot(forKey: key) == nil else { throw fail("key", "\(key) appears twice") }
-        let value: JSONValue
-        do { value = try JSONValue(parsing: row.value, maxDepth: JSONValue.maxDepth) } catch {
-            throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
+        // The value as the store parsed it (`StoredEntry(valueUTF8:)`), else parsed here; either
+        // is the stored form of the same JSON (`StoredValue(parsingJSON:)`).
+        let value: StoredValue
+        if let parsed = row.storedValue {
+            value = parsed
+        } else {
+            do { value = try StoredValue(parsingJSON: row.value, maxDepth: JSONValue.maxDepth) } catch {
+                throw SnapshotError(path: "entries", "damaged entry \(key) (value is not valid JSON: \(error.message))")
+            }
         }
-        // Only a long text can print longer than a value may be (at most 6 times as long).
-        if row.value.utf8.count > JSONValue.maxBytes / 8, let problem = value.sizeProblem { throw fail("value", problem) }
+        // Only a long text can print longer than a value may be (its compact text at most 6
+        // times as long).
+        if value.utf8Count > JSONValue.maxBytes / 8, let problem = value.json.sizeProblem { throw fail("value", problem) }
         var tags: [String] = []
         if let text = row.tags {
             let list: JSONValue
@@ -597,15 +679,24 @@ extension Snapshot {
                 tags.append(tag)
             }
         }
-        for (name, n) in [("seq", row.seq), ("stored_request", row.storedRequest), ("last_write", row.lastWrite), ("last_put", row.lastPut)]
-            where n < 0 || n > SnapshotObject.maxSeq {
-            throw fail(name, n < 0 ? "expected a sequence number (a whole number, not negative)"
-                                   : "\(n) is past the largest sequence number, \(SnapshotObject.maxSeq) (2^53)")
+        // Each field on its own, in this order (no list of them built per row).
+        func checkSeq(_ name: String, _ n: Int64) throws(SnapshotError) {
+            if n < 0 || n > SnapshotObject.maxSeq {
+                throw fail(name, n < 0 ? "expected a sequence number (a whole number, not negative)"
+                                       : "\(n) is past the largest sequence number, \(SnapshotObject.maxSeq) (2^53)")
+            }
         }
-        for (name, t) in [("stored_at", row.storedAt), ("stale_at", row.staleAt ?? 0), ("expires_at", row.expiresAt ?? 0)] where t < 0 {
-            throw fail(name, "is before 1970-01-01T00:00:00.000Z")
+        try checkSeq("seq", row.seq)
+        try checkSeq("stored_request", row.storedRequest)
+        try checkSeq("last_write", row.lastWrite)
+        try checkSeq("last_put", row.lastPut)
+        func checkTime(_ name: String, _ t: Int64) throws(SnapshotError) {
+            if t < 0 { throw fail(name, "is before 1970-01-01T00:00:00.000Z") }
         }
-        var entry = Entry(key: key, namespace: Int32(ns), value: value, tags: tags, ids: [], storedAt: row.storedAt,
+        try checkTime("stored_at", row.storedAt)
+        try checkTime("stale_at", row.staleAt ?? 0)
+        try checkTime("expires_at", row.expiresAt ?? 0)
+        var entry = Entry(key: key, namespace: Int32(ns), stored: value, tags: tags, storedAt: row.storedAt,
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
         entry.storedSeq = UInt64(row.seq)
         entry.storedRequest = UInt64(row.storedRequest)
