@@ -137,10 +137,14 @@ let package = Package(
             name: "CLibedit",
             providers: [.apt(["libedit-dev"])]
         ),
+        // glibc's malloc.h (mallopt), which the Glibc module does not export: the cachesh process
+        // gives freed large blocks back to the system (Sources/CMalloc/shim.h).
+        .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "cachesh",
             dependencies: [
                 "CacheShell",
+                "CMalloc",
                 "CacheStore",
                 "CLibedit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

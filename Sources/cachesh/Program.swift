@@ -2,6 +2,7 @@ import ArgumentParser
 import CacheCore
 import CacheShell
 import CacheStore
+import CMalloc
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -543,5 +544,10 @@ struct ProcessEnvironment {
 /// line, where `Invocation.read` reads a plain one by hand.
 @main
 enum Program {
-    static func main() { exit(runMain()) }
+    static func main() {
+        // Freed large blocks go back to the system (the tables' old copies after each growth):
+        // peak memory of 1 M puts some 25 bytes an entry less (Benchmarks/README.md, Memory per entry).
+        cachesh_malloc_return_large_blocks()
+        exit(runMain())
+    }
 }
