@@ -45,7 +45,6 @@ extension PersistentStore {
     public var path: String { "the store" }
 }
 
-
 /// One entry row, in typed columns: its key, its recency stamp (larger is more recent), its value
 /// as compact JSON text, its times in ms since the epoch (nil for never), its store sequence
 /// number, the sequence numbers of the request that stored it and of its last local write and put
@@ -111,28 +110,11 @@ public struct StoredEntry: Sendable, Equatable {
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
-        if Self.isASCII(bytes), let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
+        if bytes.isAllASCII, let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
             valueText = .stored(stored)
         } else {
             valueText = .text(String(decoding: bytes, as: UTF8.self))
         }
-    }
-
-    /// Whether every byte is below 0x80, eight at a time.
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var i = 0
-        var high: UInt64 = 0
-        while i + 8 <= bytes.count {
-            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < bytes.count {
-            high |= UInt64(bytes[i])
-            i += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// The value as the engine keeps it, when the row holds it so (read from a store that

@@ -31,7 +31,7 @@ public struct SourceFile: Sendable {
     ///
     /// - Complexity: O(n) in the number of bytes.
     public init(name: String?, bytes: UnsafeBufferPointer<UInt8>, firstLine: Int = 1) {
-        if Self.isASCII(bytes) {
+        if bytes.isAllASCII {
             self.init(name: name, utf8: Array(bytes), firstLine: firstLine, firstColumn: nil)
         } else {
             self.init(name: name, text: String(decoding: bytes, as: UTF8.self), firstLine: firstLine)
@@ -61,23 +61,6 @@ public struct SourceFile: Sendable {
             for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
         }
         self.lineStarts = starts
-    }
-
-    /// Whether every byte is ASCII (so the bytes are UTF-8 as they stand), eight at a time.
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var i = 0
-        var high: UInt64 = 0
-        while i + 8 <= bytes.count {
-            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < bytes.count {
-            high |= UInt64(bytes[i])
-            i += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// The number of lines the text starts (one more than its line feeds).
