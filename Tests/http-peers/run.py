@@ -49,10 +49,12 @@ KNOWN_DIFFERENCES = {
         "fresh to it; to cachesh it is 4 s stale, within `stale-while-revalidate=600`, so it is "
         "served at once and validated in the background (RFC 5861 §3).",
     ("changed-behind-same-url", 3):
-        "After a `200` answered its conditional request, hishel validates with the first response's "
-        "`ETag` again (`If-None-Match: \"v1\"`), so the origin sends the whole body once more. The "
-        "`200` replaces the stored response (RFC 9111 §4.3.3) and its validator is the one to send: "
-        "cachesh sends `\"v2\"` and gets a `304`.",
+        "hishel keeps both `200` responses and picks the one with the latest `Date` (RFC 9111 §4); "
+        "both carry the same second, and of two equal dates it takes the first stored, so it "
+        "validates with `If-None-Match: \"v1\"` and the origin sends the whole body once more. "
+        "cachesh stores the full response that answered its conditional request in place of the "
+        "one it validated (RFC 9111 §4.3.3: that response is the one to use), so it sends "
+        "`\"v2\"` and gets a `304`. With a later `Date` on the second response both send `\"v2\"`.",
     ("unsafe-method-invalidates", 4):
         "hishel does not invalidate the target of a successful `POST`, and serves the stored "
         "response. RFC 9111 §4.4: a cache MUST invalidate the target URI after a non-error answer "

@@ -9,6 +9,9 @@ Each scenario names the RFC section that decides it.
 
 LAST_YEAR = "Tue, 03 Dec 2025 10:00:00 GMT"
 LONG_AGO = "Mon, 01 Jan 2024 00:00:00 GMT"
+# One `Date` for two responses: the origin changed within the second. Without it the origin's own
+# clock decides whether they share a second, and hishel's choice between them with it.
+SAME_SECOND = "Thu, 03 Dec 2026 10:00:00 GMT"
 
 SCENARIOS = [
     ("fresh-max-age", "RFC 9111 §4.2.1", [
@@ -37,9 +40,9 @@ SCENARIOS = [
         ("get", "/mr", []),
     ]),
     ("changed-behind-same-url", "RFC 9111 §4.3.3", [
-        ("set", "/img", 200, [("Cache-Control", "max-age=0"), ("ETag", '"v1"')], b'{"img":1}'),
+        ("set", "/img", 200, [("Cache-Control", "max-age=0"), ("ETag", '"v1"'), ("Date", SAME_SECOND)], b'{"img":1}'),
         ("get", "/img", []),
-        ("set", "/img", 200, [("Cache-Control", "max-age=0"), ("ETag", '"v2"')], b'{"img":2}'),
+        ("set", "/img", 200, [("Cache-Control", "max-age=0"), ("ETag", '"v2"'), ("Date", SAME_SECOND)], b'{"img":2}'),
         ("get", "/img", []),
         ("get", "/img", []),
     ]),
