@@ -222,6 +222,26 @@ import TestSupport
         #expect(try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "0")])).cacheStatus.fwd == "vary-miss")
     }
 
+    /// The responses of a key evicted by `max=` go with it, not at its next read: a namespace (a
+    /// proxy's) that sees a thousand URLs through `max=2` holds the responses of a few dozen keys
+    /// at most, never a thousand bodies, and what it holds is still served.
+    @Test func theResponsesOfEvictedKeysDoNotAccumulate() throws {
+        let (cache, server) = try Self.make()
+        _ = try cache.defineNamespace("api", PolicyChange(max: .some(2)))
+        var most = 0
+        for n in 0..<1_000 {
+            server.set("api:/p\(n)", .string(String(repeating: "x", count: 1_000)), at: cache.now,
+                       headers: Self.fields(["Cache-Control": "max-age=600"]))
+            #expect(try cache.httpGet("api:/p\(n)").cacheStatus.stored)
+            most = max(most, cache.http.variants.count)
+        }
+        #expect(most <= HTTPStore.minSweep + 1)
+        #expect(cache.keys().count == 2)
+        #expect(try cache.httpGet("api:/p999").cacheStatus.hit)
+        #expect(try cache.httpGet("api:/p998").cacheStatus.hit)
+        #expect(try cache.httpGet("api:/p0").cacheStatus.fwd == "uri-miss")
+    }
+
     /// §4.4: a non-error answer to an unsafe method invalidates the target and the same-origin
     /// Location and Content-Location, not another origin's, and not after an error status.
     @Test func unsafeMethodsInvalidateTheTargetAndSameOriginLocations() throws {

@@ -43,9 +43,15 @@ struct HTTPStore {
     /// The request the last read or request that returned without waiting would wait for (live mode).
     var lastUnawaited: UInt64?
 
+    /// The number of keys in `variants` past which the next key stored sweeps out the responses
+    /// of keys that no longer hold them (`sweepHTTPVariants`).
+    var sweepAt = HTTPStore.minSweep
+
     /// The most responses kept for one key, one per secondary key (docs/SPEC.md §7.1): past it
     /// the oldest goes.
     static let maxVariants = 64
+    /// The fewest keys `variants` holds before a sweep.
+    static let minSweep = 64
 }
 
 extension CacheEngine {
@@ -108,6 +114,23 @@ extension CacheEngine {
         guard let slot = entrySlot(forKey: key) else { return }
         http.variants[key] = HTTPVariantSet(responses: responses, storedRequest: slots[Int(slot)].storedRequest,
                                             lastLocalWrite: slots[Int(slot)].lastLocalWrite)
+        if http.variants.count > http.sweepAt { sweepHTTPVariants() }
+    }
+
+    /// Drops the responses of every key whose entry went (evicted by `max=`, expired, cleared,
+    /// evicted) or holds another value (`holdsHTTPVariants` would find them out of date on the
+    /// key's next read): they are never served again, and a proxy that sees many
+    /// URLs would otherwise keep every body it ever stored. Run when `variants` has doubled since
+    /// the last sweep, so it costs O(1) amortized per key stored, and `variants` holds at most
+    /// twice the keys whose responses were live at the last sweep (at least 64).
+    /// - Complexity: O(keys in `variants`).
+    func sweepHTTPVariants() {
+        http.variants = http.variants.filter { key, set in
+            // A pending mutation only hides the responses until it ends: they stay.
+            guard let slot = entrySlot(forKey: key) else { return false }
+            return slots[Int(slot)].storedRequest == set.storedRequest && slots[Int(slot)].lastLocalWrite == set.lastLocalWrite
+        }
+        http.sweepAt = max(HTTPStore.minSweep, 2 * http.variants.count)
     }
 
     /// The stored response a request selects (§4.1), with its index among `all`.
