@@ -242,6 +242,64 @@ import TestSupport
         #expect(try cache.httpGet("api:/p0").cacheStatus.fwd == "uri-miss")
     }
 
+    /// An HTTP namespace keeps at most 256 MiB of responses (docs/SPEC.md §7.1): binary bodies of
+    /// 100 MiB (their size counts, not held here) evict the least recently used key once a third
+    /// would pass it, as `max=` evicts: counted, told to observers, the key read again a miss.
+    @Test func aNamespaceKeepsAtMost256MiBOfResponses() throws {
+        let (cache, server) = try Self.make()
+        let digest = String(repeating: "a", count: 64)
+        for path in ["/a", "/b", "/c"] {
+            server.set("api:" + path, body: .binary(size: 100 << 20, sha256: digest), at: cache.now,
+                       headers: Self.fields(["Cache-Control": "max-age=600"]))
+        }
+        _ = try cache.httpGet("api:/a")
+        _ = try cache.httpGet("api:/b")
+        _ = try cache.httpGet("api:/a")
+        #expect(cache.stats().evictions == 0)
+        #expect(try cache.httpGet("api:/c").cacheStatus.stored)
+        #expect(cache.stats().evictions == 1)
+        #expect(Set(cache.keys().map(\.key)) == ["api:/a", "api:/c"])
+        #expect(cache.http.bytes[cache.httpNamespaceSlot("api:/a")]! <= HTTPStore.maxBytes)
+        #expect(try cache.httpGet("api:/b").cacheStatus.fwd == "uri-miss")
+        #expect(try cache.httpGet("api:/c").cacheStatus.hit)
+    }
+
+    /// The budget, lowered: many keys keep the namespace within it, the most recent served; one
+    /// key whose variants alone pass it keeps its newest ones; a restore keeps all it holds.
+    @Test func theBudgetEvictsByRecencyAndTrimsAKeysOwnVariantsLast() throws {
+        let (cache, server) = try Self.make()
+        cache.http.budget = 20_000
+        let body = JSONValue.string(String(repeating: "x", count: 1_000))
+        for n in 0..<100 {
+            server.set("api:/p\(n)", body, at: cache.now, headers: Self.fields(["Cache-Control": "max-age=600"]))
+            #expect(try cache.httpGet("api:/p\(n)").cacheStatus.stored)
+            #expect(cache.http.bytes[cache.httpNamespaceSlot("api:/p0"), default: 0] <= 20_000)
+        }
+        let kept = cache.keys().count
+        #expect(kept >= 15 && kept < 20)
+        #expect(cache.stats().evictions == 100 - kept)
+        #expect(try cache.httpGet("api:/p99").cacheStatus.hit)
+        #expect(try cache.httpGet("api:/p0").cacheStatus.fwd == "uri-miss")
+
+        server.set("api:/v", body, at: cache.now, headers: Self.fields(["Cache-Control": "max-age=600", "Vary": "X-N"]))
+        for n in 0..<30 { _ = try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "\(n)")])) }
+        #expect(cache.keys().map(\.key) == ["api:/v"])
+        #expect(cache.http.bytes[cache.httpNamespaceSlot("api:/v"), default: 0] <= 20_000)
+        #expect(try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "29")])).cacheStatus.hit)
+        #expect(try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "0")])).cacheStatus.fwd == "vary-miss")
+
+        cache.http.budget = HTTPStore.maxBytes
+        for n in 0..<30 { _ = try cache.httpGet("api:/v", request: HTTPFields([.init("X-N", "\(n)")])) }
+        #expect(cache.http.bytes[cache.httpNamespaceSlot("api:/v"), default: 0] > 20_000)
+        let text = cache.snapshotText(pretty: false)
+        let (other, _) = try Self.make()
+        other.http.budget = 20_000
+        try other.restore(try JSONValue(parsing: text, maxDepth: JSONValue.documentDepth))
+        #expect(other.http.budget == 20_000)
+        #expect(other.http.bytes == cache.http.bytes)
+        #expect(other.snapshotText(pretty: false) == text)
+    }
+
     /// §4.4: a non-error answer to an unsafe method invalidates the target and the same-origin
     /// Location and Content-Location, not another origin's, and not after an error status.
     @Test func unsafeMethodsInvalidateTheTargetAndSameOriginLocations() throws {

@@ -9,6 +9,22 @@
 struct HTTPVariant {
     var response: StoredHTTPResponse
     var body: HTTPBody?
+
+    /// What it counts against its namespace's budget (`HTTPStore.maxBytes`): the bytes of its
+    /// header fields' names and values and of its body (JSON as its compact text, a binary body
+    /// by its size), and 64 for the rest of the record.
+    /// - Complexity: O(size of the fields and body).
+    var bytes: Int {
+        var n = 64
+        for line in response.fields.lines { n += line.name.utf8.count + line.value.utf8.count }
+        switch body {
+        case .json(let value)?: n += value.compactCount(atMost: .max) ?? 0
+        case .text(let text)?: n += text.utf8.count
+        case .binary(let size, _)?: n += size
+        case nil: break
+        }
+        return n
+    }
 }
 
 /// A request an HTTP read sent, while it is in flight.
@@ -30,12 +46,26 @@ struct HTTPVariantSet {
     var responses: [HTTPVariant]
     var storedRequest: UInt64
     var lastLocalWrite: UInt64
+    /// The responses' `bytes`.
+    var bytes: Int
+
+    init(responses: [HTTPVariant], storedRequest: UInt64, lastLocalWrite: UInt64) {
+        self.responses = responses
+        self.storedRequest = storedRequest
+        self.lastLocalWrite = lastLocalWrite
+        bytes = responses.reduce(0) { $0 + $1.bytes }
+    }
 }
 
 /// The HTTP namespaces' state beside the entries.
 struct HTTPStore {
-    /// Each HTTP key's stored responses, oldest first.
-    var variants: [String: HTTPVariantSet] = [:]
+    /// Each HTTP key's stored responses, oldest first. Written only through `setHTTPVariants`
+    /// (or a filter followed by `recountHTTPBytes`), which keeps `bytes` in step.
+    private(set) var variants: [String: HTTPVariantSet] = [:]
+    /// The `bytes` of the responses in `variants`, by namespace slot.
+    var bytes: [Int32: Int] = [:]
+    /// The most bytes of responses one namespace keeps: `maxBytes`, lowered by tests.
+    var budget = HTTPStore.maxBytes
     /// The requests HTTP reads sent, by request id, while in flight.
     var exchanges: [UInt64: HTTPExchange] = [:]
     /// What each completed request gives the reads waiting on it, until the last has taken it.
@@ -52,6 +82,26 @@ struct HTTPStore {
     static let maxVariants = 64
     /// The fewest keys `variants` holds before a sweep.
     static let minSweep = 64
+    /// The most bytes of stored responses (`HTTPVariant.bytes`) one HTTP namespace keeps
+    /// (docs/SPEC.md §7.1): 256 MiB. Past it, entries of the namespace are evicted as `max=`
+    /// evicts them.
+    static let maxBytes = 256 << 20
+
+    /// Sets or drops `key`'s responses (of namespace `ns`), keeping `bytes` in step.
+    mutating func set(_ key: String, ns: Int32, _ set: HTTPVariantSet?) {
+        let old: HTTPVariantSet?
+        if let set { old = variants.updateValue(set, forKey: key) } else { old = variants.removeValue(forKey: key) }
+        let change = (set?.bytes ?? 0) - (old?.bytes ?? 0)
+        if change != 0 { bytes[ns, default: 0] += change }
+    }
+
+    /// Keeps the responses `isKept` keeps, and counts `bytes` again.
+    /// - Complexity: O(keys in `variants`).
+    mutating func filter(namespace: (String) -> Int32, _ isKept: (String, HTTPVariantSet) -> Bool) {
+        variants = variants.filter { isKept($0.key, $0.value) }
+        bytes = [:]
+        for (key, set) in variants { bytes[namespace(key), default: 0] += set.bytes }
+    }
 }
 
 extension CacheEngine {
@@ -60,9 +110,18 @@ extension CacheEngine {
     /// in flight a restore replaced.
     func noteHTTPNamespaces(restored: Bool = false) {
         hasHTTPNamespaces = namespaces.indices.contains { namespaces.policy(Int32($0)).http != nil }
-        if restored { http = HTTPStore() }
+        if restored {
+            let budget = http.budget
+            http = HTTPStore()
+            http.budget = budget
+        }
         guard !http.variants.isEmpty else { return }
-        http.variants = http.variants.filter { httpSettings(ofKey: $0.key) != nil }
+        http.filter(namespace: httpNamespaceSlot) { key, _ in httpSettings(ofKey: key) != nil }
+    }
+
+    /// The slot of an HTTP key's namespace, as `http.bytes` counts it (-1 for none: never made).
+    func httpNamespaceSlot(_ key: String) -> Int32 {
+        namespaces.slot(named: String(KeyName.namespace(of: key))) ?? -1
     }
 
     /// The HTTP settings of `key`'s namespace; nil when it is not an HTTP namespace.
@@ -95,7 +154,7 @@ extension CacheEngine {
     func httpVariants(_ key: String) -> [HTTPVariant] {
         guard let set = http.variants[key] else { return [] }
         guard holdsHTTPVariants(key, set) else {
-            http.variants[key] = nil
+            http.set(key, ns: httpNamespaceSlot(key), nil)
             return []
         }
         return set.responses
@@ -109,12 +168,44 @@ extension CacheEngine {
             && slots[Int(slot)].log == nil
     }
 
-    /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value.
-    func keepHTTPVariants(_ key: String, _ responses: [HTTPVariant]) {
+    /// Keeps `responses` as `key`'s, with the marks of the entry that now holds their value;
+    /// then, unless `budget` is false (a restore, which keeps what the snapshot holds), keeps the
+    /// namespace within its bytes of responses (`keepWithinHTTPBudget`).
+    func keepHTTPVariants(_ key: String, _ responses: [HTTPVariant], budget: Bool = true) {
         guard let slot = entrySlot(forKey: key) else { return }
-        http.variants[key] = HTTPVariantSet(responses: responses, storedRequest: slots[Int(slot)].storedRequest,
-                                            lastLocalWrite: slots[Int(slot)].lastLocalWrite)
+        let ns = slots[Int(slot)].namespace
+        http.set(key, ns: ns, HTTPVariantSet(responses: responses, storedRequest: slots[Int(slot)].storedRequest,
+                                             lastLocalWrite: slots[Int(slot)].lastLocalWrite))
         if http.variants.count > http.sweepAt { sweepHTTPVariants() }
+        if budget && http.bytes[ns, default: 0] > http.budget { keepWithinHTTPBudget(key, ns: ns) }
+    }
+
+    /// Brings namespace `ns`'s stored responses within `http.budget` bytes after `key`'s were
+    /// stored: first the responses of keys that no longer hold them go (`sweepHTTPVariants`), then
+    /// entries of the namespace other than `key`, each chosen by its eviction policy as `max=`
+    /// chooses (counted as evictions, told to observers), and last `key`'s own oldest responses
+    /// while it alone is over (its newest stays).
+    /// - Complexity: O(keys in `variants`) for the sweep, then O(1) per entry evicted (SIEVE:
+    ///   amortized) and O(responses of `key`).
+    func keepWithinHTTPBudget(_ key: String, ns: Int32) {
+        sweepHTTPVariants()
+        guard let spared = entrySlot(forKey: key) else { return }
+        // Each turn removes one entry of the namespace, so this ends within its count.
+        while http.bytes[ns, default: 0] > http.budget, let (victim, _, requestsByKey) = state.evictOne(ns, over: 1, sparing: spared) {
+            http.set(victim, ns: ns, nil)
+            finishEviction(of: victim, ns: ns, requestsByKey: requestsByKey)
+        }
+        guard http.bytes[ns, default: 0] > http.budget, var set = http.variants[key], set.responses.count > 1 else { return }
+        let over = http.bytes[ns, default: 0] - http.budget
+        var dropped = 0
+        var count = 0
+        while count < set.responses.count - 1 && dropped < over {
+            dropped += set.responses[count].bytes
+            count += 1
+        }
+        set.responses.removeFirst(count)
+        set.bytes -= dropped
+        http.set(key, ns: ns, set)
     }
 
     /// Drops the responses of every key whose entry went (evicted by `max=`, expired, cleared,
@@ -125,7 +216,7 @@ extension CacheEngine {
     /// twice the keys whose responses were live at the last sweep (at least 64).
     /// - Complexity: O(keys in `variants`).
     func sweepHTTPVariants() {
-        http.variants = http.variants.filter { key, set in
+        http.filter(namespace: httpNamespaceSlot) { key, set in
             // A pending mutation only hides the responses until it ends: they stay.
             guard let slot = entrySlot(forKey: key) else { return false }
             return slots[Int(slot)].storedRequest == set.storedRequest && slots[Int(slot)].lastLocalWrite == set.lastLocalWrite
@@ -522,7 +613,7 @@ extension CacheEngine {
         for path in HTTPCachePolicy.invalidated(method: exchange.request.method, target: target, status: answer.status,
                                                 response: answer.fields, origin: origin) {
             guard let normalized = try? Self.httpKey(namespace + ":" + path) else { continue }
-            http.variants[normalized] = nil
+            http.set(normalized, ns: httpNamespaceSlot(normalized), nil)
             // As evict drops a key, told to observers as invalidated.
             requestTable.voidResponses(forKey: normalized)
             if let slot = entrySlot(forKey: normalized) {
@@ -565,7 +656,7 @@ extension CacheEngine {
         }
         guard updated + dropped > 0 else { return "" }
         if all.isEmpty {
-            http.variants[key] = nil
+            http.set(key, ns: httpNamespaceSlot(key), nil)
             if let slot = entrySlot(forKey: key) {
                 let ns = slots[Int(slot)].namespace
                 count(\.invalidations, ns)

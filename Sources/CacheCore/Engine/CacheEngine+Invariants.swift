@@ -61,6 +61,12 @@ extension CacheEngine {
         if defersMutations == behaviours.deferredMutations.isEmpty {
             v.append("engine: notes \(defersMutations ? "" : "no ")deferred mutations, there are \(defersMutations ? "none" : "some")")
         }
+        var httpBytes: [Int32: Int] = [:]
+        for (key, set) in http.variants { httpBytes[httpNamespaceSlot(key), default: 0] += set.responses.reduce(0) { $0 + $1.bytes } }
+        if httpBytes != http.bytes.filter({ $0.value != 0 }) {
+            v.append("engine: HTTP responses counted as \(http.bytes.sorted { $0.key < $1.key }) bytes by namespace, "
+                     + "but they hold \(httpBytes.sorted { $0.key < $1.key })")
+        }
         for ns in namespaces.indices where entries.ordered.eviction(ofNamespace: Int32(ns)) != namespaces.policy(Int32(ns)).eviction {
             v.append("namespace \(namespaces[Int32(ns)].name): policy \(namespaces.policy(Int32(ns)).eviction.rawValue), "
                      + "but its entries are kept for \(entries.ordered.eviction(ofNamespace: Int32(ns)).rawValue)")

@@ -267,11 +267,19 @@ extension CacheEngine {
         // Each turn removes one entry of the namespace, so this ends within its count. When no
         // more is over `max`, the loop ends without asking again, unless `emit` ran something.
         while let (key, more, requestsByKey) = state.evictOne(ns, over: max, sparing: sparing) {
-            if requestsByKey { requestTable.voidResponses(forKey: key) }
-            forgetDeferredMutations(ofEvicted: key)
             evicted.append(key)
-            emit(.evicted, key: key, namespace: ns)
+            finishEviction(of: key, ns: ns, requestsByKey: requestsByKey)
             if !more && !hooked { break }
         }
+    }
+
+    /// What follows the eviction of `key` from namespace `ns` (`EngineState.evictOne` removed it
+    /// and counted it): its responses in flight are void (when `requestsByKey`), its deferred
+    /// mutations forgotten, and observers told.
+    @inline(__always)
+    func finishEviction(of key: String, ns: Int32, requestsByKey: Bool) {
+        if requestsByKey { requestTable.voidResponses(forKey: key) }
+        forgetDeferredMutations(ofEvicted: key)
+        emit(.evicted, key: key, namespace: ns)
     }
 }

@@ -97,7 +97,7 @@ extension CacheEngine {
         requestTable = RequestTable(restoring: snapshot.requests, fetchInFlight: snapshot.fetchInFlight)
         // The HTTP keys' stored responses are their entries' as they are now (`keepHTTPVariants`
         // marks them so), and the HTTP requests in flight complete as they would have.
-        for (key, responses) in snapshot.httpVariants { keepHTTPVariants(key, responses) }
+        for (key, responses) in snapshot.httpVariants { keepHTTPVariants(key, responses, budget: false) }
         http.exchanges = snapshot.httpExchanges
         for request in snapshot.requests {
             if let due = request.completesAt {

@@ -7,7 +7,7 @@ enum ConfigCommands {
     static let ns = CommandSpec(
         name: "ns", summary: "define or change a namespace; alone, list them",
         arguments: [.namespace("NAME", meaning: "the namespace (letters, digits, -, _ and .); only the options given change").optional,
-                    .word("http", meaning: "make it an HTTP namespace: keys are paths with their query, entries responses that RFC 9111 decides on (before any key of it is stored)").optional,
+                    .word("http", meaning: "make it an HTTP namespace: keys are paths with their query, entries responses that RFC 9111 decides on (before any key of it is stored); its responses take at most 256 MiB, past which entries go as max= evicts them").optional,
                     .word("shared", meaning: "with http: a shared cache (RFC 9111 3.5: private and Authorization responses not stored, s-maxage used); else private").optional],
         options: [
             .duration("ttl", meaning: "entries expire D after they are stored (default 5m)"),
