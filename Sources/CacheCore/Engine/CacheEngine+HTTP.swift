@@ -11,19 +11,22 @@ struct HTTPVariant {
     var body: HTTPBody?
 
     /// What it counts against its namespace's budget (`HTTPStore.maxBytes`): the bytes of its
-    /// header fields' names and values and of its body (JSON as its compact text, a binary body
-    /// by its size), and 64 for the rest of the record.
+    /// header fields' names and values and of its body, and 64 for the rest of the record.
     /// - Complexity: O(size of the fields and body).
     var bytes: Int {
-        var n = 64
+        var n = 64 + bodyBytes
         for line in response.fields.lines { n += line.name.utf8.count + line.value.utf8.count }
-        switch body {
-        case .json(let value)?: n += value.compactCount(atMost: .max) ?? 0
-        case .text(let text)?: n += text.utf8.count
-        case .binary(let size, _)?: n += size
-        case nil: break
-        }
         return n
+    }
+
+    /// The bytes of its body (JSON as its compact text, a binary body by its size).
+    var bodyBytes: Int {
+        switch body {
+        case .json(let value)?: value.compactCount(atMost: .max) ?? 0
+        case .text(let text)?: text.utf8.count
+        case .binary(let size, _)?: size
+        case nil: 0
+        }
     }
 }
 
@@ -46,14 +49,19 @@ struct HTTPVariantSet {
     var responses: [HTTPVariant]
     var storedRequest: UInt64
     var lastLocalWrite: UInt64
-    /// The responses' `bytes`.
+    /// The responses' `bytes`, and the last one's body once more: the entry's value holds it too.
     var bytes: Int
 
     init(responses: [HTTPVariant], storedRequest: UInt64, lastLocalWrite: UInt64) {
         self.responses = responses
         self.storedRequest = storedRequest
         self.lastLocalWrite = lastLocalWrite
-        bytes = responses.reduce(0) { $0 + $1.bytes }
+        bytes = Self.bytes(of: responses)
+    }
+
+    /// `bytes` of a set holding `responses`.
+    static func bytes(of responses: [HTTPVariant]) -> Int {
+        responses.reduce(0) { $0 + $1.bytes } + (responses.last?.bodyBytes ?? 0)
     }
 }
 
@@ -204,7 +212,7 @@ extension CacheEngine {
             count += 1
         }
         set.responses.removeFirst(count)
-        set.bytes -= dropped
+        set.bytes = HTTPVariantSet.bytes(of: set.responses)
         http.set(key, ns: ns, set)
     }
 

@@ -62,7 +62,7 @@ extension CacheEngine {
             v.append("engine: notes \(defersMutations ? "" : "no ")deferred mutations, there are \(defersMutations ? "none" : "some")")
         }
         var httpBytes: [Int32: Int] = [:]
-        for (key, set) in http.variants { httpBytes[httpNamespaceSlot(key), default: 0] += set.responses.reduce(0) { $0 + $1.bytes } }
+        for (key, set) in http.variants { httpBytes[httpNamespaceSlot(key), default: 0] += HTTPVariantSet.bytes(of: set.responses) }
         if httpBytes != http.bytes.filter({ $0.value != 0 }) {
             v.append("engine: HTTP responses counted as \(http.bytes.sorted { $0.key < $1.key }) bytes by namespace, "
                      + "but they hold \(httpBytes.sorted { $0.key < $1.key })")
