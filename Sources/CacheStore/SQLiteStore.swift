@@ -851,15 +851,19 @@ public final class SQLiteStore: PersistentStore, Sendable {
         valueEnds.reserveCapacity(count)
         keys.reserveCapacity(count * 16)
         values.reserveCapacity(count * 64)
-        StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
         // Row i's `fields` (`EntryFields`) likewise.
         var fields: [UInt8] = []
         var fieldEnds: [Int] = []
         fields.reserveCapacity(count * 24)
         fieldEnds.reserveCapacity(count)
+        StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
+        // Each field read where the array keeps it (no row copied out of it, which retains and
+        // releases what it holds).
         entries.withUnsafeBufferPointer { all in
             for i in all.indices {
-                EntryFields.append(all[i], to: &fields)
+                EntryFields.append(storedAt: all[i].storedAt, staleAt: all[i].staleAt, expiresAt: all[i].expiresAt, seq: all[i].seq,
+                                   storedRequest: all[i].storedRequest, lastWrite: all[i].lastWrite, lastPut: all[i].lastPut,
+                                   to: &fields)
                 fieldEnds.append(fields.count)
             }
         }
@@ -1127,15 +1131,16 @@ enum EntryFields {
 
     /// Appends the encoding of an entry's fields (the writer's path: no list built).
     @inline(__always)
-    static func append(_ e: StoredEntry, to out: inout [UInt8]) {
-        out.append(0b1111001 | (e.staleAt == nil ? 0 : 0b10) | (e.expiresAt == nil ? 0 : 0b100))
-        appendNumber(e.storedAt, to: &out)
-        if let t = e.staleAt { appendNumber(t, to: &out) }
-        if let t = e.expiresAt { appendNumber(t, to: &out) }
-        appendNumber(e.seq, to: &out)
-        appendNumber(e.storedRequest, to: &out)
-        appendNumber(e.lastWrite, to: &out)
-        appendNumber(e.lastPut, to: &out)
+    static func append(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
+                       lastWrite: Int64, lastPut: Int64, to out: inout [UInt8]) {
+        out.append(0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100))
+        appendNumber(storedAt, to: &out)
+        if let t = staleAt { appendNumber(t, to: &out) }
+        if let t = expiresAt { appendNumber(t, to: &out) }
+        appendNumber(seq, to: &out)
+        appendNumber(storedRequest, to: &out)
+        appendNumber(lastWrite, to: &out)
+        appendNumber(lastPut, to: &out)
     }
 
     @inline(__always)

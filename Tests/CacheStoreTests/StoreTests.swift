@@ -921,10 +921,8 @@ import TestSupport
             #expect(bytes.withUnsafeBytes { EntryFields.decode($0) } == sample)
             #expect(bytes.count <= 1 + 10 * 7)
         }
-        let entry = StoredEntry(key: "k", recency: 1, value: "1", storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3, storedRequest: 0,
-                                lastWrite: 2, lastPut: 2)
         var fast: [UInt8] = []
-        EntryFields.append(entry, to: &fast)
+        EntryFields.append(storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3, storedRequest: 0, lastWrite: 2, lastPut: 2, to: &fast)
         var general: [UInt8] = []
         EntryFields.append([5, nil, 9, 3, 0, 2, 2], to: &general)
         #expect(fast == general)
