@@ -851,20 +851,23 @@ public final class SQLiteStore: PersistentStore, Sendable {
         valueEnds.reserveCapacity(count)
         keys.reserveCapacity(count * 16)
         values.reserveCapacity(count * 64)
-        // Row i's `fields` (`EntryFields`) likewise.
-        var fields: [UInt8] = []
-        var fieldEnds: [Int] = []
-        fields.reserveCapacity(count * 24)
-        fieldEnds.reserveCapacity(count)
         StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
-        // Each field read where the array keeps it (no row copied out of it, which retains and
-        // releases what it holds).
-        entries.withUnsafeBufferPointer { all in
-            for i in all.indices {
-                EntryFields.append(storedAt: all[i].storedAt, staleAt: all[i].staleAt, expiresAt: all[i].expiresAt, seq: all[i].seq,
-                                   storedRequest: all[i].storedRequest, lastWrite: all[i].lastWrite, lastPut: all[i].lastPut,
-                                   to: &fields)
-                fieldEnds.append(fields.count)
+        // Row i's `fields` (`EntryFields`) likewise, written into room for the longest, each field
+        // read where the array keeps it (no row copied out of it, which retains and releases what
+        // it holds).
+        var fieldEnds = [Int](repeating: 0, count: count)
+        let fields = [UInt8](unsafeUninitializedCapacity: count * EntryFields.maxBytes) { out, written in
+            entries.withUnsafeBufferPointer { all in
+                fieldEnds.withUnsafeMutableBufferPointer { ends in
+                    var at = 0
+                    for i in all.indices {
+                        at = EntryFields.write(storedAt: all[i].storedAt, staleAt: all[i].staleAt, expiresAt: all[i].expiresAt,
+                                               seq: all[i].seq, storedRequest: all[i].storedRequest, lastWrite: all[i].lastWrite,
+                                               lastPut: all[i].lastPut, into: out.baseAddress!, at: at)
+                        ends[i] = at
+                    }
+                    written = at
+                }
             }
         }
         // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
@@ -1129,18 +1132,36 @@ enum EntryFields {
         for v in values { if let v { appendNumber(v, to: &out) } }
     }
 
-    /// Appends the encoding of an entry's fields (the writer's path: no list built).
+    /// The most bytes an encoding takes: the first byte and seven numbers of 10.
+    static let maxBytes = 71
+
+    /// Writes the encoding of an entry's fields at `out + at` (room for `maxBytes`; the writer's
+    /// path: no list built, no capacity checked per byte).
+    /// - Returns: the offset past the last byte written.
     @inline(__always)
-    static func append(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
-                       lastWrite: Int64, lastPut: Int64, to out: inout [UInt8]) {
-        out.append(0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100))
-        appendNumber(storedAt, to: &out)
-        if let t = staleAt { appendNumber(t, to: &out) }
-        if let t = expiresAt { appendNumber(t, to: &out) }
-        appendNumber(seq, to: &out)
-        appendNumber(storedRequest, to: &out)
-        appendNumber(lastWrite, to: &out)
-        appendNumber(lastPut, to: &out)
+    static func write(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
+                      lastWrite: Int64, lastPut: Int64, into out: UnsafeMutablePointer<UInt8>, at start: Int) -> Int {
+        var at = start
+        out[at] = 0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100)
+        at += 1
+        @inline(__always) func number(_ n: Int64) {
+            var v = UInt64(bitPattern: n)
+            while v >= 0x80 {
+                out[at] = UInt8(truncatingIfNeeded: v) | 0x80
+                at += 1
+                v >>= 7
+            }
+            out[at] = UInt8(truncatingIfNeeded: v)
+            at += 1
+        }
+        number(storedAt)
+        if let t = staleAt { number(t) }
+        if let t = expiresAt { number(t) }
+        number(seq)
+        number(storedRequest)
+        number(lastWrite)
+        number(lastPut)
+        return at
     }
 
     @inline(__always)

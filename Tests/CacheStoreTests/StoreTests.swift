@@ -921,11 +921,18 @@ import TestSupport
             #expect(bytes.withUnsafeBytes { EntryFields.decode($0) } == sample)
             #expect(bytes.count <= 1 + 10 * 7)
         }
-        var fast: [UInt8] = []
-        EntryFields.append(storedAt: 5, staleAt: nil, expiresAt: 9, seq: 3, storedRequest: 0, lastWrite: 2, lastPut: 2, to: &fast)
-        var general: [UInt8] = []
-        EntryFields.append([5, nil, 9, 3, 0, 2, 2], to: &general)
-        #expect(fast == general)
+        // The writer's path writes the same bytes, up to `maxBytes` of them.
+        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4]] {
+            var general: [UInt8] = []
+            EntryFields.append(sample, to: &general)
+            let fast = [UInt8](unsafeUninitializedCapacity: EntryFields.maxBytes) { out, written in
+                written = EntryFields.write(storedAt: sample[0]!, staleAt: sample[1], expiresAt: sample[2], seq: sample[3]!,
+                                            storedRequest: sample[4]!, lastWrite: sample[5]!, lastPut: sample[6]!,
+                                            into: out.baseAddress!, at: 0)
+            }
+            #expect(fast == general)
+            #expect(fast.count <= EntryFields.maxBytes)
+        }
     }
 
     /// A store whose HTTP fields are hostile (a row's response with a bad status, the server's
