@@ -873,6 +873,39 @@ import TestSupport
         #expect(said.contains("new:1"))
     }
 
+    /// A schema-7 row with a NULL where its column says NOT NULL (a file edited by hand) is
+    /// carried into `fields` as the field absent, so the upgraded store is refused as schema 7's
+    /// was, naming the row and the field, and the upgrade is rolled back: the file keeps schema 7
+    /// and its rows.
+    @Test func aNullInASchema7RowIsRefusedAsBeforeItsUpgrade() async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema7")
+        let raw = try DatabaseQueue(path: path)
+        try await raw.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'seq INTEGER NOT NULL', 'seq INTEGER') WHERE name = 'entries'")
+        }
+        try raw.close()
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('again' AS BLOB)") }
+        func everything() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    + String.fetchAll(db, sql: "SELECT hex(key) || ':' || ifnull(seq, 'NULL') || ':' || hex(value) FROM entries ORDER BY id")
+            }
+        }
+        let before = try everything()
+        #expect(before.contains("schema=7") && before.contains { $0.hasSuffix(":NULL:32") })
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal?.hasPrefix("cannot read store \(path): entry row ") == true && refusal?.hasSuffix(" has no seq (NULL)") == true,
+                "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try everything() == before)
+    }
+
     /// The hex of a text's UTF-8 bytes, as SQLite's `hex()` prints it.
     static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02X", $0) }.joined() }
 
