@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The cost of `--store` (SPEC §5.3), each figure beside a baseline measured in the same run:
 #
-#   1. N `put` commands in batch with `--store` against the same commands without it (goal <= 2x);
+#   1. N `put` commands in batch with `--store` against the same commands without it (issue 40's
+#      goal: <= 1.3x);
 #   2. cold start on a store of M entries (open, first `get`, exit) against `sqlite3` reading every
-#      row of the same entries table in the order cachesh reads them (goal <= 6x), and the peak
-#      memory of that start (goal < 0.7 GB);
+#      column of every row of the same entries table in the order cachesh reads them (goal <= 1.5x),
+#      and the peak memory of that start (goal < 250 MB);
 #   3. with BASELINE_BIN set (a release cachesh built from another commit, say main before a
 #      change), the same figures for it, on a store it wrote itself.
 #
@@ -70,7 +71,7 @@ report() { # report NAME BIN
     local name=$1 bin=$2 plain stored plaincpu storedcpu cold coldrss scan db="$DIR/big-$1.db"
     read -r plain _ plaincpu < <(FRESH="$DIR/s.db" best "$bin" "$DIR/puts.cachesh")
     read -r stored _ storedcpu < <(FRESH="$DIR/s.db" best "$bin" --store "$DIR/s.db" "$DIR/puts.cachesh")
-    printf '%-9s %d put commands: without store %.3f s (%.0f/s), with --store %.3f s (%.0f/s): %.2fx (goal <= 2x); CPU %.3f s against %.3f s: %.2fx\n' \
+    printf '%-9s %d put commands: without store %.3f s (%.0f/s), with --store %.3f s (%.0f/s): %.2fx (goal <= 1.3x); CPU %.3f s against %.3f s: %.2fx\n' \
         "$name" "$N" "$plain" "$(ratio "$N" "$plain")" "$stored" "$(ratio "$N" "$stored")" "$(ratio "$stored" "$plain")" \
         "$storedcpu" "$plaincpu" "$(ratio "$storedcpu" "$plaincpu")"
 
@@ -78,13 +79,15 @@ report() { # report NAME BIN
     "$bin" --store "$db" "$DIR/fill.cachesh" > /dev/null
     local size columns
     size=$(du -h "$db" | cut -f1)
-    # Every column of every entry row, in the order cachesh loads them.
+    # Every column of every entry row, in the order cachesh loads them (schema 8: the id, key,
+    # recency, value, the `fields` BLOB, tags and extra; a store of schema 7 or older, as an older
+    # BASELINE_BIN writes, has the times and sequence numbers in seven columns of their own).
     columns=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('entries')")
-    read -r scan _ < <(best sqlite3 "$db" "SELECT $columns FROM entries ORDER BY recency")
-    read -r cold coldrss _ < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")
+    read -r scan _ scancpu < <(best sqlite3 "$db" "SELECT $columns FROM entries ORDER BY recency")
+    read -r cold coldrss coldcpu < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")
     grep -q '"id":' "$DIR/out" || { echo "store-bench: the first get found nothing: $(cat "$DIR/out")" >&2; exit 1; }
-    printf '%-9s cold start on %d entries (%s): %.3f s, sqlite3 reading the rows %.3f s: %.2fx (goal <= 6x); peak %.0f MB (goal < 700)\n' \
-        "$name" "$M" "$size" "$cold" "$scan" "$(ratio "$cold" "$scan")" "$(ratio "$coldrss" 1000)"
+    printf '%-9s cold start on %d entries (%s): %.3f s, sqlite3 reading the rows %.3f s: %.2fx (goal <= 1.5x); CPU %.3f s against %.3f s: %.2fx; peak %.0f MB (goal < 250)\n' \
+        "$name" "$M" "$size" "$cold" "$scan" "$(ratio "$cold" "$scan")" "$coldcpu" "$scancpu" "$(ratio "$coldcpu" "$scancpu")" "$(ratio "$coldrss" 1000)"
 }
 
 report this "$BIN"

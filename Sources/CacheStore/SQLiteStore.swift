@@ -12,8 +12,9 @@ import Synchronization
 /// whole store.
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
-/// `entries` (typed columns: key, recency stamp, value as compact JSON, times as integer ms, sequence
-/// numbers, tags, and the rarely set fields as one JSON object; see `StoredEntry`; one B-tree keyed
+/// `entries` (key, recency stamp, value as compact JSON, the times in ms and sequence numbers in
+/// one BLOB (`EntryFields`, schema 8), tags, and the rarely set fields as one JSON object; see
+/// `StoredEntry`; one B-tree keyed
 /// by a row id the engine gives in increasing order (`StoredEntry.rowID`), with no index on the
 /// key or the recency, so writing a row touches one tree and a new key's row goes at its right
 /// edge: the engine keeps each entry's row id beside it, loaded from the rows, and keeps keys
@@ -29,7 +30,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 7
+    public static let schemaVersion = 8
 
     private let queue: DatabaseQueue
     /// Held from open to close (`StoreLock.release`); nil for a store in memory.
@@ -294,21 +295,56 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 UPDATE meta SET value = '7' WHERE name = 'schema';
                 """)
         }),
+        ("v8", { db in
+            // An entry's times and sequence numbers in one BLOB (`EntryFields`): a row of six
+            // columns, not thirteen, so SQLite's per-column work on every row written and read
+            // shrinks with it. Each row is copied under its id, each integer as it reads (a NULL
+            // where schema 7 says NOT NULL, in a damaged file, is kept absent: opening then
+            // names it as before).
+            try db.execute(sql: "CREATE TABLE entries_v8 (\(entryColumnsSQL8))")
+            let insert = try RowWriter(db, "INSERT INTO entries_v8 (id, \(entryColumns8)) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            let rows = try db.makeStatement(sql: "SELECT id, key, recency, value, tags, extra, \(EntryFields.names.joined(separator: ", ")) FROM entries ORDER BY id")
+            let s = rows.sqliteStatement
+            defer { sqlite3_reset(s) }
+            var fields: [UInt8] = []
+            while true {
+                let code = sqlite3_step(s)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                // id, key, recency, value, tags and extra as they are (their types too).
+                for c in Int32(0)..<6 { _ = sqlite3_bind_value(insert.statement, c == 0 ? 1 : (c < 4 ? c + 1 : c + 2), sqlite3_column_value(s, c)) }
+                fields.removeAll(keepingCapacity: true)
+                var values = [Int64?](repeating: nil, count: EntryFields.names.count)
+                for i in values.indices where sqlite3_column_type(s, Int32(6 + i)) != SQLITE_NULL {
+                    values[i] = sqlite3_column_int64(s, Int32(6 + i))
+                }
+                EntryFields.append(values, to: &fields)
+                fields.withUnsafeBufferPointer { b in _ = sqlite3_bind_blob(insert.statement, 5, b.baseAddress, Int32(b.count), sqliteTransient) }
+                try insert.run()
+            }
+            try db.execute(sql: """
+                DROP TABLE entries;
+                ALTER TABLE entries_v8 RENAME TO entries;
+                UPDATE meta SET value = '8' WHERE name = 'schema';
+                """)
+        }),
     ]
 
-    /// A new store's tables as the migrations up to v7 leave them, the migrations recorded as
-    /// applied (as GRDB's migrator records them): a new file is written once, not through seven
+    /// A new store's tables as the migrations up to v8 leave them, the migrations recorded as
+    /// applied (as GRDB's migrator records them): a new file is written once, not through eight
     /// upgrades of tables that hold nothing (a sixteenth of the log a new store wrote before).
-    static func createSchema7(_ db: Database) throws {
+    static func createSchema8(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '7');
+            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '8');
             CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
-            CREATE TABLE entries (\(entryColumnsSQL6));
+            CREATE TABLE entries (\(entryColumnsSQL8));
             CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
             CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER, headers TEXT);
             CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6'), ('v7');
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6'), ('v7'), ('v8');
             """)
     }
 
@@ -332,6 +368,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
         tags TEXT, extra TEXT
         """
 
+    /// The entry columns of schema 8 (after the row id), in the order every statement that writes
+    /// or reads them names them.
+    static let entryColumns8 = "key, recency, value, fields, tags, extra"
+
+    /// The entry table's columns as schema 8 declares them: schema 6's, with the times and
+    /// sequence numbers in one BLOB (`EntryFields`).
+    static let entryColumnsSQL8 = """
+        id INTEGER PRIMARY KEY, key BLOB NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
+        fields BLOB NOT NULL, tags TEXT, extra TEXT
+        """
+
     /// An upsert's update of a row that is there: every column of `entryColumns` but the key takes
     /// the new row's value.
     static let updateEveryColumnButTheKey = "recency = excluded.recency, value = excluded.value, "
@@ -339,34 +386,35 @@ public final class SQLiteStore: PersistentStore, Sendable {
         + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
         + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
 
-    /// Writes `rows` entry rows of schema 6 (13 arguments each: the row id, then the columns in
-    /// `entryColumns`' order); a row of the same id is updated in place.
+    /// Writes `rows` entry rows of schema 8 (7 arguments each: the row id, then the columns in
+    /// `entryColumns8`' order); a row of the same id is updated in place.
     static func writeEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        return "INSERT INTO entries (id, \(entryColumns)) VALUES "
+        let row = "(?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT INTO entries (id, \(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ") + " "
-            + "ON CONFLICT (id) DO UPDATE SET \(updateEveryColumnButTheKey)"
+            + "ON CONFLICT (id) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
+            + "fields = excluded.fields, tags = excluded.tags, extra = excluded.extra"
     }
 
-    /// Inserts `rows` new entry rows of schema 6 (13 arguments each, as `writeEntrySQL`'s). `OR
+    /// Inserts `rows` new entry rows of schema 8 (7 arguments each, as `writeEntrySQL`'s). `OR
     /// FAIL`: a statement that fails keeps what it wrote before, so SQLite keeps no statement
     /// journal for it (a copy of every page a step changes, to undo the step alone), which
     /// `commit` does not need: a failed step fails the whole transaction, which is rolled back.
     /// A row whose id is taken fails the statement (the engine gives each new row an id of its
     /// own).
     static func insertNewEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        return "INSERT OR FAIL INTO entries (id, \(entryColumns)) VALUES "
+        let row = "(?, ?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (id, \(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
-    /// `insertNewEntrySQL` without the id (12 arguments a row): SQLite gives each row one more
+    /// `insertNewEntrySQL` without the id (6 arguments a row): SQLite gives each row one more
     /// than the largest id in the table, which `writeEntries` uses when that is the row's id.
     /// SQLite then finds the place of each row at the table's right edge at once, where an id
     /// given is looked up from the root.
     static func appendEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        return "INSERT OR FAIL INTO entries (\(entryColumns)) VALUES "
+        let row = "(?, ?, ?, ?, ?, ?)"
+        return "INSERT OR FAIL INTO entries (\(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
@@ -435,7 +483,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         do {
             // A new file is made whole before the session's first commit, with no sync of its own
             // (a killed process leaves it empty or whole; it holds nothing yet), in one
-            // transaction of schema 7 (`createSchema7`) rather than the seven upgrades.
+            // transaction of schema 8 (`createSchema8`) rather than the eight upgrades.
             let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if readOnly {
                 // Read as it is: nothing to make, nothing to upgrade.
@@ -467,7 +515,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
-            if isNew { try queue.write { db in try createSchema7(db) } }
+            if isNew { try queue.write { db in try createSchema8(db) } }
             if let migration { try migrator.migrate(queue, upTo: migration) }
             if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
             return isNew || migration != nil ? false : try upgrade(queue)
@@ -588,17 +636,15 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// the column's bytes, the value parsed from them (`StoredEntry(valueUTF8:)`). Each column
     /// reads as GRDB decoded it before: a key that is neither a BLOB nor text is the empty key;
     /// a text column ends at its first NUL (as a C string); a NULL in a NOT NULL column (a
-    /// damaged file) is one error naming the row and column, never a crash.
+    /// damaged file), a field absent from `fields` that every entry has, or `fields` that are
+    /// not `EntryFields`' bytes, is one error naming the row and column, never a crash.
     public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
         do {
             try queue.read { db in
                 // No index orders the rows by recency: SQLite sorts them, in bounded memory
                 // (spilling to temporary files), and hands them on one at a time.
-                let statement = try db.makeStatement(sql: """
-                    SELECT key, recency, value, stored_at, stale_at, expires_at, seq, stored_request, last_write, last_put, tags, extra, id
-                    FROM entries ORDER BY recency
-                    """)
+                let statement = try db.makeStatement(sql: "SELECT key, recency, value, fields, tags, extra, id FROM entries ORDER BY recency")
                 let s = statement.sqliteStatement
                 defer { sqlite3_reset(s) }
                 var row = 0
@@ -609,10 +655,6 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no \(name) (NULL)")
                     }
                     return n
-                }
-                func optionalInteger(_ column: Int32) -> Int64? {
-                    let n = sqlite3_column_int64(s, column)
-                    return n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL ? nil : n
                 }
                 /// A text column's bytes up to its first NUL (nil for NULL), lent for the call.
                 func text<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
@@ -643,15 +685,44 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     default: break
                     }
                     let recency = try integer(1, "recency")
+                    // The times and sequence numbers (`EntryFields`): a BLOB (text, from a file
+                    // edited by hand, is read as its bytes too).
+                    guard sqlite3_column_type(s, 3) != SQLITE_NULL else {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no fields (NULL)")
+                    }
+                    let fieldBytes = UnsafeRawBufferPointer(start: sqlite3_column_blob(s, 3), count: Int(sqlite3_column_bytes(s, 3)))
+                    let mask = fieldBytes.first ?? 0x80
+                    var at = 1
+                    var f: (Int64?, Int64?, Int64?, Int64?, Int64?, Int64?, Int64?) = (nil, nil, nil, nil, nil, nil, nil)
+                    var damaged = mask & 0x80 != 0
+                    @inline(__always) func field(_ bit: UInt8) -> Int64? {
+                        guard !damaged && mask & bit != 0 else { return nil }
+                        guard let n = EntryFields.number(fieldBytes, &at) else {
+                            damaged = true
+                            return nil
+                        }
+                        return n
+                    }
+                    f.0 = field(1); f.1 = field(2); f.2 = field(4); f.3 = field(8); f.4 = field(16); f.5 = field(32); f.6 = field(64)
+                    if damaged || at != fieldBytes.count {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has damaged fields "
+                                            + "(not the times and sequence numbers of an entry as cachesh writes them)")
+                    }
+                    func required(_ n: Int64?, _ name: String) throws -> Int64 {
+                        guard let n else {
+                            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no \(name) (NULL)")
+                        }
+                        return n
+                    }
                     let entry = try text(2) { value throws -> StoredEntry in
                         guard let value else {
                             throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
                         }
-                        return StoredEntry(key: key, recency: recency, valueUTF8: value, storedAt: try integer(3, "stored_at"),
-                                           staleAt: optionalInteger(4), expiresAt: optionalInteger(5), seq: try integer(6, "seq"),
-                                           storedRequest: try integer(7, "stored_request"), lastWrite: try integer(8, "last_write"),
-                                           lastPut: try integer(9, "last_put"), tags: optionalText(10), extra: optionalText(11),
-                                           rowID: try integer(12, "id"))
+                        return StoredEntry(key: key, recency: recency, valueUTF8: value, storedAt: try required(f.0, "stored_at"),
+                                           staleAt: f.1, expiresAt: f.2, seq: try required(f.3, "seq"),
+                                           storedRequest: try required(f.4, "stored_request"), lastWrite: try required(f.5, "last_write"),
+                                           lastPut: try required(f.6, "last_put"), tags: optionalText(4), extra: optionalText(5),
+                                           rowID: try integer(6, "id"))
                     }
                     row += 1
                     do { try each(entry) } catch {
@@ -753,11 +824,11 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// statement journal (in memory, spilled to a temporary file past 64 KiB), so such a step
     /// touches few pages to keep that journal small and off the disk; the insert keeps none.
     ///
-    /// The keys and values of all the rows are copied into two buffers that SQLite reads where
-    /// they are (`SQLITE_STATIC`) during the steps; every argument is bound anew for each step,
-    /// and all are cleared once the rows are written (or fail), so no later use of the
-    /// statements can find the buffers bound. Memory: the two buffers and one index per row,
-    /// O(size of the rows), as `entries` is already.
+    /// The keys, values and `fields` (`EntryFields`) of all the rows are copied into three buffers
+    /// that SQLite reads where they are (`SQLITE_STATIC`) during the steps; every argument is
+    /// bound anew for each step, and all are cleared once the rows are written (or fail), so no
+    /// later use of the statements can find the buffers bound. Memory: the three buffers and one
+    /// index per row and buffer, O(size of the rows), as `entries` is already.
     private static func writeEntries(_ entries: [StoredEntry], firstNew: Int64, _ db: Database) throws {
         // Prepared (found in the connection's cache) when first used.
         var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
@@ -781,6 +852,24 @@ public final class SQLiteStore: PersistentStore, Sendable {
         keys.reserveCapacity(count * 16)
         values.reserveCapacity(count * 64)
         StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
+        // Row i's `fields` (`EntryFields`) likewise, written into room for the longest, each field
+        // read where the array keeps it (no row copied out of it, which retains and releases what
+        // it holds).
+        var fieldEnds = [Int](repeating: 0, count: count)
+        let fields = [UInt8](unsafeUninitializedCapacity: count * EntryFields.maxBytes) { out, written in
+            entries.withUnsafeBufferPointer { all in
+                fieldEnds.withUnsafeMutableBufferPointer { ends in
+                    var at = 0
+                    for i in all.indices {
+                        at = EntryFields.write(storedAt: all[i].storedAt, staleAt: all[i].staleAt, expiresAt: all[i].expiresAt,
+                                               seq: all[i].seq, storedRequest: all[i].storedRequest, lastWrite: all[i].lastWrite,
+                                               lastPut: all[i].lastPut, into: out.baseAddress!, at: at)
+                        ends[i] = at
+                    }
+                    written = at
+                }
+            }
+        }
         // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
         // copied out of it, which retains and releases every reference it holds.
         try entries.withUnsafeBufferPointer { all in
@@ -813,6 +902,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 try values.withUnsafeBufferPointer { values in
                     try keyEnds.withUnsafeBufferPointer { keyEnds in
                         try valueEnds.withUnsafeBufferPointer { valueEnds in
+                        try fields.withUnsafeBufferPointer { fields in
+                        try fieldEnds.withUnsafeBufferPointer { fieldEnds in
                             var start = 0
                             while start < count {
                                 let new = start >= split
@@ -825,12 +916,12 @@ public final class SQLiteStore: PersistentStore, Sendable {
                                 defer { writers[w] = current }
                                 let rows = current.rows
                                 let statement = current.writer.statement
-                                let width: Int32 = kind == .append ? 12 : 13
+                                let width: Int32 = kind == .append ? 6 : 7
                                 for r in 0..<rows {
                                     let i = Int(order[start + r])
-                                    // Parameter `base + c` holds column c of `entryColumns` (0: the key).
-                                    let base = Int32(r) * width + (width - 11)
-                                    if width == 13 { _ = sqlite3_bind_int64(statement, base - 1, all[i].rowID) }
+                                    // Parameter `base + c` holds column c of `entryColumns8` (0: the key).
+                                    let base = Int32(r) * width + (width - 5)
+                                    if width == 7 { _ = sqlite3_bind_int64(statement, base - 1, all[i].rowID) }
                                     let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
                                     let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
                                     if keyCount > 0 {
@@ -846,19 +937,15 @@ public final class SQLiteStore: PersistentStore, Sendable {
                                     } else {
                                         _ = sqlite3_bind_text(statement, base + 2, "", 0, sqliteTransient)
                                     }
+                                    let fieldStart = i == 0 ? 0 : fieldEnds[i - 1]
+                                    _ = sqlite3_bind_blob(statement, base + 3, fields.baseAddress! + fieldStart,
+                                                          Int32(fieldEnds[i] - fieldStart), sqliteStatic)
                                     current.bind(base + 1, all[i].recency)
-                                    current.bind(base + 3, all[i].storedAt)
-                                    current.bind(base + 4, all[i].staleAt)
-                                    current.bind(base + 5, all[i].expiresAt)
-                                    current.bind(base + 6, all[i].seq)
-                                    current.bind(base + 7, all[i].storedRequest)
-                                    current.bind(base + 8, all[i].lastWrite)
-                                    current.bind(base + 9, all[i].lastPut)
-                                    current.bind(base + 10, all[i].tags)
-                                    current.bind(base + 11, all[i].extra)
+                                    current.bind(base + 4, all[i].tags)
+                                    current.bind(base + 5, all[i].extra)
                                 }
                                 try current.writer.run()
-                                if width == 12 {
+                                if width == 6 {
                                     let expected = all[Int(order[start + rows - 1])].rowID
                                     let given = sqlite3_last_insert_rowid(db.sqliteConnection)
                                     guard given == expected else {
@@ -868,6 +955,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
                                 }
                                 start += rows
                             }
+                        }
+                        }
                         }
                     }
                 }
@@ -885,7 +974,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         init(_ db: Database, _ sql: String, rows: Int, hasID: Bool) throws {
             writer = try RowWriter(db, sql)
             self.rows = rows
-            bound = Bindings(count: rows * (hasID ? 13 : 12))
+            bound = Bindings(count: rows * (hasID ? 7 : 6))
         }
 
         mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }
@@ -1020,3 +1109,98 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 /// SQLite's `SQLITE_STATIC`: it reads a bound value where it is, until the value is bound again
 /// (the caller keeps the bytes alive and unchanged until then).
 private let sqliteStatic: sqlite3_destructor_type? = nil
+
+/// Schema 8's `fields` column: an entry row's times and sequence numbers in one BLOB, so a row is
+/// six columns (SQLite's work per row written or read grows with its columns: each is bound,
+/// copied into a register, checked and encoded into the record one by one).
+///
+/// The bytes: one byte whose bit i tells whether field i of `names` is present (bit 7 is never
+/// set; an absent field is a NULL: `stale_at` and `expires_at` for never), then each present
+/// field in that order as its 64 bits (two's complement) in 7-bit groups, least significant
+/// first, each but the last with its high bit set (1 to 10 bytes; a time in ms is 6, a small
+/// sequence number 1 to 3). Anything else (cut short, a bit past 64, bytes left over, bit 7 of
+/// the first byte) is not a row cachesh wrote: opening refuses it.
+enum EntryFields {
+    /// The fields, in the order of their bits.
+    static let names = ["stored_at", "stale_at", "expires_at", "seq", "stored_request", "last_write", "last_put"]
+
+    /// Appends the encoding of `values` (one per name, nil for absent).
+    static func append(_ values: [Int64?], to out: inout [UInt8]) {
+        var mask: UInt8 = 0
+        for (i, v) in values.enumerated() where v != nil { mask |= 1 << UInt8(i) }
+        out.append(mask)
+        for v in values { if let v { appendNumber(v, to: &out) } }
+    }
+
+    /// The most bytes an encoding takes: the first byte and seven numbers of 10.
+    static let maxBytes = 71
+
+    /// Writes the encoding of an entry's fields at `out + at` (room for `maxBytes`; the writer's
+    /// path: no list built, no capacity checked per byte).
+    /// - Returns: the offset past the last byte written.
+    @inline(__always)
+    static func write(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
+                      lastWrite: Int64, lastPut: Int64, into out: UnsafeMutablePointer<UInt8>, at start: Int) -> Int {
+        var at = start
+        out[at] = 0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100)
+        at += 1
+        @inline(__always) func number(_ n: Int64) {
+            var v = UInt64(bitPattern: n)
+            while v >= 0x80 {
+                out[at] = UInt8(truncatingIfNeeded: v) | 0x80
+                at += 1
+                v >>= 7
+            }
+            out[at] = UInt8(truncatingIfNeeded: v)
+            at += 1
+        }
+        number(storedAt)
+        if let t = staleAt { number(t) }
+        if let t = expiresAt { number(t) }
+        number(seq)
+        number(storedRequest)
+        number(lastWrite)
+        number(lastPut)
+        return at
+    }
+
+    @inline(__always)
+    static func appendNumber(_ n: Int64, to out: inout [UInt8]) {
+        var v = UInt64(bitPattern: n)
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// The fields encoded in `bytes` (one per name, nil for absent), or nil when the bytes are
+    /// not such an encoding. Reads at most `bytes.count` bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> [Int64?]? {
+        guard let first = bytes.first, first & 0x80 == 0 else { return nil }
+        var values = [Int64?](repeating: nil, count: names.count)
+        var at = 1
+        for i in names.indices where first & (1 << UInt8(i)) != 0 {
+            guard let n = number(bytes, &at) else { return nil }
+            values[i] = n
+        }
+        return at == bytes.count ? values : nil
+    }
+
+    /// The number at `at` (moved past it), or nil when the bytes end first or it has more than
+    /// 64 bits.
+    @inline(__always)
+    static func number(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> Int64? {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        while at < bytes.count {
+            let b = bytes[at]
+            at += 1
+            if shift == 63 && b > 1 { return nil }
+            v |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return Int64(bitPattern: v) }
+            shift += 7
+        }
+        return nil
+    }
+}

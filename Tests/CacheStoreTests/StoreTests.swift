@@ -12,6 +12,66 @@ import TestSupport
     /// A fresh directory for the files of one test.
     static func directory() -> String { Fixtures.directory("store") }
 
+    /// The store at `path` for edits and reads by hand written against schema 7's entry columns:
+    /// on a store of schema 8, each `read` and `write` runs on a temporary table `entries` (found
+    /// before the store's table of that name) holding the rows with their `fields` BLOB
+    /// (`EntryFields`) as `stored_at` ... `last_put`, and a `write` puts the rows back, each
+    /// field into the BLOB again (a NULL as the field absent, as schema 7 would hold it in a
+    /// damaged file). A store of an older schema is read and written as it is.
+    static func editable(_ path: String) throws -> Editable { try Editable(path) }
+
+    struct Editable {
+        let queue: DatabaseQueue
+
+        init(_ path: String) throws {
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                db.add(function: DatabaseFunction("entry_field", argumentCount: 2, pure: true) { values -> DatabaseValueConvertible? in
+                    guard let data = Data.fromDatabaseValue(values[0]), let i = Int.fromDatabaseValue(values[1]),
+                          let fields = data.withUnsafeBytes({ EntryFields.decode($0) }) else { return nil }
+                    return fields[i]
+                })
+                db.add(function: DatabaseFunction("entry_fields", argumentCount: 7, pure: true) { values in
+                    var out: [UInt8] = []
+                    EntryFields.append(values.map { Int64.fromDatabaseValue($0) }, to: &out)
+                    return Data(out)
+                })
+            }
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        }
+
+        /// Whether the store keeps `fields` (schema 8): then the rows are shown as schema 7's columns.
+        private static func unpack(_ db: Database) throws -> Bool {
+            guard try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries')").contains("fields") else { return false }
+            let read = EntryFields.names.enumerated().map { "entry_field(fields, \($0.offset)) AS \($0.element)" }.joined(separator: ", ")
+            try db.execute(sql: "CREATE TEMP TABLE entries AS SELECT id, key, recency, value, \(read), tags, extra FROM main.entries")
+            return true
+        }
+
+        func read<T>(_ body: (Database) throws -> T) throws -> T {
+            try queue.writeWithoutTransaction { db in
+                let unpacked = try Self.unpack(db)
+                defer { if unpacked { try? db.execute(sql: "DROP TABLE temp.entries") } }
+                return try body(db)
+            }
+        }
+
+        func write(_ body: (Database) throws -> Void) throws {
+            try queue.write { db in
+                let unpacked = try Self.unpack(db)
+                try body(db)
+                guard unpacked else { return }
+                let pack = "entry_fields(" + EntryFields.names.joined(separator: ", ") + ")"
+                try db.execute(sql: """
+                    DELETE FROM main.entries;
+                    INSERT INTO main.entries (id, key, recency, value, fields, tags, extra)
+                        SELECT id, key, recency, value, \(pack), tags, extra FROM temp.entries;
+                    DROP TABLE temp.entries;
+                    """)
+            }
+        }
+    }
+
     /// Commands that reach every part of the state: namespaces, entries with tags, mutation logs
     /// and expiry overrides, requests in flight, queued mutations, scheduled commands, watches,
     /// the server's data, settings and log, statistics.
@@ -208,7 +268,7 @@ import TestSupport
             return engine
         }
         func rowKeys() throws -> [String] {
-            try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT CAST(key AS TEXT) FROM entries ORDER BY id") }
+            try Self.editable(path).read { db in try String.fetchAll(db, sql: "SELECT CAST(key AS TEXT) FROM entries ORDER BY id") }
         }
         var store = try SQLiteStore(path: path)
         var engine = CacheEngine(origin: SimulatedServer())
@@ -225,12 +285,12 @@ import TestSupport
         try step { e in for i in 0..<5 { _ = e.put("f:\(i)", .int(Int64(i))) } }
         try step { e in _ = e.put("f:0", 10); _ = try e.get("f:3"); _ = e.put("f:1", 11) }
         // A failed commit (the state row is refused), then the next commit writes everything anew.
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'refused'); END") }
+        try Self.editable(path).write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON state BEGIN SELECT RAISE(ABORT, 'refused'); END") }
         _ = engine.put("f:5", 5)
         _ = engine.evict("f:0")
         #expect(throws: StoreError.self) { try store.commit(engine.takeChanges()) }
         engine.changesNotCommitted()
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        try Self.editable(path).write { try $0.execute(sql: "DROP TRIGGER refuse") }
         try step { e in _ = e.put("f:6", 6) }
         try store.close()
         store = try SQLiteStore(path: path)
@@ -250,14 +310,14 @@ import TestSupport
     func rowsWithIDsCacheshNeverGivesAreRenumbered(id: Int64) async throws {
         let path = Self.directory() + "/s.db"
         func rows() throws -> [String] {
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try Row.fetchAll(db, sql: "SELECT id, CAST(key AS TEXT) AS k FROM entries ORDER BY id").map { "\($0["id"] as Int64):\($0["k"] as String)" }
             }
         }
         var store = try SQLiteStore(path: path)
         _ = try await Self.opened(store).typed("put a:1 1\nput a:2 2")
         try store.close()
-        try await DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE entries SET id = ? WHERE id = 2", arguments: [id]) }
+        try await Self.editable(path).write { db in try db.execute(sql: "UPDATE entries SET id = ? WHERE id = 2", arguments: [id]) }
         store = try SQLiteStore(path: path)
         let out = try await Self.opened(store).typed("put a:3 3\nput a:4 4\nkeys")
         #expect(!out.contains("error") && !out.contains("cannot"), "\(out)")
@@ -380,7 +440,7 @@ import TestSupport
 
     @Test func refusesAnotherApplicationsDatabase() throws {
         let path = Self.directory() + "/other.db"
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE people (name TEXT)") }
+        try Self.editable(path).write { try $0.execute(sql: "CREATE TABLE people (name TEXT)") }
         let before = Self.bytes(path)
         do {
             _ = try SQLiteStore(path: path)
@@ -395,7 +455,7 @@ import TestSupport
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
         let newer = SQLiteStore.schemaVersion + 1
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE meta SET value = '\(newer)' WHERE name = 'schema'") }
+        try Self.editable(path).write { try $0.execute(sql: "UPDATE meta SET value = '\(newer)' WHERE name = 'schema'") }
         let before = Self.bytes(path)
         do {
             _ = try SQLiteStore(path: path)
@@ -409,7 +469,7 @@ import TestSupport
     @Test func refusesAStoreWithAMigrationItDoesNotKnow() throws {
         let path = Self.directory() + "/s.db"
         _ = try SQLiteStore(path: path)
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')") }
+        try Self.editable(path).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')") }
         #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
     }
 
@@ -456,7 +516,7 @@ import TestSupport
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed("ns f max=2\nput f:1 1\nput f:2 2")
         try await writer.run { session, _ in try session.closeStore() }
-        try await DatabaseQueue(path: path).write { db in
+        try await Self.editable(path).write { db in
             try db.execute(sql: """
                 INSERT INTO entries (key, recency, value, stored_at, seq, stored_request, last_write, last_put)
                 SELECT CAST('f:3' AS BLOB), recency + 1, value, stored_at, seq, stored_request, last_write, last_put
@@ -483,7 +543,7 @@ import TestSupport
             ("extra = '{\"key\": 1}'", "damaged store: entries: damaged entry a (extra holds key)"),
             ("extra = '{\"colour\": 1}'", "damaged store: entries[0].colour: unknown field"),
         ] {
-            try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET tags = NULL, extra = NULL, value = '1'; UPDATE entries SET \(damage)") }
+            try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET tags = NULL, extra = NULL, value = '1'; UPDATE entries SET \(damage)") }
             let reader = await TestShell()
             let refusal = await reader.run { session, cache in
                 do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
@@ -512,7 +572,7 @@ import TestSupport
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed("put a 1")
         try await writer.run { session, _ in try session.closeStore() }
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
         let reader = try await Self.opened(SQLiteStore(path: path))
         #expect(await reader.typed("get a").contains("value:         \(printed)\n"))
         try await reader.run { session, _ in try session.closeStore() }
@@ -531,7 +591,7 @@ import TestSupport
             try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'seq INTEGER NOT NULL', 'seq INTEGER') WHERE name = 'entries'")
         }
         try raw.close()
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('b' AS BLOB)") }
+        try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('b' AS BLOB)") }
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
@@ -572,11 +632,11 @@ import TestSupport
         _ = await writer.typed("ns f ttl=1m stale=30s\nns g policy=lfu\nput f:a 1\nput g:b 2\nadvance 10s")
         try await writer.run { session, _ in try session.closeStore() }
         let rows = { () throws -> [[String]] in
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM entries ORDER BY recency").map { row in row.databaseValues.map(\.description) }
             }
         }
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
         let damaged = try rows()
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in
@@ -630,8 +690,7 @@ import TestSupport
         let columns = try await DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries') ORDER BY cid")
         }
-        #expect(columns == ["id", "key", "recency", "value", "stored_at", "stale_at", "expires_at", "seq", "stored_request",
-                            "last_write", "last_put", "tags", "extra"])
+        #expect(columns == ["id", "key", "recency", "value", "fields", "tags", "extra"])
     }
 
     /// A store of schema 4 as cachesh wrote it before schema 5 (`Tests/store-schema4`, made by the
@@ -642,7 +701,7 @@ import TestSupport
         let (path, expected) = try Self.copyOfFixture("store-schema4")
         let columns = Self.entryColumns
         func rows() throws -> [[DatabaseValue]] {
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try Row.fetchAll(db, sql: "SELECT \(columns) FROM entries ORDER BY recency").map { Array($0.databaseValues) }
             }
         }
@@ -665,27 +724,30 @@ import TestSupport
 
     /// Opens the store at `path`, a fixture of schema `schema`: it is upgraded to the current
     /// schema, a session on it prints `expected` (`keys`, `stats`, `snapshot`), and once closed
-    /// every row is as `rows` read it before and the entries have schema 6's layout (which 7 keeps).
+    /// every row is as `rows` read it before (schema 8's `fields` read as schema 7's columns:
+    /// `editable`) and the entries have schema 8's layout.
     static func expectUpgrade<Rows: Equatable>(_ path: String, from schema: Int, printing expected: String,
                                                rows: () throws -> Rows) async throws {
         let before = try rows()
-        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(schema)")
+        #expect(try await Self.editable(path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(schema)")
         let store = try SQLiteStore(path: path)
         #expect(try store.schema() == SQLiteStore.schemaVersion)
         let reader = try await Self.opened(store)
         #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
         try store.close()
         #expect(try rows() == before)
-        try Self.expectSchema6Layout(path)
+        try Self.expectSchema8Layout(path)
     }
 
-    /// The entries of schema 6: keyed by the row id, with no index at all.
-    static func expectSchema6Layout(_ path: String) throws {
-        let layout = try DatabaseQueue(path: path).read { db in
+    /// The entries of schema 8: keyed by the row id, with no index at all, the times and sequence
+    /// numbers in one BLOB.
+    static func expectSchema8Layout(_ path: String) throws {
+        let layout = try Self.editable(path).read { db in
             (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? "",
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"))
         }
         #expect(layout.0.contains("id INTEGER PRIMARY KEY, key BLOB NOT NULL"))
+        #expect(layout.0.contains("fields BLOB NOT NULL, tags TEXT, extra TEXT") && !layout.0.contains("stored_at"))
         #expect(!layout.0.contains("WITHOUT ROWID"))
         #expect(layout.1.isEmpty)
     }
@@ -701,7 +763,7 @@ import TestSupport
         // Each column as its SQLite type and the hex of its bytes.
         let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
         func rows() throws -> [[String]] {
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY key").map { row in (0..<12).map { row[$0] as String } }
             }
         }
@@ -715,7 +777,7 @@ import TestSupport
         let said = await writer.typed(more)
         let after = await Self.snapshotText(writer)
         try await writer.run { session, _ in try session.closeStore() }
-        let counts = try await DatabaseQueue(path: path).read { db in
+        let counts = try await Self.editable(path).read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0,
              try Int.fetchOne(db, sql: "SELECT count(DISTINCT key) FROM entries") ?? 0)
         }
@@ -736,7 +798,7 @@ import TestSupport
         let columns = Self.entryColumns
         let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
         func rows() throws -> [[String]] {
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY id").map { row in (0..<12).map { row[$0] as String } }
                     + Row.fetchAll(db, sql: "SELECT hex(key), typeof(value) || hex(value), typeof(modified_at) || hex(modified_at) FROM server_data ORDER BY key")
                         .map { row in (0..<3).map { row[$0] as String } }
@@ -746,7 +808,7 @@ import TestSupport
         }
         #expect(try rows().count > 15)
         try await Self.expectUpgrade(path, from: 6, printing: expected, rows: rows)
-        let headers = try await DatabaseQueue(path: path).read { db in
+        let headers = try await Self.editable(path).read { db in
             try String.fetchAll(db, sql: "SELECT typeof(headers) FROM server_data")
         }
         #expect(!headers.isEmpty && headers.allSatisfy { $0 == "null" })
@@ -767,10 +829,143 @@ import TestSupport
         #expect(after.contains("\"accept-language\": \"en\""))
         let read = await again.typed("get api:/feed headers={\"Accept-Language\":\"en\"}")
         #expect(read.contains("cache_status: cachesh; hit; ttl="), "\(read)")
-        let kept = try await DatabaseQueue(path: path).read { db in
+        let kept = try await Self.editable(path).read { db in
             try String.fetchOne(db, sql: "SELECT headers FROM server_data WHERE key = CAST('api:/feed' AS BLOB)")
         }
         #expect(kept == #"[["ETag","\"v1\""],["Cache-Control","max-age=60"],["Vary","Accept-Language"]]"#)
+    }
+
+    /// A store of schema 7 as the previous release wrote it (`Tests/store-schema7`, with an HTTP
+    /// namespace) is upgraded in place to schema 8 when opened: each entry row keeps its id, key,
+    /// recency, value, tags and extra as they were (type and bytes), its times and sequence numbers
+    /// move into the `fields` BLOB and read back as the same integers (or NULL), every other table
+    /// keeps its bytes, and a session on it prints exactly what that release printed (`keys`,
+    /// `stats`, `snapshot`). Writes after the upgrade read back on the next open.
+    @Test func upgradesAStoreOfSchema7WrittenByThePreviousRelease() async throws {
+        let (path, expected) = try Self.copyOfFixture("store-schema7")
+        let columns = "id, " + Self.entryColumns
+        let typed = columns.split(separator: ", ").map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: ", ")
+        func rows() throws -> [[String]] {
+            try Self.editable(path).read { db in
+                try Row.fetchAll(db, sql: "SELECT \(typed) FROM entries ORDER BY id").map { row in (0..<13).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT hex(key), typeof(value) || hex(value), typeof(modified_at) || hex(modified_at), typeof(headers) || hex(headers) FROM server_data ORDER BY key")
+                        .map { row in (0..<4).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT CAST(position AS TEXT), hex(body) FROM log ORDER BY position").map { row in [row[0] as String, row[1] as String] }
+                    + Row.fetchAll(db, sql: "SELECT hex(body) FROM state").map { [$0[0] as String] }
+            }
+        }
+        let before = try rows()
+        #expect(before.count > 17)
+        #expect(before.contains { $0.contains { $0.hasPrefix("text:") && $0.contains(Self.hex("Cache-Control")) } })
+        try await Self.expectUpgrade(path, from: 7, printing: expected, rows: rows)
+        let types = try await DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT typeof(fields) FROM entries")
+        }
+        #expect(types == ["blob"])
+
+        let more = "put feed:d 5\nevict ff:2\nput new:1 {\"id\":1} tags=t\nget lfu:1\nexpire sv:1 in=1m\nadvance 1s\nkeys"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        let said = await writer.typed(more)
+        let after = await Self.snapshotText(writer)
+        try await writer.run { session, _ in try session.closeStore() }
+        let again = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(again) == after)
+        #expect(said.contains("new:1"))
+    }
+
+    /// A schema-7 row with a NULL where its column says NOT NULL (a file edited by hand) is
+    /// carried into `fields` as the field absent, so the upgraded store is refused as schema 7's
+    /// was, naming the row and the field, and the upgrade is rolled back: the file keeps schema 7
+    /// and its rows.
+    @Test func aNullInASchema7RowIsRefusedAsBeforeItsUpgrade() async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema7")
+        let raw = try DatabaseQueue(path: path)
+        try await raw.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'seq INTEGER NOT NULL', 'seq INTEGER') WHERE name = 'entries'")
+        }
+        try raw.close()
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('again' AS BLOB)") }
+        func everything() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    + String.fetchAll(db, sql: "SELECT hex(key) || ':' || ifnull(seq, 'NULL') || ':' || hex(value) FROM entries ORDER BY id")
+            }
+        }
+        let before = try everything()
+        #expect(before.contains("schema=7") && before.contains { $0.hasSuffix(":NULL:32") })
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal?.hasPrefix("cannot read store \(path): entry row ") == true && refusal?.hasSuffix(" has no seq (NULL)") == true,
+                "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try everything() == before)
+    }
+
+    /// The hex of a text's UTF-8 bytes, as SQLite's `hex()` prints it.
+    static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02X", $0) }.joined() }
+
+    /// `fields` that are not an entry's times and sequence numbers as cachesh writes them (cut
+    /// short, bytes left over, a number past 64 bits, a bit no field has, empty, NULL, not a
+    /// BLOB) are one clear error naming the row, and the session stays empty; a field every
+    /// entry has that is absent reads as the NULL schema 7 would have held.
+    @Test(arguments: [
+        ("fields = substr(fields, 1, length(fields) - 1)", "entry row 2 has damaged fields"),
+        ("fields = fields || x'00'", "entry row 2 has damaged fields"),
+        ("fields = x'01ffffffffffffffffff02'", "entry row 2 has damaged fields"),
+        ("fields = x'81' || substr(fields, 2)", "entry row 2 has damaged fields"),
+        ("fields = x''", "entry row 2 has damaged fields"),
+        ("fields = 7", "entry row 2 has damaged fields"),
+        ("fields = x'00'", "entry row 2 has no stored_at (NULL)"),
+    ])
+    func damagedFieldsAreOneClearError(damage: String, message: String) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        _ = await writer.typed("put a 1\nput b 2")
+        try await writer.run { session, _ in try session.closeStore() }
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE main.entries SET \(damage) WHERE key = CAST('b' AS BLOB)") }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal?.hasPrefix("cannot read store \(path): \(message)") == true, "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
+
+    /// Every integer a field can hold (negative ones too, as a damaged older store's may be)
+    /// reads back as written, and absent fields as nil.
+    @Test func entryFieldsReadBackAsWritten() {
+        let samples: [[Int64?]] = [
+            [0, nil, nil, 0, 0, 0, 0],
+            [1_767_225_600_000, 1_767_225_900_000, nil, 127, 128, 16_383, 16_384],
+            [.min, .max, -1, 1, nil, .max, .min],
+            [nil, nil, nil, nil, nil, nil, nil],
+        ]
+        for sample in samples {
+            var bytes: [UInt8] = []
+            EntryFields.append(sample, to: &bytes)
+            #expect(bytes.withUnsafeBytes { EntryFields.decode($0) } == sample)
+            #expect(bytes.count <= 1 + 10 * 7)
+        }
+        // The writer's path writes the same bytes, up to `maxBytes` of them.
+        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4]] {
+            var general: [UInt8] = []
+            EntryFields.append(sample, to: &general)
+            let fast = [UInt8](unsafeUninitializedCapacity: EntryFields.maxBytes) { out, written in
+                written = EntryFields.write(storedAt: sample[0]!, staleAt: sample[1], expiresAt: sample[2], seq: sample[3]!,
+                                            storedRequest: sample[4]!, lastWrite: sample[5]!, lastPut: sample[6]!,
+                                            into: out.baseAddress!, at: 0)
+            }
+            #expect(fast == general)
+            #expect(fast.count <= EntryFields.maxBytes)
+        }
     }
 
     /// A store whose HTTP fields are hostile (a row's response with a bad status, the server's
@@ -791,7 +986,7 @@ import TestSupport
             get api:/feed
             """)
         try await writer.run { session, _ in try session.closeStore() }
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        try await Self.editable(path).write { try $0.execute(sql: damage) }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in
@@ -812,9 +1007,9 @@ import TestSupport
     ])
     func aDamagedOlderStoreIsRefusedBeforeItsUpgrade(damage: String, message: String) async throws {
         let (path, _) = try Self.copyOfFixture("store-schema5")
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
+        try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
         func everything() throws -> [String] {
-            try DatabaseQueue(path: path).read { db in
+            try Self.editable(path).read { db in
                 try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
                     + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
                     + String.fetchAll(db, sql: "SELECT hex(key) || hex(recency) || hex(value) || ifnull(stored_at, '') FROM entries ORDER BY key")
@@ -831,18 +1026,18 @@ import TestSupport
         #expect(refusal == "damaged store: " + message)
         #expect(try everything() == before)
         // Undamaged, the same store upgrades.
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET stored_at = 1767225961300, recency = 27, seq = 68 WHERE key = CAST('again' AS BLOB)") }
+        try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET stored_at = 1767225961300, recency = 27, seq = 68 WHERE key = CAST('again' AS BLOB)") }
         let store = try SQLiteStore(path: path)
         _ = try await Self.opened(store)
         try store.close()
-        #expect(try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(SQLiteStore.schemaVersion)")
+        #expect(try await Self.editable(path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "\(SQLiteStore.schemaVersion)")
     }
 
     /// Rows without the state row they belong to are a damaged store, not a new one to write over
     /// (a store whose process was killed before its first commit holds no rows at all).
     @Test func rowsWithoutTheStateAreADamagedStore() async throws {
         let (path, _) = try Self.copyOfFixture("store-schema5")
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: "DELETE FROM state") }
+        try await Self.editable(path).write { try $0.execute(sql: "DELETE FROM state") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in
@@ -878,14 +1073,14 @@ import TestSupport
         ("UPDATE meta SET value = '0' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"0\", not a whole number from 1)"),
         ("UPDATE meta SET value = 'six' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"six\", not a whole number from 1)"),
         ("DELETE FROM meta WHERE name = 'schema'", "damaged cachesh store (no schema version)"),
-        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 7, but its migrations table also lists v0)"),
-        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 7, but its migrations table lacks v4)"),
-        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6, v7)"),
+        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 8, but its migrations table also lists v0)"),
+        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 8, but its migrations table lacks v4)"),
+        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6, v7, v8)"),
     ])
     func aSchemaTheMigrationsContradictIsRefused(damage: String, message: String) throws {
         let path = Self.directory() + "/s.db"
         try SQLiteStore(path: path).close()
-        try DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        try Self.editable(path).write { try $0.execute(sql: damage) }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         do {
             _ = try SQLiteStore(path: path)
@@ -914,7 +1109,7 @@ import TestSupport
         let writer = try await Self.opened(SQLiteStore(path: path))
         _ = await writer.typed("ns f ttl=1m\nput f:a 1\nput g:b 2\nserver set s 1\nget s\nadvance 10s")
         try await writer.run { session, _ in try session.closeStore() }
-        try await DatabaseQueue(path: path).write { try $0.execute(sql: damage) }
+        try await Self.editable(path).write { try $0.execute(sql: damage) }
         let reader = await TestShell()
         let refusal = await reader.run { session, cache in
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
@@ -940,7 +1135,7 @@ import TestSupport
         } catch {
             #expect(error.message.hasPrefix("damaged store: damaged entry a (not valid JSON"))
         }
-        #expect(try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "3")
+        #expect(try Self.editable(path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "3")
     }
 
     @Test func migratesAnOlderStore() throws {
