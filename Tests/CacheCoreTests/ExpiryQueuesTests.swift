@@ -63,6 +63,7 @@ import Testing
     @Test func expiriesComeOutTheSameAcrossAJumpOfSequenceNumbers() throws {
         func run(seq: Int64?) throws -> [String] {
             let h = Harness(["n": Policy(ttl: minute)])
+            h.engine.watch(.namespace("n"))
             h.engine.put("n:1", 1)
             h.advance(10)
             h.engine.put("n:2", 2)
