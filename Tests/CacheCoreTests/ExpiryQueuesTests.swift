@@ -37,6 +37,30 @@ import Testing
         #expect(q.count(1) == 0)
     }
 
+    /// Records across several chunks, taken from the head and appended in turn: each comes back
+    /// in order, the FIFO emptied and filled again.
+    @Test func recordsComeBackInOrderAcrossChunks() {
+        var q = ExpiryQueues(namespaceCount: 1)
+        let n = 3 * ExpiryQueues.Chunks.chunkSize + 5
+        var next: UInt64 = 0, expected: UInt64 = 0
+        for round in 0..<3 {
+            let before = q.count(0)
+            for _ in 0..<n { q.enqueue(ExpiryRecord(slot: Int32(next % 1000), seq: next), in: 0); next += 1 }
+            #expect(q.count(0) == before + n)
+            // Take all but a few (all, in the last round), then go on appending.
+            let keep = round == 2 ? 0 : 7
+            while q.count(0) > keep {
+                #expect(q.head(0) == ExpiryRecord(slot: Int32(expected % 1000), seq: expected))
+                q.removeHead(0)
+                expected += 1
+            }
+            #expect(q.records(0) == (expected..<next).map { ExpiryRecord(slot: Int32($0 % 1000), seq: $0) })
+        }
+        #expect(q.head(0) == nil)
+        q.enqueue(ExpiryRecord(slot: 1, seq: next), in: 0)
+        #expect(q.records(0) == [ExpiryRecord(slot: 1, seq: next)])
+    }
+
     /// A FIFO rebuilt in (time, seq) order may hold numbers that go down as well as up: each
     /// still comes back as it went in, and a head dropped only when its number is the one given.
     @Test func aRebuiltFIFOKeepsNumbersInAnyOrder() {

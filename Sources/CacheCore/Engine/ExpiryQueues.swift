@@ -56,7 +56,8 @@ struct ExpiryQueues {
     /// The records of a FIFO in chunks of `chunkSize`: an append never copies the records held
     /// (a `Deque` grows by copying them all into a buffer half as large again, and for a moment
     /// holds both: at 1 M records the 7.6 MB of the old one beside the new, which was the
-    /// process's peak), and the memory follows the records, one chunk at most more.
+    /// process's peak), and the memory follows the records, one chunk at most more (the first
+    /// chunk grows as an array does, up to `chunkSize`).
     struct Chunks: Sequence {
         /// 32 KiB of records a chunk.
         static let chunkSize = 4096
@@ -88,9 +89,12 @@ struct ExpiryQueues {
             count += 1
         }
 
+        /// Starts a chunk with `p`: a whole one after a full chunk; else (the FIFO was empty) one
+        /// that grows as an array does, so that a FIFO of a few records (a namespace of a few
+        /// entries) holds a few records' memory, not a chunk's.
         private mutating func appendChunk(_ p: Packed) {
             var chunk: [Packed] = []
-            chunk.reserveCapacity(Self.chunkSize)
+            if chunks.count > firstChunk { chunk.reserveCapacity(Self.chunkSize) }
             chunk.append(p)
             chunks.append(chunk)
         }
