@@ -213,10 +213,10 @@ import TestSupport
         }
     }
 
-    /// What a read needs and the sequence numbers every entry has fit in 104 bytes (184 when the
+    /// What a read needs and the sequence numbers every entry has fit in 96 bytes (184 when the
     /// value was a tree and the rarely used fields were inline), a text of up to 31 bytes included.
     @Test func theEntryRecordStaysSmall() {
-        #expect(MemoryLayout<Entry>.stride <= 104)
+        #expect(MemoryLayout<Entry>.stride <= 96)
         #expect(MemoryLayout<StoredValue>.size <= 33)
         #expect(StoredValue.Inline.capacity == 31)
     }

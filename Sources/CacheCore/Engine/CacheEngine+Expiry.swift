@@ -5,8 +5,8 @@ extension CacheEngine {
     /// Sets `storedAt = now` and derives the entry's stale and expiry times from its policy.
     func restamp(_ slot: Int32) {
         slots[Int(slot)].restamp(at: now)
+        // A new sequence number: the entry's expiry record and `expire in=` item so far are dead.
         slots[Int(slot)].storedSeq = nextSeq()
-        slots[Int(slot)].generation &+= 1
         applyTimes(slot)
     }
 
@@ -26,13 +26,13 @@ extension CacheEngine {
     /// The expiry records of a namespace's entries whose expiry is not overridden, in (time, seq) order.
     /// - Complexity: O(k log k) for the k entries of the namespace.
     func expiryRecords(_ ns: Int32, skippingReported: Bool) -> [ExpiryRecord] {
-        var records: [(record: ExpiryRecord, seq: UInt64)] = []
+        var records: [(record: ExpiryRecord, time: Int64)] = []
         for slot in entries.ordered.slots(inNamespace: ns) {
             let e = slots[Int(slot)]
             if e.expiryOverridden || (skippingReported && e.expiryReported) { continue }
-            records.append((ExpiryRecord(time: e.expiresAt, slot: slot, generation: e.generation), e.storedSeq))
+            records.append((ExpiryRecord(slot: slot, seq: e.storedSeq), e.expiresAt))
         }
-        records.sort { ($0.record.time, $0.seq) < ($1.record.time, $1.seq) }
+        records.sort { ($0.time, $0.record.seq) < ($1.time, $1.record.seq) }
         return records.map(\.record)
     }
 
@@ -51,9 +51,9 @@ extension CacheEngine {
     /// first (SPEC §2), so that record gets a scan of its own instead of being reported now.
     func runExpiryScan(_ ns: Int32, epoch: UInt32, time: Int64, seq: UInt64) {
         guard expiry.beginScan(ns, epoch: epoch) else { return }
-        // A live head's sequence number is its entry's (see `ExpiryRecord`); a dead head is
-        // dropped by the claim below, reported or not.
-        if let record = expiry.head(ns), isLive(record), (record.time, slots[Int(record.slot)].storedSeq) <= (time, seq) {
+        // A live head's time and sequence number are its entry's (see `ExpiryRecord`); a dead
+        // head is dropped by the claim below, reported or not.
+        if let record = expiry.head(ns), isLive(record), (slots[Int(record.slot)].expiresAt, record.seq) <= (time, seq) {
             expiry.removeHead(ns)
             reportExpiry(record.slot)
         }
@@ -62,9 +62,10 @@ extension CacheEngine {
     }
 
     /// Runs a scheduled `expire in=` override: reports the expiry if the entry still expires then.
-    func runExpiryOverride(slot: Int32, generation: UInt32, at time: Int64) {
+    /// The item is the entry's while the entry's `storedSeq` is still the one it was made with.
+    func runExpiryOverride(slot: Int32, storedSeq: UInt64, at time: Int64) {
         let e = slots[Int(slot)]
-        if e.live && e.generation == generation && e.expiryOverridden && e.expiresAt == time {
+        if e.live && e.storedSeq == storedSeq && e.expiryOverridden && e.expiresAt == time {
             reportExpiry(slot)
         }
     }

@@ -79,8 +79,8 @@ extension CacheEngine {
         for item in scheduler.heap.unordered {
             switch item.work {
             case .expiryScan(let ns, let epoch): scans.insert(Scan(ns: ns, epoch: epoch))
-            case .expiryOverride(let slot, let generation):
-                overrides.insert(Override(slot: slot, generation: generation, time: item.time))
+            case .expiryOverride(let slot, let storedSeq):
+                overrides.insert(Override(slot: slot, storedSeq: storedSeq, time: item.time))
             case .completion(let id): completions[id, default: []].append(item.time)
             case .external, .poll, .retry: break
             }
@@ -93,17 +93,17 @@ extension CacheEngine {
             if queue.scanScheduled && !scans.contains(Scan(ns: Int32(ns), epoch: queue.epoch)) {
                 v.append("expiry: the scan of namespace slot \(ns) (epoch \(queue.epoch)) is marked scheduled but is not in the scheduler")
             }
-            // Live records in (time, seq) order, each's sequence number its entry's (`ExpiryRecord`).
+            // Live records in (time, seq) order, each's time and sequence number its entry's (`ExpiryRecord`).
             var previous: (time: Int64, seq: UInt64)?
-            for record in queue.records where Int(record.slot) < slots.count && isLive(record) {
+            for record in expiry.records(Int32(ns)) where Int(record.slot) < slots.count && isLive(record) {
                 let e = slots[Int(record.slot)]
                 if e.namespace != Int32(ns) {
                     v.append("expiry: FIFO of namespace slot \(ns) holds a live record of \(e.key)")
                 }
-                if let p = previous, (record.time, e.storedSeq) < p {
-                    v.append("expiry FIFO of namespace slot \(ns): (\(record.time), \(e.storedSeq)) of \(e.key) follows (\(p.time), \(p.seq))")
+                if let p = previous, (e.expiresAt, e.storedSeq) < p {
+                    v.append("expiry FIFO of namespace slot \(ns): (\(e.expiresAt), \(e.storedSeq)) of \(e.key) follows (\(p.time), \(p.seq))")
                 }
-                previous = (record.time, e.storedSeq)
+                previous = (e.expiresAt, e.storedSeq)
                 recorded.insert(record.slot)
             }
         }
@@ -122,7 +122,7 @@ extension CacheEngine {
                 v.append("expiry: \(e.key) expires at \(e.expiresAt) but no live record in its FIFO says so")
             }
             if !e.expiryReported && e.expiryOverridden
-                && !overrides.contains(Override(slot: Int32(i), generation: e.generation, time: e.expiresAt)) {
+                && !overrides.contains(Override(slot: Int32(i), storedSeq: e.storedSeq, time: e.expiresAt)) {
                 v.append("expiry: \(e.key) has its expiry set to \(e.expiresAt) but no item in the scheduler reports it")
             }
             for id in e.log?.pending ?? [] { pendingMutations[id] = e.key }
@@ -169,7 +169,7 @@ extension CacheEngine {
     /// An `expire in=` item in the scheduler.
     private struct Override: Hashable {
         var slot: Int32
-        var generation: UInt32
+        var storedSeq: UInt64
         var time: Int64
     }
 }

@@ -39,8 +39,8 @@ extension CacheEngine {
             complete(id)
         case .expiryScan(let ns, let epoch):
             runExpiryScan(ns, epoch: epoch, time: item.time, seq: item.seq)
-        case .expiryOverride(let slot, let generation):
-            runExpiryOverride(slot: slot, generation: generation, at: item.time)
+        case .expiryOverride(let slot, let storedSeq):
+            runExpiryOverride(slot: slot, storedSeq: storedSeq, at: item.time)
         case .external(let id):
             if let command = scheduler.takeCommand(id) {
                 // SPEC §2: a scheduled command never blocks; its reads act as `--nowait`.

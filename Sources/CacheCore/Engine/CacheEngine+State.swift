@@ -102,8 +102,7 @@ struct EngineState {
             if let put { entry.setWrites(local: put, put: put) }
         }
         let slot = entries.insert(consume entry, hash: hash)
-        let generation = entries.ordered.entries[Int(slot)].generation
-        return (slot, enqueueExpiry(ExpiryRecord(time: expiresAt, slot: slot, generation: generation), in: ns))
+        return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
     }
 
     /// Derives an entry's stale and expiry times from its `storedAt` and its namespace's policy,
@@ -129,7 +128,7 @@ struct EngineState {
         // (an entry removed while its record leads goes at once, see `removeEntry`); when they
         // outnumber the namespace's entries, drop them all, so the FIFO stays within twice the
         // entries (plus a little) however long the run: O(1) amortized per append.
-        if expiry.queues[Int(ns)].records.count > 2 * entries.ordered.count(inNamespace: ns) + 64 {
+        if expiry.count(ns) > 2 * entries.ordered.count(inNamespace: ns) + 64 {
             expiry.compact(ns) { r in Self.isLive(r, in: entries.ordered.entries) }
         }
         return scan
@@ -144,7 +143,8 @@ struct EngineState {
         guard !expiry.scanScheduled(ns) else { return nil }
         while let head = expiry.head(ns) {
             if Self.isLive(head, in: entries.ordered.entries) {
-                return expiry.claimScan(ns, seq: entries.ordered.entries[Int(head.slot)].storedSeq)
+                // A live record's time is its entry's, its sequence number the entry's `storedSeq`.
+                return expiry.claimScan(ns, time: entries.ordered.entries[Int(head.slot)].expiresAt, seq: head.seq)
             }
             expiry.removeHead(ns)
         }
@@ -155,8 +155,7 @@ struct EngineState {
     @inline(__always)
     static func isLive(_ r: ExpiryRecord, in slots: EntrySlots) -> Bool {
         let e = slots[Int(r.slot)]
-        return e.live && e.generation == r.generation && !e.expiryOverridden && !e.expiryReported
-            && e.expiresAt == r.time
+        return e.live && e.storedSeq == r.seq && !e.expiryOverridden && !e.expiryReported
     }
 
     /// Removes an entry from every index and list (the slot is reused) and notes its key for a store.
@@ -168,9 +167,9 @@ struct EngineState {
     @inline(__always)
     mutating func removeEntry(_ slot: Int32) -> String {
         let ns = entries.ordered.entries[Int(slot)].namespace
-        let generation = entries.ordered.entries[Int(slot)].generation
+        let storedSeq = entries.ordered.entries[Int(slot)].storedSeq
         let key = entries.remove(slot)
-        expiry.dropHead(ns, ifOf: slot, generation: generation)
+        expiry.dropHead(ns, ifOf: slot, seq: storedSeq)
         // The slot's row id goes with the entry (a key put again later is a new row). Only with
         // a store: read through stored properties, the check costs a cache without one nothing.
         var rowID: Int64 = 0
@@ -319,6 +318,6 @@ extension Entry {
         expiresAt = storedAt.addingClamped(ttl)
         expiryOverridden = false
         expiryReported = false
-        return ExpiryRecord(time: expiresAt, slot: slot, generation: generation)
+        return ExpiryRecord(slot: slot, seq: storedSeq)
     }
 }

@@ -88,7 +88,7 @@ extension CacheEngine {
             slots[i].expiryOverridden = true
             slots[i].expiryReported = false
             scheduler.insert(ScheduledItem(time: slots[i].expiresAt, seq: s,
-                                      work: .expiryOverride(slot: slot, generation: slots[i].generation)))
+                                      work: .expiryOverride(slot: slot, storedSeq: slots[i].storedSeq)))
             return [key]
         }
         let wasExpired = slots[i].expiryReported

@@ -5,9 +5,13 @@
 /// cached entry touches as few cache lines as it can. What only some entries have (tags, the
 /// sequence numbers of the last local write and put when they are not the stored request's, an
 /// `expire in=` item's, a mutation log) lives out of line in `cold`, which most entries do not
-/// have: 104 bytes a record, a value of up to 31 bytes of text included (`StoredValue.Inline`).
+/// have: 96 bytes a record, a value of up to 31 bytes of text included (`StoredValue.Inline`).
 ///
-/// To hold such a value in the record and stay at 104 bytes, the fields are packed (in the order
+/// The record keeps no generation: what tells an expiry record or an `expire in=` item of this
+/// slot's current store from an older one is `storedSeq`, which each store takes afresh. Nor
+/// does it keep its key's hash: removing an entry hashes its key again (`EntryTable.remove`).
+///
+/// To hold such a value in the record and stay at 96 bytes, the fields are packed (in the order
 /// declared, which is the order in memory): the stale and expiry times are kept as 32-bit
 /// offsets from `storedAt` (up to some 49 days; `Int64.max` has a mark of its own), the sequence
 /// number of the store as an offset from the stored request's, and the namespace slot in 16 bits.
@@ -22,11 +26,6 @@ struct Entry {
     private var flags: Flags
     /// The namespace slot, or `UInt16.max` when it is in `cold`.
     private var namespaceBits: UInt16
-    /// Bumped by every store, so old expiry records of this slot are recognised as dead.
-    var generation: UInt32 = 0
-    /// The key's `KeyIndex.hash`, set when the entry enters a table (`EntryTable.insert`), so
-    /// that removing it (an eviction) finds its bucket without hashing the key again.
-    var keyHash: UInt32 = 0
     /// `staleAt - storedAt`, or `Self.never` (`Int64.max`) or `Self.outOfLine` (in `cold`).
     private var staleOffset: UInt32
     private var storedAtValue: Int64
@@ -428,7 +427,7 @@ struct Entry {
         expiresAt = storedAt.addingClamped(policy.ttl)
         expiryOverridden = false
         expiryReported = false
-        return ExpiryRecord(time: expiresAt, slot: slot, generation: generation)
+        return ExpiryRecord(slot: slot, seq: storedSeq)
     }
 }
 

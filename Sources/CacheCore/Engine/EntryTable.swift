@@ -93,7 +93,6 @@ struct EntryTable {
         let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDs(idKey) : []
         let tags = entry.tags
         let slot = ordered.insert(consume entry)
-        ordered.entries[Int(slot)].keyHash = hash
         keyIndex.insert(hash: hash, slot: slot)
         for id in ids { idIndex.insert(slot, for: id) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
@@ -107,8 +106,9 @@ struct EntryTable {
         if ordered.entries[Int(slot)].stored.mayEmbedIDs {
             for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
         }
-        // The hash kept at insertion: the key is not hashed again.
-        let hash = ordered.entries[Int(slot)].keyHash
+        // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
+        // instructions for a short key).
+        let hash = keyIndex.hash(ordered.entries[Int(slot)].key)
         let removed = ordered.remove(slot)
         keyIndex.remove(hash: hash, slot: slot)
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }
@@ -217,7 +217,6 @@ extension EntryTable {
                 v.append("key index: \(e.key) maps to slot \(found.map(String.init) ?? "none"), its entry is in slot \(i)")
             }
             if KeyName.canonical(e.key) != e.key { v.append("entry table: key \(e.key) is not in its printed form") }
-            if e.keyHash != KeyIndex.hash(e.key) { v.append("entry table: \(e.key) keeps a hash that is not its key's") }
             let tree = e.stored.json
             if case .deep = e.stored.storage {} else if tree.compactText != e.stored.text {
                 v.append("entry table: the value of \(e.key) is not in canonical form: \(e.stored.text)")

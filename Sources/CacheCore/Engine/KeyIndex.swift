@@ -51,6 +51,17 @@ struct KeyIndex {
         return nonASCIIHash(key)
     }
 
+    /// `KeyIndex.hash(key)`, with this index's copy of the seeds (no check that the global is set).
+    /// - Complexity: O(length of the key).
+    @inline(__always)
+    func hash(_ key: String) -> UInt32 {
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.asciiHash(bytes, seeds)
+        }
+        if let ascii, let hash = ascii { return hash }
+        return Self.nonASCIIHash(key)
+    }
+
     /// The Unicode scalars that are not ASCII but whose normal form C is (each a singleton
     /// decomposition): U+037E GREEK QUESTION MARK is `;`, U+1FEF GREEK VARIA is `` ` ``, U+212A
     /// KELVIN SIGN is `K`. No composition gives ASCII, so a key is equal to an ASCII key exactly

@@ -244,17 +244,13 @@ struct OrderedSlots {
     func nextRank(ofNamespace ns: Int32) -> UInt64 { namespaceLists[Int(ns)].nextRank }
 
     /// Stores an entry as the most recently used and as its namespace's policy places a new
-    /// entry, in a free slot if there is one (its generation then follows the slot's last one).
+    /// entry, in a free slot if there is one.
     /// - Complexity: O(1) amortized.
     mutating func insert(_ entry: consuming Entry) -> Int32 {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
-            // Moved in, then changed in place: a consuming parameter changed before it is moved
-            // is copied (its references retained and released again).
-            let generation = entries[Int(free)].generation &+ 1
             entries[Int(free)] = consume entry
-            entries[Int(free)].generation = generation
         } else {
             slot = Int32(entries.count)
             entries.append(consume entry)
@@ -271,8 +267,7 @@ struct OrderedSlots {
     }
 
     /// Takes an entry out of both lists and frees its slot: the entry is marked dead, its value,
-    /// tags and out-of-line fields (mutation log included) are dropped and its generation is
-    /// bumped. SIEVE's hand, when on it, moves to the entry after it.
+    /// tags and out-of-line fields (mutation log included) are dropped. SIEVE's hand, when on it, moves to the entry after it.
     /// - Returns: what the engine's indexes need to forget it.
     /// - Complexity: O(1).
     mutating func remove(_ slot: Int32) -> (key: String, tags: [String]) {
@@ -282,7 +277,6 @@ struct OrderedSlots {
         let removed = (entries[i].key, entries[i].tags)
         entries[i].live = false
         entries[i].releaseContents()
-        entries[i].generation &+= 1
         releaseSide(slot)
         places[i].global = .max
         freeSlots.append(slot)

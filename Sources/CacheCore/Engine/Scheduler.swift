@@ -5,7 +5,8 @@ struct ScheduledItem: Comparable {
     enum Work {
         case completion(UInt64)
         case expiryScan(ns: Int32, epoch: UInt32)
-        case expiryOverride(slot: Int32, generation: UInt32)
+        /// An `expire in=` override of the entry in `slot`, while its store is the one of `storedSeq`.
+        case expiryOverride(slot: Int32, storedSeq: UInt64)
         case external(UInt64)
         /// A poll's refetch (`AppBehaviours.polls`), by the poll's current id.
         case poll(UInt64)

@@ -91,7 +91,7 @@ extension CacheEngine {
         }
         for (i, e) in slots.enumerated() where e.expiryOverridden && !e.expiryReported {
             scheduled.append(ScheduledItem(time: e.expiresAt, seq: e.expirySeq,
-                                           work: .expiryOverride(slot: Int32(i), generation: e.generation)))
+                                           work: .expiryOverride(slot: Int32(i), storedSeq: e.storedSeq)))
         }
 
         requestTable = RequestTable(restoring: snapshot.requests, fetchInFlight: snapshot.fetchInFlight)
