@@ -309,7 +309,7 @@ struct ExpiryQueues {
     /// - Parameter restoring: keep the epoch; else bump it, so a scan scheduled for the old FIFO
     ///   is ignored.
     /// - Complexity: O(r) for the r records given.
-    mutating func replace(_ ns: Int32, with records: [ExpiryRecord], restoring: Bool = false) {
+    mutating func replace<S: Sequence>(_ ns: Int32, with records: S, restoring: Bool = false) where S.Element == ExpiryRecord {
         let n = Int(ns)
         let new = Self.packed(records)
         queues[n].records = new.records
