@@ -345,6 +345,8 @@ import TestSupport
         #expect(changed.cacheStatus.text == "cachesh; fwd=method; fwd-status=200; detail=\"HEAD invalidated 1\"")
         #expect(cache.peek("api:/h").value == nil)
         #expect(cache.requestLog.map(\.kind) == [.fetch, .fetch, .fetch])
+        // The server log says what Cache-Status says: the HEAD that freshened it was stored.
+        #expect(cache.requestLog.map(\.fate) == [.stored, .stored, .discarded])
     }
 
     /// `explain`'s arithmetic is §4.2's: lifetime from its field, age from apparent age, Age,

@@ -607,11 +607,12 @@ extension CacheEngine {
             return HTTPReadResult(key: key, status: 504, cacheStatus: status)
         }
         if exchange.request.method == "HEAD" {
-            setFate(request.id, .discarded)
             if answer.status == 200, let updated = headUpdated(key, exchange.request.fields, answer, request: request) {
                 status.stored = updated.hasPrefix("HEAD updated")
                 if !updated.isEmpty { status.detail = updated }
             }
+            // As `Cache-Status` says: a 200 that freshened a stored response was stored.
+            setFate(request.id, status.stored ? .stored : .discarded)
             return HTTPReadResult(key: key, status: answer.status, fields: HTTPCachePolicy.storedFields(answer.fields), cacheStatus: status)
         }
         let namespace = String(KeyName.namespace(of: key))
