@@ -31,12 +31,15 @@ extension CacheEngine {
         return slot
     }
 
-    /// Removes an entry from every index and list; the slot is reused.
+    /// Removes an entry from every index and list, with its HTTP responses; the slot is reused.
     /// - Returns: the entry's key.
     /// - Complexity: O(1) plus its ids and tags.
     @discardableResult
     func removeEntry(_ slot: Int32) -> String {
-        state.removeEntry(slot)
+        let ns = slots[Int(slot)].namespace
+        let key = state.removeEntry(slot)
+        dropHTTPVariants(key, ns: ns)
+        return key
     }
 
     /// Sorts slots by printed key, for a deterministic order where a set gives none.

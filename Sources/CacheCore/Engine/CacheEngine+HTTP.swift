@@ -189,18 +189,14 @@ extension CacheEngine {
     }
 
     /// Brings namespace `ns`'s stored responses within `http.budget` bytes after `key`'s were
-    /// stored: first the responses of keys that no longer hold them go (`sweepHTTPVariants`), then
-    /// entries of the namespace other than `key`, each chosen by its eviction policy as `max=`
+    /// stored: entries of the namespace other than `key`, each chosen by its eviction policy as `max=`
     /// chooses (counted as evictions, told to observers), and last `key`'s own oldest responses
     /// while it alone is over (its newest stays).
-    /// - Complexity: O(keys in `variants`) for the sweep, then O(1) per entry evicted (SIEVE:
-    ///   amortized) and O(responses of `key`).
+    /// - Complexity: O(1) per entry evicted (SIEVE: amortized), and O(responses of `key`).
     func keepWithinHTTPBudget(_ key: String, ns: Int32) {
-        sweepHTTPVariants()
         guard let spared = entrySlot(forKey: key) else { return }
         // Each turn removes one entry of the namespace, so this ends within its count.
         while http.bytes[ns, default: 0] > http.budget, let (victim, _, requestsByKey) = state.evictOne(ns, over: 1, sparing: spared) {
-            http.set(victim, ns: ns, nil)
             finishEviction(of: victim, ns: ns, requestsByKey: requestsByKey)
         }
         guard http.bytes[ns, default: 0] > http.budget, var set = http.variants[key], set.responses.count > 1 else { return }
@@ -216,10 +212,17 @@ extension CacheEngine {
         http.set(key, ns: ns, set)
     }
 
-    /// Drops the responses of every key whose entry went (evicted by `max=`, expired, cleared,
-    /// evicted) or holds another value (`holdsHTTPVariants` would find them out of date on the
-    /// key's next read): they are never served again, and a proxy that sees many
-    /// URLs would otherwise keep every body it ever stored. Run when `variants` has doubled since
+    /// The responses of `key` (of namespace `ns`), whose entry was just removed, go with it.
+    /// - Complexity: O(1) (nothing when no namespace is an HTTP one).
+    @inline(__always)
+    func dropHTTPVariants(_ key: String, ns: Int32) {
+        if hasHTTPNamespaces && !http.variants.isEmpty { http.set(key, ns: ns, nil) }
+    }
+
+    /// Drops the responses of every key whose entry holds another value than the one they stored
+    /// (a put, event, mutation or ordinary fetch replaced it; `holdsHTTPVariants` would find them
+    /// out of date on the key's next read), or whose entry went: a removed entry's go with it
+    /// (`dropHTTPVariants`), so this is what is left. Run when `variants` has doubled since
     /// the last sweep, so it costs O(1) amortized per key stored, and `variants` holds at most
     /// twice the keys whose responses were live at the last sweep (at least 64).
     /// - Complexity: O(keys in `variants`).
@@ -622,7 +625,6 @@ extension CacheEngine {
         for path in HTTPCachePolicy.invalidated(method: exchange.request.method, target: target, status: answer.status,
                                                 response: answer.fields, origin: origin) {
             guard let normalized = try? Self.httpKey(namespace + ":" + path) else { continue }
-            http.set(normalized, ns: httpNamespaceSlot(normalized), nil)
             // As evict drops a key, told to observers as invalidated.
             requestTable.voidResponses(forKey: normalized)
             if let slot = entrySlot(forKey: normalized) {
@@ -665,7 +667,6 @@ extension CacheEngine {
         }
         guard updated + dropped > 0 else { return "" }
         if all.isEmpty {
-            http.set(key, ns: httpNamespaceSlot(key), nil)
             if let slot = entrySlot(forKey: key) {
                 let ns = slots[Int(slot)].namespace
                 count(\.invalidations, ns)

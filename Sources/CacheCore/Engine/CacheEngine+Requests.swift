@@ -275,10 +275,11 @@ extension CacheEngine {
 
     /// What follows the eviction of `key` from namespace `ns` (`EngineState.evictOne` removed it
     /// and counted it): its responses in flight are void (when `requestsByKey`), its deferred
-    /// mutations forgotten, and observers told.
+    /// mutations forgotten, its HTTP responses dropped, and observers told.
     @inline(__always)
     func finishEviction(of key: String, ns: Int32, requestsByKey: Bool) {
         if requestsByKey { requestTable.voidResponses(forKey: key) }
+        dropHTTPVariants(key, ns: ns)
         forgetDeferredMutations(ofEvicted: key)
         emit(.evicted, key: key, namespace: ns)
     }
