@@ -3,7 +3,9 @@
 A step is ("set", path, status, headers, body) — the origin serves that from then on — or
 ("get", path, request_headers) / (METHOD, path, request_headers) — the app sends a request.
 Headers are lists of (name, value). Staleness comes from an `Age` field the origin sends, never
-from waiting: the run takes a second, and its decisions do not depend on how long it takes.
+from waiting. hishel leaves `Age` out of a response's age, so to it freshness is the wall time
+between two requests: every `max-age` a scenario means to be fresh is 600 s or more, which no busy
+machine spends between two steps (a `max-age=1` once made a slow run's decisions differ).
 Each scenario names the RFC section that decides it.
 """
 
@@ -20,7 +22,7 @@ SCENARIOS = [
         ("get", "/fresh", []),
     ]),
     ("stale-by-age-revalidated", "RFC 9111 §4.2.3, §4.3.1", [
-        ("set", "/aged", 200, [("Cache-Control", "max-age=60"), ("Age", "120"), ("ETag", '"a1"')], b'{"aged":1}'),
+        ("set", "/aged", 200, [("Cache-Control", "max-age=600"), ("Age", "1200"), ("ETag", '"a1"')], b'{"aged":1}'),
         ("get", "/aged", []),
         ("get", "/aged", []),
     ]),
@@ -110,7 +112,7 @@ SCENARIOS = [
         ("get", "/me", [("Authorization", "Bearer t0ken")]),
     ]),
     ("stale-while-revalidate", "RFC 5861 §3", [
-        ("set", "/swr", 200, [("Cache-Control", "max-age=1, stale-while-revalidate=600"), ("Age", "5"), ("ETag", '"w1"')], b'{"w":1}'),
+        ("set", "/swr", 200, [("Cache-Control", "max-age=600, stale-while-revalidate=86400"), ("Age", "1200"), ("ETag", '"w1"')], b'{"w":1}'),
         ("get", "/swr", []),
         ("get", "/swr", []),
     ]),
