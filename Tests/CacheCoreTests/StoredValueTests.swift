@@ -19,6 +19,7 @@ import TestSupport
                 var walked = Set<String>()
                 value.collectEntityIDs(idField: field.name, into: &walked)
                 #expect(stored.entityIDs(field) == walked.sorted(), "\(stored.text) under \(field.name)")
+                #expect(Set(stored.entityIDKeys(field)) == Set(walked.map(IDIndex.Key.init)), "\(stored.text) under \(field.name)")
             }
         }
     }
@@ -115,6 +116,19 @@ import TestSupport
         var changed = r
         changed.value = nil
         #expect(changed.valueText == nil && changed.stored == nil)
+    }
+
+    /// An id's bytes key the index as its text does: an integer only when `String(n)` prints
+    /// exactly that text (no sign `+`, no leading zero, no `-0`, within `Int64`).
+    @Test(arguments: ["0", "7", "-7", "42", "007", "+7", "-0", "00", "-", "", "1a", "a1", " 1", "1.0", "1e3",
+                      "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+                      "99999999999999999999", "-09", "١٢", "x\"y"])
+    func anIDsBytesKeyTheIndexAsItsTextDoes(text: String) {
+        let expected: IDIndex.Key
+        if let n = Int64(text), text.first != "+", String(n) == text { expected = .int(n) } else { expected = .text(text) }
+        #expect(IDIndex.Key(text) == expected)
+        var bytes = text
+        #expect(bytes.withUTF8 { IDIndex.Key(utf8: $0) } == expected)
     }
 
     /// An id embedded by one entry is held inline; by more, in a set; as entries go, inline again.

@@ -90,7 +90,7 @@ struct EntryTable {
     /// The entry is moved into its slot (a caller passing its last use of it copies nothing) and
     /// given the hash there (changed before the move, it would be copied).
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
-        let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDs(idKey) : []
+        let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDKeys(idKey) : []
         let tags = entry.tags
         let slot = ordered.insert(consume entry)
         keyIndex.insert(hash: hash, slot: slot)
@@ -104,7 +104,7 @@ struct EntryTable {
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
         if ordered.entries[Int(slot)].stored.mayEmbedIDs {
-            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+            for id in ordered.entries[Int(slot)].stored.entityIDKeys(idKey) { idIndex.remove(slot, for: id) }
         }
         // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
         // instructions for a short key).
@@ -139,9 +139,11 @@ struct EntryTable {
     /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
     /// - Complexity: O(size of the old and new value).
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
-        let old = ordered.entries[Int(slot)].stored.entityIDs(idKey)
-        let new = value.entityIDs(idKey)
+        let old = ordered.entries[Int(slot)].stored.mayEmbedIDs ? ordered.entries[Int(slot)].stored.entityIDKeys(idKey) : []
+        let new = value.mayEmbedIDs ? value.entityIDKeys(idKey) : []
         ordered.entries[Int(slot)].stored = value
+        // The same ids in the same order: nothing to change. Otherwise every old one goes and
+        // every new one comes (an id in both is taken off and listed again).
         guard old != new else { return }
         for id in old { idIndex.remove(slot, for: id) }
         for id in new { idIndex.insert(slot, for: id) }
@@ -172,7 +174,7 @@ struct EntryTable {
         idKey = StoredValue.IDField(field)
         idIndex = IDIndex()
         for slot in ordered.recencyOrder() {
-            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
+            for id in ordered.entries[Int(slot)].stored.entityIDKeys(idKey) { idIndex.insert(slot, for: id) }
         }
     }
 
