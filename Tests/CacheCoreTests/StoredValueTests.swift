@@ -34,6 +34,24 @@ import TestSupport
         #expect(StoredValue(json(#"{"a\"b":7,"id":8}"#)).entityIDs(.init("a\"b")) == ["7"])
     }
 
+    /// A plain id field's keys are found by their bytes (`"id":` at an unescaped quote): text
+    /// that holds those bytes inside a string, or after escaped quotes, embeds no id.
+    @Test(arguments: [
+        (#"{"a":"\"id\":1","id":2}"#, [IDIndex.Key.int(2)]),
+        (#"{"x\"id":1}"#, []),
+        (#"{"a\\":{"id":3}}"#, [.int(3)]),
+        (#"{"a":"x\\","id":"5"}"#, [.int(5)]),
+        (#"["\"id\":4",{"id":"a\"b"},{"id":-7,"k":{"id":[1]}},{"id":1.5},{"ids":9},{"idx":9}]"#, [.text("a\"b"), .int(-7)]),
+        (#"{"id":{"id":8}}"#, [.int(8)]),
+    ])
+    func plainIDFieldsAreFoundByTheirBytes(text: String, expected: [IDIndex.Key]) {
+        let value = StoredValue(json(text))
+        #expect(value.entityIDKeys(.init("id")) == expected, "\(value.text)")
+        var walked = Set<String>()
+        value.json.collectEntityIDs(idField: "id", into: &walked)
+        #expect(Set(expected) == Set(walked.map(IDIndex.Key.init)))
+    }
+
     @Test func storedValuesCompareAsTheirValuesDo() {
         // Canonically equivalent strings are equal Swift strings, and -0.0 equals 0.0, though
         // their texts differ.

@@ -90,11 +90,11 @@ struct EntryTable {
     /// The entry is moved into its slot (a caller passing its last use of it copies nothing) and
     /// given the hash there (changed before the move, it would be copied).
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
-        let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDKeys(idKey) : []
+        let stored: StoredValue? = entry.stored.mayEmbedIDs ? entry.stored : nil
         let tags = entry.tags
         let slot = ordered.insert(consume entry)
         keyIndex.insert(hash: hash, slot: slot)
-        for id in ids { idIndex.insert(slot, for: id) }
+        stored?.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
         return slot
     }
@@ -104,7 +104,8 @@ struct EntryTable {
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
         if ordered.entries[Int(slot)].stored.mayEmbedIDs {
-            for id in ordered.entries[Int(slot)].stored.entityIDKeys(idKey) { idIndex.remove(slot, for: id) }
+            let stored = ordered.entries[Int(slot)].stored
+            stored.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) }
         }
         // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
         // instructions for a short key).
@@ -139,14 +140,12 @@ struct EntryTable {
     /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
     /// - Complexity: O(size of the old and new value).
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
-        let old = ordered.entries[Int(slot)].stored.mayEmbedIDs ? ordered.entries[Int(slot)].stored.entityIDKeys(idKey) : []
-        let new = value.mayEmbedIDs ? value.entityIDKeys(idKey) : []
+        let old = ordered.entries[Int(slot)].stored
         ordered.entries[Int(slot)].stored = value
-        // The same ids in the same order: nothing to change. Otherwise every old one goes and
-        // every new one comes (an id in both is taken off and listed again).
-        guard old != new else { return }
-        for id in old { idIndex.remove(slot, for: id) }
-        for id in new { idIndex.insert(slot, for: id) }
+        // Every old id goes and every new one comes (an id in both is taken off and listed
+        // again): two scans, no list of ids made to compare.
+        if old.mayEmbedIDs { old.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) } }
+        if value.mayEmbedIDs { value.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) } }
     }
 
     /// `setValue` of a tree, stored as its canonical text.
