@@ -142,10 +142,28 @@ struct EntryTable {
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
         let old = ordered.entries[Int(slot)].stored
         ordered.entries[Int(slot)].stored = value
-        // Every old id goes and every new one comes (an id in both is taken off and listed
-        // again): two scans, no list of ids made to compare.
-        if old.mayEmbedIDs { old.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) } }
-        if value.mayEmbedIDs { value.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) } }
+        let (oldFirst, oldCount) = Self.firstID(of: old, idKey)
+        let (newFirst, newCount) = Self.firstID(of: value, idKey)
+        // The commonest change keeps the value's one id (or none): the index stays as it is.
+        if oldCount == newCount && oldCount <= 1 && oldFirst == newFirst { return }
+        // Else every old id goes and every new one comes (an id in both is taken off and
+        // listed again), with no list of ids made to compare.
+        if oldCount > 0 { old.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) } }
+        if newCount > 0 { value.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) } }
+    }
+
+    /// The first id `value` embeds under `field` and how many it embeds (each time it is
+    /// embedded), with no array made.
+    /// - Complexity: O(size of the value).
+    private static func firstID(of value: StoredValue, _ field: StoredValue.IDField) -> (IDIndex.Key?, Int) {
+        guard value.mayEmbedIDs else { return (nil, 0) }
+        var first: IDIndex.Key?
+        var count = 0
+        value.forEachEntityIDKey(field) { key in
+            if count == 0 { first = key }
+            count += 1
+        }
+        return (first, count)
     }
 
     /// `setValue` of a tree, stored as its canonical text.
