@@ -4,6 +4,10 @@
 #   Benchmarks/compare-redis.sh            100,000 commands (50k put, 50k get)
 #   COMMANDS=20000 Benchmarks/compare-redis.sh
 #   RUNS=5 STARTUP_RUNS=50 Benchmarks/compare-redis.sh
+#   CACHESH_BIN=path/to/cachesh BASELINE_BIN=path/to/old/cachesh Benchmarks/compare-redis.sh
+#
+# CACHESH_BIN measures that binary instead of building one; BASELINE_BIN measures a second build
+# too, in the same run (its rows and ratios follow cachesh's).
 #
 # Builds cachesh in release (static Swift stdlib), generates equivalent scripts (gen-script.py),
 # runs each RUNS times (default 3) with output to /dev/null, and prints the best and median
@@ -35,9 +39,14 @@ need() {
     $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq "$2" >&2
 }
 
-echo "building cachesh (release, static Swift stdlib) ..." >&2
-(cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --disable-local-rpath --product cachesh >&2)
-cachesh="$root/.build/release/cachesh"
+if [[ -n "${CACHESH_BIN:-}" ]]; then
+    cachesh=$CACHESH_BIN
+else
+    echo "building cachesh (release, static Swift stdlib) ..." >&2
+    (cd "$root" && CACHESH_STATIC_LIBS=$(./scripts/static-libs.sh) swift build -c release --static-swift-stdlib --disable-local-rpath --product cachesh >&2)
+    cachesh="$root/.build/release/cachesh"
+fi
+baseline=${BASELINE_BIN:-}
 need redis-server redis-server
 need redis-cli redis-tools
 need sqlite3 sqlite3
@@ -52,6 +61,13 @@ read -r cachesh_s cachesh_med cachesh_kb rc < <(measure "" - "$cachesh" "$work/b
 check cachesh "$rc"
 read -r cachesh_json_s cachesh_json_med cachesh_json_kb rc < <(measure "" - "$cachesh" --json "$work/bench.cachesh")
 check "cachesh --json" "$rc"
+base_s=0 base_med=0 base_kb=0 base_json_s=0 base_json_med=0 base_json_kb=0
+if [[ -n "$baseline" ]]; then
+    read -r base_s base_med base_kb rc < <(measure "" - "$baseline" "$work/bench.cachesh")
+    check baseline "$rc"
+    read -r base_json_s base_json_med base_json_kb rc < <(measure "" - "$baseline" --json "$work/bench.cachesh")
+    check "baseline --json" "$rc"
+fi
 
 # redis: a fresh server on loopback, no persistence.
 port=$(python3 "$here/gen-script.py" freeport)
@@ -86,6 +102,9 @@ rows = [
     ("redis-cli < commands", $plain_s, $plain_med, $plain_kb, $plain_server_kb),
     ("redis-cli --pipe < RESP", $pipe_s, $pipe_med, $pipe_kb, $pipe_server_kb),
 ]
+if $base_s:
+    rows[2:2] = [("baseline FILE (human output)", $base_s, $base_med, $base_kb, None),
+                 ("baseline --json FILE", $base_json_s, $base_json_med, $base_json_kb, None)]
 print(f"\n{n} commands ({n // 2} put / {n - n // 2} get), output to /dev/null, best and median of $runs runs")
 print(f"{'run':<30}{'best s':>9}{'commands/s':>12}{'median s':>10}{'commands/s':>12}{'client MB':>11}{'server MB':>11}")
 for name, best, median, kb, server in rows:
@@ -94,6 +113,10 @@ for name, best, median, kb, server in rows:
 cachesh = n / $cachesh_s
 print(f"\ncachesh / redis-cli plain: {cachesh / (n / $plain_s):.1f}x  (goal >= 20x)")
 print(f"cachesh / redis-cli --pipe: {cachesh / (n / $pipe_s):.2f}x  (stretch goal >= 1x)")
+print(f"cachesh --json / redis-cli --pipe: {$pipe_s / $cachesh_json_s:.2f}x")
+if $base_s:
+    print(f"baseline / redis-cli --pipe: {$pipe_s / $base_s:.2f}x human, {$pipe_s / $base_json_s:.2f}x --json")
+    print(f"cachesh / baseline: {$base_s / $cachesh_s:.2f}x human, {$base_json_s / $cachesh_json_s:.2f}x --json (best runs)")
 print(f"\nstart-up, exec to exit, $startup_runs runs each, alternating (median / mean / min ms):")
 print(f"  cachesh -c now              {$cachesh_start_med:7.2f} {$cachesh_start_mean:7.2f} {$cachesh_start_min:7.2f}")
 print(f"  sqlite3 :memory: 'select 1' {$sqlite_start_med:7.2f} {$sqlite_start_mean:7.2f} {$sqlite_start_min:7.2f}")

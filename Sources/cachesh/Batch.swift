@@ -78,8 +78,10 @@ enum Batch {
             if n == 0 { return head.isPrompt ? line : nil }
             var start = 0
             while start < n {
-                // The line's first bytes, then straight to its end.
+                // The line's first bytes, then straight to its end; a line whose first byte is
+                // not the prompt's is none, and is passed over without its head kept.
                 var i = start
+                if head.isEmpty && chunk[i] != UInt8(ascii: "c") { head.markNotPrompt() }
                 while !head.isFull && i < n && chunk[i] != UInt8(ascii: "\n") {
                     head.append(chunk[i])
                     i += 1
@@ -99,6 +101,13 @@ enum Batch {
         private var bytes: (UInt64, UInt64) = (0, 0)
         private var count = 0
         var isFull: Bool { count == 10 }
+        var isEmpty: Bool { count == 0 }
+
+        /// Makes the head one that is full and no prompt's (its first byte is not the prompt's).
+        mutating func markNotPrompt() {
+            bytes = (0, 0)
+            count = 10
+        }
 
         mutating func append(_ byte: UInt8) {
             let at = count

@@ -19,6 +19,7 @@ import TestSupport
                 var walked = Set<String>()
                 value.collectEntityIDs(idField: field.name, into: &walked)
                 #expect(stored.entityIDs(field) == walked.sorted(), "\(stored.text) under \(field.name)")
+                #expect(Set(stored.entityIDKeys(field)) == Set(walked.map(IDIndex.Key.init)), "\(stored.text) under \(field.name)")
             }
         }
     }
@@ -31,6 +32,24 @@ import TestSupport
         #expect(value.entityIDs(.init("id")) == ["-20", "1", "4", "x\"y", "é"])
         #expect(StoredValue(json(#"[1,{"id":1},{"id":"1"}]"#)).entityIDs(.init("id")) == ["1"], "42 and \"42\" are one entity")
         #expect(StoredValue(json(#"{"a\"b":7,"id":8}"#)).entityIDs(.init("a\"b")) == ["7"])
+    }
+
+    /// A plain id field's keys are found by their bytes (`"id":` at an unescaped quote): text
+    /// that holds those bytes inside a string, or after escaped quotes, embeds no id.
+    @Test(arguments: [
+        (#"{"a":"\"id\":1","id":2}"#, [IDIndex.Key.int(2)]),
+        (#"{"x\"id":1}"#, []),
+        (#"{"a\\":{"id":3}}"#, [.int(3)]),
+        (#"{"a":"x\\","id":"5"}"#, [.int(5)]),
+        (#"["\"id\":4",{"id":"a\"b"},{"id":-7,"k":{"id":[1]}},{"id":1.5},{"ids":9},{"idx":9}]"#, [.text("a\"b"), .int(-7)]),
+        (#"{"id":{"id":8}}"#, [.int(8)]),
+    ])
+    func plainIDFieldsAreFoundByTheirBytes(text: String, expected: [IDIndex.Key]) {
+        let value = StoredValue(json(text))
+        #expect(value.entityIDKeys(.init("id")) == expected, "\(value.text)")
+        var walked = Set<String>()
+        value.json.collectEntityIDs(idField: "id", into: &walked)
+        #expect(Set(expected) == Set(walked.map(IDIndex.Key.init)))
     }
 
     @Test func storedValuesCompareAsTheirValuesDo() {
@@ -115,6 +134,19 @@ import TestSupport
         var changed = r
         changed.value = nil
         #expect(changed.valueText == nil && changed.stored == nil)
+    }
+
+    /// An id's bytes key the index as its text does: an integer only when `String(n)` prints
+    /// exactly that text (no sign `+`, no leading zero, no `-0`, within `Int64`).
+    @Test(arguments: ["0", "7", "-7", "42", "007", "+7", "-0", "00", "-", "", "1a", "a1", " 1", "1.0", "1e3",
+                      "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+                      "99999999999999999999", "-09", "١٢", "x\"y"])
+    func anIDsBytesKeyTheIndexAsItsTextDoes(text: String) {
+        let expected: IDIndex.Key
+        if let n = Int64(text), text.first != "+", String(n) == text { expected = .int(n) } else { expected = .text(text) }
+        #expect(IDIndex.Key(text) == expected)
+        var bytes = text
+        #expect(bytes.withUTF8 { IDIndex.Key(utf8: $0) } == expected)
     }
 
     /// An id embedded by one entry is held inline; by more, in a set; as entries go, inline again.

@@ -90,11 +90,11 @@ struct EntryTable {
     /// The entry is moved into its slot (a caller passing its last use of it copies nothing) and
     /// given the hash there (changed before the move, it would be copied).
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
-        let ids = entry.stored.mayEmbedIDs ? entry.stored.entityIDs(idKey) : []
+        let stored: StoredValue? = entry.stored.mayEmbedIDs ? entry.stored : nil
         let tags = entry.tags
         let slot = ordered.insert(consume entry)
         keyIndex.insert(hash: hash, slot: slot)
-        for id in ids { idIndex.insert(slot, for: id) }
+        stored?.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
         return slot
     }
@@ -104,7 +104,8 @@ struct EntryTable {
     /// - Complexity: O(1) plus the size of its value and its tags.
     mutating func remove(_ slot: Int32) -> String {
         if ordered.entries[Int(slot)].stored.mayEmbedIDs {
-            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.remove(slot, for: id) }
+            let stored = ordered.entries[Int(slot)].stored
+            stored.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) }
         }
         // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
         // instructions for a short key).
@@ -139,12 +140,30 @@ struct EntryTable {
     /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
     /// - Complexity: O(size of the old and new value).
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
-        let old = ordered.entries[Int(slot)].stored.entityIDs(idKey)
-        let new = value.entityIDs(idKey)
+        let old = ordered.entries[Int(slot)].stored
         ordered.entries[Int(slot)].stored = value
-        guard old != new else { return }
-        for id in old { idIndex.remove(slot, for: id) }
-        for id in new { idIndex.insert(slot, for: id) }
+        let (oldFirst, oldCount) = Self.firstID(of: old, idKey)
+        let (newFirst, newCount) = Self.firstID(of: value, idKey)
+        // The commonest change keeps the value's one id (or none): the index stays as it is.
+        if oldCount == newCount && oldCount <= 1 && oldFirst == newFirst { return }
+        // Else every old id goes and every new one comes (an id in both is taken off and
+        // listed again), with no list of ids made to compare.
+        if oldCount > 0 { old.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) } }
+        if newCount > 0 { value.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) } }
+    }
+
+    /// The first id `value` embeds under `field` and how many it embeds (each time it is
+    /// embedded), with no array made.
+    /// - Complexity: O(size of the value).
+    private static func firstID(of value: StoredValue, _ field: StoredValue.IDField) -> (IDIndex.Key?, Int) {
+        guard value.mayEmbedIDs else { return (nil, 0) }
+        var first: IDIndex.Key?
+        var count = 0
+        value.forEachEntityIDKey(field) { key in
+            if count == 0 { first = key }
+            count += 1
+        }
+        return (first, count)
     }
 
     /// `setValue` of a tree, stored as its canonical text.
@@ -172,7 +191,7 @@ struct EntryTable {
         idKey = StoredValue.IDField(field)
         idIndex = IDIndex()
         for slot in ordered.recencyOrder() {
-            for id in ordered.entries[Int(slot)].stored.entityIDs(idKey) { idIndex.insert(slot, for: id) }
+            for id in ordered.entries[Int(slot)].stored.entityIDKeys(idKey) { idIndex.insert(slot, for: id) }
         }
     }
 

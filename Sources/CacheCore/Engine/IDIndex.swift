@@ -13,30 +13,82 @@ struct IDIndex {
     private var sets: [Set<Int32>] = []
     private var freeSets: [Int32] = []
 
+    /// An id as the index keys it: the integer whose decimal text it is (as `String(n)` prints
+    /// it), or its text. A put reads its value's ids as keys (`StoredValue.entityIDKeys`), with
+    /// no string made for an integer.
+    enum Key: Hashable {
+        case int(Int64)
+        case text(String)
+
+        /// The key of an id given as text.
+        init(_ id: String) {
+            if let n = IDIndex.integer(id) { self = .int(n) } else { self = .text(id) }
+        }
+
+        /// The key of an id given as UTF-8 bytes: `Key(String(decoding: bytes, as: UTF8.self))`,
+        /// with no string made for an integer's decimal text.
+        /// - Complexity: O(n) in the number of bytes.
+        init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+            if let n = IDIndex.integer(utf8: bytes) { self = .int(n) } else { self = .text(String(decoding: bytes, as: UTF8.self)) }
+        }
+    }
+
     /// The integer whose decimal text `id` is, if it is one (as `String(n)` prints it).
     @inline(__always)
     private static func integer(_ id: String) -> Int64? {
-        guard let n = Int64(id), id.utf8.first != UInt8(ascii: "+"), String(n).utf8.count == id.utf8.count else { return nil }
-        return n
+        var id = id
+        return id.withUTF8 { integer(utf8: $0) }
+    }
+
+    /// The integer whose decimal text `bytes` is, exactly as `String(n)` prints it: an optional
+    /// `-`, then digits without a leading zero (`0` alone, not `-0`), within `Int64`; else nil.
+    /// - Complexity: O(n) in the number of bytes (at most 20 read).
+    static func integer(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let n = bytes.count
+        guard n > 0, n <= 20 else { return nil }
+        let negative = bytes[0] == UInt8(ascii: "-")
+        let first = negative ? 1 : 0
+        guard first < n else { return nil }
+        // No leading zero: `0` is the only text starting with one, and `-0` prints as `0`.
+        if bytes[first] == UInt8(ascii: "0") { return n == 1 ? 0 : nil }
+        // Accumulated negatively, so that Int64.min fits.
+        var value: Int64 = 0
+        for k in first..<n {
+            let digit = bytes[k] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.subtractingReportingOverflow(Int64(digit))
+            if o1 || o2 { return nil }
+            value = s
+        }
+        if negative { return value }
+        return value == Int64.min ? nil : -value
     }
 
     /// The number of ids.
     var count: Int { small.count + ints.count + strings.count }
 
     /// What `id` holds: a slot (`>= 0`), a set (`< 0`), or nil.
-    func raw(_ id: String) -> Int32? {
-        if let n = Self.integer(id) {
+    func raw(_ id: String) -> Int32? { raw(Key(id)) }
+
+    @inline(__always)
+    private func raw(_ id: Key) -> Int32? {
+        switch id {
+        case .int(let n):
             if let k = Int32(exactly: n) { return small[k] }
             return ints[n]
+        case .text(let text):
+            return strings[text]
         }
-        return strings[id]
     }
 
-    private mutating func setRaw(_ id: String, _ raw: Int32?) {
-        if let n = Self.integer(id) {
+    @inline(__always)
+    private mutating func setRaw(_ id: Key, _ raw: Int32?) {
+        switch id {
+        case .int(let n):
             if let k = Int32(exactly: n) { small[k] = raw } else { ints[n] = raw }
-        } else {
-            strings[id] = raw
+        case .text(let text):
+            strings[text] = raw
         }
     }
 
@@ -55,8 +107,21 @@ struct IDIndex {
 
     /// Lists `slot` for `id`.
     /// - Complexity: O(1) amortized.
-    mutating func insert(_ slot: Int32, for id: String) {
-        guard let raw = raw(id) else { setRaw(id, slot); return }
+    mutating func insert(_ slot: Int32, for id: String) { insert(slot, for: Key(id)) }
+
+    /// Lists `slot` for the id keyed `id`; listing it again changes nothing.
+    /// - Complexity: O(1) amortized.
+    mutating func insert(_ slot: Int32, for id: Key) {
+        let found: Int32?
+        // The commonest id, an integer in 32 bits not listed yet, is found absent and listed
+        // in one probe.
+        if case .int(let n) = id, let k = Int32(exactly: n) {
+            found = small.valueOrInsert(k, slot)
+        } else {
+            found = raw(id)
+            if found == nil { setRaw(id, slot) }
+        }
+        guard let raw = found else { return }
         if raw < 0 {
             sets[Int(-raw - 1)].insert(slot)
         } else if raw != slot {
@@ -76,7 +141,11 @@ struct IDIndex {
     /// Takes `slot` off `id`'s list; an id left with one slot holds it inline again, one left
     /// with none is forgotten.
     /// - Complexity: O(1) amortized.
-    mutating func remove(_ slot: Int32, for id: String) {
+    mutating func remove(_ slot: Int32, for id: String) { remove(slot, for: Key(id)) }
+
+    /// `remove(_:for:)` of the id keyed `id`; taking off a slot not listed changes nothing.
+    /// - Complexity: O(1) amortized.
+    mutating func remove(_ slot: Int32, for id: Key) {
         guard let raw = raw(id) else { return }
         if raw >= 0 {
             if raw == slot { setRaw(id, nil) }
@@ -170,6 +239,26 @@ struct SmallIntTable {
             i = TableSize.next(i, buckets.count)
         }
         return nil
+    }
+
+    /// The value of `key` if it has one; else sets it to `value` and returns nil: a lookup and
+    /// an insertion in one probe.
+    /// - Complexity: O(1) amortized.
+    mutating func valueOrInsert(_ key: Int32, _ value: Int32) -> Int32? {
+        precondition(value != Int32.min, "Int32.min marks an empty bucket")
+        if count + 1 > TableSize.limit(buckets.count) { rehash(TableSize.grown(buckets.count)) }
+        var i = home(key)
+        for _ in 0..<buckets.count {
+            let b = buckets[i]
+            if b == Self.empty {
+                buckets[i] = Self.bucket(key, value)
+                count += 1
+                return nil
+            }
+            if Self.key(b) == key { return Self.value(b) }
+            i = TableSize.next(i, buckets.count)
+        }
+        preconditionFailure("small integer table full")
     }
 
     /// The value of `key`, or nil; setting nil removes the key.

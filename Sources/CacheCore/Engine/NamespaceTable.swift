@@ -27,6 +27,9 @@ struct NamespaceTable {
     private var last: (name: String, slot: Int32)?
     /// Whether some namespace has (or had) a `dedupe=` window: until one does, a fetch notes nothing.
     private(set) var dedupes = false
+    /// How many of the first namespaces `slot(forKey:)` compares a key with before it looks the
+    /// name up: a comparison of a few bytes against a substring made and hashed.
+    private static let namesCompared = 8
 
     init() {}
 
@@ -87,12 +90,18 @@ struct NamespaceTable {
     }
 
     /// The slot of a key's namespace, created when new; remembers it for the next key.
-    /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last.
+    /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last or one
+    ///   of the first few (keys of a handful of namespaces interleaved, as an app's are).
     mutating func slot(forKey key: String) -> (slot: Int32, created: Bool) {
         if let last {
             switch Self.key(key, isIn: last.name) {
             case true?: return (last.slot, false)
-            case false?: break
+            case false?:
+                // Compared on their bytes, as the last one was: no substring made, nothing hashed.
+                for i in 0..<min(all.count, Self.namesCompared) where Self.key(key, isIn: all[i].name) == true {
+                    self.last = (all[i].name, Int32(i))
+                    return (Int32(i), false)
+                }
             case nil: if last.name == KeyName.namespace(of: key) { return (last.slot, false) }
             }
         }

@@ -84,8 +84,9 @@ struct RequestTable {
     /// Forgets the outcomes of the last unit of work's requests.
     /// - Complexity: O(outcomes kept).
     mutating func beginUnitOfWork() {
-        keyOutcomes.removeAll(keepingCapacity: true)
-        validationOutcomes.removeAll(keepingCapacity: true)
+        // Most units send nothing: an empty collection is left alone (emptying one costs a call).
+        if !keyOutcomes.isEmpty { keyOutcomes.removeAll(keepingCapacity: true) }
+        if !validationOutcomes.isEmpty { validationOutcomes.removeAll(keepingCapacity: true) }
     }
 
     /// Adds a sent request; a fetch becomes the one each of its keys' reads join.

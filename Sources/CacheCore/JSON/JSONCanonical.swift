@@ -110,8 +110,9 @@ extension JSONWriter {
 /// increasing order (such an object is sorted by its tree).
 struct CanonicalScanner {
     private(set) var reader: JSONReader
-    /// The canonical text of the input up to `runStart` (when `rewritten`).
-    private var writer = JSONWriter(pretty: false, capacity: 256)
+    /// The canonical text of the input up to `runStart` (when `rewritten`); given memory only
+    /// then, so that checking a canonical text allocates nothing.
+    private var writer = JSONWriter(pretty: false, capacity: 0)
     /// Where the bytes copied as they are start: nothing from there on differs yet.
     private var runStart = 0
     /// Whether the canonical text differs from the input; if not, `writer` is not used.
@@ -160,6 +161,7 @@ struct CanonicalScanner {
     /// Copies the input from `runStart` to `end` to the text; what follows is written as it is to be.
     @inline(__always)
     private mutating func flush(upTo end: Int) {
+        if !rewritten && writer.bytes.capacity == 0 { writer.bytes.reserveCapacity(256) }
         if end > runStart { writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: reader.bytes[runStart..<end])) }
         rewritten = true
     }
@@ -276,6 +278,19 @@ struct CanonicalScanner {
     private mutating func scanNumber() -> Bool {
         let bytes = reader.bytes
         let start = reader.i
+        // The commonest number, an integer of at most 18 digits without a leading zero, ends at
+        // a byte that is no part of a number: it is an `.int` printed as it is read (only `-0`
+        // is not, and it has a leading zero), so it is only passed over.
+        var end = bytes[start] == UInt8(ascii: "-") ? start + 1 : start
+        let digits = end
+        if end < bytes.count && bytes[end] != UInt8(ascii: "0") {
+            while end < bytes.count && bytes[end] &- UInt8(ascii: "0") < 10 { end += 1 }
+            if end > digits && end - digits <= 18
+                && (end == bytes.count || (bytes[end] != UInt8(ascii: ".") && bytes[end] | 0x20 != UInt8(ascii: "e"))) {
+                reader.i = end
+                return true
+            }
+        }
         guard let number = try? reader.parseNumber() else { return false }
         switch number {
         case .int:

@@ -138,17 +138,30 @@ struct Arguments {
     /// (`default:x`, canonically `x`). `.other` sends the text through those checks, for their verdict.
     /// - Complexity: O(n) in the length of `text`.
     private static func plainKey(_ text: UnsafeBufferPointer<UInt8>) -> PlainKey {
-        guard !text.isEmpty else { return .other }
-        var colon: Int?
-        for i in 0..<text.count {
-            let byte = text[i]
-            if byte >= 0x80 || byte == UInt8(ascii: "*") || byte < 0x21 || byte == 0x7F { return .other }
-            if byte == UInt8(ascii: ":") && colon == nil { colon = i }
+        guard let base = text.baseAddress, !text.isEmpty else { return .other }
+        let n = text.count
+        // The namespace part, up to the first colon: name bytes only.
+        var colon = 0
+        while colon < n {
+            let byte = base[colon]
+            if byte == UInt8(ascii: ":") { break }
+            if !isNameByte(byte) { break }
+            colon += 1
         }
-        guard let colon else { return .plain }
-        let namespace = UnsafeBufferPointer(rebasing: text[..<colon])
-        guard colon > 0 && colon < text.count - 1 && !equals(namespace, "tag") && namespace.allSatisfy(isNameByte)
-        else { return .other }
+        // What follows (all of a key without a colon, or whose first part is no name): printable
+        // ASCII but `*`.
+        var i = colon
+        while i < n {
+            let byte = base[i]
+            if byte >= 0x7F || byte < 0x21 || byte == UInt8(ascii: "*") { return .other }
+            i += 1
+        }
+        guard colon < n, base[colon] == UInt8(ascii: ":") else {
+            // No colon, or a first part that is no name: any later colon makes it `.other`.
+            return UnsafeBufferPointer(rebasing: text[colon...]).contains(UInt8(ascii: ":")) ? .other : .plain
+        }
+        let namespace = UnsafeBufferPointer(start: base, count: colon)
+        guard colon > 0 && colon < n - 1 && !equals(namespace, "tag") else { return .other }
         return equals(namespace, "default") ? .plainInDefault : .plain
     }
 
