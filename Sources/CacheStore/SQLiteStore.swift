@@ -698,7 +698,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no fields (NULL)")
                     }
                     let fieldBytes = UnsafeRawBufferPointer(start: sqlite3_column_blob(s, 3), count: Int(sqlite3_column_bytes(s, 3)))
-                    guard let f = EntryRowFields.decode(fieldBytes) else {
+                    var f = EntryRowFields.Decoded()
+                    guard EntryRowFields.decode(fieldBytes, into: &f) else {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has damaged fields "
                                             + "(not the times, sequence numbers, tags and extra of an entry as cachesh writes them)")
                     }
@@ -708,17 +709,19 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         }
                         return n
                     }
-                    let entry = try text(2) { value throws -> StoredEntry in
-                        guard let value else {
-                            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
-                        }
-                        return StoredEntry(key: key, recency: recency, valueUTF8: value, storedAt: try required(f.storedAt, "stored_at"),
-                                           staleAt: f.staleAt, expiresAt: f.expiresAt, seq: try required(f.seq, "seq"),
-                                           storedRequest: try required(f.storedRequest, "stored_request"),
-                                           lastWrite: try required(f.lastWrite, "last_write"),
-                                           lastPut: try required(f.lastPut, "last_put"), tags: f.tags, extra: f.extra,
-                                           rowID: try integer(4, "id"))
+                    // The value's bytes up to a NUL (as a C string), where SQLite keeps them.
+                    guard sqlite3_column_type(s, 2) != SQLITE_NULL, let valueStart = sqlite3_column_text(s, 2) else {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
                     }
+                    let valueBytes = Int(sqlite3_column_bytes(s, 2))
+                    let valueCount = memchr(valueStart, 0, valueBytes).map { UnsafeRawPointer($0) - UnsafeRawPointer(valueStart) } ?? valueBytes
+                    let entry = StoredEntry(key: key, recency: recency, valueUTF8: UnsafeBufferPointer(start: valueStart, count: valueCount),
+                                            storedAt: try required(f.storedAt, "stored_at"),
+                                            staleAt: f.staleAt, expiresAt: f.expiresAt, seq: try required(f.seq, "seq"),
+                                            storedRequest: try required(f.storedRequest, "stored_request"),
+                                            lastWrite: try required(f.lastWrite, "last_write"),
+                                            lastPut: try required(f.lastPut, "last_put"), tags: f.tags, extra: f.extra,
+                                            rowID: try integer(4, "id"))
                     row += 1
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")

@@ -106,15 +106,18 @@ public struct StoredEntry: Sendable, Equatable {
     public init(key: String, recency: Int64, valueUTF8 bytes: UnsafeBufferPointer<UInt8>, storedAt: Int64, staleAt: Int64?,
                 expiresAt: Int64?, seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64,
                 tags: String?, extra: String?, rowID: Int64) {
-        self.key = key; self.rowID = rowID; self.recency = recency; self.storedAt = storedAt
+        // The value first, then every field at once (set after the others in a branch, it made
+        // Swift copy the row built so far and destroy the copy, per row).
+        let text: ValueText
+        if bytes.isAllASCII, let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
+            text = .stored(stored)
+        } else {
+            text = .text(String(decoding: bytes, as: UTF8.self))
+        }
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = text; self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
-        if bytes.isAllASCII, let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
-            valueText = .stored(stored)
-        } else {
-            valueText = .text(String(decoding: bytes, as: UTF8.self))
-        }
     }
 
     /// The value as the engine keeps it, when the row holds it so (read from a store that
@@ -609,7 +612,8 @@ extension Snapshot {
         try checkEntry(entry, at: index, known: known)
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
-        let slot = stored!.table.insert(entry)
+        // Moved into the table (not used after): no copy of the entry and its references.
+        let slot = stored!.table.insert(consume entry)
         if row.rowID > 0 && row.rowID <= Self.largestKeptRowID {
             stored!.table.slots.setRowID(Int(slot), row.rowID)
         } else {
@@ -703,8 +707,9 @@ extension Snapshot {
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
         entry.storedSeq = UInt64(row.seq)
         entry.storedRequest = UInt64(row.storedRequest)
-        entry.lastLocalWrite = UInt64(row.lastWrite)
-        entry.lastPut = UInt64(row.lastPut)
+        // Both at once: set one by one, a row whose two equal its stored request (every put's)
+        // made and dropped a record out of line for the moment between (an allocation a row).
+        entry.setWrites(local: UInt64(row.lastWrite), put: UInt64(row.lastPut))
         return entry
     }
 

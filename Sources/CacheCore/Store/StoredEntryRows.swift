@@ -102,7 +102,8 @@ public enum EntryRowFields {
     public static let names = ["stored_at", "stale_at", "expires_at", "seq", "stored_request", "last_write", "last_put", "tags", "extra"]
 
     /// The mask bits of the tags and extra.
-    static let tagsBit = 1 << 7, extraBit = 1 << 8
+    @usableFromInline static let tagsBit = 1 << 7
+    @usableFromInline static let extraBit = 1 << 8
 
     /// The most bytes the mask and the integers take: a mask of two bytes and seven numbers of 10.
     public static let maxNumberBytes = 72
@@ -112,7 +113,7 @@ public enum EntryRowFields {
         public var storedAt: Int64?, staleAt: Int64?, expiresAt: Int64?, seq: Int64?
         public var storedRequest: Int64?, lastWrite: Int64?, lastPut: Int64?
         public var tags: String?, extra: String?
-        public init() {}
+        @inlinable public init() {}
 
         /// The integers in the order of `names`.
         public var integers: [Int64?] { [storedAt, staleAt, expiresAt, seq, storedRequest, lastWrite, lastPut] }
@@ -215,53 +216,68 @@ public enum EntryRowFields {
     /// The fields encoded in `bytes`, or nil when the bytes are not such an encoding. Reads at
     /// most `bytes.count` bytes; the tags' and extra's bytes are read as UTF-8 (invalid bytes
     /// repaired, as a `String` reads them).
-    @inline(__always)
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> Decoded? {
-        var at = 0
-        guard let first = bytes.first else { return nil }
-        var mask = Int(first)
-        at = 1
-        if first & 0x80 != 0 {
-            guard bytes.count > 1 else { return nil }
-            let second = bytes[1]
-            guard second != 0 && second < 4 else { return nil }
-            mask = Int(first & 0x7F) | Int(second) << 7
+        var d = Decoded()
+        return decode(bytes, into: &d) ? d : nil
+    }
+
+    /// `decode` into `d` (whose fields are absent), for a reader of many rows: no optional
+    /// result, each field read straight into its place.
+    /// - Returns: false when the bytes are not such an encoding (`d` is then not to be used).
+    @inlinable
+    public static func decode(_ bytes: UnsafeRawBufferPointer, into d: inout Decoded) -> Bool {
+        guard bytes.count > 0 else { return false }
+        var mask = Int(bytes[0])
+        var at = 1
+        if mask & 0x80 != 0 {
+            guard bytes.count > 1 else { return false }
+            let second = Int(bytes[1])
+            guard second != 0 && second < 4 else { return false }
+            mask = mask & 0x7F | second << 7
             at = 2
         }
-        var d = Decoded()
-        @inline(__always) func field(_ bit: Int) -> Int64?? {
-            guard mask & bit != 0 else { return .some(nil) }
-            guard let n = number(bytes, &at) else { return nil }
-            return .some(n)
+        if mask & 1 != 0 { guard let n = number(bytes, &at) else { return false }; d.storedAt = n }
+        if mask & 2 != 0 { guard let n = number(bytes, &at) else { return false }; d.staleAt = n }
+        if mask & 4 != 0 { guard let n = number(bytes, &at) else { return false }; d.expiresAt = n }
+        if mask & 8 != 0 { guard let n = number(bytes, &at) else { return false }; d.seq = n }
+        if mask & 16 != 0 { guard let n = number(bytes, &at) else { return false }; d.storedRequest = n }
+        if mask & 32 != 0 { guard let n = number(bytes, &at) else { return false }; d.lastWrite = n }
+        if mask & 64 != 0 { guard let n = number(bytes, &at) else { return false }; d.lastPut = n }
+        if mask & (tagsBit | extraBit) != 0 {
+            if mask & tagsBit != 0 { guard let t = text(bytes, &at) else { return false }; d.tags = t }
+            if mask & extraBit != 0 { guard let t = text(bytes, &at) else { return false }; d.extra = t }
         }
-        guard let a = field(1), let b = field(2), let c = field(4), let s = field(8), let r = field(16), let w = field(32),
-              let p = field(64) else { return nil }
-        d.storedAt = a; d.staleAt = b; d.expiresAt = c; d.seq = s; d.storedRequest = r; d.lastWrite = w; d.lastPut = p
-        @inline(__always) func text(_ bit: Int) -> String?? {
-            guard mask & bit != 0 else { return .some(nil) }
-            guard let n = number(bytes, &at), n >= 0, n <= Int64(bytes.count - at) else { return nil }
-            let t = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at ..< at + Int(n)]), as: UTF8.self)
-            at += Int(n)
-            return .some(t)
-        }
-        guard let tags = text(tagsBit), let extra = text(extraBit) else { return nil }
-        d.tags = tags; d.extra = extra
-        return at == bytes.count ? d : nil
+        return at == bytes.count
+    }
+
+    /// The text (a byte count, then the bytes) at `at` (moved past it), or nil when the bytes end
+    /// first.
+    @usableFromInline
+    static func text(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> String? {
+        guard let n = number(bytes, &at), n >= 0, n <= Int64(bytes.count - at) else { return nil }
+        let t = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at ..< at + Int(n)]), as: UTF8.self)
+        at += Int(n)
+        return t
     }
 
     /// The number at `at` (moved past it), or nil when the bytes end first or it has more than
-    /// 64 bits.
-    @inline(__always)
+    /// 64 bits (a tenth byte above 1, or an eleventh).
+    @inlinable
     public static func number(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> Int64? {
         var v: UInt64 = 0
         var shift: UInt64 = 0
-        while at < bytes.count {
-            let b = bytes[at]
-            at += 1
-            if shift == 63 && b > 1 { return nil }
-            v |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return Int64(bitPattern: v) }
-            shift += 7
+        var i = at
+        while i < bytes.count {
+            let b = bytes[i]
+            i &+= 1
+            if b < 0x80 {
+                if shift == 63 && b > 1 { return nil }
+                at = i
+                return Int64(bitPattern: v | UInt64(b) &<< shift)
+            }
+            if shift == 63 { return nil }
+            v |= UInt64(b & 0x7F) &<< shift
+            shift &+= 7
         }
         return nil
     }
