@@ -182,6 +182,25 @@ import TestSupport
         #expect(await reader.run { session, _ in session.baseSnapshot } == Self.snapshotText(writer) + "\n")
     }
 
+    /// The rows the engine writes straight from its slots (`takeChanges`) are the bytes the
+    /// general encoder (`StoredEntryRows(_:)`, `EntryRowFields.append`) writes for the same
+    /// entries: keys, values, and fields with stale and expiry times, tags and extra.
+    @Test func rowsWrittenFromTheSlotsAreTheGeneralEncoding() async throws {
+        let shell = await TestShell()
+        _ = await shell.typed(Self.script + "\nns st ttl=10m stale=1m\nput st:1 {\"id\":1} tags=a,b")
+        let rows = await shell.run { _, cache in
+            cache.startTrackingChanges(everything: true)
+            return cache.takeChanges().rows
+        }
+        let entries = rows.entries
+        #expect(entries.count > 5)
+        #expect(entries.contains { $0.tags != nil } && entries.contains { $0.extra != nil }
+                && entries.contains { $0.staleAt != nil } && entries.contains { $0.expiresAt != nil })
+        let again = StoredEntryRows(entries)
+        #expect(Array(again.bytes[0 ..< again.byteCount]) == Array(rows.bytes[0 ..< rows.byteCount]))
+        #expect(again.ends == rows.ends && again.rowIDs == rows.rowIDs && again.recencies == rows.recencies)
+    }
+
     /// One command's commit writes the rows it changed, not the whole cache.
     @Test func commitsAreIncremental() {
         let engine = CacheEngine(origin: SimulatedServer())
