@@ -60,8 +60,8 @@ public struct StoredEntry: Sendable, Equatable {
     /// The row's id (0: none given).
     public var rowID: Int64
     public var recency: Int64
-    /// The value as compact JSON text. An entry taken from an engine lends the engine's own
-    /// copy of it (``withValueUTF8(_:)``): no text is made for a row a store writes.
+    /// The value as compact JSON text. An entry read from a store keeps the value parsed into the
+    /// engine's stored form (``withValueUTF8(_:)`` lends its text): no string is made for it.
     public var value: String {
         get {
             switch valueText {
@@ -125,15 +125,6 @@ public struct StoredEntry: Sendable, Equatable {
     var storedValue: StoredValue? {
         if case .stored(let stored) = valueText { return stored }
         return nil
-    }
-
-    /// An entry whose value is an engine's stored value, lent as it is.
-    init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
-        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .stored(stored); self.storedAt = storedAt
-        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
-        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
-        self.tags = tags; self.extra = extra
     }
 
     /// Calls `body` with the UTF-8 bytes of the value's compact text, where they are kept.
