@@ -80,8 +80,8 @@ report() { # report NAME BIN
     local size columns
     size=$(du -h "$db" | cut -f1)
     # Every column of every entry row, in the order cachesh loads them (schema 8: the id, key,
-    # recency, value, the `fields` BLOB, tags and extra; a store of schema 7 or older, as an older
-    # BASELINE_BIN writes, has the times and sequence numbers in seven columns of their own).
+    # recency, value and the `fields` BLOB, which holds the times, sequence numbers, tags and extra;
+    # a store written by an older BASELINE_BIN may have them in columns of their own).
     columns=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('entries')")
     read -r scan _ scancpu < <(best sqlite3 "$db" "SELECT $columns FROM entries ORDER BY recency")
     read -r cold coldrss coldcpu < <(best "$bin" --store "$db" -c "get feed:$((M / 2))")

@@ -12,9 +12,9 @@ import Synchronization
 /// whole store.
 ///
 /// Tables: `meta` (the store's format and schema version), `state` (one row: the state document),
-/// `entries` (key, recency stamp, value as compact JSON, the times in ms and sequence numbers in
-/// one BLOB (`EntryFields`, schema 8), tags, and the rarely set fields as one JSON object; see
-/// `StoredEntry`; one B-tree keyed
+/// `entries` (key, recency stamp, value as compact JSON, and in one BLOB (`EntryRowFields`,
+/// schema 8) the times in ms, sequence numbers, tags and the rarely set fields as one JSON
+/// object; see `StoredEntry`; one B-tree keyed
 /// by a row id the engine gives in increasing order (`StoredEntry.rowID`), with no index on the
 /// key or the recency, so writing a row touches one tree and a new key's row goes at its right
 /// edge: the engine keeps each entry's row id beside it, loaded from the rows, and keeps keys
@@ -296,14 +296,16 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 """)
         }),
         ("v8", { db in
-            // An entry's times and sequence numbers in one BLOB (`EntryFields`): a row of six
-            // columns, not thirteen, so SQLite's per-column work on every row written and read
-            // shrinks with it. Each row is copied under its id, each integer as it reads (a NULL
-            // where schema 7 says NOT NULL, in a damaged file, is kept absent: opening then
-            // names it as before).
+            // An entry's times, sequence numbers, tags and extra in one BLOB (`EntryRowFields`):
+            // a row of five columns, not thirteen, so SQLite's per-column work on every row
+            // written and read shrinks with it. Each row is copied under its id, each integer as
+            // it reads (a NULL where schema 7 says NOT NULL, in a damaged file, is kept absent:
+            // opening then names it as before), tags and extra as their text read (up to a NUL,
+            // as opening read them; NULL absent).
             try db.execute(sql: "CREATE TABLE entries_v8 (\(entryColumnsSQL8))")
-            let insert = try RowWriter(db, "INSERT INTO entries_v8 (id, \(entryColumns8)) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            let rows = try db.makeStatement(sql: "SELECT id, key, recency, value, tags, extra, \(EntryFields.names.joined(separator: ", ")) FROM entries ORDER BY id")
+            let insert = try RowWriter(db, "INSERT INTO entries_v8 (id, \(entryColumns8)) VALUES (?, ?, ?, ?, ?)")
+            let integers = EntryRowFields.names.prefix(7).joined(separator: ", ")
+            let rows = try db.makeStatement(sql: "SELECT id, key, recency, value, tags, extra, \(integers) FROM entries ORDER BY id")
             let s = rows.sqliteStatement
             defer { sqlite3_reset(s) }
             var fields: [UInt8] = []
@@ -313,14 +315,18 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 guard code == SQLITE_ROW else {
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                 }
-                // id, key, recency, value, tags and extra as they are (their types too).
-                for c in Int32(0)..<6 { _ = sqlite3_bind_value(insert.statement, c == 0 ? 1 : (c < 4 ? c + 1 : c + 2), sqlite3_column_value(s, c)) }
+                // id, key, recency and value as they are (their types too).
+                for c in Int32(0)..<4 { _ = sqlite3_bind_value(insert.statement, c + 1, sqlite3_column_value(s, c)) }
                 fields.removeAll(keepingCapacity: true)
-                var values = [Int64?](repeating: nil, count: EntryFields.names.count)
+                var values = [Int64?](repeating: nil, count: 7)
                 for i in values.indices where sqlite3_column_type(s, Int32(6 + i)) != SQLITE_NULL {
                     values[i] = sqlite3_column_int64(s, Int32(6 + i))
                 }
-                EntryFields.append(values, to: &fields)
+                func text(_ column: Int32) -> String? {
+                    guard sqlite3_column_type(s, column) != SQLITE_NULL, let t = sqlite3_column_text(s, column) else { return nil }
+                    return String(cString: t)
+                }
+                EntryRowFields.append(values, tags: text(4), extra: text(5), to: &fields)
                 fields.withUnsafeBufferPointer { b in _ = sqlite3_bind_blob(insert.statement, 5, b.baseAddress, Int32(b.count), sqliteTransient) }
                 try insert.run()
             }
@@ -370,13 +376,13 @@ public final class SQLiteStore: PersistentStore, Sendable {
 
     /// The entry columns of schema 8 (after the row id), in the order every statement that writes
     /// or reads them names them.
-    static let entryColumns8 = "key, recency, value, fields, tags, extra"
+    static let entryColumns8 = "key, recency, value, fields"
 
-    /// The entry table's columns as schema 8 declares them: schema 6's, with the times and
-    /// sequence numbers in one BLOB (`EntryFields`).
+    /// The entry table's columns as schema 8 declares them: schema 6's, with the times, sequence
+    /// numbers, tags and extra in one BLOB (`EntryRowFields`).
     static let entryColumnsSQL8 = """
         id INTEGER PRIMARY KEY, key BLOB NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
-        fields BLOB NOT NULL, tags TEXT, extra TEXT
+        fields BLOB NOT NULL
         """
 
     /// An upsert's update of a row that is there: every column of `entryColumns` but the key takes
@@ -386,34 +392,33 @@ public final class SQLiteStore: PersistentStore, Sendable {
         + "seq = excluded.seq, stored_request = excluded.stored_request, last_write = excluded.last_write, "
         + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
 
-    /// Writes `rows` entry rows of schema 8 (7 arguments each: the row id, then the columns in
+    /// Writes `rows` entry rows of schema 8 (5 arguments each: the row id, then the columns in
     /// `entryColumns8`' order); a row of the same id is updated in place.
     static func writeEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?, ?)"
+        let row = "(?, ?, ?, ?, ?)"
         return "INSERT INTO entries (id, \(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ") + " "
-            + "ON CONFLICT (id) DO UPDATE SET recency = excluded.recency, value = excluded.value, "
-            + "fields = excluded.fields, tags = excluded.tags, extra = excluded.extra"
+            + "ON CONFLICT (id) DO UPDATE SET recency = excluded.recency, value = excluded.value, fields = excluded.fields"
     }
 
-    /// Inserts `rows` new entry rows of schema 8 (7 arguments each, as `writeEntrySQL`'s). `OR
+    /// Inserts `rows` new entry rows of schema 8 (5 arguments each, as `writeEntrySQL`'s). `OR
     /// FAIL`: a statement that fails keeps what it wrote before, so SQLite keeps no statement
     /// journal for it (a copy of every page a step changes, to undo the step alone), which
     /// `commit` does not need: a failed step fails the whole transaction, which is rolled back.
     /// A row whose id is taken fails the statement (the engine gives each new row an id of its
     /// own).
     static func insertNewEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?, ?)"
+        let row = "(?, ?, ?, ?, ?)"
         return "INSERT OR FAIL INTO entries (id, \(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
-    /// `insertNewEntrySQL` without the id (6 arguments a row): SQLite gives each row one more
+    /// `insertNewEntrySQL` without the id (4 arguments a row): SQLite gives each row one more
     /// than the largest id in the table, which `writeEntries` uses when that is the row's id.
     /// SQLite then finds the place of each row at the table's right edge at once, where an id
     /// given is looked up from the root.
     static func appendEntrySQL(rows: Int) -> String {
-        let row = "(?, ?, ?, ?, ?, ?)"
+        let row = "(?, ?, ?, ?)"
         return "INSERT OR FAIL INTO entries (\(entryColumns8)) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
@@ -637,14 +642,16 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// reads as GRDB decoded it before: a key that is neither a BLOB nor text is the empty key;
     /// a text column ends at its first NUL (as a C string); a NULL in a NOT NULL column (a
     /// damaged file), a field absent from `fields` that every entry has, or `fields` that are
-    /// not `EntryFields`' bytes, is one error naming the row and column, never a crash.
+    /// not `EntryRowFields`' bytes, is one error naming the row and column, never a crash. Tags
+    /// and extra read from `fields` as their bytes (no longer cut at a NUL, which cachesh never
+    /// writes there).
     public func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
         do {
             try queue.read { db in
                 // No index orders the rows by recency: SQLite sorts them, in bounded memory
                 // (spilling to temporary files), and hands them on one at a time.
-                let statement = try db.makeStatement(sql: "SELECT key, recency, value, fields, tags, extra, id FROM entries ORDER BY recency")
+                let statement = try db.makeStatement(sql: "SELECT key, recency, value, fields, id FROM entries ORDER BY recency")
                 let s = statement.sqliteStatement
                 defer { sqlite3_reset(s) }
                 var row = 0
@@ -685,28 +692,16 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     default: break
                     }
                     let recency = try integer(1, "recency")
-                    // The times and sequence numbers (`EntryFields`): a BLOB (text, from a file
-                    // edited by hand, is read as its bytes too).
+                    // The times, sequence numbers, tags and extra (`EntryRowFields`): a BLOB (text,
+                    // from a file edited by hand, is read as its bytes too).
                     guard sqlite3_column_type(s, 3) != SQLITE_NULL else {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no fields (NULL)")
                     }
                     let fieldBytes = UnsafeRawBufferPointer(start: sqlite3_column_blob(s, 3), count: Int(sqlite3_column_bytes(s, 3)))
-                    let mask = fieldBytes.first ?? 0x80
-                    var at = 1
-                    var f: (Int64?, Int64?, Int64?, Int64?, Int64?, Int64?, Int64?) = (nil, nil, nil, nil, nil, nil, nil)
-                    var damaged = mask & 0x80 != 0
-                    @inline(__always) func field(_ bit: UInt8) -> Int64? {
-                        guard !damaged && mask & bit != 0 else { return nil }
-                        guard let n = EntryFields.number(fieldBytes, &at) else {
-                            damaged = true
-                            return nil
-                        }
-                        return n
-                    }
-                    f.0 = field(1); f.1 = field(2); f.2 = field(4); f.3 = field(8); f.4 = field(16); f.5 = field(32); f.6 = field(64)
-                    if damaged || at != fieldBytes.count {
+                    var f = EntryRowFields.Decoded()
+                    guard EntryRowFields.decode(fieldBytes, into: &f) else {
                         throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has damaged fields "
-                                            + "(not the times and sequence numbers of an entry as cachesh writes them)")
+                                            + "(not the times, sequence numbers, tags and extra of an entry as cachesh writes them)")
                     }
                     func required(_ n: Int64?, _ name: String) throws -> Int64 {
                         guard let n else {
@@ -714,16 +709,19 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         }
                         return n
                     }
-                    let entry = try text(2) { value throws -> StoredEntry in
-                        guard let value else {
-                            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
-                        }
-                        return StoredEntry(key: key, recency: recency, valueUTF8: value, storedAt: try required(f.0, "stored_at"),
-                                           staleAt: f.1, expiresAt: f.2, seq: try required(f.3, "seq"),
-                                           storedRequest: try required(f.4, "stored_request"), lastWrite: try required(f.5, "last_write"),
-                                           lastPut: try required(f.6, "last_put"), tags: optionalText(4), extra: optionalText(5),
-                                           rowID: try integer(6, "id"))
+                    // The value's bytes up to a NUL (as a C string), where SQLite keeps them.
+                    guard sqlite3_column_type(s, 2) != SQLITE_NULL, let valueStart = sqlite3_column_text(s, 2) else {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no value (NULL)")
                     }
+                    let valueBytes = Int(sqlite3_column_bytes(s, 2))
+                    let valueCount = memchr(valueStart, 0, valueBytes).map { UnsafeRawPointer($0) - UnsafeRawPointer(valueStart) } ?? valueBytes
+                    let entry = StoredEntry(key: key, recency: recency, valueUTF8: UnsafeBufferPointer(start: valueStart, count: valueCount),
+                                            storedAt: try required(f.storedAt, "stored_at"),
+                                            staleAt: f.staleAt, expiresAt: f.expiresAt, seq: try required(f.seq, "seq"),
+                                            storedRequest: try required(f.storedRequest, "stored_request"),
+                                            lastWrite: try required(f.lastWrite, "last_write"),
+                                            lastPut: try required(f.lastPut, "last_put"), tags: f.tags, extra: f.extra,
+                                            rowID: try integer(4, "id"))
                     row += 1
                     do { try each(entry) } catch {
                         failure = error as? StoreError ?? StoreError("\(error)")
@@ -746,8 +744,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// - Throws: `StoreError` when the transaction fails, or an entry row has no id (0 or less).
     public func commit(_ changes: StoreChanges) throws(StoreError) {
         if isReadOnly { throw StoreError("cannot write store \(path): it is read-only") }
-        if let bad = changes.entries.first(where: { $0.rowID <= 0 }) {
-            throw StoreError("cannot write store \(path): the entry row of \(bad.key) has no row id")
+        if let bad = changes.rows.rowIDs.firstIndex(where: { $0 <= 0 }) {
+            throw StoreError("cannot write store \(path): the entry row of \(changes.rows.key(bad)) has no row id")
         }
         do {
             if upgradeOpen.exchange(false, ordering: .acquiringAndReleasing) {
@@ -766,7 +764,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         try delete.run()
                     }
                 }
-                if !changes.entries.isEmpty { try Self.writeEntries(changes.entries, firstNew: changes.firstNewRowID, db) }
+                if !changes.rows.isEmpty { try Self.writeEntries(changes.rows, firstNew: changes.firstNewRowID, db) }
                 if !changes.recencies.isEmpty && !changes.replacesAll {
                     let update = try RowWriter(db, "UPDATE entries SET recency = ? WHERE id = ?")
                     for r in changes.recencies where r.rowID > 0 {
@@ -824,12 +822,12 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// statement journal (in memory, spilled to a temporary file past 64 KiB), so such a step
     /// touches few pages to keep that journal small and off the disk; the insert keeps none.
     ///
-    /// The keys, values and `fields` (`EntryFields`) of all the rows are copied into three buffers
-    /// that SQLite reads where they are (`SQLITE_STATIC`) during the steps; every argument is
-    /// bound anew for each step, and all are cleared once the rows are written (or fail), so no
-    /// later use of the statements can find the buffers bound. Memory: the three buffers and one
-    /// index per row and buffer, O(size of the rows), as `entries` is already.
-    private static func writeEntries(_ entries: [StoredEntry], firstNew: Int64, _ db: Database) throws {
+    /// The keys, values and `fields` (`EntryRowFields`) are bound where `rows` keeps them (the
+    /// engine wrote them there from its slots), which SQLite reads in place (`SQLITE_STATIC`)
+    /// during the steps; every argument is bound anew for each step (an integer that holds what
+    /// it held is left as bound), and all are cleared once the rows are written (or fail), so no
+    /// later use of the statements can find the buffers bound.
+    private static func writeEntries(_ rows: StoredEntryRows, firstNew: Int64, _ db: Database) throws {
         // Prepared (found in the connection's cache) when first used.
         var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
         defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
@@ -840,50 +838,19 @@ public final class SQLiteStore: PersistentStore, Sendable {
             }
             return k
         }
-        let count = entries.count
-        // Row i's key is keys[keyEnds[i - 1]..<keyEnds[i]] (from 0 for the first), its value the
-        // same in `values`.
-        var keys: [UInt8] = []
-        var values: [UInt8] = []
-        var keyEnds: [Int] = []
-        var valueEnds: [Int] = []
-        keyEnds.reserveCapacity(count)
-        valueEnds.reserveCapacity(count)
-        keys.reserveCapacity(count * 16)
-        values.reserveCapacity(count * 64)
-        StoredEntry.gatherUTF8(entries, keys: &keys, values: &values, keyEnds: &keyEnds, valueEnds: &valueEnds)
-        // Row i's `fields` (`EntryFields`) likewise, written into room for the longest, each field
-        // read where the array keeps it (no row copied out of it, which retains and releases what
-        // it holds).
-        var fieldEnds = [Int](repeating: 0, count: count)
-        let fields = [UInt8](unsafeUninitializedCapacity: count * EntryFields.maxBytes) { out, written in
-            entries.withUnsafeBufferPointer { all in
-                fieldEnds.withUnsafeMutableBufferPointer { ends in
-                    var at = 0
-                    for i in all.indices {
-                        at = EntryFields.write(storedAt: all[i].storedAt, staleAt: all[i].staleAt, expiresAt: all[i].expiresAt,
-                                               seq: all[i].seq, storedRequest: all[i].storedRequest, lastWrite: all[i].lastWrite,
-                                               lastPut: all[i].lastPut, into: out.baseAddress!, at: at)
-                        ends[i] = at
-                    }
-                    written = at
-                }
-            }
-        }
-        // Each row's fields are read where the array keeps them (`all[i].field`): no entry is
-        // copied out of it, which retains and releases every reference it holds.
-        try entries.withUnsafeBufferPointer { all in
+        let count = rows.count
+        try rows.rowIDs.withUnsafeBufferPointer { ids in
             // The rows in the order of their ids (often already so: a group of new keys).
             var order = Array(0..<Int32(count))
             var sorted = true
-            for i in 1..<max(count, 1) where all[i - 1].rowID > all[i].rowID {
+            for i in 1..<max(count, 1) where ids[i - 1] > ids[i] {
                 sorted = false
                 break
             }
-            if !sorted { order.sort { all[Int($0)].rowID < all[Int($1)].rowID } }
+            if !sorted { order.sort { ids[Int($0)] < ids[Int($1)] } }
             // The new rows follow the others in that order.
             var split = count
-            while split > 0 && all[Int(order[split - 1])].rowID >= firstNew { split -= 1 }
+            while split > 0 && ids[Int(order[split - 1])] >= firstNew { split -= 1 }
             // Whether SQLite gives the new rows their ids: they follow the table's largest one
             // by one (read after the deletes and the upserts before them).
             var appending = false
@@ -892,74 +859,65 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 appending = true
                 for k in split..<count {
                     next += 1
-                    if all[Int(order[k])].rowID != next {
+                    if ids[Int(order[k])] != next {
                         appending = false
                         break
                     }
                 }
             }
-            try keys.withUnsafeBufferPointer { keys in
-                try values.withUnsafeBufferPointer { values in
-                    try keyEnds.withUnsafeBufferPointer { keyEnds in
-                        try valueEnds.withUnsafeBufferPointer { valueEnds in
-                        try fields.withUnsafeBufferPointer { fields in
-                        try fieldEnds.withUnsafeBufferPointer { fieldEnds in
-                            var start = 0
-                            while start < count {
-                                let new = start >= split
-                                let end = new ? count : split
-                                let kind: EntryWrite = new ? (appending ? .append : .insert) : .upsert
-                                let w = try writer(kind, many: end - start >= kind.rowsPerStep)
-                                // Taken out of the list for the step (held once, its bindings change in place).
-                                var current = writers[w]!
-                                writers[w] = nil
-                                defer { writers[w] = current }
-                                let rows = current.rows
-                                let statement = current.writer.statement
-                                let width: Int32 = kind == .append ? 6 : 7
-                                for r in 0..<rows {
-                                    let i = Int(order[start + r])
-                                    // Parameter `base + c` holds column c of `entryColumns8` (0: the key).
-                                    let base = Int32(r) * width + (width - 5)
-                                    if width == 7 { _ = sqlite3_bind_int64(statement, base - 1, all[i].rowID) }
-                                    let keyStart = i == 0 ? 0 : keyEnds[i - 1], valueStart = i == 0 ? 0 : valueEnds[i - 1]
-                                    let keyCount = keyEnds[i] - keyStart, valueCount = valueEnds[i] - valueStart
-                                    if keyCount > 0 {
-                                        _ = sqlite3_bind_blob(statement, base, keys.baseAddress! + keyStart,
-                                                              Int32(keyCount), sqliteStatic)
-                                    } else {
-                                        _ = sqlite3_bind_zeroblob(statement, base, 0)
-                                    }
-                                    if valueCount > 0 {
-                                        UnsafeRawPointer(values.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
-                                            _ = sqlite3_bind_text(statement, base + 2, text, Int32(valueCount), sqliteStatic)
-                                        }
-                                    } else {
-                                        _ = sqlite3_bind_text(statement, base + 2, "", 0, sqliteTransient)
-                                    }
-                                    let fieldStart = i == 0 ? 0 : fieldEnds[i - 1]
-                                    _ = sqlite3_bind_blob(statement, base + 3, fields.baseAddress! + fieldStart,
-                                                          Int32(fieldEnds[i] - fieldStart), sqliteStatic)
-                                    current.bind(base + 1, all[i].recency)
-                                    current.bind(base + 4, all[i].tags)
-                                    current.bind(base + 5, all[i].extra)
-                                }
-                                try current.writer.run()
-                                if width == 6 {
-                                    let expected = all[Int(order[start + rows - 1])].rowID
-                                    let given = sqlite3_last_insert_rowid(db.sqliteConnection)
-                                    guard given == expected else {
-                                        throw DatabaseError(resultCode: .SQLITE_INTERNAL,
-                                                            message: "the new rows were given ids up to \(given), not \(expected)")
-                                    }
-                                }
-                                start += rows
+            try rows.recencies.withUnsafeBufferPointer { recencies in
+            try rows.bytes.withUnsafeBufferPointer { bytes in
+            try rows.ends.withUnsafeBufferPointer { ends in
+                var start = 0
+                while start < count {
+                    let new = start >= split
+                    let end = new ? count : split
+                    let kind: EntryWrite = new ? (appending ? .append : .insert) : .upsert
+                    let w = try writer(kind, many: end - start >= kind.rowsPerStep)
+                    // Taken out of the list for the step (held once, its bindings change in place).
+                    var current = writers[w]!
+                    writers[w] = nil
+                    defer { writers[w] = current }
+                    let stepRows = current.rows
+                    let statement = current.writer.statement
+                    let width: Int32 = kind == .append ? 4 : 5
+                    for r in 0..<stepRows {
+                        let i = Int(order[start + r])
+                        // Parameter `base + c` holds column c of `entryColumns8` (0: the key).
+                        let base = Int32(r) * width + (width - 3)
+                        if width == 5 { current.bind(base - 1, ids[i]) }
+                        // The key, value and fields follow one another (`StoredEntryRows`).
+                        let keyStart = i == 0 ? 0 : ends[3 * i - 1], valueStart = ends[3 * i], fieldStart = ends[3 * i + 1]
+                        let keyCount = valueStart - keyStart, valueCount = fieldStart - valueStart
+                        if keyCount > 0 {
+                            _ = sqlite3_bind_blob(statement, base, bytes.baseAddress! + keyStart, Int32(keyCount), sqliteStatic)
+                        } else {
+                            _ = sqlite3_bind_zeroblob(statement, base, 0)
+                        }
+                        current.bind(base + 1, recencies[i])
+                        if valueCount > 0 {
+                            UnsafeRawPointer(bytes.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
+                                _ = sqlite3_bind_text(statement, base + 2, text, Int32(valueCount), sqliteStatic)
                             }
+                        } else {
+                            _ = sqlite3_bind_text(statement, base + 2, "", 0, sqliteTransient)
                         }
-                        }
+                        _ = sqlite3_bind_blob(statement, base + 3, bytes.baseAddress! + fieldStart,
+                                              Int32(ends[3 * i + 2] - fieldStart), sqliteStatic)
+                    }
+                    try current.writer.run()
+                    if width == 4 {
+                        let expected = ids[Int(order[start + stepRows - 1])]
+                        let given = sqlite3_last_insert_rowid(db.sqliteConnection)
+                        guard given == expected else {
+                            throw DatabaseError(resultCode: .SQLITE_INTERNAL,
+                                                message: "the new rows were given ids up to \(given), not \(expected)")
                         }
                     }
+                    start += stepRows
                 }
+            }
+            }
             }
         }
     }
@@ -974,18 +932,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
         init(_ db: Database, _ sql: String, rows: Int, hasID: Bool) throws {
             writer = try RowWriter(db, sql)
             self.rows = rows
-            bound = Bindings(count: rows * (hasID ? 7 : 6))
+            bound = Bindings(count: rows * (hasID ? 5 : 4))
         }
 
         mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }
-        mutating func bind(_ index: Int32, _ text: String?) { bound.bind(writer, index, text) }
     }
 
     /// What each integer or NULL parameter of a statement was last bound to. SQLite keeps a
     /// parameter's binding from one step to the next (`sqlite3_reset` does not clear it), so a
     /// parameter that holds the same integer, or NULL, for this row as for the row of the last
     /// step needs no call: most rows of a group share their times, and most of their optional
-    /// fields are NULL. A text is always bound anew; nothing is known before the first binding.
+    /// fields are NULL. Nothing is known before the first binding.
     private struct Bindings {
         /// Per parameter (from index 1 at 0): 0 unknown, 1 NULL, 2 the integer in `values`.
         var states: [UInt8]
@@ -1008,17 +965,6 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 _ = sqlite3_bind_null(writer.statement, index)
                 states[p] = 1
             }
-        }
-
-        mutating func bind(_ writer: RowWriter, _ index: Int32, _ text: String?) {
-            let p = Int(index) - 1
-            if text == nil {
-                if states[p] == 1 { return }
-                states[p] = 1
-            } else {
-                states[p] = 0
-            }
-            writer.bind(index, text)
         }
     }
 
@@ -1109,98 +1055,3 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 /// SQLite's `SQLITE_STATIC`: it reads a bound value where it is, until the value is bound again
 /// (the caller keeps the bytes alive and unchanged until then).
 private let sqliteStatic: sqlite3_destructor_type? = nil
-
-/// Schema 8's `fields` column: an entry row's times and sequence numbers in one BLOB, so a row is
-/// six columns (SQLite's work per row written or read grows with its columns: each is bound,
-/// copied into a register, checked and encoded into the record one by one).
-///
-/// The bytes: one byte whose bit i tells whether field i of `names` is present (bit 7 is never
-/// set; an absent field is a NULL: `stale_at` and `expires_at` for never), then each present
-/// field in that order as its 64 bits (two's complement) in 7-bit groups, least significant
-/// first, each but the last with its high bit set (1 to 10 bytes; a time in ms is 6, a small
-/// sequence number 1 to 3). Anything else (cut short, a bit past 64, bytes left over, bit 7 of
-/// the first byte) is not a row cachesh wrote: opening refuses it.
-enum EntryFields {
-    /// The fields, in the order of their bits.
-    static let names = ["stored_at", "stale_at", "expires_at", "seq", "stored_request", "last_write", "last_put"]
-
-    /// Appends the encoding of `values` (one per name, nil for absent).
-    static func append(_ values: [Int64?], to out: inout [UInt8]) {
-        var mask: UInt8 = 0
-        for (i, v) in values.enumerated() where v != nil { mask |= 1 << UInt8(i) }
-        out.append(mask)
-        for v in values { if let v { appendNumber(v, to: &out) } }
-    }
-
-    /// The most bytes an encoding takes: the first byte and seven numbers of 10.
-    static let maxBytes = 71
-
-    /// Writes the encoding of an entry's fields at `out + at` (room for `maxBytes`; the writer's
-    /// path: no list built, no capacity checked per byte).
-    /// - Returns: the offset past the last byte written.
-    @inline(__always)
-    static func write(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
-                      lastWrite: Int64, lastPut: Int64, into out: UnsafeMutablePointer<UInt8>, at start: Int) -> Int {
-        var at = start
-        out[at] = 0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100)
-        at += 1
-        @inline(__always) func number(_ n: Int64) {
-            var v = UInt64(bitPattern: n)
-            while v >= 0x80 {
-                out[at] = UInt8(truncatingIfNeeded: v) | 0x80
-                at += 1
-                v >>= 7
-            }
-            out[at] = UInt8(truncatingIfNeeded: v)
-            at += 1
-        }
-        number(storedAt)
-        if let t = staleAt { number(t) }
-        if let t = expiresAt { number(t) }
-        number(seq)
-        number(storedRequest)
-        number(lastWrite)
-        number(lastPut)
-        return at
-    }
-
-    @inline(__always)
-    static func appendNumber(_ n: Int64, to out: inout [UInt8]) {
-        var v = UInt64(bitPattern: n)
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(truncatingIfNeeded: v))
-    }
-
-    /// The fields encoded in `bytes` (one per name, nil for absent), or nil when the bytes are
-    /// not such an encoding. Reads at most `bytes.count` bytes.
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> [Int64?]? {
-        guard let first = bytes.first, first & 0x80 == 0 else { return nil }
-        var values = [Int64?](repeating: nil, count: names.count)
-        var at = 1
-        for i in names.indices where first & (1 << UInt8(i)) != 0 {
-            guard let n = number(bytes, &at) else { return nil }
-            values[i] = n
-        }
-        return at == bytes.count ? values : nil
-    }
-
-    /// The number at `at` (moved past it), or nil when the bytes end first or it has more than
-    /// 64 bits.
-    @inline(__always)
-    static func number(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> Int64? {
-        var v: UInt64 = 0
-        var shift: UInt64 = 0
-        while at < bytes.count {
-            let b = bytes[at]
-            at += 1
-            if shift == 63 && b > 1 { return nil }
-            v |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return Int64(bitPattern: v) }
-            shift += 7
-        }
-        return nil
-    }
-}

@@ -15,9 +15,9 @@ import TestSupport
     /// The store at `path` for edits and reads by hand written against schema 7's entry columns:
     /// on a store of schema 8, each `read` and `write` runs on a temporary table `entries` (found
     /// before the store's table of that name) holding the rows with their `fields` BLOB
-    /// (`EntryFields`) as `stored_at` ... `last_put`, and a `write` puts the rows back, each
-    /// field into the BLOB again (a NULL as the field absent, as schema 7 would hold it in a
-    /// damaged file). A store of an older schema is read and written as it is.
+    /// (`EntryRowFields`) as `stored_at` ... `last_put`, `tags` and `extra`, and a `write` puts
+    /// the rows back, each field into the BLOB again (a NULL as the field absent, as schema 7
+    /// would hold it in a damaged file). A store of an older schema is read and written as it is.
     static func editable(_ path: String) throws -> Editable { try Editable(path) }
 
     struct Editable {
@@ -28,12 +28,17 @@ import TestSupport
             configuration.prepareDatabase { db in
                 db.add(function: DatabaseFunction("entry_field", argumentCount: 2, pure: true) { values -> DatabaseValueConvertible? in
                     guard let data = Data.fromDatabaseValue(values[0]), let i = Int.fromDatabaseValue(values[1]),
-                          let fields = data.withUnsafeBytes({ EntryFields.decode($0) }) else { return nil }
-                    return fields[i]
+                          let fields = data.withUnsafeBytes({ EntryRowFields.decode($0) }) else { return nil }
+                    switch i {
+                    case 7: return fields.tags
+                    case 8: return fields.extra
+                    default: return fields.integers[i]
+                    }
                 })
-                db.add(function: DatabaseFunction("entry_fields", argumentCount: 7, pure: true) { values in
+                db.add(function: DatabaseFunction("entry_fields", argumentCount: 9, pure: true) { values in
                     var out: [UInt8] = []
-                    EntryFields.append(values.map { Int64.fromDatabaseValue($0) }, to: &out)
+                    EntryRowFields.append(values.prefix(7).map { Int64.fromDatabaseValue($0) },
+                                          tags: String.fromDatabaseValue(values[7]), extra: String.fromDatabaseValue(values[8]), to: &out)
                     return Data(out)
                 })
             }
@@ -43,8 +48,8 @@ import TestSupport
         /// Whether the store keeps `fields` (schema 8): then the rows are shown as schema 7's columns.
         private static func unpack(_ db: Database) throws -> Bool {
             guard try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries')").contains("fields") else { return false }
-            let read = EntryFields.names.enumerated().map { "entry_field(fields, \($0.offset)) AS \($0.element)" }.joined(separator: ", ")
-            try db.execute(sql: "CREATE TEMP TABLE entries AS SELECT id, key, recency, value, \(read), tags, extra FROM main.entries")
+            let read = EntryRowFields.names.enumerated().map { "entry_field(fields, \($0.offset)) AS \($0.element)" }.joined(separator: ", ")
+            try db.execute(sql: "CREATE TEMP TABLE entries AS SELECT id, key, recency, value, \(read) FROM main.entries")
             return true
         }
 
@@ -61,11 +66,11 @@ import TestSupport
                 let unpacked = try Self.unpack(db)
                 try body(db)
                 guard unpacked else { return }
-                let pack = "entry_fields(" + EntryFields.names.joined(separator: ", ") + ")"
+                let pack = "entry_fields(" + EntryRowFields.names.joined(separator: ", ") + ")"
                 try db.execute(sql: """
                     DELETE FROM main.entries;
-                    INSERT INTO main.entries (id, key, recency, value, fields, tags, extra)
-                        SELECT id, key, recency, value, \(pack), tags, extra FROM temp.entries;
+                    INSERT INTO main.entries (id, key, recency, value, fields)
+                        SELECT id, key, recency, value, \(pack) FROM temp.entries;
                     DROP TABLE temp.entries;
                     """)
             }
@@ -175,6 +180,25 @@ import TestSupport
         let reader = try await Self.opened(SQLiteStore(path: path))
         #expect(await Self.snapshotText(reader) == Self.snapshotText(writer))
         #expect(await reader.run { session, _ in session.baseSnapshot } == Self.snapshotText(writer) + "\n")
+    }
+
+    /// The rows the engine writes straight from its slots (`takeChanges`) are the bytes the
+    /// general encoder (`StoredEntryRows(_:)`, `EntryRowFields.append`) writes for the same
+    /// entries: keys, values, and fields with stale and expiry times, tags and extra.
+    @Test func rowsWrittenFromTheSlotsAreTheGeneralEncoding() async throws {
+        let shell = await TestShell()
+        _ = await shell.typed(Self.script + "\nns st ttl=10m stale=1m\nput st:1 {\"id\":1} tags=a,b")
+        let rows = await shell.run { _, cache in
+            cache.startTrackingChanges(everything: true)
+            return cache.takeChanges().rows
+        }
+        let entries = rows.entries
+        #expect(entries.count > 5)
+        #expect(entries.contains { $0.tags != nil } && entries.contains { $0.extra != nil }
+                && entries.contains { $0.staleAt != nil } && entries.contains { $0.expiresAt != nil })
+        let again = StoredEntryRows(entries)
+        #expect(Array(again.bytes[0 ..< again.byteCount]) == Array(rows.bytes[0 ..< rows.byteCount]))
+        #expect(again.ends == rows.ends && again.rowIDs == rows.rowIDs && again.recencies == rows.recencies)
     }
 
     /// One command's commit writes the rows it changed, not the whole cache.
@@ -690,7 +714,7 @@ import TestSupport
         let columns = try await DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries') ORDER BY cid")
         }
-        #expect(columns == ["id", "key", "recency", "value", "fields", "tags", "extra"])
+        #expect(columns == ["id", "key", "recency", "value", "fields"])
     }
 
     /// A store of schema 4 as cachesh wrote it before schema 5 (`Tests/store-schema4`, made by the
@@ -739,15 +763,15 @@ import TestSupport
         try Self.expectSchema8Layout(path)
     }
 
-    /// The entries of schema 8: keyed by the row id, with no index at all, the times and sequence
-    /// numbers in one BLOB.
+    /// The entries of schema 8: keyed by the row id, with no index at all, the times, sequence
+    /// numbers, tags and extra in one BLOB.
     static func expectSchema8Layout(_ path: String) throws {
         let layout = try Self.editable(path).read { db in
             (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? "",
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"))
         }
         #expect(layout.0.contains("id INTEGER PRIMARY KEY, key BLOB NOT NULL"))
-        #expect(layout.0.contains("fields BLOB NOT NULL, tags TEXT, extra TEXT") && !layout.0.contains("stored_at"))
+        #expect(layout.0.contains("fields BLOB NOT NULL") && !layout.0.contains("stored_at") && !layout.0.contains("tags"))
         #expect(!layout.0.contains("WITHOUT ROWID"))
         #expect(layout.1.isEmpty)
     }
@@ -837,8 +861,9 @@ import TestSupport
 
     /// A store of schema 7 as the previous release wrote it (`Tests/store-schema7`, with an HTTP
     /// namespace) is upgraded in place to schema 8 when opened: each entry row keeps its id, key,
-    /// recency, value, tags and extra as they were (type and bytes), its times and sequence numbers
-    /// move into the `fields` BLOB and read back as the same integers (or NULL), every other table
+    /// recency and value as they were (type and bytes), its times, sequence numbers, tags and extra
+    /// move into the `fields` BLOB and read back as the same integers (or NULL) and texts (the
+    /// same bytes), every other table
     /// keeps its bytes, and a session on it prints exactly what that release printed (`keys`,
     /// `stats`, `snapshot`). Writes after the upgrade read back on the next open.
     @Test func upgradesAStoreOfSchema7WrittenByThePreviousRelease() async throws {
@@ -909,15 +934,21 @@ import TestSupport
     /// The hex of a text's UTF-8 bytes, as SQLite's `hex()` prints it.
     static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02X", $0) }.joined() }
 
-    /// `fields` that are not an entry's times and sequence numbers as cachesh writes them (cut
-    /// short, bytes left over, a number past 64 bits, a bit no field has, empty, NULL, not a
-    /// BLOB) are one clear error naming the row, and the session stays empty; a field every
-    /// entry has that is absent reads as the NULL schema 7 would have held.
+    /// `fields` that are not an entry's times, sequence numbers, tags and extra as cachesh writes
+    /// them (cut short, bytes left over, a number past 64 bits, a mask bit no field has or a mask
+    /// of two bytes whose second is 0, tags longer than the bytes left or of a negative length,
+    /// empty, NULL, not a BLOB) are one clear error naming the row, and the session stays empty;
+    /// a field every entry has that is absent reads as the NULL schema 7 would have held.
     @Test(arguments: [
         ("fields = substr(fields, 1, length(fields) - 1)", "entry row 2 has damaged fields"),
         ("fields = fields || x'00'", "entry row 2 has damaged fields"),
         ("fields = x'01ffffffffffffffffff02'", "entry row 2 has damaged fields"),
         ("fields = x'81' || substr(fields, 2)", "entry row 2 has damaged fields"),
+        // (The row's own mask is 0x7d: stored_at, expires_at and the four sequence numbers.)
+        ("fields = x'fd04' || substr(fields, 2)", "entry row 2 has damaged fields"),
+        ("fields = x'fd00' || substr(fields, 2)", "entry row 2 has damaged fields"),
+        ("fields = x'fd01' || substr(fields, 2) || x'05' || CAST('[]' AS BLOB)", "entry row 2 has damaged fields"),
+        ("fields = x'fd01' || substr(fields, 2) || x'ffffffffffffffffff01'", "entry row 2 has damaged fields"),
         ("fields = x''", "entry row 2 has damaged fields"),
         ("fields = 7", "entry row 2 has damaged fields"),
         ("fields = x'00'", "entry row 2 has no stored_at (NULL)"),
@@ -940,7 +971,8 @@ import TestSupport
     }
 
     /// Every integer a field can hold (negative ones too, as a damaged older store's may be)
-    /// reads back as written, and absent fields as nil.
+    /// reads back as written, absent fields as nil, and tags and extra as their text (a NUL, a
+    /// non-ASCII character, an empty text and one longer than 127 bytes included).
     @Test func entryFieldsReadBackAsWritten() {
         let samples: [[Int64?]] = [
             [0, nil, nil, 0, 0, 0, 0],
@@ -948,23 +980,33 @@ import TestSupport
             [.min, .max, -1, 1, nil, .max, .min],
             [nil, nil, nil, nil, nil, nil, nil],
         ]
+        let texts: [(String?, String?)] = [(nil, nil), ("[\"a\"]", nil), (nil, "{\"invalidated\":true}"),
+                                           ("", "a\u{0}\u{1F600}" + String(repeating: "x", count: 200))]
         for sample in samples {
-            var bytes: [UInt8] = []
-            EntryFields.append(sample, to: &bytes)
-            #expect(bytes.withUnsafeBytes { EntryFields.decode($0) } == sample)
-            #expect(bytes.count <= 1 + 10 * 7)
-        }
-        // The writer's path writes the same bytes, up to `maxBytes` of them.
-        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4]] {
-            var general: [UInt8] = []
-            EntryFields.append(sample, to: &general)
-            let fast = [UInt8](unsafeUninitializedCapacity: EntryFields.maxBytes) { out, written in
-                written = EntryFields.write(storedAt: sample[0]!, staleAt: sample[1], expiresAt: sample[2], seq: sample[3]!,
-                                            storedRequest: sample[4]!, lastWrite: sample[5]!, lastPut: sample[6]!,
-                                            into: out.baseAddress!, at: 0)
+            for (tags, extra) in texts {
+                var bytes: [UInt8] = []
+                EntryRowFields.append(sample, tags: tags, extra: extra, to: &bytes)
+                let decoded = bytes.withUnsafeBytes { EntryRowFields.decode($0) }
+                #expect(decoded?.integers == sample && decoded?.tags == tags && decoded?.extra == extra)
+                if tags == nil && extra == nil { #expect(bytes.count <= 1 + 10 * 7) }
             }
-            #expect(fast == general)
-            #expect(fast.count <= EntryFields.maxBytes)
+        }
+        // The engine's path writes the same bytes, its mask and integers in at most
+        // `maxNumberBytes`.
+        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4]] {
+            for (tags, extra) in texts {
+                var general: [UInt8] = []
+                EntryRowFields.append(sample, tags: tags, extra: extra, to: &general)
+                var fast = [UInt8](unsafeUninitializedCapacity: EntryRowFields.maxNumberBytes) { out, written in
+                    written = EntryRowFields.writeNumbers(storedAt: sample[0]!, staleAt: sample[1], expiresAt: sample[2], seq: sample[3]!,
+                                                          storedRequest: sample[4]!, lastWrite: sample[5]!, lastPut: sample[6]!,
+                                                          tags: tags != nil, extra: extra != nil, into: out.baseAddress!)
+                }
+                #expect(fast.count <= EntryRowFields.maxNumberBytes)
+                if let tags { EntryRowFields.appendText(tags, to: &fast) }
+                if let extra { EntryRowFields.appendText(extra, to: &fast) }
+                #expect(fast == general)
+            }
         }
     }
 

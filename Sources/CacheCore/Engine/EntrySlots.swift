@@ -26,9 +26,10 @@ struct EntrySlots: RandomAccessCollection {
         /// `takeChanged()`; repeats allowed, bounded by the moves between two takes.
         @exclusivity(unchecked) var touched: [Int32] = []
         /// Each slot's row id in a persistent store, when kept (`keeps`): 0 for a slot whose
-        /// entry has no row yet (written since the last `takeChanges`, or dead). 8 bytes a slot,
-        /// only with a store. A store writes and deletes rows by these ids and keeps no map of
-        /// its own.
+        /// entry has no row yet (written since the last `takeChanges`, or dead), as is every
+        /// slot past the end (a slot appended gets its place when it gets its id, so a put adds
+        /// nothing here). 8 bytes a slot, only with a store. A store writes and deletes rows by
+        /// these ids and keeps no map of its own.
         @exclusivity(unchecked) var ids: [Int64] = []
         @exclusivity(unchecked) var keeps = false
         /// The id the next new row gets: one past the largest given or loaded.
@@ -52,7 +53,7 @@ struct EntrySlots: RandomAccessCollection {
     var nextRowID: Int64 { box?.next ?? 1 }
     /// A slot's row id (0 for none, or when none are kept).
     func rowID(_ i: Int) -> Int64 {
-        guard let b = box, b.keeps else { return 0 }
+        guard let b = box, b.keeps, i < b.ids.count else { return 0 }
         return b.ids[i]
     }
 
@@ -110,8 +111,6 @@ struct EntrySlots: RandomAccessCollection {
     mutating func append(_ entry: consuming Entry) {
         HugePages.makeRoomForAppend(&storage)
         storage.append(consume entry)
-        // (No binding of the box held across `ownBox()`: it would see the box shared and copy it.)
-        if box?.keeps == true { ownBox().ids.append(0) }
         if tracking { mark(storage.count - 1) }
     }
 
@@ -121,7 +120,7 @@ struct EntrySlots: RandomAccessCollection {
     mutating func keepRowIDs() {
         if box?.keeps == true { return }
         let b = ownBox()
-        b.ids = Array(repeating: 0, count: storage.count)
+        b.ids = []
         b.keeps = true
         b.next = 1
     }
@@ -138,6 +137,7 @@ struct EntrySlots: RandomAccessCollection {
     /// follows the largest.
     mutating func setRowID(_ i: Int, _ id: Int64) {
         let b = ownBox()
+        Self.makeRoom(b, i)
         b.ids[i] = id
         if id >= b.next { b.next = id &+ 1 }
     }
@@ -146,6 +146,7 @@ struct EntrySlots: RandomAccessCollection {
     @inline(__always)
     mutating func rowIDForWrite(_ i: Int) -> Int64 {
         let b = ownBox()
+        Self.makeRoom(b, i)
         let id = b.ids[i]
         if id != 0 { return id }
         let given = b.next
@@ -157,11 +158,18 @@ struct EntrySlots: RandomAccessCollection {
     /// A slot's row id (0 for none), which it no longer has: its entry is being removed.
     @inline(__always)
     mutating func takeRowID(_ i: Int) -> Int64 {
-        guard box?.keeps == true else { return 0 }
+        guard box?.keeps == true, i < box!.ids.count else { return 0 }
         let b = ownBox()
         let id = b.ids[i]
         b.ids[i] = 0
         return id
+    }
+
+    /// Gives `b.ids` a place for slot `i` (0 up to it).
+    @inline(__always)
+    private static func makeRoom(_ b: Tracked, _ i: Int) {
+        // One at a time: slots get their ids mostly in order, one past the end.
+        while b.ids.count <= i { b.ids.append(0) }
     }
 
     /// Gives the slots of `order` the ids 1, 2, ... in that order, every other slot none: a store
@@ -175,12 +183,12 @@ struct EntrySlots: RandomAccessCollection {
         b.next = Int64(order.count + 1)
     }
 
-    /// What is wrong with the row ids kept: one per slot, none on a dead slot, each live one's
+    /// What is wrong with the row ids kept: at most one per slot, none on a dead slot, each live one's
     /// its own and below the next.
     func rowIDViolations() -> [String] {
         guard let b = box, b.keeps else { return [] }
         let ids = b.ids
-        guard ids.count == storage.count else { return ["entry slots: \(ids.count) row ids for \(storage.count) slots"] }
+        guard ids.count <= storage.count else { return ["entry slots: \(ids.count) row ids for \(storage.count) slots"] }
         var v: [String] = []
         var seen = Set<Int64>()
         for (i, id) in ids.enumerated() where id != 0 {

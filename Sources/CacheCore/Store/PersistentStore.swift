@@ -60,8 +60,8 @@ public struct StoredEntry: Sendable, Equatable {
     /// The row's id (0: none given).
     public var rowID: Int64
     public var recency: Int64
-    /// The value as compact JSON text. An entry taken from an engine lends the engine's own
-    /// copy of it (``withValueUTF8(_:)``): no text is made for a row a store writes.
+    /// The value as compact JSON text. An entry read from a store keeps the value parsed into the
+    /// engine's stored form (``withValueUTF8(_:)`` lends its text): no string is made for it.
     public var value: String {
         get {
             switch valueText {
@@ -106,15 +106,18 @@ public struct StoredEntry: Sendable, Equatable {
     public init(key: String, recency: Int64, valueUTF8 bytes: UnsafeBufferPointer<UInt8>, storedAt: Int64, staleAt: Int64?,
                 expiresAt: Int64?, seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64,
                 tags: String?, extra: String?, rowID: Int64) {
-        self.key = key; self.rowID = rowID; self.recency = recency; self.storedAt = storedAt
+        // The value first, then every field at once (set after the others in a branch, it made
+        // Swift copy the row built so far and destroy the copy, per row).
+        let text: ValueText
+        if bytes.isAllASCII, let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
+            text = .stored(stored)
+        } else {
+            text = .text(String(decoding: bytes, as: UTF8.self))
+        }
+        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = text; self.storedAt = storedAt
         self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
         self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
         self.tags = tags; self.extra = extra
-        if bytes.isAllASCII, let stored = try? StoredValue(parsingJSON: bytes, maxDepth: JSONValue.maxDepth) {
-            valueText = .stored(stored)
-        } else {
-            valueText = .text(String(decoding: bytes, as: UTF8.self))
-        }
     }
 
     /// The value as the engine keeps it, when the row holds it so (read from a store that
@@ -124,41 +127,11 @@ public struct StoredEntry: Sendable, Equatable {
         return nil
     }
 
-    /// An entry whose value is an engine's stored value, lent as it is.
-    init(key: String, recency: Int64, stored: StoredValue, storedAt: Int64, staleAt: Int64?, expiresAt: Int64?,
-         seq: Int64, storedRequest: Int64, lastWrite: Int64, lastPut: Int64, tags: String?, extra: String?, rowID: Int64) {
-        self.key = key; self.rowID = rowID; self.recency = recency; self.valueText = .stored(stored); self.storedAt = storedAt
-        self.staleAt = staleAt; self.expiresAt = expiresAt; self.seq = seq
-        self.storedRequest = storedRequest; self.lastWrite = lastWrite; self.lastPut = lastPut
-        self.tags = tags; self.extra = extra
-    }
-
     /// Calls `body` with the UTF-8 bytes of the value's compact text, where they are kept.
     public func withValueUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         switch valueText {
         case .text(var text): return try text.withUTF8(body)
         case .stored(let stored): return try stored.withUTF8(body)
-        }
-    }
-
-    /// Appends each row's key's UTF-8 bytes to `keys` and its value's compact text's to `values`,
-    /// and where each ends (`keyEnds[i]`, `valueEnds[i]`, one past row i's last byte), for a
-    /// store that binds the rows from two buffers. Done here, where the value's storage is
-    /// known: no row is copied, no closure called per row.
-    public static func gatherUTF8(_ rows: [StoredEntry], keys: inout [UInt8], values: inout [UInt8],
-                                  keyEnds: inout [Int], valueEnds: inout [Int]) {
-        rows.withUnsafeBufferPointer { all in
-            for i in all.indices {
-                all[i].key.utf8.withContiguousStorageIfAvailable { keys.append(contentsOf: $0) }
-                    ?? keys.append(contentsOf: all[i].key.utf8)
-                switch all[i].valueText {
-                case .text(let text):
-                    text.utf8.withContiguousStorageIfAvailable { values.append(contentsOf: $0) } ?? values.append(contentsOf: text.utf8)
-                case .stored(let stored): stored.withUTF8 { values.append(contentsOf: $0) }
-                }
-                keyEnds.append(keys.count)
-                valueEnds.append(values.count)
-            }
         }
     }
 
@@ -238,7 +211,7 @@ public struct StoreChanges: Sendable {
     /// Whether committing these changes would leave a store whose state document is `state`
     /// as it is: no row to write, move or remove, and the same document.
     public func changesNothing(besides state: String) -> Bool {
-        !replacesAll && !logCleared && removedKeys.isEmpty && removedRowIDs.isEmpty && entries.isEmpty
+        !replacesAll && !logCleared && removedKeys.isEmpty && removedRowIDs.isEmpty && rows.isEmpty
             && recencies.isEmpty && log.isEmpty && server.isEmpty && self.state == state
     }
 
@@ -247,7 +220,14 @@ public struct StoreChanges: Sendable {
     public var logCleared = false
     public var removedKeys: [String] = []
     public var removedRowIDs: [Int64] = []
-    public var entries: [StoredEntry] = []
+    /// The entry rows written, as a store binds them (the engine writes them from its slots).
+    public var rows = StoredEntryRows()
+    /// `rows` as entries (for tests and stores that take rows one by one): each read decodes
+    /// them, each write encodes them all anew.
+    public var entries: [StoredEntry] {
+        get { rows.entries }
+        set { rows = StoredEntryRows(newValue) }
+    }
     public var recencies: [StoredRecency] = []
     public var log: [StoredLogLine] = []
     public var server: [StoredServerKey] = []
@@ -307,11 +287,11 @@ extension CacheEngine {
         out.state = JSONValue.object(snapshotState(scheduledCommand: scheduledCommand, forStore: true)).compactText
         if log.replacedAll {
             out.replacesAll = true
-            out.entries.reserveCapacity(entries.count)
+            out.rows.reserveCapacity(entries.count)
             let order = entries.ordered.recencyOrder()
             slots.renumberRows(order)
             out.firstNewRowID = 1
-            for s in order { out.entries.append(storedEntry(s, rowID: slots.rowID(Int(s)))) }
+            for s in order { appendRow(s, rowID: slots.rowID(Int(s)), to: &out.rows) }
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
@@ -321,16 +301,16 @@ extension CacheEngine {
         out.removedKeys = log.removedKeys
         out.removedRowIDs = log.removedRowIDs
         out.firstNewRowID = slots.nextRowID
-        out.entries.reserveCapacity(written.count)
+        out.rows.reserveCapacity(written.count)
         // A new entry's row gets the next id here, in the order first written: new rows go at
         // the right edge of a store's table, in order.
-        for s in written where slots[Int(s)].live { out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s)))) }
+        for s in written where slots[Int(s)].live { appendRow(s, rowID: slots.rowIDForWrite(Int(s)), to: &out.rows) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
             let id = slots.rowID(Int(s))
             // (Every live entry got its row when it was first taken; one without is written whole.)
             if id == 0 {
-                out.entries.append(storedEntry(s, rowID: slots.rowIDForWrite(Int(s))))
+                appendRow(s, rowID: slots.rowIDForWrite(Int(s)), to: &out.rows)
                 continue
             }
             out.recencies.append(StoredRecency(key: slots[Int(s)].key, recency: Int64(bitPattern: slots[Int(s)].recency), rowID: id))
@@ -344,9 +324,11 @@ extension CacheEngine {
         return out
     }
 
-    private func storedEntry(_ slot: Int32, rowID: Int64) -> StoredEntry {
-        // Each field read where the slot keeps it: the entry is not copied out (which retains and
-        // releases every reference it holds).
+    /// Appends the row of the entry in `slot` to `rows`, each field read where the slot keeps it
+    /// (the entry is not copied out, which retains and releases every reference it holds): its
+    /// key's bytes, its value's compact text as the engine keeps it (no tree built and printed, no
+    /// string made), and its fields encoded in place (`EntryRowFields`).
+    private func appendRow(_ slot: Int32, rowID: Int64, to rows: inout StoredEntryRows) {
         let i = Int(slot)
         var extraText: String?
         // Most entries have none of the fields `extra` holds: no dictionary is built for them.
@@ -357,16 +339,49 @@ extension CacheEngine {
             for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
             if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
         }
+        var tagsText = slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText
+        rows.rowIDs.append(rowID)
+        rows.recencies.append(Int64(bitPattern: slots[i].recency))
+        let keyCount = slots[i].key.utf8.count
+        let valueCount = slots[i].stored.utf8Count
+        let start = rows.byteCount
+        let textRoom = tagsText == nil && extraText == nil
+            ? 0 : 2 * EntryRowFields.maxCountBytes + (tagsText?.utf8.count ?? 0) + (extraText?.utf8.count ?? 0)
+        rows.makeRoom(start + keyCount + valueCount + EntryRowFields.maxNumberBytes + textRoom)
         let staleAt = slots[i].staleAt, expiresAt = slots[i].expiresAt
-        // The stored value is its compact text already, lent to the row as it is: no tree is built
-        // and printed, no string made.
-        return StoredEntry(key: slots[i].key, recency: Int64(bitPattern: slots[i].recency), stored: slots[i].stored,
-                           storedAt: slots[i].storedAt, staleAt: staleAt == .max ? nil : staleAt,
-                           expiresAt: expiresAt == .max ? nil : expiresAt, seq: Int64(bitPattern: slots[i].storedSeq),
-                           storedRequest: Int64(bitPattern: slots[i].storedRequest),
-                           lastWrite: Int64(bitPattern: slots[i].lastLocalWrite), lastPut: Int64(bitPattern: slots[i].lastPut),
-                           tags: slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText,
-                           extra: extraText, rowID: rowID)
+        // The key, the value and the fields written where the buffer has room for them (one
+        // access to it, no capacity checked per piece).
+        let (keyEnd, valueEnd, fieldsEnd) = rows.bytes.withUnsafeMutableBufferPointer { buffer -> (Int, Int, Int) in
+            let out = buffer.baseAddress!
+            var at = start
+            let copied: Bool? = slots[i].key.utf8.withContiguousStorageIfAvailable { k -> Bool in
+                if let base = k.baseAddress { (out + at).update(from: base, count: k.count) }
+                return true
+            }
+            if copied == nil {
+                for (n, byte) in slots[i].key.utf8.enumerated() { out[at + n] = byte }
+            }
+            at += keyCount
+            let keyEnd = at
+            slots[i].stored.withUTF8 { v in
+                if let base = v.baseAddress { (out + at).update(from: base, count: v.count) }
+            }
+            at += valueCount
+            let valueEnd = at
+            at += EntryRowFields.writeNumbers(storedAt: slots[i].storedAt, staleAt: staleAt == .max ? nil : staleAt,
+                                              expiresAt: expiresAt == .max ? nil : expiresAt,
+                                              seq: Int64(bitPattern: slots[i].storedSeq),
+                                              storedRequest: Int64(bitPattern: slots[i].storedRequest),
+                                              lastWrite: Int64(bitPattern: slots[i].lastLocalWrite),
+                                              lastPut: Int64(bitPattern: slots[i].lastPut),
+                                              tags: tagsText != nil, extra: extraText != nil, into: out + at)
+            if tagsText != nil { at += tagsText!.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
+            if extraText != nil { at += extraText!.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
+            return (keyEnd, valueEnd, at)
+        }
+        rows.ends.append(keyEnd)
+        rows.ends.append(valueEnd)
+        rows.ends.append(fieldsEnd)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
@@ -588,7 +603,8 @@ extension Snapshot {
         try checkEntry(entry, at: index, known: known)
         let ns = Int(entry.namespace)
         stored!.perNamespace[ns] += 1
-        let slot = stored!.table.insert(entry)
+        // Moved into the table (not used after): no copy of the entry and its references.
+        let slot = stored!.table.insert(consume entry)
         if row.rowID > 0 && row.rowID <= Self.largestKeptRowID {
             stored!.table.slots.setRowID(Int(slot), row.rowID)
         } else {
@@ -682,8 +698,9 @@ extension Snapshot {
                           staleAt: row.staleAt ?? .max, expiresAt: row.expiresAt ?? .max)
         entry.storedSeq = UInt64(row.seq)
         entry.storedRequest = UInt64(row.storedRequest)
-        entry.lastLocalWrite = UInt64(row.lastWrite)
-        entry.lastPut = UInt64(row.lastPut)
+        // Both at once: set one by one, a row whose two equal its stored request (every put's)
+        // made and dropped a record out of line for the moment between (an allocation a row).
+        entry.setWrites(local: UInt64(row.lastWrite), put: UInt64(row.lastPut))
         return entry
     }
 

@@ -1,0 +1,284 @@
+/// The entry rows of one commit as a store binds them (`StoreChanges.rows`): per row its id, its
+/// recency stamp, and three runs of bytes one after another in one buffer (the key's UTF-8, the
+/// value's compact text, and the row's `fields`: its times, sequence numbers, tags and extra,
+/// `EntryRowFields`).
+///
+/// The engine writes each changed entry's row here straight from its slot (`takeChanges`): no
+/// `StoredEntry` is built per row, and a store binds each column where the buffer keeps it. Row
+/// i's key is `bytes[ends[3i - 1] ..< ends[3i]]` (from 0 for the first row), its value
+/// `bytes[ends[3i] ..< ends[3i + 1]]`, its fields `bytes[ends[3i + 1] ..< ends[3i + 2]]`; the
+/// buffer may be longer than its rows' bytes (room made ahead, zeros).
+public struct StoredEntryRows: Sendable {
+    public internal(set) var rowIDs: [Int64] = []
+    public internal(set) var recencies: [Int64] = []
+    public internal(set) var bytes: [UInt8] = []
+    public internal(set) var ends: [Int] = []
+
+    public init() {}
+
+    /// The rows of `entries`, in that order.
+    public init(_ entries: [StoredEntry]) {
+        reserveCapacity(entries.count)
+        for e in entries { append(e) }
+    }
+
+    public var count: Int { rowIDs.count }
+    public var isEmpty: Bool { rowIDs.isEmpty }
+    /// The bytes the rows take (the rest of `bytes` is room).
+    public var byteCount: Int { ends.last ?? 0 }
+
+    /// Room for `n` rows more (and a guess at their bytes).
+    public mutating func reserveCapacity(_ n: Int) {
+        rowIDs.reserveCapacity(rowIDs.count + n)
+        recencies.reserveCapacity(recencies.count + n)
+        ends.reserveCapacity(ends.count + 3 * n)
+        makeRoom(byteCount + n * 64)
+    }
+
+    /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte).
+    @inline(__always)
+    mutating func makeRoom(_ size: Int) {
+        if bytes.count < size { grow(size) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ size: Int) {
+        bytes.append(contentsOf: repeatElement(0, count: max(size, 2 * bytes.count) - bytes.count))
+    }
+
+    /// Appends a row built apart (tests, upgrades): its value's text as it is held.
+    public mutating func append(_ e: StoredEntry) {
+        rowIDs.append(e.rowID)
+        recencies.append(e.recency)
+        var out = Array(bytes[0 ..< byteCount])
+        out.append(contentsOf: e.key.utf8)
+        ends.append(out.count)
+        e.withValueUTF8 { out.append(contentsOf: $0) }
+        ends.append(out.count)
+        EntryRowFields.append([e.storedAt, e.staleAt, e.expiresAt, e.seq, e.storedRequest, e.lastWrite, e.lastPut],
+                              tags: e.tags, extra: e.extra, to: &out)
+        ends.append(out.count)
+        bytes = out
+    }
+
+    /// Row `i`'s bytes between ends `k - 1` and `k` (`k` = 3i, 3i + 1 or 3i + 2).
+    @inline(__always)
+    func range(_ k: Int) -> Range<Int> { (k == 0 ? 0 : ends[k - 1]) ..< ends[k] }
+
+    /// Row `i`'s key.
+    public func key(_ i: Int) -> String { String(decoding: bytes[range(3 * i)], as: UTF8.self) }
+
+    /// Row `i` as a `StoredEntry` (its value as text); a row whose fields do not decode (never one
+    /// the engine or `append` wrote) reads with every field 0 or absent.
+    public subscript(i: Int) -> StoredEntry {
+        let value = String(decoding: bytes[range(3 * i + 1)], as: UTF8.self)
+        let decoded = bytes[range(3 * i + 2)].withUnsafeBytes { EntryRowFields.decode($0) }
+        let f = decoded ?? EntryRowFields.Decoded()
+        return StoredEntry(key: key(i), recency: recencies[i], value: value, storedAt: f.storedAt ?? 0, staleAt: f.staleAt,
+                           expiresAt: f.expiresAt, seq: f.seq ?? 0, storedRequest: f.storedRequest ?? 0,
+                           lastWrite: f.lastWrite ?? 0, lastPut: f.lastPut ?? 0, tags: f.tags, extra: f.extra,
+                           rowID: rowIDs[i])
+    }
+
+    /// Every row as a `StoredEntry`, in order.
+    public var entries: [StoredEntry] { (0..<count).map { self[$0] } }
+}
+
+/// Schema 8's `fields` column: an entry row's times, sequence numbers, tags and extra in one BLOB,
+/// so a row is five columns (SQLite's work per row written or read grows with its columns: each
+/// is bound, copied into a register, checked and encoded into the record one by one).
+///
+/// The bytes: a mask, whose bit i tells whether field i of `names` is present (bits 0-6: the
+/// integers, an absent one a NULL, `stale_at` and `expires_at` for never; bit 7: tags; bit 8:
+/// extra), as a number; then each present integer in that order as a number; then the tags, then
+/// extra, each as its byte count (a number) and its UTF-8 bytes. A number is its 64 bits (two's
+/// complement) in 7-bit groups, least significant first, each but the last with its high bit set
+/// (1 to 10 bytes; a time in ms is 6, a small sequence number 1 to 3; a mask without tags or
+/// extra is one byte). Anything else (cut short, a mask bit past 8 or a mask of two bytes whose
+/// second is 0, a number past 64 bits, a count past the bytes, bytes left over) is not a row
+/// cachesh wrote: opening refuses it.
+public enum EntryRowFields {
+    /// The fields, in the order of their bits.
+    public static let names = ["stored_at", "stale_at", "expires_at", "seq", "stored_request", "last_write", "last_put", "tags", "extra"]
+
+    /// The mask bits of the tags and extra.
+    @usableFromInline static let tagsBit = 1 << 7
+    @usableFromInline static let extraBit = 1 << 8
+
+    /// The most bytes the mask and the integers take: a mask of two bytes and seven numbers of 10.
+    public static let maxNumberBytes = 72
+
+    /// A row's fields as decoded (nil: absent).
+    public struct Decoded: Equatable, Sendable {
+        public var storedAt: Int64?, staleAt: Int64?, expiresAt: Int64?, seq: Int64?
+        public var storedRequest: Int64?, lastWrite: Int64?, lastPut: Int64?
+        public var tags: String?, extra: String?
+        @inlinable public init() {}
+
+        /// The integers in the order of `names`.
+        public var integers: [Int64?] { [storedAt, staleAt, expiresAt, seq, storedRequest, lastWrite, lastPut] }
+    }
+
+    /// Appends the encoding of `integers` (seven, one per integer name, nil for absent), `tags`
+    /// and `extra`.
+    public static func append(_ integers: [Int64?], tags: String?, extra: String?, to out: inout [UInt8]) {
+        precondition(integers.count == 7, "seven integers")
+        var mask = 0
+        for (i, v) in integers.enumerated() where v != nil { mask |= 1 << i }
+        if tags != nil { mask |= tagsBit }
+        if extra != nil { mask |= extraBit }
+        appendNumber(Int64(mask), to: &out)
+        for v in integers { if let v { appendNumber(v, to: &out) } }
+        for text in [tags, extra] {
+            guard let text else { continue }
+            appendNumber(Int64(text.utf8.count), to: &out)
+            out.append(contentsOf: text.utf8)
+        }
+    }
+
+    /// Writes the mask and integers of an entry's fields at `out` (room for `maxNumberBytes`; the
+    /// engine's path: no list built, no capacity checked per byte); the tags' and extra's bits are
+    /// set as given, their bytes to follow (`appendText`).
+    /// - Returns: the bytes written.
+    @inline(__always)
+    public static func writeNumbers(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
+                                    lastWrite: Int64, lastPut: Int64, tags: Bool, extra: Bool,
+                                    into out: UnsafeMutablePointer<UInt8>) -> Int {
+        var at = 0
+        let low: UInt8 = 0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100)
+        if tags || extra {
+            out[0] = low | 0x80
+            out[1] = (tags ? 1 : 0) | (extra ? 2 : 0)
+            at = 2
+        } else {
+            out[0] = low
+            at = 1
+        }
+        @inline(__always) func number(_ n: Int64) {
+            var v = UInt64(bitPattern: n)
+            while v >= 0x80 {
+                out[at] = UInt8(truncatingIfNeeded: v) | 0x80
+                at += 1
+                v >>= 7
+            }
+            out[at] = UInt8(truncatingIfNeeded: v)
+            at += 1
+        }
+        number(storedAt)
+        if let t = staleAt { number(t) }
+        if let t = expiresAt { number(t) }
+        number(seq)
+        number(storedRequest)
+        number(lastWrite)
+        number(lastPut)
+        return at
+    }
+
+    /// Appends a text (the tags or extra) as its byte count and its bytes.
+    public static func appendText(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            appendNumber(Int64(bytes.count), to: &out)
+            out.append(contentsOf: bytes)
+        }
+    }
+
+    /// The most bytes a text's count takes.
+    public static let maxCountBytes = 10
+
+    /// Writes a text (the tags or extra) as its byte count and its bytes at `out` (room for
+    /// `maxCountBytes` and the bytes).
+    /// - Returns: the bytes written.
+    public static func writeText(_ text: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        var at = 0
+        var v = UInt64(text.count)
+        while v >= 0x80 {
+            out[at] = UInt8(truncatingIfNeeded: v) | 0x80
+            at += 1
+            v >>= 7
+        }
+        out[at] = UInt8(truncatingIfNeeded: v)
+        at += 1
+        if let start = text.baseAddress { (out + at).update(from: start, count: text.count) }
+        return at + text.count
+    }
+
+    @inline(__always)
+    static func appendNumber(_ n: Int64, to out: inout [UInt8]) {
+        var v = UInt64(bitPattern: n)
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// The fields encoded in `bytes`, or nil when the bytes are not such an encoding. Reads at
+    /// most `bytes.count` bytes; the tags' and extra's bytes are read as UTF-8 (invalid bytes
+    /// repaired, as a `String` reads them).
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Decoded? {
+        var d = Decoded()
+        return decode(bytes, into: &d) ? d : nil
+    }
+
+    /// `decode` into `d` (whose fields are absent), for a reader of many rows: no optional
+    /// result, each field read straight into its place.
+    /// - Returns: false when the bytes are not such an encoding (`d` is then not to be used).
+    @inlinable
+    public static func decode(_ bytes: UnsafeRawBufferPointer, into d: inout Decoded) -> Bool {
+        guard bytes.count > 0 else { return false }
+        var mask = Int(bytes[0])
+        var at = 1
+        if mask & 0x80 != 0 {
+            guard bytes.count > 1 else { return false }
+            let second = Int(bytes[1])
+            guard second != 0 && second < 4 else { return false }
+            mask = mask & 0x7F | second << 7
+            at = 2
+        }
+        if mask & 1 != 0 { guard let n = number(bytes, &at) else { return false }; d.storedAt = n }
+        if mask & 2 != 0 { guard let n = number(bytes, &at) else { return false }; d.staleAt = n }
+        if mask & 4 != 0 { guard let n = number(bytes, &at) else { return false }; d.expiresAt = n }
+        if mask & 8 != 0 { guard let n = number(bytes, &at) else { return false }; d.seq = n }
+        if mask & 16 != 0 { guard let n = number(bytes, &at) else { return false }; d.storedRequest = n }
+        if mask & 32 != 0 { guard let n = number(bytes, &at) else { return false }; d.lastWrite = n }
+        if mask & 64 != 0 { guard let n = number(bytes, &at) else { return false }; d.lastPut = n }
+        if mask & (tagsBit | extraBit) != 0 {
+            if mask & tagsBit != 0 { guard let t = text(bytes, &at) else { return false }; d.tags = t }
+            if mask & extraBit != 0 { guard let t = text(bytes, &at) else { return false }; d.extra = t }
+        }
+        return at == bytes.count
+    }
+
+    /// The text (a byte count, then the bytes) at `at` (moved past it), or nil when the bytes end
+    /// first.
+    @usableFromInline
+    static func text(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> String? {
+        guard let n = number(bytes, &at), n >= 0, n <= Int64(bytes.count - at) else { return nil }
+        let t = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at ..< at + Int(n)]), as: UTF8.self)
+        at += Int(n)
+        return t
+    }
+
+    /// The number at `at` (moved past it), or nil when the bytes end first or it has more than
+    /// 64 bits (a tenth byte above 1, or an eleventh).
+    @inlinable
+    public static func number(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> Int64? {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = at
+        while i < bytes.count {
+            let b = bytes[i]
+            i &+= 1
+            if b < 0x80 {
+                if shift == 63 && b > 1 { return nil }
+                at = i
+                return Int64(bitPattern: v | UInt64(b) &<< shift)
+            }
+            if shift == 63 { return nil }
+            v |= UInt64(b & 0x7F) &<< shift
+            shift &+= 7
+        }
+        return nil
+    }
+}
