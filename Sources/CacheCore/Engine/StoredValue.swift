@@ -498,6 +498,14 @@ extension StoredValue {
     private static func idKey(_ b: UnsafeBufferPointer<UInt8>, at start: Int) -> IDIndex.Key? {
         guard start < b.count else { return nil }
         if b[start] == UInt8(ascii: "\"") { return idText(b, at: start).map(IDIndex.Key.init) }
+        guard let end = integerEnd(b, at: start) else { return nil }
+        return IDIndex.Key(utf8: UnsafeBufferPointer(rebasing: b[start..<end]))
+    }
+
+    /// Where the integer starting at `start` ends (an optional `-`, then digits, not followed by
+    /// a `.` or an exponent, as canonical text prints an `.int`); nil for any other value.
+    @inline(__always)
+    private static func integerEnd(_ b: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
         var end = start
         if b[end] == UInt8(ascii: "-") { end += 1 }
         let digits = end
@@ -507,7 +515,7 @@ extension StoredValue {
             let next = b[end]
             if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return nil }
         }
-        return IDIndex.Key(utf8: UnsafeBufferPointer(rebasing: b[start..<end]))
+        return end
     }
 
     /// The id text of the value starting at `start`: an integer's decimal text (as canonical text
@@ -521,15 +529,7 @@ extension StoredValue {
             guard case .string(let s)? = try? JSONValue(parsing: UnsafeBufferPointer(rebasing: b[start..<end])) else { return nil }
             return s
         }
-        var end = start
-        if b[end] == UInt8(ascii: "-") { end += 1 }
-        let digits = end
-        while end < b.count && b[end] &- UInt8(ascii: "0") < 10 { end += 1 }
-        guard end > digits else { return nil }
-        if end < b.count {
-            let next = b[end]
-            if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return nil }
-        }
+        guard let end = integerEnd(b, at: start) else { return nil }
         return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
     }
 }

@@ -154,16 +154,7 @@ public enum EntryRowFields {
             out[0] = low
             at = 1
         }
-        @inline(__always) func number(_ n: Int64) {
-            var v = UInt64(bitPattern: n)
-            while v >= 0x80 {
-                out[at] = UInt8(truncatingIfNeeded: v) | 0x80
-                at += 1
-                v >>= 7
-            }
-            out[at] = UInt8(truncatingIfNeeded: v)
-            at += 1
-        }
+        @inline(__always) func number(_ n: Int64) { at += writeNumber(UInt64(bitPattern: n), into: out + at) }
         number(storedAt)
         if let t = staleAt { number(t) }
         if let t = expiresAt { number(t) }
@@ -190,17 +181,25 @@ public enum EntryRowFields {
     /// `maxCountBytes` and the bytes).
     /// - Returns: the bytes written.
     public static func writeText(_ text: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        let at = writeNumber(UInt64(text.count), into: out)
+        if let start = text.baseAddress { (out + at).update(from: start, count: text.count) }
+        return at + text.count
+    }
+
+    /// Writes `v` at `out` as `appendNumber` does: seven bits a byte, low first, the high bit set
+    /// on every byte but the last (room for `maxCountBytes`).
+    /// - Returns: the bytes written.
+    @inline(__always)
+    static func writeNumber(_ v: UInt64, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        var v = v
         var at = 0
-        var v = UInt64(text.count)
         while v >= 0x80 {
             out[at] = UInt8(truncatingIfNeeded: v) | 0x80
             at += 1
             v >>= 7
         }
         out[at] = UInt8(truncatingIfNeeded: v)
-        at += 1
-        if let start = text.baseAddress { (out + at).update(from: start, count: text.count) }
-        return at + text.count
+        return at + 1
     }
 
     @inline(__always)
