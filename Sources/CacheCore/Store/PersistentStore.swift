@@ -304,7 +304,8 @@ extension CacheEngine {
         out.rows.reserveCapacity(written.count)
         // A new entry's row gets the next id here, in the order first written: new rows go at
         // the right edge of a store's table, in order.
-        for s in written where slots[Int(s)].live { appendRow(s, rowID: slots.rowIDForWrite(Int(s)), to: &out.rows) }
+        let ids = slots.rowIDsForWrite(written)
+        for (k, s) in written.enumerated() where ids[k] != 0 { appendRow(s, rowID: ids[k], to: &out.rows) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
             let id = slots.rowID(Int(s))
