@@ -824,9 +824,9 @@ public final class SQLiteStore: PersistentStore, Sendable {
     ///
     /// The keys, values and `fields` (`EntryRowFields`) are bound where `rows` keeps them (the
     /// engine wrote them there from its slots), which SQLite reads in place (`SQLITE_STATIC`)
-    /// during the steps; every argument is bound anew for each step (an integer that holds what
-    /// it held is left as bound), and all are cleared once the rows are written (or fail), so no
-    /// later use of the statements can find the buffers bound.
+    /// during the steps; every argument is bound anew for each step (the two integers of a row,
+    /// its id and recency stamp, differ from row to row), and all are cleared once the rows are
+    /// written (or fail), so no later use of the statements can find the buffers bound.
     private static func writeEntries(_ rows: StoredEntryRows, firstNew: Int64, _ db: Database) throws {
         // Prepared (found in the connection's cache) when first used.
         var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
@@ -834,7 +834,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         func writer(_ kind: EntryWrite, many: Bool) throws -> Int {
             let k = kind.index(many: many)
             if writers[k] == nil {
-                writers[k] = try BatchWriter(db, entrySQL[k], rows: many ? kind.rowsPerStep : 1, hasID: kind != .append)
+                writers[k] = try BatchWriter(db, entrySQL[k], rows: many ? kind.rowsPerStep : 1)
             }
             return k
         }
@@ -873,11 +873,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     let new = start >= split
                     let end = new ? count : split
                     let kind: EntryWrite = new ? (appending ? .append : .insert) : .upsert
-                    let w = try writer(kind, many: end - start >= kind.rowsPerStep)
-                    // Taken out of the list for the step (held once, its bindings change in place).
-                    var current = writers[w]!
-                    writers[w] = nil
-                    defer { writers[w] = current }
+                    let current = writers[try writer(kind, many: end - start >= kind.rowsPerStep)]!
                     let stepRows = current.rows
                     let statement = current.writer.statement
                     let width: Int32 = kind == .append ? 4 : 5
@@ -885,7 +881,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         let i = Int(order[start + r])
                         // Parameter `base + c` holds column c of `entryColumns8` (0: the key).
                         let base = Int32(r) * width + (width - 3)
-                        if width == 5 { current.bind(base - 1, ids[i]) }
+                        if width == 5 { _ = sqlite3_bind_int64(statement, base - 1, ids[i]) }
                         // The key, value and fields follow one another (`StoredEntryRows`).
                         let keyStart = i == 0 ? 0 : ends[3 * i - 1], valueStart = ends[3 * i], fieldStart = ends[3 * i + 1]
                         let keyCount = valueStart - keyStart, valueCount = fieldStart - valueStart
@@ -894,7 +890,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                         } else {
                             _ = sqlite3_bind_zeroblob(statement, base, 0)
                         }
-                        current.bind(base + 1, recencies[i])
+                        _ = sqlite3_bind_int64(statement, base + 1, recencies[i])
                         if valueCount > 0 {
                             UnsafeRawPointer(bytes.baseAddress! + valueStart).withMemoryRebound(to: CChar.self, capacity: valueCount) { text in
                                 _ = sqlite3_bind_text(statement, base + 2, text, Int32(valueCount), sqliteStatic)
@@ -922,49 +918,15 @@ public final class SQLiteStore: PersistentStore, Sendable {
         }
     }
 
-    /// One of `writeEntries`' statements, with what its parameters were last bound to.
+    /// One of `writeEntries`' statements and the rows a step of it writes.
     private struct BatchWriter {
         let writer: RowWriter
         /// Entry rows a step writes.
         let rows: Int
-        var bound: Bindings
 
-        init(_ db: Database, _ sql: String, rows: Int, hasID: Bool) throws {
+        init(_ db: Database, _ sql: String, rows: Int) throws {
             writer = try RowWriter(db, sql)
             self.rows = rows
-            bound = Bindings(count: rows * (hasID ? 5 : 4))
-        }
-
-        mutating func bind(_ index: Int32, _ n: Int64?) { bound.bind(writer, index, n) }
-    }
-
-    /// What each integer or NULL parameter of a statement was last bound to. SQLite keeps a
-    /// parameter's binding from one step to the next (`sqlite3_reset` does not clear it), so a
-    /// parameter that holds the same integer, or NULL, for this row as for the row of the last
-    /// step needs no call: most rows of a group share their times, and most of their optional
-    /// fields are NULL. Nothing is known before the first binding.
-    private struct Bindings {
-        /// Per parameter (from index 1 at 0): 0 unknown, 1 NULL, 2 the integer in `values`.
-        var states: [UInt8]
-        var values: [Int64]
-
-        init(count: Int) {
-            states = Array(repeating: 0, count: count)
-            values = Array(repeating: 0, count: count)
-        }
-
-        mutating func bind(_ writer: RowWriter, _ index: Int32, _ n: Int64?) {
-            let p = Int(index) - 1
-            if let n {
-                if states[p] == 2 && values[p] == n { return }
-                _ = sqlite3_bind_int64(writer.statement, index, n)
-                states[p] = 2
-                values[p] = n
-            } else {
-                if states[p] == 1 { return }
-                _ = sqlite3_bind_null(writer.statement, index)
-                states[p] = 1
-            }
         }
     }
 

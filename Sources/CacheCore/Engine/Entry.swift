@@ -400,6 +400,33 @@ struct Entry {
         if hasIdleColdRecord { cold = nil }
     }
 
+    // MARK: A store's row
+
+    /// Whether nothing of the entry is out of line (no tags, mutation log, version, `expire in=`
+    /// item, writes or times apart) and none of the flags a store row's `extra` holds is set
+    /// (invalidated, expiry counted or overridden): its row is its key, value and numbers, and
+    /// its `extra` holds only what its namespace adds (an eviction rank, HTTP responses).
+    var rowIsPlain: Bool {
+        @inline(__always) get { cold == nil && flags.isDisjoint(with: [.invalidated, .expiryOverridden, .expiryReported]) }
+    }
+
+    /// Writes the mask and integers of the `fields` of a row that `rowIsPlain` (no tags, no
+    /// extra) at `out` (room for `EntryRowFields.maxNumberBytes`), read straight from the packed
+    /// fields: with nothing out of line, each offset is one in line or `never`.
+    /// - Returns: the bytes written.
+    @inline(__always)
+    func writePlainRowNumbers(into out: UnsafeMutablePointer<UInt8>) -> Int {
+        let writes = flags.contains(.writesAtRequest) ? storedRequestValue : 0
+        return EntryRowFields.writeNumbers(
+            storedAt: storedAtValue,
+            staleAt: staleOffset == Self.never ? nil : storedAtValue &+ Int64(staleOffset),
+            expiresAt: expiryOffset == Self.never ? nil : storedAtValue &+ Int64(expiryOffset),
+            seq: Int64(bitPattern: storedRequestValue &+ UInt64(storedSeqOffset)),
+            storedRequest: Int64(bitPattern: storedRequestValue),
+            lastWrite: Int64(bitPattern: writes), lastPut: Int64(bitPattern: writes),
+            tags: false, extra: false, into: out)
+    }
+
     // MARK: State
 
     func state(at now: Int64) -> EntryState {

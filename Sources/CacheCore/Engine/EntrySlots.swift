@@ -155,6 +155,28 @@ struct EntrySlots: RandomAccessCollection {
         return given
     }
 
+    /// `rowIDForWrite` of each live slot of `list`, in order, and 0 for each dead one (given
+    /// none): the ids of a commit's written rows in one access to the box, not one a row.
+    mutating func rowIDsForWrite(_ list: [Int32]) -> [Int64] {
+        if list.isEmpty { return [] }
+        let b = ownBox()
+        var ids = [Int64](repeating: 0, count: list.count)
+        var next = b.next
+        for (k, s) in list.enumerated() where storage[Int(s)].live {
+            let i = Int(s)
+            Self.makeRoom(b, i)
+            var id = b.ids[i]
+            if id == 0 {
+                id = next
+                b.ids[i] = id
+                next &+= 1
+            }
+            ids[k] = id
+        }
+        b.next = next
+        return ids
+    }
+
     /// A slot's row id (0 for none), which it no longer has: its entry is being removed.
     @inline(__always)
     mutating func takeRowID(_ i: Int) -> Int64 {

@@ -304,7 +304,8 @@ extension CacheEngine {
         out.rows.reserveCapacity(written.count)
         // A new entry's row gets the next id here, in the order first written: new rows go at
         // the right edge of a store's table, in order.
-        for s in written where slots[Int(s)].live { appendRow(s, rowID: slots.rowIDForWrite(Int(s)), to: &out.rows) }
+        let ids = slots.rowIDsForWrite(written)
+        for (k, s) in written.enumerated() where ids[k] != 0 { appendRow(s, rowID: ids[k], to: &out.rows) }
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
             let id = slots.rowID(Int(s))
@@ -328,17 +329,21 @@ extension CacheEngine {
     /// (the entry is not copied out, which retains and releases every reference it holds): its
     /// key's bytes, its value's compact text as the engine keeps it (no tree built and printed, no
     /// string made), and its fields encoded in place (`EntryRowFields`).
+    ///
+    /// What `extra` holds is what the entry's snapshot object holds beyond the row's columns
+    /// (`snapshotEntryExtras`, the one list of those fields); an entry with nothing of it (nothing
+    /// out of line, no flag of its own, a namespace under LRU, no HTTP responses: most entries)
+    /// is written by `appendPlainRow`, with no dictionary built.
     private func appendRow(_ slot: Int32, rowID: Int64, to rows: inout StoredEntryRows) {
         let i = Int(slot)
-        var extraText: String?
-        // Most entries have none of the fields `extra` holds: no dictionary is built for them.
-        if slots[i].invalidated || slots[i].expiryReported || slots[i].expiryOverridden || slots[i].log != nil
-            || entries.ordered.eviction(ofNamespace: slots[i].namespace) != .lru
-            || (hasHTTPNamespaces && http.variants[slots[i].key] != nil) {
-            var extra = snapshotEntryExtras(slot)
-            for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
-            if !extra.isEmpty { extraText = JSONValue.object(extra).compactText }
+        if slots[i].rowIsPlain && entries.ordered.eviction(ofNamespace: slots[i].namespace) == .lru
+            && !(hasHTTPNamespaces && http.variants[slots[i].key] != nil) {
+            appendPlainRow(i, rowID: rowID, to: &rows)
+            return
         }
+        var extra = snapshotEntryExtras(slot)
+        for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
+        let extraText = extra.isEmpty ? nil : JSONValue.object(extra).compactText
         var tagsText = slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText
         rows.rowIDs.append(rowID)
         rows.recencies.append(Int64(bitPattern: slots[i].recency))
@@ -353,15 +358,7 @@ extension CacheEngine {
         // access to it, no capacity checked per piece).
         let (keyEnd, valueEnd, fieldsEnd) = rows.bytes.withUnsafeMutableBufferPointer { buffer -> (Int, Int, Int) in
             let out = buffer.baseAddress!
-            var at = start
-            let copied: Bool? = slots[i].key.utf8.withContiguousStorageIfAvailable { k -> Bool in
-                if let base = k.baseAddress { (out + at).update(from: base, count: k.count) }
-                return true
-            }
-            if copied == nil {
-                for (n, byte) in slots[i].key.utf8.enumerated() { out[at + n] = byte }
-            }
-            at += keyCount
+            var at = start + Self.copyKey(slots[i].key, to: out + start)
             let keyEnd = at
             slots[i].stored.withUTF8 { v in
                 if let base = v.baseAddress { (out + at).update(from: base, count: v.count) }
@@ -376,12 +373,56 @@ extension CacheEngine {
                                               lastPut: Int64(bitPattern: slots[i].lastPut),
                                               tags: tagsText != nil, extra: extraText != nil, into: out + at)
             if tagsText != nil { at += tagsText!.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
-            if extraText != nil { at += extraText!.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
+            if var extraText { at += extraText.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
             return (keyEnd, valueEnd, at)
         }
         rows.ends.append(keyEnd)
         rows.ends.append(valueEnd)
         rows.ends.append(fieldsEnd)
+    }
+
+    /// `appendRow` for an entry whose row is plain (`Entry.rowIsPlain`, under LRU, no HTTP
+    /// responses): no tags, no extra, its numbers read from the packed fields; the value's bytes
+    /// lent once, to size the room and to be copied.
+    @inline(__always)
+    private func appendPlainRow(_ i: Int, rowID: Int64, to rows: inout StoredEntryRows) {
+        rows.rowIDs.append(rowID)
+        rows.recencies.append(Int64(bitPattern: slots[i].recency))
+        let start = rows.byteCount
+        let keyCount = slots[i].key.utf8.count
+        let (valueEnd, fieldsEnd) = slots[i].stored.withUTF8 { value -> (Int, Int) in
+            rows.makeRoom(start + keyCount + value.count + EntryRowFields.maxNumberBytes)
+            return rows.bytes.withUnsafeMutableBufferPointer { buffer -> (Int, Int) in
+                let out = buffer.baseAddress!
+                _ = Self.copyKey(slots[i].key, to: out + start)
+                var at = start + keyCount
+                if let base = value.baseAddress { (out + at).update(from: base, count: value.count) }
+                at += value.count
+                let valueEnd = at
+                at += slots[i].writePlainRowNumbers(into: out + at)
+                return (valueEnd, at)
+            }
+        }
+        rows.ends.append(start + keyCount)
+        rows.ends.append(valueEnd)
+        rows.ends.append(fieldsEnd)
+    }
+
+    /// Copies a key's UTF-8 bytes to `out` (room for them).
+    /// - Returns: the bytes copied.
+    @inline(__always)
+    private static func copyKey(_ key: String, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let copied: Int? = key.utf8.withContiguousStorageIfAvailable { k -> Int in
+            if let base = k.baseAddress { out.update(from: base, count: k.count) }
+            return k.count
+        }
+        if let copied { return copied }
+        var n = 0
+        for byte in key.utf8 {
+            out[n] = byte
+            n += 1
+        }
+        return n
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {

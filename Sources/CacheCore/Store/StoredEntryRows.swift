@@ -27,12 +27,14 @@ public struct StoredEntryRows: Sendable {
     /// The bytes the rows take (the rest of `bytes` is room).
     public var byteCount: Int { ends.last ?? 0 }
 
-    /// Room for `n` rows more (and a guess at their bytes).
+    /// Room for `n` rows more (and a guess at their bytes: 96 a row, so that rows of a short key,
+    /// a small object and their numbers, some 70 bytes, need no second buffer, whose making
+    /// copies the first and fills the rest with zeros).
     public mutating func reserveCapacity(_ n: Int) {
         rowIDs.reserveCapacity(rowIDs.count + n)
         recencies.reserveCapacity(recencies.count + n)
         ends.reserveCapacity(ends.count + 3 * n)
-        makeRoom(byteCount + n * 64)
+        makeRoom(byteCount + n * 96)
     }
 
     /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte).

@@ -14,7 +14,9 @@ import CacheCore
 public final class StoreLink {
     public let store: any PersistentStore
     /// Top-level commands per commit at most (their output waits for it).
-    public var groupSize: Int
+    /// (A constant: a public variable of a class is read through a run-time exclusivity check,
+    /// about 60 instructions at every top-level command.)
+    public let groupSize: Int
     var commandsHeld = 0
     /// A read-only store (`PersistentStore.isReadOnly`): the state document as opened, which no
     /// command may change (commands that would are refused before they run,
