@@ -657,14 +657,22 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// SQLite's sort of whole rows (more than a third of `sqlite3`'s own time reading them in
     /// order, its sorter writing runs to temporary files past a few MB).
     public func loadEntriesInStoredOrder(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
-        try loadEntries(sql: "SELECT key, recency, value, fields, id FROM entries", each)
+        try loadEntries(sql: "SELECT key, recency, value, fields, id FROM entries", smallPageCache: true, each)
     }
 
     /// `loadEntries` of the rows `sql` selects (key, recency, value, fields, id, in this order).
-    private func loadEntries(sql: String, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
+    /// - Parameter smallPageCache: the scan reads each page once, so SQLite's page cache (2 MB by
+    ///   default, full while the cache's tables grow beside it) is kept to 256 KiB for it.
+    private func loadEntries(sql: String, smallPageCache: Bool = false, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
         do {
             try queue.read { db in
+                var pageCache: Int?
+                if smallPageCache {
+                    pageCache = try Int.fetchOne(db, sql: "PRAGMA cache_size")
+                    try db.execute(sql: "PRAGMA cache_size = -256")
+                }
+                defer { if let pageCache { try? db.execute(sql: "PRAGMA cache_size = \(pageCache)") } }
                 let statement = try db.makeStatement(sql: sql)
                 let s = statement.sqliteStatement
                 defer { sqlite3_reset(s) }
