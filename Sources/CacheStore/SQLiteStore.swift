@@ -653,7 +653,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
 
     /// The entry rows in the table's own order, by row id, with no sort: new rows get the next
     /// ids (`StoreChanges.firstNewRowID`), so rows written and not read since come in recency
-    /// order, and a reader that orders rows itself (`Snapshot.takesRowsInAnyOrder`) spares
+    /// order, and a reader that orders rows itself (`Snapshot.takeRowsInAnyOrder`) spares
     /// SQLite's sort of whole rows (more than a third of `sqlite3`'s own time reading them in
     /// order, its sorter writing runs to temporary files past a few MB).
     public func loadEntriesInStoredOrder(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {

@@ -18,7 +18,7 @@ public protocol PersistentStore: AnyObject {
 
     /// `loadEntries` in the order the store reads its rows fastest, which need not be recency
     /// order (for SQLite, the table's own: recency order for rows written and not read since),
-    /// for a reader that orders them itself (`Snapshot.takesRowsInAnyOrder`). The default is
+    /// for a reader that orders them itself (`Snapshot.takeRowsInAnyOrder`). The default is
     /// `loadEntries`.
     /// - Throws: `StoreError` when the store cannot be read, or from `each`.
     func loadEntriesInStoredOrder(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError)
@@ -651,9 +651,9 @@ extension Snapshot {
         stored!.recencies.append(UInt64(bitPattern: row.recency))
     }
 
-    /// Sorts the rows' stamps (`stamps[slot]`, two or more) into recency order, in place, each
-    /// made `(stamp - least) << 32 | slot`: a radix sort of the bits in which the stamps differ
-    /// from the least (passes of 11 bits: two for stamps spanning up to 2^22, three up to 2^33),
+    /// Sorts the rows' stamps (`stamps[slot]`) into recency order, in place, each made
+    /// `(stamp - least) << 32 | slot`: a radix sort of the bits in which the stamps differ from
+    /// the least (passes of 11 bits: two for stamps spanning less than 2^22, three below 2^32),
     /// stable, with one buffer of the same size beside it while it sorts (8 MB at 1 M rows).
     /// - Returns: the least stamp; nil, with `stamps` in no order, when two rows share a stamp
     ///   or the stamps span 2^32 or more (rows to be read in recency order instead).
