@@ -202,6 +202,13 @@ struct EntryTable {
         ordered.restoreRecencies(stamps)
     }
 
+    /// `restoreRecencies` of entries inserted in another order: each slot's stamp given with
+    /// it, least recent first (the stamps increasing), as `order` lists them.
+    /// - Complexity: O(k) for k slots.
+    mutating func restoreRecencies<Order: Sequence<(slot: Int32, stamp: UInt64)>>(inOrder order: Order) {
+        ordered.restoreRecencies(inOrder: order)
+    }
+
     private static func remove(_ slot: Int32, from index: inout [String: Set<Int32>], at name: String) {
         guard var set = index.removeValue(forKey: name) else { return }
         set.remove(slot)

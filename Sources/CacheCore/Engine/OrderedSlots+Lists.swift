@@ -311,6 +311,29 @@ extension OrderedSlots {
         }
     }
 
+    /// Sets the recency stamps of the slots in `order` (entries just inserted, in any order; each
+    /// with its stamp, least recent first, the stamps increasing) and rebuilds the queues in
+    /// that order: `restoreRecencies` for entries not inserted in recency order.
+    /// - Complexity: O(n) for n slots.
+    mutating func restoreRecencies<Order: Sequence<(slot: Int32, stamp: UInt64)>>(inOrder order: Order) {
+        recency = RecencyQueue()
+        var last: UInt64 = 0
+        for (s, stamp) in order {
+            entries[Int(s)].recency = stamp
+            last = stamp
+            places[Int(s)].global = UInt32(truncatingIfNeeded: recency.items.count)
+            recency.append(s)
+        }
+        nextRecency = last &+ 1
+        for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
+            namespaceQueues[n] = RecencyQueue()
+        }
+        for s in recency.items {
+            let ns = Int(entries[Int(s)].namespace)
+            if namespaceLists[ns].eviction == .lru && Int32(ns) != solo { namespaceQueues[ns].append(NamespaceItem(global: places[Int(s)].global, slot: s)) }
+        }
+    }
+
     /// Links a slot into its namespace's list after `anchor` (-1: first).
     private mutating func linkNamespace(_ slot: Int32, after anchor: Int32) {
         let i = Int(slot)

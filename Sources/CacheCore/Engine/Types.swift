@@ -245,26 +245,45 @@ public enum KeyName {
     /// bytes (false leaves the decision to those checks): the common key, checked without
     /// Unicode character properties.
     static func isPlainASCIIKey(_ key: String) -> Bool {
-        var colon = -1
-        var badNameByte = false  // before the first colon, a byte a namespace name may not hold
-        var count = 0
-        for byte in key.utf8 {
-            guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "*") else { return false }
-            if colon < 0 {
-                if byte == UInt8(ascii: ":") {
-                    colon = count
-                } else if !((byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")) {
-                    badNameByte = true
-                }
-            }
-            count += 1
+        if let plain = key.utf8.withContiguousStorageIfAvailable(isPlainASCIIKey) { return plain }
+        return Array(key.utf8).withUnsafeBufferPointer(isPlainASCIIKey)
+    }
+
+    /// `isPlainASCIIKey` of a key's UTF-8 bytes, read through a pointer (a few instructions a
+    /// byte, where a loop over a string's UTF-8 view took some 45): a key without a colon is
+    /// bytes from `!` to `~` but `*`; one with a colon is name bytes (letters, digits, `-`, `_`,
+    /// `.`), at least one and not `tag`, then the first colon, then at least one such byte
+    /// (colons among them).
+    static func isPlainASCIIKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let p = key.baseAddress, key.count > 0 else { return false }
+        let n = key.count
+        // Name bytes: bit c of the 128-bit set (`-` 0x2D, `.` 0x2E, digits, letters, `_` 0x5F).
+        let nameLow: UInt64 = 0x03FF_6000_0000_0000
+        let nameHigh: UInt64 = 0x07FF_FFFE_87FF_FFFE
+        @inline(__always) func isName(_ c: UInt8) -> Bool {
+            c < 0x40 ? (nameLow >> UInt64(c)) & 1 != 0 : c < 0x80 && (nameHigh >> UInt64(c & 63)) & 1 != 0
         }
-        if count == 0 { return false }
-        if colon < 0 { return true }
-        if badNameByte || colon == 0 || colon == count - 1 { return false }
-        if colon == 3 && key.utf8.starts(with: "tag:".utf8) { return false }
+        // Printable ASCII but space and `*`.
+        @inline(__always) func isPlain(_ c: UInt8) -> Bool { c &- 0x21 < 0x5E && c != UInt8(ascii: "*") }
+        var i = 0
+        while i < n && isName(p[i]) { i += 1 }
+        if i == n { return true }
+        if p[i] == UInt8(ascii: ":") {
+            // `NAMESPACE:ID`: a name, not empty and not `tag`, and an id not empty.
+            if i == 0 || i == n - 1 { return false }
+            if i == 3 && p[0] == UInt8(ascii: "t") && p[1] == UInt8(ascii: "a") && p[2] == UInt8(ascii: "g") { return false }
+            i += 1
+            while i < n {
+                if !isPlain(p[i]) { return false }
+                i += 1
+            }
+            return true
+        }
+        // A byte no name holds: a key without a colon, or none of these.
+        while i < n {
+            if !isPlain(p[i]) || p[i] == UInt8(ascii: ":") { return false }
+            i += 1
+        }
         return true
     }
 

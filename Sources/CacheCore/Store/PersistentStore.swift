@@ -16,6 +16,13 @@ public protocol PersistentStore: AnyObject {
     /// - Throws: `StoreError` when the store cannot be read, or from `each`.
     func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError)
 
+    /// `loadEntries` in the order the store reads its rows fastest, which need not be recency
+    /// order (for SQLite, the table's own: recency order for rows written and not read since),
+    /// for a reader that orders them itself (`Snapshot.takeRowsInAnyOrder`). The default is
+    /// `loadEntries`.
+    /// - Throws: `StoreError` when the store cannot be read, or from `each`.
+    func loadEntriesInStoredOrder(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError)
+
     /// Applies the changes in one transaction: all of them or none.
     /// - Throws: `StoreError` when the transaction failed; then nothing of it was applied.
     func commit(_ changes: StoreChanges) throws(StoreError)
@@ -35,6 +42,11 @@ public protocol PersistentStore: AnyObject {
 }
 
 extension PersistentStore {
+    /// A store whose fastest order is recency order.
+    public func loadEntriesInStoredOrder(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
+        try loadEntries(each)
+    }
+
     /// A store with nothing to finish (one in memory) closes by doing nothing.
     public func close() throws(StoreError) {}
 
@@ -499,6 +511,10 @@ struct StoredRows {
     var namespaceIndex: [String: Int]
     /// Each row's recency stamp, by slot (set in the table by `finishStored`).
     var recencies: [UInt64] = []
+    /// Rows may come in any order (`Snapshot.takeRowsInAnyOrder`): `finishStored` orders them.
+    var anyOrder = false
+    /// Each row came after the one before in recency order (so far).
+    var inOrder = true
     /// A row came without a row id (0 or less), or with one past `Snapshot.largestKeptRowID`: the
     /// table keeps none (the first commit writes every row anew, numbered from 1).
     var rowIDsMissing = false
@@ -605,6 +621,22 @@ extension Snapshot {
         self.stored = rows
     }
 
+    /// Lets `append` take the rows in any order (`PersistentStore.loadEntriesInStoredOrder`);
+    /// `finishStored` then orders them by their stamps (in O(n), most often finding them in
+    /// order already) and refuses two rows of one stamp. Only where every namespace is LRU,
+    /// whose order follows from the stamps alone (outside LRU, a namespace's order is read from
+    /// rows in recency order). The state read is the same as from rows in recency order, but
+    /// for which slot holds which entry. A row refused is named by its place in the order read,
+    /// not in recency order: a reader given an error reads the rows again, in recency order
+    /// (`loadEntries`), and reports what that gives.
+    /// - Returns: whether rows may come in any order (false: they must come least recent first).
+    public mutating func takeRowsInAnyOrder() -> Bool {
+        guard stored != nil, stored!.recencies.isEmpty else { preconditionFailure("takeRowsInAnyOrder after the first row") }
+        guard namespaces.allSatisfy({ $0.policy.eviction == .lru }) else { return false }
+        stored!.anyOrder = true
+        return true
+    }
+
     /// Checks one entry row (the next in recency order) and adds it to a snapshot read from a store.
     /// A row is checked as a snapshot's entry is, against the state read before it: each field on
     /// its own, then the entry against the clock, sequence numbers, mutations and its namespace's
@@ -618,8 +650,13 @@ extension Snapshot {
         // Arguments read from `stored` before each call of a method of `self`: read in the call,
         // they made Swift copy the whole snapshot for it (a retain and a release of each of its
         // references, per row).
-        let previousRecency = stored!.recencies.last
+        var previousRecency = stored!.recencies.last
         let known = stored!.known
+        if stored!.anyOrder, let previous = previousRecency {
+            // Their order is `finishStored`'s to check: a stamp before the last is no error yet.
+            if row.recency >= 0 && UInt64(row.recency) <= previous { stored!.inOrder = false }
+            previousRecency = nil
+        }
         try checkRowNumbers(row, path: path, previousRecency: previousRecency)
         var entry: Entry
         var rank: OrderedSlots.Rank?
@@ -653,6 +690,60 @@ extension Snapshot {
         }
         if let rank { stored!.ranks[ns][slot] = rank }
         stored!.recencies.append(UInt64(bitPattern: row.recency))
+    }
+
+    /// Sorts the rows' stamps (`stamps[slot]`) into recency order, in place, each made
+    /// `(stamp - least) << 32 | slot`: a radix sort of the bits in which the stamps differ from
+    /// the least (passes of 11 bits: two for stamps spanning less than 2^22, three below 2^32),
+    /// stable, with one buffer of the same size beside it while it sorts (8 MB at 1 M rows).
+    /// - Returns: the least stamp; nil, with `stamps` in no order, when two rows share a stamp
+    ///   or the stamps span 2^32 or more (rows to be read in recency order instead).
+    /// - Complexity: O(n) for n stamps.
+    static func sortByStamps(_ stamps: inout [UInt64]) -> UInt64? {
+        guard var least = stamps.first else { return 0 }
+        var most = least
+        for s in stamps {
+            least = Swift.min(least, s)
+            most = Swift.max(most, s)
+        }
+        let span = most - least
+        guard span < 1 << 32, stamps.count < 1 << 31 else { return nil }
+        let bits = UInt64.bitWidth - span.leadingZeroBitCount
+        let digitBits = 11
+        let mask = UInt64(1 << digitBits - 1)
+        var scratch = [UInt64](repeating: 0, count: stamps.count)
+        var counts = [Int](repeating: 0, count: 1 << digitBits)
+        stamps.withUnsafeMutableBufferPointer { a in
+            for i in a.indices { a[i] = (a[i] &- least) << 32 | UInt64(i) }
+        }
+        var shift = 32
+        while shift < 32 + bits {
+            stamps.withUnsafeBufferPointer { from in
+                scratch.withUnsafeMutableBufferPointer { to in
+                    counts.withUnsafeMutableBufferPointer { c in
+                        c.update(repeating: 0)
+                        for k in from { c[Int(truncatingIfNeeded: k >> UInt64(shift) & mask)] += 1 }
+                        var sum = 0
+                        for d in c.indices {
+                            let n = c[d]
+                            c[d] = sum
+                            sum += n
+                        }
+                        for k in from {
+                            let d = Int(truncatingIfNeeded: k >> UInt64(shift) & mask)
+                            to[c[d]] = k
+                            c[d] += 1
+                        }
+                    }
+                }
+            }
+            swap(&stamps, &scratch)
+            shift += digitBits
+        }
+        let shared = stamps.withUnsafeBufferPointer { a in
+            a.indices.dropFirst().contains { a[$0] >> 32 == a[$0 - 1] >> 32 }
+        }
+        return shared ? nil : least
     }
 
     /// The integers only a store's row carries, checked against what the engine does with them
@@ -762,7 +853,14 @@ extension Snapshot {
                                     "\(key) is not an entry of this namespace")
             }
         }
-        rows.table.restoreRecencies(rows.recencies)
+        if rows.inOrder {
+            rows.table.restoreRecencies(rows.recencies)
+        } else {
+            guard let base = Self.sortByStamps(&rows.recencies) else {
+                throw SnapshotError(path: "entries", "rows not in recency order that share a stamp, or whose stamps span 2^32 or more: to be read in recency order")
+            }
+            rows.table.restoreRecencies(inOrder: rows.recencies.lazy.map { (slot: Int32(truncatingIfNeeded: $0), stamp: base + $0 >> 32) })
+        }
         rows.recencies = []
         if rows.rowIDsMissing { rows.table.slots.dropRowIDs() }
         for (n, ns) in namespaces.enumerated() where ns.policy.eviction != .lru {

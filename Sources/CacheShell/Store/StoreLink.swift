@@ -43,13 +43,8 @@ extension Session {
             // In a scope of its own: once restored, a batch's cache is the only holder of the
             // table, so its first change does not copy it.
             do {
-                var snapshot: Snapshot
-                do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
-                try store.loadEntries { row throws(StoreError) in
-                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
-                }
+                let snapshot = try Self.snapshot(of: store, stored)
                 do {
-                    try snapshot.finishStored()
                     // The session's own store: its scheduled file commands stay (they run when due,
                     // refused then under --safe), unlike those of a snapshot restored from elsewhere.
                     try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, allowingFileCommands: true, on: cache)
@@ -68,6 +63,37 @@ extension Session {
         // A read-only store is only read: what it holds is the state as opened, and stays so.
         if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
         self.store = link
+    }
+
+    /// The snapshot of a store's rows (its state document and other rows read: `stored`).
+    ///
+    /// The entry rows are read in the store's own order where the snapshot orders them itself
+    /// (`Snapshot.takeRowsInAnyOrder`: a store of LRU namespaces only), which spares a sort of
+    /// the whole rows in the store; rows found damaged so are read again in recency order, and
+    /// the error is the one that order gives (naming the row by its place in it), as before.
+    /// - Throws: `StoreError` for a store that cannot be read or holds a damaged state.
+    private static func snapshot(of store: any PersistentStore, _ stored: StoredState) throws(StoreError) -> Snapshot {
+        func read(anyOrder: Bool) throws(StoreError) -> Snapshot? {
+            var snapshot: Snapshot
+            do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
+            // (A closure literal each: one kept in a variable would put the snapshot in a box.)
+            if anyOrder {
+                guard snapshot.takeRowsInAnyOrder() else { return nil }
+                try store.loadEntriesInStoredOrder { row throws(StoreError) in
+                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+                }
+            } else {
+                try store.loadEntries { row throws(StoreError) in
+                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+                }
+            }
+            do { try snapshot.finishStored() } catch { throw StoreError("damaged store: \(error)") }
+            return snapshot
+        }
+        // Whatever went wrong, the first reading (and its table) is dropped before the second.
+        if let snapshot = try? read(anyOrder: true) { return snapshot }
+        guard let snapshot = try read(anyOrder: false) else { preconditionFailure("rows in recency order are always read") }
+        return snapshot
     }
 
     /// Closes the store at a clean exit (checkpointed, unlocked: `PersistentStore.close`). Every
