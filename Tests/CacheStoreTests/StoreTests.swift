@@ -105,6 +105,27 @@ import TestSupport
         return session
     }
 
+    /// Runs `script` a line at a time on a new session over a new store, committing after each,
+    /// and expects a session opened anew on the store after each line to hold exactly the
+    /// writer's state. Returns a session opened on the store at the end, and a twin without a
+    /// store restored from the writer's snapshot: the writer's state going on (two sessions
+    /// adding rows to one store would give two rows one id).
+    static func reopenedAfterEveryLine(_ script: String) async throws -> (reader: TestShell, twin: TestShell) {
+        let store = try SQLiteStore()
+        let writer = try await opened(store, groupSize: 1)
+        for line in script.split(separator: "\n") {
+            _ = await writer.typed(String(line))
+            let reader = try await opened(store)
+            #expect(await snapshotText(reader) == snapshotText(writer), "after \(line)")
+        }
+        let reader = try await opened(store)
+        let written = await snapshotText(writer)
+        let twin = await TestShell()
+        try await twin.run { session, cache in try session.restore(snapshotText: written, on: cache) }
+        #expect(await snapshotText(twin) == written)
+        return (reader, twin)
+    }
+
     /// A session reopened from the store after every command holds exactly the state of the session
     /// that wrote it, and continues with the same output.
     @Test(arguments: [1, 4])
@@ -151,21 +172,8 @@ import TestSupport
             get f:3
             evict l:3
             """
-        let store = try SQLiteStore()
-        let writer = try await Self.opened(store, groupSize: 1)
-        for line in script.split(separator: "\n") {
-            _ = await writer.typed(String(line))
-            let reader = try await Self.opened(store)
-            #expect(await Self.snapshotText(reader) == Self.snapshotText(writer), "after \(line)")
-        }
-        let reader = try await Self.opened(store)
+        let (reader, twin) = try await Self.reopenedAfterEveryLine(script)
         let more = "put f:4 4\nput f:5 5\nput s:5 5\nput s:6 6\nput l:4 4\nput l:5 5\nkeys\nns\nstats"
-        // The writer's state goes on in a twin without the store, which is the reader's now (two
-        // sessions adding rows to one store would give two rows one id).
-        let written = await Self.snapshotText(writer)
-        let twin = await TestShell()
-        try await twin.run { session, cache in try session.restore(snapshotText: written, on: cache) }
-        #expect(await Self.snapshotText(twin) == written)
         let expected = await twin.typed(more)
         #expect(await reader.typed(more) == expected)
         #expect(expected.contains("policy"))
@@ -184,18 +192,8 @@ import TestSupport
             get b:1
             put c:1 {"z":1}
             """
-        let store = try SQLiteStore()
-        let writer = try await Self.opened(store, groupSize: 1)
-        for line in script.split(separator: "\n") {
-            _ = await writer.typed(String(line))
-            let reader = try await Self.opened(store)
-            #expect(await Self.snapshotText(reader) == Self.snapshotText(writer), "after \(line)")
-        }
-        let reader = try await Self.opened(store)
+        let (reader, twin) = try await Self.reopenedAfterEveryLine(script)
         let more = "event patch a:1 {\"x\":3} version=4\nevent patch b:1 {\"y\":2} version=6\nget a:1\nget b:1\nexplain a:1"
-        let written = await Self.snapshotText(writer)
-        let twin = await TestShell()
-        try await twin.run { session, cache in try session.restore(snapshotText: written, on: cache) }
         let expected = await twin.typed(more)
         #expect(await reader.typed(more) == expected)
         #expect(expected.contains("{\"x\":2}") && expected.contains("{\"y\":1}") && expected.contains("version:       5"))
