@@ -247,7 +247,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 do {
                     entry = try StoredEntry(key: key, recency: try row.decode(atIndex: 1), snapshotJSON: try row.decode(atIndex: 2))
                 } catch {
-                    throw StoreError("damaged store: \(error)")
+                    throw DamagedRow(why: error)
                 }
                 try insert.execute(arguments: entryArguments(entry))
             }
@@ -526,9 +526,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
             return isNew || migration != nil ? false : try upgrade(queue)
         } catch let error as StoreError {
             throw error
+        } catch let error as DamagedRow {
+            throw .damagedStore(name, error.why)
         } catch {
             throw StoreError("cannot open store \(name): \(describe(error))")
         }
+    }
+
+    /// A row an upgrade cannot read (`why`), thrown where the file's name is not known;
+    /// `prepare` names the file (`damaged store: FILE: WHY`).
+    struct DamagedRow: Error {
+        let why: any Error
     }
 
     /// Runs the migrations a store lacks, in order, in one transaction that it leaves open: the

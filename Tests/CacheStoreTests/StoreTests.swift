@@ -580,7 +580,7 @@ import TestSupport
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
             return nil
         }
-        #expect(refusal == "damaged store: namespaces.f.max: is 2, but the store holds 3 entries of f")
+        #expect(refusal == "damaged store: \(path): namespaces.f.max: is 2, but the store holds 3 entries of f")
         #expect(await reader.run { _, cache in cache.count } == 0)
     }
 
@@ -590,10 +590,10 @@ import TestSupport
         _ = await writer.typed("put a 1")
         try await writer.run { session, _ in try session.closeStore() }
         for (damage, message) in [
-            ("value = '{\"n\": '", "damaged store: entries: damaged entry a (value is not valid JSON: unexpected end of JSON, expected a value)"),
-            ("tags = '{}'", "damaged store: entries[0].tags: expected an array"),
-            ("extra = '{\"key\": 1}'", "damaged store: entries: damaged entry a (extra holds key)"),
-            ("extra = '{\"colour\": 1}'", "damaged store: entries[0].colour: unknown field"),
+            ("value = '{\"n\": '", "entries: damaged entry a (value is not valid JSON: unexpected end of JSON, expected a value)"),
+            ("tags = '{}'", "entries[0].tags: expected an array"),
+            ("extra = '{\"key\": 1}'", "entries: damaged entry a (extra holds key)"),
+            ("extra = '{\"colour\": 1}'", "entries[0].colour: unknown field"),
         ] {
             try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET tags = NULL, extra = NULL, value = '1'; UPDATE entries SET \(damage)") }
             let reader = await TestShell()
@@ -601,7 +601,7 @@ import TestSupport
                 do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
                 return nil
             }
-            #expect(refusal == message)
+            #expect(refusal == "damaged store: \(path): " + message)
             #expect(await reader.run { _, cache in cache.count } == 0)
         }
     }
@@ -695,7 +695,7 @@ import TestSupport
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
             return nil
         }
-        #expect(refusal == "damaged store: " + message)
+        #expect(refusal == "damaged store: \(path): " + message)
         #expect(await reader.run { _, cache in cache.count } == 0)
         #expect(try rows() == damaged)
     }
@@ -1043,9 +1043,9 @@ import TestSupport
     /// left byte for byte as it was.
     @Test(arguments: [
         ("UPDATE entries SET extra = replace(extra, '\"status\":200', '\"status\":1000')",
-         "damaged store: entries[0].http[0].status: expected an HTTP status code from 200 to 599, not 1000"),
+         "entries[0].http[0].status: expected an HTTP status code from 200 to 599, not 1000"),
         ("UPDATE server_data SET headers = '[[\"ETag\",\"a\\nb\"]]'",
-         "damaged store: server.headers.api:/feed[0]: the value of ETag holds a control character (a field value may not)"),
+         "server.headers.api:/feed[0]: the value of ETag holds a control character (a field value may not)"),
     ])
     func hostileHTTPRowsAreADamagedStore(damage: String, message: String) async throws {
         let path = Self.directory() + "/s.db"
@@ -1063,7 +1063,7 @@ import TestSupport
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
             return nil
         }
-        #expect(refusal == message)
+        #expect(refusal == "damaged store: \(path): " + message)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
 
@@ -1093,7 +1093,7 @@ import TestSupport
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
             return nil
         }
-        #expect(refusal == "damaged store: " + message)
+        #expect(refusal == "damaged store: \(path): " + message)
         #expect(try everything() == before)
         // Undamaged, the same store upgrades.
         try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET stored_at = 1767225961300, recency = 27, seq = 68 WHERE key = CAST('again' AS BLOB)") }
@@ -1185,7 +1185,7 @@ import TestSupport
             do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
             return nil
         }
-        #expect(refusal == "damaged store: " + message)
+        #expect(refusal == "damaged store: \(path): " + message)
         #expect(await reader.run { _, cache in cache.count } == 0)
     }
 
@@ -1203,7 +1203,7 @@ import TestSupport
             _ = try SQLiteStore(path: path)
             Issue.record("upgraded a damaged store")
         } catch {
-            #expect(error.message.hasPrefix("damaged store: damaged entry a (not valid JSON"))
+            #expect(error.message.hasPrefix("damaged store: \(path): damaged entry a (not valid JSON"))
         }
         #expect(try Self.editable(path).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'schema'") } == "3")
     }

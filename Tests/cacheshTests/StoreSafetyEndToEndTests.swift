@@ -29,6 +29,24 @@ import Darwin
         #expect(!FileManager.default.fileExists(atPath: path + "-lock"))
     }
 
+    /// A store whose rows are damaged is refused with one line naming the file and the row, exit
+    /// 2, nothing printed by the commands and the file left byte for byte as it was.
+    @Test func aDamagedStoreIsNamedInItsRefusal() async throws {
+        let sandbox = try Sandbox()
+        let path = try await Self.makeStore(sandbox)
+        // Edited as a hand would, through Python's sqlite3 module (the CLI is not installed everywhere).
+        let edited = try await ManPageTests.run("/usr/bin/env", ["python3", "-c",
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE entries SET key = CAST('a b' AS BLOB)\"); db.commit()",
+            path])
+        #expect(edited.status == 0, "\(edited)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let outcome = try await Cachesh.run(["--store", "s.db", "-c", "put b 2"], in: sandbox.url)
+        #expect(outcome.status == 2, "\(outcome)")
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr == "cachesh: damaged store: s.db: entries[0].key: bad key \"a b\": a key may not contain white space\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
     /// Two hard links of one store would each get a lock file and a `-wal` of their own, so two
     /// processes could both write it and each print its writes: a store with more than one link
     /// is refused under every name, and opens again once it has one.

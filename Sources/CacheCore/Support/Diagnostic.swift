@@ -29,6 +29,12 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
     public init(path: String, _ message: String) { self.init(message: message, path: path) }
 
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+
+    /// A store whose rows or state cannot be read back (SPEC §5.3): `damaged store: FILE: WHY`,
+    /// `why` naming the row or field (`entries[2].key: ...`).
+    public static func damagedStore(_ file: String, _ why: any Error) -> Diagnostic {
+        Diagnostic("damaged store: \(file): \(why)")
+    }
 }
 
 /// A refused cache operation (`Cache`, `CacheEngine`).

@@ -49,7 +49,7 @@ extension Session {
                     // refused then under --safe), unlike those of a snapshot restored from elsewhere.
                     try restore(snapshot, base: keepsWholeHistory ? .decoded : .none, allowingFileCommands: true, on: cache)
                 } catch {
-                    throw StoreError("damaged store: \(error)")
+                    throw .damagedStore(store.path, error)
                 }
             }
             cache.startTrackingChanges(everything: false)
@@ -75,19 +75,19 @@ extension Session {
     private static func snapshot(of store: any PersistentStore, _ stored: StoredState) throws(StoreError) -> Snapshot {
         func read(anyOrder: Bool) throws(StoreError) -> Snapshot? {
             var snapshot: Snapshot
-            do { snapshot = try Snapshot(stored: stored) } catch { throw StoreError("damaged store: \(error)") }
+            do { snapshot = try Snapshot(stored: stored) } catch { throw .damagedStore(store.path, error) }
             // (A closure literal each: one kept in a variable would put the snapshot in a box.)
             if anyOrder {
                 guard snapshot.takeRowsInAnyOrder() else { return nil }
                 try store.loadEntriesInStoredOrder { row throws(StoreError) in
-                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+                    do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
                 }
             } else {
                 try store.loadEntries { row throws(StoreError) in
-                    do { try snapshot.append(row) } catch { throw StoreError("damaged store: \(error)") }
+                    do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
                 }
             }
-            do { try snapshot.finishStored() } catch { throw StoreError("damaged store: \(error)") }
+            do { try snapshot.finishStored() } catch { throw .damagedStore(store.path, error) }
             return snapshot
         }
         // Whatever went wrong, the first reading (and its table) is dropped before the second.
