@@ -70,29 +70,38 @@ extension Session {
     /// The entry rows are read in the store's own order where the snapshot orders them itself
     /// (`Snapshot.takeRowsInAnyOrder`: a store of LRU namespaces only), which spares a sort of
     /// the whole rows in the store; rows found damaged so are read again in recency order, and
-    /// the error is the one that order gives (naming the row by its place in it), as before.
+    /// the error is the one that order gives (naming the row by its place in it), as before. A
+    /// store with a namespace outside LRU is read once, in recency order, from the one snapshot
+    /// of its state.
     /// - Throws: `StoreError` for a store that cannot be read or holds a damaged state.
     private static func snapshot(of store: any PersistentStore, _ stored: StoredState) throws(StoreError) -> Snapshot {
-        func read(anyOrder: Bool) throws(StoreError) -> Snapshot? {
-            var snapshot: Snapshot
-            do { snapshot = try Snapshot(stored: stored) } catch { throw .damagedStore(store.path, error) }
-            // (A closure literal each: one kept in a variable would put the snapshot in a box.)
-            if anyOrder {
-                guard snapshot.takeRowsInAnyOrder() else { return nil }
-                try store.loadEntriesInStoredOrder { row throws(StoreError) in
-                    do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
-                }
-            } else {
-                try store.loadEntries { row throws(StoreError) in
-                    do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
-                }
-            }
+        func started() throws(StoreError) -> Snapshot {
+            do { return try Snapshot(stored: stored) } catch { throw .damagedStore(store.path, error) }
+        }
+        // (A closure literal each: one kept in a variable would put the snapshot in a box.)
+        func finished(_ snapshot: inout Snapshot) throws(StoreError) {
             do { try snapshot.finishStored() } catch { throw .damagedStore(store.path, error) }
+        }
+        /// The rows in the table's order; a failure drops the snapshot (and its table) on return.
+        func inStoredOrder(_ snapshot: consuming Snapshot) throws(StoreError) -> Snapshot {
+            var snapshot = snapshot
+            try store.loadEntriesInStoredOrder { row throws(StoreError) in
+                do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
+            }
+            try finished(&snapshot)
             return snapshot
         }
-        // Whatever went wrong, the first reading (and its table) is dropped before the second.
-        if let snapshot = try? read(anyOrder: true) { return snapshot }
-        guard let snapshot = try read(anyOrder: false) else { preconditionFailure("rows in recency order are always read") }
+        var snapshot = try started()
+        if snapshot.takeRowsInAnyOrder() {
+            if let read = try? inStoredOrder(consume snapshot) { return read }
+            // Read again in recency order, for the error that order gives (naming the row by its
+            // place in it).
+            snapshot = try started()
+        }
+        try store.loadEntries { row throws(StoreError) in
+            do { try snapshot.append(row) } catch { throw .damagedStore(store.path, error) }
+        }
+        try finished(&snapshot)
         return snapshot
     }
 
