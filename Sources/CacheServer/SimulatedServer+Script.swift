@@ -47,6 +47,82 @@ public struct ScriptedAnswer: Sendable, Equatable {
         self.headers = headers
     }
 
+    /// The answer as a snapshot's `server.next` keeps it: only what is set, `outcome` always.
+    var json: JSONValue {
+        var f: [String: JSONValue] = [:]
+        if let latency { f["latency_ms"] = .int(latency) }
+        switch outcome {
+        case .data: f["outcome"] = "data"
+        case .value(let value): f["outcome"] = "value"; f["value"] = value
+        case .notFound: f["outcome"] = "not_found"
+        case .failure(let message): f["outcome"] = "error"; f["message"] = .string(message)
+        case .noAnswer: f["outcome"] = "no_answer"
+        case .lostAnswer(let message): f["outcome"] = "lost_answer"; f["message"] = .string(message)
+        case .verdicts(let verdicts): f["outcome"] = "verdicts"; f["verdicts"] = RecordingFormat.encodeVerdicts(verdicts)
+        }
+        if let version { f["version"] = .int(Int64(version)) }
+        if commit { f["commit"] = true }
+        if let status { f["status"] = .int(Int64(status)) }
+        if let headers { f["headers"] = headers.json }
+        switch body {
+        case .text(let text)?: f["body_text"] = .string(text)
+        case .binary(let size, let digest)?: f["body_binary"] = HTTPBody.binary(size: size, sha256: digest).entryValue
+        case .json?, nil: break
+        }
+        return .object(f)
+    }
+
+    /// Reads an answer `json` wrote, checked as `server next` checks what it queues: a validation's
+    /// (`validation`) is a verdict list or a failure, with no version, HTTP fields or body.
+    /// - Throws: `SnapshotError` naming the first bad field by its path.
+    init(_ r: OriginSettingsReader, validation: Bool) throws(SnapshotError) {
+        try r.only(Set(["latency_ms", "outcome", "value", "message", "verdicts", "version", "commit", "status", "headers"])
+                    .union(OriginSettingsReader.bodyFields))
+        latency = try r.optionalDuration("latency_ms")
+        let kind = try r.string("outcome")
+        let allowed = validation ? ["data", "verdicts", "error", "no_answer"]
+            : ["data", "value", "not_found", "error", "no_answer", "lost_answer"]
+        guard allowed.contains(kind) else {
+            throw r.fail("outcome", "expected \(allowed.joined(separator: ", ")), not \(JSONValue.string(kind).compactText)")
+        }
+        // Each outcome's one field, and no other's.
+        let own = ["value": "value", "error": "message", "lost_answer": "message", "verdicts": "verdicts"][kind]
+        for name in ["value", "message", "verdicts"] where name != own && r.has(name) {
+            throw r.fail(name, "an answer of outcome \(kind) has no \(name)")
+        }
+        switch kind {
+        case "value": outcome = .value(try r.dataValue("value"))
+        case "not_found": outcome = .notFound
+        case "error": outcome = .failure(try r.string("message"))
+        case "no_answer": outcome = .noAnswer
+        case "lost_answer": outcome = .lostAnswer(try r.string("message"))
+        case "verdicts": outcome = .verdicts(try r.verdicts("verdicts"))
+        default: outcome = .data
+        }
+        version = try r.optionalVersion("version")
+        commit = r.has("commit") ? try r.bool("commit") : false
+        status = try r.optionalStatus()
+        headers = try r.optionalFields("headers")
+        body = try r.body()
+        // What `server next` gives together, and nothing else.
+        if validation, let name = ["version", "commit", "status", "headers", "body_text", "body_binary"].first(where: r.has) {
+            throw r.fail(name, "an answer to a validation has no \(name)")
+        }
+        if commit && kind != "error" && kind != "no_answer" {
+            throw r.fail("commit", "commit goes with outcome error or no_answer, not \(kind)")
+        }
+        if r.has("body") { throw r.fail("body", "a JSON answer is its value (outcome value)") }
+        if let body {
+            let name = r.has("body_text") ? "body_text" : "body_binary"
+            guard case .value(let value) = outcome, value == body.entryValue else {
+                throw r.fail(name, "an answer with a text or binary body has outcome value, the body's value")
+            }
+        }
+        if version != nil && (body != nil || (kind != "value" && kind != "data")) {
+            throw r.fail("version", "a version goes with an answer that has a value (outcome value or data)")
+        }
+    }
+
     /// Whether a mutation that takes this answer changes the server's data.
     var applies: Bool {
         if case .lostAnswer = outcome { return true }

@@ -20,8 +20,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// The version of each key that has one (SPEC §1.1 Versions): given by `server set ...
     /// version=N` or a newer versioned event, then one more at each change of the key's data
     /// (set, patch, delete, an event without a version, a mutation). Its answers from the data
-    /// carry it. A session's versions, like its scripted answers, are not kept by snapshots and
-    /// stores (`restore` forgets them).
+    /// carry it. Kept by snapshots and stores (`server.versions`).
     public private(set) var versions: [String: UInt64] = [:]
     /// The header fields each key of an HTTP namespace is served with (`server set ... headers=`),
     /// besides the `Date` the server adds (docs/SPEC.md, HTTP namespaces), kept by snapshots (the
@@ -38,11 +37,12 @@ public final class SimulatedServer: Origin, PersistentOrigin {
     /// store tracks them.
     private var changedKeys: Set<String>?
     /// Scripted answers (`server next`), by key, each key's in the order its requests take them.
+    /// Kept by snapshots and stores (`server.next`, `server.next_validations`, `server.strict`).
     public internal(set) var scripted: [String: [ScriptedAnswer]] = [:]
     /// Scripted answers to validation requests, in order.
     public internal(set) var scriptedValidations: [ScriptedAnswer] = []
     /// The idempotency keys of the mutations applied (SPEC §1.1 Retries): a mutation carrying one
-    /// of them is not applied again. Like scripted answers, not kept by snapshots and stores.
+    /// of them is not applied again. Kept by snapshots and stores (`server.idempotency_keys`).
     private var appliedKeys = AppliedKeys()
     /// With strict on, a request that finds nothing queued gets no answer and is a divergence.
     public var strict = false
@@ -159,29 +159,54 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         ])
         // A store keeps them in the key's row (`storedKey`).
         if withData { state.headers = headers }
+        // Each written only when it holds something, so a file without them is as before.
+        if !versions.isEmpty { state.settings["versions"] = .object(versions.mapValues { .int(Int64($0)) }) }
+        if !bodies.isEmpty { state.settings["bodies"] = .object(bodies.mapValues { .string($0.kind) }) }
+        if !appliedKeys.isEmpty {
+            state.settings["idempotency_keys"] = .array(appliedKeys.inOrder.map { .array([.int(Int64($0.client)), .int(Int64($0.mutation))]) })
+        }
+        if !scripted.isEmpty { state.settings["next"] = .object(scripted.mapValues { .array($0.map(\.json)) }) }
+        if !scriptedValidations.isEmpty { state.settings["next_validations"] = .array(scriptedValidations.map(\.json)) }
+        if strict { state.settings["strict"] = true }
         return state
     }
 
-    public func check(_ state: OriginState) throws(SnapshotError) { _ = try Settings(state.settings) }
+    public func check(_ state: OriginState) throws(SnapshotError) {
+        let settings = try Settings(state.settings)
+        _ = try settings.bodies(data: state.data)
+    }
 
     public func restore(_ state: OriginState) {
         // `check` accepted these settings; read again, they give the same values.
-        guard let settings = try? Settings(state.settings) else { preconditionFailure("restore of settings check refused") }
+        guard let settings = try? Settings(state.settings), let bodies = try? settings.bodies(data: state.data) else {
+            preconditionFailure("restore of settings check refused")
+        }
         data = state.data; modifiedAt = state.modifiedAt; latency = settings.latency
         latencies = settings.latencies; isOnline = settings.isOnline; idField = settings.idField
         failNext = settings.failNext; failKey = settings.failKey
-        versions = [:]
+        versions = settings.versions
         headers = state.headers
-        appliedKeys = AppliedKeys()
+        self.bodies = bodies
+        appliedKeys = AppliedKeys(settings.appliedKeys)
+        scripted = settings.scripted; scriptedValidations = settings.scriptedValidations; strict = settings.strict
+        divergence = nil
     }
 
     /// The server's settings in a snapshot's `server` section (SPEC §5.2), checked.
     private struct Settings {
         var latency: Int64, latencies: [String: Int64], isOnline: Bool, idField: String, failNext: Int, failKey: [String: Int]
+        /// The keys' versions (`versions`), the kind of each key's text or binary body
+        /// (`bodies`: its data is the body's entry value), the idempotency keys applied, oldest
+        /// first (`idempotency_keys`): each absent when empty.
+        var versions: [String: UInt64] = [:], bodyKinds: [String: String] = [:], appliedKeys: [IdempotencyKey] = []
+        /// The answers queued by `server next`, by key and for validations, and strict mode
+        /// (`next`, `next_validations`, `strict`): each absent when empty or off.
+        var scripted: [String: [ScriptedAnswer]] = [:], scriptedValidations: [ScriptedAnswer] = [], strict = false
 
         init(_ fields: [String: JSONValue]) throws(SnapshotError) {
             let r = OriginSettingsReader(fields)
-            try r.only(["latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys"])
+            try r.only(["latency_ms", "latencies_ms", "online", "id_field", "fail_next", "fail_keys",
+                        "versions", "bodies", "idempotency_keys", "next", "next_validations", "strict"])
             latencies = try r.durationsByKey("latencies_ms")
             failKey = try r.countsByKey("fail_keys")
             latency = try r.duration("latency_ms")
@@ -189,6 +214,36 @@ public final class SimulatedServer: Origin, PersistentOrigin {
             if idField.isEmpty { throw r.fail("id_field", "must not be empty") }
             isOnline = try r.bool("online")
             failNext = try r.count("fail_next")
+            if r.has("versions") { versions = try r.versionsByKey("versions") }
+            if r.has("bodies") { bodyKinds = try r.wordsByKey("bodies", allowed: ["text", "binary"]) }
+            if r.has("idempotency_keys") {
+                let pairs = try r.pairs("idempotency_keys", limits: (Int64(Int32.max), 1 << 53), maxCount: AppliedKeys.limit)
+                appliedKeys = pairs.map { IdempotencyKey(client: Int($0.0), mutation: UInt64($0.1)) }
+                if Set(appliedKeys).count != appliedKeys.count { throw r.fail("idempotency_keys", "a key is listed twice") }
+            }
+            if r.has("next") {
+                for (key, items) in try r.objectListsByKey("next") {
+                    var answers: [ScriptedAnswer] = []
+                    for item in items { answers.append(try ScriptedAnswer(item, validation: false)) }
+                    scripted[key] = answers
+                }
+            }
+            if r.has("next_validations") {
+                for item in try r.objects("next_validations") { scriptedValidations.append(try ScriptedAnswer(item, validation: true)) }
+            }
+            if r.has("strict") { strict = try r.bool("strict") }
+        }
+
+        /// Each key's text or binary body, from its kind and its data.
+        /// - Throws: `server.bodies.KEY: ...` for a key without data, or whose data is not such a body.
+        func bodies(data: [String: JSONValue]) throws(SnapshotError) -> [String: HTTPBody] {
+            var out: [String: HTTPBody] = [:]
+            for (key, kind) in bodyKinds {
+                let path = "server.bodies.\(key)"
+                guard let value = data[key] else { throw SnapshotError(path: path, "the key has no data (server.data)") }
+                do { out[key] = try HTTPBody.fromEntryValue(value, kind: kind) } catch { throw SnapshotError(path: path, error.message) }
+            }
+            return out
         }
     }
 
@@ -298,7 +353,18 @@ struct AppliedKeys {
     private var order: [IdempotencyKey] = []
     private var oldest = 0
 
+    init() {}
+
+    /// The keys `keys` lists, oldest first (as `inOrder` gives them; at most `limit`, none twice).
+    init(_ keys: [IdempotencyKey]) {
+        self.keys = Set(keys)
+        order = keys
+    }
+
     func contains(_ key: IdempotencyKey) -> Bool { keys.contains(key) }
+    var isEmpty: Bool { keys.isEmpty }
+    /// The keys remembered, oldest first.
+    var inOrder: ArraySlice<IdempotencyKey> { order[oldest...] }
 
     /// - Complexity: O(1) amortized.
     mutating func insert(_ key: IdempotencyKey) {

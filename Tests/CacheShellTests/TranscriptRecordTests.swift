@@ -269,6 +269,42 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
     }
 }
 
+extension TranscriptRecordTests {
+    /// A recording from here on starts with the state, then the commands that queue again the
+    /// answers `server next` left (text and binary bodies, statuses, failures, validations) and
+    /// strict mode, each once: its snapshot leaves them out. It replays byte for byte.
+    @Test func aRecordingQueuesTheServersAnswersAgainOnce() async {
+        let directory = temporaryDirectory()
+        let session = await TestShell()
+        let digest = String(repeating: "ab", count: 32)
+        await runScript(session, """
+            ns api http
+            ns feed ttl=1m
+            server next api:/page status=203 headers={"Cache-Control":"max-age=5"} text="<p>new</p>"
+            server next api:/logo binary=4:sha256:\(digest)
+            server next feed:1 latency=2s value={"n":9}
+            server next feed:1 error="busy" --commit
+            server next --validate --fail
+            server strict on
+            record out.transcript
+            get api:/page
+            get api:/logo
+            get feed:1
+            advance 3s
+            validate
+            record stop
+
+            """, in: directory)
+        let text = contents(directory + "/out.transcript") ?? ""
+        let restore = text.split(separator: "\n").first { $0.hasPrefix("cachesh> restore ") } ?? ""
+        #expect(!restore.contains("\"next\"") && !restore.contains("\"strict\""), "\(restore)")
+        #expect(text.contains("cachesh> server next api:/page text=\"<p>new</p>\" status=203 headers={\"Cache-Control\":\"max-age=5\"}\n"), "\(text)")
+        #expect(text.contains("cachesh> server next api:/logo binary=4:sha256:\(digest)\n"), "\(text)")
+        #expect(text.components(separatedBy: "cachesh> server strict on").count == 2, "\(text)")
+        #expect(await verify(directory + "/out.transcript") == "")
+    }
+}
+
 /// The "did you mean" part of the unknown-command error for `name`, as the session words it.
 private func errorHint(_ name: String) async -> String {
     let session = await TestShell()

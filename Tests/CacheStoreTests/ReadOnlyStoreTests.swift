@@ -64,9 +64,6 @@ import TestSupport
             server show
             server show feed:home
             server log
-            server next feed:x 1
-            server strict on
-            server strict off
             output json
             keys
             output human
@@ -101,6 +98,8 @@ import TestSupport
             ("at 5m echo hi", "at"), ("server set feed:a 1", "server set"), ("server patch feed:home {\"x\":1}", "server patch"),
             ("server delete page:1", "server delete"), ("server latency 1s", "server latency"), ("server fail 1", "server fail"),
             ("server offline", "server offline"), ("server online", "server online"), ("server log clear", "server log clear"),
+            // The store keeps the answers queued and strict mode.
+            ("server next feed:x 1", "server next"), ("server strict on", "server strict"), ("server strict off", "server strict"),
             ("expect get feed:a state=fresh", "expect get"),
             // A command's name runs it quoted too (an alias only bare): the refusal goes by what runs.
             ("\"put\" feed:z 1", "put"), ("\"get\" feed:a", "get"), ("\"server\" \"set\" feed:a 1", "server set"),

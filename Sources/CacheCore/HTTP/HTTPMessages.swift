@@ -90,6 +90,29 @@ public enum HTTPBody: Sendable, Equatable {
         }
     }
 
+    /// The body of `kind` (`text` or `binary`) whose `entryValue` is `value`: what a server keeps
+    /// of a key's text or binary body beside its data (a snapshot's `server.bodies`).
+    /// - Throws: a `Diagnostic` saying why `value` is not such a body's entry value.
+    public static func fromEntryValue(_ value: JSONValue, kind: String) throws(Diagnostic) -> HTTPBody {
+        switch kind {
+        case "text":
+            guard case .string(let text) = value else { throw Diagnostic("a text body's data is a JSON string") }
+            return .text(text)
+        case "binary":
+            let field = "body_binary"
+            do {
+                guard let body = try HTTPBodyCoding.decode([field: value], value: { _ throws(Diagnostic) in value }) else {
+                    preconditionFailure("a body field given is read")
+                }
+                return body
+            } catch {
+                throw Diagnostic("a binary body's data is {\"size\": N, \"sha256\": \"HEX\"} (\(error.message))")
+            }
+        default:
+            throw Diagnostic("expected text or binary, not \(JSONValue.string(kind).compactText)")
+        }
+    }
+
     /// Why `text` is not a SHA-256 digest as a binary body names it, or nil.
     public static func digestProblem(_ text: String) -> String? {
         text.utf8.count == 64 && text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) ? nil

@@ -101,8 +101,8 @@ enum RecordCommands {
 
     /// The commands that make again what the server holds beside its snapshot: strict mode and
     /// the answers queued by `server next` (each key's in order, the keys sorted, then the
-    /// validations'). A snapshot keeps neither (SPEC §6), so a recording from here on writes
-    /// them after its `restore`.
+    /// validations'). A recording from here on writes them after its `restore`, whose snapshot
+    /// leaves them out (`withoutServerScript`).
     static func serverScript(_ server: SimulatedServer) -> [(command: String, reply: Reply)] {
         var commands: [(String, Reply)] = []
         var strict = ServerScriptCommands.strictReply(true)
@@ -120,6 +120,16 @@ enum RecordCommands {
         return commands
     }
 
+    /// `document` without the server's scripted answers and strict mode (`server.next`,
+    /// `server.next_validations`, `server.strict`): a recording from here on writes them after
+    /// its `restore` as the commands that make them (`serverScript`), which read as what they do.
+    static func withoutServerScript(_ document: JSONValue) -> JSONValue {
+        guard case .object(var top) = document, case .object(var server)? = top["server"] else { return document }
+        for name in ["next", "next_validations", "strict"] { server[name] = nil }
+        top["server"] = .object(server)
+        return .object(top)
+    }
+
     /// The options of `server next` that queue `answer`.
     static func nextOptions(_ answer: ScriptedAnswer) -> [String] {
         var options: [String] = []
@@ -127,7 +137,12 @@ enum RecordCommands {
         let error = { (message: String) in "error=" + TranscriptWriter.optionJSON(.string(message)) }
         switch answer.outcome {
         case .data: break
-        case .value(let value): options.append("value=" + TranscriptWriter.optionJSON(value))
+        case .value(let value):
+            switch answer.body {
+            case .text(let text)?: options.append("text=" + TranscriptWriter.optionJSON(.string(text)))
+            case .binary(let size, let digest)?: options.append("binary=\(size):sha256:\(digest)")
+            case .json?, nil: options.append("value=" + TranscriptWriter.optionJSON(value))
+            }
         case .notFound: options.append("--not-found")
         case .failure(let message): options.append(message == "server error" ? "--fail" : error(message))
         case .noAnswer: options.append("--no-answer")
@@ -195,7 +210,7 @@ enum RecordCommands {
         }
         let base: String?
         if !fromStart {
-            base = session.makeSnapshot(on: cache).compactText
+            base = withoutServerScript(session.makeSnapshot(on: cache)).compactText
             history = history[history.endIndex...]
         } else {
             base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0)) ?? $0 }

@@ -72,7 +72,7 @@ extension Session {
             return rest.first?.text == "reset"
         case "server":
             switch rest.first?.text {
-            case "show", "next", "strict": return false
+            case "show": return false
             case "log": return rest.dropFirst().first?.text == "clear"
             case nil: return false
             default: return CommandCatalog.info("server")!.subcommands.contains { $0.name == rest.first!.text }
