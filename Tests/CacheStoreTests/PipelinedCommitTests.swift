@@ -151,10 +151,12 @@ import TestSupport
                 _ = session.commitHeld(on: cache)
             }
             session.directOutput?.flush()
+            // An open `record` writes its file as the session ends.
+            _ = session.endRecording()
             return (session.anyFailed, session.quitRequested)
         }
         var files: [String: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".json") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name != "part.cachesh" {
             files[name] = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).replacingOccurrences(of: directory, with: "DIR")
         }
         let reader = await TestShell()
@@ -207,6 +209,24 @@ import TestSupport
                 #expect(command < ran, "\(name) written, commit \(failing) failing")
             }
             #expect(synchronous.printedAtCommits.count == failing)
+        }
+    }
+
+    /// While a `record` is open (it writes each command to its file as it runs), commits are
+    /// made synchronously: a commit failing after it started leaves the recording a synchronous
+    /// run leaves, holding no command of a group after the failed one; the `record` command
+    /// itself waits for the commit in flight before it starts the file.
+    @Test func recordingKeepsCommitsSynchronous() async throws {
+        var lines = (0..<40).map { i in i % 4 == 0 ? "get feed:\(i % 5)" : "put feed:\(i % 5) {\"i\":\(i)}" }
+        lines[10] = "record rec-10.txt"
+        lines[31] = "record stop"
+        let script = lines.joined(separator: "\n") + "\n"
+        for failing in [2, 4, 5, 6, 9, 12, .max] {
+            let synchronous = try await Self.run(script, pipelined: false, groupSize: 3, failing: failing)
+            let pipelined = try await Self.run(script, pipelined: true, groupSize: 3, failing: failing)
+            Self.expectSame(pipelined, synchronous, "commit \(failing) failing")
+            // The recording is written when the commit of the group of `record` (its 4th) succeeded.
+            #expect((synchronous.files["rec-10.txt"] != nil) == (failing > 4), "commit \(failing) failing")
         }
     }
 
