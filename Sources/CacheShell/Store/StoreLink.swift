@@ -10,7 +10,8 @@ import CacheCore
 ///
 /// Output is held back until the commit that covers it, so everything printed is durable; commits
 /// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
-/// does not pay a transaction per command.
+/// does not pay a transaction per command. In a batch, a full group may be committed on a writer
+/// thread while the next group runs (``Session/pipelineCommits(through:)``).
 public final class StoreLink {
     public let store: any PersistentStore
     /// Top-level commands per commit at most (their output waits for it).
