@@ -404,7 +404,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
     defer { terminal.flush() }
 
     if let path = command.store {
-        StoreOpener.open(path, wait: command.wait, session: session, terminal: terminal, on: cache)
+        StoreOpener.open(path, wait: command.wait, pipelined: !interactive, session: session, terminal: terminal, on: cache)
     }
     if let config = command.config {
         guard session.loadInitialConfiguration(path: config, on: cache) else { finish(session, terminal, status: 2) }

@@ -12,13 +12,16 @@ import Darwin
 enum StoreOpener {
     /// Opens the store at `path` for the session; another process having it open is an error
     /// (exit 2), or with `wait` a wait, announced once on stderr, that ends when that process
-    /// closes the store or when this one is interrupted (Ctrl-C).
-    static func open(_ path: String, wait: Bool, session: Session, terminal: Terminal, on cache: isolated Cache) {
+    /// closes the store or when this one is interrupted (Ctrl-C). With `pipelined` (a batch), full
+    /// groups of commands are committed on a writer thread while the next group runs
+    /// (`Session.pipelineCommits(through:)`); the interactive shell commits each line itself.
+    static func open(_ path: String, wait: Bool, pipelined: Bool, session: Session, terminal: Terminal, on cache: isolated Cache) {
         do {
             let store = try SQLiteStore(path: path, wait: wait) { note in
                 terminal.write("cachesh: \(note)\n", isError: true)
             }
             try session.open(store: store, on: cache)
+            if pipelined { session.pipelineCommits(through: store) }
         } catch {
             fail(usage: error.description)
         }

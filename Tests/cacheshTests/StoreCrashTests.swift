@@ -14,12 +14,21 @@ import Glibc
     /// lines of its output (each an acknowledged command), kills it with SIGKILL and returns the
     /// number of complete lines read. Its standard input stays open, so it cannot end before the
     /// kill (a run that had ended would pass having survived no kill): it must die of the signal.
-    static func runAndKill(store: String, afterLines lines: Int) async throws -> Int {
-        let script = (0..<pairs).map { "put k:\($0) \($0)\nadvance 1ms\n" }.joined()
-        return try await ChildSlots.shared.holding {
-            let child = try await Child.start(Cachesh.binaryPath, ["--store", store, "--json"],
-                                              stdin: .pipe, stdout: .pipe, stderr: .pipe)
-            try await child.write(script)
+    /// (Standard input is read 64 KiB at a time, several commit groups: all but the last of each
+    /// piece are committed on the writer thread while the next runs.) With `scriptPairs`, the
+    /// pairs are a script file of that many instead, whose pieces end no commit group; it is long
+    /// enough that a debug build cannot end it before the kill.
+    static func runAndKill(store: String, afterLines lines: Int, scriptPairs: Int? = nil) async throws -> Int {
+        let script = (0..<(scriptPairs ?? pairs)).map { "put k:\($0) \($0)\nadvance 1ms\n" }.joined()
+        var arguments = ["--store", store, "--json"]
+        if scriptPairs != nil {
+            let file = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("pairs.cachesh").path
+            try Data(script.utf8).write(to: URL(fileURLWithPath: file))
+            arguments.append(file)
+        }
+        return try await ChildSlots.shared.holding { [arguments] in
+            let child = try await Child.start(Cachesh.binaryPath, arguments, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+            if scriptPairs == nil { try await child.write(script) }
             guard let output = child.output,
                   let read = await output.wait(seconds: Cachesh.timeLimit, until: { $0.ended || $0.newlines >= lines }) else {
                 child.signal(SIGKILL)
@@ -37,9 +46,25 @@ import Glibc
     @Test(arguments: [1, 2, 3])
     func restartAfterSIGKILLHasEveryAcknowledgedCommand(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
+        try await Self.expectRestartHasEveryAcknowledgedCommand(afterLines: Int.random(in: 1...(2 * Self.pairs - 1), using: &random))
+    }
+
+    /// The same for a script file, killed in the middle of the run: its full groups are
+    /// committed on the writer thread while the next group runs, their output printed only once
+    /// that commit has ended.
+    @Test(arguments: [4, 5])
+    func restartAfterSIGKILLOfAScriptHasEveryAcknowledgedCommand(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        try await Self.expectRestartHasEveryAcknowledgedCommand(afterLines: Int.random(in: 1...20_000, using: &random),
+                                                                scriptPairs: 200_000)
+    }
+
+    /// Runs `runAndKill` and expects a restart on the store to hold the state after some command
+    /// at or past the last one acknowledged.
+    static func expectRestartHasEveryAcknowledgedCommand(afterLines: Int, scriptPairs: Int? = nil) async throws {
         let sandbox = try Sandbox()
         let store = sandbox.url.appendingPathComponent("crash.db").path
-        let acknowledged = try await Self.runAndKill(store: store, afterLines: Int.random(in: 1...(2 * Self.pairs - 1), using: &random))
+        let acknowledged = try await Self.runAndKill(store: store, afterLines: afterLines, scriptPairs: scriptPairs)
         let puts = (acknowledged + 1) / 2
         let advances = acknowledged / 2
 

@@ -25,6 +25,10 @@ struct TerminalRenderer {
     /// With a store, where in ``buffer`` the replies written straight there and not committed yet
     /// begin (nothing flushes them before the commit; a failed one takes them back).
     private var heldFrom: Int?
+    /// With a store committing on a writer thread: the output of the group whose commit is in
+    /// flight, the front of what is held: how many of ``waiting`` are its, and where its replies
+    /// written straight into ``buffer`` end (nil when it wrote none there).
+    private var committing: (items: Int, bufferEnd: Int?)?
 
     /// Renders a finished top-level command. `held`: with a store, its output waits for the commit.
     /// (The outcome is not changed: `inout` only spares a copy of the session's stored value.)
@@ -78,6 +82,7 @@ struct TerminalRenderer {
     /// Hands everything rendered to the sink (with no sink, keeps it for ``take()``); replies
     /// written straight into the buffer are no longer held, and the buffer is flushed when full.
     mutating func release() {
+        precondition(committing == nil, "output released while a commit is in flight")
         if let sink, !waiting.isEmpty {
             for (text, isError) in waiting { sink(text, isError) }
             waiting.removeAll(keepingCapacity: true)
@@ -88,13 +93,51 @@ struct TerminalRenderer {
         }
     }
 
-    /// Drops everything held for a commit that failed: it reports changes that are not durable.
+    /// Marks everything held as the output of the group whose commit is now in flight on the
+    /// writer thread: ``releaseCommitted()`` hands it on once that commit ends; what the
+    /// commands after it show is held behind it, for the next commit.
+    mutating func holdForCommitInFlight() {
+        precondition(committing == nil, "one commit in flight at a time")
+        committing = (waiting.count, heldFrom == nil ? nil : buffer?.count)
+    }
+
+    /// Hands on the output of the group whose commit ended (``holdForCommitInFlight()``), as
+    /// ``release()`` would have then; what the commands since showed stays held. The buffer is
+    /// flushed up to the held replies once that part is full.
+    mutating func releaseCommitted() {
+        guard let (items, end) = committing else { return }
+        committing = nil
+        // Where the later commands' replies written straight into the buffer begin, if any.
+        let later: Int? = if let end, let buffer { buffer.count > end ? end : nil } else { heldFrom }
+        if let sink, items > 0 {
+            // (A reply is written straight only when nothing waits before it, so while these
+            // waited, no later reply went into the buffer: the sink appends after this group's.)
+            precondition(later == nil, "a later reply in the buffer before earlier text")
+            for (text, isError) in waiting[..<items] { sink(text, isError) }
+            waiting.removeFirst(items)
+        }
+        heldFrom = later
+        guard let buffer else { return }
+        if let later {
+            if later >= OutputBuffer.flushSize {
+                let heldBytes = buffer.count - later
+                buffer.flush(before: later)
+                heldFrom = buffer.count - heldBytes
+            }
+        } else if buffer.count >= OutputBuffer.flushSize {
+            buffer.flush()
+        }
+    }
+
+    /// Drops everything held for a commit that failed: it reports changes that are not durable
+    /// (with a commit in flight, the output of its group and of every command run since).
     mutating func discard() {
         waiting.removeAll(keepingCapacity: true)
         if let from = heldFrom, let buffer {
             buffer.writer.removeLast(from: min(from, buffer.count))
         }
         heldFrom = nil
+        committing = nil
     }
 
     /// Takes the output not handed on.
@@ -108,6 +151,10 @@ struct TerminalRenderer {
         var problems: [String] = []
         if writesStraight && buffer == nil { problems.append("writes straight with no buffer") }
         if let from = heldFrom, from > (buffer?.count ?? -1) { problems.append("holds bytes past the buffer's end") }
+        if let (items, end) = committing {
+            if items > waiting.count { problems.append("a commit in flight holds more text than waits") }
+            if let end, end > (buffer?.count ?? -1) || heldFrom == nil { problems.append("a commit in flight holds bytes not held") }
+        }
         return problems
     }
 }

@@ -10,7 +10,8 @@ import CacheCore
 ///
 /// Output is held back until the commit that covers it, so everything printed is durable; commits
 /// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
-/// does not pay a transaction per command.
+/// does not pay a transaction per command. In a batch, a full group may be committed on a writer
+/// thread while the next group runs (``Session/pipelineCommits(through:)``).
 public final class StoreLink {
     public let store: any PersistentStore
     /// Top-level commands per commit at most (their output waits for it).
@@ -22,6 +23,15 @@ public final class StoreLink {
     /// command may change (commands that would are refused before they run,
     /// ``Session/readOnlyRefusal(_:)``); nil for a store that is written.
     var readOnlyState: String?
+    /// The thread a batch's full groups commit on while the next group runs
+    /// (``Session/pipelineCommits(through:)``); nil: every commit is made on the session's thread.
+    var writer: CommitWriter?
+    /// A group's changes are being committed by ``writer``: its output is held apart
+    /// (`TerminalRenderer.holdForCommitInFlight`) until the session waits for that commit.
+    var committing = false
+    /// That commit failed, found by a command about to read or write a file
+    /// (``Session/touchFile(_:_:at:)``): reported when that command ends.
+    var failure: StoreError?
 
     public init(_ store: any PersistentStore, groupSize: Int = 1024) {
         self.store = store
@@ -106,17 +116,39 @@ extension Session {
     }
 
     /// Closes the store at a clean exit (checkpointed, unlocked: `PersistentStore.close`). Every
-    /// command's changes were committed when it ended, so there is nothing left to commit.
-    /// - Throws: `StoreError` when the store cannot be closed cleanly; the session has no store
-    ///   after it either way.
+    /// command's changes were committed when it ended, so there is nothing left to commit; a
+    /// commit still in flight (a caller that did not end the run's last group) ends first, and
+    /// its group's output is handed on.
+    /// - Throws: `StoreError` when the store cannot be closed cleanly, or that last commit failed
+    ///   (its output is then dropped, and the store left as a failed commit leaves it); the
+    ///   session has no store after it either way.
     public func closeStore() throws(StoreError) {
         guard let link = store else { return }
         store = nil
+        do { try awaitCommitInFlight(link) } catch {
+            terminal.discard()
+            throw error
+        }
         try link.store.close()
+    }
+
+    /// Has the session's full groups committed on a writer thread while it runs the next group
+    /// (a batch: script, `-c`, standard input; SPEC §5.3): the session hands a full group's
+    /// changes to that thread and goes on, its output held, and waits for that commit at the
+    /// next group's end (or the run's end, or before a command reads or writes a file) before it
+    /// hands that group's output on. What is printed and stored is what synchronous commits
+    /// give, byte for byte; a failed commit is reported as one made synchronously is.
+    /// The last commit of a run (`final`) stays synchronous. `store` must be the session's
+    /// store, opened for writing; else, and on a read-only store, nothing changes.
+    public func pipelineCommits(through store: any PersistentStore & Sendable) {
+        guard let link = self.store, link.store === store, link.readOnlyState == nil, !store.isReadOnly else { return }
+        link.writer = CommitWriter(store)
     }
 
     /// After a top-level command: with a store, commits when a group is full (or `final`, at the
     /// end of a run) and only then hands the output on; without one, hands it on at once.
+    /// With a writer thread (``pipelineCommits(through:)``), a full group is committed there
+    /// while the next one runs, its output held until the session waits for that commit.
     func commitOrHold(final: Bool, on cache: isolated Cache) {
         guard let link = store else {
             terminal.release()
@@ -127,36 +159,88 @@ extension Session {
             if link.commandsHeld < link.groupSize { return }
         }
         link.commandsHeld = 0
-        do {
+        do throws(StoreError) {
+            // The commit in flight ends first: its group's output goes out before this one's.
+            try awaitCommitInFlight(link)
             let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
             if let opened = link.readOnlyState {
                 // Commands that would change the store are refused before they run; one that
                 // changed it all the same is not reported as done (its output is dropped below).
                 if !changes.changesNothing(besides: opened) { throw StoreError("cannot write store \(link.store.path): it is read-only") }
+            } else if !final, let writer = link.writer, recording == nil {
+                // (An open recording writes each command to its file as it runs: commits stay
+                // synchronous, so that it never holds a command a failed commit would drop.)
+                writer.commit(changes)
+                link.committing = true
+                terminal.holdForCommitInFlight()
+                return
             } else {
                 try link.store.commit(changes)
             }
         } catch {
-            // The engine's row ids no longer match the store's rows: should the store be used
-            // again, its next commit writes everything anew.
-            cache.changesNotCommitted()
-            // The held output reports changes that are not durable: it is not printed.
-            terminal.discard()
-            add(.line("cachesh: \(error)", isError: true))
-            anyFailed = true
-            quitRequested = true
-            store = nil
+            commitFailed(error, on: cache)
         }
         terminal.release()
     }
 
+    /// Waits for the commit in flight on the writer thread, if any, and hands its group's
+    /// output on.
+    /// - Throws: its error, or the one a command found before (``StoreLink/failure``): the
+    ///   output held is then not handed on.
+    private func awaitCommitInFlight(_ link: StoreLink) throws(StoreError) {
+        if let failure = link.failure { throw failure }
+        guard link.committing, let writer = link.writer else { return }
+        link.committing = false
+        if let error = writer.wait() {
+            link.failure = error
+            throw error
+        }
+        terminal.releaseCommitted()
+    }
+
+    /// A commit failed: the output held (of the commands it covered, and of any run since) is
+    /// dropped, as it reports changes that are not durable; the error is printed and the session
+    /// stops, without its store.
+    private func commitFailed(_ error: StoreError, on cache: isolated Cache) {
+        // The engine's row ids no longer match the store's rows: should the store be used
+        // again, its next commit writes everything anew.
+        cache.changesNotCommitted()
+        terminal.discard()
+        add(.line("cachesh: \(error)", isError: true))
+        anyFailed = true
+        quitRequested = true
+        store = nil
+    }
+
     /// Commits the commands run since the last commit, if any, and hands on their output: the
-    /// end of a group that a source's end did not end (`runPiece(_:endsCommitGroup:on:)`).
-    /// - Returns: false when the commit failed (reported, and the session then has no store).
+    /// end of a group that a source's end did not end (`runPiece(_:endsCommitGroup:on:)`); a
+    /// commit in flight ends first.
+    /// - Returns: false when a commit failed (reported, and the session then has no store).
     public func commitHeld(on cache: isolated Cache) -> Bool {
-        guard frames.isIdle, let link = store, link.commandsHeld > 0 else { return true }
-        commitOrHold(final: true, on: cache)
+        guard frames.isIdle, let link = store else { return true }
+        if link.commandsHeld > 0 {
+            commitOrHold(final: true, on: cache)
+        } else if link.committing || link.failure != nil {
+            do { try awaitCommitInFlight(link) } catch { commitFailed(error, on: cache) }
+            terminal.release()
+        }
         return store != nil
+    }
+
+    /// Before a command reads or writes a file (the points `--safe` refuses): under `--safe`,
+    /// the refusal (counted); with a store's commit in flight, a wait for it, so that no file is
+    /// touched while the commit of an earlier group may yet fail (SPEC §5.3): output a failed
+    /// commit drops must not leave a file written behind it, and no file read may find the
+    /// store's files half written. A commit found failed fails the command (its output is
+    /// dropped with the rest held) and ends the session, the failure reported when the command
+    /// ends as a synchronous commit's is.
+    func touchFile(_ verb: String, _ path: String, at offset: Int) throws(ShellError) {
+        if settings.safe { throw refusedBySafe(verb, path, at: offset) }
+        guard let link = store, link.committing || link.failure != nil else { return }
+        do { try awaitCommitInFlight(link) } catch {
+            quitRequested = true
+            throw ShellError("cannot \(verb) \(path): the store's last commit failed: \(error)", at: offset)
+        }
     }
 
 }

@@ -31,6 +31,17 @@ public final class OutputBuffer {
         try body(writer.written)
     }
 
+    /// Writes out the bytes before offset `end` (``flush``) and keeps those from it on, which
+    /// move to the front.
+    /// - Complexity: O(count - end) besides the flush.
+    public func flush(before end: Int) {
+        precondition(end >= 0 && end <= count)
+        let rest = Array(writer.written(from: end))
+        writer.removeLast(from: end)
+        flush()
+        rest.withUnsafeBufferPointer { writer.append($0) }
+    }
+
     /// Forgets the bytes (once written out), keeping the storage.
     public func removeAll() {
         writer.removeAll()

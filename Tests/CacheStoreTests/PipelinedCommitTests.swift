@@ -1,0 +1,309 @@
+import CacheCore
+import CacheShell
+import CacheStore
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// A batch's full groups committed on a writer thread while the next group runs
+/// (`Session.pipelineCommits(through:)`, SPEC §5.3): what is printed, stored and written to files
+/// is what synchronous commits give, byte for byte, a failed commit included; no output is handed
+/// on before the commit that covers it ends, and no file is written by a command after a group
+/// whose commit failed.
+@Suite struct PipelinedCommitTests {
+    /// What was handed on, in order, behind a lock: the writer thread reads how much.
+    final class Printed: Sendable {
+        private let items = Mutex<[String]>([])
+        func append(_ text: String, isError: Bool) { items.withLock { $0.append(isError ? "!! " + text : text) } }
+        var count: Int { items.withLock { $0.count } }
+        var text: String { items.withLock { $0.joined() } }
+    }
+
+    /// An SQLite store in memory that notes how many pieces of output had been handed on at the
+    /// start and at the end of each commit, and fails its `failing`-th commit (the open's is the
+    /// first) and every one after, as a full disk would.
+    final class WatchedStore: PersistentStore, Sendable {
+        let inner: SQLiteStore
+        let failing: Int
+        let printed: Printed
+        private let notes = Mutex<(commits: Int, printedAtCommits: [[Int]])>((0, []))
+
+        init(failing: Int, printed: Printed) throws {
+            inner = try SQLiteStore()
+            self.failing = failing
+            self.printed = printed
+        }
+
+        var printedAtCommits: [[Int]] { notes.withLock { $0.printedAtCommits } }
+        func load() throws(StoreError) -> StoredState? { try inner.load() }
+        func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) { try inner.loadEntries(each) }
+        func commit(_ changes: StoreChanges) throws(StoreError) {
+            let n = notes.withLock { $0.commits += 1; return $0.commits }
+            let before = printed.count
+            defer {
+                let after = printed.count
+                notes.withLock { $0.printedAtCommits.append([before, after]) }
+            }
+            if n >= failing { throw StoreError("cannot write store s.db: database or disk is full") }
+            try inner.commit(changes)
+        }
+    }
+
+    /// Everything a run left: its output, how it ended, the commits' notes, the files its
+    /// commands wrote (by name), and the state a session opened anew on its store holds.
+    struct Run: Equatable, Sendable {
+        var printed: String
+        var failed: Bool
+        var quit: Bool
+        var printedAtCommits: [[Int]]
+        var files: [String: String]
+        var stored: String
+    }
+
+    /// Expects `run` to be `expected` field by field, naming the first difference of each.
+    static func expectSame(_ run: Run, _ expected: Run, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        func first<T: Equatable>(_ a: [T], _ b: [T]) -> String {
+            let i = Array(zip(a, b)).firstIndex { $0 != $1 } ?? min(a.count, b.count)
+            return "at \(i) of \(a.count) and \(b.count): \(i < a.count ? "\(a[i])" : "-") vs \(i < b.count ? "\(b[i])" : "-")"
+        }
+        let lines = { (text: String) in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+        #expect(run.printed == expected.printed, "\(what): printed \(first(lines(run.printed), lines(expected.printed)))",
+                sourceLocation: sourceLocation)
+        #expect(run.failed == expected.failed && run.quit == expected.quit, "\(what)", sourceLocation: sourceLocation)
+        #expect(run.printedAtCommits == expected.printedAtCommits,
+                "\(what): printed at commits \(first(run.printedAtCommits, expected.printedAtCommits))", sourceLocation: sourceLocation)
+        #expect(run.files.keys.sorted() == expected.files.keys.sorted(), "\(what)", sourceLocation: sourceLocation)
+        #expect(run.files == expected.files, "\(what): files differ", sourceLocation: sourceLocation)
+        #expect(run.stored == expected.stored, "\(what): stored \(first(lines(run.stored), lines(expected.stored)))",
+                sourceLocation: sourceLocation)
+    }
+
+    /// A script of `commands` commands that reaches every way output is held (replies written
+    /// straight into the batch's buffer, error lines and tables as text, a scheduled command's
+    /// output inside another's) and every way a command touches a file: `snapshot FILE` (a
+    /// write), `source FILE` (a read), and a scheduled `snapshot FILE`, run by an `advance`.
+    static func script(commands: Int) -> String {
+        (0..<commands).map { i in
+            switch i % 11 {
+            case 0: "put feed:\(i % 13) {\"i\":\(i)}"
+            case 1: "get feed:\(i % 13)"
+            case 2: "snapshot snap-\(i).json"
+            case 3: "nonsense \(i)"
+            case 4: "at 3ms snapshot at-\(i).json"
+            case 5: "advance 5ms"
+            case 6: "evict feed:\((i + 5) % 13)"
+            case 7: "keys feed:*"
+            case 8: "put other:\(i % 7) \(i)"
+            case 9: "source part.cachesh"
+            default: "stats feed"
+            }
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// Runs `script` as a batch does, on a new session over a `WatchedStore`, in a new directory
+    /// (which its file commands use), with commit groups of `groupSize` commands, committed on a
+    /// writer thread when `pipelined`. `pieces`: the script is run in that many pieces that end
+    /// no commit group (as a script file is read), then the last group is committed (`commitHeld`);
+    /// `direct`: replies are written straight into an output buffer, as a batch's are.
+    static func run(_ script: String, pipelined: Bool, groupSize: Int, failing: Int = .max, pieces: Int = 1,
+                    direct: Bool = true) async throws -> Run {
+        let directory = Fixtures.directory("pipelined")
+        try "put feed:sourced 1\nget feed:sourced\n".write(toFile: directory + "/part.cachesh", atomically: true, encoding: .utf8)
+        let printed = Printed()
+        let store = try WatchedStore(failing: failing, printed: printed)
+        let shell = await TestShell()
+        let ended = try await shell.run { session, cache in
+            session.keepsWholeHistory = false
+            if direct {
+                let buffer = OutputBuffer()
+                buffer.flush = {
+                    buffer.withBytes { printed.append(String(decoding: $0, as: UTF8.self), isError: false) }
+                    buffer.removeAll()
+                }
+                session.directOutput = buffer
+                session.sink = { text, isError in
+                    if isError {
+                        buffer.flush()
+                        printed.append(text, isError: true)
+                    } else {
+                        buffer.append(text)
+                    }
+                }
+            } else {
+                session.sink = { text, isError in printed.append(text, isError: isError) }
+            }
+            try session.open(store: store, groupSize: groupSize, on: cache)
+            if pipelined { session.pipelineCommits(through: store) }
+            let lines = script.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let size = (lines.count + pieces - 1) / pieces
+            if pieces == 1 {
+                session.run(SourceFile(name: directory + "/s.cachesh", text: script), on: cache)
+            } else {
+                var first = 1
+                for start in stride(from: 0, to: lines.count, by: size) {
+                    let piece = lines[start..<min(start + size, lines.count)].joined(separator: "\n") + "\n"
+                    _ = session.runPiece(SourceFile(name: directory + "/s.cachesh", text: piece, firstLine: first),
+                                         endsCommitGroup: false, on: cache)
+                    first += size
+                    if session.quitRequested { break }
+                }
+                _ = session.commitHeld(on: cache)
+            }
+            session.directOutput?.flush()
+            // An open `record` writes its file as the session ends.
+            _ = session.endRecording()
+            return (session.anyFailed, session.quitRequested)
+        }
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name != "part.cachesh" {
+            files[name] = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).replacingOccurrences(of: directory, with: "DIR")
+        }
+        let reader = await TestShell()
+        try await reader.run { session, cache in try session.open(store: store.inner, on: cache) }
+        // (Each run has a directory of its own, which error lines and scheduled commands name.)
+        return Run(printed: printed.text.replacingOccurrences(of: directory, with: "DIR"), failed: ended.0, quit: ended.1, printedAtCommits: store.printedAtCommits,
+                   files: files, stored: await reader.snapshotText().replacingOccurrences(of: directory, with: "DIR"))
+    }
+
+    /// A script of many groups prints, stores and writes what synchronous commits give, output
+    /// handed on at the same points (between the same commits), whether the script runs whole or
+    /// in pieces (the last group then ends at `commitHeld`, with a commit in flight when the
+    /// script's length is a multiple of the group size).
+    @Test(arguments: [(3, 1, true), (3, 4, true), (4, 1, false), (5, 3, false), (1, 1, true)])
+    func outputStoreAndFilesAreThoseOfSynchronousCommits(groupSize: Int, pieces: Int, direct: Bool) async throws {
+        for commands in [60, 66] {
+            let script = Self.script(commands: commands)
+            let synchronous = try await Self.run(script, pipelined: false, groupSize: groupSize, pieces: pieces, direct: direct)
+            let pipelined = try await Self.run(script, pipelined: true, groupSize: groupSize, pieces: pieces, direct: direct)
+            Self.expectSame(pipelined, synchronous, "\(commands) commands")
+            // The script ran whole: every file command wrote its file, and nothing failed but `nonsense`.
+            // (The last `at` of 60 commands is never run: no `advance` follows it.)
+            #expect(synchronous.files.count == (commands == 60 ? 11 : 12), "\(synchronous.files.keys.sorted())")
+            #expect(!synchronous.quit && synchronous.printed.contains("wrote snap-57.json"))
+            // A group's output went out after its commit, not before: some did before the last.
+            if !direct { #expect(synchronous.printedAtCommits.count > 10 && synchronous.printedAtCommits[5][0] > 0) }
+        }
+    }
+
+    /// A commit that fails in the middle of a pipelined batch prints exactly what it printed
+    /// synchronously (the groups before it, then the error line), ends the session as that did,
+    /// and leaves the files that did: none written by a command after the group it covered,
+    /// though those commands ran while it was in flight (their file commands wait for it).
+    @Test(arguments: [true, false])
+    func failedCommitPrintsAndWritesWhatASynchronousOneDid(direct: Bool) async throws {
+        let script = Self.script(commands: 66)
+        for failing in 2...24 {
+            let synchronous = try await Self.run(script, pipelined: false, groupSize: 3, failing: failing, direct: direct)
+            let pipelined = try await Self.run(script, pipelined: true, groupSize: 3, failing: failing, direct: direct)
+            Self.expectSame(pipelined, synchronous, "commit \(failing) failing")
+            #expect(synchronous.failed && synchronous.quit)
+            #expect(synchronous.printed.hasSuffix("!! cachesh: cannot write store s.db: database or disk is full\n"))
+            // The group of commit `failing` (its commands 3(failing - 2) ..< 3(failing - 1)) ran;
+            // none after it did.
+            let ran = 3 * (failing - 1)
+            for name in synchronous.files.keys {
+                // `snap-I.json` is written by command I, `at-I.json` by the `advance` after it.
+                let i = Int(name.split(separator: "-")[1].dropLast(".json".count))!
+                let command = name.hasPrefix("at-") ? i + 1 : i
+                #expect(command < ran, "\(name) written, commit \(failing) failing")
+            }
+            #expect(synchronous.printedAtCommits.count == failing)
+        }
+    }
+
+    /// While a `record` is open (it writes each command to its file as it runs), commits are
+    /// made synchronously: a commit failing after it started leaves the recording a synchronous
+    /// run leaves, holding no command of a group after the failed one; the `record` command
+    /// itself waits for the commit in flight before it starts the file.
+    @Test func recordingKeepsCommitsSynchronous() async throws {
+        var lines = (0..<40).map { i in i % 4 == 0 ? "get feed:\(i % 5)" : "put feed:\(i % 5) {\"i\":\(i)}" }
+        lines[10] = "record rec-10.txt"
+        lines[31] = "record stop"
+        let script = lines.joined(separator: "\n") + "\n"
+        for failing in [2, 4, 5, 6, 9, 12, .max] {
+            let synchronous = try await Self.run(script, pipelined: false, groupSize: 3, failing: failing)
+            let pipelined = try await Self.run(script, pipelined: true, groupSize: 3, failing: failing)
+            Self.expectSame(pipelined, synchronous, "commit \(failing) failing")
+            // The recording is written when the commit of the group of `record` (its 4th) succeeded.
+            #expect((synchronous.files["rec-10.txt"] != nil) == (failing > 4), "commit \(failing) failing")
+        }
+    }
+
+    /// A batch writes each reply straight into its output buffer; with commits on a writer
+    /// thread it stays there, unflushed, until the commit of its group has ended, though the next
+    /// group's replies are written behind it meanwhile; a failed commit takes back the replies of
+    /// its group and of those since. (`StoreTests.directRepliesWaitForTheirCommit`, pipelined.)
+    @Test func directRepliesWaitForTheirCommitOnTheWriterThread() async throws {
+        // Each `get` prints a value of 40 000 bytes: two of them pass the buffer's flush size.
+        let big = "{\"text\":\"" + String(repeating: "x", count: 40_000) + "\"}"
+        let firstGroup = "put k:1 \(big)\nget k:1\nget k:1\n"
+        let script = firstGroup + "get k:1\nget k:1\nget k:1\n"
+        func run(failing: Int, _ script: String) async throws -> (stdout: String, errors: [String], flushedAtCommits: [[Int]]) {
+            let stdout = Printed()
+            let errors = Printed()
+            let store = try WatchedStore(failing: failing, printed: stdout)
+            let shell = await TestShell()
+            try await shell.run { session, cache in
+                let buffer = OutputBuffer()
+                buffer.flush = {
+                    // One piece a byte: the store notes how many bytes were written out.
+                    buffer.withBytes { for byte in $0 { stdout.append(String(decoding: [byte], as: UTF8.self), isError: false) } }
+                    buffer.removeAll()
+                }
+                session.keepsWholeHistory = false
+                session.directOutput = buffer
+                session.sink = { text, isError in
+                    if isError {
+                        buffer.flush()
+                        errors.append(text, isError: false)
+                    } else {
+                        buffer.append(text)
+                    }
+                }
+                try session.open(store: store, groupSize: 3, on: cache)
+                session.pipelineCommits(through: store)
+                session.run(SourceFile(name: "s.cachesh", text: script), on: cache)
+                buffer.flush()
+            }
+            return (stdout.text, errors.text.isEmpty ? [] : [errors.text], store.printedAtCommits)
+        }
+        let plain = try await run(failing: .max, script)
+        let firstGroupOutput = try await run(failing: .max, firstGroup).stdout
+        #expect(plain.stdout.utf8.count > 5 * 40_000 && plain.errors.isEmpty)
+        // Commits: at the open, the first group (on the writer thread, while the second runs),
+        // the second (likewise), the run's end (nothing held). No reply is flushed before its
+        // group's commit has ended, nor after it is flushed, until the commit it waited for.
+        let first = firstGroupOutput.utf8.count, all = plain.stdout.utf8.count
+        #expect(plain.flushedAtCommits == [[0, 0], [0, 0], [first, first], [all, all]])
+
+        // The second group's commit fails: only the first group's replies are printed.
+        let failed = try await run(failing: 3, script)
+        #expect(failed.stdout == firstGroupOutput)
+        #expect(failed.errors == ["cachesh: cannot write store s.db: database or disk is full\n"])
+    }
+
+    /// A store that cannot be written is not given a writer thread: a session on it commits
+    /// nothing, and refuses what would change it, as before.
+    @Test func readOnlyStoreStaysSynchronous() async throws {
+        let path = Fixtures.directory("pipelined") + "/ro.db"
+        let writer = try SQLiteStore(path: path)
+        let shell = await TestShell()
+        try await shell.run { session, cache in try session.open(store: writer, on: cache) }
+        _ = await shell.typed("put a 1")
+        try writer.close()
+        #expect(chmod(path, 0o444) == 0)
+        let store = try SQLiteStore(path: path)
+        #expect(store.isReadOnly)
+        let reader = await TestShell()
+        let output = try await reader.run { session, cache in
+            try session.open(store: store, groupSize: 1, on: cache)
+            session.pipelineCommits(through: store)
+            session.run(SourceFile(name: "s.cachesh", text: "peek a\nkeys\nput b 2\n"), on: cache)
+            return session.takeOutput().map(\.text).joined()
+        }
+        #expect(!output.contains("cannot write store") && output.hasSuffix("s.cachesh:3: error: the store \(path) is read-only: put would change it\n"), "\(output)")
+        #expect(await reader.run { session, _ in session.store != nil })
+        try store.close()
+    }
+}
