@@ -115,9 +115,11 @@ import TestSupport
 
     /// Once the first entity event has built the index, every later put, replace and eviction
     /// keeps it in step: an index built but then left alone would miss `b` and `c` and still
-    /// list `a`.
+    /// list `a`. (The invariant checks, which would stop the process first, are off: the events'
+    /// own answers are what is checked here.)
     @Test func theIndexIsKeptInStepAfterItsFirstRead() throws {
         let h = Harness()
+        h.engine.checksInvariants = false
         h.engine.put("a", ["id": 1])
         #expect(try h.engine.event(entity: "1", patch: patch(#"{"n":1}"#)) == ["a"])
         #expect(h.engine.entries.idIndex != nil)
