@@ -8,8 +8,9 @@
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
 ///   each live entry keeps its key's hash (`Entry.keyHash`);
 /// - each live entry's value is canonical text (it reads back and prints as it is), and the id
-///   index maps each entity id to exactly the live slots whose value embeds it under `idField`
-///   (one slot inline, more in a set of two or more; see `IDIndex`);
+///   index, once built (before, the one a first read would build), maps each entity id to
+///   exactly the live slots whose value embeds it under `idField` (one slot inline, more in a set
+///   of two or more; see `IDIndex`);
 /// - the tag index maps each tag to exactly the live slots carrying it, never to an empty set;
 /// - a dead slot holds no value, tags or mutation log; a live entry's mutation log, when it has
 ///   one, has a mutation pending; no entry keeps an out-of-line record of usual values only.
@@ -21,10 +22,10 @@
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
 /// The engine reads it through stored properties (`keyIndex`, `ordered.entries`) and mutating
-/// methods (`slots(embedding:)`)
-/// rather than non-mutating methods: such a method called on a value held in a class's property
-/// may copy the whole value first (a retain and release of each of its buffers), which made a
-/// cache hit run a fifth more instructions (and a key lookup as a method, 900 more).
+/// methods (`slots(embedding:)`) rather than non-mutating methods: such a method called on a
+/// value held in a class's property may copy the whole value first (a retain and release of each
+/// of its buffers), which made a cache hit run a fifth more instructions (and a key lookup as a
+/// method, 900 more).
 struct EntryTable {
     /// The entries by slot and their recency lists.
     private(set) var ordered: OrderedSlots
@@ -34,7 +35,7 @@ struct EntryTable {
     /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never
     /// scans); nil until something reads it. Only entity events and mutations read it, which most
     /// sessions never run: until then a put, a replace, a removal or a store's open reads no
-    /// value for ids. The first read builds it from every live slot (`builtIDIndex()`), and from
+    /// value for ids. The first read builds it from every live slot (`slots(embedding:)`, `buildIDIndex()`), and from
     /// then on every change keeps it in step. A new table (a restore, a store's open) starts
     /// without it; changing the id field drops it.
     private(set) var idIndex: IDIndex?
@@ -85,8 +86,9 @@ struct EntryTable {
 
     // MARK: Entries in and out
 
-    /// Stores an entry as the most recently used and indexes its key, ids and tags.
-    /// - Complexity: O(1) amortized, plus the size of its value and its tags.
+    /// Stores an entry as the most recently used and indexes its key, tags and (once the id
+    /// index is built) ids.
+    /// - Complexity: O(1) amortized, plus its tags, plus the size of its value once the id index is built.
     mutating func insert(_ entry: consuming Entry) -> Int32 {
         let hash = KeyIndex.hash(entry.key)
         return insert(consume entry, hash: hash)
@@ -107,7 +109,7 @@ struct EntryTable {
 
     /// Removes an entry from the indexes and both recency lists; the slot is reused.
     /// - Returns: the entry's key.
-    /// - Complexity: O(1) plus the size of its value and its tags.
+    /// - Complexity: O(1) plus its tags, plus the size of its value once the id index is built.
     mutating func remove(_ slot: Int32) -> String {
         if idIndex != nil && ordered.entries[Int(slot)].stored.mayEmbedIDs {
             let stored = ordered.entries[Int(slot)].stored
