@@ -47,7 +47,7 @@ extension CacheEngine {
 
     /// Whether `event(entity:patch:)` would apply here: throws the error it would throw, changing nothing.
     public func checkEvent(entity id: String, patch: Patch) throws(CacheError) {
-        for slot in sortedByKey(entries.idIndex[id]) {
+        for slot in sortedByKey(entries.slots(embedding: id)) {
             do { _ = try slots[Int(slot)].value.patchingEntities(id: id, idField: idField, with: patch) } catch {
                 throw CacheError("\(error) (in \(slots[Int(slot)].key))")
             }
@@ -59,7 +59,7 @@ extension CacheEngine {
     @discardableResult
     public func event(entity id: String, patch: Patch, own: Bool = false) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
-        let targets = sortedByKey(entries.idIndex[id])
+        let targets = sortedByKey(entries.slots(embedding: id))
         var changes: [(Int32, JSONValue)] = []
         for slot in targets {
             do {

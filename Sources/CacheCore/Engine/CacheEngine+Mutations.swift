@@ -19,7 +19,7 @@ extension CacheEngine {
     @discardableResult
     public func mutate(entity id: String, patch: Patch, options: MutationOptions = MutationOptions()) throws(CacheError) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
-        let targets = sortedByKey(entries.idIndex[id])
+        let targets = sortedByKey(entries.slots(embedding: id))
         guard !targets.isEmpty else { throw CacheError("no cached entry embeds \(idField) \(id): nothing to mutate") }
         var changes: [(Int32, JSONValue)] = []
         for slot in targets {

@@ -8,8 +8,9 @@
 /// - the key index maps each live entry's key, in canonical form, to its slot, and nothing else;
 ///   each live entry keeps its key's hash (`Entry.keyHash`);
 /// - each live entry's value is canonical text (it reads back and prints as it is), and the id
-///   index maps each entity id to exactly the live slots whose value embeds it under `idField`
-///   (one slot inline, more in a set of two or more; see `IDIndex`);
+///   index, once built (before, the one a first read would build), maps each entity id to
+///   exactly the live slots whose value embeds it under `idField` (one slot inline, more in a set
+///   of two or more; see `IDIndex`);
 /// - the tag index maps each tag to exactly the live slots carrying it, never to an empty set;
 /// - a dead slot holds no value, tags or mutation log; a live entry's mutation log, when it has
 ///   one, has a mutation pending; no entry keeps an out-of-line record of usual values only.
@@ -20,18 +21,24 @@
 /// The fields the indexes depend on (`key`, `namespace`, `live`, `stored`, `tags`) change
 /// only through its methods; the engine writes an entry's other fields through `slots`.
 ///
-/// The engine reads it through stored properties (`keyIndex`, `idIndex[id]`, `ordered.entries`)
-/// rather than non-mutating methods: such a method called on a value held in a class's property
-/// may copy the whole value first (a retain and release of each of its buffers), which made a
-/// cache hit run a fifth more instructions (and a key lookup as a method, 900 more).
+/// The engine reads it through stored properties (`keyIndex`, `ordered.entries`) and mutating
+/// methods (`slots(embedding:)`) rather than non-mutating methods: such a method called on a
+/// value held in a class's property may copy the whole value first (a retain and release of each
+/// of its buffers), which made a cache hit run a fifth more instructions (and a key lookup as a
+/// method, 900 more).
 struct EntryTable {
     /// The entries by slot and their recency lists.
     private(set) var ordered: OrderedSlots
     /// Key → slot of every live entry, comparing keys against the entries' own (`CacheEngine.entrySlot(forKey:)`).
     /// Lookup is O(1) (one hash).
     private(set) var keyIndex = KeyIndex()
-    /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never scans).
-    private(set) var idIndex = IDIndex()
+    /// Entity id → slots of the live entries whose value embeds it (B8: an entity patch never
+    /// scans); nil until something reads it. Only entity events and mutations read it, which most
+    /// sessions never run: until then a put, a replace, a removal or a store's open reads no
+    /// value for ids. The first read builds it from every live slot (`slots(embedding:)`, `buildIDIndex()`), and from
+    /// then on every change keeps it in step. A new table (a restore, a store's open) starts
+    /// without it; changing the id field drops it.
+    private(set) var idIndex: IDIndex?
     /// Tag → slots of the live entries carrying it.
     private(set) var tagIndex: [String: Set<Int32>] = [:]
     /// The field holding an entity's id in values (B8), which the id index is built on.
@@ -79,8 +86,9 @@ struct EntryTable {
 
     // MARK: Entries in and out
 
-    /// Stores an entry as the most recently used and indexes its key, ids and tags.
-    /// - Complexity: O(1) amortized, plus the size of its value and its tags.
+    /// Stores an entry as the most recently used and indexes its key, tags and (once the id
+    /// index is built) ids.
+    /// - Complexity: O(1) amortized, plus its tags, plus the size of its value once the id index is built.
     mutating func insert(_ entry: consuming Entry) -> Int32 {
         let hash = KeyIndex.hash(entry.key)
         return insert(consume entry, hash: hash)
@@ -90,22 +98,22 @@ struct EntryTable {
     /// The entry is moved into its slot (a caller passing its last use of it copies nothing) and
     /// given the hash there (changed before the move, it would be copied).
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
-        let stored: StoredValue? = entry.stored.mayEmbedIDs ? entry.stored : nil
+        let stored: StoredValue? = idIndex != nil && entry.stored.mayEmbedIDs ? entry.stored : nil
         let tags = entry.tags
         let slot = ordered.insert(consume entry)
         keyIndex.insert(hash: hash, slot: slot)
-        stored?.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) }
+        stored?.forEachEntityIDKey(idKey) { idIndex?.insert(slot, for: $0) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
         return slot
     }
 
     /// Removes an entry from the indexes and both recency lists; the slot is reused.
     /// - Returns: the entry's key.
-    /// - Complexity: O(1) plus the size of its value and its tags.
+    /// - Complexity: O(1) plus its tags, plus the size of its value once the id index is built.
     mutating func remove(_ slot: Int32) -> String {
-        if ordered.entries[Int(slot)].stored.mayEmbedIDs {
+        if idIndex != nil && ordered.entries[Int(slot)].stored.mayEmbedIDs {
             let stored = ordered.entries[Int(slot)].stored
-            stored.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) }
+            stored.forEachEntityIDKey(idKey) { idIndex?.remove(slot, for: $0) }
         }
         // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
         // instructions for a short key).
@@ -138,8 +146,12 @@ struct EntryTable {
     }
 
     /// Replaces an entry's value, keeping the id index in step (untouched when the ids stay).
-    /// - Complexity: O(size of the old and new value).
+    /// - Complexity: O(size of the old and new value) once the id index is built; O(1) before.
     mutating func setValue(_ slot: Int32, _ value: StoredValue) {
+        guard idIndex != nil else {
+            ordered.entries[Int(slot)].stored = value
+            return
+        }
         let old = ordered.entries[Int(slot)].stored
         ordered.entries[Int(slot)].stored = value
         let (oldFirst, oldCount) = Self.firstID(of: old, idKey)
@@ -148,8 +160,8 @@ struct EntryTable {
         if oldCount == newCount && oldCount <= 1 && oldFirst == newFirst { return }
         // Else every old id goes and every new one comes (an id in both is taken off and
         // listed again), with no list of ids made to compare.
-        if oldCount > 0 { old.forEachEntityIDKey(idKey) { idIndex.remove(slot, for: $0) } }
-        if newCount > 0 { value.forEachEntityIDKey(idKey) { idIndex.insert(slot, for: $0) } }
+        if oldCount > 0 { old.forEachEntityIDKey(idKey) { idIndex?.remove(slot, for: $0) } }
+        if newCount > 0 { value.forEachEntityIDKey(idKey) { idIndex?.insert(slot, for: $0) } }
     }
 
     /// The first id `value` embeds under `field` and how many it embeds (each time it is
@@ -185,14 +197,41 @@ struct EntryTable {
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
     }
 
-    /// Changes the id field and rebuilds the id index on it.
-    /// - Complexity: O(total size of the values).
+    /// Changes the id field; the id index, keyed by the old one, is dropped (the next read
+    /// builds it on the new field).
+    /// - Complexity: O(1).
     mutating func changeIDField(_ field: String) {
         idKey = StoredValue.IDField(field)
-        idIndex = IDIndex()
-        for slot in ordered.recencyOrder() {
-            for id in ordered.entries[Int(slot)].stored.entityIDKeys(idKey) { idIndex.insert(slot, for: id) }
+        idIndex = nil
+    }
+
+    // MARK: The id index, built on first use
+
+    /// The live slots whose value embeds entity `id`, in no particular order; empty when none
+    /// does. Builds the id index first if it is not built yet.
+    /// - Complexity: O(1) plus the slots returned, once the index is built; its first read is
+    ///   O(total size of the values).
+    mutating func slots(embedding id: String) -> [Int32] {
+        buildIDIndex()
+        return idIndex![id]
+    }
+
+    /// Builds the id index if it is not built yet (see `idIndex`).
+    /// - Complexity: O(1) once built; the first call O(n + total size of the values) for n slots.
+    mutating func buildIDIndex() {
+        if idIndex == nil { idIndex = freshIDIndex() }
+    }
+
+    /// An id index of every live slot's value, in one pass over the slots.
+    /// - Complexity: O(n + total size of the values) for n slots.
+    private func freshIDIndex() -> IDIndex {
+        var index = IDIndex()
+        let entries = ordered.entries
+        for i in entries.indices where entries[i].live && entries[i].stored.mayEmbedIDs {
+            let slot = Int32(i)
+            entries[i].stored.forEachEntityIDKey(idKey) { index.insert(slot, for: $0) }
         }
+        return index
     }
 
     /// Replaces the recency stamps of slots 0..<k (entries just inserted in recency order) with a
@@ -225,6 +264,9 @@ extension EntryTable {
     func invariantViolations() -> [String] {
         var v = ordered.invariantViolations()
         let entries = ordered.entries
+        // Not built yet: the index a first read would build is checked instead, leaving the
+        // table as it is (a check that built it would hide a change not kept in step after).
+        let idIndex = idIndex ?? freshIDIndex()
         v += entries.rowIDViolations()
         var live = 0
         for i in entries.indices {
