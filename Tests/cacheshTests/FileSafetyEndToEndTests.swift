@@ -26,15 +26,21 @@ struct FileSafetyEndToEndTests {
     /// A file a command writes is replaced whole (renamed over): one of the session's store's
     /// own files was replaced too, `snapshot st.db` leaving `file is not a database` and
     /// `snapshot st.db-wal` losing what the WAL held. They are refused, by name or through a link.
-    @Test("snapshot, record and replay refuse the files of the session's store")
+    @Test("snapshot, record, replay, replay-merge and explore refuse the files of the session's store")
     func theStoresFilesAreNotWritten() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("t.keys", "a\nb\n")
         try FileManager.default.createSymbolicLink(atPath: sandbox.url.appendingPathComponent("link.json").path,
                                                    withDestinationPath: "st.db")
+        let shard = try await Cachesh.run(["--json", "-c", "replay t.keys max=1,2 shard=1/1"], in: sandbox.url)
+        #expect(shard.status == 0, "\(shard)")
+        try sandbox.write("part.json", shard.stdout)
+        try sandbox.write("s.explore", "ns a ttl=1m\nconcurrent\n  put a:1 1\nand\n  put a:1 2\nend\nexpect peek a:1 value=3\n")
         let run = try await Cachesh.run(["--store", "st.db", "-c", """
             put a 1; snapshot st.db; snapshot st.db-wal; snapshot ./st.db-shm; record st.db-lock
             snapshot link.json; replay t.keys csv=st.db-wal; put b 2
+            replay-merge part.json csv=st.db
+            explore s.explore transcript=st.db-wal
             """], in: sandbox.url)
         let lose = "writing it would lose the store"
         #expect(run.stderr == """
@@ -44,6 +50,8 @@ struct FileSafetyEndToEndTests {
             -c:1:68: error: record: cannot write st.db-lock: it is the lock file of the session's store st.db: \(lose)
             -c:2:1: error: cannot write link.json: it is the session's store st.db: \(lose)
             -c:2:21: error: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
+            -c:3:1: error: cannot write st.db: it is the session's store st.db: \(lose)
+            -c:4:1: error: explore: cannot write st.db-wal: it is SQLite's -wal file of the session's store st.db: \(lose)
 
             """, "\(run)")
         let reopened = try await Cachesh.run(["--store", "st.db", "-c", "keys"], in: sandbox.url)

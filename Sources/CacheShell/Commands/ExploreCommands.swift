@@ -43,6 +43,9 @@ public enum ExploreCommands {
             if FileIO.sameFile(output!, path) {
                 throw ShellError("explore: transcript=\(text) names the scenario itself; write the transcript elsewhere", at: word.offset)
             }
+            if let problem = session.storeFileProblem(output!) {
+                throw ShellError("explore: cannot write \(output!): \(problem)", at: word.offset)
+            }
         }
         let text: String
         do { text = try FileIO.read(path) } catch {
