@@ -677,7 +677,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// memory); what `each` is given and what is thrown are as when one thread reads and takes
     /// them: the rows before a damaged one, then its error. When `each` throws, the reader stops
     /// at its next batch, and this returns only once it has stopped, so the database is idle
-    /// again for what follows (a second reading, a commit).
+    /// again for what follows (a second reading, a commit). `each` must not use this store: the
+    /// reader holds its connection until the last row is read.
     private func loadEntries(sql: String, smallPageCache: Bool = false, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         let handOver = RowHandOver()
         let stopped = DispatchSemaphore(value: 0)
