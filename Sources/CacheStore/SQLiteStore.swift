@@ -668,10 +668,53 @@ public final class SQLiteStore: PersistentStore, Sendable {
         try loadEntries(sql: "SELECT key, recency, value, fields, id FROM entries", smallPageCache: true, each)
     }
 
-    /// `loadEntries` of the rows `sql` selects (key, recency, value, fields, id, in this order).
+    /// `loadEntries` of the rows `sql` selects (key, recency, value, fields, id, in this order),
+    /// read on a second thread while the caller takes them: SQLite's steps and each row's
+    /// decoding (its key, fields and value parsed, `StoredEntry(valueUTF8:)`) overlap the
+    /// caller's work on the rows before (an open checks each row and files it in the cache's
+    /// tables). The rows reach `each` on the caller's thread, in the order read, in batches of
+    /// `RowHandOver.batchSize` handed over whole, at most `RowHandOver.depth` waiting (bounded
+    /// memory); what `each` is given and what is thrown are as when one thread reads and takes
+    /// them: the rows before a damaged one, then its error. When `each` throws, the reader stops
+    /// at its next batch, and this returns only once it has stopped, so the database is idle
+    /// again for what follows (a second reading, a commit). `each` must not use this store: the
+    /// reader holds its connection until the last row is read.
+    private func loadEntries(sql: String, smallPageCache: Bool = false, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
+        let handOver = RowHandOver()
+        let stopped = DispatchSemaphore(value: 0)
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            var batch: [StoredEntry] = []
+            batch.reserveCapacity(RowHandOver.batchSize)
+            do throws(StoreError) {
+                try scanEntries(sql: sql, smallPageCache: smallPageCache) { entry throws(StoreError) in
+                    batch.append(entry)
+                    guard batch.count == RowHandOver.batchSize else { return }
+                    guard handOver.put(batch) else { throw RowHandOver.cancelled }
+                    batch = []
+                    batch.reserveCapacity(RowHandOver.batchSize)
+                }
+                if !batch.isEmpty { _ = handOver.put(batch) }
+                handOver.finish(nil)
+            } catch {
+                handOver.finish(error)
+            }
+            stopped.signal()
+        }
+        defer { stopped.wait() }
+        do throws(StoreError) {
+            while let batch = try handOver.take() {
+                for entry in batch { try each(entry) }
+            }
+        } catch {
+            handOver.cancel()
+            throw error
+        }
+    }
+
+    /// Reads the rows `sql` selects on the calling thread, giving each to `each` (see `loadEntries`).
     /// - Parameter smallPageCache: the scan reads each page once, so SQLite's page cache (2 MB by
     ///   default, full while the cache's tables grow beside it) is kept to 256 KiB for it.
-    private func loadEntries(sql: String, smallPageCache: Bool = false, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
+    private func scanEntries(sql: String, smallPageCache: Bool, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         var failure: StoreError?
         do {
             try queue.read { db in
@@ -1047,3 +1090,72 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 /// SQLite's `SQLITE_STATIC`: it reads a bound value where it is, until the value is bound again
 /// (the caller keeps the bytes alive and unchanged until then).
 private let sqliteStatic: sqlite3_destructor_type? = nil
+
+/// Batches of entry rows handed from the thread that reads them to the one that takes them
+/// (`SQLiteStore.loadEntries`): at most `depth` batches wait, so the reader stays a few thousand
+/// rows ahead and no more; the reader's end, or its error, comes after its last batch.
+final class RowHandOver: Sendable {
+    static let batchSize = 1024
+    static let depth = 2
+    /// What a reader throws to stop when the taker has gone (never seen by a caller).
+    static let cancelled = StoreError("the rows' reader was stopped")
+
+    private struct State {
+        var batches: [[StoredEntry]] = []
+        var finished = false
+        var error: StoreError?
+        var cancelled = false
+    }
+    private let state = Mutex(State())
+    /// Room for a batch: signalled `depth` times at the start, once per batch taken. (Made with
+    /// value 0 and signalled, not made with `depth`: a semaphore freed below the value it was
+    /// made with stops the process, as one may be when the taker stops early.)
+    private let room = DispatchSemaphore(value: 0)
+    /// A batch, or the end, to take: signalled once per batch put and once at the end.
+    private let ready = DispatchSemaphore(value: 0)
+
+    init() {
+        for _ in 0..<Self.depth { room.signal() }
+    }
+
+    /// The reader hands over a batch, once there is room for it.
+    /// - Returns: false when the taker has stopped (the reader stops too).
+    func put(_ batch: [StoredEntry]) -> Bool {
+        room.wait()
+        let taken = state.withLock { state in
+            if state.cancelled { return false }
+            state.batches.append(batch)
+            return true
+        }
+        if taken { ready.signal() }
+        return taken
+    }
+
+    /// The reader's end: all its rows were put, or it failed with `error`.
+    func finish(_ error: StoreError?) {
+        state.withLock { state in
+            state.finished = true
+            state.error = error
+        }
+        ready.signal()
+    }
+
+    /// The next batch, waiting for it; nil at the reader's end.
+    /// - Throws: the reader's error, once every batch it put before it was taken.
+    func take() throws(StoreError) -> [StoredEntry]? {
+        ready.wait()
+        let next: [StoredEntry]? = state.withLock { state in state.batches.isEmpty ? nil : state.batches.removeFirst() }
+        if let next {
+            room.signal()
+            return next
+        }
+        if let error = state.withLock({ $0.error }) { throw error }
+        return nil
+    }
+
+    /// The taker stops: a reader waiting for room, or putting its next batch, stops there.
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+        room.signal()
+    }
+}

@@ -136,4 +136,35 @@ import TestSupport
         #expect(await reader.run { _, cache in cache.count } == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
+
+    /// The rows are read on a second thread in batches of 1,024 while the open takes them
+    /// (`SQLiteStore.loadEntries`): a store of several batches opens to the writer's state, and a
+    /// damaged row in the first batch (the reader ahead, stopped) or past several (the reader
+    /// waiting for room) is the same one error line, read again in recency order after the
+    /// first reading stopped, with nothing opened and the file as it was.
+    @Test(arguments: [2, 3_001])
+    func rowsReadOnASecondThreadGiveTheSameStateAndErrors(damagedRow: Int) async throws {
+        let path = Self.directory() + "/s.db"
+        let writer = await TestShell()
+        try await writer.run { session, cache in try session.open(store: SQLiteStore(path: path), on: cache) }
+        _ = await writer.typed((0..<5_000).map { "put f:\($0) {\"id\":\($0)}" }.joined(separator: "\n"))
+        let expected = await writer.snapshotText()
+        try await writer.run { session, _ in try session.closeStore() }
+        let reader = await TestShell()
+        let opened = await Self.open(path, into: reader)
+        #expect(opened.error == nil && opened.calls == ["stored order"], "\(opened)")
+        #expect(await reader.snapshotText() == expected)
+        try await reader.run { session, _ in try session.closeStore() }
+
+        try await DatabaseQueue(path: path).write {
+            try $0.execute(sql: "UPDATE entries SET key = CAST('f:0' AS BLOB) WHERE id = \(damagedRow + 1)")
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let damaged = await TestShell()
+        let refused = await Self.open(path, into: damaged)
+        #expect(refused.error == "damaged store: \(path): entries[\(damagedRow)].key: f:0 appears twice", "\(refused)")
+        #expect(refused.calls == ["stored order", "recency order"])
+        #expect(await damaged.run { _, cache in cache.count } == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    }
 }
