@@ -116,20 +116,8 @@ import TestSupport
         let ended = try await shell.run { session, cache in
             session.keepsWholeHistory = false
             if direct {
-                let buffer = OutputBuffer()
-                buffer.flush = {
-                    buffer.withBytes { printed.append(String(decoding: $0, as: UTF8.self), isError: false) }
-                    buffer.removeAll()
-                }
-                session.directOutput = buffer
-                session.sink = { text, isError in
-                    if isError {
-                        buffer.flush()
-                        printed.append(text, isError: true)
-                    } else {
-                        buffer.append(text)
-                    }
-                }
+                _ = session.writeRepliesDirectly(flushed: { printed.append(String(decoding: $0, as: UTF8.self), isError: false) },
+                                                 error: { printed.append($0, isError: true) })
             } else {
                 session.sink = { text, isError in printed.append(text, isError: isError) }
             }
@@ -245,22 +233,11 @@ import TestSupport
             let store = try WatchedStore(failing: failing, printed: stdout)
             let shell = await TestShell()
             try await shell.run { session, cache in
-                let buffer = OutputBuffer()
-                buffer.flush = {
-                    // One piece a byte: the store notes how many bytes were written out.
-                    buffer.withBytes { for byte in $0 { stdout.append(String(decoding: [byte], as: UTF8.self), isError: false) } }
-                    buffer.removeAll()
-                }
                 session.keepsWholeHistory = false
-                session.directOutput = buffer
-                session.sink = { text, isError in
-                    if isError {
-                        buffer.flush()
-                        errors.append(text, isError: false)
-                    } else {
-                        buffer.append(text)
-                    }
-                }
+                // One piece a byte: the store notes how many bytes were written out.
+                let buffer = session.writeRepliesDirectly(
+                    flushed: { for byte in $0 { stdout.append(String(decoding: [byte], as: UTF8.self), isError: false) } },
+                    error: { errors.append($0, isError: false) })
                 try session.open(store: store, groupSize: 3, on: cache)
                 session.pipelineCommits(through: store)
                 session.run(SourceFile(name: "s.cachesh", text: script), on: cache)

@@ -434,22 +434,10 @@ import TestSupport
             let session = await TestShell()
             return try await session.run { session, cache in
                 let errors = Printed()
-                let buffer = OutputBuffer()
                 let stdout = Printed()
-                buffer.flush = {
-                    buffer.withBytes { stdout.lines.append(String(decoding: $0, as: UTF8.self)) }
-                    buffer.removeAll()
-                }
                 session.keepsWholeHistory = false
-                session.directOutput = buffer
-                session.sink = { text, isError in
-                    if isError {
-                        buffer.flush()
-                        errors.lines.append(text)
-                    } else {
-                        buffer.append(text)
-                    }
-                }
+                let buffer = session.writeRepliesDirectly(flushed: { stdout.lines.append(String(decoding: $0, as: UTF8.self)) },
+                                                          error: { errors.lines.append($0) })
                 var store: CountingStore?
                 if let commits {
                     let opened = CountingStore(failsAfter: commits)
