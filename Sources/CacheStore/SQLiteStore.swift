@@ -682,11 +682,16 @@ public final class SQLiteStore: PersistentStore, Sendable {
     private func loadEntries(sql: String, smallPageCache: Bool = false, _ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) {
         let handOver = RowHandOver()
         let stopped = DispatchSemaphore(value: 0)
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        // The reader holds the store only until its last batch is handed over, never after
+        // `stopped`: the caller's references are then the only ones, so the store is freed (an
+        // open upgrade rolled back, `deinit`) on the caller's thread when it lets go, not on this
+        // one while a process that was refused the store exits.
+        DispatchQueue.global(qos: .userInitiated).async { [weak self] in
             var batch: [StoredEntry] = []
             batch.reserveCapacity(RowHandOver.batchSize)
             do throws(StoreError) {
-                try scanEntries(sql: sql, smallPageCache: smallPageCache) { entry throws(StoreError) in
+                guard let store = self else { throw RowHandOver.cancelled }
+                try store.scanEntries(sql: sql, smallPageCache: smallPageCache) { entry throws(StoreError) in
                     batch.append(entry)
                     guard batch.count == RowHandOver.batchSize else { return }
                     guard handOver.put(batch) else { throw RowHandOver.cancelled }
