@@ -50,6 +50,9 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// on a read-only store SQLite makes them (read-only, as the file) and leaves them at close,
     /// where they would make the next open that may write fail; so they are removed then.
     private let sidecarsMade: [String]
+    /// Copies the log into the file in the background as the session writes (nil for a
+    /// read-only store and one in memory).
+    private let checkpointer: WALCheckpointer?
 
     /// Opens (or creates) the store at `path`, locked for this process; an older schema is
     /// migrated.
@@ -95,8 +98,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
         // opening writes nothing to it (no journal mode, no upgrade) and a session on it commits nothing.
         isReadOnly = modeReadOnly || queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
         sidecarsMade = isReadOnly ? absent : []
+        checkpointer = isReadOnly ? nil : WALCheckpointer(path: path)
         let upgrading = try Self.prepare(queue, name: path, wal: true, readOnly: isReadOnly)
         upgradeOpen.store(upgrading, ordering: .releasing)
+        if let checkpointer {
+            queue.inDatabase { db in
+                guard let connection = db.sqliteConnection else { return }
+                let pageSize = (try? Int.fetchOne(db, sql: "PRAGMA page_size")) ?? 4096
+                let limit = (try? Int32.fetchOne(db, sql: "PRAGMA wal_autocheckpoint")) ?? 1000
+                checkpointer.install(on: connection, pageSize: pageSize, limit: limit)
+            }
+        }
     }
 
     /// Refuses a store that is not a regular file (or a link to one), before anything is locked,
@@ -127,11 +139,25 @@ public final class SQLiteStore: PersistentStore, Sendable {
     deinit {
         // The database is closed before the lock goes, so no other process opens it meanwhile.
         if !closed.load(ordering: .acquiring) {
+            stopCheckpoints()
             rollBackUpgrade()
             try? queue.close()
             removeSidecarsMade()
         }
         lock?.release()
+    }
+
+    /// Ends the background checkpoints (`checkpointer`): the store's connection stops reporting
+    /// to it, and its own connection is closed once its last checkpoint ends.
+    private func stopCheckpoints() {
+        guard let checkpointer else { return }
+        queue.inDatabase { db in if let connection = db.sqliteConnection { checkpointer.uninstall(from: connection) } }
+        checkpointer.finish()
+    }
+
+    /// Waits until the background checkpoints asked for so far have ended, for tests.
+    func settleCheckpoints() {
+        checkpointer?.settle()
     }
 
     /// Rolls back an upgrade no commit followed (`upgradeOpen`): the session refused the store.
@@ -158,6 +184,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     public func close() throws(StoreError) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         defer { lock?.release() }
+        stopCheckpoints()
         rollBackUpgrade()
         do {
             if lock != nil && !isReadOnly {
@@ -179,6 +206,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         lock = nil
         isReadOnly = false
         sidecarsMade = []
+        checkpointer = nil
         do { queue = try DatabaseQueue() } catch { throw StoreError("cannot open an in-memory store: \(Self.describe(error))") }
         try Self.prepare(queue, name: path, wal: false)
     }

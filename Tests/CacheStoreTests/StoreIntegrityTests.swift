@@ -41,6 +41,40 @@ import TestSupport
         return out
     }
 
+    /// While a store is open, what its commits wrote is copied from the write-ahead log into the
+    /// database file in the background, a MiB of log at a time (`WALCheckpointer`): the file
+    /// alone (a copy of it without its log) holds the rows of all but the last commits before
+    /// the store is closed, and all of them after.
+    @Test func theLogIsCopiedIntoTheFileWhileTheStoreIsOpen() throws {
+        let directory = StoreTests.directory()
+        let path = directory + "/s.db"
+        let store = try SQLiteStore(path: path)
+        let value = "\"" + String(repeating: "x", count: 1000) + "\""
+        // 40 commits of 200 rows of about 1 KiB: some 8 MiB of log.
+        for c in 0..<40 {
+            var changes = StoreChanges()
+            changes.state = "{}"
+            // (Set at once: `entries` is a view of the rows, encoded again at each set.)
+            changes.entries = (0..<200).map { r in
+                let id = Int64(c * 200 + r + 1)
+                return StoredEntry(key: "k\(id)", recency: id, value: value, storedAt: 1, staleAt: nil, expiresAt: nil, seq: id,
+                                   rowID: id)
+            }
+            try store.commit(changes)
+        }
+        func rowsInFileAlone() throws -> Int {
+            let copy = directory + "/copy-\(UUID().uuidString).db"
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            return try DatabaseQueue(path: copy).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entries") ?? -1 }
+        }
+        store.settleCheckpoints()
+        // Every commit but those of the last MiB of log (about 5 of 40) is in the file.
+        let open = try rowsInFileAlone()
+        #expect(open >= 6_000 && open <= 8_000, "rows in the file while the store is open: \(open)")
+        try store.close()
+        #expect(try rowsInFileAlone() == 8_000)
+    }
+
     @Test func keysAndValuesReadBackByteForByte() throws {
         let path = StoreTests.directory() + "/s.db"
         let writer = try SQLiteStore(path: path)
