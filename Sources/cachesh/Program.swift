@@ -140,7 +140,14 @@ struct Invocation: Equatable {
         let parsed: Cachesh
         do { parsed = try Cachesh.parse(arguments) } catch {
             let message = Cachesh.fullMessage(for: error)
-            if Cachesh.exitCode(for: error) == .success { return .print(message) }
+            if Cachesh.exitCode(for: error) == .success {
+                // `--help` and `--version` win over the rest of the line, but not over a word no
+                // reading knows: `cachesh --bogus --help` is refused as `cachesh --bogus` is.
+                if case .usage(let why) = read(withoutHelp(arguments), byHand: false), why.hasPrefix("Unknown option") {
+                    return .usage(why)
+                }
+                return .print(message)
+            }
             // ArgumentParser's message starts "Error: " and already points at --help.
             return .usage(message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
         }
@@ -148,6 +155,12 @@ struct Invocation: Equatable {
         // shell command's flag or option given twice is (the plain reading leaves a repeat to this).
         if let repeated = repeated(in: arguments) { return .usage(repeated) }
         return .run(Invocation(parsed))
+    }
+
+    /// `arguments` without `--help`, `-h` and `--version` (before `--`).
+    static func withoutHelp(_ arguments: [String]) -> [String] {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        return arguments[..<end].filter { !["--help", "-h", "--version"].contains($0) } + arguments[end...]
     }
 
     /// The names that take a value (`--store FILE`, `--store=FILE`, `-c TEXT`).

@@ -60,6 +60,15 @@ import TestSupport
         #expect(Invocation.read(["--store", "a", "--store=b"]) == .usage("option --store given twice"))
         guard case .usage(let unknown) = Invocation.read(["--bogus"]) else { Issue.record("--bogus was read"); return }
         #expect(unknown.hasPrefix("Unknown option '--bogus'"), "\(unknown)")
+        // An unknown option is refused with --help or --version beside it, before or after it.
+        for line in [["--bogus", "--help"], ["--help", "--bogus"], ["-x", "--version"], ["--json", "-h", "--bogus", "a"]] {
+            guard case .usage(let why) = Invocation.read(line) else { Issue.record("\(line) was not refused"); continue }
+            #expect(why.hasPrefix("Unknown option '\(line.first { $0 == "--bogus" || $0 == "-x" }!)'"), "\(why)")
+        }
+        // ... but not a file named like one after `--`, nor a value.
+        for line in [["--help", "--", "--bogus"], ["-c", "now", "--help"], ["--store", "s.db", "--version"]] {
+            guard case .print = Invocation.read(line) else { Issue.record("\(line) was not printed"); continue }
+        }
         guard case .print(let version) = Invocation.read(["--version"]) else { Issue.record("--version was not printed"); return }
         #expect(version == "cachesh 0.1.0")
         #expect(Invocation.read(["--max-scheduled=many", "--safe"]) == Invocation.read(["--max-scheduled", "many", "--safe"]))

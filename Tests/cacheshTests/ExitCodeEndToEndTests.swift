@@ -117,6 +117,8 @@ import Testing
 
     @Test(arguments: [
         (["--frob"], "Unknown option '--frob'"),
+        (["--frob", "--help"], "Unknown option '--frob'"),
+        (["--version", "-q"], "Unknown option '-q'"),
         (["-c"], "Missing value for '-c <commands>'"),
         (["-c", "now", "script.cachesh"], "give either -c COMMANDS or a FILE, not both"),
         (["one.cachesh", "two.cachesh"], "give one script FILE (or use --verify for transcripts)"),
