@@ -143,9 +143,8 @@ struct Invocation: Equatable {
             if Cachesh.exitCode(for: error) == .success {
                 // `--help` and `--version` win over the rest of the line, but not over a word no
                 // reading knows: `cachesh --bogus --help` is refused as `cachesh --bogus` is.
-                if case .usage(let why) = read(withoutHelp(arguments), byHand: false), why.hasPrefix("Unknown option") {
-                    return .usage(why)
-                }
+                let rest = withoutHelp(arguments)
+                if rest.count < arguments.count, let unknown = unknownOption(in: rest) { return .usage(unknown) }
                 return .print(message)
             }
             // ArgumentParser's message starts "Error: " and already points at --help.
@@ -155,6 +154,17 @@ struct Invocation: Equatable {
         // shell command's flag or option given twice is (the plain reading leaves a repeat to this).
         if let repeated = repeated(in: arguments) { return .usage(repeated) }
         return .run(Invocation(parsed))
+    }
+
+    /// ArgumentParser's message for an unknown option in `arguments` (read without `--help`
+    /// and `--version`), or nil when it names none.
+    static func unknownOption(in arguments: [String]) -> String? {
+        do { _ = try Cachesh.parse(arguments) } catch {
+            let message = Cachesh.fullMessage(for: error)
+            let why = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
+            if Cachesh.exitCode(for: error) != .success && why.hasPrefix("Unknown option") { return why }
+        }
+        return nil
     }
 
     /// `arguments` without `--help`, `-h` and `--version` (before `--`).

@@ -66,7 +66,8 @@ import TestSupport
             #expect(why.hasPrefix("Unknown option '\(line.first { $0 == "--bogus" || $0 == "-x" }!)'"), "\(why)")
         }
         // ... but not a file named like one after `--`, nor a value.
-        for line in [["--help", "--", "--bogus"], ["-c", "now", "--help"], ["--store", "s.db", "--version"]] {
+        for line in [["--help", "--", "--bogus"], ["-c", "now", "--help"], ["--store", "s.db", "--version"],
+                     ["--generate-completion-script", "bash"], ["--generate-completion-script", "zsh", "--help"]] {
             guard case .print = Invocation.read(line) else { Issue.record("\(line) was not printed"); continue }
         }
         guard case .print(let version) = Invocation.read(["--version"]) else { Issue.record("--version was not printed"); return }
