@@ -89,6 +89,72 @@ import Testing
             """))
     }
 
+    /// `diff {SNAPSHOT}` takes the document itself and reads no file (so it runs under `--safe`),
+    /// showing the same differences as the file holding it, the side named `{SNAPSHOT}` (JSON null).
+    @Test func diffTakesASnapshotGivenInTheCommand() async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["-c", "put a 1; put c 3; snapshot one.json"], in: sandbox.url)
+        #expect(made.status == 0)
+        // (Without its last newline, which would end the command.)
+        let one = try String(contentsOf: sandbox.url.appendingPathComponent("one.json"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        let script = "put a 10; put d 4\ndiff one.json\ndiff \(one)\ndiff \(one) \(one)"
+        let run = try await Cachesh.run(["--safe", "-c", "put a 1; put c 3\ndiff \(one)\ndiff \(one) \(one)"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasSuffix("""
+            --- {SNAPSHOT} (now 2026-01-01T00:00:00.000Z)
+            +++ now (now 2026-01-01T00:00:00.000Z)
+            0 removed, 0 added, 0 changed, 2 the same
+            --- {SNAPSHOT} (now 2026-01-01T00:00:00.000Z)
+            +++ {SNAPSHOT} (now 2026-01-01T00:00:00.000Z)
+            0 removed, 0 added, 0 changed, 2 the same
+
+            """))
+        // The same differences from the file and from the document.
+        let both = try await Cachesh.run(["-c", script], in: sandbox.url)
+        let parts = both.stdout.components(separatedBy: "--- ")
+        #expect(parts.count == 4, "\(both)")
+        #expect(parts[1].replacingOccurrences(of: "one.json", with: "{SNAPSHOT}") == parts[2])
+        let json = try await Cachesh.run(["--json", "-c", "diff \(one) \(one)"], in: sandbox.url)
+        #expect(json.stdout.contains(#""new":null"#) && json.stdout.contains(#""old":null"#), "\(json)")
+        let bad = try await Cachesh.run(["-c", #"diff {"format": "cachesh-snapshot"}"#], in: sandbox.url)
+        #expect(bad.status == 1 && bad.stderr.hasPrefix("-c:1:1: error: diff: version: "), "\(bad)")
+    }
+
+    /// A recording (and `--echo`) writes `diff FILE [FILE2]` with each file's snapshot in place
+    /// of its name, as it writes `restore FILE`: the transcript names no other file and verifies
+    /// under `--safe`, the files gone.
+    @Test func aRecordedDiffHoldsItsSnapshotsAndVerifiesUnderSafe() async throws {
+        let sandbox = try Sandbox()
+        let run = try await Cachesh.run(["-c", """
+            put a 1; put c 3; snapshot one.json; put a 10; snapshot two.json
+            record r.transcript
+            put d 4
+            diff one.json
+            diff one.json two.json
+            record stop
+            """], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8)
+        #expect(!recorded.contains("one.json") && !recorded.contains("two.json"), "\(recorded)")
+        #expect(recorded.contains("""
+            --- {SNAPSHOT} (now 2026-01-01T00:00:00.000Z)
+            +++ now (now 2026-01-01T00:00:00.000Z)
+            + d  fresh  4
+            ~ a
+                value: 1 -> 10
+            0 removed, 1 added, 1 changed, 1 the same
+            """), "\(recorded)")
+        for name in ["one.json", "two.json"] { try FileManager.default.removeItem(at: sandbox.url.appendingPathComponent(name)) }
+        #expect(try await Cachesh.run(["--safe", "--verify", "r.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
+        // `--echo` prints the same entries, so its transcript verifies alone too.
+        let made = try await Cachesh.run(["-c", "put a 1; snapshot one.json"], in: sandbox.url)
+        #expect(made.status == 0)
+        let echoed = try await Cachesh.run(["--echo", "-c", "put a 2\ndiff one.json"], in: sandbox.url)
+        try sandbox.write("e.transcript", echoed.stdout)
+        try FileManager.default.removeItem(at: sandbox.url.appendingPathComponent("one.json"))
+        #expect(try await Cachesh.run(["--safe", "--verify", "e.transcript"], in: sandbox.url).stdout == "1 passed, 0 failed\n", "\(echoed)")
+    }
+
     @Test func diffReadsFilesSoSafeRefusesItAndAFileThatIsNoSnapshotIsAnError() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("x.json", "{\"a\": 1}")

@@ -230,8 +230,10 @@ extension Session {
 extension SnapshotCommands {
     static let diff = CommandSpec(
         name: "diff", summary: "what differs between two snapshots, or a snapshot and now, entry by entry",
-        arguments: [.file(meaning: "a snapshot written by snapshot FILE (the old side), read and checked as restore reads it (what restore refuses, diff refuses with the same error)"),
-                    .file("FILE2", meaning: "the new side, another snapshot; without it, the session now").optional],
+        arguments: [.oneOf(.file(meaning: "a snapshot written by snapshot FILE (the old side), read and checked as restore reads it (what restore refuses, diff refuses with the same error)"),
+                           .placeholder("{SNAPSHOT}", meaning: "the old side's snapshot document itself, which may span lines (reads no file; shown as {SNAPSHOT})")),
+                    .oneOf(.file("FILE2", meaning: "the new side, another snapshot; without it, the session now"),
+                           .placeholder("{SNAPSHOT}", meaning: "the new side's snapshot document itself")).optional],
         example: "diff before.json", run: diff)
 
     /// The fields of an entry that `diff` compares, in the order it shows them.
@@ -243,16 +245,30 @@ extension SnapshotCommands {
         let args = try Arguments(command, source, for: diff)
         try args.expect(1...2)
         let old = try snapshotDocument(session, args.positional[0], source)
-        let new: JSONValue
-        let newName: String
+        let new: (document: JSONValue, inline: String?)
         if args.positional.count == 2 {
             new = try snapshotDocument(session, args.positional[1], source)
-            newName = args.positional[1].text
         } else {
-            new = session.makeSnapshot(on: cache)
-            newName = "now"
+            new = (session.makeSnapshot(on: cache), nil)
         }
-        let oldName = args.positional[0].text
+        let names = args.positional.map { $0.kind == .json ? nil : $0.text } + (args.positional.count == 2 ? [] : ["now"])
+        let reply = diffReply(old: old.document, new: new.document, names: (names[0], names[1]))
+        if session.frames.runsTopLevel && session.notesHistory && names.contains(where: { $0 != nil && $0 != "now" }) {
+            // The history (and so a recording, `--echo`) holds each snapshot read from a file
+            // itself, on one line, as `restore FILE` is kept: a recording names no other file
+            // (SPEC §6), and replays under `--safe`.
+            var line = "diff " + (old.inline ?? "")
+            if args.positional.count == 2 { line += " " + (new.inline ?? "") }
+            let inline = diffReply(old: old.document, new: new.document, names: (nil, args.positional.count == 2 ? nil : "now"))
+            session.outcome.rewrite = (line, inline.text(command: "diff", mode: session.options.mode, colour: false))
+        }
+        return reply
+    }
+
+    /// What `diff` prints for two snapshot documents; a side named nil is a snapshot given in
+    /// the command (`{SNAPSHOT}`: JSON `null`).
+    private static func diffReply(old: JSONValue, new: JSONValue, names: (old: String?, new: String?)) -> Reply {
+        let oldName = names.old ?? "{SNAPSHOT}", newName = names.new ?? "{SNAPSHOT}"
         let before = entries(old), after = entries(new)
         var removed: [String] = [], added: [String] = [], changed: [(key: String, fields: [(String, JSONValue, JSONValue)])] = []
         for key in Set(before.keys).union(after.keys).sorted() {
@@ -283,7 +299,7 @@ extension SnapshotCommands {
         let same = Set(before.keys).intersection(after.keys).count - changed.count
         human.append("\(removed.count) removed, \(added.count) added, \(changed.count) changed, \(same) the same")
         return Reply([
-            "old": .string(oldName), "new": .string(newName),
+            "old": names.old.map(JSONValue.string) ?? .null, "new": names.new.map(JSONValue.string) ?? .null,
             "removed": .array(removed.map(JSONValue.string)), "added": .array(added.map(JSONValue.string)),
             "changed": .array(changed.map { change in
                 .object(["key": .string(change.key), "fields": .object(Dictionary(uniqueKeysWithValues: change.fields.map {
@@ -294,14 +310,30 @@ extension SnapshotCommands {
         ], human: human)
     }
 
-    /// A snapshot file's document, read as `restore` reads it (the same reader and checks, with
-    /// the same errors): `diff` shows only a snapshot that `restore` would take.
-    private static func snapshotDocument(_ session: Session, _ word: Word, _ source: SourceFile) throws(ShellError) -> JSONValue {
-        let path = session.resolvePath(word.text, relativeTo: source)
-        let text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
-        do { return try session.checkedSnapshot(text).document() } catch {
-            throw ShellError("\(word.text): \(error)", at: word.offset)
+    /// A snapshot's document, from a file or given in the command (`{SNAPSHOT}`), read as
+    /// `restore` reads it (the same reader and checks, with the same errors): `diff` shows only a
+    /// snapshot that `restore` would take.
+    /// - Returns: the document, and when the history notes commands its text on one line (what
+    ///   a recording writes in place of a file's name).
+    private static func snapshotDocument(_ session: Session, _ word: Word, _ source: SourceFile) throws(ShellError) -> (document: JSONValue, inline: String?) {
+        let text: String
+        let document: JSONValue
+        if word.kind == .json {
+            text = word.text
+            do { document = try session.checkedSnapshot(text).document() } catch {
+                throw ShellError("diff: \(error)", at: word.offset)
+            }
+        } else {
+            let path = session.resolvePath(word.text, relativeTo: source)
+            text = try session.readFile(path, at: word.offset, limit: FileIO.snapshotReadLimit)
+            do { document = try session.checkedSnapshot(text).document() } catch {
+                throw ShellError("\(word.text): \(error)", at: word.offset)
+            }
         }
+        guard session.frames.runsTopLevel && session.notesHistory else { return (document, nil) }
+        var line = (try? JSONValue.canonicalCompactText(parsing: text)) ?? text
+        while line.hasSuffix("\n") { line.removeLast() }
+        return (document, line)
     }
 
     /// A snapshot's entries by key.
