@@ -347,7 +347,14 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 for c in Int32(0)..<4 { _ = sqlite3_bind_value(insert.statement, c + 1, sqlite3_column_value(s, c)) }
                 fields.removeAll(keepingCapacity: true)
                 var values = [Int64?](repeating: nil, count: 7)
-                for i in values.indices where sqlite3_column_type(s, Int32(6 + i)) != SQLITE_NULL {
+                for i in values.indices {
+                    let type = sqlite3_column_type(s, Int32(6 + i))
+                    if type == SQLITE_NULL { continue }
+                    // A text or a real there is damage, not the number SQLite would read it as.
+                    guard type == SQLITE_INTEGER else {
+                        throw DamagedRow(why: StoreError("the entry row of id \(sqlite3_column_int64(s, 0)) "
+                                                         + notAnInteger(EntryRowFields.names[i], type: type)))
+                    }
                     values[i] = sqlite3_column_int64(s, Int32(6 + i))
                 }
                 func text(_ column: Int32) -> String? {
@@ -761,13 +768,15 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 let s = statement.sqliteStatement
                 defer { sqlite3_reset(s) }
                 var row = 0
-                // A NULL reads as 0, so only a 0 needs its type asked (a call per column and row fewer).
+                // An integer column holds an integer: SQLite would read a text as the number it
+                // starts with (`'12abc'` as 12, `'abc'` as 0) and a real cut to a whole number.
                 func integer(_ column: Int32, _ name: String) throws -> Int64 {
-                    let n = sqlite3_column_int64(s, column)
-                    if n == 0 && sqlite3_column_type(s, column) == SQLITE_NULL {
-                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no \(name) (NULL)")
+                    let type = sqlite3_column_type(s, column)
+                    guard type == SQLITE_INTEGER else {
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) "
+                                            + Self.notAnInteger(name, type: type))
                     }
-                    return n
+                    return sqlite3_column_int64(s, column)
                 }
                 /// A text column's bytes up to its first NUL (nil for NULL), lent for the call.
                 func text<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
@@ -1111,6 +1120,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// A database error as one sentence (SQLite's message, without GRDB's SQL echo).
     /// On one line: SQLite quotes text of the file in some messages (a damaged schema's SQL),
     /// whose line breaks are written `\n`.
+    /// What is wrong with an integer column of SQLite type `type` (not `SQLITE_INTEGER`), after
+    /// "entry row N ".
+    static func notAnInteger(_ name: String, type: Int32) -> String {
+        switch type {
+        case SQLITE_NULL: "has no \(name) (NULL)"
+        case SQLITE_FLOAT: "has a \(name) that is not a whole number (a real number)"
+        case SQLITE_TEXT: "has a \(name) that is not a whole number (text)"
+        default: "has a \(name) that is not a whole number (a BLOB)"
+        }
+    }
+
     static func describe(_ error: any Error) -> String {
         let text = (error as? DatabaseError).map { $0.message ?? "\($0.resultCode)" } ?? "\(error)"
         return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")

@@ -947,6 +947,34 @@ import TestSupport
         #expect(try everything() == before)
     }
 
+    /// An integer column of a schema-7 row that holds a text or a real (SQLite keeps what it is
+    /// given) is damage: the upgrade refuses it, naming the row and the field, and leaves the
+    /// store as it was, where it used to read `'12abc'` as 12 and `'x'` as 0.
+    @Test(arguments: [("'12abc'", "text"), ("'x'", "text"), ("1.5", "a real number"), ("x'01'", "a BLOB")])
+    func aTextInASchema7IntegerColumnIsRefusedByTheUpgrade(value: String, kind: String) async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema7")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET stored_at = \(value) WHERE key = CAST('again' AS BLOB)") }
+        func everything() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    + String.fetchAll(db, sql: "SELECT hex(key) || ':' || typeof(stored_at) || ':' || hex(value) FROM entries ORDER BY id")
+            }
+        }
+        let before = try everything()
+        #expect(before.contains("schema=7"))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        let id = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT id FROM entries WHERE key = CAST('again' AS BLOB)") }
+        #expect(refusal == "damaged store: \(path): the entry row of id \(id ?? -1) has a stored_at that is not a whole number (\(kind))",
+                "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try everything() == before)
+    }
+
     /// The hex of a text's UTF-8 bytes, as SQLite's `hex()` prints it.
     static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02X", $0) }.joined() }
 
@@ -968,6 +996,10 @@ import TestSupport
         ("fields = x''", "entry row 2 has damaged fields"),
         ("fields = 7", "entry row 2 has damaged fields"),
         ("fields = x'00'", "entry row 2 has no stored_at (NULL)"),
+        // An integer column holding a text or a real: not the number SQLite would read it as.
+        ("recency = '12abc'", "entry row 2 has a recency that is not a whole number (text)"),
+        ("recency = 'x'", "entry row 2 has a recency that is not a whole number (text)"),
+        ("recency = 1.5", "entry row 2 has a recency that is not a whole number (a real number)"),
     ])
     func damagedFieldsAreOneClearError(damage: String, message: String) async throws {
         let path = Self.directory() + "/s.db"
