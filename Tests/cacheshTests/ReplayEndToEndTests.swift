@@ -410,6 +410,14 @@ struct ReplayEndToEndTests {
         let members = try await Cachesh.run(["-c", "replay members.txt.gz max=10,1000 policy=lru,sieve"], in: sandbox.url)
         #expect(twice.status == 0 && twice.stdout.hasPrefix("replayed 40000 requests"), "\(twice)")
         #expect(members.stdout == twice.stdout.replacingOccurrences(of: "of twice.txt ", with: "of members.txt.gz "))
+        // Zero bytes after a member (a block's padding, which gunzip skips) are no data, between
+        // two members too; a byte that is neither zero nor a member's start is damage.
+        try (member + Data(count: 100) + member + Data(count: 4096)).write(to: sandbox.url.appendingPathComponent("padded.txt.gz"))
+        let padded = try await Cachesh.run(["-c", "replay padded.txt.gz max=10,1000 policy=lru,sieve"], in: sandbox.url)
+        #expect(padded.stdout == twice.stdout.replacingOccurrences(of: "of twice.txt ", with: "of padded.txt.gz "), "\(padded)")
+        try (member + Data(count: 10) + Data("junk".utf8)).write(to: sandbox.url.appendingPathComponent("junk.txt.gz"))
+        let junk = try await Cachesh.run(["-c", "replay junk.txt.gz"], in: sandbox.url)
+        #expect(junk.status == 1 && junk.stderr.hasPrefix("-c:1:1: error: replay: junk.txt.gz: cannot read: the gzip data "), "\(junk)")
         // Cut in the middle, a byte of the compressed data changed, its checksum changed, and
         // gzip's magic number alone.
         try member.prefix(member.count / 2).write(to: sandbox.url.appendingPathComponent("cut.txt.gz"))
