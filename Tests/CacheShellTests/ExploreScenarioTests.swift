@@ -129,13 +129,39 @@ final class InterruptAfter: Sendable {
     }
 
     @Test func aSetupASnapshotCannotHoldIsRunAgainForEachSchedule() throws {
-        for setup in ["server next a:1 latency=5ms", "server strict on", "get a:1 --async", "server set a:1 1 version=3",
-                      "client tab2", "persist"] {
+        for setup in ["get a:1 --async", "client tab2", "persist"] {
             let scenario = try Self.scenario("\(setup)\nconcurrent\n  put b:1 1\nend\n")
             #expect(!Explorer(scenario: scenario, options: ExploreOptions()).forkable, "\(setup)")
         }
         let plain = try Self.scenario("ns a ttl=1m\nserver set a:1 1\nget a:1\nwatch a:1\nconcurrent\n  put b:1 1\nend\n")
         #expect(Explorer(scenario: plain, options: ExploreOptions()).forkable)
+    }
+
+    /// The server state a snapshot now keeps (scripted answers, strict mode, versions, the
+    /// idempotency keys applied) lets a setup that makes it fork, and forking finds what running
+    /// the setup again for each schedule finds.
+    @Test(arguments: [
+        "server next a:1 latency=5ms\nserver next a:1 --fail",
+        "server strict on\nserver next a:1 {\"n\":7}",
+        "server set a:1 {\"n\":1} version=3\nget a:1",
+        "server set a:1 {\"n\":1}\nget a:1\nserver next a:1 --lost-answer\nmutate a:1 {\"n\":{\"$inc\":1}} --idempotent\nadvance 1s",
+    ])
+    func aSetupOfServerStateASnapshotKeepsForks(setup: String) throws {
+        let scenario = try Self.scenario("ns a ttl=1m retry=2 backoff=100ms\n\(setup)\nconcurrent\n  get a:1 --force --async\nand\n"
+                                         + "  event patch a:1 {\"n\":5} version=4\n  server show a:1\nend\nexpect get a:1 state=fresh\n")
+        #expect(Explorer(scenario: scenario, options: ExploreOptions()).forkable, "\(setup)")
+        var options = ExploreOptions()
+        let forked = Explorer(scenario: scenario, options: options).run()
+        options.fork = false
+        let again = Explorer(scenario: scenario, options: options).run()
+        #expect(forked.problem == nil && again.problem == nil, "\(String(describing: forked.problem))")
+        #expect(forked.forked && !again.forked)
+        #expect(forked.schedules == again.schedules)
+        #expect(forked.perDepth == again.perDepth)
+        #expect(forked.distinctStates == again.distinctStates)
+        #expect(forked.failure?.failure == again.failure?.failure)
+        #expect(forked.failure?.schedule == again.failure?.schedule)
+        #expect(forked.failure?.transcript == again.failure?.transcript)
     }
 
     @Test func theSearchStopsAtItsBoundOfSchedulesAndSaysSo() throws {

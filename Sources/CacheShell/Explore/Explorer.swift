@@ -198,21 +198,21 @@ public struct Explorer: Sendable {
     }
 
     /// Setup commands whose whole effect a snapshot keeps (SPEC §5.2: entries, clock, statistics,
-    /// pending work, watches, active keys and polls, the server's data and settings), so a
-    /// schedule may start from a restored snapshot rather than run them again. Not: scripted
-    /// answers, strict mode and server versions (a snapshot does not keep them), clients and the
-    /// persisted cache, reads still waiting (`--async`), idempotency keys, HTTP fields, files.
+    /// pending work, watches, active keys and polls, the server's data and settings, its scripted
+    /// answers, strict mode, versions and the idempotency keys it applied), so a schedule may
+    /// start from a restored snapshot rather than run them again. Not: clients and the persisted
+    /// cache, reads still waiting (`--async`), HTTP fields, files.
     var forkable: Bool {
         let commands: Set<String> = ["ns", "put", "get", "mget", "pages", "advance", "invalidate", "expire", "evict", "clear",
                                      "touch", "activate", "deactivate", "poll", "unpoll", "mutate", "event", "push", "focus",
                                      "peek", "keys", "stats", "pending", "now", "config", "expect", "echo", "watch", "unwatch",
                                      "memory-warning", "explain", "timeline"]
-        let serverForms: Set<String> = ["set", "patch", "delete", "latency", "fail", "offline", "online", "show", "log"]
+        let serverForms: Set<String> = ["set", "patch", "delete", "latency", "fail", "offline", "online", "show", "log", "next",
+                                         "strict"]
         return scenario.setup.allSatisfy { line in
             let words = line.text.split(separator: " ")
             guard let first = words.first.map(String.init) else { return true }
-            if line.text.contains("version=") || line.text.contains("--idempotent") || line.text.contains("--async")
-                || line.text.contains("headers=") || line.text.contains("status=") { return false }
+            if line.text.contains("--async") || line.text.contains("headers=") || line.text.contains("status=") { return false }
             if first == "server" { return words.count > 1 && serverForms.contains(String(words[1])) }
             return commands.contains(first)
         }
