@@ -927,13 +927,7 @@ import TestSupport
         }
         try raw.close()
         try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('again' AS BLOB)") }
-        func everything() throws -> [String] {
-            try DatabaseQueue(path: path).read { db in
-                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
-                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
-                    + String.fetchAll(db, sql: "SELECT hex(key) || ':' || ifnull(seq, 'NULL') || ':' || hex(value) FROM entries ORDER BY id")
-            }
-        }
+        func everything() throws -> [String] { try Self.metaAndRows(path, "ifnull(seq, 'NULL')") }
         let before = try everything()
         #expect(before.contains("schema=7") && before.contains { $0.hasSuffix(":NULL:32") })
         let reader = await TestShell()
@@ -954,13 +948,7 @@ import TestSupport
     func aTextInASchema7IntegerColumnIsRefusedByTheUpgrade(value: String, kind: String) async throws {
         let (path, _) = try Self.copyOfFixture("store-schema7")
         try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE entries SET stored_at = \(value) WHERE key = CAST('again' AS BLOB)") }
-        func everything() throws -> [String] {
-            try DatabaseQueue(path: path).read { db in
-                try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
-                    + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
-                    + String.fetchAll(db, sql: "SELECT hex(key) || ':' || typeof(stored_at) || ':' || hex(value) FROM entries ORDER BY id")
-            }
-        }
+        func everything() throws -> [String] { try Self.metaAndRows(path, "typeof(stored_at)") }
         let before = try everything()
         #expect(before.contains("schema=7"))
         let reader = await TestShell()
@@ -973,6 +961,16 @@ import TestSupport
                 "\(refusal ?? "opened")")
         #expect(await reader.run { _, cache in cache.count } == 0)
         #expect(try everything() == before)
+    }
+
+    /// A store's `meta`, its migrations and, for each entry row by id, its key, `column` (an SQL
+    /// expression) and value: what an upgrade refused must leave as it was.
+    static func metaAndRows(_ path: String, _ column: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT name || '=' || value FROM meta ORDER BY name")
+                + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                + String.fetchAll(db, sql: "SELECT hex(key) || ':' || \(column) || ':' || hex(value) FROM entries ORDER BY id")
+        }
     }
 
     /// The hex of a text's UTF-8 bytes, as SQLite's `hex()` prints it.
