@@ -233,7 +233,7 @@ extension SnapshotCommands {
         arguments: [.oneOf(.file(meaning: "a snapshot written by snapshot FILE (the old side), read and checked as restore reads it (what restore refuses, diff refuses with the same error)"),
                            .placeholder("{SNAPSHOT}", meaning: "the old side's snapshot document itself, which may span lines (reads no file; shown as {SNAPSHOT})")),
                     .oneOf(.file("FILE2", meaning: "the new side, another snapshot; without it, the session now"),
-                           .placeholder("{SNAPSHOT}", meaning: "the new side's snapshot document itself")).optional],
+                           .placeholder("{SNAPSHOT2}", meaning: "the new side's snapshot document itself")).optional],
         example: "diff before.json", run: diff)
 
     /// The fields of an entry that `diff` compares, in the order it shows them.
