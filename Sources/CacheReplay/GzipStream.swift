@@ -3,7 +3,7 @@ import CZlib
 /// A gzip-compressed file read as a stream through zlib: compressed bytes read from the file in
 /// chunks and inflated into the caller's buffer, never the whole file. Members one after another
 /// (what `cat a.gz b.gz` makes) read as one stream, as `gunzip` reads them, and zero bytes after a
-/// member are skipped as padding.
+/// member are skipped as padding (as Python's gzip skips them).
 final class GzipStream: DecompressionStream {
     private let stream: UnsafeMutablePointer<z_stream>
     private let input: UnsafeMutableRawBufferPointer
@@ -67,9 +67,10 @@ final class GzipStream: DecompressionStream {
                 }
             }
             if memberEnded {
-                // Zero bytes after a member are padding (a tape's or a block device's last block),
-                // which gunzip and Python's gzip skip: a member starts with 0x1f, never 0. Any
-                // other byte starts the next member (bytes that are not one are damage).
+                // Zero bytes after a member are padding (a tape's or a block device's last block):
+                // a member starts with 0x1f, never 0. Skipped as Python's gzip skips them, also
+                // before another member (where gunzip stops with a warning); any other byte starts
+                // the next member (bytes that are not one are damage).
                 while s.pointee.avail_in > 0 && s.pointee.next_in.pointee == 0 {
                     s.pointee.next_in += 1
                     s.pointee.avail_in -= 1

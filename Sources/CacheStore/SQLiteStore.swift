@@ -545,12 +545,13 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     try db.execute(sql: isNew ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL")
                     try db.execute(sql: "PRAGMA page_size = \(pageSize)")
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
-                    // A checkpoint every 64 MiB of log (4096 pages of 16 KiB) rather than SQLite's 1000 pages: a
-                    // page changed by many commits is copied into the database file less often,
-                    // and each checkpoint's syncs are paid less often. The log on disk is then at
-                    // most that plus one commit (its index in memory, 8 bytes a page: 128 KiB);
-                    // `close` empties it. (What a commit makes durable does not depend on
-                    // checkpoints.)
+                    // A checkpoint on the committing thread at 64 MiB of log (4096 pages of 16
+                    // KiB) rather than SQLite's 1000 pages, kept by the WAL hook of a writable
+                    // store (`WALCheckpointer`), whose background checkpoints copy the log a MiB
+                    // at a time before then. The log on disk stays near that (its index in memory,
+                    // 8 bytes a page: 128 KiB), a commit over it while a background checkpoint
+                    // holds the checkpoint lock trying again; `close` empties it. (What a commit
+                    // makes durable does not depend on checkpoints.)
                     let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }

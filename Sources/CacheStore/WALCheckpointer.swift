@@ -32,9 +32,9 @@ final class WALCheckpointer: Sendable {
     private let queue = DispatchQueue(label: "cachesh.store-checkpoint")
     /// The checkpoint's connection, opened by the first checkpoint; used on `queue` only.
     private let connection = Mutex<OpaquePointer?>(nil)
-    /// The log's frame count when a checkpoint was last asked for, and whether one is asked for
-    /// and not yet started.
-    private let asked = Mutex<(frames: Int32, pending: Bool)>((0, false))
+    /// The log's frame count when a checkpoint was last asked for, the count the last commit
+    /// left, and whether a checkpoint is asked for and not yet started.
+    private let asked = Mutex<(frames: Int32, last: Int32, pending: Bool)>((0, 0, false))
     /// Set by `finish`: no checkpoint starts after it.
     private let finished = Atomic<Bool>(false)
     /// Checkpoints that ran (each may have found nothing new to copy), for tests.
@@ -68,14 +68,16 @@ final class WALCheckpointer: Sendable {
         sqlite3_wal_hook(db, nil, nil)
     }
 
-    /// A commit left the log at `frames` frames (fewer than before: the log was started again
-    /// from its beginning, all of it having been copied).
+    /// A commit left the log at `frames` frames (fewer than the commit before left: the log was
+    /// started again from its beginning, all of it having been copied, and all of `frames` is new).
     private func logGrew(to frames: Int32) {
         let step = step.load(ordering: .relaxed)
         let start = asked.withLock { asked -> Bool in
-            if frames < asked.frames { asked.frames = 0 }
+            if frames < asked.last { asked.frames = 0 }
+            asked.last = frames
             guard !asked.pending, frames - asked.frames >= step else { return false }
-            asked = (frames, true)
+            asked.frames = frames
+            asked.pending = true
             return true
         }
         guard start else { return }

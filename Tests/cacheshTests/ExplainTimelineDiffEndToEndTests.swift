@@ -126,16 +126,18 @@ import Testing
     @Test func aRecordedDiffHoldsItsSnapshotsAndVerifiesUnderSafe() async throws {
         let sandbox = try Sandbox()
         let run = try await Cachesh.run(["-c", """
-            put a 1; put c 3; snapshot one.json; put a 10; snapshot two.json
+            put a 1; put c 3; snapshot one.json; put a 10; snapshot two.json; snapshot now
             record r.transcript
             put d 4
             diff one.json
             diff one.json two.json
+            diff now
             record stop
             """], in: sandbox.url)
         #expect(run.status == 0, "\(run)")
         let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8)
-        #expect(!recorded.contains("one.json") && !recorded.contains("two.json"), "\(recorded)")
+        // (A file named `now` too: only a missing second side is the session now.)
+        #expect(!recorded.contains("one.json") && !recorded.contains("two.json") && !recorded.contains("diff now"), "\(recorded)")
         #expect(recorded.contains("""
             --- {SNAPSHOT} (now 2026-01-01T00:00:00.000Z)
             +++ now (now 2026-01-01T00:00:00.000Z)
@@ -144,7 +146,7 @@ import Testing
                 value: 1 -> 10
             0 removed, 1 added, 1 changed, 1 the same
             """), "\(recorded)")
-        for name in ["one.json", "two.json"] { try FileManager.default.removeItem(at: sandbox.url.appendingPathComponent(name)) }
+        for name in ["one.json", "two.json", "now"] { try FileManager.default.removeItem(at: sandbox.url.appendingPathComponent(name)) }
         #expect(try await Cachesh.run(["--safe", "--verify", "r.transcript"], in: sandbox.url) == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0))
         // `--echo` prints the same entries, so its transcript verifies alone too.
         let made = try await Cachesh.run(["-c", "put a 1; snapshot one.json"], in: sandbox.url)

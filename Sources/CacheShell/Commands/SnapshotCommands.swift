@@ -253,7 +253,7 @@ extension SnapshotCommands {
         }
         let names = args.positional.map { $0.kind == .json ? nil : $0.text } + (args.positional.count == 2 ? [] : ["now"])
         let reply = diffReply(old: old.document, new: new.document, names: (names[0], names[1]))
-        if session.frames.runsTopLevel && session.notesHistory && names.contains(where: { $0 != nil && $0 != "now" }) {
+        if session.frames.runsTopLevel && session.notesHistory && args.positional.contains(where: { $0.kind != .json }) {
             // The history (and so a recording, `--echo`) holds each snapshot read from a file
             // itself, on one line, as `restore FILE` is kept: a recording names no other file
             // (SPEC §6), and replays under `--safe`.
