@@ -194,7 +194,8 @@ extension Origin {
 /// which asks `isOnline` first, waited for the previous hit's recency writes to land. Called as
 /// a mutating method of this value, `isOnline` runs inside the access to the engine's property,
 /// which no other access may overlap, so the reference is used as it is held: no retain, no
-/// release (Benchmarks/README.md, "get at 1 M: the origin's retain and release").
+/// release (Benchmarks/README.md, "get at 1 M: the origin's retain and release, and the
+/// compaction's branch").
 struct OriginCell {
     var origin: any Origin
 
