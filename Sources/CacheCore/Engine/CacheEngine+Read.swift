@@ -30,7 +30,8 @@ extension CacheEngine {
     /// `get` of a key in canonical form whose hash is `hash`.
     @inline(__always)
     private func get(canonical key: String, hash: UInt32, force: Bool, nowait: Bool) throws(CacheError) -> ReadResult {
-        guard origin.isOnline else {
+        // Asked inside the origin cell's access: no retain and release of the origin (`OriginCell`).
+        guard originCell.isOnline() else {
             defer { if checksInvariants { checkInvariants() } }
             _ = nextSeq()
             return offlineRead(key, entrySlot(forKey: key, hash: hash))

@@ -31,11 +31,26 @@
     /// Most scheduled items (not counting expiries) one command may run before it is stopped (SPEC §7).
     public static let runawayLimit = 1_000_000
 
-    // Unchecked exclusivity: `Origin` is class-bound, so a read of this property is one load of
-    // a reference (then retained; calls run on that reference, not inside an access to the
-    // property), and it is only ever assigned whole (`init`, `replaceOrigin`), never passed inout:
-    // no two accesses to it can overlap. Checked, every read and write paid a dynamic access check.
-    @exclusivity(unchecked) public internal(set) var origin: any Origin
+    /// The server the cache talks to (kept in `originCell`).
+    public internal(set) var origin: any Origin {
+        @inline(__always) get { originCell.origin }
+        set { originCell.origin = newValue }
+    }
+    /// The origin, in a value of its own so that a `get` asks whether it is online with no
+    /// retain and release of it (see `OriginCell`).
+    ///
+    /// Unchecked exclusivity in optimized builds, checked in debug builds (as `state`). Why no
+    /// two accesses to it can overlap where one of them writes: the property is internal; it is
+    /// read and assigned whole through `origin` (a read of one reference, whose calls run on
+    /// that reference after the access ended), and its one mutating method, `isOnline()`, runs
+    /// only the origin's `isOnline`, which reads a property of the origin and never reaches the
+    /// engine (`Origin.isOnline` says so; every origin of the package stores it or answers
+    /// `true`). Checked, every read and write paid a dynamic access check.
+    #if DEBUG
+    var originCell: OriginCell
+    #else
+    @exclusivity(unchecked) var originCell: OriginCell
+    #endif
     /// The virtual clock's start (SPEC §2: 2026-01-01T00:00:00.000Z); replaced by `restore`.
     public internal(set) var clockStart: Int64
     /// The clock, the sequence number, the entries, the namespaces, the expiry FIFOs, the
@@ -185,7 +200,7 @@
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {
-        self.origin = origin
+        self.originCell = OriginCell(origin: origin)
         self.clockStart = clockStart
         self.state = EngineState(now: clockStart)
         _ = namespaceSlot(named: KeyName.defaultNamespace)

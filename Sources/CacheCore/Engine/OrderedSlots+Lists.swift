@@ -227,14 +227,25 @@ extension OrderedSlots {
         places.withUnsafeMutableBufferPointer { places in
             recency.items.withUnsafeMutableBufferPointer { items in
                 remap.withUnsafeMutableBufferPointer { remap in
+                    // Without a branch on whether an item is current: which items are is as
+                    // good as random (an item is stale when its entry was read again since), so
+                    // a branch on it was mispredicted about every other item, and each
+                    // misprediction waited for the slot's place, a read that misses the cache at
+                    // a million entries; without it the reads of many items overlap. A stale
+                    // item writes its place back as it is, and its slot where the next current
+                    // item goes (`kept` never passes `q`).
                     for q in head..<items.count {
                         let s = Int(items[q])
-                        guard places[s].global == UInt32(truncatingIfNeeded: q) else { continue }
+                        let place = places[s].global
+                        let current = place == UInt32(truncatingIfNeeded: q)
                         let w = UInt32(truncatingIfNeeded: kept)
-                        places[s].global = w
+                        places[s].global = current ? w : place
                         items[kept] = Int32(truncatingIfNeeded: s)
-                        if renumbers { remap[q] = w }
-                        kept += 1
+                        if renumbers { remap[q] = current ? w : .max }
+                        // 1 when current, else 0, as arithmetic: written as a condition, the
+                        // compiler made the count a branch again.
+                        let differs = UInt64(place ^ UInt32(truncatingIfNeeded: q))
+                        kept &+= Int(truncatingIfNeeded: (differs &- 1) >> 63)
                     }
                 }
             }

@@ -112,6 +112,9 @@ public struct MutationRequest: Sendable, Equatable {
 /// with the request's id (for `deliver`) and the current time.
 public protocol Origin: AnyObject {
     /// False while the origin cannot be reached: the cache sends nothing and serves what it has.
+    /// Asked on every read, while the engine holds its reference to the origin (`OriginCell`):
+    /// it must not call the cache or its engine back (a stored property, or a constant, is what
+    /// it is meant to be).
     var isOnline: Bool { get }
     /// Fetch of one or many keys (a bulk fetch answers all in one reply, in the order asked).
     func fetch(keys: [String], requestID: UInt64, at now: Int64) -> OriginReply<[KeyAnswer]>
@@ -180,4 +183,23 @@ extension Origin {
     public func latencyIfSent(fetch keys: [String]) -> Int64? { nil }
     /// Unknown: an app's origin cannot say when it will answer.
     public func latencyIfSentValidation() -> Int64? { nil }
+}
+
+/// The engine's reference to its origin, in a value of its own (`CacheEngine.originCell`).
+///
+/// Why: a method called on a reference read from a class's stored property runs after the
+/// property's access has ended, so the compiler retains the reference for the call and releases
+/// it after (the call might replace the property and free the object). Both are atomic
+/// operations, which on x86-64 wait for every earlier store to reach the cache: a `get` hit,
+/// which asks `isOnline` first, waited for the previous hit's recency writes to land. Called as
+/// a mutating method of this value, `isOnline` runs inside the access to the engine's property,
+/// which no other access may overlap, so the reference is used as it is held: no retain, no
+/// release (Benchmarks/README.md, "get at 1 M: the origin's retain and release, and the
+/// compaction's branch").
+struct OriginCell {
+    var origin: any Origin
+
+    /// `origin.isOnline`, asked inside the access to the cell (see the type's description).
+    @inline(__always)
+    mutating func isOnline() -> Bool { origin.isOnline }
 }
