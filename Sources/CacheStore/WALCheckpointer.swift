@@ -37,8 +37,6 @@ final class WALCheckpointer: Sendable {
     private let asked = Mutex<(frames: Int32, last: Int32, pending: Bool)>((0, 0, false))
     /// Set by `finish`: no checkpoint starts after it.
     private let finished = Atomic<Bool>(false)
-    /// Checkpoints that ran (each may have found nothing new to copy), for tests.
-    let runs = Atomic<Int>(0)
 
     init(path: String) {
         self.path = path
@@ -102,7 +100,6 @@ final class WALCheckpointer: Sendable {
             }
             // A failure leaves the log as it was, for the next checkpoint or the close.
             _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            runs.add(1, ordering: .relaxed)
         }
     }
 

@@ -252,62 +252,73 @@ extension SnapshotCommands {
             new = (session.makeSnapshot(on: cache), nil)
         }
         let names = args.positional.map { $0.kind == .json ? nil : $0.text } + (args.positional.count == 2 ? [] : ["now"])
-        let reply = diffReply(old: old.document, new: new.document, names: (names[0], names[1]))
+        let difference = SnapshotDiff(old: old.document, new: new.document)
         if session.frames.runsTopLevel && session.notesHistory && args.positional.contains(where: { $0.kind != .json }) {
             // The history (and so a recording, `--echo`) holds each snapshot read from a file
             // itself, on one line, as `restore FILE` is kept: a recording names no other file
             // (SPEC §6), and replays under `--safe`.
             var line = "diff " + (old.inline ?? "")
             if args.positional.count == 2 { line += " " + (new.inline ?? "") }
-            let inline = diffReply(old: old.document, new: new.document, names: (nil, args.positional.count == 2 ? nil : "now"))
+            let inline = difference.reply(names: (nil, args.positional.count == 2 ? nil : "now"))
             session.outcome.rewrite = (line, inline.text(command: "diff", mode: session.options.mode, colour: false))
         }
-        return reply
+        return difference.reply(names: (names[0], names[1]))
     }
 
-    /// What `diff` prints for two snapshot documents; a side named nil is a snapshot given in
-    /// the command (`{SNAPSHOT}`: JSON `null`).
-    private static func diffReply(old: JSONValue, new: JSONValue, names: (old: String?, new: String?)) -> Reply {
-        let oldName = names.old ?? "{SNAPSHOT}", newName = names.new ?? "{SNAPSHOT}"
-        let before = entries(old), after = entries(new)
+    /// What differs between two snapshot documents, entry by entry, found once and printed with
+    /// the names of its sides (a recording prints it again with the files' names left out).
+    private struct SnapshotDiff {
+        let before: [String: [String: JSONValue]], after: [String: [String: JSONValue]]
         var removed: [String] = [], added: [String] = [], changed: [(key: String, fields: [(String, JSONValue, JSONValue)])] = []
-        for key in Set(before.keys).union(after.keys).sorted() {
-            switch (before[key], after[key]) {
-            case (let a?, let b?):
-                let fields = diffFields.compactMap { name -> (String, JSONValue, JSONValue)? in
-                    let x = a[name] ?? .null, y = b[name] ?? .null
-                    return x == y ? nil : (name, x, y)
+        let clocks: (old: JSONValue, new: JSONValue)
+
+        init(old: JSONValue, new: JSONValue) {
+            before = SnapshotCommands.entries(old)
+            after = SnapshotCommands.entries(new)
+            let clock = { (document: JSONValue) -> JSONValue in
+                if case .object(let o) = document { return o["now"] ?? .null }
+                return .null
+            }
+            clocks = (clock(old), clock(new))
+            for key in Set(before.keys).union(after.keys).sorted() {
+                switch (before[key], after[key]) {
+                case (let a?, let b?):
+                    let fields = diffFields.compactMap { name -> (String, JSONValue, JSONValue)? in
+                        let x = a[name] ?? .null, y = b[name] ?? .null
+                        return x == y ? nil : (name, x, y)
+                    }
+                    if !fields.isEmpty { changed.append((key, fields)) }
+                case (_?, nil): removed.append(key)
+                case (nil, _?): added.append(key)
+                case (nil, nil): break
                 }
-                if !fields.isEmpty { changed.append((key, fields)) }
-            case (_?, nil): removed.append(key)
-            case (nil, _?): added.append(key)
-            case (nil, nil): break
             }
         }
-        let clock = { (document: JSONValue) -> JSONValue in
-            if case .object(let o) = document { return o["now"] ?? .null }
-            return .null
+
+        /// What `diff` prints; a side named nil is a snapshot given in the command (`{SNAPSHOT}`:
+        /// JSON `null`).
+        func reply(names: (old: String?, new: String?)) -> Reply {
+            var human = ["--- \(names.old ?? "{SNAPSHOT}") (now \(Render.text(clocks.old, field: "now")))",
+                         "+++ \(names.new ?? "{SNAPSHOT}") (now \(Render.text(clocks.new, field: "now")))"]
+            for key in removed { human.append("- \(key)  " + summary(before[key]!)) }
+            for key in added { human.append("+ \(key)  " + summary(after[key]!)) }
+            for (key, fields) in changed {
+                human.append("~ \(key)")
+                for (name, x, y) in fields { human.append("    \(name): \(x.compactText) -> \(y.compactText)") }
+            }
+            let same = Set(before.keys).intersection(after.keys).count - changed.count
+            human.append("\(removed.count) removed, \(added.count) added, \(changed.count) changed, \(same) the same")
+            return Reply([
+                "old": names.old.map(JSONValue.string) ?? .null, "new": names.new.map(JSONValue.string) ?? .null,
+                "removed": .array(removed.map(JSONValue.string)), "added": .array(added.map(JSONValue.string)),
+                "changed": .array(changed.map { change in
+                    .object(["key": .string(change.key), "fields": .object(Dictionary(uniqueKeysWithValues: change.fields.map {
+                        ($0.0, JSONValue.array([$0.1, $0.2]))
+                    }))])
+                }),
+                "same": .int(Int64(same)),
+            ], human: human)
         }
-        var human = ["--- \(oldName) (now \(Render.text(clock(old), field: "now")))",
-                     "+++ \(newName) (now \(Render.text(clock(new), field: "now")))"]
-        for key in removed { human.append("- \(key)  " + summary(before[key]!)) }
-        for key in added { human.append("+ \(key)  " + summary(after[key]!)) }
-        for (key, fields) in changed {
-            human.append("~ \(key)")
-            for (name, x, y) in fields { human.append("    \(name): \(x.compactText) -> \(y.compactText)") }
-        }
-        let same = Set(before.keys).intersection(after.keys).count - changed.count
-        human.append("\(removed.count) removed, \(added.count) added, \(changed.count) changed, \(same) the same")
-        return Reply([
-            "old": names.old.map(JSONValue.string) ?? .null, "new": names.new.map(JSONValue.string) ?? .null,
-            "removed": .array(removed.map(JSONValue.string)), "added": .array(added.map(JSONValue.string)),
-            "changed": .array(changed.map { change in
-                .object(["key": .string(change.key), "fields": .object(Dictionary(uniqueKeysWithValues: change.fields.map {
-                    ($0.0, JSONValue.array([$0.1, $0.2]))
-                }))])
-            }),
-            "same": .int(Int64(same)),
-        ], human: human)
     }
 
     /// A snapshot's document, from a file or given in the command (`{SNAPSHOT}`), read as
