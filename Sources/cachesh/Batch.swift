@@ -78,20 +78,10 @@ enum Batch {
             if n == 0 { return head.isPrompt ? line : nil }
             var start = 0
             while start < n {
-                // A line whose first byte is not the prompt's is none: it is passed over with the
-                // lines after it up to one that starts with that byte (counted, not looked through
-                // one by one: a memchr per line cost about 80 instructions a line).
-                if head.isEmpty && chunk[start] != UInt8(ascii: "c") {
-                    guard let next = nextLineStartingWithC(chunk, from: start, count: n, line: &line) else {
-                        // The chunk ends in a line that is no prompt's, or at the end of one.
-                        if chunk[n - 1] != UInt8(ascii: "\n") { head.markNotPrompt() }
-                        break
-                    }
-                    start = next
-                    continue
-                }
-                // The line's first bytes, then straight to its end.
+                // The line's first bytes, then straight to its end; a line whose first byte is
+                // not the prompt's is none, and is passed over without its head kept.
                 var i = start
+                if head.isEmpty && chunk[i] != UInt8(ascii: "c") { head.markNotPrompt() }
                 while !head.isFull && i < n && chunk[i] != UInt8(ascii: "\n") {
                     head.append(chunk[i])
                     i += 1
@@ -103,46 +93,6 @@ enum Batch {
                 start = UnsafeMutableRawPointer(found) - UnsafeMutableRawPointer(chunk) + 1
             }
         }
-    }
-
-    /// Where the first line after `from` that starts with `c` begins, in `bytes[..<count]`
-    /// (`from` is inside a line: a line starting there is not looked at); `line` counts the line
-    /// feeds passed. Nil when none starts before `count`. Eight bytes at a time, with exact
-    /// per-byte masks: a line feed followed by a `c` flags the same byte of both words.
-    /// - Complexity: O(count - from).
-    static func nextLineStartingWithC(_ bytes: UnsafeMutablePointer<UInt8>, from: Int, count: Int, line: inout Int) -> Int? {
-        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, ones: UInt64 = 0x0101_0101_0101_0101
-        /// 0x80 in each byte of `w` that is `byte`, 0 elsewhere (no carry from byte to byte).
-        @inline(__always) func equal(_ w: UInt64, _ byte: UInt8) -> UInt64 {
-            let x = w ^ (ones &* UInt64(byte))
-            return ~(((x & lows) &+ lows) | x | lows)
-        }
-        let raw = UnsafeRawPointer(bytes)
-        var j = from
-        // Each word with the byte after it.
-        while j + 9 <= count {
-            // Byte k of a word in bits 8k...8k+7, whatever the machine's byte order.
-            let lineFeeds = equal(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: j, as: UInt64.self)), UInt8(ascii: "\n"))
-            if lineFeeds != 0 {
-                let after = equal(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: j + 1, as: UInt64.self)), UInt8(ascii: "c"))
-                let hits = lineFeeds & after
-                if hits != 0 {
-                    let lowest = hits & (0 &- hits)
-                    line += (lineFeeds & (lowest | (lowest &- 1))).nonzeroBitCount
-                    return j + lowest.trailingZeroBitCount >> 3 + 1
-                }
-                line += lineFeeds.nonzeroBitCount
-            }
-            j += 8
-        }
-        while j < count {
-            if bytes[j] == UInt8(ascii: "\n") {
-                line += 1
-                if j + 1 < count && bytes[j + 1] == UInt8(ascii: "c") { return j + 1 }
-            }
-            j += 1
-        }
-        return nil
     }
 
     /// The first bytes of a line, as many as tell whether it is a prompt line.

@@ -184,9 +184,11 @@ extension Session {
                               _ body: (Session, isolated Cache) throws(ShellError) -> Result,
                               write: (Result, OutputMode, inout ByteWriter) -> Bool,
                               reply: (Result) -> Reply) -> Bool {
-        // A plain command runs in the top frame, with the session's one client (``runPlainCommand``).
+        // A plain command runs in the top frame, with the session's one client (``runPlainCommand``):
+        // no other client's command to begin (and no run-time check of an access to the clients).
         assert(frames.runsTopLevel && !clients.several, "a plain command runs at the top, with one client")
-        beginTopLevelCommand(on: cache)
+        cache.beginCommand()
+        outcome.begin(mode: settings.mode)
         let result: Result
         do throws(ShellError) {
             result = try body(self, cache)
