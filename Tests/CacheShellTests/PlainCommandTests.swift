@@ -58,6 +58,26 @@ struct PlainCommandTests {
         #"gets k"#,
         #"put k ["#,
         #"put k [1,"#,
+        // Keys of eight bytes and more (read a word at a time), with a colon, `=` or a blank
+        // before, inside or after a word's bounds.
+        #"put profile:2562 {"id":2562}"#,
+        #"get profile:2562"#,
+        #"put abcdefgh {"a":1}"#,
+        #"get abcdefgh"#,
+        #"put abcdefghijklmnop {"a":1}"#,
+        #"get abcdefghijklmnop"#,
+        #"put abcdefghij:klmnop {"a":1}"#,
+        #"get abcdefghij:klmnop"#,
+        #"put abcdefghijklmno=p {"a":1}"#,
+        #"put abcdefgh=ijklmnop {"a":1}"#,
+        #"get abcdefghijklmno=p"#,
+        #"get abcdefghijklmnop:"#,
+        #"get default:abcdefghijk"#,
+        #"put feed:abcdefghijklmnopqrstuvwxyz0123456789 [1]"#,
+        "get abcdefghijklmnop\tx",
+        "get abcdefghijklmnop ",
+        #"put *bcdefghijklmnop {"a":1}"#,
+        #"put abcdefghijklmnö {"a":1}"#,
     ]
 
     /// Everything a session printed for `script`, whether a command failed, and its last history entry.

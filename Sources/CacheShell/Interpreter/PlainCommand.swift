@@ -110,6 +110,21 @@ extension Session {
         // (blanks among them) send the line to the lexer through `plainKey`.
         var keyEnd = keyStart
         var keyHasColon = false
+        // Eight bytes at a time while none of them is a space, a line feed or `=` (exact per-byte
+        // masks: a word's colon is noted), then byte by byte from the word that holds one.
+        let raw = UnsafeRawPointer(base)
+        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, ones: UInt64 = 0x0101_0101_0101_0101
+        /// 0x80 in each byte of `w` that is `byte` (no carry from byte to byte).
+        @inline(__always) func equal(_ w: UInt64, _ byte: UInt8) -> UInt64 {
+            let x = w ^ (ones &* UInt64(byte))
+            return ~(((x & lows) &+ lows) | x | lows)
+        }
+        while keyEnd + 8 <= count {
+            let w = raw.loadUnaligned(fromByteOffset: keyEnd, as: UInt64.self)
+            if equal(w, UInt8(ascii: " ")) | equal(w, UInt8(ascii: "\n")) | equal(w, UInt8(ascii: "=")) != 0 { break }
+            if equal(w, UInt8(ascii: ":")) != 0 { keyHasColon = true }
+            keyEnd += 8
+        }
         while keyEnd < count {
             let byte = base[keyEnd]
             if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: " ") { break }
