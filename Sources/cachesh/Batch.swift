@@ -195,7 +195,7 @@ enum Batch {
                                    + "cachesh reads UTF-8; stopped reading\n", isError: true)
                     return 2
                 }
-                let source = SourceFile(name: name, bytes: piece, firstLine: line)
+                let source = SourceFile(name: name, validUTF8: piece, firstLine: line)
                 // A piece of a script ends no commit group: reading the next piece does not wait.
                 // One of standard input does, as reading on may wait for the next line.
                 let (ok, heldFrom) = holding ? session.runPiece(source, endsCommitGroup: !isFile, on: cache)

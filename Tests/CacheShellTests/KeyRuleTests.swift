@@ -23,6 +23,14 @@ import TestSupport
         #expect(KeyName.problem(withKey: Self.badKeys[i].key) == Self.badKeys[i].problem)
     }
 
+    /// The bytes a plain key's namespace is read with are the ASCII name characters of the rule.
+    @Test func nameBytesAreTheRulesASCIINameCharacters() {
+        for byte in UInt8.min...UInt8.max {
+            let expected = byte < 128 && KeyName.isNameCharacter(Character(Unicode.Scalar(byte)))
+            #expect(Arguments.isNameByte(byte) == expected, "byte \(byte)")
+        }
+    }
+
     @Test(arguments: ["home", "feed:home", "feed.v2:home", "página:1", "a:b:c", "feed:[1]"])
     func goodKeysPass(_ key: String) {
         #expect(KeyName.problem(withKey: key) == nil)

@@ -241,6 +241,31 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         #expect(source.render(Diagnostic(message: "boom", offset: 11)) == "f:5: error: boom")
     }
 
+    /// Every offset of random text maps to the line a count of the line feeds before it gives,
+    /// runs of line feeds and a byte 0x0B after one (which the word-wide search flags too) among
+    /// them; and text known to be UTF-8 makes the same source as the same bytes given unchecked.
+    @Test func mapsEveryOffsetOfRandomTextToItsLine() {
+        var generator = SeededGenerator(seed: 40)
+        let pieces: [[UInt8]] = [[0x0A], [0x0B], [0x0A, 0x0B], [0x0A, 0x0A], [0x09], Array("ab".utf8), Array("é".utf8), [0x0D, 0x0A], [0x01]]
+        for _ in 0..<300 {
+            var bytes: [UInt8] = []
+            let parts = Int(generator.next() % 40)
+            for _ in 0..<parts { bytes += pieces[Int(generator.next() % UInt64(pieces.count))] }
+            let firstLine = 1 + Int(generator.next() % 5)
+            let source = bytes.withUnsafeBufferPointer { SourceFile(name: "f", bytes: $0, firstLine: firstLine) }
+            let checked = bytes.withUnsafeBufferPointer { SourceFile(name: "f", validUTF8: $0, firstLine: firstLine) }
+            #expect(source.lineCount == 1 + bytes.count { $0 == 0x0A })
+            #expect(checked.lineCount == source.lineCount && checked.text == source.text)
+            for offset in 0...bytes.count {
+                let line = firstLine + bytes[..<offset].count { $0 == 0x0A }
+                let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+                let location = source.location(ofOffset: offset)
+                #expect(location.line == line && location.column == offset - lineStart + 1, "\(bytes) offset \(offset)")
+                #expect(checked.location(ofOffset: offset) == location)
+            }
+        }
+    }
+
     // MARK: Fuzzing
 
     /// Scripts that lex cleanly; the fuzzer breaks them in small ways.

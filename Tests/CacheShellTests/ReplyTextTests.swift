@@ -65,6 +65,32 @@ struct ReplyTextTests {
         }
     }
 
+    /// Whole numbers are written as `String` writes them, at every count of digits.
+    @Test func numbersAreWrittenInDecimal() {
+        var numbers: [Int64] = Array(-1_000...1_000) + [.max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            numbers += [power - 1, power, power + 1, -power, power * 9 / 7]
+        }
+        var out = ByteWriter(capacity: 4)
+        defer { out.deallocate() }
+        for number in numbers {
+            out.removeAll()
+            out.appendInteger(number)
+            #expect(out.text() == String(number))
+        }
+        out.removeAll()
+        out.appendInteger(UInt64.max)
+        #expect(out.text() == String(UInt64.max))
+    }
+
+    /// A read's state and source are written as their raw values.
+    @Test func readNamesAreTheRawValues() {
+        for state in [EntryState.fresh, .stale, .expired, .absent] { #expect(ReadNames.state(state).description == state.rawValue) }
+        for source in [ValueSource.cache, .server] { #expect(ReadNames.source(source).description == source.rawValue) }
+    }
+
     /// Every reply's JSON says `ok`, and a subcommand's names it; human output shows neither.
     @Test func everyReplySaysOkInJSONAndNeitherInHumanOutput() {
         for reply in Self.variants(Reply(["key": "a:1"], order: ["key"])) {

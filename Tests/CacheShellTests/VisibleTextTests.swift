@@ -14,7 +14,9 @@ import TestSupport
     @Test func agreesWithAScalarByScalarReference() {
         let pieces = ["a", "bcd", "\n", "\t", "\u{1B}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "é", "€", "\u{0}", "ok ", "\u{C2}",
                       "\u{202E}", "\u{2028}", "\u{2029}", "\u{200F}", "\u{2066}", "\u{2069}", "\u{061C}", "\u{2027}", "\u{202F}",
-                      "\u{2065}", "\u{206A}", "\u{0618}", "—", "\u{200D}"]
+                      "\u{2065}", "\u{206A}", "\u{0618}", "—", "\u{200D}",
+                      // Printable ASCII at its bounds, and long runs of it (told a word at a time).
+                      " ", "~", "\u{1F}", "{\"id\":1,\"title\":\"item 1\"}", "feed:10437 "]
         var g = SeededGenerator(seed: 99)
         for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...24, using: &g)).map { _ in g.pick(pieces) }.joined()

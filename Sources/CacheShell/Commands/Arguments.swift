@@ -1,4 +1,9 @@
 import CacheCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The words of one command after its name, sorted into positionals, `name=value` options and
 /// `--flags` against what its ``CommandSpec`` declares; every problem is a `ShellError` at its word.
@@ -126,9 +131,21 @@ struct Arguments {
     /// common case); nil when it is not, for ``key(_:)`` to give its verdict.
     static func keyIfPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         switch plainKey(bytes) {
-        case .plain: return String(decoding: bytes, as: UTF8.self)
-        case .plainInDefault: return KeyName.canonical(String(decoding: bytes, as: UTF8.self))
+        case .plain: return string(ascii: bytes)
+        case .plainInDefault: return KeyName.canonical(string(ascii: bytes))
         case .other: return nil
+        }
+    }
+
+    /// The `String` of ASCII bytes, copied in: one of up to 15 bytes is made in place, with no
+    /// UTF-8 check (`String(decoding:as:)` checked and could repair each key: about 170
+    /// instructions a key of a batch).
+    @inline(__always)
+    private static func string(ascii bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return 0 }
+            target.update(from: source, count: bytes.count)
+            return bytes.count
         }
     }
 
@@ -165,22 +182,24 @@ struct Arguments {
         return equals(namespace, "default") ? .plainInDefault : .plain
     }
 
-    /// Whether `bytes` spell `literal`.
+    /// Whether `bytes` spell `literal` (a namespace's name: compared in one go, not byte by byte
+    /// through iterators).
     @inline(__always)
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        bytes.count == literal.utf8CodeUnitCount
-            && bytes.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return memcmp(base, literal.utf8Start, bytes.count) == 0
     }
 
-    /// A name character that is ASCII: a letter, digit, -, _ or .
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-            true
-        default:
-            false
-        }
+    /// A name character that is ASCII: a letter, digit, -, _ or . (read from a 128-bit set:
+    /// every byte of a key's namespace is looked up here).
+    @inline(__always)
+    static func isNameByte(_ byte: UInt8) -> Bool {
+        // Bytes 0...63: - . 0-9; bytes 64...127: A-Z _ a-z.
+        let low: UInt64 = 1 << 0x2D | 1 << 0x2E | 0x3FF << 0x30
+        let high: UInt64 = 0x3FF_FFFF << (0x41 - 64) | 1 << (0x5F - 64) | 0x3FF_FFFF << (0x61 - 64)
+        if byte < 64 { return low &>> UInt64(byte) & 1 != 0 }
+        return byte < 128 && high &>> UInt64(byte &- 64) & 1 != 0
     }
 
     /// A namespace name.

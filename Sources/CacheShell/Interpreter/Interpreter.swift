@@ -156,35 +156,102 @@ extension Session {
     func perform(_ span: Range<Int>, in source: SourceFile, named name: String, on cache: isolated Cache,
                  _ body: (Session, isolated Cache) throws(ShellError) -> (name: String, reply: Reply)) -> Bool {
         let topLevel = frames.runsTopLevel
-        if topLevel {
-            cache.beginCommand()
-            if clients.several { for client in clients.all where client.cache !== cache { cache.withClient(client.cache) { $0.beginCommand() } } }
-            outcome.begin(mode: settings.mode)
-        }
+        if topLevel { beginTopLevelCommand(on: cache) }
         var ok = true
         do throws(ShellError) {
             // Two variables, not the tuple: a tuple holding a reply was destroyed through its type
             // metadata (the runtime's generic tuple_destroy, about 190 instructions a command).
             var (replyName, reply) = try body(self, cache)
-            if reply.isFailure {
-                anyFailed = true
-                ok = false
-            } else if topLevel {
-                // Swapped in, not copied: a reply holds strings and arrays.
-                swap(&outcome.reply, &reply)
-                swap(&outcome.name, &replyName)
-                outcome.replyMode = settings.mode
-            } else if let run = frames.scheduledRun {
-                add(.scheduled(reply, name: replyName, text: run.text, time: run.time, mode: settings.mode))
-            } else {
-                add(.reply(reply, name: replyName, mode: settings.mode))
-            }
+            ok = hold(&reply, named: &replyName, topLevel: topLevel)
         } catch {
             report(error, in: source, command: name, span: span)
             ok = false
         }
+        return endCommand(ok, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
+                          named: name, topLevel: topLevel)
+    }
+
+    /// ``perform(_:in:named:on:_:)`` for a top-level command whose reply is made of what its
+    /// body returns (a put's changed keys, a get's read): when that reply is all the command
+    /// printed and goes straight into the batch's buffer, `write` writes it there from the
+    /// result, byte for byte what the reply `reply` makes would write, and no reply is made;
+    /// else the reply is made and handed on as `perform` does. (A plain command of a batch
+    /// paid some 500 instructions to build, move and destroy a reply it then wrote straight.)
+    /// - Parameter write: writes the reply's text in a mode (`Reply.write`'s contract: returns
+    ///   whether it may hold a control character).
+    @inline(__always)
+    func performPlain<Result>(_ span: Range<Int>, in source: SourceFile, named name: String, on cache: isolated Cache,
+                              _ body: (Session, isolated Cache) throws(ShellError) -> Result,
+                              write: (Result, OutputMode, inout ByteWriter) -> Bool,
+                              reply: (Result) -> Reply) -> Bool {
+        // A plain command runs in the top frame, with the session's one client (``runPlainCommand``):
+        // no other client's command to begin (and no run-time check of an access to the clients).
+        assert(frames.runsTopLevel && !clients.several, "a plain command runs at the top, with one client")
+        cache.beginCommand()
+        outcome.begin(mode: settings.mode)
+        let result: Result
+        do throws(ShellError) {
+            result = try body(self, cache)
+        } catch {
+            report(error, in: source, command: name, span: span)
+            return endCommand(false, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
+                              named: name, topLevel: true)
+        }
+        let divergence = frames.inScheduled ? nil : server.takeDivergence()
+        // What `finish` would do with the reply as the outcome's lone item: `show` writes it straight
+        // (`TerminalRenderer.show`), and the history, which no batch writing straight notes, is left alone.
+        if divergence == nil && !notesHistory && terminal.writesStraightNow && outcome.isUntouched {
+            let mode = settings.mode
+            terminal.writeStraight(held: store != nil) { out in write(result, mode, &out) }
+            // Nothing else to forget: the outcome holds no item, no reply and no rewrite (``Outcome/reset()``).
+            outcome.open = false
+            return true
+        }
+        var made = reply(result)
+        var replyName = name
+        let ok = hold(&made, named: &replyName, topLevel: true)
+        return endCommand(ok, divergence: divergence, span: span, in: source, named: name, topLevel: true)
+    }
+
+    /// The start of a top-level command in ``perform(_:in:named:on:_:)``: the cache's command (each
+    /// client's) and the outcome begin.
+    @inline(__always)
+    private func beginTopLevelCommand(on cache: isolated Cache) {
+        cache.beginCommand()
+        if clients.several { for client in clients.all where client.cache !== cache { cache.withClient(client.cache) { $0.beginCommand() } } }
+        outcome.begin(mode: settings.mode)
+    }
+
+    /// A command's reply joins its outcome (a top-level one's own reply, else an item of it).
+    /// - Returns: false for ``Reply/failedWithin``.
+    @inline(__always)
+    private func hold(_ reply: inout Reply, named replyName: inout String, topLevel: Bool) -> Bool {
+        if reply.isFailure {
+            anyFailed = true
+            return false
+        } else if topLevel {
+            // Swapped in, not copied: a reply holds strings and arrays.
+            swap(&outcome.reply, &reply)
+            swap(&outcome.name, &replyName)
+            outcome.replyMode = settings.mode
+        } else if let run = frames.scheduledRun {
+            add(.scheduled(reply, name: replyName, text: run.text, time: run.time, mode: settings.mode))
+        } else {
+            add(.reply(reply, name: replyName, mode: settings.mode))
+        }
+        return true
+    }
+
+    /// The end of ``perform(_:in:named:on:_:)``: a request strict mode found nothing queued for
+    /// (`divergence`, taken from the server but in a scheduled command) fails the command; a
+    /// top-level outcome then goes to the renderers.
+    /// - Returns: whether the command succeeded (`ok`, unless it diverged).
+    @inline(__always)
+    private func endCommand(_ ok: Bool, divergence: String?, span: Range<Int>, in source: SourceFile, named name: String,
+                            topLevel: Bool) -> Bool {
+        var ok = ok
         // A scheduled command's request is told by the command that ran the scheduler.
-        if !frames.inScheduled, let request = server.takeDivergence() {
+        if let request = divergence {
             // Its error follows what the command printed, whose JSON says the command failed.
             outcome.markLastReplyFailed()
             if topLevel { outcome.demoteReply() }

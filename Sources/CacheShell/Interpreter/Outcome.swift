@@ -69,6 +69,9 @@ struct Outcome {
     /// Whether the reply alone is what the command printed, nothing before it nor in its place.
     var isLoneReply: Bool { !name.isEmpty && items.isEmpty && rewrite == nil }
 
+    /// Whether the command has added nothing yet: no item, no reply, no rewrite.
+    var isUntouched: Bool { items.isEmpty && name.isEmpty && rewrite == nil }
+
     /// Starts a top-level command's outcome.
     mutating func begin(mode: OutputMode) {
         open = true

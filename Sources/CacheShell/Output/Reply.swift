@@ -149,29 +149,7 @@ struct Reply {
                 return Self.readLines(result, isGet: isGet, colour: colour, into: &out)
             }
         case .keys(let keys):
-            var control = false
-            if mode == .json {
-                out.append("{\"command\":")
-                control = out.appendJSONString(command)
-                out.append(",\"keys\":")
-                control = out.appendJSONArray(keys) || control
-                out.append(ok ? ",\"ok\":true" as StaticString : ",\"ok\":false")
-                if let subcommand {
-                    out.append(",\"subcommand\":")
-                    control = out.appendJSONString(subcommand) || control
-                }
-                out.append("}\n")
-            } else if keys.isEmpty {
-                out.append("keys: (none)\n")
-            } else {
-                out.append("keys:")
-                for key in keys {
-                    out.append(UInt8(ascii: " "))
-                    control = out.appendChecked(key) || control
-                }
-                out.append(UInt8(ascii: "\n"))
-            }
-            return control
+            return Self.writeKeys(keys, command: command, subcommand: subcommand, ok: ok, mode: mode, into: &out)
         case .fields, .table:
             let start = out.count
             if mode == .json {
@@ -191,11 +169,40 @@ struct Reply {
         }
     }
 
+    /// What a reply of changed keys writes (``write(into:command:mode:colour:width:)``).
+    /// - Returns: whether it may hold a control character.
+    static func writeKeys(_ keys: [String], command: String, subcommand: String?, ok: Bool, mode: OutputMode,
+                          into out: inout ByteWriter) -> Bool {
+        var control = false
+        if mode == .json {
+            out.append("{\"command\":")
+            control = out.appendJSONString(command)
+            out.append(",\"keys\":")
+            control = out.appendJSONArray(keys) || control
+            out.append(ok ? ",\"ok\":true" as StaticString : ",\"ok\":false")
+            if let subcommand {
+                out.append(",\"subcommand\":")
+                control = out.appendJSONString(subcommand) || control
+            }
+            out.append("}\n")
+        } else if keys.isEmpty {
+            out.append("keys: (none)\n")
+        } else {
+            out.append("keys:")
+            for key in keys {
+                out.append(UInt8(ascii: " "))
+                control = out.appendChecked(key) || control
+            }
+            out.append(UInt8(ascii: "\n"))
+        }
+        return control
+    }
+
     /// The JSON object of a read with its `command` (and `subcommand`, for a form of a command
     /// that has them): the keys in sorted order, as `compactText` writes them.
     /// - Returns: whether it may hold a control character (``write(into:command:mode:colour:)``).
-    private static func readJSON(_ r: ReadResult, isGet: Bool, command: String, subcommand: String?, ok: Bool,
-                                 into out: inout ByteWriter) -> Bool {
+    static func readJSON(_ r: ReadResult, isGet: Bool, command: String, subcommand: String?, ok: Bool,
+                         into out: inout ByteWriter) -> Bool {
         out.append("{\"age_ms\":")
         out.appendNumber(r.ageMs)
         out.append(",\"command\":")
@@ -213,11 +220,11 @@ struct Reply {
         if isGet && r.pending { out.append(",\"pending\":true") }
         if isGet {
             out.append(",\"source\":\"")
-            out.append(r.source.rawValue)
+            out.append(ReadNames.source(r.source))
             out.append(UInt8(ascii: "\""))
         }
         out.append(",\"state\":\"")
-        out.append(r.state.rawValue)
+        out.append(ReadNames.state(r.state))
         out.append(UInt8(ascii: "\""))
         if let subcommand {
             out.append(",\"subcommand\":")
@@ -234,20 +241,20 @@ struct Reply {
     /// The human lines of a read: `fieldLines` of its fields in `readOrder`, whose longest name,
     /// `expires_in_ms`, is always present and sets the width.
     /// - Returns: whether they may hold a control character (``write(into:command:mode:colour:)``).
-    private static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool, into out: inout ByteWriter) -> Bool {
+    static func readLines(_ r: ReadResult, isGet: Bool, colour: Bool, into out: inout ByteWriter) -> Bool {
         out.append("key:           ")
         var control = out.appendChecked(r.key)
         out.append("\nstate:         ")
         if colour {
             out.append(Render.stateText(r.state.rawValue, colour: colour))
         } else {
-            out.append(r.state.rawValue)
+            out.append(ReadNames.state(r.state))
         }
         out.append("\nvalue:         ")
         control = out.appendStored(r.stored) || control
         if isGet {
             out.append("\nsource:        ")
-            out.append(r.source.rawValue)
+            out.append(ReadNames.source(r.source))
         }
         out.append("\nage_ms:        ")
         out.appendNumber(r.ageMs)
@@ -267,6 +274,28 @@ struct Reply {
         }
         out.append(UInt8(ascii: "\n"))
         return control
+    }
+}
+
+/// A read's state and source as literals, their raw values (`EntryState`, `ValueSource`): written
+/// into the output with no string made and let go for each read.
+enum ReadNames {
+    @inline(__always)
+    static func state(_ state: EntryState) -> StaticString {
+        switch state {
+        case .fresh: "fresh"
+        case .stale: "stale"
+        case .expired: "expired"
+        case .absent: "absent"
+        }
+    }
+
+    @inline(__always)
+    static func source(_ source: ValueSource) -> StaticString {
+        switch source {
+        case .cache: "cache"
+        case .server: "server"
+        }
     }
 }
 

@@ -61,15 +61,30 @@ struct TerminalRenderer {
 
     /// Writes a reply straight into `buffer`, byte for byte what `show` would hand the sink.
     private mutating func writeStraight(_ reply: Reply, name: String, mode: OutputMode, into buffer: OutputBuffer, held: Bool) {
+        let width = width
+        writeStraight(into: buffer, held: held) { out in reply.write(into: &out, command: name, mode: mode, colour: false, width: width) }
+    }
+
+    /// Whether a lone reply shown now would be written straight into the buffer (``show(_:colour:held:)``).
+    var writesStraightNow: Bool { writesStraight && waiting.isEmpty && buffer != nil }
+
+    /// Writes a lone reply straight into the buffer, as ``show(_:colour:held:)`` does when
+    /// ``writesStraightNow``: `write` writes its text, without colour, and returns whether it may
+    /// hold a control character (`Reply.write`).
+    @inline(__always)
+    mutating func writeStraight(held: Bool, _ write: (inout ByteWriter) -> Bool) {
+        guard let buffer else { preconditionFailure("a reply written straight with no buffer") }
+        writeStraight(into: buffer, held: held, write)
+    }
+
+    @inline(__always)
+    private mutating func writeStraight(into buffer: OutputBuffer, held: Bool, _ write: (inout ByteWriter) -> Bool) {
         // The buffer's writer taken out while the reply is written (one access to it, not one per
         // use), and put back before anything else can write to the buffer.
         var out = buffer.writer
         let from = out.count
-        if reply.write(into: &out, command: name, mode: mode, colour: false, width: width) {
-            // What `add` would do: escape what could drive the terminal.
-            let text = Render.visible(out.text(from: from))
-            out.removeLast(from: from)
-            out.append(text)
+        if write(&out) {
+            escapeWritten(from: from, in: &out)
         }
         buffer.writer = out
         if held {
@@ -79,11 +94,21 @@ struct TerminalRenderer {
         }
     }
 
+    /// What `add` would do to the text written from `from` on: escape what could drive the terminal.
+    @inline(never)
+    private func escapeWritten(from: Int, in out: inout ByteWriter) {
+        let text = Render.visible(out.text(from: from))
+        out.removeLast(from: from)
+        out.append(text)
+    }
+
     /// Hands everything rendered to the sink (with no sink, keeps it for ``take()``); replies
     /// written straight into the buffer are no longer held, and the buffer is flushed when full.
     mutating func release() {
         precondition(committing == nil, "output released while a commit is in flight")
-        if let sink, !waiting.isEmpty {
+        // Whether anything waits first: after each command of a batch, usually nothing does, and
+        // the sink is then not taken out (a retain and a release of its context).
+        if !waiting.isEmpty, let sink {
             for (text, isError) in waiting { sink(text, isError) }
             waiting.removeAll(keepingCapacity: true)
         }
