@@ -92,15 +92,18 @@ struct EngineState {
         // `storedAt`), and moved into its slot: no copy of the record on the way.
         let times = namespaces.times(ns)
         let expiresAt = now.addingClamped(times.ttl)
-        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags, storedAt: now,
-                          staleAt: times.stale.map { now.addingClamped($0) } ?? .max, expiresAt: expiresAt)
+        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
         if let put, put == request {
-            entry.notePut(put)
-            entry.storedSeq = s
-        } else {
-            entry.setSequence(storedRequest: request, storedSeq: s)
-            if let put { entry.setWrites(local: put, put: put) }
+            // A put (its request is the put itself): the record made in one go.
+            let entry = Entry.stored(byPut: put, storedSeq: s, key: key, namespace: ns, stored: value, tags: tags,
+                                     storedAt: now, staleAt: staleAt, expiresAt: expiresAt)
+            let slot = entries.insert(consume entry, hash: hash)
+            return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
         }
+        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags, storedAt: now,
+                          staleAt: staleAt, expiresAt: expiresAt)
+        entry.setSequence(storedRequest: request, storedSeq: s)
+        if let put { entry.setWrites(local: put, put: put) }
         let slot = entries.insert(consume entry, hash: hash)
         return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
     }
@@ -205,10 +208,12 @@ struct EngineState {
         case stored(slot: Int32, ns: Int32, max: Int?, scan: ScheduledItem?, evicted: Evicted?)
     }
 
-    /// An entry `put` evicted in its step: its key, whether the namespace is still over its `max`
-    /// and `requestsByKey` (the engine then voids the key's responses in flight).
+    /// An entry `put` evicted in its step: whether the namespace is still over its `max` and
+    /// `requestsByKey` (the engine then voids the key's responses in flight). Its key is the
+    /// second of the keys changed: held there only, so that the step's result holds no
+    /// reference (dropping one that did was an outlined destroy of the enum, some 40
+    /// instructions, and its key's retain and release).
     struct Evicted {
-        var key: String
         var more: Bool
         var requestsByKey: Bool
     }
@@ -235,7 +240,7 @@ struct EngineState {
             return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: nil), changedKeys)
         }
         noteChangedKeys(key, e.key)
-        let evicted = Evicted(key: e.key, more: e.more, requestsByKey: e.requestsByKey)
+        let evicted = Evicted(more: e.more, requestsByKey: e.requestsByKey)
         return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: evicted), changedKeys)
     }
 
