@@ -210,10 +210,11 @@ struct EngineState {
     /// the most recent of at least two, so it is never the least recent, and storing moves no
     /// other entry.
     ///
-    /// Why before: at a million entries the victim's queue item, its entry and its key's bucket
+    /// Why before: at a million entries the victim's place in the recency queue and its entry
     /// each miss the cache, as does the new key's bucket. Found after the new entry is stored
     /// (some 800 instructions later), the victim's misses began only once the new key's had
     /// ended; found here, just after the new key's lookup, they are under way at the same time.
+    /// (Its key's bucket, which needs the hash of its key, is still read at the removal.)
     @inline(__always)
     mutating func lruVictimBeforeStoring(_ ns: Int32, max: Int) -> (slot: Int32, hash: UInt32)? {
         guard max > 0, entries.ordered.count(inNamespace: ns) == max,
