@@ -48,13 +48,18 @@ public actor Cache {
     /// While recording: the time of the last call and the sequence number of the step before it.
     var callMark: (time: Int64, stepSeq: UInt64) = (.min, 0)
 
+    // Unchecked exclusivity (the next three): each is only ever loaded or assigned whole, never
+    // passed inout or held in an access across a call (a call on the delegate or the tap runs on
+    // the reference or closure loaded, after the load's access ended), so no two accesses to one
+    // can overlap; checked, every change noted paid a dynamic access check (about 75
+    // instructions) to load the tap.
     /// Hears what happens inside each call, synchronously and in order (the shell prints it).
-    public weak var delegate: (any CacheDelegate)?
+    @exclusivity(unchecked) public weak var delegate: (any CacheDelegate)?
     /// An inspector's tap on every change with its cause (`setChangeTap`, Cache+Inspection.swift);
     /// nil when nobody inspects.
-    var changeTap: (@Sendable (CacheEvent) -> Void)?
+    @exclusivity(unchecked) var changeTap: (@Sendable (CacheEvent) -> Void)?
     /// What `reportsAllChanges` was set to (the engine reports every change while this or the tap asks).
-    var allChangesRequested = false
+    @exclusivity(unchecked) var allChangesRequested = false
 
     /// A cache on the virtual clock over a synchronous origin (a simulated server, a test double).
     /// - Parameter clockStart: the virtual clock's start, ms since the Unix epoch (SPEC §2).

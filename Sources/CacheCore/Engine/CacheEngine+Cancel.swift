@@ -26,7 +26,10 @@ extension CacheEngine {
                 if !keys.contains(k) { keys.append(k) }
             }
             setFate(id, .cancelled)
-            if request.waiters > 0 { requestTable.setOutcomes(id, outcomes) }
+            if request.waiters > 0 {
+                unitHasWork = true
+                requestTable.setOutcomes(id, outcomes)
+            }
             // Its completion item stays queued, superseded: it finds the request gone, as a live answer does.
             if let due = request.completesAt { scheduler.supersede(completion: id, at: due) }
             request.answer = nil

@@ -31,11 +31,15 @@ extension CacheEngine {
         if hooks.contains(.deferred) && (cause == .fetched || cause == .stored) { applyDeferred(slot, cause: cause) }
         let hooks = self.hooks
         if !hooks.isDisjoint(with: [.observers, .allChanges]) {
-            let watched = hooks.contains(.observers) && isWatched(slot)
-            if watched || hooks.contains(.allChanges) {
+            if hooks.contains(.observers) && isWatched(slot) {
                 let event = state.changeEvent(cause, slot: slot, source: source)
-                if watched { delegate?.cacheEngine(self, observed: event) }
+                delegate?.cacheEngine(self, observed: event)
                 if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
+            } else if hooks.contains(.allChanges) {
+                // Noted only (the timeline's case): the event made in the call's argument, which
+                // the optimizer then passes as it is; bound to a name first, it was copied and the
+                // original dropped (some 180 instructions a change).
+                delegate?.cacheEngine(self, noted: state.changeEvent(cause, slot: slot, source: source))
             }
         }
         if self.hooks.contains(.active) { refetchIfActive(slot, after: cause) }
@@ -69,11 +73,14 @@ extension CacheEngine {
     /// `emit` of a key no longer cached, when something may have to hear of it (`hooked`).
     private func emitHooked(_ cause: ChangeCause, key: String, namespace: Int32) {
         let hooks = self.hooks
-        let watched = hooks.contains(.observers) && observers.isWatched(key, namespace: namespaces[namespace].name)
-        guard watched || hooks.contains(.allChanges) else { return }
-        let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache)
-        if watched { delegate?.cacheEngine(self, observed: event) }
-        if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
+        if hooks.contains(.observers) && observers.isWatched(key, namespace: namespaces[namespace].name) {
+            let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache)
+            delegate?.cacheEngine(self, observed: event)
+            if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
+        } else if hooks.contains(.allChanges) {
+            // Noted only: the event made in the argument (see `emitHooked(_:slot:source:)`).
+            delegate?.cacheEngine(self, noted: CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
+        }
     }
 
     /// Reports a push to observers of everything.

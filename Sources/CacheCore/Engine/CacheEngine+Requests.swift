@@ -182,7 +182,10 @@ extension CacheEngine {
         if case .failure = result { setFate(request.id, .failed) } else {
             setFate(request.id, anyStored ? .stored : allFailed ? .failed : .discarded)
         }
-        if request.waiters > 0 { requestTable.setOutcomes(request.id, outcomes) }
+        if request.waiters > 0 {
+            unitHasWork = true
+            requestTable.setOutcomes(request.id, outcomes)
+        }
         if !behaviours.pagesAtRequest.isEmpty {
             if anyStored { writeBackPages(ofRequest: request.id) } else { behaviours.pagesAtRequest[request.id] = nil }
         }

@@ -30,6 +30,7 @@ extension CacheEngine {
             // The other clients' items before this one run first (SPEC §2 Clients).
             try group.runOthers(before: due, place: clockPlace, of: self)
         }
+        unitHasWork = true
         guard let item = try scheduler.next(upTo: limit) else { return false }
         if item.time > now { now = item.time }
         switch item.work {

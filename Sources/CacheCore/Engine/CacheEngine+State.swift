@@ -92,15 +92,18 @@ struct EngineState {
         // `storedAt`), and moved into its slot: no copy of the record on the way.
         let times = namespaces.times(ns)
         let expiresAt = now.addingClamped(times.ttl)
-        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags, storedAt: now,
-                          staleAt: times.stale.map { now.addingClamped($0) } ?? .max, expiresAt: expiresAt)
+        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
         if let put, put == request {
-            entry.notePut(put)
-            entry.storedSeq = s
-        } else {
-            entry.setSequence(storedRequest: request, storedSeq: s)
-            if let put { entry.setWrites(local: put, put: put) }
+            // A put (its request is the put itself): the record made in one go.
+            let entry = Entry.stored(byPut: put, storedSeq: s, key: key, namespace: ns, stored: value, tags: tags,
+                                     storedAt: now, staleAt: staleAt, expiresAt: expiresAt)
+            let slot = entries.insert(consume entry, hash: hash)
+            return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
         }
+        var entry = Entry(key: key, namespace: ns, stored: value, tags: tags, storedAt: now,
+                          staleAt: staleAt, expiresAt: expiresAt)
+        entry.setSequence(storedRequest: request, storedSeq: s)
+        if let put { entry.setWrites(local: put, put: put) }
         let slot = entries.insert(consume entry, hash: hash)
         return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
     }
@@ -166,9 +169,15 @@ struct EngineState {
     /// - Complexity: O(1) plus its ids and tags.
     @inline(__always)
     mutating func removeEntry(_ slot: Int32) -> String {
+        removeEntry(slot, hash: entries.keyIndex.hash(entries.ordered.entries[Int(slot)].key))
+    }
+
+    /// `removeEntry(_:)` with the hash of the entry's key (`KeyIndex.hash`) already taken.
+    @inline(__always)
+    mutating func removeEntry(_ slot: Int32, hash: UInt32) -> String {
         let ns = entries.ordered.entries[Int(slot)].namespace
         let storedSeq = entries.ordered.entries[Int(slot)].storedSeq
-        let key = entries.remove(slot)
+        let key = entries.remove(slot, hash: hash)
         expiry.dropHead(ns, ifOf: slot, seq: storedSeq)
         // The slot's row id goes with the entry (a key put again later is a new row). Only with
         // a store: read through stored properties, the check costs a cache without one nothing.
@@ -195,6 +204,25 @@ struct EngineState {
         return (key, entries.ordered.count(inNamespace: ns) > max, requestsByKey)
     }
 
+    /// The victim of a put of a new key into LRU namespace `ns` that holds exactly `max` entries
+    /// (at least one), found before the new entry is stored, and the hash of its key; nil for
+    /// any other put. The victim is the same after the new entry is stored: that entry is then
+    /// the most recent of at least two, so it is never the least recent, and storing moves no
+    /// other entry.
+    ///
+    /// Why before: at a million entries the victim's place in the recency queue and its entry
+    /// each miss the cache, as does the new key's bucket. Found after the new entry is stored
+    /// (some 800 instructions later), the victim's misses began only once the new key's had
+    /// ended; found here, just after the new key's lookup, they are under way at the same time.
+    /// (Its key's bucket, which needs the hash of its key, is still read at the removal.)
+    @inline(__always)
+    mutating func lruVictimBeforeStoring(_ ns: Int32, max: Int) -> (slot: Int32, hash: UInt32)? {
+        guard max > 0, entries.ordered.count(inNamespace: ns) == max,
+              entries.ordered.eviction(ofNamespace: ns) == .lru,
+              let victim = entries.victim(inNamespace: ns, over: max - 1) else { return nil }
+        return (victim, entries.keyIndex.hash(entries.ordered.entries[Int(victim)].key))
+    }
+
     // MARK: The operations
 
     /// What `put` found and did: the key was cached (its slot; the engine updates it), or a new
@@ -205,10 +233,12 @@ struct EngineState {
         case stored(slot: Int32, ns: Int32, max: Int?, scan: ScheduledItem?, evicted: Evicted?)
     }
 
-    /// An entry `put` evicted in its step: its key, whether the namespace is still over its `max`
-    /// and `requestsByKey` (the engine then voids the key's responses in flight).
+    /// An entry `put` evicted in its step: whether the namespace is still over its `max` and
+    /// `requestsByKey` (the engine then voids the key's responses in flight). Its key is the
+    /// second of the keys changed: held there only, so that the step's result holds no
+    /// reference (dropping one that did was an outlined destroy of the enum, some 40
+    /// instructions, and its key's retain and release).
     struct Evicted {
-        var key: String
         var more: Bool
         var requestsByKey: Bool
     }
@@ -228,14 +258,23 @@ struct EngineState {
             return (s, .cached(slot: slot), changedKeys)
         }
         let ns = namespaceSlot(forKey: key)
-        let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
         let max = namespaces.maxEntries(ns)
+        if evicting, let max, let early = lruVictimBeforeStoring(ns, max: max) {
+            // A full LRU namespace: one eviction, of the victim found before storing.
+            let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
+            let evictedKey = removeEntry(early.slot, hash: early.hash)
+            statistics.count(\.evictions, ns)
+            noteChangedKeys(key, evictedKey)
+            let evicted = Evicted(more: false, requestsByKey: requestsByKey)
+            return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: evicted), changedKeys)
+        }
+        let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
         guard evicting, let max, let e = evictOne(ns, over: max, sparing: slot) else {
             noteChangedKeys(key, nil)
             return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: nil), changedKeys)
         }
         noteChangedKeys(key, e.key)
-        let evicted = Evicted(key: e.key, more: e.more, requestsByKey: e.requestsByKey)
+        let evicted = Evicted(more: e.more, requestsByKey: e.requestsByKey)
         return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: evicted), changedKeys)
     }
 

@@ -86,6 +86,7 @@ extension CacheEngine {
             setFate(request.id, .stored)
         }
         if request.waiters > 0 {
+            unitHasWork = true
             requestTable.setValidationOutcome(request.id, result)
         } else {
             delegate?.cacheEngine(self, validated: result)

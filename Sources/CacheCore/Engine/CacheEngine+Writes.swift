@@ -43,8 +43,9 @@ extension CacheEngine {
                 // The step evicted when the namespace went over its `max`: what is left is to void
                 // the key's responses in flight, and to go on if the namespace is still over.
                 guard let evicted else { return changed }
-                if evicted.requestsByKey { requestTable.voidResponses(forKey: evicted.key) }
-                forgetDeferredMutations(ofEvicted: evicted.key)
+                // The evicted key is the second changed (`EngineState.Evicted`).
+                if evicted.requestsByKey { requestTable.voidResponses(forKey: changed[1]) }
+                if defersMutations { forgetDeferredMutations(ofEvicted: changed[1]) }
                 // Only a `max` of 0 evicts the key put (one integer compared, not the keys).
                 guard evicted.more else { return max == 0 ? Self.eachOnce(changed) : changed }
                 var changed = changed

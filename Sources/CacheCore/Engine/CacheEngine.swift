@@ -191,6 +191,13 @@
         /// Some key is active (`behaviours.active`).
         static let active = Hooks(rawValue: 1 << 3)
     }
+    /// Whether the scheduler may have counted an item run, or the request table noted outcomes,
+    /// since the unit of work began (`beginUnitOfWork` then starts them afresh). Set before each
+    /// `scheduler.next(upTo:)` and each `setOutcomes`/`setValidationOutcome`, the only ways
+    /// either gains anything to start afresh.
+    // Unchecked exclusivity: a `Bool` only ever read or assigned whole, never passed inout or
+    // held in an access across a call, so no two accesses to it can overlap.
+    @exclusivity(unchecked) var unitHasWork = false
     /// How many scheduled commands are running (nested): while one is, reads never wait (SPEC §2).
     var runningScheduled = 0
     /// The other caches on this one's clock (the shell's clients) and this engine's place among
@@ -252,6 +259,11 @@
     /// scheduled items per unit, and the outcomes of requests noted are this unit's.
     public func beginUnitOfWork() {
         defer { if checksInvariants { checkInvariants() } }
+        // Most units run no scheduled item and note no outcome (a put, a get hit): then there is
+        // nothing to start afresh, and the two parts are not reached (each access to one was a
+        // dynamic check, some 200 instructions a shell command).
+        guard unitHasWork else { return }
+        unitHasWork = false
         scheduler.beginUnitOfWork()
         requestTable.beginUnitOfWork()
     }

@@ -54,6 +54,44 @@ struct Entry {
         if !tags.isEmpty { self.tags = tags }
     }
 
+    /// The entry a `put` of sequence number `put` stores, `storedSeq` its store's: as
+    /// `init(key:namespace:stored:tags:storedAt:staleAt:expiresAt:)` followed by `notePut(put)`
+    /// and `storedSeq = storedSeq`, its fields written straight when they fit in the record (the
+    /// namespace slot in 16 bits, the times and the store's sequence number as offsets, no tags:
+    /// every put of the usual kind), with none of the setters' checks for fields out of line,
+    /// which a new record has none of.
+    @inline(__always)
+    static func stored(byPut put: UInt64, storedSeq: UInt64, key: String, namespace: Int32, stored: StoredValue,
+                       tags: [String], storedAt: Int64, staleAt: Int64, expiresAt: Int64) -> Entry {
+        if tags.isEmpty, namespace >= 0 && namespace < Int32(UInt16.max),
+           storedSeq >= put && storedSeq - put < UInt64(outOfLine),
+           let stale = offset(of: staleAt, after: storedAt), let expiry = offset(of: expiresAt, after: storedAt) {
+            return Entry(key: key, namespaceBits: UInt16(truncatingIfNeeded: namespace), stored: stored,
+                         storedAt: storedAt, staleOffset: stale, expiryOffset: expiry, put: put,
+                         storedSeqOffset: UInt32(truncatingIfNeeded: storedSeq - put))
+        }
+        var entry = Entry(key: key, namespace: namespace, stored: stored, tags: tags,
+                          storedAt: storedAt, staleAt: staleAt, expiresAt: expiresAt)
+        entry.notePut(put)
+        entry.storedSeq = storedSeq
+        return entry
+    }
+
+    /// A put's entry with every field in the record (see `stored(byPut:...)`).
+    @inline(__always)
+    private init(key: String, namespaceBits: UInt16, stored: StoredValue, storedAt: Int64, staleOffset: UInt32,
+                 expiryOffset: UInt32, put: UInt64, storedSeqOffset: UInt32) {
+        self.key = key
+        self.stored = stored
+        self.flags = [.live, .writesAtRequest]
+        self.namespaceBits = namespaceBits
+        self.staleOffset = staleOffset
+        self.storedAtValue = storedAt
+        self.storedRequestValue = put
+        self.expiryOffset = expiryOffset
+        self.storedSeqOffset = storedSeqOffset
+    }
+
     /// An entry of `value`; `ids` is not kept (the table reads an entry's ids off its value).
     init(key: String, namespace: Int32, value: JSONValue, tags: [String], ids: [String] = [],
          storedAt: Int64, staleAt: Int64, expiresAt: Int64) {
@@ -382,6 +420,14 @@ struct Entry {
             cold = cold!.copy()
         }
         return cold!
+    }
+
+    /// The key, moved out: the entry is left with an empty one (for an entry being removed).
+    @inline(__always)
+    mutating func takeKey() -> String {
+        var taken = ""
+        swap(&taken, &key)
+        return taken
     }
 
     /// Drops what a dead entry does not need: its value, tags and out-of-line fields (its packed

@@ -111,13 +111,18 @@ struct EntryTable {
     /// - Returns: the entry's key.
     /// - Complexity: O(1) plus its tags, plus the size of its value once the id index is built.
     mutating func remove(_ slot: Int32) -> String {
+        // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
+        // instructions for a short key).
+        remove(slot, hash: keyIndex.hash(ordered.entries[Int(slot)].key))
+    }
+
+    /// `remove(_:)` with the hash of the entry's key (`KeyIndex.hash`) already taken.
+    @inline(__always)
+    mutating func remove(_ slot: Int32, hash: UInt32) -> String {
         if idIndex != nil && ordered.entries[Int(slot)].stored.mayEmbedIDs {
             let stored = ordered.entries[Int(slot)].stored
             stored.forEachEntityIDKey(idKey) { idIndex?.remove(slot, for: $0) }
         }
-        // The key is hashed again (the record keeps no hash: 4 bytes an entry, against some 20
-        // instructions for a short key).
-        let hash = keyIndex.hash(ordered.entries[Int(slot)].key)
         let removed = ordered.remove(slot)
         keyIndex.remove(hash: hash, slot: slot)
         for tag in removed.tags { Self.remove(slot, from: &tagIndex, at: tag) }

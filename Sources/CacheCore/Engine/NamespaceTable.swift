@@ -23,8 +23,11 @@ struct NamespaceState {
 struct NamespaceTable {
     private(set) var all: [NamespaceState] = []
     private var index: [String: Int32] = [:]
-    /// The namespace `slot(forKey:)` found last: most runs of keys share one.
-    private var last: (name: String, slot: Int32)?
+    /// The namespace `slot(forKey:)` found last, its name and slot (-1: none yet): most runs of
+    /// keys share one. Two fields, not an optional pair: reading the pair copied it, the name
+    /// retained and released, on every put of a new key.
+    private var lastName = ""
+    private var lastSlot: Int32 = -1
     /// Whether some namespace has (or had) a `dedupe=` window: until one does, a fetch notes nothing.
     private(set) var dedupes = false
     /// How many of the first namespaces `slot(forKey:)` compares a key with before it looks the
@@ -93,21 +96,23 @@ struct NamespaceTable {
     /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last or one
     ///   of the first few (keys of a handful of namespaces interleaved, as an app's are).
     mutating func slot(forKey key: String) -> (slot: Int32, created: Bool) {
-        if let last {
-            switch Self.key(key, isIn: last.name) {
-            case true?: return (last.slot, false)
+        if lastSlot >= 0 {
+            switch Self.key(key, isIn: lastName) {
+            case true?: return (lastSlot, false)
             case false?:
                 // Compared on their bytes, as the last one was: no substring made, nothing hashed.
                 for i in 0..<min(all.count, Self.namesCompared) where Self.key(key, isIn: all[i].name) == true {
-                    self.last = (all[i].name, Int32(i))
+                    lastName = all[i].name
+                    lastSlot = Int32(i)
                     return (Int32(i), false)
                 }
-            case nil: if last.name == KeyName.namespace(of: key) { return (last.slot, false) }
+            case nil: if lastName == KeyName.namespace(of: key) { return (lastSlot, false) }
             }
         }
         let name = KeyName.namespace(of: key)
         let found = slot(creating: name)
-        last = (String(name), found.slot)
+        lastName = String(name)
+        lastSlot = found.slot
         return found
     }
 
@@ -159,8 +164,8 @@ extension NamespaceTable {
                 v.append("namespace \(ns.name): policy out of range: \(p)")
             }
         }
-        if let last, index[last.name] != last.slot {
-            v.append("namespace index: the last namespace found, \(last.name) in slot \(last.slot), is not the indexed one")
+        if lastSlot >= 0, index[lastName] != lastSlot {
+            v.append("namespace index: the last namespace found, \(lastName) in slot \(lastSlot), is not the indexed one")
         }
         return v
     }

@@ -53,9 +53,11 @@ struct OrderedSlots {
         /// 1.75 times the `current` entries it orders, plus a little. (At 1.5 times, the
         /// compactions of a run of gets at 1 M entries cost some 250 instructions a get; the room
         /// for a quarter more items costs at most 3 bytes an entry.)
+        /// (Shifts, not divisions: a count is never negative, and a signed division by 2 or 4
+        /// adds the instructions that round a negative one towards zero; this runs twice a put.)
         @inline(__always)
         static func limit(current: Int) -> Int {
-            current + current / 2 + current / 4 + 64
+            current &+ (current &>> 1) &+ (current &>> 2) &+ 64
         }
 
         @inline(__always)
@@ -274,7 +276,9 @@ struct OrderedSlots {
         leaveNamespace(slot)
         liveCount -= 1
         let i = Int(slot)
-        let removed = (entries[i].key, entries[i].tags)
+        // The key is moved out, not copied (the dead slot holds an empty one): no retain of it
+        // here and no release when the slot is reused.
+        let removed = (entries[i].takeKey(), entries[i].tags)
         entries[i].live = false
         entries[i].releaseContents()
         releaseSide(slot)

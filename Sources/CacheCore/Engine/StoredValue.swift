@@ -55,6 +55,10 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         /// The most bytes an inline text holds.
         static let capacity = 31
 
+        /// A text given as its words, laid out as described above.
+        @inline(__always)
+        init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
+
         /// The text of `bytes`, at most `capacity`.
         @inline(__always)
         init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -212,8 +216,15 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `null`.
-    public static let null = StoredValue(canonical: "null")
+    /// `null`: its four bytes inline, made where it is used. (A stored constant was a global,
+    /// whose every read checked that it was initialized, a `swift_once` call: some 20
+    /// instructions for each entry an eviction or removal emptied.)
+    public static var null: StoredValue {
+        @inline(__always) get {
+            // "null" in the first word's low bytes, the count (4) in the last byte (`Inline`).
+            StoredValue(storage: .small(Inline(words: (UInt64(0x6C6C_756E).littleEndian, 0, 0, (UInt64(4) << 56).littleEndian))))
+        }
+    }
 
     /// Calls `body` with the compact text's UTF-8 bytes (for output written as bytes; no copy).
     public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {

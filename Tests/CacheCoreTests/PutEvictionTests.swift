@@ -1,0 +1,86 @@
+@_spi(Engine) @testable import CacheCore
+import Testing
+
+/// A put of a new key into a full LRU namespace finds its victim before it stores the entry
+/// (`EngineState.lruVictimBeforeStoring`); these check that it evicts the entry the policy names,
+/// with the namespace shared or alone, at `max` 1 and 0, and that a unit of work that ran nothing
+/// leaves the scheduler and the request table as they are.
+@Suite struct PutEvictionTests {
+    static let hour: Int64 = 3_600_000
+
+    static func engine(_ namespaces: [String: Int]) -> CacheEngine {
+        let engine = CacheEngine(origin: NoOrigin())
+        engine.checksInvariants = true
+        for (name, max) in namespaces.sorted(by: { $0.key < $1.key }) {
+            _ = try! engine.defineNamespace(name, PolicyChange(ttl: hour, max: .some(max), eviction: .lru))
+        }
+        return engine
+    }
+
+    @Test func aNamespaceSharingTheSlotsEvictsItsOwnLeastRecent() throws {
+        let engine = Self.engine(["a": 2, "b": 5])
+        engine.put("a:1", .int(1))
+        engine.put("b:1", .int(1))
+        engine.put("a:2", .int(2))
+        _ = try engine.get("a:1")
+        #expect(engine.put("a:3", .int(3)) == ["a:3", "a:2"])
+        #expect(engine.peek("a:1").state == .fresh)
+        #expect(engine.peek("a:2").state == .absent)
+        #expect(engine.peek("b:1").state == .fresh)
+        #expect(engine.put("a:4", .int(4)) == ["a:4", "a:1"])
+        #expect(engine.stats().evictions == 2)
+    }
+
+    @Test func aNamespaceHoldingEveryEntryEvictsTheLeastRecent() throws {
+        let engine = Self.engine(["a": 3])
+        for i in 1...3 { engine.put("a:\(i)", .int(Int64(i))) }
+        _ = try engine.get("a:1")
+        #expect(engine.put("a:4", .int(4)) == ["a:4", "a:2"])
+        #expect(engine.put("a:5", .int(5)) == ["a:5", "a:3"])
+        #expect(engine.put("a:6", .int(6)) == ["a:6", "a:1"])
+        #expect(engine.count == 3)
+    }
+
+    @Test func aMaxOfOneReplacesTheEntryAndAMaxOfZeroKeepsNone() {
+        let engine = Self.engine(["one": 1, "none": 0])
+        #expect(engine.put("one:a", .int(1)) == ["one:a"])
+        #expect(engine.put("one:b", .int(2)) == ["one:b", "one:a"])
+        #expect(engine.peek("one:b").value == .int(2))
+        #expect(engine.put("none:a", .int(1)) == ["none:a"])
+        #expect(engine.peek("none:a").state == .absent)
+        #expect(engine.count == 1)
+    }
+
+    @Test func aPutOfACachedKeyInAFullNamespaceEvictsNothing() {
+        let engine = Self.engine(["a": 2])
+        engine.put("a:1", .int(1))
+        engine.put("a:2", .int(2))
+        #expect(engine.put("a:1", .int(3)) == ["a:1"])
+        #expect(engine.stats().evictions == 0)
+        #expect(engine.put("a:3", .int(4)) == ["a:3", "a:2"])
+    }
+
+    @Test func theStoredNullIsTheTextNull() {
+        #expect(StoredValue.null.text == "null")
+        #expect(StoredValue.null == StoredValue(canonical: "null"))
+        #expect(StoredValue.null.json == .null)
+        #expect(StoredValue(JSONValue.null) == StoredValue.null)
+    }
+
+    @Test func aUnitOfWorkAfterOneThatRanAnItemStartsAfresh() {
+        let h = Harness()
+        h.server("k", 1)
+        h.engine.beginUnitOfWork()
+        // A blocking read: its fetch's completion runs in this unit, its outcome kept for the read.
+        #expect(h.get("k").value == .int(1))
+        #expect(h.engine.scheduler.itemsRun == 1)
+        #expect(!h.engine.requestTable.keyOutcomes.isEmpty)
+        h.engine.beginUnitOfWork()
+        #expect(h.engine.scheduler.itemsRun == 0)
+        #expect(h.engine.requestTable.keyOutcomes.isEmpty)
+        // A unit that runs nothing leaves them so.
+        _ = h.get("k")
+        h.engine.beginUnitOfWork()
+        #expect(h.engine.scheduler.itemsRun == 0)
+    }
+}
