@@ -139,7 +139,7 @@ struct Arguments {
 
     /// The `String` of ASCII bytes, copied in: one of up to 15 bytes is made in place, with no
     /// UTF-8 check (`String(decoding:as:)` checked and could repair each key: about 170
-    /// instructions a key of a batch).
+    /// instructions a key of a batch); a longer one the standard library still checks.
     @inline(__always)
     private static func string(ascii bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count) { buffer in

@@ -44,6 +44,9 @@ public struct SourceFile: Sendable {
     ///
     /// - Complexity: O(n) in the number of bytes.
     public init(name: String?, validUTF8 bytes: UnsafeBufferPointer<UInt8>, firstLine: Int = 1) {
+        // Bytes that are not UTF-8 would stay raw here where `init(name:bytes:firstLine:)` repairs
+        // them, and the lexer's offsets would no longer be those of `text`.
+        assert(FileIO.firstInvalidUTF8(bytes) == nil, "SourceFile(validUTF8:) of bytes that are not UTF-8")
         self.init(name: name, utf8: Array(bytes), firstLine: firstLine, firstColumn: nil)
     }
 
