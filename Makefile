@@ -36,10 +36,11 @@ demo: release
 
 # Every test: unit and end-to-end (Swift Testing), transcripts, the live example, the interactive shell in a terminal.
 # The run's temporary files go to one directory of its own (TMPDIR), removed when the run ends,
-# passed or not, so that runs leave nothing behind in /tmp.
+# passed or not, so that runs leave nothing behind in /tmp. Like /tmp, anyone may make files in it
+# (sticky): a test runs cachesh as another user on a store there.
 test: deps
 	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/cachesh-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
-	TMPDIR=$$scratch $(MAKE) --no-print-directory test-steps
+	chmod 1777 "$$scratch" && TMPDIR=$$scratch $(MAKE) --no-print-directory test-steps
 
 test-steps:
 	$(SWIFT) build
