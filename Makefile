@@ -4,7 +4,7 @@ BIN_DEBUG := .build/debug/cachesh
 BIN_RELEASE := .build/release/cachesh
 PROXY_RELEASE := .build/release/cachesh-proxy
 
-.PHONY: deps build release install demo test test-steps test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
+.PHONY: deps build release install demo test test-swift test-e2e test-interactive test-transcripts test-live-app test-replay test-http test-http-peers bench bench-micro bench-micro-update bench-replay bench-replay-jobs bench-replay-shards bench-http bench-proxy bench-explore bench-attach attack attack-smoke clean
 
 # System packages a fresh Debian machine with Swift lacks.
 deps:
@@ -35,16 +35,13 @@ demo: release
 	$(BIN_RELEASE) --echo Examples/tour.cachesh
 
 # Every test: unit and end-to-end (Swift Testing), transcripts, the live example, the interactive shell in a terminal.
-# The run's temporary files go to one directory of its own (TMPDIR), removed when the run ends,
-# passed or not, so that runs leave nothing behind in /tmp. Like /tmp, anyone may make files in it
-# (sticky): a test runs cachesh as another user on a store there.
+# The Swift tests' temporary files go to one directory of their own (TMPDIR), removed when they
+# end, passed or not, so that runs leave nothing behind in /tmp. Like /tmp, anyone may make files
+# in it (sticky): a test runs cachesh as another user on a store there.
 test: deps
-	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/cachesh-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
-	chmod 1777 "$$scratch" && TMPDIR=$$scratch $(MAKE) --no-print-directory test-steps
-
-test-steps:
 	$(SWIFT) build
-	$(SWIFT) test
+	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/cachesh-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
+	chmod 1777 "$$scratch" && echo "TMPDIR=$$scratch $(SWIFT) test" && TMPDIR=$$scratch $(SWIFT) test
 	$(MAKE) --no-print-directory test-transcripts
 	$(MAKE) --no-print-directory test-live-app
 	$(MAKE) --no-print-directory test-interactive
