@@ -110,8 +110,11 @@ def measure(runs, before, stdin_path, cmd):
 
 
 def rounds(runs, spec_path):
-    with open(spec_path) as f:
-        spec = json.load(f)
+    try:
+        with open(spec_path) as f:
+            spec = json.load(f)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"gen-script.py rounds: cannot read {spec_path}: {error}")
     results = [[] for _ in spec]
     for _ in range(runs):
         for run, out in zip(spec, results):
