@@ -50,6 +50,9 @@ else
     cachesh="$root/.build/release/cachesh"
 fi
 baseline=${BASELINE_BIN:-}
+for bin in "$cachesh" $baseline; do
+    [[ -x "$bin" ]] || { echo "compare-redis.sh: $bin is not an executable (CACHESH_BIN, BASELINE_BIN)" >&2; exit 2; }
+done
 need redis-server redis-server
 need redis-cli redis-tools
 need sqlite3 sqlite3
