@@ -66,6 +66,20 @@ struct OrderedSlots {
         }
     }
 
+    /// An item of the global queue: its slot, and the hash of the slot's key (`KeyIndex.hash`)
+    /// when it was appended (an entry's key does not change while it lives, so a current item's
+    /// hash is its entry's key's).
+    ///
+    /// Why the hash: a put that evicts the least recent entry removes its key from the key index,
+    /// whose bucket it finds by that hash. Taken from the entry's key, the bucket's read could
+    /// start only once the entry's read (a miss at a million entries) had ended; taken from the
+    /// queue's head (read in order, in the cache), the bucket's read starts at once, beside the
+    /// entry's. 4 bytes more an item (the queue holds 1 to 1.75 items a live entry).
+    struct GlobalItem: Equatable {
+        var slot: Int32
+        var hash: UInt32
+    }
+
     /// An item of an LRU namespace's queue: its slot, and the index of the slot's item in the
     /// global queue when it was appended (renumbered when the global queue is compacted).
     struct NamespaceItem {
@@ -128,7 +142,7 @@ struct OrderedSlots {
     /// The next recency stamp (see `Entry.recency`): larger is more recent.
     var nextRecency: UInt64 = 0
     /// Every live entry in recency order (see the type's description).
-    var recency = RecencyQueue<Int32>()
+    var recency = RecencyQueue<GlobalItem>()
     /// By slot, beside `entries`: where its queue item is. Whether a queue item is current is one
     /// read of this dense array, not of the entry.
     var places: [Place] = []
@@ -138,12 +152,12 @@ struct OrderedSlots {
     var sideIndex: [Int32] = []
     /// The number of live entries.
     var liveCount = 0 {
-        didSet { recencyLimit = RecencyQueue<Int32>.limit(current: liveCount) }
+        didSet { recencyLimit = RecencyQueue<GlobalItem>.limit(current: liveCount) }
     }
     /// The global queue's compaction limit for `liveCount` (`RecencyQueue.limit`), kept as the
     /// count changes: an access compares the queue's length with it instead of working it out
     /// again (some 15 instructions a `get` hit).
-    var recencyLimit = RecencyQueue<Int32>.limit(current: 0)
+    var recencyLimit = RecencyQueue<GlobalItem>.limit(current: 0)
     /// Links and ranks of the entries outside LRU namespaces (`Place.side`); a free one is listed
     /// in `freeSides`.
     var side: [Side] = []
@@ -246,9 +260,9 @@ struct OrderedSlots {
     func nextRank(ofNamespace ns: Int32) -> UInt64 { namespaceLists[Int(ns)].nextRank }
 
     /// Stores an entry as the most recently used and as its namespace's policy places a new
-    /// entry, in a free slot if there is one.
+    /// entry, in a free slot if there is one; `hash` is its key's (`KeyIndex.hash`).
     /// - Complexity: O(1) amortized.
-    mutating func insert(_ entry: consuming Entry) -> Int32 {
+    mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
@@ -263,9 +277,35 @@ struct OrderedSlots {
         let ns = entries[Int(slot)].namespace
         if solo >= 0 ? ns != solo : liveCount == 0 { changeSolo(storing: ns) }
         liveCount += 1
-        stampMostRecent(slot)
+        stampMostRecent(slot, hash: hash)
         placeNew(slot)
         return slot
+    }
+
+    /// Replaces the least recent entry of an LRU namespace, `slot`, by a new entry of the same
+    /// namespace in the same slot: what `remove(slot)` followed by `insert(entry)` leaves in the
+    /// lists (the new entry the most recent, globally and in its namespace; the namespace's count
+    /// and rank stamp as they would be), with no slot freed and taken again and no count lowered
+    /// and raised. The victim's queue items are left behind, stale (its slot's place names the
+    /// new entry's item), as a touch leaves an entry's older items. `hash` is the new key's.
+    /// - Returns: the victim's key and tags, for the engine's indexes to forget.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func replace(_ slot: Int32, with entry: consuming Entry, hash: UInt32) -> (key: String, tags: [String]) {
+        let i = Int(slot)
+        let ns = Int(entries[i].namespace)
+        assert(entry.namespace == Int32(ns) && namespaceLists[ns].eviction == .lru && sideOf(i) < 0,
+               "a replacement is of an entry of the same LRU namespace")
+        // The key is moved out, not copied (as `remove` does); the assignment drops the rest of
+        // the victim (its value, its record out of line).
+        let removed = (entries[i].takeKey(), entries[i].tags)
+        entries[i] = consume entry
+        // One entry out of the namespace and one in: its count stays; the rank stamp `placeNew`
+        // takes (unused under LRU, but saved with the namespace) is taken.
+        namespaceLists[ns].nextRank &+= 1
+        stampMostRecent(slot, hash: hash)
+        if Int32(truncatingIfNeeded: ns) != solo { appendToNamespaceQueue(slot, ns) }
+        return removed
     }
 
     /// Takes an entry out of both lists and frees its slot: the entry is marked dead, its value,
@@ -297,31 +337,38 @@ struct OrderedSlots {
     /// - Complexity: O(1).
     @inline(__always)
     mutating func touch(_ slot: Int32) {
+        touch(slot, hash: KeyIndex.hash(entries[Int(slot)].key))
+    }
+
+    /// `touch` with the hash of the entry's key (`KeyIndex.hash`) already taken (as a `get` has).
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func touch(_ slot: Int32, hash: UInt32) {
         let ns = entries[Int(slot)].namespace
-        guard ns == solo || namespaceLists[Int(ns)].eviction == .lru else { return touchListed(slot) }
+        guard ns == solo || namespaceLists[Int(ns)].eviction == .lru else { return touchListed(slot, hash: hash) }
         // The most recent of all is the most recent of its namespace too.
         if entries[Int(slot)].recency &+ 1 == nextRecency { return }
-        stampMostRecent(slot)
+        stampMostRecent(slot, hash: hash)
         if ns != solo { appendToNamespaceQueue(slot, Int(ns)) }
     }
 
     /// `touch` of an entry of a FIFO, SIEVE or LFU namespace.
     @inline(never)
-    private mutating func touchListed(_ slot: Int32) {
+    private mutating func touchListed(_ slot: Int32, hash: UInt32) {
         let ns = Int(entries[Int(slot)].namespace)
         switch namespaceLists[ns].eviction {
         case .lru:
             preconditionFailure("an LRU namespace's access is touch's own")
         case .fifo:
-            moveToGlobalTail(slot)
+            moveToGlobalTail(slot, hash: hash)
         case .sieve:
-            moveToGlobalTail(slot)
+            moveToGlobalTail(slot, hash: hash)
             if side[sx(Int(slot))].rank.uses == 0 {
                 side[sx(Int(slot))].rank.uses = 1
                 entries.markChanged(Int(slot))
             }
         case .lfu:
-            moveToGlobalTail(slot)
+            moveToGlobalTail(slot, hash: hash)
             useOnce(slot)
             entries.markChanged(Int(slot))
         }
