@@ -218,11 +218,8 @@ struct EngineState {
     @inline(__always)
     mutating func lruVictimBeforeStoring(_ ns: Int32, max: Int) -> (slot: Int32, hash: UInt32)? {
         guard max > 0, entries.ordered.count(inNamespace: ns) == max,
-              entries.ordered.eviction(ofNamespace: ns) == .lru else { return nil }
-        // The solo namespace's victim is the global queue's head, whose item holds its key's hash:
-        // the victim's bucket is found without waiting for its entry (`OrderedSlots.GlobalItem`).
-        if let head = entries.soloVictim(inNamespace: ns) { return (head.slot, head.hash) }
-        guard let victim = entries.victim(inNamespace: ns, over: max - 1) else { return nil }
+              entries.ordered.eviction(ofNamespace: ns) == .lru,
+              let victim = entries.victim(inNamespace: ns, over: max - 1) else { return nil }
         return (victim, entries.keyIndex.hash(entries.ordered.entries[Int(victim)].key))
     }
 
@@ -380,7 +377,7 @@ struct EngineState {
         // Not a fresh hit: the caller touches the entry, once it knows the read can go on (a
         // read that would wait until the clock's end is refused, nothing touched).
         guard !force && state == .fresh else { return nil }
-        entries.touch(slot, hash: hash)
+        entries.touch(slot)
         statistics.count(\.hits, ns)
         guard !requestsByKey else {
             found.freshHit = true

@@ -34,7 +34,7 @@ extension CacheEngine {
             slots[i].notePut(s)
             slots[i].invalidated = false
             restamp(slot)
-            entries.touch(slot, hash: hash)
+            entries.touch(slot)
             emit(.stored, slot: slot, source: .cache)
             return changed
         case .stored(let slot, let ns, let max, let scan, let evicted):

@@ -100,7 +100,7 @@ struct EntryTable {
     mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
         let stored: StoredValue? = idIndex != nil && entry.stored.mayEmbedIDs ? entry.stored : nil
         let tags = entry.tags
-        let slot = ordered.insert(consume entry, hash: hash)
+        let slot = ordered.insert(consume entry)
         keyIndex.insert(hash: hash, slot: slot)
         stored?.forEachEntityIDKey(idKey) { idIndex?.insert(slot, for: $0) }
         for tag in tags { tagIndex[tag, default: []].insert(slot) }
@@ -135,8 +135,8 @@ struct EntryTable {
     /// victimHash)` and `insert(entry, hash: hash)`, but for the slot the new entry is in (see
     /// `OrderedSlots.replace`).
     ///
-    /// The victim's key leaves the key index first: its bucket's read (a miss at a million
-    /// entries, found by the hash alone) then starts before anything waits on the victim's entry.
+    /// The victim's key leaves the key index before the new one comes (with the key index at its
+    /// size limit, an insertion first would grow it for a moment's extra key).
     /// - Returns: the victim's key.
     /// - Complexity: O(1) amortized, plus the tags of both, plus the size of both values once the
     ///   id index is built.
@@ -149,7 +149,7 @@ struct EntryTable {
         }
         let stored: StoredValue? = idIndex != nil && entry.stored.mayEmbedIDs ? entry.stored : nil
         let tags = entry.tags
-        let removed = ordered.replace(victim, with: consume entry, hash: hash)
+        let removed = ordered.replace(victim, with: consume entry)
         keyIndex.insert(hash: hash, slot: victim)
         // The victim's tags go before the new entry's come: a tag of both keeps the slot.
         for tag in removed.tags { Self.remove(victim, from: &tagIndex, at: tag) }
@@ -159,23 +159,9 @@ struct EntryTable {
     }
 
     /// Makes an entry the most recently used, globally and in its namespace.
-    /// - Complexity: O(1) plus the length of its key (hashed for its queue item).
-    @inline(__always)
-    mutating func touch(_ slot: Int32) { ordered.touch(slot) }
-
-    /// `touch` with the hash of the entry's key (`KeyIndex.hash`) already taken.
     /// - Complexity: O(1).
     @inline(__always)
-    mutating func touch(_ slot: Int32, hash: UInt32) { ordered.touch(slot, hash: hash) }
-
-    /// The least recent entry of the `solo` namespace, if `ns` is it, and the hash of its key,
-    /// read from its queue item (see `OrderedSlots.GlobalItem`); nil for another namespace or
-    /// none.
-    /// - Complexity: O(1) amortized.
-    @inline(__always)
-    mutating func soloVictim(inNamespace ns: Int32) -> OrderedSlots.GlobalItem? {
-        ns == ordered.solo ? ordered.soloVictim() : nil
-    }
+    mutating func touch(_ slot: Int32) { ordered.touch(slot) }
 
     /// The entry to evict from a namespace over `limit` entries, by its policy, sparing the entry
     /// just stored unless it is the only one (see `OrderedSlots.victim`).

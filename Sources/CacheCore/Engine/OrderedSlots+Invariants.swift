@@ -46,10 +46,8 @@ extension OrderedSlots {
             let e = entries[i]
             if !e.live {
                 if place.global != .max { v.append("ordered slots: dead slot \(i) has a queue item") }
-            } else if Int(place.global) >= recency.items.count || recency.items[Int(place.global)].slot != Int32(i) {
+            } else if Int(place.global) >= recency.items.count || recency.items[Int(place.global)] != Int32(i) {
                 v.append("ordered slots: slot \(i) (\(e.key)) names item \(place.global) of the global queue, not its own")
-            } else if recency.items[Int(place.global)].hash != KeyIndex.hash(e.key) {
-                v.append("ordered slots: slot \(i) (\(e.key)) has an item of the global queue with the hash of another key")
             }
             let wantsSide = e.live && Int(e.namespace) < namespaceLists.count && namespaceLists[Int(e.namespace)].eviction != .lru
             if (sideRecord >= 0) != wantsSide {
@@ -65,11 +63,11 @@ extension OrderedSlots {
         }
         if v.contains(where: { $0.hasPrefix("ordered slots: slot") }) { return v }
 
-        let global = queueViolations(recency.items.indices.map { (recency.items[$0].slot, inRange(recency.items[$0].slot) && isCurrent($0)) },
+        let global = queueViolations(recency.items.indices.map { (recency.items[$0], inRange(recency.items[$0]) && isCurrent($0)) },
                                      head: recency.head,
                                      "global recency queue", current: live, into: &v)
         if liveCount != live { v.append("ordered slots: counts \(liveCount) live entries, \(live) are live") }
-        if recencyLimit != RecencyQueue<GlobalItem>.limit(current: liveCount) {
+        if recencyLimit != RecencyQueue<Int32>.limit(current: liveCount) {
             v.append("ordered slots: the global queue's limit \(recencyLimit) is not the one for \(liveCount) entries")
         }
         if global.count != live { v.append("global recency queue: holds \(global.count) current entries, \(live) are live") }
@@ -182,7 +180,7 @@ extension OrderedSlots {
         guard head >= 0, head <= items.count else {
             v.append("\(name): head \(head) outside its \(items.count) items"); return out
         }
-        if items.count > RecencyQueue<GlobalItem>.limit(current: current) {
+        if items.count > RecencyQueue<Int32>.limit(current: current) {
             v.append("\(name): \(items.count) items for \(current) entries, not compacted")
         }
         var seen = Set<Int32>()

@@ -106,20 +106,20 @@ extension OrderedSlots {
         return Int32(buckets.count - 1)
     }
 
-    mutating func moveToGlobalTail(_ slot: Int32, hash: UInt32) {
+    mutating func moveToGlobalTail(_ slot: Int32) {
         guard entries[Int(slot)].recency &+ 1 != nextRecency else { return }
-        stampMostRecent(slot, hash: hash)
+        stampMostRecent(slot)
     }
 
     /// Makes a live slot the most recent of all: a new recency stamp (which marks it moved for a
-    /// store) and an item at the end of the global queue, with `hash`, its key's.
+    /// store) and an item at the end of the global queue.
     @inline(__always)
-    mutating func stampMostRecent(_ slot: Int32, hash: UInt32) {
+    mutating func stampMostRecent(_ slot: Int32) {
         let stamp = nextRecency
         entries.setRecency(Int(slot), stamp)
         places[Int(slot)].global = UInt32(truncatingIfNeeded: recency.items.count)
         nextRecency = stamp &+ 1
-        recency.append(GlobalItem(slot: slot, hash: hash))
+        recency.append(slot)
         if recency.items.count > recencyLimit { compactGlobal() }
     }
 
@@ -146,7 +146,7 @@ extension OrderedSlots {
     /// been given a newer item since.
     @inline(__always)
     func isCurrent(_ q: Int) -> Bool {
-        places[Int(recency.items[q].slot)].global == UInt32(truncatingIfNeeded: q)
+        places[Int(recency.items[q])].global == UInt32(truncatingIfNeeded: q)
     }
 
     /// Whether an LRU namespace's queue item is current: its slot's global item is still the one
@@ -168,11 +168,11 @@ extension OrderedSlots {
             while q < end && !isCurrent(q) { q += 1 }
             recency.head = q
             guard q < end else { return nil }
-            let first = recency.items[q].slot
+            let first = recency.items[q]
             guard first == sparing && count > 1 else { return first }
             q += 1
             while q < end && !isCurrent(q) { q += 1 }
-            return q < end ? recency.items[q].slot : first
+            return q < end ? recency.items[q] : first
         }
         var q = namespaceQueues[n].head
         let end = namespaceQueues[n].items.count
@@ -185,18 +185,6 @@ extension OrderedSlots {
         q += 1
         while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
         return q < end ? namespaceQueues[n].items[q].slot : first
-    }
-
-    /// The least recent entry of the `solo` namespace (`lruVictim` of it, sparing none) and the
-    /// hash of its key, as its global queue item holds it (read without reading the entry).
-    /// - Complexity: O(1) amortized.
-    @inline(__always)
-    mutating func soloVictim() -> GlobalItem? {
-        var q = recency.head
-        let end = recency.items.count
-        while q < end && !isCurrent(q) { q += 1 }
-        recency.head = q
-        return q < end ? recency.items[q] : nil
     }
 
     /// Before an entry of namespace `ns` is stored: empty slots become solo in `ns` if it is
@@ -214,7 +202,7 @@ extension OrderedSlots {
         var queue = RecencyQueue<NamespaceItem>()
         queue.items.reserveCapacity(RecencyQueue<NamespaceItem>.limit(current: namespaceLists[n].count) + 1)
         for q in recency.head..<recency.items.count where isCurrent(q) {
-            queue.items.append(NamespaceItem(global: UInt32(truncatingIfNeeded: q), slot: recency.items[q].slot))
+            queue.items.append(NamespaceItem(global: UInt32(truncatingIfNeeded: q), slot: recency.items[q]))
         }
         namespaceQueues[n] = queue
     }
@@ -247,13 +235,12 @@ extension OrderedSlots {
                     // item writes its place back as it is, and its slot where the next current
                     // item goes (`kept` never passes `q`).
                     for q in head..<items.count {
-                        let item = items[q]
-                        let s = Int(item.slot)
+                        let s = Int(items[q])
                         let place = places[s].global
                         let current = place == UInt32(truncatingIfNeeded: q)
                         let w = UInt32(truncatingIfNeeded: kept)
                         places[s].global = current ? w : place
-                        items[kept] = item
+                        items[kept] = Int32(truncatingIfNeeded: s)
                         if renumbers { remap[q] = current ? w : .max }
                         // 1 when current, else 0, as arithmetic: written as a condition, the
                         // compiler made the count a branch again.
@@ -324,7 +311,7 @@ extension OrderedSlots {
         recency = RecencyQueue()
         for s in order {
             places[Int(s)].global = UInt32(truncatingIfNeeded: recency.items.count)
-            recency.append(GlobalItem(slot: s, hash: KeyIndex.hash(entries[Int(s)].key)))
+            recency.append(s)
         }
         for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
             namespaceQueues[n] = RecencyQueue()
@@ -346,14 +333,13 @@ extension OrderedSlots {
             entries[Int(s)].recency = stamp
             last = stamp
             places[Int(s)].global = UInt32(truncatingIfNeeded: recency.items.count)
-            recency.append(GlobalItem(slot: s, hash: KeyIndex.hash(entries[Int(s)].key)))
+            recency.append(s)
         }
         nextRecency = last &+ 1
         for n in namespaceQueues.indices where namespaceLists[n].eviction == .lru {
             namespaceQueues[n] = RecencyQueue()
         }
-        for item in recency.items {
-            let s = item.slot
+        for s in recency.items {
             let ns = Int(entries[Int(s)].namespace)
             if namespaceLists[ns].eviction == .lru && Int32(ns) != solo { namespaceQueues[ns].append(NamespaceItem(global: places[Int(s)].global, slot: s)) }
         }
@@ -384,7 +370,7 @@ extension OrderedSlots {
     func recencyOrder() -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(liveCount)
-        for q in recency.head..<recency.items.count where isCurrent(q) { out.append(recency.items[q].slot) }
+        for q in recency.head..<recency.items.count where isCurrent(q) { out.append(recency.items[q]) }
         return out
     }
 

@@ -66,20 +66,6 @@ struct OrderedSlots {
         }
     }
 
-    /// An item of the global queue: its slot, and the hash of the slot's key (`KeyIndex.hash`)
-    /// when it was appended (an entry's key does not change while it lives, so a current item's
-    /// hash is its entry's key's).
-    ///
-    /// Why the hash: a put that evicts the least recent entry removes its key from the key index,
-    /// whose bucket it finds by that hash. Taken from the entry's key, the bucket's read could
-    /// start only once the entry's read (a miss at a million entries) had ended; taken from the
-    /// queue's head (read in order, in the cache), the bucket's read starts at once, beside the
-    /// entry's. 4 bytes more an item (the queue holds 1 to 1.75 items a live entry).
-    struct GlobalItem: Equatable {
-        var slot: Int32
-        var hash: UInt32
-    }
-
     /// An item of an LRU namespace's queue: its slot, and the index of the slot's item in the
     /// global queue when it was appended (renumbered when the global queue is compacted).
     struct NamespaceItem {
@@ -142,7 +128,7 @@ struct OrderedSlots {
     /// The next recency stamp (see `Entry.recency`): larger is more recent.
     var nextRecency: UInt64 = 0
     /// Every live entry in recency order (see the type's description).
-    var recency = RecencyQueue<GlobalItem>()
+    var recency = RecencyQueue<Int32>()
     /// By slot, beside `entries`: where its queue item is. Whether a queue item is current is one
     /// read of this dense array, not of the entry.
     var places: [Place] = []
@@ -152,12 +138,12 @@ struct OrderedSlots {
     var sideIndex: [Int32] = []
     /// The number of live entries.
     var liveCount = 0 {
-        didSet { recencyLimit = RecencyQueue<GlobalItem>.limit(current: liveCount) }
+        didSet { recencyLimit = RecencyQueue<Int32>.limit(current: liveCount) }
     }
     /// The global queue's compaction limit for `liveCount` (`RecencyQueue.limit`), kept as the
     /// count changes: an access compares the queue's length with it instead of working it out
     /// again (some 15 instructions a `get` hit).
-    var recencyLimit = RecencyQueue<GlobalItem>.limit(current: 0)
+    var recencyLimit = RecencyQueue<Int32>.limit(current: 0)
     /// Links and ranks of the entries outside LRU namespaces (`Place.side`); a free one is listed
     /// in `freeSides`.
     var side: [Side] = []
@@ -260,9 +246,9 @@ struct OrderedSlots {
     func nextRank(ofNamespace ns: Int32) -> UInt64 { namespaceLists[Int(ns)].nextRank }
 
     /// Stores an entry as the most recently used and as its namespace's policy places a new
-    /// entry, in a free slot if there is one; `hash` is its key's (`KeyIndex.hash`).
+    /// entry, in a free slot if there is one.
     /// - Complexity: O(1) amortized.
-    mutating func insert(_ entry: consuming Entry, hash: UInt32) -> Int32 {
+    mutating func insert(_ entry: consuming Entry) -> Int32 {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
@@ -277,7 +263,7 @@ struct OrderedSlots {
         let ns = entries[Int(slot)].namespace
         if solo >= 0 ? ns != solo : liveCount == 0 { changeSolo(storing: ns) }
         liveCount += 1
-        stampMostRecent(slot, hash: hash)
+        stampMostRecent(slot)
         placeNew(slot)
         return slot
     }
@@ -287,11 +273,11 @@ struct OrderedSlots {
     /// lists (the new entry the most recent, globally and in its namespace; the namespace's count
     /// and rank stamp as they would be), with no slot freed and taken again and no count lowered
     /// and raised. The victim's queue items are left behind, stale (its slot's place names the
-    /// new entry's item), as a touch leaves an entry's older items. `hash` is the new key's.
+    /// new entry's item), as a touch leaves an entry's older items.
     /// - Returns: the victim's key and tags, for the engine's indexes to forget.
     /// - Complexity: O(1) amortized.
     @inline(__always)
-    mutating func replace(_ slot: Int32, with entry: consuming Entry, hash: UInt32) -> (key: String, tags: [String]) {
+    mutating func replace(_ slot: Int32, with entry: consuming Entry) -> (key: String, tags: [String]) {
         let i = Int(slot)
         let ns = Int(entries[i].namespace)
         assert(entry.namespace == Int32(ns) && namespaceLists[ns].eviction == .lru && sideOf(i) < 0,
@@ -303,7 +289,7 @@ struct OrderedSlots {
         // One entry out of the namespace and one in: its count stays; the rank stamp `placeNew`
         // takes (unused under LRU, but saved with the namespace) is taken.
         namespaceLists[ns].nextRank &+= 1
-        stampMostRecent(slot, hash: hash)
+        stampMostRecent(slot)
         if Int32(truncatingIfNeeded: ns) != solo { appendToNamespaceQueue(slot, ns) }
         return removed
     }
@@ -337,38 +323,31 @@ struct OrderedSlots {
     /// - Complexity: O(1).
     @inline(__always)
     mutating func touch(_ slot: Int32) {
-        touch(slot, hash: KeyIndex.hash(entries[Int(slot)].key))
-    }
-
-    /// `touch` with the hash of the entry's key (`KeyIndex.hash`) already taken (as a `get` has).
-    /// - Complexity: O(1).
-    @inline(__always)
-    mutating func touch(_ slot: Int32, hash: UInt32) {
         let ns = entries[Int(slot)].namespace
-        guard ns == solo || namespaceLists[Int(ns)].eviction == .lru else { return touchListed(slot, hash: hash) }
+        guard ns == solo || namespaceLists[Int(ns)].eviction == .lru else { return touchListed(slot) }
         // The most recent of all is the most recent of its namespace too.
         if entries[Int(slot)].recency &+ 1 == nextRecency { return }
-        stampMostRecent(slot, hash: hash)
+        stampMostRecent(slot)
         if ns != solo { appendToNamespaceQueue(slot, Int(ns)) }
     }
 
     /// `touch` of an entry of a FIFO, SIEVE or LFU namespace.
     @inline(never)
-    private mutating func touchListed(_ slot: Int32, hash: UInt32) {
+    private mutating func touchListed(_ slot: Int32) {
         let ns = Int(entries[Int(slot)].namespace)
         switch namespaceLists[ns].eviction {
         case .lru:
             preconditionFailure("an LRU namespace's access is touch's own")
         case .fifo:
-            moveToGlobalTail(slot, hash: hash)
+            moveToGlobalTail(slot)
         case .sieve:
-            moveToGlobalTail(slot, hash: hash)
+            moveToGlobalTail(slot)
             if side[sx(Int(slot))].rank.uses == 0 {
                 side[sx(Int(slot))].rank.uses = 1
                 entries.markChanged(Int(slot))
             }
         case .lfu:
-            moveToGlobalTail(slot, hash: hash)
+            moveToGlobalTail(slot)
             useOnce(slot)
             entries.markChanged(Int(slot))
         }
