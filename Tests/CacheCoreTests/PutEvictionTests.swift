@@ -60,6 +60,49 @@ import Testing
         #expect(engine.put("a:3", .int(4)) == ["a:3", "a:2"])
     }
 
+    // The new entry takes its victim's slot (`EngineState.replaceVictim`): the slots stay as many
+    // as the entries, where an insert followed by a removal took one more.
+    @Test func aPutThatEvictsReusesTheVictimsSlot() throws {
+        let engine = Self.engine(["a": 3])
+        for i in 1...3 { engine.put("a:\(i)", .int(Int64(i))) }
+        for i in 4...20 { #expect(engine.put("a:\(i)", .int(Int64(i))) == ["a:\(i)", "a:\(i - 3)"]) }
+        #expect(engine.slots.count == 3)
+        #expect(engine.count == 3)
+        #expect(try engine.get("a:18").value == .int(18))
+    }
+
+    // A tag and an entity id of both the victim and the new entry, in the same slot: the indexes
+    // lead to the new entry only.
+    @Test func aReplacedVictimsTagsAndIDsLeadToTheNewEntryOnly() throws {
+        let engine = Self.engine(["a": 2])
+        engine.put("a:1", .object(["id": .int(7), "n": .int(1)]), tags: ["t", "old"])
+        engine.put("a:2", .object(["id": .int(8), "n": .int(2)]), tags: ["u"])
+        // Builds the id index, so that the replacement keeps it in step.
+        _ = try engine.event(entity: "9", patch: Patch(.object(["n": .object(["$inc": .int(1)])])))
+        #expect(engine.put("a:3", .object(["id": .int(7), "n": .int(3)]), tags: ["t", "new"]) == ["a:3", "a:1"])
+        #expect(engine.invalidate(.tag("old")).isEmpty)
+        #expect(try engine.event(entity: "7", patch: Patch(.object(["n": .object(["$inc": .int(1)])]))) == ["a:3"])
+        #expect(engine.invalidate(.tag("t")) == ["a:3"])
+        #expect(engine.invalidate(.tag("u")) == ["a:2"])
+    }
+
+    // With a store tracking changes: the victim's row goes by its id, the new entry's row is
+    // written with a new one.
+    @Test func aReplacedVictimsRowIsRemovedAndTheNewRowWritten() {
+        let engine = Self.engine(["a": 2])
+        engine.put("a:1", .int(1))
+        engine.put("a:2", .int(2))
+        engine.startTrackingChanges(everything: true)
+        let first = engine.takeChanges()
+        let victimRow = first.entries.first { $0.key == "a:1" }!.rowID
+        #expect(engine.put("a:3", .int(3)) == ["a:3", "a:1"])
+        let changes = engine.takeChanges()
+        #expect(changes.removedKeys == ["a:1"])
+        #expect(changes.removedRowIDs == [victimRow])
+        #expect(changes.entries.map(\.key) == ["a:3"])
+        #expect(changes.entries.map(\.rowID) == [3])
+    }
+
     @Test func theStoredNullIsTheTextNull() {
         #expect(StoredValue.null.text == "null")
         #expect(StoredValue.null == StoredValue(canonical: "null"))

@@ -223,6 +223,41 @@ struct EngineState {
         return (victim, entries.keyIndex.hash(entries.ordered.entries[Int(victim)].key))
     }
 
+    /// Stores a put's new entry (key absent, hash `hash`, sequence number `put`) in the slot of
+    /// `victim`, the least recent entry of its full LRU namespace `ns` (its key's hash
+    /// `victimHash`), evicting it: what `insertEntry` followed by `removeEntry(victim, hash:)`
+    /// did, as one replacement (`EntryTable.replace`). The entry's record, its expiry record,
+    /// the victim's expiry record dropped when it leads, the victim's row id and the store's note
+    /// of its removal are as they were; the sequence numbers taken too. The caller makes sure
+    /// the namespace's expiry scan is scheduled: `insertEntry` would otherwise have claimed one
+    /// for the victim's record, still live then.
+    /// - Returns: the evicted key.
+    /// - Complexity: O(1) amortized, plus the tags of both, plus the size of both values once
+    ///   the id index is built.
+    @inline(__always)
+    mutating func replaceVictim(_ victim: Int32, victimHash: UInt32, key: String, namespace ns: Int32, value: StoredValue,
+                                tags: [String], put: UInt64, hash: UInt32) -> String {
+        let s = nextSeq()
+        let times = namespaces.times(ns)
+        let expiresAt = now.addingClamped(times.ttl)
+        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
+        let entry = Entry.stored(byPut: put, storedSeq: s, key: key, namespace: ns, stored: value, tags: tags,
+                                 storedAt: now, staleAt: staleAt, expiresAt: expiresAt)
+        let victimSeq = entries.ordered.entries[Int(victim)].storedSeq
+        // The victim's row id goes with it (the new key is a new row, given its id when written).
+        var rowID: Int64 = 0
+        if entries.ordered.entries.keepsRowIDs { rowID = entries.slots.takeRowID(Int(victim)) }
+        let evictedKey = entries.replace(victim, victimHash: victimHash, with: consume entry, hash: hash)
+        // A scan is scheduled: no scan to claim.
+        _ = enqueueExpiry(ExpiryRecord(slot: victim, seq: s), in: ns)
+        expiry.dropHead(ns, ifOf: victim, seq: victimSeq)
+        if changes != nil {
+            changes!.removedKeys.append(evictedKey)
+            changes!.removedRowIDs.append(rowID)
+        }
+        return evictedKey
+    }
+
     // MARK: The operations
 
     /// What `put` found and did: the key was cached (its slot; the engine updates it), or a new
@@ -260,7 +295,17 @@ struct EngineState {
         let ns = namespaceSlot(forKey: key)
         let max = namespaces.maxEntries(ns)
         if evicting, let max, let early = lruVictimBeforeStoring(ns, max: max) {
-            // A full LRU namespace: one eviction, of the victim found before storing.
+            // A full LRU namespace: one eviction, of the victim found before storing; in the
+            // victim's own slot when its namespace's expiry scan is scheduled (as it is but for
+            // the first put after a scan ran dry).
+            if expiry.scanScheduled(ns) {
+                let evictedKey = replaceVictim(early.slot, victimHash: early.hash, key: key, namespace: ns, value: value,
+                                               tags: tags, put: s, hash: hash)
+                statistics.count(\.evictions, ns)
+                noteChangedKeys(key, evictedKey)
+                let evicted = Evicted(more: false, requestsByKey: requestsByKey)
+                return (s, .stored(slot: early.slot, ns: ns, max: max, scan: nil, evicted: evicted), changedKeys)
+            }
             let (slot, scan) = insertEntry(key: key, namespace: ns, value: value, tags: tags, request: s, put: s, hash: hash)
             let evictedKey = removeEntry(early.slot, hash: early.hash)
             statistics.count(\.evictions, ns)

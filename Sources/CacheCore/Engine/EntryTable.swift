@@ -129,6 +129,35 @@ struct EntryTable {
         return removed.key
     }
 
+    /// Replaces the least recent entry of an LRU namespace (`victim`, whose key's hash is
+    /// `victimHash`) by a new entry of the same namespace whose key is absent (its hash `hash`),
+    /// in the victim's slot: the indexes and lists end as after `remove(victim, hash:
+    /// victimHash)` and `insert(entry, hash: hash)`, but for the slot the new entry is in (see
+    /// `OrderedSlots.replace`).
+    ///
+    /// The victim's key leaves the key index before the new one comes (with the key index at its
+    /// size limit, an insertion first would grow it for a moment's extra key).
+    /// - Returns: the victim's key.
+    /// - Complexity: O(1) amortized, plus the tags of both, plus the size of both values once the
+    ///   id index is built.
+    @inline(__always)
+    mutating func replace(_ victim: Int32, victimHash: UInt32, with entry: consuming Entry, hash: UInt32) -> String {
+        keyIndex.remove(hash: victimHash, slot: victim)
+        if idIndex != nil && ordered.entries[Int(victim)].stored.mayEmbedIDs {
+            let stored = ordered.entries[Int(victim)].stored
+            stored.forEachEntityIDKey(idKey) { idIndex?.remove(victim, for: $0) }
+        }
+        let stored: StoredValue? = idIndex != nil && entry.stored.mayEmbedIDs ? entry.stored : nil
+        let tags = entry.tags
+        let removed = ordered.replace(victim, with: consume entry)
+        keyIndex.insert(hash: hash, slot: victim)
+        // The victim's tags go before the new entry's come: a tag of both keeps the slot.
+        for tag in removed.tags { Self.remove(victim, from: &tagIndex, at: tag) }
+        stored?.forEachEntityIDKey(idKey) { idIndex?.insert(victim, for: $0) }
+        for tag in tags { tagIndex[tag, default: []].insert(victim) }
+        return removed.key
+    }
+
     /// Makes an entry the most recently used, globally and in its namespace.
     /// - Complexity: O(1).
     @inline(__always)

@@ -268,6 +268,32 @@ struct OrderedSlots {
         return slot
     }
 
+    /// Replaces the least recent entry of an LRU namespace, `slot`, by a new entry of the same
+    /// namespace in the same slot: what `remove(slot)` followed by `insert(entry)` leaves in the
+    /// lists (the new entry the most recent, globally and in its namespace; the namespace's count
+    /// and rank stamp as they would be), with no slot freed and taken again and no count lowered
+    /// and raised. The victim's queue items are left behind, stale (its slot's place names the
+    /// new entry's item), as a touch leaves an entry's older items.
+    /// - Returns: the victim's key and tags, for the engine's indexes to forget.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func replace(_ slot: Int32, with entry: consuming Entry) -> (key: String, tags: [String]) {
+        let i = Int(slot)
+        let ns = Int(entries[i].namespace)
+        assert(entry.namespace == Int32(ns) && namespaceLists[ns].eviction == .lru && sideOf(i) < 0,
+               "a replacement is of an entry of the same LRU namespace")
+        // The key is moved out, not copied (as `remove` does); the assignment drops the rest of
+        // the victim (its value, its record out of line).
+        let removed = (entries[i].takeKey(), entries[i].tags)
+        entries[i] = consume entry
+        // One entry out of the namespace and one in: its count stays; the rank stamp `placeNew`
+        // takes (unused under LRU, but saved with the namespace) is taken.
+        namespaceLists[ns].nextRank &+= 1
+        stampMostRecent(slot)
+        if Int32(truncatingIfNeeded: ns) != solo { appendToNamespaceQueue(slot, ns) }
+        return removed
+    }
+
     /// Takes an entry out of both lists and frees its slot: the entry is marked dead, its value,
     /// tags and out-of-line fields (mutation log included) are dropped. SIEVE's hand, when on it, moves to the entry after it.
     /// - Returns: what the engine's indexes need to forget it.
