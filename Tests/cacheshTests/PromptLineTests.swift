@@ -32,6 +32,18 @@ import TestSupport
         }
     }
 
+    /// The line numbers a user sees in the error, for lines that are and are not a prompt's.
+    @Test func theFirstPromptLineIsNamed() {
+        let cases: [(String, Int?)] = [
+            ("", nil), ("cachesh>", 1), ("cachesh> get a:1", 1), ("cachesh>\r\n", 1), ("cachesh>\r\rx", nil),
+            ("put a:1 1\nget a:1\ncachesh>\n", 3), ("\n\n\ncachesh> x\ncachesh>", 4),
+            ("cachesh", nil), ("cachesh>x\n cachesh> x\nCachesh> x\ncachesh\n>", nil), ("\ncachesh>", 2),
+        ]
+        for (text, line) in cases {
+            #expect(Self.promptLine(inMemory: Array(text.utf8)) == line, "\(text.debugDescription)")
+        }
+    }
+
     /// Lines of a script's usual form up to a 64 KiB chunk's end, and a prompt line (or a line
     /// like one) just before, across or just after it.
     @Test func aPromptLineIsFoundAcrossTheChunksBounds() throws {

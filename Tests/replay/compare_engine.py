@@ -72,8 +72,13 @@ def replay_hits(path, policy):
 
 
 def main():
+    # The traces written for the run go with it, whether it passes, fails or stops early.
+    with tempfile.TemporaryDirectory(prefix="cachesh-engine-") as workdir:
+        return compare(workdir)
+
+
+def compare(workdir):
     passed = failed = 0
-    workdir = tempfile.mkdtemp(prefix="cachesh-engine-")
     generated = {
         "zipf": traces.zipf(10_000, 2_000, 0.9, seed=11),
         "scan-heavy": traces.scan_heavy(10_000, seed=12, hot=500, scan_every=1500, scan_length=800),

@@ -55,8 +55,13 @@ def cachesh_rows(path, extra):
 
 
 def main():
+    # The traces written for the run go with it, whether it passes, fails or stops early.
+    with tempfile.TemporaryDirectory(prefix="cachesh-compare-") as workdir:
+        return compare(workdir)
+
+
+def compare(workdir):
     passed = failed = 0
-    workdir = tempfile.mkdtemp(prefix="cachesh-compare-")
     generated = {
         "zipf": traces.zipf(100_000, 10_000, 0.9, seed=1),
         "scan-heavy": traces.scan_heavy(100_000, seed=2),
