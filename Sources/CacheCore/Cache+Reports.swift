@@ -103,6 +103,15 @@ final class EngineRelay: CacheEngineDelegate {
     // Unchecked exclusivity: assigned once, in the cache's initialisers, before the engine can
     // call the relay, and only loaded after; no two accesses to it can overlap.
     @exclusivity(unchecked) unowned(unsafe) var cache: Cache?
+    /// The engine whose `relay` this is, held so that it is still there when this relay goes
+    /// (with its cache): `deinit` clears the engine's unowned `relay`, so an engine that outlives
+    /// its cache (held for a moment by a clock group running its items) never calls a relay
+    /// that is gone, as its weak `delegate` never did. The engine holds this relay unowned: no cycle.
+    var engine: CacheEngine?
+
+    deinit {
+        engine?.relay = nil
+    }
 
     /// A report's handler: what the cache does with it, isolated to the cache.
     typealias Handler<Report> = @Sendable (isolated Cache, Report) -> Void
@@ -111,11 +120,22 @@ final class EngineRelay: CacheEngineDelegate {
     private static let runScheduled: Handler<Int> = { $0.engineRunScheduled($1) }
     private static let validated: Handler<ValidationResult> = { $0.engineValidated($1) }
     private static let completed: Handler<RequestCompletion> = { $0.engineCompleted($1) }
-    private static let noted: Handler<CacheEvent> = { cache, event in
+    /// The handler of a change noted: takes the event out of `pointer` (moved, so that it is
+    /// never copied on its way to the delegate when no tap is set; the caller does not destroy it).
+    ///
+    /// Why a pointer: a handler called through `unsafeBitCast` (see `onCache`) is called through
+    /// a thunk that takes its arguments in memory, and an event passed as itself was copied into
+    /// that memory and the original dropped (some 180 instructions a change noted).
+    private static let noted: @Sendable (isolated Cache, UnsafeMutablePointer<CacheEvent>) -> Void = { cache, pointer in
+        let event = pointer.move()
         // The delegate hears every change only when it asked (`reportsAllChanges`), not because
         // an inspector's tap did.
-        if cache.allChangesRequested { cache.delegate?.cache(cache, noted: event) }
-        cache.changeTap?(event)
+        if let tap = cache.changeTap {
+            if cache.allChangesRequested { cache.delegate?.cache(cache, noted: event) }
+            tap(event)
+        } else if cache.allChangesRequested {
+            cache.delegate?.cache(cache, noted: event)
+        }
     }
 
     /// Calls `handler` with the cache isolated (see the type's comment for why it already is).
@@ -147,7 +167,25 @@ final class EngineRelay: CacheEngineDelegate {
         onCache(Self.completed, request)
     }
 
-    func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent) {
-        onCache(Self.noted, event)
+    func cacheEngine(_ engine: CacheEngine, noted event: consuming CacheEvent) {
+        noted { $0.initialize(to: copy event) }
+    }
+
+    /// A change noted, from the engine (`CacheEngine.relay`, called directly): `onCache` of the
+    /// handler that takes the event, which `make` initializes straight in the memory the handler
+    /// takes it from.
+    @inline(__always)
+    func noted(_ make: (UnsafeMutablePointer<CacheEvent>) -> Void) {
+        guard let cache else { return }
+        #if DEBUG
+        cache.preconditionIsolated()
+        #endif
+        withUnsafeTemporaryAllocation(of: CacheEvent.self, capacity: 1) { buffer in
+            let pointer = buffer.baseAddress!
+            make(pointer)
+            // As `onCache`: the handler called with the cache as its isolated argument. It
+            // moves the event out: the memory is left uninitialized, as it is given back.
+            unsafeBitCast(Self.noted, to: (@Sendable (Cache, UnsafeMutablePointer<CacheEvent>) -> Void).self)(cache, pointer)
+        }
     }
 }

@@ -72,6 +72,8 @@ public actor Cache {
         requestTimeout = .max
         relay = EngineRelay()
         engine.delegate = relay
+        engine.relay = .passUnretained(relay)
+        relay.engine = engine
         relay.cache = self
     }
 
@@ -100,6 +102,8 @@ public actor Cache {
         origin.httpFunction = http
         relay = EngineRelay()
         engine.delegate = relay
+        engine.relay = .passUnretained(relay)
+        relay.engine = engine
         relay.cache = self
     }
 
@@ -118,6 +122,8 @@ public actor Cache {
         requestTimeout = .max
         relay = EngineRelay()
         engine.delegate = relay
+        engine.relay = .passUnretained(relay)
+        relay.engine = engine
         relay.cache = self
     }
 

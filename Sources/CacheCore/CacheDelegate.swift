@@ -10,10 +10,12 @@ public protocol CacheDelegate: AnyObject {
     /// A read started with `startRead` that waited for its request finished (default: nothing).
     func cache(_ cache: isolated Cache, finishedRead result: ReadResult)
     /// With `reportsAllChanges`, every change to an entry, watched or not (default: nothing).
-    func cache(_ cache: isolated Cache, noted event: CacheEvent)
+    /// The event is the caller's to give away (`consuming`): a delegate that keeps it (the shell's
+    /// timeline) stores it with no copy.
+    func cache(_ cache: isolated Cache, noted event: consuming CacheEvent)
 }
 
 extension CacheDelegate {
     public func cache(_ cache: isolated Cache, finishedRead result: ReadResult) {}
-    public func cache(_ cache: isolated Cache, noted event: CacheEvent) {}
+    public func cache(_ cache: isolated Cache, noted event: consuming CacheEvent) {}
 }

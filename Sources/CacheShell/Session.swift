@@ -249,7 +249,7 @@ extension Session: CacheDelegate {
         add(.event(event, clockStart: cache.clockStart, mode: settings.mode))
     }
 
-    public func cache(_ cache: isolated Cache, noted event: CacheEvent) {
+    public func cache(_ cache: isolated Cache, noted event: consuming CacheEvent) {
         // A benchmark's huge batch keeps no history, nor a timeline.
         if history.enabled { timeline.append(event) }
     }

@@ -195,6 +195,52 @@ import Testing
         Self.expectSame(Array(text.utf8))
     }
 
+    /// The plain canonical check (`CanonicalCheck`) reads strings and digits eight bytes at a time:
+    /// every byte that ends a run, at every offset in and around a word, with the text ending
+    /// there or not. What it takes is the text kept as it is, the tree's text; what it leaves
+    /// gets the tree's text or error as before.
+    @Test func plainTextsAreCheckedAtEveryOffsetOfAWord() {
+        let stops: [UInt8] = [0x22, 0x5C, 0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0xC3, 0xFF, 0x2F, 0x30, 0x39, 0x3A, 0x2E, 0x65,
+                              0x45, 0x2C, 0x7D, 0x5D, 0x2D]
+        var taken = 0
+        for length in 0...26 {
+            for at in 0...length {
+                for stop in stops {
+                    var run = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    var digits = [UInt8](repeating: UInt8(ascii: "7"), count: length)
+                    if at < length {
+                        run[at] = stop
+                        digits[at] = stop
+                    }
+                    let texts: [[UInt8]] = [
+                        [0x22] + run + [0x22],
+                        Array(#"{"a":1,""#.utf8) + run + Array(#"":"x"}"#.utf8),
+                        [0x5B, 0x22] + run + [0x22, 0x2C, 0x31, 0x5D],
+                        digits, [0x2D] + digits, Array(#"{"n":"#.utf8) + digits + [0x7D], [0x5B] + digits + Array(",0]".utf8),
+                    ]
+                    for text in texts {
+                        let plain = text.withUnsafeBufferPointer { CanonicalCheck.isPlainCanonical($0, maxDepth: JSONValue.maxDepth) }
+                        if plain {
+                            taken += 1
+                            #expect(Self.treeOutcome(text) == .success(String(decoding: text, as: UTF8.self)),
+                                    "\(String(decoding: text, as: UTF8.self).debugDescription)")
+                        }
+                        Self.expectSame(text)
+                    }
+                }
+            }
+        }
+        // The check takes the plain texts (else this test tests nothing of it).
+        #expect(taken > 10_000)
+        for text in [#"{"id":10437,"likes":599,"title":"item 10437"}"#, "[true,false,null,0,-1,123456789012345678]", #"{"":{"a":[]}}"#] {
+            #expect(Array(text.utf8).withUnsafeBufferPointer { CanonicalCheck.isPlainCanonical($0, maxDepth: JSONValue.maxDepth) })
+        }
+        for text in [#"{"b":1,"a":2}"#, #"{"a":1,"a":2}"#, "-0", "01", "1234567890123456789", "1.5", " 1", "1 ", "[[1]]", "tru", "nulls"] {
+            #expect(!Array(text.utf8).withUnsafeBufferPointer { CanonicalCheck.isPlainCanonical($0, maxDepth: 1) })
+            Self.expectSame(Array(text.utf8), maxDepth: 1)
+        }
+    }
+
     @Test func canonicalTextIsKeptAsItIs() throws {
         for text in [#"{"a":[1,-2,3.5,1e+22,"x\n\u0001\u007f\u0085é😀"],"b":{"c":null,"d":true}}"#, "-0.0", "\"\"", "[]", "{}"] {
             #expect(try StoredValue(parsingJSON: text).text == text)

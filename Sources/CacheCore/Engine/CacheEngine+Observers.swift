@@ -34,12 +34,11 @@ extension CacheEngine {
             if hooks.contains(.observers) && isWatched(slot) {
                 let event = state.changeEvent(cause, slot: slot, source: source)
                 delegate?.cacheEngine(self, observed: event)
-                if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
+                if self.hooks.contains(.allChanges) { note(event) }
             } else if hooks.contains(.allChanges) {
-                // Noted only (the timeline's case): the event made in the call's argument, which
-                // the optimizer then passes as it is; bound to a name first, it was copied and the
-                // original dropped (some 180 instructions a change).
-                delegate?.cacheEngine(self, noted: state.changeEvent(cause, slot: slot, source: source))
+                // Noted only (the timeline's case): the event made once, in the call's argument,
+                // and moved to where it is kept, never copied (`noteChange`).
+                noteChange(cause, slot: slot, source: source)
             }
         }
         if self.hooks.contains(.active) { refetchIfActive(slot, after: cause) }
@@ -49,13 +48,13 @@ extension CacheEngine {
     /// change (the timeline, a recording) still hears of it.
     func emitUnobserved(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
         guard hooked, hooks.contains(.allChanges) else { return }
-        delegate?.cacheEngine(self, noted: state.changeEvent(cause, slot: slot, source: source))
+        noteChange(cause, slot: slot, source: source)
     }
 
     /// `emitUnobserved` of a key that is not cached.
     func emitUnobserved(_ cause: ChangeCause, key: String, namespace: Int32) {
         guard hooked, hooks.contains(.allChanges) else { return }
-        delegate?.cacheEngine(self, noted: CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
+        note(CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
     }
 
     /// Whether a change of the entry in `slot` is reported to observers.
@@ -76,10 +75,32 @@ extension CacheEngine {
         if hooks.contains(.observers) && observers.isWatched(key, namespace: namespaces[namespace].name) {
             let event = CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache)
             delegate?.cacheEngine(self, observed: event)
-            if self.hooks.contains(.allChanges) { delegate?.cacheEngine(self, noted: event) }
+            if self.hooks.contains(.allChanges) { note(event) }
         } else if hooks.contains(.allChanges) {
-            // Noted only: the event made in the argument (see `emitHooked(_:slot:source:)`).
-            delegate?.cacheEngine(self, noted: CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
+            note(CacheEvent(cause: cause, key: key, at: now, state: .absent, stored: nil, source: .cache))
+        }
+    }
+
+    /// Hands a change noted (`allChanges`) on, a copy of `event`:
+    /// to the owning cache's relay (with no reference counted, see `relay`), else the delegate.
+    @inline(__always)
+    private func note(_ event: CacheEvent) {
+        if let relay {
+            relay._withUnsafeGuaranteedRef { $0.noted { $0.initialize(to: event) } }
+        } else {
+            delegate?.cacheEngine(self, noted: event)
+        }
+    }
+
+    /// `note` of the change of the entry in `slot`, the event made in each call's argument: made
+    /// first and handed on by name (`note`), it was made in one place, copied to another and
+    /// the first dropped (some 180 instructions a change).
+    @inline(__always)
+    private func noteChange(_ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        if let relay {
+            relay._withUnsafeGuaranteedRef { $0.noted { state.initializeChangeEvent($0, cause, slot: slot, source: source) } }
+        } else {
+            delegate?.cacheEngine(self, noted: state.changeEvent(cause, slot: slot, source: source))
         }
     }
 

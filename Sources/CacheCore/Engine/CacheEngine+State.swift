@@ -345,6 +345,16 @@ struct EngineState {
                           stored: entries.ordered.entries[i].stored, source: source)
     }
 
+    /// `changeEvent` made in the uninitialized memory at `event` (the relay's, from which the
+    /// handler moves it on).
+    @inline(__always)
+    mutating func initializeChangeEvent(_ event: UnsafeMutablePointer<CacheEvent>, _ cause: ChangeCause, slot: Int32, source: ValueSource) {
+        let i = Int(slot)
+        event.initialize(to: CacheEvent(cause: cause, key: entries.ordered.entries[i].key, at: now,
+                                        state: entries.ordered.entries[i].state(at: now),
+                                        stored: entries.ordered.entries[i].stored, source: source))
+    }
+
     /// What a `get` of a cached entry (online) found besides a fresh hit: the entry's slot (-1:
     /// not cached) and namespace and the state it is served in. Plain values only, so that
     /// passing it back costs no copy of references.

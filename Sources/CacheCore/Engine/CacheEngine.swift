@@ -7,7 +7,7 @@
     /// A request completed (default: nothing); see `RequestCompletion`.
     func cacheEngine(_ engine: CacheEngine, completed request: RequestCompletion)
     /// With `reportsAllChanges`, every change to an entry, watched or not (default: nothing).
-    func cacheEngine(_ engine: CacheEngine, noted event: CacheEvent)
+    func cacheEngine(_ engine: CacheEngine, noted event: consuming CacheEvent)
 }
 
 /// The cache core: a deterministic, synchronous state machine over a virtual clock.
@@ -93,6 +93,22 @@
     // reference loaded), so no two accesses to it can overlap; checked, each report of a change
     // paid a dynamic access check to load it.
     @exclusivity(unchecked) public weak var delegate: (any CacheEngineDelegate)?
+    /// The relay of the `Cache` that owns this engine, which hears every change noted (`note`)
+    /// in place of the delegate: a direct call, with the event moved, where the delegate's costs
+    /// a weak load, a release of an object with a side table and a protocol call (some 250
+    /// instructions a change noted, with the event's copy).
+    ///
+    /// Unretained: the cache owns the relay (`Cache.relay`, a `let`) and sets this in
+    /// its initialisers; the relay clears it when it goes (`EngineRelay.deinit`, which holds this
+    /// engine until then). So whenever this is non-nil the relay is alive. Both run on the cache's
+    /// executor (the engine only inside the cache's methods, or a clock group's run of its items
+    /// on that executor). Unchecked exclusivity: only ever loaded or assigned whole, never held
+    /// in an access across a call.
+    /// Held as `Unmanaged` and called through `_withUnsafeGuaranteedRef`: a reference loaded from
+    /// an `unowned(unsafe)` property is retained for the call and released after, and the relay,
+    /// also the engine's weak `delegate`, counts its references in a side table (some 100
+    /// instructions a change).
+    @exclusivity(unchecked) var relay: Unmanaged<EngineRelay>?
     /// Checks every invariant after each public operation that can change the state, and stops
     /// the process on a violation. For tests: a check is O(n) in the size of the state. Off, it
     /// costs one load and branch per operation.

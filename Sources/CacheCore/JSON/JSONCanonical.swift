@@ -22,6 +22,7 @@ extension JSONValue {
 
     /// `canonicalCompactText(parsing:)` of UTF-8 bytes.
     static func canonicalCompactText(utf8 bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maxDepth) throws(JSONError) -> String {
+        if CanonicalCheck.isPlainCanonical(bytes, maxDepth: maxDepth) { return String(decoding: bytes, as: UTF8.self) }
         var scanner = CanonicalScanner(bytes, maxDepth: maxDepth)
         if scanner.scan() && scanner.atEnd() { return scanner.withText { String(decoding: $0, as: UTF8.self) } }
         var reader = JSONReader(bytes, maxDepth: maxDepth)

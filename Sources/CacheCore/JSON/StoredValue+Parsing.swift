@@ -6,13 +6,18 @@ extension StoredValue {
     /// `StoredValue(JSONValue(parsing: bytes))` (with `maxDepth`) without building the tree.
     /// The same text, the same errors.
     ///
-    /// Canonical text (compact, keys sorted) is checked and copied once; other text is put in
+    /// Canonical text (compact, keys sorted) is checked and copied once (the plainest kind by
+    /// `CanonicalCheck`, eight bytes at a time); other text is put in
     /// canonical form as it is checked; only a value with an object whose keys are not plain
     /// ASCII in increasing order (or text that is not JSON, for its error) goes through the tree.
     /// - Throws: `JSONError` as `JSONValue(parsing:)` throws it, offset included (from the
     ///   start of `bytes`).
     /// - Complexity: O(n) in the length of the text (O(n log k) for an object read as a tree).
     public init(parsingJSON bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maxDepth) throws(JSONError) {
+        if CanonicalCheck.isPlainCanonical(bytes, maxDepth: maxDepth) {
+            self.init(canonicalUTF8: bytes)
+            return
+        }
         var scanner = CanonicalScanner(bytes, maxDepth: maxDepth)
         if scanner.scan() && scanner.atEnd() {
             self = scanner.withText { StoredValue(canonicalUTF8: $0) }

@@ -23,7 +23,7 @@ final class Client: CacheDelegate {
         session.speaking(as: name) { session.cache(cache, observed: event) }
     }
 
-    func cache(_ cache: isolated Cache, noted event: CacheEvent) {
+    func cache(_ cache: isolated Cache, noted event: consuming CacheEvent) {
         guard session.history.enabled else { return }
         if session.clients.current === self { session.timeline.append(event) } else { timeline.append(event) }
     }
