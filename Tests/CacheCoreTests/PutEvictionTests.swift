@@ -71,19 +71,47 @@ import Testing
         #expect(try engine.get("a:18").value == .int(18))
     }
 
-    // A tag and an entity id of both the victim and the new entry, in the same slot: the indexes
-    // lead to the new entry only.
+    // The victim's tags and entity id and the new entry's, in the same slot: the indexes lead to
+    // the new entry only. A tag of both keeps the slot; the victim's own tag and id lead nowhere.
     @Test func aReplacedVictimsTagsAndIDsLeadToTheNewEntryOnly() throws {
         let engine = Self.engine(["a": 2])
+        let increment = try Patch(.object(["n": .object(["$inc": .int(1)])]))
         engine.put("a:1", .object(["id": .int(7), "n": .int(1)]), tags: ["t", "old"])
         engine.put("a:2", .object(["id": .int(8), "n": .int(2)]), tags: ["u"])
         // Builds the id index, so that the replacement keeps it in step.
-        _ = try engine.event(entity: "9", patch: Patch(.object(["n": .object(["$inc": .int(1)])])))
-        #expect(engine.put("a:3", .object(["id": .int(7), "n": .int(3)]), tags: ["t", "new"]) == ["a:3", "a:1"])
+        _ = try engine.event(entity: "9", patch: increment)
+        #expect(engine.put("a:3", .object(["id": .int(11), "n": .int(3)]), tags: ["t", "new"]) == ["a:3", "a:1"])
+        #expect(try engine.event(entity: "7", patch: increment).isEmpty)
+        #expect(try engine.event(entity: "11", patch: increment) == ["a:3"])
+        #expect(engine.peek("a:3").value == .object(["id": .int(11), "n": .int(4)]))
         #expect(engine.invalidate(.tag("old")).isEmpty)
-        #expect(try engine.event(entity: "7", patch: Patch(.object(["n": .object(["$inc": .int(1)])]))) == ["a:3"])
         #expect(engine.invalidate(.tag("t")) == ["a:3"])
         #expect(engine.invalidate(.tag("u")) == ["a:2"])
+    }
+
+    // A full LRU namespace whose expiry scan ran dry (its entries expired and reported): the
+    // put stores first and then evicts, which schedules the scan again; the next put replaces
+    // its victim in place. The invariant check runs after each.
+    @Test func aPutAfterTheScanRanDryEvictsAndTheNextReplaces() throws {
+        let engine = CacheEngine(origin: NoOrigin())
+        engine.checksInvariants = true
+        _ = try engine.defineNamespace("a", PolicyChange(ttl: 1_000, max: .some(2), eviction: .lru))
+        engine.put("a:1", .int(1))
+        engine.put("a:2", .int(2))
+        try engine.advance(by: 5_000)
+        #expect(engine.peek("a:1").state == .expired)
+        let ns = engine.namespaceSlot(forKey: "a:1")
+        #expect(!engine.state.expiry.scanScheduled(ns))
+        #expect(engine.put("a:3", .int(3)) == ["a:3", "a:1"])
+        #expect(engine.state.expiry.scanScheduled(ns))
+        // Stored before the eviction, a:3 took a slot of its own; a:4 takes a:2's.
+        let slots = engine.slots.count
+        #expect(engine.put("a:4", .int(4)) == ["a:4", "a:2"])
+        #expect(engine.slots.count == slots)
+        #expect(engine.peek("a:3").state == .fresh && engine.peek("a:4").state == .fresh)
+        try engine.advance(by: 5_000)
+        #expect(engine.peek("a:3").state == .expired && engine.peek("a:4").state == .expired)
+        #expect(engine.stats().evictions == 2)
     }
 
     // With a store tracking changes: the victim's row goes by its id, the new entry's row is

@@ -229,8 +229,9 @@ struct EngineState {
     /// did, as one replacement (`EntryTable.replace`). The entry's record, its expiry record,
     /// the victim's expiry record dropped when it leads, the victim's row id and the store's note
     /// of its removal are as they were; the sequence numbers taken too. The caller makes sure
-    /// the namespace's expiry scan is scheduled: `insertEntry` would otherwise have claimed one
-    /// for the victim's record, still live then.
+    /// the namespace's expiry scan is scheduled, so appending the new entry's expiry record
+    /// claims none: with none scheduled the queue is empty (`ExpiryQueues`' invariant), the
+    /// append would claim a scan for the new record, and this step returns no scan to schedule.
     /// - Returns: the evicted key.
     /// - Complexity: O(1) amortized, plus the tags of both, plus the size of both values once
     ///   the id index is built.
@@ -248,8 +249,9 @@ struct EngineState {
         var rowID: Int64 = 0
         if entries.ordered.entries.keepsRowIDs { rowID = entries.slots.takeRowID(Int(victim)) }
         let evictedKey = entries.replace(victim, victimHash: victimHash, with: consume entry, hash: hash)
-        // A scan is scheduled: no scan to claim.
-        _ = enqueueExpiry(ExpiryRecord(slot: victim, seq: s), in: ns)
+        // A scan is scheduled (the caller's check): no scan to claim.
+        let claimed = enqueueExpiry(ExpiryRecord(slot: victim, seq: s), in: ns)
+        assert(claimed == nil, "replaceVictim runs only while its namespace's expiry scan is scheduled")
         expiry.dropHead(ns, ifOf: victim, seq: victimSeq)
         if changes != nil {
             changes!.removedKeys.append(evictedKey)
