@@ -185,6 +185,11 @@ import Testing
         #expect(throws: JSONError(message: "JSON nested deeper than 512 levels", offset: 512)) {
             try StoredValue(parsingJSON: "[" + ok + "]")
         }
+        // A larger bound asked is the document's at most, in the plain check as in the reader.
+        let deep = String(repeating: "[", count: 600) + "0" + String(repeating: "]", count: 600)
+        Self.expectSame(Array(deep.utf8), maxDepth: 1_000)
+        #expect(throws: JSONError.self) { try StoredValue(parsingJSON: deep, maxDepth: 1_000) }
+        Self.expectSame(Array(String(repeating: "[", count: 100_000).utf8), maxDepth: .max)
     }
 
     @Test(arguments: [

@@ -21,7 +21,10 @@ enum CanonicalCheck {
     /// - Complexity: O(n).
     static func isPlainCanonical(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Bool {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-        return Reader(p: base, n: bytes.count, maxDepth: maxDepth).value(at: 0, depth: 0) == bytes.count
+        // Bounded as the reader bounds it (`JSONReader.init`): a larger `maxDepth` would take
+        // deeper text than the scanner, and recursion deep enough to exhaust the stack.
+        let depth = min(maxDepth, JSONValue.documentDepth)
+        return Reader(p: base, n: bytes.count, maxDepth: depth).value(at: 0, depth: 0) == bytes.count
     }
 
     /// Reads at byte offsets into `p[0..<n]`; each method returns the offset just after what it
