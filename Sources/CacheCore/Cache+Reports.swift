@@ -104,9 +104,11 @@ final class EngineRelay: CacheEngineDelegate {
     // call the relay, and only loaded after; no two accesses to it can overlap.
     @exclusivity(unchecked) unowned(unsafe) var cache: Cache?
     /// The engine whose `relay` this is, held so that it is still there when this relay goes
-    /// (with its cache): `deinit` clears the engine's unowned `relay`, so an engine that outlives
-    /// its cache (held for a moment by a clock group running its items) never calls a relay
-    /// that is gone, as its weak `delegate` never did. The engine holds this relay unowned: no cycle.
+    /// (with its cache): `deinit` clears the engine's unowned `relay`, so an engine that outlived
+    /// its cache would never call a relay that is gone, as its weak `delegate` never did. (None
+    /// does: the cache owns its engine, and a clock group holds the cache, not only the engine,
+    /// while it runs the engine's items; see `ClockGroup.Member`.) The engine holds this relay
+    /// unowned: no cycle.
     var engine: CacheEngine?
 
     deinit {

@@ -114,7 +114,6 @@ public actor Cache {
         let engine = CacheEngine(origin: NoOrigin(), clockStart: clockStart)
         engine.now = now
         engine.clockGroup = group
-        engine.clockPlace = group.join(engine)
         self.engine = engine
         clock = nil
         isLive = false
@@ -125,6 +124,7 @@ public actor Cache {
         engine.relay = .passUnretained(relay)
         relay.engine = engine
         relay.cache = self
+        engine.clockPlace = group.join(self, engine: engine)
     }
 
     /// A new, empty cache on this cache's virtual clock (the shell's `client`, SPEC §2 Clients):
@@ -141,7 +141,7 @@ public actor Cache {
         } else {
             group = ClockGroup(queue: executor.queue)
             engine.clockGroup = group
-            engine.clockPlace = group.join(engine)
+            engine.clockPlace = group.join(self, engine: engine)
         }
         return Cache(sharing: executor, group: group, clockStart: engine.clockStart, now: engine.now)
     }

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheServer
 import Synchronization
 import Testing
 
@@ -58,5 +59,61 @@ import Testing
             try! a.advance(by: 10)
         }
         #expect(recorder.log.withLock { $0 } == ["a 2@5", "a 1@10"])
+    }
+
+    /// A cache held only weakly.
+    struct Weak: ~Copyable {
+        weak var cache: Cache?
+    }
+
+    /// Holds a client (the only strong reference to it) and lets it go from its own delegate
+    /// on the first change it hears; notes each change heard, and whether the client was still
+    /// there then.
+    final class Dropper: CacheDelegate, Sendable {
+        let held = Mutex<Cache?>(nil)
+        let watched = Mutex(Weak())
+        let log = Mutex<[String]>([])
+        func cache(_ cache: isolated Cache, observed event: CacheEvent) {}
+        func cache(_ cache: isolated Cache, validated result: ValidationResult) {}
+        func cache(_ cache: isolated Cache, runScheduled token: Int) {}
+        func cache(_ cache: isolated Cache, noted event: CacheEvent) {
+            held.withLock { $0 = nil }
+            let stillThere = watched.withLock { $0.cache != nil }
+            // Read only when it is still there: else `cache` would be a cache that has gone.
+            log.withLock { $0.append(stillThere ? "\(event.cause.rawValue) \(event.key)@\(cache.now - cache.clockStart)" : "gone") }
+        }
+    }
+
+    /// A client let go (its last reference but the group's dropped) while another cache's
+    /// `advance` runs the client's item stays until that item has run, then goes: its engine
+    /// never runs on reporting to a cache that is gone, whichever thread lets it go.
+    @Test func aClientLetGoWhileTheGroupRunsItsItemGoesOnlyAfterTheItem() {
+        let a = Cache()
+        let dropper = Dropper()
+        let clocks = a.withIsolation { a in
+            dropper.held.withLock { $0 = a.makeClient() }
+            dropper.watched.withLock { $0.cache = dropper.held.withLock { $0 } }
+            a.withClient(dropper.held.withLock { $0! }) { b in
+                let server = SimulatedServer()
+                server.latency = 10
+                server.set("n:1", .int(1), at: b.now)
+                server.set("n:2", .int(2), at: b.now)
+                b.useOrigin(server)
+                b.setDelegate(dropper)
+                b.reportsAllChanges = true
+                _ = try! b.mget(["n:1", "n:2"], nowait: true)
+            }
+            // One item of b's, its fetch's answer, stores both keys; its first change lets b go.
+            try! a.advance(by: 20)
+            // The group goes on without it: a client made after runs in its place.
+            let c = a.makeClient()
+            let recorder = Recorder("c")
+            a.withClient(c) { c in c.setDelegate(recorder); c.schedule(after: 5, token: 3) }
+            try! a.advance(by: 10)
+            return (a.now - a.clockStart, a.withClient(c) { $0.now - $0.clockStart }, recorder.log.withLock { $0 })
+        }
+        #expect(dropper.log.withLock { $0 } == ["fetched n:1@10", "fetched n:2@10"])
+        #expect(dropper.watched.withLock { $0.cache == nil })
+        #expect(clocks.0 == 30 && clocks.1 == 30 && clocks.2 == ["c 3@25"])
     }
 }

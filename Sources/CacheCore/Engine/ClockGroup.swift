@@ -15,16 +15,29 @@ import Dispatch
 // its fields happens on that executor's queue, from code isolated to one of those caches, so no
 // two accesses ever overlap (`checkIsolated` asserts the queue in debug builds).
 final class ClockGroup: @unchecked Sendable {
-    /// An engine of the group, held weakly: its cache owns it (and it owns the group), so a
-    /// group never keeps an engine alive after its cache is gone.
+    /// A cache of the group and its engine. The cache is held weakly, so that a group never
+    /// keeps a cache alive; while the group works on an engine it holds that engine's cache
+    /// strongly (``live(_:)``), so that a cache let go meanwhile (by a delegate called from the
+    /// item run, or by another thread) goes only when the group is done with it, never while its
+    /// engine runs an item and reports to it. A weak load is atomic: on any thread, it gives
+    /// either the cache, held, or nil once the cache has begun to go.
     private struct Member {
-        weak var engine: CacheEngine?
+        weak var cache: Cache?
+        /// The cache's engine: a `let` of the cache, so alive whenever the cache is.
+        /// Unowned and unsafe: read only while the cache is held (``live(_:)``), which proves it
+        /// alive; a strong reference here would keep an engine past its cache, and an `unowned`
+        /// one costs a reference count check on each load.
+        unowned(unsafe) let engine: CacheEngine
     }
 
-    /// The engines in the order they joined: an engine's index is its place.
+    /// A member's cache, held, and its engine; nil once the cache has begun to go.
+    private func live(_ member: Member) -> (cache: Cache, engine: CacheEngine)? {
+        guard let cache = member.cache else { return nil }
+        return (cache, member.engine)
+    }
+
+    /// The members in the order they joined: a member's index is its engine's place.
     private var members: [Member] = []
-    /// The engines still alive, in the order they joined.
-    var engines: [CacheEngine] { members.compactMap(\.engine) }
     /// The queue every engine of the group runs on.
     let queue: DispatchQueue
     /// The group is running other engines' items for one of them: those run with no group
@@ -33,10 +46,10 @@ final class ClockGroup: @unchecked Sendable {
 
     init(queue: DispatchQueue) { self.queue = queue }
 
-    /// Adds `engine` last; returns its place.
-    func join(_ engine: CacheEngine) -> Int {
+    /// Adds `cache`, whose engine is `engine`, last; returns the engine's place.
+    func join(_ cache: Cache, engine: CacheEngine) -> Int {
         checkIsolated()
-        members.append(Member(engine: engine))
+        members.append(Member(cache: cache, engine: engine))
         return members.count - 1
     }
 
@@ -57,22 +70,31 @@ final class ClockGroup: @unchecked Sendable {
         draining = true
         defer { draining = false }
         while true {
-            var best: (engine: CacheEngine, time: Int64)?
+            var best: (cache: Cache, engine: CacheEngine, time: Int64)?
             for (index, member) in members.enumerated() {
-                guard let other = member.engine, other !== engine, let due = other.nextDueTime,
+                guard let (cache, other) = live(member), other !== engine, let due = other.nextDueTime,
                       (due, index) < (time, place) else { continue }
-                if best == nil || due < best!.time { best = (other, due) }
+                if best == nil || due < best!.time { best = (cache, other, due) }
             }
-            guard let (next, due) = best else { break }
-            try next.runNext(upTo: due)
+            guard let next = best else { break }
+            // `next.cache` is held until the item has run (see `Member`).
+            _ = try withExtendedLifetime(next.cache) { () throws(CacheError) in try next.engine.runNext(upTo: next.time) }
         }
-        for other in engines where other !== engine && other.now < time { other.now = time }
+        bringUp(to: time, except: engine)
     }
 
     /// Brings every other engine's clock up to `engine`'s (a wait for an answer ended there).
     func follow(_ engine: CacheEngine) {
         guard !draining else { return }
         checkIsolated()
-        for other in engines where other !== engine && other.now < engine.now { other.now = engine.now }
+        bringUp(to: engine.now, except: engine)
+    }
+
+    /// Sets the clock of every engine but `engine` that reads less than `time` to `time`.
+    private func bringUp(to time: Int64, except engine: CacheEngine) {
+        for member in members {
+            guard let (cache, other) = live(member), other !== engine, other.now < time else { continue }
+            withExtendedLifetime(cache) { other.now = time }
+        }
     }
 }
