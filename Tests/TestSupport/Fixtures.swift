@@ -1,13 +1,36 @@
 import Foundation
+import Synchronization
+
+/// The directories `Fixtures.directory` made, removed when the test process exits.
+private let madeDirectories = Mutex<[String]>([])
 
 /// What several suites share: a fresh directory, and a script whose commands reach every part of
 /// a session's state.
 public enum Fixtures {
-    /// A fresh empty directory for the files of one test, named after `purpose`.
+    /// A fresh empty directory for the files of one test, named after `purpose`; removed, with
+    /// what it holds, when the test process exits (a run leaves nothing behind in the system's
+    /// temporary directory; a test may use its files until its end).
     public static func directory(_ purpose: String = "test") -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-\(purpose)-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        madeDirectories.withLock { made in
+            if made.isEmpty { atexit { Fixtures.removeMadeDirectories() } }
+            made.append(path)
+        }
         return path
+    }
+
+    /// Removes every directory `directory` made (at exit; a file made read-only inside is
+    /// made writable first, so that it can go).
+    private static func removeMadeDirectories() {
+        for path in madeDirectories.withLock({ $0 }) {
+            if let inside = FileManager.default.enumerator(atPath: path) {
+                for case let name as String in inside {
+                    try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path + "/" + name)
+                }
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Commands that reach every part of the state: namespaces, entries with tags, mutation logs
