@@ -83,4 +83,26 @@ import Testing
         Self.expectSame(Timeline().followed(by: timeline), Model().followed(by: model))
         Self.expectSame(early.followed(by: timeline.since(model.dropped + 17)), earlyModel.followed(by: model.since(model.dropped + 17)))
     }
+
+    /// A view (`since`) counts only the bytes of the changes it shows against the byte limit:
+    /// grown, it drops its oldest only when those are over it.
+    @Test func aViewCountsOnlyTheBytesOfWhatItShows() {
+        // One value of a fifth of the limit, shared by every change (held once in memory).
+        let large = StoredValue(.string(String(repeating: "x", count: Timeline.byteLimit / 5)))
+        func event(_ n: Int) -> CacheEvent {
+            CacheEvent(cause: .stored, key: "k:\(n)", at: Int64(n), state: .fresh, stored: large, source: .cache)
+        }
+        var timeline = Timeline()
+        for n in 0..<4 { timeline.append(event(n)) }
+        #expect(timeline.filter { _ in true }.map(\.key) == ["k:0", "k:1", "k:2", "k:3"])
+        var later = timeline.since(3)
+        for n in 4..<7 { later.append(event(n)) }
+        // Four fifths shown: nothing dropped. (Counting the three skipped, it dropped all but one.)
+        #expect(later.filter { _ in true }.map(\.key) == ["k:3", "k:4", "k:5", "k:6"])
+        #expect(later.dropped == 0)
+        later.append(event(7))
+        // Five fifths and a little (the keys, the quotes): over the limit, the oldest goes.
+        #expect(later.filter { _ in true }.map(\.key) == ["k:4", "k:5", "k:6", "k:7"])
+        #expect(later.dropped == 1)
+    }
 }

@@ -76,10 +76,16 @@ struct Timeline {
 
     /// This timeline as one that began once `index` changes had been appended: the changes before
     /// are neither shown nor counted as dropped (a shell attached later saw none of them).
-    /// - Complexity: O(1) (the copy shares the events).
+    /// - Complexity: O(changes skipped), at most `limit` (the copy shares the events).
     func since(_ index: Int) -> Timeline {
         var later = self
         let skipped = min(max(index - dropped, 0), count)
+        // The skipped changes no longer count against the byte limit: the view drops its
+        // oldest only when what it shows is over it.
+        for k in 0..<skipped {
+            let slot = head + k
+            later.bytes -= Self.size(events[slot < Self.limit ? slot : slot - Self.limit])
+        }
         later.head += skipped
         if later.head >= Self.limit { later.head -= Self.limit }
         later.count -= skipped
