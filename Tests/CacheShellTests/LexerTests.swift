@@ -266,6 +266,25 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         }
     }
 
+    /// The line count of long text, counted before any line is looked up (without the line
+    /// table) and after (with it): text of line feeds only, past the 2,040 bytes one count of
+    /// the eight-byte lanes takes, and random text of a few thousand bytes.
+    @Test func countsTheLinesOfLongText() {
+        var generator = SeededGenerator(seed: 41)
+        var texts: [[UInt8]] = [1, 7, 8, 9, 2_039, 2_040, 2_041, 2_048, 4_080, 4_089, 10_000].map { [UInt8](repeating: 0x0A, count: $0) }
+        for _ in 0..<40 {
+            let length = Int(generator.next() % 9_000)
+            texts.append((0..<length).map { _ in [0x0A, 0x0B, 0x8A, 0x61, 0x00][Int(generator.next() % 5)] })
+        }
+        for bytes in texts {
+            let expected = 1 + bytes.count { $0 == 0x0A }
+            let source = bytes.withUnsafeBufferPointer { SourceFile(name: "f", bytes: $0) }
+            #expect(source.lineCount == expected, "\(bytes.count) bytes")
+            #expect(source.location(ofOffset: source.text.utf8.count).line == expected)
+            #expect(source.lineCount == expected, "\(bytes.count) bytes, with the line table")
+        }
+    }
+
     // MARK: Fuzzing
 
     /// Scripts that lex cleanly; the fuzzer breaks them in small ways.

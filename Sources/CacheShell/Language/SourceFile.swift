@@ -1,4 +1,5 @@
 import CacheCore
+import Synchronization
 /// Text of a script, a `-c` argument or typed input, with what it takes to
 /// turn byte offsets into line numbers.
 public struct SourceFile: Sendable {
@@ -8,8 +9,11 @@ public struct SourceFile: Sendable {
     public var text: String { String(decoding: bytes, as: UTF8.self) }
     /// The UTF-8 bytes of `text`, which the lexer scans and all offsets index.
     let bytes: [UInt8]
-    /// Byte offset at which each line starts; the first is 0, and ascending.
-    private let lineStarts: [Int]
+    /// Byte offset at which each line starts; the first is 0, and ascending. Found when first
+    /// asked for (an error's line, a scheduled command's): a batch runs most pieces of its input
+    /// without asking, and building the table cost some 130 instructions a line.
+    private var lineStarts: [Int] { lineTable.starts(of: bytes) }
+    private let lineTable = LineTable()
     /// The line number of the text's first line in the whole input (a piece of a stream).
     private let firstLine: Int
     /// For the `-c` argument, whose commands `;` separates on one line: the column, in
@@ -18,7 +22,7 @@ public struct SourceFile: Sendable {
     /// SPEC §7). Nil for every other source: errors name the line alone.
     public let firstColumn: Int?
 
-    /// Wraps `text`, building its line table; `firstLine` is where the text starts in its input
+    /// Wraps `text`; `firstLine` is where the text starts in its input
     /// when it is a piece of a longer one (standard input or a script, read as it arrives).
     ///
     /// - Complexity: O(n) in the length of `text`.
@@ -55,35 +59,11 @@ public struct SourceFile: Sendable {
         self.firstLine = firstLine
         self.firstColumn = firstColumn
         self.bytes = bytes
-        var starts = [0]
-        bytes.withUnsafeBufferPointer { bytes in
-            // Eight bytes at a time: a word with no line feed (no zero byte once XORed with
-            // 0x0A in every byte) is skipped whole; in one with some, only the bytes flagged are
-            // looked at (a script's line is a few words long: each byte of its line feed's word
-            // looked at cost about 40 instructions a line). The flags are exact up to the first
-            // line feed; one above it may be a byte 0x0B after a line feed (the borrow), hence the look.
-            guard let base = bytes.baseAddress else { return }
-            let raw = UnsafeRawPointer(base)
-            let lineFeeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            var offset = 0
-            while offset + 8 <= bytes.count {
-                // Byte i of the word in bits 8i...8i+7, whatever the machine's byte order.
-                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ lineFeeds
-                var flagged = (word &- ones) & ~word & highs
-                while flagged != 0 {
-                    let i = offset + flagged.trailingZeroBitCount >> 3
-                    if bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
-                    flagged &= flagged &- 1
-                }
-                offset += 8
-            }
-            for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
-        }
-        self.lineStarts = starts
     }
 
     /// The number of lines the text starts (one more than its line feeds).
-    public var lineCount: Int { lineStarts.count }
+    /// - Complexity: O(n) in the number of bytes, unless the line table was built.
+    public var lineCount: Int { lineTable.count ?? LineTable.lineFeeds(in: bytes) + 1 }
 
     /// The 1-based line and byte column of a byte offset.
     ///
@@ -122,5 +102,83 @@ public struct SourceFile: Sendable {
     public func render(_ diagnostic: Diagnostic) -> String {
         guard let name else { return "error: \(diagnostic.message)" }
         return "\(name):\(location(ofOffset: diagnostic.offset).line): error: \(diagnostic.message)"
+    }
+}
+
+/// A source's line table, built once, when first asked for, and shared by the copies of the
+/// source (which hold the same bytes).
+private final class LineTable: Sendable {
+    private let table = Mutex<[Int]?>(nil)
+
+    /// The line count, if the table was built.
+    var count: Int? { table.withLock { $0?.count } }
+
+    /// The offsets at which the lines of `bytes` start, built on the first call.
+    /// - Complexity: O(n) in the number of bytes on the first call, O(1) after.
+    func starts(of bytes: [UInt8]) -> [Int] {
+        table.withLock { table in
+            if let table { return table }
+            let built = Self.build(bytes)
+            table = built
+            return built
+        }
+    }
+
+    private static func build(_ bytes: [UInt8]) -> [Int] {
+        var starts = [0]
+        bytes.withUnsafeBufferPointer { bytes in
+            // Eight bytes at a time: a word with no line feed (no zero byte once XORed with
+            // 0x0A in every byte) is skipped whole; in one with some, only the bytes flagged are
+            // looked at (a script's line is a few words long: each byte of its line feed's word
+            // looked at cost about 40 instructions a line). The flags are exact up to the first
+            // line feed; one above it may be a byte 0x0B after a line feed (the borrow), hence the look.
+            guard let base = bytes.baseAddress else { return }
+            let raw = UnsafeRawPointer(base)
+            let lineFeeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                // Byte i of the word in bits 8i...8i+7, whatever the machine's byte order.
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ lineFeeds
+                var flagged = (word &- ones) & ~word & highs
+                while flagged != 0 {
+                    let i = offset + flagged.trailingZeroBitCount >> 3
+                    if bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
+                    flagged &= flagged &- 1
+                }
+                offset += 8
+            }
+            for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { starts.append(i + 1) }
+        }
+        return starts
+    }
+
+    /// How many line feeds `bytes` holds, eight bytes at a time.
+    static func lineFeeds(in bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return 0 }
+            let raw = UnsafeRawPointer(base)
+            let lineFeeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+            var count = 0
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                // Each byte of `lanes` counts the line feeds at its place in up to 255 words (no
+                // lane overflows), then the lanes are summed: a bit count a word, which this
+                // target has no instruction for, cost some 30 instructions a word.
+                var lanes: UInt64 = 0
+                let end = min(bytes.count & ~7, offset + 255 * 8)
+                while offset < end {
+                    let x = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ lineFeeds
+                    // Exact for each byte (no carry leaves a byte): 0x80 where `x` has a zero
+                    // byte, which is where the word has a line feed; moved down to 0x01.
+                    lanes &+= (~(((x & lows) &+ lows) | x | lows)) >> 7
+                    offset += 8
+                }
+                // Pairs of lanes in four 16-bit lanes (each at most 510), summed into the top one.
+                let pairs = (lanes & 0x00FF_00FF_00FF_00FF) &+ ((lanes >> 8) & 0x00FF_00FF_00FF_00FF)
+                count += Int((pairs &* 0x0001_0001_0001_0001) >> 48)
+            }
+            for i in offset..<bytes.count where bytes[i] == UInt8(ascii: "\n") { count += 1 }
+            return count
+        }
     }
 }
