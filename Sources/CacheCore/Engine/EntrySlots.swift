@@ -156,22 +156,35 @@ struct EntrySlots: RandomAccessCollection {
     }
 
     /// `rowIDForWrite` of each live slot of `list`, in order, and 0 for each dead one (given
-    /// none): the ids of a commit's written rows in one access to the box, not one a row.
+    /// none): the ids of a commit's written rows in one access to the box, not one a row, and
+    /// the ids read and written through pointers (each a place of `b.ids` made first, at once),
+    /// with no uniqueness check a row.
     mutating func rowIDsForWrite(_ list: [Int32]) -> [Int64] {
         if list.isEmpty { return [] }
         let b = ownBox()
-        var ids = [Int64](repeating: 0, count: list.count)
+        var most = -1
+        for s in list where Int(s) > most { most = Int(s) }
+        if b.ids.count <= most { b.ids.append(contentsOf: repeatElement(0, count: most + 1 - b.ids.count)) }
         var next = b.next
-        for (k, s) in list.enumerated() where storage[Int(s)].live {
-            let i = Int(s)
-            Self.makeRoom(b, i)
-            var id = b.ids[i]
-            if id == 0 {
-                id = next
-                b.ids[i] = id
-                next &+= 1
+        let ids = storage.withUnsafeBufferPointer { entries in
+            b.ids.withUnsafeMutableBufferPointer { rowIDs in
+                [Int64](unsafeUninitializedCapacity: list.count) { out, n in
+                    for k in list.indices {
+                        let i = Int(list[k])
+                        var id: Int64 = 0
+                        if entries[i].live {
+                            id = rowIDs[i]
+                            if id == 0 {
+                                id = next
+                                rowIDs[i] = id
+                                next &+= 1
+                            }
+                        }
+                        out[k] = id
+                    }
+                    n = list.count
+                }
             }
-            ids[k] = id
         }
         b.next = next
         return ids
