@@ -13,10 +13,30 @@ extension CacheEngine {
         // copy of it is made and dropped, some 30 instructions a hit), hashed with the key
         // index's copy of the hash keys (a field read, not a method call on the index, which
         // may copy the index first).
+        //
+        // A fresh hit is read here, not in `get(canonical:...)`: that function, not inlined,
+        // built its result in a temporary of this one, which then copied it to the caller's (some
+        // 25 instructions a hit).
         if let hash = KeyIndex.hashIfCanonical(key, state.entries.keyIndex.seeds) {
-            return try get(canonical: key, hash: hash, force: force, nowait: nowait)
+            // Asked inside the origin cell's access: no retain and release of the origin (`OriginCell`).
+            guard originCell.isOnline() else { return offlineGet(canonical: key, hash: hash) }
+            var found = EngineState.Found()
+            let hit = state.getStep(key: key, hash: hash, force: force, found: &found)
+            if hit >= 0 {
+                if checksInvariants { checkInvariants() }
+                return state.freshHitResult(hit)
+            }
+            return try get(key, found: found, force: force, nowait: nowait)
         }
         return try getCanonicalizing(key, force: force, nowait: nowait)
+    }
+
+    /// `get` of a key in canonical form whose hash is `hash`, offline.
+    @inline(never)
+    private func offlineGet(canonical key: String, hash: UInt32) -> ReadResult {
+        defer { if checksInvariants { checkInvariants() } }
+        _ = nextSeq()
+        return offlineRead(key, entrySlot(forKey: key, hash: hash))
     }
 
     /// `get` of a key that is not its own canonical form as it is (not ASCII, or with the
@@ -28,19 +48,15 @@ extension CacheEngine {
     }
 
     /// `get` of a key in canonical form whose hash is `hash`.
-    @inline(__always)
     private func get(canonical key: String, hash: UInt32, force: Bool, nowait: Bool) throws(CacheError) -> ReadResult {
         // Asked inside the origin cell's access: no retain and release of the origin (`OriginCell`).
-        guard originCell.isOnline() else {
-            defer { if checksInvariants { checkInvariants() } }
-            _ = nextSeq()
-            return offlineRead(key, entrySlot(forKey: key, hash: hash))
-        }
+        guard originCell.isOnline() else { return offlineGet(canonical: key, hash: hash) }
         // One access to the engine's state finds, touches, counts and reads a fresh hit.
         var found = EngineState.Found()
-        if let r = state.getStep(key: key, hash: hash, force: force, found: &found) {
+        let hit = state.getStep(key: key, hash: hash, force: force, found: &found)
+        if hit >= 0 {
             if checksInvariants { checkInvariants() }
-            return r
+            return state.freshHitResult(hit)
         }
         return try get(key, found: found, force: force, nowait: nowait)
     }

@@ -12,7 +12,11 @@ extension CacheEngine {
     @discardableResult
     public func put(_ key: String, _ value: StoredValue, tags: [String] = []) -> [String] {
         defer { if checksInvariants { checkInvariants() } }
-        let (key, hash) = KeyIndex.canonical(key)
+        // The usual key is its own canonical form, hashed with the key index's copy of the hash
+        // keys (as `get` does): `KeyIndex.canonical`, not inlined here, read the global's (a
+        // `swift_once` check) and returned the key (some 60 instructions a put).
+        let (key, hash) = KeyIndex.hashIfCanonical(key, state.entries.keyIndex.seeds).map { (key, $0) }
+            ?? KeyIndex.canonical(key)
         // One access to the engine's state finds the key and, when it is new, stores it and (when
         // nothing hears of changes, so that no report comes between) evicts for it.
         let hooked = self.hooked

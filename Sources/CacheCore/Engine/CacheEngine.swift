@@ -162,9 +162,13 @@
     // never passed inout or held in an access across a call, so no two accesses to it can
     // overlap; checked, every `get` command and completion would pay a dynamic access check.
     @exclusivity(unchecked) public internal(set) var hasHTTPNamespaces = false
-    /// The counters, in total and per namespace (in `state`).
+    /// The counters, in total and per namespace (in `state`). Read with the hits that
+    /// `Statistics.countHit` holds apart added to their namespace's counter.
     var statistics: Statistics {
-        @inline(__always) _read { yield state.statistics }
+        @inline(__always) _read {
+            if state.statistics.unfoldedHits != 0 { state.statistics.foldHits() }
+            yield state.statistics
+        }
         @inline(__always) _modify { yield &state.statistics }
     }
     /// What changed since a store last took the changes; nil when no store tracks them (in `state`).

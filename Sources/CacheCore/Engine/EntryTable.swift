@@ -163,6 +163,10 @@ struct EntryTable {
     @inline(__always)
     mutating func touch(_ slot: Int32) { ordered.touch(slot) }
 
+    /// `touch` of an entry whose namespace slot, `ns`, the caller has read.
+    @inline(__always)
+    mutating func touch(_ slot: Int32, namespace ns: Int32) { ordered.touch(slot, namespace: ns) }
+
     /// The entry to evict from a namespace over `limit` entries, by its policy, sparing the entry
     /// just stored unless it is the only one (see `OrderedSlots.victim`).
     /// - Complexity: O(1) (SIEVE: amortized).

@@ -323,7 +323,12 @@ struct OrderedSlots {
     /// - Complexity: O(1).
     @inline(__always)
     mutating func touch(_ slot: Int32) {
-        let ns = entries[Int(slot)].namespace
+        touch(slot, namespace: entries[Int(slot)].namespace)
+    }
+
+    /// `touch` of an entry whose namespace slot, `ns`, the caller has read.
+    @inline(__always)
+    mutating func touch(_ slot: Int32, namespace ns: Int32) {
         guard ns == solo || namespaceLists[Int(ns)].eviction == .lru else { return touchListed(slot) }
         // The most recent of all is the most recent of its namespace too.
         if entries[Int(slot)].recency &+ 1 == nextRecency { return }
