@@ -8,6 +8,10 @@ import Testing
     /// by name, in total, in a snapshot and after a reset.
     @Test func hitsOfNamespacesInTurnCountInEach() throws {
         let h = Harness(["a": Policy(ttl: minute), "b": Policy(ttl: minute)])
+        // Off, as in the shell: the check after each operation reads the counters, which adds
+        // the hits held to their namespace, so with it on no run of hits would ever be held.
+        h.engine.checksInvariants = false
+        defer { #expect(h.engine.invariantViolations().isEmpty) }
         h.engine.put("a:1", 1)
         h.engine.put("b:1", 2)
         h.engine.put("other", 3)
@@ -29,16 +33,21 @@ import Testing
         let byName = Dictionary(uniqueKeysWithValues: h.engine.statsByNamespace().map { ($0.name, $0.stats.hits) })
         #expect(byName == ["a": 4, "b": 3, "default": 3])
 
-        // A snapshot holds every hit; restored, the counts go on from there.
+        // A snapshot taken while hits are held holds every one; restored, the counts go on.
+        _ = h.get("a:1")
+        _ = h.get("a:1")
+        let snapshot = h.engine.makeSnapshot()
         let copy = Harness()
-        try copy.engine.restore(h.engine.makeSnapshot()) { _ in 7 }
-        #expect(copy.engine.stats(namespace: "a").hits == 4)
+        copy.engine.checksInvariants = false
+        try copy.engine.restore(snapshot) { _ in 7 }
+        #expect(copy.engine.stats(namespace: "a").hits == 6)
         #expect(copy.engine.stats(namespace: "b").hits == 3)
         #expect(copy.engine.stats() == h.engine.stats())
         _ = copy.get("b:1")
-        #expect(copy.engine.stats(namespace: "b").hits == 4 && copy.engine.stats().hits == reads.count + 1)
+        #expect(copy.engine.stats(namespace: "b").hits == 4 && copy.engine.stats().hits == reads.count + 3)
 
-        // A reset drops the hits not yet added to their namespace too.
+        // A reset drops the hits held, not yet added to their namespace, too.
+        _ = h.get("a:1")
         _ = h.get("a:1")
         h.engine.resetStats()
         #expect(h.engine.stats() == Stats())

@@ -14,7 +14,7 @@ extension CacheEngine {
         defer { if checksInvariants { checkInvariants() } }
         // The usual key is its own canonical form, hashed with the key index's copy of the hash
         // keys (as `get` does): `KeyIndex.canonical`, not inlined here, read the global's (a
-        // `swift_once` check) and returned the key (some 60 instructions a put).
+        // `swift_once` check) and returned the key (some 10 instructions a put).
         let (key, hash) = KeyIndex.hashIfCanonical(key, state.entries.keyIndex.seeds).map { (key, $0) }
             ?? KeyIndex.canonical(key)
         // One access to the engine's state finds the key and, when it is new, stores it and (when

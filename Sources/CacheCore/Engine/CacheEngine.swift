@@ -69,7 +69,10 @@
     /// `ExpiryQueues.compact`'s `keeping`, `StoredValue.withUTF8`'s body, the standard
     /// collection methods on the parts) are given inside `EngineState` and `EntryTable`, reading
     /// the parts in hand, or by the engine, reading the state (a read overlapping a read does
-    /// not conflict). Arguments of a call on a part (`statistics.countRequest(...
+    /// not conflict). One reader writes: `statistics`'s read adds the hits held to their
+    /// namespace (`foldHits`) before it yields, a write access of the state; it is read only
+    /// outside any other access to the state (by `stats`, `statsByNamespace`, `snapshotState`
+    /// and the invariant check, never inside a closure given to a part). Arguments of a call on a part (`statistics.countRequest(...
     /// namespaceSlot(named:))`) are evaluated before the call's access begins. Checked, every
     /// `get` hit and `put` paid a dynamic access check (`swift_beginAccess` and its end, about
     /// 117 instructions).
