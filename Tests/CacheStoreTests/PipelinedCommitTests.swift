@@ -106,8 +106,8 @@ import TestSupport
     /// writer thread when `pipelined`. `pieces`: the script is run in that many pieces that end
     /// no commit group (as a script file is read), then the last group is committed (`commitHeld`);
     /// `direct`: replies are written straight into an output buffer, as a batch's are.
-    static func run(_ script: String, pipelined: Bool, groupSize: Int, failing: Int = .max, pieces: Int = 1,
-                    direct: Bool = true) async throws -> Run {
+    static func run(_ script: String, pipelined: Bool, groupSize: Int, heldOutputLimit: Int = StoreLink.defaultHeldOutputLimit,
+                    failing: Int = .max, pieces: Int = 1, direct: Bool = true) async throws -> Run {
         let directory = Fixtures.directory("pipelined")
         try "put feed:sourced 1\nget feed:sourced\n".write(toFile: directory + "/part.cachesh", atomically: true, encoding: .utf8)
         let printed = Printed()
@@ -121,7 +121,7 @@ import TestSupport
             } else {
                 session.sink = { text, isError in printed.append(text, isError: isError) }
             }
-            try session.open(store: store, groupSize: groupSize, on: cache)
+            try session.open(store: store, groupSize: groupSize, heldOutputLimit: heldOutputLimit, on: cache)
             if pipelined { session.pipelineCommits(through: store) }
             let lines = script.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             let size = (lines.count + pieces - 1) / pieces
@@ -152,6 +152,30 @@ import TestSupport
         // (Each run has a directory of its own, which error lines and scheduled commands name.)
         return Run(printed: printed.text.replacingOccurrences(of: directory, with: "DIR"), failed: ended.0, quit: ended.1, printedAtCommits: store.printedAtCommits,
                    files: files, stored: await reader.snapshotText().replacingOccurrences(of: directory, with: "DIR"))
+    }
+
+    /// A group also ends once the output it holds reaches `heldOutputLimit` bytes (SPEC §7: what a
+    /// group of commands that each print much would hold): with groups of 1000 commands, a
+    /// script of 66 commits many times, and prints, stores and writes what it does when only its
+    /// end ends its group, whether its commits are made on the writer thread or not.
+    @Test(arguments: [true, false])
+    func aGroupEndsOnceItsHeldOutputReachesTheLimit(direct: Bool) async throws {
+        let script = Self.script(commands: 66)
+        let whole = try await Self.run(script, pipelined: false, groupSize: 1000, direct: direct)
+        // The store's open commits once, the script's end once.
+        #expect(whole.printedAtCommits.count == 2, "\(whole.printedAtCommits)")
+        // Under 200 bytes a group (the script prints some 3,000): each group ends at the command
+        // that takes its output to 200 bytes or more.
+        let synchronous = try await Self.run(script, pipelined: false, groupSize: 1000, heldOutputLimit: 200, direct: direct)
+        let pipelined = try await Self.run(script, pipelined: true, groupSize: 1000, heldOutputLimit: 200, direct: direct)
+        Self.expectSame(pipelined, synchronous, "limit of 200 bytes")
+        #expect(synchronous.printed == whole.printed && synchronous.files == whole.files && synchronous.stored == whole.stored)
+        #expect(synchronous.printed.utf8.count > 2000 && synchronous.printedAtCommits.count >= synchronous.printed.utf8.count / 400,
+                "\(synchronous.printed.utf8.count) bytes printed over \(synchronous.printedAtCommits.count) commits")
+        // With a limit of one byte, every command that prints ends its group.
+        let each = try await Self.run(script, pipelined: true, groupSize: 1000, heldOutputLimit: 1, direct: direct)
+        #expect(each.printed == whole.printed && each.stored == whole.stored)
+        #expect(each.printedAtCommits.count > 50, "\(each.printedAtCommits.count) commits")
     }
 
     /// A script of many groups prints, stores and writes what synchronous commits give, output

@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-/// `--store` in a batch, end to end (SPEC §5.3): full groups of 1024 commands are committed on a
+/// `--store` in a batch, end to end (SPEC §5.3): full groups of 4096 commands are committed on a
 /// writer thread while the next group runs. The output, the store and the files commands write
 /// are those of a run whose every commit is made before the next command; a commit that fails
 /// in the middle of a script prints the groups before it and its error, and no command after
 /// the group it covered leaves a file.
 @Suite struct StorePipelineEndToEndTests {
-    /// The commands a group holds (`StoreLink.groupSize`'s default, which the executable uses).
-    static let groupSize = 1024
+    /// The commands a group holds (`StoreLink.defaultGroupSize`, which the executable uses).
+    static let groupSize = 4096
 
     /// `commands` commands: puts over 100 keys with a value of `padding` bytes beside the
     /// number, and a `snapshot snap-I.json` (I: its number, from 0) at the 500th of each group.

@@ -22,13 +22,15 @@ struct TerminalRenderer {
     var width = Render.width
     /// Text rendered and not handed on yet, in order: (text, isError).
     private(set) var waiting: [(text: String, isError: Bool)] = []
+    /// The UTF-8 bytes of the texts of ``waiting``.
+    private var waitingBytes = 0
     /// With a store, where in ``buffer`` the replies written straight there and not committed yet
     /// begin (nothing flushes them before the commit; a failed one takes them back).
     private var heldFrom: Int?
     /// With a store committing on a writer thread: the output of the group whose commit is in
     /// flight, the front of what is held: how many of ``waiting`` are its, and where its replies
     /// written straight into ``buffer`` end (nil when it wrote none there).
-    private var committing: (items: Int, bufferEnd: Int?)?
+    private var committing: (items: Int, bufferEnd: Int?, bytes: Int)?
 
     /// Renders a finished top-level command. `held`: with a store, its output waits for the commit.
     /// (The outcome is not changed: `inout` only spares a copy of the session's stored value.)
@@ -51,18 +53,38 @@ struct TerminalRenderer {
 
     /// Adds text as a terminal shows it: what could drive the terminal escaped, colour kept.
     mutating func add(_ text: String, isError: Bool, colour: Bool) {
-        waiting.append((Render.safeForTerminal(text, colour: colour), isError))
+        let shown = Render.safeForTerminal(text, colour: colour)
+        waitingBytes += shown.utf8.count
+        waiting.append((shown, isError))
     }
 
     /// Adds text already made as the output shows it (`--echo`'s transcript entries).
     mutating func addShown(_ text: String) {
-        if !text.isEmpty { waiting.append((text, false)) }
+        if !text.isEmpty {
+            waitingBytes += text.utf8.count
+            waiting.append((text, false))
+        }
     }
 
     /// Writes a reply straight into `buffer`, byte for byte what `show` would hand the sink.
     private mutating func writeStraight(_ reply: Reply, name: String, mode: OutputMode, into buffer: OutputBuffer, held: Bool) {
         let width = width
         writeStraight(into: buffer, held: held) { out in reply.write(into: &out, command: name, mode: mode, colour: false, width: width) }
+    }
+
+    /// The bytes of output held for the commit not made yet, with a store: those of the commands
+    /// run since the last commit was made or handed to the writer thread, not those of a commit
+    /// in flight (`StoreLink.heldOutputLimit` ends a commit group at a bound of them, at the same
+    /// commands whether commits are made on the writer thread or not).
+    var groupByteCount: Int {
+        var bytes = waitingBytes
+        var from = heldFrom
+        if let (_, end, inFlight) = committing {
+            bytes -= inFlight
+            if let end { from = end }
+        }
+        guard let from, let buffer else { return bytes }
+        return bytes + buffer.count - from
     }
 
     /// Whether a lone reply shown now would be written straight into the buffer (``show(_:colour:held:)``).
@@ -111,6 +133,7 @@ struct TerminalRenderer {
         if !waiting.isEmpty, let sink {
             for (text, isError) in waiting { sink(text, isError) }
             waiting.removeAll(keepingCapacity: true)
+            waitingBytes = 0
         }
         if heldFrom != nil {
             heldFrom = nil
@@ -123,14 +146,14 @@ struct TerminalRenderer {
     /// commands after it show is held behind it, for the next commit.
     mutating func holdForCommitInFlight() {
         precondition(committing == nil, "one commit in flight at a time")
-        committing = (waiting.count, heldFrom == nil ? nil : buffer?.count)
+        committing = (waiting.count, heldFrom == nil ? nil : buffer?.count, waitingBytes)
     }
 
     /// Hands on the output of the group whose commit ended (``holdForCommitInFlight()``), as
     /// ``release()`` would have then; what the commands since showed stays held. The buffer is
     /// flushed up to the held replies once that part is full.
     mutating func releaseCommitted() {
-        guard let (items, end) = committing else { return }
+        guard let (items, end, _) = committing else { return }
         committing = nil
         // Where the later commands' replies written straight into the buffer begin, if any.
         let later: Int? = if let end, let buffer { buffer.count > end ? end : nil } else { heldFrom }
@@ -138,7 +161,10 @@ struct TerminalRenderer {
             // (A reply is written straight only when nothing waits before it, so while these
             // waited, no later reply went into the buffer: the sink appends after this group's.)
             precondition(later == nil, "a later reply in the buffer before earlier text")
-            for (text, isError) in waiting[..<items] { sink(text, isError) }
+            for (text, isError) in waiting[..<items] {
+                sink(text, isError)
+                waitingBytes -= text.utf8.count
+            }
             waiting.removeFirst(items)
         }
         heldFrom = later
@@ -158,6 +184,7 @@ struct TerminalRenderer {
     /// (with a commit in flight, the output of its group and of every command run since).
     mutating func discard() {
         waiting.removeAll(keepingCapacity: true)
+        waitingBytes = 0
         if let from = heldFrom, let buffer {
             buffer.writer.removeLast(from: min(from, buffer.count))
         }
@@ -167,7 +194,10 @@ struct TerminalRenderer {
 
     /// Takes the output not handed on.
     mutating func take() -> [(text: String, isError: Bool)] {
-        defer { waiting.removeAll(keepingCapacity: true) }
+        defer {
+            waiting.removeAll(keepingCapacity: true)
+            waitingBytes = 0
+        }
         return waiting
     }
 
@@ -176,7 +206,8 @@ struct TerminalRenderer {
         var problems: [String] = []
         if writesStraight && buffer == nil { problems.append("writes straight with no buffer") }
         if let from = heldFrom, from > (buffer?.count ?? -1) { problems.append("holds bytes past the buffer's end") }
-        if let (items, end) = committing {
+        if waitingBytes != waiting.reduce(0, { $0 + $1.text.utf8.count }) { problems.append("counts \(waitingBytes) bytes waiting, not those of its texts") }
+        if let (items, end, _) = committing {
             if items > waiting.count { problems.append("a commit in flight holds more text than waits") }
             if let end, end > (buffer?.count ?? -1) || heldFrom == nil { problems.append("a commit in flight holds bytes not held") }
         }

@@ -9,8 +9,9 @@ import CacheCore
 /// since its last commit.
 ///
 /// Output is held back until the commit that covers it, so everything printed is durable; commits
-/// are grouped (every `groupSize` top-level commands, and at the end of each source run) so a batch
-/// does not pay a transaction per command. In a batch, a full group may be committed on a writer
+/// are grouped (every `groupSize` top-level commands, or sooner once the output held reaches
+/// `heldOutputLimit` bytes, and at the end of each source run) so a batch does not pay a
+/// transaction per command. In a batch, a full group may be committed on a writer
 /// thread while the next group runs (``Session/pipelineCommits(through:)``).
 public final class StoreLink {
     public let store: any PersistentStore
@@ -18,6 +19,10 @@ public final class StoreLink {
     /// (A constant: a public variable of a class is read through a run-time exclusivity check,
     /// about 60 instructions at every top-level command.)
     public let groupSize: Int
+    /// Bytes of output held by a group that end it early (after the command that reached them):
+    /// the output held, the group's and that of one whose commit is in flight, stays under twice
+    /// this and two commands' output, whatever the commands print.
+    public let heldOutputLimit: Int
     var commandsHeld = 0
     /// A read-only store (`PersistentStore.isReadOnly`): the state document as opened, which no
     /// command may change (commands that would are refused before they run,
@@ -33,9 +38,19 @@ public final class StoreLink {
     /// (``Session/touchFile(_:_:at:)``): reported when that command ends.
     var failure: StoreError?
 
-    public init(_ store: any PersistentStore, groupSize: Int = 1024) {
+    /// The commands of a group by default: 4096, so that a batch of small commands commits
+    /// (and a writer thread starts a transaction, and rewrites the table's last pages) once every
+    /// few milliseconds rather than every one or two; at 1024 the store's log, which its close
+    /// empties, grew half as large again (Benchmarks/README.md, "`--store` puts: the phases").
+    public static let defaultGroupSize = 4096
+    /// The bytes of output held that end a group by default: 1 MiB (SPEC §7).
+    public static let defaultHeldOutputLimit = 1 << 20
+
+    public init(_ store: any PersistentStore, groupSize: Int = StoreLink.defaultGroupSize,
+                heldOutputLimit: Int = StoreLink.defaultHeldOutputLimit) {
         self.store = store
         self.groupSize = max(1, groupSize)
+        self.heldOutputLimit = max(1, heldOutputLimit)
     }
 }
 
@@ -48,7 +63,8 @@ extension Session {
     /// - Throws: `StoreError` when the store cannot be read or holds a damaged state; then the
     ///   session is unchanged.
     /// - Complexity: O(size of the store).
-    public func open(store: any PersistentStore, groupSize: Int = 1024, on cache: isolated Cache) throws(StoreError) {
+    public func open(store: any PersistentStore, groupSize: Int = StoreLink.defaultGroupSize,
+                     heldOutputLimit: Int = StoreLink.defaultHeldOutputLimit, on cache: isolated Cache) throws(StoreError) {
         if let stored = try store.load() {
             // In a scope of its own: once restored, a batch's cache is the only holder of the
             // table, so its first change does not copy it.
@@ -69,7 +85,7 @@ extension Session {
             cache.startTrackingChanges(everything: true)
         }
         let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
-        let link = StoreLink(store, groupSize: groupSize)
+        let link = StoreLink(store, groupSize: groupSize, heldOutputLimit: heldOutputLimit)
         // A read-only store is only read: what it holds is the state as opened, and stays so.
         if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
         self.store = link
@@ -145,8 +161,9 @@ extension Session {
         link.writer = CommitWriter(store)
     }
 
-    /// After a top-level command: with a store, commits when a group is full (or `final`, at the
-    /// end of a run) and only then hands the output on; without one, hands it on at once.
+    /// After a top-level command: with a store, commits when a group is full (`groupSize`
+    /// commands, or `heldOutputLimit` bytes of output held) or `final` (at the end of a run), and
+    /// only then hands the output on; without one, hands it on at once.
     /// With a writer thread (``pipelineCommits(through:)``), a full group is committed there
     /// while the next one runs, its output held until the session waits for that commit.
     func commitOrHold(final: Bool, on cache: isolated Cache) {
@@ -156,7 +173,7 @@ extension Session {
         }
         if !final {
             link.commandsHeld += 1
-            if link.commandsHeld < link.groupSize { return }
+            if link.commandsHeld < link.groupSize && terminal.groupByteCount < link.heldOutputLimit { return }
         }
         link.commandsHeld = 0
         do throws(StoreError) {
