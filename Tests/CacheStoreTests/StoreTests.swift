@@ -1038,8 +1038,16 @@ import TestSupport
             }
         }
         // The engine's path writes the same bytes, its mask and integers in at most
-        // `maxNumberBytes`.
-        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4]] {
+        // `maxNumberBytes`: numbers of every length, 1 to 10 bytes, on each side of each
+        // length's bound.
+        let bounds: [Int64] = (1...9).flatMap { k in [(Int64(1) << (7 * k)) &- 1, Int64(1) << (7 * k)] }
+        let lengths: [[Int64?]] = stride(from: 0, to: bounds.count, by: 6).map { start in
+            let six = Array(bounds[start..<min(start + 6, bounds.count)])
+            return [six[0], six.count > 1 ? six[1] : nil, six.count > 2 ? six[2] : nil, six.count > 3 ? six[3] : 1,
+                    six.count > 4 ? six[4] : 2, six.count > 5 ? six[5] : 3, .max]
+        }
+        for sample: [Int64?] in [[5, nil, 9, 3, 0, 2, 2], [.min, .max, .min, .min, .min, .min, .min], [0, 7, nil, 1, 2, 3, 4],
+                                 [1_767_225_600_000, 1_767_225_900_000, 1_767_228_300_000, 40_000, 39_999, 0, 0]] + lengths {
             for (tags, extra) in texts {
                 var general: [UInt8] = []
                 EntryRowFields.append(sample, tags: tags, extra: extra, to: &general)
