@@ -107,7 +107,7 @@ import TestSupport
     /// no commit group (as a script file is read), then the last group is committed (`commitHeld`);
     /// `direct`: replies are written straight into an output buffer, as a batch's are.
     static func run(_ script: String, pipelined: Bool, groupSize: Int, heldOutputLimit: Int = StoreLink.defaultHeldOutputLimit,
-                    failing: Int = .max, pieces: Int = 1, direct: Bool = true) async throws -> Run {
+                    failing: Int = .max, pieces: Int = 1, direct: Bool = true, collects: Bool = false) async throws -> Run {
         let directory = Fixtures.directory("pipelined")
         try "put feed:sourced 1\nget feed:sourced\n".write(toFile: directory + "/part.cachesh", atomically: true, encoding: .utf8)
         let printed = Printed()
@@ -115,7 +115,9 @@ import TestSupport
         let shell = await TestShell()
         let ended = try await shell.run { session, cache in
             session.keepsWholeHistory = false
-            if direct {
+            if collects {
+                // No sink: the session keeps its output for `takeOutput` (a library's session).
+            } else if direct {
                 _ = session.writeRepliesDirectly(flushed: { printed.append(String(decoding: $0, as: UTF8.self), isError: false) },
                                                  error: { printed.append($0, isError: true) })
             } else {
@@ -176,6 +178,27 @@ import TestSupport
         let each = try await Self.run(script, pipelined: true, groupSize: 1000, heldOutputLimit: 1, direct: direct)
         #expect(each.printed == whole.printed && each.stored == whole.stored)
         #expect(each.printedAtCommits.count > 50, "\(each.printedAtCommits.count) commits")
+    }
+
+    /// The default bound, 1 MiB: a script of 30 commands printing 100,001 bytes each ends a
+    /// group after every 11th (the first to take its group past 1 MiB), then at its end.
+    @Test func theDefaultLimitIsOneMebibyte() async throws {
+        let line = "echo " + String(repeating: "x", count: 100_000) + "\n"
+        let run = try await Self.run(String(repeating: line, count: 30), pipelined: true, groupSize: 1000, direct: false)
+        #expect(run.printed.utf8.count == 30 * 100_001)
+        // The store's open, two groups of 11 commands, the last 8 at the script's end.
+        #expect(run.printedAtCommits.count == 4, "\(run.printedAtCommits)")
+    }
+
+    /// Output a session without a sink keeps for `takeOutput` is handed on, not held: it does not
+    /// count against the next group's bound, so the commands after a large output are grouped.
+    @Test(arguments: [true, false])
+    func outputKeptForTheCallerIsNotHeld(pipelined: Bool) async throws {
+        let script = "echo " + String(repeating: "x", count: 2000) + "\n"
+            + (0..<50).map { "put k:\($0) \($0)" }.joined(separator: "\n") + "\n"
+        let run = try await Self.run(script, pipelined: pipelined, groupSize: 1000, heldOutputLimit: 1000, collects: true)
+        // The store's open, the group the echo ends, the 50 puts at the script's end.
+        #expect(run.printedAtCommits.count == 3, "\(run.printedAtCommits.count) commits")
     }
 
     /// A script of many groups prints, stores and writes what synchronous commits give, output

@@ -24,6 +24,9 @@ struct TerminalRenderer {
     private(set) var waiting: [(text: String, isError: Bool)] = []
     /// The UTF-8 bytes of the texts of ``waiting``.
     private var waitingBytes = 0
+    /// With no sink, the bytes of the texts at the front of ``waiting`` already handed on
+    /// (``release()``, ``releaseCommitted()``), kept there for ``take()``: no longer held.
+    private var releasedBytes = 0
     /// With a store, where in ``buffer`` the replies written straight there and not committed yet
     /// begin (nothing flushes them before the commit; a failed one takes them back).
     private var heldFrom: Int?
@@ -77,10 +80,11 @@ struct TerminalRenderer {
     /// in flight (`StoreLink.heldOutputLimit` ends a commit group at a bound of them, at the same
     /// commands whether commits are made on the writer thread or not).
     var groupByteCount: Int {
-        var bytes = waitingBytes
+        // Before it: what was handed on (kept for `take` with no sink), and the group in flight.
+        var bytes = waitingBytes - releasedBytes
         var from = heldFrom
         if let (_, end, inFlight) = committing {
-            bytes -= inFlight
+            bytes = waitingBytes - inFlight
             if let end { from = end }
         }
         guard let from, let buffer else { return bytes }
@@ -135,6 +139,7 @@ struct TerminalRenderer {
             waiting.removeAll(keepingCapacity: true)
             waitingBytes = 0
         }
+        releasedBytes = waitingBytes
         if heldFrom != nil {
             heldFrom = nil
             if let buffer, buffer.count >= OutputBuffer.flushSize { buffer.flush() }
@@ -153,7 +158,7 @@ struct TerminalRenderer {
     /// ``release()`` would have then; what the commands since showed stays held. The buffer is
     /// flushed up to the held replies once that part is full.
     mutating func releaseCommitted() {
-        guard let (items, end, _) = committing else { return }
+        guard let (items, end, bytes) = committing else { return }
         committing = nil
         // Where the later commands' replies written straight into the buffer begin, if any.
         let later: Int? = if let end, let buffer { buffer.count > end ? end : nil } else { heldFrom }
@@ -166,6 +171,8 @@ struct TerminalRenderer {
                 waitingBytes -= text.utf8.count
             }
             waiting.removeFirst(items)
+        } else {
+            releasedBytes = bytes
         }
         heldFrom = later
         guard let buffer else { return }
@@ -185,6 +192,7 @@ struct TerminalRenderer {
     mutating func discard() {
         waiting.removeAll(keepingCapacity: true)
         waitingBytes = 0
+        releasedBytes = 0
         if let from = heldFrom, let buffer {
             buffer.writer.removeLast(from: min(from, buffer.count))
         }
@@ -197,6 +205,7 @@ struct TerminalRenderer {
         defer {
             waiting.removeAll(keepingCapacity: true)
             waitingBytes = 0
+            releasedBytes = 0
         }
         return waiting
     }
@@ -207,8 +216,12 @@ struct TerminalRenderer {
         if writesStraight && buffer == nil { problems.append("writes straight with no buffer") }
         if let from = heldFrom, from > (buffer?.count ?? -1) { problems.append("holds bytes past the buffer's end") }
         if waitingBytes != waiting.reduce(0, { $0 + $1.text.utf8.count }) { problems.append("counts \(waitingBytes) bytes waiting, not those of its texts") }
-        if let (items, end, _) = committing {
+        if releasedBytes > waitingBytes { problems.append("counts \(releasedBytes) bytes handed on of \(waitingBytes) waiting") }
+        if let (items, end, bytes) = committing {
             if items > waiting.count { problems.append("a commit in flight holds more text than waits") }
+            if bytes != waiting[..<min(items, waiting.count)].reduce(0, { $0 + $1.text.utf8.count }) {
+                problems.append("a commit in flight counts \(bytes) bytes, not those of its texts")
+            }
             if let end, end > (buffer?.count ?? -1) || heldFrom == nil { problems.append("a commit in flight holds bytes not held") }
         }
         return problems

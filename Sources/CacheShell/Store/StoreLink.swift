@@ -43,7 +43,7 @@ public final class StoreLink {
     /// few milliseconds rather than every one or two; at 1024 the store's log, which its close
     /// empties, grew half as large again (Benchmarks/README.md, "`--store` puts: the phases").
     public static let defaultGroupSize = 4096
-    /// The bytes of output held that end a group by default: 1 MiB (SPEC §7).
+    /// The bytes of output held that end a group by default: 1 MiB (SPEC §7.1).
     public static let defaultHeldOutputLimit = 1 << 20
 
     public init(_ store: any PersistentStore, groupSize: Int = StoreLink.defaultGroupSize,
