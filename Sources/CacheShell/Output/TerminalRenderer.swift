@@ -134,12 +134,17 @@ struct TerminalRenderer {
         precondition(committing == nil, "output released while a commit is in flight")
         // Whether anything waits first: after each command of a batch, usually nothing does, and
         // the sink is then not taken out (a retain and a release of its context).
-        if !waiting.isEmpty, let sink {
-            for (text, isError) in waiting { sink(text, isError) }
-            waiting.removeAll(keepingCapacity: true)
-            waitingBytes = 0
+        // (With nothing waiting, nothing is counted as handed on either.)
+        if !waiting.isEmpty {
+            if let sink {
+                for (text, isError) in waiting { sink(text, isError) }
+                waiting.removeAll(keepingCapacity: true)
+                waitingBytes = 0
+                releasedBytes = 0
+            } else {
+                releasedBytes = waitingBytes
+            }
         }
-        releasedBytes = waitingBytes
         if heldFrom != nil {
             heldFrom = nil
             if let buffer, buffer.count >= OutputBuffer.flushSize { buffer.flush() }
