@@ -220,12 +220,14 @@ struct TerminalRenderer {
         var problems: [String] = []
         if writesStraight && buffer == nil { problems.append("writes straight with no buffer") }
         if let from = heldFrom, from > (buffer?.count ?? -1) { problems.append("holds bytes past the buffer's end") }
-        if waitingBytes != waiting.reduce(0, { $0 + $1.text.utf8.count }) { problems.append("counts \(waitingBytes) bytes waiting, not those of its texts") }
+        /// The UTF-8 bytes of `texts`.
+        func utf8Count(_ texts: ArraySlice<(text: String, isError: Bool)>) -> Int { texts.reduce(0) { $0 + $1.text.utf8.count } }
+        if waitingBytes != utf8Count(waiting[...]) { problems.append("counts \(waitingBytes) bytes waiting, not those of its texts") }
         if releasedBytes > waitingBytes { problems.append("counts \(releasedBytes) bytes handed on of \(waitingBytes) waiting") }
-        if let (items, end, bytes) = committing {
+        if let (items, end, inFlight) = committing {
             if items > waiting.count { problems.append("a commit in flight holds more text than waits") }
-            if bytes != waiting[..<min(items, waiting.count)].reduce(0, { $0 + $1.text.utf8.count }) {
-                problems.append("a commit in flight counts \(bytes) bytes, not those of its texts")
+            if inFlight != utf8Count(waiting[..<min(items, waiting.count)]) {
+                problems.append("a commit in flight counts \(inFlight) bytes, not those of its texts")
             }
             if let end, end > (buffer?.count ?? -1) || heldFrom == nil { problems.append("a commit in flight holds bytes not held") }
         }
