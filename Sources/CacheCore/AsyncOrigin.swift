@@ -21,6 +21,13 @@ public final class AsyncOrigin: HTTPOrigin {
         case fetch(UInt64, [String], @Sendable ([String]) async throws -> [String: JSONValue])
         case mutate(UInt64, MutationRequest, @Sendable (MutationRequest) async throws -> [String: JSONValue])
         case http(UInt64, HTTPRequest, @Sendable (HTTPRequest) async throws -> HTTPAnswer)
+
+        /// The request the call is made for.
+        var requestID: UInt64 {
+            switch self {
+            case .fetch(let id, _, _), .mutate(let id, _, _), .http(let id, _, _): id
+            }
+        }
     }
     var fetchFunction: (@Sendable ([String]) async throws -> [String: JSONValue])?
     var mutateFunction: (@Sendable (MutationRequest) async throws -> [String: JSONValue])?

@@ -26,21 +26,29 @@ extension Cache {
         noteStep()
     }
 
-    /// Starts the app's async calls for the requests the engine just sent, and schedules each
-    /// one's timeout.
+    /// Starts the app's async calls for the requests the engine just sent. A call whose attempt
+    /// the engine has already finished with is not made: sent on the way while the cache caught
+    /// up with the clock, it timed out (and was perhaps retried) before the call could start.
     func startAsyncWork(_ origin: AsyncOrigin) {
         guard clock != nil else { return }
-        for call in origin.takeStarted() {
-            let id: UInt64, keys: [String], work: @Sendable () async throws -> [String: JSONValue]
+        let calls = origin.takeStarted()
+        // The last call of each request in this batch: an earlier one is an attempt since retried.
+        var last: [UInt64: Int] = [:]
+        if calls.count > 1 { for (i, call) in calls.enumerated() { last[call.requestID] = i } }
+        for (i, call) in calls.enumerated() {
+            let id = call.requestID
+            // The answer is for this attempt only: a late one, once a retry is sent, is not used.
+            let attempt = engine.attempt(of: id)
+            guard last[id] ?? i == i, engine.isInFlight(id, attempt: attempt) else { continue }
+            let keys: [String], work: @Sendable () async throws -> [String: JSONValue]
             switch call {
-            case .fetch(let requestID, let requestKeys, let fetch):
-                (id, keys) = (requestID, requestKeys)
+            case .fetch(_, let requestKeys, let fetch):
+                keys = requestKeys
                 work = { try await fetch(requestKeys) }
-            case .mutate(let requestID, let request, let mutate):
-                (id, keys) = (requestID, request.keys)
+            case .mutate(_, let request, let mutate):
+                keys = request.keys
                 work = { try await mutate(request) }
-            case .http(let requestID, let request, let send):
-                engine.armTimeout(requestID, limit: engine.timeoutOfRequest(requestID) ?? requestTimeout)
+            case .http(_, let request, let send):
                 Task(priority: Task.currentPriority) { [weak self] in
                     let result: Result<HTTPAnswer, OriginFailure>
                     do {
@@ -50,13 +58,13 @@ extension Cache {
                     } catch {
                         result = .failure(OriginFailure("\(error)"))
                     }
-                    await self?.deliver(requestID, result.map { [.value($0.body?.entryValue ?? .null)] }, http: try? result.get())
+                    await self?.deliver(id, attempt: attempt, result.map { [.value($0.body?.entryValue ?? .null)] },
+                                        http: try? result.get())
                 }
                 continue
             }
-            // The timeout is the request's completion, scheduled now and replaced by its answer
-            // if that comes first: it happens at its time whenever the cache next runs.
-            engine.armTimeout(id, limit: engine.timeoutOfRequest(id) ?? requestTimeout)
+            // Its timeout was scheduled as the engine sent it (`CacheEngine.armLiveTimeout`): an
+            // answer that comes first replaces it; one that comes after it is not used.
             // The calls run at the priority of the app's task that sent the request (jobs on the
             // cache's queue would otherwise start them at the queue's own, possibly lower, priority).
             let priority = Task.currentPriority
@@ -70,27 +78,30 @@ extension Cache {
                 } catch {
                     result = .failure(OriginFailure("\(error)"))
                 }
-                await self?.deliver(id, result)
+                await self?.deliver(id, attempt: attempt, result)
             }
         }
     }
 
-    /// Live mode: an answer arrived. It takes effect as the item (arrival time, request id), the
-    /// place a simulated server answering after the same latency gives it, unless the request's
+    /// Live mode: an answer arrived for attempt `attempt` of request `id`. It takes effect as the
+    /// item (arrival time, the attempt's sequence number: its request id for the first), the
+    /// place a simulated server answering after the same latency gives it, unless the attempt's
     /// timeout comes first. A replay runs that item before any call made at that time once its
-    /// clock is there, and in (time, id) order among the items it runs. So while recording, when
-    /// that order is already past (since the request was sent, the cache stepped to this
-    /// millisecond and then served a call, or ran an item that comes after it), the answer takes
-    /// effect at the next millisecond instead, and the replay keeps the recorded order.
-    private func deliver(_ id: UInt64, _ result: Result<[KeyAnswer], OriginFailure>, http: HTTPAnswer? = nil) {
+    /// clock is there, and in (time, sequence) order among the items it runs. So while
+    /// recording, when that order is already past (since the attempt was sent, the cache stepped
+    /// to this millisecond and then served a call, or ran an item that comes after it), the
+    /// answer takes effect at the next millisecond instead, and the replay keeps the recorded
+    /// order. An answer to an attempt since retried is not used.
+    private func deliver(_ id: UInt64, attempt: Int, _ result: Result<[KeyAnswer], OriginFailure>, http: HTTPAnswer? = nil) {
         guard let clock else { return }
         let arrival = max(clock.nowMs(), engine.now)
+        let seq = engine.answerSeq(of: id)
         var time = arrival
-        if recorder != nil && ((callMark.time == arrival && callMark.stepSeq >= id)
-                                || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > id)) {
+        if recorder != nil && ((callMark.time == arrival && callMark.stepSeq >= seq)
+                                || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > seq)) {
             time = arrival &+ 1
         }
-        let used = engine.scheduleAnswer(id, result, at: time)
+        let used = engine.isInFlight(id, attempt: attempt) && engine.scheduleAnswer(id, result, at: time)
         if used, let http { engine.http.exchanges[id]?.answer = http }
         recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
         step(to: arrival)

@@ -21,9 +21,10 @@ extension Cache {
 
     /// A request completed (inside the step that ran it): the reads waiting for it get their
     /// result now, computed as of its completion, as a replay on the virtual clock computes it.
+    /// An attempt that failed and will be retried is only noted.
     fileprivate func engineCompleted(_ completion: RequestCompletion) {
         recorder?.append(.completed(id: completion.id, answer: completion.answer, at: engine.now, http: completion.http))
-        guard let readers = waiting.removeValue(forKey: completion.id) else { return }
+        guard !completion.retried, let readers = waiting.removeValue(forKey: completion.id) else { return }
         finishReads(readers, request: completion.id)
     }
 

@@ -26,8 +26,6 @@ public actor Cache {
     /// Live mode: `clock` is set.
     let isLive: Bool
     let asyncOrigin: AsyncOrigin?
-    /// Live mode: the longest an async call may take before it fails (when its namespaces set no `timeout=`).
-    let requestTimeout: Int64
     /// Reads waiting for a request, by its id: an app's `get` suspended in live mode, or a read
     /// started with `startRead` whose result goes to the delegate.
     var waiting: [UInt64: [WaitingRead]] = [:]
@@ -69,7 +67,6 @@ public actor Cache {
         clock = nil
         isLive = false
         asyncOrigin = nil
-        requestTimeout = .max
         relay = EngineRelay()
         engine.delegate = relay
         engine.relay = .passUnretained(relay)
@@ -96,7 +93,7 @@ public actor Cache {
         self.clock = clock
         isLive = true
         asyncOrigin = origin
-        self.requestTimeout = requestTimeout
+        engine.liveTimeout = requestTimeout
         origin.fetchFunction = fetch
         origin.mutateFunction = mutate
         origin.httpFunction = http
@@ -118,7 +115,6 @@ public actor Cache {
         clock = nil
         isLive = false
         asyncOrigin = nil
-        requestTimeout = .max
         relay = EngineRelay()
         engine.delegate = relay
         engine.relay = .passUnretained(relay)

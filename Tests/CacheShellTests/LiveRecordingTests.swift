@@ -98,6 +98,77 @@ import TestSupport
         #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
     }
 
+    /// The cache's timer wakes late (a busy machine, an app back from the background) and it
+    /// catches up: a poll due on the way sends its fetch at its own time, and that fetch times
+    /// out where its sending time says, inside the catch-up, as on the virtual clock (the app's
+    /// fetch is not called for it: it was over before the call could start). A read right after
+    /// sends a fetch of its own, as in the replay, instead of joining one the replay has already
+    /// failed.
+    @Test func aRequestSentWhileTheCacheCatchesUpTimesOutAtItsTime() async throws {
+        let clock = SteppedClock(ms: Self.start)
+        let gates = AnswerGates()
+        let cache = Cache(fetch: { try await gates.fetch($0) }, clock: clock, requestTimeout: 100)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000))
+        await cache.startRecording()
+        try await cache.poll("feed:1", every: 1_000)
+        #expect(await clock.waitForSleepers(1))
+        // Due at 1 s, run at 1.25 s: the poll's fetch was sent at 1 s and timed out at 1.1 s.
+        clock.advance(to: Self.start + 1_250)
+        #expect(await Self.settle { await Self.fates(cache) == [.failed] })
+        #expect(gates.count == 0)
+        async let read = cache.get("feed:1")
+        #expect(await gates.waitFor(1))
+        clock.advance(to: Self.start + 1_300)
+        #expect(gates.answer("feed:1", with: ["feed:1": "fresh"]))
+        let result = try await read
+        #expect(result.value == "fresh" && result.source == .server)
+        let recording = try await cache.stopRecording()
+
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(text.contains("server next feed:1 latency=100ms error=\"timed out after 100ms\"\nserver: queued an answer for feed:1\ncachesh> advance 1s250ms"), "\(text)")
+        let check = await TranscriptCheck.replay(name: "catch-up.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
+    /// A fetch that fails is retried (`retry=2`): each attempt is a request of its own in the
+    /// transcript, with its own answer and latency; each times out from its own start; the late
+    /// answer of an attempt that timed out is not taken for the next attempt's.
+    @Test func retriedRequestsReplayAttemptByAttempt() async throws {
+        let clock = SteppedClock(ms: Self.start)
+        let gates = AnswerGates()
+        let cache = Cache(fetch: { try await gates.fetch($0) }, clock: clock, requestTimeout: 100)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000, retry: 2, backoff: 200))
+        await cache.startRecording()
+        async let read = cache.get("feed:1")
+        #expect(await gates.waitFor(1))
+        // The first attempt times out at 100 ms; its retry is due 200 ms later.
+        clock.advance(to: Self.start + 100)
+        #expect(await Self.settle { await cache.pendingWork().contains { $0.dueAt == Self.start + 300 } })
+        clock.advance(to: Self.start + 300)
+        #expect(await gates.waitFor(2))
+        // At 340 ms the first attempt's answer comes at last, and the second attempt fails.
+        clock.advance(to: Self.start + 340)
+        #expect(gates.answer("feed:1", with: ["feed:1": "late"]))
+        #expect(gates.fail("feed:1", "HTTP 502"))
+        #expect(await Self.settle { await cache.pendingWork().contains { $0.dueAt == Self.start + 740 } })
+        clock.advance(to: Self.start + 740)
+        #expect(await gates.waitFor(1))
+        clock.advance(to: Self.start + 760)
+        #expect(gates.answer("feed:1", with: ["feed:1": "third time"]))
+        let result = try await read
+        #expect(result.value == "third time")
+        #expect(await Self.fates(cache) == [.failed, .failed, .stored])
+        let recording = try await cache.stopRecording()
+
+        let text = try RecordingTranscript.text(of: recording)
+        let answers = text.split(separator: "\n").filter { $0.hasPrefix("cachesh> server next") }
+        #expect(answers == ["cachesh> server next feed:1 latency=100ms error=\"timed out after 100ms\"",
+                            "cachesh> server next feed:1 latency=40ms error=\"HTTP 502\"",
+                            "cachesh> server next feed:1 latency=20ms value=\"third time\""], "\(text)")
+        let check = await TranscriptCheck.replay(name: "retries.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
     /// Ten tasks use one cache at once on the real clock for a while: awaited reads, reads that
     /// do not wait, writes, events, mutations that fail at random, invalidations; the fetches
     /// answer after random real latencies, some fail, some time out. The recording replays, ten
@@ -121,7 +192,7 @@ import TestSupport
             return Dictionary(uniqueKeysWithValues: request.keys.map { ($0, ["id": 1, "v": .int(Int64(roll(0...99)))]) })
         }, requestTimeout: 20)
         try await cache.defineNamespace("feed", PolicyChange(ttl: 60, stale: 15, max: 4))
-        try await cache.defineNamespace("page", PolicyChange(ttl: 80, timeout: 12))
+        try await cache.defineNamespace("page", PolicyChange(ttl: 80, timeout: 12, retry: 1, backoff: 5))
         let events = await cache.changes(in: .all)
         let watcher = Task { for await _ in events {} }
         await cache.startRecording()

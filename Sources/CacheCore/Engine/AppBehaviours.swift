@@ -5,6 +5,9 @@ struct RetryState: Equatable {
     /// While waiting for the next one: when it is sent, and its scheduled item's sequence number.
     var due: Int64?
     var item: UInt64?
+    /// Once a retry is sent: the sequence number of its completion item, which orders its
+    /// answer among the items of its millisecond (the first attempt's is the request's id).
+    var attemptSeq: UInt64?
     /// A mutation's: an attempt so far failed with an unknown outcome (it may have been applied),
     /// so the last attempt's failure is of unknown outcome too.
     var outcomeUnknown = false

@@ -29,16 +29,6 @@ extension CacheEngine {
     /// The due time of the earliest scheduled item, if any.
     var nextDueTime: Int64? { scheduler.heap.min?.time }
 
-    /// The smallest `timeout=` among the namespaces of a request's keys (nil: none set).
-    func timeoutOfRequest(_ id: UInt64) -> Int64? {
-        guard let request = requests[id] else { return nil }
-        var result: Int64?
-        for key in request.keys {
-            if let t = namespaces.policy(namespaceSlot(forKey: key)).timeout { result = min(result ?? .max, t) }
-        }
-        return result
-    }
-
     /// Replaces the origin (the shell attaches its simulated server to a new cache).
     func replaceOrigin(_ origin: any Origin) { self.origin = origin }
 }

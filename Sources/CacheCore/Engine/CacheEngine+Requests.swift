@@ -29,6 +29,8 @@ extension CacheEngine {
             }
             request.completesAt = completesAt
             scheduler.insert(ScheduledItem(time: completesAt, seq: request.id, work: .completion(request.id)))
+        } else if let deadline = armLiveTimeout(&request) {
+            scheduler.insert(ScheduledItem(time: deadline, seq: request.id, work: .completion(request.id)))
         }
         if serverLog.trimIfNeeded(), changes != nil {
             changes!.logCleared = true

@@ -43,6 +43,8 @@ extension CacheEngine {
             return false
         }
         setFate(id, .failed)
+        // A recording notes each attempt's failure, so its replay answers attempt by attempt.
+        reportCompletion(request, retried: true)
         requests[id]!.answer = nil
         requests[id]!.completesAt = nil
         let due = now.addingClamped(policy.backoffBeforeRetry(made + 1))
@@ -91,6 +93,13 @@ extension CacheEngine {
         case .deferred:
             request.answer = nil
             request.completesAt = nil
+            // Live mode: the attempt's answer and timeout are ordered by the sequence number the
+            // virtual clock gives its completion (`answerSeq`).
+            let seq = nextSeq()
+            behaviours.retries[id]?.attemptSeq = seq
+            if let deadline = armLiveTimeout(&request) {
+                scheduler.insert(ScheduledItem(time: deadline, seq: seq, work: .completion(id)))
+            }
         }
         requests[id] = request
         let position = serverLog.append(RequestLogEntry(id: id, atMs: now - clockStart, kind: request.kind, keys: request.keys,

@@ -227,6 +227,10 @@
     /// them; nil for a cache alone (SPEC §2 Clients).
     var clockGroup: ClockGroup?
     var clockPlace = 0
+    /// Live mode: how long a deferred request (an app's async call) waits for its answer where
+    /// no namespace of its keys sets `timeout=` (the `Cache`'s `requestTimeout`); nil in
+    /// virtual mode, where a deferred request waits until it is answered.
+    var liveTimeout: Int64?
 
     /// A new, empty cache over `origin`, its clock at `clockStart`.
     public init(origin: any Origin, clockStart: Int64 = TimeText.virtualEpochMs) {

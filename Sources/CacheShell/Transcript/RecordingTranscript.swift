@@ -38,15 +38,21 @@ struct TranscriptWriter {
     /// the shell's `unwatch` makes keys inactive where the app's does not (see `observing`).
     var active: Set<String> = []
     var out = ""
-    /// A request: its id, and how many snapshots had been restored during the recording when it
-    /// was sent (a restored state numbers its requests again).
-    struct Request: Hashable { var epoch: Int; var id: UInt64 }
-    /// Each request's kind, keys and sending time.
-    var sent: [Request: (kind: RequestKind, keys: [String], at: Int64)] = [:]
-    /// Each request's completion: its answer and time.
+    /// An attempt of a request: the request's id, how many snapshots had been restored during
+    /// the recording when it was sent (a restored state numbers its requests again), and which
+    /// of its attempts (`retry=`) it is: 0 for one in flight when the recording or a restored
+    /// snapshot began, then 1, 2, ... in the order of its `sent` records. Its completions come in
+    /// the same order (a failed attempt that was retried completes as a record of its own), but
+    /// not always after its `sent` record: a request sent and completed while the clock moved
+    /// is noted as sent when the step ends.
+    struct Request: Hashable { var epoch: Int; var id: UInt64; var attempt = 0 }
+    /// Each attempt's completion: its answer and time (a failed attempt that was retried
+    /// completes as its own `completed` record).
     var completed: [Request: (answer: RequestAnswer?, at: Int64)] = [:]
     /// Each HTTP request's answer (status, fields, body), when it got one.
     var httpAnswers: [Request: HTTPAnswer] = [:]
+    /// While writing: how many attempts of each request (attempt 0) have been written.
+    var attemptsWritten: [Request: Int] = [:]
     /// How many snapshots have been restored before the record being written.
     var epoch = 0
     /// The index of the record being written, for errors.
@@ -66,21 +72,37 @@ struct TranscriptWriter {
         } catch { throw Diagnostic("the recording's snapshot: \(error)", at: 0) }
         now = parsed.now
         clockStart = parsed.clockStart
+        // The requests in flight where the recording began, then where each restore began.
+        var inFlight = Self.requestsInFlight(document)
+        var completions: [Request: Int] = [:]
         for record in records {
             switch record {
-            case .sent(let id, let kind, let keys, let at): sent[Request(epoch: epoch, id: id)] = (kind, keys, at)
             case .completed(let id, let answer, let at, let http):
-                if completed[Request(epoch: epoch, id: id)] == nil {
-                    completed[Request(epoch: epoch, id: id)] = (answer, at)
-                    if let http { httpAnswers[Request(epoch: epoch, id: id)] = http }
-                }
-            case .call(.restore, _, _, _): epoch += 1
+                let request = Request(epoch: epoch, id: id)
+                let count = completions[request, default: 0] + 1
+                completions[request] = count
+                let attempt = Request(epoch: epoch, id: id, attempt: inFlight.contains(id) ? count - 1 : count)
+                completed[attempt] = (answer, at)
+                if let http { httpAnswers[attempt] = http }
+            case .call(.restore(let restored), _, _, _):
+                epoch += 1
+                inFlight = Self.requestsInFlight(restored)
             default: break
             }
         }
         snapshot = Self.answeringRequests(in: document, completed, epoch: 0)
         epoch = 0
         active = Self.activeKeys(document)
+    }
+
+    /// The ids of the requests in flight in a snapshot document.
+    private static func requestsInFlight(_ document: JSONValue) -> Set<UInt64> {
+        guard case .object(let top) = document, case .object(let pending)? = top["pending"],
+              case .array(let requests)? = pending["requests"] else { return [] }
+        return Set(requests.compactMap { request in
+            guard case .object(let fields) = request, case .int(let id)? = fields["id"] else { return nil }
+            return UInt64(bitPattern: id)
+        })
     }
 
     /// The active keys of a snapshot document.
@@ -252,7 +274,10 @@ struct TranscriptWriter {
         for record in content {
             guard case .sent(let id, let kind, let keys, let at) = record else { continue }
             var options: [String] = []
-            let done = completed[Request(epoch: epoch, id: id)]
+            let written = attemptsWritten[Request(epoch: epoch, id: id), default: 0] + 1
+            attemptsWritten[Request(epoch: epoch, id: id)] = written
+            let attempt = Request(epoch: epoch, id: id, attempt: written)
+            let done = completed[attempt]
             if let done, done.answer != nil { options.append("latency=" + TimeText.formatDuration(max(0, done.at - at))) }
             switch done?.answer {
             case nil:
@@ -271,9 +296,9 @@ struct TranscriptWriter {
                 } else {
                     options.append(Self.failure(f.message))
                 }
-            case .keys(.success)? where httpAnswers[Request(epoch: epoch, id: id)] != nil:
+            case .keys(.success)? where httpAnswers[attempt] != nil:
                 // An HTTP answer: its status, fields and body, as `server next` scripts one.
-                let http = httpAnswers[Request(epoch: epoch, id: id)]!
+                let http = httpAnswers[attempt]!
                 guard keys.count == 1 else { throw fail("HTTP request \(id) has \(keys.count) keys") }
                 options.append("status=\(http.status)")
                 options.append("headers=" + Self.optionJSON(compact: HTTPCommands.headersObject(http.fields)))
