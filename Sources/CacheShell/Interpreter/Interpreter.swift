@@ -258,8 +258,26 @@ extension Session {
             noteDivergence(request, span: span, name: name, in: source)
             ok = false
         }
-        if topLevel { finish(source.bytes[span]) }
+        if topLevel {
+            finish(source.bytes[span])
+        } else if !frames.inScheduled && !notesHistory {
+            handOnItems()
+        }
         return ok
+    }
+
+    /// After a command a `source` ran, when nothing keeps the whole of the top-level command's
+    /// output (no history entry, `--echo` nor recording reads it): what it printed goes to the
+    /// terminal now, as the same commands run as a script would, so a `source` holds none of
+    /// its file's output until it ends (with a store, its text waits for the commit, SPEC §5.3).
+    /// Only finished commands' items go: none is changed after its command ends.
+    private func handOnItems() {
+        guard !outcome.items.isEmpty else { return }
+        for item in outcome.items {
+            terminal.add(item.text(colour: settings.colour, width: terminal.width), isError: item.isError, colour: settings.colour)
+        }
+        outcome.items.removeAll(keepingCapacity: true)
+        if store == nil { terminal.release() }
     }
 
     /// Adds a failed command's diagnostic to the outcome; `span`: the command's bytes in `source`,
