@@ -169,6 +169,37 @@ import TestSupport
         #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
     }
 
+    /// A recording that starts while a request waits out its backoff: the snapshot holds it, and
+    /// its retry, sent during the recording, is transcribed with its own answer.
+    @Test func aRetryWaitingWhenTheRecordingStartsIsTranscribedWithItsAnswer() async throws {
+        let clock = SteppedClock(ms: Self.start)
+        let gates = AnswerGates()
+        let cache = Cache(fetch: { try await gates.fetch($0) }, clock: clock, requestTimeout: 100)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 60_000, retry: 1, backoff: 200))
+        try await cache.poll("feed:1", every: 10_000)
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(to: Self.start + 10_000)
+        #expect(await gates.waitFor(1))
+        clock.advance(to: Self.start + 10_030)
+        #expect(gates.fail("feed:1", "HTTP 503"))
+        #expect(await Self.settle { await cache.pendingWork().contains { $0.dueAt == Self.start + 10_230 } })
+        await cache.startRecording()
+        clock.advance(to: Self.start + 10_230)
+        #expect(await gates.waitFor(1))
+        clock.advance(to: Self.start + 10_250)
+        #expect(gates.answer("feed:1", with: ["feed:1": "second"]))
+        #expect(await Self.settle { await Self.fates(cache) == [.failed, .stored] })
+        #expect(await cache.peek("feed:1").value == "second")
+        _ = await cache.unpollAll()
+        let recording = try await cache.stopRecording()
+
+        let text = try RecordingTranscript.text(of: recording)
+        let answers = text.split(separator: "\n").filter { $0.hasPrefix("cachesh> server next") }
+        #expect(answers == ["cachesh> server next feed:1 latency=20ms value=\"second\""], "\(text)")
+        let check = await TranscriptCheck.replay(name: "waiting-retry.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
     /// Ten tasks use one cache at once on the real clock for a while: awaited reads, reads that
     /// do not wait, writes, events, mutations that fail at random, invalidations; the fetches
     /// answer after random real latencies, some fail, some time out. The recording replays, ten
@@ -227,6 +258,69 @@ import TestSupport
             let check = await TranscriptCheck.replay(name: "concurrent.transcript", text: text, safe: true)
             #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")")
             if !check.passed { break }
+        }
+    }
+
+    /// As the ten-task test, with the app behaviours whose requests come back on their own: every
+    /// fetch and idempotent mutation retried after a short backoff, polls, cancels, focus and
+    /// keys made active, and a timeout shorter than many latencies, so that attempts time out,
+    /// are retried, and answer late. Ten replays, byte for byte.
+    @Test(.timeLimit(.minutes(20)))
+    func retriesPollsAndCancelsOfAConcurrentSessionReplayIdentically() async throws {
+        let dice = Dice(seed: 20_261_206)
+        let roll = dice.roll
+        let cache = Cache(fetch: { keys in
+            try await Task.sleep(for: .milliseconds(roll(0...20)))
+            if roll(0...4) == 0 { throw OriginFailure("HTTP 503") }
+            var values: [String: JSONValue] = [:]
+            for key in keys { values[key] = ["id": .int(Int64(roll(1...2))), "v": .int(Int64(roll(0...99)))] }
+            return values
+        }, mutate: { request in
+            try await Task.sleep(for: .milliseconds(roll(0...20)))
+            if roll(0...3) == 0 { throw OriginFailure("HTTP 500") }
+            return Dictionary(uniqueKeysWithValues: request.keys.map { ($0, ["id": 1, "v": .int(Int64(roll(0...99)))]) })
+        }, requestTimeout: 12)
+        try await cache.defineNamespace("feed", PolicyChange(ttl: 50, stale: 10, max: 3, retry: 2, backoff: 3))
+        try await cache.defineNamespace("page", PolicyChange(ttl: 40, timeout: 9, retry: 1, backoff: 2))
+        let events = await cache.changes(in: .all)
+        let watcher = Task { for await _ in events {} }
+        await cache.startRecording()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<40 {
+                        let key = ["feed:1", "feed:2", "feed:3", "page:1", "page:2"][roll(0...4)]
+                        switch roll(0...11) {
+                        case 0, 1, 2: _ = try? await cache.get(key, force: roll(0...5) == 0)
+                        case 3: _ = await cache.put(key, ["id": 2, "v": 0])
+                        case 4: _ = try? await cache.event(entity: "\(roll(1...2))", patch: Patch(["v": ["$inc": 1]]))
+                        case 5: _ = try? await cache.mutate(entity: "1", patch: Patch(["liked": true]), options: MutationOptions(idempotent: true))
+                        case 6: _ = try? await cache.poll(key, every: Int64(roll(5...30)))
+                        case 7: _ = await cache.unpoll(key)
+                        case 8: _ = try? await cache.cancel(key)
+                        case 9: await cache.setActive(key, roll(0...1) == 0); _ = await cache.focus()
+                        default: try? await Task.sleep(for: .milliseconds(roll(0...8)))
+                        }
+                    }
+                }
+            }
+        }
+        _ = await cache.unpollAll()
+        try await Task.sleep(for: .milliseconds(80))
+        let recording = try await cache.stopRecording()
+        watcher.cancel()
+
+        let text = try RecordingTranscript.text(of: recording)
+        let retried = recording.records.filter { if case .completed(_, .keys(.failure)?, _, _) = $0 { true } else { false } }.count
+        #expect(retried >= 10, "only \(retried) failed attempts")
+        for run in 1...10 {
+            let check = await TranscriptCheck.replay(name: "retries.transcript", text: text, safe: true)
+            #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")")
+            if !check.passed {
+                try? text.write(toFile: FileManager.default.temporaryDirectory.appendingPathComponent("live-retries-divergence.transcript").path,
+                                atomically: true, encoding: .utf8)
+                break
+            }
         }
     }
 }

@@ -180,7 +180,7 @@ extension CacheEngine {
     fileprivate func withoutSuperseded(_ times: [Int64], of id: UInt64) -> [Int64] {
         guard let superseded = scheduler.superseded[id] else { return times }
         var rest = times
-        for time in superseded { if let i = rest.firstIndex(of: time) { rest.remove(at: i) } }
+        for time in superseded.map(\.time) { if let i = rest.firstIndex(of: time) { rest.remove(at: i) } }
         return rest
     }
 }

@@ -27,8 +27,9 @@ extension CacheEngineDelegate {
 }
 
 /// Live mode's answers and timeouts as scheduled items, so a live run and a replay of it on the
-/// virtual clock order them the same way: a request's completion is the item (time, request id),
-/// exactly where a simulated server answering after the same latency puts it.
+/// virtual clock order them the same way: a request's completion is the item (time, request id)
+/// (for a retry, its attempt's sequence number: `answerSeq`), exactly where a simulated server
+/// answering after the same latency puts it.
 extension CacheEngine {
     /// The largest (time, sequence) of a scheduled item run so far (kept by `scheduler`).
     var maxRunKey: (time: Int64, seq: UInt64) { scheduler.maxRunKey }
@@ -66,7 +67,7 @@ extension CacheEngine {
             requests[id] = request
             return true
         }
-        if let due = request.completesAt { scheduler.supersede(completion: id, at: due) }
+        if let due = request.completesAt { scheduler.supersede(completion: id, at: due, seq: answerSeq(of: id)) }
         request.completesAt = time
         requests[id] = request
         scheduler.insert(ScheduledItem(time: time, seq: answerSeq(of: id), work: .completion(id)))

@@ -35,7 +35,9 @@ extension CacheEngine {
         if item.time > now { now = item.time }
         switch item.work {
         case .completion(let id):
-            // An item a live answer or a retry left behind finds its request completing at another time.
+            // An item a live answer or a cancel superseded, or a retry left behind (its request
+            // completes at another time), does nothing.
+            if scheduler.tookSuperseded { break }
             if let due = requestTable[id].map({ $0.completesAt }), due != item.time { break }
             complete(id)
         case .expiryScan(let ns, let epoch):

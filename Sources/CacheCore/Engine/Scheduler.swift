@@ -49,9 +49,14 @@ struct Scheduler {
     private(set) var budgetReason = ""
     /// The largest (time, sequence) of an item taken so far (live answers are placed after it).
     private(set) var maxRunKey: (time: Int64, seq: UInt64) = (.min, 0)
-    /// Request id → the times of its completion items that a live answer superseded (its timeout's,
-    /// SPEC §2): they stay in the queue, and find the request done when they come up.
-    private(set) var superseded: [UInt64: [Int64]] = [:]
+    /// Request id → its completion items that a live answer or a cancel superseded (a timeout's,
+    /// SPEC §2), by time and, when known, sequence number: they stay in the queue, and are
+    /// skipped when they come up (``tookSuperseded``).
+    private(set) var superseded: [UInt64: [(time: Int64, seq: UInt64?)]] = [:]
+    /// The item ``next(upTo:)`` took last is a superseded completion: it must not run. (A later
+    /// attempt's answer may fall at its very time: run there, it would complete the request in
+    /// the superseded item's place among the items of that millisecond.)
+    private(set) var tookSuperseded = false
 
     init() {}
 
@@ -107,18 +112,21 @@ struct Scheduler {
         }
         heap.removeMin()
         if (top.time, top.seq) > maxRunKey { maxRunKey = (top.time, top.seq) }
-        if case .completion(let id) = top.work, !superseded.isEmpty, var times = superseded[id],
-           let i = times.firstIndex(of: top.time) {
-            times.remove(at: i)
-            superseded[id] = times.isEmpty ? nil : times
+        tookSuperseded = false
+        if case .completion(let id) = top.work, !superseded.isEmpty, var items = superseded[id],
+           let i = items.firstIndex(where: { $0.time == top.time && ($0.seq ?? top.seq) == top.seq }) {
+            items.remove(at: i)
+            superseded[id] = items.isEmpty ? nil : items
+            tookSuperseded = true
         }
         return top
     }
 
-    /// Notes that request `id`'s completion item at `time` is superseded by an earlier one.
+    /// Notes that request `id`'s completion item at `time` (with sequence number `seq`, when
+    /// known: nil takes the first of its items at `time`) is superseded by an earlier one.
     /// - Complexity: O(1).
-    mutating func supersede(completion id: UInt64, at time: Int64) {
-        superseded[id, default: []].append(time)
+    mutating func supersede(completion id: UInt64, at time: Int64, seq: UInt64? = nil) {
+        superseded[id, default: []].append((time, seq))
     }
 
     /// Takes the `at` command `id` out of the waiting ones (nil when it was cancelled).
@@ -159,9 +167,9 @@ extension Scheduler {
         for item in heap.unordered {
             if case .completion(let id) = item.work { completions[id, default: []].append(item.time) }
         }
-        for (id, times) in superseded {
+        for (id, items) in superseded {
             var queued = completions[id] ?? []
-            for time in times {
+            for time in items.map(\.time) {
                 guard let i = queued.firstIndex(of: time) else {
                     v.append("scheduler: superseded completion of request \(id) at \(time) has no item")
                     continue

@@ -51,7 +51,8 @@ struct TranscriptWriter {
     var completed: [Request: (answer: RequestAnswer?, at: Int64)] = [:]
     /// Each HTTP request's answer (status, fields, body), when it got one.
     var httpAnswers: [Request: HTTPAnswer] = [:]
-    /// While writing: how many attempts of each request (attempt 0) have been written.
+    /// While writing: how many `sent` records of each request have been written (keyed by its
+    /// `Request` with attempt 0).
     var attemptsWritten: [Request: Int] = [:]
     /// How many snapshots have been restored before the record being written.
     var epoch = 0
@@ -95,12 +96,24 @@ struct TranscriptWriter {
         active = Self.activeKeys(document)
     }
 
-    /// The ids of the requests in flight in a snapshot document.
+    /// The ids of the requests with an attempt in flight in a snapshot document: those pending,
+    /// but those that failed and wait for their retry (its attempt is sent later, a `sent` record).
     private static func requestsInFlight(_ document: JSONValue) -> Set<UInt64> {
         guard case .object(let top) = document, case .object(let pending)? = top["pending"],
               case .array(let requests)? = pending["requests"] else { return [] }
-        return Set(requests.compactMap { request in
+        let ids = Set(requests.compactMap { request -> UInt64? in
             guard case .object(let fields) = request, case .int(let id)? = fields["id"] else { return nil }
+            return UInt64(bitPattern: id)
+        })
+        return ids.subtracting(waitingForRetry(pending))
+    }
+
+    /// The ids of the requests of a snapshot's `pending` that failed and wait for their retry.
+    private static func waitingForRetry(_ pending: [String: JSONValue]) -> Set<UInt64> {
+        guard case .array(let retries)? = pending["retries"] else { return [] }
+        return Set(retries.compactMap { retry -> UInt64? in
+            guard case .object(let fields) = retry, case .int(let id)? = fields["request"],
+                  let due = fields["due"], due != .null else { return nil }
             return UInt64(bitPattern: id)
         })
     }
@@ -117,8 +130,10 @@ struct TranscriptWriter {
                                   epoch: Int) -> JSONValue {
         guard case .object(var top) = document, case .object(var pending)? = top["pending"],
               case .array(let requests)? = pending["requests"] else { return document }
+        // A request waiting for its retry has no attempt in flight to answer.
+        let retrying = waitingForRetry(pending)
         pending["requests"] = .array(requests.map { request in
-            guard case .object(var fields) = request, case .int(let id)? = fields["id"],
+            guard case .object(var fields) = request, case .int(let id)? = fields["id"], !retrying.contains(UInt64(bitPattern: id)),
                   let done = completed[Request(epoch: epoch, id: UInt64(bitPattern: id))], let answer = done.answer else { return request }
             fields["completes_at"] = .string(TimeText.iso8601(ms: done.at))
             switch answer {
