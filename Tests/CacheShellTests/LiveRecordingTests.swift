@@ -22,6 +22,27 @@ import TestSupport
 
     static func fates(_ cache: Cache) async -> [RequestLogEntry.Fate] { await cache.requestLog.map(\.fate) }
 
+    /// The `server next` commands of a transcript, in order.
+    static func answers(_ text: String) -> [Substring] {
+        text.split(separator: "\n").filter { $0.hasPrefix("cachesh> server next") }
+    }
+
+    /// Replays `text` on the virtual clock `times` times, expecting each replay to match it byte
+    /// for byte; one that does not is reported, and the transcript kept in the temporary
+    /// directory as `name`, for a look.
+    static func expectReplays(_ text: String, name: String, times: Int = 1,
+                              sourceLocation: SourceLocation = #_sourceLocation) async {
+        for run in 1...times {
+            let check = await TranscriptCheck.replay(name: name, text: text, safe: true)
+            #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")\n\(text)", sourceLocation: sourceLocation)
+            if !check.passed {
+                try? text.write(toFile: FileManager.default.temporaryDirectory.appendingPathComponent(name).path,
+                                atomically: true, encoding: .utf8)
+                return
+            }
+        }
+    }
+
     @Test func answersInTheOrderTheyArrivedReplayExactly() async throws {
         let clock = SteppedClock(ms: Self.start)
         let gates = AnswerGates()
@@ -94,8 +115,7 @@ import TestSupport
         #expect(text.contains("server next page:2 latency=11ms --not-found"), "\(text)")
         #expect(text.contains("server next page:1 latency=11ms value=\"one\""), "\(text)")
         #expect(text.contains("server next page:3 latency=5s error=\"timed out after 5s\""), "\(text)")
-        let check = await TranscriptCheck.replay(name: "live.transcript", text: text, safe: true)
-        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+        await Self.expectReplays(text, name: "live.transcript")
     }
 
     /// The cache's timer wakes late (a busy machine, an app back from the background) and it
@@ -126,8 +146,7 @@ import TestSupport
 
         let text = try RecordingTranscript.text(of: recording)
         #expect(text.contains("server next feed:1 latency=100ms error=\"timed out after 100ms\"\nserver: queued an answer for feed:1\ncachesh> advance 1s250ms"), "\(text)")
-        let check = await TranscriptCheck.replay(name: "catch-up.transcript", text: text, safe: true)
-        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+        await Self.expectReplays(text, name: "catch-up.transcript")
     }
 
     /// A fetch that fails is retried (`retry=2`): each attempt is a request of its own in the
@@ -161,12 +180,10 @@ import TestSupport
         let recording = try await cache.stopRecording()
 
         let text = try RecordingTranscript.text(of: recording)
-        let answers = text.split(separator: "\n").filter { $0.hasPrefix("cachesh> server next") }
-        #expect(answers == ["cachesh> server next feed:1 latency=100ms error=\"timed out after 100ms\"",
+        #expect(Self.answers(text) == ["cachesh> server next feed:1 latency=100ms error=\"timed out after 100ms\"",
                             "cachesh> server next feed:1 latency=40ms error=\"HTTP 502\"",
                             "cachesh> server next feed:1 latency=20ms value=\"third time\""], "\(text)")
-        let check = await TranscriptCheck.replay(name: "retries.transcript", text: text, safe: true)
-        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+        await Self.expectReplays(text, name: "retries.transcript")
     }
 
     /// A recording that starts while a request waits out its backoff: the snapshot holds it, and
@@ -194,10 +211,8 @@ import TestSupport
         let recording = try await cache.stopRecording()
 
         let text = try RecordingTranscript.text(of: recording)
-        let answers = text.split(separator: "\n").filter { $0.hasPrefix("cachesh> server next") }
-        #expect(answers == ["cachesh> server next feed:1 latency=20ms value=\"second\""], "\(text)")
-        let check = await TranscriptCheck.replay(name: "waiting-retry.transcript", text: text, safe: true)
-        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+        #expect(Self.answers(text) == ["cachesh> server next feed:1 latency=20ms value=\"second\""], "\(text)")
+        await Self.expectReplays(text, name: "waiting-retry.transcript")
     }
 
     /// Ten tasks use one cache at once on the real clock for a while: awaited reads, reads that
@@ -254,11 +269,7 @@ import TestSupport
         #expect(requests >= 30, "only \(requests) requests")
         let waiting = recording.records.filter { if case .call(_, .waiting, _, _) = $0 { true } else { false } }.count
         #expect(waiting >= 10, "only \(waiting) reads waited for their request")
-        for run in 1...10 {
-            let check = await TranscriptCheck.replay(name: "concurrent.transcript", text: text, safe: true)
-            #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")")
-            if !check.passed { break }
-        }
+        await Self.expectReplays(text, name: "concurrent.transcript", times: 10)
     }
 
     /// As the ten-task test, with the app behaviours whose requests come back on their own: every
@@ -313,15 +324,7 @@ import TestSupport
         let text = try RecordingTranscript.text(of: recording)
         let retried = recording.records.filter { if case .completed(_, .keys(.failure)?, _, _) = $0 { true } else { false } }.count
         #expect(retried >= 10, "only \(retried) failed attempts")
-        for run in 1...10 {
-            let check = await TranscriptCheck.replay(name: "retries.transcript", text: text, safe: true)
-            #expect(check.passed, "replay \(run):\n\(check.report())\(check.refusal ?? "")")
-            if !check.passed {
-                try? text.write(toFile: FileManager.default.temporaryDirectory.appendingPathComponent("live-retries-divergence.transcript").path,
-                                atomically: true, encoding: .utf8)
-                break
-            }
-        }
+        await Self.expectReplays(text, name: "concurrent-retries.transcript", times: 10)
     }
 }
 
