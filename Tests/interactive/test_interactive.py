@@ -28,10 +28,16 @@ SOCKET = f"cachesh-test-{os.getpid()}"
 WAIT = 60.0
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 BANNER = re.compile(r"cachesh \d+\.\d+\.\d+: type help for the commands, quit to leave")
+# The tmux servers' configuration: every window keeps its pane once the program in it exits
+# (remain-on-exit), from the moment it is made. Set on a session after `new-session`, a script
+# that ends at once could end first, and its window be gone ("no such window").
+TMUX_CONF = os.path.join(tempfile.mkdtemp(prefix="cachesh-tmux-"), "tmux.conf")
+with open(TMUX_CONF, "w") as conf:
+    conf.write("set-option -gw remain-on-exit on\n")
 
 
 def tmux(*args, check=True):
-    result = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args],
+    result = subprocess.run(["tmux", "-L", SOCKET, "-f", TMUX_CONF, *args],
                             capture_output=True, text=True)
     if check and result.returncode != 0:
         raise RuntimeError(f"tmux {' '.join(args)}: {result.stderr.strip()}")
@@ -50,7 +56,7 @@ def new_session(*args):
     (each attempt a process of its own, so no timer paces them), on a new server once the old
     one is gone, at most 20 times; any other error is raised at once."""
     for attempt in range(20):
-        result = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", "new-session", "-d", *args],
+        result = subprocess.run(["tmux", "-L", SOCKET, "-f", TMUX_CONF, "new-session", "-d", *args],
                                 capture_output=True, text=True)
         if result.returncode == 0:
             return
@@ -81,12 +87,11 @@ class Shell:
         command += [BIN, *args]
         new_session("-s", self.name, "-x", str(width), "-y", str(height),
                     "-c", cwd or home, " ".join(shell_quote(c) for c in command))
-        tmux("set-option", "-t", self.name, "remain-on-exit", "on")
         # A control-mode client reports each write to the pane (%output), so waiting for the
         # screen to change blocks on those reports instead of polling on a timer. Its own size
         # must not resize the window.
         tmux("set-option", "-t", self.name, "window-size", "manual")
-        self.control = subprocess.Popen(["tmux", "-L", SOCKET, "-f", "/dev/null", "-C", "attach", "-t", self.name],
+        self.control = subprocess.Popen(["tmux", "-L", SOCKET, "-f", TMUX_CONF, "-C", "attach", "-t", self.name],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if first_prompt:
             self.wait_for(lambda s: s.prompt_line() is not None, "the first prompt")
@@ -1172,6 +1177,7 @@ def main():
         socket = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", SOCKET)
         if os.path.exists(socket):
             os.remove(socket)
+        shutil.rmtree(os.path.dirname(TMUX_CONF), ignore_errors=True)
     print(f"{failures} failed" if failures else "all passed")
     return 1 if failures else 0
 
