@@ -33,6 +33,7 @@ extension Cache {
         guard clock != nil else { return }
         let calls = origin.takeStarted()
         // The last call of each request in this batch: an earlier one is an attempt since retried.
+        let restores = self.restores
         var last: [UInt64: Int] = [:]
         if calls.count > 1 { for (i, call) in calls.enumerated() { last[call.requestID] = i } }
         for (i, call) in calls.enumerated() {
@@ -58,8 +59,8 @@ extension Cache {
                     } catch {
                         result = .failure(OriginFailure("\(error)"))
                     }
-                    await self?.deliver(id, attempt: attempt, result.map { [.value($0.body?.entryValue ?? .null)] },
-                                        http: try? result.get())
+                    await self?.deliver(id, attempt: attempt, restores: restores,
+                                        result.map { [.value($0.body?.entryValue ?? .null)] }, http: try? result.get())
                 }
                 continue
             }
@@ -78,7 +79,7 @@ extension Cache {
                 } catch {
                     result = .failure(OriginFailure("\(error)"))
                 }
-                await self?.deliver(id, attempt: attempt, result)
+                await self?.deliver(id, attempt: attempt, restores: restores, result)
             }
         }
     }
@@ -91,8 +92,10 @@ extension Cache {
     /// recording, when that order is already past (since the attempt was sent, the cache stepped
     /// to this millisecond and then served a call, or ran an item that comes after it), the
     /// answer takes effect at the next millisecond instead, and the replay keeps the recorded
-    /// order. An answer to an attempt since retried is not used.
-    private func deliver(_ id: UInt64, attempt: Int, _ result: Result<[KeyAnswer], OriginFailure>, http: HTTPAnswer? = nil) {
+    /// order. An answer to an attempt since retried is not used, nor one to a request sent
+    /// before a restore (`restores`: the count the call started under).
+    private func deliver(_ id: UInt64, attempt: Int, restores: UInt64, _ result: Result<[KeyAnswer], OriginFailure>,
+                         http: HTTPAnswer? = nil) {
         guard let clock else { return }
         let arrival = max(clock.nowMs(), engine.now)
         let seq = engine.answerSeq(of: id)
@@ -101,7 +104,8 @@ extension Cache {
                                 || (engine.maxRunKey.time == arrival && engine.maxRunKey.seq > seq)) {
             time = arrival &+ 1
         }
-        let used = engine.isInFlight(id, attempt: attempt) && engine.scheduleAnswer(id, result, at: time)
+        let used = restores == self.restores && engine.isInFlight(id, attempt: attempt)
+            && engine.scheduleAnswer(id, result, at: time)
         if used, let http { engine.http.exchanges[id]?.answer = http }
         recorder?.append(.arrived(id: id, at: arrival, applied: used ? time : nil))
         step(to: arrival)

@@ -45,6 +45,10 @@ public actor Cache {
     var lastStepSeq: UInt64 = 0
     /// While recording: the time of the last call and the sequence number of the step before it.
     var callMark: (time: Int64, stepSeq: UInt64) = (.min, 0)
+    /// Live mode: how many restores the cache has had. A call carries the count it started
+    /// under, and its answer is for no restored request (whose ids may be those of requests
+    /// sent before the restore).
+    var restores: UInt64 = 0
 
     // Unchecked exclusivity (the next three): each is only ever loaded or assigned whole, never
     // passed inout or held in an access across a call (a call on the delegate or the tap runs on
@@ -652,7 +656,26 @@ public actor Cache {
     ///   nothing changed and nothing is recorded.
     public func restore(_ snapshot: Snapshot, scheduleCommand: (Snapshot.ScheduledCommand) -> Int) throws(SnapshotError) {
         try engine.checkOrigin(of: snapshot)
-        noting(.restore(snapshot: makeSnapshot()), { RecordedReturn.nothing }) { engine.restoreChecked(snapshot, scheduleCommand: scheduleCommand) }
+        // The requests in flight are the snapshot's from here on, and its ids may be those of
+        // requests sent before: a read awaiting one of those ends at the restore, with its key as
+        // restored (as one whose request a restore dropped always did), never with a restored
+        // request's answer.
+        let dropped = waiting, droppedHTTP = httpWaiting
+        waiting = [:]
+        httpWaiting = [:]
+        noting(.restore(snapshot: makeSnapshot()), { RecordedReturn.nothing }) {
+            // Calls not started yet are for requests the restore drops.
+            _ = asyncOrigin?.takeStarted()
+            engine.restoreChecked(snapshot, scheduleCommand: scheduleCommand)
+            restores &+= 1
+            // The restored request log is the snapshot's: no request of it was sent here.
+            recorder?.skipSent(engine)
+            // Inside the call, as the shell's `restore` ends its reads waiting (a replay's).
+            for id in dropped.keys.sorted() { finishReads(dropped[id]!, request: id) }
+            for id in droppedHTTP.keys.sorted() {
+                for reader in droppedHTTP[id]! { reader.resume(engine.finishAwaitedHTTP(id, pending: reader.pending)) }
+            }
+        }
         finish()
     }
 

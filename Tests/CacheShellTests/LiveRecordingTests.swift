@@ -326,6 +326,94 @@ import TestSupport
         #expect(retried >= 10, "only \(retried) failed attempts")
         await Self.expectReplays(text, name: "concurrent-retries.transcript", times: 10)
     }
+
+    /// A restore replaces the requests in flight with the snapshot's, whose ids may be those of
+    /// requests sent before it: the app's call for an earlier request is not the restored one's,
+    /// and its answer is not used (it stored one key's value under the restored request's key);
+    /// a read awaiting an earlier request ends at the restore, as one whose request is gone
+    /// (it waited for the restored request). The restored request times out at its time, as the
+    /// replay's does.
+    @Test(arguments: [false, true])
+    func anAnswerToARequestSentBeforeARestoreIsNotUsed(awaited: Bool) async throws {
+        let other = SteppedClock(ms: Self.start)
+        let otherGates = AnswerGates()
+        let snapshotting = Cache(fetch: { try await otherGates.fetch($0) }, clock: other, requestTimeout: 500)
+        _ = try await snapshotting.mget(["feed:b"], nowait: true)
+        #expect(await otherGates.waitFor(1))
+        let document = await snapshotting.makeSnapshot()
+
+        let clock = SteppedClock(ms: Self.start)
+        let gates = AnswerGates()
+        let cache = Cache(fetch: { try await gates.fetch($0) }, clock: clock, requestTimeout: 500)
+        await cache.startRecording()
+        let read = Task { awaited ? try await cache.get("feed:a") : nil }
+        if !awaited { _ = try await cache.mget(["feed:a"], nowait: true) }
+        #expect(await gates.waitFor(1))
+        // The same request id, in flight for another key.
+        let ids = await snapshotting.requestLog.map(\.id)
+        #expect(await cache.requestLog.map(\.id) == ids)
+        clock.advance(to: Self.start + 10)
+        try await cache.restore(try Snapshot(document)) { _ in 0 }
+        if awaited {
+            let result = try await read.value
+            #expect(result?.state == .absent)
+            #expect(result?.error == nil)
+        }
+        clock.advance(to: Self.start + 20)
+        gates.answer("feed:a", with: ["feed:a": "a's value"])
+        #expect(await Self.settle { await cache.now >= Self.start + 20 })
+        clock.advance(to: Self.start + 30)
+        #expect(await cache.peek("feed:b").state == .absent)
+        clock.advance(to: Self.start + 600)
+        #expect(await cache.peek("feed:b").state == .absent)
+        #expect(await Self.fates(cache) == [.failed])
+        let recording = try await cache.stopRecording()
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(!text.contains("a's value"), "\(text)")
+        await Self.expectReplays(text, name: "restore-in-flight.transcript")
+    }
+
+    /// The same for an HTTP read: awaiting a request sent before a restore, it ends at the
+    /// restore with no answer (504), and the late answer is stored under no key.
+    @Test func anHTTPAnswerToARequestSentBeforeARestoreIsNotUsed() async throws {
+        let calls = Mutex<[(key: String, done: CheckedContinuation<HTTPAnswer, Never>)]>([])
+        let send: @Sendable (HTTPRequest) async throws -> HTTPAnswer = { request in
+            await withCheckedContinuation { done in calls.withLock { $0.append((request.key, done)) } }
+        }
+        func waitForCall(_ n: Int) async -> Bool { await Self.settle { calls.withLock { $0.count } >= n } }
+        let answer = HTTPAnswer(status: 200, fields: HTTPFields(["Cache-Control": "max-age=60"]), body: .json(.string("x's body")))
+
+        let snapshotting = Cache(fetch: { _ in [:] }, clock: SteppedClock(ms: Self.start), requestTimeout: 500, http: send)
+        _ = try await snapshotting.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
+        let other = Task { try await snapshotting.httpGet("api:/y") }
+        #expect(await waitForCall(1))
+        let document = await snapshotting.makeSnapshot()
+
+        let clock = SteppedClock(ms: Self.start)
+        let cache = Cache(fetch: { _ in [:] }, clock: clock, requestTimeout: 500, http: send)
+        _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
+        await cache.startRecording()
+        let read = Task { try await cache.httpGet("api:/x") }
+        #expect(await waitForCall(2))
+        let ids = await snapshotting.requestLog.map(\.id)
+        #expect(await cache.requestLog.map(\.id) == ids)
+        clock.advance(to: Self.start + 10)
+        try await cache.restore(try Snapshot(document)) { _ in 0 }
+        let result = try await read.value
+        #expect(result.status == 504 && result.cacheStatus.detail == "no answer")
+        clock.advance(to: Self.start + 20)
+        for call in calls.withLock({ $0 }) where call.key == "api:/x" { call.done.resume(returning: answer) }
+        #expect(await Self.settle { await cache.now >= Self.start + 20 })
+        clock.advance(to: Self.start + 600)
+        #expect(await cache.peek("api:/y").state == .absent)
+        #expect(await cache.peek("api:/x").state == .absent)
+        let recording = try await cache.stopRecording()
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(!text.contains("x's body"), "\(text)")
+        await Self.expectReplays(text, name: "restore-http-in-flight.transcript")
+        for call in calls.withLock({ $0 }) where call.key == "api:/y" { call.done.resume(returning: answer) }
+        _ = try? await other.value
+    }
 }
 
 /// Random numbers shared by concurrent tasks.

@@ -232,6 +232,39 @@ import TestSupport
         #expect(text.contains("cachesh> deactivate\nnothing is active\n"))
     }
 
+    /// A restore brings the snapshot's request log with it: what the log held before is no
+    /// request the recording sent. The recording notes none of it as `sent` (it did, when the
+    /// restored log was longer than the one before), and replays.
+    @Test func aRestoredRequestLogIsNoRequestSent() async throws {
+        let other = Cache(origin: Self.server(), clockStart: TimeText.virtualEpochMs + 3_600_000)
+        for key in ["feed:home", "profile:1", "badge:n"] {
+            _ = try await other.get(key)
+            try await other.advance(by: 300)
+        }
+        #expect(await other.requestLog.count == 3)
+        let document = await other.makeSnapshot()
+        let session: (Cache) async throws -> Void = { cache in
+            try await cache.restore(try Snapshot(document)) { _ in 0 }
+            // Past the restored entries' five minutes: the reads fetch again.
+            try await cache.advance(by: 400_000)
+            _ = try await cache.get("badge:n")
+            _ = try await cache.get("profile:1")
+        }
+        let text = try await Self.recordAndReplay(session)
+        let cache = Cache(origin: Self.server())
+        _ = try await cache.get("feed:home")
+        await cache.startRecording()
+        try await session(cache)
+        var sent: [[String]] = []
+        for record in try await cache.stopRecording().records {
+            if case .sent(_, _, let keys, _) = record { sent.append(keys) }
+        }
+        // Only the two reads after the restore sent requests.
+        #expect(sent == [["badge:n"], ["profile:1"]])
+        #expect(!text.contains("--no-answer"), "\(text)")
+        #expect(text.contains("cachesh> server next badge:n latency=100ms value=4\n"), "\(text)")
+    }
+
     /// An app that keeps a key fresh with `setActive` and no observer: `activate KEY`, and the
     /// refetches its invalidation and expiry send replay (the transcript used to be refused).
     @Test func anActiveKeyNotWatchedBecomesActivate() async throws {

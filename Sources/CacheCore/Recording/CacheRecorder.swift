@@ -48,6 +48,12 @@ final class CacheRecorder {
         logSeen = count
     }
 
+    /// Takes the engine's request log as seen: after a `restore`, whose log is the snapshot's
+    /// (requests of another session, or of this one before), which the recording sent none of.
+    func skipSent(_ engine: CacheEngine) {
+        logSeen = engine.requestLogDropped + engine.requestLog.count
+    }
+
     /// Ends the recording at `at`. - Returns: the records (none for a file), or the file's write error.
     func finish(at: Int64) -> Result<CacheRecording, CacheError> {
         records.append(.end(at: at))
