@@ -107,9 +107,10 @@ import TestSupport
     /// no commit group (as a script file is read), then the last group is committed (`commitHeld`);
     /// `direct`: replies are written straight into an output buffer, as a batch's are.
     static func run(_ script: String, pipelined: Bool, groupSize: Int, heldOutputLimit: Int = StoreLink.defaultHeldOutputLimit,
-                    failing: Int = .max, pieces: Int = 1, direct: Bool = true, collects: Bool = false) async throws -> Run {
+                    failing: Int = .max, pieces: Int = 1, direct: Bool = true, collects: Bool = false,
+                    part: String = "put feed:sourced 1\nget feed:sourced\n") async throws -> Run {
         let directory = Fixtures.directory("pipelined")
-        try "put feed:sourced 1\nget feed:sourced\n".write(toFile: directory + "/part.cachesh", atomically: true, encoding: .utf8)
+        try part.write(toFile: directory + "/part.cachesh", atomically: true, encoding: .utf8)
         let printed = Printed()
         let store = try WatchedStore(failing: failing, printed: printed)
         let shell = await TestShell()
@@ -178,6 +179,32 @@ import TestSupport
         let each = try await Self.run(script, pipelined: true, groupSize: 1000, heldOutputLimit: 1, direct: direct)
         #expect(each.printed == whole.printed && each.stored == whole.stored)
         #expect(each.printedAtCommits.count > 50, "\(each.printedAtCommits.count) commits")
+    }
+
+    /// The bound holds inside a `source` too: the group ends after the sourced command that
+    /// takes its held output to the bound, not only once the `source` ends, so a long `source`
+    /// holds no more output than the same commands as a script. What is printed and stored is
+    /// the same, whether the commits are made on the writer thread or not.
+    @Test(arguments: [true, false])
+    func aSourcedCommandEndsTheGroupOnceItsHeldOutputReachesTheLimit(pipelined: Bool) async throws {
+        // (A `source` stops at its first failing command: the script's unknown commands are left out.)
+        let part = Self.script(commands: 66).split(separator: "\n").filter { !$0.hasPrefix("nonsense") }
+            .joined(separator: "\n").replacingOccurrences(of: "source part.cachesh", with: "echo sourced") + "\n"
+        let script = "put feed:first 1\nsource part.cachesh\nget feed:first\n"
+        let whole = try await Self.run(script, pipelined: pipelined, groupSize: 1000, direct: false, part: part)
+        // The store's open commits once, the script's end once.
+        #expect(whole.printedAtCommits.count == 2, "\(whole.printedAtCommits)")
+        let bounded = try await Self.run(script, pipelined: pipelined, groupSize: 1000, heldOutputLimit: 200, direct: false, part: part)
+        #expect(bounded.printed == whole.printed && bounded.stored == whole.stored && bounded.files == whole.files)
+        #expect(bounded.printed.utf8.count > 2000 && bounded.printedAtCommits.count >= bounded.printed.utf8.count / 400,
+                "\(bounded.printed.utf8.count) bytes printed over \(bounded.printedAtCommits.count) commits")
+        // Output goes out as the groups inside the `source` are committed, before it ends: the
+        // last commit, at the script's end, finds most of the 67 texts printed (the sink's
+        // count), where with no bound it found none.
+        #expect(whole.printedAtCommits.last?.first == 0)
+        #expect((bounded.printedAtCommits.last?.first ?? 0) >= 50, "\(bounded.printedAtCommits)")
+        let direct = try await Self.run(script, pipelined: pipelined, groupSize: 1000, heldOutputLimit: 200, direct: true, part: part)
+        #expect(direct.printed == whole.printed && direct.stored == whole.stored && direct.printedAtCommits.count == bounded.printedAtCommits.count)
     }
 
     /// The default bound, 1 MiB: a script of 30 commands printing 100,001 bytes each ends a

@@ -168,7 +168,7 @@ extension Session {
             ok = false
         }
         return endCommand(ok, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
-                          named: name, topLevel: topLevel)
+                          named: name, topLevel: topLevel, on: cache)
     }
 
     /// ``perform(_:in:named:on:_:)`` for a top-level command whose reply is made of what its
@@ -195,7 +195,7 @@ extension Session {
         } catch {
             report(error, in: source, command: name, span: span)
             return endCommand(false, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
-                              named: name, topLevel: true)
+                              named: name, topLevel: true, on: cache)
         }
         let divergence = frames.inScheduled ? nil : server.takeDivergence()
         // What `finish` would do with the reply as the outcome's lone item: `show` writes it straight
@@ -210,7 +210,7 @@ extension Session {
         var made = reply(result)
         var replyName = name
         let ok = hold(&made, named: &replyName, topLevel: true)
-        return endCommand(ok, divergence: divergence, span: span, in: source, named: name, topLevel: true)
+        return endCommand(ok, divergence: divergence, span: span, in: source, named: name, topLevel: true, on: cache)
     }
 
     /// The start of a top-level command in ``perform(_:in:named:on:_:)``: the cache's command (each
@@ -248,7 +248,7 @@ extension Session {
     /// - Returns: whether the command succeeded (`ok`, unless it diverged).
     @inline(__always)
     private func endCommand(_ ok: Bool, divergence: String?, span: Range<Int>, in source: SourceFile, named name: String,
-                            topLevel: Bool) -> Bool {
+                            topLevel: Bool, on cache: isolated Cache) -> Bool {
         var ok = ok
         // A scheduled command's request is told by the command that ran the scheduler.
         if let request = divergence {
@@ -262,6 +262,9 @@ extension Session {
             finish(source.bytes[span])
         } else if !frames.inScheduled && !notesHistory {
             handOnItems()
+            // With a store, the group also ends inside a `source` once its held output reaches
+            // the bound (SPEC §5.3), so a long `source` holds no more than a script would.
+            if let link = store, terminal.groupByteCount >= link.heldOutputLimit { commitOrHold(final: false, on: cache) }
         }
         return ok
     }
