@@ -33,7 +33,8 @@ enum Attach {
                   written at record stop, the shell's end or Ctrl-C), record stop
           change: invalidate, evict, clear, event, push, memory-warning, expire (not with --read-only)
         advance, at and server ... are refused: the app's clock is real and its origin its own.
-        help, quit.
+        help, quit. On a terminal: line editing and history as in cachesh; Ctrl-C drops the line,
+        on an empty line it ends the attachment (a recording is written); Ctrl-D ends the input.
 
         """
 
@@ -132,11 +133,18 @@ enum Attach {
                 }
             }
         } else {
-            func pump() {
-                guard client.readAvailable() else { client.endedByApp() }
+            /// Reads and prints what the app sent. - Returns: false when it ended the attachment.
+            func pump() -> Bool {
+                guard client.readAvailable() else { return false }
                 client.handleBuffered()
+                return true
             }
-            readInput(socket: fd, prompting: isatty(0) == 1 && isatty(1) == 1, stopped: { stop }, pump: pump, run: run)
+            if isatty(0) == 1 && isatty(1) == 1, let editor = Self.lineEditor() {
+                if !readEdited(editor, socket: fd, stopped: { stop }, pump: pump, run: run) { client.endedByApp() }
+            } else {
+                readInput(socket: fd, prompting: isatty(0) == 1 && isatty(1) == 1, stopped: { stop },
+                          pump: { if !pump() { client.endedByApp() } }, run: run)
+            }
         }
         // Watching: the changes stream until the app ends the connection or the shell is
         // interrupted; a recording is then stopped and written (at once when nothing is watched).
@@ -166,6 +174,58 @@ enum Attach {
             return false
         }
         return client.startRecording(name: words[1])
+    }
+
+    /// The line editor of an interactive attachment: the shell's (history in the same file,
+    /// `CACHESH_HISTORY` or `~/.cachesh_history`; the user's `~/.editrc`), with the prompt
+    /// `attach> `, no completion and no argument hints (the commands run in the app, whose
+    /// keys this shell does not hold). Nil when libedit cannot be set up.
+    static func lineEditor() -> LineEditor? {
+        Interactive.useUTF8Locale()
+        let environment = ProcessEnvironment()
+        guard let editor = LineEditor(historyPath: Interactive.historyPath(environment), hints: false, completesFiles: false,
+                                      ansi: environment["TERM"] != "dumb", prompt: "attach> ", completes: false) else { return nil }
+        if let problem = editor.historyProblem { write("cachesh: \(problem)\n", to: .standardError) }
+        return editor
+    }
+
+    /// Standard input on a terminal, edited (libedit): a command a line, with history, while the
+    /// changes streamed meanwhile are printed above the line being typed, which is drawn again
+    /// below them. Ctrl-C drops the line typed; on an empty line it ends the attachment as the
+    /// signal does (a recording is written); Ctrl-D on an empty line ends the input.
+    /// - Returns: false when the app ended the attachment.
+    static func readEdited(_ editor: LineEditor, socket: Int32, stopped: () -> Bool, pump: @escaping () -> Bool,
+                           run: (String) -> Void) -> Bool {
+        var open = true
+        // The connection, and the pipe a signal writes to (SIGINT or SIGTERM while a recording
+        // is under way: the edit ends, and the recording is written).
+        TerminalInput.watch([socket, AttachSignals.pipe.read]) { fd in
+            guard fd == socket else { return false }
+            open = pump()
+            return open
+        }
+        AttachSignals.keepTerminal()
+        defer { AttachSignals.forgetTerminal() }
+        defer { TerminalInput.stopWatching() }
+        while !stopped() && !AttachSignals.interrupted {
+            switch editor.readLine(pending: "") {
+            case .endOfInput:
+                writeOut("\n")
+                return open
+            case .interrupted:
+                _ = interruptSignalled.exchange(false, ordering: .relaxed)
+                writeOut("\r\u{1b}[K")
+                if editor.interruptedOnEmptyLine { AttachSignals.interruptFromKeyboard() }
+            case .notUTF8(let byte):
+                writeOut("\n")
+                write(Interactive.notUTF8Error(byte) + "\n", to: .standardError)
+            case .line(let line):
+                writeOut("\n")
+                editor.remember(line)
+                run(line)
+            }
+        }
+        return open
     }
 
     /// Standard input, a command a line, while the changes streamed meanwhile are printed as they

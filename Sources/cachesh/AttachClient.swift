@@ -307,7 +307,11 @@ enum AttachSignals {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 let count = signalled.add(1, ordering: .relaxed).newValue
-                guard recording.load(ordering: .relaxed), count == 1 else { exit(128 + number) }
+                guard recording.load(ordering: .relaxed), count == 1 else {
+                    // A line being edited has the terminal in the editor's mode: put back as it was.
+                    if var terminal = terminal.withLock({ $0 }) { tcsetattr(0, TCSANOW, &terminal) }
+                    exit(128 + number)
+                }
                 var byte: UInt8 = 1
                 _ = write(wake, &byte, 1)
             }
@@ -315,6 +319,25 @@ enum AttachSignals {
             sources.append(source)
         }
         return sources
+    }
+
+    /// The terminal's settings before an interactive attachment's line editor took it, put back
+    /// by a signal that ends the shell while a line is edited.
+    static let terminal = Mutex<termios?>(nil)
+
+    static func keepTerminal() {
+        var settings = termios()
+        guard tcgetattr(0, &settings) == 0 else { return }
+        terminal.withLock { $0 = settings }
+    }
+
+    static func forgetTerminal() { terminal.withLock { $0 = nil } }
+
+    /// Ctrl-C on the empty line of an interactive attachment (the editor reads it as a key, not
+    /// a signal): what SIGINT does.
+    static func interruptFromKeyboard() {
+        let count = signalled.add(1, ordering: .relaxed).newValue
+        guard recording.load(ordering: .relaxed), count == 1 else { exit(128 + SIGINT) }
     }
 
     /// Whether a signal asked the shell to end.

@@ -34,6 +34,12 @@ struct EditorState {
     var hintCalls = 0
     /// The hint text handed to libedit, kept alive until the next call (an address: 0 if none).
     var hintStorage: UInt = 0
+    /// The prompt of a command's first line (`cachesh> `; `attach> ` over an attachment).
+    var prompt: StaticString = "cachesh> "
+    /// Ctrl-C dropped a line that held nothing typed.
+    var interruptedEmpty = false
+    /// Tab completes (an attachment has no completion: its commands run in the app).
+    var completes = true
 }
 
 let editorState = Mutex(EditorState())
@@ -70,7 +76,10 @@ final class LineEditor {
     ///     the window's size redraws the line at once (`TerminalInput`).
     ///   - readsEditrc: read the user's `~/.editrc` or `$EDITRC` (not under `--safe`, which reads
     ///     no file the user did not name, and whose key bindings a stranger's setup could change).
-    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true, readsEditrc: Bool = true) {
+    ///   - prompt: the prompt of a command's first line.
+    ///   - completes: Tab completes (else it inserts nothing and beeps).
+    init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true, readsEditrc: Bool = true,
+          prompt: StaticString = "cachesh> ", completes: Bool = true) {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
@@ -94,6 +103,8 @@ final class LineEditor {
         editorState.withLock {
             $0.hintsEnabled = hints
             $0.completesFiles = completesFiles
+            $0.prompt = prompt
+            $0.completes = completes
         }
 
         _ = cachesh_history_set_size(history, 1000)
@@ -140,12 +151,16 @@ final class LineEditor {
     /// The terminal's width.
     var columns: Int { Int(cachesh_el_columns(editor)) }
 
+    /// Whether the last `.interrupted` came from Ctrl-C on an empty first line (nothing typed).
+    var interruptedOnEmptyLine: Bool { editorState.withLock { $0.interruptedEmpty } }
+
     /// Reads one line with the prompt for `pending` (the earlier lines of an unfinished command).
     func readLine(pending: String) -> LineRead {
         editorState.withLock {
             $0.pending = pending
             $0.accepting = false
             $0.interrupted = false
+            $0.interruptedEmpty = false
             $0.lastTab = nil
         }
         var count: Int32 = 0
@@ -221,8 +236,8 @@ enum TypeAhead {
 
 /// The prompt: `cachesh> `, or `...> ` while a JSON value is open.
 private func promptText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
-    let continuing = editorState.withLock { !$0.pending.isEmpty }
-    let prompt: StaticString = continuing ? "...> " : "cachesh> "
+    let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
+    let prompt: StaticString = continuing ? "...> " : first
     return UnsafeMutableRawPointer(mutating: prompt.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
@@ -253,16 +268,16 @@ func lineText(_ editor: OpaquePointer) -> (all: String, beforeCursor: String, af
 private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
     guard let editor else { return nil }
     let line = lineText(editor)
-    let (pending, accepting, enabled, calls) = editorState.withLock { state in
+    let (pending, accepting, enabled, calls, prompt) = editorState.withLock { state in
         state.hintCalls &+= 1
         // A redraw of another line than the one the last Tab saw: the next Tab is a first one.
         if state.lastTab != state.pending + line.beforeCursor + "\u{0}" + line.afterCursor { state.lastTab = nil }
-        return (state.pending, state.accepting, state.hintsEnabled, state.hintCalls)
+        return (state.pending, state.accepting, state.hintsEnabled, state.hintCalls, state.prompt)
     }
     var text = ""
     if enabled && !accepting {
         let columns = Int(cachesh_el_columns(editor))
-        let promptWidth = pending.isEmpty ? 9 : 5
+        let promptWidth = pending.isEmpty ? prompt.utf8CodeUnitCount : 5
         let end = promptWidth + DisplayWidth.of(line.all, startingAt: promptWidth)
         // libedit's gap, our blank cell, the hint and padding, the last column left free.
         let room = columns - end - 3
@@ -292,7 +307,8 @@ private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? 
 private func completeKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     guard let editor else { return UInt8(CC_ERROR) }
     let line = lineText(editor)
-    let (pending, completesFiles) = editorState.withLock { ($0.pending, $0.completesFiles) }
+    let (pending, completesFiles, completes) = editorState.withLock { ($0.pending, $0.completesFiles, $0.completes) }
+    guard completes else { return UInt8(CC_REFRESH_BEEP) }
     guard let result = Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
                                           listDirectory: completesFiles ? listDirectory : { _ in [] }) else {
         return UInt8(CC_REFRESH_BEEP)
@@ -343,6 +359,7 @@ private func interruptKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     }
     moveToEnd(editor)
     let typed = lineText(editor).all.unicodeScalars.count
+    if typed == 0 { editorState.withLock { $0.interruptedEmpty = $0.pending.isEmpty } }
     if typed > 0 { el_deletestr(editor, Int32(typed)) }
     el_push(editor, "\r")
     return UInt8(CC_REFRESH)

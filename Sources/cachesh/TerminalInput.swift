@@ -53,6 +53,17 @@ private struct InputState {
 
 private let inputState = Mutex(InputState())
 
+/// Other inputs watched while a line is edited (an attachment's connection and its signal pipe,
+/// SPEC §9): when one can be read, the line is taken off the screen, `handle` runs with it (it
+/// prints what came, whole lines) and the line is drawn again below, as typed; `handle` returns
+/// false to end the edit as at the end of input (that input ended, or a signal asks to stop).
+///
+/// Safe without isolation: it is set and cleared (`TerminalInput.watch`) only on the thread that
+/// reads lines, outside `el_gets`, and read only by libedit's read function, which libedit calls
+/// synchronously from inside `el_gets` on that same thread; no two accesses can overlap, and
+/// the closure never leaves that thread.
+nonisolated(unsafe) private var sideInput: (fds: [Int32], handle: (Int32) -> Bool)?
+
 /// libedit's read-character function (`EL_GETCFN`): 1 and the character, 0 at the end of input,
 /// -1 on an error.
 private func readCharacterForLibedit(_ editor: OpaquePointer?, _ character: UnsafeMutablePointer<wchar_t>?) -> Int32 {
@@ -155,13 +166,19 @@ enum TerminalInput {
             _ = interruptSignalled.exchange(false, ordering: .relaxed)
             var watched = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
-            if poll(&watched, 2, -1) < 0 {
+            let side = sideInput
+            for fd in side?.fds ?? [] { watched.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            if poll(&watched, nfds_t(watched.count), -1) < 0 {
                 if errno == EINTR { continue }
                 return .failed(errno)
             }
             if watched[1].revents & Int16(POLLIN) != 0 {
                 drain(wakeReader)
                 redrawAfterResize(editor)
+                continue
+            }
+            if let side, let ready = watched.dropFirst(2).first(where: { $0.revents != 0 }) {
+                if !handleSideInput(editor, { side.handle(ready.fd) }) { return .end }
                 continue
             }
             guard watched[0].revents != 0 else { continue }
@@ -176,6 +193,25 @@ enum TerminalInput {
                 return .failed((error as? Errno)?.rawValue ?? errno)
             }
         }
+    }
+
+    /// Watches `fds` while lines are edited (see `sideInput`), until `stopWatching()`.
+    static func watch(_ fds: [Int32], handle: @escaping (Int32) -> Bool) { sideInput = (fds, handle) }
+
+    static func stopWatching() { sideInput = nil }
+
+    /// The other input can be read: the line off the screen (back to its first row, erased to
+    /// the end of the screen), what came printed, the line drawn again.
+    /// - Returns: false when that input ended.
+    private static func handleSideInput(_ editor: OpaquePointer, _ handle: () -> Bool) -> Bool {
+        let columns = Int(cachesh_el_columns(editor))
+        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
+        let prompt = continuing ? "...> " : first.description
+        let row = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).row
+        writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
+        let open = handle()
+        _ = cachesh_el_refresh(editor)
+        return open
     }
 
     /// Forgets the invalid byte of the last line (`takeInvalidByte`): a new line starts.
@@ -253,8 +289,8 @@ enum TerminalInput {
         }
         guard ansi, old > 0, columns != old else { return }
         let line = lineText(editor)
-        let continuing = editorState.withLock { !$0.pending.isEmpty }
-        let prompt = continuing ? "...> " : "cachesh> "
+        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
+        let prompt = continuing ? "...> " : first.description
         let kept = LineLayout.cursor(after: prompt + line.beforeCursor, columns: old)
         let rewrapped = LineLayout.cursor(after: prompt + line.beforeCursor, columns: columns)
         var row = min(kept.row, rewrapped.row)

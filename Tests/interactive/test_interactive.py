@@ -1137,6 +1137,113 @@ def test_a_line_that_is_not_utf8_is_not_run(home):
     expect(rows.count(error) == 2, "one error line each", sh)
 
 
+class InspectedApp:
+    """The test app that embeds a live cache and starts CacheInspector on a socket in `home`
+    (built beside the shell); `call` has it make a call and returns what it printed."""
+
+    def __init__(self, home):
+        app = os.path.join(os.path.dirname(BIN), "inspected-app")
+        if not os.access(app, os.X_OK):
+            raise AssertionError(f"cannot run {app} (swift build builds it beside cachesh)")
+        self.socket_path = os.path.join(home, "app.sock")
+        self.process = subprocess.Popen([app, "unix", self.socket_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self.pending = b""
+        while self.line() != "go":
+            pass
+
+    def line(self):
+        """The app's next line, waiting at most WAIT seconds for it."""
+        deadline = time.monotonic() + WAIT
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(self.process.stdout.fileno(), 65536) if ready else b""
+            if not chunk:
+                raise AssertionError(f"the inspected app said nothing more (after {self.pending!r})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode()
+
+    def call(self, line):
+        self.process.stdin.write((line + "\n").encode())
+        self.process.stdin.flush()
+        return self.line()
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def attach_prompt_line(s):
+    return next((line for line in reversed(s.lines()) if line.startswith("attach>")), None)
+
+
+def test_attach_edits_lines_keeps_history_and_prints_changes_above_the_line(home):
+    app = InspectedApp(home)
+    try:
+        s = Shell(home, args=("attach", app.socket_path), first_prompt=False)
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
+        # Line editing: a word typed wrong, mended at its start (Home, Delete) before Enter.
+        s.type("xpeek profile:42")
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach> xpeek profile:42", "the line typed")
+        s.keys("Home")
+        s.keys("Delete")
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach> peek profile:42", "the x deleted")
+        s.keys("Enter")
+        s.wait_for(lambda s: any('"name":"Ada"' in line for line in s.lines()) and s.last_line() == "attach>",
+                   "the peek's value, then the prompt")
+        # History: Up recalls the command.
+        s.keys("Up")
+        s.wait_for(lambda s: s.last_line() == "attach> peek profile:42", "the command recalled")
+        s.keys("C-u")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the line emptied")
+        # Changes streamed while a line is typed are printed above it; the line stays as typed.
+        s.type("watch feed:*")
+        s.keys("Enter")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after watch")
+        s.type("peek feed:ho")
+        s.wait_for(lambda s: s.last_line() == "attach> peek feed:ho", "a line half typed")
+        expect(app.call("get feed:new").startswith("got feed:new"), "the app read feed:new")
+        s.wait_for(lambda s: any("feed:new" in line for line in s.lines()[:-1]) and s.last_line() == "attach> peek feed:ho",
+                   "the change printed above the line, the line kept")
+        s.type("me")
+        s.keys("Enter")
+        s.wait_for(lambda s: any('"items":[1,2]' in line for line in s.lines()) and s.last_line() == "attach>",
+                   "the line finished after the change ran")
+        # Ctrl-C drops a line typed; on an empty line it ends the attachment, as the signal does.
+        s.type("peek nothing")
+        s.keys("C-c")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the line dropped")
+        s.keys("C-c")
+        s.wait_for(lambda s: s.dead()[0], "the attachment ended")
+        expect(s.dead()[1] == 130, f"exit status 130 (as SIGINT), got {s.dead()[1]}", s)
+        # (libedit's history file writes a blank as \\040.)
+        history = open(os.path.join(home, "history")).read().replace("\\040", " ").split("\n")
+        expect(history[1:4] == ["peek profile:42", "watch feed:*", "peek feed:home"], f"the history file holds the commands: {history}")
+    finally:
+        app.close()
+
+
+def test_attach_ctrl_c_on_an_empty_line_writes_the_recording(home):
+    app = InspectedApp(home)
+    try:
+        s = Shell(home, args=("attach", app.socket_path), first_prompt=False)
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
+        s.type("record session.cachesh")
+        s.keys("Enter")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after record")
+        s.type("peek profile:42")
+        s.keys("Enter")
+        s.wait_for(lambda s: any('"name":"Ada"' in line for line in s.lines()) and s.last_line() == "attach>", "the peek")
+        s.keys("C-c")
+        s.wait_for(lambda s: s.dead()[0], "the attachment ended")
+        expect(s.dead()[1] == 0, f"exit status 0 (the recording written), got {s.dead()[1]}", s)
+        transcript = open(os.path.join(home, "session.cachesh")).read()
+        expect("cachesh> peek profile:42\n" in transcript, f"the transcript holds the peek:\n{transcript}")
+    finally:
+        app.close()
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
