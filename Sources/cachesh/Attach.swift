@@ -128,9 +128,11 @@ enum Attach {
             for file in options.files where !stop {
                 let text: String
                 do { text = try FileIO.read(file) } catch { failAttach("cannot read \(file): \(error.description)") }
+                var joiner = CommandJoiner()
                 for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !stop && !AttachSignals.interrupted {
-                    run(String(line))
+                    if let command = joiner.add(line) { run(command) }
                 }
+                if let rest = joiner.finish(), !stop && !AttachSignals.interrupted { run(rest) }
             }
         } else {
             /// Reads and prints what the app sent. - Returns: false when it ended the attachment.
@@ -207,22 +209,28 @@ enum Attach {
         AttachSignals.keepTerminal()
         defer { AttachSignals.forgetTerminal() }
         defer { TerminalInput.stopWatching() }
+        var joiner = CommandJoiner()
         while !stopped() && !AttachSignals.interrupted {
-            switch editor.readLine(pending: "") {
+            switch editor.readLine(pending: joiner.pending) {
             case .endOfInput:
                 writeOut("\n")
                 return open
             case .interrupted:
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
-                writeOut("\r\u{1b}[K")
+                // A first line is dropped from the screen; on a continuation the lines already
+                // accepted stay, and the interrupted one says ^C.
+                writeOut(joiner.pending.isEmpty ? "\r\u{1b}[K" : "^C\n")
+                joiner = CommandJoiner()
                 if editor.interruptedOnEmptyLine { AttachSignals.interruptFromKeyboard() }
             case .notUTF8(let byte):
                 writeOut("\n")
+                joiner = CommandJoiner()
                 write(Interactive.notUTF8Error(byte) + "\n", to: .standardError)
             case .line(let line):
                 writeOut("\n")
-                editor.remember(line)
-                run(line)
+                guard let command = joiner.add(Substring(line)) else { continue }
+                editor.remember(command)
+                run(command)
             }
         }
         return open
@@ -233,6 +241,7 @@ enum Attach {
     static func readInput(socket: Int32, prompting: Bool, stopped: () -> Bool, pump: () -> Void, run: (String) -> Void) {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var joiner = CommandJoiner()
         if prompting { write("attach> ", to: .standardOutput) }
         while !stopped() {
             guard let ready = AttachSignals.wait(for: [0, socket]) else { return }
@@ -243,15 +252,26 @@ enum Attach {
             let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 {
-                if !pending.isEmpty { run(String(decoding: pending, as: UTF8.self)) }
+                if !pending.isEmpty, let command = joiner.add(Substring(decoding: pending, as: UTF8.self)) { run(command) }
+                if let rest = joiner.finish(), !stopped() { run(rest) }
                 return
             }
+            // The bytes kept from before hold no line feed: only the new ones are searched, and
+            // the lines are taken from `start` on, the rest kept once (a search of everything
+            // kept, or the rest moved down after each line, made a long line or many short
+            // ones quadratic).
+            var searched = pending.count
             pending += chunk[..<count]
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")), !stopped() {
-                run(String(decoding: pending[..<newline], as: UTF8.self))
-                pending.removeSubrange(...newline)
-                if prompting && !stopped() { write("attach> ", to: .standardOutput) }
+            var start = 0
+            while let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")), !stopped() {
+                let command = joiner.add(Substring(decoding: pending[start..<newline], as: UTF8.self))
+                start = newline + 1
+                searched = start
+                if let command { run(command) }
+                if joiner.held > Attach.maxLineBytes { failAttach("a command of standard input longer than 65 MiB") }
+                if prompting && !stopped() { write(joiner.pending.isEmpty ? "attach> " : "...> ", to: .standardOutput) }
             }
+            pending.removeSubrange(..<start)
             if pending.count > Attach.maxLineBytes { failAttach("a line of standard input longer than 65 MiB") }
         }
     }
@@ -321,6 +341,8 @@ enum Attach {
     }
 
     /// `-c` text split at `;` and line feeds outside a quoted string or an open JSON value.
+    /// The commands of `-c`: `;` or a line feed ends one, but not inside a quoted string or
+    /// open brackets.
     static func splitCommands(_ text: String) -> [String] {
         var commands: [String] = []
         var current = ""
@@ -387,5 +409,67 @@ extension String {
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }
         return String(s)
+    }
+}
+
+/// Joins the lines of a script or of standard input into commands, each sent on one line, as a
+/// cachesh script's are read (SPEC §3): a line that ends inside an open JSON value, as the
+/// shell's lexer reads it (`Lexer.needsContinuation`, asked once, of that first line), goes on
+/// with the lines after it until its brackets close (a `[` elsewhere, as in `echo step [1 of 3`,
+/// ends its line, and the app reports it). The command is kept as it is sent: its lines joined
+/// by a space, the blanks starting each continuation left out (a JSON value means the same on
+/// one line, and no JSON string spans lines; an app takes one command a line, SPEC §9).
+/// O(1) a byte: the brackets are counted as each line comes.
+struct CommandJoiner {
+    /// The command held so far, as it will be sent.
+    private var text = ""
+    private var lines = 0
+    private var depth = 0
+
+    /// The bytes of the command held so far.
+    var held: Int { text.utf8.count }
+
+    /// What the line editor is told is pending (its `...> ` prompt): empty when no command is held.
+    var pending: String { lines == 0 ? "" : text + "\n" }
+
+    /// Adds a line. - Returns: the command it ends, if it ends one.
+    mutating func add(_ line: Substring) -> String? {
+        let first = lines == 0
+        lines += 1
+        if first {
+            text = String(line)
+        } else {
+            let rest = line.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            if !rest.isEmpty { text += " " + rest }
+        }
+        // A JSON string does not span lines: the quote ends with the line.
+        var quoted = false, escaped = false
+        for byte in line.utf8 {
+            if quoted {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { quoted = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): quoted = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth = max(0, depth - 1)
+            default: break
+            }
+        }
+        if depth > 0 && (!first || Lexer.needsContinuation(text)) { return nil }
+        return take()
+    }
+
+    /// The command left unfinished at the end of the input, if any (sent as it is: the app
+    /// reports its open value).
+    mutating func finish() -> String? { lines == 0 ? nil : take() }
+
+    private mutating func take() -> String {
+        defer {
+            text = ""
+            lines = 0
+            depth = 0
+        }
+        return text
     }
 }

@@ -104,6 +104,49 @@ import Darwin
         #expect(try await watcher.errors(until: "\n") == "cachesh: attach: the app ended the attachment\n")
     }
 
+    /// A command whose JSON value spans lines, in a script or on standard input, is one command
+    /// (as in a cachesh script); a bracket outside a JSON value ends its line, and the lines
+    /// after it still run.
+    @Test func aJSONValueSpanningLinesIsOneCommand() async throws {
+        let app = try await Self.startApp()
+        let script = """
+            event patch feed:home {
+              "items": [1, 2,
+                        3]
+            }
+            echo step [1 of 3
+            peek feed:home
+
+            """
+        let sandbox = try Sandbox()
+        let file = try sandbox.write("s.cachesh", script)
+        for out in [try await Self.attach([app.address, file]),
+                    try await Self.attach([app.address], stdin: script)] {
+            #expect(out.stdout.contains(#"value:         {"items":[1,2,3]}"#), "\(out)")
+            #expect(out.stderr.contains("echo"), "\(out)")
+            #expect(out.status == 1, "\(out)")
+        }
+        // An open value at the end of the input is sent as it is, and refused.
+        let open = try await Self.attach([app.address], stdin: "event patch feed:home {\n  \"items\": [\n")
+        #expect(open.status == 1 && !open.stderr.isEmpty, "\(open)")
+        try await app.end()
+    }
+
+    /// Standard input is read a bounded line and a bounded command at a time: a line, or a JSON
+    /// value left open over many lines, past 65 MiB ends the shell with one line (read in time
+    /// proportional to its bytes: a long line was searched again with each chunk read).
+    @Test func aLineOrACommandOfStandardInputPast65MiBEndsTheShell() async throws {
+        let app = try await Self.startApp()
+        let line = try await Self.attach([app.address], stdin: String(repeating: "x", count: 66 << 20))
+        #expect(line.status == 2 && line.stderr == "cachesh: attach: a line of standard input longer than 65 MiB\n", "\(line.status) \(line.stderr)")
+        let command = try await Self.attach([app.address], stdin: "event patch feed:home {\"items\": [\n"
+                                            + String(repeating: String(repeating: "1,", count: 511) + "\n", count: 67 << 10))
+        #expect(command.status == 2 && command.stderr == "cachesh: attach: a command of standard input longer than 65 MiB\n",
+                "\(command.status) \(command.stderr)")
+        #expect(try await Self.attach([app.address, "-c", "keys"]).stdout.contains("feed:home"))
+        try await app.end()
+    }
+
     @Test func readOnlyRefusesEveryWriteAndChangesNothing() async throws {
         let app = try await Self.startApp()
         let out = try await Self.attach([app.address, "--read-only", "-c", "invalidate feed:home; evict feed:home; clear; memory-warning; stats reset; keys"])

@@ -1210,6 +1210,17 @@ def test_attach_edits_lines_keeps_history_and_prints_changes_above_the_line(home
         s.keys("Enter")
         s.wait_for(lambda s: any('"items":[1,2]' in line for line in s.lines()) and s.last_line() == "attach>",
                    "the line finished after the change ran")
+        # A JSON value left open goes on at the `...>` prompt; the command runs once it closes.
+        s.type("event patch feed:home {")
+        s.keys("Enter")
+        s.wait_for(lambda s: s.last_line() == "...>", "the continuation prompt")
+        s.type('"items": [9]}')
+        s.keys("Enter")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after the event")
+        s.type("peek feed:home")
+        s.keys("Enter")
+        s.wait_for(lambda s: any('"items":[9]' in line for line in s.lines()) and s.last_line() == "attach>",
+                   "the value the event patched")
         # Ctrl-C drops a line typed; on an empty line it ends the attachment, as the signal does.
         s.type("peek nothing")
         s.keys("C-c")
@@ -1219,7 +1230,8 @@ def test_attach_edits_lines_keeps_history_and_prints_changes_above_the_line(home
         expect(s.dead()[1] == 130, f"exit status 130 (as SIGINT), got {s.dead()[1]}", s)
         # (libedit's history file writes a blank as \\040.)
         history = open(os.path.join(home, "history")).read().replace("\\040", " ").split("\n")
-        expect(history[1:4] == ["peek profile:42", "watch feed:*", "peek feed:home"], f"the history file holds the commands: {history}")
+        expect(history[1:6] == ["peek profile:42", "watch feed:*", "peek feed:home", 'event patch feed:home { "items": [9]}',
+                                "peek feed:home"], f"the history file holds the commands: {history}")
     finally:
         app.close()
 
