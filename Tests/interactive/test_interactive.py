@@ -1174,6 +1174,15 @@ class InspectedApp:
         self.process.wait()
 
 
+def attach_run(s, command, shows=None):
+    """Types a command at the attach> prompt and Enter, then waits for a line holding `shows`
+    (when given) and the next empty prompt."""
+    s.type(command)
+    s.keys("Enter")
+    s.wait_for(lambda s: (shows is None or any(shows in line for line in s.lines())) and s.last_line() == "attach>",
+               f"{shows!r} after {command!r}, then the prompt" if shows else f"the prompt after {command!r}")
+
+
 def attach_prompt_line(s):
     return next((line for line in reversed(s.lines()) if line.startswith("attach>")), None)
 
@@ -1198,29 +1207,19 @@ def test_attach_edits_lines_keeps_history_and_prints_changes_above_the_line(home
         s.keys("C-u")
         s.wait_for(lambda s: s.last_line() == "attach>", "the line emptied")
         # Changes streamed while a line is typed are printed above it; the line stays as typed.
-        s.type("watch feed:*")
-        s.keys("Enter")
-        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after watch")
+        attach_run(s, "watch feed:*")
         s.type("peek feed:ho")
         s.wait_for(lambda s: s.last_line() == "attach> peek feed:ho", "a line half typed")
         expect(app.call("get feed:new").startswith("got feed:new"), "the app read feed:new")
         s.wait_for(lambda s: any("feed:new" in line for line in s.lines()[:-1]) and s.last_line() == "attach> peek feed:ho",
                    "the change printed above the line, the line kept")
-        s.type("me")
-        s.keys("Enter")
-        s.wait_for(lambda s: any('"items":[1,2]' in line for line in s.lines()) and s.last_line() == "attach>",
-                   "the line finished after the change ran")
+        attach_run(s, "me", shows='"items":[1,2]')
         # A JSON value left open goes on at the `...>` prompt; the command runs once it closes.
         s.type("event patch feed:home {")
         s.keys("Enter")
         s.wait_for(lambda s: s.last_line() == "...>", "the continuation prompt")
-        s.type('"items": [9]}')
-        s.keys("Enter")
-        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after the event")
-        s.type("peek feed:home")
-        s.keys("Enter")
-        s.wait_for(lambda s: any('"items":[9]' in line for line in s.lines()) and s.last_line() == "attach>",
-                   "the value the event patched")
+        attach_run(s, '"items": [9]}')
+        attach_run(s, "peek feed:home", shows='"items":[9]')
         # Ctrl-C drops a line typed; on an empty line it ends the attachment, as the signal does.
         s.type("peek nothing")
         s.keys("C-c")
@@ -1241,12 +1240,8 @@ def test_attach_ctrl_c_on_an_empty_line_writes_the_recording(home):
     try:
         s = Shell(home, args=("attach", app.socket_path), first_prompt=False)
         s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
-        s.type("record session.cachesh")
-        s.keys("Enter")
-        s.wait_for(lambda s: s.last_line() == "attach>", "the prompt after record")
-        s.type("peek profile:42")
-        s.keys("Enter")
-        s.wait_for(lambda s: any('"name":"Ada"' in line for line in s.lines()) and s.last_line() == "attach>", "the peek")
+        attach_run(s, "record session.cachesh")
+        attach_run(s, "peek profile:42", shows='"name":"Ada"')
         s.keys("C-c")
         s.wait_for(lambda s: s.dead()[0], "the attachment ended")
         expect(s.dead()[1] == 0, f"exit status 0 (the recording written), got {s.dead()[1]}", s)
