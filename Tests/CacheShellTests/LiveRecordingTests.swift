@@ -346,7 +346,11 @@ import TestSupport
         let gates = AnswerGates()
         let cache = Cache(fetch: { try await gates.fetch($0) }, clock: clock, requestTimeout: 500)
         await cache.startRecording()
-        let read = Task { awaited ? try await cache.get("feed:a") : nil }
+        // (The result is taken when it comes, and waited for with a bound: a read that never
+        // ends fails the test rather than hanging it.)
+        let got = Mutex<ReadResult?>(nil)
+        let read = Task { if awaited { let result = try await cache.get("feed:a"); got.withLock { $0 = result } } }
+        defer { read.cancel() }
         if !awaited { _ = try await cache.mget(["feed:a"], nowait: true) }
         #expect(await gates.waitFor(1))
         // The same request id, in flight for another key.
@@ -355,7 +359,8 @@ import TestSupport
         clock.advance(to: Self.start + 10)
         try await cache.restore(try Snapshot(document)) { _ in 0 }
         if awaited {
-            let result = try await read.value
+            #expect(await Self.settle { got.withLock { $0 } != nil }, "the read ended at the restore")
+            let result = got.withLock { $0 }
             #expect(result?.state == .absent)
             #expect(result?.error == nil)
         }
@@ -393,14 +398,17 @@ import TestSupport
         let cache = Cache(fetch: { _ in [:] }, clock: clock, requestTimeout: 500, http: send)
         _ = try await cache.defineNamespace("api", PolicyChange(http: HTTPNamespace()))
         await cache.startRecording()
-        let read = Task { try await cache.httpGet("api:/x") }
+        let got = Mutex<HTTPReadResult?>(nil)
+        let read = Task { let result = try await cache.httpGet("api:/x"); got.withLock { $0 = result } }
+        defer { read.cancel() }
         #expect(await waitForCall(2))
         let ids = await snapshotting.requestLog.map(\.id)
         #expect(await cache.requestLog.map(\.id) == ids)
         clock.advance(to: Self.start + 10)
         try await cache.restore(try Snapshot(document)) { _ in 0 }
-        let result = try await read.value
-        #expect(result.status == 504 && result.cacheStatus.detail == "no answer")
+        #expect(await Self.settle { got.withLock { $0 } != nil }, "the read ended at the restore")
+        let result = got.withLock { $0 }
+        #expect(result?.status == 504 && result?.cacheStatus.detail == "no answer")
         clock.advance(to: Self.start + 20)
         for call in calls.withLock({ $0 }) where call.key == "api:/x" { call.done.resume(returning: answer) }
         #expect(await Self.settle { await cache.now >= Self.start + 20 })

@@ -290,6 +290,30 @@ private let feedTranscript = """
         #expect(verified == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(recorded)")
     }
 
+    /// A command written in another form (`restore {SNAPSHOT}` for `restore FILE`, `load {CONFIG}`
+    /// for `load FILE`) keeps what it printed before its reply: the reads a restore ended (a read
+    /// started with `--async` waits for a request the restore dropped), the events of the keys a
+    /// configuration evicted. Both were left out, and the transcript did not verify.
+    @Test(arguments: [false, true])
+    func aRewrittenCommandKeepsWhatItPrintedBeforeItsReply(record: Bool) async throws {
+        let script = "put feed:b 1\nsnapshot s0.json\n" + (record ? "record out.transcript\n" : "")
+            + "get feed:a --async\nrestore s0.json\nadvance 1s\nwatch *\nput a:1 1\nload c.json\nkeys\n"
+            + (record ? "record stop\n" : "")
+        let dir = try directory(with: ["s.cachesh": script, "c.json": #"{"namespaces":{"a":{"max":0}}}"#])
+        let run = try await cachesh((record ? [] : ["--echo"]) + ["s.cachesh"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        let transcript = try #require(record ? read(dir + "/out.transcript") : run.stdout)
+        #expect(transcript.contains("\nread at 2026-01-01T00:00:00.000Z:\n  key:           feed:a\n  state:         absent\n"),
+                "\(transcript)")
+        #expect(transcript.contains("* 2026-01-01T00:00:01.000Z evicted a:1 absent (cache)\nloaded configuration; keys: a:1\n"),
+                "\(transcript)")
+        if !record { try run.stdout.write(toFile: dir + "/out.transcript", atomically: true, encoding: .utf8) }
+        for file in ["s0.json", "c.json"] { try FileManager.default.removeItem(atPath: dir + "/" + file) }
+        // (`--echo` writes the `snapshot` command, which `--safe` refuses; the recording begins after it.)
+        let verified = try await cachesh((record ? ["--safe"] : []) + ["--verify", "out.transcript"], in: dir)
+        #expect(verified == CacheshRun(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(transcript)")
+    }
+
     /// What no command after a `restore` can make again refuses a recording from here on, with
     /// one line, and writes no file: several clients, a persisted cache.
     @Test func aRecordingCannotStartFromStateASnapshotDoesNotHold() async throws {

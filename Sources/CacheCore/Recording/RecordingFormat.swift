@@ -117,8 +117,8 @@ public enum RecordingFormat {
             case .call(let call, _, let at, let ended):
                 try notBefore(at, "at", at: offset)
                 if case .restore = call {
-                    // A restore sets the clock to the snapshot's, earlier or later, and the
-                    // requests its log holds are noted then, at their own times.
+                    // A restore sets the clock to the snapshot's, earlier or later (the
+                    // requests its log holds are not noted: no request of it was sent here).
                     earliest = nil
                     latest = nil
                     now = ended

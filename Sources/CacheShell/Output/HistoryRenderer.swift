@@ -29,14 +29,16 @@ struct HistoryRenderer {
 
     /// ``note(_:command:colour:)`` with the entry made as text now.
     private mutating func noteRendered(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
-        if let rewrite = outcome.rewrite {
-            entries.append(command: ArraySlice(rewrite.command.utf8), output: CollectionOfOne(rewrite.output), mode: outcome.startMode)
-            return
-        }
         // Colour is for the terminal's copy only: the history, and so `record`, holds plain
         // text, also where a command coloured lines of its own (a table's states).
         let plain = { (text: String) in Render.visible(colour ? Render.withoutColour(text) : text) }
         var pieces = outcome.items.map { plain($0.text(colour: false, typed: true)) }
+        if let rewrite = outcome.rewrite {
+            // The command as a replay types it, with what it printed before its reply (events,
+            // the reads a `restore` ended), then the reply that form prints.
+            entries.append(command: ArraySlice(rewrite.command.utf8), output: pieces + [rewrite.output], mode: outcome.startMode)
+            return
+        }
         if outcome.hasReply {
             let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
             if !text.isEmpty { pieces.append(plain(text)) }
