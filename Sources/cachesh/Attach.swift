@@ -392,6 +392,7 @@ private let streamSocket = SOCK_STREAM
 #endif
 
 func failAttach(_ message: String) -> Never {
+    AttachSignals.restoreTerminal()
     _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: attach: \(message)\n").utf8)
     exit(2)
 }

@@ -118,6 +118,7 @@ struct Client {
         if let recording {
             Attach.write("cachesh: attach: record: the app ended the attachment before the recording's end; \(recording.name) not written\n",
                          to: .standardError)
+            AttachSignals.restoreTerminal()
             exit(1)
         }
         failAttach("the app ended the attachment")
@@ -308,8 +309,7 @@ enum AttachSignals {
             source.setEventHandler {
                 let count = signalled.add(1, ordering: .relaxed).newValue
                 guard recording.load(ordering: .relaxed), count == 1 else {
-                    // A line being edited has the terminal in the editor's mode: put back as it was.
-                    if var terminal = terminal.withLock({ $0 }) { tcsetattr(0, TCSANOW, &terminal) }
+                    restoreTerminal()
                     exit(128 + number)
                 }
                 var byte: UInt8 = 1
@@ -332,6 +332,13 @@ enum AttachSignals {
     }
 
     static func forgetTerminal() { terminal.withLock { $0 = nil } }
+
+    /// Before the shell exits: a line being edited has the terminal in the editor's mode (the
+    /// shell may end from inside the edit: a signal, or what the app sent refused), put back
+    /// as it was.
+    static func restoreTerminal() {
+        if var settings = terminal.withLock({ $0 }) { tcsetattr(0, TCSANOW, &settings) }
+    }
 
     /// Ctrl-C on the empty line of an interactive attachment (the editor reads it as a key, not
     /// a signal): what SIGINT does.

@@ -1251,6 +1251,47 @@ def test_attach_ctrl_c_on_an_empty_line_writes_the_recording(home):
         app.close()
 
 
+def test_attach_ending_while_a_line_is_edited_restores_the_terminal(home):
+    """An app that sends what the shell refuses (a line that is not a JSON object) while a line
+    is being typed ends the attachment from inside the edit: one line, exit status 2, and the
+    terminal as it was (echo on), not in the editor's mode."""
+    import socket as sockets
+    path = os.path.join(home, "fake.sock")
+    server = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    quoted = " ".join(shell_quote(c) for c in [BIN, "attach", path])
+    script = f"{quoted}; echo status=$?; stty -a | grep -o -- ' -*echo ' | head -1; sleep 600"
+    new_session("-s", "fake", "-x", "100", "-y", "30", "-c", home,
+                " ".join(shell_quote(c) for c in ["env", "-i", f"HOME={home}", "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
+                                                   "TERM=screen", "LANG=C.UTF-8", "EDITRC=", f"CACHESH_HISTORY={home}/history",
+                                                   "sh", "-c", script]))
+    server.settimeout(WAIT)
+    connection, _ = server.accept()
+    hello = connection.makefile("rb").readline()
+    expect(b'"op":"hello"' in hello, f"the shell said hello: {hello!r}")
+    connection.sendall(b'{"id":0,"ok":true,"protocol":1}\n')
+    screen = lambda: [line.rstrip() for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")]
+    deadline = time.monotonic() + WAIT
+    while not any(line.startswith("attach>") for line in screen()):
+        expect(time.monotonic() < deadline, f"the attach> prompt; screen: {screen()}")
+        time.sleep(0.05)
+    tmux("send-keys", "-t", "fake", "-l", "--", "peek feed:ho")
+    while not any(line == "attach> peek feed:ho" for line in screen()):
+        expect(time.monotonic() < deadline, f"the line typed; screen: {screen()}")
+        time.sleep(0.05)
+    connection.sendall(b"not json\n")
+    while not any(line.strip() in ("echo", "-echo") for line in screen()):
+        expect(time.monotonic() < deadline, f"the shell's end; screen: {screen()}")
+        time.sleep(0.05)
+    lines = screen()
+    expect("cachesh: attach: the app sent a line that is not a JSON object; detached" in lines, f"one line; screen: {lines}")
+    expect("status=2" in lines and " echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
+           f"exit status 2, the terminal's echo back on; screen: {lines}")
+    connection.close()
+    server.close()
+
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
