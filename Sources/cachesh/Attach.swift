@@ -129,8 +129,11 @@ enum Attach {
                 let text: String
                 do { text = try FileIO.read(file) } catch { failAttach("cannot read \(file): \(error.description)") }
                 var joiner = CommandJoiner()
-                for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !stop && !AttachSignals.interrupted {
-                    if let command = joiner.add(line) { run(command) }
+                // Split at each line feed (a `Character` split keeps `\r\n` whole: a CRLF script
+                // was one line).
+                for line in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+                where !stop && !AttachSignals.interrupted {
+                    if let command = joiner.add(Substring(line)) { run(command) }
                 }
                 if let rest = joiner.finish(), !stop && !AttachSignals.interrupted { run(rest) }
             }
@@ -214,6 +217,8 @@ enum Attach {
             switch editor.readLine(pending: joiner.pending) {
             case .endOfInput:
                 writeOut("\n")
+                // A value still open is sent as it is, as at the end of a script (the app refuses it).
+                if open, let rest = joiner.finish() { run(rest) }
                 return open
             case .interrupted:
                 _ = interruptSignalled.exchange(false, ordering: .relaxed)
@@ -263,12 +268,15 @@ enum Attach {
             var searched = pending.count
             pending += chunk[..<count]
             var start = 0
-            while let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")), !stopped() {
+            while let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")), !stopped() && !AttachSignals.interrupted {
                 let command = joiner.add(Substring(decoding: pending[start..<newline], as: UTF8.self))
                 start = newline + 1
                 searched = start
+                // Checked before the command is sent (the app reads 1 MiB a line at most).
+                if (command?.utf8.count ?? joiner.held) > Attach.maxLineBytes {
+                    failAttach("a command of standard input longer than 65 MiB")
+                }
                 if let command { run(command) }
-                if joiner.held > Attach.maxLineBytes { failAttach("a command of standard input longer than 65 MiB") }
                 if prompting && !stopped() { write(joiner.pending.isEmpty ? "attach> " : "...> ", to: .standardOutput) }
             }
             pending.removeSubrange(..<start)
@@ -414,18 +422,17 @@ extension String {
 }
 
 /// Joins the lines of a script or of standard input into commands, each sent on one line, as a
-/// cachesh script's are read (SPEC §3): a line that ends inside an open JSON value, as the
-/// shell's lexer reads it (`Lexer.needsContinuation`, asked once, of that first line), goes on
-/// with the lines after it until its brackets close (a `[` elsewhere, as in `echo step [1 of 3`,
-/// ends its line, and the app reports it). The command is kept as it is sent: its lines joined
-/// by a space, the blanks starting each continuation left out (a JSON value means the same on
-/// one line, and no JSON string spans lines; an app takes one command a line, SPEC §9).
-/// O(1) a byte: the brackets are counted as each line comes.
+/// cachesh script's are read (SPEC §3): by the shell lexer's rule (`CommandScanner`), a line
+/// that ends inside an open JSON value where a command takes one goes on with the next lines;
+/// a bracket elsewhere (`echo step [1 of 3`), a `#` comment or a mismatched bracket ends its
+/// line, and the app reports it. The command is kept as it is sent: its lines joined by a space,
+/// the blanks starting each continuation left out (a JSON value means the same on one line; an
+/// app takes one command a line, SPEC §9). O(1) a byte.
 struct CommandJoiner {
     /// The command held so far, as it will be sent.
     private var text = ""
     private var lines = 0
-    private var depth = 0
+    private var scanner = CommandScanner()
 
     /// The bytes of the command held so far.
     var held: Int { text.utf8.count }
@@ -433,43 +440,34 @@ struct CommandJoiner {
     /// What the line editor is told is pending (its `...> ` prompt): empty when no command is held.
     var pending: String { lines == 0 ? "" : text + "\n" }
 
-    /// Adds a line. - Returns: the command it ends, if it ends one.
+    /// Adds a line (a carriage return ending it left out). - Returns: the command it ends, if any.
     mutating func add(_ line: Substring) -> String? {
-        let first = lines == 0
-        lines += 1
-        if first {
+        let line = line.hasSuffix("\r") ? line.dropLast() : line
+        if lines == 0 {
             text = String(line)
         } else {
-            let rest = line.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let rest = line.drop(while: { $0 == " " || $0 == "\t" })
             if !rest.isEmpty { text += " " + rest }
         }
-        // A JSON string does not span lines: the quote ends with the line.
-        var quoted = false, escaped = false
-        for byte in line.utf8 {
-            if quoted {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { quoted = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): quoted = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth = max(0, depth - 1)
-            default: break
-            }
-        }
-        if depth > 0 && (!first || Lexer.needsContinuation(text)) { return nil }
-        return take()
+        lines += 1
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        _ = bytes.withUnsafeBufferPointer { scanner.scan($0) }
+        return scanner.insideJSON ? nil : take()
     }
 
     /// The command left unfinished at the end of the input, if any (sent as it is: the app
     /// reports its open value).
-    mutating func finish() -> String? { lines == 0 ? nil : take() }
+    mutating func finish() -> String? {
+        guard lines > 0 else { return nil }
+        scanner = CommandScanner()
+        return take()
+    }
 
     private mutating func take() -> String {
         defer {
             text = ""
             lines = 0
-            depth = 0
         }
         return text
     }

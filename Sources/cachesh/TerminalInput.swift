@@ -207,8 +207,14 @@ enum TerminalInput {
         let columns = Int(cachesh_el_columns(editor))
         let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
         let prompt = continuing ? "...> " : first.description
-        let row = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).row
-        writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
+        if inputState.withLock({ $0.ansi }) {
+            let row = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).row
+            writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
+        } else {
+            // A terminal that does not move its cursor (`TERM=dumb`): the line stays, and what
+            // came goes below it.
+            writeOut("\n")
+        }
         let open = handle()
         _ = cachesh_el_refresh(editor)
         return open

@@ -105,8 +105,9 @@ import Darwin
     }
 
     /// A command whose JSON value spans lines, in a script or on standard input, is one command
-    /// (as in a cachesh script); a bracket outside a JSON value ends its line, and the lines
-    /// after it still run.
+    /// (as in a cachesh script, by the lexer's rule); a bracket outside a JSON value, a `#`
+    /// comment after a value closes or a mismatched bracket ends its line, and the lines after it
+    /// still run; a script with CRLF line ends is read a line at a time.
     @Test func aJSONValueSpanningLinesIsOneCommand() async throws {
         let app = try await Self.startApp()
         let script = """
@@ -116,13 +117,22 @@ import Darwin
             }
             echo step [1 of 3
             peek feed:home
+            event patch profile:42 {"name":
+              "Ann"} # note [wip
+            peek profile:42
+            event patch profile:42 {"name":
+              ["x", 2}
+            stats feed
 
             """
         let sandbox = try Sandbox()
         let file = try sandbox.write("s.cachesh", script)
-        for out in [try await Self.attach([app.address, file]),
-                    try await Self.attach([app.address], stdin: script)] {
+        let crlf = try sandbox.write("crlf.cachesh", script.replacingOccurrences(of: "\n", with: "\r\n"))
+        for out in [try await Self.attach([app.address, file]), try await Self.attach([app.address], stdin: script),
+                    try await Self.attach([app.address, crlf])] {
             #expect(out.stdout.contains(#"value:         {"items":[1,2,3]}"#), "\(out)")
+            #expect(out.stdout.contains(#"value:         {"name":"Ann"}"#), "\(out)")
+            #expect(out.stdout.contains("hits"), "the command after a mismatched bracket ran: \(out)")
             #expect(out.stderr.contains("echo"), "\(out)")
             #expect(out.status == 1, "\(out)")
         }

@@ -1251,6 +1251,35 @@ def test_attach_ctrl_c_on_an_empty_line_writes_the_recording(home):
         app.close()
 
 
+def test_attach_on_a_dumb_terminal_and_ctrl_d_on_an_open_value(home):
+    """TERM=dumb: a change streamed while a line is typed goes below the line (no cursor
+    movement), and the line is drawn again after it. Ctrl-D at `...>` sends the open value as it
+    is (the app refuses it) and ends the input."""
+    app = InspectedApp(home)
+    try:
+        s = Shell(home, args=("attach", app.socket_path), env={"TERM": "dumb"}, first_prompt=False)
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
+        attach_run(s, "watch feed:*")
+        s.type("peek feed:ho")
+        s.wait_for(lambda s: s.last_line() == "attach> peek feed:ho", "a line half typed")
+        expect(app.call("get feed:new").startswith("got feed:new"), "the app read feed:new")
+        s.wait_for(lambda s: any("feed:new" in line for line in s.lines()) and s.last_line() == "attach> peek feed:ho"
+                   and s.lines().count("attach> peek feed:ho") == 2, "the change below the line, the line again")
+        s.keys("C-u")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the line emptied")
+        # (Nothing watched: at the end of the input the shell would go on printing the changes.)
+        attach_run(s, "unwatch")
+        s.type("event patch feed:home {")
+        s.keys("Enter")
+        s.wait_for(lambda s: s.last_line() == "...>", "the continuation prompt")
+        s.keys("C-d")
+        s.wait_for(lambda s: s.dead()[0], "the input ended")
+        expect(s.dead()[1] == 1, f"exit status 1 (the open value refused), got {s.dead()[1]}", s)
+        expect(any(line.startswith("error:") for line in s.lines()), "the app's error for the open value", s)
+    finally:
+        app.close()
+
+
 def test_attach_ending_while_a_line_is_edited_restores_the_terminal(home):
     """An app that sends what the shell refuses (a line that is not a JSON object) while a line
     is being typed ends the attachment from inside the edit: one line, exit status 2, and the
