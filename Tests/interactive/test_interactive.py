@@ -1183,6 +1183,13 @@ def attach_run(s, command, shows=None):
                f"{shows!r} after {command!r}, then the prompt" if shows else f"the prompt after {command!r}")
 
 
+def attach_ends(s, key, status, why):
+    """Presses `key` and waits for the attachment to end with exit status `status`."""
+    s.keys(key)
+    s.wait_for(lambda s: s.dead()[0], "the attachment's end")
+    expect(s.dead()[1] == status, f"exit status {status} ({why}), got {s.dead()[1]}", s)
+
+
 def attach_prompt_line(s):
     return next((line for line in reversed(s.lines()) if line.startswith("attach>")), None)
 
@@ -1224,9 +1231,7 @@ def test_attach_edits_lines_keeps_history_and_prints_changes_above_the_line(home
         s.type("peek nothing")
         s.keys("C-c")
         s.wait_for(lambda s: s.last_line() == "attach>", "the line dropped")
-        s.keys("C-c")
-        s.wait_for(lambda s: s.dead()[0], "the attachment ended")
-        expect(s.dead()[1] == 130, f"exit status 130 (as SIGINT), got {s.dead()[1]}", s)
+        attach_ends(s, "C-c", 130, "as SIGINT")
         # (libedit's history file writes a blank as \\040.)
         history = open(os.path.join(home, "history")).read().replace("\\040", " ").split("\n")
         expect(history[1:6] == ["peek profile:42", "watch feed:*", "peek feed:home", 'event patch feed:home { "items": [9]}',
@@ -1242,9 +1247,7 @@ def test_attach_ctrl_c_on_an_empty_line_writes_the_recording(home):
         s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
         attach_run(s, "record session.cachesh")
         attach_run(s, "peek profile:42", shows='"name":"Ada"')
-        s.keys("C-c")
-        s.wait_for(lambda s: s.dead()[0], "the attachment ended")
-        expect(s.dead()[1] == 0, f"exit status 0 (the recording written), got {s.dead()[1]}", s)
+        attach_ends(s, "C-c", 0, "the recording written")
         transcript = open(os.path.join(home, "session.cachesh")).read()
         expect("cachesh> peek profile:42\n" in transcript, f"the transcript holds the peek:\n{transcript}")
     finally:
@@ -1272,9 +1275,7 @@ def test_attach_on_a_dumb_terminal_and_ctrl_d_on_an_open_value(home):
         s.type("event patch feed:home {")
         s.keys("Enter")
         s.wait_for(lambda s: s.last_line() == "...>", "the continuation prompt")
-        s.keys("C-d")
-        s.wait_for(lambda s: s.dead()[0], "the input ended")
-        expect(s.dead()[1] == 1, f"exit status 1 (the open value refused), got {s.dead()[1]}", s)
+        attach_ends(s, "C-d", 1, "the open value refused")
         expect(any(line.startswith("error:") for line in s.lines()), "the app's error for the open value", s)
     finally:
         app.close()
