@@ -123,7 +123,7 @@ enum Attach {
             if !client.run(trimmed) { client.failed = true }
         }
         if let commands = options.commands {
-            for command in splitCommands(commands) where !stop && !AttachSignals.interrupted { run(command) }
+            for command in Lexer.inlineCommands(commands) where !stop && !AttachSignals.interrupted { run(command) }
         } else if !options.files.isEmpty {
             for file in options.files where !stop {
                 let text: String
@@ -346,37 +346,6 @@ enum Attach {
         }
         guard let raw = getenv("CACHESH_TOKEN") else { return nil }
         return String(cString: raw).trimmingCharactersOfLine()
-    }
-
-    /// `-c` text split at `;` and line feeds outside a quoted string or an open JSON value.
-    /// The commands of `-c`: `;` or a line feed ends one, but not inside a quoted string or
-    /// open brackets.
-    static func splitCommands(_ text: String) -> [String] {
-        var commands: [String] = []
-        var current = ""
-        var depth = 0
-        var quoted = false
-        var escaped = false
-        for c in text {
-            if quoted {
-                current.append(c)
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { quoted = false }
-                continue
-            }
-            switch c {
-            case "\"": quoted = true
-            case "{", "[": depth += 1
-            case "}", "]": depth = max(0, depth - 1)
-            case ";" where depth == 0, "\n" where depth == 0:
-                commands.append(current)
-                current = ""
-                continue
-            default: break
-            }
-            current.append(c)
-        }
-        commands.append(current)
-        return commands
     }
 
     // MARK: Output

@@ -80,9 +80,41 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         ("expect peek s value=[\"a\\\";\"]; get s", ["expect · peek · s · value=[\"a\\\";\"]", "get · s"]),
         ("put a=1;get a", ["put · a=1", "get · a"]),
         ("put a \"x\\q\"; get a; get b", ["-c:1: error: invalid escape \"\\q\" in quoted string (use \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)", "get · a", "get · b"]),
+        // Where no JSON value is taken, a bracket still open at a `;` is an error of that command
+        // alone: the commands after it run (it swallowed the rest of the line).
+        ("echo step [1 of 3; get a; keys {x;get b", [
+            #"-c:1: error: unbalanced "[": it is not closed before the ; that ends its command (only a JSON value may hold a ; in -c; quote text that holds a bracket)"#,
+            "get · a",
+            #"-c:1: error: unbalanced "{": it is not closed before the ; that ends its command (only a JSON value may hold a ; in -c; quote text that holds a bracket)"#,
+            "get · b"]),
+        ("keys [fg]*; echo [\"a;b\"]; get a", ["keys · [fg]*", "echo · j:[\"a;b\"]", "get · a"]),
     ] as [(String, [String])])
     func semicolonsSeparateCommandsInCommandLineMode(text: String, expected: [String]) {
         #expect(lexedLines(text, name: "-c", semicolons: true) == expected)
+    }
+
+    /// `attach -c` sends each command of its text on a line of its own: the commands are where
+    /// `cachesh -c` finds them, a command that does not lex is kept whole (the app reports it),
+    /// comments are left out and a value's lines are joined.
+    @Test(arguments: [
+        ("keys; echo x [1; now ;; keys", ["keys", "echo x [1", "now", "keys"]),
+        // Where a JSON value may be taken (a `peek KEY`'s value), it runs to its closing bracket.
+        ("keys; peek x [1; now ;; keys", ["keys", "peek x [1; now ;; keys"]),
+        ("put a {\"x\": \";\"}; echo \"a;b\" # note; more\n  get a ;", ["put a {\"x\": \";\"}", "echo \"a;b\"", "more", "get a"]),
+        ("event patch k {\r\n  \"items\": [1,\n\t2]\n}; stats", ["event patch k { \"items\": [1, 2] }", "stats"]),
+        ("server set k 1 headers={\"Cache-Control\":\"a;b\"}; get k", ["server set k 1 headers={\"Cache-Control\":\"a;b\"}", "get k"]),
+        ("put a \"x\\q\"; get a", ["put a \"x\\q\"", "get a"]),
+        ("# only a note; ;  ", []),
+    ] as [(String, [String])])
+    func inlineCommandsAreTheCommandsOfCommandLineMode(text: String, expected: [String]) {
+        #expect(Lexer.inlineCommands(text) == expected)
+        // Each one lexes again, on a line of its own, to the command (or an error) it was.
+        func outcomes(_ text: String) -> [String] {
+            lexedLines(text, name: "-c", semicolons: true).map { $0.hasPrefix("-c:") ? "an error" : $0 }
+        }
+        if !text.contains("\n") {
+            #expect(Lexer.inlineCommands(text).flatMap(outcomes) == outcomes(text))
+        }
     }
 
     @Test(arguments: [

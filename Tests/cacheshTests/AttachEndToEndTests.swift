@@ -142,6 +142,20 @@ import Darwin
         try await app.end()
     }
 
+    /// `-c` is split where `cachesh -c` splits it: a bracket left open where no JSON value is
+    /// taken is an error of its command alone (the commands after the next `;` run; they were
+    /// swallowed), and a `;` inside a JSON value or a quoted string is the value's.
+    @Test func commandLineTextIsSplitWhereTheShellSplitsIt() async throws {
+        let app = try await Self.startApp()
+        let out = try await Self.attach([app.address, "-c",
+                                         #"keys [4; event patch profile:42 {"name": "a;b"}; peek profile:42 # a note; stats feed"#])
+        #expect(out.stdout.contains(#"value:         {"name":"a;b"}"#), "\(out)")
+        #expect(out.stdout.contains("hits"), "\(out)")
+        #expect(out.stderr.contains(#"unbalanced "[""#) && out.stderr.split(separator: "\n").count == 1, "\(out)")
+        #expect(out.status == 1, "\(out)")
+        try await app.end()
+    }
+
     /// Standard input is read a bounded line and a bounded command at a time: a line, or a JSON
     /// value left open over many lines, past 65 MiB ends the shell with one line (read in time
     /// proportional to its bytes: a long line was searched again with each chunk read).

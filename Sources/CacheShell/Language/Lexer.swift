@@ -307,6 +307,48 @@ public struct Lexer: IteratorProtocol, Sequence {
         return lexer.endedInsideJSON
     }
 
+    /// The commands of `-c` text, each as the text of its own line, split exactly where
+    /// `cachesh -c` splits them (a `;` or a line feed outside a quoted string or a JSON value; a
+    /// comment runs to the next `;`): for a shell that sends them elsewhere to run (`attach -c`).
+    /// A command that does not lex is kept whole, for its reader to report; the lines of a JSON
+    /// value spanning lines are joined by a space, the blanks that start each continuation left
+    /// out (the value means the same on one line).
+    ///
+    /// - Complexity: O(n) in the length of `text`.
+    public static func inlineCommands(_ text: String) -> [String] {
+        let source = SourceFile(name: nil, text: text)
+        var lexer = Lexer(source, semicolonSeparates: true)
+        var commands: [String] = []
+        var from = 0
+        while true {
+            let span: Range<Int>
+            if let command = lexer.nextCommand() {
+                span = command.offset..<command.end
+            } else if lexer.failure != nil {
+                span = SourceScan.commandSpan(source.bytes, from: from, to: lexer.offset, semicolons: true)
+            } else {
+                break
+            }
+            from = lexer.offset
+            var line: [UInt8] = []
+            line.reserveCapacity(span.count)
+            var i = span.lowerBound
+            while i < span.upperBound {
+                let byte = source.bytes[i]
+                i += 1
+                guard byte == .lineFeed else {
+                    line.append(byte)
+                    continue
+                }
+                if line.last == .carriageReturn { line.removeLast() }
+                while i < span.upperBound, source.bytes[i] == .space || source.bytes[i] == .tab { i += 1 }
+                line.append(.space)
+            }
+            if !line.isEmpty { commands.append(String(decoding: line, as: UTF8.self)) }
+        }
+        return commands
+    }
+
     // MARK: Scanning
 
     private mutating func skipSeparators() {
@@ -592,6 +634,14 @@ public struct Lexer: IteratorProtocol, Sequence {
                 return .failed(tooDeep ?? Diagnostic(
                     message: "unbalanced \"\(opener)\": it is not closed on its line (only a JSON value may span lines; "
                         + "quote text that holds a bracket)", offset: open))
+            case .semicolon where !acrossLines && semicolonSeparates:
+                // In `-c` a `;` ends the command here as a line feed does: the commands after it
+                // still run (`echo step [1 of 3; keys`).
+                position = index
+                let opener = Character(Unicode.Scalar(bytes[open]))
+                return .failed(tooDeep ?? Diagnostic(
+                    message: "unbalanced \"\(opener)\": it is not closed before the ; that ends its command (only a JSON "
+                        + "value may hold a ; in -c; quote text that holds a bracket)", offset: open))
             default:
                 index += 1
             }
