@@ -52,6 +52,9 @@ public final class CacheInspector: Sendable {
         /// The changes while shells are attached (`timeline`, `explain`); emptied when the last
         /// one leaves.
         var timeline = AttachedTimeline()
+        /// The app's keys, namespaces and tags as Tab offers them to attached shells, made at the
+        /// first Tab; dropped when the last shell leaves.
+        var completions: CompletionIndex?
     }
 
     /// Starts listening for `cachesh attach`.
@@ -150,7 +153,10 @@ public final class CacheInspector: Sendable {
     func ended(_ connection: Connection) {
         state.withLock { state in
             _ = state.connections.removeValue(forKey: connection.id)
-            if state.connections.isEmpty { state.timeline = AttachedTimeline() }
+            if state.connections.isEmpty {
+                state.timeline = AttachedTimeline()
+                state.completions = nil
+            }
         }
         if let stream = connection.recordingStream {
             cache.withIsolation { cache in
@@ -180,6 +186,16 @@ public final class CacheInspector: Sendable {
 
     /// The changes since a shell attached, once `mark` changes had been noted.
     func timeline(since mark: Int) -> AttachedTimeline { state.withLock { $0.timeline.since(mark) } }
+
+    /// The index Tab completes from (made at the first use).
+    func completionIndex() -> CompletionIndex {
+        state.withLock { state in
+            if let index = state.completions { return index }
+            let index = CompletionIndex()
+            state.completions = index
+            return index
+        }
+    }
 
     /// Inside the app's call: notes the event in the timeline and queues it for each client
     /// watching its scope (rendered later, on the client's own thread).

@@ -244,7 +244,7 @@ final class Connection: Sendable {
             return true
         }
         guard case .string(let op)? = fields["op"] else {
-            respond(id, ok: false, ["error": .string("attach: a request needs an op (hello, run)")])
+            respond(id, ok: false, ["error": .string("attach: a request needs an op (hello, run, complete)")])
             return true
         }
         if !state.withLock({ $0.greeted }) {
@@ -261,10 +261,16 @@ final class Connection: Sendable {
                 return true
             }
             run(id, command, json: fields["json"] == .bool(true))
+        case "complete":
+            guard case .string(let text)? = fields["text"] else {
+                respond(id, ok: false, ["error": .string("attach: complete needs a text (the command typed so far, a string)")])
+                return true
+            }
+            complete(id, text)
         case "hello":
             respond(id, ok: false, ["error": .string("attach: hello was already given")])
         default:
-            respond(id, ok: false, ["error": .string("attach: unknown op \"\(VisibleText.of(String(op.prefix(64))))\" (hello, run)")])
+            respond(id, ok: false, ["error": .string("attach: unknown op \"\(VisibleText.of(String(op.prefix(64))))\" (hello, run, complete)")])
         }
         return true
     }
@@ -326,6 +332,23 @@ final class Connection: Sendable {
         var fields: [String: JSONValue] = ["output": .string(result.output)]
         if !result.errors.isEmpty { fields["error"] = .string(result.errors) }
         respond(id, ok: result.ok, fields)
+    }
+
+    /// Tab in the attached shell: what completes the word before its cursor, from the app's cache
+    /// (`candidates`: at most 200, sorted; `total`: how many match in all; `replaced`: the typed
+    /// text they replace; `common_prefix`: what they all start with). No candidate: an empty list.
+    private func complete(_ id: JSONValue, _ text: String) {
+        let readOnly = state.withLock { $0.readOnly }
+        let index = inspector.completionIndex()
+        let result = inspector.cache.withIsolation { cache in
+            InspectedCommand.completion(of: text, readOnly: readOnly, index: index, on: cache)
+        }
+        respond(id, ok: true, [
+            "candidates": .array((result?.candidates ?? []).map(JSONValue.string)),
+            "total": .int(Int64(result?.total ?? 0)),
+            "replaced": .string(result?.replaced ?? ""),
+            "common_prefix": .string(result?.commonPrefix ?? ""),
+        ])
     }
 
     /// `record` and `record stop`: the app's recording from here on, its lines streamed to this

@@ -33,8 +33,9 @@ enum Attach {
                   written at record stop, the shell's end or Ctrl-C), record stop
           change: invalidate, evict, clear, event, push, memory-warning, expire (not with --read-only)
         advance, at and server ... are refused: the app's clock is real and its origin its own.
-        help, quit. On a terminal: line editing and history as in cachesh; Ctrl-C drops the line,
-        on an empty line it ends the attachment (a recording is written); Ctrl-D ends the input.
+        help, quit. On a terminal: line editing and history as in cachesh, Tab completing the app's
+        keys and the commands above; Ctrl-C drops the line, on an empty line it ends the
+        attachment (a recording is written); Ctrl-D ends the input.
 
         """
 
@@ -144,8 +145,14 @@ enum Attach {
                 client.handleBuffered()
                 return true
             }
+            /// Tab: the app's candidates; what it streamed while Tab waited is printed above the line.
+            func complete(_ text: String, _ editor: OpaquePointer) -> CompletionResult? {
+                let result = client.complete(text)
+                if client.holdsMessages { TerminalInput.printAbove(editor) { client.handleBuffered() } }
+                return result
+            }
             if isatty(0) == 1 && isatty(1) == 1, let editor = Self.lineEditor() {
-                if !readEdited(editor, socket: fd, stopped: { stop }, pump: pump, run: run) { client.endedByApp() }
+                if !readEdited(editor, socket: fd, stopped: { stop }, pump: pump, complete: complete, run: run) { client.endedByApp() }
             } else {
                 readInput(socket: fd, prompting: isatty(0) == 1 && isatty(1) == 1, stopped: { stop },
                           pump: { if !pump() { client.endedByApp() } }, run: run)
@@ -183,13 +190,13 @@ enum Attach {
 
     /// The line editor of an interactive attachment: the shell's (history in the same file,
     /// `CACHESH_HISTORY` or `~/.cachesh_history`; the user's `~/.editrc`), with the prompt
-    /// `attach> `, no completion and no argument hints (the commands run in the app, whose
-    /// keys this shell does not hold). Nil when libedit cannot be set up.
+    /// `attach> `, Tab completing from the app (`readEdited`) and no argument hints (a hint is
+    /// drawn at each key: a round trip to the app each). Nil when libedit cannot be set up.
     static func lineEditor() -> LineEditor? {
         Interactive.useUTF8Locale()
         let environment = ProcessEnvironment()
         guard let editor = LineEditor(historyPath: Interactive.historyPath(environment), hints: false, completesFiles: false,
-                                      ansi: environment["TERM"] != "dumb", prompt: "attach> ", completes: false) else { return nil }
+                                      ansi: environment["TERM"] != "dumb", prompt: "attach> ") else { return nil }
         if let problem = editor.historyProblem { write("cachesh: \(problem)\n", to: .standardError) }
         return editor
     }
@@ -200,8 +207,10 @@ enum Attach {
     /// signal does (a recording is written); Ctrl-D on an empty line ends the input.
     /// - Returns: false when the app ended the attachment.
     static func readEdited(_ editor: LineEditor, socket: Int32, stopped: () -> Bool, pump: @escaping () -> Bool,
-                           run: (String) -> Void) -> Bool {
+                           complete: @escaping (String, OpaquePointer) -> CompletionResult?, run: (String) -> Void) -> Bool {
         var open = true
+        LineEditor.completeRemotely(complete)
+        defer { LineEditor.completeRemotely(nil) }
         // The connection, and the pipe a signal writes to (SIGINT or SIGTERM while a recording
         // is under way: the edit ends, and the recording is written).
         TerminalInput.watch([socket, AttachSignals.pipe.read]) { fd in

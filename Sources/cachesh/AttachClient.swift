@@ -25,6 +25,10 @@ struct Client {
     var recording: ShellRecording?
     /// A command or a recording failed.
     var failed = false
+    /// Messages read while a Tab waited for its answer, handled (in their order, before any read
+    /// after them) by `handleBuffered`.
+    private var held: [[String: JSONValue]] = []
+    private var heldTaken = 0
 
     init(fd: Int32, json: Bool) {
         self.fd = fd
@@ -69,6 +73,44 @@ struct Client {
         }
         return nil
     }
+
+    /// Tab: asks the app what completes the word before the cursor (`text`: the command typed up
+    /// to it), waiting at most `timeout` milliseconds for the answer (nil then, as when nothing
+    /// applies, or an app of an earlier version does not know the request). What the app streams
+    /// meanwhile is held for `handleBuffered`, not printed over the line being edited.
+    mutating func complete(_ text: String, timeout: Int = 2000) -> CompletionResult? {
+        let id = nextID
+        nextID += 1
+        send(["id": .int(id), "op": .string("complete"), "text": .string(text)])
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(timeout))
+        while true {
+            while let message = takeReadMessage() {
+                guard message["id"] == .int(id) else {
+                    held.append(message)
+                    continue
+                }
+                guard message["ok"] == .bool(true), case .array(let listed)? = message["candidates"],
+                      case .int(let total)? = message["total"], case .string(let replaced)? = message["replaced"],
+                      case .string(let prefix)? = message["common_prefix"] else { return nil }
+                let candidates = listed.compactMap { value -> String? in
+                    if case .string(let candidate) = value { return candidate } else { return nil }
+                }
+                guard !candidates.isEmpty else { return nil }
+                return CompletionResult(replaced: replaced, candidates: candidates, total: Int(total), commonPrefix: prefix)
+            }
+            let now = ContinuousClock.now
+            guard now < deadline else { return nil }
+            let left = now.duration(to: deadline).components
+            var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&polled, 1, Int32(left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            guard readAvailable() else { endedByApp() }
+        }
+    }
+
+    /// Messages held by a Tab's wait, or read with its answer, are waiting to be handled.
+    var holdsMessages: Bool { heldTaken < held.count || buffer[start...].contains(UInt8(ascii: "\n")) }
 
     /// Prints streamed changes until the app ends the connection or the shell is interrupted.
     /// - Returns: false when the app ended it.
@@ -237,8 +279,20 @@ struct Client {
         }
     }
 
-    /// A whole line already read, as a JSON object; nil when none is whole yet.
+    /// The next message: one held by a Tab's wait, else a whole line already read; nil when none.
     mutating func takeMessage() -> [String: JSONValue]? {
+        guard heldTaken < held.count else { return takeReadMessage() }
+        let message = held[heldTaken]
+        heldTaken += 1
+        if heldTaken == held.count {
+            held = []
+            heldTaken = 0
+        }
+        return message
+    }
+
+    /// A whole line already read, as a JSON object; nil when none is whole yet.
+    private mutating func takeReadMessage() -> [String: JSONValue]? {
         guard let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
             scanned = buffer.count
             guard buffer.count - start <= Attach.maxLineBytes else {

@@ -38,11 +38,18 @@ struct EditorState {
     var prompt: StaticString = "cachesh> "
     /// Ctrl-C dropped a line that held nothing typed.
     var interruptedEmpty = false
-    /// Tab completes (an attachment has no completion: its commands run in the app).
-    var completes = true
 }
 
 let editorState = Mutex(EditorState())
+
+/// Tab over an attachment (SPEC §9): the candidates come from the app (its keys), asked with the
+/// text typed up to the cursor; nil when nothing applies. Set by `LineEditor.completeRemotely`.
+///
+/// Safe without isolation as `sideInput` is: set only on the thread that reads lines, outside
+/// `el_gets`, and read only by the Tab callback, which libedit calls synchronously from inside
+/// `el_gets` on that same thread; no two accesses can overlap, and the closure never leaves
+/// that thread.
+nonisolated(unsafe) private var remoteCompletion: ((String, OpaquePointer) -> CompletionResult?)?
 
 /// Set by SIGINT outside line editing, so that Ctrl-C while a command runs does not end the shell.
 let interruptSignalled = Atomic<Bool>(false)
@@ -77,9 +84,8 @@ final class LineEditor {
     ///   - readsEditrc: read the user's `~/.editrc` or `$EDITRC` (not under `--safe`, which reads
     ///     no file the user did not name, and whose key bindings a stranger's setup could change).
     ///   - prompt: the prompt of a command's first line.
-    ///   - completes: Tab completes (else it inserts nothing and beeps).
     init?(historyPath: String?, hints: Bool, completesFiles: Bool = true, ansi: Bool = true, readsEditrc: Bool = true,
-          prompt: StaticString = "cachesh> ", completes: Bool = true) {
+          prompt: StaticString = "cachesh> ") {
         guard let input = fdopen(0, "r"), let output = fdopen(1, "w"), let errors = fdopen(2, "w"),
               let editor = el_init("cachesh", input, output, errors) else { return nil }
         guard let history = history_init() else { return nil }
@@ -104,7 +110,6 @@ final class LineEditor {
             $0.hintsEnabled = hints
             $0.completesFiles = completesFiles
             $0.prompt = prompt
-            $0.completes = completes
         }
 
         _ = cachesh_history_set_size(history, 1000)
@@ -188,6 +193,13 @@ final class LineEditor {
     /// Adds a command to the history and saves the history file as `snapshot FILE` writes (a
     /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). A command that
     /// starts with a space is not kept. A history that cannot be saved is not an error.
+    /// Tab asks `complete` for its candidates (with the text typed up to the cursor, and this
+    /// editor to print above), instead of the session's own index: an attachment's keys are the
+    /// app's. Set before lines are read; `nil` goes back to the session's index.
+    static func completeRemotely(_ complete: ((String, OpaquePointer) -> CompletionResult?)?) {
+        remoteCompletion = complete
+    }
+
     func remember(_ command: String) {
         guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
         _ = cachesh_history_enter(history, command)
@@ -307,12 +319,14 @@ private func hintText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? 
 private func completeKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
     guard let editor else { return UInt8(CC_ERROR) }
     let line = lineText(editor)
-    let (pending, completesFiles, completes) = editorState.withLock { ($0.pending, $0.completesFiles, $0.completes) }
-    guard completes else { return UInt8(CC_REFRESH_BEEP) }
-    guard let result = Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
-                                          listDirectory: completesFiles ? listDirectory : { _ in [] }) else {
-        return UInt8(CC_REFRESH_BEEP)
+    let (pending, completesFiles) = editorState.withLock { ($0.pending, $0.completesFiles) }
+    let found = if let remote = remoteCompletion {
+        remote(pending + line.beforeCursor, editor)
+    } else {
+        Completer.complete(pending + line.beforeCursor, in: completionIndex.snapshot,
+                           listDirectory: completesFiles ? listDirectory : { _ in [] })
     }
+    guard let result = found else { return UInt8(CC_REFRESH_BEEP) }
     if result.total == 1, let only = result.candidates.first {
         insert(String(only.dropFirst(result.replaced.count)) + CompletionResult.terminator(after: only), editor)
         return UInt8(CC_REFRESH)

@@ -204,6 +204,13 @@ enum TerminalInput {
     /// the end of the screen), what came printed, the line drawn again.
     /// - Returns: false when that input ended.
     private static func handleSideInput(_ editor: OpaquePointer, _ handle: () -> Bool) -> Bool {
+        printAbove(editor, handle)
+    }
+
+    /// Takes the line being edited off the screen (back to its first row, erased to the end of
+    /// the screen), runs `print`, and draws the line again below what it printed, as typed.
+    @discardableResult
+    static func printAbove<T>(_ editor: OpaquePointer, _ print: () -> T) -> T {
         let columns = Int(cachesh_el_columns(editor))
         let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
         let prompt = continuing ? "...> " : first.description
@@ -215,9 +222,9 @@ enum TerminalInput {
             // came goes below it.
             writeOut("\n")
         }
-        let open = handle()
+        let result = print()
         _ = cachesh_el_refresh(editor)
-        return open
+        return result
     }
 
     /// Forgets the invalid byte of the last line (`takeInvalidByte`): a new line starts.

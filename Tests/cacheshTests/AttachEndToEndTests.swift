@@ -313,6 +313,33 @@ import Darwin
     }
 
     /// The protocol's example in SPEC §9, sent line by line: the app answers exactly as written.
+    /// Tab over an attachment (`complete`) offers the app's keys and namespaces, and of the
+    /// commands only those that run there: with `read_only`, none that writes. A key the app
+    /// stores after the first Tab is offered at the next.
+    @Test func tabOffersTheAppsKeysAndOnlyTheCommandsThatRunThere() async throws {
+        let app = try await Self.startApp()
+        func complete(_ texts: [String], readOnly: Bool) async throws -> [String] {
+            let hello = #"{"id":0,"op":"hello","protocol":1"# + (readOnly ? #","read_only":true}"# : "}")
+            let requests = try texts.enumerated().map { i, text in
+                String(decoding: try JSONSerialization.data(withJSONObject: ["id": i + 1, "op": "complete", "text": text]), as: UTF8.self)
+            }
+            let got = try await RawClient.exchange(app.address, [hello] + requests, expecting: texts.count + 1)
+            return got.dropFirst().map { line in
+                let answer = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                guard let listed = answer?["candidates"] as? [String] else { return line }
+                return listed.joined(separator: " ")
+            }
+        }
+        let texts = ["s", "e", "inv", "peek feed:", "evict profile:4", "keys --", "# a note", "peek {\"a\": "]
+        #expect(try await complete(texts, readOnly: false)
+                == ["snapshot stats", "event evict expire explain", "invalidate", "feed:home", "profile:42", "", "", ""])
+        #expect(try await complete(texts, readOnly: true)
+                == ["snapshot stats", "explain", "", "feed:home", "profile:42", "", "", ""])
+        _ = try await app.call("get feed:new", until: "got feed:new")
+        #expect(try await complete(["peek feed:"], readOnly: true) == ["feed:home feed:new"])
+        try await app.end()
+    }
+
     @Test func theProtocolExampleInTheSpecHolds() async throws {
         let spec = try String(contentsOf: Cachesh.packageRoot.appendingPathComponent("docs/SPEC.md"), encoding: .utf8)
         let marker = "<!-- attach-protocol-example -->"

@@ -1281,45 +1281,147 @@ def test_attach_on_a_dumb_terminal_and_ctrl_d_on_an_open_value(home):
         app.close()
 
 
+def test_attach_tab_completes_from_the_app(home):
+    """Tab over an attachment completes from the app: a key the app holds (and one it stored
+    since the last Tab), and of the commands only those that run over an attachment; a second
+    Tab lists them. Under --read-only no command that writes is offered."""
+    app = InspectedApp(home)
+    try:
+        s = Shell(home, args=("attach", app.socket_path), first_prompt=False)
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
+        s.type("peek profile:")
+        s.keys("Tab")
+        s.wait_for(lambda s: s.last_line() == "attach> peek profile:42", "the app's key completed")
+        s.type("x")
+        s.wait_for(lambda s: s.last_line() == "attach> peek profile:42 x", "a space after the key")
+        s.keys("C-u")
+        expect(app.call("get feed:new").startswith("got feed:new"), "the app read feed:new")
+        s.type("peek feed:n")
+        s.keys("Tab")
+        s.wait_for(lambda s: s.last_line() == "attach> peek feed:new", "a key stored since the last Tab")
+        s.keys("C-u")
+        s.type("s")
+        s.keys("Tab")
+        s.keys("Tab")
+        s.wait_for(lambda s: any("snapshot" in l and "stats" in l for l in s.lines()), "the commands that run over an attachment")
+        expect(not any("server" in l or "source" in l for l in s.lines()), "no command the app refuses", s)
+        s.keys("C-u")
+        s.type("inv")
+        s.keys("Tab")
+        s.wait_for(lambda s: s.last_line() == "attach> invalidate", "a command that writes")
+        s.keys("C-u")
+        s.wait_for(lambda s: s.last_line() == "attach>", "the line emptied")
+        attach_ends(s, "C-d", 0, "the end of the input")
+        s = Shell(home, args=("attach", "--read-only", app.socket_path), first_prompt=False)
+        s.wait_for(lambda s: attach_prompt_line(s) == "attach>", "the attach> prompt")
+        s.type("e")
+        s.keys("Tab")
+        s.wait_for(lambda s: s.last_line() == "attach> explain", "under --read-only, the one e command that only reads")
+    finally:
+        app.close()
+
+
+class FakeApp:
+    """A socket that speaks the app's side of the protocol by hand, and `cachesh attach` to it
+    in the tmux session "fake" (followed by its exit status and the terminal's echo setting)."""
+
+    def __init__(self, home):
+        import socket as sockets
+        path = os.path.join(home, "fake.sock")
+        self.server = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(1)
+        quoted = " ".join(shell_quote(c) for c in [BIN, "attach", path])
+        script = f"{quoted}; echo status=$?; stty -a | grep -o -- ' -*echo ' | head -1; sleep 600"
+        new_session("-s", "fake", "-x", "100", "-y", "30", "-c", home,
+                    " ".join(shell_quote(c) for c in ["env", "-i", f"HOME={home}", "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
+                                                       "TERM=screen", "LANG=C.UTF-8", "EDITRC=", f"CACHESH_HISTORY={home}/history",
+                                                       "sh", "-c", script]))
+        self.server.settimeout(WAIT)
+        self.connection, _ = self.server.accept()
+        self.connection.settimeout(WAIT)
+        self.reader = self.connection.makefile("rb")
+        hello = self.reader.readline()
+        expect(b'"op":"hello"' in hello, f"the shell said hello: {hello!r}")
+        self.connection.sendall(b'{"id":0,"ok":true,"protocol":1}\n')
+        self.wait_for(lambda lines: any(line.startswith("attach>") for line in lines), "the attach> prompt")
+
+    def screen(self):
+        return [line.rstrip() for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")]
+
+    def wait_for(self, condition, what):
+        deadline = time.monotonic() + WAIT
+        while not condition(self.screen()):
+            expect(time.monotonic() < deadline, f"{what}; screen: {self.screen()}")
+            time.sleep(0.05)
+
+    def type(self, text):
+        tmux("send-keys", "-t", "fake", "-l", "--", text)
+
+    def request(self):
+        """The shell's next request, as an object."""
+        return json.loads(self.reader.readline())
+
+    def close(self):
+        self.connection.close()
+        self.server.close()
+
+
+def test_attach_tab_holds_what_the_app_streams_while_it_waits(home):
+    """A change the app streams while a Tab waits for its answer is printed above the line, not
+    over it, and the completion is made; an app that does not answer a Tab (an earlier version's
+    refusal, or no answer within 2 s) leaves the line as typed, and the shell goes on."""
+    app = FakeApp(home)
+    try:
+        app.type("peek feed:h")
+        app.wait_for(lambda lines: "attach> peek feed:h" in lines, "the line typed")
+        tmux("send-keys", "-t", "fake", "Tab")
+        asked = app.request()
+        expect(asked["op"] == "complete" and asked["text"] == "peek feed:h", f"the Tab's request: {asked}")
+        app.connection.sendall(b'{"event":{"key":"feed:home"},"output":"* feed:home stored (the app)"}\n'
+                               + json.dumps({"id": asked["id"], "ok": True, "candidates": ["feed:home"], "total": 1,
+                                             "replaced": "feed:h", "common_prefix": "feed:home"}).encode() + b"\n")
+        app.wait_for(lambda lines: lines[:2] == ["* feed:home stored (the app)", "attach> peek feed:home"],
+                     "the change above, the line completed below it")
+        # An app of an earlier version refuses the request: the line stays as typed.
+        app.type("x ")
+        tmux("send-keys", "-t", "fake", "Tab")
+        asked = app.request()
+        app.connection.sendall(json.dumps({"id": asked["id"], "ok": False, "error": "attach: unknown op"}).encode() + b"\n")
+        # No answer at all: after 2 s the Tab gives up; the answer arriving later is dropped.
+        tmux("send-keys", "-t", "fake", "Tab")
+        late = app.request()
+        expect(late["op"] == "complete", f"a second Tab's request: {late}")
+        app.type("y")
+        app.wait_for(lambda lines: "attach> peek feed:home x y" in lines, "the line as typed, the shell editing again")
+        app.connection.sendall(json.dumps({"id": late["id"], "ok": True, "candidates": ["zzz"], "total": 1,
+                                           "replaced": "", "common_prefix": "zzz"}).encode() + b"\n")
+        tmux("send-keys", "-t", "fake", "Enter")
+        ran = app.request()
+        expect(ran["op"] == "run" and ran["command"] == "peek feed:home x y", f"the line run as typed: {ran}")
+        app.connection.sendall(json.dumps({"id": ran["id"], "ok": True, "output": "done\n"}).encode() + b"\n")
+        app.wait_for(lambda lines: "done" in lines and lines[lines.index("done") + 1] == "attach>", "its output, then the prompt")
+        expect(not any("zzz" in line for line in app.screen()), "the late answer not used", app.screen())
+    finally:
+        app.close()
+
+
 def test_attach_ending_while_a_line_is_edited_restores_the_terminal(home):
     """An app that sends what the shell refuses (a line that is not a JSON object) while a line
     is being typed ends the attachment from inside the edit: one line, exit status 2, and the
     terminal as it was (echo on), not in the editor's mode."""
-    import socket as sockets
-    path = os.path.join(home, "fake.sock")
-    server = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
-    server.bind(path)
-    server.listen(1)
-    quoted = " ".join(shell_quote(c) for c in [BIN, "attach", path])
-    script = f"{quoted}; echo status=$?; stty -a | grep -o -- ' -*echo ' | head -1; sleep 600"
-    new_session("-s", "fake", "-x", "100", "-y", "30", "-c", home,
-                " ".join(shell_quote(c) for c in ["env", "-i", f"HOME={home}", "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
-                                                   "TERM=screen", "LANG=C.UTF-8", "EDITRC=", f"CACHESH_HISTORY={home}/history",
-                                                   "sh", "-c", script]))
-    server.settimeout(WAIT)
-    connection, _ = server.accept()
-    hello = connection.makefile("rb").readline()
-    expect(b'"op":"hello"' in hello, f"the shell said hello: {hello!r}")
-    connection.sendall(b'{"id":0,"ok":true,"protocol":1}\n')
-    screen = lambda: [line.rstrip() for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")]
-    deadline = time.monotonic() + WAIT
-    while not any(line.startswith("attach>") for line in screen()):
-        expect(time.monotonic() < deadline, f"the attach> prompt; screen: {screen()}")
-        time.sleep(0.05)
-    tmux("send-keys", "-t", "fake", "-l", "--", "peek feed:ho")
-    while not any(line == "attach> peek feed:ho" for line in screen()):
-        expect(time.monotonic() < deadline, f"the line typed; screen: {screen()}")
-        time.sleep(0.05)
-    connection.sendall(b"not json\n")
-    while not any(line.strip() in ("echo", "-echo") for line in screen()):
-        expect(time.monotonic() < deadline, f"the shell's end; screen: {screen()}")
-        time.sleep(0.05)
-    lines = screen()
-    expect("cachesh: attach: the app sent a line that is not a JSON object; detached" in lines, f"one line; screen: {lines}")
-    expect("status=2" in lines and " echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
-           f"exit status 2, the terminal's echo back on; screen: {lines}")
-    connection.close()
-    server.close()
+    app = FakeApp(home)
+    try:
+        app.type("peek feed:ho")
+        app.wait_for(lambda lines: "attach> peek feed:ho" in lines, "the line typed")
+        app.connection.sendall(b"not json\n")
+        app.wait_for(lambda lines: any(line.strip() in ("echo", "-echo") for line in lines), "the shell's end")
+        lines = app.screen()
+        expect("cachesh: attach: the app sent a line that is not a JSON object; detached" in lines, f"one line; screen: {lines}")
+        expect("status=2" in lines and " echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
+               f"exit status 2, the terminal's echo back on; screen: {lines}")
+    finally:
+        app.close()
 
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]

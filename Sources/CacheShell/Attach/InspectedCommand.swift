@@ -97,6 +97,25 @@ public enum InspectedCommand {
     }
 
     /// Whether `event` is in `scope`.
+    /// What Tab offers an attached shell for the word before its cursor (`text`, the command typed
+    /// so far): the shell's own completion (``Completer``) over the app's cache, its keys,
+    /// namespaces, tags and push types in `index` brought up to date first. A command's name is
+    /// offered only when it runs over an attachment (so, with `readOnly`, no command that
+    /// writes), or when the attached shell answers it itself (`help`, `quit`); no file name is
+    /// offered (the app's files are not the shell's). Nil when nothing applies.
+    /// - Complexity: as ``Completer/complete(_:in:limit:listDirectory:)``, plus O(n log n) in the
+    ///   cache's keys when they changed since the last update of `index`.
+    public static func completion(of text: String, readOnly: Bool, index: CompletionIndex,
+                                  on cache: isolated Cache) -> CompletionResult? {
+        index.update(from: cache)
+        guard let result = Completer.complete(text, in: index.snapshot) else { return nil }
+        guard TypedLine(text)?.words.isEmpty == true else { return result }
+        let runs = result.candidates.filter { ["help", "quit"].contains($0) || refusal($0, readOnly: readOnly) == nil }
+        guard let first = runs.first else { return nil }
+        let prefix = runs.dropFirst().reduce(first) { Bytes.commonPrefix($0, $1) }
+        return CompletionResult(replaced: result.replaced, candidates: runs, total: runs.count, commonPrefix: prefix)
+    }
+
     public static func matches(_ scope: WatchScope, _ event: CacheEvent) -> Bool {
         switch scope {
         case .all: true
