@@ -13,8 +13,8 @@ import Darwin
 ///
 ///     let inspector = try CacheInspector.start(cache: cache)
 ///
-/// and it listens on a Unix-domain socket in `/tmp/cachesh-$UID/` (or on a loopback TCP port
-/// guarded by a token) for shells that attach. Nothing listens unless the app calls it. Each
+/// and it listens on a Unix-domain socket in `/tmp/cachesh-$UID/` (or `$CACHESH_SOCKET_DIR`; or
+/// on a loopback TCP port guarded by a token) for shells that attach. Nothing listens unless the app calls it. Each
 /// connection has a thread that reads its requests and one that writes its responses; what waits
 /// to be written is bounded (a client past the bound is dropped), so a slow or stuck client never
 /// makes the app's memory grow, and the app's calls never wait for a client: a change reaches
@@ -52,14 +52,12 @@ public final class CacheInspector: Sendable {
         /// The changes while shells are attached (`timeline`, `explain`); emptied when the last
         /// one leaves.
         var timeline = AttachedTimeline()
-        /// The app's keys, namespaces and tags as Tab offers them to attached shells, made at the
-        /// first Tab; dropped when the last shell leaves.
-        var completions: CompletionIndex?
     }
 
     /// Starts listening for `cachesh attach`.
     /// - Parameters:
-    ///   - endpoint: a Unix-domain socket (by default `/tmp/cachesh-$UID/PID`) or a loopback TCP port.
+    ///   - endpoint: a Unix-domain socket (by default `/tmp/cachesh-$UID/PID`, or
+    ///     `$CACHESH_SOCKET_DIR/PID`) or a loopback TCP port.
     ///   - queueLimit: the most bytes waiting for one client before it is dropped (at most
     ///     ``maxQueuedBytes``; less in tests of the bound).
     ///   - announce: prints the one line that says where it listens (and, for TCP, the token,
@@ -153,10 +151,7 @@ public final class CacheInspector: Sendable {
     func ended(_ connection: Connection) {
         state.withLock { state in
             _ = state.connections.removeValue(forKey: connection.id)
-            if state.connections.isEmpty {
-                state.timeline = AttachedTimeline()
-                state.completions = nil
-            }
+            if state.connections.isEmpty { state.timeline = AttachedTimeline() }
         }
         if let stream = connection.recordingStream {
             cache.withIsolation { cache in
@@ -186,16 +181,6 @@ public final class CacheInspector: Sendable {
 
     /// The changes since a shell attached, once `mark` changes had been noted.
     func timeline(since mark: Int) -> AttachedTimeline { state.withLock { $0.timeline.since(mark) } }
-
-    /// The index Tab completes from (made at the first use).
-    func completionIndex() -> CompletionIndex {
-        state.withLock { state in
-            if let index = state.completions { return index }
-            let index = CompletionIndex()
-            state.completions = index
-            return index
-        }
-    }
 
     /// Inside the app's call: notes the event in the timeline and queues it for each client
     /// watching its scope (rendered later, on the client's own thread).

@@ -339,10 +339,10 @@ final class Connection: Sendable {
     /// text they replace; `common_prefix`: what they all start with). No candidate: an empty list.
     private func complete(_ id: JSONValue, _ text: String) {
         let readOnly = state.withLock { $0.readOnly }
-        let index = inspector.completionIndex()
-        let result = inspector.cache.withIsolation { cache in
-            InspectedCommand.completion(of: text, readOnly: readOnly, index: index, on: cache)
-        }
+        // The keys copied inside the cache's isolation, sorted outside it: the app's calls wait
+        // for the copy only.
+        let source = inspector.cache.withIsolation { cache in InspectedCommand.completionSource(for: text, on: cache) }
+        let result = source.flatMap { InspectedCommand.completion(of: text, readOnly: readOnly, from: $0) }
         respond(id, ok: true, [
             "candidates": .array((result?.candidates ?? []).map(JSONValue.string)),
             "total": .int(Int64(result?.total ?? 0)),

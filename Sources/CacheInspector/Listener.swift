@@ -7,7 +7,8 @@ import Darwin
 
 /// Where an inspector listens (SPEC §9 Security).
 public enum InspectorEndpoint: Sendable, Equatable {
-    /// A Unix-domain socket: nil is `/tmp/cachesh-$UID/PID`, in a directory of the user's own.
+    /// A Unix-domain socket: nil is `/tmp/cachesh-$UID/PID` (or `$CACHESH_SOCKET_DIR/PID`), in a
+    /// directory of the user's own.
     case unixSocket(path: String? = nil)
     /// A loopback TCP port (0: one the system picks), guarded by a random token printed once.
     case tcp(port: UInt16 = 0)
@@ -32,11 +33,12 @@ enum Listener {
 
     static func errnoText() -> String { String(cString: strerror(errno)) }
 
-    /// `/tmp/cachesh-$UID`, made 0700 if missing, and checked: a directory (not a symbolic link)
-    /// of this user, that nobody else may enter.
+    /// `/tmp/cachesh-$UID` (or `$CACHESH_SOCKET_DIR`), made 0700 if missing, and checked: a
+    /// directory (not a symbolic link) of this user, that nobody else may enter.
     static func userDirectory() throws(InspectorError) -> String {
         let uid = getuid()
-        let path = "/tmp/cachesh-\(uid)"
+        var path = "/tmp/cachesh-\(uid)"
+        if let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 { path = String(cString: given) }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw InspectorError("cannot make \(path): \(errnoText())")
         }

@@ -18,10 +18,13 @@ enum Attach {
     static let maxLineBytes = 65 << 20
 
     static let usage = """
-        usage: cachesh attach PATH|HOST:PORT [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]
-        The shell on a running app's cache (the app started CacheInspector). PATH: its Unix-domain
-        socket (/tmp/cachesh-$UID/PID); HOST:PORT: its loopback TCP port, with the token the app
-        printed in CACHESH_TOKEN or in --token-file FILE (never on the command line).
+        usage: cachesh attach [PID|PATH|HOST:PORT] [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]
+               cachesh attach --list [--json]
+        The shell on a running app's cache (the app started CacheInspector). PID: the app's process,
+        on its default socket (/tmp/cachesh-$UID/PID, or $CACHESH_SOCKET_DIR/PID); none: the one app
+        of yours listening there (--list lists them); PATH: its Unix-domain socket; HOST:PORT: its
+        loopback TCP port, with the token the app printed in CACHESH_TOKEN or in --token-file FILE
+        (never on the command line).
         """
 
     static let help = """
@@ -46,6 +49,7 @@ enum Attach {
         var tokenFile: String?
         var commands: String?
         var files: [String] = []
+        var list = false
     }
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -63,6 +67,7 @@ enum Attach {
             case "--json": options.json = true
             case "--token-file": options.tokenFile = value(argument)
             case "-c": options.commands = value(argument)
+            case "--list": options.list = true
             case "-h", "--help":
                 write(usage + "\n", to: .standardOutput)
                 return 0
@@ -81,8 +86,12 @@ enum Attach {
             }
             i += 1
         }
-        guard let target = options.target else { failAttach("no app to attach to\n" + usage) }
+        if options.list {
+            guard options.target == nil && options.commands == nil else { failAttach("--list lists the apps listening; it takes no app nor commands") }
+            return list(json: options.json)
+        }
         if options.commands != nil && !options.files.isEmpty { failAttach("-c and a script FILE: give one of them") }
+        let target = options.target.map { AttachDiscovery.isPID($0) ? AttachDiscovery.socket(ofPID: $0) : $0 } ?? onlyApp()
 
         let fd = connect(to: target)
         var client = Client(fd: fd, json: options.json)
@@ -141,9 +150,11 @@ enum Attach {
         } else {
             /// Reads and prints what the app sent. - Returns: false when it ended the attachment.
             func pump() -> Bool {
-                guard client.readAvailable() else { return false }
+                // At the end of the connection, what came before it is printed all the same (a
+                // Tab's wait may hold some).
+                let open = client.readAvailable()
                 client.handleBuffered()
-                return true
+                return open
             }
             /// Tab: the app's candidates; what it streamed while Tab waited is printed above the line.
             func complete(_ text: String, _ editor: OpaquePointer) -> CompletionResult? {
@@ -171,6 +182,46 @@ enum Attach {
             _ = client.stopRecording()
         }
         return client.failed ? 1 : 0
+    }
+
+    /// `cachesh attach --list`: the apps of this user listening on their default socket, one a
+    /// line (`PID NAME SOCKET`, or a JSON object each with `--json`). - Returns: 0, or 1 when
+    /// none listens (said on standard error).
+    static func list(json: Bool) -> Int32 {
+        switch AttachDiscovery.listening() {
+        case .failure(let error):
+            failAttach(error.message)
+        case .success(let apps):
+            guard !apps.isEmpty else {
+                write("cachesh: attach: no app of yours listens in \(AttachDiscovery.directory())\n", to: .standardError)
+                return 1
+            }
+            let width = apps.map(\.name.count).max() ?? 0
+            for app in apps {
+                if json {
+                    write(JSONValue.object(["pid": .int(Int64(app.pid)), "name": .string(app.name), "socket": .string(app.socket)]).compactText + "\n",
+                          to: .standardOutput)
+                } else {
+                    show("\(app.pid)  \(app.name)\(String(repeating: " ", count: width - app.name.count))  \(app.socket)\n", to: .standardOutput)
+                }
+            }
+            return 0
+        }
+    }
+
+    /// No app named: the one app of this user listening on its default socket.
+    static func onlyApp() -> String {
+        let directory = AttachDiscovery.directory()
+        switch AttachDiscovery.listening() {
+        case .failure(let error):
+            failAttach("no app named, and \(error.message); name the app's PATH or HOST:PORT")
+        case .success(let apps):
+            if apps.count == 1 { return apps[0].socket }
+            if apps.isEmpty {
+                failAttach("no app to attach to: none of yours listens in \(directory) (an app listens once it calls CacheInspector.start); or name its PATH or HOST:PORT\n" + usage)
+            }
+            failAttach("\(apps.count) apps listen in \(directory); name one: cachesh attach PID, of \(apps.map(\.label).joined(separator: ", "))")
+        }
     }
 
     /// `record FILE`, `record stop`: the app records and streams its lines here; the shell writes
@@ -315,11 +366,21 @@ enum Attach {
         }
         let fd = socket(AF_INET, streamSocket, 0)
         guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
+        noSignalOnWrite(fd)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { failAttach("\(target): cannot connect: \(String(cString: strerror(errno))) (is the app running, with CacheInspector started?)") }
         return fd
+    }
+
+    /// Darwin: a write to a socket the app closed fails instead of raising SIGPIPE (Linux's
+    /// `send` is given `MSG_NOSIGNAL`, `Client.send(line:)`).
+    static func noSignalOnWrite(_ fd: Int32) {
+        #if canImport(Darwin)
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
     }
 
     static func connectUnix(_ path: String) -> Int32 {
@@ -331,6 +392,7 @@ enum Attach {
         guard path.utf8.count <= 103 else { failAttach("\(path): a socket path is at most 103 bytes") }
         let fd = socket(AF_UNIX, streamSocket, 0)
         guard fd >= 0 else { failAttach("cannot make a socket: \(String(cString: strerror(errno)))") }
+        noSignalOnWrite(fd)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in

@@ -36,9 +36,22 @@ struct Client {
     }
 
     func send(_ fields: [String: JSONValue]) {
-        let line = JSONValue.object(fields).compactText + "\n"
-        guard (try? FileDescriptor(rawValue: fd).writeAll(line.utf8)) != nil else {
-            failAttach("the app closed the connection")
+        send(line: JSONValue.object(fields).compactText)
+    }
+
+    /// Writes `line` and its line feed to the app. A socket the app closed is an error, never a
+    /// SIGPIPE (which would end the shell with the terminal left in the editor's mode).
+    func send(line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { raw in
+                systemSend(fd, raw.baseAddress! + sent, raw.count - sent, noSignal)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { failAttach("the app closed the connection") }
+            sent += count
         }
     }
 
@@ -78,15 +91,23 @@ struct Client {
     /// to it), waiting at most `timeout` milliseconds for the answer (nil then, as when nothing
     /// applies, or an app of an earlier version does not know the request). What the app streams
     /// meanwhile is held for `handleBuffered`, not printed over the line being edited.
+    ///
+    /// Nil too for a text whose request the app would refuse (past 1 MiB, which ends the
+    /// connection), past `maxHeldMessages` held (a flood; they are printed at once), and when the
+    /// app ended the connection: what it sent before is held, and the end is found when the
+    /// connection is next read (as while a line is edited).
     mutating func complete(_ text: String, timeout: Int = 2000) -> CompletionResult? {
         let id = nextID
+        let request = JSONValue.object(["id": .int(id), "op": .string("complete"), "text": .string(text)]).compactText
+        guard request.utf8.count <= Self.maxRequestBytes else { return nil }
         nextID += 1
-        send(["id": .int(id), "op": .string("complete"), "text": .string(text)])
+        send(line: request)
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(timeout))
         while true {
             while let message = takeReadMessage() {
                 guard message["id"] == .int(id) else {
                     held.append(message)
+                    if held.count - heldTaken >= Self.maxHeldMessages { return nil }
                     continue
                 }
                 guard message["ok"] == .bool(true), case .array(let listed)? = message["candidates"],
@@ -104,10 +125,14 @@ struct Client {
             var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&polled, 1, Int32(left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return nil }
-            guard readAvailable() else { endedByApp() }
+            guard ready > 0, readAvailable() else { return nil }
         }
     }
+
+    /// The longest request line the app reads (`CacheInspector.maxRequestBytes`, SPEC §7.1).
+    static let maxRequestBytes = 1 << 20
+    /// The most messages a Tab's wait holds before it gives up.
+    static let maxHeldMessages = 4096
 
     /// Messages held by a Tab's wait, or read with its answer, are waiting to be handled.
     var holdsMessages: Bool { heldTaken < held.count || buffer[start...].contains(UInt8(ascii: "\n")) }
@@ -420,6 +445,10 @@ enum AttachSignals {
 
 #if canImport(Glibc)
 private let systemPipe = Glibc.pipe
+private let systemSend = Glibc.send
+private let noSignal = Int32(MSG_NOSIGNAL)
 #else
 private let systemPipe = Darwin.pipe
+private let systemSend = Darwin.send
+private let noSignal: Int32 = 0  // Darwin: SO_NOSIGPIPE is set on the socket (`Attach.connect`).
 #endif

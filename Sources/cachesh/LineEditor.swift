@@ -190,9 +190,6 @@ final class LineEditor {
         return .line(text)
     }
 
-    /// Adds a command to the history and saves the history file as `snapshot FILE` writes (a
-    /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). A command that
-    /// starts with a space is not kept. A history that cannot be saved is not an error.
     /// Tab asks `complete` for its candidates (with the text typed up to the cursor, and this
     /// editor to print above), instead of the session's own index: an attachment's keys are the
     /// app's. Set before lines are read; `nil` goes back to the session's index.
@@ -200,6 +197,9 @@ final class LineEditor {
         remoteCompletion = complete
     }
 
+    /// Adds a command to the history and saves the history file as `snapshot FILE` writes (a
+    /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). A command that
+    /// starts with a space is not kept. A history that cannot be saved is not an error.
     func remember(_ command: String) {
         guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
         _ = cachesh_history_enter(history, command)

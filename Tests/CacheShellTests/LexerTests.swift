@@ -105,6 +105,10 @@ private func lexedCommands(_ text: String, semicolons: Bool = false) -> [RawComm
         ("server set k 1 headers={\"Cache-Control\":\"a;b\"}; get k", ["server set k 1 headers={\"Cache-Control\":\"a;b\"}", "get k"]),
         ("put a \"x\\q\"; get a", ["put a \"x\\q\"", "get a"]),
         ("# only a note; ;  ", []),
+        // A comment before a command that does not lex ends at its `;`: the command is kept.
+        ("# note; echo [x; keys", ["echo [x", "keys"]),
+        ("keys; # note; echo [x", ["keys", "echo [x"]),
+        ("# note; put k {\nkeys", ["put k { keys"]),
     ] as [(String, [String])])
     func inlineCommandsAreTheCommandsOfCommandLineMode(text: String, expected: [String]) {
         #expect(Lexer.inlineCommands(text) == expected)

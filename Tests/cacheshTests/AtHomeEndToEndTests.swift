@@ -43,6 +43,16 @@ import Testing
         #expect(run.status == 1)
     }
 
+    /// In `-c` the same bracket ends at the next `;`, an error of its command alone, whose column
+    /// is the command's (past a comment that the `;` ended); the commands after it run.
+    @Test func anUnbalancedBracketInDashCEndsAtTheNextSemicolon() async throws {
+        let run = try await Cachesh.run(["-c", "# note; echo step [1 of 3; put b:1 2; keys [ab]*"])
+        #expect(run.stdout == "keys: b:1\nkey  state  age_ms\nb:1  fresh  0\n")
+        #expect(run.stderr == "-c:1:9: error: unbalanced \"[\": it is not closed before the ; that ends its command "
+                + "(only a JSON value may hold a ; in -c; quote text that holds a bracket)\n")
+        #expect(run.status == 1)
+    }
+
     @Test func standardInputSplitsCommandsAsAScriptDoes() async throws {
         let run = try await Cachesh.run([], stdin: "echo step [1 of 3\nput b:1 2\nput c:1 {\n\"x\": 1}\n# c\nkeys\n")
         #expect(run.stdout == "keys: b:1\nkeys: c:1\nkey  state  age_ms\nb:1  fresh  0\nc:1  fresh  0\n")

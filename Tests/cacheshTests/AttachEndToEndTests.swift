@@ -32,11 +32,14 @@ import Darwin
         }
     }
 
-    static func startApp(tcp: Bool = false, defaultPath: Bool = false, extra: [String] = []) async throws -> App {
+    static func startApp(tcp: Bool = false, defaultPath: Bool = false, extra: [String] = [],
+                         environment: [String: String] = [:]) async throws -> App {
         let sandbox = try Sandbox()
         let path = sandbox.url.appendingPathComponent("app.sock").path
         let endpoint = tcp ? ["tcp"] : defaultPath ? ["default"] : ["unix", path]
-        let child = try await Child.start(appPath, endpoint + extra, stdin: .pipe)
+        let child = try await Child.start(appPath, endpoint + extra,
+                                          environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                          stdin: .pipe)
         let text = try await child.output(until: "go\n")
         var address = "", token: String?
         for line in text.split(separator: "\n") {
@@ -201,6 +204,49 @@ import Darwin
         #expect(lstat(app.address, &info) != 0, "the socket outlived the app")
     }
 
+    /// The apps on their default socket are found by their process: with no app named, the one
+    /// listening; `attach PID` names one; `--list` lists them (not one whose process ended
+    /// without taking its socket away); with two, the shell asks for one, naming both. The
+    /// directory is `$CACHESH_SOCKET_DIR` here, for the app and the shell alike (the apps of
+    /// other tests listen in the default one).
+    @Test func theAppsOnTheirDefaultSocketAreFoundByTheirProcess() async throws {
+        let sandbox = try Sandbox()
+        let directory = sandbox.url.appendingPathComponent("sockets").path
+        let environment = ["CACHESH_SOCKET_DIR": directory]
+        let none = try await Self.attach(["-c", "keys"], environment: environment)
+        #expect(none.status == 2 && none.stderr.hasPrefix("cachesh: attach: no app to attach to: none of yours listens in \(directory) "),
+                "\(none)")
+        #expect(try await Self.attach(["--list"], environment: environment).stderr
+                == "cachesh: attach: no app of yours listens in \(directory)\n")
+        let first = try await Self.startApp(defaultPath: true, environment: environment)
+        #expect(first.address == "\(directory)/\(first.child.pid)")
+        // A socket left by a process that ended is no app.
+        let ended = try await Child.start("/bin/sh", ["-c", "exit 0"])
+        _ = try await ended.exitStatus(within: 60)
+        let stale = try RawClient.listen("\(directory)/\(ended.pid)")
+        defer { close(stale) }
+        let only = try await Self.attach(["-c", "keys profile:*"], environment: environment)
+        #expect(only.status == 0 && only.stdout.contains("profile:42"), "\(only)")
+        let second = try await Self.startApp(defaultPath: true, environment: environment)
+        let (a, b) = (min(first.child.pid, second.child.pid), max(first.child.pid, second.child.pid))
+        let two = try await Self.attach(["-c", "keys"], environment: environment)
+        #expect(two.status == 2 && two.stderr == "cachesh: attach: 2 apps listen in \(directory); name one: cachesh attach PID, "
+                + "of \(a) (inspected-app), \(b) (inspected-app)\n", "\(two)")
+        let named = try await Self.attach([String(second.child.pid), "-c", "keys profile:*"], environment: environment)
+        #expect(named.status == 0 && named.stdout.contains("profile:42"), "\(named)")
+        let listed = try await Self.attach(["--list"], environment: environment)
+        #expect(listed.status == 0 && listed.stdout == "\(a)  inspected-app  \(directory)/\(a)\n\(b)  inspected-app  \(directory)/\(b)\n",
+                "\(listed)")
+        let json = try await Self.attach(["--list", "--json"], environment: environment)
+        #expect(json.stdout.split(separator: "\n").first == #"{"name":"inspected-app","pid":\#(a),"socket":"\#(directory)/\#(a)"}"#, "\(json)")
+        try await first.end()
+        try await second.end()
+        // A directory other users may enter is not looked in.
+        #expect(chmod(directory, 0o755) == 0)
+        let open = try await Self.attach(["-c", "keys"], environment: environment)
+        #expect(open.status == 2 && open.stderr.contains("may be entered by other users (mode 755)"), "\(open)")
+    }
+
     @Test func aSocketThatIsNotThereIsOneLineAndExitTwo() async throws {
         let sandbox = try Sandbox()
         let missing = sandbox.url.appendingPathComponent("nope.sock").path
@@ -330,11 +376,11 @@ import Darwin
                 return listed.joined(separator: " ")
             }
         }
-        let texts = ["s", "e", "inv", "peek feed:", "evict profile:4", "keys --", "# a note", "peek {\"a\": "]
+        let texts = ["s", "e", "inv", "peek feed:", "evict profile:4", "keys --", "# a note", "peek {\"a\": ", "help s"]
         #expect(try await complete(texts, readOnly: false)
-                == ["snapshot stats", "event evict expire explain", "invalidate", "feed:home", "profile:42", "", "", ""])
+                == ["snapshot stats", "event evict expire explain", "invalidate", "feed:home", "profile:42", "", "", "", ""])
         #expect(try await complete(texts, readOnly: true)
-                == ["snapshot stats", "explain", "", "feed:home", "profile:42", "", "", ""])
+                == ["snapshot stats", "explain", "", "feed:home", "profile:42", "", "", "", ""])
         _ = try await app.call("get feed:new", until: "got feed:new")
         #expect(try await complete(["peek feed:"], readOnly: true) == ["feed:home feed:new"])
         try await app.end()

@@ -1388,20 +1388,39 @@ def test_attach_tab_holds_what_the_app_streams_while_it_waits(home):
         tmux("send-keys", "-t", "fake", "Tab")
         asked = app.request()
         app.connection.sendall(json.dumps({"id": asked["id"], "ok": False, "error": "attach: unknown op"}).encode() + b"\n")
-        # No answer at all: after 2 s the Tab gives up; the answer arriving later is dropped.
+        # No answer at all: after 2 s the Tab gives up, and the line is edited again.
         tmux("send-keys", "-t", "fake", "Tab")
         late = app.request()
         expect(late["op"] == "complete", f"a second Tab's request: {late}")
         app.type("y")
         app.wait_for(lambda lines: "attach> peek feed:home x y" in lines, "the line as typed, the shell editing again")
+        # Its answer, arriving while the next Tab waits, is not taken for the next one's.
+        tmux("send-keys", "-t", "fake", "BSpace", "Tab")
+        asked = app.request()
+        expect(asked["id"] != late["id"] and asked["text"] == "peek feed:home x ", f"the next Tab's request: {asked}")
         app.connection.sendall(json.dumps({"id": late["id"], "ok": True, "candidates": ["zzz"], "total": 1,
-                                           "replaced": "", "common_prefix": "zzz"}).encode() + b"\n")
+                                           "replaced": "", "common_prefix": "zzz"}).encode() + b"\n"
+                               + json.dumps({"id": asked["id"], "ok": True, "candidates": ["yes"], "total": 1,
+                                             "replaced": "", "common_prefix": "yes"}).encode() + b"\n")
+        app.wait_for(lambda lines: "attach> peek feed:home x yes" in lines, "the answer to this Tab")
+        expect(not any("zzz" in line for line in app.screen()), "the late answer not used", app.screen())
         tmux("send-keys", "-t", "fake", "Enter")
         ran = app.request()
-        expect(ran["op"] == "run" and ran["command"] == "peek feed:home x y", f"the line run as typed: {ran}")
+        expect(ran["op"] == "run" and ran["command"] == "peek feed:home x yes", f"the line run as completed: {ran}")
         app.connection.sendall(json.dumps({"id": ran["id"], "ok": True, "output": "done\n"}).encode() + b"\n")
         app.wait_for(lambda lines: "done" in lines and lines[lines.index("done") + 1] == "attach>", "its output, then the prompt")
-        expect(not any("zzz" in line for line in app.screen()), "the late answer not used", app.screen())
+        # The app ends while a Tab waits: what it sent before is printed, then the end, each on a
+        # line of its own; the terminal is given back.
+        app.type("peek p")
+        tmux("send-keys", "-t", "fake", "Tab")
+        app.request()
+        app.connection.sendall(b'{"event":{"key":"profile:1"},"output":"* profile:1 stored (the app)"}\n')
+        app.connection.shutdown(2)  # SHUT_RDWR: the reader made by makefile keeps the socket open
+        app.wait_for(lambda lines: any(line.startswith("status=") for line in lines), "the shell's end")
+        lines = app.screen()
+        expect("* profile:1 stored (the app)" in lines and "cachesh: attach: the app ended the attachment" in lines
+               and "status=2" in lines and " echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
+               f"the change, then the end on a line of its own, exit status 2, the terminal's echo back; screen: {lines}")
     finally:
         app.close()
 

@@ -96,19 +96,31 @@ public enum InspectedCommand {
         }
     }
 
-    /// Whether `event` is in `scope`.
+    /// What Tab completes from, copied from the app's cache inside its isolation (O(n) in its
+    /// keys, only when the word is not the command's name); the completion itself, which sorts
+    /// them, runs outside it (``completion(of:readOnly:from:)``), so the app's calls do not wait
+    /// for it. Nil when Tab offers nothing for `text` (a comment, after `help`).
+    public static func completionSource(for text: String, on cache: isolated Cache) -> CompletionSnapshot.Source? {
+        guard let line = TypedLine(text) else { return nil }
+        if line.words.first == "help" || line.words.first == "?" { return nil }
+        return CompletionSnapshot.Source(
+            keys: line.words.isEmpty ? [] : cache.keySummaries(),
+            namespaces: cache.namespacePolicies().map(\.name),
+            tags: cache.tagsInUse(),
+            pushTypes: cache.pushRules.map { ($0.key, $0.value.parameters) })
+    }
+
     /// What Tab offers an attached shell for the word before its cursor (`text`, the command typed
-    /// so far): the shell's own completion (``Completer``) over the app's cache, its keys,
-    /// namespaces, tags and push types in `index` brought up to date first. A command's name is
-    /// offered only when it runs over an attachment (so, with `readOnly`, no command that
-    /// writes), or when the attached shell answers it itself (`help`, `quit`); no file name is
-    /// offered (the app's files are not the shell's). Nil when nothing applies.
-    /// - Complexity: as ``Completer/complete(_:in:limit:listDirectory:)``, plus O(n log n) in the
-    ///   cache's keys when they changed since the last update of `index`.
-    public static func completion(of text: String, readOnly: Bool, index: CompletionIndex,
-                                  on cache: isolated Cache) -> CompletionResult? {
-        index.update(from: cache)
-        guard let result = Completer.complete(text, in: index.snapshot) else { return nil }
+    /// so far): the shell's own completion (``Completer``) over what was copied from the app's
+    /// cache (`source`: its keys, namespaces, tags and push types). A command's name is offered
+    /// only when it runs over an attachment (so, with `readOnly`, no command that writes), or
+    /// when the attached shell answers it itself (`help`, `quit`); no file name is offered (the
+    /// app's files are not the shell's). Nil when nothing applies.
+    /// - Complexity: O(n log n) in the keys copied, plus the candidates returned.
+    public static func completion(of text: String, readOnly: Bool, from source: CompletionSnapshot.Source) -> CompletionResult? {
+        let snapshot = CompletionSnapshot(keys: source.keys, namespaces: source.namespaces, tags: source.tags,
+                                          pushTypes: source.pushTypes)
+        guard let result = Completer.complete(text, in: snapshot) else { return nil }
         guard TypedLine(text)?.words.isEmpty == true else { return result }
         let runs = result.candidates.filter { ["help", "quit"].contains($0) || refusal($0, readOnly: readOnly) == nil }
         guard let first = runs.first else { return nil }
@@ -116,6 +128,7 @@ public enum InspectedCommand {
         return CompletionResult(replaced: result.replaced, candidates: runs, total: runs.count, commonPrefix: prefix)
     }
 
+    /// Whether `event` is in `scope`.
     public static func matches(_ scope: WatchScope, _ event: CacheEvent) -> Bool {
         switch scope {
         case .all: true

@@ -22,6 +22,14 @@ public struct CompletionSnapshot: Sendable {
 
     public init() {}
 
+    /// What a snapshot is made of, copied from a cache (a snapshot sorts the keys).
+    public struct Source: Sendable {
+        public var keys: [(key: String, state: EntryState, expiresInMs: Int64)]
+        public var namespaces: [String]
+        public var tags: [String]
+        public var pushTypes: [(name: String, parameters: [String])]
+    }
+
     /// A snapshot of the given keys, in any order.
     /// - Complexity: O(n log n).
     public init(keys: [(key: String, state: EntryState, expiresInMs: Int64)], namespaces: [String] = [],

@@ -30,7 +30,10 @@ enum SourceScan {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): start += 1
             case UInt8(ascii: ";") where semicolons: start += 1
             case UInt8(ascii: "#"):
-                while start < to && bytes[start] != UInt8(ascii: "\n") { start += 1 }
+                // A comment runs to the line's end, or with `semicolons` (`-c`) to the next `;`.
+                while start < to && bytes[start] != UInt8(ascii: "\n") && !(semicolons && bytes[start] == UInt8(ascii: ";")) {
+                    start += 1
+                }
             default:
                 return start..<trimmedEnd(bytes, start, to, semicolons)
             }
