@@ -499,6 +499,31 @@ def test_history_across_restart(home):
     again.wait_for_line("cachesh>")
 
 
+def test_two_shells_at_once_keep_each_others_history(home):
+    """Two shells on one history file at once: each one's commands are in the file, in the order
+    they were run (the second to save wrote its whole history over the first's); each shell's
+    Up goes over its own."""
+    a = Shell(home, NO_HINTS)
+    b = Shell(home, NO_HINTS)
+    a.run("echo one")
+    b.run("echo two")
+    a.run("echo three")
+    a.keys("Up")
+    a.wait_for_line("cachesh> echo three")
+    a.keys("Up")
+    a.wait_for_line("cachesh> echo one", "a's own command before, not b's")
+    a.keys("C-u")
+    a.wait_for_line("cachesh>")
+    b.keys("C-d")
+    b.wait_for(lambda s: s.dead()[0], "b to quit")
+    a.keys("C-d")
+    a.wait_for(lambda s: s.dead()[0], "a to quit")
+    again = Shell(home, NO_HINTS)
+    for line in ("echo three", "echo two", "echo one"):
+        again.keys("Up")
+        again.wait_for_line(f"cachesh> {line}", "the commands of both shells, newest first")
+
+
 def test_ctrl_c_drops_the_line(home):
     sh = Shell(home, NO_HINTS)
     sh.type("evict nothing:here")
