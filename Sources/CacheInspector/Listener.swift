@@ -38,7 +38,14 @@ enum Listener {
     static func userDirectory() throws(InspectorError) -> String {
         let uid = getuid()
         var path = "/tmp/cachesh-\(uid)"
-        if let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 { path = String(cString: given) }
+        if let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 {
+            path = String(cString: given)
+            guard path.hasPrefix("/") else {
+                throw InspectorError("CACHESH_SOCKET_DIR is \(path): give an absolute path (the app and the shell run in directories of their own)")
+            }
+            // A trailing `/` would have lstat follow a symbolic link.
+            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw InspectorError("cannot make \(path): \(errnoText())")
         }

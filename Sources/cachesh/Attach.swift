@@ -7,8 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// `cachesh attach PATH|HOST:PORT [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]`
-/// (SPEC §9): the shell on a running app's cache, through the app's CacheInspector. The commands
+/// `cachesh attach [PID|PATH|HOST:PORT [FILE...]] [--read-only] [--json] [--token-file FILE] [-c
+/// COMMANDS]`, `cachesh attach --list [--json]` (SPEC §9): the shell on a running app's cache, through the app's CacheInspector. The commands
 /// run in the app; what comes back is untrusted and shown with its control and bidirectional
 /// characters escaped, each line bounded.
 enum Attach {
@@ -18,13 +18,14 @@ enum Attach {
     static let maxLineBytes = 65 << 20
 
     static let usage = """
-        usage: cachesh attach [PID|PATH|HOST:PORT] [--read-only] [--json] [--token-file FILE] [-c COMMANDS] [FILE...]
+        usage: cachesh attach [PID|PATH|HOST:PORT [FILE...]] [--read-only] [--json] [--token-file FILE] [-c COMMANDS]
                cachesh attach --list [--json]
-        The shell on a running app's cache (the app started CacheInspector). PID: the app's process,
-        on its default socket (/tmp/cachesh-$UID/PID, or $CACHESH_SOCKET_DIR/PID); none: the one app
-        of yours listening there (--list lists them); PATH: its Unix-domain socket; HOST:PORT: its
-        loopback TCP port, with the token the app printed in CACHESH_TOKEN or in --token-file FILE
-        (never on the command line).
+        The shell on a running app's cache (the app started CacheInspector). PID: the app's process
+        (all digits), on its default socket (/tmp/cachesh-$UID/PID, or $CACHESH_SOCKET_DIR/PID);
+        none: the one app of yours listening there (--list lists them); PATH: its Unix-domain
+        socket (./1234 for a file named by digits); HOST:PORT: its loopback TCP port, with the token
+        the app printed in CACHESH_TOKEN or in --token-file FILE (never on the command line). A
+        script FILE comes after the app.
         """
 
     static let help = """
@@ -87,11 +88,21 @@ enum Attach {
             i += 1
         }
         if options.list {
-            guard options.target == nil && options.commands == nil else { failAttach("--list lists the apps listening; it takes no app nor commands") }
+            guard options.target == nil && options.commands == nil && !options.readOnly && options.tokenFile == nil else {
+                failAttach("--list lists the apps listening; it takes only --json")
+            }
             return list(json: options.json)
         }
         if options.commands != nil && !options.files.isEmpty { failAttach("-c and a script FILE: give one of them") }
-        let target = options.target.map { AttachDiscovery.isPID($0) ? AttachDiscovery.socket(ofPID: $0) : $0 } ?? onlyApp()
+        let target: String
+        if let given = options.target, AttachDiscovery.isPID(given) {
+            switch AttachDiscovery.socket(ofPID: given) {
+            case .success(let socket): target = socket
+            case .failure(let error): failAttach(error.message)
+            }
+        } else {
+            target = options.target ?? onlyApp()
+        }
 
         let fd = connect(to: target)
         var client = Client(fd: fd, json: options.json)
@@ -185,42 +196,49 @@ enum Attach {
     }
 
     /// `cachesh attach --list`: the apps of this user listening on their default socket, one a
-    /// line (`PID NAME SOCKET`, or a JSON object each with `--json`). - Returns: 0, or 1 when
-    /// none listens (said on standard error).
+    /// line (`PID  NAME  SOCKET`, aligned, NAME left out where no name can be told; a JSON object
+    /// each with `--json`). - Returns: 0, or 1 when none listens (said on standard error).
     static func list(json: Bool) -> Int32 {
+        let apps: [AttachDiscovery.App]
         switch AttachDiscovery.listening() {
-        case .failure(let error):
-            failAttach(error.message)
-        case .success(let apps):
-            guard !apps.isEmpty else {
-                write("cachesh: attach: no app of yours listens in \(AttachDiscovery.directory())\n", to: .standardError)
-                return 1
-            }
-            let width = apps.map(\.name.count).max() ?? 0
-            for app in apps {
-                if json {
-                    write(JSONValue.object(["pid": .int(Int64(app.pid)), "name": .string(app.name), "socket": .string(app.socket)]).compactText + "\n",
-                          to: .standardOutput)
-                } else {
-                    show("\(app.pid)  \(app.name)\(String(repeating: " ", count: width - app.name.count))  \(app.socket)\n", to: .standardOutput)
-                }
-            }
-            return 0
+        case .failure(let error): failAttach(error.message)
+        case .success(let found): apps = found
         }
+        guard !apps.isEmpty else {
+            write("cachesh: attach: no app of yours listens in \(directoryName())\n", to: .standardError)
+            return 1
+        }
+        func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        let pidWidth = apps.map { String($0.pid).count }.max() ?? 0
+        let nameWidth = apps.map(\.name.count).max() ?? 0
+        for app in apps {
+            if json {
+                write(JSONValue.object(["pid": .int(Int64(app.pid)), "name": .string(app.name), "socket": .string(app.socket)]).compactText + "\n",
+                      to: .standardOutput)
+            } else {
+                let name = nameWidth == 0 ? "" : padded(app.name, nameWidth) + "  "
+                show(padded(String(app.pid), pidWidth) + "  " + name + app.socket + "\n", to: .standardOutput)
+            }
+        }
+        return 0
+    }
+
+    /// The directory of the default sockets, as named in a message.
+    static func directoryName() -> String {
+        (try? AttachDiscovery.directory().get()) ?? "CACHESH_SOCKET_DIR"
     }
 
     /// No app named: the one app of this user listening on its default socket.
     static func onlyApp() -> String {
-        let directory = AttachDiscovery.directory()
         switch AttachDiscovery.listening() {
         case .failure(let error):
             failAttach("no app named, and \(error.message); name the app's PATH or HOST:PORT")
         case .success(let apps):
             if apps.count == 1 { return apps[0].socket }
             if apps.isEmpty {
-                failAttach("no app to attach to: none of yours listens in \(directory) (an app listens once it calls CacheInspector.start); or name its PATH or HOST:PORT\n" + usage)
+                failAttach("no app to attach to: none of yours listens in \(directoryName()) (an app listens once it calls CacheInspector.start); or name its PATH or HOST:PORT (cachesh attach --help)")
             }
-            failAttach("\(apps.count) apps listen in \(directory); name one: cachesh attach PID, of \(apps.map(\.label).joined(separator: ", "))")
+            failAttach("\(apps.count) apps listen in \(directoryName()); name one: cachesh attach PID, of \(apps.map(\.label).joined(separator: ", "))")
         }
     }
 
@@ -432,11 +450,11 @@ enum Attach {
 }
 
 #if canImport(Glibc)
-private let systemConnect = Glibc.connect
-private let streamSocket = Int32(SOCK_STREAM.rawValue)
+let systemConnect = Glibc.connect
+let streamSocket = Int32(SOCK_STREAM.rawValue)
 #else
-private let systemConnect = Darwin.connect
-private let streamSocket = SOCK_STREAM
+let systemConnect = Darwin.connect
+let streamSocket = SOCK_STREAM
 #endif
 
 func failAttach(_ message: String) -> Never {

@@ -42,6 +42,11 @@ struct Client {
     /// Writes `line` and its line feed to the app. A socket the app closed is an error, never a
     /// SIGPIPE (which would end the shell with the terminal left in the editor's mode).
     func send(line: String) {
+        if !trySend(line: line) { failAttach("the app closed the connection") }
+    }
+
+    /// `send(line:)`, false when the app closed the connection.
+    func trySend(line: String) -> Bool {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         var sent = 0
@@ -50,9 +55,10 @@ struct Client {
                 systemSend(fd, raw.baseAddress! + sent, raw.count - sent, noSignal)
             }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { failAttach("the app closed the connection") }
+            guard count > 0 else { return false }
             sent += count
         }
+        return true
     }
 
     /// Runs one command in the app; prints its output, and the changes that arrive meanwhile.
@@ -101,7 +107,9 @@ struct Client {
         let request = JSONValue.object(["id": .int(id), "op": .string("complete"), "text": .string(text)]).compactText
         guard request.utf8.count <= Self.maxRequestBytes else { return nil }
         nextID += 1
-        send(line: request)
+        // A connection the app closed since the line was last read: its end is found at the next
+        // read, as while a line is edited.
+        guard trySend(line: request) else { return nil }
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(timeout))
         while true {
             while let message = takeReadMessage() {

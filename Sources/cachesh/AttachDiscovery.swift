@@ -19,32 +19,47 @@ enum AttachDiscovery {
         var label: String { name.isEmpty ? "\(pid)" : "\(pid) (\(name))" }
     }
 
-    /// The most entries of the directory looked at (it holds one socket an app of this user).
-    static let maxEntries = 4096
+    /// The most entries of the directory read (it holds a socket an app of this user).
+    static let maxEntries = 65_536
 
-    /// The directory of the default sockets, as `CacheInspector.start` makes it.
-    static func directory() -> String {
-        if let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 { return String(cString: given) }
-        return "/tmp/cachesh-\(getuid())"
+    /// The directory of the default sockets, as `CacheInspector.start` makes it: `/tmp/cachesh-$UID`,
+    /// or `$CACHESH_SOCKET_DIR` (an absolute path; its trailing `/` left out).
+    static func directory() -> Result<String, AttachDiscoveryError> {
+        guard let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 else { return .success("/tmp/cachesh-\(getuid())") }
+        var path = String(cString: given)
+        guard path.hasPrefix("/") else {
+            return .failure(AttachDiscoveryError("CACHESH_SOCKET_DIR is \(path): give an absolute path (the app and the shell run in directories of their own)"))
+        }
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return .success(path)
     }
 
-    /// The socket of the app with process id `pid`, given as `cachesh attach PID`.
-    static func socket(ofPID pid: String) -> String { directory() + "/" + pid }
-
-    /// Whether `target` names an app by its process id (all digits).
+    /// Whether `target` names an app by its process id: all digits.
     static func isPID(_ target: String) -> Bool {
-        !target.isEmpty && target.utf8.count <= 10 && target.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        !target.isEmpty && target.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
-    /// The apps listening in `directory()`, by process id: sockets of this user named by the id
-    /// of a process still running. A directory that is not this user's alone (a symbolic link,
-    /// another owner, a mode other users may enter) is refused, as `CacheInspector.start`
-    /// refuses it: its sockets could be anyone's.
-    /// - Returns: the apps, or why the directory is refused. No directory: no app.
-    static func listening() -> Result<[App], AttachDiscoveryError> {
-        let path = directory()
+    /// The process id `text` writes, written as the system writes one (no leading zero, 1 up to
+    /// `Int32.max`); nil otherwise.
+    static func pid(_ text: String) -> Int32? {
+        guard let pid = Int32(text), pid > 0, String(pid) == text else { return nil }
+        return pid
+    }
+
+    /// The directory, checked as `CacheInspector.start` checks it: a directory (not a symbolic
+    /// link) of this user's that no other user may enter; else its sockets could be anyone's.
+    /// - Returns: its path, nil when there is none, or why it is refused.
+    static func checkedDirectory() -> Result<String?, AttachDiscoveryError> {
+        let path: String
+        switch directory() {
+        case .failure(let error): return .failure(error)
+        case .success(let found): path = found
+        }
         var info = stat()
-        guard lstat(path, &info) == 0 else { return .success([]) }
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return .success(nil) }
+            return .failure(AttachDiscoveryError("cannot look in \(path): \(String(cString: strerror(errno)))"))
+        }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             return .failure(AttachDiscoveryError("\(path) is not a directory (a symbolic link or a file someone else made?)"))
         }
@@ -54,26 +69,83 @@ enum AttachDiscovery {
         guard info.st_mode & 0o077 == 0 else {
             return .failure(AttachDiscoveryError("\(path) may be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700"))
         }
+        return .success(path)
+    }
+
+    /// The socket of the app with process id `text` (`cachesh attach PID`), in the checked
+    /// directory, a socket of this user's.
+    static func socket(ofPID text: String) -> Result<String, AttachDiscoveryError> {
+        guard pid(text) != nil else {
+            return .failure(AttachDiscoveryError("\(text): not a process id (a socket file of that name: ./\(text))"))
+        }
+        let directory: String
+        switch checkedDirectory() {
+        case .failure(let error): return .failure(error)
+        case .success(nil):
+            return .failure(AttachDiscoveryError("no app of yours listens as process \(text): there is no \((try? Self.directory().get()) ?? "directory") (is CACHESH_SOCKET_DIR the app's?)"))
+        case .success(let found?): directory = found
+        }
+        let socket = directory + "/" + text
+        var info = stat()
+        guard lstat(socket, &info) == 0 else {
+            return .failure(AttachDiscoveryError("no app of yours listens as process \(text): no socket \(socket) (is the app running, with CacheInspector started, and CACHESH_SOCKET_DIR the app's?)"))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == getuid() else {
+            return .failure(AttachDiscoveryError("\(socket) is not a socket of this user's"))
+        }
+        return .success(socket)
+    }
+
+    /// The apps listening in the directory, by process id: sockets of this user named by the id
+    /// of a running process that accept a connection (one an app left when it crashed refuses
+    /// it, whatever process has its id now).
+    /// - Returns: the apps, or why the directory is not looked in. No directory: no app.
+    static func listening() -> Result<[App], AttachDiscoveryError> {
+        let path: String
+        switch checkedDirectory() {
+        case .failure(let error): return .failure(error)
+        case .success(nil): return .success([])
+        case .success(let found?): path = found
+        }
         guard let stream = opendir(path) else {
             return .failure(AttachDiscoveryError("cannot read \(path): \(String(cString: strerror(errno)))"))
         }
         defer { closedir(stream) }
         var apps: [App] = []
-        var seen = 0
-        while seen < maxEntries, let entry = readdir(stream) {
-            seen += 1
+        var read = 0
+        while let entry = readdir(stream) {
+            read += 1
+            guard read <= maxEntries else {
+                return .failure(AttachDiscoveryError("\(path) holds more than \(maxEntries) entries; name the app (cachesh attach PID)"))
+            }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            guard isPID(name), let pid = Int32(name), pid > 0 else { continue }
+            guard let pid = pid(name) else { continue }
             let socket = path + "/" + name
-            var socketInfo = stat()
-            guard lstat(socket, &socketInfo) == 0, (socketInfo.st_mode & S_IFMT) == S_IFSOCK, socketInfo.st_uid == getuid() else { continue }
-            // A socket left by an app that ended without stopping its inspector (a crash).
-            guard kill(pid, 0) == 0 || errno == EPERM else { continue }
+            var info = stat()
+            guard lstat(socket, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == getuid(),
+                  kill(pid, 0) == 0 || errno == EPERM, accepts(socket) else { continue }
             apps.append(App(pid: pid, name: programName(pid), socket: socket))
         }
         return .success(apps.sorted { $0.pid < $1.pid })
+    }
+
+    /// Whether something listens on the socket at `path`: a connection made and closed at once
+    /// (the app reads no request from it). A socket its app left behind refuses it.
+    static func accepts(_ path: String) -> Bool {
+        let fd = makeSocket(AF_UNIX, streamSocket, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
     }
 
     /// The name of process `pid`'s program, at most 64 bytes of it, control characters left
@@ -93,7 +165,13 @@ enum AttachDiscovery {
     }
 }
 
-/// Why the directory of the default sockets is not looked in.
+#if canImport(Glibc)
+private let makeSocket = Glibc.socket
+#else
+private let makeSocket = Darwin.socket
+#endif
+
+/// Why no app is found in the directory of the default sockets.
 struct AttachDiscoveryError: Error {
     let message: String
     init(_ message: String) { self.message = message }

@@ -21,7 +21,7 @@ struct Cachesh: ParsableCommand {
             FILE, the -c commands, or stdin as a script. `cachesh --verify FILE...` replays transcripts.
             `cachesh proxy --upstream http[s]://HOST[:PORT]` runs a caching reverse proxy (`cachesh proxy --help`).
             `cachesh --generate-completion-script bash|zsh|fish` prints a completion script for that shell.
-            `cachesh attach PATH|HOST:PORT` runs commands on a running app's cache (`cachesh attach --help`).
+            `cachesh attach [PID|PATH|HOST:PORT]` runs commands on a running app's cache (`cachesh attach --help`).
             Exit status: 0 every command was accepted; 1 a command was rejected or a transcript differed; \
             2 bad usage, an unreadable file, or a transcript given as a script.
             """,

@@ -205,46 +205,58 @@ import Darwin
     }
 
     /// The apps on their default socket are found by their process: with no app named, the one
-    /// listening; `attach PID` names one; `--list` lists them (not one whose process ended
-    /// without taking its socket away); with two, the shell asks for one, naming both. The
-    /// directory is `$CACHESH_SOCKET_DIR` here, for the app and the shell alike (the apps of
-    /// other tests listen in the default one).
+    /// listening; `attach PID` names one; `--list` lists them, not a socket nothing listens on
+    /// (one an app left when it crashed, whatever process has its id now) nor one whose name is
+    /// no process id as the system writes it; with two, the shell asks for one, naming both. A
+    /// directory other users may enter is refused for `attach PID` too. The directory is
+    /// `$CACHESH_SOCKET_DIR` here, for the app and the shell alike (the apps of other tests
+    /// listen in the default one); a trailing `/` of it is left out, a relative one refused.
     @Test func theAppsOnTheirDefaultSocketAreFoundByTheirProcess() async throws {
         let sandbox = try Sandbox()
         let directory = sandbox.url.appendingPathComponent("sockets").path
-        let environment = ["CACHESH_SOCKET_DIR": directory]
+        let environment = ["CACHESH_SOCKET_DIR": directory + "/"]
         let none = try await Self.attach(["-c", "keys"], environment: environment)
-        #expect(none.status == 2 && none.stderr.hasPrefix("cachesh: attach: no app to attach to: none of yours listens in \(directory) "),
-                "\(none)")
-        #expect(try await Self.attach(["--list"], environment: environment).stderr
-                == "cachesh: attach: no app of yours listens in \(directory)\n")
+        #expect(none == Outcome(stdout: "", stderr: "cachesh: attach: no app to attach to: none of yours listens in \(directory) (an app "
+                                + "listens once it calls CacheInspector.start); or name its PATH or HOST:PORT (cachesh attach --help)\n", status: 2))
+        #expect(try await Self.attach(["--list"], environment: environment)
+                == Outcome(stdout: "", stderr: "cachesh: attach: no app of yours listens in \(directory)\n", status: 1))
         let first = try await Self.startApp(defaultPath: true, environment: environment)
         #expect(first.address == "\(directory)/\(first.child.pid)")
-        // A socket left by a process that ended is no app.
-        let ended = try await Child.start("/bin/sh", ["-c", "exit 0"])
-        _ = try await ended.exitStatus(within: 60)
-        let stale = try RawClient.listen("\(directory)/\(ended.pid)")
-        defer { close(stale) }
+        // Sockets nothing listens on: one named by a running process (this one), one by no
+        // process id as the system writes it.
+        for name in [String(getpid()), "0", "000\(first.child.pid)"] { close(try RawClient.listen("\(directory)/\(name)")) }
         let only = try await Self.attach(["-c", "keys profile:*"], environment: environment)
         #expect(only.status == 0 && only.stdout.contains("profile:42"), "\(only)")
         let second = try await Self.startApp(defaultPath: true, environment: environment)
         let (a, b) = (min(first.child.pid, second.child.pid), max(first.child.pid, second.child.pid))
         let two = try await Self.attach(["-c", "keys"], environment: environment)
-        #expect(two.status == 2 && two.stderr == "cachesh: attach: 2 apps listen in \(directory); name one: cachesh attach PID, "
-                + "of \(a) (inspected-app), \(b) (inspected-app)\n", "\(two)")
+        #expect(two == Outcome(stdout: "", stderr: "cachesh: attach: 2 apps listen in \(directory); name one: cachesh attach PID, "
+                               + "of \(a) (inspected-app), \(b) (inspected-app)\n", status: 2))
         let named = try await Self.attach([String(second.child.pid), "-c", "keys profile:*"], environment: environment)
         #expect(named.status == 0 && named.stdout.contains("profile:42"), "\(named)")
         let listed = try await Self.attach(["--list"], environment: environment)
-        #expect(listed.status == 0 && listed.stdout == "\(a)  inspected-app  \(directory)/\(a)\n\(b)  inspected-app  \(directory)/\(b)\n",
-                "\(listed)")
+        let width = max(String(a).count, String(b).count)
+        func row(_ pid: Int32) -> String {
+            String(pid) + String(repeating: " ", count: width - String(pid).count) + "  inspected-app  \(directory)/\(pid)\n"
+        }
+        #expect(listed == Outcome(stdout: row(a) + row(b), stderr: "", status: 0))
         let json = try await Self.attach(["--list", "--json"], environment: environment)
         #expect(json.stdout.split(separator: "\n").first == #"{"name":"inspected-app","pid":\#(a),"socket":"\#(directory)/\#(a)"}"#, "\(json)")
+        #expect(try await Self.attach(["--list", "--read-only"], environment: environment)
+                == Outcome(stdout: "", stderr: "cachesh: attach: --list lists the apps listening; it takes only --json\n", status: 2))
+        #expect(try await Self.attach(["0\(a)", "-c", "keys"], environment: environment).stderr
+                == "cachesh: attach: 0\(a): not a process id (a socket file of that name: ./0\(a))\n")
+        #expect(try await Self.attach(["-c", "keys"], environment: ["CACHESH_SOCKET_DIR": "sockets"]).stderr
+                .hasPrefix("cachesh: attach: no app named, and CACHESH_SOCKET_DIR is sockets: give an absolute path"))
+        // A directory other users may enter is not looked in, nor named through.
+        #expect(chmod(directory, 0o755) == 0)
+        for arguments in [["-c", "keys"], [String(a), "-c", "keys"], ["--list"]] {
+            let refused = try await Self.attach(arguments, environment: environment)
+            #expect(refused.status == 2 && refused.stderr.contains("\(directory) may be entered by other users (mode 755)"), "\(refused)")
+        }
+        #expect(chmod(directory, 0o700) == 0)
         try await first.end()
         try await second.end()
-        // A directory other users may enter is not looked in.
-        #expect(chmod(directory, 0o755) == 0)
-        let open = try await Self.attach(["-c", "keys"], environment: environment)
-        #expect(open.status == 2 && open.stderr.contains("may be entered by other users (mode 755)"), "\(open)")
     }
 
     @Test func aSocketThatIsNotThereIsOneLineAndExitTwo() async throws {

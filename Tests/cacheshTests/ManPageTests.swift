@@ -52,7 +52,7 @@ import Testing
         #expect(headings == ["NAME", "SYNOPSIS", "DESCRIPTION", "RUNNING CACHESH", "COMMAND LINES", "THE VIRTUAL CLOCK",
                              "OUTPUT", "OPTIONS", "COMMANDS", "TRANSCRIPTS", "HTTP NAMESPACES", "CONFIGURATION", "EXIT STATUS", "ENVIRONMENT",
                              "FILES", "LIMITS AND EDGE CASES", "EXAMPLES", "SEE ALSO"])
-        #expect(Self.tags(Self.section("ENVIRONMENT", of: page)) == ["NO_COLOR", "CACHESH_HISTORY", "CACHESH_HINTS", "CACHESH_TOKEN", "CI", "EDITRC"])
+        #expect(Self.tags(Self.section("ENVIRONMENT", of: page)) == ["NO_COLOR", "CACHESH_HISTORY", "CACHESH_HINTS", "CACHESH_SOCKET_DIR", "CACHESH_TOKEN", "CI", "EDITRC"])
         #expect(Self.tags(Self.section("EXIT STATUS", of: page)) == ["0", "1", "2"])
         #expect(Self.section("SEE ALSO", of: page).filter { !$0.isEmpty } == [".BR redis\\-cli (1),", ".BR sqlite3 (1)"])
     }
