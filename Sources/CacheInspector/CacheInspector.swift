@@ -26,8 +26,12 @@ public final class CacheInspector: Sendable {
     public static let maxRequestBytes = 1 << 20
     /// The most bytes waiting to be sent to one client before it is dropped (SPEC §7.1).
     public static let maxQueuedBytes = 64 << 20
-    /// The most clients attached at once (SPEC §7.1).
+    /// The most clients attached at once, counted from their `hello` (SPEC §7.1).
     public static let maxClients = 8
+    /// The most connections open at once, those yet to say `hello` included (SPEC §7.1): a
+    /// connection made only to see whether the app listens (`cachesh attach --list`) takes no
+    /// shell's place.
+    public static let maxConnections = 16
 
     /// What `cachesh attach` takes to reach this inspector: the socket's path, or `127.0.0.1:PORT`.
     public let address: String
@@ -48,6 +52,8 @@ public final class CacheInspector: Sendable {
         /// `connections`' values, made once per change of it, not once per change to the cache.
         var attached: [Connection] = []
         var nextID = 0
+        /// The connections whose `hello` was taken (at most `maxClients`).
+        var shells = 0
         var stopped = false
         /// The changes while shells are attached (`timeline`, `explain`); emptied when the last
         /// one leaves.
@@ -128,7 +134,7 @@ public final class CacheInspector: Sendable {
                 setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
                 #endif
                 let connection: Connection? = state.withLock { state in
-                    guard !state.stopped, state.connections.count < Self.maxClients else { return nil }
+                    guard !state.stopped, state.connections.count < Self.maxConnections else { return nil }
                     state.nextID += 1
                     let made = Connection(id: state.nextID, fd: fd, inspector: self)
                     state.connections[made.id] = made
@@ -136,7 +142,7 @@ public final class CacheInspector: Sendable {
                 }
                 guard let connection else {
                     let line = Protocol.line(["id": .null, "ok": .bool(false), "protocol": .int(Int64(Self.protocolVersion)),
-                                              "error": .string("attach: the app has \(Self.maxClients) shells attached, the most it takes")])
+                                              "error": .string("attach: the app has \(Self.maxConnections) connections open, the most it takes")])
                     _ = Listener.writeAll(fd, line)
                     close(fd)
                     continue
@@ -149,8 +155,10 @@ public final class CacheInspector: Sendable {
     /// A connection ended: forgotten, its recording stopped, and the tap removed when no shell is
     /// attached any more.
     func ended(_ connection: Connection) {
+        let wasShell = connection.wasGreeted
         state.withLock { state in
             _ = state.connections.removeValue(forKey: connection.id)
+            if wasShell { state.shells -= 1 }
             if state.connections.isEmpty { state.timeline = AttachedTimeline() }
         }
         if let stream = connection.recordingStream {
@@ -173,6 +181,15 @@ public final class CacheInspector: Sendable {
             } else if cache.hasChangeTap {
                 cache.setChangeTap(nil)
             }
+        }
+    }
+
+    /// Takes a shell's `hello`: false when `maxClients` shells are attached already.
+    func admitShell() -> Bool {
+        state.withLock { state in
+            guard state.shells < Self.maxClients else { return false }
+            state.shells += 1
+            return true
         }
     }
 

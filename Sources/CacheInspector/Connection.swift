@@ -54,6 +54,8 @@ final class Connection: Sendable {
 
     /// Whether the shell has said hello and the connection goes on.
     var isAttached: Bool { state.withLock { $0.greeted && !$0.closing } }
+    /// Its `hello` was taken: it counts as one of the app's shells until it ends.
+    var wasGreeted: Bool { state.withLock { $0.greeted } }
 
     /// The recording this shell started, if any.
     var recordingStream: RecordingStream? { state.withLock { $0.recording } }
@@ -288,6 +290,11 @@ final class Connection: Sendable {
             let theirs = fields["protocol"].map { $0.compactText } ?? "none"
             sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "protocol": .int(Int64(version)),
                                       "error": .string("attach: the app speaks protocol version \(version), the shell version \(VisibleText.of(String(theirs.prefix(32))))")]))
+            return false
+        }
+        guard inspector.admitShell() else {
+            sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "protocol": .int(Int64(version)),
+                                      "error": .string("attach: the app has \(CacheInspector.maxClients) shells attached, the most it takes")]))
             return false
         }
         let mark = inspector.timelineMark()

@@ -21,7 +21,7 @@ enum Attach {
         usage: cachesh attach [PID|PATH|HOST:PORT [FILE...]] [--read-only] [--json] [--token-file FILE] [-c COMMANDS]
                cachesh attach --list [--json]
         The shell on a running app's cache (the app started CacheInspector). PID: the app's process
-        (all digits), on its default socket (/tmp/cachesh-$UID/PID, or $CACHESH_SOCKET_DIR/PID);
+        (all digits, no leading zero), on its default socket (/tmp/cachesh-$UID/PID, or $CACHESH_SOCKET_DIR/PID);
         none: the one app of yours listening there (--list lists them); PATH: its Unix-domain
         socket (./1234 for a file named by digits); HOST:PORT: its loopback TCP port, with the token
         the app printed in CACHESH_TOKEN or in --token-file FILE (never on the command line). A

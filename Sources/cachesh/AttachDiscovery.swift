@@ -114,12 +114,13 @@ enum AttachDiscovery {
         var apps: [App] = []
         var read = 0
         while let entry = readdir(stream) {
-            read += 1
-            guard read <= maxEntries else {
-                return .failure(AttachDiscoveryError("\(path) holds more than \(maxEntries) entries; name the app (cachesh attach PID)"))
-            }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            read += 1
+            guard read <= maxEntries else {
+                return .failure(AttachDiscoveryError("\(path) holds more than \(maxEntries) entries, the most looked at"))
             }
             guard let pid = pid(name) else { continue }
             let socket = path + "/" + name
@@ -132,20 +133,24 @@ enum AttachDiscovery {
     }
 
     /// Whether something listens on the socket at `path`: a connection made and closed at once
-    /// (the app reads no request from it). A socket its app left behind refuses it.
+    /// (the app reads no request from it). A socket its app left behind refuses it. The attempt
+    /// does not wait: an app whose queue of connections is full (stopped in a debugger, say)
+    /// answers `EAGAIN` at once, and is an app.
     static func accepts(_ path: String) -> Bool {
         let fd = makeSocket(AF_UNIX, streamSocket, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
         }
-        return withUnsafePointer(to: &address) {
+        let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0
+        }
+        return connected == 0 || errno == EAGAIN || errno == EINPROGRESS
     }
 
     /// The name of process `pid`'s program, at most 64 bytes of it, control characters left

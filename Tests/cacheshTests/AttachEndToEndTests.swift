@@ -259,6 +259,24 @@ import Darwin
         try await second.end()
     }
 
+    /// An app that takes no connection (stopped in a debugger) is listed, and the listing does
+    /// not wait for it however often it looks: its queue of connections fills, and a full one
+    /// answers at once.
+    @Test func anAppThatTakesNoConnectionIsListedWithoutWaitingForIt() async throws {
+        let sandbox = try Sandbox()
+        let directory = sandbox.url.appendingPathComponent("sockets").path
+        #expect(mkdir(directory, 0o700) == 0)
+        let stopped = try await Child.start("/bin/sleep", ["600"])
+        let listener = try RawClient.listen("\(directory)/\(stopped.pid)")
+        defer { close(listener) }
+        for _ in 0..<4 {
+            let listed = try await Self.attach(["--list"], environment: ["CACHESH_SOCKET_DIR": directory])
+            #expect(listed == Outcome(stdout: "\(stopped.pid)  sleep  \(directory)/\(stopped.pid)\n", stderr: "", status: 0))
+        }
+        stopped.signal(SIGKILL)
+        _ = try await stopped.exitStatus(within: 60)
+    }
+
     @Test func aSocketThatIsNotThereIsOneLineAndExitTwo() async throws {
         let sandbox = try Sandbox()
         let missing = sandbox.url.appendingPathComponent("nope.sock").path
@@ -328,11 +346,29 @@ import Darwin
         try await app.end()
     }
 
+    /// Eight shells at once, counted from their `hello`: a ninth is told so (and the shell prints
+    /// it), while a connection yet to say hello (`attach --list` looking) takes no shell's
+    /// place; sixteen connections open at most.
     @Test func anAppTakesEightShellsAndEachWatchesAtMost64Scopes() async throws {
         let app = try await Self.startApp()
         let firsts = try await RawClient.holdMany(app.address, count: 9, hello: #"{"id":0,"op":"hello","protocol":1}"#)
         #expect(firsts.prefix(8).allSatisfy { $0 == #"{"id":0,"ok":true,"protocol":1}"# }, "\(firsts)")
-        #expect(firsts.last == #"{"error":"attach: the app has 8 shells attached, the most it takes","id":null,"ok":false,"protocol":1}"#)
+        #expect(firsts.last == #"{"error":"attach: the app has 8 shells attached, the most it takes","id":0,"ok":false,"protocol":1}"#)
+        // Eight shells held: the shell run now prints the app's refusal.
+        var shells: [Int32] = []
+        for _ in 0..<8 {
+            let (fd, first) = await RawClient.open(app.address, hello: #"{"id":0,"op":"hello","protocol":1}"#)
+            #expect(first == #"{"id":0,"ok":true,"protocol":1}"#)
+            shells.append(fd)
+        }
+        #expect(try await Self.attach([app.address, "-c", "stats"])
+                == Outcome(stdout: "", stderr: "cachesh: attach: the app has 8 shells attached, the most it takes\n", status: 2))
+        // Eight more that say nothing are taken; a seventeenth connection is not.
+        var silent: [Int32] = []
+        for _ in 0..<8 { silent.append(RawClient.connect(app.address)) }
+        let (extra, refusal) = await RawClient.open(app.address, hello: nil)
+        #expect(refusal == #"{"error":"attach: the app has 16 connections open, the most it takes","id":null,"ok":false,"protocol":1}"#)
+        for fd in shells + silent + [extra] { close(fd) }
         let watches = (1...65).map { "watch a:\($0)" }.joined(separator: "; ") + "; unwatch"
         let out = try await Self.attach([app.address, "-c", watches])
         #expect(out.status == 1 && out.stderr == "error: watch: 64 scopes watched, the most one attachment watches\n", "\(out)")
@@ -537,6 +573,20 @@ enum RawClient {
                 firsts.append(String(decoding: line, as: UTF8.self))
             }
             return firsts
+        }
+    }
+
+    /// Connects, says `hello` (unless nil) and reads the first line the app sends; the
+    /// connection is left open.
+    static func open(_ path: String, hello: String?) async -> (fd: Int32, first: String) {
+        await OwnThread.run {
+            let fd = connect(path)
+            guard fd >= 0 else { return (fd, "cannot connect") }
+            if let hello { _ = sendAll(fd, hello + "\n") }
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
+            return (fd, String(decoding: line, as: UTF8.self))
         }
     }
 

@@ -524,6 +524,22 @@ def test_two_shells_at_once_keep_each_others_history(home):
         again.wait_for_line(f"cachesh> {line}", "the commands of both shells, newest first")
 
 
+def test_a_history_file_libedit_cannot_read_gets_the_shells_whole_history(home):
+    """A history file not in libedit's format (no header line: written by hand) is not read;
+    each command then saves the shell's whole history over it, as before, not only the last."""
+    with open(os.path.join(home, "history"), "w") as f:
+        f.write("echo by hand\n")
+    sh = Shell(home, NO_HINTS)
+    sh.run("echo one")
+    sh.run("echo two")
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    again = Shell(home, NO_HINTS)
+    for line in ("echo two", "echo one"):
+        again.keys("Up")
+        again.wait_for_line(f"cachesh> {line}", "both commands of the shell before")
+
+
 def test_ctrl_c_drops_the_line(home):
     sh = Shell(home, NO_HINTS)
     sh.type("evict nothing:here")
