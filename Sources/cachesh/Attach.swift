@@ -110,7 +110,9 @@ enum Attach {
         var hello: [String: JSONValue] = ["id": .int(0), "op": .string("hello"), "protocol": .int(Int64(protocolVersion))]
         if options.readOnly { hello["read_only"] = .bool(true) }
         if tcp, let token = token(options) { hello["token"] = .string(token) }
-        client.send(hello)
+        // An app that refused the connection at once (16 open) may have closed it before the
+        // hello went out: its one line is read all the same.
+        _ = client.trySend(line: JSONValue.object(hello).compactText)
         guard let answer = client.response(to: 0) else { failAttach("\(target): the app closed the connection before it answered") }
         if case .int(let theirs)? = answer["protocol"], theirs != Int64(protocolVersion) {
             failAttach("\(target): the app speaks protocol version \(theirs), this cachesh version \(protocolVersion)")

@@ -368,6 +368,8 @@ import Darwin
         for _ in 0..<8 { silent.append(RawClient.connect(app.address)) }
         let (extra, refusal) = await RawClient.open(app.address, hello: nil)
         #expect(refusal == #"{"error":"attach: the app has 16 connections open, the most it takes","id":null,"ok":false,"protocol":1}"#)
+        #expect(try await Self.attach([app.address, "-c", "stats"])
+                == Outcome(stdout: "", stderr: "cachesh: attach: the app has 16 connections open, the most it takes\n", status: 2))
         for fd in shells + silent + [extra] { close(fd) }
         let watches = (1...65).map { "watch a:\($0)" }.joined(separator: "; ") + "; unwatch"
         let out = try await Self.attach([app.address, "-c", watches])
