@@ -159,7 +159,8 @@ public final class CacheInspector: Sendable {
         state.withLock { state in
             _ = state.connections.removeValue(forKey: connection.id)
             if wasShell { state.shells -= 1 }
-            if state.connections.isEmpty { state.timeline = AttachedTimeline() }
+            // No shell left (a connection yet to say hello may be open): the changes go.
+            if state.shells == 0 { state.timeline = AttachedTimeline() }
         }
         if let stream = connection.recordingStream {
             cache.withIsolation { cache in

@@ -134,8 +134,9 @@ enum AttachDiscovery {
 
     /// Whether something listens on the socket at `path`: a connection made and closed at once
     /// (the app reads no request from it). A socket its app left behind refuses it. The attempt
-    /// does not wait: an app whose queue of connections is full (stopped in a debugger, say)
-    /// answers `EAGAIN` at once, and is an app.
+    /// does not wait: on Linux an app whose queue of connections is full (stopped in a debugger,
+    /// say) answers `EAGAIN` at once, and is an app; Darwin refuses such a connection, so there
+    /// a stopped app with a full queue looks like none.
     static func accepts(_ path: String) -> Bool {
         let fd = makeSocket(AF_UNIX, streamSocket, 0)
         guard fd >= 0 else { return false }

@@ -199,8 +199,8 @@ final class LineEditor {
 
     /// Adds a command to the history and to the history file: the file as it is now, read again
     /// (another shell on the same file, an attachment or a second terminal, may have added to
-    /// it since), with the command after its last entry (a file libedit cannot read: this
-    /// shell's history), saved as `snapshot FILE` writes (a
+    /// it since; one cleared or removed holds nothing), with the command after its last entry
+    /// (a file libedit cannot read: this shell's history), saved as `snapshot FILE` writes (a
     /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). So shells at
     /// once keep each other's commands (the whole history of this one written over the file lost
     /// them), each shell's Up going over its own. A command that starts with a space is not kept.
@@ -213,9 +213,18 @@ final class LineEditor {
         _ = cachesh_history_set_size(merged, 1000)
         _ = cachesh_history_set_unique(merged, 1)
         // Read only as at the start: a regular file within the limit (libedit's own read of a
-        // FIFO would block). A file that is not there, or that libedit cannot read (not of its
-        // format, grown past the limit), gets this shell's whole history, as before.
-        let loaded = (try? FileIO.check(historyPath)) == true && cachesh_history_load(merged, historyPath) >= 0
+        // FIFO would block). A file that is not there, or is empty (the user cleared it), holds
+        // no command; one that libedit cannot read (not of its format, grown past the limit) gets
+        // this shell's whole history, as before.
+        var info = stat()
+        let loaded: Bool
+        if stat(historyPath, &info) != 0 && errno == ENOENT {
+            loaded = true
+        } else if (try? FileIO.check(historyPath)) == true {
+            loaded = info.st_size == 0 || cachesh_history_load(merged, historyPath) >= 0
+        } else {
+            loaded = false
+        }
         let saving = loaded ? merged : history
         if loaded { _ = cachesh_history_enter(merged, command) }
         // A new history file is private (0600), as libedit makes the files it saves.

@@ -354,28 +354,33 @@ import Darwin
         let firsts = try await RawClient.holdMany(app.address, count: 9, hello: #"{"id":0,"op":"hello","protocol":1}"#)
         #expect(firsts.prefix(8).allSatisfy { $0 == #"{"id":0,"ok":true,"protocol":1}"# }, "\(firsts)")
         #expect(firsts.last == #"{"error":"attach: the app has 8 shells attached, the most it takes","id":0,"ok":false,"protocol":1}"#)
-        // Eight shells held: the shell run now prints the app's refusal.
+        try await app.end()
+        // Eight shells held (on an app of their own: the nine above leave it only once it has read
+        // their end): the shell run now prints the app's refusal.
+        let full = try await Self.startApp()
         var shells: [Int32] = []
         for _ in 0..<8 {
-            let (fd, first) = await RawClient.open(app.address, hello: #"{"id":0,"op":"hello","protocol":1}"#)
+            let (fd, first) = await RawClient.open(full.address, hello: #"{"id":0,"op":"hello","protocol":1}"#)
             #expect(first == #"{"id":0,"ok":true,"protocol":1}"#)
             shells.append(fd)
         }
-        #expect(try await Self.attach([app.address, "-c", "stats"])
+        #expect(try await Self.attach([full.address, "-c", "stats"])
                 == Outcome(stdout: "", stderr: "cachesh: attach: the app has 8 shells attached, the most it takes\n", status: 2))
         // Eight more that say nothing are taken; a seventeenth connection is not.
         var silent: [Int32] = []
-        for _ in 0..<8 { silent.append(RawClient.connect(app.address)) }
-        let (extra, refusal) = await RawClient.open(app.address, hello: nil)
+        for _ in 0..<8 { silent.append(RawClient.connect(full.address)) }
+        let (extra, refusal) = await RawClient.open(full.address, hello: nil)
         #expect(refusal == #"{"error":"attach: the app has 16 connections open, the most it takes","id":null,"ok":false,"protocol":1}"#)
-        #expect(try await Self.attach([app.address, "-c", "stats"])
+        #expect(try await Self.attach([full.address, "-c", "stats"])
                 == Outcome(stdout: "", stderr: "cachesh: attach: the app has 16 connections open, the most it takes\n", status: 2))
         for fd in shells + silent + [extra] { close(fd) }
+        try await full.end()
+        let fresh = try await Self.startApp()
         let watches = (1...65).map { "watch a:\($0)" }.joined(separator: "; ") + "; unwatch"
-        let out = try await Self.attach([app.address, "-c", watches])
+        let out = try await Self.attach([fresh.address, "-c", watches])
         #expect(out.status == 1 && out.stderr == "error: watch: 64 scopes watched, the most one attachment watches\n", "\(out)")
         #expect(out.stdout.hasSuffix("watching: (nothing)\n"), "\(out)")
-        try await app.end()
+        try await fresh.end()
     }
 
     @Test func aLinePastTheShellsBoundFromTheAppDetaches() async throws {

@@ -526,7 +526,9 @@ def test_two_shells_at_once_keep_each_others_history(home):
 
 def test_a_history_file_libedit_cannot_read_gets_the_shells_whole_history(home):
     """A history file not in libedit's format (no header line: written by hand) is not read;
-    each command then saves the shell's whole history over it, as before, not only the last."""
+    the first command then saves the shell's whole history over it, as before (the file is in
+    libedit's format from then on). A history file cleared while the shell runs stays cleared:
+    the next command is its only one."""
     with open(os.path.join(home, "history"), "w") as f:
         f.write("echo by hand\n")
     sh = Shell(home, NO_HINTS)
@@ -538,6 +540,17 @@ def test_a_history_file_libedit_cannot_read_gets_the_shells_whole_history(home):
     for line in ("echo two", "echo one"):
         again.keys("Up")
         again.wait_for_line(f"cachesh> {line}", "both commands of the shell before")
+    again.keys("C-u")
+    again.wait_for_line("cachesh>")
+    open(os.path.join(home, "history"), "w").close()
+    again.run("echo three")
+    again.keys("C-d")
+    again.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    last = Shell(home, NO_HINTS)
+    last.keys("Up")
+    last.wait_for_line("cachesh> echo three")
+    last.keys("Up")
+    last.wait_for_line("cachesh> echo three", "nothing before it: the cleared history stayed cleared")
 
 
 def test_ctrl_c_drops_the_line(home):
