@@ -32,6 +32,10 @@ public final class CacheInspector: Sendable {
     /// connection made only to see whether the app listens (`cachesh attach --list`) takes no
     /// shell's place.
     public static let maxConnections = 16
+    /// How long a connection may stay without saying `hello` (SPEC §7.1): then it is closed, so
+    /// that connections that say nothing (one that does not know the token, say) hold none of
+    /// the 16 places.
+    public static let helloDeadline: Duration = .seconds(10)
 
     /// What `cachesh attach` takes to reach this inspector: the socket's path, or `127.0.0.1:PORT`.
     public let address: String
@@ -39,6 +43,9 @@ public final class CacheInspector: Sendable {
     public let token: String?
     /// The most bytes waiting for one client (``maxQueuedBytes`` unless `start` was given less).
     let queueLimit: Int
+    /// How long a connection may stay without saying `hello` (``helloDeadline`` unless `start`
+    /// was given less).
+    let helloWait: Duration
 
     let cache: Cache
     private let listener: Int32
@@ -66,12 +73,15 @@ public final class CacheInspector: Sendable {
     ///     `$CACHESH_SOCKET_DIR/PID`) or a loopback TCP port.
     ///   - queueLimit: the most bytes waiting for one client before it is dropped (at most
     ///     ``maxQueuedBytes``; less in tests of the bound).
+    ///   - helloDeadline: how long a connection may stay without saying `hello` (at most
+    ///     ``helloDeadline``, at least 10 ms; less in tests of the bound).
     ///   - announce: prints the one line that says where it listens (and, for TCP, the token,
     ///     printed only here); by default to standard error.
     /// - Throws: `InspectorError` when it cannot listen (the directory is not the user's own, the
     ///   path is too long, the port is taken).
     @discardableResult
     public static func start(cache: Cache, endpoint: InspectorEndpoint = .unixSocket(), queueLimit: Int = maxQueuedBytes,
+                             helloDeadline: Duration = helloDeadline,
                              announce: @Sendable (String) -> Void = { line in
                                  var line = line + "\n"
                                  line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
@@ -82,21 +92,23 @@ public final class CacheInspector: Sendable {
             let path: String
             if let given { path = given } else { path = try Listener.userDirectory() + "/\(getpid())" }
             inspector = CacheInspector(cache: cache, listener: try Listener.unixSocket(at: path), address: path, token: nil, socketPath: path,
-                                        queueLimit: queueLimit)
+                                        queueLimit: queueLimit, helloDeadline: helloDeadline)
             announce("cachesh inspector: listening on \(path) (cachesh attach \(path))")
         case .tcp(let port):
             let (fd, got) = try Listener.loopback(port: port)
             let token = Listener.token()
             inspector = CacheInspector(cache: cache, listener: fd, address: "127.0.0.1:\(got)", token: token, socketPath: nil,
-                                        queueLimit: queueLimit)
+                                        queueLimit: queueLimit, helloDeadline: helloDeadline)
             announce("cachesh inspector: listening on 127.0.0.1:\(got); token \(token) (CACHESH_TOKEN=... cachesh attach 127.0.0.1:\(got))")
         }
         inspector.acceptInBackground()
         return inspector
     }
 
-    private init(cache: Cache, listener: Int32, address: String, token: String?, socketPath: String?, queueLimit: Int) {
+    private init(cache: Cache, listener: Int32, address: String, token: String?, socketPath: String?, queueLimit: Int,
+                 helloDeadline: Duration) {
         self.queueLimit = min(max(queueLimit, 1 << 16), Self.maxQueuedBytes)
+        self.helloWait = min(max(helloDeadline, .milliseconds(10)), Self.helloDeadline)
         self.cache = cache
         self.listener = listener
         self.address = address

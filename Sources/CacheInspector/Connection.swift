@@ -71,6 +71,26 @@ final class Connection: Sendable {
             writeLoop()
             halfDone()
         }
+        let wait = inspector.helloWait.components
+        let milliseconds = Int(wait.seconds) * 1000 + Int(wait.attoseconds / 1_000_000_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
+            self?.helloDeadlinePassed(milliseconds)
+        }
+    }
+
+    /// No `hello` came within the inspector's deadline: one line, and the connection is closed.
+    private func helloDeadlinePassed(_ milliseconds: Int) {
+        let time = milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+        let line = Protocol.line(["id": .null, "ok": .bool(false), "protocol": .int(Int64(CacheInspector.protocolVersion)),
+                                  "error": .string("attach: no hello within \(time) of connecting; the connection is closed")])
+        let expired = state.withLock { state -> Bool in
+            guard !state.greeted && !state.closing else { return false }
+            state.queue.append(.line(line))
+            state.queued += line.count
+            state.closing = true
+            return true
+        }
+        if expired { wake.signal() }
     }
 
     private func halfDone() {

@@ -42,9 +42,12 @@ let endpoint: InspectorEndpoint = arguments.count > 2 && arguments[1] == "unix" 
     : arguments.count > 1 && arguments[1] == "default" ? .unixSocket() : .tcp()
 // `queue=N`: a smaller bound on what waits for a client, for the test of a flood.
 let queueLimit = arguments.last.flatMap { $0.hasPrefix("queue=") ? Int($0.dropFirst(6)) : nil } ?? CacheInspector.maxQueuedBytes
+// `hello=MS`: a shorter time a connection may stay without saying hello, for the test of it.
+let helloDeadline = arguments.last.flatMap { $0.hasPrefix("hello=") ? Int($0.dropFirst(6)) : nil }
+    .map { Duration.milliseconds($0) } ?? CacheInspector.helloDeadline
 let inspector: CacheInspector
 do {
-    inspector = try CacheInspector.start(cache: cache, endpoint: endpoint, queueLimit: queueLimit)
+    inspector = try CacheInspector.start(cache: cache, endpoint: endpoint, queueLimit: queueLimit, helloDeadline: helloDeadline)
 } catch {
     say("cannot start: \(error)")
     exit(1)

@@ -383,6 +383,34 @@ import Darwin
         try await fresh.end()
     }
 
+    /// A connection that does not say hello in time is told so and closed (here 3 s, 10 s
+    /// by default), so connections that say nothing hold none of the app's places; a shell that
+    /// said hello stays past that time.
+    @Test func aConnectionWithoutAHelloInTimeIsClosed() async throws {
+        let app = try await Self.startApp(extra: ["hello=3000"])
+        let (shell, greeting) = await RawClient.open(app.address, hello: #"{"id":0,"op":"hello","protocol":1}"#)
+        #expect(greeting == #"{"id":0,"ok":true,"protocol":1}"#)
+        let (silent, told) = await RawClient.open(app.address, hello: nil)
+        #expect(told == #"{"error":"attach: no hello within 3 s of connecting; the connection is closed","id":null,"ok":false,"protocol":1}"#)
+        let ended = await OwnThread.run { () -> Int in
+            var byte: UInt8 = 0
+            return read(silent, &byte, 1)
+        }
+        #expect(ended == 0, "the connection closed after its line")
+        // The shell, connected before it, is still attached.
+        let answers = await OwnThread.run { () -> String in
+            _ = RawClient.sendAll(shell, #"{"id":1,"op":"run","command":"now"}"# + "\n")
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(shell, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
+            return String(decoding: line, as: UTF8.self)
+        }
+        #expect(answers.hasPrefix(#"{"id":1,"ok":true,"output":"now:"#), "\(answers)")
+        close(shell)
+        close(silent)
+        try await app.end()
+    }
+
     @Test func aLinePastTheShellsBoundFromTheAppDetaches() async throws {
         let sandbox = try Sandbox()
         let path = sandbox.url.appendingPathComponent("huge.sock").path
