@@ -206,6 +206,11 @@ public final class CacheInspector: Sendable {
         }
     }
 
+    /// Gives back the place `admitShell` took for a `hello` that came too late.
+    func releaseShell() {
+        state.withLock { $0.shells -= 1 }
+    }
+
     /// How many changes the timeline has had: a shell attached now sees those after.
     func timelineMark() -> Int { state.withLock { $0.timeline.appended } }
 

@@ -243,6 +243,19 @@ final class Connection: Sendable {
         send(Protocol.line(fields))
     }
 
+    /// Answers a request that is not one: an error, and the connection goes on; before `hello`,
+    /// it ends after the error (so what is sent before `hello` is one line, which the socket
+    /// always takes: a client that floods bad lines and never reads cannot keep its connection
+    /// past the hello deadline by filling the socket's buffers). - Returns: false when it ends.
+    private func refuse(_ id: JSONValue, _ error: String) -> Bool {
+        guard state.withLock({ $0.greeted }) else {
+            sendAndEnd(Protocol.line(["id": id, "ok": .bool(false), "error": .string(error)]))
+            return false
+        }
+        respond(id, ok: false, ["error": .string(error)])
+        return true
+    }
+
     /// Answers one request. - Returns: false when the connection ends.
     private func handle(_ bytes: [UInt8]) -> Bool {
         if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { return true }
@@ -250,24 +263,20 @@ final class Connection: Sendable {
         do {
             request = try JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
         } catch {
-            respond(.null, ok: false, ["error": .string("attach: a request that is not JSON (\(error.message))")])
-            return true
+            return refuse(.null, "attach: a request that is not JSON (\(error.message))")
         }
         guard case .object(let fields) = request else {
-            respond(.null, ok: false, ["error": .string("attach: a request is a JSON object with an id and an op")])
-            return true
+            return refuse(.null, "attach: a request is a JSON object with an id and an op")
         }
         let id: JSONValue
         switch fields["id"] {
         case .int(let n)?: id = .int(n)
         case .string(let s)? where s.utf8.count <= 64: id = .string(s)
         default:
-            respond(.null, ok: false, ["error": .string("attach: a request needs an id (a number, or a string of at most 64 bytes)")])
-            return true
+            return refuse(.null, "attach: a request needs an id (a number, or a string of at most 64 bytes)")
         }
         guard case .string(let op)? = fields["op"] else {
-            respond(id, ok: false, ["error": .string("attach: a request needs an op (hello, run, complete)")])
-            return true
+            return refuse(id, "attach: a request needs an op (hello, run, complete)")
         }
         if !state.withLock({ $0.greeted }) {
             guard op == "hello" else {
@@ -318,10 +327,17 @@ final class Connection: Sendable {
             return false
         }
         let mark = inspector.timelineMark()
-        state.withLock { state in
+        let greeted = state.withLock { state -> Bool in
+            // The hello deadline passed meanwhile: the connection ends, and its place is given back.
+            guard !state.closing else { return false }
             state.greeted = true
             state.readOnly = fields["read_only"] == .bool(true)
             state.timelineMark = mark
+            return true
+        }
+        guard greeted else {
+            inspector.releaseShell()
+            return false
         }
         inspector.updateTap()
         respond(id, ok: true, ["protocol": .int(Int64(version))])

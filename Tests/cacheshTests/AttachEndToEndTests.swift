@@ -384,8 +384,8 @@ import Darwin
     }
 
     /// A connection that does not say hello in time is told so and closed (here 3 s, 10 s
-    /// by default), so connections that say nothing hold none of the app's places; a shell that
-    /// said hello stays past that time.
+    /// by default), so connections that say nothing hold none of the app's places, nor does one
+    /// whose first line is no request; a shell that said hello stays past that time.
     @Test func aConnectionWithoutAHelloInTimeIsClosed() async throws {
         let app = try await Self.startApp(extra: ["hello=3000"])
         let (shell, greeting) = await RawClient.open(app.address, hello: #"{"id":0,"op":"hello","protocol":1}"#)
@@ -397,6 +397,16 @@ import Darwin
             return read(silent, &byte, 1)
         }
         #expect(ended == 0, "the connection closed after its line")
+        // Before a hello, a line that is no request ends the connection after its error (a flood
+        // of them, never read, would fill the socket and hold it past the deadline).
+        let (bad, error) = await RawClient.open(app.address, hello: "x")
+        #expect(error.hasPrefix(#"{"error":"attach: a request that is not JSON ("#), "\(error)")
+        let badEnded = await OwnThread.run { () -> Int in
+            var byte: UInt8 = 0
+            return read(bad, &byte, 1)
+        }
+        #expect(badEnded == 0, "the connection closed after its error")
+        close(bad)
         // The shell, connected before it, is still attached.
         let answers = await OwnThread.run { () -> String in
             _ = RawClient.sendAll(shell, #"{"id":1,"op":"run","command":"now"}"# + "\n")
