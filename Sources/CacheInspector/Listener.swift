@@ -1,3 +1,4 @@
+import CacheShell
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -34,33 +35,22 @@ enum Listener {
     static func errnoText() -> String { String(cString: strerror(errno)) }
 
     /// `/tmp/cachesh-$UID` (or `$CACHESH_SOCKET_DIR`), made 0700 if missing, and checked: a
-    /// directory (not a symbolic link) of this user, that nobody else may enter.
+    /// directory (not a symbolic link) of this user, that nobody else may enter
+    /// (`SocketDirectory`, the rule `cachesh attach` looks in it by).
     static func userDirectory() throws(InspectorError) -> String {
-        let uid = getuid()
-        var path = "/tmp/cachesh-\(uid)"
-        if let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 {
-            path = String(cString: given)
-            guard path.hasPrefix("/") else {
-                throw InspectorError("CACHESH_SOCKET_DIR is \(path): give an absolute path (the app and the shell run in directories of their own)")
-            }
-            // A trailing `/` would have lstat follow a symbolic link.
-            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        let path: String
+        switch SocketDirectory.path() {
+        case .success(let found): path = found
+        case .failure(let problem): throw InspectorError(problem.message)
         }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw InspectorError("cannot make \(path): \(errnoText())")
         }
-        var info = stat()
-        guard lstat(path, &info) == 0 else { throw InspectorError("cannot inspect \(path): \(errnoText())") }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw InspectorError("\(path) is not a directory (a symbolic link or a file someone else made?); refusing to listen there")
+        switch SocketDirectory.problem(at: path) {
+        case nil: return path
+        case let problem? where problem.isOwnership: throw InspectorError(problem.message + "; refusing to listen there")
+        case let problem?: throw InspectorError(problem.message)
         }
-        guard info.st_uid == uid else {
-            throw InspectorError("\(path) belongs to user \(info.st_uid), not to this user (\(uid)); refusing to listen there")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw InspectorError("\(path) may be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700")
-        }
-        return path
     }
 
     /// A listening Unix-domain socket at `path` (a stale socket of this user's there is replaced).

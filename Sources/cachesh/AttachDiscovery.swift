@@ -1,3 +1,4 @@
+import CacheShell
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,16 +23,9 @@ enum AttachDiscovery {
     /// The most entries of the directory read (it holds a socket an app of this user).
     static let maxEntries = 65_536
 
-    /// The directory of the default sockets, as `CacheInspector.start` makes it: `/tmp/cachesh-$UID`,
-    /// or `$CACHESH_SOCKET_DIR` (an absolute path; its trailing `/` left out).
+    /// The directory of the default sockets, as `CacheInspector.start` makes it (`SocketDirectory`).
     static func directory() -> Result<String, AttachDiscoveryError> {
-        guard let given = getenv("CACHESH_SOCKET_DIR"), given.pointee != 0 else { return .success("/tmp/cachesh-\(getuid())") }
-        var path = String(cString: given)
-        guard path.hasPrefix("/") else {
-            return .failure(AttachDiscoveryError("CACHESH_SOCKET_DIR is \(path): give an absolute path (the app and the shell run in directories of their own)"))
-        }
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        return .success(path)
+        SocketDirectory.path().mapError { AttachDiscoveryError($0.message) }
     }
 
     /// Whether `target` names an app by its process id: all digits.
@@ -46,30 +40,19 @@ enum AttachDiscovery {
         return pid
     }
 
-    /// The directory, checked as `CacheInspector.start` checks it: a directory (not a symbolic
-    /// link) of this user's that no other user may enter; else its sockets could be anyone's.
-    /// - Returns: its path, nil when there is none, or why it is refused.
+    /// The directory, checked as `CacheInspector.start` checks it (`SocketDirectory`): its sockets
+    /// could be anyone's otherwise. - Returns: its path, nil when there is none, or why it is refused.
     static func checkedDirectory() -> Result<String?, AttachDiscoveryError> {
         let path: String
         switch directory() {
         case .failure(let error): return .failure(error)
         case .success(let found): path = found
         }
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            if errno == ENOENT { return .success(nil) }
-            return .failure(AttachDiscoveryError("cannot look in \(path): \(String(cString: strerror(errno)))"))
+        switch SocketDirectory.problem(at: path) {
+        case nil: return .success(path)
+        case .absent?: return .success(nil)
+        case let problem?: return .failure(AttachDiscoveryError(problem.message))
         }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            return .failure(AttachDiscoveryError("\(path) is not a directory (a symbolic link or a file someone else made?)"))
-        }
-        guard info.st_uid == getuid() else {
-            return .failure(AttachDiscoveryError("\(path) belongs to user \(info.st_uid), not to this user (\(getuid()))"))
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            return .failure(AttachDiscoveryError("\(path) may be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700"))
-        }
-        return .success(path)
     }
 
     /// The socket of the app with process id `text` (`cachesh attach PID`), in the checked
