@@ -75,67 +75,80 @@ enum Batch {
 
     /// ``promptLine(_:)`` over the rest of the file open at `fd`, read in 64 KiB chunks: memory
     /// stays bounded whatever the file's size. A read error ends the search (the run then reports it).
+    ///
+    /// Each `>` is found with `memchr` and the eight bytes before it compared with `\ncachesh` as
+    /// one word (the file's start counts as a line feed); lines are counted only once a prompt
+    /// line is found, reading the file again up to it. A line at a time, with a call of `memchr`
+    /// each, this pass was some 80 instructions a command of a script.
     /// - Complexity: O(n) in the length of the file.
     static func promptLine(fd: Int32) -> Int? {
+        let size = 1 << 16
+        /// Bytes kept from one chunk for the next: a match that starts in them may need up to
+        /// two bytes more to be decided (`cachesh>\r`, then a line feed or not).
+        let keep = 10
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: keep + size)
+        defer { buffer.deallocate() }
+        // "\ncachesh" as a little- or big-endian word, as `loadUnaligned` reads it.
+        let head = UInt64(littleEndian: 0x6873_6568_6361_630A)
+        // The file's start, a line feed that is not in it, at offset -1.
+        buffer[0] = UInt8(ascii: "\n")
+        var carried = 1
+        /// The file's offset of `buffer[0]`.
+        var bufferOffset = -1
+        while true {
+            let n = (try? FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(start: buffer + carried, count: size))) ?? 0
+            let end = carried + n
+            let atEnd = n == 0
+            var from = 0
+            // Each `>` (rare in a script), then the eight bytes before it.
+            while from < end, let found = memchr(buffer + from, Int32(UInt8(ascii: ">")), end - from) {
+                let q = UnsafeMutableRawPointer(found).assumingMemoryBound(to: UInt8.self) - buffer
+                from = q + 1
+                // (A `>` in the first eight bytes kept from a chunk was decided with that chunk.)
+                guard q >= 8, UnsafeRawPointer(buffer + q - 8).loadUnaligned(as: UInt64.self) == head else { continue }
+                let after = q + 1
+                // Undecided until two more bytes are read: found again among the bytes kept.
+                if !atEnd && after + 2 > end { break }
+                let isPrompt: Bool
+                if after == end {
+                    isPrompt = true
+                } else {
+                    switch buffer[after] {
+                    case UInt8(ascii: " "), UInt8(ascii: "\n"): isPrompt = true
+                    case UInt8(ascii: "\r"): isPrompt = after + 1 == end || buffer[after + 1] == UInt8(ascii: "\n")
+                    default: isPrompt = false
+                    }
+                }
+                if isPrompt { return lineNumber(atOffset: bufferOffset + q - 7, in: fd) }
+            }
+            if atEnd { return nil }
+            let dropped = max(0, end - keep)
+            memmove(buffer, buffer + dropped, end - dropped)
+            bufferOffset += dropped
+            carried = end - dropped
+        }
+    }
+
+    /// The line (from 1) of the byte at `offset` of the file open at `fd` (a regular file: read
+    /// with `pread`, which leaves its offset as it is); nil when it cannot be read.
+    /// - Complexity: O(offset).
+    private static func lineNumber(atOffset offset: Int, in fd: Int32) -> Int? {
         let size = 1 << 16
         let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
         defer { chunk.deallocate() }
         var line = 1
-        /// The first bytes of the current line: the prompt, then what may follow it.
-        var head = LineHead()
-        while true {
-            let n = (try? FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(start: chunk, count: size))) ?? 0
-            if n == 0 { return head.isPrompt ? line : nil }
-            var start = 0
-            while start < n {
-                // The line's first bytes, then straight to its end; a line whose first byte is
-                // not the prompt's is none, and is passed over without its head kept.
-                var i = start
-                if head.isEmpty && chunk[i] != UInt8(ascii: "c") { head.markNotPrompt() }
-                while !head.isFull && i < n && chunk[i] != UInt8(ascii: "\n") {
-                    head.append(chunk[i])
-                    i += 1
-                }
-                guard let found = memchr(chunk + i, Int32(UInt8(ascii: "\n")), n - i) else { break }
-                if head.isPrompt { return line }
+        var done = 0
+        while done < offset {
+            let n = pread(fd, chunk, min(size, offset - done), off_t(done))
+            guard n > 0 else { return nil }
+            var at = 0
+            while at < n, let found = memchr(chunk + at, Int32(UInt8(ascii: "\n")), n - at) {
                 line += 1
-                head = LineHead()
-                start = UnsafeMutableRawPointer(found) - UnsafeMutableRawPointer(chunk) + 1
+                at = UnsafeMutableRawPointer(found).assumingMemoryBound(to: UInt8.self) - chunk + 1
             }
+            done += n
         }
-    }
-
-    /// The first bytes of a line, as many as tell whether it is a prompt line.
-    private struct LineHead {
-        private static let prompt: [UInt8] = Array("cachesh>".utf8)
-        private var bytes: (UInt64, UInt64) = (0, 0)
-        private var count = 0
-        var isFull: Bool { count == 10 }
-        var isEmpty: Bool { count == 0 }
-
-        /// Makes the head one that is full and no prompt's (its first byte is not the prompt's).
-        mutating func markNotPrompt() {
-            bytes = (0, 0)
-            count = 10
-        }
-
-        mutating func append(_ byte: UInt8) {
-            let at = count
-            withUnsafeMutableBytes(of: &bytes) { $0[at] = byte }
-            count += 1
-        }
-
-        /// The line, once ended, starts as a prompt line does: `cachesh>`, then a space, or the
-        /// line's end (a carriage return may come before it).
-        var isPrompt: Bool {
-            withUnsafeBytes(of: bytes) { raw in
-                let prompt = Self.prompt
-                guard count >= prompt.count, raw[..<prompt.count].elementsEqual(prompt) else { return false }
-                if count == prompt.count { return true }
-                if raw[prompt.count] == UInt8(ascii: " ") { return true }
-                return count == prompt.count + 1 && raw[prompt.count] == UInt8(ascii: "\r")
-            }
-        }
+        return line
     }
 
     // MARK: A stream, command by command
@@ -280,7 +293,9 @@ enum Batch {
                 }
             }
             let before = pending.count
-            pending.append(contentsOf: chunk[offset..<n])
+            // Copied once, from the chunk's memory: appending the `ArraySlice` made a temporary
+            // array of it first (two copies of the whole input, some 70 instructions a command).
+            chunk.withUnsafeBufferPointer { pending.append(contentsOf: UnsafeBufferPointer(rebasing: $0[offset..<n])) }
             if scanning {
                 // A command whose JSON value spans lines is arriving: the scanner, which has seen
                 // all of `pending`, finds where it ends without reading it again.

@@ -59,5 +59,9 @@ import TestSupport
         }
         #expect(try Self.promptLine(inFile: filler + Array("cachesh> x".utf8)) == filler.count { $0 == UInt8(ascii: "\n") } + 1)
         #expect(try Self.promptLine(inFile: filler) == nil)
+        // Three chunks and more: the line feeds of each chunk passed are counted once.
+        let three = filler + filler + filler + Array("get a:1\ncachesh>\r\nput a:1 1\n".utf8)
+        #expect(try Self.promptLine(inFile: three) == 3 * filler.count { $0 == UInt8(ascii: "\n") } + 2)
+        #expect(try Self.promptLine(inFile: three) == Self.promptLine(inMemory: three))
     }
 }
