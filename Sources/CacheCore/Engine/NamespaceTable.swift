@@ -23,10 +23,11 @@ struct NamespaceState {
 struct NamespaceTable {
     private(set) var all: [NamespaceState] = []
     private var index: [String: Int32] = [:]
-    /// The namespace `slot(forKey:)` found last, its name and slot (-1: none yet): most runs of
-    /// keys share one. Two fields, not an optional pair: reading the pair copied it, the name
-    /// retained and released, on every put of a new key.
-    private var lastName = ""
+    /// Each namespace's name packed (`PackedName`), by slot: what `slot(forKey:)` compares a
+    /// key's namespace with, two integers against two, no string touched.
+    private var packedNames: [PackedName] = []
+    /// The slot of the namespace `slot(forKey:)` found last (-1: none yet): most runs of keys
+    /// share one.
     private var lastSlot: Int32 = -1
     /// Whether some namespace has (or had) a `dedupe=` window: until one does, a fetch notes nothing.
     private(set) var dedupes = false
@@ -40,6 +41,7 @@ struct NamespaceTable {
     /// - Complexity: O(k) for k namespaces.
     init(restoring namespaces: [NamespaceState]) {
         all = namespaces
+        packedNames = namespaces.map { PackedName($0.name) }
         for (i, ns) in namespaces.enumerated() { index[ns.name] = Int32(i) }
         dedupes = namespaces.contains { $0.policy.dedupe != nil }
     }
@@ -88,6 +90,7 @@ struct NamespaceTable {
         if let i = index[String(name)] { return (i, false) }
         let i = Int32(all.count)
         all.append(NamespaceState(name: String(name), policy: Policy(), defined: false))
+        packedNames.append(PackedName(String(name)))
         index[String(name)] = i
         return (i, true)
     }
@@ -96,22 +99,27 @@ struct NamespaceTable {
     /// - Complexity: O(1) amortized; no hashing when the namespace is the one found last or one
     ///   of the first few (keys of a handful of namespaces interleaved, as an app's are).
     mutating func slot(forKey key: String) -> (slot: Int32, created: Bool) {
-        if lastSlot >= 0 {
-            switch Self.key(key, isIn: lastName) {
+        let packed = key.utf8.withContiguousStorageIfAvailable { PackedName(namespaceOf: $0) } ?? nil
+        if let packed {
+            // A name of at most 15 bytes: two integers compared with two per namespace tried.
+            if lastSlot >= 0 && packedNames[Int(lastSlot)] == packed { return (lastSlot, false) }
+            for i in 0..<min(packedNames.count, Self.namesCompared) where packedNames[i] == packed {
+                lastSlot = Int32(i)
+                return (Int32(i), false)
+            }
+        } else if lastSlot >= 0 {
+            // A longer name (or a string not stored contiguously): its bytes compared.
+            switch Self.key(key, isIn: all[Int(lastSlot)].name) {
             case true?: return (lastSlot, false)
             case false?:
-                // Compared on their bytes, as the last one was: no substring made, nothing hashed.
                 for i in 0..<min(all.count, Self.namesCompared) where Self.key(key, isIn: all[i].name) == true {
-                    lastName = all[i].name
                     lastSlot = Int32(i)
                     return (Int32(i), false)
                 }
-            case nil: if lastName == KeyName.namespace(of: key) { return (lastSlot, false) }
+            case nil: if all[Int(lastSlot)].name == KeyName.namespace(of: key) { return (lastSlot, false) }
             }
         }
-        let name = KeyName.namespace(of: key)
-        let found = slot(creating: name)
-        lastName = String(name)
+        let found = slot(creating: KeyName.namespace(of: key))
         lastSlot = found.slot
         return found
     }
@@ -164,8 +172,15 @@ extension NamespaceTable {
                 v.append("namespace \(ns.name): policy out of range: \(p)")
             }
         }
-        if lastSlot >= 0, index[lastName] != lastSlot {
-            v.append("namespace index: the last namespace found, \(lastName) in slot \(lastSlot), is not the indexed one")
+        if lastSlot >= Int32(all.count) {
+            v.append("namespace index: the last namespace found, slot \(lastSlot), is past the \(all.count) namespaces")
+        }
+        if packedNames.count != all.count {
+            v.append("namespace index: \(packedNames.count) packed names for \(all.count) namespaces")
+        } else {
+            for i in all.indices where packedNames[i] != PackedName(all[i].name) {
+                v.append("namespace index: the packed name of slot \(i) is not \(all[i].name)'s")
+            }
         }
         return v
     }
@@ -175,4 +190,65 @@ extension NamespaceTable {
         let violations = invariantViolations()
         precondition(violations.isEmpty, "NamespaceTable invariants broken:\n" + violations.joined(separator: "\n"))
     }
+}
+
+/// A namespace's name of at most 15 bytes as two integers: its first eight bytes, then the rest
+/// with its length in the top byte (zeros past its end). A longer name packs as `long`, equal to
+/// no packed name of a key (whose length is at most 15). Made for `NamespaceTable.slot(forKey:)`:
+/// comparing a key's namespace with a name took some 90 instructions (the two strings' storage
+/// reached, retained and released); two integer comparisons take a handful.
+struct PackedName: Equatable {
+    var low: UInt64
+    var high: UInt64
+
+    /// Packs no name (longer than 15 bytes).
+    static let long = PackedName(low: 0, high: UInt64.max)
+
+    private init(low: UInt64, high: UInt64) {
+        self.low = low
+        self.high = high
+    }
+
+    /// `bytes` as a name: nil past 15 bytes.
+    private init?(bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count <= 15 else { return nil }
+        var low: UInt64 = 0, high: UInt64 = 0
+        for (i, byte) in bytes.enumerated() {
+            if i < 8 { low |= UInt64(byte) << (i * 8) } else { high |= UInt64(byte) << ((i - 8) * 8) }
+        }
+        self.init(low: low, high: high | UInt64(bytes.count) << 56)
+    }
+
+    /// A namespace's name packed; `long` for a longer one.
+    init(_ name: String) {
+        var name = name
+        self = name.withUTF8 { PackedName(bytes: $0) } ?? .long
+    }
+
+    /// The namespace of the key whose UTF-8 bytes are `key`, as `KeyName.namespace(of:)` reads it
+    /// (up to the first colon; `default` for a key without one), packed; nil when that name is
+    /// longer than 15 bytes or the key has no colon in its first 16 bytes but is longer (then ask
+    /// `KeyName.namespace(of:)`).
+    /// - Complexity: O(1): at most 16 bytes read.
+    @inline(__always)
+    init?(namespaceOf key: UnsafeBufferPointer<UInt8>) {
+        guard let base = key.baseAddress else { return nil }
+        let n = key.count
+        var low: UInt64 = 0, high: UInt64 = 0
+        var i = 0
+        while i < n {
+            let byte = base[i]
+            if byte == UInt8(ascii: ":") {
+                self.init(low: low, high: high | UInt64(truncatingIfNeeded: i) << 56)
+                return
+            }
+            if i == 15 { return nil }
+            if i < 8 { low |= UInt64(byte) << (i &* 8) } else { high |= UInt64(byte) << ((i &- 8) &* 8) }
+            i &+= 1
+        }
+        // No colon in the whole key: the default namespace.
+        self = Self.defaultNamespace
+    }
+
+    private static let defaultNamespace = PackedName(KeyName.defaultNamespace)
 }
