@@ -78,6 +78,22 @@ struct PlainCommandTests {
         "get abcdefghijklmnop ",
         #"put *bcdefghijklmnop {"a":1}"#,
         #"put abcdefghijklmnö {"a":1}"#,
+        // Keys read a word at a time for their bytes and first colon: a byte that is no name's
+        // before the colon, a colon or `*` or a control byte inside a word, two colons.
+        #"put a/b {"a":1}"#,
+        #"get a/b"#,
+        #"put abc/defgh:ijk {"a":1}"#,
+        #"put abcdefg/:x {"a":1}"#,
+        #"put abcdefghijklm:n*p {"a":1}"#,
+        #"put tag:abcdefghij {"a":1}"#,
+        #"put default:abcdefgh {"a":1}"#,
+        #"get abcdefgh"#,
+        #"put abcdefgh:ijklmnop:qrs {"a":1}"#,
+        #"get abcdefgh:ijklmnop:qrs"#,
+        "put abcdefgh\u{7F}ijk {\"a\":1}",
+        "put abcdefgh\u{01}ijk {\"a\":1}",
+        #"put abcdefghijklmno: {"a":1}"#,
+        #"put :abcdefghijklmno {"a":1}"#,
     ]
 
     /// Everything a session printed for `script`, whether a command failed, and its last history entry.
