@@ -89,11 +89,13 @@ enum Batch {
         defer { buffer.deallocate() }
         // "\ncachesh" as a little- or big-endian word, as `loadUnaligned` reads it.
         let head = UInt64(littleEndian: 0x6873_6568_6361_630A)
-        // The file's start, a line feed that is not in it, at offset -1.
+        // Where the search starts (the file's start, for a script just opened) counts as a line
+        // start: a line feed that is not in the file, just before it.
+        let start = max(0, Int(lseek(fd, 0, SEEK_CUR)))
         buffer[0] = UInt8(ascii: "\n")
         var carried = 1
         /// The file's offset of `buffer[0]`.
-        var bufferOffset = -1
+        var bufferOffset = start - 1
         while true {
             let n = (try? FileDescriptor(rawValue: fd).read(into: UnsafeMutableRawBufferPointer(start: buffer + carried, count: size))) ?? 0
             let end = carried + n
@@ -118,7 +120,7 @@ enum Batch {
                     default: isPrompt = false
                     }
                 }
-                if isPrompt { return lineNumber(atOffset: bufferOffset + q - 7, in: fd) }
+                if isPrompt { return lineNumber(atOffset: bufferOffset + q - 7, from: start, in: fd) }
             }
             if atEnd { return nil }
             let dropped = max(0, end - keep)
@@ -128,18 +130,20 @@ enum Batch {
         }
     }
 
-    /// The line (from 1) of the byte at `offset` of the file open at `fd` (a regular file: read
-    /// with `pread`, which leaves its offset as it is); nil when it cannot be read.
-    /// - Complexity: O(offset).
-    private static func lineNumber(atOffset offset: Int, in fd: Int32) -> Int? {
+    /// The line (from 1, the line at `start`) of the byte at `offset` of the file open at `fd` (a
+    /// regular file: read with `pread`, which leaves its offset as it is). A file that cannot be
+    /// read again up to `offset` (cut short since the first read) gives the line it was read up
+    /// to: the prompt line is refused all the same, its line number then a guess.
+    /// - Complexity: O(offset - start).
+    private static func lineNumber(atOffset offset: Int, from start: Int, in fd: Int32) -> Int {
         let size = 1 << 16
         let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
         defer { chunk.deallocate() }
         var line = 1
-        var done = 0
+        var done = start
         while done < offset {
             let n = pread(fd, chunk, min(size, offset - done), off_t(done))
-            guard n > 0 else { return nil }
+            guard n > 0 else { return line }
             var at = 0
             while at < n, let found = memchr(chunk + at, Int32(UInt8(ascii: "\n")), n - at) {
                 line += 1

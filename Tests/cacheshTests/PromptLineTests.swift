@@ -50,7 +50,8 @@ import TestSupport
         let line = Array("put feed:1 {\"id\":1,\"title\":\"item 1\"}\n".utf8)
         var filler: [UInt8] = []
         while filler.count < 1 << 16 { filler += line }
-        for tail in ["cachesh> get a:1\n", "cachesh>\n", "cachesh>", "cachesh>\r\n", "cachesh>x\n", "cachesh\n", "c\n", "\ncachesh> x"] {
+        for tail in ["cachesh> get a:1\n", "cachesh>\n", "cachesh>", "cachesh>\r\n", "cachesh>x\n", "cachesh\n", "c\n", "\ncachesh> x",
+                     "cachesh>\rx\n", "cachesh>\r"] {
             for cut in (1 << 16) - 12...(1 << 16) + 2 {
                 let bytes = Array(filler[..<cut]) + [UInt8(ascii: "\n")] + Array(tail.utf8) + line
                 let expected = Self.promptLine(inMemory: bytes)
