@@ -203,13 +203,17 @@ final class LineEditor {
     /// (a file libedit cannot read: this shell's history), saved as `snapshot FILE` writes (a
     /// complete copy renamed over it, its mode kept; `FileIO.writeAtomically`). So shells at
     /// once keep each other's commands (the whole history of this one written over the file lost
-    /// them), each shell's Up going over its own. A command that starts with a space is not kept.
-    /// A history that cannot be saved is not an error.
+    /// them), each shell's Up going over its own. The read and the write are made holding
+    /// `HistoryLock`, so that two shells pressing Enter at once do not both read the file before
+    /// either writes it (the second write lost the first's command). A command that starts with a
+    /// space is not kept. A history that cannot be saved is not an error.
     func remember(_ command: String) {
         guard let first = command.first, first != " ", !command.allSatisfy(\.isWhitespace) else { return }
         _ = cachesh_history_enter(history, command)
         guard let historyPath, let merged = history_init() else { return }
         defer { history_end(merged) }
+        let lock = HistoryLock(for: historyPath)
+        defer { lock?.release() }
         _ = cachesh_history_set_size(merged, 1000)
         _ = cachesh_history_set_unique(merged, 1)
         // Read only as at the start: a regular file within the limit (libedit's own read of a
@@ -237,6 +241,49 @@ final class LineEditor {
             let saved = cachesh_history_save_fp(saving, file)
             guard fclose(file) == 0, saved >= 0 else { throw FileIO.Failure(description: "cannot write the history") }
         }
+    }
+}
+
+/// `FILE.lock` beside a history file, locked (`flock`) while a shell reads the history, adds its
+/// command and writes it back (`LineEditor.remember`): shells at once on one file take turns.
+/// The holder unlinks it before unlocking, so that no lock file stays behind; a shell that
+/// locked a file since unlinked takes the new one. A shell that cannot have it within
+/// `maxWait` (a directory it cannot create the file in, another shell stopped while holding it)
+/// goes on without it, as before the lock: a lost command, never a prompt that does not come back.
+struct HistoryLock {
+    private let fd: Int32
+    private let path: String
+    static let maxWait = Duration.seconds(3)
+
+    init?(for historyPath: String) {
+        let path = historyPath + ".lock"
+        let deadline = ContinuousClock.now.advanced(by: Self.maxWait)
+        var pause: useconds_t = 1_000
+        while ContinuousClock.now < deadline {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { return nil }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                // Still the file of that name? (Its holder unlinks it before letting it go.)
+                var held = stat(), named = stat()
+                if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+                    self.fd = fd
+                    self.path = path
+                    return
+                }
+                close(fd)
+                continue
+            }
+            close(fd)
+            // Another shell writes the history: a few milliseconds.
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        }
+        return nil
+    }
+
+    func release() {
+        unlink(path)
+        close(fd)
     }
 }
 

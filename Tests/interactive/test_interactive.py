@@ -168,6 +168,20 @@ class Shell:
             if ready and not os.read(self.control.stdout.fileno(), 65536):
                 self.control.stdout.close()  # the session is gone: no more reports
 
+    def holds_for(self, seconds, condition, what):
+        """Checks that `condition` holds for `seconds`, at the start and at each change of the
+        pane (what must not happen yet, as a command held back)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            expect(condition(self), what, self)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            watched = [] if self.control.stdout.closed else [self.control.stdout]
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if ready and not os.read(self.control.stdout.fileno(), 65536):
+                self.control.stdout.close()
+
     def wait_for_line(self, expected, what=None):
         self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
 
@@ -520,6 +534,45 @@ def test_two_shells_at_once_keep_each_others_history(home):
     a.wait_for(lambda s: s.dead()[0], "a to quit")
     again = Shell(home, NO_HINTS)
     for line in ("echo three", "echo two", "echo one"):
+        again.keys("Up")
+        again.wait_for_line(f"cachesh> {line}", "the commands of both shells, newest first")
+
+
+def test_a_shell_waits_for_another_saving_the_history(home):
+    """Two shells pressing Enter at once: the one saving the history holds `history.lock`
+    (flock) while it reads the file, adds its command and writes it back, and the other waits
+    for it, then reads the file with that command in it. The test plays the first shell: it
+    takes the lock and reads the file, the real shell gets Enter, and the test writes its own
+    command after what it read and lets the lock go. Without the lock the real shell wrote its
+    command in between, and the test's write lost it."""
+    import fcntl
+    history = os.path.join(home, "history")
+    sh = Shell(home, NO_HINTS)
+    sh.run("echo before")
+    lock = os.open(history + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(history) as f:
+        text = f.read()
+    expect(text.startswith("_HiStOrY_V2_\n") and "echo\\040before" in text, "the history in libedit's form", sh)
+    sh.type("echo waited")
+    sh.wait_for(lambda s: s.last_line() == "cachesh> echo waited", "the command typed")
+    sh.keys("Enter")
+    # While the lock is held the shell does not go on (it saves the history before it runs
+    # the command): its output must not come. Half a second, well inside the shell's own
+    # 3 s bound on the wait.
+    sh.holds_for(0.5, lambda s: "waited" not in s.lines() and s.prompt_count() == 2, "no output while the lock is held")
+    other = history + ".other"
+    with open(other, "w") as f:
+        f.write(text + "echo\\040from\\040the\\040other\n")
+    os.rename(other, history)
+    os.unlink(history + ".lock")
+    os.close(lock)
+    sh.wait_for(lambda s: s.prompt_count() == 3 and "waited" in s.lines(), "the command's output once the lock is free")
+    expect(not os.path.exists(history + ".lock"), "no lock file left behind", sh)
+    sh.keys("C-d")
+    sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
+    again = Shell(home, NO_HINTS)
+    for line in ("echo waited", "echo from the other", "echo before"):
         again.keys("Up")
         again.wait_for_line(f"cachesh> {line}", "the commands of both shells, newest first")
 
