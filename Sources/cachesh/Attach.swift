@@ -461,6 +461,9 @@ let streamSocket = SOCK_STREAM
 
 func failAttach(_ message: String) -> Never {
     AttachSignals.restoreTerminal()
+    // From inside a line's edit (a Tab's answer, a change streamed): the line typed stays, and
+    // the message goes below it, not after its text.
+    if lineBeingEdited.load(ordering: .relaxed) { writeOut("\n") }
     _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: attach: \(message)\n").utf8)
     exit(2)
 }

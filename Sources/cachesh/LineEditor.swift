@@ -54,6 +54,10 @@ nonisolated(unsafe) private var remoteCompletion: ((String, OpaquePointer) -> Co
 /// Set by SIGINT outside line editing, so that Ctrl-C while a command runs does not end the shell.
 let interruptSignalled = Atomic<Bool>(false)
 
+/// Set while `el_gets` edits a line: the cursor is then after the text typed, and a message that
+/// ends the shell from inside the edit (`failAttach`) starts on a line of its own.
+let lineBeingEdited = Atomic<Bool>(false)
+
 /// How one attempt to read a line ended.
 enum LineRead {
     case line(String)
@@ -172,7 +176,9 @@ final class LineEditor {
         TerminalInput.startLine()
         let quiet = TypeAhead.silence()
         let resize = TerminalInput.watchResize(columns: columns)
+        lineBeingEdited.store(true, ordering: .relaxed)
         let line = el_gets(editor, &count)
+        lineBeingEdited.store(false, ordering: .relaxed)
         TerminalInput.stopWatchingResize(resize)
         TypeAhead.restore(quiet)
         let interrupted = editorState.withLock { $0.interrupted }

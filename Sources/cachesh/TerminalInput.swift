@@ -222,7 +222,11 @@ enum TerminalInput {
             // came goes below it.
             writeOut("\n")
         }
+        // The line is off the screen while `print` runs: a message that ends the shell from
+        // there (`failAttach`) takes the line's place, with no line feed before it.
+        let editing = lineBeingEdited.exchange(false, ordering: .relaxed)
         let result = print()
+        lineBeingEdited.store(editing, ordering: .relaxed)
         _ = cachesh_el_refresh(editor)
         return result
     }

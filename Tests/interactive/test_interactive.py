@@ -1550,6 +1550,30 @@ def test_attach_ending_while_a_line_is_edited_restores_the_terminal(home):
         app.close()
 
 
+
+def test_attach_a_line_refused_while_tab_waits_ends_below_the_line(home):
+    """A line from the app that is not a JSON object, read while a Tab waits for its answer,
+    ends the attachment as it does while a line is typed: the line typed stays, and the one
+    message is on a line of its own below it (it was written after the line's text); exit
+    status 2 and the terminal's echo back on."""
+    app = FakeApp(home)
+    try:
+        app.type("peek feed:h")
+        app.wait_for(lambda lines: "attach> peek feed:h" in lines, "the line typed")
+        tmux("send-keys", "-t", "fake", "Tab")
+        asked = app.request()
+        expect(asked["op"] == "complete", f"the Tab's request: {asked}")
+        app.connection.sendall(b"not json\n")
+        app.wait_for(lambda lines: any(line.strip() in ("echo", "-echo") for line in lines), "the shell's end")
+        lines = app.screen()
+        at = lines.index("attach> peek feed:h") if "attach> peek feed:h" in lines else -1
+        expect(at >= 0 and lines[at + 1] == "cachesh: attach: the app sent a line that is not a JSON object; detached"
+               and lines[at + 2] == "status=2", f"the line typed, then the message below it; screen: {lines}")
+        expect(" echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
+               f"the terminal's echo back on; screen: {lines}")
+    finally:
+        app.close()
+
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
