@@ -16,7 +16,12 @@ struct ExamplesTests {
 
     @Test("each scenario script runs in batch mode with exit 0 and nothing on stderr", arguments: scenarios)
     func scriptRuns(name: String) async throws {
-        let run = try await Cachesh.run(["\(name).cachesh"], in: Self.root.appendingPathComponent("Examples"))
+        // In a copy: a script may write a snapshot beside it, and another test copies Examples/
+        // meanwhile (a file written there atomically vanished under that copy).
+        let sandbox = try Sandbox()
+        let copy = sandbox.url.appendingPathComponent("Examples")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("Examples"), to: copy)
+        let run = try await Cachesh.run(["\(name).cachesh"], in: copy)
         #expect(run.status == 0, "\(name): \(run.stderr)")
         #expect(run.stderr.isEmpty)
         #expect(!run.stdout.isEmpty)
