@@ -1,6 +1,7 @@
 @testable import CacheCore
 @testable import CacheShell
 import Testing
+import TestSupport
 
 /// Reads and key lists print straight to text; they must print exactly what the generic layout
 /// (aligned `name: value` lines, or the sorted JSON object) prints for their fields.
@@ -87,8 +88,38 @@ struct ReplyTextTests {
 
     /// A read's state and source are written as their raw values.
     @Test func readNamesAreTheRawValues() {
-        for state in [EntryState.fresh, .stale, .expired, .absent] { #expect(ReadNames.state(state).description == state.rawValue) }
-        for source in [ValueSource.cache, .server] { #expect(ReadNames.source(source).description == source.rawValue) }
+        for state in [EntryState.fresh, .stale, .expired, .absent] {
+            #expect(ReadNames.state(state).description == state.rawValue)
+            #expect(ReadNames.stateLine(state).description == "\nstate:         \(state.rawValue)\nvalue:         ")
+        }
+        for source in [ValueSource.cache, .server] {
+            #expect(ReadNames.source(source).description == source.rawValue)
+            #expect(ReadNames.sourceLine(source).description == "\nsource:        \(source.rawValue)\nage_ms:        ")
+        }
+    }
+
+    /// A string of a reply is written as `JSONValue.compactText` writes it, and said to hold a
+    /// control character exactly when that text does, whatever its length (a word at a time
+    /// from eight bytes, the last word overlapping) and whatever it holds: quotes, backslashes,
+    /// controls, C1 controls, bidirectional marks, other non-ASCII text.
+    @Test func stringsAreWrittenAsCompactJSON() {
+        let pieces = ["a", "Z", "0", ":", " ", "~", "\"", "\\", "\n", "\t", "\u{01}", "\u{1F}", "\u{7F}", "\u{85}", "é", "\u{202E}",
+                      "\u{061C}", "😀", "/", "{"]
+        var generator = SeededGenerator(seed: 42)
+        var out = ByteWriter(capacity: 8)
+        defer { out.deallocate() }
+        for _ in 0..<20_000 {
+            var text = ""
+            let length = Int(generator.next() % 24)
+            // Mostly plain text, as keys are, with one other piece at a random place or none.
+            for _ in 0..<length { text += generator.next() % 8 == 0 ? pieces[Int(generator.next() % UInt64(pieces.count))] : "k" }
+            let expected = JSONValue.string(text).compactText
+            out.removeAll()
+            let control = out.appendJSONString(text)
+            #expect(out.text() == expected, "\(text.debugDescription)")
+            let hasControl = Array(expected.utf8).withUnsafeBufferPointer { Render.hasControl($0) }
+            #expect(control == hasControl, "\(text.debugDescription)")
+        }
     }
 
     /// Every reply's JSON says `ok`, and a subcommand's names it; human output shows neither.
