@@ -95,6 +95,10 @@ struct ReplyTextTests {
         for source in [ValueSource.cache, .server] {
             #expect(ReadNames.source(source).description == source.rawValue)
             #expect(ReadNames.sourceLine(source).description == "\nsource:        \(source.rawValue)\nage_ms:        ")
+            for state in [EntryState.fresh, .stale, .expired, .absent] {
+                #expect(ReadNames.getFields(source: source, state: state).description
+                        == #","ok":true,"source":"\#(source.rawValue)","state":"\#(state.rawValue)""#)
+            }
         }
     }
 
