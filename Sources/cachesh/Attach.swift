@@ -461,9 +461,9 @@ let streamSocket = SOCK_STREAM
 
 func failAttach(_ message: String) -> Never {
     AttachSignals.restoreTerminal()
-    // From inside a line's edit (a Tab's answer, a change streamed): the line typed stays, and
-    // the message goes below it, not after its text.
-    if lineBeingEdited.load(ordering: .relaxed) { writeOut("\n") }
+    // From inside a line's edit (a Tab's answer, a change streamed): the line goes, and the
+    // message takes its place (not after its text).
+    if let editor = OpaquePointer(bitPattern: lineBeingEdited.load(ordering: .relaxed)) { TerminalInput.takeLineOff(editor) }
     _ = try? FileDescriptor.standardError.writeAll(VisibleText.of("cachesh: attach: \(message)\n").utf8)
     exit(2)
 }

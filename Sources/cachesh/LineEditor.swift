@@ -54,9 +54,10 @@ nonisolated(unsafe) private var remoteCompletion: ((String, OpaquePointer) -> Co
 /// Set by SIGINT outside line editing, so that Ctrl-C while a command runs does not end the shell.
 let interruptSignalled = Atomic<Bool>(false)
 
-/// Set while `el_gets` edits a line: the cursor is then after the text typed, and a message that
-/// ends the shell from inside the edit (`failAttach`) starts on a line of its own.
-let lineBeingEdited = Atomic<Bool>(false)
+/// The editor (its address; 0: none) while `el_gets` edits a line on the screen: a message that
+/// ends the shell from inside the edit (`failAttach`: a Tab's answer, a change streamed) takes
+/// the line off the screen first, as a change printed above it does, and takes its place.
+let lineBeingEdited = Atomic<UInt>(0)
 
 /// How one attempt to read a line ended.
 enum LineRead {
@@ -176,9 +177,9 @@ final class LineEditor {
         TerminalInput.startLine()
         let quiet = TypeAhead.silence()
         let resize = TerminalInput.watchResize(columns: columns)
-        lineBeingEdited.store(true, ordering: .relaxed)
+        lineBeingEdited.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(editor))), ordering: .relaxed)
         let line = el_gets(editor, &count)
-        lineBeingEdited.store(false, ordering: .relaxed)
+        lineBeingEdited.store(0, ordering: .relaxed)
         TerminalInput.stopWatchingResize(resize)
         TypeAhead.restore(quiet)
         let interrupted = editorState.withLock { $0.interrupted }
@@ -250,39 +251,45 @@ final class LineEditor {
     }
 }
 
-/// `FILE.lock` beside a history file, locked (`flock`) while a shell reads the history, adds its
-/// command and writes it back (`LineEditor.remember`): shells at once on one file take turns.
-/// The holder unlinks it before unlocking, so that no lock file stays behind; a shell that
-/// locked a file since unlinked takes the new one. A shell that cannot have it within
-/// `maxWait` (a directory it cannot create the file in, another shell stopped while holding it)
-/// goes on without it, as before the lock: a lost command, never a prompt that does not come back.
+/// `FILE.lock` beside a history file (the file a symbolic link names, as the history is written
+/// there), locked (`flock`) while a shell reads the history, adds its command and writes it back
+/// (`LineEditor.remember`): shells at once on one file take turns. The holder unlinks it before
+/// unlocking, so that no lock file stays behind; a shell that locked a file since unlinked takes
+/// the new one. A shell that cannot have it within `maxWait` (another shell stopped while
+/// holding it), or at all (a directory it cannot create the file in, a file system without
+/// `flock`), or is interrupted (Ctrl-C) goes on without it, as before the lock: a lost command,
+/// never a prompt that does not come back.
 struct HistoryLock {
     private let fd: Int32
     private let path: String
     static let maxWait = Duration.seconds(3)
 
     init?(for historyPath: String) {
-        let path = historyPath + ".lock"
+        let path = ((try? FileIO.resolve(historyPath).path) ?? historyPath) + ".lock"
         let deadline = ContinuousClock.now.advanced(by: Self.maxWait)
         var pause: useconds_t = 1_000
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline && !interruptSignalled.load(ordering: .relaxed) {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { return nil }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                // Still the file of that name? (Its holder unlinks it before letting it go.)
-                var held = stat(), named = stat()
-                if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
-                    self.fd = fd
-                    self.path = path
-                    return
-                }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let held = errno == EWOULDBLOCK || errno == EINTR
+                // No lock to be had here (ENOLCK, ENOSYS...): none is held by anyone either.
+                if !held { unlink(path) }
                 close(fd)
+                guard held else { return nil }
+                // Another shell writes the history: a few milliseconds.
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
                 continue
             }
+            // Still the file of that name? (Its holder unlinks it before letting it go.)
+            var held = stat(), named = stat()
+            if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+                self.fd = fd
+                self.path = path
+                return
+            }
             close(fd)
-            // Another shell writes the history: a few milliseconds.
-            usleep(pause)
-            pause = min(pause * 2, 50_000)
         }
         return nil
     }

@@ -211,6 +211,20 @@ enum TerminalInput {
     /// the screen), runs `print`, and draws the line again below what it printed, as typed.
     @discardableResult
     static func printAbove<T>(_ editor: OpaquePointer, _ print: () -> T) -> T {
+        takeLineOff(editor)
+        // The line is off the screen while `print` runs: a message that ends the shell from
+        // there (`failAttach`) takes the line's place as it is.
+        let edited = lineBeingEdited.exchange(0, ordering: .relaxed)
+        let result = print()
+        lineBeingEdited.store(edited, ordering: .relaxed)
+        _ = cachesh_el_refresh(editor)
+        return result
+    }
+
+    /// Takes the line being edited off the screen: back to its first row, erased to the end of
+    /// the screen (on a terminal that does not move its cursor, `TERM=dumb`, a line feed: the
+    /// line stays, and what comes goes below it).
+    static func takeLineOff(_ editor: OpaquePointer) {
         let columns = Int(cachesh_el_columns(editor))
         let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
         let prompt = continuing ? "...> " : first.description
@@ -218,17 +232,8 @@ enum TerminalInput {
             let row = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).row
             writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
         } else {
-            // A terminal that does not move its cursor (`TERM=dumb`): the line stays, and what
-            // came goes below it.
             writeOut("\n")
         }
-        // The line is off the screen while `print` runs: a message that ends the shell from
-        // there (`failAttach`) takes the line's place, with no line feed before it.
-        let editing = lineBeingEdited.exchange(false, ordering: .relaxed)
-        let result = print()
-        lineBeingEdited.store(editing, ordering: .relaxed)
-        _ = cachesh_el_refresh(editor)
-        return result
     }
 
     /// Forgets the invalid byte of the last line (`takeInvalidByte`): a new line starts.

@@ -59,9 +59,7 @@ import Testing
             var outcomes: [Outcome] = []
             for _ in 0..<2 {
                 let sandbox = try Sandbox()
-                let copy = sandbox.url.appendingPathComponent("Examples")
-                try FileManager.default.copyItem(at: examples, to: copy)
-                outcomes.append(try await Cachesh.run([name], in: copy))
+                outcomes.append(try await Cachesh.run([name], in: try sandbox.copyExamples()))
             }
             #expect(outcomes[0] == outcomes[1], "\(name)")
             #expect(!outcomes[0].stdout.isEmpty, "\(name)")

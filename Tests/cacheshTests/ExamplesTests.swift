@@ -19,9 +19,7 @@ struct ExamplesTests {
         // In a copy: a script may write a snapshot beside it, and another test copies Examples/
         // meanwhile (a file written there atomically vanished under that copy).
         let sandbox = try Sandbox()
-        let copy = sandbox.url.appendingPathComponent("Examples")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("Examples"), to: copy)
-        let run = try await Cachesh.run(["\(name).cachesh"], in: copy)
+        let run = try await Cachesh.run(["\(name).cachesh"], in: try sandbox.copyExamples())
         #expect(run.status == 0, "\(name): \(run.stderr)")
         #expect(run.stderr.isEmpty)
         #expect(!run.stdout.isEmpty)

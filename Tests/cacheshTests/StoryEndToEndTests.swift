@@ -195,8 +195,8 @@ import Testing
         try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("parts"), withIntermediateDirectories: true)
         try sandbox.write("parts/1.json", #"{"command":"replay","namespace":"default","ok":true,"rows":[],"shard":{"combinations":[{"max":10,"policy":"lru","stale_ms":null,"ttl_ms":null}],"count":2,"end_unit":0,"first_unit":0,"index":1,"several":false,"source":"trace.txt","traces":["trace.txt"],"units":1},"traces":[]}"# + "\n")
         try sandbox.write("parts/2.json", #"{"command":"replay","namespace":"default","ok":true,"rows":[{"combination":0,"evictions":0,"expirations":0,"hit_ratio":0.3333333333333333,"hits":1,"max":10,"misses":2,"policy":"lru","requests":2,"stale_hits":0,"stale_ms":null,"trace":0,"ttl_ms":null}],"shard":{"combinations":[{"max":10,"policy":"lru","stale_ms":null,"ttl_ms":null}],"count":2,"end_unit":1,"first_unit":0,"index":2,"several":false,"source":"trace.txt","traces":["trace.txt"],"units":1},"traces":[{"duration_ms":2,"file":"trace.txt","trace":0,"trace_requests":3}]}"# + "\n")
-        try FileManager.default.createSymbolicLink(at: sandbox.url.appendingPathComponent("Examples"),
-                                                   withDestinationURL: Cachesh.packageRoot.appendingPathComponent("Examples"))
+        // A copy, not a link: the transcripts write their snapshots beside themselves.
+        try sandbox.copyExamples()
         try FileManager.default.copyItem(at: Cachesh.packageRoot.appendingPathComponent("README.md"),
                                          to: sandbox.url.appendingPathComponent("README.md"))
         return sandbox

@@ -545,9 +545,21 @@ def test_a_shell_waits_for_another_saving_the_history(home):
     takes the lock and reads the file, the real shell gets Enter, and the test writes its own
     command after what it read and lets the lock go. Without the lock the real shell wrote its
     command in between, and the test's write lost it."""
+    waits_for_the_lock(home, os.path.join(home, "history"), os.path.join(home, "history"))
+
+
+def test_a_shell_on_a_link_to_the_history_takes_the_files_lock(home):
+    """A history named through a symbolic link is written where the link leads: the lock is the
+    one beside that file, the one a shell naming the file itself takes."""
+    os.makedirs(os.path.join(home, "real"))
+    link = os.path.join(home, "history-link")
+    os.symlink(os.path.join(home, "real", "history"), link)
+    waits_for_the_lock(home, link, os.path.join(home, "real", "history"))
+
+
+def waits_for_the_lock(home, named, history):
     import fcntl
-    history = os.path.join(home, "history")
-    sh = Shell(home, NO_HINTS)
+    sh = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": named})
     sh.run("echo before")
     lock = os.open(history + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX)
@@ -571,7 +583,7 @@ def test_a_shell_waits_for_another_saving_the_history(home):
     expect(not os.path.exists(history + ".lock"), "no lock file left behind", sh)
     sh.keys("C-d")
     sh.wait_for(lambda s: s.dead()[0], "the shell to quit")
-    again = Shell(home, NO_HINTS)
+    again = Shell(home, {**NO_HINTS, "CACHESH_HISTORY": named})
     for line in ("echo waited", "echo from the other", "echo before"):
         again.keys("Up")
         again.wait_for_line(f"cachesh> {line}", "the commands of both shells, newest first")
@@ -1551,28 +1563,30 @@ def test_attach_ending_while_a_line_is_edited_restores_the_terminal(home):
 
 
 
-def test_attach_a_line_refused_while_tab_waits_ends_below_the_line(home):
+def test_attach_a_line_refused_while_tab_waits_ends_in_the_lines_place(home):
     """A line from the app that is not a JSON object, read while a Tab waits for its answer,
-    ends the attachment as it does while a line is typed: the line typed stays, and the one
-    message is on a line of its own below it (it was written after the line's text); exit
-    status 2 and the terminal's echo back on."""
+    ends the attachment as it does while a line is typed: the line typed is taken off the screen
+    and the one message takes its place (it was written after the line's text); exit status 2
+    and the terminal's echo back on. A line that wraps is taken off from its first row."""
     app = FakeApp(home)
     try:
-        app.type("peek feed:h")
-        app.wait_for(lambda lines: "attach> peek feed:h" in lines, "the line typed")
+        long = "peek feed:" + "h" * 120
+        app.type(long)
+        app.wait_for(lambda lines: any(line.startswith("attach> peek feed:hhh") for line in lines), "the line typed")
         tmux("send-keys", "-t", "fake", "Tab")
         asked = app.request()
         expect(asked["op"] == "complete", f"the Tab's request: {asked}")
         app.connection.sendall(b"not json\n")
         app.wait_for(lambda lines: any(line.strip() in ("echo", "-echo") for line in lines), "the shell's end")
-        lines = app.screen()
-        at = lines.index("attach> peek feed:h") if "attach> peek feed:h" in lines else -1
-        expect(at >= 0 and lines[at + 1] == "cachesh: attach: the app sent a line that is not a JSON object; detached"
-               and lines[at + 2] == "status=2", f"the line typed, then the message below it; screen: {lines}")
+        lines = [line for line in app.screen() if line]
+        expect(lines[:2] == ["cachesh: attach: the app sent a line that is not a JSON object; detached", "status=2"]
+               and not any("hhh" in line for line in lines),
+               f"the message in the line's place, nothing of the line left; screen: {lines}")
         expect(" echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
                f"the terminal's echo back on; screen: {lines}")
     finally:
         app.close()
+
 
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 

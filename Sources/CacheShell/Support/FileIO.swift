@@ -303,7 +303,7 @@ public enum FileIO {
 
     /// The file a write to `path` replaces: `path` itself, or where its symbolic links lead; with
     /// its status, or nil when nothing is there yet (a new file, or a link to a missing one).
-    static func resolve(_ path: String) throws(Failure) -> (path: String, status: stat?) {
+    public static func resolve(_ path: String) throws(Failure) -> (path: String, status: stat?) {
         var target = path
         for _ in 0..<40 {
             var st = stat()

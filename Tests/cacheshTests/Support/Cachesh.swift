@@ -104,6 +104,32 @@ final class Sandbox {
         return file.path
     }
 
+    /// A copy of the package's Examples/ in the directory, for scripts and transcripts that write
+    /// beside themselves (snapshots): a test never writes into the source tree, where another
+    /// test copying Examples/ at that moment would find a file vanish under it. Build folders
+    /// (`.build`, a live example's client) are left out. Returns the copy's URL.
+    @discardableResult
+    func copyExamples() throws -> URL {
+        let source = Cachesh.packageRoot.appendingPathComponent("Examples")
+        let copy = url.appendingPathComponent("Examples")
+        try Self.copy(source, to: copy)
+        return copy
+    }
+
+    private static func copy(_ source: URL, to target: URL) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: target, withIntermediateDirectories: true)
+        for name in try manager.contentsOfDirectory(atPath: source.path) where name != ".build" {
+            let from = source.appendingPathComponent(name), to = target.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            if manager.fileExists(atPath: from.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                try copy(from, to: to)
+            } else {
+                try manager.copyItem(at: from, to: to)
+            }
+        }
+    }
+
     deinit {
         try? FileManager.default.removeItem(at: url)
     }
