@@ -257,8 +257,9 @@ final class LineEditor {
 /// unlocking, so that no lock file stays behind; a shell that locked a file since unlinked takes
 /// the new one. A shell that cannot have it within `maxWait` (another shell stopped while
 /// holding it), or at all (a directory it cannot create the file in, a file system without
-/// `flock`), or is interrupted (Ctrl-C) goes on without it, as before the lock: a lost command,
-/// never a prompt that does not come back.
+/// `flock`) goes on without it, as before the lock: a lost command, never a prompt that does
+/// not come back. (The interactive shell's Ctrl-C ends the wait sooner; as any Ctrl-C after
+/// Enter, it also cuts the command's output.)
 struct HistoryLock {
     private let fd: Int32
     private let path: String
@@ -273,8 +274,8 @@ struct HistoryLock {
             guard fd >= 0 else { return nil }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 let held = errno == EWOULDBLOCK || errno == EINTR
-                // No lock to be had here (ENOLCK, ENOSYS...): none is held by anyone either.
-                if !held { unlink(path) }
+                // No lock to be had here (ENOLCK, ENOSYS...). The file is left as it is: another
+                // shell, whose `flock` works, may hold it.
                 close(fd)
                 guard held else { return nil }
                 // Another shell writes the history: a few milliseconds.
