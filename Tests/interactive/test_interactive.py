@@ -1588,27 +1588,6 @@ def test_attach_a_line_refused_while_tab_waits_ends_in_the_lines_place(home):
         app.close()
 
 
-
-def test_attach_ended_by_sigterm_while_a_line_is_typed_leaves_the_line(home):
-    """SIGTERM while a line is typed (no recording) ends the shell with status 143: the line
-    stays as typed, and what comes next starts on a line of its own (it was written after the
-    line's text)."""
-    app = FakeApp(home)
-    try:
-        app.type("peek feed:h")
-        app.wait_for(lambda lines: "attach> peek feed:h" in lines, "the line typed")
-        pane = tmux("display-message", "-p", "-t", "fake", "#{pane_pid}").strip()
-        with open(f"/proc/{pane}/task/{pane}/children") as f:
-            children = f.read().split()
-        expect(len(children) == 1, f"one cachesh under the pane's shell: {children}")
-        os.kill(int(children[0]), 15)
-        app.wait_for(lambda lines: any(line.startswith("status=") for line in lines), "the shell's end")
-        lines = [line for line in app.screen() if line]
-        at = lines.index("attach> peek feed:h") if "attach> peek feed:h" in lines else -1
-        expect(at >= 0 and lines[at + 1] == "status=143", f"the line as typed, then the status below it; screen: {lines}")
-    finally:
-        app.close()
-
 TESTS = [(name[5:], fn) for name, fn in list(globals().items()) if name.startswith("test_")]
 
 
