@@ -397,6 +397,10 @@ enum AttachSignals {
                 let count = signalled.add(1, ordering: .relaxed).newValue
                 guard recording.load(ordering: .relaxed), count == 1 else {
                     restoreTerminal()
+                    // A line being typed stays as it is, and whatever comes next (the calling
+                    // shell's prompt) starts on a line of its own, not after its text. (Only a
+                    // line feed: the editor's state belongs to the thread that reads lines.)
+                    if lineBeingEdited.load(ordering: .relaxed) != 0 { writeOut("\n") }
                     exit(128 + number)
                 }
                 var byte: UInt8 = 1

@@ -133,17 +133,13 @@ enum Interactive {
         setlocale(LC_CTYPE, "C.UTF-8")
     }
 
-    /// Ctrl-C while a command runs only sets a flag: it must not end the shell.
+    /// Ctrl-C while a command runs only sets a flag: it must not end the shell. (While a line is
+    /// edited, Ctrl-C is a key; a SIGINT from another process then also wakes the read, which
+    /// takes it as Ctrl-C.)
     static func installInterruptHandler() {
-        var action = sigaction()
-        let handler: @convention(c) (Int32) -> Void = { _ in interruptSignalled.store(true, ordering: .relaxed) }
-        #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = handler
-        #else
-        action.__sigaction_u.__sa_handler = handler
-        #endif
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
-        sigaction(SIGINT, &action, nil)
+        setAction(SIGINT) { _ in
+            interruptSignalled.store(true, ordering: .relaxed)
+            wakeTheRead()
+        }
     }
 }

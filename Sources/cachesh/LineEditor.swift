@@ -122,7 +122,9 @@ final class LineEditor {
         if let load { _ = cachesh_history_load(history, load) }
 
         _ = cachesh_el_set_editor(editor, "emacs")
-        _ = cachesh_el_set_signal(editor, 1)
+        // Off: libedit's handlers pass each signal on to the whole process group (kill(0, ...)),
+        // ending or stopping the script that ran cachesh; `TerminalInput.watchSignals` instead.
+        _ = cachesh_el_set_signal(editor, 0)
         _ = cachesh_el_set_history(editor, history)
         _ = cachesh_el_set_prompt(editor, promptText)
         // The right prompt is also how Tab learns that the line changed since the last Tab.
@@ -175,6 +177,8 @@ final class LineEditor {
         }
         var count: Int32 = 0
         TerminalInput.startLine()
+        // First: a signal that ends the shell puts back the settings of the moment, not silenced.
+        let signals = TerminalInput.watchSignals()
         let quiet = TypeAhead.silence()
         let resize = TerminalInput.watchResize(columns: columns)
         lineBeingEdited.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(editor))), ordering: .relaxed)
@@ -182,6 +186,7 @@ final class LineEditor {
         lineBeingEdited.store(0, ordering: .relaxed)
         TerminalInput.stopWatchingResize(resize)
         TypeAhead.restore(quiet)
+        TerminalInput.stopWatchingSignals(signals)
         let interrupted = editorState.withLock { $0.interrupted }
         if interrupted || (line == nil && count < 0 && interruptSignalled.exchange(false, ordering: .relaxed)) {
             return .interrupted

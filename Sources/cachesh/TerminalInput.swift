@@ -23,15 +23,109 @@ import Darwin
 /// `TerminalInput.setUp`) before the handler is installed, so the handler runs no initialiser.
 private let resizeWakeWriter = Atomic<Int32>(-1)
 
-/// SIGWINCH: one byte to the pipe. Only async-signal-safe work: an atomic load and write(2),
-/// errno kept as it was.
-private func resizeHandler(_ signal: Int32) {
+/// SIGWINCH: one byte to the pipe.
+private func resizeHandler(_ signal: Int32) { wakeTheRead() }
+
+/// One byte to the wake-up pipe, from a signal's handler (on whichever thread the signal came to):
+/// only async-signal-safe work, an atomic load and write(2), errno kept as it was.
+func wakeTheRead() {
     let fd = resizeWakeWriter.load(ordering: .relaxed)
     guard fd >= 0 else { return }
     let saved = errno
     var byte: UInt8 = 1
     _ = write(fd, &byte, 1)
     errno = saved
+}
+
+// MARK: - Signals while a line is edited
+//
+// libedit's own signal handling (`EL_SIGNAL`) is off: its handler put the terminal back, then
+// passed the signal on with kill(0, signal), to the whole process group, so a script that ran
+// cachesh was ended (or stopped) with it. Instead, while `el_gets` edits a line
+// (`TerminalInput.watchSignals`):
+//
+// - SIGTERM, SIGHUP, SIGQUIT and SIGINT, where nothing else takes them (their action is the
+//   default), put the terminal back as it was before the edit, end the line on the screen, and
+//   end this process alone, by the same signal. (The interactive shell's SIGINT sets a flag, which
+//   the read takes as Ctrl-C; an attachment's SIGINT and SIGTERM are `AttachSignals`'.)
+// - SIGTSTP (from another process: Ctrl-Z is a key while a line is edited, `suspendKey`) puts the
+//   terminal back and stops this process alone.
+// - SIGCONT (after SIGTSTP or SIGSTOP) has the read take the terminal back for editing and draw
+//   the line again, as after Ctrl-Z.
+//
+// The handlers do only async-signal-safe work: atomic loads and stores, tcsetattr(3), write(2),
+// sigaction(2), pthread_sigmask(3) and raise(3), errno kept as it was.
+
+/// The terminal's settings before the edit: the address of a `termios` allocated once (0: none
+/// yet). Written (`watchSignals`) only while no handler that reads it is installed.
+private let settingsBeforeEdit = Atomic<UInt>(0)
+
+/// Set by SIGCONT while a line is edited: the read takes the terminal back and redraws the line.
+private let continuedWhileEditing = Atomic<Bool>(false)
+
+/// The signals that end the shell, handled while a line is edited when their action is the default.
+private let endingSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT]
+
+private func restoreSettingsBeforeEdit() {
+    let address = settingsBeforeEdit.load(ordering: .relaxed)
+    guard let settings = UnsafePointer<termios>(bitPattern: address) else { return }
+    _ = tcsetattr(0, TCSANOW, settings)
+}
+
+/// Sets `signal`'s action: `handler` (nil: the default) with `flags`, no other signal blocked
+/// while it runs. Async-signal-safe (sigaction(2)).
+/// - Returns: the action it replaced.
+@discardableResult
+func setAction(_ signal: Int32, _ handler: (@convention(c) (Int32) -> Void)?, flags: Int32 = 0) -> sigaction {
+    var action = sigaction()
+    #if canImport(Glibc)
+    action.__sigaction_handler.sa_handler = handler
+    #else
+    action.__sigaction_u.__sa_handler = handler
+    #endif
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = flags
+    var previous = sigaction()
+    sigaction(signal, &action, &previous)
+    return previous
+}
+
+/// SIGTERM, SIGHUP, SIGQUIT or SIGINT while a line is edited: the terminal as before the edit,
+/// the line ended (what comes next, the calling shell's prompt, starts on a line of its own), and
+/// the signal raised again with its default action, which ends the process once this returns
+/// (the signal is blocked until then).
+private func endWhileEditing(_ signal: Int32) {
+    restoreSettingsBeforeEdit()
+    var newline = UInt8(ascii: "\n")
+    _ = write(1, &newline, 1)
+    setAction(signal, nil)
+    _ = raise(signal)
+}
+
+/// SIGTSTP while a line is edited: the terminal as before the edit, then this process stopped
+/// (the default action, the signal unblocked here). Once continued, or at once where the system
+/// does not stop it (a process group with no job-control shell above it), the handler is put
+/// back and the read takes the terminal back.
+private func suspendWhileEditing(_ signal: Int32) {
+    let saved = errno
+    restoreSettingsBeforeEdit()
+    setAction(SIGTSTP, nil)
+    _ = raise(SIGTSTP)
+    var stop = sigset_t()
+    sigemptyset(&stop)
+    sigaddset(&stop, SIGTSTP)
+    _ = pthread_sigmask(SIG_UNBLOCK, &stop, nil)
+    setAction(SIGTSTP, suspendWhileEditing)
+    continuedWhileEditing.store(true, ordering: .relaxed)
+    wakeTheRead()
+    errno = saved
+}
+
+/// SIGCONT while a line is edited: a byte to the wake-up pipe, so that the read takes the
+/// terminal back and draws the line again.
+private func continueWhileEditing(_ signal: Int32) {
+    continuedWhileEditing.store(true, ordering: .relaxed)
+    wakeTheRead()
 }
 
 /// What the read function keeps between calls; used only on the thread that reads lines.
@@ -108,22 +202,52 @@ enum TerminalInput {
             state.drawnColumns = columns
             drain(state.wakeReader)
         }
-        var action = sigaction()
-        #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = resizeHandler
-        #else
-        action.__sigaction_u.__sa_handler = resizeHandler
-        #endif
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
-        var previous = sigaction()
-        sigaction(SIGWINCH, &action, &previous)
-        return previous
+        return setAction(SIGWINCH, resizeHandler, flags: Int32(SA_RESTART))
     }
 
     static func stopWatchingResize(_ previous: sigaction) {
         var previous = previous
         sigaction(SIGWINCH, &previous, nil)
+    }
+
+    /// Around each `el_gets`, before the terminal is silenced (`TypeAhead`): the handlers of the signals that end, stop or
+    /// continue the shell while a line is edited (see "Signals while a line is edited"), each
+    /// only where the signal's action is the default.
+    /// - Returns: the signals handled, to give back with `stopWatchingSignals`.
+    static func watchSignals() -> [Int32] {
+        var settings = settingsBeforeEdit.load(ordering: .relaxed)
+        if settings == 0 {
+            settings = UInt(bitPattern: UnsafeMutablePointer<termios>.allocate(capacity: 1))
+            settingsBeforeEdit.store(settings, ordering: .relaxed)
+        }
+        // No handler that reads them is installed now (`stopWatchingSignals` took them off).
+        guard let pointer = UnsafeMutablePointer<termios>(bitPattern: settings),
+              tcgetattr(0, pointer) == 0 else { return [] }
+        continuedWhileEditing.store(false, ordering: .relaxed)
+        var handled: [Int32] = []
+        let handlers: [(Int32, @convention(c) (Int32) -> Void)] =
+            endingSignals.map { ($0, endWhileEditing) } + [(SIGTSTP, suspendWhileEditing), (SIGCONT, continueWhileEditing)]
+        for (signal, handler) in handlers where isDefault(signal) {
+            setAction(signal, handler)
+            handled.append(signal)
+        }
+        return handled
+    }
+
+    /// After `el_gets`: the default action back for each signal `watchSignals` handled.
+    static func stopWatchingSignals(_ handled: [Int32]) {
+        for signal in handled { setAction(signal, nil) }
+    }
+
+    /// Whether `signal`'s action is the default (not ignored, not another handler).
+    private static func isDefault(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0, current.sa_flags & Int32(SA_SIGINFO) == 0 else { return false }
+        #if canImport(Glibc)
+        return current.__sigaction_handler.sa_handler == nil
+        #else
+        return current.__sigaction_u.__sa_handler == nil
+        #endif
     }
 
     /// Empties the non-blocking wake-up pipe (at most 64 reads of 64 bytes: it never holds more
@@ -168,13 +292,22 @@ enum TerminalInput {
                            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
             let side = sideInput
             for fd in side?.fds ?? [] { watched.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-            if poll(&watched, nfds_t(watched.count), -1) < 0 {
-                if errno == EINTR { continue }
-                return .failed(errno)
+            let ready = poll(&watched, nfds_t(watched.count), -1)
+            // SIGINT from another process while the line is edited (the interactive shell's
+            // handler set the flag, and woke the read if it ran on another thread): what Ctrl-C
+            // does.
+            if interruptSignalled.exchange(false, ordering: .relaxed) { return .byte(0x03) }
+            if ready < 0 {
+                guard errno == EINTR else { return .failed(errno) }
+                continue
             }
             if watched[1].revents & Int16(POLLIN) != 0 {
                 drain(wakeReader)
-                redrawAfterResize(editor)
+                if continuedWhileEditing.exchange(false, ordering: .relaxed) {
+                    takeTerminalBack(editor)
+                } else {
+                    redrawAfterResize(editor)
+                }
                 continue
             }
             if let side, let ready = watched.dropFirst(2).first(where: { $0.revents != 0 }) {
@@ -295,6 +428,17 @@ enum TerminalInput {
     }
 
     // MARK: - Redrawing
+
+    /// Continued after a stop: the terminal in the editor's mode again (the calling shell may have
+    /// changed it meanwhile) and the line drawn again where it was, as after Ctrl-Z (`suspendKey`).
+    private static func takeTerminalBack(_ editor: OpaquePointer) {
+        _ = cachesh_el_prepare_terminal(editor, 0)
+        _ = cachesh_el_prepare_terminal(editor, 1)
+        el_resize(editor)
+        inputState.withLock { $0.drawnColumns = Int(cachesh_el_columns(editor)) }
+        takeLineOff(editor)
+        _ = cachesh_el_refresh(editor)
+    }
 
     /// Takes the new size and draws the line again: back to the line's first row, erase to the
     /// end of the screen, draw prompt and line at the new width. Where that first row now is

@@ -13,6 +13,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -70,7 +71,10 @@ class Shell:
 
     count = 0
 
-    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30, first_prompt=True):
+    def __init__(self, home, env=None, args=(), cwd=None, width=100, height=30, first_prompt=True, script=False):
+        """`script`: cachesh is run by a shell script (`sh -c`, in its process group, as a script
+        that calls it would), which then prints `status=` and its exit status, and ` echo` or
+        ` -echo` as the terminal's echo setting is."""
         Shell.count += 1
         self.name = f"t{Shell.count}"
         self.home = home
@@ -84,7 +88,11 @@ class Shell:
         }
         environment.update(env or {})
         command = ["env", "-i"] + [f"{k}={v}" for k, v in environment.items() if v is not None]
-        command += [BIN, *args]
+        if script:
+            quoted = " ".join(shell_quote(c) for c in [BIN, *args])
+            command += ["sh", "-c", f"{quoted}; echo status=$?; stty -a | grep -o -- ' -*echo ' | head -1; sleep 600"]
+        else:
+            command += [BIN, *args]
         new_session("-s", self.name, "-x", str(width), "-y", str(height),
                     "-c", cwd or home, " ".join(shell_quote(c) for c in command))
         # A control-mode client reports each write to the pane (%output), so waiting for the
@@ -185,6 +193,13 @@ class Shell:
     def wait_for_line(self, expected, what=None):
         self.wait_for(lambda s: s.prompt_line() == expected, what or f"the line {expected!r}")
 
+    def pid(self):
+        return cachesh_pid(self.name)
+
+    def echo(self):
+        """Whether the terminal echoes what is typed (off while a line is edited)."""
+        return terminal_echoes(self.name)
+
 
 class Screen:
     """cachesh in a pseudo-terminal drawn by pyte, a terminal emulator that, like xterm and the
@@ -262,6 +277,34 @@ def zombie_exit_status(pid):
         return ""
     wait_status = int(fields[-1])
     return str(wait_status >> 8) if wait_status & 0x7F == 0 else ""
+
+
+def cachesh_pid(session):
+    """The pid of the cachesh process in a tmux session's pane: the pane's process or one of its
+    descendants, whose first argument is this cachesh binary."""
+    pane = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
+    seen, queue = [], [pane]
+    while queue:
+        pid = queue.pop(0)
+        seen.append(pid)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            if os.path.realpath(argv[0].decode()) == os.path.realpath(BIN):
+                return pid
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    queue += [int(child) for child in f.read().split()]
+        except (OSError, UnicodeDecodeError):
+            continue
+    raise AssertionError(f"no cachesh process under the pane of {session} (processes {seen})")
+
+
+def terminal_echoes(session):
+    """Whether the terminal of a tmux session's pane has echo on (`stty -a` from outside)."""
+    tty = tmux("display-message", "-p", "-t", session, "#{pane_tty}").strip()
+    out = subprocess.run(["stty", "-F", tty, "-a"], capture_output=True, text=True, check=True).stdout
+    return re.search(r"(^|\s)echo(\s|$)", out) is not None
 
 
 def shell_quote(word):
@@ -642,6 +685,84 @@ def test_ctrl_c_drops_an_unfinished_value(home):
            "the lines already accepted stay on the screen, the interrupted one says ^C", sh)
     sh.run("peek doc:3")
     expect(any("absent" in l for l in sh.lines()), "nothing was stored", sh)
+
+
+def test_signals_from_another_process_while_a_line_is_edited(home):
+    """While a line is typed, signals sent by another process act on the shell alone, never on
+    the script that ran it (libedit's own handlers passed each on to the whole process group):
+    SIGINT drops the line as Ctrl-C does; SIGTERM ends the shell with status 143, the line as typed and the terminal as it was, and
+    the script goes on."""
+    sh = Shell(home, NO_HINTS, script=True)
+    pid = sh.pid()
+    sh.type("evict nothing:here")
+    sh.wait_for_line("cachesh> evict nothing:here")
+    os.kill(pid, signal.SIGINT)
+    sh.wait_for_line("cachesh>", "the line dropped, as by Ctrl-C")
+    expect(not sh.echo(), "the editor's mode while a line is typed", sh)
+    sh.type("peek a")
+    sh.wait_for(lambda s: s.last_line() == "cachesh> peek a", "the next line typed")
+    os.kill(pid, signal.SIGTERM)
+    sh.wait_for(lambda s: any(line.startswith("status=") for line in s.lines()), "the shell's end")
+    # (sh says "Terminated" of the command it ran.)
+    sh.wait_for(lambda s: [line for line in s.lines() if line and line != "Terminated"][-3:]
+                == ["cachesh> peek a", "status=143", " echo"],
+                "the line as typed, then the script's next lines: status 143, the terminal's echo on")
+    expect(not sh.dead()[0], "the script that ran the shell goes on", sh)
+    sh.close()
+
+
+def test_stopped_by_another_process_then_fg_edits_the_line_again(home):
+    """SIGTSTP from another process while a line is typed, under a job-control shell: the shell
+    stops with the terminal as it was (the calling shell says so); `fg` gives it the terminal
+    back in the editor's mode with the line drawn again, which is then edited and run."""
+    name = "jobs"
+    new_session("-s", name, "-x", "100", "-y", "30", "-c", home,
+                " ".join(shell_quote(c) for c in ["env", "-i", f"HOME={home}", "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
+                                                   "TERM=screen", "LANG=C.UTF-8", "EDITRC=", "CACHESH_HINTS=0",
+                                                   f"CACHESH_HISTORY={home}/history", "PS1=$ ",
+                                                   "bash", "--norc", "--noprofile", "-i"]))
+    lines = lambda: [line.rstrip() for line in tmux("capture-pane", "-p", "-t", name).split("\n") if line.strip()]
+
+    def wait(condition, what):
+        deadline = time.monotonic() + WAIT
+        while not condition():
+            expect(time.monotonic() < deadline, f"timed out waiting for {what}; screen: {lines()}")
+            time.sleep(0.05)
+
+    wait(lambda: lines()[-1:] == ["$"], "bash's prompt")
+    tmux("send-keys", "-t", name, "-l", "--", shell_quote(BIN))
+    tmux("send-keys", "-t", name, "Enter")
+    wait(lambda: lines()[-1:] == ["cachesh>"], "the shell's prompt")
+    tmux("send-keys", "-t", name, "-l", "--", "put a 1")
+    wait(lambda: lines()[-1:] == ["cachesh> put a 1"], "the line typed")
+    pid = cachesh_pid(name)
+    os.kill(pid, signal.SIGTSTP)
+    wait(lambda: any("Stopped" in line for line in lines()) and lines()[-1] == "$" and process_state(pid) == "T",
+         "the shell stopped, bash's prompt")
+    tmux("send-keys", "-t", name, "-l", "--", "fg")
+    tmux("send-keys", "-t", name, "Enter")
+    wait(lambda: lines()[-1:] == ["cachesh> put a 1"] and not terminal_echoes(name),
+         "the line drawn again, the terminal in the editor's mode")
+    tmux("send-keys", "-t", name, "C-a")
+    tmux("send-keys", "-t", name, "-l", "--", "#")
+    wait(lambda: lines()[-1:] == ["cachesh> #put a 1"], "Ctrl-A and # edit the line (a comment)")
+    tmux("send-keys", "-t", name, "End")
+    tmux("send-keys", "-t", name, "Enter")
+    tmux("send-keys", "-t", name, "-l", "--", "quit")
+    tmux("send-keys", "-t", name, "Enter")
+    wait(lambda: lines()[-1:] == ["$"] and "cachesh> quit" in lines(), "the shell's end, bash's prompt again")
+    tmux("send-keys", "-t", name, "-l", "--", "stty -a | grep -o -- ' -*echo ' | head -1")
+    tmux("send-keys", "-t", name, "Enter")
+    wait(lambda: lines()[-2:] == [" echo", "$"], "the terminal's echo on")
+
+
+def process_state(pid):
+    """A process's state letter (R, S, T...) from /proc, or "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def test_home_and_end_move_whatever_term_says(home):
@@ -1584,6 +1705,28 @@ def test_attach_a_line_refused_while_tab_waits_ends_in_the_lines_place(home):
                f"the message in the line's place, nothing of the line left; screen: {lines}")
         expect(" echo" in [line for line in tmux("capture-pane", "-p", "-t", "fake").split("\n")],
                f"the terminal's echo back on; screen: {lines}")
+    finally:
+        app.close()
+
+
+def test_attach_ended_by_sigterm_while_a_line_is_typed_leaves_the_line(home):
+    """SIGTERM while a line is typed (no recording) ends the attachment with status 143: the
+    line stays as typed, what comes next starts on a line of its own (it was written after the
+    line's text), and the script that ran it goes on (libedit passed the signal on to the whole
+    process group, ending the script too)."""
+    app = FakeApp(home)
+    try:
+        app.type("peek feed:h")
+        app.wait_for(lambda lines: "attach> peek feed:h" in lines, "the line typed")
+        os.kill(cachesh_pid("fake"), signal.SIGTERM)
+        app.wait_for(lambda lines: any(line.startswith("status=") for line in lines)
+                     and any(line.strip() in ("echo", "-echo") for line in lines), "the shell's end")
+        lines = [line for line in app.screen() if line]
+        at = lines.index("attach> peek feed:h") if "attach> peek feed:h" in lines else -1
+        expect(at >= 0 and lines[at + 1:at + 3] == ["status=143", " echo"],
+               f"the line as typed, then the status and the terminal's echo below it; screen: {lines}")
+        expect(tmux("display-message", "-p", "-t", "fake", "#{pane_dead}").strip() == "0",
+               f"the script goes on; screen: {lines}")
     finally:
         app.close()
 
