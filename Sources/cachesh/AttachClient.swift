@@ -396,11 +396,10 @@ enum AttachSignals {
             source.setEventHandler {
                 let count = signalled.add(1, ordering: .relaxed).newValue
                 guard recording.load(ordering: .relaxed), count == 1 else {
-                    restoreTerminal()
                     // A line being typed stays as it is, and whatever comes next (the calling
                     // shell's prompt) starts on a line of its own, not after its text. (Only a
                     // line feed: the editor's state belongs to the thread that reads lines.)
-                    if lineBeingEdited.load(ordering: .relaxed) != 0 { writeOut("\n") }
+                    if restoreTerminal() && lineBeingEdited.load(ordering: .relaxed) != 0 { writeOut("\n") }
                     exit(128 + number)
                 }
                 var byte: UInt8 = 1
@@ -427,8 +426,13 @@ enum AttachSignals {
     /// Before the shell exits: a line being edited has the terminal in the editor's mode (the
     /// shell may end from inside the edit: a signal, or what the app sent refused), put back
     /// as it was.
-    static func restoreTerminal() {
-        if var settings = terminal.withLock({ $0 }) { tcsetattr(0, TCSANOW, &settings) }
+    /// In the terminal's foreground only: a stopped or background shell that changed the
+    /// terminal would be stopped by SIGTTOU instead of ending.
+    /// - Returns: whether it did (the shell is in the foreground, and a line editor had it).
+    @discardableResult
+    static func restoreTerminal() -> Bool {
+        guard var settings = terminal.withLock({ $0 }), inTerminalForeground() else { return false }
+        return tcsetattr(0, TCSANOW, &settings) == 0
     }
 
     /// Ctrl-C on the empty line of an interactive attachment (the editor reads it as a key, not

@@ -137,6 +137,7 @@ enum Interactive {
     /// edited, Ctrl-C is a key; a SIGINT from another process then also wakes the read, which
     /// takes it as Ctrl-C.)
     static func installInterruptHandler() {
+        TerminalInput.prepareForSignals()
         setAction(SIGINT) { _ in
             interruptSignalled.store(true, ordering: .relaxed)
             wakeTheRead()

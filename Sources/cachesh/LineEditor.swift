@@ -468,11 +468,18 @@ private func interruptKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
 }
 
 /// Ctrl-Z: suspends the shell with the terminal as it was before editing, and takes it back for
-/// editing once continued. (libedit's own handlers do that only the first time in a line: its
-/// reader, which would set them again, is replaced by `TerminalInput`'s.)
+/// editing once continued. SIGTSTP goes to the whole foreground job, as the terminal's own
+/// suspend key sends it (a script that ran cachesh stops with it, and its shell gets the
+/// terminal back). Where SIGTSTP is `TerminalInput`'s, its handler gives the terminal back
+/// and the read takes it back and draws the line again; else (SIGTSTP left to someone else)
+/// that is done here.
 private func suspendKey(_ editor: OpaquePointer?, _ key: Int32) -> UInt8 {
+    if TerminalInput.handlesSuspend {
+        kill(0, SIGTSTP)
+        return UInt8(CC_NORM)
+    }
     if let editor { _ = cachesh_el_prepare_terminal(editor, 0) }
-    raise(SIGTSTP)
+    kill(0, SIGTSTP)
     if let editor { _ = cachesh_el_prepare_terminal(editor, 1) }
     return UInt8(CC_REDISPLAY)
 }

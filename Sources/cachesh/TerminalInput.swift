@@ -48,13 +48,18 @@ func wakeTheRead() {
 //   default), put the terminal back as it was before the edit, end the line on the screen, and
 //   end this process alone, by the same signal. (The interactive shell's SIGINT sets a flag, which
 //   the read takes as Ctrl-C; an attachment's SIGINT and SIGTERM are `AttachSignals`'.)
-// - SIGTSTP (from another process: Ctrl-Z is a key while a line is edited, `suspendKey`) puts the
-//   terminal back and stops this process alone.
+// - SIGTSTP (from another process, or from Ctrl-Z, a key while a line is edited: `suspendKey`
+//   sends it to the foreground job, as the terminal's own suspend key does) puts the terminal back
+//   and stops this process.
 // - SIGCONT (after SIGTSTP or SIGSTOP) has the read take the terminal back for editing and draw
-//   the line again, as after Ctrl-Z.
+//   the line again.
 //
-// The handlers do only async-signal-safe work: atomic loads and stores, tcsetattr(3), write(2),
-// sigaction(2), pthread_sigmask(3) and raise(3), errno kept as it was.
+// The terminal is touched only while this process is in its foreground: a stopped or background
+// shell that did (tcsetattr) would be stopped again by SIGTTOU, and a SIGTERM sent to a stopped
+// job (`kill %1`) would not end it. The handlers do only async-signal-safe work: atomic loads
+// and stores, tcgetpgrp(3), getpgrp(2), tcsetattr(3), write(2), sigaction(2), pthread_sigmask(3)
+// and raise(3), errno kept as it was. The globals they read are initialised (`prepareForSignals`)
+// before any of them is installed, so no handler runs an initialiser.
 
 /// The terminal's settings before the edit: the address of a `termios` allocated once (0: none
 /// yet). Written (`watchSignals`) only while no handler that reads it is installed.
@@ -63,13 +68,27 @@ private let settingsBeforeEdit = Atomic<UInt>(0)
 /// Set by SIGCONT while a line is edited: the read takes the terminal back and redraws the line.
 private let continuedWhileEditing = Atomic<Bool>(false)
 
+
 /// The signals that end the shell, handled while a line is edited when their action is the default.
 private let endingSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT]
 
-private func restoreSettingsBeforeEdit() {
+/// Whether SIGTSTP is `suspendWhileEditing` in the line being edited (false once the edit ends,
+/// so that a handler still running then does not put itself back).
+private let suspendHandled = Atomic<Bool>(false)
+
+/// Whether this process is in the terminal's foreground (may change its settings and read it):
+/// true too when standard input is not a terminal (nothing to keep from another process group).
+func inTerminalForeground() -> Bool {
+    let foreground = tcgetpgrp(0)
+    return foreground < 0 || foreground == getpgrp()
+}
+
+/// Puts the terminal's settings from before the edit back, in the foreground only.
+/// - Returns: whether it did.
+private func restoreSettingsBeforeEdit() -> Bool {
     let address = settingsBeforeEdit.load(ordering: .relaxed)
-    guard let settings = UnsafePointer<termios>(bitPattern: address) else { return }
-    _ = tcsetattr(0, TCSANOW, settings)
+    guard let settings = UnsafePointer<termios>(bitPattern: address), inTerminalForeground() else { return false }
+    return tcsetattr(0, TCSANOW, settings) == 0
 }
 
 /// Sets `signal`'s action: `handler` (nil: the default) with `flags`, no other signal blocked
@@ -95,34 +114,41 @@ func setAction(_ signal: Int32, _ handler: (@convention(c) (Int32) -> Void)?, fl
 /// the signal raised again with its default action, which ends the process once this returns
 /// (the signal is blocked until then).
 private func endWhileEditing(_ signal: Int32) {
-    restoreSettingsBeforeEdit()
-    var newline = UInt8(ascii: "\n")
-    _ = write(1, &newline, 1)
+    if restoreSettingsBeforeEdit() {
+        var newline = UInt8(ascii: "\n")
+        _ = write(1, &newline, 1)
+    }
     setAction(signal, nil)
     _ = raise(signal)
 }
 
 /// SIGTSTP while a line is edited: the terminal as before the edit, then this process stopped
-/// (the default action, the signal unblocked here). Once continued, or at once where the system
-/// does not stop it (a process group with no job-control shell above it), the handler is put
-/// back and the read takes the terminal back.
+/// (the default action, the signal unblocked here). Once continued, SIGCONT's handler has the
+/// read take the terminal back and draw the line again; where the system did not stop it (a
+/// process group with no job-control shell above it: no SIGCONT came), the editor's settings
+/// are put back here and nothing is drawn (nothing was written over the line).
 private func suspendWhileEditing(_ signal: Int32) {
     let saved = errno
-    restoreSettingsBeforeEdit()
+    var editing = termios()
+    let hadEditing = tcgetattr(0, &editing) == 0
+    continuedWhileEditing.store(false, ordering: .relaxed)
+    _ = restoreSettingsBeforeEdit()
     setAction(SIGTSTP, nil)
     _ = raise(SIGTSTP)
     var stop = sigset_t()
     sigemptyset(&stop)
     sigaddset(&stop, SIGTSTP)
     _ = pthread_sigmask(SIG_UNBLOCK, &stop, nil)
-    setAction(SIGTSTP, suspendWhileEditing)
-    continuedWhileEditing.store(true, ordering: .relaxed)
-    wakeTheRead()
+    if suspendHandled.load(ordering: .relaxed) { setAction(SIGTSTP, suspendWhileEditing, flags: Int32(SA_RESTART)) }
+    if !continuedWhileEditing.load(ordering: .relaxed) && hadEditing && inTerminalForeground() {
+        _ = tcsetattr(0, TCSANOW, &editing)
+    }
     errno = saved
 }
 
 /// SIGCONT while a line is edited: a byte to the wake-up pipe, so that the read takes the
-/// terminal back and draws the line again.
+/// terminal back and draws the line again. (Installed without `SA_RESTART`: a read of the
+/// terminal it interrupts must return, not wait on.)
 private func continueWhileEditing(_ signal: Int32) {
     continuedWhileEditing.store(true, ordering: .relaxed)
     wakeTheRead()
@@ -143,6 +169,10 @@ private struct InputState {
     /// The first byte of the line being read that starts no UTF-8 character (nil: none so far);
     /// libedit drops such bytes, so the line it returns no longer shows them.
     var invalidByte: UInt8?
+    /// No key has been waited for yet in this line (`startLine`).
+    var firstWait = true
+    /// This line's SIGTSTP is `suspendWhileEditing` (`watchSignals`).
+    var handlesSuspend = false
 }
 
 private let inputState = Mutex(InputState())
@@ -193,8 +223,7 @@ enum TerminalInput {
         if reader >= 0 { close(reader) }
     }
 
-    /// Around each `el_gets`: SIGWINCH wakes the read while a line is edited (libedit, which
-    /// installs its own handler for the edit, passes the signal on to this one), and is ignored
+    /// Around each `el_gets`: SIGWINCH wakes the read while a line is edited, and is ignored
     /// again while a command runs (the next edit starts at the size of the moment).
     /// - Returns: the action to put back with `stopWatchingResize`.
     static func watchResize(columns: Int) -> sigaction {
@@ -202,6 +231,9 @@ enum TerminalInput {
             state.drawnColumns = columns
             drain(state.wakeReader)
         }
+        // A SIGCONT before the edit (its byte just drained) needs nothing: el_gets takes the
+        // terminal and draws the line itself.
+        continuedWhileEditing.store(false, ordering: .relaxed)
         return setAction(SIGWINCH, resizeHandler, flags: Int32(SA_RESTART))
     }
 
@@ -215,6 +247,7 @@ enum TerminalInput {
     /// only where the signal's action is the default.
     /// - Returns: the signals handled, to give back with `stopWatchingSignals`.
     static func watchSignals() -> [Int32] {
+        prepareForSignals()
         var settings = settingsBeforeEdit.load(ordering: .relaxed)
         if settings == 0 {
             settings = UInt(bitPattern: UnsafeMutablePointer<termios>.allocate(capacity: 1))
@@ -223,20 +256,38 @@ enum TerminalInput {
         // No handler that reads them is installed now (`stopWatchingSignals` took them off).
         guard let pointer = UnsafeMutablePointer<termios>(bitPattern: settings),
               tcgetattr(0, pointer) == 0 else { return [] }
-        continuedWhileEditing.store(false, ordering: .relaxed)
         var handled: [Int32] = []
-        let handlers: [(Int32, @convention(c) (Int32) -> Void)] =
-            endingSignals.map { ($0, endWhileEditing) } + [(SIGTSTP, suspendWhileEditing), (SIGCONT, continueWhileEditing)]
-        for (signal, handler) in handlers where isDefault(signal) {
-            setAction(signal, handler)
+        let handlers: [(Int32, @convention(c) (Int32) -> Void, Int32)] =
+            endingSignals.map { ($0, endWhileEditing, Int32(SA_RESTART)) }
+            + [(SIGTSTP, suspendWhileEditing, Int32(SA_RESTART)), (SIGCONT, continueWhileEditing, 0)]
+        suspendHandled.store(isDefault(SIGTSTP), ordering: .relaxed)
+        for (signal, handler, flags) in handlers where isDefault(signal) {
+            setAction(signal, handler, flags: flags)
             handled.append(signal)
         }
+        inputState.withLock { $0.handlesSuspend = handled.contains(SIGTSTP) }
         return handled
     }
 
     /// After `el_gets`: the default action back for each signal `watchSignals` handled.
     static func stopWatchingSignals(_ handled: [Int32]) {
+        suspendHandled.store(false, ordering: .relaxed)
         for signal in handled { setAction(signal, nil) }
+        inputState.withLock { $0.handlesSuspend = false }
+    }
+
+    /// Whether SIGTSTP is `suspendWhileEditing` in the line being edited: it then gives the
+    /// terminal back before the stop, and the read takes it back after (`suspendKey`).
+    static var handlesSuspend: Bool { inputState.withLock { $0.handlesSuspend } }
+
+    /// Initialises the globals that signal handlers read (Swift initialises a global on its first
+    /// use, which a handler must not be): before any such handler is installed.
+    static func prepareForSignals() {
+        _ = interruptSignalled.load(ordering: .relaxed)
+        _ = resizeWakeWriter.load(ordering: .relaxed)
+        _ = settingsBeforeEdit.load(ordering: .relaxed)
+        _ = continuedWhileEditing.load(ordering: .relaxed)
+        _ = suspendHandled.load(ordering: .relaxed)
     }
 
     /// Whether `signal`'s action is the default (not ignored, not another handler).
@@ -270,29 +321,43 @@ enum TerminalInput {
     /// terminal, redrawing the line whenever the window changed size first.
     private static func nextByte(_ editor: OpaquePointer) -> Input {
         while true {
-            let (kept, wakeReader) = inputState.withLock { state -> (UInt8?, Int32) in
-                guard state.pendingStart < state.pending.count else { return (nil, state.wakeReader) }
+            let (kept, wakeReader, firstWait) = inputState.withLock { state -> (UInt8?, Int32, Bool) in
+                guard state.pendingStart < state.pending.count else {
+                    defer { state.firstWait = false }
+                    return (nil, state.wakeReader, state.firstWait)
+                }
                 let byte = state.pending[state.pendingStart]
                 state.pendingStart += 1
                 if state.pendingStart == state.pending.count {
                     state.pending.removeAll(keepingCapacity: true)
                     state.pendingStart = 0
                 }
-                return (byte, state.wakeReader)
+                return (byte, state.wakeReader, false)
             }
             if let kept { return .byte(kept) }
             // A Ctrl-C that reached us as a signal before the editor took the terminal (typed
             // while a busy machine drew the prompt) was meant for the prompt, which the terminal
             // already flushed: it must not cut the command this line starts. The editor turns
-            // ISIG off before it reads, so from here until el_gets returns no Ctrl-C arrives as
-            // a signal; one after Enter (once el_gets restored the cooked mode) stays set for
-            // the command. Cleared before each wait for a key, the last one being Enter's.
-            _ = interruptSignalled.exchange(false, ordering: .relaxed)
-            var watched = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+            // ISIG off before it reads, so from the first wait until el_gets returns a SIGINT
+            // comes from another process (taken as Ctrl-C below); one after Enter (once el_gets
+            // restored the cooked mode) stays set for the command. Cleared once, before the
+            // line's first wait for a key (not before each: one that came while a key was being
+            // handled would be lost).
+            if firstWait { _ = interruptSignalled.exchange(false, ordering: .relaxed) }
+            // The terminal is read only in the foreground: a background shell (`bg`) that read
+            // it would be stopped by SIGTTIN at each key typed to the shell above. `fg` of a job
+            // that runs sends no signal, so a background wait looks again every 200 ms, and
+            // takes the terminal back once it is in the foreground.
+            let foreground = inTerminalForeground()
+            var watched = [pollfd(fd: foreground ? 0 : -1, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
             let side = sideInput
             for fd in side?.fds ?? [] { watched.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&watched, nfds_t(watched.count), -1)
+            let ready = poll(&watched, nfds_t(watched.count), foreground ? -1 : 200)
+            if !foreground && inTerminalForeground() {
+                takeTerminalBack(editor)
+                continue
+            }
             // SIGINT from another process while the line is edited (the interactive shell's
             // handler set the flag, and woke the read if it ran on another thread): what Ctrl-C
             // does.
@@ -371,7 +436,10 @@ enum TerminalInput {
 
     /// Forgets the invalid byte of the last line (`takeInvalidByte`): a new line starts.
     static func startLine() {
-        inputState.withLock { $0.invalidByte = nil }
+        inputState.withLock {
+            $0.invalidByte = nil
+            $0.firstWait = true
+        }
     }
 
     /// The first byte of the line just read that was not UTF-8 (nil: none), forgotten once taken.
@@ -432,11 +500,19 @@ enum TerminalInput {
     /// Continued after a stop: the terminal in the editor's mode again (the calling shell may have
     /// changed it meanwhile) and the line drawn again where it was, as after Ctrl-Z (`suspendKey`).
     private static func takeTerminalBack(_ editor: OpaquePointer) {
+        // Not in the foreground (continued by `bg`): left as it is; the next SIGCONT (`fg`)
+        // comes back here.
+        guard inTerminalForeground() else { return }
         _ = cachesh_el_prepare_terminal(editor, 0)
         _ = cachesh_el_prepare_terminal(editor, 1)
         el_resize(editor)
-        inputState.withLock { $0.drawnColumns = Int(cachesh_el_columns(editor)) }
-        takeLineOff(editor)
+        let ansi = inputState.withLock { state in
+            state.drawnColumns = Int(cachesh_el_columns(editor))
+            return state.ansi
+        }
+        // Drawn on the cursor's row, erasing nothing above it: a job-control shell wrote below
+        // the line meanwhile (`fg` leaves the cursor on a row of its own).
+        if ansi { writeOut("\r\u{1b}[J") }
         _ = cachesh_el_refresh(editor)
     }
 

@@ -698,7 +698,22 @@ def test_signals_from_another_process_while_a_line_is_edited(home):
     sh.wait_for_line("cachesh> evict nothing:here")
     os.kill(pid, signal.SIGINT)
     sh.wait_for_line("cachesh>", "the line dropped, as by Ctrl-C")
-    expect(not sh.echo(), "the editor's mode while a line is typed", sh)
+    sh.wait_for(lambda s: not s.echo(), "the editor's mode while the next line is edited")
+    # Ctrl-Z with no job-control shell above (the system does not stop the job): the line is
+    # edited on, as it was, drawn once.
+    line = "echo " + "y" * 150  # two rows at 100 columns
+    sh.type(line)
+    sh.wait_for(lambda s: [l for l in s.lines() if l][-2:] == [("cachesh> " + line)[:100], ("cachesh> " + line)[100:]],
+                "the line typed, on two rows")
+    sh.keys("C-z")
+    sh.keys("C-a")
+    sh.type("#")
+    commented = "cachesh> #" + line
+    sh.wait_for(lambda s: [l for l in s.lines() if l][-2:] == [commented[:100], commented[100:]],
+                "Ctrl-A and # edit the line after Ctrl-Z")
+    expect(sum(1 for l in sh.lines() if l.startswith("cachesh> ")) == 1, "the line drawn once", sh)
+    sh.keys("Enter")
+    sh.wait_for(lambda s: s.last_line() == "cachesh>", "the next prompt")
     sh.type("peek a")
     sh.wait_for(lambda s: s.last_line() == "cachesh> peek a", "the next line typed")
     os.kill(pid, signal.SIGTERM)
@@ -711,10 +726,12 @@ def test_signals_from_another_process_while_a_line_is_edited(home):
     sh.close()
 
 
-def test_stopped_by_another_process_then_fg_edits_the_line_again(home):
-    """SIGTSTP from another process while a line is typed, under a job-control shell: the shell
-    stops with the terminal as it was (the calling shell says so); `fg` gives it the terminal
-    back in the editor's mode with the line drawn again, which is then edited and run."""
+def test_stopped_then_fg_or_killed_under_a_job_control_shell(home):
+    """Under a job-control shell (bash): SIGTSTP from another process while a line is typed stops
+    the shell with the terminal as it was (bash says so); `fg` gives it back in the editor's mode
+    with the line drawn again below bash's lines (a line that wraps erases none of them), and it
+    is edited and run. Ctrl-Z in a shell run by a script stops the whole job, as the terminal's
+    own suspend key does (bash gets the terminal back), and `kill %1` then ends it."""
     name = "jobs"
     new_session("-s", name, "-x", "100", "-y", "30", "-c", home,
                 " ".join(shell_quote(c) for c in ["env", "-i", f"HOME={home}", "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
@@ -729,31 +746,86 @@ def test_stopped_by_another_process_then_fg_edits_the_line_again(home):
             expect(time.monotonic() < deadline, f"timed out waiting for {what}; screen: {lines()}")
             time.sleep(0.05)
 
+    def type_line(text):
+        tmux("send-keys", "-t", name, "-l", "--", text)
+        tmux("send-keys", "-t", name, "Enter")
+
     wait(lambda: lines()[-1:] == ["$"], "bash's prompt")
-    tmux("send-keys", "-t", name, "-l", "--", shell_quote(BIN))
-    tmux("send-keys", "-t", name, "Enter")
+    type_line(shell_quote(BIN))
     wait(lambda: lines()[-1:] == ["cachesh>"], "the shell's prompt")
-    tmux("send-keys", "-t", name, "-l", "--", "put a 1")
-    wait(lambda: lines()[-1:] == ["cachesh> put a 1"], "the line typed")
+    line = "echo " + "y" * 150  # two rows at 100 columns
+    rows = [("cachesh> " + line)[:100], ("cachesh> " + line)[100:]]
+    tmux("send-keys", "-t", name, "-l", "--", line)
+    wait(lambda: lines()[-2:] == rows, "the line typed, on two rows")
     pid = cachesh_pid(name)
     os.kill(pid, signal.SIGTSTP)
-    wait(lambda: any("Stopped" in line for line in lines()) and lines()[-1] == "$" and process_state(pid) == "T",
+    wait(lambda: any("Stopped" in l for l in lines()) and lines()[-1] == "$" and process_state(pid) == "T",
          "the shell stopped, bash's prompt")
-    tmux("send-keys", "-t", name, "-l", "--", "fg")
-    tmux("send-keys", "-t", name, "Enter")
-    wait(lambda: lines()[-1:] == ["cachesh> put a 1"] and not terminal_echoes(name),
+    type_line("stty -a | grep -o -- ' -*echo ' | head -1")
+    wait(lambda: lines()[-2:] == [" echo", "$"], "the terminal as it was (echo on)")
+    type_line("fg")
+    wait(lambda: lines()[-2:] == rows and not terminal_echoes(name),
          "the line drawn again, the terminal in the editor's mode")
+    expect("$ fg" in lines() and " echo" in lines() and any("Stopped" in l for l in lines()),
+           f"bash's lines above the line, not erased; screen: {lines()}")
     tmux("send-keys", "-t", name, "C-a")
     tmux("send-keys", "-t", name, "-l", "--", "#")
-    wait(lambda: lines()[-1:] == ["cachesh> #put a 1"], "Ctrl-A and # edit the line (a comment)")
+    wait(lambda: lines()[-2] == ("cachesh> #" + line)[:100], "Ctrl-A and # edit the line (a comment)")
     tmux("send-keys", "-t", name, "End")
     tmux("send-keys", "-t", name, "Enter")
-    tmux("send-keys", "-t", name, "-l", "--", "quit")
+    wait(lambda: lines()[-1:] == ["cachesh>"], "the next prompt")
+    # Ctrl-Z, `bg`, a command of bash's (the shell in the background reads nothing, so it is not
+    # stopped again), then `fg`, which sends no signal to a running job: the line comes back.
+    tmux("send-keys", "-t", name, "-l", "--", "peek b")
+    wait(lambda: lines()[-1:] == ["cachesh> peek b"], "the line typed")
+    tmux("send-keys", "-t", name, "C-z")
+    wait(lambda: lines()[-1:] == ["$"] and process_state(pid) == "T", "the shell stopped by Ctrl-Z")
+    type_line("bg")
+    wait(lambda: lines()[-1:] == ["$"] and "$ bg" in lines() and process_state(pid) in ("S", "R"), "the shell running in the background")
+    type_line("echo hi")
+    wait(lambda: lines()[-2:] == ["hi", "$"], "bash's command run")
+    expect(process_state(pid) in ("S", "R"), f"the shell in the background still running; screen: {lines()}")
+    type_line("fg")
+    wait(lambda: lines()[-1:] == ["cachesh> peek b"] and not terminal_echoes(name), "the line back in the foreground")
+    tmux("send-keys", "-t", name, "-l", "--", "x")
+    wait(lambda: lines()[-1:] == ["cachesh> peek bx"], "the line edited")
     tmux("send-keys", "-t", name, "Enter")
+    wait(lambda: lines()[-1:] == ["cachesh>"] and any(l.startswith("key:") and l.endswith("bx") for l in lines()), "the line run")
+    type_line("quit")
     wait(lambda: lines()[-1:] == ["$"] and "cachesh> quit" in lines(), "the shell's end, bash's prompt again")
-    tmux("send-keys", "-t", name, "-l", "--", "stty -a | grep -o -- ' -*echo ' | head -1")
-    tmux("send-keys", "-t", name, "Enter")
-    wait(lambda: lines()[-2:] == [" echo", "$"], "the terminal's echo on")
+
+    tmux("send-keys", "-t", name, "C-l")
+    wait(lambda: lines() == ["$"], "a clear screen")
+    type_line("sh -c " + shell_quote(shell_quote(BIN) + "; echo status=$?"))
+    wait(lambda: lines()[-1:] == ["cachesh>"], "the shell's prompt, under a script")
+    tmux("send-keys", "-t", name, "-l", "--", "peek a")
+    wait(lambda: lines()[-1:] == ["cachesh> peek a"], "the line typed")
+    pid2 = cachesh_pid(name)
+    script = parent_pid(pid2)  # sh
+    tmux("send-keys", "-t", name, "C-z")
+    wait(lambda: any("Stopped" in l for l in lines()) and lines()[-1] == "$"
+         and process_state(pid2) == "T" and process_state(script) == "T", "the whole job stopped, bash's prompt")
+    type_line("kill %1")
+    # (What bash then says of the job is not checked: it may say "Stopped" again, and even in
+    # `jobs` after both processes ended, as it reports the job before it has reaped them.)
+    wait(lambda: process_state(pid2) in ("", "Z") and process_state(script) in ("", "Z"),
+         "the shell and the script that ran it ended, while stopped")
+    expect(not any(l.startswith("status=") for l in lines()), f"the script ended with it; screen: {lines()}")
+    command = "stty -a | grep -o -- ' -*echo ' | head -1"
+    type_line(command)
+
+    def echo_shown():
+        shown = lines()
+        at = shown.index("$ " + command) if "$ " + command in shown else -1
+        return at >= 0 and shown[at + 1:at + 2] == [" echo"] and shown[-1] == "$"
+
+    # (bash may print the job's end between the command and its output's prompt.)
+    wait(echo_shown, "the terminal's echo on")
+
+
+def parent_pid(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 def process_state(pid):
