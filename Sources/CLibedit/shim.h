@@ -62,6 +62,11 @@ static inline int cachesh_el_refresh(EditLine *el) {
     return el_set(el, EL_REFRESH);
 }
 
+/* Editing on (1) or off (0). Off, libedit leaves the terminal's settings alone as a read ends. */
+static inline int cachesh_el_set_editmode(EditLine *el, int on) {
+    return el_set(el, EL_EDITMODE, on);
+}
+
 /* Puts the terminal in libedit's editing mode (1) or back in the mode it found (0). */
 static inline int cachesh_el_prepare_terminal(EditLine *el, int editing) {
     return el_set(el, EL_PREP_TERM, editing);

@@ -177,6 +177,7 @@ final class LineEditor {
         }
         var count: Int32 = 0
         TerminalInput.startLine()
+        TerminalInput.editAgain(editor)
         // First: a signal that ends the shell puts back the settings of the moment, not silenced.
         let signals = TerminalInput.watchSignals()
         let quiet = TypeAhead.silence()
@@ -326,7 +327,8 @@ enum TypeAhead {
     /// After `el_gets`: puts the saved settings back if the terminal is still without `ICANON`
     /// (libedit returned before it took the terminal over, so it restored nothing).
     static func restore(_ saved: termios?) {
-        guard var saved else { return }
+        // (Not from the background: SIGTTOU would stop the shell.)
+        guard var saved, inTerminalForeground() else { return }
         var now = termios()
         if tcgetattr(0, &now) == 0 && now.c_lflag & tcflag_t(ICANON) == 0 { _ = tcsetattr(0, TCSANOW, &saved) }
     }

@@ -173,6 +173,8 @@ private struct InputState {
     var firstWait = true
     /// This line's SIGTSTP is `suspendWhileEditing` (`watchSignals`).
     var handlesSuspend = false
+    /// Editing is off since a read ended in the background (`leaveTerminalAlone`).
+    var editingOff = false
 }
 
 private let inputState = Mutex(InputState())
@@ -302,11 +304,28 @@ enum TerminalInput {
     }
 
     /// Empties the non-blocking wake-up pipe (at most 64 reads of 64 bytes: it never holds more
-    /// than a burst of resizes).
+    /// than a burst of resizes), stopping at the first read that finds it empty.
     private static func drain(_ fd: Int32) {
         guard fd >= 0 else { return }
         var buffer = [UInt8](repeating: 0, count: 64)
-        for _ in 0..<64 where read(fd, &buffer, buffer.count) > 0 {}
+        for _ in 0..<64 {
+            guard read(fd, &buffer, buffer.count) > 0 else { return }
+        }
+    }
+
+    /// Editing off for the read that ends now, in the background: libedit then leaves the
+    /// terminal's settings as they are. Put back on by `editAgain` before the next read.
+    private static func leaveTerminalAlone(_ editor: OpaquePointer) {
+        _ = cachesh_el_set_editmode(editor, 0)
+        inputState.withLock { $0.editingOff = true }
+    }
+
+    /// Before a read: editing on again if `leaveTerminalAlone` turned it off (libedit still takes
+    /// the terminal to be in its editing mode: put back first, in the foreground now).
+    static func editAgain(_ editor: OpaquePointer) {
+        guard inputState.withLock({ state in defer { state.editingOff = false }; return state.editingOff }) else { return }
+        _ = cachesh_el_set_editmode(editor, 1)
+        _ = cachesh_el_prepare_terminal(editor, 0)
     }
 
     // MARK: - Reading
@@ -349,19 +368,23 @@ enum TerminalInput {
             // that runs sends no signal, so a background wait looks again every 200 ms, and
             // takes the terminal back once it is in the foreground.
             let foreground = inTerminalForeground()
+            // SIGINT from another process while the line is edited (the interactive shell's
+            // handler set the flag and woke the read): what Ctrl-C does, once in the foreground
+            // (the line's end changes and writes the terminal). Looked at before each wait too:
+            // its wake-up byte may have been drained with another's.
+            if foreground && interruptSignalled.exchange(false, ordering: .relaxed) { return .byte(0x03) }
             var watched = [pollfd(fd: foreground ? 0 : -1, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
             let side = sideInput
             for fd in side?.fds ?? [] { watched.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&watched, nfds_t(watched.count), foreground ? -1 : 200)
             if !foreground && inTerminalForeground() {
+                // (A SIGCONT that came meanwhile asks for nothing more.)
+                continuedWhileEditing.store(false, ordering: .relaxed)
                 takeTerminalBack(editor)
                 continue
             }
-            // SIGINT from another process while the line is edited (the interactive shell's
-            // handler set the flag, and woke the read if it ran on another thread): what Ctrl-C
-            // does.
-            if interruptSignalled.exchange(false, ordering: .relaxed) { return .byte(0x03) }
+            if foreground && interruptSignalled.exchange(false, ordering: .relaxed) { return .byte(0x03) }
             if ready < 0 {
                 guard errno == EINTR else { return .failed(errno) }
                 continue
@@ -376,7 +399,13 @@ enum TerminalInput {
                 continue
             }
             if let side, let ready = watched.dropFirst(2).first(where: { $0.revents != 0 }) {
-                if !handleSideInput(editor, { side.handle(ready.fd) }) { return .end }
+                if !handleSideInput(editor, { side.handle(ready.fd) }) {
+                    // Ending in the background (a signal to a stopped or `bg` attachment): editing
+                    // off, so that libedit does not set the terminal as the read ends (SIGTTOU
+                    // would stop the shell instead of letting it end).
+                    if !inTerminalForeground() { leaveTerminalAlone(editor) }
+                    return .end
+                }
                 continue
             }
             guard watched[0].revents != 0 else { continue }
@@ -409,6 +438,9 @@ enum TerminalInput {
     /// the screen), runs `print`, and draws the line again below what it printed, as typed.
     @discardableResult
     static func printAbove<T>(_ editor: OpaquePointer, _ print: () -> T) -> T {
+        // In the background (stopped, or `bg`) the line is not on the screen to move: what
+        // comes is printed as it is, and the line drawn again when the shell is back (`fg`).
+        guard inTerminalForeground() else { return print() }
         takeLineOff(editor)
         // The line is off the screen while `print` runs: a message that ends the shell from
         // there (`failAttach`) takes the line's place as it is.
@@ -506,13 +538,28 @@ enum TerminalInput {
         _ = cachesh_el_prepare_terminal(editor, 0)
         _ = cachesh_el_prepare_terminal(editor, 1)
         el_resize(editor)
+        let columns = Int(cachesh_el_columns(editor))
         let ansi = inputState.withLock { state in
-            state.drawnColumns = Int(cachesh_el_columns(editor))
+            state.drawnColumns = columns
             return state.ansi
         }
-        // Drawn on the cursor's row, erasing nothing above it: a job-control shell wrote below
-        // the line meanwhile (`fg` leaves the cursor on a row of its own).
-        if ansi { writeOut("\r\u{1b}[J") }
+        guard ansi else {
+            _ = cachesh_el_refresh(editor)
+            return
+        }
+        // Where is the cursor? Where the line left it (nothing was written meanwhile: a stop
+        // and a continue with no job-control shell, a stray SIGCONT): the line is drawn again
+        // from its first row. At the start of a row (a job-control shell wrote below the line:
+        // `fg` leaves the cursor on a row of its own), or unknown: drawn there, erasing nothing
+        // above. Anywhere else: on the next row.
+        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
+        let prompt = continuing ? "...> " : first.description
+        let left = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).column
+        switch askCursorColumn() {
+        case let column? where column == left && column != 0: takeLineOff(editor)
+        case let column? where column != 0: writeOut("\r\n\u{1b}[J")
+        default: writeOut("\r\u{1b}[J")
+        }
         _ = cachesh_el_refresh(editor)
     }
 

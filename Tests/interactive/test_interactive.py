@@ -776,8 +776,11 @@ def test_stopped_then_fg_or_killed_under_a_job_control_shell(home):
     wait(lambda: lines()[-1:] == ["cachesh>"], "the next prompt")
     # Ctrl-Z, `bg`, a command of bash's (the shell in the background reads nothing, so it is not
     # stopped again), then `fg`, which sends no signal to a running job: the line comes back.
-    tmux("send-keys", "-t", name, "-l", "--", "peek b")
-    wait(lambda: lines()[-1:] == ["cachesh> peek b"], "the line typed")
+    # Then stopped in the background and `fg` again: the line (two rows) is drawn once.
+    long = "peek " + "b" * 120
+    rows = [("cachesh> " + long)[:100], ("cachesh> " + long)[100:]]
+    tmux("send-keys", "-t", name, "-l", "--", long)
+    wait(lambda: lines()[-2:] == rows, "the line typed, on two rows")
     tmux("send-keys", "-t", name, "C-z")
     wait(lambda: lines()[-1:] == ["$"] and process_state(pid) == "T", "the shell stopped by Ctrl-Z")
     type_line("bg")
@@ -786,11 +789,20 @@ def test_stopped_then_fg_or_killed_under_a_job_control_shell(home):
     wait(lambda: lines()[-2:] == ["hi", "$"], "bash's command run")
     expect(process_state(pid) in ("S", "R"), f"the shell in the background still running; screen: {lines()}")
     type_line("fg")
-    wait(lambda: lines()[-1:] == ["cachesh> peek b"] and not terminal_echoes(name), "the line back in the foreground")
+    wait(lambda: lines()[-2:] == rows and not terminal_echoes(name), "the line back in the foreground")
+    tmux("send-keys", "-t", name, "C-z")
+    wait(lambda: lines()[-1:] == ["$"] and process_state(pid) == "T", "the shell stopped by Ctrl-Z again")
+    type_line("bg")
+    wait(lambda: lines()[-1:] == ["$"] and lines().count("$ bg") == 2 and process_state(pid) in ("S", "R"), "in the background again")
+    type_line("kill -STOP %1")
+    wait(lambda: process_state(pid) == "T" and lines()[-1:] == ["$"], "stopped in the background")
+    type_line("fg")
+    wait(lambda: lines()[-2:] == rows and not terminal_echoes(name), "the line back after a stop in the background")
+    expect(lines().count(rows[0]) == 3, f"the line drawn once more (after each stop's own), not twice; screen: {lines()}")
     tmux("send-keys", "-t", name, "-l", "--", "x")
-    wait(lambda: lines()[-1:] == ["cachesh> peek bx"], "the line edited")
+    wait(lambda: lines()[-1:] == [rows[1] + "x"], "the line edited")
     tmux("send-keys", "-t", name, "Enter")
-    wait(lambda: lines()[-1:] == ["cachesh>"] and any(l.startswith("key:") and l.endswith("bx") for l in lines()), "the line run")
+    wait(lambda: lines()[-1:] == ["cachesh>"] and any("absent" in l for l in lines()), "the line run")
     type_line("quit")
     wait(lambda: lines()[-1:] == ["$"] and "cachesh> quit" in lines(), "the shell's end, bash's prompt again")
 
