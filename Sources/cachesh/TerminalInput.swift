@@ -321,7 +321,8 @@ enum TerminalInput {
     }
 
     /// Before a read: editing on again if `leaveTerminalAlone` turned it off (libedit still takes
-    /// the terminal to be in its editing mode: put back first, in the foreground now).
+    /// the terminal to be in its editing mode: put back first, in the foreground now). Today no
+    /// read follows such an end (the attachment ends); kept so that one would edit as before.
     static func editAgain(_ editor: OpaquePointer) {
         guard inputState.withLock({ state in defer { state.editingOff = false }; return state.editingOff }) else { return }
         _ = cachesh_el_set_editmode(editor, 1)
@@ -544,6 +545,8 @@ enum TerminalInput {
             return state.ansi
         }
         guard ansi else {
+            // (A terminal that does not move its cursor: over the row the cursor is on.)
+            writeOut("\r")
             _ = cachesh_el_refresh(editor)
             return
         }
@@ -551,7 +554,9 @@ enum TerminalInput {
         // and a continue with no job-control shell, a stray SIGCONT): the line is drawn again
         // from its first row. At the start of a row (a job-control shell wrote below the line:
         // `fg` leaves the cursor on a row of its own), or unknown: drawn there, erasing nothing
-        // above. Anywhere else: on the next row.
+        // above (a line that fills its rows exactly, its cursor at a row's start, is then drawn
+        // twice: never erasing what another program wrote comes first). Anywhere else: on the
+        // next row.
         let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
         let prompt = continuing ? "...> " : first.description
         let left = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).column
@@ -570,6 +575,9 @@ enum TerminalInput {
     /// where its cursor is; without an answer the line is drawn from the lower of the two rows,
     /// which never erases what was printed above the prompt.
     private static func redrawAfterResize(_ editor: OpaquePointer) {
+        // In the background the line is not the terminal's: left until `fg`, when
+        // `takeTerminalBack` takes the size and draws it again.
+        guard inTerminalForeground() else { return }
         el_resize(editor)
         let columns = Int(cachesh_el_columns(editor))
         let (old, ansi) = inputState.withLock { state in

@@ -803,6 +803,24 @@ def test_stopped_then_fg_or_killed_under_a_job_control_shell(home):
     wait(lambda: lines()[-1:] == [rows[1] + "x"], "the line edited")
     tmux("send-keys", "-t", name, "Enter")
     wait(lambda: lines()[-1:] == ["cachesh>"] and any("absent" in l for l in lines()), "the line run")
+    # In the background, a resize and a SIGINT draw nothing over bash's screen; at `fg` the
+    # SIGINT drops the line.
+    tmux("send-keys", "-t", name, "-l", "--", "peek c")
+    wait(lambda: lines()[-1:] == ["cachesh> peek c"], "the line typed")
+    tmux("send-keys", "-t", name, "C-z")
+    wait(lambda: lines()[-1:] == ["$"] and process_state(pid) == "T", "the shell stopped by Ctrl-Z")
+    type_line("bg")
+    wait(lambda: lines()[-1:] == ["$"] and lines().count("$ bg") == 3 and process_state(pid) in ("S", "R"), "in the background")
+    tmux("resize-window", "-t", name, "-x", "90")
+    os.kill(pid, signal.SIGINT)
+    before = lines()
+    holds = time.monotonic() + 1.0
+    while time.monotonic() < holds:
+        expect(lines() == before and process_state(pid) in ("S", "R"), f"nothing drawn, nothing read; screen: {lines()}")
+        time.sleep(0.05)
+    type_line("fg")
+    wait(lambda: lines()[-1:] == ["cachesh>"] and not terminal_echoes(name), "the line dropped at fg")
+    tmux("resize-window", "-t", name, "-x", "100")
     type_line("quit")
     wait(lambda: lines()[-1:] == ["$"] and "cachesh> quit" in lines(), "the shell's end, bash's prompt again")
 
