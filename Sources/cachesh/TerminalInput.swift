@@ -68,7 +68,6 @@ private let settingsBeforeEdit = Atomic<UInt>(0)
 /// Set by SIGCONT while a line is edited: the read takes the terminal back and redraws the line.
 private let continuedWhileEditing = Atomic<Bool>(false)
 
-
 /// The signals that end the shell, handled while a line is edited when their action is the default.
 private let endingSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT]
 
@@ -244,9 +243,9 @@ enum TerminalInput {
         sigaction(SIGWINCH, &previous, nil)
     }
 
-    /// Around each `el_gets`, before the terminal is silenced (`TypeAhead`): the handlers of the signals that end, stop or
-    /// continue the shell while a line is edited (see "Signals while a line is edited"), each
-    /// only where the signal's action is the default.
+    /// Around each `el_gets`, before the terminal is silenced (`TypeAhead`): the handlers of the
+    /// signals that end, stop or continue the shell while a line is edited (see "Signals while a
+    /// line is edited"), each only where the signal's action is the default.
     /// - Returns: the signals handled, to give back with `stopWatchingSignals`.
     static func watchSignals() -> [Int32] {
         prepareForSignals()
