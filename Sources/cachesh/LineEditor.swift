@@ -336,11 +336,16 @@ enum TypeAhead {
 
 // MARK: - libedit callbacks
 
-/// The prompt: `cachesh> `, or `...> ` while a JSON value is open.
-private func promptText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+/// The prompt of the line being read: `cachesh> ` (or the attachment's), or `...> ` while a JSON
+/// value is open.
+func currentPrompt() -> StaticString {
     let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
-    let prompt: StaticString = continuing ? "...> " : first
-    return UnsafeMutableRawPointer(mutating: prompt.utf8Start).assumingMemoryBound(to: CChar.self)
+    return continuing ? "...> " : first
+}
+
+/// libedit's prompt function: `currentPrompt()`.
+private func promptText(_ editor: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    UnsafeMutableRawPointer(mutating: currentPrompt().utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 /// The typed line: everything, and the part before the cursor.

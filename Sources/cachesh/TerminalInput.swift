@@ -456,8 +456,7 @@ enum TerminalInput {
     /// line stays, and what comes goes below it).
     static func takeLineOff(_ editor: OpaquePointer) {
         let columns = Int(cachesh_el_columns(editor))
-        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
-        let prompt = continuing ? "...> " : first.description
+        let prompt = currentPrompt().description
         if inputState.withLock({ $0.ansi }) {
             let row = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).row
             writeOut("\r" + (row > 0 ? "\u{1b}[\(row)A" : "") + "\u{1b}[J")
@@ -556,8 +555,7 @@ enum TerminalInput {
         // above (a line that fills its rows exactly, its cursor at a row's start, is then drawn
         // twice: never erasing what another program wrote comes first). Anywhere else: on the
         // next row.
-        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
-        let prompt = continuing ? "...> " : first.description
+        let prompt = currentPrompt().description
         let left = LineLayout.cursor(after: prompt + lineText(editor).beforeCursor, columns: max(1, columns)).column
         switch askCursorColumn() {
         case let column? where column == left && column != 0: takeLineOff(editor)
@@ -585,8 +583,7 @@ enum TerminalInput {
         }
         guard ansi, old > 0, columns != old else { return }
         let line = lineText(editor)
-        let (continuing, first) = editorState.withLock { (!$0.pending.isEmpty, $0.prompt) }
-        let prompt = continuing ? "...> " : first.description
+        let prompt = currentPrompt().description
         let kept = LineLayout.cursor(after: prompt + line.beforeCursor, columns: old)
         let rewrapped = LineLayout.cursor(after: prompt + line.beforeCursor, columns: columns)
         var row = min(kept.row, rewrapped.row)
