@@ -682,9 +682,11 @@ public actor Cache {
     /// Starts noting what changes, for `takeChanges` (a persistent store).
     public func startTrackingChanges(everything: Bool) { engine.startTrackingChanges(everything: everything) }
 
-    /// The rows that changed since the last call.
-    public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> StoreChanges {
-        engine.takeChanges(scheduledCommand: scheduledCommand)
+    /// The rows that changed since the last call, the entry rows written into `rows`' buffers
+    /// (emptied first; see `CacheEngine.takeChanges`).
+    public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] },
+                            reusing rows: consuming StoredEntryRows = StoredEntryRows()) -> StoreChanges {
+        engine.takeChanges(scheduledCommand: scheduledCommand, reusing: consume rows)
     }
 
     /// The changes last taken were not committed: the next `takeChanges` writes everything anew.

@@ -274,6 +274,67 @@ import TestSupport
         }
     }
 
+    /// An SQLite store in memory that notes where each commit's entry rows are written: the
+    /// address of their bytes' buffer, its size, and the rows.
+    final class BufferNotingStore: PersistentStore, Sendable {
+        struct Note: Equatable, Sendable {
+            var address: Int
+            var room: Int
+            var rows: Int
+        }
+        let inner: SQLiteStore
+        private let notes = Mutex<[Note]>([])
+        init() throws { inner = try SQLiteStore() }
+        var commits: [Note] { notes.withLock { $0 } }
+        func load() throws(StoreError) -> StoredState? { try inner.load() }
+        func loadEntries(_ each: (StoredEntry) throws(StoreError) -> Void) throws(StoreError) { try inner.loadEntries(each) }
+        func commit(_ changes: StoreChanges) throws(StoreError) {
+            let address = changes.rows.bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+            notes.withLock { $0.append(Note(address: address, room: changes.rows.bytes.count, rows: changes.rows.count)) }
+            try inner.commit(changes)
+        }
+    }
+
+    /// Each commit's entry rows are written into the buffers of the last commit's (no new
+    /// buffer, whose fresh pages the system faults in and zeroes, for each group), on the writer
+    /// thread or not, the run's last commit too; buffers of more than 4 MiB (SPEC §7.1) are given
+    /// back, not kept for the next commit. What is stored is the same either way.
+    @Test(arguments: [true, false])
+    func eachCommitWritesItsRowsIntoTheLastOnesBuffers(pipelined: Bool) async throws {
+        func run(_ script: String) async throws -> (commits: [BufferNotingStore.Note], stored: String) {
+            let store = try BufferNotingStore()
+            let shell = await TestShell()
+            try await shell.run { session, cache in
+                session.keepsWholeHistory = false
+                try session.open(store: store, groupSize: 4, on: cache)
+                if pipelined { session.pipelineCommits(through: store) }
+                session.run(SourceFile(name: "s.cachesh", text: script), on: cache)
+            }
+            let reader = await TestShell()
+            try await reader.run { session, cache in try session.open(store: store.inner, on: cache) }
+            return (store.commits, await reader.snapshotText())
+        }
+        // 30 puts: the open's commit (no rows), then 8 groups of 4 rows and a last one of 2.
+        let small = (0..<30).map { "put feed:\($0 % 11) {\"id\":\($0),\"text\":\"item \($0)\"}" }
+        let (commits, stored) = try await run(small.joined(separator: "\n") + "\n")
+        #expect(commits.map(\.rows) == [0, 4, 4, 4, 4, 4, 4, 4, 2])
+        #expect(Set(commits.dropFirst().map(\.address)).count == 1, "\(commits)")
+        #expect(Set(commits.dropFirst().map(\.room)).count == 1, "\(commits)")
+        #expect(stored.contains("\"item 29\"") && stored.contains("\"item 19\""))
+
+        // A group of 4 values of 1.5 MB: its buffers (over 6 MB) are not kept; the next group's
+        // rows are written into new ones, of the room small rows need.
+        let big = String(repeating: "x", count: 1_500_000)
+        let mixed = small[0..<8] + (0..<4).map { "put big:\($0) \"\(big)\"" } + small[8..<16]
+        let after = try await run(mixed.joined(separator: "\n") + "\n")
+        // (The run ends on a full group: its end commits no row.)
+        #expect(after.commits.map(\.rows) == [0, 4, 4, 4, 4, 4, 0])
+        #expect(after.commits[3].room > 6_000_000)
+        #expect(after.commits[4].room < 1 << 20 && after.commits[4].address == after.commits[5].address, "\(after.commits)")
+        #expect(after.commits[2].room == after.commits[1].room && after.commits[2].address == after.commits[1].address)
+        #expect(after.stored.contains(big))
+    }
+
     /// While a `record` is open (it writes each command to its file as it runs), commits are
     /// made synchronously: a commit failing after it started leaves the recording a synchronous
     /// run leaves, holding no command of a group after the failed one; the `record` command

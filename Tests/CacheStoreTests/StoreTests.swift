@@ -229,6 +229,45 @@ import TestSupport
         #expect(again.ends == rows.ends && again.rowIDs == rows.rowIDs && again.recencies == rows.recencies)
     }
 
+    /// A commit's rows written into the buffers of the last commit's (`takeChanges(reusing:)`,
+    /// as the shell does between commits) are those written into new buffers, byte for byte,
+    /// though the buffers still hold the longer rows they had; and they are written in place.
+    @Test func rowsWrittenIntoTheLastCommitsBuffersAreThoseOfNewOnes() throws {
+        func engine() -> CacheEngine {
+            let engine = CacheEngine(origin: SimulatedServer())
+            engine.checksInvariants = true
+            for i in 0..<40 { engine.put("k:\(i)", .string(String(repeating: "long value \(i) ", count: 8))) }
+            engine.startTrackingChanges(everything: true)
+            return engine
+        }
+        func change(_ engine: CacheEngine) throws {
+            engine.put("k:3", 3)
+            engine.put("new:1", .object(["id": 1]), tags: ["a"])
+            _ = engine.evict("k:7")
+            _ = try engine.get("k:9")
+        }
+        let reusing = engine(), fresh = engine()
+        var last = reusing.takeChanges()
+        let expectedFirst = fresh.takeChanges()
+        #expect(last.rows.count == 40 && last.rows.entries == expectedFirst.rows.entries)
+        try change(reusing)
+        try change(fresh)
+        let rows = last.rows
+        last = StoreChanges()
+        let address = rows.bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        let room = rows.bytes.count
+        let changes = reusing.takeChanges(reusing: consume rows)
+        let expected = fresh.takeChanges()
+        #expect(changes.rows.entries.map(\.key) == ["k:3", "new:1"])
+        #expect(changes.rows.entries == expected.rows.entries)
+        #expect(Array(changes.rows.bytes[0 ..< changes.rows.byteCount]) == Array(expected.rows.bytes[0 ..< expected.rows.byteCount]))
+        #expect(changes.rows.ends == expected.rows.ends && changes.rows.rowIDs == expected.rows.rowIDs
+                && changes.rows.recencies == expected.rows.recencies)
+        #expect(changes.removedKeys == ["k:7"] && changes.recencies.map(\.key) == ["k:9"])
+        #expect(changes.rows.bytes.count == room)
+        #expect(changes.rows.bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } == address)
+    }
+
     /// One command's commit writes the rows it changed, not the whole cache.
     @Test func commitsAreIncremental() {
         let engine = CacheEngine(origin: SimulatedServer())

@@ -284,13 +284,20 @@ extension CacheEngine {
     /// The rows that changed since the last call (everything, the first time or after `restore`).
     /// An entry that only moved in the recency order (a `get`) is a `StoredRecency`, not a row.
     ///
-    /// - Parameter scheduledCommand: the fields written beside each scheduled command, as for
-    ///   `makeSnapshot`.
+    /// - Parameters:
+    ///   - scheduledCommand: the fields written beside each scheduled command, as for
+    ///     `makeSnapshot`.
+    ///   - rows: buffers to write the entry rows into (those of the changes last committed: their
+    ///     rows are removed, their room kept, `StoredEntryRows.removeAll`).
     /// - Complexity: O(k + r + d) for k entries changed, r requests and queued items, d server keys
     ///   changed; O(n) for n entries when everything is written.
-    public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] }) -> StoreChanges {
+    public func takeChanges(scheduledCommand: (Int) -> [String: JSONValue] = { _ in [:] },
+                            reusing rows: consuming StoredEntryRows = StoredEntryRows()) -> StoreChanges {
         defer { if checksInvariants { checkInvariants() } }
         var out = StoreChanges()
+        // (Consumed: a copy still held here would make the first row's write copy the buffers.)
+        out.rows = consume rows
+        out.rows.removeAll()
         let log = changes ?? ChangeLog(replacedAll: true)
         changes = ChangeLog()
         let (written, moved) = slots.takeChanged()

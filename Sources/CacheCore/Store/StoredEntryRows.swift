@@ -7,7 +7,8 @@
 /// `StoredEntry` is built per row, and a store binds each column where the buffer keeps it. Row
 /// i's key is `bytes[ends[3i - 1] ..< ends[3i]]` (from 0 for the first row), its value
 /// `bytes[ends[3i] ..< ends[3i + 1]]`, its fields `bytes[ends[3i + 1] ..< ends[3i + 2]]`; the
-/// buffer may be longer than its rows' bytes (room made ahead, zeros).
+/// buffer may be longer than its rows' bytes (room made ahead: zeros, or the bytes of rows
+/// removed, `removeAll`).
 public struct StoredEntryRows: Sendable {
     public internal(set) var rowIDs: [Int64] = []
     public internal(set) var recencies: [Int64] = []
@@ -26,6 +27,22 @@ public struct StoredEntryRows: Sendable {
     public var isEmpty: Bool { rowIDs.isEmpty }
     /// The bytes the rows take (the rest of `bytes` is room).
     public var byteCount: Int { ends.last ?? 0 }
+
+    /// Removes every row and keeps the room they took, so that the rows of a store's next commit
+    /// are written where these were: a new buffer of that size is mapped anew by the allocator
+    /// and comes as fresh pages, each faulted in and zeroed by the system on first touch (some
+    /// 100 of them for a commit of 4,096 small rows, about a third of all the page faults of a
+    /// batch of puts under `--store`).
+    public mutating func removeAll() {
+        rowIDs.removeAll(keepingCapacity: true)
+        recencies.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+    }
+
+    /// The bytes the buffers take, rows and room.
+    public var heldBytes: Int {
+        bytes.count + MemoryLayout<Int64>.stride * (rowIDs.capacity + recencies.capacity) + MemoryLayout<Int>.stride * ends.capacity
+    }
 
     /// Room for `n` rows more (and a guess at their bytes: 96 a row, so that rows of a short key,
     /// a small object and their numbers, some 70 bytes, need no second buffer, whose making

@@ -16,6 +16,8 @@ final class CommitWriter: Sendable {
     private let queue = DispatchQueue(label: "cachesh.store-writer")
     /// The error of the last commit, set by the writer thread, taken by `wait`.
     private let failure = Mutex<StoreError?>(nil)
+    /// The entry rows of the last commit, once committed (`takeRows`).
+    private let committedRows = Mutex<StoredEntryRows?>(nil)
 
     init(_ store: any PersistentStore & Sendable) {
         self.store = store
@@ -29,6 +31,16 @@ final class CommitWriter: Sendable {
 
     private func run(_ changes: StoreChanges) {
         do { try store.commit(changes) } catch { failure.withLock { $0 = error } }
+        committedRows.withLock { $0 = changes.rows }
+    }
+
+    /// The entry rows of the commit last waited for (`wait`), their buffers for the next
+    /// commit's rows (`Cache.takeChanges(scheduledCommand:reusing:)`); nil when taken already.
+    func takeRows() -> StoredEntryRows? {
+        committedRows.withLock { rows in
+            defer { rows = nil }
+            return rows
+        }
     }
 
     /// Waits until the commit started last has ended.

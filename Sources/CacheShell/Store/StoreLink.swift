@@ -37,6 +37,15 @@ public final class StoreLink {
     /// That commit failed, found by a command about to read or write a file
     /// (``Session/touchFile(_:_:at:)``): reported when that command ends.
     var failure: StoreError?
+    /// The entry rows of the last commit, whose buffers the next commit's rows are written into
+    /// (`Cache.takeChanges(scheduledCommand:reusing:)`), kept when they take at most
+    /// `spareRowsLimit` bytes.
+    private var spareRows = StoredEntryRows()
+
+    /// The most bytes of buffers kept for the next commit's rows: 4 MiB, a group of 4,096 rows
+    /// of up to some 1,000 bytes each. (A larger commit's, such as the first of a store opened
+    /// on a large session, is given back rather than held for the rest of the session.)
+    static let spareRowsLimit = 4 << 20
 
     /// The commands of a group by default: 4096, so that a batch of small commands commits
     /// (and a writer thread starts a transaction, and rewrites the table's last pages) once every
@@ -52,6 +61,20 @@ public final class StoreLink {
         self.store = store
         self.groupSize = max(1, groupSize)
         self.heldOutputLimit = max(1, heldOutputLimit)
+    }
+
+    /// Keeps the rows of a commit that ended for the next one's (`takeSpareRows`), unless their
+    /// buffers take more than `spareRowsLimit` bytes.
+    func keepSpare(_ rows: StoredEntryRows?) {
+        guard let rows, rows.heldBytes <= Self.spareRowsLimit else { return }
+        spareRows = rows
+    }
+
+    /// The rows kept by `keepSpare` (empty ones when none), no longer kept here.
+    func takeSpareRows() -> StoredEntryRows {
+        var rows = StoredEntryRows()
+        swap(&rows, &spareRows)
+        return rows
     }
 }
 
@@ -88,7 +111,12 @@ extension Session {
         let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
         let link = StoreLink(store, groupSize: groupSize, heldOutputLimit: heldOutputLimit)
         // A read-only store is only read: what it holds is the state as opened, and stays so.
-        if store.isReadOnly { link.readOnlyState = changes.state } else { try store.commit(changes) }
+        if store.isReadOnly {
+            link.readOnlyState = changes.state
+        } else {
+            try store.commit(changes)
+            link.keepSpare(changes.rows)
+        }
         self.store = link
     }
 
@@ -180,7 +208,8 @@ extension Session {
         do throws(StoreError) {
             // The commit in flight ends first: its group's output goes out before this one's.
             try awaitCommitInFlight(link)
-            let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) })
+            let changes = cache.takeChanges(scheduledCommand: { [schedule] in schedule.fields($0) },
+                                            reusing: link.takeSpareRows())
             if let opened = link.readOnlyState {
                 // Commands that would change the store are refused before they run; one that
                 // changed it all the same is not reported as done (its output is dropped below).
@@ -194,6 +223,7 @@ extension Session {
                 return
             } else {
                 try link.store.commit(changes)
+                link.keepSpare(changes.rows)
             }
         } catch {
             commitFailed(error, on: cache)
@@ -213,6 +243,7 @@ extension Session {
             link.failure = error
             throw error
         }
+        link.keepSpare(writer.takeRows())
         terminal.releaseCommitted()
     }
 
