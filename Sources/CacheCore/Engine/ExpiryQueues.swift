@@ -122,17 +122,25 @@ struct ExpiryQueues {
             }
         }
 
-        func makeIterator() -> AnyIterator<Packed> {
-            var c = firstChunk, i = head
-            let chunks = chunks
-            return AnyIterator {
-                while c < chunks.count {
-                    if i < chunks[c].count {
-                        defer { i += 1 }
-                        return chunks[c][i]
+        func makeIterator() -> Iterator { Iterator(chunks: chunks, chunk: firstChunk, index: head) }
+
+        /// The records in order. (A struct: an `AnyIterator` over a closure kept its place in
+        /// captured variables, boxes checked for exclusive access at run time on every record,
+        /// some 75 instructions a record, 4% of a batch of puts and gets that compacts its FIFOs.)
+        struct Iterator: IteratorProtocol {
+            let chunks: [[Packed]]
+            var chunk: Int
+            var index: Int
+
+            @inline(__always)
+            mutating func next() -> Packed? {
+                while chunk < chunks.count {
+                    if index < chunks[chunk].count {
+                        defer { index += 1 }
+                        return chunks[chunk][index]
                     }
-                    c += 1
-                    i = 0
+                    chunk += 1
+                    index = 0
                 }
                 return nil
             }
@@ -298,7 +306,17 @@ struct ExpiryQueues {
     /// - Complexity: O(r) for the r records of the FIFO.
     mutating func compact(_ ns: Int32, keeping isLive: (ExpiryRecord) -> Bool) {
         let n = Int(ns)
-        let kept = Self.packed(records(ns).filter(isLive))
+        // Packed as they are read: no list of the records, nor of those kept, in between.
+        var kept = Queue()
+        var base = queues[n].headBase
+        for p in queues[n].records {
+            if p.slot < 0 {
+                base = Self.base(ofMark: p)
+                continue
+            }
+            let record = ExpiryRecord(slot: p.slot, seq: base &+ UInt64(p.offset))
+            if isLive(record) { Self.append(record, to: &kept) }
+        }
         queues[n].records = kept.records
         queues[n].headBase = kept.headBase
         queues[n].tailBase = kept.tailBase
