@@ -297,7 +297,7 @@ import TestSupport
 
     /// Each commit's entry rows are written into the buffers of the last commit's (no new
     /// buffer, whose fresh pages the system faults in and zeroes, for each group), on the writer
-    /// thread or not, the run's last commit too; buffers of more than 4 MiB (SPEC §7.1) are given
+    /// thread or not, the run's last commit too; buffers of more than 8 MiB (SPEC §7.1) are given
     /// back, not kept for the next commit. What is stored is the same either way.
     @Test(arguments: [true, false])
     func eachCommitWritesItsRowsIntoTheLastOnesBuffers(pipelined: Bool) async throws {
@@ -314,7 +314,8 @@ import TestSupport
             try await reader.run { session, cache in try session.open(store: store.inner, on: cache) }
             return (store.commits, await reader.snapshotText())
         }
-        // 30 puts: the open's commit (no rows), then 8 groups of 4 rows and a last one of 2.
+        // 30 puts: the open's commit (no rows), then 7 groups of 4 rows and a last one of 2
+        // (whose rows new buffers would give less room).
         let small = (0..<30).map { "put feed:\($0 % 11) {\"id\":\($0),\"text\":\"item \($0)\"}" }
         let (commits, stored) = try await run(small.joined(separator: "\n") + "\n")
         #expect(commits.map(\.rows) == [0, 4, 4, 4, 4, 4, 4, 4, 2])
@@ -322,17 +323,30 @@ import TestSupport
         #expect(Set(commits.dropFirst().map(\.room)).count == 1, "\(commits)")
         #expect(stored.contains("\"item 29\"") && stored.contains("\"item 19\""))
 
-        // A group of 4 values of 1.5 MB: its buffers (over 6 MB) are not kept; the next group's
-        // rows are written into new ones, of the room small rows need.
-        let big = String(repeating: "x", count: 1_500_000)
-        let mixed = small[0..<8] + (0..<4).map { "put big:\($0) \"\(big)\"" } + small[8..<16]
+        // A group of 4 values of 2.5 MB: its buffers (over 10 MB) are not kept, and the next
+        // group's rows (values of 1,000 bytes) get new ones, which the group after it (small
+        // rows, which new buffers would give less room) writes into.
+        let big = String(repeating: "x", count: 2_500_000)
+        let medium = String(repeating: "y", count: 1000)
+        let mixed = small[0..<8] + (0..<4).map { "put big:\($0) \"\(big)\"" } + (0..<4).map { "put medium:\($0) \"\(medium)\"" }
+            + small[8..<12]
         let after = try await run(mixed.joined(separator: "\n") + "\n")
         // (The run ends on a full group: its end commits no row.)
         #expect(after.commits.map(\.rows) == [0, 4, 4, 4, 4, 4, 0])
-        #expect(after.commits[3].room > 6_000_000)
-        #expect(after.commits[4].room < 1 << 20 && after.commits[4].address == after.commits[5].address, "\(after.commits)")
-        #expect(after.commits[2].room == after.commits[1].room && after.commits[2].address == after.commits[1].address)
-        #expect(after.stored.contains(big))
+        #expect(after.commits[3].room > 10_000_000)
+        #expect(after.commits[4].room > 4000 && after.commits[4].room < 1 << 20, "\(after.commits)")
+        #expect(after.commits[5].room == after.commits[4].room && after.commits[5].address == after.commits[4].address,
+                "\(after.commits)")
+        #expect(after.stored.contains(big) && after.stored.contains(medium))
+
+        // Values of 1.2 MB: buffers of some 5 MB, under the limit, kept for the next group.
+        let large = String(repeating: "z", count: 1_200_000)
+        let kept = try await run((small[0..<4] + (0..<4).map { "put large:\($0) \"\(large)\"" } + small[4..<8])
+            .joined(separator: "\n") + "\n")
+        #expect(kept.commits.map(\.rows) == [0, 4, 4, 4, 0])
+        #expect(kept.commits[2].room > 4_000_000 && kept.commits[2].room < 8 << 20, "\(kept.commits)")
+        #expect(kept.commits[3].room == kept.commits[2].room && kept.commits[3].address == kept.commits[2].address,
+                "\(kept.commits)")
     }
 
     /// While a `record` is open (it writes each command to its file as it runs), commits are
