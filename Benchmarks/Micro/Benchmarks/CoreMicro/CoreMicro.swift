@@ -27,7 +27,9 @@ func microBenchmarks() -> [MicroBenchmark] { [
     MicroBenchmark("engine-get-hit-100k-entries",
                    // Mostly 0 per 1,000 gets; a recency-queue compaction (one new array) lands on
                    // a sampled iteration or not, so the count is checked within an absolute margin.
-                   mallocs: .init(absolute: [.p90: 30])) {
+                   // So are the instructions: two runs of one build counted 585,000 and 601,000
+                   // (the cause not found; other benchmarks repeat within 0.1%).
+                   mallocs: .init(absolute: [.p90: 30]), valgrind: .init(absolute: [.p90: 25_000])) {
         let engine = filled(max: nil)
         var i = 0
         return .sync { n in
@@ -195,17 +197,21 @@ struct MicroBenchmark {
     let scalingFactor: BenchmarkScalingFactor
     /// How far the p90 of `mallocCountTotal` may move from its checked-in value.
     let mallocs: BenchmarkThresholds
+    /// How far the instructions counted under valgrind may move from their checked-in value.
+    let valgrind: BenchmarkThresholds
     /// Whether `prepare` returns `.async` work (known before it runs, to register the benchmark).
     let isAsync: Bool
     /// Builds the benchmark's state (outside any measurement) and returns its work.
     let prepare: @Sendable () async -> Work
 
     init(_ name: String, scalingFactor: BenchmarkScalingFactor = .kilo, isAsync: Bool = false,
-         mallocs: BenchmarkThresholds = .init(relative: [.p90: 2.0]), prepare: @escaping @Sendable () async -> Work) {
+         mallocs: BenchmarkThresholds = .init(relative: [.p90: 2.0]), valgrind: BenchmarkThresholds = .init(relative: [.p90: 1.5]),
+         prepare: @escaping @Sendable () async -> Work) {
         self.name = name
         self.scalingFactor = scalingFactor
         self.isAsync = isAsync
         self.mallocs = mallocs
+        self.valgrind = valgrind
         self.prepare = prepare
     }
 
@@ -223,7 +229,7 @@ struct MicroBenchmark {
             // applies only to a file given one by hand. Wall time is never checked.
             thresholds: [
                 .mallocCountTotal: mallocs,
-                ValgrindCount.metric: .init(relative: [.p90: 1.5]),
+                ValgrindCount.metric: valgrind,
                 .instructions: .init(relative: [.p90: 3.0]),
             ]
         )
