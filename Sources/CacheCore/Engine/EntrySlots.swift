@@ -94,6 +94,50 @@ struct EntrySlots: RandomAccessCollection {
         marked.append(Int32(i))
     }
 
+    /// Appends to `rows` the rows of the slots `list[k]`, from `k = from` on, while each is plain:
+    /// its id `ids[k]` is 0 (no row: skipped), or it `rowIsPlain`, `plainNamespaces` has its
+    /// namespace and its value holds its text (`StoredValue.heldUTF8Count`); such a row is its
+    /// key's bytes, its value's compact text as held, and its numbers
+    /// (`Entry.writePlainRowNumbers`).
+    /// - Returns: the first `k` whose row is not plain (the caller writes it), or `list.count`.
+    ///
+    /// One call writes a run of rows (a commit of puts: all of them) with the slots read in
+    /// place: a call a row, through the engine's slots, retained the slot array and copied the
+    /// value out to lend it (three retains, a release and three outlined copies and destroys,
+    /// some 60 instructions a row of a `--store` batch).
+    func appendPlainRows(_ list: [Int32], ids: [Int64], from: Int, plainNamespaces: [Bool],
+                         to rows: inout StoredEntryRows) -> Int {
+        var k = from
+        storage.withUnsafeBufferPointer { entries in
+            while k < list.count {
+                let id = ids[k]
+                if id == 0 {
+                    k &+= 1
+                    continue
+                }
+                precondition(list[k] >= 0 && Int(list[k]) < entries.count, "a slot of the entries")
+                let entry = entries.baseAddress! + Int(list[k])
+                let ns = Int(entry.pointee.namespace)
+                guard entry.pointee.rowIsPlain, ns < plainNamespaces.count, plainNamespaces[ns],
+                      let valueCount = entry.pointee.stored.heldUTF8Count else { return }
+                let start = rows.byteCount
+                let keyCount = entry.pointee.key.utf8.count
+                rows.makeRoom(start &+ keyCount &+ valueCount &+ EntryRowFields.maxNumberBytes)
+                let fieldsEnd = rows.bytes.withUnsafeMutableBufferPointer { buffer -> Int in
+                    let out = buffer.baseAddress! + start
+                    _ = StoredEntryRows.copyKey(entry.pointee.key, to: out)
+                    entry.pointee.stored.copyHeldUTF8(to: out + keyCount)
+                    let at = keyCount &+ valueCount
+                    return start &+ at &+ entry.pointee.writePlainRowNumbers(into: out + at)
+                }
+                rows.appendRow(rowID: id, recency: Int64(bitPattern: entry.pointee.recency), keyEnd: start &+ keyCount,
+                               valueEnd: start &+ keyCount &+ valueCount, fieldsEnd: fieldsEnd)
+                k &+= 1
+            }
+        }
+        return k
+    }
+
     /// Sets a slot's recency stamp without marking it written: a store rewrites only the stamp
     /// of an entry that merely moved in the recency lists (`takeChanged`).
     @inline(__always)
@@ -254,14 +298,25 @@ struct EntrySlots: RandomAccessCollection {
             }
             ownBox().touched.removeAll(keepingCapacity: true)
         }
-        var list: [Int32] = []
-        list.reserveCapacity(marked.count)
         // A slot replaced whole (reused for another key) is listed again: keep its first place.
-        for s in marked where storage[Int(s)].marked {
-            storage[Int(s)].marked = false
-            list.append(s)
+        // The slots are read and unmarked through one pointer and the list written through
+        // another (through the arrays, each slot's write and append checked that the array was
+        // not shared, some 25 instructions a row of a commit); the marks are moved out and back,
+        // not copied, so that their list keeps its room, unshared, for the next commit.
+        var marks: [Int32] = []
+        swap(&marks, &marked)
+        let list = marks.isEmpty ? [] : [Int32](unsafeUninitializedCapacity: marks.count) { out, n in
+            n = 0
+            storage.withUnsafeMutableBufferPointer { entries in
+                for s in marks where entries[Int(s)].marked {
+                    entries[Int(s)].marked = false
+                    out[n] = s
+                    n += 1
+                }
+            }
         }
-        marked.removeAll(keepingCapacity: true)
+        marks.removeAll(keepingCapacity: true)
+        marked = marks
         return (list, moved)
     }
 }

@@ -239,6 +239,9 @@ struct OrderedSlots {
     /// A namespace's eviction policy.
     func eviction(ofNamespace ns: Int32) -> Eviction { namespaceLists[Int(ns)].eviction }
 
+    /// By namespace slot, whether its policy is LRU.
+    var lruNamespaces: [Bool] { namespaceLists.map { $0.eviction == .lru } }
+
     /// SIEVE: the entry a namespace's hand rests on, or -1 (the next search starts at the oldest).
     func hand(ofNamespace ns: Int32) -> Int32 { namespaceLists[Int(ns)].hand }
 

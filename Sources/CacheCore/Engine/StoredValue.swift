@@ -150,6 +150,9 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
             return (fours &+ pairs) &>> 32
         }
 
+        /// The words, to copy the bytes from (see the layout above).
+        var wordsForCopy: (UInt64, UInt64, UInt64, UInt64) { @inline(__always) get { words } }
+
         /// Calls `body` with the bytes, read from a copy of the words on the stack.
         @inline(__always)
         func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -236,6 +239,39 @@ public struct StoredValue: Sendable, Equatable, CustomStringConvertible {
         case .deep(let deep):
             var text = deep.value.compactText
             return try text.withUTF8(body)
+        }
+    }
+
+    /// The byte count of the compact text (`utf8Count`) when the value holds its text (every
+    /// value but one deeper than `JSONValue.documentDepth`, which prints it), else nil.
+    ///
+    /// With `copyHeldUTF8`, the text is read where the value is kept, with no closure of the
+    /// caller's lent it: read through a value in an array's storage, `withUTF8` copied the value
+    /// out first (a retain and a release of its buffer), since its closure could change that storage.
+    var heldUTF8Count: Int? {
+        @inline(__always) get {
+            switch storage {
+            case .small(let text): return text.count
+            case .bytes(_, let count): return count
+            case .deep: return nil
+            }
+        }
+    }
+
+    /// Copies the compact text, held whole (`heldUTF8Count` is not nil), to `out` (room for its
+    /// `heldUTF8Count` bytes).
+    @inline(__always)
+    func copyHeldUTF8(to out: UnsafeMutablePointer<UInt8>) {
+        switch storage {
+        case .small(let text):
+            let words = text.wordsForCopy
+            withUnsafeBytes(of: words) { raw in
+                StoredEntryRows.copyBytes(from: raw.baseAddress!, to: out, count: text.count)
+            }
+        case .bytes(let buffer, let count):
+            buffer.withUnsafeMutablePointerToElements { StoredEntryRows.copyBytes(from: UnsafeRawPointer($0), to: out, count: count) }
+        case .deep:
+            preconditionFailure("a deep value's text is not held")
         }
     }
 

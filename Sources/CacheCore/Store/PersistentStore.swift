@@ -310,7 +310,7 @@ extension CacheEngine {
             let order = entries.ordered.recencyOrder()
             slots.renumberRows(order)
             out.firstNewRowID = 1
-            for s in order { appendRow(s, rowID: slots.rowID(Int(s)), to: &out.rows) }
+            appendRows(order, ids: order.map { slots.rowID(Int($0)) }, to: &out.rows)
             out.log = requestLog.indices.map(storedLogLine)
             if let originState {
                 for key in originState.allKeys() { out.server.append(originState.storedKey(key)) }
@@ -324,7 +324,7 @@ extension CacheEngine {
         // A new entry's row gets the next id here, in the order first written: new rows go at
         // the right edge of a store's table, in order.
         let ids = slots.rowIDsForWrite(written)
-        for (k, s) in written.enumerated() where ids[k] != 0 { appendRow(s, rowID: ids[k], to: &out.rows) }
+        appendRows(written, ids: ids, to: &out.rows)
         out.recencies.reserveCapacity(moved.count)
         for s in moved {
             let id = slots.rowID(Int(s))
@@ -344,6 +344,27 @@ extension CacheEngine {
         return out
     }
 
+    /// Appends the rows of the slots of `list` whose ids (`ids`, in the same order) are not 0:
+    /// runs of plain rows by `EntrySlots.appendPlainRows` (an entry that `rowIsPlain`, in an LRU
+    /// namespace that is not an HTTP one, whose keys may have responses to write, its value
+    /// holding its text), each other row between them by `appendRow`.
+    private func appendRows(_ list: [Int32], ids: [Int64], to rows: inout StoredEntryRows) {
+        var plain = entries.ordered.lruNamespaces
+        if hasHTTPNamespaces {
+            // (Only an HTTP namespace's keys have responses: `noteHTTPNamespaces` forgets the
+            // others'.)
+            for ns in namespaces.indices where ns < plain.count && namespaces.policy(Int32(ns)).http != nil { plain[ns] = false }
+        }
+        var k = 0
+        while k < list.count {
+            k = slots.appendPlainRows(list, ids: ids, from: k, plainNamespaces: plain, to: &rows)
+            if k < list.count {
+                appendRow(list[k], rowID: ids[k], to: &rows)
+                k += 1
+            }
+        }
+    }
+
     /// Appends the row of the entry in `slot` to `rows`, each field read where the slot keeps it
     /// (the entry is not copied out, which retains and releases every reference it holds): its
     /// key's bytes, its value's compact text as the engine keeps it (no tree built and printed, no
@@ -351,15 +372,11 @@ extension CacheEngine {
     ///
     /// What `extra` holds is what the entry's snapshot object holds beyond the row's columns
     /// (`snapshotEntryExtras`, the one list of those fields); an entry with nothing of it (nothing
-    /// out of line, no flag of its own, a namespace under LRU, no HTTP responses: most entries)
-    /// is written by `appendPlainRow`, with no dictionary built.
+    /// out of line, no flag of its own, an LRU namespace that is not an HTTP one) whose value
+    /// holds its text (most entries) is written by `EntrySlots.appendPlainRows` instead
+    /// (`appendRows`), with no dictionary built.
     private func appendRow(_ slot: Int32, rowID: Int64, to rows: inout StoredEntryRows) {
         let i = Int(slot)
-        if slots[i].rowIsPlain && entries.ordered.eviction(ofNamespace: slots[i].namespace) == .lru
-            && !(hasHTTPNamespaces && http.variants[slots[i].key] != nil) {
-            appendPlainRow(i, rowID: rowID, to: &rows)
-            return
-        }
         var extra = snapshotEntryExtras(slot)
         for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         let extraText = extra.isEmpty ? nil : JSONValue.object(extra).compactText
@@ -377,7 +394,7 @@ extension CacheEngine {
         // access to it, no capacity checked per piece).
         let (keyEnd, valueEnd, fieldsEnd) = rows.bytes.withUnsafeMutableBufferPointer { buffer -> (Int, Int, Int) in
             let out = buffer.baseAddress!
-            var at = start + Self.copyKey(slots[i].key, to: out + start)
+            var at = start + StoredEntryRows.copyKey(slots[i].key, to: out + start)
             let keyEnd = at
             slots[i].stored.withUTF8 { v in
                 if let base = v.baseAddress { (out + at).update(from: base, count: v.count) }
@@ -398,50 +415,6 @@ extension CacheEngine {
         rows.ends.append(keyEnd)
         rows.ends.append(valueEnd)
         rows.ends.append(fieldsEnd)
-    }
-
-    /// `appendRow` for an entry whose row is plain (`Entry.rowIsPlain`, under LRU, no HTTP
-    /// responses): no tags, no extra, its numbers read from the packed fields; the value's bytes
-    /// lent once, to size the room and to be copied.
-    @inline(__always)
-    private func appendPlainRow(_ i: Int, rowID: Int64, to rows: inout StoredEntryRows) {
-        rows.rowIDs.append(rowID)
-        rows.recencies.append(Int64(bitPattern: slots[i].recency))
-        let start = rows.byteCount
-        let keyCount = slots[i].key.utf8.count
-        let (valueEnd, fieldsEnd) = slots[i].stored.withUTF8 { value -> (Int, Int) in
-            rows.makeRoom(start + keyCount + value.count + EntryRowFields.maxNumberBytes)
-            return rows.bytes.withUnsafeMutableBufferPointer { buffer -> (Int, Int) in
-                let out = buffer.baseAddress!
-                _ = Self.copyKey(slots[i].key, to: out + start)
-                var at = start + keyCount
-                if let base = value.baseAddress { (out + at).update(from: base, count: value.count) }
-                at += value.count
-                let valueEnd = at
-                at += slots[i].writePlainRowNumbers(into: out + at)
-                return (valueEnd, at)
-            }
-        }
-        rows.ends.append(start + keyCount)
-        rows.ends.append(valueEnd)
-        rows.ends.append(fieldsEnd)
-    }
-
-    /// Copies a key's UTF-8 bytes to `out` (room for them).
-    /// - Returns: the bytes copied.
-    @inline(__always)
-    private static func copyKey(_ key: String, to out: UnsafeMutablePointer<UInt8>) -> Int {
-        let copied: Int? = key.utf8.withContiguousStorageIfAvailable { k -> Int in
-            if let base = k.baseAddress { out.update(from: base, count: k.count) }
-            return k.count
-        }
-        if let copied { return copied }
-        var n = 0
-        for byte in key.utf8 {
-            out[n] = byte
-            n += 1
-        }
-        return n
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {

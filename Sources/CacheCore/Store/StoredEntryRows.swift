@@ -54,6 +54,54 @@ public struct StoredEntryRows: Sendable {
         makeRoom(byteCount + n * 96)
     }
 
+    /// Appends a row whose key, value and fields were written into `bytes`, ending at `keyEnd`,
+    /// `valueEnd` and `fieldsEnd`.
+    @inline(__always)
+    mutating func appendRow(rowID: Int64, recency: Int64, keyEnd: Int, valueEnd: Int, fieldsEnd: Int) {
+        rowIDs.append(rowID)
+        recencies.append(recency)
+        ends.append(keyEnd)
+        ends.append(valueEnd)
+        ends.append(fieldsEnd)
+    }
+
+    /// Copies a key's UTF-8 bytes to `out` (room for them).
+    /// - Returns: the bytes copied.
+    @inline(__always)
+    static func copyKey(_ key: String, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let copied: Int? = key.utf8.withContiguousStorageIfAvailable { k -> Int in
+            if let base = k.baseAddress { copyBytes(from: UnsafeRawPointer(base), to: out, count: k.count) }
+            return k.count
+        }
+        if let copied { return copied }
+        var n = 0
+        for byte in key.utf8 {
+            out[n] = byte
+            n += 1
+        }
+        return n
+    }
+
+    /// Copies `count` bytes, a short run (a key, a small value) a word at a time in line, where
+    /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key).
+    @inline(__always)
+    static func copyBytes(from source: UnsafeRawPointer, to: UnsafeMutablePointer<UInt8>, count: Int) {
+        let target = UnsafeMutableRawPointer(to)
+        guard count <= 64 else {
+            target.copyMemory(from: source, byteCount: count)
+            return
+        }
+        var i = 0
+        while i &+ 8 <= count {
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        while i < count {
+            to[i] = source.load(fromByteOffset: i, as: UInt8.self)
+            i &+= 1
+        }
+    }
+
     /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte).
     @inline(__always)
     mutating func makeRoom(_ size: Int) {
@@ -166,31 +214,32 @@ public enum EntryRowFields {
 
     /// Writes the mask and integers of an entry's fields at `out` (room for `maxNumberBytes`; the
     /// engine's path: no list built, no capacity checked per byte); the tags' and extra's bits are
-    /// set as given, their bytes to follow (`appendText`).
+    /// set as given, their bytes to follow (`writeText`).
     /// - Returns: the bytes written.
     @inline(__always)
     public static func writeNumbers(storedAt: Int64, staleAt: Int64?, expiresAt: Int64?, seq: Int64, storedRequest: Int64,
                                     lastWrite: Int64, lastPut: Int64, tags: Bool, extra: Bool,
                                     into out: UnsafeMutablePointer<UInt8>) -> Int {
-        var at = 0
         let low: UInt8 = 0b1111001 | (staleAt == nil ? 0 : 0b10) | (expiresAt == nil ? 0 : 0b100)
+        // Written through a pointer that moves on, not an offset kept in a variable a nested
+        // function captures (which the loop of each number read and wrote in memory).
+        var p = out
         if tags || extra {
-            out[0] = low | 0x80
-            out[1] = (tags ? 1 : 0) | (extra ? 2 : 0)
-            at = 2
+            p[0] = low | 0x80
+            p[1] = (tags ? 1 : 0) | (extra ? 2 : 0)
+            p += 2
         } else {
-            out[0] = low
-            at = 1
+            p[0] = low
+            p += 1
         }
-        @inline(__always) func number(_ n: Int64) { at += writeNumber(UInt64(bitPattern: n), into: out + at) }
-        number(storedAt)
-        if let t = staleAt { number(t) }
-        if let t = expiresAt { number(t) }
-        number(seq)
-        number(storedRequest)
-        number(lastWrite)
-        number(lastPut)
-        return at
+        p += writeNumber(UInt64(bitPattern: storedAt), into: p)
+        if let t = staleAt { p += writeNumber(UInt64(bitPattern: t), into: p) }
+        if let t = expiresAt { p += writeNumber(UInt64(bitPattern: t), into: p) }
+        p += writeNumber(UInt64(bitPattern: seq), into: p)
+        p += writeNumber(UInt64(bitPattern: storedRequest), into: p)
+        p += writeNumber(UInt64(bitPattern: lastWrite), into: p)
+        p += writeNumber(UInt64(bitPattern: lastPut), into: p)
+        return out.distance(to: p)
     }
 
     /// Appends a text (the tags or extra) as its byte count and its bytes.
@@ -219,15 +268,20 @@ public enum EntryRowFields {
     /// - Returns: the bytes written.
     @inline(__always)
     static func writeNumber(_ v: UInt64, into out: UnsafeMutablePointer<UInt8>) -> Int {
-        var v = v
-        var at = 0
-        while v >= 0x80 {
-            out[at] = UInt8(truncatingIfNeeded: v) | 0x80
-            at += 1
-            v >>= 7
+        // One byte, the commonest number (a small sequence number, a write never made): no loop.
+        if v < 0x80 {
+            out.pointee = UInt8(truncatingIfNeeded: v)
+            return 1
         }
-        out[at] = UInt8(truncatingIfNeeded: v)
-        return at + 1
+        var v = v
+        var p = out
+        repeat {
+            p.pointee = UInt8(truncatingIfNeeded: v) | 0x80
+            p += 1
+            v &>>= 7
+        } while v >= 0x80
+        p.pointee = UInt8(truncatingIfNeeded: v)
+        return out.distance(to: p) &+ 1
     }
 
     @inline(__always)
