@@ -206,6 +206,14 @@ extension Session {
             link.commandsHeld += 1
             if link.commandsHeld < link.groupSize && terminal.groupByteCount < link.heldOutputLimit { return }
         }
+        commitGroup(link, final: final, on: cache)
+    }
+
+    /// `commitOrHold`'s commit of the group that ended, apart: in line, its frame (some 700
+    /// bytes, for the commit's error paths) was set up and torn down for every command held,
+    /// some 35 instructions a command of a batch with a store.
+    @inline(never)
+    private func commitGroup(_ link: StoreLink, final: Bool, on cache: isolated Cache) {
         link.commandsHeld = 0
         do throws(StoreError) {
             // The commit in flight ends first: its group's output goes out before this one's.
