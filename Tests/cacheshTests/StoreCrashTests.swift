@@ -12,12 +12,15 @@ import Glibc
 
     /// Starts `cachesh --store F --json` on `put k:i i` / `advance 1ms` pairs, reads `lines`
     /// lines of its output (each an acknowledged command), kills it with SIGKILL and returns the
-    /// number of complete lines read. Its standard input stays open, so it cannot end before the
-    /// kill (a run that had ended would pass having survived no kill): it must die of the signal.
+    /// number of complete lines read. It must die of the signal (a run that had ended would pass
+    /// having survived no kill): its standard input stays open, so it cannot end before the kill.
     /// (Standard input is read 64 KiB at a time, several commit groups: all but the last of each
     /// piece are committed on the writer thread while the next runs.) With `scriptPairs`, the
-    /// pairs are a script file of that many instead, whose pieces end no commit group; it is long
-    /// enough that a debug build cannot end it before the kill.
+    /// pairs are a script file of that many instead, whose pieces end no commit group; the kill
+    /// then comes from the thread that reads its output, as soon as it has read `lines` lines (a
+    /// task waiting for that count, held back on a machine busy with other tests, let a run end
+    /// first), and the lines returned are all it printed, read to its output's end: its output,
+    /// far longer than `lines` and than a pipe holds, is read past `lines` before it can end.
     static func runAndKill(store: String, afterLines lines: Int, scriptPairs: Int? = nil) async throws -> Int {
         let script = (0..<(scriptPairs ?? pairs)).map { "put k:\($0) \($0)\nadvance 1ms\n" }.joined()
         var arguments = ["--store", store, "--json"]
@@ -27,17 +30,21 @@ import Glibc
             arguments.append(file)
         }
         return try await ChildSlots.shared.holding { [arguments] in
-            let child = try await Child.start(Cachesh.binaryPath, arguments, stdin: .pipe, stdout: .pipe, stderr: .pipe)
-            if scriptPairs == nil { try await child.write(script) }
+            // (Standard input: killed here once the lines are read, after the whole script is
+            // written, which a kill from the reading thread could cut short.)
+            let fromInput = scriptPairs == nil
+            let child = try await Child.start(Cachesh.binaryPath, arguments, stdin: .pipe, stdout: .pipe, stderr: .pipe,
+                                              killAfterLines: fromInput ? nil : lines)
+            if fromInput { try await child.write(script) }
             guard let output = child.output,
-                  let read = await output.wait(seconds: Cachesh.timeLimit, until: { $0.ended || $0.newlines >= lines }) else {
+                  let read = await output.wait(seconds: Cachesh.timeLimit, until: { $0.ended || (fromInput && $0.newlines >= lines) }) else {
                 child.signal(SIGKILL)
                 throw HarnessError(description: "cachesh printed fewer than \(lines) lines within \(Int(Cachesh.timeLimit)) s\n\(child.describe())")
             }
-            child.signal(SIGKILL)
+            if fromInput { child.signal(SIGKILL) }
             let status = try await child.exitStatus(within: Cachesh.timeLimit)
-            guard status == SIGKILL else {
-                throw HarnessError(description: "cachesh ended with status \(status) before the kill\n\(child.describe())")
+            guard status == SIGKILL, read.newlines >= lines else {
+                throw HarnessError(description: "cachesh ended with status \(status) after \(read.newlines) lines, before the kill\n\(child.describe())")
             }
             return read.newlines
         }

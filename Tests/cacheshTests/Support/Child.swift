@@ -114,10 +114,14 @@ enum OwnThread {
         }
     }
 
-    /// Reads `descriptor` to its end on a new thread into `into`, then closes it.
-    static func read(_ descriptor: Int32, into captured: Watched<Captured>) {
+    /// Reads `descriptor` to its end on a new thread into `into`, then closes it. With `kill`,
+    /// sends SIGKILL to process `kill.pid` once `kill.lines` newlines are read, from this thread:
+    /// the kill does not wait for a task of the cooperative pool to see the count, which a
+    /// machine busy with other tests can hold back until the child has ended on its own.
+    static func read(_ descriptor: Int32, into captured: Watched<Captured>, kill: (pid: Int32, lines: Int)? = nil) {
         Thread {
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var killed = false
             while true {
                 let count = (try? buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: descriptor).read(into: $0) }) ?? 0
                 guard count > 0 else { break }
@@ -127,6 +131,11 @@ enum OwnThread {
                     captured.newlines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
                     let room = Captured.limit - captured.bytes.count
                     if room > 0 { captured.bytes += chunk.prefix(room) }
+                }
+                if let kill, !killed, captured.value.newlines >= kill.lines {
+                    // (Its own child, not reaped before its stdout ends: the id is still its.)
+                    Glibc.kill(kill.pid, SIGKILL)
+                    killed = true
                 }
             }
             close(descriptor)
@@ -181,13 +190,17 @@ final class Child: Sendable {
     /// a `Child` on one queue: Foundation hands the child only the descriptors it was given, but
     /// learns the others from a listing made before the start, so one opened meanwhile by another
     /// start (its socket that reports the exit) would leak into this child and hold it.
+    ///
+    /// With `killAfterLines` (stdout a pipe), the child gets SIGKILL as soon as that many lines
+    /// of its stdout are read (`OwnThread.read`).
     static func start(_ executable: String, _ arguments: [String], name: String? = nil, in directory: URL? = nil,
                       environment: [String: String]? = nil,
-                      stdin: Stream = .nullDevice, stdout: Stream = .pipe, stderr: Stream = .pipe) async throws -> Child {
+                      stdin: Stream = .nullDevice, stdout: Stream = .pipe, stderr: Stream = .pipe,
+                      killAfterLines: Int? = nil) async throws -> Child {
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Child, any Error>) in
             starts.async {
                 do { started.resume(returning: try Child(executable, arguments, name: name, in: directory, environment: environment,
-                                                          stdin: stdin, stdout: stdout, stderr: stderr)) }
+                                                          stdin: stdin, stdout: stdout, stderr: stderr, killAfterLines: killAfterLines)) }
                 catch { started.resume(throwing: error) }
             }
         }
@@ -196,7 +209,7 @@ final class Child: Sendable {
     private static let starts = DispatchQueue(label: "cachesh-tests.child-starts")
 
     private init(_ executable: String, _ arguments: [String], name: String?, in directory: URL?, environment: [String: String]?,
-                 stdin: Stream, stdout: Stream, stderr: Stream) throws {
+                 stdin: Stream, stdout: Stream, stderr: Stream, killAfterLines: Int? = nil) throws {
         self.name = name ?? ([URL(fileURLWithPath: executable).lastPathComponent] + arguments).joined(separator: " ")
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -273,7 +286,10 @@ final class Child: Sendable {
         output = outputPipe.map { _ in Watched(Captured()) }
         errors = errorPipe.map { _ in Watched(Captured()) }
         // The reader threads own the read ends from here: copies, since the handles close theirs.
-        if let outputPipe, let output { OwnThread.read(fcntl(outputPipe.read.fileDescriptor, F_DUPFD_CLOEXEC, 0), into: output) }
+        if let outputPipe, let output {
+            OwnThread.read(fcntl(outputPipe.read.fileDescriptor, F_DUPFD_CLOEXEC, 0), into: output,
+                           kill: killAfterLines.map { (pid, $0) })
+        }
         if let errorPipe, let errors { OwnThread.read(fcntl(errorPipe.read.fileDescriptor, F_DUPFD_CLOEXEC, 0), into: errors) }
     }
 
