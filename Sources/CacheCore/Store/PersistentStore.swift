@@ -381,8 +381,6 @@ extension CacheEngine {
         for name in ["stored_request", "last_write", "last_put"] { extra[name] = nil }
         let extraText = extra.isEmpty ? nil : JSONValue.object(extra).compactText
         var tagsText = slots[i].tags.isEmpty ? nil : Self.strings(slots[i].tags).compactText
-        rows.rowIDs.append(rowID)
-        rows.recencies.append(Int64(bitPattern: slots[i].recency))
         let keyCount = slots[i].key.utf8.count
         let valueCount = slots[i].stored.utf8Count
         let start = rows.byteCount
@@ -412,9 +410,8 @@ extension CacheEngine {
             if var extraText { at += extraText.withUTF8 { EntryRowFields.writeText($0, into: out + at) } }
             return (keyEnd, valueEnd, at)
         }
-        rows.ends.append(keyEnd)
-        rows.ends.append(valueEnd)
-        rows.ends.append(fieldsEnd)
+        rows.appendRow(rowID: rowID, recency: Int64(bitPattern: slots[i].recency), keyEnd: keyEnd, valueEnd: valueEnd,
+                       fieldsEnd: fieldsEnd)
     }
 
     private func storedLogLine(_ position: Int) -> StoredLogLine {
