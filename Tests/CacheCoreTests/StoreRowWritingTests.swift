@@ -1,4 +1,5 @@
-@testable import CacheCore
+@_spi(Engine) @testable import CacheCore
+import CacheServer
 import Testing
 
 /// The pieces the engine writes a store's rows with (`EntrySlots.appendPlainRows`): each writes
@@ -40,8 +41,9 @@ import Testing
         #expect(StoredValue(deep).heldUTF8Count == nil)
     }
 
-    /// A copy of each length from 0 to 80 bytes (a word at a time, then byte by byte, and past
-    /// 64 by `memcpy`), from any alignment, copies those bytes and nothing past them.
+    /// A copy of each length from 0 to 80 bytes (whole words, then a last word or two halves
+    /// that end where the run ends; past 64 by `memcpy`), from any alignment, copies those bytes
+    /// and nothing past them.
     @Test func aCopyCopiesItsBytesOnly() {
         let source = (0 ..< 100).map { UInt8($0 + 1) }
         for offset in 0 ..< 3 {
@@ -56,5 +58,50 @@ import Testing
                 #expect(target[(1 + count)...].allSatisfy { $0 == 0 }, "\(count): nothing written past the copy")
             }
         }
+    }
+
+    /// Runs of plain rows longer than the batch `EntrySlots.appendPlainRows` gathers before it
+    /// appends them (`plainRowBatch`), broken by rows it leaves to the general path (tagged
+    /// ones) at a batch's last row, its first, and in its middle, with values long enough that
+    /// the bytes' buffer grows in the middle of a run: every row reads back as put, and the rows
+    /// are the bytes, ids and recencies the general encoding gives them.
+    @Test func longRunsOfPlainRowsAcrossBatchesAreWrittenAsPut() {
+        let batch = EntrySlots.plainRowBatch
+        let engine = CacheEngine(origin: SimulatedServer())
+        engine.checksInvariants = true
+        engine.startTrackingChanges(everything: true)
+        _ = engine.takeChanges()
+        let tagged: Set<Int> = [batch - 1, batch, batch + 3, 2 * batch + 1, 5 * batch - 1]
+        var expected: [String: String] = [:]
+        for i in 0 ..< 5 * batch {
+            let key = "p:\(i)"
+            if tagged.contains(i) {
+                engine.put(key, JSONValue.object(["id": .int(Int64(i))]), tags: ["t"])
+                expected[key] = #"{"id":\#(i)}"#
+            } else if i % 7 == 0 {
+                let text = String(repeating: "long \(i) ", count: 100)
+                engine.put(key, JSONValue.string(text))
+                expected[key] = JSONValue.string(text).compactText
+            } else {
+                engine.put(key, JSONValue.object(["id": .int(Int64(i))]))
+                expected[key] = #"{"id":\#(i)}"#
+            }
+        }
+        let rows = engine.takeChanges().rows
+        #expect(rows.count == 5 * batch)
+        let entries = rows.entries
+        var written: [String: String] = [:]
+        for entry in entries { written[entry.key] = entry.value }
+        #expect(written == expected)
+        let taggedRows = entries.filter { $0.tags != nil }
+        #expect(taggedRows.count == tagged.count)
+        // (More bytes than the room made for the rows at first: 96 a row.)
+        #expect(rows.byteCount > 96 * rows.count)
+        let again = StoredEntryRows(entries)
+        let againBytes = Array(again.bytes[0 ..< again.byteCount]), rowBytes = Array(rows.bytes[0 ..< rows.byteCount])
+        #expect(againBytes == rowBytes)
+        #expect(again.ends == rows.ends)
+        #expect(again.rowIDs == rows.rowIDs)
+        #expect(again.recencies == rows.recencies)
     }
 }

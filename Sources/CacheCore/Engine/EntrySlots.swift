@@ -104,39 +104,66 @@ struct EntrySlots: RandomAccessCollection {
     /// One call writes a run of rows (a commit of puts: all of them) with the slots read in
     /// place: a call a row, through the engine's slots, retained the slot array and copied the
     /// value out to lend it (three retains, a release and three outlined copies and destroys,
-    /// some 60 instructions a row of a `--store` batch).
+    /// some 60 instructions a row of a `--store` batch). Each row's id, recency and three ends
+    /// are gathered in a buffer on the stack and appended to `rows` `plainRowBatch` rows at a
+    /// time: five appends a row, each checking its array's uniqueness and room, were some 100
+    /// instructions a row.
     func appendPlainRows(_ list: [Int32], ids: [Int64], from: Int, plainNamespaces: [Bool],
                          to rows: inout StoredEntryRows) -> Int {
         var k = from
+        let batch = Self.plainRowBatch
         storage.withUnsafeBufferPointer { entries in
-            while k < list.count {
-                let id = ids[k]
-                if id == 0 {
-                    k &+= 1
-                    continue
+            withUnsafeTemporaryAllocation(of: Int64.self, capacity: 2 * batch) { numbers in
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * batch) { ends in
+                    // Rows gathered and not yet appended; the bytes the rows take so far.
+                    var held = 0
+                    var end = rows.byteCount
+                    func appendHeld() {
+                        rows.appendRows(ids: numbers.baseAddress!, recencies: numbers.baseAddress! + batch,
+                                        ends: ends.baseAddress!, count: held)
+                        held = 0
+                    }
+                    while k < list.count {
+                        let id = ids[k]
+                        if id == 0 {
+                            k &+= 1
+                            continue
+                        }
+                        precondition(list[k] >= 0 && Int(list[k]) < entries.count, "a slot of the entries")
+                        let entry = entries.baseAddress! + Int(list[k])
+                        let ns = Int(entry.pointee.namespace)
+                        guard entry.pointee.rowIsPlain, ns < plainNamespaces.count, plainNamespaces[ns],
+                              let valueCount = entry.pointee.stored.heldUTF8Count else { break }
+                        let start = end
+                        let keyCount = entry.pointee.key.utf8.count
+                        // (The bytes of the rows gathered are kept too: `byteCount` does not
+                        // count them yet.)
+                        rows.makeRoom(start &+ keyCount &+ valueCount &+ EntryRowFields.maxNumberBytes, keeping: start)
+                        end = rows.bytes.withUnsafeMutableBufferPointer { buffer -> Int in
+                            let out = buffer.baseAddress! + start
+                            _ = StoredEntryRows.copyKey(entry.pointee.key, to: out)
+                            entry.pointee.stored.copyHeldUTF8(to: out + keyCount)
+                            let at = keyCount &+ valueCount
+                            return start &+ at &+ entry.pointee.writePlainRowNumbers(into: out + at)
+                        }
+                        numbers[held] = id
+                        numbers[batch &+ held] = Int64(bitPattern: entry.pointee.recency)
+                        ends[3 &* held] = start &+ keyCount
+                        ends[3 &* held &+ 1] = start &+ keyCount &+ valueCount
+                        ends[3 &* held &+ 2] = end
+                        held &+= 1
+                        if held == batch { appendHeld() }
+                        k &+= 1
+                    }
+                    appendHeld()
                 }
-                precondition(list[k] >= 0 && Int(list[k]) < entries.count, "a slot of the entries")
-                let entry = entries.baseAddress! + Int(list[k])
-                let ns = Int(entry.pointee.namespace)
-                guard entry.pointee.rowIsPlain, ns < plainNamespaces.count, plainNamespaces[ns],
-                      let valueCount = entry.pointee.stored.heldUTF8Count else { return }
-                let start = rows.byteCount
-                let keyCount = entry.pointee.key.utf8.count
-                rows.makeRoom(start &+ keyCount &+ valueCount &+ EntryRowFields.maxNumberBytes)
-                let fieldsEnd = rows.bytes.withUnsafeMutableBufferPointer { buffer -> Int in
-                    let out = buffer.baseAddress! + start
-                    _ = StoredEntryRows.copyKey(entry.pointee.key, to: out)
-                    entry.pointee.stored.copyHeldUTF8(to: out + keyCount)
-                    let at = keyCount &+ valueCount
-                    return start &+ at &+ entry.pointee.writePlainRowNumbers(into: out + at)
-                }
-                rows.appendRow(rowID: id, recency: Int64(bitPattern: entry.pointee.recency), keyEnd: start &+ keyCount,
-                               valueEnd: start &+ keyCount &+ valueCount, fieldsEnd: fieldsEnd)
-                k &+= 1
             }
         }
         return k
     }
+
+    /// The rows `appendPlainRows` gathers before it appends them: 64 (a buffer of 2.5 KiB).
+    static let plainRowBatch = 64
 
     /// Sets a slot's recency stamp without marking it written: a store rewrites only the stamp
     /// of an entry that merely moved in the recency lists (`takeChanged`).

@@ -65,6 +65,16 @@ public struct StoredEntryRows: Sendable {
         ends.append(fieldsEnd)
     }
 
+    /// Appends `count` rows whose keys, values and fields were written into `bytes`: row i's
+    /// id `ids[i]`, recency `recencies[i]` and ends `ends[3i]`, `ends[3i + 1]`, `ends[3i + 2]`.
+    @inline(__always)
+    mutating func appendRows(ids: UnsafePointer<Int64>, recencies: UnsafePointer<Int64>, ends: UnsafePointer<Int>, count: Int) {
+        guard count > 0 else { return }
+        rowIDs.append(contentsOf: UnsafeBufferPointer(start: ids, count: count))
+        self.recencies.append(contentsOf: UnsafeBufferPointer(start: recencies, count: count))
+        self.ends.append(contentsOf: UnsafeBufferPointer(start: ends, count: 3 * count))
+    }
+
     /// Copies a key's UTF-8 bytes to `out` (room for them).
     /// - Returns: the bytes copied.
     @inline(__always)
@@ -83,7 +93,10 @@ public struct StoredEntryRows: Sendable {
     }
 
     /// Copies `count` bytes, a short run (a key, a small value) a word at a time in line, where
-    /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key).
+    /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key). The
+    /// bytes past the last whole word are copied as one word, or two halves, that end where the
+    /// run ends and overlap what was copied before: a loop of single bytes was compiled into a
+    /// call to `memcpy` again.
     @inline(__always)
     static func copyBytes(from source: UnsafeRawPointer, to: UnsafeMutablePointer<UInt8>, count: Int) {
         let target = UnsafeMutableRawPointer(to)
@@ -91,29 +104,48 @@ public struct StoredEntryRows: Sendable {
             target.copyMemory(from: source, byteCount: count)
             return
         }
-        var i = 0
-        while i &+ 8 <= count {
-            target.storeBytes(of: source.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
-            i &+= 8
-        }
-        while i < count {
-            to[i] = source.load(fromByteOffset: i, as: UInt8.self)
-            i &+= 1
+        if count >= 8 {
+            var i = 0
+            while i &+ 8 < count {
+                target.storeBytes(of: source.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
+            let last = count &- 8
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: last, as: UInt64.self), toByteOffset: last, as: UInt64.self)
+        } else if count >= 4 {
+            let last = count &- 4
+            let a = source.loadUnaligned(as: UInt32.self), b = source.loadUnaligned(fromByteOffset: last, as: UInt32.self)
+            target.storeBytes(of: a, as: UInt32.self)
+            target.storeBytes(of: b, toByteOffset: last, as: UInt32.self)
+        } else if count >= 2 {
+            let last = count &- 2
+            let a = source.loadUnaligned(as: UInt16.self), b = source.loadUnaligned(fromByteOffset: last, as: UInt16.self)
+            target.storeBytes(of: a, as: UInt16.self)
+            target.storeBytes(of: b, toByteOffset: last, as: UInt16.self)
+        } else if count == 1 {
+            to.pointee = source.load(as: UInt8.self)
         }
     }
 
-    /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte).
+    /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte),
+    /// keeping the bytes of the rows (`byteCount`).
     @inline(__always)
     mutating func makeRoom(_ size: Int) {
-        if bytes.count < size { grow(size) }
+        if bytes.count < size { grow(size, keeping: byteCount) }
+    }
+
+    /// `makeRoom(size)` keeping the first `used` bytes: the rows' and those of rows written
+    /// into `bytes` whose ends are not appended yet (`EntrySlots.appendPlainRows`).
+    @inline(__always)
+    mutating func makeRoom(_ size: Int, keeping used: Int) {
+        if bytes.count < size { grow(size, keeping: used) }
     }
 
     @inline(never)
-    private mutating func grow(_ size: Int) {
+    private mutating func grow(_ size: Int, keeping used: Int) {
         // A new buffer of zeros (set at once, not a byte at a time, as appending a repetition
         // did: some 110 instructions a row of a commit) with the bytes of the rows so far.
         var grown = [UInt8](repeating: 0, count: max(size, 2 * bytes.count))
-        let used = byteCount
         grown.withUnsafeMutableBufferPointer { to in
             bytes.withUnsafeBufferPointer { from in
                 if used > 0 { to.baseAddress!.update(from: from.baseAddress!, count: used) }
