@@ -105,7 +105,7 @@ struct EntrySlots: RandomAccessCollection {
     /// place: a call a row, through the engine's slots, retained the slot array and copied the
     /// value out to lend it (three retains, a release and three outlined copies and destroys,
     /// some 60 instructions a row of a `--store` batch). Each row's id, recency and three ends
-    /// are gathered in a buffer on the stack and appended to `rows` `plainRowBatch` rows at a
+    /// are gathered in buffers on the stack and appended to `rows` `plainRowBatch` rows at a
     /// time: five appends a row, each checking its array's uniqueness and room, were some 100
     /// instructions a row.
     func appendPlainRows(_ list: [Int32], ids: [Int64], from: Int, plainNamespaces: [Bool],
@@ -162,8 +162,10 @@ struct EntrySlots: RandomAccessCollection {
         return k
     }
 
-    /// The rows `appendPlainRows` gathers before it appends them: 64 (a buffer of 2.5 KiB).
-    static let plainRowBatch = 64
+    /// The rows `appendPlainRows` gathers before it appends them: 32, so that each of its two
+    /// buffers takes at most 1 KiB, the most `withUnsafeTemporaryAllocation` places on the stack
+    /// (a larger one is allocated on the heap, at every call).
+    static let plainRowBatch = 32
 
     /// Sets a slot's recency stamp without marking it written: a store rewrites only the stamp
     /// of an entry that merely moved in the recency lists (`takeChanged`).

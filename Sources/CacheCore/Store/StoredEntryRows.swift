@@ -94,9 +94,10 @@ public struct StoredEntryRows: Sendable {
 
     /// Copies `count` bytes, a short run (a key, a small value) a word at a time in line, where
     /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key). The
-    /// bytes past the last whole word are copied as one word, or two halves, that end where the
-    /// run ends and overlap what was copied before: a loop of single bytes was compiled into a
-    /// call to `memcpy` again.
+    /// bytes past the last whole word are copied as one more word ending where the run ends,
+    /// overlapping what was copied before (a run of 2 to 7 bytes: two copies of 2 or 4 bytes, one
+    /// at each end): a loop of single bytes was compiled into a call to `memcpy` again. The two
+    /// runs must not overlap.
     @inline(__always)
     static func copyBytes(from source: UnsafeRawPointer, to: UnsafeMutablePointer<UInt8>, count: Int) {
         let target = UnsafeMutableRawPointer(to)
@@ -144,7 +145,7 @@ public struct StoredEntryRows: Sendable {
     @inline(never)
     private mutating func grow(_ size: Int, keeping used: Int) {
         // A new buffer of zeros (set at once, not a byte at a time, as appending a repetition
-        // did: some 110 instructions a row of a commit) with the bytes of the rows so far.
+        // did: some 110 instructions a row of a commit) with the first `used` bytes.
         var grown = [UInt8](repeating: 0, count: max(size, 2 * bytes.count))
         grown.withUnsafeMutableBufferPointer { to in
             bytes.withUnsafeBufferPointer { from in
