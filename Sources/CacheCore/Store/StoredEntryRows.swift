@@ -92,40 +92,29 @@ public struct StoredEntryRows: Sendable {
         return n
     }
 
-    /// Copies `count` bytes, a short run (a key, a small value) a word at a time in line, where
-    /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key). The
-    /// bytes past the last whole word are copied as one more word ending where the run ends,
-    /// overlapping what was copied before (a run of 2 to 7 bytes: two copies of 2 or 4 bytes, one
-    /// at each end): a loop of single bytes was compiled into a call to `memcpy` again. The two
-    /// runs must not overlap.
+    /// Copies `count` bytes, a short run (a key, a small value) in line, where
+    /// `update(from:count:)` is a call to `memcpy` (some 30 instructions for a 10-byte key): up to
+    /// 16 bytes as `ByteCopy` does, up to 64 a word at a time and the last word ending where the
+    /// run ends, overlapping what was copied before (a loop of single bytes for the rest was
+    /// compiled into a call to `memcpy` again). The two runs must not overlap.
     @inline(__always)
     static func copyBytes(from source: UnsafeRawPointer, to: UnsafeMutablePointer<UInt8>, count: Int) {
         let target = UnsafeMutableRawPointer(to)
+        guard count > 16 else {
+            ByteCopy.copy(from: source, to: target, count: count)
+            return
+        }
         guard count <= 64 else {
             target.copyMemory(from: source, byteCount: count)
             return
         }
-        if count >= 8 {
-            var i = 0
-            while i &+ 8 < count {
-                target.storeBytes(of: source.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
-                i &+= 8
-            }
-            let last = count &- 8
-            target.storeBytes(of: source.loadUnaligned(fromByteOffset: last, as: UInt64.self), toByteOffset: last, as: UInt64.self)
-        } else if count >= 4 {
-            let last = count &- 4
-            let a = source.loadUnaligned(as: UInt32.self), b = source.loadUnaligned(fromByteOffset: last, as: UInt32.self)
-            target.storeBytes(of: a, as: UInt32.self)
-            target.storeBytes(of: b, toByteOffset: last, as: UInt32.self)
-        } else if count >= 2 {
-            let last = count &- 2
-            let a = source.loadUnaligned(as: UInt16.self), b = source.loadUnaligned(fromByteOffset: last, as: UInt16.self)
-            target.storeBytes(of: a, as: UInt16.self)
-            target.storeBytes(of: b, toByteOffset: last, as: UInt16.self)
-        } else if count == 1 {
-            to.pointee = source.load(as: UInt8.self)
+        var i = 0
+        while i &+ 8 < count {
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
+            i &+= 8
         }
+        let last = count &- 8
+        target.storeBytes(of: source.loadUnaligned(fromByteOffset: last, as: UInt64.self), toByteOffset: last, as: UInt64.self)
     }
 
     /// Makes `bytes` at least `size` long (doubling, so appends are amortized O(1) a byte),

@@ -1,4 +1,4 @@
-import CacheCore
+@_spi(Engine) import CacheCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -144,7 +144,7 @@ struct Arguments {
     private static func string(ascii bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count) { buffer in
             guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return 0 }
-            target.update(from: source, count: bytes.count)
+            ByteCopy.copy(from: source, to: target, count: bytes.count)
             return bytes.count
         }
     }

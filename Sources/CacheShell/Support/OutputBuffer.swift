@@ -1,3 +1,5 @@
+@_spi(Engine) import CacheCore
+
 /// Bytes on their way to standard output, shared by the executable's terminal (which writes
 /// them out) and a session (which writes replies straight into them).
 public final class OutputBuffer {
@@ -114,7 +116,7 @@ struct ByteWriter {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
         reserve(bytes.count)
-        (base + count).update(from: source, count: bytes.count)
+        ByteCopy.copy(from: source, to: base + count, count: bytes.count)
         count += bytes.count
     }
 
