@@ -1,4 +1,4 @@
-@_spi(Engine) import CacheCore
+import CacheCore
 import Testing
 
 /// The short copies of keys, reply words and small values (`ByteCopy`).

@@ -41,9 +41,9 @@ import Testing
         #expect(StoredValue(deep).heldUTF8Count == nil)
     }
 
-    /// A copy of each length from 0 to 80 bytes (whole words, then a last word or two halves
-    /// that end where the run ends; past 64 by `memcpy`), from any alignment, copies those bytes
-    /// and nothing past them.
+    /// A copy of each length from 0 to 80 bytes (up to 16 as `ByteCopy` does, then whole words
+    /// and a last word ending where the run ends; past 64 by `memcpy`), from several alignments,
+    /// copies those bytes and nothing past them.
     @Test func aCopyCopiesItsBytesOnly() {
         let source = (0 ..< 100).map { UInt8($0 + 1) }
         for offset in 0 ..< 3 {

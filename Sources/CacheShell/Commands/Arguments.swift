@@ -1,4 +1,4 @@
-@_spi(Engine) import CacheCore
+import CacheCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

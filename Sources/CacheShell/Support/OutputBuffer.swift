@@ -1,4 +1,4 @@
-@_spi(Engine) import CacheCore
+import CacheCore
 
 /// Bytes on their way to standard output, shared by the executable's terminal (which writes
 /// them out) and a session (which writes replies straight into them).
