@@ -325,6 +325,37 @@ struct EngineState {
         return (s, .stored(slot: slot, ns: ns, max: max, scan: scan, evicted: evicted), changedKeys)
     }
 
+    /// The rest of a put of sequence number `put` over the cached entry in `slot` (`putStep`'s
+    /// `.cached`), in this one access when the put has no tags, no id index is built and the
+    /// entry holds nothing out of line (`Entry.storeAgain`): the value, the writes' sequence
+    /// numbers, the times from now, the store's sequence number and its expiry record, the
+    /// recency. The engine's steps one by one (`setValue`, `notePut`, `restamp`, `touch`) were
+    /// each an access of their own, each setter checking for fields out of line (some 600
+    /// instructions a put again in the shell's batch).
+    /// - Returns: whether it applied (else nothing changed, and the caller takes the steps one by
+    ///   one); the expiry scan to schedule, when the namespace had none.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func putAgainStep(_ slot: Int32, value: StoredValue, tags: [String],
+                               put: UInt64) -> (applied: Bool, scan: ScheduledItem?) {
+        guard tags.isEmpty, case .none = entries.idIndex else { return (false, nil) }
+        let i = Int(slot)
+        let ns = entries.ordered.entries[i].namespace
+        let times = namespaces.times(ns)
+        let expiresAt = now.addingClamped(times.ttl)
+        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
+        // The sequence number `restamp` would take next; taken only once the record is written.
+        let storedSeq = seq &+ 1
+        // (A write that does not apply still marks the slot for a store: the steps one by one
+        // write it next.)
+        guard entries.slots[i].storeAgain(byPut: put, storedSeq: storedSeq, stored: value, storedAt: now,
+                                          staleAt: staleAt, expiresAt: expiresAt) else { return (false, nil) }
+        _ = nextSeq()
+        let scan = enqueueExpiry(ExpiryRecord(slot: slot, seq: storedSeq), in: ns)
+        entries.touch(slot, namespace: ns)
+        return (true, scan)
+    }
+
     /// Makes `changedKeys` hold `key`, then `evicted` if any, writing over the keys it holds
     /// (in its buffer, when no caller holds it any more).
     /// - Complexity: O(1): it holds at most two keys.

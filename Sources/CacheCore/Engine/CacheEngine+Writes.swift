@@ -23,22 +23,28 @@ extension CacheEngine {
         let (s, step, changed) = state.putStep(key: key, hash: hash, value: value, tags: tags, evicting: !hooked)
         switch step {
         case .cached(let slot):
-            let i = Int(slot)
-            if var log = slots[i].log {
-                log.base = value.json
-                log.baseSeq = s
-                slots[i].log = log
-                entries.setValue(slot, recompute(log))
+            // The usual put again (no tags, nothing of the entry out of line): one step.
+            let again = state.putAgainStep(slot, value: value, tags: tags, put: s)
+            if again.applied {
+                if let scan = again.scan { scheduler.insert(scan) }
             } else {
-                entries.setValue(slot, value)
+                let i = Int(slot)
+                if var log = slots[i].log {
+                    log.base = value.json
+                    log.baseSeq = s
+                    slots[i].log = log
+                    entries.setValue(slot, recompute(log))
+                } else {
+                    entries.setValue(slot, value)
+                }
+                if slots[i].tags != tags { entries.setTags(slot, tags) }
+                // A put is no server version: every event applies to it (SPEC §1.1 Versions).
+                if slots[i].version != nil { slots[i].version = nil }
+                slots[i].notePut(s)
+                slots[i].invalidated = false
+                restamp(slot)
+                entries.touch(slot)
             }
-            if slots[i].tags != tags { entries.setTags(slot, tags) }
-            // A put is no server version: every event applies to it (SPEC §1.1 Versions).
-            if slots[i].version != nil { slots[i].version = nil }
-            slots[i].notePut(s)
-            slots[i].invalidated = false
-            restamp(slot)
-            entries.touch(slot)
             emit(.stored, slot: slot, source: .cache)
             return changed
         case .stored(let slot, let ns, let max, let scan, let evicted):

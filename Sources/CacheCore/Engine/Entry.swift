@@ -77,6 +77,31 @@ struct Entry {
         return entry
     }
 
+    /// A put of sequence number `put` stores `stored` again in this live entry, `storedSeq` its
+    /// store's, at `storedAt` with the times given: what `stored = stored`, `notePut(put)`,
+    /// `invalidated = false`, `restamp(at:)`, `storedSeq = storedSeq` and `applyTimes` leave,
+    /// each field written straight. Only for an entry with nothing out of line (no tags, mutation
+    /// log, version, `expire in=` item, writes or times apart: `cold` is nil) whose new times
+    /// and sequence number fit in the record (every put again of the usual kind).
+    /// - Returns: false, with nothing changed, for any other entry (the caller takes the steps
+    ///   one by one).
+    @inline(__always)
+    mutating func storeAgain(byPut put: UInt64, storedSeq: UInt64, stored: StoredValue, storedAt: Int64,
+                             staleAt: Int64, expiresAt: Int64) -> Bool {
+        guard cold == nil, storedSeq >= put && storedSeq - put < UInt64(Self.outOfLine),
+              let stale = Self.offset(of: staleAt, after: storedAt),
+              let expiry = Self.offset(of: expiresAt, after: storedAt) else { return false }
+        self.stored = stored
+        flags.remove([.invalidated, .expiryOverridden, .expiryReported, .writesCold])
+        flags.insert(.writesAtRequest)
+        storedAtValue = storedAt
+        staleOffset = stale
+        expiryOffset = expiry
+        storedRequestValue = put
+        storedSeqOffset = UInt32(truncatingIfNeeded: storedSeq - put)
+        return true
+    }
+
     /// A put's entry with every field in the record (see `stored(byPut:...)`).
     @inline(__always)
     private init(key: String, namespaceBits: UInt16, stored: StoredValue, storedAt: Int64, staleOffset: UInt32,
