@@ -88,7 +88,7 @@ struct Entry {
     @inline(__always)
     mutating func storeAgain(byPut put: UInt64, storedSeq: UInt64, stored: StoredValue, storedAt: Int64,
                              staleAt: Int64, expiresAt: Int64) -> Bool {
-        guard cold == nil, storedSeq >= put && storedSeq - put < UInt64(Self.outOfLine),
+        guard hasNothingOutOfLine, storedSeq >= put && storedSeq - put < UInt64(Self.outOfLine),
               let stale = Self.offset(of: staleAt, after: storedAt),
               let expiry = Self.offset(of: expiresAt, after: storedAt) else { return false }
         self.stored = stored
@@ -100,6 +100,12 @@ struct Entry {
         storedRequestValue = put
         storedSeqOffset = UInt32(truncatingIfNeeded: storedSeq - put)
         return true
+    }
+
+    /// Whether no field of the entry is kept out of line (no record apart: no tags, mutation log,
+    /// version, `expire in=` item, writes or times apart).
+    var hasNothingOutOfLine: Bool {
+        @inline(__always) get { cold == nil }
     }
 
     /// A put's entry with every field in the record (see `stored(byPut:...)`).
