@@ -105,4 +105,51 @@ import Testing
         #expect(later.filter { _ in true }.map(\.key) == ["k:4", "k:5", "k:6", "k:7"])
         #expect(later.dropped == 1)
     }
+
+    /// Once the ring is full, each change appended takes the place of the oldest, and the bytes
+    /// counted are those of the changes kept: a run of small changes that wrapped the ring
+    /// several times leaves room for four large ones (the overwritten changes no longer count);
+    /// a change that goes over the limit drops the oldest small ones, just enough of them; and a
+    /// view from inside the full ring counts only what it shows.
+    @Test func theByteBoundCountsTheChangesKeptOnceTheRingIsFull() {
+        // A fifth of the limit and its quotes: five of them are over it.
+        let large = StoredValue(.string(String(repeating: "x", count: Timeline.byteLimit / 5)))
+        let small = StoredValue(.string(String(repeating: "y", count: 1_000)))
+        let medium = StoredValue(.string(String(repeating: "z", count: 3_400_000)))
+        var timeline = Timeline()
+        var n = 0
+        func event(_ value: StoredValue) -> CacheEvent {
+            defer { n += 1 }
+            return CacheEvent(cause: .stored, key: "k:\(n)", at: Int64(n), state: .fresh, stored: value, source: .cache)
+        }
+        func kept(_ timeline: Timeline) -> [CacheEvent] { timeline.filter { _ in true } }
+        func bytes(_ events: [CacheEvent]) -> Int {
+            events.reduce(0) { $0 + ($1.stored?.utf8Count ?? 0) + $1.key.utf8.count }
+        }
+        for _ in 0..<(3 * Timeline.limit + 17) { timeline.append(event(small)) }
+        #expect(timeline.dropped == 2 * Timeline.limit + 17)
+        // 9,996 small changes (about 10 MB) and four fifths of the limit: within it, each large
+        // change taking one small one's place.
+        for _ in 0..<4 { timeline.append(event(large)) }
+        #expect(timeline.dropped == 2 * Timeline.limit + 21)
+        #expect(kept(timeline).count == Timeline.limit && bytes(kept(timeline)) <= Timeline.byteLimit)
+        // Over the limit by some 65 KB: the oldest small changes go, just enough of them.
+        timeline.append(event(medium))
+        let afterMedium = kept(timeline)
+        #expect(afterMedium.suffix(5).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 13_421_774, 3_400_002])
+        #expect(bytes(afterMedium) <= Timeline.byteLimit && bytes(afterMedium) > Timeline.byteLimit - 1_012)
+        #expect(afterMedium.first!.key == "k:\(n - afterMedium.count)" && timeline.dropped + afterMedium.count == n)
+        // A view of the last three large changes and the medium one counts their bytes alone:
+        // one more large change fits, a second drops the view's oldest.
+        var view = timeline.since(n - 4)
+        view.append(event(large))
+        #expect(view.dropped == 0 && kept(view).count == 5)
+        view.append(event(large))
+        #expect(view.dropped == 1 && kept(view).count == 5 && bytes(kept(view)) <= Timeline.byteLimit)
+        // The fifth large change in the full ring: every small one goes, and the oldest large.
+        timeline.append(event(large))
+        #expect(kept(timeline).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 3_400_002, 13_421_774])
+        // (The view's two changes took numbers of `n` too.)
+        #expect(timeline.dropped + kept(timeline).count == n - 2)
+    }
 }

@@ -19,6 +19,10 @@ struct Timeline {
     /// adds one at the end); once full, an append writes over the slot after the newest.
     /// A dropped change's slot holds no value or key (they are released when it is dropped).
     private var events: [CacheEvent] = []
+    /// What each change in `events` counts against the byte limit (`size`), at the same index:
+    /// kept so that dropping a change reads no part of it (reading its value's size through the
+    /// ring copied the value and dropped the copy, some 90 instructions a change once full).
+    private var sizes: [Int] = []
     private var head = 0
     private var count = 0
     /// The bytes of the values and keys kept.
@@ -28,30 +32,47 @@ struct Timeline {
 
     /// - Complexity: O(1) amortized (each change is dropped at most once).
     mutating func append(_ event: consuming CacheEvent) {
-        if count == Self.limit { dropOldest() }  // the newest is kept: the oldest goes first
-        bytes += Self.size(event)
-        if events.count < Self.limit {
-            if events.count == events.capacity { events.reserveCapacity(Self.limit) }
+        let size = Self.size(event)
+        bytes += size
+        if count == Self.limit {
+            // Full: the newest goes into the oldest's slot, and that one assignment drops the
+            // oldest's value and key (emptied first by `dropOldest`, then written over, the slot
+            // took two writes and a read of the emptied event). The newest is kept: the oldest
+            // goes first.
+            let oldest = head
+            bytes -= sizes[oldest]
+            sizes[oldest] = size
+            events[oldest] = event
+            head = oldest + 1 == Self.limit ? 0 : oldest + 1
+            dropped += 1
+        } else if events.count < Self.limit {
+            if events.count == events.capacity {
+                events.reserveCapacity(Self.limit)
+                sizes.reserveCapacity(Self.limit)
+            }
             events.append(event)
+            sizes.append(size)
+            count += 1
         } else {
-            let slot = head + count
-            events[slot < Self.limit ? slot : slot - Self.limit] = event
+            var slot = head + count
+            if slot >= Self.limit { slot -= Self.limit }
+            events[slot] = event
+            sizes[slot] = size
+            count += 1
         }
-        count += 1
         while bytes > Self.byteLimit && count > 1 { dropOldest() }
     }
 
     /// Drops the oldest change kept, releasing its value and key now.
     private mutating func dropOldest() {
-        // Read and emptied in place: `events[head]` passed to `size` was copied whole and the
-        // copy destroyed (some 180 instructions a change dropped, once the timeline is full).
+        // Emptied in place, its size read from `sizes`: `events[head]` passed to `size` was
+        // copied whole and the copy destroyed (some 180 instructions a change dropped).
         let oldest = head
-        bytes -= events.withUnsafeMutableBufferPointer { buffer -> Int in
+        bytes -= sizes[oldest]
+        events.withUnsafeMutableBufferPointer { buffer in
             let event = buffer.baseAddress! + oldest
-            let size = (event.pointee.stored?.utf8Count ?? 0) + event.pointee.key.utf8.count
             event.pointee.stored = nil
             event.pointee.key = ""
-            return size
         }
         head += 1
         if head == Self.limit { head = 0 }
@@ -84,7 +105,7 @@ struct Timeline {
         // oldest only when what it shows is over it.
         for k in 0..<skipped {
             let slot = head + k
-            later.bytes -= Self.size(events[slot < Self.limit ? slot : slot - Self.limit])
+            later.bytes -= sizes[slot < Self.limit ? slot : slot - Self.limit]
         }
         later.head += skipped
         if later.head >= Self.limit { later.head -= Self.limit }
