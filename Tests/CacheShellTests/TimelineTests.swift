@@ -126,6 +126,7 @@ import Testing
         func bytes(_ events: [CacheEvent]) -> Int {
             events.reduce(0) { $0 + ($1.stored?.utf8Count ?? 0) + $1.key.utf8.count }
         }
+        // (Every key from here on has five digits: a small change counts 1,002 + 7 bytes.)
         for _ in 0..<(3 * Timeline.limit + 17) { timeline.append(event(small)) }
         #expect(timeline.dropped == 2 * Timeline.limit + 17)
         // 9,996 small changes (about 10 MB) and four fifths of the limit: within it, each large
@@ -133,12 +134,13 @@ import Testing
         for _ in 0..<4 { timeline.append(event(large)) }
         #expect(timeline.dropped == 2 * Timeline.limit + 21)
         #expect(kept(timeline).count == Timeline.limit && bytes(kept(timeline)) <= Timeline.byteLimit)
-        // Over the limit by some 65 KB: the oldest small changes go, just enough of them.
+        // Over the limit by 63,224 bytes: the 63 oldest small changes go, just enough of them.
         timeline.append(event(medium))
         let afterMedium = kept(timeline)
+        #expect(afterMedium.count == Timeline.limit - 63)
         #expect(afterMedium.suffix(5).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 13_421_774, 3_400_002])
-        #expect(bytes(afterMedium) <= Timeline.byteLimit && bytes(afterMedium) > Timeline.byteLimit - 1_012)
-        #expect(afterMedium.first!.key == "k:\(n - afterMedium.count)" && timeline.dropped + afterMedium.count == n)
+        #expect(bytes(afterMedium) <= Timeline.byteLimit && bytes(afterMedium) > Timeline.byteLimit - 1_009)
+        #expect(timeline.dropped + afterMedium.count == n)
         // A view of the last three large changes and the medium one counts their bytes alone:
         // one more large change fits, a second drops the view's oldest.
         var view = timeline.since(n - 4)
@@ -146,10 +148,18 @@ import Testing
         #expect(view.dropped == 0 && kept(view).count == 5)
         view.append(event(large))
         #expect(view.dropped == 1 && kept(view).count == 5 && bytes(kept(view)) <= Timeline.byteLimit)
-        // The fifth large change in the full ring: every small one goes, and the oldest large.
+        // A fifth large change, the ring no longer full (9,937 changes kept): every small one
+        // goes, and the oldest large one.
         timeline.append(event(large))
         #expect(kept(timeline).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 3_400_002, 13_421_774])
         // (The view's two changes took numbers of `n` too.)
+        #expect(timeline.dropped + kept(timeline).count == n - 2)
+        // More changes into slots the ring wrapped to without being full, each then dropped in
+        // turn: the bytes counted for each are its own (four large ones and a medium one fit).
+        for _ in 0..<6 { timeline.append(event(large)) }
+        #expect(kept(timeline).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 13_421_774])
+        timeline.append(event(medium))
+        #expect(kept(timeline).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 13_421_774, 3_400_002])
         #expect(timeline.dropped + kept(timeline).count == n - 2)
     }
 }

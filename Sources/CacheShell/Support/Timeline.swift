@@ -19,9 +19,10 @@ struct Timeline {
     /// adds one at the end); once full, an append writes over the slot after the newest.
     /// A dropped change's slot holds no value or key (they are released when it is dropped).
     private var events: [CacheEvent] = []
-    /// What each change in `events` counts against the byte limit (`size`), at the same index:
-    /// kept so that dropping a change reads no part of it (reading its value's size through the
-    /// ring copied the value and dropped the copy, some 90 instructions a change once full).
+    /// What each change kept in `events` counts against the byte limit (`size`), at the same
+    /// index (a dropped change's is left as it was, and never read): kept so that dropping a
+    /// change reads no part of it (reading its value's size through the ring copied the value
+    /// and dropped the copy, some 90 instructions a change once the timeline is full).
     private var sizes: [Int] = []
     private var head = 0
     private var count = 0
@@ -65,8 +66,7 @@ struct Timeline {
 
     /// Drops the oldest change kept, releasing its value and key now.
     private mutating func dropOldest() {
-        // Emptied in place, its size read from `sizes`: `events[head]` passed to `size` was
-        // copied whole and the copy destroyed (some 180 instructions a change dropped).
+        // Emptied in place, its size read from `sizes` (see there).
         let oldest = head
         bytes -= sizes[oldest]
         events.withUnsafeMutableBufferPointer { buffer in
