@@ -66,6 +66,8 @@ private let seedScripts = [
     "output json\nput a {\"x\":\n  [1, 2]\n}\npeek a\nnow\n",
     "ns\nconfig\nmutate entity 1 {\"n\":2}\npush nothing user=1\n",
     "server show a\necho hi # comment\nstats reset\nunwatch\n",
+    // A fetch that makes a key's namespace while another namespace deduplicates (it trapped).
+    "ns k dedupe=1s\npoll f:e every=1s\nadvance 1s\nactivate g:1\nfocus\n",
 ]
 
 /// Runs one input through a fresh session and checks what a user would see:

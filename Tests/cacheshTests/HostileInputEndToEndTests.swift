@@ -34,6 +34,23 @@ import Testing
         #expect(errors.first == "-c:10000000: error: (at 2026-01-01T00:00:00.001Z) put needs KEY VALUE [tags=a,b]")
     }
 
+    /// A poll (or an active key's refetch after `focus`) of a key whose namespace nothing had
+    /// named yet, while another namespace had a `dedupe=` window, killed the process with no
+    /// message and no output (found by fuzzing). The fetches now go out and the script ends well.
+    @Test func aFetchThatNamesANewNamespaceWhileAnotherDedupes() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("poll.cachesh", "ns k dedupe=1s\nserver set f:e 7\npoll f:e every=1s\nadvance 1100ms\npeek f:e\n")
+        let polled = try await Cachesh.run(["poll.cachesh"], in: sandbox.url)
+        #expect(polled.status == 0, "\(polled)")
+        #expect(polled.stderr.isEmpty, "\(polled)")
+        #expect(polled.stdout.contains("polling f:e every 1s"), "\(polled)")
+        #expect(polled.stdout.contains("value:         7"), "\(polled)")
+        try sandbox.write("focus.cachesh", "ns k dedupe=1s\nserver set g:1 8\nactivate g:1\nfocus\nadvance 1s\npeek g:1\n")
+        let focused = try await Cachesh.run(["--json", "focus.cachesh"], in: sandbox.url)
+        #expect(focused.status == 0, "\(focused)")
+        #expect(focused.stdout.contains(#""value":8"#), "\(focused)")
+    }
+
     /// A few KB of entity events that each put the entity back into itself eight times used to
     /// grow one value exponentially (an 8 KB script reached 839 MB). Under `--safe`, the script
     /// now stops growing it at the limit: each further event is one error line at its line, and

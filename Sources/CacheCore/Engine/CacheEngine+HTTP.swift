@@ -251,7 +251,11 @@ extension CacheEngine {
     }
 
     /// The naive switches (SPEC §1.2) of `key`'s namespace that an HTTP read acts on.
-    func httpNaive(_ key: String) -> Set<NaivePolicy> { namespaces.policy(namespaceSlot(forKey: key)).naive }
+    func httpNaive(_ key: String) -> Set<NaivePolicy> {
+        // The slot first (it may create the namespace): see `noteFetchStart`.
+        let ns = namespaceSlot(forKey: key)
+        return namespaces.policy(ns).naive
+    }
 
     /// A stored response as the namespace's client sees it when it decides: with `ignore-age`,
     /// without its `Age` field (its age is then the apparent age and the time resident).

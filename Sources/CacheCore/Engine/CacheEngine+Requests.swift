@@ -78,8 +78,12 @@ extension CacheEngine {
     /// Notes that a fetch of `keys` starts now, for the keys of namespaces with a `dedupe=` window.
     /// - Complexity: O(keys), amortized: the notes are pruned of passed windows when they double.
     private func noteFetchStart(_ keys: [String]) {
-        for key in keys where namespaces.policy(namespaceSlot(forKey: key)).dedupe != nil {
-            behaviours.fetchStarts[key] = now
+        for key in keys {
+            // The slot first: it may create the key's namespace, which a table read in the same
+            // expression would not hold (`namespaces.policy(namespaceSlot(...))` read the table
+            // as it was before, and trapped on the new slot).
+            let ns = namespaceSlot(forKey: key)
+            if namespaces.policy(ns).dedupe != nil { behaviours.fetchStarts[key] = now }
         }
         guard behaviours.fetchStarts.count > max(64, 2 * behaviours.fetchStartsPruned) else { return }
         behaviours.fetchStarts = behaviours.fetchStarts.filter { key, start in
