@@ -90,9 +90,7 @@ struct EngineState {
         let s = nextSeq()
         // The entry is made whole here, its times included (as `applyTimes` derives them from
         // `storedAt`), and moved into its slot: no copy of the record on the way.
-        let times = namespaces.times(ns)
-        let expiresAt = now.addingClamped(times.ttl)
-        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
+        let (staleAt, expiresAt) = timesStoredNow(ns)
         if let put, put == request {
             // A put (its request is the put itself): the record made in one go.
             let entry = Entry.stored(byPut: put, storedSeq: s, key: key, namespace: ns, stored: value, tags: tags,
@@ -106,6 +104,15 @@ struct EngineState {
         if let put { entry.setWrites(local: put, put: put) }
         let slot = entries.insert(consume entry, hash: hash)
         return (slot, enqueueExpiry(ExpiryRecord(slot: slot, seq: s), in: ns))
+    }
+
+    /// The stale and expiry times of an entry of namespace `ns` stored now: what `applyTimes`
+    /// derives from an entry's `storedAt` (`.max` for no stale time), for a record made whole at
+    /// once (`insertEntry`, `replaceVictim`, `putAgainStep`).
+    @inline(__always)
+    func timesStoredNow(_ ns: Int32) -> (staleAt: Int64, expiresAt: Int64) {
+        let times = namespaces.times(ns)
+        return (times.stale.map { now.addingClamped($0) } ?? .max, now.addingClamped(times.ttl))
     }
 
     /// Derives an entry's stale and expiry times from its `storedAt` and its namespace's policy,
@@ -239,9 +246,7 @@ struct EngineState {
     mutating func replaceVictim(_ victim: Int32, victimHash: UInt32, key: String, namespace ns: Int32, value: StoredValue,
                                 tags: [String], put: UInt64, hash: UInt32) -> String {
         let s = nextSeq()
-        let times = namespaces.times(ns)
-        let expiresAt = now.addingClamped(times.ttl)
-        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
+        let (staleAt, expiresAt) = timesStoredNow(ns)
         let entry = Entry.stored(byPut: put, storedSeq: s, key: key, namespace: ns, stored: value, tags: tags,
                                  storedAt: now, staleAt: staleAt, expiresAt: expiresAt)
         let victimSeq = entries.ordered.entries[Int(victim)].storedSeq
@@ -342,9 +347,7 @@ struct EngineState {
         guard tags.isEmpty, case .none = entries.idIndex else { return (false, nil) }
         let i = Int(slot)
         let ns = entries.ordered.entries[i].namespace
-        let times = namespaces.times(ns)
-        let expiresAt = now.addingClamped(times.ttl)
-        let staleAt = times.stale.map { now.addingClamped($0) } ?? .max
+        let (staleAt, expiresAt) = timesStoredNow(ns)
         // The sequence number `restamp` would take next; taken only once the record is written.
         let storedSeq = seq &+ 1
         // (A write that does not apply still marks the slot for a store: the steps one by one
