@@ -69,6 +69,9 @@ struct EntrySlots: RandomAccessCollection {
 
     init() {}
 
+    /// The slots the storage has room for before it moves (grows into new memory).
+    var capacity: Int { storage.capacity }
+
     var startIndex: Int { 0 }
     var endIndex: Int { storage.count }
     // Spelled out so that an unoptimized build (the tests, whose invariant checks walk every

@@ -56,6 +56,14 @@ struct EntryTable {
         }
     }
 
+    /// Makes room for `n` entries in the slots and their recency lists, as their storage grows to
+    /// (not the key index: its buckets are written when made, so room it never fills would be
+    /// memory in use). Storage reserved and not yet written takes no memory.
+    /// - Complexity: O(count) when the storage moves, else O(1).
+    mutating func reserveSlots(_ n: Int) {
+        ordered.reserveCapacity(n)
+    }
+
     /// The entries by slot; a write to a field the indexes depend on must go through a method.
     var slots: EntrySlots {
         _read { yield ordered.entries }
