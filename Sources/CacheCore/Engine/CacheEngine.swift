@@ -72,8 +72,11 @@
     /// not conflict). One reader writes: `statistics`'s read adds the hits held to their
     /// namespace (`foldHits`) before it yields, a write access of the state; it is read only
     /// outside any other access to the state (by `stats`, `statsByNamespace`, `snapshotState`
-    /// and the invariant check, never inside a closure given to a part). Arguments of a call on a part (`statistics.countRequest(...
-    /// namespaceSlot(named:))`) are evaluated before the call's access begins. Checked, every
+    /// and the invariant check, never inside a closure given to a part). Arguments of a mutating call on a part (`statistics.countRequest(...
+    /// namespaceSlot(named:))`) are evaluated before the call's access begins; a call that only
+    /// reads a part begins its read first, so a slot that may create a namespace is taken in a
+    /// statement of its own before any read of the namespaces (`namespaces.policy(namespaceSlot(
+    /// forKey:))` read the table as it was and trapped on the new slot). Checked, every
     /// `get` hit and `put` paid a dynamic access check (`swift_beginAccess` and its end, about
     /// 117 instructions).
     #if DEBUG
