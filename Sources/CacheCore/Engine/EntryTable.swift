@@ -56,9 +56,10 @@ struct EntryTable {
         }
     }
 
-    /// Makes room for `n` entries in the slots and their recency lists, as their storage grows to
-    /// (not the key index: its buckets are written when made, so room it never fills would be
-    /// memory in use). Storage reserved and not yet written takes no memory.
+    /// Makes room for `n` entries in the slots, their places and the global recency queue (not
+    /// in the key index: its buckets are written when made, so room it never filled would be
+    /// memory in use). Room reserved and not yet written takes no memory once it is a mapping of
+    /// its own (128 KiB and more, `Sources/CMalloc`); below that it is heap.
     /// - Complexity: O(count) when the storage moves, else O(1).
     mutating func reserveSlots(_ n: Int) {
         ordered.reserveCapacity(n)

@@ -31,6 +31,12 @@ struct NamespaceTable {
     private var lastSlot: Int32 = -1
     /// Whether some namespace has (or had) a `dedupe=` window: until one does, a fetch notes nothing.
     private(set) var dedupes = false
+    /// The namespaces' `max` added up, each counted up to `maxCounted`: what the engine reserves
+    /// room for (`CacheEngine.reserveDeclaredEntries`), kept as policies change so that an `ns`
+    /// does not add them up again.
+    private(set) var maxTotal = 0
+    /// The most of one namespace's `max` that `maxTotal` counts (the engine's reserve limit).
+    static let maxCounted = 1 << 15
     /// How many of the first namespaces `slot(forKey:)` compares a key with before it looks the
     /// name up: a comparison of a few bytes against a substring made and hashed.
     private static let namesCompared = 8
@@ -44,7 +50,11 @@ struct NamespaceTable {
         packedNames = namespaces.map { PackedName($0.name) }
         for (i, ns) in namespaces.enumerated() { index[ns.name] = Int32(i) }
         dedupes = namespaces.contains { $0.policy.dedupe != nil }
+        maxTotal = namespaces.reduce(0) { $0 + Self.counted($1.policy.max) }
     }
+
+    /// What a namespace's `max` adds to `maxTotal`.
+    private static func counted(_ max: Int?) -> Int { min(max ?? 0, maxCounted) }
 
     var count: Int { all.count }
     var indices: Range<Int> { all.indices }
@@ -146,6 +156,7 @@ struct NamespaceTable {
     /// Sets a namespace's policy and whether it counts as defined.
     /// - Complexity: O(1).
     mutating func setPolicy(_ ns: Int32, _ policy: Policy, defined: Bool) {
+        maxTotal += Self.counted(policy.max) - Self.counted(all[Int(ns)].policy.max)
         all[Int(ns)].policy = policy
         all[Int(ns)].defined = defined
         if policy.dedupe != nil { dedupes = true }
@@ -172,6 +183,8 @@ extension NamespaceTable {
                 v.append("namespace \(ns.name): policy out of range: \(p)")
             }
         }
+        let total = all.reduce(0) { $0 + Self.counted($1.policy.max) }
+        if maxTotal != total { v.append("namespace table: the maxes add up to \(total), not \(maxTotal)") }
         if lastSlot >= Int32(all.count) {
             v.append("namespace index: the last namespace found, slot \(lastSlot), is past the \(all.count) namespaces")
         }
