@@ -436,6 +436,10 @@ extension Snapshot {
         r.waiters = try o.count("waiters", default: 0)
         switch kind {
         case .mutate:
+            // An HTTP request of an unsafe method (POST, PUT, PATCH, DELETE) is a mutate request
+            // with its exchange (`http`) and no queued mutation: the engine keeps it so, and it
+            // is written so.
+            if o.has("http") && !o.has("mutation") { break }
             let m = try mutation(o.object("mutation"))
             guard m.keys == keys else { throw o.fail("mutation", "its keys differ from the request's") }
             r.mutation = m

@@ -362,10 +362,14 @@ struct Arguments {
         do { return try Patch(document) } catch { throw ShellError("bad patch: \(error)", at: positional[i].offset) }
     }
 
-    /// A non-negative whole number.
+    /// A whole number from 0 to 2^31 - 1, the most a count may be (SPEC §7.1), so that a snapshot
+    /// or a store holding it reads back.
     func count(_ i: Int, what: String) throws(ShellError) -> Int {
         guard let n = Int(positional[i].text), n >= 0 else {
             throw ShellError("\(name): \(what) must be a whole number, not \"\(positional[i].text)\"", at: positional[i].offset)
+        }
+        guard n <= Int(Int32.max) else {
+            throw ShellError("\(name): \(what) must be at most \(Int32.max), not \(n)", at: positional[i].offset)
         }
         return n
     }
