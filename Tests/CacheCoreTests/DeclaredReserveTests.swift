@@ -97,6 +97,19 @@ import Testing
         #expect(capacities.count <= 10, "\(capacities.sorted())")
     }
 
+    @Test func aRestoredSnapshotReservesAsNsDoes() throws {
+        let engine = Self.engine()
+        Self.define(engine, "a", max: 100)
+        for i in 0..<10 { engine.put("a:\(i)", .int(Int64(i))) }
+        let snapshot = engine.makeSnapshot()
+        let restored = Self.engine()
+        try restored.restore(snapshot)
+        #expect(restored.makeSnapshot() == snapshot)
+        #expect(restored.count == 10)
+        #expect(restored.entries.slots.capacity >= 101)
+        #expect(restored.peek("a:9").value == .int(9))
+    }
+
     @Test func namespacesWithNoMaxReserveNothing() {
         let engine = Self.engine()
         _ = try! engine.defineNamespace("feed", PolicyChange(ttl: Self.hour))

@@ -81,6 +81,9 @@ extension CacheEngine {
             }
         }
         if tracking { changes = ChangeLog(replacedAll: true) }
+        // Room for the namespaces' `max`, as `ns` and `load` make it (the table above is sized to
+        // the entries restored).
+        reserveDeclaredEntries()
 
         var scheduled: [ScheduledItem] = []
         expiry = ExpiryQueues(namespaceCount: snapshot.namespaces.count)
