@@ -468,6 +468,18 @@ import Testing
         #expect(HARLimits.standard.bodyBytes == 16 << 20)
     }
 
+    /// A duration past 2^53 ms is refused at its field: a `timings` part or `time` of 1e300 (or
+    /// 2^63 - 1) was summed and converted to the virtual clock's milliseconds, and trapped (found
+    /// by fuzzing: exit status 132, no message).
+    @Test func durationsAreBounded() {
+        let wait = Self.entry("\"timings\": {\"send\": 0, \"wait\": 1e300, \"receive\": 0}")
+        #expect(Self.error(Self.log([wait])) == "entries[0].timings.wait: expected a duration in ms of at most 9007199254740992 (2^53), not 1e+300")
+        let time = Self.entry("\"timings\": null, \"time\": 9223372036854775807")
+        #expect(Self.error(Self.log([time])) == "entries[0].time: expected a duration in ms of at most 9007199254740992 (2^53), not 9223372036854775807")
+        let largest = Self.entry("\"timings\": {\"send\": 0, \"wait\": 9007199254740992, \"receive\": 9007199254740992}")
+        #expect(Self.error(Self.log([largest])) == nil)
+    }
+
     /// Nesting is bounded around the entries (a document's depth) and within one (a value's).
     @Test func nestingIsBounded() {
         let deepPages = "{\"log\": {\"pages\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + ", \"entries\": []}}"

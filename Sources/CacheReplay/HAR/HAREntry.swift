@@ -193,8 +193,17 @@ struct HARObject {
         }
         if number == -1 { return nil }
         guard number >= 0 else { throw fail(name, "expected \(what) (0 or more, or -1 when it does not apply), not \(value.compactText)") }
+        // At most 2^53, whole numbers to which a Double is exact: the sum of an entry's six
+        // timings then fits the virtual clock's 64-bit milliseconds (a timing of 1e300 was
+        // converted to them and trapped).
+        guard number <= Self.largestAmount else {
+            throw fail(name, "expected \(what) of at most \(Int64(Self.largestAmount)) (2^53), not \(value.compactText)")
+        }
         return number
     }
+
+    /// The largest duration or size `amount` takes: 2^53.
+    static let largestAmount: Double = 9_007_199_254_740_992
 
     /// A header list (`[{"name": ..., "value": ...}]`) as fields, with the HTTP/2 pseudo-headers
     /// (names starting with `:`) apart.
