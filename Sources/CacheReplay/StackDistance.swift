@@ -30,13 +30,21 @@ struct StackDistance: ~Copyable {
         self.configurations = configurations
         let sizes = configurations.map(\.max)
         capacity = sizes.contains(where: { $0 == nil }) ? nil : sizes.compactMap { $0 }.max()
-        let window = Swift.max(1024, 2 * (capacity ?? 32_768))
-        table = IDTable(capacity: Swift.min(capacity ?? 1 << 16, 1 << 20))
+        // Sized for the keys a trace is likely to hold, not for `capacity`: each part grows with
+        // the keys the trace has (the window at `compact`, the table as ids come, `hitsAt` as
+        // distances come), so memory follows the trace. (Sized for `capacity`, `max=4294967296,1`
+        // asked for 64 GiB before the first request.)
+        let start = Swift.min(capacity ?? Self.startingKeys, Self.startingKeys)
+        let window = Swift.max(1024, 2 * start)
+        table = IDTable(capacity: start)
         idAt = Array(repeating: 0, count: window)
         live = Array(repeating: false, count: window)
         tree = Array(repeating: 0, count: window + 1)
-        hitsAt = Array(repeating: 0, count: (capacity ?? 1024) + 1)
+        hitsAt = Array(repeating: 0, count: Swift.min(capacity ?? 1024, 1024) + 1)
     }
+
+    /// The keys the pass makes room for at its start (more as the trace brings them).
+    static let startingKeys = 32_768
 
     @inline(__always)
     private func prefix(_ position: Int) -> Int {

@@ -96,6 +96,23 @@ import TestSupport
         }
     }
 
+    /// Sizes far past the trace (`max=4294967296,...`) took memory for the largest before the
+    /// first request (64 GiB: the process died); the pass now starts with room for 32,768 keys and
+    /// grows with the trace. 60,000 keys (past that room), against a simulation per size.
+    @Test func aStackDistancePassWithSizesPastTheTraceGrowsWithTheTrace() {
+        var rng = SeededGenerator(seed: 21)
+        let trace = (0..<150_000).map { i in
+            let a = Int.random(in: 0..<60_000, using: &rng), b = Int.random(in: 0..<60_000, using: &rng)
+            return TraceRequest(time: Int64(i), id: UInt64(min(a, b)))
+        }
+        let configurations = [1, 40_000, 59_999, 1 << 32].map { ReplayConfiguration(policy: .lru, max: $0, ttl: nil, stale: nil) }
+        let shared = Replay.run(trace, configurations: configurations, stackDistance: true)
+        let separate = Replay.run(trace, configurations: configurations, stackDistance: false)
+        #expect(shared == separate)
+        // LRU's hits grow with its size.
+        #expect(shared.rows[2].counters.hits <= shared.rows[3].counters.hits)
+    }
+
     /// 120,000 keys: the id table grows from its first buckets past 2^16, where it goes from
     /// growing at half full to three quarters, and evicts through the grown table; every key must
     /// still be found. Each key read twice in a row hits once, whatever the policy and `max`; a
