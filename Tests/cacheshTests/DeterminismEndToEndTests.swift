@@ -50,6 +50,20 @@ import Testing
     }
 
     /// Every example script, each run twice in its own copy of the examples (they may write snapshots).
+    /// An `ns` with several bad options names the first one written, in every process: the
+    /// options were checked in their dictionary's order, which Swift seeds per process, so the
+    /// error changed from run to run and an `--echo` transcript of it did not verify (found by
+    /// fuzzing).
+    @Test func aCommandWithSeveralBadOptionsNamesTheFirstEveryRun() async throws {
+        var errors: Set<String> = []
+        for _ in 0..<12 {
+            let out = try await Cachesh.run(["-c", "ns x max=1e400 policy=bogus stale=1us ttl=x"])
+            #expect(out.status == 1, "\(out)")
+            errors.insert(out.stderr)
+        }
+        #expect(errors == [#"-c:1:1: error: max must be a whole number or none, not "1e400""# + "\n"], "\(errors)")
+    }
+
     @Test func everyExampleTwiceGivesIdenticalOutput() async throws {
         let examples = Cachesh.packageRoot.appendingPathComponent("Examples")
         let names = try FileManager.default.contentsOfDirectory(atPath: examples.path)

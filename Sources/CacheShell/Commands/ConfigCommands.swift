@@ -79,7 +79,10 @@ enum ConfigCommands {
             return nsReply(name, cache.policy(of: name), changed: [])
         }
         var change = PolicyChange()
-        for (option, word) in args.options {
+        // In the order written: with two bad options, the first is the one named, every run (the
+        // options' dictionary iterates in a per-process order, so the error changed from run to
+        // run and a transcript of it did not verify).
+        for (option, word) in args.options.sorted(by: { $0.value.offset < $1.value.offset }) {
             let value = word.option!.value
             let at = word.offset + option.count + 1
             let unset = value == "none"
