@@ -77,7 +77,7 @@ enum ClockCommands {
         guard Session.handlers[name] != nil else {
             throw ShellError("unknown command \"\(name)\" (try help)", at: args.positional[1].offset)
         }
-        let token = session.schedule.add(Session.ScheduledEntry(text: text, source: source, offset: offset))
+        let token = session.schedule.add(Session.ScheduledEntry(text: text, source: source, offset: offset, typed: session.frames.runsTyped))
         let id = cache.schedule(after: delay, token: token)
         // The engine clamps a due time past the end of time the same way (`at 106751991167d`).
         let (sum, overflow) = cache.now.addingReportingOverflow(delay)
@@ -99,7 +99,7 @@ extension Session {
         let local = SourceFile(name: entry.source.name, text: entry.text,
                                firstLine: entry.source.location(ofOffset: entry.offset).line,
                                firstColumn: entry.source.column(ofOffset: entry.offset))
-        frames.pushScheduled(text: entry.text, time: TimeText.iso8601(ms: cache.now))
+        frames.pushScheduled(text: entry.text, time: TimeText.iso8601(ms: cache.now), typed: entry.typed)
         defer { frames.pop() }
         var lexer = Lexer(local, semicolonSeparates: false)
         while let next = lexer.next() {

@@ -164,6 +164,16 @@ struct NameTable<Value: Sendable>: Sendable {
 }
 
 extension CommandCatalog {
+    /// Whether a JSON object or array that starts after `preceding` is a snapshot document
+    /// (`restore {SNAPSHOT}`, `diff {SNAPSHOT} {SNAPSHOT2}`), which may nest its own levels around values as
+    /// deep as any (SPEC §7: read as a snapshot file is).
+    static func takesDocument(after preceding: [PrecedingWord]) -> Bool {
+        guard let first = preceding.first, first.isBare, preceding.count <= 2 else { return false }
+        return first.withName { name in
+            (name.elementsEqual("restore".utf8) && preceding.count == 1) || name.elementsEqual("diff".utf8)
+        }
+    }
+
     /// Whether a JSON object or array that starts after `preceding` (the words of its command read
     /// so far) may go on past the end of its line: yes where the command's declaration takes a
     /// JSON value (`put KEY VALUE`, `event patch KEY PATCH`, `restore {SNAPSHOT}`, a FILE, which may

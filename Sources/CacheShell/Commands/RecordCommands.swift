@@ -209,7 +209,7 @@ enum RecordCommands {
         }
         let base: String?
         if !fromStart {
-            base = withoutServerScript(session.makeSnapshot(on: cache)).compactText
+            base = withoutServerScript(session.makeSnapshot(asReplayed: true, on: cache)).compactText
             history = history[history.endIndex...]
         } else {
             base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0)) ?? $0 }

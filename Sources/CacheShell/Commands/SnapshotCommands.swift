@@ -12,7 +12,13 @@ enum SnapshotCommands {
         try args.expect(0...1)
         guard let word = args.positional.first else {
             let document = session.makeSnapshot(on: cache)
-            return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
+            if session.frames.runsTopLevel && session.notesHistory && session.schedule.differWhenReplayed {
+                // The history (and so `--echo`, a recording) holds what a replay of it prints: the
+                // commands `at` scheduled as typed there name no file and are on line 1.
+                let replayed = session.makeSnapshot(asReplayed: true, on: cache)
+                session.outcome.rewrite = ("snapshot", printed(replayed).text(command: "snapshot", mode: session.options.mode, colour: false))
+            }
+            return printed(document)
         }
         let path = session.resolvePath(word.text, relativeTo: source)
         try session.touchFile("write", path, at: word.offset)
@@ -71,6 +77,11 @@ enum SnapshotCommands {
         return restored(word.text, entries: cache.count, now: cache.now)
     }
 
+    /// The reply of `snapshot` with no file: the document itself.
+    static func printed(_ document: JSONValue) -> Reply {
+        Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
+    }
+
     /// The reply of `restore FILE`: what a replay prints for it (a recording writes it too).
     static func restored(_ file: String, entries count: Int, now: Int64) -> Reply {
         .ok(["file": .string(file), "entries": .int(Int64(count)), "now": .string(TimeText.iso8601(ms: now))],
@@ -82,8 +93,10 @@ extension Session {
     /// The whole session as a snapshot document: the engine's state, the server's, and the text
     /// and origin of each command scheduled by `at`.
     /// - Complexity: O(n) in the size of the state.
-    public func makeSnapshot(on cache: isolated Cache) -> JSONValue {
-        cache.makeSnapshot(scheduledCommand: { [schedule] in schedule.fields($0) })
+    /// - Parameter asReplayed: each scheduled command's file and line as a replay of the history
+    ///   gives them (``ScheduledCommands/fields(_:asReplayed:)``): what a recording begins from.
+    public func makeSnapshot(asReplayed: Bool = false, on cache: isolated Cache) -> JSONValue {
+        cache.makeSnapshot(scheduledCommand: { [schedule] in schedule.fields($0, asReplayed: asReplayed) })
     }
 
     /// What `snapshot FILE` writes: the pretty document ending in a newline, written straight from

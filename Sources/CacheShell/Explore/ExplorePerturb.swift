@@ -39,7 +39,7 @@ struct ExplorePerturbation {
             case .failure(let diagnostic):
                 throw .init(line: source.location(ofOffset: diagnostic.offset).line, message: diagnostic.message)
             case .success(let raw):
-                lines.append(.init(text: String(decoding: bytes[raw.offset..<raw.end], as: UTF8.self), line: source.location(ofOffset: raw.offset).line))
+                lines.append(.init(text: String(decoding: SourceScan.readAlone(bytes[raw.offset..<raw.end]), as: UTF8.self), line: source.location(ofOffset: raw.offset).line))
             }
         }
         return lines

@@ -95,7 +95,7 @@ public struct ExploreScenario: Sendable {
             }
             let line = source.location(ofOffset: command.offset).line
             let first = command.words[0].text
-            let whole = String(decoding: bytes[command.offset..<command.end], as: UTF8.self)
+            let whole = String(decoding: SourceScan.readAlone(bytes[command.offset..<command.end]), as: UTF8.self)
             switch (phase, first) {
             case (.setup, "concurrent"):
                 guard command.words.count == 1 else { throw Problem(line: line, message: "explore: concurrent takes nothing after it") }

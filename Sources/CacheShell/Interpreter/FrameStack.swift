@@ -16,8 +16,9 @@ struct FrameStack {
     private(set) var sources = 0
     /// How many scheduled frames are open: while any is, reads never block.
     private(set) var scheduled = 0
-    /// The text of each scheduled frame's command and when it ran, innermost last.
-    private var runs: [(text: String, time: String)] = []
+    /// The text of each scheduled frame's command, when it ran, and whether it was scheduled
+    /// typed (``ScheduledCommands/Entry/typed``), innermost last.
+    private var runs: [(text: String, time: String, typed: Bool)] = []
     /// `quit` ran: every frame stops before its next command.
     var quitting = false
     /// Run the commonest commands of a batch without the lexer (``Session/runPlainCommand(at:in:on:)``);
@@ -42,9 +43,19 @@ struct FrameStack {
     }
 
     /// Opens the frame of a command `at` scheduled (`text`), which runs at `time`.
-    mutating func pushScheduled(text: String, time: String) {
+    mutating func pushScheduled(text: String, time: String, typed: Bool) {
         push(.scheduled)
-        runs.append((text, time))
+        runs.append((text, time, typed))
+    }
+
+    /// Whether a command running now is one the history holds as typed: a top-level one, or one
+    /// a typed `at` scheduled (``ScheduledCommands/Entry/typed``).
+    var runsTyped: Bool {
+        switch kinds.last {
+        case .top?: true
+        case .scheduled?: runs.last?.typed ?? false
+        default: false
+        }
     }
 
     mutating func pop() {
@@ -61,7 +72,7 @@ struct FrameStack {
     /// its error print (`at TIME: COMMAND`, `(at TIME) ...`).
     var scheduledRun: (text: String, time: String)? {
         guard scheduled > 0, case .scheduled? = kinds.last else { return nil }
-        return runs.last
+        return runs.last.map { ($0.text, $0.time) }
     }
 
     /// What is wrong with the stack; empty when nothing is.

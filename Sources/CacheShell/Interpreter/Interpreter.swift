@@ -259,7 +259,7 @@ extension Session {
             ok = false
         }
         if topLevel {
-            finish(source.bytes[span])
+            finish(SourceScan.readAlone(source.bytes[span]))
         } else if !frames.inScheduled && !notesHistory {
             handOnItems()
             // With a store, the group also ends inside a `source` once its held output reaches

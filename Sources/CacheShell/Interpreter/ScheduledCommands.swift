@@ -7,6 +7,10 @@ struct ScheduledCommands {
         var text: String
         var source: SourceFile
         var offset: Int
+        /// Scheduled by a command the history holds as typed (a top-level one, or one such a
+        /// command scheduled): a replay of the history (`--echo`, a recording) types that command,
+        /// so there it names no file and is on line 1.
+        var typed = false
     }
 
     private var entries: [Int: Entry] = [:]
@@ -32,12 +36,19 @@ struct ScheduledCommands {
     }
 
     /// The fields a snapshot and a store write beside the scheduled command of `token`: its
-    /// text, file and line.
-    func fields(_ token: Int) -> [String: JSONValue] {
+    /// text, file and line; `asReplayed`: the file and line a replay of the history gives it
+    /// (``Entry/typed``).
+    func fields(_ token: Int, asReplayed: Bool = false) -> [String: JSONValue] {
         guard let entry = entries[token] else { return [:] }
+        if asReplayed && entry.typed { return ["command": .string(entry.text), "file": .null, "line": .int(1)] }
         return ["command": .string(entry.text),
                 "file": entry.source.name.map(JSONValue.string) ?? .null,
                 "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
+    }
+
+    /// Whether some command's file or line differs in a replay of the history (``fields(_:asReplayed:)``).
+    var differWhenReplayed: Bool {
+        entries.values.contains { $0.typed && ($0.source.name != nil || $0.source.location(ofOffset: $0.offset).line != 1) }
     }
 
     /// What is wrong with the table; empty when nothing is.

@@ -20,6 +20,15 @@ enum SourceScan {
         return lineStart
     }
 
+    /// A lexed command's bytes (first word to last) as a line read alone must hold them to lex the
+    /// same: a last word that ends in `;` (`40s;` in `advance 40s;;`, or in `advance 40s; # note`)
+    /// gets one more, since a `;` that ends a line ends the command and is dropped (SPEC §3). The
+    /// history, and so `--echo` and a recording, writes a command so.
+    static func readAlone(_ command: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        guard command.last == UInt8(ascii: ";") else { return command }
+        return ArraySlice(Array(command) + [UInt8(ascii: ";")])
+    }
+
     /// The bytes of a command that did not lex, between where the lexer started looking for it and
     /// where it stopped: without the blank lines, comments and separators before it, nor the
     /// blanks after it.

@@ -403,7 +403,8 @@ public struct Lexer: IteratorProtocol, Sequence {
             what = "a quoted string"
         case .openBrace, .openBracket:
             let acrossLines = CommandCatalog.mayContinueJSON(after: preceding)
-            result = lexJSON(acrossLines: acrossLines)
+            result = lexJSON(acrossLines: acrossLines,
+                             maxDepth: CommandCatalog.takesDocument(after: preceding) ? JSONValue.documentDepth : Self.maxJSONDepth)
             what = "a JSON value"
             if !acrossLines, case .word(let word) = result, position < bytes.count, !isWordEnd(bytes[position]),
                !(bytes[position] == .semicolon && endsLine(after: position)) {
@@ -578,7 +579,9 @@ public struct Lexer: IteratorProtocol, Sequence {
     /// Nesting is tracked in ``expectedClosers`` (no recursion); past
     /// ``maxJSONDepth`` levels only a count is kept, to find where the value
     /// ends before reporting it as too deep.
-    private mutating func lexJSON(acrossLines: Bool) -> LexedWord {
+    /// `maxDepth`: ``maxJSONDepth``, or more for a snapshot document (its own levels around values
+    /// of that depth, as a snapshot file is read).
+    private mutating func lexJSON(acrossLines: Bool, maxDepth: Int) -> LexedWord {
         let open = position
         expectedClosers.removeAll(keepingCapacity: true)
         var depth = 0
@@ -589,16 +592,16 @@ public struct Lexer: IteratorProtocol, Sequence {
             switch byte {
             case .openBrace, .openBracket:
                 depth += 1
-                if depth > Self.maxJSONDepth {
+                if depth > maxDepth {
                     if tooDeep == nil {
-                        tooDeep = Diagnostic(message: "JSON nested deeper than \(Self.maxJSONDepth) levels", offset: index)
+                        tooDeep = Diagnostic(message: "JSON nested deeper than \(maxDepth) levels", offset: index)
                     }
                 } else {
                     expectedClosers.append(byte == .openBrace ? .closeBrace : .closeBracket)
                 }
                 index += 1
             case .closeBrace, .closeBracket:
-                if depth <= Self.maxJSONDepth, let expected = expectedClosers.popLast(), expected != byte {
+                if depth <= maxDepth, let expected = expectedClosers.popLast(), expected != byte {
                     position = index + 1
                     return .failed(tooDeep ?? Diagnostic(
                         message: "mismatched \"\(Character(Unicode.Scalar(byte)))\" in JSON value: "

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// A transcript cachesh writes of a user's own session (`--echo`, `record FILE`) replays as the
+/// session ran (SPEC §6): scripts found by fuzzing wrote one that `--verify` failed.
+@Suite struct EchoVerifiesEndToEndTests {
+    /// Echoes `script` (run from a file) and verifies what it wrote; returns the transcript.
+    private func echoVerifies(_ script: String, status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", script)
+        let echoed = try await Cachesh.run(["--echo", "s.cachesh"], in: sandbox.url)
+        #expect(echoed.status == status, "\(echoed)", sourceLocation: sourceLocation)
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)", sourceLocation: sourceLocation)
+        #expect(verified.status == 0, sourceLocation: sourceLocation)
+        return echoed.stdout
+    }
+
+    /// A `;` that ends a line ends the command and is dropped: `advance 40s;;` runs with the word
+    /// `40s;`. Its echo wrote `advance 40s;`, which a replay ran as `advance 40s`. A command whose
+    /// text ends in `;` is written with one more.
+    @Test(arguments: ["advance 40s;;\n", "advance 40s; # a note\n", "put a:1 ;;\nget a:1\n", "server set k x;;\nget k\n"])
+    func aCommandEndingInASemicolonIsEchoedSoItReadsTheSame(script: String) async throws {
+        let failing = script.hasPrefix("advance")
+        let transcript = try await echoVerifies(script, status: failing ? 1 : 0)
+        if failing { #expect(transcript.hasPrefix("cachesh> advance 40s;;\nerror: bad duration \"40s;\""), "\(transcript)") }
+    }
+
+    /// `get a:1;` is still echoed as `get a:1` (the `;` it ended with is not part of it).
+    @Test func aLineEndingSemicolonIsNotEchoed() async throws {
+        let transcript = try await echoVerifies("put a:1 1;\nget a:1;\n")
+        #expect(transcript.hasPrefix("cachesh> put a:1 1\nkeys: a:1\ncachesh> get a:1\n"), "\(transcript)")
+    }
+
+    /// A printed snapshot names the file and line of each command `at` scheduled; a replay of the
+    /// echo types that command, so there it names no file, on line 1. The echo writes the
+    /// snapshot as the replay prints it; the terminal still shows the script's file and line.
+    @Test(arguments: [false, true])
+    func aPrintedSnapshotOfAScheduledCommandIsEchoedAsReplayed(json: Bool) async throws {
+        let script = "# line 1\nat 1s put a:1 1\nat 2s at 1s get a:1\nadvance 2s\nsnapshot\n"
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", script)
+        let plain = try await Cachesh.run((json ? ["--json"] : []) + ["s.cachesh"], in: sandbox.url)
+        #expect(plain.status == 0, "\(plain)")
+        #expect(plain.stdout.contains(json ? #""file":"s.cachesh""# : #""file": "s.cachesh""#), "\(plain.stdout)")
+        let echoed = try await Cachesh.run((json ? ["--json"] : []) + ["--echo", "s.cachesh"], in: sandbox.url)
+        #expect(!echoed.stdout.contains("s.cachesh"), "\(echoed.stdout)")
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
+    }
+
+    /// A recording from here on starts with the state as a replay of it has it: a command `at`
+    /// scheduled before it is restored naming no file, so a snapshot printed after it, and an
+    /// error the command reports when it runs, read the same in the replay.
+    @Test func aRecordingStartedWithACommandScheduledVerifies() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", "\n\nat 1s put a:1 1\nat 2s expect peek a:1 value=2\nrecord r.transcript\nsnapshot\nadvance 3s\nrecord stop\n")
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.stderr == "s.cachesh:4: error: (at 2026-01-01T00:00:02.000Z) expect: value: expected 2, found 1\n", "\(run)")
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+    }
+
+    /// A value at the nesting limit (512 levels) is written into a transcript inside a snapshot,
+    /// `restore {SNAPSHOT}`: the echo of `restore FILE`, and the first line of a recording. The
+    /// snapshot's own levels around it are read as a snapshot file's are.
+    @Test(arguments: [false, true])
+    func aValueAtTheNestingLimitReplaysInsideASnapshot(record: Bool) async throws {
+        let value = String(repeating: "[", count: 512) + "1" + String(repeating: "]", count: 512)
+        let sandbox = try Sandbox()
+        if record {
+            try sandbox.write("s.cachesh", "put a:1 \(value)\nrecord r.transcript\nget a:1\nrecord stop\n")
+            let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+            #expect(run.status == 0, "\(run)")
+            let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+            #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+        } else {
+            let transcript = try await echoVerifies("put a:1 \(value)\nsnapshot deep.json\nrestore deep.json\nget a:1\n")
+            #expect(transcript.contains("cachesh> restore {"), "\(transcript.prefix(300))")
+        }
+        // A document deeper than a snapshot's levels around such a value is still refused.
+        let tooDeep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        let refused = try await Cachesh.run(["-c", "restore {\"entries\":\(tooDeep)}"], in: sandbox.url)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("JSON nested deeper than 528 levels"), "\(refused)")
+    }
+}
