@@ -64,6 +64,32 @@ import Testing
         #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
     }
 
+    /// An error of a command a sourced file scheduled, or a restored snapshot holds, names that
+    /// file in a replay as in the session; the echo and a recording wrote it as typed (no file).
+    /// Only a command the transcript itself types is written so.
+    @Test(arguments: [
+        "source inner.cachesh\nadvance 2s\n",
+        "at 1s expect peek a:1 value=2\nsnapshot x.json\nrestore x.json\nadvance 2s\n",
+        "source inner.cachesh\nrecord r.transcript\nadvance 2s\nrecord stop\n",
+        "at 1s expect peek a:1 value=2\nrecord r.transcript\nadvance 2s\nrecord stop\n",
+    ])
+    func anErrorOfAScheduledCommandNamesItsFileAsTheReplayDoes(script: String) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("inner.cachesh", "at 1s expect peek a:1 value=2\n")
+        try sandbox.write("s.cachesh", script)
+        let records = script.contains("record")
+        let echoed = try await Cachesh.run(records ? ["s.cachesh"] : ["--echo", "s.cachesh"], in: sandbox.url)
+        let named = script.hasPrefix("source") ? "inner.cachesh:1: " : "s.cachesh:1: "
+        #expect(echoed.status == 1, "\(echoed)")
+        let transcript = records ? try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8) : echoed.stdout
+        let written = (script.contains("restore") || script.hasPrefix("source") ? named : "")
+            + "error: (at 2026-01-01T00:00:01.000Z) expect: value: expected 2, found null\n"
+        #expect(transcript.contains("cachesh> advance 2s\n" + written), "\(transcript)")
+        if !records { try sandbox.write("r.transcript", transcript) }
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(transcript)\n---\n\(verified)")
+    }
+
     /// A value at the nesting limit (512 levels) is written into a transcript inside a snapshot,
     /// `restore {SNAPSHOT}`: the echo of `restore FILE`, and the first line of a recording. The
     /// snapshot's own levels around it are read as a snapshot file's are.

@@ -290,8 +290,9 @@ extension Session {
         var error = error
         if let run = frames.scheduledRun { error.message = "(at \(run.time)) " + error.message }
         // The history keeps errors as typed commands print them, but not those of a sourced file,
-        // which a replay names by that file too.
-        let retyped = source.name != nil && (frames.kinds.count <= 1 || frames.inScheduled)
+        // nor of a command a sourced file or a restored snapshot scheduled, which a replay names
+        // by that file too (``FrameStack/runsTyped``).
+        let retyped = source.name != nil && (frames.kinds.count <= 1 || frames.runsTyped)
         add(.diagnostic(DiagnosticsFormatter.report(error, in: source, command: command, span: span, retyped: retyped,
                                                            mode: settings.mode)))
     }
