@@ -52,6 +52,27 @@ import Testing
         #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
     }
 
+    /// The same for a snapshot printed by a sourced file or by `at`, and for a value with a
+    /// character the history escapes (a bidi override, NEL), which the printed snapshot and
+    /// `diff FILE`'s inline form wrote raw.
+    @Test(arguments: [
+        "put a 1\nat 5s get a\nsource s2.cachesh\n",
+        "put a 1\nat 5s get a\nat 1s snapshot\nadvance 1s\n",
+        "put a \"x\\u202ey\\u0085z\"\nat 5s get a\nsnapshot\n",
+        "put a \"x\"\nsnapshot v.json\nput a \"x\\u202ey\"\ndiff v.json\n",
+    ])
+    func aSnapshotPrintedAnywhereIsEchoedAsReplayed(script: String) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s2.cachesh", "snapshot\n")
+        try sandbox.write("s.cachesh", script)
+        let echoed = try await Cachesh.run(["--echo", "s.cachesh"], in: sandbox.url)
+        #expect(echoed.status == 0, "\(echoed)")
+        #expect(!echoed.stdout.contains("\u{202E}") && !echoed.stdout.contains("\u{85}"), "\(echoed.stdout)")
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
+    }
+
     /// A recording from here on starts with the state as a replay of it has it: a command `at`
     /// scheduled before it is restored naming no file, so a snapshot printed after it, and an
     /// error the command reports when it runs, read the same in the replay.
@@ -105,7 +126,9 @@ import Testing
             #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
         } else {
             let transcript = try await echoVerifies("put a:1 \(value)\nsnapshot deep.json\nrestore deep.json\nget a:1\n")
-            #expect(transcript.contains("cachesh> restore {"), "\(transcript.prefix(300))")
+            // The snapshot on one line, in compact JSON, as for any other.
+            #expect(transcript.contains("cachesh> restore {\"clock_start\":"), "\(transcript.prefix(300))")
+            #expect(!transcript.contains("...> "), "\(transcript.prefix(300))")
         }
         // A document deeper than a snapshot's levels around such a value is still refused.
         let tooDeep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
@@ -130,6 +153,40 @@ import Testing
         try sandbox.write("after.cachesh", setup + "advance 50ms\nrecord r.transcript\nget clock:now --force\nrecord stop\n")
         let after = try await Cachesh.run(["after.cachesh"], in: sandbox.url)
         #expect(after.status == 0, "\(after)")
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+    }
+
+    /// A command `at` scheduled that reads or writes a file is refused in a restored snapshot, so
+    /// a recording could not start from it: `record FILE` refuses it with one line.
+    @Test func aRecordingCannotStartWhileACommandThatNamesAFileIsScheduled() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", "at 5s snapshot out.json\nrecord r.transcript\nadvance 5s\nrecord r.transcript\nrecord stop\n")
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.stderr == "s.cachesh:2: error: record: a command at scheduled reads or writes a file (out.json), which a restored "
+                + "snapshot may not schedule: record before it is scheduled, or after it runs (advance)\n", "\(run)")
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+    }
+
+    /// A next page cancelled, or answered by an HTTP exchange, lets its held pages go: a
+    /// recording can start once nothing is pending.
+    @Test func aCancelledNextPageHoldsNothing() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", """
+            ns feed naive=next-page-drops-writes
+            server set feed:t@1 [1]
+            server set feed:t@2 [2]
+            get feed:t@1
+            pages feed:t --next --nowait
+            cancel feed:t@2
+            record r.transcript
+            get feed:t@1
+            record stop
+
+            """)
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
         let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
         #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
     }

@@ -96,6 +96,9 @@ struct AppBehaviours {
             v.append("behaviours: deferred mutation \(id) is neither queued nor in flight")
         }
         for id in retries.keys.sorted() where !inFlight(id) { v.append("behaviours: retry of request \(id), which is not in flight") }
+        for id in pagesAtRequest.keys.sorted() where !inFlight(id) {
+            v.append("behaviours: pages held for request \(id), which is not in flight")
+        }
         for (key, items) in deferred.sorted(by: { $0.key < $1.key }) {
             for item in items where !deferredMutations.contains(item.mutation ?? 0) {
                 v.append("behaviours: \(key) waits for a patch of mutation \(item.mutation ?? 0), which is not a deferred mutation")

@@ -20,6 +20,7 @@ extension CacheEngine {
         for id in ids {
             guard var request = requestTable.remove(id) else { continue }
             behaviours.retries[id] = nil
+            if !behaviours.pagesAtRequest.isEmpty { behaviours.pagesAtRequest[id] = nil }
             var outcomes: [String: KeyOutcome] = [:]
             for k in request.keys {
                 outcomes[k] = entrySlot(forKey: k) == nil ? .failed("cancelled") : .discarded

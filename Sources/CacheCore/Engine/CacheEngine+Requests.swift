@@ -160,6 +160,9 @@ extension CacheEngine {
     func complete(_ id: UInt64) {
         if retryIfFailed(id) { return }
         guard let request = requestTable.remove(id) else { return }
+        // The pages a next page's fetch held end with it however it ends (an HTTP answer, a
+        // failure, no answer), not only when its answer is stored (`next-page-drops-writes`).
+        defer { if !behaviours.pagesAtRequest.isEmpty { behaviours.pagesAtRequest[id] = nil } }
         if hasHTTPNamespaces, let exchange = http.exchanges.removeValue(forKey: request.id) {
             completeHTTP(request, exchange)
             if case .keys(.success)? = request.answer { return reportCompletion(request, http: exchange.answer) }

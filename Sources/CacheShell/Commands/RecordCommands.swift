@@ -95,6 +95,10 @@ enum RecordCommands {
             return "the session has a persisted cache (persist), which a snapshot does not keep: "
                 + "record before the first persist, or persist --clear first"
         }
+        if let path = session.schedule.texts.lazy.compactMap(Session.fileNamed(byScheduled:)).first {
+            return "a command at scheduled reads or writes a file (\(path)), which a restored snapshot may not schedule: "
+                + "record before it is scheduled, or after it runs (advance)"
+        }
         switch cache.stateNoSnapshotKeeps {
         case .dedupeWindow(let key, let until)?:
             return "the dedupe= window of \(key) is open until \(TimeText.iso8601(ms: until)), and a snapshot does not hold it: "
@@ -221,7 +225,7 @@ enum RecordCommands {
             base = withoutServerScript(session.makeSnapshot(asReplayed: true, on: cache)).compactText
             history = history[history.endIndex...]
         } else {
-            base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0)) ?? $0 }
+            base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0, maxDepth: JSONValue.documentDepth)) ?? $0 }
             // The command that set the base is replaced by a restore of the base itself.
             if base != nil, let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
         }

@@ -11,14 +11,11 @@ enum SnapshotCommands {
         let args = try Arguments(command, source, for: snapshot)
         try args.expect(0...1)
         guard let word = args.positional.first else {
-            let document = session.makeSnapshot(on: cache)
-            if session.frames.runsTopLevel && session.notesHistory && session.schedule.differWhenReplayed {
-                // The history (and so `--echo`, a recording) holds what a replay of it prints: the
-                // commands `at` scheduled as typed there name no file and are on line 1.
-                let replayed = session.makeSnapshot(asReplayed: true, on: cache)
-                session.outcome.rewrite = ("snapshot", printed(replayed).text(command: "snapshot", mode: session.options.mode, colour: false))
-            }
-            return printed(document)
+            // While the history is noted (`--echo`, a recording, the interactive shell), each
+            // command `at` scheduled is named as a replay of the history has it: one the
+            // transcript types names no file and is on line 1 (SPEC §6).
+            let document = session.makeSnapshot(asReplayed: session.notesHistory, on: cache)
+            return Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
         }
         let path = session.resolvePath(word.text, relativeTo: source)
         try session.touchFile("write", path, at: word.offset)
@@ -67,7 +64,7 @@ enum SnapshotCommands {
         if session.frames.runsTopLevel && session.notesHistory {
             // The history (and so a recording, `--echo`) holds the snapshot itself, on one line,
             // not the file's name: a recording names no other file (SPEC §6).
-            let inline = (try? JSONValue.canonicalCompactText(parsing: text)) ?? text
+            let inline = (try? JSONValue.canonicalCompactText(parsing: text, maxDepth: JSONValue.documentDepth)) ?? text
             var line = inline
             while line.hasSuffix("\n") { line.removeLast() }
             session.outcome.rewrite = ("restore " + line,
@@ -75,11 +72,6 @@ enum SnapshotCommands {
                                            .text(command: "restore", mode: session.options.mode, colour: false))
         }
         return restored(word.text, entries: cache.count, now: cache.now)
-    }
-
-    /// The reply of `snapshot` with no file: the document itself.
-    static func printed(_ document: JSONValue) -> Reply {
-        Reply(["snapshot": document], human: [Session.documentText(document, newline: false)])
     }
 
     /// The reply of `restore FILE`: what a replay prints for it (a recording writes it too).
@@ -355,7 +347,7 @@ extension SnapshotCommands {
             }
         }
         guard session.frames.runsTopLevel && session.notesHistory else { return (document, nil) }
-        var line = (try? JSONValue.canonicalCompactText(parsing: text)) ?? text
+        var line = (try? JSONValue.canonicalCompactText(parsing: text, maxDepth: JSONValue.documentDepth)) ?? text
         while line.hasSuffix("\n") { line.removeLast() }
         return (document, line)
     }

@@ -29,6 +29,9 @@ struct ScheduledCommands {
 
     subscript(token: Int) -> Entry? { entries[token] }
 
+    /// The texts of the commands kept, in the order they were scheduled.
+    var texts: [String] { entries.sorted { $0.key < $1.key }.map(\.value.text) }
+
     /// Forgets every command (a restore replaces them), tokens counting from 0 again.
     mutating func removeAll() {
         entries = [:]
@@ -46,10 +49,6 @@ struct ScheduledCommands {
                 "line": .int(Int64(entry.source.location(ofOffset: entry.offset).line))]
     }
 
-    /// Whether some command's file or line differs in a replay of the history (``fields(_:asReplayed:)``).
-    var differWhenReplayed: Bool {
-        entries.values.contains { $0.typed && ($0.source.name != nil || $0.source.location(ofOffset: $0.offset).line != 1) }
-    }
 
     /// What is wrong with the table; empty when nothing is.
     func invariantViolations() -> [String] {

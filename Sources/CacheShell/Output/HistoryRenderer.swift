@@ -36,7 +36,7 @@ struct HistoryRenderer {
         if let rewrite = outcome.rewrite {
             // The command as a replay types it, with what it printed before its reply (events,
             // the reads a `restore` ended), then the reply that form prints.
-            entries.append(command: ArraySlice(rewrite.command.utf8), output: pieces + [rewrite.output], mode: outcome.startMode)
+            entries.append(command: ArraySlice(rewrite.command.utf8), output: pieces + [plain(rewrite.output)], mode: outcome.startMode)
             return
         }
         if outcome.hasReply {
