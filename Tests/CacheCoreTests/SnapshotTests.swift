@@ -125,6 +125,43 @@ import Testing
         #expect(second["tags"] == ["t"])
     }
 
+    /// An open `dedupe=` window is kept (`pending.fetch_starts`): a restored cache shares the fetch
+    /// that opened it as the original does, the document reads back byte for byte, and once the
+    /// window closed nothing is written (so such a snapshot reads as before the field existed).
+    @Test func anOpenDedupeWindowIsKeptAndSharedAfterARestore() throws {
+        let h = Harness(["feed": Policy(ttl: 600_000, dedupe: 2_000)])
+        h.server("feed:1", "v1")
+        _ = h.get("feed:1")
+        h.server("feed:1", "v2")
+        let document = h.engine.makeSnapshot()
+        guard case .object(let top) = document, case .object(let pending)? = top["pending"] else { Issue.record("no pending"); return }
+        #expect(pending["fetch_starts"] == .array([.object(["key": "feed:1", "at": "2026-01-01T00:00:00.000Z"])]))
+        let copy = Harness(["feed": Policy(ttl: 600_000, dedupe: 2_000)])
+        copy.server("feed:1", "v2")
+        try copy.engine.restore(JSONValue(parsing: document.compactText))
+        #expect(copy.engine.makeSnapshot().compactText == document.compactText)
+        let sent = copy.engine.requestLog.count
+        #expect(copy.get("feed:1", force: true).value == "v1")
+        #expect(h.get("feed:1", force: true).value == "v1")
+        #expect(copy.engine.requestLog.count == sent, "the read shares the fetch whose window is open")
+        h.advance(2_000)
+        guard case .object(let later) = h.engine.makeSnapshot(), case .object(let closed)? = later["pending"] else { return }
+        #expect(closed["fetch_starts"] == nil)
+    }
+
+    @Test(arguments: [
+        (JSONValue.array([.object(["key": "feed:1", "at": "2026-01-01T00:00:01.000Z"])]), "pending.fetch_starts[0].at: is after now"),
+        (JSONValue.array([.object(["key": "feed:1", "at": "2026-01-01T00:00:00.000Z"]),
+                          .object(["key": "feed:1", "at": "2026-01-01T00:00:00.000Z"])]), "pending.fetch_starts[1].key: appears twice"),
+        (JSONValue.array([.object(["key": "feed:1", "when": "2026-01-01T00:00:00.000Z"])]), "pending.fetch_starts[0].when: unknown field"),
+        (JSONValue.array([.object(["key": "", "at": "2026-01-01T00:00:00.000Z"])]), "pending.fetch_starts[0].key: "),
+    ])
+    func aBadDedupeWindowIsRefusedWithItsPath(value: JSONValue, message: String) {
+        let h = Harness(["feed": Policy(ttl: 600_000, dedupe: 2_000)])
+        let bad = Self.replacing(h.engine.makeSnapshot(), ["pending", "fetch_starts"], with: value)
+        #expect { try Harness().engine.restore(bad) } throws: { "\($0)".hasPrefix(message) }
+    }
+
     // MARK: Refusals
 
     /// Replaces the value at `path` (object keys and array indices) in a document.

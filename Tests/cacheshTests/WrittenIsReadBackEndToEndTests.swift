@@ -37,6 +37,27 @@ import Testing
         #expect(again.stdout.contains("api:/feed"), "\(again)")
     }
 
+    /// An open `dedupe=` window survives a snapshot restored and a store opened again: a read in
+    /// it shares the fetch that opened it (`source: cache`, no request) as without them.
+    @Test(arguments: [false, true])
+    func anOpenDedupeWindowIsKept(store: Bool) async throws {
+        let sandbox = try Sandbox()
+        let first = "ns k dedupe=1s\nserver set k:1 1\nget k:1\nserver set k:1 2\n"
+        let then = "get k:1 --force\nstats\n"
+        let straight = try await Cachesh.run(["-c", first + then], in: sandbox.url)
+        let kept: Outcome
+        if store {
+            #expect(try await Cachesh.run(["--store", "s.db", "-c", first], in: sandbox.url).status == 0)
+            kept = try await Cachesh.run(["--store", "s.db", "-c", then], in: sandbox.url)
+        } else {
+            kept = try await Cachesh.run(["-c", first + "snapshot x.json\nrestore x.json\n" + then], in: sandbox.url)
+        }
+        #expect(kept.status == 0, "\(kept)")
+        #expect(straight.stdout.contains("value:         1\nsource:        cache\n"), "\(straight)")
+        #expect(kept.stdout.contains("value:         1\nsource:        cache\n"), "\(kept)")
+        #expect(kept.stdout.contains("requests          1      1"), "\(kept)")
+    }
+
     /// `server fail N` took any count; one past 2^31 - 1 was written and refused on reading
     /// (`server.fail_next: expected a count from 0 to 2147483647`). It is refused at its line now,
     /// and the largest count reads back.

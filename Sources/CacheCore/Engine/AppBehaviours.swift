@@ -43,7 +43,8 @@ struct AppBehaviours {
     /// The mutations made while their key was not cached, until they complete.
     var deferredMutations: Set<UInt64> = []
     /// When the last fetch of each key of a namespace with a `dedupe=` window was sent (SPEC §1.2);
-    /// not kept by snapshots. Pruned of passed windows each time it doubles.
+    /// snapshots keep those whose window is open (`pending.fetch_starts`). Pruned of passed
+    /// windows each time it doubles.
     var fetchStarts: [String: Int64] = [:]
     /// The size of `fetchStarts` after its last pruning.
     var fetchStartsPruned = 0

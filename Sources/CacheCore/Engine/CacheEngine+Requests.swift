@@ -94,22 +94,10 @@ extension CacheEngine {
     }
 
     /// The engine's state live now that a snapshot does not keep (SPEC §1.2, §5.2), or nil: a
-    /// session restored from a snapshot taken now would run differently. The earliest key
-    /// (sorted) whose `dedupe=` window is open and when the last open window closes; else the
-    /// list a next page in flight writes its earlier pages back to (`next-page-drops-writes`).
-    /// - Complexity: O(n) in the fetches noted for the windows and the next pages in flight.
+    /// session restored from a snapshot taken now would run differently. The first list (sorted)
+    /// a next page in flight writes its earlier pages back to (`next-page-drops-writes`).
+    /// - Complexity: O(n) in the next pages in flight.
     public var stateNoSnapshotKeeps: UnsnapshottedState? {
-        var open: (key: String, until: Int64)?
-        if namespaces.dedupes {
-            for (key, start) in behaviours.fetchStarts {
-                guard let ns = namespaces.slot(named: String(KeyName.namespace(of: key))),
-                      let window = namespaces.policy(ns).dedupe else { continue }
-                let until = start.addingClamped(window)
-                guard now < until else { continue }
-                open = open.map { (Swift.min($0.key, key), Swift.max($0.until, until)) } ?? (key, until)
-            }
-        }
-        if let open { return .dedupeWindow(key: open.key, until: open.until) }
         // Each held page is `LIST@N` (``pageKey(_:_:)``).
         let lists = behaviours.pagesAtRequest.values.compactMap { held in
             held.first.map { page in page.key.lastIndex(of: "@").map { String(page.key[..<$0]) } ?? page.key }

@@ -308,8 +308,6 @@ public enum KeyName {
 
 /// Engine state a snapshot does not keep, live at some moment (``CacheEngine/stateNoSnapshotKeeps``).
 public enum UnsnapshottedState: Sendable, Equatable {
-    /// The `dedupe=` window of `key` is open (and the last open one closes at `until`).
-    case dedupeWindow(key: String, until: Int64)
     /// A next page of `list` is in flight, and `next-page-drops-writes` will write the earlier
     /// pages back as they were when it was sent.
     case nextPageHoldsPages(list: String)

@@ -1,6 +1,7 @@
 // Active keys and polls in snapshots and stores: `active` (top level, the keys) and
 // `pending.polls` (`{key, every_ms, due, id}`), each written only when there is one, so a
-// snapshot of a cache without them reads exactly as before they existed.
+// snapshot of a cache without them reads exactly as before they existed. So are the retries,
+// the deferred mutations and the open `dedupe=` windows (`pending.fetch_starts`, `{key, at}`).
 
 extension CacheEngine {
     /// The `active` field (nil when no key is active) and the `polls` field of `pending` (empty when none).
@@ -21,11 +22,27 @@ extension CacheEngine {
                 return .object(f)
             })
         }
+        let open = openFetchStarts()
+        if !open.isEmpty {
+            pending["fetch_starts"] = .array(open.map { .object(["key": .string($0.key), "at": Self.time($0.at)]) })
+        }
         if !behaviours.deferredMutations.isEmpty {
             pending["deferred_mutations"] = .array(behaviours.deferredMutations.sorted().map { .int(Int64($0)) })
             pending["deferred_patches"] = .array(deferredJSON())
         }
         return (active, pending)
+    }
+
+    /// The keys whose `dedupe=` window is open now, and when the fetch that opened it was sent,
+    /// by key (SPEC §1.2): what a restored cache needs to share that fetch as this one would.
+    /// - Complexity: O(n log n) in the fetches noted.
+    func openFetchStarts() -> [(key: String, at: Int64)] {
+        guard namespaces.dedupes else { return [] }
+        return behaviours.fetchStarts.filter { key, start in
+            guard let ns = namespaces.slot(named: String(KeyName.namespace(of: key))),
+                  let window = namespaces.policy(ns).dedupe else { return false }
+            return now < start.addingClamped(window)
+        }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }
 
@@ -78,6 +95,20 @@ extension Snapshot {
             }
         }
         behaviours = AppBehaviours(active: active, polls: polls, retries: retries)
+        if pending.has("fetch_starts") {
+            let path = pending.path.child("fetch_starts")
+            for (i, item) in try pending.array("fetch_starts").enumerated() {
+                let f = try SnapshotObject(item, path.element(i))
+                try f.only(["key", "at"])
+                let key = try f.string("key")
+                try SnapshotObject.checkKey(key) { f.fail("key", $0) }
+                guard behaviours.fetchStarts[key] == nil else { throw f.fail("key", "appears twice") }
+                let at = try f.time("at")
+                if at > now { throw f.fail("at", "is after now: no fetch is sent in the future") }
+                behaviours.fetchStarts[key] = at
+            }
+            behaviours.fetchStartsPruned = behaviours.fetchStarts.count
+        }
         if pending.has("deferred_mutations") {
             let known = Set(mutationQueue.map(\.id) + requests.compactMap { $0.mutation?.id })
             for (i, value) in try pending.array("deferred_mutations").enumerated() {

@@ -100,9 +100,6 @@ enum RecordCommands {
                 + "record before it is scheduled, or after it runs (advance)"
         }
         switch cache.stateNoSnapshotKeeps {
-        case .dedupeWindow(let key, let until)?:
-            return "the dedupe= window of \(key) is open until \(TimeText.iso8601(ms: until)), and a snapshot does not hold it: "
-                + "record before its fetch, or after the window (advance \(TimeText.formatDuration(until - cache.now)))"
         case .nextPageHoldsPages(let list)?:
             return "a next page of \(list) is in flight, and the earlier pages next-page-drops-writes writes back then are not in "
                 + "a snapshot: record before pages \(list) --next, or after its answer (advance)"
