@@ -28,6 +28,22 @@ import Testing
         if failing { #expect(transcript.hasPrefix("cachesh> advance 40s;;\nerror: bad duration \"40s;\""), "\(transcript)") }
     }
 
+    /// A command of `-c` that does not lex is written on a line of its own, where `;` ends nothing:
+    /// the echo writes the error that line gives, which the replay prints; the run itself still
+    /// says what `-c` saw.
+    @Test(arguments: [false, true])
+    func aCommandOfDashCThatDoesNotLexIsEchoedWithTheErrorItsLineGives(json: Bool) async throws {
+        let sandbox = try Sandbox()
+        let plain = try await Cachesh.run(["-c", "keys [4; get a"], in: sandbox.url)
+        #expect(plain.stderr.hasPrefix("-c:1:1: error: unbalanced \"[\": it is not closed before the ; that ends its command"), "\(plain)")
+        let echoed = try await Cachesh.run((json ? ["--json"] : []) + ["--echo", "-c", "keys [4; get a"], in: sandbox.url)
+        #expect(echoed.stdout.contains("cachesh> keys [4\n" + (json ? "{" : "error: unbalanced \"[\": it is not closed on its line")),
+                "\(echoed.stdout)")
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
+    }
+
     /// `get a:1;` is still echoed as `get a:1` (the `;` it ended with is not part of it).
     @Test func aLineEndingSemicolonIsNotEchoed() async throws {
         let transcript = try await echoVerifies("put a:1 1;\nget a:1;\n")

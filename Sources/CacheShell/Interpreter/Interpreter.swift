@@ -76,7 +76,8 @@ extension Session {
                 let span = source.name == nil ? source.bytes.indices
                     : SourceScan.commandSpan(source.bytes, from: from, to: lexer.offset, semicolons: semicolonsSeparate)
                 outcome.begin(mode: settings.mode)
-                report(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil, span: span)
+                report(ShellError(diagnostic.message, at: diagnostic.offset), in: source, command: nil, span: span,
+                       typedMessage: semicolonsSeparate && notesHistory ? Self.failureAlone(source.bytes[span]) : nil)
                 finish(source.bytes[span])
                 ok = false
             }
@@ -86,6 +87,15 @@ extension Session {
         // A run that stops early (`quit`, --bail, a failed commit) ends its group all the same.
         if store != nil && (endsCommitGroup || frames.quitting || !ok) { commitOrHold(final: true, on: cache) }
         return (ok, held)
+    }
+
+    /// The error a command of `-c` that did not lex gives as a line of its own, where a `;`
+    /// separates nothing: a transcript writes it so, and a replay types it (a bracket left open is
+    /// not closed on its line, where `-c` says before the `;`). Nil if that line lexes.
+    private static func failureAlone(_ command: ArraySlice<UInt8>) -> String? {
+        var lexer = Lexer(SourceFile(name: nil, text: String(decoding: command, as: UTF8.self)), semicolonSeparates: false)
+        guard lexer.nextCommand() == nil else { return nil }
+        return lexer.failure?.message
     }
 
     /// After a top-level command: with a store, the commit gate decides when its output goes
@@ -285,7 +295,9 @@ extension Session {
 
     /// Adds a failed command's diagnostic to the outcome; `span`: the command's bytes in `source`,
     /// when known (its column and subcommand).
-    func report(_ error: ShellError, in source: SourceFile, command: String?, span: Range<Int>? = nil) {
+    /// - Parameter typedMessage: the message the command gives typed, when it differs (a `-c`
+    ///   command that did not lex, ``Outcome/Report/typedMessage``).
+    func report(_ error: ShellError, in source: SourceFile, command: String?, span: Range<Int>? = nil, typedMessage: String? = nil) {
         anyFailed = true
         var error = error
         if let run = frames.scheduledRun { error.message = "(at \(run.time)) " + error.message }
@@ -293,8 +305,9 @@ extension Session {
         // nor of a command a sourced file or a restored snapshot scheduled, which a replay names
         // by that file too (``FrameStack/runsTyped``).
         let retyped = source.name != nil && (frames.kinds.count <= 1 || frames.runsTyped)
-        add(.diagnostic(DiagnosticsFormatter.report(error, in: source, command: command, span: span, retyped: retyped,
-                                                           mode: settings.mode)))
+        var made = DiagnosticsFormatter.report(error, in: source, command: command, span: span, retyped: retyped, mode: settings.mode)
+        if let typedMessage { made.typedMessage = DiagnosticsFormatter.shortened(DiagnosticsFormatter.oneLine(typedMessage)) }
+        add(.diagnostic(made))
     }
 
     /// Adds an item to the outcome of the command running now; with none (output from outside

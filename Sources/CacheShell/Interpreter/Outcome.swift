@@ -47,6 +47,9 @@ struct Outcome {
         /// `line` null): the command was typed, or came from a top-level script, not a sourced file.
         var retyped: Bool
         var mode: OutputMode
+        /// The message a replay of the command typed alone prints, when it differs: a `-c` command
+        /// that did not lex (`;` ends nothing on a line of its own). The history's copy uses it.
+        var typedMessage: String?
     }
 
     /// The items before the reply, in order.

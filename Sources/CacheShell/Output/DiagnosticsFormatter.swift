@@ -25,11 +25,12 @@ enum DiagnosticsFormatter {
     /// The report's line with its line feed; `typed`: as a typed command prints it (no file, no line).
     static func text(_ report: Outcome.Report, typed: Bool) -> String {
         let file = typed ? nil : report.file
+        let message = typed ? report.typedMessage ?? report.message : report.message
         if report.mode == .json {
-            return json(report.message, command: report.command, subcommand: report.subcommand, file: file,
+            return json(message, command: report.command, subcommand: report.subcommand, file: file,
                         line: file == nil ? nil : report.line, column: file == nil ? nil : report.column) + "\n"
         }
-        guard let file else { return "error: \(report.message)\n" }
+        guard let file else { return "error: \(message)\n" }
         return "\(file):\(report.line):" + (report.column.map { "\($0):" } ?? "") + " error: \(report.message)\n"
     }
 
