@@ -139,6 +139,10 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         for key in data.keys where newData[key] == nil {
             modifiedAt[key] = now
             changedKeys?.insert(key)
+            // Gone as by `delete`: a body kind or headers left for a key without data would be
+            // written into every snapshot and store, which refuse them on reading.
+            headers[key] = nil
+            bodies[key] = nil
         }
         data = [:]
         for (key, value) in newData { set(key, value, at: now) }
@@ -238,7 +242,7 @@ public final class SimulatedServer: Origin, PersistentOrigin {
         /// - Throws: `server.bodies.KEY: ...` for a key without data, or whose data is not such a body.
         func bodies(data: [String: JSONValue]) throws(SnapshotError) -> [String: HTTPBody] {
             var out: [String: HTTPBody] = [:]
-            for (key, kind) in bodyKinds {
+            for (key, kind) in bodyKinds.sorted(by: { $0.key < $1.key }) {
                 let path = "server.bodies.\(key)"
                 guard let value = data[key] else { throw SnapshotError(path: path, "the key has no data (server.data)") }
                 do { out[key] = try HTTPBody.fromEntryValue(value, kind: kind) } catch { throw SnapshotError(path: path, error.message) }

@@ -64,6 +64,30 @@ import Testing
         #expect(errors == [#"-c:1:1: error: max must be a whole number or none, not "1e400""# + "\n"], "\(errors)")
     }
 
+    /// A snapshot whose server settings hold several bad keys names the first, sorted, every run:
+    /// the maps were read in their dictionary's order, which varies by process.
+    @Test(arguments: ["latencies_ms", "fail_keys", "modified_at", "bodies"])
+    func aSnapshotWithSeveralBadKeysNamesTheFirstEveryRun(field: String) async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["-c", "server set a:1 1\nsnapshot s.json"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let text = try String(contentsOf: sandbox.url.appendingPathComponent("s.json"), encoding: .utf8)
+        var top = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        var server = try #require(top["server"] as? [String: Any])
+        let bad: Any = field == "bodies" ? "text" : -1
+        server[field] = Dictionary(uniqueKeysWithValues: (1...8).map { ("k:\($0)", bad) })
+        top["server"] = server
+        try JSONSerialization.data(withJSONObject: top).write(to: sandbox.url.appendingPathComponent("bad.json"))
+        var errors: Set<String> = []
+        for _ in 0..<8 {
+            let out = try await Cachesh.run(["-c", "restore bad.json"], in: sandbox.url)
+            #expect(out.status == 1, "\(out)")
+            errors.insert(out.stderr)
+        }
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.contains("server.\(field).k:1: ") == true, "\(errors)")
+    }
+
     @Test func everyExampleTwiceGivesIdenticalOutput() async throws {
         let examples = Cachesh.packageRoot.appendingPathComponent("Examples")
         let names = try FileManager.default.contentsOfDirectory(atPath: examples.path)

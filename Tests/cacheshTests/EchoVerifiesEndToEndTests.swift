@@ -44,6 +44,19 @@ import Testing
         #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
     }
 
+    /// A recording writes each answer `server next` queued back as a command after its `restore`:
+    /// one for a key that ends in `;` (`server next a:1; # note` queues for `a:1;`) gets one more.
+    @Test func aQueuedAnswerForAKeyEndingInASemicolonIsRecordedSoItReadsTheSame() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", "server next a:1; # note\nrecord r.transcript\nrecord stop\n")
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.stdout.hasPrefix("server: queued an answer for a:1;\n"), "\(run)")
+        let transcript = try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8)
+        #expect(transcript.contains("cachesh> server next a:1;;\nserver: queued an answer for a:1;\n"), "\(transcript)")
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+    }
+
     /// `get a:1;` is still echoed as `get a:1` (the `;` it ended with is not part of it).
     @Test func aLineEndingSemicolonIsNotEchoed() async throws {
         let transcript = try await echoVerifies("put a:1 1;\nget a:1;\n")

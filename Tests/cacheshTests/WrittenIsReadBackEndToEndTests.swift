@@ -58,6 +58,50 @@ import Testing
         #expect(kept.stdout.contains("requests          1      1"), "\(kept)")
     }
 
+    /// A `load` that replaces the server's data dropped a body kind's key from the data but not
+    /// from `server.bodies`: every snapshot and store after it was refused on reading (`damaged
+    /// store`). The key goes whole, as by `server delete`.
+    @Test func aLoadThatReplacesTheServersDataLeavesAStoreThatOpens() async throws {
+        let sandbox = try Sandbox()
+        let first = try await Cachesh.run(["--store", "s.db", "-c",
+                                           #"ns web http; server set web:/a text=hi; load {"namespaces":{"web":{"http":true}},"server":{"data":{}}}"#],
+                                          in: sandbox.url)
+        #expect(first.status == 0, "\(first)")
+        let again = try await Cachesh.run(["--store", "s.db", "-c", "server show"], in: sandbox.url)
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
+
+    /// A `load` that makes an HTTP namespace a plain one while an HTTP request of it is in flight
+    /// or an HTTP answer is queued for it is refused, the cache as before: the request was written
+    /// into snapshots and stores without its exchange (then refused on reading), and the answer
+    /// was written into a recording as a `server next` that no longer takes its fields.
+    @Test(arguments: [
+        ("request POST web:/a --nowait", "web has an HTTP request in flight (web:/a): it stays an HTTP namespace until the request completes (advance)"),
+        ("server next web:/a \"x\" status=201", "web has an HTTP answer queued (server next web:/a): it stays an HTTP namespace until the answer is taken"),
+    ])
+    func aNamespaceStaysHTTPWhileHTTPWorkIsPending(pending: String, message: String) async throws {
+        let sandbox = try Sandbox()
+        let run = try await Cachesh.run(["--store", "s.db", "-c", "ns web http\n\(pending)\nload {\"namespaces\":{}}\nconfig"], in: sandbox.url)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr == "-c:3:1: error: load: \(message)\n", "\(run)")
+        #expect(run.stdout.contains("ns web http"), "the configuration is as before: \(run)")
+        let again = try await Cachesh.run(["--store", "s.db", "-c", "now"], in: sandbox.url)
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
+
+    /// A backoff set without `retry=` was not written (`backoff_ms` went only with `retry`), so a
+    /// store, a snapshot and a recording lost it, and a later `retry=1` showed the default 1s.
+    @Test func aBackoffSetWithoutRetryIsKept() async throws {
+        let sandbox = try Sandbox()
+        #expect(try await Cachesh.run(["--store", "s.db", "-c", "ns todo backoff=2s"], in: sandbox.url).status == 0)
+        let again = try await Cachesh.run(["--store", "s.db", "-c", "ns todo retry=1"], in: sandbox.url)
+        #expect(again.stdout == "ns todo ttl=5m retry=1 backoff=2s\n", "\(again)")
+        try sandbox.write("r.cachesh", "ns todo backoff=2s\nrecord r.transcript\nns todo retry=1\nrecord stop\n")
+        #expect(try await Cachesh.run(["r.cachesh"], in: sandbox.url).status == 0)
+        let verified = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
+    }
+
     /// `server fail N` took any count; one past 2^31 - 1 was written and refused on reading
     /// (`server.fail_next: expected a count from 0 to 2147483647`). It is refused at its line now,
     /// and the largest count reads back.

@@ -91,6 +91,17 @@ extension CacheEngine {
                 throw CacheError("\(name) holds entries: a namespace becomes an HTTP one before any key of it is stored")
             }
         }
+        // A namespace stops being an HTTP one only once no HTTP request of it is in flight: its
+        // exchange would be completed as no request of its kind, and written into no snapshot.
+        if hasHTTPNamespaces {
+            for id in http.exchanges.keys.sorted() {
+                guard let key = requestTable[id]?.keys.first else { continue }
+                let name = String(KeyName.namespace(of: key))
+                if configuration.namespaces[name]?.http == nil {
+                    throw CacheError("\(name) has an HTTP request in flight (\(key)): it stays an HTTP namespace until the request completes (advance)")
+                }
+            }
+        }
         // Every rule checked before anything changes: a broken one refuses the whole configuration.
         for (type, rule) in configuration.push.sorted(by: { $0.key < $1.key }) {
             if let problem = rule.templateProblem { throw CacheError("push rule \(JSONValue.string(type).compactText): \(problem)") }

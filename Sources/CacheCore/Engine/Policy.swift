@@ -36,7 +36,9 @@ public struct Policy: Sendable, Equatable {
     /// How many times a failed fetch is sent again before it fails (0: never).
     public var retry = 0
     /// The wait before the first retry (ms); each later one waits twice the one before.
-    public var backoff: Int64 = 1000
+    public var backoff: Int64 = Policy.defaultBackoff
+    /// `backoff` unless set: 1 s.
+    public static let defaultBackoff: Int64 = 1000
     /// The naive policies switched on (SPEC §1.2): each reproduces a race a public bug report shows.
     public var naive: Set<NaivePolicy> = []
     /// A de-duplication window (ms; SPEC §1.2): a read that would send a fetch of a key less than
@@ -47,7 +49,7 @@ public struct Policy: Sendable, Equatable {
 
     public init(ttl: Int64 = 300_000, stale: Int64? = nil, max: Int? = nil, staleIfError: Int64? = nil,
                 timeout: Int64? = nil, purgeable: Bool = false, eviction: Eviction = .lru, retry: Int = 0,
-                backoff: Int64 = 1000, naive: Set<NaivePolicy> = [], dedupe: Int64? = nil) {
+                backoff: Int64 = Policy.defaultBackoff, naive: Set<NaivePolicy> = [], dedupe: Int64? = nil) {
         self.ttl = ttl; self.stale = stale; self.max = max
         self.staleIfError = staleIfError; self.timeout = timeout; self.purgeable = purgeable
         self.eviction = eviction

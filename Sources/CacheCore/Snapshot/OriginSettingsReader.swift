@@ -27,7 +27,7 @@ public struct OriginSettingsReader {
     public func durationsByKey(_ name: String) throws(SnapshotError) -> [String: Int64] {
         let o = try object.object(name)
         var out: [String: Int64] = [:]
-        for key in o.fields.keys {
+        for key in o.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { o.fail(key, $0) }
             guard let ms = try o.optionalDuration(key) else { throw o.fail(key, "expected a duration in ms") }
             out[key] = ms
@@ -39,7 +39,7 @@ public struct OriginSettingsReader {
     public func countsByKey(_ name: String) throws(SnapshotError) -> [String: Int] {
         let o = try object.object(name)
         var out: [String: Int] = [:]
-        for key in o.fields.keys {
+        for key in o.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { o.fail(key, $0) }
             out[key] = try o.count(key)
         }
@@ -54,7 +54,7 @@ public struct OriginSettingsReader {
     public func versionsByKey(_ name: String) throws(SnapshotError) -> [String: UInt64] {
         let o = try object.object(name)
         var out: [String: UInt64] = [:]
-        for key in o.fields.keys {
+        for key in o.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { o.fail(key, $0) }
             out[key] = try o.version(key)
         }
@@ -65,7 +65,7 @@ public struct OriginSettingsReader {
     public func wordsByKey(_ name: String, allowed: [String]) throws(SnapshotError) -> [String: String] {
         let o = try object.object(name)
         var out: [String: String] = [:]
-        for key in o.fields.keys {
+        for key in o.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { o.fail(key, $0) }
             let word = try o.string(key)
             guard allowed.contains(word) else { throw o.fail(key, "expected \(allowed.joined(separator: " or ")), not \(JSONValue.string(word).compactText)") }

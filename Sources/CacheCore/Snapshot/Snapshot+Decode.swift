@@ -445,7 +445,7 @@ extension Snapshot {
             r.mutation = m
         case .validate:
             let v = try o.object("validation")
-            for name in v.fields.keys { r.validation[name] = try v.time(name) }
+            for name in v.fields.keys.sorted() { r.validation[name] = try v.time(name) }
         case .fetch:
             if o.has("mutation") { throw o.fail("mutation", "only a mutate request has one") }
         }
@@ -460,7 +460,7 @@ extension Snapshot {
                 try a.only(["verdicts"])
                 let v = try a.object("verdicts")
                 var verdicts: [String: NamespaceVerdict] = [:]
-                for name in v.fields.keys {
+                for name in v.fields.keys.sorted() {
                     let n = try v.object(name)
                     try n.only(["invalidate", "items"])
                     var items: [String: JSONValue]?
@@ -513,13 +513,13 @@ extension Snapshot {
             return
         }
         let data = try o.object("data")
-        for key in data.fields.keys {
+        for key in data.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { data.fail(key, $0) }
             _ = try data.dataValue(key)
         }
         let modified = try o.object("modified_at")
         var modifiedAt: [String: Int64] = [:]
-        for key in modified.fields.keys {
+        for key in modified.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { modified.fail(key, $0) }
             modifiedAt[key] = try modified.time(key)
         }

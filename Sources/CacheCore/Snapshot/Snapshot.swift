@@ -105,7 +105,8 @@ extension CacheEngine {
                 "purgeable": .bool(p.purgeable),
             ].merging(evictionFields(Int32(i), p.eviction)) { $1 }
             // Only when set, so snapshots without retries read as they did before retries existed.
-            if p.retry > 0 { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
+            // Also a backoff set without retry= (`ns todo backoff=2s`), which a later retry= uses.
+            if p.retry > 0 || p.backoff != Policy.defaultBackoff { fields["retry"] = .int(Int64(p.retry)); fields["backoff_ms"] = .int(p.backoff) }
             // Written only when on, so a snapshot without naive policies reads as before.
             if !p.naive.isEmpty { fields["naive"] = .array(p.naive.sorted().map { .string($0.rawValue) }) }
             if let d = p.dedupe { fields["dedupe_ms"] = .int(d) }

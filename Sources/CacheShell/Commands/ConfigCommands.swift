@@ -389,6 +389,15 @@ extension Session {
         do { parsed = try ParsedConfiguration(text: text) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
         }
+        // An answer queued with HTTP fields for a key whose namespace stops being an HTTP one
+        // could be queued again by no command (a recording writes it back as one).
+        for (key, answers) in server.scripted.sorted(by: { $0.key < $1.key })
+        where answers.contains(where: { $0.status != nil || $0.headers != nil || $0.body != nil }) {
+            let name = String(KeyName.namespace(of: key))
+            if cache.httpSettings(ofKey: key) != nil && parsed.cache.namespaces[name]?.http == nil {
+                throw ShellError("\(path): \(name) has an HTTP answer queued (server next \(key)): it stays an HTTP namespace until the answer is taken", at: offset)
+            }
+        }
         let changed: [String]
         do { changed = try cache.configure(parsed.cache) } catch {
             throw ShellError("\(path): \(error.message)", at: offset)
@@ -497,14 +506,14 @@ struct ParsedConfiguration {
             if let v = o["latency"] { latency = try Self.duration(v, "$.server.latency") }
             if let v = o["latencies"] {
                 var out: [String: Int64] = [:]
-                for (key, d) in try Self.object(v, "$.server.latencies") {
+                for (key, d) in try Self.object(v, "$.server.latencies").sorted(by: { $0.key < $1.key }) {
                     out[KeyName.canonical(key)] = try Self.duration(d, "$.server.latencies.\(key)")
                 }
                 latencies = out
             }
             if let v = o["data"] {
                 var out: [String: JSONValue] = [:]
-                for (key, value) in try Self.object(v, "$.server.data") {
+                for (key, value) in try Self.object(v, "$.server.data").sorted(by: { $0.key < $1.key }) {
                     try Self.checkKey(key, "$.server.data")
                     if let problem = value.sizeProblem { throw Problem(message: "$.server.data.\(key): \(problem)") }
                     out[KeyName.canonical(key)] = value

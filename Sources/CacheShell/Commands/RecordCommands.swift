@@ -120,7 +120,7 @@ enum RecordCommands {
         let next = { (key: String?, answer: ScriptedAnswer) in
             var reply = ServerScriptCommands.queued(key)
             reply.subcommand = "next"
-            commands.append(("server next " + ([key ?? "--validate"] + nextOptions(answer)).joined(separator: " "), reply))
+            commands.append((SourceScan.readAlone("server next " + ([key ?? "--validate"] + nextOptions(answer)).joined(separator: " ")), reply))
         }
         for key in server.scripted.keys.sorted() {
             for answer in server.scripted[key] ?? [] { next(key, answer) }

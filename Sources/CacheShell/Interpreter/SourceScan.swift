@@ -29,6 +29,12 @@ enum SourceScan {
         return ArraySlice(Array(command) + [UInt8(ascii: ";")])
     }
 
+    /// ``readAlone(_:)`` for a command made as text (a recording's `server next KEY` for a key
+    /// that ends in `;`).
+    static func readAlone(_ command: String) -> String {
+        command.utf8.last == UInt8(ascii: ";") ? command + ";" : command
+    }
+
     /// The bytes of a command that did not lex, between where the lexer started looking for it and
     /// where it stopped: without the blank lines, comments and separators before it, nor the
     /// blanks after it.
