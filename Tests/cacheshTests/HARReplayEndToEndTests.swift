@@ -260,6 +260,23 @@ struct HARReplayEndToEndTests {
         #expect(run.status != 0 && run.stderr.contains("--safe"), "\(run)")
     }
 
+    /// An interim response (1xx) or a status past 599 is no response a cache stores, nor one
+    /// `server next status=` takes: the entry is skipped with a warning, and the transcript of
+    /// the log verifies. (Before, the transcript's `server next ... status=600` was refused.)
+    @Test(arguments: [101, 199, 600, 999])
+    func anEntryWithAStatusOutside200To599IsSkipped(status: Int) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.har", try Self.log([Self.entry(0, "GET", Self.api + "/ws", status, []),
+                                                 Self.entry(1, "GET", Self.api + "/feed", 200, Self.feed, text: "[1,2]")]))
+        let run = try await Cachesh.run(["--transcribe", "s.har"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("cachesh> # entries[0]: skipped: "), "\(run)")
+        #expect(!run.stdout.contains("api.example.com:/ws"), "\(run.stdout)")
+        try sandbox.write("s.transcript", run.stdout)
+        let verified = try await Cachesh.run(["--safe", "--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified == Outcome(stdout: "1 passed, 0 failed\n", stderr: "", status: 0), "\(run.stdout)")
+    }
+
     @Test("--transcribe FILE.har writes a transcript that verifies under --safe and makes the replay's decisions")
     func transcribeVerifies() async throws {
         let sandbox = try Sandbox()

@@ -108,6 +108,10 @@ public struct HAREntry: Sendable, Equatable {
         guard (100...999).contains(status) else {
             throw response.fail("status", "expected a status code from 100 to 999, not \(status)")
         }
+        // A final response is 200 to 599 (RFC 9110 §15): what a cache stores, and what `server
+        // next status=` takes, so the transcript of a log verifies.
+        if status < 200 { return skip("an interim response (status \(status)), not a final one a cache sees") }
+        if status > 599 { return skip("status \(status), which is no HTTP status (a final one is 200 to 599)") }
         let (responseHeaders, _) = try response.headers("headers")
         let body = try HARObject.body(response, limits: limits, digests: digests)
         let latency = try entry.latency()
