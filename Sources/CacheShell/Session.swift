@@ -35,6 +35,9 @@ public final class Session {
     @exclusivity(unchecked) var history = HistoryRenderer()
     /// Commands scheduled by `at`, by token.
     var schedule = ScheduledCommands()
+    /// The scheduled items the input read so far allows each client (``ScheduledBudget``): what a
+    /// client made now starts with.
+    var scheduledItemsAllowed = ScheduledBudget.base
     /// Every change to an entry this session, watched or not, for `timeline` and `explain`.
     @exclusivity(unchecked) var timeline = Timeline()
     /// The timeline before a recording from here on started, set aside while it runs: its replay

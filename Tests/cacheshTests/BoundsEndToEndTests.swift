@@ -40,6 +40,16 @@ import Testing
                 "\(stdin.stderr)")
     }
 
+    /// A client made after input was read gets what that input allows too, as every client has
+    /// (SPEC §7.1: for each client): it got the base alone, 100,000 items.
+    @Test func aClientMadeLaterHasTheBudgetOfTheInputReadBeforeIt() async throws {
+        let padding = "echo " + String(repeating: "x", count: 10_000) + "\n"
+        let script = padding + "client t2\npoll a:1 every=1ms\nadvance 1d\n"
+        let safe = try await Cachesh.script(script, options: ["--safe"])
+        #expect(safe.stderr.hasPrefix("script.cachesh:4: error: stopped after running \(Self.budget(script)) scheduled items in all"),
+                "\(safe.stderr)")
+    }
+
     @Test func aTranscriptHasTheSameBudgetUnderVerify() async throws {
         let echoed = try await Cachesh.script(Self.polling, options: ["--echo"])
         #expect(echoed.status == 0)

@@ -125,13 +125,14 @@ extension Session {
             push: cache.pushRules, idField: cache.idField)
         let made = cache.makeClient()
         let client = Client(name: name, cache: made, session: self)
-        let setup = SameExecutor((server, client, options.scheduledBudget, history.enabled))
+        let budget = options.scheduledBudget.map { ($0, scheduledItemsForANewClient($0)) }
+        let setup = SameExecutor((server, client, budget, history.enabled))
         cache.withClient(made) { made in
             let (server, client, budget, _) = setup.value
             made.useOrigin(server)
             made.setDelegate(client)
             made.reportsAllChanges = true
-            if let budget { made.setScheduledBudget(budget.initial, reason: budget.reason) }
+            if let (budget, items) = budget { made.setScheduledBudget(items, reason: budget.reason) }
             // The current client's configuration passed its checks where it came in.
             _ = try? made.configure(configuration)
         }

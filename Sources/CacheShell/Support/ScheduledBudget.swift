@@ -44,6 +44,14 @@ extension Session {
     public func noteInput(bytes: Int, on cache: isolated Cache) {
         guard options.scheduledBudget == .perInput else { return }
         let (items, overflow) = bytes.multipliedReportingOverflow(by: ScheduledBudget.perByte)
-        try? forEachClient(cache) { $0.growScheduledBudget(by: overflow ? .max : items) }
+        let more = overflow ? Int.max : items
+        scheduledItemsAllowed = scheduledItemsAllowed.addingReportingOverflow(more).overflow ? .max : scheduledItemsAllowed + more
+        try? forEachClient(cache) { $0.growScheduledBudget(by: more) }
+    }
+
+    /// The items a client made now may run (SPEC §7.1: for each client): all the input read so
+    /// far allows, as the clients made before it got, or the fixed number.
+    func scheduledItemsForANewClient(_ budget: ScheduledBudget) -> Int {
+        budget == .perInput ? scheduledItemsAllowed : budget.initial
     }
 }
