@@ -89,6 +89,20 @@ import Testing
         #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
     }
 
+    /// An answer `server next` queued before its namespace became an HTTP one kept its key as
+    /// written (`web:/./a`); a recording queued it again after `ns web http`, where the key is
+    /// normalized (`web:/a`), so the replay served it where the session did not. A namespace
+    /// becomes an HTTP one before any answer is queued for a key of it (`ns` and `load`).
+    @Test(arguments: ["ns web http", #"load {"namespaces":{"web":{"http":true}}}"#])
+    func aNamespaceBecomesHTTPBeforeAnAnswerIsQueuedForIt(command: String) async throws {
+        let sandbox = try Sandbox()
+        let run = try await Cachesh.run(["-c", "server next web:/./a \"x\"\n\(command)\nns"], in: sandbox.url)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.hasSuffix("error: \(command.hasPrefix("load") ? "load: " : "")web has an answer queued (server next web:/./a): "
+                                     + "a namespace becomes an HTTP one before any answer is queued for a key of it\n"), "\(run)")
+        #expect(!run.stdout.contains("ns web http"), "\(run)")
+    }
+
     /// A backoff set without `retry=` was not written (`backoff_ms` went only with `retry`), so a
     /// store, a snapshot and a recording lost it, and a later `retry=1` showed the default 1s.
     @Test func aBackoffSetWithoutRetryIsKept() async throws {

@@ -125,11 +125,23 @@ enum ConfigCommands {
         if args.flag("purgeable") { change.purgeable = true }
         if args.flag("no-purgeable") { change.purgeable = false }
         change.http = try httpChange(name, args, session, cache)
+        if change.http != nil && cache.policy(of: name).http == nil, let refusal = queuedAnswerRefusal(becomingHTTP: name, session) {
+            throw ShellError(refusal, at: nameWord.offset)
+        }
         let changed: [String]
         do { changed = try cache.defineNamespace(name, change) } catch {
             throw ShellError(error.message, at: nameWord.offset)
         }
         return nsReply(name, cache.policy(of: name), changed: changed)
+    }
+
+    /// Why namespace `name` cannot become an HTTP one yet, or nil: an answer `server next` queued
+    /// for a key of it took the key as written, where an HTTP namespace normalizes it (`web:/./a`
+    /// is `web:/a`), so the answer would be queued again (a recording's `server next`) for
+    /// another key than the session's.
+    static func queuedAnswerRefusal(becomingHTTP name: String, _ session: Session) -> String? {
+        guard let key = session.server.scripted.keys.sorted().first(where: { KeyName.namespace(of: $0) == name }) else { return nil }
+        return "\(name) has an answer queued (server next \(key)): a namespace becomes an HTTP one before any answer is queued for a key of it"
     }
 
     /// The HTTP settings `ns NAME http [shared] [origin=URL] [heuristic=P]` gives; nil when it
@@ -397,6 +409,10 @@ extension Session {
             if cache.httpSettings(ofKey: key) != nil && parsed.cache.namespaces[name]?.http == nil {
                 throw ShellError("\(path): \(name) has an HTTP answer queued (server next \(key)): it stays an HTTP namespace until the answer is taken", at: offset)
             }
+        }
+        for (name, policy) in parsed.cache.namespaces.sorted(by: { $0.key < $1.key })
+        where policy.http != nil && cache.policy(of: name).http == nil {
+            if let refusal = ConfigCommands.queuedAnswerRefusal(becomingHTTP: name, self) { throw ShellError("\(path): \(refusal)", at: offset) }
         }
         let changed: [String]
         do { changed = try cache.configure(parsed.cache) } catch {
