@@ -203,9 +203,7 @@ extension Session {
         do throws(ShellError) {
             result = try body(self, cache)
         } catch {
-            report(error, in: source, command: name, span: span)
-            return endCommand(false, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
-                              named: name, topLevel: true, on: cache)
+            return failedPlain(error, span: span, in: source, named: name, on: cache)
         }
         let divergence = frames.inScheduled ? nil : server.takeDivergence()
         // What `finish` would do with the reply as the outcome's lone item: `show` writes it straight
@@ -221,6 +219,17 @@ extension Session {
         var replyName = name
         let ok = hold(&made, named: &replyName, topLevel: true)
         return endCommand(ok, divergence: divergence, span: span, in: source, named: name, topLevel: true, on: cache)
+    }
+
+    /// The end of a plain command that failed (``performPlain``), out of line: the rare path kept
+    /// out of the batch's loop, which the optimizer then inlines whole (with it inline, some 67
+    /// instructions a command more, through a generic copy and its closures).
+    @inline(never)
+    private func failedPlain(_ error: ShellError, span: Range<Int>, in source: SourceFile, named name: String,
+                             on cache: isolated Cache) -> Bool {
+        report(error, in: source, command: name, span: span)
+        return endCommand(false, divergence: frames.inScheduled ? nil : server.takeDivergence(), span: span, in: source,
+                          named: name, topLevel: true, on: cache)
     }
 
     /// The start of a top-level command in ``perform(_:in:named:on:_:)``: the cache's command (each
