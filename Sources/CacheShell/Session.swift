@@ -46,6 +46,8 @@ public final class Session {
     var timelineBeforeRecording: Timeline?
     /// ``store``.
     private(set) var openStore: StoreLink?
+    /// The session's store held one when it was opened (`--echo` writes that state first).
+    public internal(set) var storeHeldASession = false
     /// The state this session began from (a restore, a store opened), for a recording from the start.
     var base = BaseState()
     /// What a `--verify` of this session's input reads after each step.

@@ -428,6 +428,15 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
 
     if let path = command.store {
         StoreOpener.open(path, wait: command.wait, pipelined: !interactive, session: session, terminal: terminal, on: cache)
+        if options.echo {
+            // The echo replays from a fresh session: it starts with the state the store held.
+            let start = session.echoStart(on: cache)
+            if let problem = start.problem {
+                terminal.write("cachesh: --echo: the state \(path) holds cannot start a transcript: \(problem)\n", isError: true)
+                finish(session, terminal, status: 2)
+            }
+            terminal.write(start.text, isError: false)
+        }
     }
     if let config = command.config {
         guard session.loadInitialConfiguration(path: config, on: cache) else { finish(session, terminal, status: 2) }

@@ -100,6 +100,29 @@ private func verify(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
         #expect(await session.typed("record stop --from-start") == "error: record stop: --from-start goes with record FILE\n")
     }
 
+    /// While a recording from here on runs, `timeline` and `explain` look back no further than its
+    /// start, and the recording writes that; the history keeps what a replay of the whole session
+    /// prints, which has the earlier changes, so a later `record --from-start` replays too.
+    @Test func aRecordingFromTheStartHoldsTheTimelineAnEarlierRecordingSetAside() async {
+        let directory = temporaryDirectory()
+        let session = await TestShell()
+        await session.run { session, _ in session.baseDirectory = directory }
+        for command in ["put a:1 1", "invalidate a:1", "record here.transcript"] { _ = await session.typed(command) }
+        #expect(await session.typed("timeline a:1") == "(no changes to a:1 this session)\n")
+        #expect(await session.typed("explain a:1").contains("reason:        invalidated (by a key, namespace, tag, push or validation)\n"))
+        _ = await session.typed("record stop")
+        let here = contents(directory + "/here.transcript") ?? ""
+        #expect(here.contains("cachesh> timeline a:1\n(no changes to a:1 this session)\n"), "\(here)")
+        #expect(await TranscriptCheck.replay(name: "here.transcript", text: here, safe: true).report() == "")
+
+        _ = await session.typed("record all.transcript --from-start")
+        _ = await session.typed("record stop")
+        let all = contents(directory + "/all.transcript") ?? ""
+        #expect(all.contains("cachesh> timeline a:1\n* 2026-01-01T00:00:00.000Z stored a:1 fresh 1 (cache)\n"), "\(all)")
+        #expect(all.contains("reason:        invalidated at 2026-01-01T00:00:00.000Z\n"), "\(all)")
+        #expect(await TranscriptCheck.replay(name: "all.transcript", text: all, safe: true).report() == "")
+    }
+
     @Test func aJsonSessionRecordsOutputJsonFirstAndErrorsAsTypedCommandsGiveThem() async {
         let directory = temporaryDirectory()
         let session = await TestShell(options: SessionOptions(mode: .json))

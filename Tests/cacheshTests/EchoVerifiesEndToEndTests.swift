@@ -57,6 +57,64 @@ import Testing
         #expect(verified.stdout == "1 passed, 0 failed\n", "\(verified)")
     }
 
+    /// While a recording runs, `timeline` and `explain` look back no further than its start, which
+    /// its replay starts from. The echo leaves `record` out, so its replay has the earlier changes:
+    /// it writes what that replay prints, and the recording and the run's own output what the
+    /// session showed (fuzz F2: the echo wrote the recording's view and did not verify).
+    @Test(arguments: [false, true])
+    func theEchoOfARecordedTimelineHasTheChangesTheRecordingSetAside(json: Bool) async throws {
+        let script = "put a:1 1\ninvalidate a:1\nrecord r.transcript\ntimeline a:1\nexplain a:1\nat 1s timeline *\n"
+            + "advance 1s\nrecord stop\ntimeline a:1\n"
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", script)
+        let plain = try await Cachesh.run((json ? ["--json"] : []) + ["s.cachesh"], in: sandbox.url)
+        #expect(plain.status == 0, "\(plain)")
+        let echoed = try await Cachesh.run((json ? ["--json"] : []) + ["--echo", "s.cachesh"], in: sandbox.url)
+        #expect(echoed.status == 0, "\(echoed)")
+        if !json {
+            #expect(plain.stdout.contains("(no changes to a:1 this session)\n"), "the session shows the recording's view: \(plain)")
+            #expect(echoed.stdout.contains("cachesh> timeline a:1\n* 2026-01-01T00:00:00.000Z stored a:1 fresh 1 (cache)\n"),
+                    "\(echoed.stdout)")
+            #expect(echoed.stdout.contains("reason:        invalidated at 2026-01-01T00:00:00.000Z\n"), "\(echoed.stdout)")
+        }
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
+        let recorded = try String(contentsOf: sandbox.url.appendingPathComponent("r.transcript"), encoding: .utf8)
+        if !json { #expect(recorded.contains("cachesh> timeline a:1\n(no changes to a:1 this session)\n"), "\(recorded)") }
+        let replayed = try await Cachesh.run(["--verify", "r.transcript"], in: sandbox.url)
+        #expect(replayed.stdout == "1 passed, 0 failed\n", "\(recorded)\n---\n\(replayed)")
+    }
+
+    /// The echo of a session on a store that held one starts with that state, as a recording
+    /// from here on does (`restore {SNAPSHOT}`, then the answers still queued), so it replays
+    /// from it; a new store adds nothing. A state no transcript can start from is refused.
+    @Test(arguments: [false, true])
+    func theEchoOfASessionOnAStoreStartsWithTheStateTheStoreHeld(json: Bool) async throws {
+        let sandbox = try Sandbox()
+        let made = try await Cachesh.run(["--store", "s.db", "-c", "ns feed ttl=1m; put feed:a 1; server next feed:b 2; advance 10s"],
+                                         in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        try sandbox.write("s.cachesh", "get feed:a\nget feed:b\nadvance 1m\npeek feed:a\n")
+        let echoed = try await Cachesh.run((json ? ["--json"] : []) + ["--store", "s.db", "--echo", "s.cachesh"], in: sandbox.url)
+        #expect(echoed.status == 0, "\(echoed)")
+        #expect(echoed.stdout.hasPrefix((json ? "cachesh> output json\n{\"command\":\"output\",\"mode\":\"json\",\"ok\":true}\n" : "")
+                                        + "cachesh> restore {"), "\(echoed.stdout)")
+        #expect(echoed.stdout.contains("cachesh> server next feed:b value=2\n"), "\(echoed.stdout)")
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--safe", "--verify", "s.transcript"], in: sandbox.url)
+        #expect(verified.stdout == "1 passed, 0 failed\n", "\(echoed.stdout)\n---\n\(verified)")
+
+        let fresh = try await Cachesh.run(["--store", "new.db", "--echo", "-c", "put a 1"], in: sandbox.url)
+        #expect(fresh.stdout == "cachesh> put a 1\nkeys: a\n", "\(fresh)")
+
+        _ = try await Cachesh.run(["--store", "f.db", "-c", "at 1m snapshot out.json"], in: sandbox.url)
+        let refused = try await Cachesh.run(["--store", "f.db", "--echo", "-c", "get b"], in: sandbox.url)
+        #expect(refused.status == 2 && refused.stdout.isEmpty, "\(refused)")
+        #expect(refused.stderr.hasPrefix("cachesh: --echo: the state f.db holds cannot start a transcript: a command at scheduled reads or writes a file (out.json)"),
+                "\(refused)")
+    }
+
     /// `get a:1;` is still echoed as `get a:1` (the `;` it ended with is not part of it).
     @Test func aLineEndingSemicolonIsNotEchoed() async throws {
         let transcript = try await echoVerifies("put a:1 1;\nget a:1;\n")
@@ -164,6 +222,11 @@ import Testing
         let refused = try await Cachesh.run(["-c", "restore {\"entries\":\(tooDeep)}"], in: sandbox.url)
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.stderr.contains("JSON nested deeper than 528 levels"), "\(refused)")
+        // A snapshot given to a command `at` schedules is read as one typed alone.
+        let document = "{\"entries\":[{\"key\":\"a\",\"value\":\(value)}]}"
+        let scheduled = try await Cachesh.run(["-c", "at 1s at 1s diff \(document)"], in: sandbox.url)
+        #expect(!scheduled.stderr.contains("nested deeper"), "\(scheduled)")
+        #expect(scheduled.stdout.hasPrefix("scheduled at 2026-01-01T00:00:01.000Z: at 1s diff {"), "\(scheduled)")
     }
 
     /// A recording started while a `dedupe=` window is open replays the deduplicated read as the

@@ -167,10 +167,15 @@ extension CommandCatalog {
     /// Whether a JSON object or array that starts after `preceding` is a snapshot document
     /// (`restore {SNAPSHOT}`, `diff {SNAPSHOT} {SNAPSHOT2}`), which may nest its own levels around values as
     /// deep as any (SPEC §7: read as a snapshot file is).
+    /// A command `at` schedules (`at 1s diff {SNAPSHOT}`) is looked at as typed alone.
     static func takesDocument(after preceding: [PrecedingWord]) -> Bool {
-        guard let first = preceding.first, first.isBare, preceding.count <= 2 else { return false }
+        var words = preceding[...]
+        while words.count > 2, let first = words.first, first.isBare, first.withName({ $0.elementsEqual("at".utf8) }) {
+            words = words.dropFirst(2)
+        }
+        guard let first = words.first, first.isBare, words.count <= 2 else { return false }
         return first.withName { name in
-            (name.elementsEqual("restore".utf8) && preceding.count == 1) || name.elementsEqual("diff".utf8)
+            (name.elementsEqual("restore".utf8) && words.count == 1) || name.elementsEqual("diff".utf8)
         }
     }
 

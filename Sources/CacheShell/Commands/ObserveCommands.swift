@@ -164,6 +164,11 @@ extension ObserveCommands {
         try args.expect(1...1)
         let scope = try scope(args, 0, in: cache)
         if case .namespace(let name) = scope { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "timeline") }
+        return session.answerOverTimeline { timelineReply(scope, session, cache) }
+    }
+
+    /// `timeline`'s reply for `scope`, from the session's timeline.
+    private static func timelineReply(_ scope: WatchScope, _ session: Session, _ cache: isolated Cache) -> Reply {
         let events = session.timeline.filter { event in
             switch scope {
             case .all: return true
@@ -197,6 +202,11 @@ extension ObserveCommands {
             key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
             if let explanations = cache.httpExplain(key) { return HTTPCommands.explainReply(key, explanations) }
         }
+        return session.answerOverTimeline { explainReply(key, session, cache) }
+    }
+
+    /// `explain`'s reply for `key`, from the session's timeline.
+    private static func explainReply(_ key: String, _ session: Session, _ cache: isolated Cache) -> Reply {
         let now = cache.now
         let last = session.timeline.filter { $0.key == key }.last
         let pages = pageStates(of: key, cache, session, now: now)

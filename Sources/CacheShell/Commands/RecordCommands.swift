@@ -217,34 +217,61 @@ enum RecordCommands {
             text += entry(command: "output json", output: reply + "\n")
             commands += 1
         }
-        let base: String?
         if !fromStart {
-            base = withoutServerScript(session.makeSnapshot(asReplayed: true, on: cache)).compactText
+            let state = stateCommands(for: session, mode: mode, on: cache)
+            text += state.text
+            commands += state.commands
             history = history[history.endIndex...]
-        } else {
-            base = session.baseSnapshot.map { (try? JSONValue.canonicalCompactText(parsing: $0, maxDepth: JSONValue.documentDepth)) ?? $0 }
-            // The command that set the base is replaced by a restore of the base itself.
-            if base != nil, let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
-        }
-        if var snapshot = base {
-            while snapshot.hasSuffix("\n") { snapshot.removeLast() }
-            // What the replay prints for it: a fresh session restoring it, as `--verify` will.
-            let restored = (try? Snapshot(parsing: snapshot)).map { ($0.entryCount, $0.now) } ?? (cache.count, cache.now)
-            let reply = SnapshotCommands.restoredInline(entries: restored.0, now: restored.1)
-            text += entry(command: "restore " + snapshot, output: reply.text(command: "restore", mode: mode, colour: false))
+        } else if let base = session.baseSnapshot.map({ (try? JSONValue.canonicalCompactText(parsing: $0, maxDepth: JSONValue.documentDepth)) ?? $0 }) {
+            text += restoreEntry(base, mode: mode, on: cache)
             commands += 1
-        }
-        if !fromStart {
-            for (command, reply) in serverScript(session.server) {
-                text += entry(command: command, output: reply.text(command: "server", mode: mode, colour: false))
-                commands += 1
-            }
+            // The command that set the base is replaced by a restore of the base itself.
+            if let first = history.first, firstWords(first.command, 1) == ["restore"] { history = history.dropFirst() }
         }
         for (command, output) in history where !isRecordCommand(command) {
             text += entry(command: command, output: output)
             if !command.hasPrefix("#") { commands += 1 }
         }
         return (text, commands)
+    }
+}
+
+extension RecordCommands {
+    /// The state at this point as the commands that make it again, each with what a replay
+    /// prints for it: `restore {SNAPSHOT}` on one line, then the server's queued answers and strict
+    /// mode (``serverScript(_:)``), which the snapshot leaves out. A recording from here on starts
+    /// with them, and so does `--echo` of a session opened on a store that held one.
+    static func stateCommands(for session: Session, mode: OutputMode, on cache: isolated Cache) -> (text: String, commands: Int) {
+        var text = restoreEntry(withoutServerScript(session.makeSnapshot(asReplayed: true, on: cache)).compactText, mode: mode, on: cache)
+        var commands = 1
+        for (command, reply) in serverScript(session.server) {
+            text += entry(command: command, output: reply.text(command: "server", mode: mode, colour: false))
+            commands += 1
+        }
+        return (text, commands)
+    }
+
+    /// `restore SNAPSHOT` (compact JSON) with what a fresh session replaying it prints, as
+    /// `--verify` will.
+    private static func restoreEntry(_ snapshot: String, mode: OutputMode, on cache: isolated Cache) -> String {
+        var snapshot = snapshot
+        while snapshot.hasSuffix("\n") { snapshot.removeLast() }
+        let restored = (try? Snapshot(parsing: snapshot)).map { ($0.entryCount, $0.now) } ?? (cache.count, cache.now)
+        let reply = SnapshotCommands.restoredInline(entries: restored.0, now: restored.1)
+        return entry(command: "restore " + snapshot, output: reply.text(command: "restore", mode: mode, colour: false))
+    }
+}
+
+extension Session {
+    /// What `--echo` writes first for a session opened on a store that held one (SPEC §6): the
+    /// state it opened with as the commands that make it again (``RecordCommands/stateCommands(for:mode:on:)``),
+    /// so the echo replays from the same state; empty for a store opened new. `problem` says why
+    /// there is none when the state holds what no command after a `restore` makes again (a
+    /// command `at` scheduled that reads a file).
+    public func echoStart(on cache: isolated Cache) -> (text: String, problem: String?) {
+        guard storeHeldASession else { return ("", nil) }
+        if let problem = RecordCommands.startProblem(self, cache) { return ("", problem) }
+        return (RecordCommands.stateCommands(for: self, mode: options.mode, on: cache).text, nil)
     }
 }
 
@@ -321,6 +348,24 @@ final class Recording {
 }
 
 extension Session {
+    /// `make`'s reply, and where it differs, what it answers over the whole timeline: while a
+    /// recording from here on runs, `timeline` and `explain` look back no further than its start
+    /// (its replay knows nothing earlier), but a replay of the session's history (`--echo`,
+    /// `record --from-start`), which leaves `record` out, has the changes set aside too
+    /// (``Reply/views(shown:replayed:)``).
+    /// - Complexity: `make` twice, and O(changes kept) to join the two timelines, while changes are
+    ///   set aside; else `make` once.
+    func answerOverTimeline(_ make: () -> Reply) -> Reply {
+        let shown = make()
+        // The changes set aside are the first client's (the session had only that client then).
+        guard let before = timelineBeforeRecording,
+              clients.current == nil || clients.current?.name == ClientTable.firstName else { return shown }
+        let since = timeline
+        timeline = before.followed(by: since)
+        defer { timeline = since }
+        return .views(shown: shown, replayed: make())
+    }
+
     /// Joins the timeline set aside when a recording from here on started with the changes made
     /// since, in the first client's timeline (the session had only that client then).
     func joinTimelineAfterRecording() {

@@ -134,12 +134,15 @@ extension Outcome.Item {
     /// escaped for one (``Render/safeForTerminal(_:colour:)``). The history's copy is the same
     /// made without colour, but for a diagnostic's typed form (`typed`); `width` is the columns a
     /// reply's table fits (a terminal's own, on one).
-    func text(colour: Bool, typed: Bool = false, width: Int = Render.width) -> String {
+    /// `replayed`: a reply with two views prints what a replay of the history prints
+    /// (``Reply/views(shown:replayed:)``), as the history's copy does.
+    func text(colour: Bool, typed: Bool = false, replayed: Bool = false, width: Int = Render.width) -> String {
         switch self {
         case .reply(let reply, let name, let mode):
-            return reply.text(command: name, mode: mode, colour: colour, width: width)
+            return (replayed ? reply.replayed : reply).text(command: name, mode: mode, colour: colour, width: width)
         case .scheduled(let reply, let name, let text, let time, let mode):
-            return ItemText.scheduled(reply, name: name, text: text, time: time, mode: mode, colour: colour, width: width)
+            return ItemText.scheduled(replayed ? reply.replayed : reply, name: name, text: text, time: time, mode: mode,
+                                      colour: colour, width: width)
         case .event(let event, let clockStart, let mode):
             return ItemText.eventLine(event, clockStart: clockStart, mode: mode, colour: colour) + "\n"
         case .validated(let result, let at, let mode):
@@ -151,7 +154,16 @@ extension Outcome.Item {
         case .line(let text, _):
             return text + "\n"
         case .client(let name, let item):
-            return Self.naming(name, item.text(colour: colour, typed: typed, width: width), json: item.isJSON)
+            return Self.naming(name, item.text(colour: colour, typed: typed, replayed: replayed, width: width), json: item.isJSON)
+        }
+    }
+
+    /// Whether the item holds a reply with two views (``Reply/views(shown:replayed:)``).
+    var hasViews: Bool {
+        switch self {
+        case .reply(let reply, _, _), .scheduled(let reply, _, _, _, _): return reply.hasViews
+        case .client(_, let item): return item.hasViews
+        default: return false
         }
     }
 

@@ -17,33 +17,46 @@ struct HistoryRenderer {
     /// `colour`: the terminal's copy is coloured, and so may be the lines a command made itself.
     @inline(__always)
     mutating func note(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
-        if !entries.retainsAll && !colour && outcome.isLoneReply {
+        // (A reply with two views exists only while a recording is open, and takes the other way.)
+        if !entries.retainsAll && !colour && recording == nil && outcome.isLoneReply {
             // Only kept as the last entry, rendered if ever read. (The reply is swapped in, and
             // the previous one handed back to be let go.)
             entries.appendLast(command: command, reply: &outcome.reply, name: outcome.name, mode: outcome.replyMode)
-        } else {
-            noteRendered(&outcome, command: command, colour: colour)
+            return
         }
-        if let recording, let last = entries.last { recording.append(command: last.command, output: last.output) }
+        let recorded = noteRendered(&outcome, command: command, colour: colour)
+        if let recording, let last = entries.last { recording.append(command: last.command, output: recorded ?? last.output) }
     }
 
     /// ``note(_:command:colour:)`` with the entry made as text now.
-    private mutating func noteRendered(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) {
+    /// - Returns: the output a recording writes where it differs from the history's: a reply with
+    ///   two views (``Reply/views(shown:replayed:)``) is noted as a replay of the history prints
+    ///   it, and recorded as the session printed it.
+    private mutating func noteRendered(_ outcome: inout Outcome, command: ArraySlice<UInt8>, colour: Bool) -> String? {
+        let noted = Self.output(of: outcome, colour: colour, replayed: true)
+        entries.append(command: noted.command.map { ArraySlice($0.utf8) } ?? command, output: noted.pieces, mode: outcome.startMode)
+        guard recording != nil, outcome.reply.hasViews || outcome.items.contains(where: \.hasViews) else { return nil }
+        return Self.output(of: outcome, colour: colour, replayed: false).pieces.joined()
+    }
+
+    /// The pieces of output the history notes for `outcome`, and the command it notes in place of
+    /// the one typed (`rewrite`); `replayed`: each reply with two views as a replay prints it.
+    private static func output(of outcome: Outcome, colour: Bool, replayed: Bool) -> (command: String?, pieces: [String]) {
         // Colour is for the terminal's copy only: the history, and so `record`, holds plain
         // text, also where a command coloured lines of its own (a table's states).
         let plain = { (text: String) in Render.visible(colour ? Render.withoutColour(text) : text) }
-        var pieces = outcome.items.map { plain($0.text(colour: false, typed: true)) }
+        var pieces = outcome.items.map { plain($0.text(colour: false, typed: true, replayed: replayed)) }
         if let rewrite = outcome.rewrite {
             // The command as a replay types it, with what it printed before its reply (events,
             // the reads a `restore` ended), then the reply that form prints.
-            entries.append(command: ArraySlice(rewrite.command.utf8), output: pieces + [plain(rewrite.output)], mode: outcome.startMode)
-            return
+            return (rewrite.command, pieces + [plain(rewrite.output)])
         }
         if outcome.hasReply {
-            let text = outcome.reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
+            let reply = replayed ? outcome.reply.replayed : outcome.reply
+            let text = reply.text(command: outcome.name, mode: outcome.replyMode, colour: false)
             if !text.isEmpty { pieces.append(plain(text)) }
         }
-        entries.append(command: command, output: pieces, mode: outcome.startMode)
+        return (nil, pieces)
     }
 
     /// Notes a comment on a line of its own as a command with no output (a recording writes it).

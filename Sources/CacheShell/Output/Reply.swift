@@ -5,8 +5,8 @@ import CacheCore
 ///
 /// The most frequent replies (a read, a list of changed keys) keep their parts and are written
 /// straight to text in either mode, byte for byte as the generic layout would write their fields.
-struct Reply {
-    private enum Content {
+struct Reply: Sendable {
+    private enum Content: Sendable {
         case fields([String: JSONValue], human: [String]?)
         /// Fields whose human form holds a table, laid out as it is written: to the width of
         /// where it goes (``Render/table(_:_:colourColumn:colour:width:)``).
@@ -18,6 +18,10 @@ struct Reply {
         /// Nothing: the command failed inside (a `source` whose command failed, a trace's error),
         /// where its diagnostics say.
         case failed
+        /// Two views of one answer (``views(shown:replayed:)``): `shown` is what the session
+        /// prints, and a recording writes; `replayed` what a replay of the session's history
+        /// prints, where they differ.
+        indirect case views(Reply, replayed: Reply)
     }
 
     private var content: Content
@@ -56,6 +60,7 @@ struct Reply {
         case .read(let result, let isGet): fields = EntryCommands.fields(result, isGet: isGet)
         case .keys(let keys): fields = ["keys": .array(keys.map(JSONValue.string))]
         case .failed: return [:]
+        case .views(let shown, _): fields = shown.fields
         }
         fields["ok"] = .bool(ok)
         if let subcommand { fields["subcommand"] = .string(subcommand) }
@@ -71,6 +76,7 @@ struct Reply {
         case .read: return nil
         case .keys(let keys): return [Self.keysLine(keys)]
         case .failed: return []
+        case .views(let shown, _): return shown.humanLines(colour: colour, width: width)
         }
     }
 
@@ -92,6 +98,30 @@ struct Reply {
     /// The result of a command that failed inside, where the diagnostics it made say (the
     /// `source` of a file whose command failed): it prints nothing more, and fails.
     static let failedWithin = Reply(.failed)
+
+    /// A reply that prints `shown` and, in the history a replay of the session is checked against
+    /// (`--echo`, `record --from-start`), `replayed`: `timeline` and `explain` while a recording
+    /// from here on sets the earlier changes aside (SPEC §6), which a replay of the whole session
+    /// still has. `shown` alone when the two print the same.
+    static func views(shown: Reply, replayed: Reply) -> Reply {
+        if shown.fields == replayed.fields && shown.humanLines(colour: false) == replayed.humanLines(colour: false) { return shown }
+        return Reply(.views(shown, replayed: replayed), order: shown.order)
+    }
+
+    /// What a replay of the session's history prints (``views(shown:replayed:)``): this reply but
+    /// for one with two views.
+    var replayed: Reply {
+        guard case .views(_, var replayed) = content else { return self }
+        replayed.ok = ok
+        replayed.subcommand = subcommand
+        return replayed
+    }
+
+    /// Whether the reply has two views (``views(shown:replayed:)``).
+    var hasViews: Bool {
+        if case .views = content { return true }
+        return false
+    }
 
     /// Whether this is ``failedWithin``.
     var isFailure: Bool {
@@ -150,7 +180,7 @@ struct Reply {
             }
         case .keys(let keys):
             return Self.writeKeys(keys, command: command, subcommand: subcommand, ok: ok, mode: mode, into: &out)
-        case .fields, .table:
+        case .fields, .table, .views:
             let start = out.count
             if mode == .json {
                 var fields = fields

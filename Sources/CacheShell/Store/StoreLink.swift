@@ -105,6 +105,7 @@ extension Session {
                 }
             }
             cache.startTrackingChanges(everything: false)
+            storeHeldASession = true
         } else if store.isReadOnly {
             throw StoreError("cannot open store \(store.path): it is read-only and holds no session yet")
         } else {
