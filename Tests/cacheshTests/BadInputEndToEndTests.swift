@@ -53,6 +53,12 @@ import Testing
         ("at 5x echo hi", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
         ("at 1s advance 1s", "advance cannot be scheduled with at"),
         ("at 1s frob", #"unknown command "frob" (try help)"#),
+        // Each level of a nested `at` is checked when typed, not when it runs.
+        ("at 1s at 1s advance 1s", "advance cannot be scheduled with at"),
+        ("at 1s at 2s at 1s restore s.json", "restore cannot be scheduled with at"),
+        ("at 1s at 5x echo hi", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
+        ("at 1s at 1s frob", #"unknown command "frob" (try help)"#),
+        ("at 1s at 1s", "at needs D COMMAND"),
         (#"put feed:3 {"id": 3,}"#, "bad JSON: unexpected character '}', expected a string key"),
         ("put feed:3 1 tags=a,,b", "put: empty tag in tags=a,,b"),
         ("put feed:3", "put needs KEY VALUE [tags=a,b]"),

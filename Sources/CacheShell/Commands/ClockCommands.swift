@@ -58,24 +58,29 @@ enum ClockCommands {
         try args.expect(2...Int.max)
         let delay = try args.duration(0)
         let (text, offset) = args.rest(from: 2)
-        let name = Session.aliases[args.positional[1].text] ?? args.positional[1].text
         // Each level of `at D at D ... COMMAND` prints the rest of the line when it is scheduled
-        // and when it runs: without a bound, output quadratic in the line's length.
+        // and when it runs: without a bound, output quadratic in the line's length. Each level's
+        // duration and the command at the end are checked now, as the first level's are, so
+        // that a line that would fail when it runs is refused when typed.
         var nesting = 1
         var i = 2
         let words = command.words
-        while i + 1 < words.count, words[i].kind == .bare, words[i].text == "at" {
+        var name = Session.aliases[words[i].text] ?? words[i].text
+        while name == "at" {
+            guard i + 2 < words.count else { throw ShellError("at needs D COMMAND", at: words[i].offset) }
             nesting += 1
             if nesting > maxNesting {
                 throw ShellError("at nested more than \(maxNesting) deep (at D at D ... COMMAND)", at: words[i].offset)
             }
+            _ = try Arguments.duration(Substring(words[i + 1].text), at: words[i + 1].offset)
             i += 2
+            name = Session.aliases[words[i].text] ?? words[i].text
         }
         if unschedulable.contains(name) {
-            throw ShellError("\(name) cannot be scheduled with at", at: args.positional[1].offset)
+            throw ShellError("\(name) cannot be scheduled with at", at: words[i].offset)
         }
         guard Session.handlers[name] != nil else {
-            throw ShellError("unknown command \"\(name)\" (try help)", at: args.positional[1].offset)
+            throw ShellError("unknown command \"\(name)\" (try help)", at: words[i].offset)
         }
         let token = session.schedule.add(Session.ScheduledEntry(text: text, source: source, offset: offset, typed: session.frames.runsTyped))
         let id = cache.schedule(after: delay, token: token)
