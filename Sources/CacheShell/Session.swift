@@ -132,6 +132,25 @@ public final class Session {
         get { history.enabled }
         set { history.enabled = newValue }
     }
+    /// Whether the session keeps a timeline (`timeline`, `explain`) and its cache reports every
+    /// change to it; off only by ``stopKeepingTimeline(on:)``.
+    public private(set) var keepsTimeline = true
+
+    /// Keeps no timeline from here on, for a batch whose script cannot read it (``TimelineUse``):
+    /// its cache, and every client's made later, reports no change, which every change otherwise
+    /// pays for. Before the first command: `timeline` and `explain` would miss what came before.
+    public func stopKeepingTimeline(on cache: isolated Cache) {
+        keepsTimeline = false
+        cache.reportsAllChanges = false
+    }
+
+    /// ``stopKeepingTimeline(on:)`` unless the script about to run may read the timeline
+    /// (`scriptMayRead`, ``TimelineUse``) or a command already scheduled may (one a store held).
+    public func keepTimeline(onlyIf scriptMayRead: Bool, on cache: isolated Cache) {
+        guard !scriptMayRead, !schedule.texts.contains(where: TimelineUse.mayRead) else { return }
+        stopKeepingTimeline(on: cache)
+    }
+
     /// Keep every command of the session for `record --from-start` (the interactive shell); when
     /// false (a batch: script, `-c`, standard input) only the last is kept, so memory does not
     /// grow with the length of the run, and `record --from-start` is refused.

@@ -453,11 +453,14 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
             terminal.write(error + "\n", isError: true)
             finish(session, terminal, status: 2)
         }
+        // A script that cannot read the timeline keeps none (nothing it prints changes).
+        session.keepTimeline(onlyIf: TimelineUse.mayRead(fd: fd), on: cache)
         let status = Batch.run(session, on: cache, terminal: terminal, from: fd, name: file, isFile: true)
         close(fd)
         finish(session, terminal, status: status)
     } else if let commands = command.commands {
         session.noteInput(bytes: commands.utf8.count, on: cache)
+        session.keepTimeline(onlyIf: TimelineUse.mayRead(commands), on: cache)
         session.run(SourceFile(name: "-c", text: commands, firstColumn: 1), semicolonsSeparate: true, on: cache)
     } else if interactive {
         terminal.flush()

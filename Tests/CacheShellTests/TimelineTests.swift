@@ -1,6 +1,8 @@
 @testable import CacheCore
 @testable import CacheShell
+import Foundation
 import Testing
+import TestSupport
 
 /// The timeline's ring (`Timeline`) keeps what a plain list of the last `limit` changes keeps:
 /// the same changes in the same order, the same count of dropped ones, through `since` (a view
@@ -161,5 +163,74 @@ import Testing
         timeline.append(event(medium))
         #expect(kept(timeline).map { $0.stored!.utf8Count } == [13_421_774, 13_421_774, 13_421_774, 13_421_774, 3_400_002])
         #expect(timeline.dropped + kept(timeline).count == n - 2)
+    }
+}
+
+/// A batch keeps no timeline only when its script cannot read it (`TimelineUse`): a word that
+/// reads it, or runs commands the script does not hold, anywhere in the script keeps it, across
+/// the chunks a file is read in too; and a session that keeps none reports no change.
+@Suite struct TimelineUseTests {
+    @Test(arguments: [
+        ("put a 1\nget a\n", false),
+        ("put a 1\ntimeline a\n", true),
+        ("at 1s explain a\n", true),
+        ("source more.cachesh\n", true),
+        ("restore snap.json\n", true),
+        (#""time\u006cine" *"#, true),
+        ("put sourceless 1\n", true),
+        ("put a:1 {\"sauce\": \"tomato\"}\n", false),
+        ("put a:1 {\"resource\": 1}\n", true),
+        ("", false),
+    ])
+    func aScriptMayReadTheTimelineWhenItHoldsAWordThatCan(script: String, mayRead: Bool) {
+        #expect(TimelineUse.mayRead(script) == mayRead)
+    }
+
+    /// Each word is found wherever it is: at the text's start and end, alone, and beside the
+    /// bytes the search looks for first (`n`, `o`, `\`).
+    @Test func eachWordIsFoundAnywhere() {
+        for word in TimelineUse.words.map({ "\($0)" }) {
+            for text in [word, "x" + word, word + "x", "no " + word + " on", "\\" + word, "on\n" + word + "\no"] {
+                #expect(TimelineUse.mayRead(text), "\(text)")
+            }
+            #expect(!TimelineUse.mayRead(String(word.dropLast())), "\(word)")
+            #expect(!TimelineUse.mayRead(String(word.dropFirst())), "\(word)")
+        }
+        #expect(!TimelineUse.mayRead("no one expl ains \\n resto re sour ce in timelin e"))
+    }
+
+    /// A word split between two 64 KiB chunks of a file is found; the file's offset is left where it was.
+    @Test(arguments: [65_536 - 3, 65_536 - 7, 65_536, 2 * 65_536 - 4])
+    func aWordAcrossTheChunksOfAFileIsFound(at offset: Int) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachesh-timeline-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/s.cachesh"
+        var bytes = [UInt8](repeating: UInt8(ascii: "\n"), count: 3 * 65_536)
+        bytes.replaceSubrange(offset..<(offset + 8), with: Array("timeline".utf8))
+        try FileIO.writeAtomically(path, String(decoding: bytes, as: UTF8.self))
+        let fd = try FileIO.openRegular(path)
+        defer { close(fd) }
+        #expect(TimelineUse.mayRead(fd: fd))
+        #expect(lseek(fd, 0, SEEK_CUR) == 0)
+        let plain = directory + "/p.cachesh"
+        try FileIO.writeAtomically(plain, String(repeating: "put a 1\n", count: 20_000))
+        let other = try FileIO.openRegular(plain)
+        defer { close(other) }
+        #expect(!TimelineUse.mayRead(fd: other))
+    }
+
+    @Test func aSessionThatKeepsNoTimelineHearsOfNoChange() async {
+        let shell = await TestShell()
+        let heard = await shell.run { session, cache in
+            session.keepTimeline(onlyIf: false, on: cache)
+            return (session.keepsTimeline, cache.reportsAllChanges)
+        }
+        #expect(heard == (false, false))
+        _ = await shell.typed("put a 1")
+        #expect(await shell.run { session, _ in session.timeline.filter { _ in true }.count } == 0)
+        let keeping = await TestShell()
+        await keeping.run { session, cache in session.keepTimeline(onlyIf: true, on: cache) }
+        _ = await keeping.typed("put a 1")
+        #expect(await keeping.typed("timeline a").hasPrefix("* 2026-01-01T00:00:00.000Z stored a fresh 1"))
     }
 }

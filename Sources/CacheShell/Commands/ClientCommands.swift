@@ -126,12 +126,12 @@ extension Session {
         let made = cache.makeClient()
         let client = Client(name: name, cache: made, session: self)
         let budget = options.scheduledBudget.map { ($0, scheduledItemsForANewClient($0)) }
-        let setup = SameExecutor((server, client, budget, history.enabled))
+        let setup = SameExecutor((server, client, budget, keepsTimeline))
         cache.withClient(made) { made in
-            let (server, client, budget, _) = setup.value
+            let (server, client, budget, keepsTimeline) = setup.value
             made.useOrigin(server)
             made.setDelegate(client)
-            made.reportsAllChanges = true
+            made.reportsAllChanges = keepsTimeline
             if let (budget, items) = budget { made.setScheduledBudget(items, reason: budget.reason) }
             // The current client's configuration passed its checks where it came in.
             _ = try? made.configure(configuration)
