@@ -467,6 +467,7 @@ func runSession(_ command: Invocation, options: SessionOptions, interactive: Boo
         finish(session, terminal, status: Interactive.run(session: session, on: cache, terminal: terminal, environment: environment,
                                                               pager: !command.noPager))
     } else {
+        session.keepTimeline(onlyIf: TimelineUse.mayReadStandardInput(), on: cache)
         finish(session, terminal, status: Batch.run(session, on: cache, terminal: terminal, from: 0, name: "<stdin>", isFile: false))
     }
     finish(session, terminal, status: session.anyFailed ? 1 : 0)

@@ -16,6 +16,15 @@ import Testing
         #expect(run.stdout.contains("at 2026-01-01T00:01:00.000Z: timeline *\n  " + stored), "\(run)")
     }
 
+    /// Standard input redirected from a file is looked at as a script is (the helper gives it
+    /// as a file): with the word, the timeline is there; without it, nothing printed differs.
+    @Test func standardInputFromAFileKeepsTheTimelineWhenItMayReadIt() async throws {
+        let run = try await Cachesh.run([], stdin: "put a 1\ntimeline a\n")
+        #expect(run.stdout == "keys: a\n" + stored, "\(run)")
+        let plain = try await Cachesh.run([], stdin: "put a 1\nget a\n")
+        #expect(plain.stdout.hasPrefix("keys: a\nkey:           a\nstate:         fresh\n"), "\(plain)")
+    }
+
     @Test func aSourcedFileReadsTheChangesBeforeIt() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("more.cachesh", "timeline *\n")

@@ -61,6 +61,14 @@ public enum TimelineUse {
         return text.withUTF8 { mayRead(UnsafeRawBufferPointer($0)) }
     }
 
+    /// ``mayRead(fd:)`` of standard input when it is a regular file (`cachesh < script.cachesh`),
+    /// which can be read twice; true for a pipe or a terminal, whose bytes are read once, as they come.
+    public static func mayReadStandardInput() -> Bool {
+        var st = stat()
+        guard fstat(0, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return true }
+        return mayRead(fd: 0)
+    }
+
     /// Whether the rest of the file open at `fd` holds one of ``words``, read in 64 KiB chunks
     /// (memory stays bounded whatever its size); `fd` is left where it was. A file that cannot be
     /// read is judged as one that may read it.
