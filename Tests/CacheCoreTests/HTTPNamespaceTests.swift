@@ -378,6 +378,22 @@ import TestSupport
         #expect(cache.http.variants.isEmpty)
     }
 
+    /// An entry a put evicts takes its stored responses with it, whether or not anything hears
+    /// of changes (unheard, the put evicts in its first step, a path of its own).
+    @Test(arguments: [false, true])
+    func aPutThatEvictsAnHTTPEntryDropsItsResponses(reportsAllChanges: Bool) throws {
+        let server = SimulatedServer()
+        let cache = CacheEngine(origin: server)
+        cache.checksInvariants = true
+        cache.reportsAllChanges = reportsAllChanges
+        _ = try cache.defineNamespace("api", PolicyChange(max: .some(1), http: HTTPNamespace(origin: "https://api.example.com")))
+        server.set("api:/a", .string("a"), at: cache.now, headers: Self.fields(["Cache-Control": "max-age=60", "ETag": "\"1\""]))
+        _ = try cache.httpGet("api:/a")
+        #expect(cache.http.variants.count == 1)
+        #expect(cache.put("api:/b", StoredValue(JSONValue.int(1))) == ["api:/b", "api:/a"])
+        #expect(cache.http.variants.isEmpty)
+    }
+
     /// A put, or an ordinary fetch (mget), of an HTTP key replaces its stored responses: the next
     /// read is a miss, not the old response.
     @Test func aLocalWriteOrAnOrdinaryFetchReplacesTheStoredResponses() throws {

@@ -50,11 +50,14 @@ extension CacheEngine {
         case .stored(let slot, let ns, let max, let scan, let evicted):
             if let scan { scheduler.insert(scan) }
             guard hooked else {
-                // The step evicted when the namespace went over its `max`: what is left is to void
-                // the key's responses in flight, and to go on if the namespace is still over.
+                // The step evicted when the namespace went over its `max`: what is left is what
+                // `finishEviction` does but tell observers (its responses in flight void, its HTTP
+                // responses dropped, its deferred mutations forgotten), and to go on if the
+                // namespace is still over.
                 guard let evicted else { return changed }
                 // The evicted key is the second changed (`EngineState.Evicted`).
                 if evicted.requestsByKey { requestTable.voidResponses(forKey: changed[1]) }
+                dropHTTPVariants(changed[1], ns: ns)
                 if defersMutations { forgetDeferredMutations(ofEvicted: changed[1]) }
                 // Only a `max` of 0 evicts the key put (one integer compared, not the keys).
                 guard evicted.more else { return max == 0 ? Self.eachOnce(changed) : changed }
