@@ -227,6 +227,13 @@ import Testing
         let scheduled = try await Cachesh.run(["-c", "at 1s at 1s diff \(document)"], in: sandbox.url)
         #expect(!scheduled.stderr.contains("nested deeper"), "\(scheduled)")
         #expect(scheduled.stdout.hasPrefix("scheduled at 2026-01-01T00:00:01.000Z: at 1s diff {"), "\(scheduled)")
+        // So is one that `at` nested as deep as it may be schedules: read at each level, it runs
+        // at the last (and is no snapshot, which only `diff` itself says).
+        let deepest = String(repeating: "at 1s ", count: 16) + "diff \(document) \(document)"
+        let nested = try await Cachesh.run(["-c", deepest + "; advance 1m"], in: sandbox.url)
+        #expect(!nested.stderr.contains("nested deeper"), "\(nested.stderr.prefix(300))")
+        #expect(nested.stderr.hasPrefix("-c:1:97: error: (at 2026-01-01T00:00:16.000Z) diff: format: not a cachesh snapshot"),
+                "\(nested.stderr.prefix(300))")
     }
 
     /// A recording started while a `dedupe=` window is open replays the deduplicated read as the

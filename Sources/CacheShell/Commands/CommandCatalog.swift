@@ -92,9 +92,10 @@ struct PrecedingWord: Sendable {
 
     /// Bytes of a word looked at: more than any command name.
     static let maxBytes = 64
-    /// Words of a command kept: more than any declaration has before a JSON argument, `at` and
-    /// `expect` nested a few times included. A bracket after more words may span lines.
-    static let maxWords = 24
+    /// Words of a command kept: more than any declaration has before a JSON argument, with `at`
+    /// nested as deep as it may be (16 levels, 32 words, then `diff {SNAPSHOT} {SNAPSHOT2}`). A
+    /// bracket after more words may span lines.
+    static let maxWords = 40
     private static let inlineBytes = 16
     private static let longWord: UInt8 = .max
 
