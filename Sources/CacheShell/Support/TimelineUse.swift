@@ -21,7 +21,7 @@ public enum TimelineUse {
     /// The byte strings whose presence means a script may read the timeline.
     static let words: [StaticString] = ["timeline", "explain", "source", "restore", "\\u"]
     /// The longest of ``words``, less one: the bytes a chunked search keeps from one chunk for the next.
-    static let overlap = 7
+    static let overlap = words.map(\.utf8CodeUnitCount).max()! - 1
 
     /// Whether `text` holds one of ``words``.
     ///
