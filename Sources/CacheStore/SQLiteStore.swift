@@ -428,12 +428,16 @@ public final class SQLiteStore: PersistentStore, Sendable {
         + "last_put = excluded.last_put, tags = excluded.tags, extra = excluded.extra"
 
     /// Writes `rows` entry rows of schema 8 (5 arguments each: the row id, then the columns in
-    /// `entryColumns8`' order); a row of the same id is updated in place.
+    /// `entryColumns8`' order); a row of the same id is written over in place. `OR REPLACE`,
+    /// not an upsert (`ON CONFLICT (id) DO UPDATE`): the table has no index but its ids and no
+    /// trigger, so SQLite writes the new row where the old one is, with no delete, and skips the
+    /// upsert's second path (the old row read again, then updated): 8% fewer instructions for
+    /// the commit of 300,000 puts of 150,000 keys (Benchmarks/README.md). Every column is
+    /// given, so the row holds the same as the upsert left (the key of an id never changes).
     static func writeEntrySQL(rows: Int) -> String {
         let row = "(?, ?, ?, ?, ?)"
-        return "INSERT INTO entries (id, \(entryColumns8)) VALUES "
-            + Array(repeating: row, count: rows).joined(separator: ", ") + " "
-            + "ON CONFLICT (id) DO UPDATE SET recency = excluded.recency, value = excluded.value, fields = excluded.fields"
+        return "INSERT OR REPLACE INTO entries (id, \(entryColumns8)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
     /// Inserts `rows` new entry rows of schema 8 (5 arguments each, as `writeEntrySQL`'s). `OR
@@ -459,7 +463,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     }
 
     /// Entry rows written by one step of `commit`'s batched statements: rows that may be in the
-    /// table already (an upsert, whose statement journal grows with the pages a step changes),
+    /// table already (a replace, whose statement journal grows with the pages a step changes),
     /// and new rows (at the right edge of the table, with no statement journal).
     static let rowsPerStatement = 32
     static let newRowsPerStatement = 128
@@ -467,19 +471,19 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// The three ways `writeEntries` writes entry rows.
     enum EntryWrite: Int, CaseIterable {
         /// Rows that may be in the table already (`writeEntrySQL`).
-        case upsert
+        case replace
         /// New rows with the ids given them (`insertNewEntrySQL`).
         case insert
         /// New rows numbered by SQLite (`appendEntrySQL`): no id argument.
         case append
 
         /// The rows a step of its statement of many rows writes.
-        var rowsPerStep: Int { self == .upsert ? rowsPerStatement : newRowsPerStatement }
+        var rowsPerStep: Int { self == .replace ? rowsPerStatement : newRowsPerStatement }
 
         /// Its statement for `rows` rows.
         func sql(rows: Int) -> String {
             switch self {
-            case .upsert: writeEntrySQL(rows: rows)
+            case .replace: writeEntrySQL(rows: rows)
             case .insert: insertNewEntrySQL(rows: rows)
             case .append: appendEntrySQL(rows: rows)
             }
@@ -926,7 +930,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
 
     /// Writes entry rows many to a step of one statement (the rest one to a step), in the order
     /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
-    /// upsert `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
+    /// `INSERT OR REPLACE` `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
     /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
     /// a few neighbouring pages. When the new rows' ids follow the largest id in the table one by
     /// one (as they do unless the newest rows were deleted), SQLite gives them those ids itself
@@ -934,7 +938,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// mismatch fails the commit, never writes a row under another id).
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
-    /// once per row. SQLite copies every page a step of an upsert of many rows changes into its
+    /// once per row. SQLite copies every page a step of a replace of many rows changes into its
     /// statement journal (in memory, spilled to a temporary file past 64 KiB), so such a step
     /// touches few pages to keep that journal small and off the disk; the insert keeps none.
     ///
@@ -968,7 +972,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
             var split = count
             while split > 0 && ids[Int(order[split - 1])] >= firstNew { split -= 1 }
             // Whether SQLite gives the new rows their ids: they follow the table's largest one
-            // by one (read after the deletes and the upserts before them).
+            // by one (read after the deletes and the replaces before them).
             var appending = false
             if split < count {
                 var next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM entries")) ?? 0
@@ -988,7 +992,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 while start < count {
                     let new = start >= split
                     let end = new ? count : split
-                    let kind: EntryWrite = new ? (appending ? .append : .insert) : .upsert
+                    let kind: EntryWrite = new ? (appending ? .append : .insert) : .replace
                     let current = writers[try writer(kind, many: end - start >= kind.rowsPerStep)]!
                     let stepRows = current.rows
                     let statement = current.writer.statement
