@@ -47,6 +47,31 @@ import Darwin
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    /// A removed entry's bytes are not zeroed in the store's file (SQLite's `secure_delete` off,
+    /// whatever the linked SQLite's default; Debian's turns it on): they stay in the file's free
+    /// space, and a copy made with `VACUUM INTO` holds none of them (SPEC §5.3).
+    @Test func aRemovedValueStaysInFreeSpaceUntilACopyIsVacuumed() async throws {
+        let sandbox = try Sandbox()
+        let marker = "removed-value-marker-7f3a"
+        let made = try await Cachesh.run(["--store", "s.db", "-c", "put a \"\(marker)\"; put b 2"], in: sandbox.url)
+        #expect(made.status == 0, "\(made)")
+        let removed = try await Cachesh.run(["--store", "s.db", "-c", "evict a"], in: sandbox.url)
+        #expect(removed.status == 0, "\(removed)")
+        let kept = try await Cachesh.run(["--store", "s.db", "-c", "keys"], in: sandbox.url)
+        #expect(kept.stdout.hasPrefix("key  state  age_ms\nb    fresh"), "\(kept)")
+        #expect(!kept.stdout.contains("\na "), "\(kept)")
+        let path = sandbox.url.appendingPathComponent("s.db").path
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(bytes.range(of: Data(marker.utf8)) != nil, "the removed value's bytes were zeroed")
+        let copy = sandbox.url.appendingPathComponent("copy.db").path
+        let vacuumed = try await ManPageTests.run("/usr/bin/env", ["python3", "-c",
+            "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('VACUUM INTO ?', (sys.argv[2],))", path, copy])
+        #expect(vacuumed.status == 0, "\(vacuumed)")
+        let copied = try Data(contentsOf: URL(fileURLWithPath: copy))
+        #expect(copied.range(of: Data(marker.utf8)) == nil)
+        #expect(copied.range(of: Data("b".utf8)) != nil)
+    }
+
     /// Two hard links of one store would each get a lock file and a `-wal` of their own, so two
     /// processes could both write it and each print its writes: a store with more than one link
     /// is refused under every name, and opens again once it has one.
