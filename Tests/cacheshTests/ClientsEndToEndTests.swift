@@ -75,6 +75,38 @@ import Testing
         #expect(verified.status == 0, "\(verified)")
     }
 
+    /// A `timeline` or `explain` that `at` scheduled runs in the client that scheduled it and
+    /// reads that client's changes, whichever client is current when it runs (it read the
+    /// current client's, under the scheduling client's name); its echo verifies.
+    @Test func aScheduledTimelineReadsTheChangesOfTheClientThatScheduledIt() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("s.cachesh", """
+            put a 1
+            at 2s timeline *
+            at 2s explain a
+            client tab2
+            put b 2
+            advance 3s
+            timeline *
+            """)
+        let run = try await Cachesh.run(["s.cachesh"], in: sandbox.url)
+        #expect(run.status == 0, "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        let scheduled = lines.firstIndex(of: "[main] at 2026-01-01T00:00:02.000Z: timeline *")
+        #expect(scheduled != nil, "\(run)")
+        if let scheduled {
+            #expect(lines[scheduled + 1] == "[main]   * 2026-01-01T00:00:00.000Z stored a fresh 1 (cache)", "\(run)")
+            #expect(lines[scheduled + 2] == "[main] at 2026-01-01T00:00:02.000Z: explain a", "\(run)")
+        }
+        #expect(!run.stdout.contains("[main]   * 2026-01-01T00:00:00.000Z stored b"), "\(run)")
+        #expect(lines.last == "* 2026-01-01T00:00:00.000Z stored b fresh 2 (cache)", "\(run)")
+        let echoed = try await Cachesh.run(["--echo", "s.cachesh"], in: sandbox.url)
+        #expect(echoed.status == 0, "\(echoed)")
+        try sandbox.write("s.transcript", echoed.stdout)
+        let verified = try await Cachesh.run(["--verify", "--safe", "s.transcript"], in: sandbox.url)
+        #expect(verified.status == 0, "\(verified)")
+    }
+
     @Test func badClientInputIsOneErrorLineAndTheSessionGoesOn() async throws {
         let run = try await Cachesh.script("""
             client Tab

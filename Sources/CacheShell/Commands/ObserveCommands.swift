@@ -164,19 +164,20 @@ extension ObserveCommands {
         try args.expect(1...1)
         let scope = try scope(args, 0, in: cache)
         if case .namespace(let name) = scope { _ = try Arguments.knownNamespace(name, at: args.positional[0], cache, command: "timeline") }
-        return session.answerOverTimeline { timelineReply(scope, session, cache) }
+        return session.answerOverTimeline(cache) { timelineReply(scope, session, cache) }
     }
 
-    /// `timeline`'s reply for `scope`, from the session's timeline.
+    /// `timeline`'s reply for `scope`, from the timeline of the client whose cache `cache` is.
     private static func timelineReply(_ scope: WatchScope, _ session: Session, _ cache: isolated Cache) -> Reply {
-        let events = session.timeline.filter { event in
+        let timeline = session.timeline(of: cache)
+        let events = timeline.filter { event in
             switch scope {
             case .all: return true
             case .key(let key): return event.key == key
             case .namespace(let name): return KeyName.namespace(of: event.key) == name
             }
         }
-        let dropped = session.timeline.dropped
+        let dropped = timeline.dropped
         var human = events.map { Render.eventLine($0, clockStart: cache.clockStart, colour: session.options.colour) }
         if human.isEmpty { human = ["(no changes to \(describe(scope)) \(session.inspecting ? "since this shell attached" : "this session"))"] }
         if dropped > 0 {
@@ -202,13 +203,13 @@ extension ObserveCommands {
             key = try HTTPCommands.key(key, at: args.positional[0].offset, cache)
             if let explanations = cache.httpExplain(key) { return HTTPCommands.explainReply(key, explanations) }
         }
-        return session.answerOverTimeline { explainReply(key, session, cache) }
+        return session.answerOverTimeline(cache) { explainReply(key, session, cache) }
     }
 
-    /// `explain`'s reply for `key`, from the session's timeline.
+    /// `explain`'s reply for `key`, from the timeline of the client whose cache `cache` is.
     private static func explainReply(_ key: String, _ session: Session, _ cache: isolated Cache) -> Reply {
         let now = cache.now
-        let last = session.timeline.filter { $0.key == key }.last
+        let last = session.timeline(of: cache).filter { $0.key == key }.last
         let pages = pageStates(of: key, cache, session, now: now)
         guard let d = cache.details(of: key) else {
             let why = last.map { "\(key) is not cached: \($0.cause.rawValue) at \(TimeText.iso8601(ms: $0.at))" }
@@ -264,7 +265,7 @@ extension ObserveCommands {
         guard !pages.isEmpty else { return nil }
         let wanted = Set(pages)
         var last: [String: CacheEvent] = [:]
-        for event in session.timeline.filter({ wanted.contains($0.key) }) { last[event.key] = event }
+        for event in session.timeline(of: cache).filter({ wanted.contains($0.key) }) { last[event.key] = event }
         var json: [JSONValue] = []
         var text: [String] = []
         for page in pages {

@@ -355,11 +355,20 @@ extension Session {
     /// (``Reply/views(shown:replayed:)``).
     /// - Complexity: `make` twice, and O(changes kept) to join the two timelines, while changes are
     ///   set aside; else `make` once.
-    func answerOverTimeline(_ make: () -> Reply) -> Reply {
+    /// - Parameter cache: the cache the command runs on, whose client's timeline `make` reads
+    ///   (``timeline(of:)``).
+    func answerOverTimeline(_ cache: Cache, _ make: () -> Reply) -> Reply {
         let shown = make()
         // The changes set aside are the first client's (the session had only that client then).
-        guard let before = timelineBeforeRecording,
-              clients.current == nil || clients.current?.name == ClientTable.firstName else { return shown }
+        guard let before = timelineBeforeRecording else { return shown }
+        let owner = client(of: cache)
+        guard owner == nil || owner?.name == ClientTable.firstName else { return shown }
+        if let owner, clients.current !== owner {
+            let since = owner.timeline
+            owner.timeline = before.followed(by: since)
+            defer { owner.timeline = since }
+            return .views(shown: shown, replayed: make())
+        }
         let since = timeline
         timeline = before.followed(by: since)
         defer { timeline = since }

@@ -92,6 +92,18 @@ struct ClientTable {
 }
 
 extension Session {
+    /// The client whose cache `cache` is, while the session has several; nil while it has one.
+    func client(of cache: Cache) -> Client? { clients.all.first { $0.cache === cache } }
+
+    /// The changes to entries of the client whose cache `cache` is (`timeline`, `explain`): the
+    /// session's own timeline while that client is the current one or the only one, else the
+    /// one the client keeps while another is current. A command `at` scheduled runs on the
+    /// cache of the client that scheduled it, whichever client is current when it runs.
+    func timeline(of cache: Cache) -> Timeline {
+        guard let current = clients.current, current.cache !== cache, let owner = client(of: cache) else { return timeline }
+        return owner.timeline
+    }
+
     /// Runs `body` with what it adds to the outcome marked as said by client `name`, when the
     /// session has several clients.
     func speaking(as name: String, _ body: () -> Void) {
