@@ -488,6 +488,10 @@ public final class SQLiteStore: PersistentStore, Sendable {
         /// The rows a step of its statement of many rows writes.
         var rowsPerStep: Int { self == .replace ? rowsPerStatement : newRowsPerStatement }
 
+        /// The rows of a step of each of its statements, largest first: the rows left are
+        /// written by the largest that they fill, so at most `fewRows - 1` go one to a step.
+        var stepSizes: [Int] { [rowsPerStep, fewRows, 1] }
+
         /// Its statement for `rows` rows.
         func sql(rows: Int) -> String {
             switch self {
@@ -497,13 +501,17 @@ public final class SQLiteStore: PersistentStore, Sendable {
             }
         }
 
-        /// The index in `entrySQL` of its statement of many rows (`many`) or of one row.
-        func index(many: Bool) -> Int { rawValue * 2 + (many ? 0 : 1) }
+        /// The index in `entrySQL` of its statement of `stepSizes[size]` rows.
+        func index(size: Int) -> Int { rawValue * 3 + size }
     }
 
-    /// The statements `writeEntries` steps, built once: for each `EntryWrite`, the statement of
-    /// `rowsPerStep` rows, then that of one row.
-    static let entrySQL = EntryWrite.allCases.flatMap { [$0.sql(rows: $0.rowsPerStep), $0.sql(rows: 1)] }
+    /// The rows of a step of the middle statement of each `EntryWrite`, for the rows a step of
+    /// many leaves (a commit of 100 rewritten rows is six steps, not 100).
+    static let fewRows = 16
+
+    /// The statements `writeEntries` steps, built once: for each `EntryWrite`, its statement for
+    /// each of its `stepSizes`.
+    static let entrySQL = EntryWrite.allCases.flatMap { kind in kind.stepSizes.map { kind.sql(rows: $0) } }
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -936,7 +944,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         }
     }
 
-    /// Writes entry rows many to a step of one statement (the rest one to a step), in the order
+    /// Writes entry rows many to a step of one statement (the rest 16 or one to a step, `stepSizes`), in the order
     /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
     /// `INSERT OR REPLACE` `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
     /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
@@ -960,10 +968,13 @@ public final class SQLiteStore: PersistentStore, Sendable {
         // Prepared (found in the connection's cache) when first used.
         var writers = [BatchWriter?](repeating: nil, count: entrySQL.count)
         defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
-        func writer(_ kind: EntryWrite, many: Bool) throws -> Int {
-            let k = kind.index(many: many)
+        /// The writer of the largest statement of `kind` that `left` rows fill.
+        func writer(_ kind: EntryWrite, left: Int) throws -> Int {
+            let sizes = kind.stepSizes
+            let size = sizes.firstIndex { $0 <= left } ?? sizes.count - 1
+            let k = kind.index(size: size)
             if writers[k] == nil {
-                writers[k] = try BatchWriter(db, entrySQL[k], rows: many ? kind.rowsPerStep : 1)
+                writers[k] = try BatchWriter(db, entrySQL[k], rows: sizes[size])
             }
             return k
         }
@@ -981,7 +992,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
             var split = count
             while split > 0 && ids[Int(order[split - 1])] >= firstNew { split -= 1 }
             // Whether SQLite gives the new rows their ids: they follow the table's largest one
-            // by one (read after the deletes and the replaces before them).
+            // by one (read after the deletes; the rows replaced are in the table already).
             var appending = false
             if split < count {
                 var next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM entries")) ?? 0
@@ -1002,7 +1013,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     let new = start >= split
                     let end = new ? count : split
                     let kind: EntryWrite = new ? (appending ? .append : .insert) : .replace
-                    let current = writers[try writer(kind, many: end - start >= kind.rowsPerStep)]!
+                    let current = writers[try writer(kind, left: end - start)]!
                     let stepRows = current.rows
                     let statement = current.writer.statement
                     let width: Int32 = kind == .append ? 4 : 5
