@@ -115,6 +115,29 @@ struct ExploreEndToEndTests {
         #expect(reducedObject["por"] as? Bool == true)
     }
 
+    /// The state a schedule ends in is the client's the steps ran in: with the setup ending in
+    /// `client tab2`, two orders of two reads in an LRU namespace of three end in two recency
+    /// orders, as they do in `main` (the entries were read from the first client's cache, the
+    /// changes from tab2's, and the two orders counted as one state).
+    @Test(arguments: ["", "client main\n"])
+    func distinctStatesAreTheStatesOfTheClientTheStepsRanIn(back: String) async throws {
+        let scenario = """
+            ns feed max=3
+            client tab2
+            \(back)put feed:a 1
+            put feed:b 2
+            concurrent
+              get feed:a --async
+            and
+              get feed:b --async
+            end
+            """
+        let (run, object) = try await Self.explore(scenario, [])
+        #expect(run.status == 0, "\(run)")
+        #expect(object["schedules"] as? Int == 2, "\(run)")
+        #expect(object["distinct_states"] as? Int == 2, "\(run)")
+    }
+
     /// `--junit REPORT` over two scenarios, one clean and one failing: a suite each, a case per
     /// property, the broken one failing with the shrunk transcript and the rest skipped.
     @Test func junitHasACasePerPropertyAndTheFailureCarriesTheTranscript() async throws {

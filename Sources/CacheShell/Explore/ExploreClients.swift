@@ -14,6 +14,14 @@ extension Explorer {
         return cache.withClient(current.cache) { other in body(other) }
     }
 
+    /// The work pending in every client (the session's first cache alone while it has one): each
+    /// client's requests and scheduled work run on the one clock, whichever client is current.
+    static func pendingWorkOfEveryClient(_ session: Session, _ cache: isolated Cache) -> [PendingItem] {
+        var all: [PendingItem] = []
+        try? session.forEachClient(cache, only: nil) { other, _ in all += other.pendingWork() }
+        return all
+    }
+
     /// The key of the page `pages LIST --next` asks for now, in the current client.
     static func nextPageKey(of list: String, _ session: Session, _ cache: isolated Cache) -> String {
         let canonical = KeyName.canonical(list)

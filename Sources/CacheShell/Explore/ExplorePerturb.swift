@@ -336,7 +336,7 @@ struct ExplorePerturbation {
                     run.refused = (commands[c].line, Explorer.firstLine(output))
                 }
             }
-            run.state = Explorer.clientStates(session, cache) + "\npending \(cache.pendingWork().count)"
+            run.state = Explorer.clientStates(session, cache) + "\npending \(Explorer.pendingWorkOfEveryClient(session, cache).count)"
             var requests: [(at: Int64, keys: [String])] = []
             if observe {
                 try? session.forEachClient(cache, only: nil) { other, _ in

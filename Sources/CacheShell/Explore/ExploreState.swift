@@ -9,9 +9,12 @@ enum ExploreState {
     /// pending work (kind, keys, time until due; no ids, which number requests in any order); and,
     /// for each namespace with `max=` alone, its keys in recency order, which decides what it
     /// evicts next. Times are the virtual clock's, ms after the block began.
-    /// - Parameter times: false leaves every time out (the tests' comparison with plain enumeration,
-    ///   whose events are 1 ms apart).
-    static func fingerprint(cache: isolated Cache, session: Session, blockStart start: Int64, times: Bool = true) -> String {
+    /// - Parameters:
+    ///   - cache: the cache of the client whose state it is.
+    ///   - changes: that client's changes to entries since the block began (its timeline's).
+    ///   - times: false leaves every time out (the tests' comparison with plain enumeration,
+    ///     whose events are 1 ms apart).
+    static func fingerprint(cache: isolated Cache, changes events: [CacheEvent], blockStart start: Int64, times: Bool = true) -> String {
         func time(_ ms: Int64?) -> String { times ? ms.map(String.init) ?? "-" : "" }
         var lines: [String] = []
         let listed = cache.keys()
@@ -21,7 +24,7 @@ enum ExploreState {
                          + " expires=\(time(read.expiresInMs))" + (read.pending ? " pending" : ""))
         }
         var changes: [String: [String]] = [:]
-        for event in session.timeline.filter({ $0.at >= start }) {
+        for event in events where event.at >= start {
             changes[event.key, default: []].append("\(event.cause) \(time(event.at - start)) \(event.state) \(event.stored?.text ?? "null") \(event.source)")
         }
         for key in changes.keys.sorted() { lines.append("observed \(key): " + changes[key]!.joined(separator: "; ")) }

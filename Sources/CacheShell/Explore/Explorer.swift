@@ -445,7 +445,8 @@ public struct Explorer: Sendable {
             for name in session.clients.several ? session.clients.all.map(\.name) : [home] {
                 changesBefore[name] = Self.timeline(of: name, session).count
             }
-            let pendingBefore = Set(cache.pendingWork().flatMap { item -> [String] in
+            // The mutations pending in the setup's client, where the steps run.
+            let pendingBefore = Set(Self.onCurrentClient(session, cache) { $0.pendingWork() }.flatMap { item -> [String] in
                 if case .request(.mutate, let keys) = item.kind { return keys.map(KeyName.canonical) }
                 if case .queuedMutation(let keys) = item.kind { return keys.map(KeyName.canonical) }
                 return []
@@ -520,7 +521,7 @@ public struct Explorer: Sendable {
             var settled = max(0, target - cache.now)
             if settled > 0 { _ = sampled("advance " + TimeText.formatDuration(settled), in: session, on: cache) }
             for _ in 0..<64 {
-                let due = cache.pendingWork().compactMap { item -> Int64? in
+                let due = Self.pendingWorkOfEveryClient(session, cache).compactMap { item -> Int64? in
                     if case .poll = item.kind { return nil }
                     return item.dueAt
                 }.filter { $0 - cache.now <= ExploreScenario.maxLatency }.max()
@@ -567,7 +568,13 @@ public struct Explorer: Sendable {
                 }
                 run.commands.append("timeline " + violation.1)
             }
-            run.state = ExploreState.fingerprint(cache: cache, session: session, blockStart: start, times: options.timedStates)
+            // The current client's entries, pending work and timeline (the session's timeline is
+            // the current client's), read from its cache, not from the first client's.
+            let changes = session.timeline.filter { $0.at >= start }
+            let timed = options.timedStates
+            run.state = Self.onCurrentClient(session, cache) { current in
+                ExploreState.fingerprint(cache: current, changes: changes, blockStart: start, times: timed)
+            }
             // The other clients' entries too (client= steps).
             if session.clients.several { run.state += "\n" + Self.clientStates(session, cache) }
             return run
