@@ -473,8 +473,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// (a group of rewrites opened 26 such files in 1,000,000 puts at 32 too), and a larger step
     /// journals each page it changes once for more rows: 3.7% fewer commit instructions for
     /// rows rewritten in id order, the same for rows rewritten in random order (Benchmarks/README.md).
+    /// New rows go 128 to a step too.
     static let rowsPerStatement = 128
-    static let newRowsPerStatement = 128
 
     /// The three ways `writeEntries` writes entry rows.
     enum EntryWrite: Int, CaseIterable {
@@ -485,12 +485,9 @@ public final class SQLiteStore: PersistentStore, Sendable {
         /// New rows numbered by SQLite (`appendEntrySQL`): no id argument.
         case append
 
-        /// The rows a step of its statement of many rows writes.
-        var rowsPerStep: Int { self == .replace ? rowsPerStatement : newRowsPerStatement }
-
         /// The rows of a step of each of its statements, largest first: the rows left are
         /// written by the largest that they fill, so at most `fewRows - 1` go one to a step.
-        var stepSizes: [Int] { [rowsPerStep, fewRows, 1] }
+        static let stepSizes = [rowsPerStatement, fewRows, 1]
 
         /// Its statement for `rows` rows.
         func sql(rows: Int) -> String {
@@ -502,7 +499,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         }
 
         /// The index in `entrySQL` of its statement of `stepSizes[size]` rows.
-        func index(size: Int) -> Int { rawValue * 3 + size }
+        func index(size: Int) -> Int { rawValue * Self.stepSizes.count + size }
     }
 
     /// The rows of a step of the middle statement of each `EntryWrite`, for the rows a step of
@@ -511,7 +508,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
 
     /// The statements `writeEntries` steps, built once: for each `EntryWrite`, its statement for
     /// each of its `stepSizes`.
-    static let entrySQL = EntryWrite.allCases.flatMap { kind in kind.stepSizes.map { kind.sql(rows: $0) } }
+    static let entrySQL = EntryWrite.allCases.flatMap { kind in EntryWrite.stepSizes.map { kind.sql(rows: $0) } }
 
     /// Writes `rows` entry rows (12 arguments each, the columns in `entryColumns`' order); a row of
     /// the same key is updated in place (its key stays as it is), not deleted and inserted again.
@@ -947,7 +944,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// Writes entry rows many to a step of one statement (the rest 16 or one to a step, `stepSizes`), in the order
     /// of their row ids: the rows of ids below `firstNew`, which may be in the table, by an
     /// `INSERT OR REPLACE` `rowsPerStatement` to a step; the new rows, whose ids are the largest, by a plain
-    /// insert `newRowsPerStatement` to a step, at the right edge of the table, a step's rows on
+    /// insert `rowsPerStatement` to a step, at the right edge of the table, a step's rows on
     /// a few neighbouring pages. When the new rows' ids follow the largest id in the table one by
     /// one (as they do unless the newest rows were deleted), SQLite gives them those ids itself
     /// (`appendEntrySQL`), and each step checks that the last id it gave is the one expected (a
@@ -970,7 +967,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         defer { for w in writers { if let w { sqlite3_clear_bindings(w.writer.statement) } } }
         /// The writer of the largest statement of `kind` that `left` rows fill.
         func writer(_ kind: EntryWrite, left: Int) throws -> Int {
-            let sizes = kind.stepSizes
+            let sizes = EntryWrite.stepSizes
             let size = sizes.firstIndex { $0 <= left } ?? sizes.count - 1
             let k = kind.index(size: size)
             if writers[k] == nil {
