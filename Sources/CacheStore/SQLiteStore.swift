@@ -30,7 +30,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// The `meta.format` of every cachesh store.
     public static let format = "cachesh-store"
     /// The schema version this build writes (and the newest it reads).
-    public static let schemaVersion = 8
+    public static let schemaVersion = 9
 
     private let queue: DatabaseQueue
     /// Held from open to close (`StoreLock.release`); nil for a store in memory.
@@ -375,21 +375,54 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 UPDATE meta SET value = '8' WHERE name = 'schema';
                 """)
         }),
+        ("v9", { db in
+            // The entry table's columns without NOT NULL (`entryColumnsSQL9`): a step that
+            // replaces many rows may then never stop half-way on a constraint, so SQLite keeps no
+            // statement journal for it (a copy of every page the step changes, spilled to a
+            // temporary file). The rows are read as before, a NULL in any column refused (schema
+            // 8's constraints are the reader's checks now). Done as SQLite documents for
+            // removing NOT NULL constraints (ALTER TABLE, "making other kinds of table schema
+            // changes"): the table's SQL text is replaced and the schema cookie moved on; the
+            // layout of its rows does not change, so no row is rewritten. Only a table of schema
+            // 8's columns, as schema 8 declares them, is changed.
+            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(entries)").map { row -> String in
+                let name: String = row["name"], type: String = row["type"]
+                let notNull: Int = row["notnull"], key: Int = row["pk"]
+                return "\(name) \(type)\(key == 1 ? " PRIMARY KEY" : "")\(notNull == 1 ? " NOT NULL" : "")"
+            }
+            guard columns == ["id INTEGER PRIMARY KEY", "key BLOB NOT NULL", "recency INTEGER NOT NULL", "value TEXT NOT NULL",
+                              "fields BLOB NOT NULL"] else {
+                throw DamagedRow(why: StoreError("its entries table is not schema 8's (columns: \(columns.joined(separator: ", ")))"))
+            }
+            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            do {
+                try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'entries'",
+                               arguments: ["CREATE TABLE entries (\(entryColumnsSQL9))"])
+                try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+            } catch {
+                try? db.execute(sql: "PRAGMA writable_schema = OFF")
+                throw error
+            }
+            try db.execute(sql: "PRAGMA writable_schema = OFF")
+            db.clearSchemaCache()
+            try db.execute(sql: "UPDATE meta SET value = '9' WHERE name = 'schema'")
+        }),
     ]
 
-    /// A new store's tables as the migrations up to v8 leave them, the migrations recorded as
-    /// applied (as GRDB's migrator records them): a new file is written once, not through eight
+    /// A new store's tables as the migrations up to v9 leave them, the migrations recorded as
+    /// applied (as GRDB's migrator records them): a new file is written once, not through nine
     /// upgrades of tables that hold nothing (a sixteenth of the log a new store wrote before).
-    static func createSchema8(_ db: Database) throws {
+    static func createSchema(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '8');
+            INSERT INTO meta (name, value) VALUES ('format', '\(format)'), ('schema', '\(schemaVersion)');
             CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);
-            CREATE TABLE entries (\(entryColumnsSQL8));
+            CREATE TABLE entries (\(entryColumnsSQL9));
             CREATE TABLE log (position INTEGER PRIMARY KEY, body TEXT NOT NULL);
             CREATE TABLE server_data (key BLOB PRIMARY KEY NOT NULL, value TEXT, modified_at INTEGER, headers TEXT);
             CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6'), ('v7'), ('v8');
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2'), ('v3'), ('v4'), ('v5'), ('v6'), ('v7'), ('v8'), ('v9');
             """)
     }
 
@@ -423,6 +456,11 @@ public final class SQLiteStore: PersistentStore, Sendable {
         id INTEGER PRIMARY KEY, key BLOB NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL,
         fields BLOB NOT NULL
         """
+
+    /// The entry table's columns as schema 9 declares them: schema 8's without NOT NULL (v9 says
+    /// why). A row with a NULL in any of them is refused when read, as schema 8's constraints
+    /// refused it when written.
+    static let entryColumnsSQL9 = "id INTEGER PRIMARY KEY, key BLOB, recency INTEGER, value TEXT, fields BLOB"
 
     /// An upsert's update of a row that is there: every column of `entryColumns` but the key takes
     /// the new row's value.
@@ -467,13 +505,13 @@ public final class SQLiteStore: PersistentStore, Sendable {
     }
 
     /// Entry rows written by one step of `commit`'s batched statements: rows that may be in the
-    /// table already (a replace, whose statement journal grows with the pages a step changes),
-    /// and new rows (at the right edge of the table, with no statement journal). 128 replaced
-    /// rows, not 32: the journal of a step spills to a file past four pages of 16 KiB either way
-    /// (a group of rewrites opened 26 such files in 1,000,000 puts at 32 too), and a larger step
-    /// journals each page it changes once for more rows: 3.7% fewer commit instructions for
-    /// rows rewritten in id order, the same for rows rewritten in random order (Benchmarks/README.md).
-    /// New rows go 128 to a step too.
+    /// table already (a replace) and new rows (at the right edge of the table). 128 replaced
+    /// rows, not 32: with schema 8's NOT NULL columns a replace kept a statement journal, which
+    /// spilled to a file past four pages of 16 KiB either way, and a larger step journaled each
+    /// page it changed once for more rows (3.7% fewer commit instructions for rows rewritten in
+    /// id order, Benchmarks/README.md). Schema 9's columns have no constraint a step could fail
+    /// half-way on, so neither kind of step keeps a journal; 128 still fixes a step's cost over
+    /// more rows than 32. New rows go 128 to a step too.
     static let rowsPerStatement = 128
 
     /// The three ways `writeEntries` writes entry rows.
@@ -540,7 +578,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
         do {
             // A new file is made whole before the session's first commit, with no sync of its own
             // (a killed process leaves it empty or whole; it holds nothing yet), in one
-            // transaction of schema 8 (`createSchema8`) rather than the eight upgrades.
+            // transaction of the current schema (`createSchema`) rather than the nine upgrades.
             let isNew = try queue.read { db in try check(db, name: name) } && migration == nil
             if readOnly {
                 // Read as it is: nothing to make, nothing to upgrade.
@@ -573,7 +611,7 @@ public final class SQLiteStore: PersistentStore, Sendable {
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(64 << 20 / max(size, 512))")
                 }
             }
-            if isNew { try queue.write { db in try createSchema8(db) } }
+            if isNew { try queue.write { db in try createSchema(db) } }
             if let migration { try migrator.migrate(queue, upTo: migration) }
             if wal && isNew { try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") } }
             return isNew || migration != nil ? false : try upgrade(queue)
@@ -822,6 +860,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
                             key = String(decoding: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, 0))), as: UTF8.self)
                         }
                     case SQLITE_TEXT: key = optionalText(0) ?? ""
+                    case SQLITE_NULL:
+                        throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "entry row \(row + 1) has no key (NULL)")
                     default: break
                     }
                     let recency = try integer(1, "recency")
@@ -951,10 +991,10 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// mismatch fails the commit, never writes a row under another id).
     ///
     /// A step's fixed cost (starting, opening the table, finishing) is paid once per batch, not
-    /// once per row. SQLite copies every page a step of a replace of many rows changes into its
-    /// statement journal (in memory, spilled to a temporary file past 64 KiB: `rowsPerStatement`
-    /// says why a step is not smaller); the insert keeps none. (`PRAGMA temp_store = MEMORY`,
-    /// which keeps that journal in memory, was tried and is slower.)
+    /// once per row. Neither kind of step keeps a statement journal (a copy of every page the
+    /// step changes, to undo it alone): the insert is `OR FAIL`, and schema 9's columns have no
+    /// constraint a replace could fail half-way on (with schema 8's NOT NULL, each step of a
+    /// replace of many rows copied its pages there, spilled to a temporary file past 64 KiB).
     ///
     /// The keys, values and `fields` (`EntryRowFields`) are bound where `rows` keeps them (the
     /// engine wrote them there from its slots), which SQLite reads in place (`SQLITE_STATIC`)

@@ -13,7 +13,7 @@ import TestSupport
     static func directory() -> String { Fixtures.directory("store") }
 
     /// The store at `path` for edits and reads by hand written against schema 7's entry columns:
-    /// on a store of schema 8, each `read` and `write` runs on a temporary table `entries` (found
+    /// on a store of schema 8 or later, each `read` and `write` runs on a temporary table `entries` (found
     /// before the store's table of that name) holding the rows with their `fields` BLOB
     /// (`EntryRowFields`) as `stored_at` ... `last_put`, `tags` and `extra`, and a `write` puts
     /// the rows back, each field into the BLOB again (a NULL as the field absent, as schema 7
@@ -45,7 +45,7 @@ import TestSupport
             queue = try DatabaseQueue(path: path, configuration: configuration)
         }
 
-        /// Whether the store keeps `fields` (schema 8): then the rows are shown as schema 7's columns.
+        /// Whether the store keeps `fields` (schema 8 and later): then the rows are shown as schema 7's columns.
         private static func unpack(_ db: Database) throws -> Bool {
             guard try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('entries')").contains("fields") else { return false }
             let read = EntryRowFields.names.enumerated().map { "entry_field(fields, \($0.offset)) AS \($0.element)" }.joined(separator: ", ")
@@ -899,7 +899,7 @@ import TestSupport
     /// Opens the store at `path`, a fixture of schema `schema`: it is upgraded to the current
     /// schema, a session on it prints `expected` (`keys`, `stats`, `snapshot`), and once closed
     /// every row is as `rows` read it before (schema 8's `fields` read as schema 7's columns:
-    /// `editable`) and the entries have schema 8's layout.
+    /// `editable`) and the entries have the current layout.
     static func expectUpgrade<Rows: Equatable>(_ path: String, from schema: Int, printing expected: String,
                                                rows: () throws -> Rows) async throws {
         let before = try rows()
@@ -910,20 +910,22 @@ import TestSupport
         #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
         try store.close()
         #expect(try rows() == before)
-        try Self.expectSchema8Layout(path)
+        try Self.expectCurrentLayout(path)
     }
 
-    /// The entries of schema 8: keyed by the row id, with no index at all, the times, sequence
-    /// numbers, tags and extra in one BLOB.
-    static func expectSchema8Layout(_ path: String) throws {
-        let layout = try Self.editable(path).read { db in
+    /// The entries of schema 9: keyed by the row id, with no index at all, the times, sequence
+    /// numbers, tags and extra in one BLOB (schema 8), no column NOT NULL (schema 9).
+    static func expectCurrentLayout(_ path: String) throws {
+        let layout = try DatabaseQueue(path: path).read { db in
             (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? "",
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"))
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries'"),
+             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'schema'"),
+             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"))
         }
-        #expect(layout.0.contains("id INTEGER PRIMARY KEY, key BLOB NOT NULL"))
-        #expect(layout.0.contains("fields BLOB NOT NULL") && !layout.0.contains("stored_at") && !layout.0.contains("tags"))
-        #expect(!layout.0.contains("WITHOUT ROWID"))
+        #expect(layout.0 == "CREATE TABLE entries (id INTEGER PRIMARY KEY, key BLOB, recency INTEGER, value TEXT, fields BLOB)")
         #expect(layout.1.isEmpty)
+        #expect(layout.2 == "9")
+        #expect(layout.3 == (1...9).map { "v\($0)" })
     }
 
     /// A store of schema 5 as the previous release wrote it (`Tests/store-schema5`) is upgraded in
@@ -1010,7 +1012,7 @@ import TestSupport
     }
 
     /// A store of schema 7 as the previous release wrote it (`Tests/store-schema7`, with an HTTP
-    /// namespace) is upgraded in place to schema 8 when opened: each entry row keeps its id, key,
+    /// namespace) is upgraded in place (schema 8, then 9) when opened: each entry row keeps its id, key,
     /// recency and value as they were (type and bytes), its times, sequence numbers, tags and extra
     /// move into the `fields` BLOB and read back as the same integers (or NULL) and texts (the
     /// same bytes), every other table
@@ -1046,6 +1048,79 @@ import TestSupport
         let again = try await Self.opened(SQLiteStore(path: path))
         #expect(await Self.snapshotText(again) == after)
         #expect(said.contains("new:1"))
+    }
+
+    /// A store of schema 8 as the previous release wrote it (`Tests/store-schema8`) is upgraded in
+    /// place to schema 9 when opened: the entry table's columns lose NOT NULL (so SQLite keeps no
+    /// statement journal for a step that replaces many rows), no row is rewritten (every row of
+    /// every table keeps its type and bytes, and the table its pages), and a session on it prints
+    /// exactly what that release printed (`keys`, `stats`, `snapshot`). Rows written over after
+    /// the upgrade, many to a step, read back on the next open.
+    @Test func upgradesAStoreOfSchema8WrittenByThePreviousRelease() async throws {
+        let (path, expected) = try Self.copyOfFixture("store-schema8")
+        func rows() throws -> [[String]] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT typeof(id) || hex(id), typeof(key) || hex(key), typeof(recency) || hex(recency), "
+                                 + "typeof(value) || hex(value), typeof(fields) || hex(fields) FROM entries ORDER BY id")
+                    .map { row in (0..<5).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT hex(key), typeof(value) || hex(value), typeof(modified_at) || hex(modified_at), typeof(headers) || hex(headers) FROM server_data ORDER BY key")
+                        .map { row in (0..<4).map { row[$0] as String } }
+                    + Row.fetchAll(db, sql: "SELECT CAST(position AS TEXT), hex(body) FROM log ORDER BY position").map { row in [row[0] as String, row[1] as String] }
+                    + Row.fetchAll(db, sql: "SELECT hex(body) FROM state").map { [$0[0] as String] }
+            }
+        }
+        func entryPages() throws -> [Int] {
+            try DatabaseQueue(path: path).read { db in
+                try Int.fetchAll(db, sql: "SELECT pageno FROM dbstat WHERE name = 'entries' ORDER BY pageno")
+            }
+        }
+        let before = try rows()
+        #expect(before.count > 20)
+        let pages = try entryPages()
+        #expect(!pages.isEmpty)
+        func declared() throws -> String {
+            try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") } ?? ""
+        }
+        #expect(try declared().contains("key BLOB NOT NULL"))
+        try await Self.expectUpgrade(path, from: 8, printing: expected, rows: rows)
+        #expect(try entryPages() == pages)
+
+        // Every key put again, many rows to one step of `INSERT OR REPLACE`, and a new one.
+        let keys = try await DatabaseQueue(path: path).read { db in
+            try Data.fetchAll(db, sql: "SELECT key FROM entries ORDER BY id").map { String(decoding: $0, as: UTF8.self) }
+        }
+        let more = keys.filter { !$0.hasPrefix("api:") }.enumerated().map { "put \($1) {\"n\":\($0)}" }.joined(separator: "\n")
+            + "\nput new:1 {\"id\":1} tags=t\nkeys"
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        let said = await writer.typed(more)
+        let after = await Self.snapshotText(writer)
+        try await writer.run { session, _ in try session.closeStore() }
+        let again = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(again) == after)
+        #expect(said.contains("new:1") && after.contains("\"n\": 3"))
+    }
+
+    /// A store of schema 8 whose entry table is not as schema 8 declares it (a column added by
+    /// hand) is not upgraded by changing its declaration: opening refuses it as damaged and
+    /// leaves it as it was, schema 8 and every row.
+    @Test func aSchema8StoreWithAnotherEntryTableIsRefusedByTheUpgrade() async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema8")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "ALTER TABLE entries ADD COLUMN note TEXT") }
+        func everything() throws -> [String] {
+            try Self.metaAndRows(path, "typeof(recency)")
+                + DatabaseQueue(path: path).read { db in [try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'entries'") ?? ""] }
+        }
+        let before = try everything()
+        #expect(before.contains("schema=8"))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: \(path): its entries table is not schema 8's (columns: id INTEGER PRIMARY KEY, "
+                + "key BLOB NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL, fields BLOB NOT NULL, note TEXT)", "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try everything() == before)
     }
 
     /// A schema-7 row with a NULL where its column says NOT NULL (a file edited by hand) is
@@ -1303,9 +1378,9 @@ import TestSupport
         ("UPDATE meta SET value = '0' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"0\", not a whole number from 1)"),
         ("UPDATE meta SET value = 'six' WHERE name = 'schema'", "damaged cachesh store (its schema version is \"six\", not a whole number from 1)"),
         ("DELETE FROM meta WHERE name = 'schema'", "damaged cachesh store (no schema version)"),
-        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 8, but its migrations table also lists v0)"),
-        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 8, but its migrations table lacks v4)"),
-        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6, v7, v8)"),
+        ("INSERT INTO grdb_migrations (identifier) VALUES ('v0')", "damaged cachesh store (its schema version is 9, but its migrations table also lists v0)"),
+        ("DELETE FROM grdb_migrations WHERE identifier = 'v4'", "damaged cachesh store (its schema version is 9, but its migrations table lacks v4)"),
+        ("UPDATE meta SET value = '4' WHERE name = 'schema'", "damaged cachesh store (its schema version is 4, but its migrations table also lists v5, v6, v7, v8, v9)"),
     ])
     func aSchemaTheMigrationsContradictIsRefused(damage: String, message: String) throws {
         let path = Self.directory() + "/s.db"

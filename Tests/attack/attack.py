@@ -422,6 +422,7 @@ def attack_store(binary, rng, smoke, work):
     fixture4 = os.path.join(root, "Tests", "store-schema4", "store.db")
     fixture6 = os.path.join(root, "Tests", "store-schema6", "store.db")
     fixture7 = os.path.join(root, "Tests", "store-schema7", "store.db")
+    fixture8 = os.path.join(root, "Tests", "store-schema8", "store.db")
     trials = []
     # Damaged older-schema stores: refused, every byte (schema number too) left as it was.
     damages = [
@@ -437,13 +438,21 @@ def attack_store(binary, rng, smoke, work):
     for fixture in (fixture4, fixture5, fixture6, fixture7):
         for damage in (damages[:3] if smoke else damages):
             trials.append((f"schema {os.path.basename(os.path.dirname(fixture))[-1]} + {damage[:48]}", fixture, damage, "refused"))
+    # Schema 8 keeps the times and sequence numbers in `fields`: the damages of its other columns,
+    # and damaged `fields`; its upgrade (the entry table's declaration) is rolled back with the rest.
+    damages8 = [d for d in damages if "stored_at" not in d and "seq" not in d] + [
+        "UPDATE entries SET fields = x'7f01' WHERE key = (SELECT key FROM entries ORDER BY recency LIMIT 1)",
+        "ALTER TABLE entries ADD COLUMN note TEXT"]
+    for damage in (damages8[:2] + damages8[-2:] if smoke else damages8):
+        trials.append((f"schema 8 + {damage[:48]}", fixture8, damage, "refused"))
     # meta and the migrations table contradicting each other, on a store this build made.
     metas = ["UPDATE meta SET value = '-1' WHERE name = 'schema'", "UPDATE meta SET value = '0' WHERE name = 'schema'",
-             "UPDATE meta SET value = '7x' WHERE name = 'schema'", "INSERT INTO grdb_migrations VALUES ('v9')",
+             "UPDATE meta SET value = '7x' WHERE name = 'schema'", "INSERT INTO grdb_migrations VALUES ('v10')",
              "INSERT INTO grdb_migrations VALUES ('zz')", "DELETE FROM grdb_migrations WHERE identifier = 'v2'",
              "UPDATE meta SET value = '3' WHERE name = 'schema'", "DELETE FROM meta WHERE name = 'schema'",
              "UPDATE log SET position = position + 1000000", "UPDATE entries SET recency = 4611686018427387904",
              "UPDATE entries SET fields = x'7f01'", "UPDATE entries SET fields = x''", "UPDATE entries SET fields = 12",
+             "UPDATE entries SET key = NULL", "UPDATE entries SET recency = NULL",
              "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE TABLE entries (id INTEGER PRIMARY KEY, `key\n\x1b[31mred' WHERE name = 'entries'"]
     for damage in (metas[:4] + metas[-1:] if smoke else metas):
         trials.append((damage[:56], None, damage, "refused"))
