@@ -1100,6 +1100,37 @@ import TestSupport
         #expect(said.contains("new:1") && after.contains("\"n\": 3"))
     }
 
+    /// v9's upgrade where SQLite refuses to edit a table's declaration (a build whose connections
+    /// are defensive): the rows are copied into a table of schema 9's columns, each under its id
+    /// with every column's type and bytes, and a store so upgraded opens with what it held.
+    @Test func theUpgradeByCopyKeepsEveryRow() async throws {
+        let (path, expected) = try Self.copyOfFixture("store-schema8")
+        func rows() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT typeof(id) || hex(id) || typeof(key) || hex(key) || typeof(recency) || hex(recency) "
+                                    + "|| typeof(value) || hex(value) || typeof(fields) || hex(fields) FROM entries ORDER BY id")
+            }
+        }
+        func columns() throws -> [String] {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || pk FROM pragma_table_info('entries') ORDER BY cid")
+            }
+        }
+        let before = try rows()
+        #expect(before.count > 15)
+        #expect(try columns() == ["id INTEGER 0 1", "key BLOB 1 0", "recency INTEGER 1 0", "value TEXT 1 0", "fields BLOB 1 0"])
+        try await DatabaseQueue(path: path).write { db in
+            try SQLiteStore.copyEntriesToSchema9(db)
+            try db.execute(sql: "UPDATE meta SET value = '9' WHERE name = 'schema'; INSERT INTO grdb_migrations VALUES ('v9')")
+        }
+        #expect(try rows() == before)
+        #expect(try columns() == ["id INTEGER 0 1", "key BLOB 0 0", "recency INTEGER 0 0", "value TEXT 0 0", "fields BLOB 0 0"])
+        let store = try SQLiteStore(path: path)
+        let reader = try await Self.opened(store)
+        #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
+        try store.close()
+    }
+
     /// A store of schema 8 whose entry table is not as schema 8 declares it (a column added by
     /// hand) is not upgraded by changing its declaration: opening refuses it as damaged and
     /// leaves it as it was, schema 8 and every row.
