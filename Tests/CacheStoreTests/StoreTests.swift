@@ -913,6 +913,19 @@ import TestSupport
         try Self.expectCurrentLayout(path)
     }
 
+    /// Runs `commands` in a session on the store at `path` (just upgraded), closes it, and
+    /// expects a session opened on it again to have the state the first one ended in.
+    /// - Returns: what the commands printed, and that state (`snapshot`).
+    static func expectWritesReadBack(_ path: String, _ commands: String) async throws -> (said: String, after: String) {
+        let writer = try await Self.opened(SQLiteStore(path: path))
+        let said = await writer.typed(commands)
+        let after = await Self.snapshotText(writer)
+        try await writer.run { session, _ in try session.closeStore() }
+        let again = try await Self.opened(SQLiteStore(path: path))
+        #expect(await Self.snapshotText(again) == after)
+        return (said, after)
+    }
+
     /// The entries of schema 9: keyed by the row id, with no index at all, the times, sequence
     /// numbers, tags and extra in one BLOB (schema 8), no column NOT NULL (schema 9).
     static func expectCurrentLayout(_ path: String) throws {
@@ -1041,12 +1054,7 @@ import TestSupport
         #expect(types == ["blob"])
 
         let more = "put feed:d 5\nevict ff:2\nput new:1 {\"id\":1} tags=t\nget lfu:1\nexpire sv:1 in=1m\nadvance 1s\nkeys"
-        let writer = try await Self.opened(SQLiteStore(path: path))
-        let said = await writer.typed(more)
-        let after = await Self.snapshotText(writer)
-        try await writer.run { session, _ in try session.closeStore() }
-        let again = try await Self.opened(SQLiteStore(path: path))
-        #expect(await Self.snapshotText(again) == after)
+        let (said, _) = try await Self.expectWritesReadBack(path, more)
         #expect(said.contains("new:1"))
     }
 
@@ -1091,12 +1099,7 @@ import TestSupport
         }
         let more = keys.filter { !$0.hasPrefix("api:") }.enumerated().map { "put \($1) {\"n\":\($0)}" }.joined(separator: "\n")
             + "\nput new:1 {\"id\":1} tags=t\nkeys"
-        let writer = try await Self.opened(SQLiteStore(path: path))
-        let said = await writer.typed(more)
-        let after = await Self.snapshotText(writer)
-        try await writer.run { session, _ in try session.closeStore() }
-        let again = try await Self.opened(SQLiteStore(path: path))
-        #expect(await Self.snapshotText(again) == after)
+        let (said, after) = try await Self.expectWritesReadBack(path, more)
         #expect(said.contains("new:1") && after.contains("\"n\": 3"))
     }
 
