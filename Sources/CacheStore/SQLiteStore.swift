@@ -376,45 +376,65 @@ public final class SQLiteStore: PersistentStore, Sendable {
                 """)
         }),
         ("v9", { db in
-            // The entry table's columns without NOT NULL (`entryColumnsSQL9`): a step that
-            // replaces many rows may then never stop half-way on a constraint, so SQLite keeps no
-            // statement journal for it (a copy of every page the step changes, spilled to a
-            // temporary file). The rows are read as before, a NULL in any column refused (schema
-            // 8's constraints are the reader's checks now). Done as SQLite documents for
-            // removing NOT NULL constraints (ALTER TABLE, "making other kinds of table schema
-            // changes"): the table's SQL text is replaced and the schema cookie moved on; the
-            // layout of its rows does not change, so no row is rewritten. Where SQLite refuses
-            // that edit (a build whose connections are `SQLITE_DBCONFIG_DEFENSIVE`), the rows are
-            // copied into a new table instead (`copyEntriesToSchema9`). Only a table of schema
-            // 8's columns, as schema 8 declares them, is changed.
-            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(entries)").map { row -> String in
-                let name: String = row["name"], type: String = row["type"]
-                let notNull: Int = row["notnull"], key: Int = row["pk"]
-                return "\(name) \(type)\(key == 1 ? " PRIMARY KEY" : "")\(notNull == 1 ? " NOT NULL" : "")"
-            }
-            guard columns == ["id INTEGER PRIMARY KEY", "key BLOB NOT NULL", "recency INTEGER NOT NULL", "value TEXT NOT NULL",
-                              "fields BLOB NOT NULL"] else {
-                throw DamagedRow(why: StoreError("its entries table is not schema 8's (columns: \(columns.joined(separator: ", ")))"))
-            }
-            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
-            try db.execute(sql: "PRAGMA writable_schema = ON")
-            var edited = false
-            do {
-                try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'entries'",
-                               arguments: ["CREATE TABLE entries (\(entryColumnsSQL9))"])
-                if db.changesCount == 1 {
-                    try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
-                    edited = true
-                }
-            } catch {
-                // (Refused: the table's declaration is as it was.)
-            }
-            try db.execute(sql: "PRAGMA writable_schema = OFF")
-            db.clearSchemaCache()
-            if !edited { try copyEntriesToSchema9(db) }
+            try dropEntryConstraints(db)
             try db.execute(sql: "UPDATE meta SET value = '9' WHERE name = 'schema'")
         }),
     ]
+
+    /// v9: the entry table's columns without NOT NULL (`entryColumnsSQL9`): a step that replaces
+    /// many rows may then never stop half-way on a constraint, so SQLite keeps no statement
+    /// journal for it (a copy of every page the step changes, spilled to a temporary file). The
+    /// rows are read as before, a NULL in any column refused (schema 8's constraints are the
+    /// reader's checks now).
+    ///
+    /// Only a table declared as schema 8 declares it (`entryColumnsSQL8`, as a new store or v8's
+    /// renamed table has it) with no index or trigger is changed; any other is refused as damage.
+    /// Its declaration is replaced (`editEntryDeclaration`), no row rewritten; where SQLite
+    /// refuses that edit (`SQLITE_ERROR` with the transaction still open: a build whose
+    /// connections are `SQLITE_DBCONFIG_DEFENSIVE`), the rows are copied into a new table instead
+    /// (`copyEntriesToSchema9`). Any other error fails the upgrade.
+    /// - Parameter edit: the in-place edit (for tests: one that SQLite refuses).
+    static func dropEntryConstraints(_ db: Database, edit: (Database) throws -> Void = editEntryDeclaration) throws {
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(entries)").map { row -> String in
+            let name: String = row["name"], type: String = row["type"]
+            let notNull: Int = row["notnull"], key: Int = row["pk"]
+            return "\(name) \(type)\(key == 1 ? " PRIMARY KEY" : "")\(notNull == 1 ? " NOT NULL" : "")"
+        }
+        guard columns == ["id INTEGER PRIMARY KEY", "key BLOB NOT NULL", "recency INTEGER NOT NULL", "value TEXT NOT NULL",
+                          "fields BLOB NOT NULL"] else {
+            throw DamagedRow(why: StoreError("its entries table is not schema 8's (columns: \(columns.joined(separator: ", ")))"))
+        }
+        let declared = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'entries'")
+        let others = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'entries' AND type != 'table'") ?? 0
+        let schema8 = ["CREATE TABLE entries (\(entryColumnsSQL8))", "CREATE TABLE \"entries\" (\(entryColumnsSQL8))"]
+        guard let declared, schema8.contains(declared), others == 0 else {
+            throw DamagedRow(why: StoreError("its entries table is not schema 8's (declared with other constraints, or with an index or trigger)"))
+        }
+        do {
+            try edit(db)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR && db.isInsideTransaction {
+            try copyEntriesToSchema9(db)
+        }
+    }
+
+    /// Replaces the entry table's declaration by schema 9's and moves the schema cookie on, as
+    /// SQLite documents for removing NOT NULL constraints (ALTER TABLE, "making other kinds of
+    /// table schema changes"): the layout of the rows does not change. Throws `SQLITE_ERROR`,
+    /// the declaration as it was, where SQLite refuses to change `sqlite_master`.
+    static func editEntryDeclaration(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        do {
+            try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'entries'",
+                           arguments: ["CREATE TABLE entries (\(entryColumnsSQL9))"])
+            try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+        } catch {
+            try? db.execute(sql: "PRAGMA writable_schema = OFF")
+            throw error
+        }
+        try db.execute(sql: "PRAGMA writable_schema = OFF")
+        db.clearSchemaCache()
+    }
 
     /// v9's upgrade where the table's declaration cannot be edited in place: every entry row
     /// copied, under its id and byte for byte, into a table of schema 9's columns that takes the
@@ -758,8 +778,8 @@ public final class SQLiteStore: PersistentStore, Sendable {
     /// keeps them (no row, argument or `DatabaseValue` is built per row): the key is made from
     /// the column's bytes, the value parsed from them (`StoredEntry(valueUTF8:)`). Each column
     /// reads as GRDB decoded it before: a key that is neither a BLOB nor text is the empty key;
-    /// a text column ends at its first NUL (as a C string); a NULL in a NOT NULL column (a
-    /// damaged file), a field absent from `fields` that every entry has, or `fields` that are
+    /// a text column ends at its first NUL (as a C string); a NULL in any column (which schema 9
+    /// declares without NOT NULL; schema 8 could hold one only in a damaged file), a field absent from `fields` that every entry has, or `fields` that are
     /// not `EntryRowFields`' bytes, is one error naming the row and column, never a crash. Tags
     /// and extra read from `fields` as their bytes (no longer cut at a NUL, which cachesh never
     /// writes there).

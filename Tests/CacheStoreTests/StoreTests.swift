@@ -1104,9 +1104,11 @@ import TestSupport
     }
 
     /// v9's upgrade where SQLite refuses to edit a table's declaration (a build whose connections
-    /// are defensive): the rows are copied into a table of schema 9's columns, each under its id
-    /// with every column's type and bytes, and a store so upgraded opens with what it held.
-    @Test func theUpgradeByCopyKeepsEveryRow() async throws {
+    /// are defensive answers `SQLITE_ERROR`, "table sqlite_master may not be modified"): the rows
+    /// are copied into a table of schema 9's columns, each under its id with every column's type
+    /// and bytes, and a store so upgraded opens with what it held. Any other error of the edit
+    /// (a full disk) fails the upgrade, with nothing copied.
+    @Test func anUpgradeWhoseEditSQLiteRefusesCopiesEveryRow() async throws {
         let (path, expected) = try Self.copyOfFixture("store-schema8")
         func rows() throws -> [String] {
             try DatabaseQueue(path: path).read { db in
@@ -1122,8 +1124,23 @@ import TestSupport
         let before = try rows()
         #expect(before.count > 15)
         #expect(try columns() == ["id INTEGER 0 1", "key BLOB 1 0", "recency INTEGER 1 0", "value TEXT 1 0", "fields BLOB 1 0"])
+
+        let full = try await DatabaseQueue(path: path).writeWithoutTransaction { db -> ResultCode? in
+            do {
+                try db.inTransaction {
+                    try SQLiteStore.dropEntryConstraints(db) { _ in throw DatabaseError(resultCode: .SQLITE_FULL) }
+                    return .commit
+                }
+            } catch let error as DatabaseError { return error.resultCode }
+            return nil
+        }
+        #expect(full == .SQLITE_FULL)
+        #expect(try columns() == ["id INTEGER 0 1", "key BLOB 1 0", "recency INTEGER 1 0", "value TEXT 1 0", "fields BLOB 1 0"])
+
         try await DatabaseQueue(path: path).write { db in
-            try SQLiteStore.copyEntriesToSchema9(db)
+            try SQLiteStore.dropEntryConstraints(db) { _ in
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "table sqlite_master may not be modified")
+            }
             try db.execute(sql: "UPDATE meta SET value = '9' WHERE name = 'schema'; INSERT INTO grdb_migrations VALUES ('v9')")
         }
         #expect(try rows() == before)
@@ -1132,6 +1149,24 @@ import TestSupport
         let reader = try await Self.opened(store)
         #expect(await reader.typed("keys\nstats\nsnapshot") == expected)
         try store.close()
+    }
+
+    /// A store of schema 8 whose entry table has schema 8's columns but not its declaration (an
+    /// index added by hand) is refused by the upgrade, which would otherwise orphan or drop what
+    /// it does not know, and is left as it was.
+    @Test func aSchema8StoreWithAnIndexOnItsEntriesIsRefusedByTheUpgrade() async throws {
+        let (path, _) = try Self.copyOfFixture("store-schema8")
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE INDEX entries_by_key ON entries (key)") }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        #expect(refusal == "damaged store: \(path): its entries table is not schema 8's (declared with other constraints, or with an index or trigger)",
+                "\(refusal ?? "opened")")
+        #expect(await reader.run { _, cache in cache.count } == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
 
     /// A store of schema 8 whose entry table is not as schema 8 declares it (a column added by
@@ -1223,7 +1258,8 @@ import TestSupport
     /// them (cut short, bytes left over, a number past 64 bits, a mask bit no field has or a mask
     /// of two bytes whose second is 0, tags longer than the bytes left or of a negative length,
     /// empty, NULL, not a BLOB) are one clear error naming the row, and the session stays empty;
-    /// a field every entry has that is absent reads as the NULL schema 7 would have held.
+    /// a field every entry has that is absent reads as the NULL schema 7 would have held; a NULL
+    /// in any column is named.
     @Test(arguments: [
         ("fields = substr(fields, 1, length(fields) - 1)", "entry row 2 has damaged fields"),
         ("fields = fields || x'00'", "entry row 2 has damaged fields"),
@@ -1241,6 +1277,12 @@ import TestSupport
         ("recency = '12abc'", "entry row 2 has a recency that is not a whole number (text)"),
         ("recency = 'x'", "entry row 2 has a recency that is not a whole number (text)"),
         ("recency = 1.5", "entry row 2 has a recency that is not a whole number (a real number)"),
+        // A NULL in any column (schema 9 declares none NOT NULL).
+        ("key = NULL", "entry row 2 has no key (NULL)"),
+        // (A NULL recency sorts first: the rows are read in recency order.)
+        ("recency = NULL", "entry row 1 has no recency (NULL)"),
+        ("value = NULL", "entry row 2 has no value (NULL)"),
+        ("fields = NULL", "entry row 2 has no fields (NULL)"),
     ])
     func damagedFieldsAreOneClearError(damage: String, message: String) async throws {
         let path = Self.directory() + "/s.db"
