@@ -80,7 +80,7 @@ report() { # report NAME BIN
     "$bin" --store "$db" "$DIR/fill.cachesh" > /dev/null
     local size columns
     size=$(du -h "$db" | cut -f1)
-    # Every column of every entry row, in the order cachesh loads them (schema 8: the id, key,
+    # Every column of every entry row, in the order cachesh loads them (schemas 8 and 9: the id, key,
     # recency, value and the `fields` BLOB, which holds the times, sequence numbers, tags and extra;
     # a store written by an older BASELINE_BIN may have them in columns of their own).
     columns=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('entries')")
