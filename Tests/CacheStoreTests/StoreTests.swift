@@ -697,11 +697,7 @@ import TestSupport
                 FROM entries WHERE key = CAST('f:2' AS BLOB)
                 """)
         }
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): namespaces.f.max: is 2, but the store holds 3 entries of f")
         #expect(await reader.run { _, cache in cache.count } == 0)
     }
@@ -718,11 +714,7 @@ import TestSupport
             ("extra = '{\"colour\": 1}'", "entries[0].colour: unknown field"),
         ] {
             try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET tags = NULL, extra = NULL, value = '1'; UPDATE entries SET \(damage)") }
-            let reader = await TestShell()
-            let refusal = await reader.run { session, cache in
-                do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-                return nil
-            }
+            let (reader, refusal) = await Self.openRefused(path)
             #expect(refusal == "damaged store: \(path): " + message)
             #expect(await reader.run { _, cache in cache.count } == 0)
         }
@@ -766,11 +758,7 @@ import TestSupport
         }
         try raw.close()
         try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET seq = NULL WHERE key = CAST('b' AS BLOB)") }
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "cannot read store \(path): entry row 2 has no seq (NULL)")
         #expect(await reader.run { _, cache in cache.count } == 0)
     }
@@ -812,11 +800,7 @@ import TestSupport
         }
         try await Self.editable(path).write { try $0.execute(sql: "UPDATE entries SET \(damage)") }
         let damaged = try rows()
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): " + message)
         #expect(await reader.run { _, cache in cache.count } == 0)
         #expect(try rows() == damaged)
@@ -911,6 +895,17 @@ import TestSupport
         try store.close()
         #expect(try rows() == before)
         try Self.expectCurrentLayout(path)
+    }
+
+    /// Opens the store at `path` in a new session.
+    /// - Returns: the session, and the message of the error that refused the store (nil: opened).
+    static func openRefused(_ path: String) async -> (reader: TestShell, refusal: String?) {
+        let reader = await TestShell()
+        let refusal = await reader.run { session, cache in
+            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
+            return nil
+        }
+        return (reader, refusal)
     }
 
     /// Runs `commands` in a session on the store at `path` (just upgraded), closes it, and
@@ -1158,11 +1153,7 @@ import TestSupport
         let (path, _) = try Self.copyOfFixture("store-schema8")
         try await DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE INDEX entries_by_key ON entries (key)") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): its entries table is not schema 8's (declared with other constraints, or with an index or trigger)",
                 "\(refusal ?? "opened")")
         #expect(await reader.run { _, cache in cache.count } == 0)
@@ -1181,11 +1172,7 @@ import TestSupport
         }
         let before = try everything()
         #expect(before.contains("schema=8"))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): its entries table is not schema 8's (columns: id INTEGER PRIMARY KEY, "
                 + "key BLOB NOT NULL, recency INTEGER NOT NULL, value TEXT NOT NULL, fields BLOB NOT NULL, note TEXT)", "\(refusal ?? "opened")")
         #expect(await reader.run { _, cache in cache.count } == 0)
@@ -1208,11 +1195,7 @@ import TestSupport
         func everything() throws -> [String] { try Self.metaAndRows(path, "ifnull(seq, 'NULL')") }
         let before = try everything()
         #expect(before.contains("schema=7") && before.contains { $0.hasSuffix(":NULL:32") })
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal?.hasPrefix("cannot read store \(path): entry row ") == true && refusal?.hasSuffix(" has no seq (NULL)") == true,
                 "\(refusal ?? "opened")")
         #expect(await reader.run { _, cache in cache.count } == 0)
@@ -1229,11 +1212,7 @@ import TestSupport
         func everything() throws -> [String] { try Self.metaAndRows(path, "typeof(stored_at)") }
         let before = try everything()
         #expect(before.contains("schema=7"))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         let id = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT id FROM entries WHERE key = CAST('again' AS BLOB)") }
         #expect(refusal == "damaged store: \(path): the entry row of id \(id ?? -1) has a stored_at that is not a whole number (\(kind))",
                 "\(refusal ?? "opened")")
@@ -1291,11 +1270,7 @@ import TestSupport
         try await writer.run { session, _ in try session.closeStore() }
         try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE main.entries SET \(damage) WHERE key = CAST('b' AS BLOB)") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal?.hasPrefix("cannot read store \(path): \(message)") == true, "\(refusal ?? "opened")")
         #expect(await reader.run { _, cache in cache.count } == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
@@ -1369,11 +1344,7 @@ import TestSupport
         try await writer.run { session, _ in try session.closeStore() }
         try await Self.editable(path).write { try $0.execute(sql: damage) }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (_, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): " + message)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
@@ -1399,11 +1370,7 @@ import TestSupport
         }
         let before = try everything()
         #expect(before.contains("schema=5"))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (_, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): " + message)
         #expect(try everything() == before)
         // Undamaged, the same store upgrades.
@@ -1420,11 +1387,7 @@ import TestSupport
         let (path, _) = try Self.copyOfFixture("store-schema5")
         try await Self.editable(path).write { try $0.execute(sql: "DELETE FROM state") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (_, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path) holds 24 rows but no state row (the session they belong to)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
@@ -1491,11 +1454,7 @@ import TestSupport
         _ = await writer.typed("ns f ttl=1m\nput f:a 1\nput g:b 2\nserver set s 1\nget s\nadvance 10s")
         try await writer.run { session, _ in try session.closeStore() }
         try await Self.editable(path).write { try $0.execute(sql: damage) }
-        let reader = await TestShell()
-        let refusal = await reader.run { session, cache in
-            do throws(StoreError) { try session.open(store: SQLiteStore(path: path), on: cache) } catch { return Optional(error.message) }
-            return nil
-        }
+        let (reader, refusal) = await Self.openRefused(path)
         #expect(refusal == "damaged store: \(path): " + message)
         #expect(await reader.run { _, cache in cache.count } == 0)
     }
