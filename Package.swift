@@ -61,11 +61,15 @@ let package = Package(
         .target(
             name: "CacheCore",
             dependencies: [
+                "CPrefetch",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: shippedSwiftSettings
         ),
+        // A processor's prefetch hint, for the engine's evictions (Sources/CPrefetch/shim.h): a
+        // header only, nothing to link.
+        .systemLibrary(name: "CPrefetch"),
         // Trace replay (`replay`): scratch simulations of eviction policies, apart from the engine;
         // of the core it uses only its eviction names, time texts and file checks. HAR logs (Sources/CacheReplay/HAR)
         // are read here too, as a stream, for the HTTP replay.

@@ -131,6 +131,50 @@ import Testing
         #expect(changes.entries.map(\.rowID) == [3])
     }
 
+    // An evicting put asks the processor for the lines of the next victims (`EngineState.
+    // prefetchNextVictims`), named by the items after the queue's head. With nothing read in
+    // between, every item is current, so those are exactly the entries the next puts evict: the
+    // first and third after this one, whether the namespace holds every entry (the global queue)
+    // or shares the slots (its own).
+    @Test func theItemsAPutAsksTheProcessorForAreTheNextVictims() {
+        for shared in [false, true] {
+            let engine = Self.engine(shared ? ["a": 5, "b": 3] : ["a": 5])
+            for i in 1...5 {
+                engine.put("a:\(i)", .int(Int64(i)))
+                if shared && i <= 3 { engine.put("b:\(i)", .int(Int64(i))) }
+            }
+            let ns = engine.namespaceSlot(forKey: "a:1")
+            func queued(_ ahead: Int) -> String? {
+                let slot = engine.state.entries.ordered.queuedSlot(Int(ns), ahead: ahead)
+                return slot < 0 ? nil : engine.slots[Int(slot)].key
+            }
+            for i in 6...12 {
+                #expect(engine.put("a:\(i)", .int(Int64(i))) == ["a:\(i)", "a:\(i - 5)"])
+                // The head is the victim's item; the next puts evict a:(i-4), then a:(i-3), ...
+                #expect(queued(1) == "a:\(i - 4)", "shared \(shared), put a:\(i)")
+                #expect(queued(3) == "a:\(i - 2)", "shared \(shared), put a:\(i)")
+            }
+        }
+    }
+
+    // The hint reads no slot past the end and changes nothing: queue items past the end, stale
+    // items whose slots were freed, and keys that are not ASCII (whose bucket is not asked for)
+    // leave the puts evicting what the policy names, the invariants checked after each.
+    @Test func aHintPastTheQueueOrOnAFreedSlotChangesNothing() throws {
+        let engine = Self.engine(["a": 2, "b": 3])
+        engine.put("a:é1", .int(1))
+        engine.put("a:2", .int(2))
+        #expect(engine.put("a:3", .int(3)) == ["a:3", "a:é1"])
+        _ = try engine.get("a:2")
+        engine.put("b:1", .int(1))
+        _ = engine.evict("a:3")
+        engine.put("a:4", .int(4))
+        #expect(engine.put("a:5", .int(5)) == ["a:5", "a:2"])
+        #expect(engine.put("a:ü6", .int(6)) == ["a:ü6", "a:4"])
+        #expect(engine.put("a:7", .int(7)) == ["a:7", "a:5"])
+        #expect(engine.count == 3)
+    }
+
     @Test func theStoredNullIsTheTextNull() {
         #expect(StoredValue.null.text == "null")
         #expect(StoredValue.null == StoredValue(canonical: "null"))

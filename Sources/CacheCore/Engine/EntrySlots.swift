@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// The engine's slot array, which can note the slots written to since it was last asked
 /// (for a persistent store that writes only what changed).
 ///
@@ -79,6 +81,14 @@ struct EntrySlots: RandomAccessCollection {
     var count: Int { storage.count }
     func index(after i: Int) -> Int { i + 1 }
     func index(before i: Int) -> Int { i - 1 }
+
+    /// Asks the processor to bring slot `i`'s entry into its cache, without waiting for it
+    /// (`cachesh_prefetch`); a slot past the end is not named.
+    @inline(__always)
+    func prefetch(_ i: Int) {
+        guard i >= 0 && i < storage.count else { return }
+        storage.withUnsafeBufferPointer { cachesh_prefetch($0.baseAddress! + i) }
+    }
 
     subscript(i: Int) -> Entry {
         // Borrowed in place: a read of one field (`slots[i].key`) copies neither the entry nor

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Key → slot of the live entries: an open-addressing hash table of 8-byte buckets, each the
 /// low 32 bits of the key's hash and the slot + 1 (0: an empty bucket), probed linearly.
 ///
@@ -112,6 +114,21 @@ struct KeyIndex {
             KeyHash.hasDefaultPrefix(bytes) ? nil : KeyHash.asciiHash(bytes, seeds)
         }
         return fast ?? nil
+    }
+
+    /// Asks the processor to bring the bucket where a look-up of `key` (a key as the entries
+    /// hold it) begins into its cache, without waiting for it (`cachesh_prefetch`). An ASCII key
+    /// only, the usual one: another is hashed by `nonASCIIHash`, which builds its bytes, more
+    /// than a hint is worth.
+    @inline(__always)
+    func prefetchBucket(of key: String) {
+        guard !buckets.isEmpty else { return }
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            KeyHash.asciiHash(bytes, seeds)
+        }
+        guard let ascii, let hash = ascii else { return }
+        let i = TableSize.home(hash, buckets.count)
+        buckets.withUnsafeBufferPointer { cachesh_prefetch($0.baseAddress! + i) }
     }
 
     /// The slot of the key whose hash is `hash` and whose stored key `matches`, or nil.

@@ -2,6 +2,8 @@
 // linked lists and LFU's buckets), the global recency queue and their compaction. Their
 // operations (OrderedSlots.swift) call these; their checks are in OrderedSlots+Invariants.swift.
 
+import CPrefetch
+
 extension OrderedSlots {
     /// Places a new entry (or one re-placed by a policy change) in its namespace's list: last,
     /// unvisited under SIEVE; LFU: last of the entries with one use.
@@ -185,6 +187,30 @@ extension OrderedSlots {
         q += 1
         while q < end && !isCurrent(namespaceQueues[n].items[q]) { q += 1 }
         return q < end ? namespaceQueues[n].items[q].slot : first
+    }
+
+    /// The slot of the item `ahead` places after the head of LRU namespace `n`'s queue (the
+    /// global queue for the solo namespace), current or not, or -1 past its end: after
+    /// `lruVictim`, whose head is the victim's item, the likely next victims, whose lines a
+    /// put asks the processor for ahead of the put that evicts them.
+    @inline(__always)
+    func queuedSlot(_ n: Int, ahead: Int) -> Int32 {
+        if Int32(truncatingIfNeeded: n) == solo {
+            let q = recency.head &+ ahead
+            return q < recency.items.count ? recency.items[q] : -1
+        }
+        let q = namespaceQueues[n].head &+ ahead
+        return q < namespaceQueues[n].items.count ? namespaceQueues[n].items[q].slot : -1
+    }
+
+    /// Asks the processor for slot `slot`'s entry and place (`EntrySlots.prefetch`); a slot
+    /// past the end is not named.
+    @inline(__always)
+    func prefetch(_ slot: Int32) {
+        let i = Int(slot)
+        entries.prefetch(i)
+        guard i >= 0 && i < places.count else { return }
+        places.withUnsafeBufferPointer { cachesh_prefetch($0.baseAddress! + i) }
     }
 
     /// Before an entry of namespace `ns` is stored: empty slots become solo in `ns` if it is
