@@ -132,11 +132,11 @@ import Testing
     }
 
     // An evicting put asks the processor for the lines of the next victims (`EngineState.
-    // prefetchNextVictims`), named by the items after the queue's head. With nothing read in
-    // between, every item is current, so those are exactly the entries the next puts evict: the
-    // first and third after this one, whether the namespace holds every entry (the global queue)
-    // or shares the slots (its own).
-    @Test func theItemsAPutAsksTheProcessorForAreTheNextVictims() {
+    // prefetchNextVictims`), named by the queue's items after its head (`queuedSlot`). With
+    // nothing read in between, every item is current, so `queuedSlot` names exactly the entries
+    // the next puts evict, the first and third after this one, whether the namespace holds every
+    // entry (the global queue) or shares the slots (its own). (A hint itself cannot be seen.)
+    @Test func theQueuedSlotsAfterAnEvictionAreTheNextVictims() {
         for shared in [false, true] {
             let engine = Self.engine(shared ? ["a": 5, "b": 3] : ["a": 5])
             for i in 1...5 {
@@ -157,22 +157,45 @@ import Testing
         }
     }
 
-    // The hint reads no slot past the end and changes nothing: queue items past the end, stale
-    // items whose slots were freed, and keys that are not ASCII (whose bucket is not asked for)
-    // leave the puts evicting what the policy names, the invariants checked after each.
-    @Test func aHintPastTheQueueOrOnAFreedSlotChangesNothing() throws {
-        let engine = Self.engine(["a": 2, "b": 3])
-        engine.put("a:é1", .int(1))
-        engine.put("a:2", .int(2))
-        #expect(engine.put("a:3", .int(3)) == ["a:3", "a:é1"])
-        _ = try engine.get("a:2")
-        engine.put("b:1", .int(1))
-        _ = engine.evict("a:3")
-        engine.put("a:4", .int(4))
-        #expect(engine.put("a:5", .int(5)) == ["a:5", "a:2"])
-        #expect(engine.put("a:ü6", .int(6)) == ["a:ü6", "a:4"])
-        #expect(engine.put("a:7", .int(7)) == ["a:7", "a:5"])
-        #expect(engine.count == 3)
+    // The hints read no slot past the end and change nothing: a next item on a freed slot (a
+    // dead entry, its key empty), a next key that is not ASCII (whose bucket is not asked for),
+    // and queues too short for an item three on leave the puts evicting what the policy names,
+    // the invariants checked after each.
+    @Test func aHintOnAFreedSlotAKeyNotASCIIOrPastTheQueueChangesNothing() throws {
+        let engine = Self.engine(["a": 5, "b": 5])
+        let ns = engine.namespaceSlot(forKey: "a:1")
+        func queued(_ ahead: Int) -> Int32 { engine.state.entries.ordered.queuedSlot(Int(ns), ahead: ahead) }
+        for i in 1...5 {
+            engine.put("a:\(i)", .int(Int64(i)))
+            engine.put("b:\(i)", .int(Int64(i)))
+        }
+        // a:2's item stays in a's queue, its slot freed and not taken again (the b's slots,
+        // freed after it, are taken first).
+        _ = engine.evict("a:2")
+        for i in 1...5 { _ = engine.evict("b:\(i)") }
+        engine.put("a:é6", .int(6))
+        #expect(engine.put("a:7", .int(7)) == ["a:7", "a:1"])
+        #expect(queued(1) >= 0 && !engine.slots[Int(queued(1))].live)
+        #expect(queued(3) >= 0 && engine.slots[Int(queued(3))].key == "a:4")
+        #expect(engine.put("a:8", .int(8)) == ["a:8", "a:3"])
+        #expect(engine.put("a:9", .int(9)) == ["a:9", "a:4"])
+        #expect(engine.put("a:10", .int(10)) == ["a:10", "a:5"])
+        #expect(engine.slots[Int(queued(1))].key == "a:é6")
+        #expect(engine.put("a:11", .int(11)) == ["a:11", "a:é6"])
+        #expect(engine.put("a:12", .int(12)) == ["a:12", "a:7"])
+        #expect(engine.count == 5)
+
+        // A namespace of two: the item three on is past the queue's end.
+        let small = Self.engine(["s": 2])
+        let s = small.namespaceSlot(forKey: "s:1")
+        small.put("s:1", .int(1))
+        small.put("s:2", .int(2))
+        #expect(small.put("s:3", .int(3)) == ["s:3", "s:1"])
+        #expect(small.state.entries.ordered.queuedSlot(Int(s), ahead: 3) == -1)
+        _ = try small.get("s:2")
+        #expect(small.put("s:4", .int(4)) == ["s:4", "s:3"])
+        #expect(small.put("s:5", .int(5)) == ["s:5", "s:2"])
+        #expect(small.count == 2)
     }
 
     @Test func theStoredNullIsTheTextNull() {

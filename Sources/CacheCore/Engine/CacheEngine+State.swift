@@ -232,14 +232,14 @@ struct EngineState {
     }
 
     /// Asks the processor for what the next evictions of LRU namespace `ns` will read, once
-    /// `lruVictim` has found this one (the queue's head is the victim's item): the entry and place
-    /// of the slot three items on, and the key index's bucket of the next item's key (whose
-    /// entry the put before asked for, so its key is read from the cache). The items are the
-    /// likely victims of the next puts (those a get moves on are skipped then, and a hint for
-    /// them is lost, nothing else). At a million entries each line is a miss of its own, and an
-    /// evicting put waited on three in a row (the victim's place, its entry, its key's bucket);
-    /// asked for a put or two ahead, they arrive while the puts before them run:
-    /// `CoreBenchmarks put` at 1 M, 2.3-2.6x a `Dictionary` lookup before, 1.6-2.1x with
+    /// `lruVictim` has found this one (the queue's head is the victim's item): the entry (both
+    /// its lines) and place of the slot three items on, and the key index's bucket of the next
+    /// item's key (whose entry a put two before asked for, so its key is read from the cache).
+    /// The items are the likely victims of the next puts (those a get moves on are skipped then,
+    /// and a hint for them is lost, nothing else). At a million entries each line is a miss of
+    /// its own, and an evicting put waited on three in a row (the victim's place, its entry, its
+    /// key's bucket); asked for a put or more ahead, they arrive while the puts before them run:
+    /// `CoreBenchmarks put` at 1 M, 2.2-2.7x a `Dictionary` lookup before, 1.5-1.7x with
     /// (Benchmarks/README.md). A hint changes no state and reads no slot past the end.
     /// - Complexity: O(1) (the key's bytes hashed, as the eviction hashes them).
     @inline(__always)

@@ -1,4 +1,4 @@
-import CPrefetch
+internal import CPrefetch
 
 /// The engine's slot array, which can note the slots written to since it was last asked
 /// (for a persistent store that writes only what changed).
@@ -83,11 +83,16 @@ struct EntrySlots: RandomAccessCollection {
     func index(before i: Int) -> Int { i - 1 }
 
     /// Asks the processor to bring slot `i`'s entry into its cache, without waiting for it
-    /// (`cachesh_prefetch`); a slot past the end is not named.
+    /// (`cachesh_prefetch`): both of its lines (an entry of 96 bytes spans two lines of 64, its
+    /// first and last bytes one each); a slot past the end is not named.
     @inline(__always)
     func prefetch(_ i: Int) {
         guard i >= 0 && i < storage.count else { return }
-        storage.withUnsafeBufferPointer { cachesh_prefetch($0.baseAddress! + i) }
+        storage.withUnsafeBufferPointer {
+            let entry = UnsafeRawPointer($0.baseAddress! + i)
+            cachesh_prefetch(entry)
+            cachesh_prefetch(entry + (MemoryLayout<Entry>.size - 1))
+        }
     }
 
     subscript(i: Int) -> Entry {

@@ -1,4 +1,4 @@
-import CPrefetch
+internal import CPrefetch
 
 /// Key → slot of the live entries: an open-addressing hash table of 8-byte buckets, each the
 /// low 32 bits of the key's hash and the slot + 1 (0: an empty bucket), probed linearly.

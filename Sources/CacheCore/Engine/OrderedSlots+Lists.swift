@@ -2,7 +2,7 @@
 // linked lists and LFU's buckets), the global recency queue and their compaction. Their
 // operations (OrderedSlots.swift) call these; their checks are in OrderedSlots+Invariants.swift.
 
-import CPrefetch
+internal import CPrefetch
 
 extension OrderedSlots {
     /// Places a new entry (or one re-placed by a policy change) in its namespace's list: last,
