@@ -6,8 +6,15 @@ enum EngineBenchmarks {
     static let hour: Int64 = 3_600_000
     static let day: Int64 = 86_400_000
 
+    /// The keys' text after `n:` and before the number (`--long-keys`): empty, or one that makes
+    /// every key longer than 15 bytes, so that a Swift string keeps its bytes out of line (as
+    /// most app keys, `feed:user:12345678`, are) instead of in the string itself.
+    // nonisolated(unsafe): written once by main.swift's argument parsing, before any benchmark
+    // runs, and only read after, all on the main thread (as `Timing.alternatingRounds`).
+    nonisolated(unsafe) static var keyInfix = ""
+
     static func keys(_ n: Int, offset: Int = 0) -> [String] {
-        (offset..<offset + n).map { "n:\($0)" }
+        (offset..<offset + n).map { "n:\(keyInfix)\($0)" }
     }
 
     /// Random key positions, the same for the engine and its baseline.

@@ -2,7 +2,8 @@ import Foundation
 
 // Release-build benchmarks of the cache core. `swift run -c release CoreBenchmarks [NAME...]`
 // with NAME among get, put, policies, expiry, entity, json, recorder, memory (all when none is given);
-// `--entries N` sets the cache size of get, put, policies and memory; `--rounds N` the rounds of get and put.
+// `--entries N` sets the cache size of get, put, policies and memory; `--rounds N` the rounds of get and put;
+// `--long-keys` keys of get, put and policies longer than 15 bytes.
 
 let all = ["get", "put", "policies", "expiry", "entity", "json", "recorder", "memory"]
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +18,12 @@ if let i = arguments.firstIndex(of: "--entries"), i + 1 < arguments.count, let n
 if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]), n > 0 {
     Timing.alternatingRounds = n
     arguments.removeSubrange(i...i + 1)
+}
+/// `--long-keys` makes the keys of get, put and policies longer than 15 bytes (`n:user-profile-N`),
+/// their bytes out of line, instead of `n:N`.
+if let i = arguments.firstIndex(of: "--long-keys") {
+    EngineBenchmarks.keyInfix = "user-profile-"
+    arguments.remove(at: i)
 }
 let chosen = arguments.isEmpty ? all : arguments
 for name in chosen where !all.contains(name) {
