@@ -151,7 +151,7 @@ import TestSupport
     @Test func scheduledCommandErrorsStillNameTheirFileAndLineAfterRestore() async {
         let dir = Self.directory()
         let original = await TestShell()
-        _ = await Self.run(original, "put a 1\n\nat 1m get\n", name: "setup.cachesh")
+        _ = await Self.run(original, "put a 1\n\nat 1m stats nope\n", name: "setup.cachesh")
         _ = await original.typed("snapshot \(dir)/a.json")
         let restored = await TestShell()
         _ = await restored.typed("restore \(dir)/a.json")

@@ -59,6 +59,13 @@ import Testing
         ("at 1s at 5x echo hi", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
         ("at 1s at 1s frob", #"unknown command "frob" (try help)"#),
         ("at 1s at 1s", "at needs D COMMAND"),
+        // The scheduled command's words too, as the command itself would refuse them.
+        ("at 1s get", "get needs KEY [headers={...}] [--force] [--nowait] [--async]"),
+        ("at 1s at 1s get feed:1 --fresh", "get has no flag --fresh (it takes --async, --force, --nowait)"),
+        ("at 1s put feed:3 1 tags=a,,b", "put: empty tag in tags=a,,b"),
+        (#"at 1s put feed:3 {"id": 3,}"#, "bad JSON: unexpected character '}', expected a string key"),
+        ("at 1s expire feed:1 in=zz", #"bad duration "zz": expected a number before "zz""#),
+        ("at 1s server frob", #"unknown server command "frob" (use set, patch, delete, show, latency, fail, offline, online, log, next, strict)"#),
         (#"put feed:3 {"id": 3,}"#, "bad JSON: unexpected character '}', expected a string key"),
         ("put feed:3 1 tags=a,,b", "put: empty tag in tags=a,,b"),
         ("put feed:3", "put needs KEY VALUE [tags=a,b]"),

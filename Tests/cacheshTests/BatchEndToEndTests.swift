@@ -66,12 +66,12 @@ struct BatchEndToEndTests {
     @Test("errors in piped input name their line, however the input arrived")
     func pipedInputKeepsLineNumbers() async throws {
         var input = String(repeating: "echo x\n", count: 20_000)
-        input += "put a {\n\"k\":\n1}\nat 1s peek\nnonsense\nadvance 2s\n"
+        input += "put a {\n\"k\":\n1}\nat 1s stats nope\nnonsense\nadvance 2s\n"
         let run = try await Cachesh.run([], stdin: input)
         #expect(run.status == 1)
         #expect(run.stderr == """
             <stdin>:20005: error: unknown command "nonsense" (try help)
-            <stdin>:20004: error: (at 2026-01-01T00:00:01.000Z) peek needs KEY
+            <stdin>:20004: error: (at 2026-01-01T00:00:01.000Z) stats: unknown namespace "nope" (known: default)
 
             """)
     }
@@ -98,14 +98,14 @@ struct BatchEndToEndTests {
         try FileManager.default.createDirectory(at: sandbox.url.appendingPathComponent("sub"), withIntermediateDirectories: false)
         try sandbox.write("sub/inner.cachesh", "echo inner\n")
         var script = String(repeating: "echo x\n", count: 20_000)
-        script += "put a {\n\"k\":\n1}\nat 1s peek\nnonsense\nsource inner.cachesh\nadvance 2s\n"
+        script += "put a {\n\"k\":\n1}\nat 1s stats nope\nnonsense\nsource inner.cachesh\nadvance 2s\n"
         try sandbox.write("sub/long.cachesh", script)
         let run = try await Cachesh.run(["sub/long.cachesh"], in: sandbox.url)
         #expect(run.status == 1)
-        #expect(run.stdout.contains("x\nkeys: a\nscheduled at 2026-01-01T00:00:01.000Z: peek\ninner\nnow: "))
+        #expect(run.stdout.contains("x\nkeys: a\nscheduled at 2026-01-01T00:00:01.000Z: stats nope\ninner\nnow: "))
         #expect(run.stderr == """
             sub/long.cachesh:20005: error: unknown command "nonsense" (try help)
-            sub/long.cachesh:20004: error: (at 2026-01-01T00:00:01.000Z) peek needs KEY
+            sub/long.cachesh:20004: error: (at 2026-01-01T00:00:01.000Z) stats: unknown namespace "nope" (known: default)
 
             """)
         let bail = try await Cachesh.run(["--bail", "sub/long.cachesh"], in: sandbox.url)

@@ -8,7 +8,7 @@ import Testing
     /// died for want of memory), and the commands still report that line.
     @Test func scheduledCommandLinesCostNoMemory() async throws {
         let sandbox = try Sandbox()
-        let made = try await Cachesh.run(["-c", "at 1ms put x; snapshot state.json"], in: sandbox.url)
+        let made = try await Cachesh.run(["-c", "at 1ms stats nope; snapshot state.json"], in: sandbox.url)
         #expect(made.status == 0, "\(made)")
         let text = try String(contentsOf: sandbox.url.appendingPathComponent("state.json"), encoding: .utf8)
         guard var document = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
@@ -31,7 +31,7 @@ import Testing
         #expect(outcome.stdout.hasPrefix("restored (0 entries, now 2026-01-01T00:00:00.000Z)\n"), "\(outcome)")
         let errors = outcome.stderr.split(separator: "\n")
         #expect(errors.count == 400, "\(outcome.stderr.prefix(300))")
-        #expect(errors.first == "-c:10000000: error: (at 2026-01-01T00:00:00.001Z) put needs KEY VALUE [tags=a,b]")
+        #expect(errors.first == "-c:10000000: error: (at 2026-01-01T00:00:00.001Z) stats: unknown namespace \"nope\" (known: default)")
     }
 
     /// A poll (or an active key's refetch after `focus`) of a key whose namespace nothing had
@@ -102,17 +102,17 @@ import Testing
     /// `"file": null`), and a file it names resolves beside that script, not the working directory.
     @Test func nestedScheduledCommandsKeepTheirPlace() async throws {
         let sandbox = try Sandbox()
-        try sandbox.write("sub/nested.cachesh", "echo start\nat 1ms at 1ms put x\nat 1ms at 1ms snapshot here.json\nat 1ms snapshot once.json\nadvance 5ms\n")
+        try sandbox.write("sub/nested.cachesh", "echo start\nat 1ms at 1ms stats nope\nat 1ms at 1ms snapshot here.json\nat 1ms snapshot once.json\nadvance 5ms\n")
         let human = try await Cachesh.run(["sub/nested.cachesh"], in: sandbox.url)
         #expect(human.status == 1, "\(human)")
-        #expect(human.stderr == "sub/nested.cachesh:2: error: (at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]\n")
+        #expect(human.stderr == "sub/nested.cachesh:2: error: (at 2026-01-01T00:00:00.002Z) stats: unknown namespace \"nope\" (known: default)\n")
         #expect(FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("sub/here.json").path))
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("here.json").path))
         #expect(FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("sub/once.json").path))
         #expect(!FileManager.default.fileExists(atPath: sandbox.url.appendingPathComponent("once.json").path))
 
         let json = try await Cachesh.run(["--json", "sub/nested.cachesh"], in: sandbox.url)
-        #expect(json.stdout.contains(#"{"column":null,"command":"put","error":"(at 2026-01-01T00:00:00.002Z) put needs KEY VALUE [tags=a,b]","file":"sub/nested.cachesh","line":2,"ok":false}"#),
+        #expect(json.stdout.contains(#"{"column":null,"command":"stats","error":"(at 2026-01-01T00:00:00.002Z) stats: unknown namespace \"nope\" (known: default)","file":"sub/nested.cachesh","line":2,"ok":false}"#),
                 "\(json)")
 
         // Under --safe the nested refusal names its place too.

@@ -94,8 +94,8 @@ import Testing
             ("put a:1 1; bogus; get a:1", "-c:1:12: error: unknown command \"bogus\" (try help)\n"),
             ("put a:1 1; get a:1; get", "-c:1:21: error: get needs KEY [--force] [--nowait] [--async]\n"),
             ("put é:1 \"ü\";  ünknown x", "-c:1:15: error: unknown command \"ünknown\" (try help)\n"),
-            ("now\nput a:1 1;  at 1s put x; advance 2s",
-             "-c:2:19: error: (at 2026-01-01T00:00:01.000Z) put needs KEY VALUE [tags=a,b]\n"),
+            ("now\nput a:1 1;  at 1s stats nope; advance 2s",
+             "-c:2:19: error: (at 2026-01-01T00:00:01.000Z) stats: unknown namespace \"nope\" (known: a, default)\n"),
             // A command over two lines: where it starts.
             ("get a:1; put a:1 {\"x\":\n bad}", "-c:1:10: error: bad JSON: unexpected character 'b', expected a JSON value\n"),
         ]

@@ -60,8 +60,9 @@ enum ClockCommands {
         let (text, offset) = args.rest(from: 2)
         // Each level of `at D at D ... COMMAND` prints the rest of the line when it is scheduled
         // and when it runs: without a bound, output quadratic in the line's length. Each level's
-        // duration and the command at the end are checked now, as the first level's are, so
-        // that a line that would fail when it runs is refused when typed.
+        // duration and the command at the end are checked now, as the first level's are, and
+        // that command's words as far as they alone decide (`ScheduledCheck`), so that a line that
+        // would fail when it runs is refused when typed.
         var nesting = 1
         var i = 2
         let words = command.words
@@ -79,9 +80,10 @@ enum ClockCommands {
         if unschedulable.contains(name) {
             throw ShellError("\(name) cannot be scheduled with at", at: words[i].offset)
         }
-        guard Session.handlers[name] != nil else {
+        guard Session.handlers[name] != nil, let spec = CommandCatalog.info(name) else {
             throw ShellError("unknown command \"\(name)\" (try help)", at: words[i].offset)
         }
+        try ScheduledCheck.check(RawCommand(words: Array(words[i...]), offset: words[i].offset, end: command.end), source, spec)
         let token = session.schedule.add(Session.ScheduledEntry(text: text, source: source, offset: offset, typed: session.frames.runsTyped))
         let id = cache.schedule(after: delay, token: token)
         // The engine clamps a due time past the end of time the same way (`at 106751991167d`).

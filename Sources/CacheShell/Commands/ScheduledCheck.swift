@@ -1,0 +1,85 @@
+import CacheCore
+
+/// What `at D COMMAND` checks of COMMAND when it schedules it (SPEC §3, §7): the words against
+/// the command's ``CommandSpec``, so that a command that would fail on its words alone is refused
+/// when typed, at its line, with nothing scheduled, instead of failing when it falls due.
+///
+/// Only what the declaration settles whatever the cache holds then, each check one the command's
+/// own parse makes (`Arguments`, the subcommand's dispatch) or weaker: a subcommand that exists;
+/// flags and options the command takes, none given twice; some argument, when it needs one; a
+/// duration where an option is one (or `none`); tags none of which is empty; a JSON value, a
+/// duration or a count where a positional whose place is fixed is one. Not the number of
+/// arguments beyond that: a declaration's choice such as `KEY|entity ID` takes one word or two.
+/// Nor, past its subcommand, a command with a text option given JSON (`headers={...}`), whose
+/// words the command joins by rules of its own.
+/// What depends on the state when the command runs (a known namespace, a cached key, a file) is
+/// left to then. `ScheduledCheckTests` holds every command's example to it (an example runs as it
+/// stands).
+enum ScheduledCheck {
+    /// Throws the error the command's words give on their own, at the word at fault.
+    /// - Complexity: O(words of the command).
+    static func check(_ command: RawCommand, _ source: SourceFile, _ spec: CommandSpec) throws(ShellError) {
+        var form = spec
+        if !spec.subcommands.isEmpty {
+            let names = spec.subcommands.map(\.name)
+            guard command.words.count >= 2 else {
+                throw ShellError("\(spec.name) needs one of: " + names.joined(separator: ", "), at: command.end)
+            }
+            let word = command.words[1]
+            guard let picked = spec.subcommands.first(where: { $0.name == word.text }) else {
+                throw ShellError("unknown \(spec.name) command \"\(word.text)\" (use " + names.joined(separator: ", ") + ")",
+                                 at: word.offset)
+            }
+            form = picked
+        }
+        // A `name=` text option given JSON (`headers={"ETag": "1"}`) may span words, which the
+        // command joins by its own rules before it sorts them: its words are left to it.
+        let textOptions = Set(form.options.filter { $0.kind == .text }.map(\.name))
+        if !textOptions.isEmpty, command.words.contains(where: { word in
+            guard let option = word.option, textOptions.contains(String(option.name)), let first = option.value.first else { return false }
+            return first == "{" || first == "[" || first == "\""
+        }) { return }
+        let args = try Arguments(command, source, for: form)
+        let arguments = form.arguments
+        // (The rest of a command, `echo TEXT`, may be empty.)
+        if args.positional.isEmpty && arguments.contains(where: { !$0.isOptional && !$0.takesRest }) { try args.expect(1...Int.max) }
+        try checkOptions(args, form)
+        // A positional is read by its declared kind only where its place is fixed: every argument
+        // before it required, none repeated.
+        for (i, argument) in arguments.enumerated() where i < args.positional.count {
+            if argument.isOptional || argument.repeats || argument.takesRest { break }
+            guard argument.alternatives.count == 1 else { continue }
+            let word = args.positional[i]
+            switch argument.alternatives[0].kind {
+            case .value: _ = try Arguments.value(word)
+            case .duration: _ = try Arguments.duration(Substring(word.text), at: word.offset)
+            case .count: _ = try args.count(i, what: argument.alternatives[0].text)
+            default: break
+            }
+        }
+    }
+
+    /// The options whose kind settles what they take: a duration (or `none`), a list of tags none
+    /// of which is empty. (A count is not read here: `replay max=` takes a list of them.)
+    private static func checkOptions(_ args: Arguments, _ spec: CommandSpec) throws(ShellError) {
+        for option in spec.options {
+            guard let (text, word) = args.option(option.name) else { continue }
+            let at = word.offset + option.name.utf8.count + 1
+            switch option.kind {
+            case .duration:
+                // Each of a list (`replay ... ttl=none,1h`), which only some commands take.
+                var start = at
+                for piece in text.split(separator: ",", omittingEmptySubsequences: false) {
+                    if piece != "none" { _ = try Arguments.duration(piece, at: start) }
+                    start += piece.utf8.count + 1
+                }
+            case .tags:
+                if text.split(separator: ",", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+                    throw ShellError("\(args.name): empty tag in \(option.name)=\(text)", at: word.offset)
+                }
+            case .count, .text, .pushParameters:
+                break
+            }
+        }
+    }
+}
