@@ -36,7 +36,7 @@ import Testing
         "get feed:1", "get feed:1 --force --nowait", "mget feed:1 feed:2 feed:3", "keys", "keys feed:*",
         "put feed:1 1", "put feed:1 {\"a\":[1,2]} tags=a,b", "put feed:1 not-json", "put feed:1 \"a=b\"",
         "put feed:1 --nowait", "ns feed ttl=1m stale=none max=none", "ns feed max=10 retry=3",
-        "expire feed:1", "expire feed:1 in=30s", "echo a b=c --d", "at 1s at 2s get feed:1",
+        "expire feed:1", "expire feed:1 in=30s", "echo a b=c --d",
         "server set feed:1 {\"id\":1}", "server show", "stats", "stats feed",
         // A choice of one word or two (`KEY|entity ID`), and a count option that takes a list.
         "mutate feed:1 {\"likes\":1}", "mutate entity 5 {\"likes\":1}", "replay t.csv policy=lru,fifo max=50,500 ttl=none,1h",
@@ -51,8 +51,8 @@ import Testing
         #expect(failure == nil, "\(text): \(failure?.message ?? "")")
     }
 
-    /// What the words alone refuse, each as the command's own parse words it, at the word at
-    /// fault (the end of the command for a missing argument).
+    /// What the words alone refuse, at the word at fault (the end of the command for a missing
+    /// argument), worded as the declaration words it.
     @Test(arguments: [
         ("get", "get needs KEY [headers={...}] [--force] [--nowait] [--async]", 3),
         ("get feed:1 --fresh", "get has no flag --fresh (it takes --async, --force, --nowait)", 11),
@@ -62,6 +62,7 @@ import Testing
         ("put feed:1 1 colour=red", "put has no option colour= (it takes tags=)", 13),
         ("put feed:1 {\"id\": 1,}", "bad JSON: unexpected character '}', expected a string key", 20),
         ("expire feed:1 in=zz", "bad duration \"zz\": expected a number before \"zz\"", 17),
+        ("server latency zz", "bad duration \"zz\": expected a number before \"zz\"", 15),
         ("ns feed ttl=soon", "bad duration \"soon\": expected a number before \"soon\"", 12),
         ("server", "server needs one of: set, patch, delete, show, latency, fail, offline, online, log, next, strict", 6),
         ("server frob", "unknown server command \"frob\" (use set, patch, delete, show, latency, fail, offline, online, log, next, strict)", 7),

@@ -59,7 +59,7 @@ import Testing
         ("at 1s at 5x echo hi", #"bad duration "5x": unknown unit "x" (use ms, s, m, h, d)"#),
         ("at 1s at 1s frob", #"unknown command "frob" (try help)"#),
         ("at 1s at 1s", "at needs D COMMAND"),
-        // The scheduled command's words too, as the command itself would refuse them.
+        // The scheduled command's words too, as far as they alone decide.
         ("at 1s get", "get needs KEY [headers={...}] [--force] [--nowait] [--async]"),
         ("at 1s at 1s get feed:1 --fresh", "get has no flag --fresh (it takes --async, --force, --nowait)"),
         ("at 1s put feed:3 1 tags=a,,b", "put: empty tag in tags=a,,b"),

@@ -7,14 +7,17 @@ import CacheCore
 /// Only what the declaration settles whatever the cache holds then, each check one the command's
 /// own parse makes (`Arguments`, the subcommand's dispatch) or weaker: a subcommand that exists;
 /// flags and options the command takes, none given twice; some argument, when it needs one; a
-/// duration where an option is one (or `none`); tags none of which is empty; a JSON value, a
-/// duration or a count where a positional whose place is fixed is one. Not the number of
-/// arguments beyond that: a declaration's choice such as `KEY|entity ID` takes one word or two.
-/// Nor, past its subcommand, a command with a text option given JSON (`headers={...}`), whose
-/// words the command joins by rules of its own.
-/// What depends on the state when the command runs (a known namespace, a cached key, a file) is
-/// left to then. `ScheduledCheckTests` holds every command's example to it (an example runs as it
-/// stands).
+/// duration where an option is one (or `none`, or a list of them: only some commands take those,
+/// which is left to them); tags none of which is empty; a JSON value, a duration or a count where
+/// a positional whose place is fixed is one (every argument before it required, none repeated or a
+/// choice). Not the number of arguments beyond that: a declaration's choice such as `KEY|entity ID`
+/// takes one word or two. Nor, past its subcommand, a command with a text option given JSON
+/// (`headers={...}`), whose words the command joins by rules of its own. What depends on the state
+/// when the command runs (a known namespace, a cached key, a file) is left to then.
+///
+/// Each error names the word at fault; its wording is the declaration's, which may differ from
+/// the command's own (the usage line a handler quotes, the order in which it reads its options).
+/// `ScheduledCheckTests` holds every command's example to it (an example runs as it stands).
 enum ScheduledCheck {
     /// Throws the error the command's words give on their own, at the word at fault.
     /// - Complexity: O(words of the command).
@@ -45,10 +48,9 @@ enum ScheduledCheck {
         if args.positional.isEmpty && arguments.contains(where: { !$0.isOptional && !$0.takesRest }) { try args.expect(1...Int.max) }
         try checkOptions(args, form)
         // A positional is read by its declared kind only where its place is fixed: every argument
-        // before it required, none repeated.
+        // before it required, none repeated, none a choice (`KEY|entity ID` takes one word or two).
         for (i, argument) in arguments.enumerated() where i < args.positional.count {
-            if argument.isOptional || argument.repeats || argument.takesRest { break }
-            guard argument.alternatives.count == 1 else { continue }
+            if argument.isOptional || argument.repeats || argument.takesRest || argument.alternatives.count != 1 { break }
             let word = args.positional[i]
             switch argument.alternatives[0].kind {
             case .value: _ = try Arguments.value(word)
