@@ -305,6 +305,14 @@ struct Arguments {
 
     func value(_ i: Int) throws(ShellError) -> JSONValue { try Self.value(positional[i]) }
 
+    /// The tags of a `tags=a,b` option (`text`, the word `word`), in the order given; an empty
+    /// one (`a,,b`, a trailing comma) is an error of `command`.
+    static func tags(_ text: Substring, at word: Word, command: String, option: String) throws(ShellError) -> [String] {
+        let tags = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        if tags.contains(where: \.isEmpty) { throw ShellError("\(command): empty tag in \(option)=\(text)", at: word.offset) }
+        return tags
+    }
+
     /// ``value(_:)`` in the form the cache keeps it: a JSON word goes from its text to its stored
     /// form without a tree where it can (``storedJSON(_:)``).
     static func storedValue(_ word: Word) throws(ShellError) -> StoredValue {

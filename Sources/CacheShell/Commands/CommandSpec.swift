@@ -91,23 +91,34 @@ public final class CommandSpec: Sendable {
     /// A command whose second word picks one of its forms (`server set KEY VALUE`); running it
     /// runs that form's handler.
     convenience init(name: String, summary: String, subcommands: [CommandSpec], example: String) {
-        let names = subcommands.map(\.name)
         self.init(name: name, summary: summary, example: example, arguments: [], options: [], flags: [],
                   subcommands: subcommands, depth: 1, writes: nil) { session, cache, command, source throws(ShellError) in
-            guard command.words.count >= 2 else {
-                throw ShellError("\(name) needs one of: " + names.joined(separator: ", "), at: command.end)
-            }
-            let word = command.words[1]
-            // A few forms each: searched in order, with no hash table to build at start-up.
-            guard let form = subcommands.first(where: { $0.name == word.text }) else {
-                throw ShellError("unknown \(name) command \"\(word.text)\" (use " + names.joined(separator: ", ") + ")",
-                                 at: word.offset)
-            }
+            let form = try Self.form(named: command, name: name, among: subcommands)
             // Its JSON says which form answered (SPEC §4): `"command":"server","subcommand":"next"`.
             var reply = try form.run(session, cache, command, source)
             reply.subcommand = form.name
             return reply
         }
+    }
+
+    /// The form of a command with subcommands that its second word names (`set` of `server set
+    /// KEY VALUE`); the command itself for one without.
+    /// - Throws: when the word is missing or names no form.
+    func form(of command: RawCommand) throws(ShellError) -> CommandSpec {
+        subcommands.isEmpty ? self : try Self.form(named: command, name: name, among: subcommands)
+    }
+
+    private static func form(named command: RawCommand, name: String, among subcommands: [CommandSpec]) throws(ShellError) -> CommandSpec {
+        guard command.words.count >= 2 else {
+            throw ShellError("\(name) needs one of: " + subcommands.map(\.name).joined(separator: ", "), at: command.end)
+        }
+        let word = command.words[1]
+        // A few forms each: searched in order, with no hash table to build at start-up.
+        guard let form = subcommands.first(where: { $0.name == word.text }) else {
+            throw ShellError("unknown \(name) command \"\(word.text)\" (use " + subcommands.map(\.name).joined(separator: ", ") + ")",
+                             at: word.offset)
+        }
+        return form
     }
 
     /// One form of a command with subcommands (`set KEY VALUE` of `server`): its arguments start

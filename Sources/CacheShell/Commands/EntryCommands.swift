@@ -57,8 +57,7 @@ enum EntryCommands {
         let value = try args.value(1)
         var tags: [String] = []
         if let (text, word) = args.option("tags") {
-            tags = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            if tags.contains(where: \.isEmpty) { throw ShellError("put: empty tag in tags=\(text)", at: word.offset) }
+            tags = try Arguments.tags(text, at: word, command: "put", option: "tags")
             var seen = Set<String>()
             tags = tags.filter { seen.insert($0).inserted }
         }

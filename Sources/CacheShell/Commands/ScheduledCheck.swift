@@ -22,19 +22,7 @@ enum ScheduledCheck {
     /// Throws the error the command's words give on their own, at the word at fault.
     /// - Complexity: O(words of the command).
     static func check(_ command: RawCommand, _ source: SourceFile, _ spec: CommandSpec) throws(ShellError) {
-        var form = spec
-        if !spec.subcommands.isEmpty {
-            let names = spec.subcommands.map(\.name)
-            guard command.words.count >= 2 else {
-                throw ShellError("\(spec.name) needs one of: " + names.joined(separator: ", "), at: command.end)
-            }
-            let word = command.words[1]
-            guard let picked = spec.subcommands.first(where: { $0.name == word.text }) else {
-                throw ShellError("unknown \(spec.name) command \"\(word.text)\" (use " + names.joined(separator: ", ") + ")",
-                                 at: word.offset)
-            }
-            form = picked
-        }
+        let form = try spec.form(of: command)
         // A `name=` text option given JSON (`headers={"ETag": "1"}`) may span words, which the
         // command joins by its own rules before it sorts them: its words are left to it.
         let textOptions = Set(form.options.filter { $0.kind == .text }.map(\.name))
@@ -76,9 +64,7 @@ enum ScheduledCheck {
                     start += piece.utf8.count + 1
                 }
             case .tags:
-                if text.split(separator: ",", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
-                    throw ShellError("\(args.name): empty tag in \(option.name)=\(text)", at: word.offset)
-                }
+                _ = try Arguments.tags(text, at: word, command: args.name, option: option.name)
             case .count, .text, .pushParameters:
                 break
             }
