@@ -262,21 +262,24 @@ import Darwin
     /// An app that takes no connection (stopped in a debugger) is listed, and the listing does
     /// not wait for it however often it looks: its queue of connections fills, and a full one
     /// answers at once. The app is a process of its own (a listener in this test process could
-    /// be closed under it by a descriptor another test closes twice).
+    /// be closed under it by a descriptor another test closes twice). It listens until its stdin
+    /// ends (this test ends, or its process does), not for a set time: on a machine busy enough,
+    /// the listings below wait their turn for a child slot for many minutes, and a listener that
+    /// slept ten minutes had gone by then.
     @Test func anAppThatTakesNoConnectionIsListedWithoutWaitingForIt() async throws {
         let sandbox = try Sandbox()
         let directory = sandbox.url.appendingPathComponent("sockets").path
         #expect(mkdir(directory, 0o700) == 0)
         let script = try sandbox.write("stopped.py", """
-            import os, socket, sys, time
+            import os, socket, sys
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.bind(os.path.join(sys.argv[1], str(os.getpid())))
             s.listen(1)
             print(os.getpid(), flush=True)
-            time.sleep(600)
+            sys.stdin.read()
 
             """)
-        let stopped = try await Child.start("/usr/bin/env", ["python3", script, directory], name: "stopped app")
+        let stopped = try await Child.start("/usr/bin/env", ["python3", script, directory], name: "stopped app", stdin: .pipe)
         defer { stopped.signal(SIGKILL) }
         let pid = try #require(Int32(try await stopped.output(until: "\n").split(separator: "\n")[0]))
         let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8).split(separator: "\n")[0]
