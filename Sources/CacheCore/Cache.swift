@@ -312,10 +312,6 @@ public actor Cache {
         Array(Set(waiting.values.joined().map(\.key))).sorted()
     }
 
-    /// The engine's state live now that a snapshot does not keep (a next page's held pages), or
-    /// nil (``CacheEngine/stateNoSnapshotKeeps``).
-    public var stateNoSnapshotKeeps: UnsnapshottedState? { engine.stateNoSnapshotKeeps }
-
     /// The app's awaited read without awaiting it (the shell's `get --async`): what `get` does,
     /// but when the read has to wait for its request, its result goes to the delegate's
     /// `cache(_:finishedRead:)` as the request completes.

@@ -144,6 +144,64 @@ import Testing
         #expect(h.engine.peek("feed:list@1").ageMs == (naive ? 200 : 1_000))   // stored with the answer, or put
     }
 
+    /// A snapshot taken while a next page is in flight keeps the earlier pages it holds
+    /// (`pending.held_pages`): the restored cache writes them back when the answer is stored, as
+    /// the original does, and the document reads back byte for byte. Once the answer is stored
+    /// nothing is written, so such a snapshot reads as before the field existed.
+    @Test func aSnapshotKeepsTheHeldPagesAndARestoredCacheWritesThemBack() throws {
+        let h = Self.harness([.nextPageDropsWrites])
+        Self.load(h, pages: 2)
+        h.origin.latencies["feed:list@3"] = 1_000
+        _ = try h.engine.nextPage("feed:list", nowait: true)
+        let document = h.engine.makeSnapshot()
+        guard case .object(let top) = document, case .object(let pending)? = top["pending"],
+              case .array(let held)? = pending["held_pages"], case .object(let first)? = held.first else {
+            Issue.record("no held pages in \(document.compactText)"); return
+        }
+        #expect(first["pages"] == .array([.object(["key": "feed:list@1", "value": [1, 2]]),
+                                          .object(["key": "feed:list@2", "value": [3, 4]])]))
+        let copy = Self.harness([.nextPageDropsWrites])
+        copy.origin.latencies["feed:list@3"] = 1_000
+        try copy.engine.restore(JSONValue(parsing: document.compactText))
+        #expect(copy.engine.makeSnapshot().compactText == document.compactText)
+        for c in [h, copy] {
+            _ = c.engine.put("feed:list@1", [1, "edited"])
+            c.advance(1_000)
+            #expect(c.value("feed:list@1") == [1, 2], "the held page is written back")
+            guard case .object(let later) = c.engine.makeSnapshot(), case .object(let after)? = later["pending"] else { return }
+            #expect(after["held_pages"] == nil)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"request":99,"pages":[]}"#, "pending.held_pages[0].request: request 99 is not a fetch in flight"),
+        (#"{"request":9,"pages":[],"list":"feed:list"}"#, "pending.held_pages[0].list: unknown field"),
+        (#"{"request":9,"pages":[{"key":"feed:list@1","value":1},{"key":"feed:list@1","value":2}]}"#,
+         "pending.held_pages[0].pages[1].key: appears twice"),
+        (#"{"request":9,"pages":[{"key":"","value":1}]}"#, "pending.held_pages[0].pages[0].key: "),
+        (#"{"request":9,"pages":[{"key":"feed:list@1"}]}"#, "pending.held_pages[0].pages[0].value: "),
+    ])
+    func badHeldPagesAreRefusedWithTheirPath(text: String, message: String) throws {
+        let value = try JSONValue(parsing: text)
+        let h = Self.harness([.nextPageDropsWrites])
+        Self.load(h, pages: 2)
+        h.origin.latencies["feed:list@3"] = 1_000
+        let read = try h.engine.nextPage("feed:list", nowait: true)
+        #expect(read.pending)
+        let document = h.engine.makeSnapshot()
+        guard case .object(var top) = document, case .object(var pending)? = top["pending"],
+              case .array(let requests)? = pending["requests"], case .object(let request)? = requests.last,
+              case .int(let id)? = request["id"] else { Issue.record("no request in flight"); return }
+        #expect(id == 9, "the cases name request 9")
+        pending["held_pages"] = .array([value])
+        top["pending"] = .object(pending)
+        let bad = JSONValue.object(top)
+        let before = Self.harness().engine.makeSnapshot().compactText
+        let target = Self.harness()
+        #expect { try target.engine.restore(bad) } throws: { "\($0)".hasPrefix(message) }
+        #expect(target.engine.makeSnapshot().compactText == before, "nothing restored")
+    }
+
     /// The pages written back are the confirmed values: a mutation pending on a page stays
     /// applied on top, once; an answer that fails writes nothing back.
     @Test func nextPageDropsWritesKeepsPendingMutationsAndNothingOnAFailure() throws {

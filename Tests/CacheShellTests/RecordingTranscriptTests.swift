@@ -82,6 +82,31 @@ import TestSupport
         #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
     }
 
+    /// An app's recording that starts while a next page is in flight under
+    /// `next-page-drops-writes` starts from a snapshot holding the earlier pages that page
+    /// writes back (`pending.held_pages`): its replay loses the write made meanwhile as the app did.
+    @Test func aRecordingStartedWhileANextPageHoldsTheEarlierPagesReplaysTheirWriteBack() async throws {
+        let server = Self.server()
+        server.set("trip:list@1", ["a"], at: TimeText.virtualEpochMs)
+        server.set("trip:list@2", ["b"], at: TimeText.virtualEpochMs)
+        server.latencies["trip:list@2"] = 300
+        let cache = Cache(origin: server)
+        try await cache.defineNamespace("trip", PolicyChange(ttl: 60_000, naive: [.nextPageDropsWrites]))
+        _ = try await cache.read("trip:list@1")
+        _ = try await cache.nextPage("trip:list", nowait: true)
+        await cache.startRecording()
+        _ = await cache.put("trip:list@1", ["written"])
+        try await cache.advance(by: 300)
+        let afterAnswer = await cache.peek("trip:list@1")
+        #expect(afterAnswer.value == ["a"], "the app itself wrote the held page back")
+        let recording = try await cache.stopRecording()
+        let text = try RecordingTranscript.text(of: recording)
+        #expect(text.contains(#""held_pages":[{"pages":[{"key":"trip:list@1","value":["a"]}],"#), "\(text)")
+        #expect(text.contains("cachesh> peek trip:list@1\n"), "\(text)")
+        let check = await TranscriptCheck.replay(name: "held.transcript", text: text, safe: true)
+        #expect(check.passed, "\(check.report())\(check.refusal ?? "")\n\(text)")
+    }
+
     /// Random sessions (reads of every kind overlapping, writes, mutations that fail, events,
     /// pushes, validations, policy changes, observers) record and replay identically, in both
     /// output modes.

@@ -279,4 +279,20 @@ import Testing
         #expect(resumed.stdout.hasPrefix("active: feed:home\nwatching: (nothing)\nactive: feed:home\n"), "\(resumed)")
         #expect(resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
     }
+
+    /// A next page in flight under `next-page-drops-writes` when a run ends holds the earlier
+    /// pages; the store keeps them, so its answer in the next run writes them back over a `put`
+    /// made meanwhile, as in one run.
+    @Test func aStoreKeepsTheEarlierPagesANextPageHolds() async throws {
+        let sandbox = try Sandbox()
+        let store = sandbox.url.appendingPathComponent("s.db").path
+        let first = try await Cachesh.run(["--store", store, "-c", """
+            ns feed naive=next-page-drops-writes; server latency 100ms; server set feed:home@1 [1]; server set feed:home@2 [2]
+            get feed:home@1; pages feed:home --next --nowait
+            """], in: sandbox.url)
+        #expect(first.status == 0 && first.stdout.hasSuffix("pending:       true\n"), "\(first)")
+        let resumed = try await Cachesh.run(["--store", store, "-c", "put feed:home@1 [9]\nadvance 200ms\nexpect peek feed:home@1 value=[1]"],
+                                            in: sandbox.url)
+        #expect(resumed.status == 0 && resumed.stdout.hasSuffix("expect: ok\n"), "\(resumed)")
+    }
 }

@@ -49,7 +49,8 @@ struct AppBehaviours {
     /// The size of `fetchStarts` after its last pruning.
     var fetchStartsPruned = 0
     /// `next-page-drops-writes` (SPEC §1.2): by the id of a next page's fetch, the earlier pages
-    /// as they were when it was sent, written back when its answer is stored; not kept by snapshots.
+    /// as they were when it was sent, written back when its answer is stored; snapshots keep them
+    /// (`pending.held_pages`).
     var pagesAtRequest: [UInt64: [(key: String, value: StoredValue)]] = [:]
 
     init() {}

@@ -93,18 +93,6 @@ extension CacheEngine {
         behaviours.fetchStartsPruned = behaviours.fetchStarts.count
     }
 
-    /// The engine's state live now that a snapshot does not keep (SPEC §1.2, §5.2), or nil: a
-    /// session restored from a snapshot taken now would run differently. The first list (sorted)
-    /// a next page in flight writes its earlier pages back to (`next-page-drops-writes`).
-    /// - Complexity: O(n) in the next pages in flight.
-    public var stateNoSnapshotKeeps: UnsnapshottedState? {
-        // Each held page is `LIST@N` (``pageKey(_:_:)``).
-        let lists = behaviours.pagesAtRequest.values.compactMap { held in
-            held.first.map { page in page.key.lastIndex(of: "@").map { String(page.key[..<$0]) } ?? page.key }
-        }
-        return lists.min().map { .nextPageHoldsPages(list: $0) }
-    }
-
     /// The fetch of `key` a read shares instead of sending its own, when one was sent less than
     /// the namespace's `dedupe=` ago (SPEC §1.2): `.some(id)` while it is in flight, `.some(nil)`
     /// once it completed (the read gets what the cache has); nil when the read sends its own.

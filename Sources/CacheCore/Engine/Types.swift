@@ -306,9 +306,3 @@ public enum KeyName {
     }
 }
 
-/// Engine state a snapshot does not keep, live at some moment (``CacheEngine/stateNoSnapshotKeeps``).
-public enum UnsnapshottedState: Sendable, Equatable {
-    /// A next page of `list` is in flight, and `next-page-drops-writes` will write the earlier
-    /// pages back as they were when it was sent.
-    case nextPageHoldsPages(list: String)
-}

@@ -1,7 +1,9 @@
 // Active keys and polls in snapshots and stores: `active` (top level, the keys) and
 // `pending.polls` (`{key, every_ms, due, id}`), each written only when there is one, so a
 // snapshot of a cache without them reads exactly as before they existed. So are the retries,
-// the deferred mutations and the open `dedupe=` windows (`pending.fetch_starts`, `{key, at}`).
+// the deferred mutations, the open `dedupe=` windows (`pending.fetch_starts`, `{key, at}`) and
+// the earlier pages a next page in flight writes back (`pending.held_pages`, `{request, pages:
+// [{key, value}]}`, `next-page-drops-writes`).
 
 extension CacheEngine {
     /// The `active` field (nil when no key is active) and the `polls` field of `pending` (empty when none).
@@ -29,6 +31,12 @@ extension CacheEngine {
         if !behaviours.deferredMutations.isEmpty {
             pending["deferred_mutations"] = .array(behaviours.deferredMutations.sorted().map { .int(Int64($0)) })
             pending["deferred_patches"] = .array(deferredJSON())
+        }
+        if !behaviours.pagesAtRequest.isEmpty {
+            pending["held_pages"] = .array(behaviours.pagesAtRequest.sorted { $0.key < $1.key }.map { id, pages in
+                .object(["request": .int(Int64(id)),
+                         "pages": .array(pages.map { .object(["key": .string($0.key), "value": $0.value.json]) })])
+            })
         }
         return (active, pending)
     }
@@ -132,6 +140,29 @@ extension Snapshot {
                 behaviours.deferred[key, default: []].append(MutationLog.Item(
                     seq: try d.seq("seq"), patch: patch, entityID: nil, mutation: mutation,
                     reachedServer: try d.optionalSeq("reached_server")))
+            }
+        }
+        if pending.has("held_pages") {
+            let path = pending.path.child("held_pages")
+            for (i, item) in try pending.array("held_pages").enumerated() {
+                let h = try SnapshotObject(item, path.element(i))
+                try h.only(["request", "pages"])
+                let id = try h.seq("request")
+                guard requests.contains(where: { $0.id == id && $0.kind == .fetch }), behaviours.pagesAtRequest[id] == nil else {
+                    throw h.fail("request", "request \(id) is not a fetch in flight, or appears twice")
+                }
+                let pagesPath = h.path.child("pages")
+                var pages: [(key: String, value: StoredValue)] = []
+                var keys = Set<String>()
+                for (j, page) in try h.array("pages").enumerated() {
+                    let p = try SnapshotObject(page, pagesPath.element(j))
+                    try p.only(["key", "value"])
+                    let key = try p.string("key")
+                    try SnapshotObject.checkKey(key) { p.fail("key", $0) }
+                    guard keys.insert(key).inserted else { throw p.fail("key", "appears twice") }
+                    pages.append((key, try p.storedValue("value")))
+                }
+                behaviours.pagesAtRequest[id] = pages
             }
         }
     }

@@ -356,7 +356,7 @@ extension Snapshot {
 
     private mutating func decodePending(_ o: SnapshotObject) throws(SnapshotError) {
         try o.only(["requests", "fetching", "queued_mutations", "replaying", "scheduled", "polls", "retries",
-                    "deferred_mutations", "deferred_patches", "fetch_starts"])
+                    "deferred_mutations", "deferred_patches", "fetch_starts", "held_pages"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
         for (i, item) in try o.array("requests").enumerated() {

@@ -99,13 +99,7 @@ enum RecordCommands {
             return "a command at scheduled reads or writes a file (\(path)), which a restored snapshot may not schedule: "
                 + "record before it is scheduled, or after it runs (advance)"
         }
-        switch cache.stateNoSnapshotKeeps {
-        case .nextPageHoldsPages(let list)?:
-            return "a next page of \(list) is in flight, and the earlier pages next-page-drops-writes writes back then are not in "
-                + "a snapshot: record before pages \(list) --next, or after its answer (advance)"
-        case nil:
-            return nil
-        }
+        return nil
     }
 
     /// The commands that make again what the server holds beside its snapshot: strict mode and

@@ -231,9 +231,6 @@ public struct Explorer: Sendable {
                 guard Self.perform(line.text, in: session, on: cache).ok else { return nil }
             }
             commands += Self.naiveOff(options, session: session, on: cache)
-            // A state a snapshot does not keep whole (a next page's held pages) is made again by
-            // running the setup for each schedule.
-            guard cache.stateNoSnapshotKeeps == nil else { return nil }
             return PostSetup(snapshot: session.makeSnapshot(on: cache), commands: commands)
         }
     }
