@@ -41,8 +41,12 @@ import Testing
         // A choice of one word or two (`KEY|entity ID`), and a count option that takes a list.
         "mutate feed:1 {\"likes\":1}", "mutate entity 5 {\"likes\":1}", "replay t.csv policy=lru,fifo max=50,500 ttl=none,1h",
         "echo",
-        // A JSON option whose value holds blanks, which the command joins itself.
+        // A JSON option whose value holds blanks, joined as the command joins it.
         "server set api:/feed \"v1\" headers={\"Cache-Control\":\"max-age=10, stale-while-revalidate=300\"}",
+        "server next feed:1 error=\"timed out\" latency=5ms", "server next feed:1 value={\"a\": [1, 2]} --commit",
+        "get api:/feed headers={\"Cache-Control\":\"no-cache, max-age=0\"} --nowait",
+        "request POST api:/feed headers={\"X-A\":\"a b\"} {\"text\":\"hi there\"} --nowait",
+        "server next --validate value=[1, 2] error=\"a b\"",
         // Too many words, or too few past the first, are left to the command when it runs.
         "put feed:1", "get feed:1 feed:2",
     ])
@@ -65,6 +69,13 @@ import Testing
         ("server latency zz", "bad duration \"zz\": expected a number before \"zz\"", 15),
         ("ns feed ttl=soon", "bad duration \"soon\": expected a number before \"soon\"", 12),
         ("server", "server needs one of: set, patch, delete, show, latency, fail, offline, online, log, next, strict", 6),
+        // Past a JSON option's value that spans words: joined first, as the command joins it.
+        ("server set api:/feed 1 headers={\"A\":\"a, b\"} bogus=1",
+         "server set has no option bogus= (it takes binary=, headers=, text=, version=)", 44),
+        ("server next feed:1 error=\"timed out\" latency=zz", "bad duration \"zz\": expected a number before \"zz\"", 45),
+        ("get api:/feed headers={\"A\":\"a b\"} --fresh", "get has no flag --fresh (it takes --async, --force, --nowait)", 34),
+        ("get api:/feed headers={\"A\":\"a b\"", "headers=: the JSON value does not end on this line", 22),
+        ("request POST api:/x headers={\"A\":\"a b\"} {\"t\": 1} --nope", "request has no flag --nope (it takes --nowait)", 49),
         ("server frob", "unknown server command \"frob\" (use set, patch, delete, show, latency, fail, offline, online, log, next, strict)", 7),
     ])
     func wordsThatCannotRunAreRefused(_ text: String, _ message: String, _ offset: Int) {

@@ -66,6 +66,7 @@ import Testing
         (#"at 1s put feed:3 {"id": 3,}"#, "bad JSON: unexpected character '}', expected a string key"),
         ("at 1s expire feed:1 in=zz", #"bad duration "zz": expected a number before "zz""#),
         ("at 1s server frob", #"unknown server command "frob" (use set, patch, delete, show, latency, fail, offline, online, log, next, strict)"#),
+        (#"at 1s server next feed:1 error="timed out" latency=zz"#, #"bad duration "zz": expected a number before "zz""#),
         (#"put feed:3 {"id": 3,}"#, "bad JSON: unexpected character '}', expected a string key"),
         ("put feed:3 1 tags=a,,b", "put: empty tag in tags=a,,b"),
         ("put feed:3", "put needs KEY VALUE [tags=a,b]"),

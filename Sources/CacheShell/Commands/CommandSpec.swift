@@ -108,6 +108,17 @@ public final class CommandSpec: Sendable {
         subcommands.isEmpty ? self : try Self.form(named: command, name: name, among: subcommands)
     }
 
+    /// The command with the value of each of its JSON options (`Option.json`) taken whole from
+    /// the source (`ServerScriptCommands.joinedJSONOptions`): the words its handler sorts, and
+    /// `at`'s check of it. The command as it is when it has none.
+    /// - Complexity: O(n) in the length of the command.
+    func joiningJSONOptions(_ command: RawCommand, _ source: SourceFile) throws(ShellError) -> RawCommand {
+        let names = options.filter(\.joinsJSON).map(\.name)
+        guard !names.isEmpty else { return command }
+        return RawCommand(words: try ServerScriptCommands.joinedJSONOptions(command, source, names: Set(names)),
+                          offset: command.offset, end: command.end)
+    }
+
     private static func form(named command: RawCommand, name: String, among subcommands: [CommandSpec]) throws(ShellError) -> CommandSpec {
         guard command.words.count >= 2 else {
             throw ShellError("\(name) needs one of: " + subcommands.map(\.name).joined(separator: ", "), at: command.end)
@@ -332,6 +343,10 @@ extension CommandSpec {
         let placeholder: String
         let kind: Kind
         let meaning: String
+        /// A `.text` option whose value may be JSON spanning blanks (`headers={"A": "1"}`): the
+        /// command's words are joined around it before they are sorted
+        /// (``CommandSpec/joiningJSONOptions(_:_:)``).
+        var joinsJSON = false
 
         static func duration(_ name: String, meaning: String) -> Option {
             Option(name: name, placeholder: "D", kind: .duration, meaning: meaning)
@@ -348,6 +363,12 @@ extension CommandSpec {
         /// An option of no kind above, its value shown as `placeholder` (`field=NAME`).
         static func text(_ name: String, placeholder: String, meaning: String) -> Option {
             Option(name: name, placeholder: placeholder, kind: .text, meaning: meaning)
+        }
+
+        /// A `.text` option whose value may be JSON (an object, array or string) that spans
+        /// blanks: `headers={"A": "1"}`, `error="timed out"` (`joinsJSON`).
+        static func json(_ name: String, placeholder: String, meaning: String) -> Option {
+            Option(name: name, placeholder: placeholder, kind: .text, meaning: meaning, joinsJSON: true)
         }
 
         /// Any number of `name=value` words, of any name (`push TYPE [name=value...]`).

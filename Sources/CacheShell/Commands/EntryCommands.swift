@@ -67,7 +67,7 @@ enum EntryCommands {
     static let get = CommandSpec(
         name: "get", summary: "read as the app does: serve, refresh or fetch",
         arguments: [.key(meaning: Meaning.key)],
-        options: [.text("headers", placeholder: "{...}",
+        options: [.json("headers", placeholder: "{...}",
                         meaning: "in an HTTP namespace, the request's header fields, a JSON object (as {\"Cache-Control\":\"no-cache\"})")],
         flags: [
             .flag("force", meaning: "always send a new request and wait for it"),
@@ -106,8 +106,7 @@ enum EntryCommands {
                 throw ShellError(error.message, at: command.offset)
             }
         }
-        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
-        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: get)
+        let args = try Arguments(try get.joiningJSONOptions(command, source), source, for: get)
         // The usage an error quotes is the ordinary form, as it always was (help get shows headers=).
         try args.expect(1...1, usage: "KEY [--force] [--nowait] [--async]")
         let key = try args.key(0, in: cache)
@@ -128,8 +127,7 @@ enum EntryCommands {
     /// `get KEY [headers={...}] [--nowait]` of a key of an HTTP namespace (docs/SPEC.md, HTTP
     /// namespaces): RFC 9111 decides on the clock.
     static func httpGet(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
-        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: get)
+        let args = try Arguments(try get.joiningJSONOptions(command, source), source, for: get)
         try args.expect(1...1)
         let key = try HTTPCommands.key(try args.key(0, in: cache), at: args.positional[0].offset, cache)
         for flag in ["force", "async"] where args.flag(flag) {

@@ -149,7 +149,7 @@ enum HTTPCommands {
                            meaning: "the method; a HEAD is answered from a fresh stored GET response (a hit, nothing sent), else sent, and its 200 updates the stored responses its validators match and drops the others (RFC 9111 4.3.5)"),
                     .key(meaning: "a key of an HTTP namespace (a path with its query)"),
                     .placeholder("VALUE", meaning: "the request's body, JSON (PUT and PATCH make it the server's value)").optional],
-        options: [.text("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
+        options: [.json("headers", placeholder: "{...}", meaning: "the request's header fields, a JSON object")],
         flags: [.flag("nowait", meaning: "send it and return at once")],
         example: "request POST api:/feed {\"text\":\"hi\"}", run: request,
         writes: CallForm(.httpRequest) { call, returned, w throws(Diagnostic) in
@@ -170,8 +170,7 @@ enum HTTPCommands {
     /// `request METHOD KEY [headers={...}] [VALUE] [--nowait]`: never answered from the cache; a
     /// 2xx or 3xx answer invalidates KEY and the same-origin Location and Content-Location.
     static func request(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers"])
-        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: request)
+        let args = try Arguments(try request.joiningJSONOptions(command, source), source, for: request)
         try args.expect(2...3)
         let methodWord = args.positional[0]
         guard methodWord.kind == .bare, unsafeMethods.contains(methodWord.text) else {

@@ -11,9 +11,9 @@ import CacheCore
 /// which is left to them); tags none of which is empty; a JSON value, a duration or a count where
 /// a positional whose place is fixed is one (every argument before it required, none repeated or a
 /// choice). Not the number of arguments beyond that: a declaration's choice such as `KEY|entity ID`
-/// takes one word or two. Nor, past its subcommand, a command with a text option given JSON
-/// (`headers={...}`), whose words the command joins by rules of its own. What depends on the state
-/// when the command runs (a known namespace, a cached key, a file) is left to then.
+/// takes one word or two. A JSON option's value that spans words (`headers={"A": "1"}`) is joined
+/// first, as the command joins it (`Option.json`). What depends on the state when the command runs
+/// (a known namespace, a cached key, a file) is left to then.
 ///
 /// Each error names the word at fault; its wording is the declaration's, which may differ from
 /// the command's own (the usage line a handler quotes, the order in which it reads its options).
@@ -23,14 +23,9 @@ enum ScheduledCheck {
     /// - Complexity: O(words of the command).
     static func check(_ command: RawCommand, _ source: SourceFile, _ spec: CommandSpec) throws(ShellError) {
         let form = try spec.form(of: command)
-        // A `name=` text option given JSON (`headers={"ETag": "1"}`) may span words, which the
-        // command joins by its own rules before it sorts them: its words are left to it.
-        let textOptions = Set(form.options.filter { $0.kind == .text }.map(\.name))
-        if !textOptions.isEmpty, command.words.contains(where: { word in
-            guard let option = word.option, textOptions.contains(String(option.name)), let first = option.value.first else { return false }
-            return first == "{" || first == "[" || first == "\""
-        }) { return }
-        let args = try Arguments(command, source, for: form)
+        // A JSON option's value (`headers={"ETag": "1"}`) may span words: joined as the command
+        // joins them before it sorts them.
+        let args = try Arguments(try form.joiningJSONOptions(command, source), source, for: form)
         let arguments = form.arguments
         // (The rest of a command, `echo TEXT`, may be empty.)
         if args.positional.isEmpty && arguments.contains(where: { !$0.isOptional && !$0.takesRest }) { try args.expect(1...Int.max) }

@@ -15,9 +15,9 @@ enum ServerCommands {
         arguments: [.key(), .value().optional],
         options: [.count("version", meaning: "the key's server version from now on: each later change adds 1, "
                             + "and its answers carry it (0 to 2^53)"),
-                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the header fields the key is served with "
+                  .json("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the header fields the key is served with "
                             + "from now on, a JSON object (else those it had); the server adds Date and answers conditional requests with 304"),
-                  .text("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
+                  .json("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
                   .text("binary", placeholder: "SIZE:sha256:HEX", meaning: "in an HTTP namespace, a binary body, as its size and SHA-256, instead of a JSON VALUE")],
         run: set)
 
@@ -30,11 +30,11 @@ enum ServerCommands {
 
     static func set(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let server = session.server
-        let words = try ServerScriptCommands.joinedJSONOptions(command, source, names: ["headers", "text"])
-        var args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: set)
+        let joined = try Self.set.joiningJSONOptions(command, source)
+        var args = try Arguments(joined, source, for: set)
         if cache.hasHTTPNamespaces, let first = args.positional.first, cache.httpSettings(ofKey: first.text) != nil {
             // An HTTP key's VALUE is not taken as it stands: text= and binary= are options there.
-            args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: setHTTP)
+            args = try Arguments(joined, source, for: setHTTP)
         }
         let body = try HTTPCommands.body(args, command: "server set")
         try args.expect(body == nil ? 2...2 : 1...1, usage: body == nil ? "KEY VALUE" : "KEY text=... or KEY binary=... (the body, without a VALUE)")

@@ -15,12 +15,12 @@ enum ServerScriptCommands {
         arguments: [.key(meaning: "the key whose next request gets this answer (left out with --validate)").optional,
                     .placeholder("VALUE", meaning: "the answer's value, JSON that may span lines (else the server's data)").optional],
         options: [.duration("latency", meaning: "answer after D instead of the server's latency"),
-                  .text("value", placeholder: "JSON", meaning: "the answer's value, as an option"),
-                  .text("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string); with --lost-answer, the message the client sees"),
+                  .json("value", placeholder: "JSON", meaning: "the answer's value, as an option"),
+                  .json("error", placeholder: "TEXT", meaning: "fail with this message (a word or a JSON string); with --lost-answer, the message the client sees"),
                   .count("version", meaning: "the server version the answer carries (else the data's, if it has one)"),
                   .count("status", meaning: "in an HTTP namespace, the answer's status, 200 to 599 (else 200, or 404 when not found)"),
-                  .text("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the answer's header fields, a JSON object (else the key's own when it answers from the data)"),
-                  .text("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
+                  .json("headers", placeholder: "{...}", meaning: "in an HTTP namespace, the answer's header fields, a JSON object (else the key's own when it answers from the data)"),
+                  .json("text", placeholder: "\"...\"", meaning: "in an HTTP namespace, a text body (a JSON string) instead of a JSON VALUE"),
                   .text("binary", placeholder: "SIZE:sha256:HEX", meaning: "in an HTTP namespace, a binary body, as its size and SHA-256, instead of a JSON VALUE")],
         flags: [.flag("fail", meaning: "fail with \"server error\""),
                 .flag("not-found", meaning: "answer not found"),
@@ -37,8 +37,7 @@ enum ServerScriptCommands {
         run: strict)
 
     static func next(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
-        let words = try joinedJSONOptions(command, source, names: ["value", "error", "headers", "text"])
-        let args = try Arguments(RawCommand(words: words, offset: command.offset, end: command.end), source, for: Self.next)
+        let args = try Arguments(try Self.next.joiningJSONOptions(command, source), source, for: Self.next)
         let body = try HTTPCommands.body(args, command: "server next")
         let validate = args.flag("validate")
         try args.expect(validate ? 0...1 : 1...2, usage: validate ? "--validate [latency=D] [value=JSON] [--fail] [error=TEXT]" : nextUsage)
