@@ -799,12 +799,43 @@ def bounds_cases(rng, smoke, work):
                           {"x.cachesh": restore, "state.json": restored_schedule(command), "t.txt": "a\n"},
                           lambda st, out, err, sec: None if st == 1 and b"restored snapshot may not" in err
                           and not os.path.exists(os.path.join(work, "bounds", "out.json")) else f"status {st}, {err[:120]!r}"))
+    # (Some 10 s each in a debug build; what compared every item with every other took minutes.)
+    n = 150_000
+    for name, document in wide_snapshots(n).items():
+        cases.append((f"restore: {n} {name}", ["-c", "restore w.json"], {"w.json": json.dumps(document)},
+                      lambda st, out, err, sec: None if st == 0 and out.startswith(b"restored w.json") and sec < 60
+                      else f"status {st} after {sec:.1f}s {err[:200]!r}"))
     for command in ["replay t.txt", "replay t.txt plot=o.svg", "snapshot o.json", "source t.txt", "diff t.txt", "restore t.txt",
                     "load t.txt", "record o.transcript"]:
         cases.append((f"--safe --verify: {command!r} claimed refused", ["--safe", "--verify", "v.transcript"],
                       {"v.transcript": f"cachesh> {command}\n[..]\n", "t.txt": "a\n"},
                       lambda st, out, err, sec: None if st == 1 and b"0 passed, 1 failed" in out else f"status {st}: {out[-40:]!r}"))
     return cases
+
+
+def wide_snapshots(n):
+    """Snapshot documents (SPEC §5.2) wide where restore once compared every item of one list
+    with every item of another: n fetches in flight, each with a retry and held pages; n
+    namespaces, each with statistics; n SIEVE namespaces, each with its hand on its one entry.
+    Each restores, in time that grows with its size, not its square."""
+    zeros = {name: 0 for name in ["evictions", "expirations", "fetch_failures", "hits", "invalidations", "joined", "misses",
+                                  "refresh_failures", "refreshes", "requests", "rollbacks", "stale_hits"]}
+    namespace = {"defined": True, "max": None, "purgeable": False, "stale_if_error_ms": None, "stale_ms": None,
+                 "timeout_ms": None, "ttl_ms": 300000}
+    base = snapshot_with()
+    requests = [{"answer": None, "completes_at": None, "id": 10 + i, "invalidated": [False], "keys": [f"a:{i}"], "kind": "fetch",
+                 "refresh": [False], "started_at": "2026-01-01T00:00:00.000Z", "voided": [False]} for i in range(n)]
+    fetches = dict(base, seq=n + 20, namespaces=dict(base["namespaces"], a=dict(namespace, index=1, retry=2, backoff_ms=1000)),
+                   pending=dict(base["pending"], requests=requests, fetching={f"a:{i}": 10 + i for i in range(n)},
+                                retries=[{"due": None, "item": None, "made": 1, "request": 10 + i} for i in reversed(range(n))],
+                                held_pages=[{"request": 10 + i, "pages": [{"key": f"a:{i}@1", "value": i}]}
+                                            for i in reversed(range(n))]))
+    names = dict(base, namespaces=dict(base["namespaces"], **{f"n{i}": dict(namespace, index=1 + i) for i in range(n)}),
+                 stats=dict(base["stats"], namespaces={f"n{i}": zeros for i in range(n)}))
+    hands = snapshot_with(entries=[entry(f"s{i}:1", i, rank=0) for i in range(n)],
+                          namespaces=dict(base["namespaces"], **{f"s{i}": dict(namespace, index=1 + i, policy="sieve", hand=f"s{i}:1",
+                                                                                 next_rank=1) for i in range(n)}))
+    return {"fetches with retries and held pages": fetches, "namespaces with statistics": names, "SIEVE hands": hands}
 
 
 def attack_bounds(binary, rng, smoke, work):

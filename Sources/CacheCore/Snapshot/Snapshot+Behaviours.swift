@@ -84,6 +84,11 @@ extension Snapshot {
                 polls[key] = Poll(every: every, due: due, id: id)
             }
         }
+        // The kind of each request in flight by id, for the retries and held pages that name one.
+        var kinds: [UInt64: RequestKind] = [:]
+        if pending.has("retries") || pending.has("held_pages") {
+            for request in requests { kinds[request.id] = request.kind }
+        }
         var retries: [UInt64: RetryState] = [:]
         if pending.has("retries") {
             let path = pending.path.child("retries")
@@ -91,7 +96,7 @@ extension Snapshot {
                 let r = try SnapshotObject(item, path.element(i))
                 try r.only(["request", "made", "due", "item", "unknown_outcome"])
                 let id = try r.seq("request")
-                guard requests.contains(where: { $0.id == id && ($0.kind == .fetch || $0.kind == .mutate) }), retries[id] == nil else {
+                guard kinds[id] == .fetch || kinds[id] == .mutate, retries[id] == nil else {
                     throw r.fail("request", "request \(id) is not a fetch or mutation in flight, or appears twice")
                 }
                 let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
@@ -148,7 +153,7 @@ extension Snapshot {
                 let h = try SnapshotObject(item, path.element(i))
                 try h.only(["request", "pages"])
                 let id = try h.seq("request")
-                guard requests.contains(where: { $0.id == id && $0.kind == .fetch }), behaviours.pagesAtRequest[id] == nil else {
+                guard kinds[id] == .fetch, behaviours.pagesAtRequest[id] == nil else {
                     throw h.fail("request", "request \(id) is not a fetch in flight, or appears twice")
                 }
                 let pagesPath = h.path.child("pages")

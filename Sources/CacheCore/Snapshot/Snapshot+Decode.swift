@@ -186,8 +186,11 @@ extension Snapshot {
     private mutating func decodeStats(_ o: SnapshotObject) throws(SnapshotError) {
         total = try Self.stats(o, allowing: ["namespaces"])
         let per = try o.object("namespaces")
+        // By name, looked up once for each: a document of many namespaces is read in linear time.
+        var index: [String: Int] = [:]
+        for (i, ns) in namespaces.enumerated() { index[ns.name] = i }
         for name in per.fields.keys.sorted() {
-            guard let i = namespaces.firstIndex(where: { $0.name == name }) else {
+            guard let i = index[name] else {
                 throw per.fail(name, "not a namespace of this snapshot")
             }
             namespaceStats[i] = try Self.stats(per.object(name))
@@ -279,9 +282,15 @@ extension Snapshot {
     }
 
     /// After the last entry: SIEVE's hand of each namespace rests on an entry of it.
+    /// - Complexity: O(e + h log h) for e entries and h hands.
     func checkHands() throws(SnapshotError) {
+        guard !hands.isEmpty else { return }
+        // The namespace of each entry a hand names, in one pass over the entries.
+        var handed: [String: Int32] = [:]
+        for key in hands.values { handed[key] = -1 }
+        for entry in entries where handed[entry.key] != nil { handed[entry.key] = entry.namespace }
         for (n, key) in hands.sorted(by: { $0.key < $1.key }) {
-            guard let i = entries.firstIndex(where: { $0.key == key }), entries[i].namespace == Int32(n) else {
+            guard handed[key] == Int32(n) else {
                 throw SnapshotError(path: SnapshotPath("namespaces").child(namespaces[n].name).child("hand").text,
                                     "\(key) is not an entry of this namespace")
             }
@@ -359,6 +368,7 @@ extension Snapshot {
                     "deferred_mutations", "deferred_patches", "fetch_starts", "held_pages"])
         let requestsPath = o.path.child("requests")
         var byID: [UInt64: InFlight] = [:]
+        var httpNamespaces: Set<String>?   // made at the first HTTP exchange
         for (i, item) in try o.array("requests").enumerated() {
             let r = try Self.request(SnapshotObject(item, requestsPath.element(i)))
             guard byID[r.id] == nil, requests.last.map({ $0.id < r.id }) ?? true else {
@@ -369,7 +379,8 @@ extension Snapshot {
             let request = try SnapshotObject(item, requestsPath.element(i))
             if request.has("http") {
                 let ns = KeyName.namespace(of: r.keys.first ?? "")
-                guard namespaces.contains(where: { $0.name == ns && $0.policy.http != nil }) else {
+                if httpNamespaces == nil { httpNamespaces = Set(namespaces.filter { $0.policy.http != nil }.map(\.name)) }
+                guard httpNamespaces?.contains(String(ns)) == true else {
                     throw request.fail("http", "\(r.keys.first ?? "") is not a key of an HTTP namespace")
                 }
                 httpExchanges[r.id] = try Self.httpExchange(request, kind: r.kind, keys: r.keys)
