@@ -67,8 +67,8 @@ enum Verify {
             do {
                 try FileIO.writeAtomically(file, check.updatedText())
                 updated += 1
-                for index in check.differences.indices {
-                    terminal.write(VisibleText.of("updated \(file):\(check.updatedLine(of: index))\n"), isError: false)
+                for line in check.updatedLines {
+                    terminal.write(VisibleText.of("updated \(file):\(line)\n"), isError: false)
                 }
             } catch {
                 terminal.write("cachesh: cannot update \(file): \(error)\n", isError: true)

@@ -289,14 +289,12 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     public static func updated(_ stored: StoredHTTPResponse, with notModified: HTTPFields,
                                requestTime: Int64, responseTime: Int64) -> StoredHTTPResponse {
         var result = stored
-        let incoming = storedFields(notModified)
-        var replaced = Set<String>()
-        var fields = stored.fields
-        for line in incoming where !HTTPFields.same(line.name, "Content-Length") {
-            let name = line.name.lowercased()
-            if replaced.insert(name).inserted { fields.remove(line.name) }
-            fields.append(line.name, line.value)
-        }
+        let incoming = storedFields(notModified).lines.filter { !HTTPFields.same($0.name, "Content-Length") }
+        // The stored lines of the fields the 304 has go, then its lines follow: in one pass over
+        // each (a removal for each of the 304's fields was a pass over the stored ones each).
+        let replaced = Set(incoming.map { HTTPFields.folded($0.name) })
+        var fields = HTTPFields(stored.fields.lines.filter { !replaced.contains(HTTPFields.folded($0.name)) })
+        for line in incoming { fields.append(line.name, line.value) }
         // Set once: each setting parses the fields again.
         result.fields = fields
         result.requestTime = requestTime

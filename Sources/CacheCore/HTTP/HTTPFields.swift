@@ -68,6 +68,41 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         }
     }
 
+    /// `set(name, value)` of each of `other`'s lines in turn, in one pass: a field of this
+    /// message that `other` has keeps its first line's place and name, with the value of
+    /// `other`'s last line of it, its other lines gone; `other`'s fields this message lacks are
+    /// added at the end in the order they first come, each once, with its last value.
+    /// - Complexity: O(n + m) for n lines here and m in `other` (`set` in turn: O(n·m)).
+    public mutating func set(_ other: HTTPFields) {
+        guard !other.isEmpty else { return }
+        var last: [String: String] = [:]
+        var order: [Field] = []
+        for line in other.lines {
+            let name = Self.folded(line.name)
+            if last.updateValue(line.value, forKey: name) == nil { order.append(line) }
+        }
+        var kept: [Field] = []
+        kept.reserveCapacity(lines.count + order.count)
+        var placed = Set<String>()
+        for line in lines {
+            let name = Self.folded(line.name)
+            if let value = last[name] {
+                if placed.insert(name).inserted { kept.append(Field(line.name, value)) }
+            } else {
+                kept.append(line)
+            }
+        }
+        for line in order where !placed.contains(Self.folded(line.name)) {
+            kept.append(Field(line.name, last[Self.folded(line.name)] ?? line.value))
+        }
+        lines = kept
+    }
+
+    /// A field name with its ASCII letters in lower case: one key for the names `same` equates.
+    static func folded(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+    }
+
     /// Whether two field names are the same field (ASCII case-insensitive; names are tokens).
     public static func same(_ a: String, _ b: String) -> Bool {
         let x = a.utf8, y = b.utf8

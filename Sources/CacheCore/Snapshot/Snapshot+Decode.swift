@@ -387,10 +387,14 @@ extension Snapshot {
             }
         }
         let fetching = try o.object("fetching")
+        // The keys of each fetch a `fetching` item names, as a set made once: a fetch of many
+        // keys named by as many items is checked in linear time.
+        var fetchKeys: [UInt64: Set<String>] = [:]
         for key in fetching.fields.keys.sorted() {
             try SnapshotObject.checkKey(key) { fetching.fail(key, $0) }
             let id = try fetching.seq(key)
-            guard let r = byID[id], r.kind == .fetch, r.keys.contains(key) else {
+            if fetchKeys[id] == nil, let r = byID[id], r.kind == .fetch { fetchKeys[id] = Set(r.keys) }
+            guard fetchKeys[id]?.contains(key) == true else {
                 throw fetching.fail(key, "request \(id) is not a fetch of \(key) in flight")
             }
             fetchInFlight[key] = id

@@ -231,7 +231,7 @@ final class HARServer: HTTPOrigin {
         if request.method == "GET" {
             if answer.status == 304 && !conditional, let full = lastFull[request.key] {
                 var merged = full.fields
-                for line in answer.fields { merged.set(line.name, line.value) }
+                merged.set(answer.fields)
                 answer = HTTPAnswer(status: 200, fields: merged)
                 size = full.size
             } else if answer.status == 200 && conditional && Self.notModified(request: request.fields, representation: answer.fields) {
