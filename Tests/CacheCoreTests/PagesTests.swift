@@ -173,13 +173,24 @@ import Testing
         }
     }
 
+    /// A document a session cannot make is refused, naming the field: held pages must be those
+    /// `pages LIST --next` holds for the fetch of LIST@N, LIST@1 up to LIST@(N-1) in order, so a
+    /// stranger's snapshot cannot write a value over any key it likes when that fetch is answered.
     @Test(arguments: [
-        (#"{"request":99,"pages":[]}"#, "pending.held_pages[0].request: request 99 is not a fetch in flight"),
+        (#"{"request":99,"pages":[]}"#, "pending.held_pages[0].request: request 99 is not a fetch of a next page"),
         (#"{"request":9,"pages":[],"list":"feed:list"}"#, "pending.held_pages[0].list: unknown field"),
         (#"{"request":9,"pages":[{"key":"feed:list@1","value":1},{"key":"feed:list@1","value":2}]}"#,
-         "pending.held_pages[0].pages[1].key: appears twice"),
-        (#"{"request":9,"pages":[{"key":"","value":1}]}"#, "pending.held_pages[0].pages[0].key: "),
-        (#"{"request":9,"pages":[{"key":"feed:list@1"}]}"#, "pending.held_pages[0].pages[0].value: "),
+         "pending.held_pages[0].pages[1].key: expected feed:list@2: the pages held are feed:list@1 up to the one before"),
+        (#"{"request":9,"pages":[{"key":"feed:list@2","value":1},{"key":"feed:list@1","value":2}]}"#,
+         "pending.held_pages[0].pages[0].key: expected feed:list@1"),
+        (#"{"request":9,"pages":[{"key":"other:k","value":1},{"key":"feed:list@2","value":2}]}"#,
+         "pending.held_pages[0].pages[0].key: expected feed:list@1"),
+        (#"{"request":9,"pages":[{"key":"feed:list@3","value":1},{"key":"feed:list@2","value":2}]}"#,
+         "pending.held_pages[0].pages[0].key: expected feed:list@1"),
+        (#"{"request":9,"pages":[]}"#, "pending.held_pages[0].pages: 0 pages; a fetch of feed:list@3 holds the 2 before it"),
+        (#"{"request":9,"pages":[{"key":"feed:list@1","value":1}]}"#, "pending.held_pages[0].pages: 1 page; a fetch of feed:list@3"),
+        (#"{"request":9,"pages":[{"key":"","value":1},{"key":"feed:list@2","value":2}]}"#, "pending.held_pages[0].pages[0].key: "),
+        (#"{"request":9,"pages":[{"key":"feed:list@1"},{"key":"feed:list@2","value":2}]}"#, "pending.held_pages[0].pages[0].value: "),
     ])
     func badHeldPagesAreRefusedWithTheirPath(text: String, message: String) throws {
         let value = try JSONValue(parsing: text)

@@ -823,10 +823,11 @@ def wide_snapshots(n):
     namespace = {"defined": True, "max": None, "purgeable": False, "stale_if_error_ms": None, "stale_ms": None,
                  "timeout_ms": None, "ttl_ms": 300000}
     base = snapshot_with()
-    requests = [{"answer": None, "completes_at": None, "id": 10 + i, "invalidated": [False], "keys": [f"a:{i}"], "kind": "fetch",
+    # Each fetch is of a list's second page, holding its first (as `pages LIST --next` leaves it).
+    requests = [{"answer": None, "completes_at": None, "id": 10 + i, "invalidated": [False], "keys": [f"a:{i}@2"], "kind": "fetch",
                  "refresh": [False], "started_at": "2026-01-01T00:00:00.000Z", "voided": [False]} for i in range(n)]
     fetches = dict(base, seq=n + 20, namespaces=dict(base["namespaces"], a=dict(namespace, index=1, retry=2, backoff_ms=1000)),
-                   pending=dict(base["pending"], requests=requests, fetching={f"a:{i}": 10 + i for i in range(n)},
+                   pending=dict(base["pending"], requests=requests, fetching={f"a:{i}@2": 10 + i for i in range(n)},
                                 retries=[{"due": None, "item": None, "made": 1, "request": 10 + i} for i in reversed(range(n))],
                                 held_pages=[{"request": 10 + i, "pages": [{"key": f"a:{i}@1", "value": i}]}
                                             for i in reversed(range(n))]))

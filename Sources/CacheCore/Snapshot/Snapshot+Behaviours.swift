@@ -55,6 +55,15 @@ extension CacheEngine {
 }
 
 extension Snapshot {
+    /// The list and page number of `key` when it is a page a next page's fetch reads: `LIST@N`,
+    /// N written as the engine writes it, from 2 up to the most pages a list may have.
+    static func page(_ key: String) -> (list: String, n: Int)? {
+        guard let at = key.lastIndex(of: "@") else { return nil }
+        let digits = key[key.index(after: at)...]
+        guard let n = Int(digits), String(n) == digits, n >= 2, n <= CacheEngine.maxPages else { return nil }
+        return (String(key[..<at]), n)
+    }
+
     /// Reads `active` and `pending.polls`, both optional.
     mutating func decodeBehaviours(_ root: SnapshotObject) throws(SnapshotError) {
         var active = Set<String>()
@@ -84,10 +93,10 @@ extension Snapshot {
                 polls[key] = Poll(every: every, due: due, id: id)
             }
         }
-        // The kind of each request in flight by id, for the retries and held pages that name one.
-        var kinds: [UInt64: RequestKind] = [:]
+        // Each request in flight by id, for the retries and held pages that name one.
+        var inFlight: [UInt64: InFlight] = [:]
         if pending.has("retries") || pending.has("held_pages") {
-            for request in requests { kinds[request.id] = request.kind }
+            for request in requests { inFlight[request.id] = request }
         }
         var retries: [UInt64: RetryState] = [:]
         if pending.has("retries") {
@@ -96,7 +105,7 @@ extension Snapshot {
                 let r = try SnapshotObject(item, path.element(i))
                 try r.only(["request", "made", "due", "item", "unknown_outcome"])
                 let id = try r.seq("request")
-                guard kinds[id] == .fetch || kinds[id] == .mutate, retries[id] == nil else {
+                guard inFlight[id]?.kind == .fetch || inFlight[id]?.kind == .mutate, retries[id] == nil else {
                     throw r.fail("request", "request \(id) is not a fetch or mutation in flight, or appears twice")
                 }
                 let due = try r.optionalTime("due"), seqItem = try r.optionalSeq("item")
@@ -149,22 +158,36 @@ extension Snapshot {
         }
         if pending.has("held_pages") {
             let path = pending.path.child("held_pages")
+            let httpNamespaces = Set(namespaces.filter { $0.policy.http != nil }.map(\.name))
             for (i, item) in try pending.array("held_pages").enumerated() {
                 let h = try SnapshotObject(item, path.element(i))
                 try h.only(["request", "pages"])
                 let id = try h.seq("request")
-                guard kinds[id] == .fetch, behaviours.pagesAtRequest[id] == nil else {
-                    throw h.fail("request", "request \(id) is not a fetch in flight, or appears twice")
+                // What `nextPage` makes: a fetch of LIST@N alone (N from 2 to the most pages a
+                // list may have), outside an HTTP namespace, holding LIST@1 ... LIST@(N-1) in order.
+                guard let request = inFlight[id], request.kind == .fetch, request.keys.count == 1,
+                      let (list, n) = Self.page(request.keys[0]), behaviours.pagesAtRequest[id] == nil else {
+                    throw h.fail("request", "request \(id) is not a fetch of a next page (LIST@N, N from 2 to "
+                                 + "\(CacheEngine.maxPages)) in flight, or appears twice")
+                }
+                if httpNamespaces.contains(String(KeyName.namespace(of: list))) {
+                    throw h.fail("request", "request \(id) fetches \(request.keys[0]), a key of an HTTP namespace, where no next page holds pages")
                 }
                 let pagesPath = h.path.child("pages")
+                let items = try h.array("pages")
+                guard items.count == n - 1 else {
+                    throw h.fail("pages", "\(items.count) page\(items.count == 1 ? "" : "s"); a fetch of \(request.keys[0]) holds the \(n - 1) before it")
+                }
                 var pages: [(key: String, value: StoredValue)] = []
-                var keys = Set<String>()
-                for (j, page) in try h.array("pages").enumerated() {
+                for (j, page) in items.enumerated() {
                     let p = try SnapshotObject(page, pagesPath.element(j))
                     try p.only(["key", "value"])
                     let key = try p.string("key")
                     try SnapshotObject.checkKey(key) { p.fail("key", $0) }
-                    guard keys.insert(key).inserted else { throw p.fail("key", "appears twice") }
+                    let expected = CacheEngine.pageKey(list, j + 1)
+                    guard key == expected else {
+                        throw p.fail("key", "expected \(expected): the pages held are \(list)@1 up to the one before the page fetched, in order")
+                    }
                     pages.append((key, try p.storedValue("value")))
                 }
                 behaviours.pagesAtRequest[id] = pages

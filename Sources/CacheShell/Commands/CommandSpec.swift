@@ -343,7 +343,7 @@ extension CommandSpec {
         let placeholder: String
         let kind: Kind
         let meaning: String
-        /// A `.text` option whose value may be JSON spanning blanks (`headers={"A": "1"}`): the
+        /// A `.text` option whose value may be JSON spanning blanks (`headers={"A":"a, b"}`): the
         /// command's words are joined around it before they are sorted
         /// (``CommandSpec/joiningJSONOptions(_:_:)``).
         var joinsJSON = false
@@ -366,7 +366,7 @@ extension CommandSpec {
         }
 
         /// A `.text` option whose value may be JSON (an object, array or string) that spans
-        /// blanks: `headers={"A": "1"}`, `error="timed out"` (`joinsJSON`).
+        /// blanks: `headers={"A":"a, b"}`, `error="timed out"` (`joinsJSON`).
         static func json(_ name: String, placeholder: String, meaning: String) -> Option {
             Option(name: name, placeholder: placeholder, kind: .text, meaning: meaning, joinsJSON: true)
         }

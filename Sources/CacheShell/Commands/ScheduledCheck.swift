@@ -11,7 +11,7 @@ import CacheCore
 /// which is left to them); tags none of which is empty; a JSON value, a duration or a count where
 /// a positional whose place is fixed is one (every argument before it required, none repeated or a
 /// choice). Not the number of arguments beyond that: a declaration's choice such as `KEY|entity ID`
-/// takes one word or two. A JSON option's value that spans words (`headers={"A": "1"}`) is joined
+/// takes one word or two. A JSON option's value that spans words (`headers={"A":"a, b"}`) is joined
 /// first, as the command joins it (`Option.json`). What depends on the state when the command runs
 /// (a known namespace, a cached key, a file) is left to then.
 ///
