@@ -300,10 +300,11 @@ import TestSupport
         #expect(text.contains("cachesh> server next feed:home latency=100ms"))
     }
 
-    /// The app's `unwatch()` with keys active: the shell's `unwatch`, then `activate K` for each,
-    /// in key order (the transcript used to be refused); `unwatch NS:*` and `unwatch *` make no
-    /// key inactive, so nothing follows them.
-    @Test func unwatchOfEverythingIsFollowedByActivateOfEachActiveKey() async throws {
+    /// The app's `unwatch()` with keys active: the shell's `unwatch --keep-active`, which leaves
+    /// them active as the app's does (the transcript used to be refused, then had an `activate`
+    /// line for each active key after each such call); `unwatch NS:*` and `unwatch *` make no key
+    /// inactive, so nothing follows them either.
+    @Test func unwatchOfEverythingKeepsTheActiveKeys() async throws {
         let text = try await Self.recordAndReplay { cache in
             await cache.watch(.namespace("feed"))
             await cache.watch(.key("profile:1"))
@@ -317,10 +318,25 @@ import TestSupport
             #expect(await cache.focus() == ["badge:n", "profile:1"])
         }
         #expect(text.contains("cachesh> unwatch feed:*\nstopped watching feed:*\ncachesh> unwatch *\nstopped watching *\n"
-                              + "cachesh> unwatch\nwatching nothing\ncachesh> activate badge:n\nbadge:n is active\n"
-                              + "cachesh> activate feed:home\nfeed:home is active\ncachesh> activate profile:1\nprofile:1 is active\n"
-                              + "cachesh> server next feed:home "))
+                              + "cachesh> unwatch --keep-active\nwatching nothing\ncachesh> server next feed:home "))
         #expect(text.contains("cachesh> focus\nkeys: badge:n profile:1\n"))
+    }
+
+    /// With no key active, the app's `unwatch()` is the shell's `unwatch`, as before; many calls
+    /// with many keys active write one line each, not a line for each key after each call.
+    @Test func unwatchOfEverythingGrowsWithTheCallsNotWithTheirProductWithTheKeys() async throws {
+        let plain = try await Self.recordAndReplay { cache in
+            await cache.watch(.key("a:1"))
+            _ = await cache.unwatch(nil)
+        }
+        #expect(plain.contains("cachesh> unwatch\nwatching nothing\n"))
+        let many = try await Self.recordAndReplay { cache in
+            for i in 0..<200 { await cache.setActive("k:\(i)", true) }
+            for _ in 0..<200 { _ = await cache.unwatch(nil) }
+        }
+        #expect(many.components(separatedBy: "cachesh> unwatch --keep-active\n").count == 201)
+        #expect(many.components(separatedBy: "cachesh> activate k:").count == 201, "one activate a key, each where the app made it active")
+        #expect(many.utf8.count < 100_000, "\(many.utf8.count) bytes")
     }
 
     @Test func whatTheShellCannotSayIsRefusedSayingWhatToDo() async throws {

@@ -4,6 +4,28 @@ import Testing
 /// `cancel`, `activate`, `deactivate`, `watch --active`, `focus`, `poll` and `unpoll` through the
 /// built binary: what a script of a bug report prints and asserts.
 @Suite struct AppBehaviourEndToEndTests {
+    /// `unwatch --keep-active` stops watching as an app's unwatch does, leaving the active keys
+    /// active; without it `unwatch KEY` makes KEY inactive and `unwatch` alone every key.
+    @Test func unwatchKeepActiveLeavesTheActiveKeys() async throws {
+        let out = try await Cachesh.run(["-c", "watch a:1 --active; activate b:1; unwatch a:1 --keep-active; activate; "
+                                         + "unwatch --keep-active; activate; watch; unwatch a:1; activate; unwatch; activate"])
+        #expect(out == Outcome(stdout: """
+            watching a:1 (active)
+            b:1 is active
+            stopped watching a:1
+            active: a:1 b:1
+            watching nothing
+            active: a:1 b:1
+            watching: (nothing)
+            active: a:1 b:1
+            was not watching a:1
+            active: b:1
+            watching nothing
+            active: (nothing)
+
+            """, stderr: "", status: 0))
+    }
+
     @Test func cancelDiscardsTheAnswerAndTheWaitingReadGetsAnError() async throws {
         let run = try await Cachesh.script("""
             server set feed:home [1]

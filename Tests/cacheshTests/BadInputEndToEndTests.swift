@@ -109,7 +109,7 @@ import Testing
         ("stats feed page", #"stats takes [NS] or reset; unexpected "page""#),
         ("watch tag:t", "watch takes KEY, NS:* or *"),
         ("timeline tag:t", "timeline takes KEY, NS:* or *"),
-        ("unwatch feed:1 profile:42", #"unwatch takes [KEY|NS:*|*]; unexpected "profile:42""#),
+        ("unwatch feed:1 profile:42", #"unwatch takes [KEY|NS:*|*] [--keep-active]; unexpected "profile:42""#),
         ("source missing.cachesh", "cannot read missing.cachesh: No such file or directory"),
         ("output yaml", #"output takes human or json, not "yaml""#),
         ("quit now", #"quit takes no arguments; unexpected "now""#),

@@ -86,8 +86,7 @@ import Testing
             await cache.setActive("feed:home", true)
             await cache.setActive("badge:n", true)
             _ = await cache.unwatch(nil)
-            expected = "cachesh> unwatch\nwatching nothing\ncachesh> activate badge:n\nbadge:n is active\n"
-                + "cachesh> activate feed:home\nfeed:home is active\n"
+            expected = "cachesh> unwatch --keep-active\nwatching nothing\ncachesh> server next feed:home "
         }
         // The feed expires and is refetched because it is still active; focus fetches the rest.
         try await cache.advance(by: 1_500)

@@ -66,6 +66,8 @@ enum ObserveCommands {
     static let unwatch = CommandSpec(
         name: "unwatch", summary: "stop watching one scope, or everything",
         arguments: [.oneOf(.key(), .namespaceScope(), .word("*"), meaning: "a scope given to watch").optional],
+        flags: [.flag("keep-active", meaning: "leave the active keys active, as an app's unwatch does (else unwatch KEY makes KEY "
+                      + "inactive, and unwatch alone every key)")],
         example: "unwatch feed:*", run: unwatch,
         writes: CallForm(.unwatch) { call, returned, w throws(Diagnostic) in
             guard case .unwatch(let scope) = call else { throw w.notItsKind(call) }
@@ -80,13 +82,14 @@ enum ObserveCommands {
     static func unwatch(_ session: Session, _ cache: isolated Cache, _ command: RawCommand, _ source: SourceFile) throws(ShellError) -> Reply {
         let args = try Arguments(command, source, for: unwatch)
         try args.expect(0...1)
+        let keepActive = args.flag("keep-active")
         if args.positional.isEmpty {
             cache.unwatch(nil)
-            cache.clearActive()
+            if !keepActive { cache.clearActive() }
             return unwatchedAll
         }
         let scope = try scope(args, 0, in: cache)
-        if case .key(let key) = scope { cache.setActive(key, false) }
+        if case .key(let key) = scope, !keepActive { cache.setActive(key, false) }
         return unwatched(describe(scope), was: cache.unwatch(scope))
     }
 

@@ -199,7 +199,10 @@ struct TranscriptWriter {
     }
 
     private mutating func writeCall(_ call: CacheCall, _ returned: RecordedReturn, _ content: [CacheRecord]) throws(Diagnostic) {
-        let (command, shown) = try self.command(call, returned)
+        var (command, shown) = try self.command(call, returned)
+        // The app's unwatch() leaves its active keys active: one command says so, where an
+        // `activate` line for each active key after every such call grew with their product.
+        if case .unwatch(nil) = call, !active.isEmpty { command += " --keep-active" }
         let after = observing(call)
         try writeAnswers(content)
         let name = String(command.prefix { $0 != " " })
@@ -246,12 +249,11 @@ struct TranscriptWriter {
 
     /// Keeps `active` as the app has it after a call that changes it, and gives the commands
     /// written after the call's own to make the replay's the same: the shell's `unwatch KEY` also
-    /// makes KEY inactive and `unwatch` alone every key (`unwatch NS:*` and `unwatch *` none),
-    /// where the app's unwatch leaves them active, so `activate K` follows for each (sorted).
+    /// makes KEY inactive (`unwatch NS:*` and `unwatch *` none), where the app's unwatch leaves it
+    /// active, so `activate KEY` follows. (The app's `unwatch()` is written `unwatch
+    /// --keep-active` while a key is active: `writeCall`.)
     private mutating func observing(_ call: CacheCall) -> [(String, Reply)] {
         switch call {
-        case .unwatch(nil):
-            return active.sorted().map { ("activate \($0)", LifecycleCommands.activated($0)) }
         case .unwatch(.key(let key)?):
             let key = KeyName.canonical(key)
             return active.contains(key) ? [("activate \(key)", LifecycleCommands.activated(key))] : []
