@@ -105,6 +105,11 @@ struct ExploreEndToEndTests {
         #expect(human.stdout.hasSuffix("clean to depth 2, 6 schedules\n"), "\(human)")
         #expect(human.stdout.contains("\ndistinct states: 1\ndepth reached: 2 (every schedule of at most 2 preemptions)\n"), "\(human)")
         #expect(human.stdout.contains("\ntime: "), "\(human)")
+        #expect(human.stdout.contains("\neach schedule forked from the state after the setup\n"), "\(human)")
+        // fork=off runs the setup again by choice, not for what a snapshot does not keep.
+        let unforked = try await Cachesh.run(["--explore", "scenario.explore", "depth=2", "por=off", "fork=off"], in: sandbox.url)
+        #expect(unforked.stdout.contains("\nthe setup run again for each schedule (fork=off)\n"), "\(unforked)")
+        #expect(unforked.stdout.hasSuffix("clean to depth 2, 6 schedules\n"), "\(unforked)")
         // The puts of the two sections touch different keys: with the reduction, one schedule of
         // the six runs, the other five are its reorderings.
         let (reduced, reducedObject) = try await Self.explore(Self.twoByTwo, ["depth=2"])

@@ -190,7 +190,8 @@ public enum ExploreCommands {
             lines.append("each schedule is the recording with some answer times moved by up to \(TimeText.formatDuration(perturb)) (depth: how many)")
         } else {
             lines.append(report.forked ? "each schedule forked from the state after the setup"
-                                       : "the setup run again for each schedule (it holds what a snapshot does not keep)")
+                                       : "the setup run again for each schedule ("
+                                        + (report.forkOff ? "fork=off" : "it holds what a snapshot does not keep") + ")")
         }
         guard let found = report.failure else {
             if report.interrupted {

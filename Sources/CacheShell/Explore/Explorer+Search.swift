@@ -31,6 +31,7 @@ extension Explorer {
         var report = search.report
         report.distinctStates = search.states.count
         report.states = search.states
+        report.forkOff = !options.fork
         if let found = search.found, report.problem == nil { report.failure = shrink(found.schedule, found.run) }
         return report
     }

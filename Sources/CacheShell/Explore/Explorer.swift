@@ -139,6 +139,8 @@ public struct ExploreReport: Sendable {
     public var interrupted = false
     /// Each schedule started from a snapshot of the state after the setup, not the setup run again.
     public var forked = false
+    /// `fork=off` asked for the setup to run again for each schedule.
+    public var forkOff = false
     /// `perturb=D`: the schedules were a recording's with its answer times moved within D.
     public var perturb: Int64?
     public var failure: Found?
