@@ -75,6 +75,8 @@ import Testing
         ("server next feed:1 error=\"timed out\" latency=zz", "bad duration \"zz\": expected a number before \"zz\"", 45),
         ("get api:/feed headers={\"A\":\"a b\"} --fresh", "get has no flag --fresh (it takes --async, --force, --nowait)", 34),
         ("get api:/feed headers={\"A\":\"a b\"", "headers=: the JSON value does not end on this line", 22),
+        ("server next feed:1 value={\"a\": } latency=5ms", "bad JSON: unexpected character '}', expected a JSON value", 31),
+        ("server next feed:1 error=\"a\\q\"", "bad JSON: invalid escape \\q in a string", 27),
         ("request POST api:/x headers={\"A\":\"a b\"} {\"t\": 1} --nope", "request has no flag --nope (it takes --nowait)", 49),
         ("server frob", "unknown server command \"frob\" (use set, patch, delete, show, latency, fail, offline, online, log, next, strict)", 7),
     ])

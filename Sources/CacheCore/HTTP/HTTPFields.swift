@@ -76,10 +76,10 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public mutating func set(_ other: HTTPFields) {
         guard !other.isEmpty else { return }
         var last: [String: String] = [:]
-        var order: [Field] = []
+        var order: [(folded: String, name: String)] = []
         for line in other.lines {
             let name = Self.folded(line.name)
-            if last.updateValue(line.value, forKey: name) == nil { order.append(line) }
+            if last.updateValue(line.value, forKey: name) == nil { order.append((name, line.name)) }
         }
         var kept: [Field] = []
         kept.reserveCapacity(lines.count + order.count)
@@ -92,9 +92,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
                 kept.append(line)
             }
         }
-        for line in order where !placed.contains(Self.folded(line.name)) {
-            kept.append(Field(line.name, last[Self.folded(line.name)] ?? line.value))
-        }
+        for (folded, name) in order where !placed.contains(folded) { kept.append(Field(name, last[folded] ?? "")) }
         lines = kept
     }
 

@@ -8,7 +8,8 @@ import CacheCore
 /// own parse makes (`Arguments`, the subcommand's dispatch) or weaker: a subcommand that exists;
 /// flags and options the command takes, none given twice; some argument, when it needs one; a
 /// duration where an option is one (or `none`, or a list of them: only some commands take those,
-/// which is left to them); tags none of which is empty; a JSON value, a duration or a count where
+/// which is left to them); tags none of which is empty; a JSON option's value given as JSON (starting
+/// `{`, `[` or `"`) that parses; a JSON value, a duration or a count where
 /// a positional whose place is fixed is one (every argument before it required, none repeated or a
 /// choice). Not the number of arguments beyond that: a declaration's choice such as `KEY|entity ID`
 /// takes one word or two. A JSON option's value that spans words (`headers={"A":"a, b"}`) is joined
@@ -45,7 +46,8 @@ enum ScheduledCheck {
     }
 
     /// The options whose kind settles what they take: a duration (or `none`), a list of tags none
-    /// of which is empty. (A count is not read here: `replay max=` takes a list of them.)
+    /// of which is empty, JSON where a JSON option is given one. (A count is not read here:
+    /// `replay max=` takes a list of them.)
     private static func checkOptions(_ args: Arguments, _ spec: CommandSpec) throws(ShellError) {
         for option in spec.options {
             guard let (text, word) = args.option(option.name) else { continue }
@@ -60,6 +62,11 @@ enum ScheduledCheck {
                 }
             case .tags:
                 _ = try Arguments.tags(text, at: word, command: args.name, option: option.name)
+            case .text where option.joinsJSON:
+                // JSON where it is given as JSON (a bare word is text to some: `error=oops`).
+                if let first = text.first, first == "{" || first == "[" || first == "\"" {
+                    _ = try ServerScriptCommands.jsonOption(text, at: at, bareIsText: true)
+                }
             case .count, .text, .pushParameters:
                 break
             }

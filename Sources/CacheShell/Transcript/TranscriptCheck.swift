@@ -144,16 +144,8 @@ public struct TranscriptCheck: Sendable {
         return text
     }
 
-    /// The line (from 1) of a differing command in the updated file.
-    /// - Complexity: O(d) in the differences before it; ``updatedLines`` gives them all in O(d).
-    public func updatedLine(of index: Int) -> Int {
-        var line = differences[index].step.line + 1
-        for earlier in differences[..<index] { line += earlier.replacement.count - earlier.step.expected.count }
-        return line
-    }
-
-    /// The line (from 1) of each differing command in the updated file, in order: one pass (a
-    /// call of ``updatedLine(of:)`` for each took time growing with the square of their number).
+    /// The line (from 1) of each differing command in the updated file, in order, in one pass
+    /// (each counted from the file's start took time growing with the square of their number).
     public var updatedLines: [Int] {
         var delta = 0
         return differences.map { difference in
